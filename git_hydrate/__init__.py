@@ -1,0 +1,73 @@
+"""git-hydrate: tasks and their context, kept in git, packed under an exact byte budget.
+
+The public API::
+
+    from git_hydrate import Ledger
+
+    with Ledger(".") as ledger:
+        ledger.add_task("M-1002", objective="Add GET /healthz", acceptance="200")
+        ledger.add_context("M-1002", "The edge proxy sets X-Request-Id.", "notes", priority=10)
+        print(ledger.pack("M-1002")["packet"])
+
+Names are resolved lazily so that ``import git_hydrate`` stays cheap for the
+command line, which imports only what each command uses.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Busy",
+    "Conflict",
+    "CorruptData",
+    "HydrateError",
+    "Ledger",
+    "NotARepository",
+    "NotFound",
+    "UnsupportedRepository",
+    "ValidationError",
+    "__version__",
+]
+
+if TYPE_CHECKING:
+    from .errors import (
+        Busy,
+        Conflict,
+        CorruptData,
+        HydrateError,
+        NotARepository,
+        NotFound,
+        UnsupportedRepository,
+        ValidationError,
+    )
+    from .ledger import Ledger
+
+_ERRORS = {
+    "Busy",
+    "Conflict",
+    "CorruptData",
+    "HydrateError",
+    "NotARepository",
+    "NotFound",
+    "UnsupportedRepository",
+    "ValidationError",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Ledger":
+        from .ledger import Ledger
+
+        return Ledger
+    if name in _ERRORS:
+        from . import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'git_hydrate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,142 @@
+"""The ``git hydrate`` command line: a thin click veneer over :class:`git_hydrate.Ledger`.
+
+Each command parses its options, makes one library call and renders the
+result. Command modules are imported only when their command runs (or help
+lists them), so a command never pays for what it does not use. :func:`main`
+is the single place where exceptions become an exit status and one line on
+stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any, Final
+
+import click
+
+from .. import __version__
+from ..errors import EXIT_FAILURE, HydrateError
+
+__all__ = ["COMMANDS", "cli", "main"]
+
+#: command name -> (module under git_hydrate.cli, attribute). Aliases share a target.
+COMMANDS: Final[dict[str, tuple[str, str]]] = {
+    "task-add": ("tasks", "task_add"),
+    "task-edit": ("tasks", "task_edit"),
+    "list": ("tasks", "list_tasks"),
+    "show": ("tasks", "show"),
+    "context-add": ("context", "context_add"),
+    "add": ("context", "context_add"),
+    "context-rm": ("context", "context_rm"),
+    "pack": ("packing", "pack"),
+    "expand": ("packing", "expand"),
+    "prompt": ("packing", "prompt"),
+    "demo": ("demo", "demo"),
+}
+#: Names that are only shortcuts for another command (not listed twice in help).
+ALIASES: Final = {"add": "context-add"}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is needed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if name not in ALIASES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module = importlib.import_module(f"{__name__}.{target[0]}")
+        command: click.Command = getattr(module, target[1])
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_commands(ctx, formatter)
+        with formatter.section("Aliases"):
+            formatter.write_dl([(alias, f"same as {name}") for alias, name in ALIASES.items()])
+
+
+CONTEXT_SETTINGS: Final = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "--version", prog_name="git-hydrate")
+@click.option(
+    "-C",
+    "directory",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    help="Run as if started in PATH (like git -C).",
+)
+@click.option("--compact", is_flag=True, help="Print JSON on one line.")
+@click.pass_context
+def cli(ctx: click.Context, directory: str | None, compact: bool) -> None:
+    """Keep tasks and their context in git; pack them into prompts under a byte budget.
+
+    \b
+    Examples:
+      git hydrate task-add M-1002 --objective "Add GET /healthz" --acceptance "200"
+      git hydrate add M-1002 --file notes.txt --priority 10
+      git hydrate prompt M-1002 --max-bytes 20000 | your-model
+      git hydrate demo
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["compact"] = compact
+    ctx.obj["directory"] = directory
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line and exit with its status (never a traceback)."""
+    sys.exit(run(argv))
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    try:
+        result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False, obj={})
+    except HydrateError as exc:
+        click.echo(f"{exc.label}: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        click.echo("Aborted!", err=True)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); say nothing more.
+        _silence_stdout()
+        return EXIT_FAILURE
+    except Exception as exc:
+        if os.environ.get("GIT_HYDRATE_DEBUG"):
+            raise
+        click.echo(
+            f"error: internal error ({type(exc).__name__}: {exc}); "
+            "set GIT_HYDRATE_DEBUG=1 for details and please report it",
+            err=True,
+        )
+        return EXIT_FAILURE
+    if isinstance(result, int):
+        return result
+    return 0
+
+
+def _prog_name() -> str:
+    # Invoked by git as `git hydrate`, the program is still git-hydrate; say
+    # what the user typed in usage lines.
+    return "git hydrate" if os.environ.get("GIT_EXEC_PATH") else "git-hydrate"
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

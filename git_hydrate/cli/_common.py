@@ -1,0 +1,84 @@
+"""Helpers shared by the command modules: opening the ledger, rendering output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextmanager
+def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
+    """The ledger of the repository the command runs in (``-C`` honoured)."""
+    from ..ledger import Ledger
+
+    root = ctx.find_root()
+    directory = (root.obj or {}).get("directory")
+    with Ledger(directory) as ledger:
+        yield ledger
+
+
+def compact(ctx: click.Context) -> bool:
+    """Whether the global ``--compact`` flag was given."""
+    return bool((ctx.find_root().obj or {}).get("compact"))
+
+
+def echo_json(ctx: click.Context, data: Any) -> None:
+    """Print ``data`` as JSON (indented, or one line with ``--compact``)."""
+    from ..codec import format_output
+
+    click.echo(format_output(data, compact=compact(ctx)))
+
+
+def json_option(func: F) -> F:
+    """The ``--json`` flag of commands whose default output is for people."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(
+        func
+    )
+
+
+class IsoTime(click.ParamType):  # type: ignore[type-arg]
+    """An ISO 8601 moment; a value without a zone is taken as UTC."""
+
+    name = "ISO8601"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value
+        try:
+            moment = datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 date and time", param, ctx)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment
+
+
+def budget_options(func: F) -> F:
+    """``--max-bytes`` and ``--now``, shared by the packing commands."""
+    func = click.option(
+        "--now",
+        type=IsoTime(),
+        default=None,
+        help="Judge expiry at this moment instead of the current time.",
+    )(func)
+    func = click.option(
+        "--max-bytes",
+        type=click.IntRange(min=1),
+        default=None,
+        help="The byte budget (default: git config hydrate.maxBytes, else 131072).",
+    )(func)
+    return func
+
+
+def short(digest: str) -> str:
+    """The 12-digit abbreviation of a sha256 used in human output."""
+    return digest[:12]

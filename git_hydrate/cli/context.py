@@ -1,0 +1,113 @@
+"""context-add (alias add), context-rm."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..errors import ValidationError
+from ._common import echo_json, json_option, open_ledger, short
+
+DEFAULT_SOURCE = "cli"
+
+
+def read_body_file(path: str) -> bytes:
+    """The bytes of ``path`` (``-`` is standard input), with one-line errors."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    if os.path.isdir(path):
+        raise ValidationError(f"{path} is a directory, not a file")
+    if not os.path.exists(path):
+        raise ValidationError(f"{path}: no such file")
+    if not os.path.isfile(path):
+        raise ValidationError(f"{path} is not a regular file")
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ValidationError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@click.command("context-add")
+@click.argument("task_id", metavar="ID")
+@click.option("--file", "file_", metavar="FILE", help="Attach the content of FILE (- for stdin).")
+@click.option("--text", help="Attach this text.")
+@click.option(
+    "--source-label",
+    default=DEFAULT_SOURCE,
+    show_default=True,
+    help="Where the context came from; with --file and the default, the file path.",
+)
+@click.option(
+    "--priority",
+    type=click.IntRange(-(2**31), 2**31 - 1),
+    default=0,
+    show_default=True,
+    help="Higher packs first.",
+)
+@click.option("--ttl", type=click.FloatRange(min=0, min_open=True), help="Expire after SECONDS.")
+@json_option
+@click.pass_context
+def context_add(
+    ctx: click.Context,
+    task_id: str,
+    file_: str | None,
+    text: str | None,
+    source_label: str,
+    priority: int,
+    ttl: float | None,
+    as_json: bool,
+) -> None:
+    """Attach context to the task ID (exactly one of --file and --text).
+
+    Attaching the same body again updates its source, priority and expiry.
+
+    \b
+    Examples:
+      git hydrate context-add M-1002 --file ./edge-notes.txt \\
+          --source-label "repo/edge-notes" --priority 10
+      git hydrate add M-1002 --text "The edge proxy sets X-Request-Id." --ttl 86400
+    """
+    if (file_ is None) == (text is None):
+        raise click.UsageError("give exactly one of --file and --text")
+    body: Any
+    if file_ is not None:
+        body = read_body_file(file_)
+        if source_label == DEFAULT_SOURCE and file_ != "-":
+            source_label = file_
+    else:
+        body = text
+    with open_ledger(ctx) as ledger:
+        entry = ledger.add_context(task_id, body, source_label, priority=priority, ttl=ttl)
+    if as_json:
+        echo_json(ctx, entry)
+        return
+    verb = "added" if entry["created"] else "updated" if entry["changed"] else "unchanged"
+    expiry = f", expires {entry['expires']}" if entry["expires"] else ""
+    click.echo(
+        f"{verb} {short(entry['hash'])} to {task_id} "
+        f"({entry['source']}, priority {entry['priority']}, {entry['size']} bytes{expiry})"
+    )
+
+
+@click.command("context-rm")
+@click.argument("task_id", metavar="ID")
+@click.argument("digest", metavar="HASH")
+@json_option
+@click.pass_context
+def context_rm(ctx: click.Context, task_id: str, digest: str, as_json: bool) -> None:
+    """Detach the context HASH (full sha256 or a unique prefix) from the task ID.
+
+    \b
+    Example:
+      git hydrate context-rm M-1002 19f2a4b976c8
+    """
+    with open_ledger(ctx) as ledger:
+        entry = ledger.remove_context(task_id, digest)
+    if as_json:
+        echo_json(ctx, entry)
+    else:
+        click.echo(f"removed {short(entry['hash'])} ({entry['source']}) from {task_id}")

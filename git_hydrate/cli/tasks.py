@@ -1,0 +1,214 @@
+"""task-add, task-edit, list, show."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ._common import echo_json, json_option, open_ledger, short
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+KIND_CHOICE = click.Choice(["code", "fix", "closure", "planning", "product"])
+
+
+def task_field_options(*, creating: bool) -> Callable[[F], F]:
+    """The options task-add and task-edit share (required ones only on task-add)."""
+
+    def decorate(func: F) -> F:
+        options = [
+            click.option("--objective", required=creating, help="What the task must achieve."),
+            click.option("--acceptance", required=creating, help="How success is judged."),
+            click.option(
+                "--title", help="A one-line title (default: the objective's first line)."
+            ),
+            click.option(
+                "--criterion",
+                "criteria",
+                multiple=True,
+                help="An acceptance criterion (repeatable).",
+            ),
+            click.option(
+                "--scope", multiple=True, metavar="KEY", help="A scope key (repeatable)."
+            ),
+            click.option(
+                "--kind",
+                type=KIND_CHOICE,
+                default="code" if creating else None,
+                show_default=creating,
+                help="The kind of work.",
+            ),
+            click.option(
+                "--priority",
+                type=click.IntRange(1, 3),
+                default=2 if creating else None,
+                show_default=creating,
+                help="1 (highest) to 3.",
+            ),
+            click.option(
+                "--token-budget",
+                type=click.IntRange(min=0),
+                default=0 if creating else None,
+                show_default=creating,
+                help="The task's cumulative token budget.",
+            ),
+            click.option("--tag", "tags", multiple=True, help="A tag (repeatable)."),
+            click.option(
+                "--file-in-play",
+                "files",
+                multiple=True,
+                metavar="PATH[:NOTE]",
+                help="A file the worker will touch (repeatable).",
+            ),
+            click.option(
+                "--test",
+                "tests",
+                multiple=True,
+                metavar="PATH[:NOTE]",
+                help="A test to write or update (repeatable).",
+            ),
+        ]
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def _print_task(task: dict[str, Any]) -> None:
+    click.echo(f"task {task['task_id']}: {task['title']}")
+    click.echo(
+        f"status {task['status']} · kind {task['kind']} · priority {task['priority']}"
+        f" · token budget {task['token_budget']} · {task['attachments']} attachment(s)"
+    )
+
+
+@click.command("task-add")
+@click.argument("task_id", metavar="ID")
+@task_field_options(creating=True)
+@json_option
+@click.pass_context
+def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) -> None:
+    """Create the task ID.
+
+    \b
+    Example:
+      git hydrate task-add M-1002 --objective "Add GET /healthz" \\
+          --acceptance "200 with the request id header" --criterion "returns 200" \\
+          --scope api/health --tag api --file-in-play app/health.py:"new handler"
+    """
+    with open_ledger(ctx) as ledger:
+        task = ledger.add_task(
+            task_id,
+            fields["objective"],
+            fields["acceptance"],
+            title=fields["title"],
+            acceptance_criteria=fields["criteria"],
+            scope=fields["scope"],
+            kind=fields["kind"],
+            priority=fields["priority"],
+            token_budget=fields["token_budget"],
+            tags=fields["tags"],
+            files=fields["files"],
+            tests=fields["tests"],
+        )
+    if as_json:
+        echo_json(ctx, task)
+    else:
+        click.echo(f"created task {task['task_id']}: {task['title']}")
+
+
+@click.command("task-edit")
+@click.argument("task_id", metavar="ID")
+@task_field_options(creating=False)
+@json_option
+@click.pass_context
+def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) -> None:
+    """Change fields of the task ID; list options replace the whole list.
+
+    \b
+    Example:
+      git hydrate task-edit M-1002 --priority 1 --tag api --tag urgent
+    """
+    changes: dict[str, Any] = {
+        "objective": fields["objective"],
+        "acceptance": fields["acceptance"],
+        "title": fields["title"],
+        "kind": fields["kind"],
+        "priority": fields["priority"],
+        "token_budget": fields["token_budget"],
+    }
+    for option, name in (
+        ("criteria", "acceptance_criteria"),
+        ("scope", "scope"),
+        ("tags", "tags"),
+        ("files", "files"),
+        ("tests", "tests"),
+    ):
+        if fields[option]:
+            changes[name] = list(fields[option])
+    if all(value is None for value in changes.values()):
+        raise click.UsageError("nothing to change: give at least one field option")
+    with open_ledger(ctx) as ledger:
+        task = ledger.edit_task(task_id, **changes)
+    if as_json:
+        echo_json(ctx, task)
+    else:
+        click.echo(f"updated task {task['task_id']}: {task['title']}")
+
+
+@click.command("list")
+@json_option
+@click.pass_context
+def list_tasks(ctx: click.Context, as_json: bool) -> None:
+    """List the live tasks.
+
+    \b
+    Example:
+      git hydrate list --json
+    """
+    with open_ledger(ctx) as ledger:
+        tasks = ledger.list_tasks()
+    if as_json:
+        echo_json(ctx, tasks)
+        return
+    for task in tasks:
+        click.echo(
+            f"{task['task_id']}\t{task['status']}\t{task['kind']}\tp{task['priority']}"
+            f"\t{task['attachments']} ctx\t{task['title']}"
+        )
+
+
+@click.command("show")
+@click.argument("task_id", metavar="ID")
+@json_option
+@click.pass_context
+def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
+    """Show the task ID and its context attachments.
+
+    \b
+    Example:
+      git hydrate show M-1002
+    """
+    with open_ledger(ctx) as ledger:
+        task = ledger.get_task(task_id)
+        entries = ledger.context_entries(task_id)
+    if as_json:
+        echo_json(ctx, {**task, "context": entries})
+        return
+    _print_task(task)
+    for label, key in (("Objective", "objective"), ("Acceptance", "acceptance")):
+        click.echo(f"\n{label}:\n{task[key]}")
+    for label, key in (("Criteria", "acceptance_criteria"), ("Scope", "scope"), ("Tags", "tags")):
+        if task[key]:
+            click.echo(f"{label}: {', '.join(task[key])}")
+    if entries:
+        click.echo("\nContext (packing order):")
+        for entry in entries:
+            expiry = f", expires {entry['expires']}" if entry["expires"] else ""
+            click.echo(
+                f"  {short(entry['hash'])}  p{entry['priority']}  {entry['size']} B"
+                f"  {entry['source']}{expiry}"
+            )

@@ -1,0 +1,79 @@
+"""The only place stored JSON is encoded or decoded.
+
+Encoding is deterministic (struct fields in declaration order, dict keys
+sorted), so equal state gives equal bytes and therefore equal git objects.
+Decoding checks the stored format version before anything else, and turns
+msgspec's errors (which carry a JSON path) into :class:`CorruptData` that says
+where the bytes came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from .errors import CorruptData
+from .model import FORMAT_VERSION, LinkList, Task
+
+__all__ = ["decode_links", "decode_task", "encode", "encode_output", "format_output"]
+
+_encoder = msgspec.json.Encoder(order="deterministic")
+_output_encoder = msgspec.json.Encoder(order="sorted")
+
+T = TypeVar("T")
+
+
+class _FormatProbe(msgspec.Struct):
+    format: int = FORMAT_VERSION
+
+
+_probe_decoder = msgspec.json.Decoder(_FormatProbe)
+_task_decoder = msgspec.json.Decoder(Task)
+_links_decoder = msgspec.json.Decoder(LinkList)
+
+
+def encode(obj: Any) -> bytes:
+    """Encode stored data: compact, deterministic JSON plus a final newline."""
+    return _encoder.encode(obj) + b"\n"
+
+
+def encode_output(obj: Any) -> bytes:
+    """Compact JSON for output and byte measuring: sorted keys, no whitespace, UTF-8."""
+    return _output_encoder.encode(obj)
+
+
+def format_output(obj: Any, *, compact: bool = False) -> str:
+    """JSON text for a command's output (indented unless ``compact``)."""
+    data = _output_encoder.encode(obj)
+    if not compact:
+        data = msgspec.json.format(data, indent=2)
+    return data.decode("utf-8")
+
+
+def _decode(decoder: msgspec.json.Decoder[T], data: bytes, where: str) -> T:
+    try:
+        probe = _probe_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptData(f"{where}: {exc}") from None
+    if probe.format > FORMAT_VERSION:
+        raise CorruptData(
+            f"{where}: stored format {probe.format} is newer than this git-hydrate "
+            f"understands ({FORMAT_VERSION}); upgrade git-hydrate to read it"
+        )
+    if probe.format < 1:
+        raise CorruptData(f"{where}: invalid stored format {probe.format}")
+    try:
+        return decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptData(f"{where}: {exc}") from None
+
+
+def decode_task(data: bytes, where: str) -> Task:
+    """Decode ``task.json`` bytes; ``where`` names their origin in errors."""
+    return _decode(_task_decoder, data, where)
+
+
+def decode_links(data: bytes, where: str) -> LinkList:
+    """Decode ``links.json`` bytes; ``where`` names their origin in errors."""
+    return _decode(_links_decoder, data, where)

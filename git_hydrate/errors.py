@@ -1,0 +1,82 @@
+"""The exception tree of git-hydrate.
+
+Every error the library raises on purpose derives from :class:`HydrateError`
+and carries the process exit status the command line uses for it. The CLI
+turns these into one ``error: ...`` line on stderr in exactly one place
+(``git_hydrate.cli``); library code never prints or exits.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_BUSY",
+    "EXIT_FAILURE",
+    "EXIT_NOT_A_REPOSITORY",
+    "EXIT_USAGE",
+    "Busy",
+    "Conflict",
+    "CorruptData",
+    "HydrateError",
+    "NotARepository",
+    "NotFound",
+    "UnsupportedRepository",
+    "ValidationError",
+]
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+#: EX_TEMPFAIL from sysexits.h: "try again later".
+EXIT_BUSY = 75
+#: What git itself exits with when it finds no repository.
+EXIT_NOT_A_REPOSITORY = 128
+
+
+class HydrateError(Exception):
+    """Base class of every error git-hydrate raises deliberately."""
+
+    exit_code: int = EXIT_FAILURE
+    #: The word the CLI puts before the message (git says ``error`` / ``fatal``).
+    label: str = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ValidationError(HydrateError, ValueError):
+    """Input that is not acceptable: bad id, bad option value, non-UTF-8 body..."""
+
+
+class NotFound(HydrateError, LookupError):
+    """A task or context hash that does not exist."""
+
+
+class Conflict(HydrateError):
+    """The request contradicts the current state (exists already, cannot fit...)."""
+
+
+class CorruptData(HydrateError):
+    """Stored data that cannot be read: bad JSON, unknown format, missing blob."""
+
+
+class Busy(HydrateError):
+    """A write kept losing the race for a ref; retrying later will succeed."""
+
+    exit_code = EXIT_BUSY
+
+
+class NotARepository(HydrateError):
+    """No git repository where one was expected."""
+
+    exit_code = EXIT_NOT_A_REPOSITORY
+    label = "fatal"
+
+
+class UnsupportedRepository(HydrateError):
+    """A repository this version cannot safely write (reftable, unknown extension)."""
+
+    exit_code = EXIT_NOT_A_REPOSITORY
+    label = "fatal"

@@ -1,0 +1,666 @@
+"""The Ledger: tasks and their context, stored in a git repository.
+
+Storage (format 1)::
+
+    refs/hydrate/tasks/<task-id>   -> commit; the commit chain is the task's history
+      tree: task.json              the task document
+            links.json             context links, in packing order
+            bodies/<aa>/<sha256>   the body blobs, fanned out by hash prefix
+
+Every change is one commit, moved onto the task's ref by a compare-and-swap.
+When another writer wins the race, the change is re-applied to the state it
+wrote — so concurrent writers never lose each other's work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import msgspec
+
+from . import codec, context_expander, validate
+from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
+from .model import INITIAL_STATION, Link, LinkList, PathNote, Task, packing_key
+from .store import RefRace, Repository
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "TASK_REF_PREFIX",
+    "Ledger",
+    "TaskState",
+    "iso_utc",
+]
+
+TASK_REF_PREFIX: Final = b"refs/hydrate/tasks/"
+#: The packing budget when neither ``--max-bytes`` nor ``hydrate.maxBytes`` says.
+DEFAULT_MAX_BYTES: Final = 131072
+#: How often a write re-applies its change after losing a race before giving up.
+MAX_ATTEMPTS: Final = 64
+
+_TASK_FILE: Final = b"task.json"
+_LINKS_FILE: Final = b"links.json"
+_BODIES_DIR: Final = b"bodies"
+
+#: Fields ``edit_task`` may change (the station moves through ``set_status``).
+EDITABLE_FIELDS: Final = (
+    "title",
+    "objective",
+    "acceptance",
+    "acceptance_criteria",
+    "scope",
+    "kind",
+    "priority",
+    "token_budget",
+    "tags",
+    "files",
+    "tests",
+)
+
+
+def iso_utc(timestamp: float) -> str:
+    """``2026-11-30T07:14:27Z`` for a POSIX timestamp."""
+    return datetime.fromtimestamp(int(timestamp), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def body_path(sha256: str) -> bytes:
+    """Where a body lives in the task tree: ``bodies/<aa>/<sha256>``."""
+    return b"%s/%s/%s" % (_BODIES_DIR, sha256[:2].encode(), sha256.encode())
+
+
+def ref_name(task_id: str) -> bytes:
+    """The ref of a task."""
+    return TASK_REF_PREFIX + task_id.encode("ascii")
+
+
+def default_title(objective: str) -> str:
+    """A title from the objective's first line, when none was given."""
+    first = objective.strip().splitlines()[0] if objective.strip() else ""
+    return first if len(first) <= 80 else first[:77].rstrip() + "..."
+
+
+@dataclass
+class TaskState:
+    """A task as read from its tip commit."""
+
+    task: Task
+    links: list[Link]
+    tip: bytes | None = None
+    tree: bytes | None = None
+
+
+@dataclass
+class Change:
+    """What one write does: the new state, the tree paths it touches, its message."""
+
+    task: Task
+    links: list[Link]
+    message: str
+    bodies: dict[bytes, bytes | None] = field(default_factory=dict)
+    result: Any = None
+
+
+class Unchanged(Exception):
+    """Raised by a change function when the state already is what was asked."""
+
+    def __init__(self, result: Any = None) -> None:
+        super().__init__()
+        self.result = result
+
+
+def _message(summary: str, action: str, task_id: str, **trailers: str) -> str:
+    lines = [f"hydrate: {summary}", "", f"Hydrate-Action: {action}", f"Hydrate-Task: {task_id}"]
+    for key, value in trailers.items():
+        lines.append(f"Hydrate-{key.replace('_', '-').title()}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+class Ledger:
+    """Tasks and context in a git repository.
+
+    Args:
+        path: A directory inside a repository, a ``.git`` directory or a bare
+            repository. ``None`` (the default) means the current directory and
+            honours ``GIT_DIR`` like git does.
+        clock: Returns the current POSIX time; tests pass a fixed one.
+
+    Use it as a context manager so the repository is closed::
+
+        with Ledger("/path/to/repo") as ledger:
+            ledger.add_task("M-1002", objective="...", acceptance="...")
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.repo = Repository(path)
+        self._clock = clock
+        self._config: dict[str, str] | None = None
+
+    def close(self) -> None:
+        """Close the repository."""
+        self.repo.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- configuration -----------------------------------------------------
+
+    def config(self, key: str) -> str | None:
+        """A ``hydrate.*`` git config value (key case-insensitive), or ``None``."""
+        if self._config is None:
+            self._config = self.repo.config_values("hydrate.")
+        return self._config.get(key.lower())
+
+    def config_int(self, key: str, default: int) -> int:
+        """An integer ``hydrate.*`` setting; git's ``k``/``m``/``g`` suffixes allowed."""
+        raw = self.config(key)
+        if raw is None:
+            return default
+        text = raw.strip().lower()
+        scale = {"k": 1024, "m": 1024**2, "g": 1024**3}.get(text[-1:], 1)
+        if scale != 1:
+            text = text[:-1]
+        try:
+            value = int(text) * scale
+        except ValueError:
+            raise ValidationError(f"git config {key} must be an integer, not {raw!r}") from None
+        if value <= 0:
+            raise ValidationError(f"git config {key} must be positive, not {raw!r}")
+        return value
+
+    def default_max_bytes(self) -> int:
+        """``hydrate.maxBytes``, else :data:`DEFAULT_MAX_BYTES`."""
+        return self.config_int("hydrate.maxBytes", DEFAULT_MAX_BYTES)
+
+    # -- reading ------------------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        """Every live task id, sorted."""
+        return sorted(
+            name.decode("utf-8", "replace") for name in self.repo.refs_under(TASK_REF_PREFIX)
+        )
+
+    def _tip(self, task_id: str) -> bytes | None:
+        return self.repo.read_ref(ref_name(task_id))
+
+    def read_state(self, task_id: str, tip: bytes) -> TaskState:
+        """Decode the state stored in the commit ``tip`` of ``task_id``.
+
+        Raises:
+            CorruptData: the tree is not a valid format-1 task, naming the task.
+        """
+        where = f"task {task_id}"
+        tree, _parents = self.repo.read_commit_tree(tip)
+        entries = self.repo.read_tree(tree)
+        task_entry = entries.get(_TASK_FILE)
+        links_entry = entries.get(_LINKS_FILE)
+        if task_entry is None or links_entry is None:
+            raise CorruptData(f"{where}: commit {tip.decode()} has no task.json or links.json")
+        task = codec.decode_task(self.repo.read_blob(task_entry[1]), f"{where}: task.json")
+        links = codec.decode_links(self.repo.read_blob(links_entry[1]), f"{where}: links.json")
+        if task.id != task_id:
+            raise CorruptData(f"{where}: task.json names task {task.id!r}")
+        return TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
+
+    def _load(self, task_id: str) -> TaskState:
+        validate.task_id(task_id)
+        tip = self._tip(task_id)
+        if tip is None:
+            raise NotFound(
+                f"no task {task_id!r}; create it with: git hydrate task-add {task_id} "
+                "--objective TEXT --acceptance TEXT"
+            )
+        return self.read_state(task_id, tip)
+
+    def exists(self, task_id: str) -> bool:
+        """Whether a live task ``task_id`` exists."""
+        validate.task_id(task_id)
+        return self._tip(task_id) is not None
+
+    def get_task(self, task_id: str) -> dict[str, Any]:
+        """The task's fields as a plain dict (plus ``attachments`` and ``tip``)."""
+        state = self._load(task_id)
+        return self._task_dict(state)
+
+    def _task_dict(self, state: TaskState) -> dict[str, Any]:
+        data: dict[str, Any] = msgspec.to_builtins(state.task)
+        data.pop("format", None)
+        data["task_id"] = data.pop("id")
+        checkpoints = data.get("checkpoints") or []
+        data["checkpoint"] = (
+            {k: checkpoints[-1][k] for k in ("summary", "evidence", "next_step")}
+            if checkpoints
+            else None
+        )
+        data["attachments"] = len(state.links)
+        data["tip"] = state.tip.decode() if state.tip else None
+        return data
+
+    def list_tasks(self) -> list[dict[str, Any]]:
+        """A summary of every live task, sorted by id."""
+        result = []
+        for task_id in self.task_ids():
+            state = self._load(task_id)
+            task = state.task
+            result.append(
+                {
+                    "task_id": task.id,
+                    "title": task.title,
+                    "status": task.status,
+                    "kind": task.kind,
+                    "priority": task.priority,
+                    "tags": list(task.tags),
+                    "attachments": len(state.links),
+                }
+            )
+        return result
+
+    def context_entries(self, task_id: str) -> list[dict[str, Any]]:
+        """The task's attachments in packing order: priority descending, then hash."""
+        state = self._load(task_id)
+        return [self._entry(link) for link in state.links]
+
+    @staticmethod
+    def _entry(link: Link) -> dict[str, Any]:
+        return {
+            "hash": link.sha256,
+            "source": link.source,
+            "priority": link.priority,
+            "expires": iso_utc(link.expires) if link.expires is not None else None,
+            "size": link.size,
+            "oid": link.oid,
+        }
+
+    def read_body(self, task_id: str, digest: str) -> str:
+        """The text of one attached body, checked against its sha256."""
+        state = self._load(task_id)
+        for link in state.links:
+            if link.sha256 == digest:
+                return self._read_link_body(task_id, link)
+        raise NotFound(f"task {task_id} has no context {digest}")
+
+    def _read_link_body(self, task_id: str, link: Link) -> str:
+        data = self.repo.read_blob(link.oid.encode())
+        if hashlib.sha256(data).hexdigest() != link.sha256:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
+
+    # -- writing -------------------------------------------------------------
+
+    def _write(
+        self,
+        task_id: str,
+        apply: Callable[[TaskState | None], Change],
+    ) -> Any:
+        """Apply ``apply`` to the task's current state and commit it, retrying races.
+
+        ``apply`` receives the state read (``None`` when the task does not
+        exist) and returns the :class:`Change`, or raises :class:`Unchanged`.
+        It may run several times: it must derive everything from its argument.
+        """
+        ref = ref_name(task_id)
+        for attempt in range(MAX_ATTEMPTS):
+            tip = self._tip(task_id)
+            state = self.read_state(task_id, tip) if tip is not None else None
+            try:
+                change = apply(state)
+            except Unchanged as done:
+                return done.result
+            tree_changes: dict[bytes, bytes | None] = {
+                _TASK_FILE: self.repo.write_blob(codec.encode(change.task)),
+                _LINKS_FILE: self.repo.write_blob(
+                    codec.encode(LinkList(links=sorted(change.links, key=packing_key)))
+                ),
+            }
+            tree_changes.update(change.bodies)
+            tree = self.repo.update_tree(state.tree if state else None, tree_changes)
+            if state is not None and tree == state.tree:
+                return change.result
+            commit = self.repo.write_commit(
+                tree, [tip] if tip is not None else [], change.message, when=self._clock()
+            )
+            try:
+                self.repo.compare_and_swap(ref, tip, commit, change.message.splitlines()[0])
+            except RefRace:
+                # Jittered, growing back-off: a few ms at first, bounded.
+                time.sleep(random.uniform(0.001, 0.004) * min(attempt + 1, 10))
+                continue
+            return change.result
+        raise Busy(
+            f"task {task_id} kept changing under this write ({MAX_ATTEMPTS} attempts); try again"
+        )
+
+    def _check_case_collision(self, task_id: str) -> None:
+        folded = task_id.casefold()
+        for other in self.task_ids():
+            if other.casefold() == folded and other != task_id:
+                raise Conflict(
+                    f"task id {task_id!r} differs from existing task {other!r} only by case; "
+                    "ids must stay distinct on case-insensitive file systems"
+                )
+
+    def add_task(
+        self,
+        task_id: str,
+        objective: str,
+        acceptance: str,
+        *,
+        title: str | None = None,
+        acceptance_criteria: Iterable[str] = (),
+        scope: Iterable[str] = (),
+        kind: str = "code",
+        priority: int = 2,
+        token_budget: int = 0,
+        tags: Iterable[str] = (),
+        files: Iterable[Any] = (),
+        tests: Iterable[Any] = (),
+        status: str = INITIAL_STATION,
+    ) -> dict[str, Any]:
+        """Create a task. Creating one that exists is a :class:`Conflict`."""
+        validate.task_id(task_id)
+        objective = validate.text(objective, "objective", required=True)
+        acceptance = validate.text(acceptance, "acceptance", required=True)
+        title = validate.one_line_text(title, "title").strip() if title else ""
+        task = Task(
+            id=task_id,
+            title=title or default_title(objective),
+            objective=objective,
+            acceptance=acceptance,
+            acceptance_criteria=validate.text_list(acceptance_criteria, "acceptance criterion"),
+            scope=validate.text_list(scope, "scope key"),
+            kind=validate.kind(kind),
+            priority=validate.priority(priority),
+            token_budget=validate.token_count(token_budget),
+            tags=validate.text_list(tags, "tag"),
+            files=validate.path_notes(files, "file in play"),
+            tests=validate.path_notes(tests, "test"),
+            status=validate.station(status),
+            created_at=iso_utc(self._clock()),
+        )
+        self._check_case_collision(task_id)
+
+        def apply(state: TaskState | None) -> Change:
+            if state is not None:
+                raise Conflict(
+                    f"task {task_id} already exists; "
+                    f"change it with: git hydrate task-edit {task_id}"
+                )
+            return Change(
+                task=task,
+                links=[],
+                message=_message(f"task-add {task_id}", "task-add", task_id),
+            )
+
+        self._write(task_id, apply)
+        return self.get_task(task_id)
+
+    def edit_task(self, task_id: str, **fields: Any) -> dict[str, Any]:
+        """Change some of a task's fields (see :data:`EDITABLE_FIELDS`)."""
+        unknown = sorted(set(fields) - set(EDITABLE_FIELDS))
+        if unknown:
+            raise ValidationError(
+                f"cannot edit {', '.join(unknown)}; editable: {', '.join(EDITABLE_FIELDS)}"
+            )
+        clean = {k: v for k, v in fields.items() if v is not None}
+        checks: dict[str, Callable[[Any], Any]] = {
+            "title": lambda v: validate.one_line_text(v, "title").strip(),
+            "objective": lambda v: validate.text(v, "objective", required=True),
+            "acceptance": lambda v: validate.text(v, "acceptance", required=True),
+            "acceptance_criteria": lambda v: validate.text_list(v, "acceptance criterion"),
+            "scope": lambda v: validate.text_list(v, "scope key"),
+            "kind": validate.kind,
+            "priority": validate.priority,
+            "token_budget": validate.token_count,
+            "tags": lambda v: validate.text_list(v, "tag"),
+            "files": lambda v: validate.path_notes(v, "file in play"),
+            "tests": lambda v: validate.path_notes(v, "test"),
+        }
+        values = {key: checks[key](value) for key, value in clean.items()}
+        validate.task_id(task_id)
+
+        def apply(state: TaskState | None) -> Change:
+            if state is None:
+                self._load(task_id)  # raises NotFound with the hint
+                raise AssertionError("unreachable")
+            changed = sorted(k for k, v in values.items() if getattr(state.task, k) != v)
+            if not changed:
+                raise Unchanged()
+            task = msgspec.structs.replace(state.task, **{k: values[k] for k in changed})
+            return Change(
+                task=task,
+                links=state.links,
+                message=_message(
+                    f"task-edit {task_id} ({', '.join(changed)})",
+                    "task-edit",
+                    task_id,
+                    fields=", ".join(changed),
+                ),
+            )
+
+        self._write(task_id, apply)
+        return self.get_task(task_id)
+
+    def add_context(
+        self,
+        task_id: str,
+        body: str | bytes,
+        source: str,
+        priority: int = 0,
+        ttl: float | None = None,
+    ) -> dict[str, Any]:
+        """Attach ``body`` to a task; attaching it again updates source, priority, expiry.
+
+        Returns the attachment's entry plus ``created`` (a new link) and
+        ``changed`` (anything written).
+        """
+        validate.task_id(task_id)
+        source = validate.source_label(source)
+        priority = validate.context_priority(priority)
+        seconds = validate.ttl(ttl)
+        data = validate.body_bytes(
+            body, self.config_int("hydrate.maxBodyBytes", validate.DEFAULT_MAX_BODY_BYTES)
+        )
+        digest = hashlib.sha256(data).hexdigest()
+        expires = None if seconds is None else int(self._clock() + seconds + 0.999999)
+        oid = self.repo.write_blob(data)
+        link = Link(
+            sha256=digest,
+            oid=oid.decode("ascii"),
+            size=len(data),
+            source=source,
+            priority=priority,
+            expires=expires,
+        )
+        entry = {**self._entry(link), "task_id": task_id}
+
+        def apply(state: TaskState | None) -> Change:
+            if state is None:
+                self._load(task_id)
+                raise AssertionError("unreachable")
+            others = [lk for lk in state.links if lk.sha256 != digest]
+            existing = next((lk for lk in state.links if lk.sha256 == digest), None)
+            if existing == link:
+                raise Unchanged({**entry, "created": False, "changed": False})
+            verb = "context-add" if existing is None else "context-update"
+            return Change(
+                task=state.task,
+                links=[*others, link],
+                bodies={body_path(digest): oid},
+                message=_message(
+                    f"{verb} {task_id} {digest[:12]} from {source}",
+                    verb,
+                    task_id,
+                    context=digest,
+                    source=source,
+                    priority=str(priority),
+                    **({"expires": iso_utc(expires)} if expires is not None else {}),
+                ),
+                result={**entry, "created": existing is None, "changed": True},
+            )
+
+        result: dict[str, Any] = self._write(task_id, apply)
+        return result
+
+    def remove_context(self, task_id: str, digest: str) -> dict[str, Any]:
+        """Detach the body ``digest`` (a full sha256, or a unique prefix of 4+ digits)."""
+        validate.task_id(task_id)
+        if (
+            not isinstance(digest, str)
+            or not 4 <= len(digest) <= 64
+            or not all(c in "0123456789abcdef" for c in digest)
+        ):
+            raise ValidationError(
+                f"invalid context hash {digest!r}: give 4-64 lowercase hex digits"
+            )
+
+        def apply(state: TaskState | None) -> Change:
+            if state is None:
+                self._load(task_id)
+                raise AssertionError("unreachable")
+            matches = [lk for lk in state.links if lk.sha256.startswith(digest)]
+            if not matches:
+                raise NotFound(f"task {task_id} has no context {digest}")
+            if len(matches) > 1:
+                raise ValidationError(
+                    f"context hash prefix {digest} is ambiguous in task {task_id}; "
+                    "give more digits"
+                )
+            gone = matches[0]
+            return Change(
+                task=state.task,
+                links=[lk for lk in state.links if lk is not gone],
+                bodies={body_path(gone.sha256): None},
+                message=_message(
+                    f"context-rm {task_id} {gone.sha256[:12]} from {gone.source}",
+                    "context-rm",
+                    task_id,
+                    context=gone.sha256,
+                    source=gone.source,
+                ),
+                result={**self._entry(gone), "task_id": task_id, "removed": True},
+            )
+
+        result: dict[str, Any] = self._write(task_id, apply)
+        return result
+
+    # -- packing ---------------------------------------------------------------
+
+    def _now(self, now: datetime | float | None) -> float:
+        if now is None:
+            return self._clock()
+        if isinstance(now, datetime):
+            if now.tzinfo is None:
+                now = now.replace(tzinfo=UTC)
+            return now.timestamp()
+        return float(now)
+
+    def _packing_input(self, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        state = self._load(task_id)
+        task = self._task_dict(state)
+        entries = [
+            {
+                "hash": link.sha256,
+                "source": link.source,
+                "priority": link.priority,
+                "expires": link.expires,
+                "size": link.size,
+                "oid": link.oid,
+            }
+            for link in state.links
+        ]
+        return task, entries
+
+    def _loader(self, task_id: str) -> Callable[[Mapping[str, Any]], str]:
+        def load(entry: Any) -> str:
+            return self._read_link_body(
+                task_id,
+                Link(
+                    sha256=entry["hash"],
+                    oid=entry["oid"],
+                    size=entry["size"],
+                    source=entry["source"],
+                ),
+            )
+
+        return load
+
+    def pack(
+        self,
+        task_id: str,
+        max_bytes: int | None = None,
+        now: datetime | float | None = None,
+    ) -> dict[str, Any]:
+        """The task as a packet whose compact JSON fits ``max_bytes``.
+
+        Returns ``{packet, packet_bytes, max_bytes, token_estimate, token_count,
+        note, omitted}``. ``packet_bytes`` is the exact length of the packet's
+        compact JSON encoding (UTF-8, sorted keys, no whitespace).
+
+        Raises:
+            Conflict: the mandatory structure alone does not fit.
+        """
+        task, entries = self._packing_input(task_id)
+        return context_expander.pack_packet(
+            task,
+            entries,
+            self.default_max_bytes() if max_bytes is None else max_bytes,
+            now=self._now(now),
+            load_body=self._loader(task_id),
+        )
+
+    def expand(
+        self,
+        task_id: str,
+        max_bytes: int | None = None,
+        now: datetime | float | None = None,
+        *,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The packet *and* its prompt, measured together against ``max_bytes``.
+
+        Returns ``{packet, prompt, packet_bytes, prompt_bytes, total_bytes,
+        max_bytes, token_estimate, note, omitted}``.
+
+        Raises:
+            ValidationError: the mandatory structure alone does not fit.
+        """
+        task, entries = self._packing_input(task_id)
+        return context_expander.build_packet(
+            task,
+            entries,
+            self.default_max_bytes() if max_bytes is None else max_bytes,
+            files=task.get("files") or (),
+            tests=task.get("tests") or (),
+            extra=extra,
+            now=self._now(now),
+            load_body=self._loader(task_id),
+        )
+
+    def iter_states(self) -> Iterator[tuple[str, TaskState | CorruptData]]:
+        """Every live task's state, or the error met reading it (for doctor-like uses)."""
+        for task_id in self.task_ids():
+            try:
+                yield task_id, self._load(task_id)
+            except CorruptData as exc:
+                yield task_id, exc
+
+
+def path_note_dicts(items: Iterable[PathNote]) -> list[dict[str, str]]:
+    """PathNotes as ``{path, note}`` dicts."""
+    return [{"path": item.path, "note": item.note} for item in items]

@@ -1,0 +1,125 @@
+"""The stored data model: msgspec Structs written into each task's tree.
+
+Field order is part of the storage format: never reorder fields of these
+Structs, add new ones at the end with defaults. ``Meta`` constraints are
+checked when bytes are decoded (data from a remote or a damaged repository);
+values from users are validated before anything is written (``validate``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Final
+
+import msgspec
+
+__all__ = [
+    "FORMAT_VERSION",
+    "INITIAL_STATION",
+    "KINDS",
+    "STATIONS",
+    "TRANSITIONS",
+    "Checkpoint",
+    "Link",
+    "LinkList",
+    "PathNote",
+    "Task",
+]
+
+#: The storage format this version reads and writes. A task whose stored
+#: format is higher is refused, never misread.
+FORMAT_VERSION: Final = 1
+
+KINDS: Final = ("code", "fix", "closure", "planning", "product")
+
+#: Lifecycle stations, in the order a task normally travels them.
+STATIONS: Final = ("open", "in_progress", "blocked", "review", "done", "cancelled")
+INITIAL_STATION: Final = "open"
+#: Allowed moves between stations (a station may always be set to itself).
+TRANSITIONS: Final[dict[str, tuple[str, ...]]] = {
+    "open": ("in_progress", "blocked", "cancelled"),
+    "in_progress": ("blocked", "review", "done", "open", "cancelled"),
+    "blocked": ("open", "in_progress", "cancelled"),
+    "review": ("in_progress", "done", "cancelled"),
+    "done": ("open",),
+    "cancelled": ("open",),
+}
+
+Sha256Hex = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+ObjectIdHex = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+Priority = Annotated[int, msgspec.Meta(ge=1, le=3)]
+ContextPriority = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+Kind = Annotated[str, msgspec.Meta(pattern="^(?:code|fix|closure|planning|product)$")]
+Station = Annotated[
+    str, msgspec.Meta(pattern="^(?:open|in_progress|blocked|review|done|cancelled)$")
+]
+TaskId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+
+TASK_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class PathNote(msgspec.Struct, frozen=True):
+    """A file in play or a test to write: a path plus an optional note."""
+
+    path: str
+    note: str = ""
+
+
+class Checkpoint(msgspec.Struct, frozen=True):
+    """A worker's progress report. ``tokens`` is cumulative for the task."""
+
+    summary: str
+    evidence: str
+    next_step: str
+    tokens: NonNegative
+    at: str
+    author: str = ""
+
+
+class Task(msgspec.Struct, kw_only=True):
+    """The task document, stored as ``task.json`` in the tip tree."""
+
+    format: int = FORMAT_VERSION
+    id: TaskId
+    title: str
+    objective: str
+    acceptance: str
+    acceptance_criteria: list[str] = []
+    scope: list[str] = []
+    kind: Kind = "code"
+    priority: Priority = 2
+    token_budget: NonNegative = 0
+    tags: list[str] = []
+    files: list[PathNote] = []
+    tests: list[PathNote] = []
+    status: Station = INITIAL_STATION
+    checkpoints: list[Checkpoint] = []
+    created_at: str = ""
+
+
+class Link(msgspec.Struct, kw_only=True):
+    """One context attachment: which body, from where, how important, until when.
+
+    ``size`` is the body's length in bytes so the packer can skip a body that
+    cannot fit without reading it. ``expires`` is seconds since the epoch (UTC).
+    """
+
+    sha256: Sha256Hex
+    oid: ObjectIdHex
+    size: NonNegative
+    source: str
+    priority: ContextPriority = 0
+    expires: int | None = None
+
+
+class LinkList(msgspec.Struct, kw_only=True):
+    """``links.json``: the task's links, sorted in packing order."""
+
+    format: int = FORMAT_VERSION
+    links: list[Link] = []
+
+
+def packing_key(link: Link) -> tuple[int, str]:
+    """Sort key of the packing order: priority descending, then hash."""
+    return (-link.priority, link.sha256)

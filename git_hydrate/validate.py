@@ -1,0 +1,241 @@
+"""Checks applied to user input before anything is written.
+
+msgspec checks ``Meta`` constraints only when decoding, so every value that
+reaches storage passes through here first. Each function returns the
+normalised value or raises :class:`ValidationError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .errors import ValidationError
+from .model import KINDS, STATIONS, TASK_ID_RE, PathNote
+
+__all__ = [
+    "MAX_LABEL_CHARS",
+    "body_bytes",
+    "context_priority",
+    "kind",
+    "path_notes",
+    "priority",
+    "source_label",
+    "station",
+    "task_id",
+    "text",
+    "text_list",
+    "token_count",
+    "ttl",
+]
+
+MAX_LABEL_CHARS: Final = 1024
+MAX_ID_CHARS: Final = 128
+#: Default ceiling on one context body (``hydrate.maxBodyBytes``).
+DEFAULT_MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+
+TASK_ID_RULES: Final = (
+    "1-128 characters from letters, digits, '.', '_' and '-', starting with a letter or "
+    "digit, without '..' and not ending in '.' or '.lock'"
+)
+
+
+def task_id(value: Any) -> str:
+    """A task id that is safe as a ref name and a file name on every system."""
+    if not isinstance(value, str):
+        raise ValidationError(f"task id must be text, not {type(value).__name__}")
+    if (
+        not TASK_ID_RE.match(value)
+        or ".." in value
+        or value.endswith(".")
+        or value.lower().endswith(".lock")
+    ):
+        shown = value if len(value) <= 60 and value.isprintable() else repr(value[:60]) + "..."
+        raise ValidationError(f"invalid task id {shown!r}: use {TASK_ID_RULES}")
+    return value
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise ValidationError(f"{what} must be an integer, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ValidationError(f"{what} must be an integer, not {value!r}")
+
+
+def priority(value: Any) -> int:
+    """A task priority: 1 (highest) to 3."""
+    number = _int(value, "priority")
+    if not 1 <= number <= 3:
+        raise ValidationError(f"priority must be 1, 2 or 3, not {number}")
+    return number
+
+
+def context_priority(value: Any) -> int:
+    """A context attachment's priority: any 32-bit integer; higher packs first."""
+    number = _int(value, "context priority")
+    if not -(2**31) <= number < 2**31:
+        raise ValidationError(f"context priority must fit in 32 bits, not {number}")
+    return number
+
+
+def token_count(value: Any, what: str = "token budget") -> int:
+    """A non-negative token count."""
+    number = _int(value, what)
+    if number < 0:
+        raise ValidationError(f"{what} must be zero or more, not {number}")
+    return number
+
+
+def kind(value: Any) -> str:
+    """A task kind."""
+    if value not in KINDS:
+        raise ValidationError(f"invalid kind {value!r}: use one of {', '.join(KINDS)}")
+    return str(value)
+
+
+def station(value: Any) -> str:
+    """A lifecycle station."""
+    if value not in STATIONS:
+        raise ValidationError(f"invalid station {value!r}: use one of {', '.join(STATIONS)}")
+    return str(value)
+
+
+def ttl(value: Any) -> float | None:
+    """A time-to-live in seconds (positive, finite), or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValidationError(f"ttl must be a number of seconds, not {value!r}")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"ttl must be a number of seconds, not {value!r}") from None
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > 100 * 365 * 86400:
+        raise ValidationError(
+            f"ttl must be a positive number of seconds (≤ 100 years), not {value}"
+        )
+    return seconds
+
+
+def source_label(value: Any) -> str:
+    """A context source label: one line of printable text, 1-1024 characters."""
+    if not isinstance(value, str):
+        raise ValidationError(f"source label must be text, not {type(value).__name__}")
+    if not value.strip():
+        raise ValidationError("source label must not be empty")
+    if len(value) > MAX_LABEL_CHARS:
+        raise ValidationError(f"source label is longer than {MAX_LABEL_CHARS} characters")
+    if not value.isprintable():
+        raise ValidationError(
+            "source label must be one line without control characters: "
+            f"{value[:60].encode('unicode_escape').decode()!s}"
+        )
+    return value
+
+
+def text(value: Any, what: str, *, required: bool = False) -> str:
+    """Free text (may span lines) without NUL bytes or invalid surrogates."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be text, not {type(value).__name__}")
+    if required and not value.strip():
+        raise ValidationError(f"{what} must not be empty")
+    if "\0" in value:
+        raise ValidationError(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{what} is not valid Unicode text") from None
+    return value
+
+
+def one_line_text(value: Any, what: str) -> str:
+    """Text that must stay on one line (titles, tags, scope keys, paths)."""
+    result = text(value, what)
+    if not result.isprintable():
+        raise ValidationError(f"{what} must be one line without control characters")
+    return result
+
+
+def text_list(values: Iterable[Any] | None, what: str) -> list[str]:
+    """A list of non-empty one-line items, in the given order, without duplicates."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        raise ValidationError(f"{what} must be a list of text items, not one string")
+    result: list[str] = []
+    for item in values:
+        item = one_line_text(item, what).strip()
+        if not item:
+            raise ValidationError(f"{what} items must not be empty")
+        if item not in result:
+            result.append(item)
+    return result
+
+
+def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
+    """Files/tests entries from ``PATH``, ``PATH:NOTE``, ``(path, note)`` or ``{path, note}``."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        raise ValidationError(f"{what} must be a list of entries, not one string")
+    result: list[PathNote] = []
+    for item in values:
+        if isinstance(item, PathNote):
+            path, note = item.path, item.note
+        elif isinstance(item, str):
+            path, _, note = item.partition(":")
+        elif isinstance(item, dict):
+            path, note = item.get("path", ""), item.get("note", "")
+        else:
+            try:
+                path, note = item
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    f"{what} entry {item!r} is not a path or (path, note)"
+                ) from None
+        path = one_line_text(path, what + " path").strip()
+        note = one_line_text(note or "", what + " note").strip()
+        if not path:
+            raise ValidationError(f"{what} entry has an empty path")
+        result.append(PathNote(path=path, note=note))
+    return result
+
+
+def body_bytes(body: Any, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> bytes:
+    """A context body as UTF-8 bytes: text only, no NUL, at most ``max_bytes``."""
+    if isinstance(body, str):
+        try:
+            data = body.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("context body is not valid Unicode text") from None
+    elif isinstance(body, bytes | bytearray | memoryview):
+        data = bytes(body)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(
+                f"context body is not valid UTF-8 text (bad byte at offset {exc.start}); "
+                "binary data cannot be context"
+            ) from None
+    else:
+        raise ValidationError(f"context body must be text, not {type(body).__name__}")
+    if len(data) > max_bytes:
+        raise ValidationError(
+            f"context body is {len(data)} bytes, over the limit of {max_bytes} "
+            "(raise hydrate.maxBodyBytes to allow it)"
+        )
+    if b"\0" in data:
+        offset = data.index(b"\0")
+        raise ValidationError(
+            f"context body contains a NUL byte at offset {offset}; binary data cannot be context"
+        )
+    return data

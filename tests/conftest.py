@@ -1,0 +1,110 @@
+"""Shared fixtures: every test runs against real repositories made by `git init`,
+isolated from the user's git configuration and identity."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+GIT_NAME = "Hydrate Tester"
+GIT_EMAIL = "tester@example.com"
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No user or system git config, a fixed identity, no GIT_* leaking in."""
+    home = tmp_path_factory.mktemp("home")
+    for key in list(os.environ):
+        if key.startswith("GIT_") and key != "GIT_EXEC_PATH":
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", GIT_NAME)
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", GIT_EMAIL)
+    monkeypatch.setenv("GIT_COMMITTER_NAME", GIT_NAME)
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", GIT_EMAIL)
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.delenv("GIT_HYDRATE_DEBUG", raising=False)
+
+
+def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = None) -> str:
+    """Run the real git binary; return its stdout."""
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, input=input, check=False
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fresh non-bare repository with one commit on main."""
+    path = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(path))
+    (path / "README").write_text("hello\n")
+    git(path, "add", "README")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def ledger(repo: Path) -> Iterator[object]:
+    from git_hydrate import Ledger
+
+    with Ledger(repo) as led:
+        yield led
+
+
+class Result:
+    def __init__(self, proc: subprocess.CompletedProcess[str]) -> None:
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    def __repr__(self) -> str:
+        return f"<Result {self.returncode} out={self.stdout[:200]!r} err={self.stderr[:200]!r}>"
+
+
+def hydrate(
+    cwd: Path | str,
+    *args: str,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> Result:
+    """Run `git-hydrate` as a real process (the installed entry point's code)."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=not isinstance(input, bytes),
+        input=input,
+        env=full_env,
+        check=False,
+    )
+    if isinstance(input, bytes):
+        proc = subprocess.CompletedProcess(
+            proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+        )
+    return Result(proc)
+
+
+def fsck(path: Path | str) -> None:
+    """`git fsck --strict` must be clean."""
+    proc = subprocess.run(
+        ["git", "fsck", "--strict", "--no-progress"], cwd=path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "error" not in proc.stderr.lower(), proc.stderr

@@ -1,0 +1,243 @@
+"""The Ledger API against real repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Conflict, Ledger, NotARepository, NotFound, ValidationError
+from git_hydrate.context_expander import dedupe_context, summarize_packet
+from tests.conftest import GIT_EMAIL, GIT_NAME, fsck, git
+
+
+def make_task(ledger: Ledger, task_id: str = "M-1002") -> None:
+    ledger.add_task(
+        task_id, objective="Add GET /healthz", acceptance="200 with the request id header"
+    )
+
+
+def test_seed_example_runs_with_only_the_import_changed(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task(
+            "M-1002",
+            objective="Add GET /healthz",
+            acceptance="200 with the request id header",
+        )
+        ledger.add_context(
+            "M-1002", "The edge proxy sets X-Request-Id.", "repo/edge-notes", priority=10
+        )
+        entries = dedupe_context(ledger.context_entries("M-1002"))
+        assert (len(entries), entries[0]["source"]) == (1, "repo/edge-notes")
+
+        packet = ledger.pack("M-1002")["packet"]
+        count, body_bytes = summarize_packet(packet)
+        assert (count, body_bytes) == (1, len("The edge proxy sets X-Request-Id."))
+
+
+def test_layout_is_visible_to_git(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    body = "The edge proxy sets X-Request-Id on every response."
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    ledger.add_context("M-1002", body, "repo/edge-notes", priority=10)
+    listing = git(repo, "ls-tree", "-r", "--name-only", "refs/hydrate/tasks/M-1002").split()
+    assert listing == [f"bodies/{digest[:2]}/{digest}", "links.json", "task.json"]
+    assert (
+        git(repo, "cat-file", "-p", f"refs/hydrate/tasks/M-1002:bodies/{digest[:2]}/{digest}")
+        == body
+    )
+    links = json.loads(git(repo, "cat-file", "-p", "refs/hydrate/tasks/M-1002:links.json"))
+    assert links["format"] == 1
+    [link] = links["links"]
+    assert link["sha256"] == digest
+    assert link["size"] == len(body)
+    assert link["oid"] == git(repo, "hash-object", "--stdin", input=body).strip()
+    task = json.loads(git(repo, "cat-file", "-p", "refs/hydrate/tasks/M-1002:task.json"))
+    assert task["format"] == 1 and task["id"] == "M-1002" and task["status"] == "open"
+    # one commit per change, by the configured identity, with a reflog entry
+    log = git(repo, "log", "--format=%an <%ae>|%s", "refs/hydrate/tasks/M-1002").splitlines()
+    assert log == [
+        f"{GIT_NAME} <{GIT_EMAIL}>|hydrate: context-add M-1002 {digest[:12]} from repo/edge-notes",
+        f"{GIT_NAME} <{GIT_EMAIL}>|hydrate: task-add M-1002",
+    ]
+    assert len(git(repo, "reflog", "show", "refs/hydrate/tasks/M-1002").splitlines()) == 2
+    assert git(repo, "status", "--porcelain") == ""
+    fsck(repo)
+
+
+def test_identical_bodies_are_one_blob_and_upsert(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger, "A-1")
+    make_task(ledger, "B-1")
+    first = ledger.add_context("A-1", "shared body", "one", priority=1)
+    ledger.add_context("B-1", "shared body", "two")
+    assert first["created"] is True
+    again = ledger.add_context("A-1", "shared body", "renamed", priority=7, ttl=60)
+    assert again["created"] is False and again["changed"] is True
+    entries = ledger.context_entries("A-1")
+    assert len(entries) == 1
+    assert entries[0]["source"] == "renamed" and entries[0]["priority"] == 7
+    assert entries[0]["expires"] is not None
+    oids = {
+        git(
+            repo, "rev-parse", f"refs/hydrate/tasks/{t}:bodies/{first['hash'][:2]}/{first['hash']}"
+        ).strip()
+        for t in ("A-1", "B-1")
+    }
+    assert len(oids) == 1
+    # the very same attachment again writes nothing
+    tip = git(repo, "rev-parse", "refs/hydrate/tasks/B-1")
+    assert ledger.add_context("B-1", "shared body", "two")["changed"] is False
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/B-1") == tip
+    fsck(repo)
+
+
+def test_context_entries_are_in_packing_order(ledger: Ledger) -> None:
+    make_task(ledger)
+    for text, prio in (("low", 0), ("high", 10), ("mid", 5), ("also high", 10)):
+        ledger.add_context("M-1002", text, f"src-{text}", priority=prio)
+    entries = ledger.context_entries("M-1002")
+    keys = [(-e["priority"], e["hash"]) for e in entries]
+    assert keys == sorted(keys)
+    assert [e["priority"] for e in entries] == [10, 10, 5, 0]
+
+
+def test_remove_context_drops_link_and_body(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    entry = ledger.add_context("M-1002", "to be removed", "tmp")
+    ledger.remove_context("M-1002", entry["hash"][:8])
+    assert ledger.context_entries("M-1002") == []
+    assert "bodies" not in git(repo, "ls-tree", "--name-only", "refs/hydrate/tasks/M-1002")
+    with pytest.raises(NotFound):
+        ledger.remove_context("M-1002", entry["hash"])
+    fsck(repo)
+
+
+def test_bodies_survive_gc(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    bodies = [f"body number {i}\n" * (i + 1) for i in range(5)]
+    for i, body in enumerate(bodies):
+        ledger.add_context("M-1002", body, f"s{i}")
+    git(repo, "gc", "--prune=now", "--quiet")
+    with Ledger(repo) as fresh:
+        for entry in fresh.context_entries("M-1002"):
+            assert fresh.read_body("M-1002", entry["hash"]) in bodies
+        packet = fresh.pack("M-1002")["packet"]
+    assert sorted(c["body"] for c in packet["context"]) == sorted(bodies)
+    fsck(repo)
+
+
+def test_edit_task(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    task = ledger.edit_task("M-1002", priority=1, tags=["api", "urgent"], title="Health check")
+    assert (task["priority"], task["tags"], task["title"]) == (
+        1,
+        ["api", "urgent"],
+        "Health check",
+    )
+    subject = git(repo, "log", "-1", "--format=%s", "refs/hydrate/tasks/M-1002").strip()
+    assert subject == "hydrate: task-edit M-1002 (priority, tags, title)"
+    tip = git(repo, "rev-parse", "refs/hydrate/tasks/M-1002")
+    ledger.edit_task("M-1002", priority=1)
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/M-1002") == tip
+    with pytest.raises(ValidationError):
+        ledger.edit_task("M-1002", status="done")
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda led: led.add_task("M-1002", objective="again", acceptance="x"), Conflict),
+        (lambda led: led.add_task("m-1002", objective="case", acceptance="x"), Conflict),
+        (lambda led: led.add_task("bad/id", objective="x", acceptance="x"), ValidationError),
+        (lambda led: led.add_task("-lead", objective="x", acceptance="x"), ValidationError),
+        (lambda led: led.add_task("a..b", objective="x", acceptance="x"), ValidationError),
+        (lambda led: led.add_task("x.lock", objective="x", acceptance="x"), ValidationError),
+        (lambda led: led.add_task("N-1", objective="", acceptance="x"), ValidationError),
+        (
+            lambda led: led.add_task("N-1", objective="x", acceptance="x", kind="chore"),
+            ValidationError,
+        ),
+        (
+            lambda led: led.add_task("N-1", objective="x", acceptance="x", priority=4),
+            ValidationError,
+        ),
+        (lambda led: led.add_context("NOPE-1", "body", "src"), NotFound),
+        (lambda led: led.add_context("M-1002", b"\xff\xfe", "src"), ValidationError),
+        (lambda led: led.add_context("M-1002", "a\0b", "src"), ValidationError),
+        (lambda led: led.add_context("M-1002", "body", "two\nlines"), ValidationError),
+        (lambda led: led.add_context("M-1002", "body", ""), ValidationError),
+        (lambda led: led.add_context("M-1002", "body", "src", ttl=0), ValidationError),
+        (lambda led: led.add_context("M-1002", "body", "src", ttl=-5), ValidationError),
+        (lambda led: led.add_context("M-1002", "body", "src", priority="high"), ValidationError),
+        (lambda led: led.remove_context("M-1002", "zz"), ValidationError),
+    ],
+)
+def test_bad_input_writes_nothing(repo: Path, ledger: Ledger, call: object, error: type) -> None:
+    make_task(ledger)
+    before = git(repo, "for-each-ref")
+    with pytest.raises(error):
+        call(ledger)  # type: ignore[operator]
+    assert git(repo, "for-each-ref") == before
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(NotARepository):
+        Ledger(tmp_path)
+    with pytest.raises(NotARepository):
+        Ledger(tmp_path / "ledger.sqlite")
+
+
+def test_sha256_repository(tmp_path: Path) -> None:
+    path = tmp_path / "s256"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(path))
+    with Ledger(path) as ledger:
+        make_task(ledger)
+        entry = ledger.add_context("M-1002", "sha-256 world", "src")
+        assert len(entry["oid"]) == 64
+        assert entry["oid"] == git(path, "hash-object", "--stdin", input="sha-256 world").strip()
+        assert ledger.pack("M-1002")["packet"]["context"][0]["body"] == "sha-256 world"
+    fsck(path)
+    git(path, "gc", "--prune=now", "--quiet")
+    with Ledger(path) as ledger:
+        assert ledger.read_body("M-1002", entry["hash"]) == "sha-256 world"
+
+
+def test_linked_worktree_and_bare_repository_share_tasks(repo: Path, tmp_path: Path) -> None:
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt))
+    with Ledger(wt / ".") as ledger:
+        make_task(ledger)
+    with Ledger(repo) as ledger:
+        assert ledger.task_ids() == ["M-1002"]
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    with Ledger(bare) as ledger:
+        make_task(ledger, "B-7")
+        ledger.add_context("B-7", "bare body", "src")
+        assert ledger.pack("B-7")["packet"]["context"][0]["body"] == "bare body"
+    fsck(bare)
+
+
+def test_newer_format_is_refused(repo: Path, ledger: Ledger) -> None:
+    from git_hydrate import CorruptData
+
+    make_task(ledger)
+    tree = git(repo, "rev-parse", "refs/hydrate/tasks/M-1002^{tree}").strip()
+    task = json.loads(git(repo, "cat-file", "-p", f"{tree}:task.json"))
+    task["format"] = 2
+    blob = git(repo, "hash-object", "-w", "--stdin", input=json.dumps(task)).strip()
+    links = git(repo, "rev-parse", f"{tree}:links.json").strip()
+    new_tree = git(
+        repo, "mktree", input=f"100644 blob {links}\tlinks.json\n100644 blob {blob}\ttask.json\n"
+    ).strip()
+    commit = git(
+        repo, "commit-tree", new_tree, "-p", "refs/hydrate/tasks/M-1002", "-m", "future"
+    ).strip()
+    git(repo, "update-ref", "refs/hydrate/tasks/M-1002", commit)
+    with pytest.raises(CorruptData, match="format 2 is newer"):
+        ledger.get_task("M-1002")
+    with pytest.raises(CorruptData):
+        ledger.add_context("M-1002", "x", "y")
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/M-1002").strip() == commit
