@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+#: The project root: subprocesses import git_hydrate from here, not from
+#: whatever copy happens to be installed.
+ROOT = Path(__file__).resolve().parent.parent
 GIT_NAME = "Hydrate Tester"
 GIT_EMAIL = "tester@example.com"
 
@@ -83,6 +86,9 @@ def hydrate(
 ) -> Result:
     """Run `git-hydrate` as a real process (the installed entry point's code)."""
     full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), full_env.get("PYTHONPATH", "")) if p
+    )
     if env:
         full_env.update(env)
     proc = subprocess.run(
