@@ -559,6 +559,79 @@ class Ledger:
         result: dict[str, Any] = self._write(task_id, apply)
         return result
 
+    def add_contexts(
+        self, task_id: str, items: Iterable[tuple[str | bytes, str, int, float | None]]
+    ) -> dict[str, Any]:
+        """Attach many bodies in one commit: ``(body, source, priority, ttl)`` each.
+
+        The same rules as :meth:`add_context` apply to every item (a body met
+        twice keeps its last source, priority and expiry). New blobs are
+        written as one pack when there are many. Returns counts:
+        ``{"task_id", "added", "updated", "unchanged"}``.
+        """
+        validate.task_id(task_id)
+        limit = self.config_int("hydrate.maxBodyBytes", validate.DEFAULT_MAX_BODY_BYTES)
+        now = self._clock()
+        prepared: dict[str, tuple[bytes, str, int, int | None]] = {}
+        for body, source, priority, ttl in items:
+            data = validate.body_bytes(body, limit)
+            seconds = validate.ttl(ttl)
+            expires = None if seconds is None else int(now + seconds + 0.999999)
+            prepared[hashlib.sha256(data).hexdigest()] = (
+                data,
+                validate.source_label(source),
+                validate.context_priority(priority),
+                expires,
+            )
+        digests = list(prepared)
+        oids = self.repo.write_blobs([prepared[d][0] for d in digests])
+        new_links = {
+            digest: Link(
+                sha256=digest,
+                oid=oid.decode("ascii"),
+                size=len(prepared[digest][0]),
+                source=prepared[digest][1],
+                priority=prepared[digest][2],
+                expires=prepared[digest][3],
+            )
+            for digest, oid in zip(digests, oids, strict=True)
+        }
+
+        def apply(state: TaskState | None) -> Change:
+            if state is None:
+                self._load(task_id)
+                raise AssertionError("unreachable")
+            current = {link.sha256: link for link in state.links}
+            counts: dict[str, Any] = {"task_id": task_id, "added": 0, "updated": 0, "unchanged": 0}
+            bodies: dict[bytes, bytes | None] = {}
+            for digest, link in new_links.items():
+                old = current.get(digest)
+                if old == link:
+                    counts["unchanged"] += 1
+                    continue
+                counts["added" if old is None else "updated"] += 1
+                current[digest] = link
+                bodies[body_path(digest)] = link.oid.encode("ascii")
+            if not bodies:
+                raise Unchanged(counts)
+            return Change(
+                task=state.task,
+                links=list(current.values()),
+                bodies=bodies,
+                message=_message(
+                    f"context-add {task_id} ({counts['added']} added, "
+                    f"{counts['updated']} updated)",
+                    "context-add-many",
+                    task_id,
+                    added=str(counts["added"]),
+                    updated=str(counts["updated"]),
+                ),
+                result=counts,
+            )
+
+        result: dict[str, Any] = self._write(task_id, apply)
+        return result
+
     # -- packing ---------------------------------------------------------------
 
     def _now(self, now: datetime | float | None) -> float:

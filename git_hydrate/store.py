@@ -157,22 +157,44 @@ class Repository:
         self._env = env
         self._cwd = cwd
         self._check_extensions()
-        from dulwich.repo import Repo
-
-        try:
-            self._repo: Repo = Repo(self.common_dir)
-        except Exception as exc:  # dulwich raises several kinds for unusable repos
-            raise UnsupportedRepository(
-                f"cannot open the repository at {self.common_dir}: {exc}"
-            ) from None
-        self.object_format = self._repo.object_format
+        self._dulwich: Repo | None = None
+        self._cat_file: _CatFile | None = None
+        self._packed_refs: dict[bytes, bytes] | None = None
         self._identity: Identity | None = None
+
+    @property
+    def _repo(self) -> Repo:
+        """The dulwich repository, opened on first use (writes and history walks).
+
+        Reads go through ``git cat-file --batch`` and the ref files, so
+        commands that only read never pay for importing dulwich.
+        """
+        if self._dulwich is None:
+            from dulwich.repo import Repo
+
+            try:
+                self._dulwich = Repo(self.common_dir)
+            except Exception as exc:  # dulwich raises several kinds for unusable repos
+                raise UnsupportedRepository(
+                    f"cannot open the repository at {self.common_dir}: {exc}"
+                ) from None
+        return self._dulwich
+
+    @property
+    def object_format(self) -> Any:
+        """dulwich's object format (SHA-1 or SHA-256) of this repository."""
+        return self._repo.object_format
 
     # -- lifecycle -------------------------------------------------------
 
     def close(self) -> None:
-        """Release the repository's file handles."""
-        self._repo.close()
+        """Release the repository's file handles and helper process."""
+        if self._cat_file is not None:
+            self._cat_file.close()
+            self._cat_file = None
+        if self._dulwich is not None:
+            self._dulwich.close()
+            self._dulwich = None
 
     def __enter__(self) -> Repository:
         return self
@@ -191,11 +213,13 @@ class Repository:
 
     def _check_extensions(self) -> None:
         config = os.path.join(self.common_dir, "config")
+        self._sha256 = False
         try:
             with open(config, "rb") as fh:
                 text = fh.read().decode("utf-8", "replace").lower()
         except OSError:
             return
+        self._sha256 = "objectformat" in text and "sha256" in text
         if "refstorage" in text and "reftable" in text:
             raise UnsupportedRepository(
                 "this repository stores refs in reftable format, which git-hydrate cannot "
@@ -239,8 +263,72 @@ class Repository:
         """The object's id in this repository's hash (SHA-1 or SHA-256)."""
         return obj.get_id(self.object_format)
 
+    def _batch(self) -> _CatFile:
+        if self._cat_file is None:
+            self._cat_file = _CatFile(self.git_dir, self._cwd, self._env)
+        return self._cat_file
+
+    def read_raw(self, spec: bytes) -> tuple[bytes, bytes]:
+        """``(type, content)`` of the object ``spec`` names (an id or ``rev:path``).
+
+        Raises:
+            CorruptData: the object is missing.
+        """
+        found = self._batch().get(spec)
+        if found is None:
+            raise CorruptData(f"object {spec.decode('utf-8', 'replace')} is missing")
+        return found
+
+    def _read_typed(self, oid: bytes, kind: bytes) -> bytes:
+        found_kind, data = self.read_raw(oid)
+        if found_kind != kind:
+            raise CorruptData(
+                f"object {oid.decode()} is a {found_kind.decode()}, not a {kind.decode()}"
+            )
+        return data
+
+    def read_blob(self, oid: bytes) -> bytes:
+        """The content of the blob ``oid``."""
+        return self._read_typed(oid, b"blob")
+
+    def read_tree(self, oid: bytes) -> dict[bytes, tuple[int, bytes]]:
+        """The entries of the tree ``oid`` as ``{name: (mode, oid)}``."""
+        data = self._read_typed(oid, b"tree")
+        size = 32 if self._sha256 else 20
+        entries: dict[bytes, tuple[int, bytes]] = {}
+        pos = 0
+        try:
+            while pos < len(data):
+                space = data.index(b" ", pos)
+                nul = data.index(b"\0", space)
+                raw = data[nul + 1 : nul + 1 + size]
+                if len(raw) != size:
+                    raise ValueError("truncated entry")
+                entries[data[space + 1 : nul]] = (int(data[pos:space], 8), raw.hex().encode())
+                pos = nul + 1 + size
+        except ValueError:
+            raise CorruptData(f"tree {oid.decode()} is malformed") from None
+        return entries
+
+    def read_commit_tree(self, oid: bytes) -> tuple[bytes, list[bytes]]:
+        """The tree id and parent ids of the commit ``oid``."""
+        data = self._read_typed(oid, b"commit")
+        tree = b""
+        parents = []
+        for line in data.split(b"\n"):
+            if not line:
+                break
+            key, _, value = line.partition(b" ")
+            if key == b"tree":
+                tree = value
+            elif key == b"parent":
+                parents.append(value)
+        if not tree:
+            raise CorruptData(f"commit {oid.decode()} has no tree")
+        return tree, parents
+
     def read(self, oid: bytes) -> ShaFile:
-        """Read one object.
+        """Read one object as a dulwich object (for history walks).
 
         Raises:
             CorruptData: the object is missing or unreadable.
@@ -251,33 +339,6 @@ class Repository:
             raise CorruptData(f"object {oid.decode()} is missing from the repository") from None
         except Exception as exc:
             raise CorruptData(f"object {oid.decode()} is unreadable: {exc}") from None
-
-    def read_blob(self, oid: bytes) -> bytes:
-        """The content of the blob ``oid``."""
-        from dulwich.objects import Blob
-
-        obj = self.read(oid)
-        if not isinstance(obj, Blob):
-            raise CorruptData(f"object {oid.decode()} is a {obj.type_name.decode()}, not a blob")
-        return obj.as_raw_string()
-
-    def read_tree(self, oid: bytes) -> dict[bytes, tuple[int, bytes]]:
-        """The entries of the tree ``oid`` as ``{name: (mode, oid)}``."""
-        from dulwich.objects import Tree
-
-        obj = self.read(oid)
-        if not isinstance(obj, Tree):
-            raise CorruptData(f"object {oid.decode()} is a {obj.type_name.decode()}, not a tree")
-        return {entry.path: (entry.mode, entry.sha) for entry in obj.items()}
-
-    def read_commit_tree(self, oid: bytes) -> tuple[bytes, list[bytes]]:
-        """The tree id and parent ids of the commit ``oid``."""
-        from dulwich.objects import Commit
-
-        obj = self.read(oid)
-        if not isinstance(obj, Commit):
-            raise CorruptData(f"object {oid.decode()} is a {obj.type_name.decode()}, not a commit")
-        return obj.tree, list(obj.parents)
 
     def read_commit(self, oid: bytes) -> ShaFile:
         """The commit object ``oid`` (for history walks)."""
@@ -303,6 +364,30 @@ class Repository:
         if not self.has_object(oid):
             self._repo.object_store.add_object(blob)
         return oid
+
+    def write_blobs(self, datas: list[bytes], *, pack_threshold: int = 64) -> list[bytes]:
+        """Store many blobs; return their ids in order.
+
+        Up to ``pack_threshold`` new blobs are written loose; more go into one
+        pack, because thousands of loose files (or of small packs) make every
+        later read slower.
+        """
+        from dulwich.objects import Blob
+
+        blobs = [Blob.from_string(data) for data in datas]
+        oids = [self.object_id(blob) for blob in blobs]
+        seen: set[bytes] = set()
+        missing = []
+        for blob, oid in zip(blobs, oids, strict=True):
+            if oid not in seen and not self.has_object(oid):
+                missing.append(blob)
+            seen.add(oid)
+        if len(missing) > pack_threshold:
+            self._repo.object_store.add_objects([(blob, None) for blob in missing])
+        else:
+            for blob in missing:
+                self._repo.object_store.add_object(blob)
+        return oids
 
     def write_tree(self, entries: Mapping[bytes, tuple[int, bytes]]) -> bytes:
         """Store a tree of ``{name: (mode, oid)}`` and return its id."""
@@ -376,20 +461,58 @@ class Repository:
 
     # -- refs ------------------------------------------------------------
 
+    def _packed(self) -> dict[bytes, bytes]:
+        if self._packed_refs is None:
+            self._packed_refs = {}
+            try:
+                with open(os.path.join(self.common_dir, "packed-refs"), "rb") as fh:
+                    data = fh.read()
+            except FileNotFoundError:
+                return self._packed_refs
+            for line in data.splitlines():
+                if not line or line[:1] in (b"#", b"^"):
+                    continue
+                oid, _, name = line.partition(b" ")
+                self._packed_refs[name] = oid
+        return self._packed_refs
+
     def read_ref(self, name: bytes) -> bytes | None:
         """The commit a ref points at, or ``None`` if it does not exist."""
+        path = os.path.join(self.common_dir, os.fsdecode(name))
         try:
-            value = self._repo.refs.read_ref(name)  # type: ignore[arg-type]
-        except Exception as exc:
-            raise CorruptData(f"cannot read {name.decode()}: {exc}") from None
-        if value is None or value.startswith(b"ref: "):
+            with open(path, "rb") as fh:
+                value = fh.read().strip()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            self._packed_refs = None  # it may have just been packed
+            return self._packed().get(name)
+        except OSError as exc:
+            raise CorruptData(f"cannot read {name.decode()}: {exc.strerror}") from None
+        if value.startswith(b"ref: ") or not value:
             return None
         return value
 
     def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
         """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``)."""
-        refs = self._repo.refs.as_dict(prefix.rstrip(b"/"))  # type: ignore[arg-type]
-        return {bytes(name): bytes(oid) for name, oid in refs.items()}
+        self._packed_refs = None
+        found = {
+            name[len(prefix) :]: oid
+            for name, oid in self._packed().items()
+            if name.startswith(prefix)
+        }
+        base = os.path.join(self.common_dir, os.fsdecode(prefix))
+        for dirpath, _dirs, files in os.walk(base):
+            for filename in files:
+                if filename.endswith(".lock"):
+                    continue
+                full = os.path.join(dirpath, filename)
+                try:
+                    with open(full, "rb") as fh:
+                        value = fh.read().strip()
+                except OSError:
+                    continue  # removed meanwhile (pack-refs)
+                if value and not value.startswith(b"ref: "):
+                    found[os.fsencode(os.path.relpath(full, base)).replace(b"\\", b"/")] = value
+        return found
 
     def compare_and_swap(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
         """Move ``name`` from ``old`` (``None``: absent) to ``new``, atomically.
@@ -437,6 +560,51 @@ class Repository:
             raise RefRace(str(exc)) from None
         if not ok:
             raise RefRace(name.decode())
+
+
+class _CatFile:
+    """One long-lived ``git cat-file --batch`` process for reading objects."""
+
+    def __init__(self, git_dir: str, cwd: str | None, env: Mapping[str, str] | None) -> None:
+        try:
+            self._proc = subprocess.Popen(
+                ["git", "--git-dir", git_dir, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=cwd,
+                env=None if env is None else dict(env),
+            )
+        except FileNotFoundError:
+            raise NotARepository("the git binary was not found on PATH") from None
+
+    def get(self, spec: bytes) -> tuple[bytes, bytes] | None:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        if b"\n" in spec:
+            return None
+        try:
+            self._proc.stdin.write(spec + b"\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            raise CorruptData("git cat-file stopped unexpectedly") from None
+        header = self._proc.stdout.readline()
+        if not header:
+            raise CorruptData("git cat-file stopped unexpectedly")
+        parts = header.split()
+        if len(parts) != 3 or parts[1] in (b"missing", b"ambiguous"):
+            return None
+        size = int(parts[2])
+        data = self._proc.stdout.read(size)
+        self._proc.stdout.read(1)  # the newline after the content
+        if len(data) != size:
+            raise CorruptData("git cat-file stopped unexpectedly")
+        return parts[1], data
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc.wait()
 
 
 def retry_busy(attempts: int, what: str) -> Busy:

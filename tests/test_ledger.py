@@ -241,3 +241,39 @@ def test_newer_format_is_refused(repo: Path, ledger: Ledger) -> None:
     with pytest.raises(CorruptData):
         ledger.add_context("M-1002", "x", "y")
     assert git(repo, "rev-parse", "refs/hydrate/tasks/M-1002").strip() == commit
+
+
+def test_bulk_add_is_one_commit_and_one_pack(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    items = [(f"bulk body {i}\n", f"bulk/{i}", i % 5, None) for i in range(300)]
+    packs_before = list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    counts = ledger.add_contexts("M-1002", items)
+    assert counts == {"task_id": "M-1002", "added": 300, "updated": 0, "unchanged": 0}
+    packs_after = list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    assert len(packs_after) == len(packs_before) + 1
+    assert len(git(repo, "rev-list", "refs/hydrate/tasks/M-1002").split()) == 2
+    entries = ledger.context_entries("M-1002")
+    assert len(entries) == 300
+    keys = [(-e["priority"], e["hash"]) for e in entries]
+    assert keys == sorted(keys)
+    again = ledger.add_contexts("M-1002", items[:10])
+    assert again["unchanged"] == 10
+    fsck(repo)
+    git(repo, "gc", "--prune=now", "--quiet")
+    assert ledger.read_body("M-1002", entries[0]["hash"]).startswith("bulk body")
+
+
+def test_packed_refs_are_read_and_written(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        for i in range(5):
+            make_task(ledger, f"P-{i}")
+    git(repo, "pack-refs", "--all", "--prune")
+    assert not (repo / ".git" / "refs" / "hydrate" / "tasks" / "P-0").exists()
+    with Ledger(repo) as ledger:
+        assert ledger.task_ids() == [f"P-{i}" for i in range(5)]
+        ledger.add_context("P-3", "after packing", "src")
+        assert [e["source"] for e in ledger.context_entries("P-3")] == ["src"]
+        assert ledger.pack("P-3")["packet"]["context"][0]["body"] == "after packing"
+        assert len(ledger.list_tasks()) == 5
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/P-3^{tree}").strip()
+    fsck(repo)
