@@ -203,16 +203,21 @@ class Ledger:
             CorruptData: the tree is not a valid format-1 task, naming the task.
         """
         where = f"task {task_id}"
-        tree, _parents = self.repo.read_commit_tree(tip)
-        entries = self.repo.read_tree(tree)
-        task_entry = entries.get(_TASK_FILE)
-        links_entry = entries.get(_LINKS_FILE)
-        if task_entry is None or links_entry is None:
-            raise CorruptData(f"{where}: commit {tip.decode()} has no task.json or links.json")
-        task = codec.decode_task(self.repo.read_blob(task_entry[1]), f"{where}: task.json")
-        links = codec.decode_links(self.repo.read_blob(links_entry[1]), f"{where}: links.json")
-        if task.id != task_id:
-            raise CorruptData(f"{where}: task.json names task {task.id!r}")
+        try:
+            tree, _parents = self.repo.read_commit_tree(tip)
+            entries = self.repo.read_tree(tree)
+            task_entry = entries.get(_TASK_FILE)
+            links_entry = entries.get(_LINKS_FILE)
+            if task_entry is None or links_entry is None:
+                raise CorruptData(f"{where}: commit {tip.decode()} has no task.json or links.json")
+            task = codec.decode_task(self.repo.read_blob(task_entry[1]), f"{where}: task.json")
+            links = codec.decode_links(self.repo.read_blob(links_entry[1]), f"{where}: links.json")
+            if task.id != task_id:
+                raise CorruptData(f"{where}: task.json names task {task.id!r}")
+        except CorruptData as exc:
+            if str(exc).startswith(where):
+                raise
+            raise CorruptData(f"{where}: {exc}") from None
         return TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
 
     def _load(self, task_id: str) -> TaskState:
@@ -293,7 +298,10 @@ class Ledger:
         raise NotFound(f"task {task_id} has no context {digest}")
 
     def _read_link_body(self, task_id: str, link: Link) -> str:
-        data = self.repo.read_blob(link.oid.encode())
+        try:
+            data = self.repo.read_blob(link.oid.encode())
+        except CorruptData as exc:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]}: {exc}") from None
         if hashlib.sha256(data).hexdigest() != link.sha256:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
         try:
@@ -342,6 +350,14 @@ class Ledger:
                 time.sleep(random.uniform(0.001, 0.004) * min(attempt + 1, 10))
                 continue
             return change.result
+        lock = os.path.join(self.repo.common_dir, os.fsdecode(ref) + ".lock")
+        if os.path.exists(lock):
+            age = time.time() - os.stat(lock).st_mtime
+            raise Busy(
+                f"task {task_id} is locked by {lock} ({age:.0f} s old); if no git or "
+                "git-hydrate process is writing it, clear it with: "
+                "git hydrate doctor --clear-stale-locks"
+            )
         raise Busy(
             f"task {task_id} kept changing under this write ({MAX_ATTEMPTS} attempts); try again"
         )

@@ -1,0 +1,58 @@
+"""doctor: check every task; clear lock files left by dead writers."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import echo_json, json_option, open_ledger
+
+
+@click.command("doctor")
+@click.option(
+    "--clear-stale-locks",
+    is_flag=True,
+    help="Remove lock files under refs/hydrate/ older than --older-than that no process holds.",
+)
+@click.option(
+    "--older-than",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How old a lock file must be to count as left behind.",
+)
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_json: bool) -> int:
+    """Check every task (format, JSON, bodies against their sha256) and report per task.
+
+    Exits 1 when a problem was found.
+
+    \b
+    Examples:
+      git hydrate doctor
+      git hydrate doctor --clear-stale-locks --older-than 300
+    """
+    from ..doctor import check
+    from ..doctor import clear_stale_locks as clear
+
+    with open_ledger(ctx) as ledger:
+        removed = clear(ledger.repo.common_dir, older_than) if clear_stale_locks else []
+        report = check(ledger)
+    report["removed_locks"] = removed
+    if as_json:
+        echo_json(ctx, report)
+    else:
+        for lock in removed:
+            click.echo(f"removed stale lock {lock['path']} ({lock['age_seconds']} s old)")
+        for task in report["tasks"]:
+            if task["ok"]:
+                click.echo(f"ok      {task['task_id']}")
+            for problem in task["problems"]:
+                click.echo(f"problem {task['task_id']}: {problem}")
+        for lock in report["locks"]:
+            state = "held by a running process" if lock["held"] else "not held"
+            click.echo(f"lock    {lock['path']} ({lock['age_seconds']} s old, {state})")
+        bad = sum(not t["ok"] for t in report["tasks"])
+        click.echo(f"{len(report['tasks'])} task(s) checked, {bad} with problems")
+    return 0 if report["ok"] else 1

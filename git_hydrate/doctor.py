@@ -1,0 +1,146 @@
+"""Health checks of stored tasks, and safe removal of lock files left by dead writers.
+
+Every problem is reported per task; one damaged task never stops the check of
+the others. Nothing here changes a task; ``clear_stale_locks`` removes only
+lock files under ``refs/hydrate/`` that are older than a threshold and that no
+running process holds open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from .errors import CorruptData
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
+
+__all__ = ["DEFAULT_STALE_SECONDS", "check", "check_task", "clear_stale_locks", "find_locks"]
+
+#: A lock older than this, held by no process, is considered left behind.
+DEFAULT_STALE_SECONDS: Final = 60.0
+
+
+def check_task(ledger: Ledger, task_id: str) -> list[str]:
+    """The problems of one task (an empty list when it is healthy)."""
+    from .ledger import body_path, ref_name
+
+    tip = ledger.repo.read_ref(ref_name(task_id))
+    if tip is None:
+        return ["the task ref disappeared during the check"]
+    try:
+        state = ledger.read_state(task_id, tip)
+    except CorruptData as exc:
+        return [str(exc).removeprefix(f"task {task_id}: ")]
+    problems: list[str] = []
+    try:
+        tree = ledger.repo.read_tree(state.tree) if state.tree else {}
+        bodies = tree.get(b"bodies")
+        stored: dict[bytes, bytes] = {}
+        if bodies is not None:
+            for fan, (_mode, sub) in ledger.repo.read_tree(bodies[1]).items():
+                for name, (_m, oid) in ledger.repo.read_tree(sub).items():
+                    stored[b"bodies/" + fan + b"/" + name] = oid
+    except CorruptData as exc:
+        return [f"tree: {exc}"]
+    seen: set[str] = set()
+    for link in state.links:
+        short = link.sha256[:12]
+        if link.sha256 in seen:
+            problems.append(f"context {short} is linked twice")
+        seen.add(link.sha256)
+        path = body_path(link.sha256)
+        in_tree = stored.pop(path, None)
+        if in_tree is None:
+            problems.append(f"context {short} has no body at {path.decode()}")
+        elif in_tree.decode() != link.oid:
+            problems.append(f"context {short}: the link's oid differs from the tree's")
+        try:
+            data = ledger.repo.read_blob(link.oid.encode())
+        except CorruptData as exc:
+            problems.append(f"context {short}: {exc}")
+            continue
+        if hashlib.sha256(data).hexdigest() != link.sha256:
+            problems.append(f"context {short}: body does not match its sha256")
+        if len(data) != link.size:
+            problems.append(f"context {short}: size {len(data)} differs from recorded {link.size}")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"context {short}: body is not UTF-8")
+    for path in sorted(stored):
+        problems.append(f"unlinked body {path.decode()}")
+    return problems
+
+
+def _held_open(path: str) -> bool:
+    """Whether any process has ``path`` open (Linux /proc; False elsewhere)."""
+    target = os.path.realpath(path)
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return False
+    for pid in pids:
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"{fd_dir}/{fd}") == target:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def find_locks(common_dir: str, now: float | None = None) -> list[dict[str, Any]]:
+    """Every ``*.lock`` file under ``refs/hydrate/``: path, age in seconds, held open."""
+    now = time.time() if now is None else now
+    base = os.path.join(common_dir, "refs", "hydrate")
+    locks = []
+    for dirpath, _dirs, files in os.walk(base):
+        for name in files:
+            if not name.endswith(".lock"):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                age = now - os.stat(path).st_mtime
+            except OSError:
+                continue
+            locks.append({"path": path, "age_seconds": round(age, 1), "held": _held_open(path)})
+    return sorted(locks, key=lambda lock: str(lock["path"]))
+
+
+def clear_stale_locks(
+    common_dir: str, older_than: float = DEFAULT_STALE_SECONDS, now: float | None = None
+) -> list[dict[str, Any]]:
+    """Remove the lock files left by writers that are gone; return what was removed."""
+    removed = []
+    for lock in find_locks(common_dir, now):
+        if lock["age_seconds"] >= older_than and not lock["held"]:
+            try:
+                os.unlink(lock["path"])
+            except FileNotFoundError:
+                continue
+            removed.append(lock)
+    return removed
+
+
+def check(ledger: Ledger) -> dict[str, Any]:
+    """Check every live task and list the lock files; ``ok`` is False on any problem."""
+    tasks = []
+    for task_id in ledger.task_ids():
+        problems = check_task(ledger, task_id)
+        tasks.append({"task_id": task_id, "ok": not problems, "problems": problems})
+    locks = find_locks(ledger.repo.common_dir)
+    stale = [lock for lock in locks if not lock["held"]]
+    return {
+        "ok": all(t["ok"] for t in tasks) and not stale,
+        "tasks": tasks,
+        "locks": locks,
+    }

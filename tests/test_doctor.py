@@ -1,0 +1,154 @@
+"""Corrupt or hostile stored data is reported per task; stale locks are found and cleared."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from tests.conftest import git, hydrate
+
+REF = "refs/hydrate/tasks/"
+
+
+def put_tree(repo: Path, task: str, files: dict[str, str], message: str = "damage") -> None:
+    """Replace a task's tip with a commit whose tree holds ``files`` (path -> content)."""
+    index = repo / ".git" / "tmp-index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    import subprocess
+
+    subprocess.run(["git", "read-tree", "--empty"], cwd=repo, env=env, check=True)
+    for path, content in files.items():
+        oid = git(repo, "hash-object", "-w", "--stdin", input=content).strip()
+        subprocess.run(
+            ["git", "update-index", "--add", "--cacheinfo", f"100644,{oid},{path}"],
+            cwd=repo,
+            env=env,
+            check=True,
+        )
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    index.unlink()
+    commit = git(repo, "commit-tree", tree, "-p", REF + task, "-m", message).strip()
+    git(repo, "update-ref", REF + task, commit)
+
+
+def current(repo: Path, task: str, path: str) -> str:
+    return git(repo, "cat-file", "-p", f"{REF}{task}:{path}")
+
+
+@pytest.fixture
+def populated(repo: Path) -> Path:
+    with Ledger(repo) as ledger:
+        for task in ("GOOD-1", "BAD-1"):
+            ledger.add_task(task, objective="o", acceptance="a")
+            ledger.add_context(task, f"body of {task}", "src")
+    return repo
+
+
+def corrupt_cases(repo: Path) -> dict[str, dict[str, str]]:
+    task_json = current(repo, "BAD-1", "task.json")
+    links_json = current(repo, "BAD-1", "links.json")
+    link = json.loads(links_json)["links"][0]
+    body_path = f"bodies/{link['sha256'][:2]}/{link['sha256']}"
+    data = json.loads(task_json)
+    return {
+        "invalid JSON": {"task.json": "{not json", "links.json": links_json},
+        "wrong type": {
+            "task.json": json.dumps({**data, "priority": "high"}),
+            "links.json": links_json,
+        },
+        "unknown format": {
+            "task.json": json.dumps({**data, "format": 9}),
+            "links.json": links_json,
+        },
+        "hash mismatch": {
+            "task.json": task_json,
+            "links.json": links_json,
+            body_path: "tampered body",
+        },
+        "wrong shape": {"task.json/nested": "x", "links.json": links_json},
+        "enormous value": {
+            "task.json": json.dumps({**data, "priority": 10**30}),
+            "links.json": links_json,
+        },
+        "missing body": {"task.json": task_json, "links.json": links_json, body_path: "gone"},
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "invalid JSON",
+        "wrong type",
+        "unknown format",
+        "hash mismatch",
+        "wrong shape",
+        "enormous value",
+        "missing body",
+    ],
+)
+def test_damage_fails_for_that_task_only(populated: Path, case: str) -> None:
+    repo = populated
+    files = corrupt_cases(repo)[case]
+    if case == "hash mismatch":
+        # the link keeps its oid; point it at the tampered blob to forge a body
+        links = json.loads(files["links.json"])
+        tampered = git(repo, "hash-object", "-w", "--stdin", input="tampered body").strip()
+        links["links"][0]["oid"] = tampered
+        files["links.json"] = json.dumps(links)
+    put_tree(repo, "BAD-1", files)
+    if case == "missing body":
+        # the blob the link names is deleted from the object store
+        oid = json.loads(files["links.json"])["links"][0]["oid"]
+        (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    for args in (("show", "BAD-1"), ("pack", "BAD-1"), ("prompt", "BAD-1")):
+        result = hydrate(repo, *args)
+        if case in ("missing body", "hash mismatch") and args[0] == "show":
+            continue  # show lists links without reading bodies
+        assert result.returncode == 1, (case, args, result)
+        assert "BAD-1" in result.stderr, (case, args, result)
+        assert "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    good = hydrate(repo, "pack", "GOOD-1")
+    assert good.returncode == 0
+    assert json.loads(good.stdout)["packet"]["context"][0]["body"] == "body of GOOD-1"
+    report = hydrate(repo, "doctor", "--json")
+    assert report.returncode == 1
+    tasks = {t["task_id"]: t for t in json.loads(report.stdout)["tasks"]}
+    assert tasks["GOOD-1"]["ok"] is True
+    assert tasks["BAD-1"]["ok"] is False and tasks["BAD-1"]["problems"]
+    listing = hydrate(repo, "list")
+    assert "Traceback" not in listing.stderr
+
+
+def test_doctor_healthy(populated: Path) -> None:
+    result = hydrate(populated, "doctor")
+    assert result.returncode == 0, result
+    assert "ok      GOOD-1" in result.stdout
+    assert result.stdout.strip().endswith("2 task(s) checked, 0 with problems")
+
+
+def test_stale_lock_is_named_and_cleared(populated: Path) -> None:
+    lock = populated / ".git" / "refs" / "hydrate" / "tasks" / "GOOD-1.lock"
+    lock.write_text("0" * 40 + "\n")
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    blocked = hydrate(populated, "add", "GOOD-1", "--text", "new")
+    assert blocked.returncode == 75, blocked
+    assert str(lock) in blocked.stderr
+    assert "git hydrate doctor --clear-stale-locks" in blocked.stderr
+    report = json.loads(hydrate(populated, "doctor", "--json").stdout)
+    assert [entry["path"] for entry in report["locks"]] == [str(lock)]
+    young = populated / ".git" / "refs" / "hydrate" / "tasks" / "BAD-1.lock"
+    young.write_text("x")
+    cleared = hydrate(populated, "doctor", "--clear-stale-locks")
+    assert f"removed stale lock {lock}" in cleared.stdout
+    assert not lock.exists() and young.exists()  # a fresh lock may be a live writer
+    young.unlink()
+    assert hydrate(populated, "add", "GOOD-1", "--text", "new").returncode == 0
