@@ -144,6 +144,8 @@ class Ledger:
     ) -> None:
         self.repo = Repository(path)
         self._clock = clock
+        #: How many writes of this Ledger lost a race and were re-applied.
+        self.retries = 0
         self._config: dict[str, str] | None = None
 
     def close(self) -> None:
@@ -346,6 +348,7 @@ class Ledger:
             try:
                 self.repo.compare_and_swap(ref, tip, commit, change.message.splitlines()[0])
             except RefRace:
+                self.retries += 1
                 # Jittered, growing back-off: a few ms at first, bounded.
                 time.sleep(random.uniform(0.001, 0.004) * min(attempt + 1, 10))
                 continue

@@ -362,8 +362,25 @@ class Repository:
         blob = Blob.from_string(data)
         oid = self.object_id(blob)
         if not self.has_object(oid):
-            self._repo.object_store.add_object(blob)
+            self._add_object(blob)
         return oid
+
+    def _add_object(self, obj: ShaFile) -> None:
+        """Write one loose object, tolerating git's maintenance running beside us.
+
+        ``git repack -d``/``git prune-packed`` remove emptied ``objects/xx``
+        directories; one can vanish between dulwich creating it and opening
+        the temporary file inside, which surfaces as FileNotFoundError. The
+        write is idempotent, so it is simply tried again.
+        """
+        for attempt in range(20):
+            try:
+                self._repo.object_store.add_object(obj)
+                return
+            except FileNotFoundError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.001 * (attempt + 1))
 
     def write_blobs(self, datas: list[bytes], *, pack_threshold: int = 64) -> list[bytes]:
         """Store many blobs; return their ids in order.
@@ -386,7 +403,7 @@ class Repository:
             self._repo.object_store.add_objects([(blob, None) for blob in missing])
         else:
             for blob in missing:
-                self._repo.object_store.add_object(blob)
+                self._add_object(blob)
         return oids
 
     def write_tree(self, entries: Mapping[bytes, tuple[int, bytes]]) -> bytes:
@@ -398,7 +415,7 @@ class Repository:
             tree.add(name, mode, oid)  # type: ignore[arg-type]
         oid_ = self.object_id(tree)
         if not self.has_object(oid_):
-            self._repo.object_store.add_object(tree)
+            self._add_object(tree)
         return oid_
 
     def update_tree(self, root: bytes | None, changes: Mapping[bytes, bytes | None]) -> bytes:
@@ -456,7 +473,7 @@ class Repository:
         commit.encoding = None
         commit.message = message.encode("utf-8")
         oid = self.object_id(commit)
-        self._repo.object_store.add_object(commit)
+        self._add_object(commit)
         return oid
 
     # -- refs ------------------------------------------------------------
