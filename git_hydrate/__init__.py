@@ -27,6 +27,7 @@ __all__ = [
     "Ledger",
     "NotARepository",
     "NotFound",
+    "SecretDetected",
     "UnsupportedRepository",
     "ValidationError",
     "__version__",
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         HydrateError,
         NotARepository,
         NotFound,
+        SecretDetected,
         UnsupportedRepository,
         ValidationError,
     )
@@ -52,6 +54,7 @@ _ERRORS = {
     "HydrateError",
     "NotARepository",
     "NotFound",
+    "SecretDetected",
     "UnsupportedRepository",
     "ValidationError",
 }

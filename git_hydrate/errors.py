@@ -19,6 +19,7 @@ __all__ = [
     "HydrateError",
     "NotARepository",
     "NotFound",
+    "SecretDetected",
     "UnsupportedRepository",
     "ValidationError",
 ]
@@ -48,6 +49,10 @@ class HydrateError(Exception):
 
 class ValidationError(HydrateError, ValueError):
     """Input that is not acceptable: bad id, bad option value, non-UTF-8 body..."""
+
+
+class SecretDetected(ValidationError):
+    """A body looks like it carries a credential (refused unless explicitly allowed)."""
 
 
 class NotFound(HydrateError, LookupError):

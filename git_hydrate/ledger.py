@@ -26,7 +26,7 @@ from typing import Any, Final
 import msgspec
 
 from . import codec, context_expander, validate
-from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
+from .errors import Busy, Conflict, CorruptData, NotFound, SecretDetected, ValidationError
 from .model import INITIAL_STATION, Link, LinkList, PathNote, Task, packing_key
 from .store import RefRace, Repository
 
@@ -182,6 +182,37 @@ class Ledger:
         if value <= 0:
             raise ValidationError(f"git config {key} must be positive, not {raw!r}")
         return value
+
+    def config_bool(self, key: str, default: bool) -> bool:
+        """A boolean ``hydrate.*`` setting, read the way git reads booleans."""
+        raw = self.config(key)
+        if raw is None:
+            return default
+        text = raw.strip().lower()
+        if text in ("true", "yes", "on", "1", ""):
+            return True
+        if text in ("false", "no", "off", "0"):
+            return False
+        raise ValidationError(f"git config {key} must be a boolean, not {raw!r}")
+
+    def check_secrets(self, data: bytes, what: str, allow: bool | None) -> None:
+        """Refuse ``data`` if it looks like it holds a credential, unless allowed.
+
+        ``allow=None`` defers to ``git config hydrate.allowSecrets`` (default false).
+        """
+        if allow is None:
+            allow = self.config_bool("hydrate.allowSecrets", False)
+        if allow:
+            return
+        from .secrets import scan
+
+        findings = scan(data.decode("utf-8"), limit=3)
+        if findings:
+            listed = ", ".join(str(f) for f in findings)
+            raise SecretDetected(
+                f"{what} looks like it contains a secret ({listed}); not stored. "
+                "Remove it, or pass --allow-secrets (hydrate.allowSecrets=true) to store it anyway"
+            )
 
     def default_max_bytes(self) -> int:
         """``hydrate.maxBytes``, else :data:`DEFAULT_MAX_BYTES`."""
@@ -482,11 +513,15 @@ class Ledger:
         source: str,
         priority: int = 0,
         ttl: float | None = None,
+        *,
+        allow_secrets: bool | None = None,
     ) -> dict[str, Any]:
         """Attach ``body`` to a task; attaching it again updates source, priority, expiry.
 
-        Returns the attachment's entry plus ``created`` (a new link) and
-        ``changed`` (anything written).
+        A body that looks like it carries a credential is refused
+        (:class:`SecretDetected`) unless ``allow_secrets`` is true (``None``:
+        ``git config hydrate.allowSecrets``). Returns the attachment's entry
+        plus ``created`` (a new link) and ``changed`` (anything written).
         """
         validate.task_id(task_id)
         source = validate.source_label(source)
@@ -495,6 +530,7 @@ class Ledger:
         data = validate.body_bytes(
             body, self.config_int("hydrate.maxBodyBytes", validate.DEFAULT_MAX_BODY_BYTES)
         )
+        self.check_secrets(data, "context body", allow_secrets)
         digest = hashlib.sha256(data).hexdigest()
         expires = None if seconds is None else int(self._clock() + seconds + 0.999999)
         oid = self.repo.write_blob(data)
@@ -579,7 +615,11 @@ class Ledger:
         return result
 
     def add_contexts(
-        self, task_id: str, items: Iterable[tuple[str | bytes, str, int, float | None]]
+        self,
+        task_id: str,
+        items: Iterable[tuple[str | bytes, str, int, float | None]],
+        *,
+        allow_secrets: bool | None = None,
     ) -> dict[str, Any]:
         """Attach many bodies in one commit: ``(body, source, priority, ttl)`` each.
 
@@ -594,6 +634,7 @@ class Ledger:
         prepared: dict[str, tuple[bytes, str, int, int | None]] = {}
         for body, source, priority, ttl in items:
             data = validate.body_bytes(body, limit)
+            self.check_secrets(data, f"context body from {source}", allow_secrets)
             seconds = validate.ttl(ttl)
             expires = None if seconds is None else int(now + seconds + 0.999999)
             prepared[hashlib.sha256(data).hexdigest()] = (

@@ -49,6 +49,12 @@ def read_body_file(path: str) -> bytes:
     help="Higher packs first.",
 )
 @click.option("--ttl", type=click.FloatRange(min=0, min_open=True), help="Expire after SECONDS.")
+@click.option(
+    "--allow-secrets",
+    is_flag=True,
+    default=None,
+    help="Store the body even if it looks like it contains a credential.",
+)
 @json_option
 @click.pass_context
 def context_add(
@@ -59,6 +65,7 @@ def context_add(
     source_label: str,
     priority: int,
     ttl: float | None,
+    allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
     """Attach context to the task ID (exactly one of --file and --text).
@@ -81,7 +88,14 @@ def context_add(
     else:
         body = text
     with open_ledger(ctx) as ledger:
-        entry = ledger.add_context(task_id, body, source_label, priority=priority, ttl=ttl)
+        entry = ledger.add_context(
+            task_id,
+            body,
+            source_label,
+            priority=priority,
+            ttl=ttl,
+            allow_secrets=allow_secrets or None,
+        )
     if as_json:
         echo_json(ctx, entry)
         return

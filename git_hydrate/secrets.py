@@ -1,0 +1,111 @@
+"""Detecting credentials in context bodies before they are stored (and later pushed).
+
+Context travels to shared remotes and into prompts, so a body that looks like
+it carries a credential is refused by default. Findings name the rule and the
+line, never the matched text. The rules are one compiled alternation, so a
+body is scanned in a single pass (about 20 MB in well under a second here; see
+``benchmarks/bench_secrets.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["RULES", "Finding", "scan"]
+
+#: (rule name, pattern, triggers). A rule's regular expression runs only when
+#: one of its triggers (lower-case literals) occurs in the lower-cased text:
+#: substring search is far faster than a regex tried at every position.
+RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
+    (
+        "private-key",
+        r"-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----",
+        ("private key-----",),
+    ),
+    (
+        "aws-access-key-id",
+        r"(?<![0-9A-Za-z])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])",
+        ("akia", "asia", "abia", "acca"),
+    ),
+    (
+        "aws-secret-access-key",
+        r"(?i:aws_?secret_?access_?key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+        ("secret",),
+    ),
+    (
+        "github-token",
+        r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})(?![A-Za-z0-9_])",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    ("gitlab-token", r"glpat-[A-Za-z0-9_-]{20,}", ("glpat-",)),
+    ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",)),
+    ("stripe-key", r"[rs]k_live_[A-Za-z0-9]{20,}", ("k_live_",)),
+    ("google-api-key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", ("aiza",)),
+    (
+        "openai-key",
+        r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
+        ("t3blbkfj",),
+    ),
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{32,}", ("sk-ant-",)),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", ("npm_",)),
+    (
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        ("eyj",),
+    ),
+    (
+        "url-credentials",
+        r"://[^\s/:@\"'<>\[]{1,64}:"
+        r"(?!(?i:password|passwd|secret|token|changeme|x+|\*+)@)"
+        r"[^\s/:@\"'<>$%{}]{6,128}@[^\s/@\"'<>]",
+        ("://",),
+    ),
+    (
+        # .env-style assignment of a secret-looking literal to a secret-named key
+        "env-secret",
+        r"^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY"
+        r"|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*[ \t]*[=:][ \t]*[\"']?"
+        r"(?=[A-Za-z0-9_\-+/=!@%^&*.~]{12,}[\"']?[ \t]*(?:#.*)?$)"
+        r"(?=[^\n]*[0-9])(?=[^\n]*[A-Za-z])(?![^\n]*(?:change.?me|example|your_|xxxx|dummy"
+        r"|placeholder|redacted|<|\$\{|\$\())",
+        ("secret", "password", "passwd", "token", "api_key", "apikey", "access_key"),
+    ),
+)
+
+_COMPILED: Final = tuple(
+    (name, re.compile(pattern, re.MULTILINE), triggers) for name, pattern, triggers in RULES
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A secret-looking match: which rule, on which line (1-based). Never the text."""
+
+    rule: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.rule} on line {self.line}"
+
+
+def scan(text: str, *, limit: int = 20) -> list[Finding]:
+    """Secret-looking matches in ``text`` (at most ``limit``), in text order."""
+    lowered = text.lower()
+    hits: list[tuple[int, str]] = []
+    for name, pattern, triggers in _COMPILED:
+        if not any(trigger in lowered for trigger in triggers):
+            continue
+        for match in pattern.finditer(text):
+            hits.append((match.start(), name))
+            if len(hits) >= limit * 4:
+                break
+    hits.sort()
+    findings = []
+    line, last = 1, 0
+    for position, name in hits[:limit]:
+        line += text.count("\n", last, position)
+        last = position
+        findings.append(Finding(name, line))
+    return findings

@@ -1,0 +1,101 @@
+"""Credentials are refused by default, named by rule and line, never echoed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from git_hydrate import Ledger, SecretDetected
+from git_hydrate.secrets import RULES, scan
+from tests.conftest import git, hydrate
+
+# Built at run time so that no credential-shaped literal sits in the source.
+AWS_ID = "AKIA" + "IOSFODNN7" + "EXAMPLE"
+GITHUB = "ghp_" + "a1B2c3D4" * 5
+SAMPLES = {
+    "private-key": "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n",
+    "aws-access-key-id": f"aws_access_key_id = {AWS_ID}\n",
+    "aws-secret-access-key": "aws_secret_access_key = "
+    + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY"
+    + "A1b2C3d4e5"
+    + "\n",
+    "github-token": f"token: {GITHUB}\n",
+    "gitlab-token": "glpat-" + "x1Y2z3W4v5U6t7S8r9Q0" + "\n",
+    "slack-token": "xoxb-" + "1234567890-abcdefghij" + "\n",
+    "stripe-key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + "\n",
+    "google-api-key": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q" + "\n",
+    "openai-key": "sk-proj-" + "a1b2c3d4" * 3 + "T3Blbk" + "FJ" + "z9y8x7w6" * 3 + "\n",
+    "anthropic-key": "sk-ant-" + "api03-" + "a1b2c3d4" * 5 + "\n",
+    "npm-token": "npm_" + "a1b2c3d4e5f6" * 3 + "\n",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9."
+    + "eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n",
+    "url-credentials": "DATABASE=postgres://admin:" + "hunter2secret" + "@db.internal:5432/app\n",
+    "env-secret": "DEBUG=1\nSTRIPE_CLIENT_SECRET=" + "s3cr3tValue9876543" + "\n",
+}
+HARMLESS = [
+    "The edge proxy sets X-Request-Id on every response.",
+    'PASSWORD = os.environ["DB_PASSWORD"]\n',
+    "API_TOKEN=${API_TOKEN_FROM_VAULT}\n",
+    "DB_PASSWORD=changeme123456\n",
+    '"https://username:password@host.com:80/path"\n',
+    "def get_token(self) -> str:\n    return self._token\n",
+    "Use AKIA-style ids only in examples.\n",
+]
+
+
+def test_every_rule_has_a_sample() -> None:
+    assert {name for name, _pattern, _triggers in RULES} == set(SAMPLES)
+
+
+@pytest.mark.parametrize("rule", sorted(SAMPLES))
+def test_each_rule_fires_with_its_line(rule: str) -> None:
+    text = "first line\nsecond line\n" + SAMPLES[rule]
+    found = scan(text)
+    assert found and found[0].rule == rule
+    assert found[0].line == 3 + (1 if rule == "env-secret" else 0)
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_harmless_text_passes(text: str) -> None:
+    assert scan(text) == []
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=200))
+def test_scan_never_raises(text: str) -> None:
+    for finding in scan(text):
+        assert finding.line >= 1
+
+
+def test_refused_by_default_without_echoing(repo: Path) -> None:
+    hydrate(repo, "task-add", "S-1", "--objective", "o", "--acceptance", "a")
+    (repo / ".env").write_text("HOST=db\n" + SAMPLES["env-secret"])
+    before = git(repo, "for-each-ref")
+    refused = hydrate(repo, "add", "S-1", "--file", ".env")
+    assert refused.returncode == 1
+    assert "env-secret on line 3" in refused.stderr
+    assert "s3cr3tValue" not in refused.stderr and "s3cr3tValue" not in refused.stdout
+    assert "--allow-secrets" in refused.stderr
+    assert git(repo, "for-each-ref") == before
+    allowed = hydrate(repo, "add", "S-1", "--file", ".env", "--allow-secrets", "--json")
+    assert allowed.returncode == 0, allowed
+    assert json.loads(allowed.stdout)["created"] is True
+
+
+def test_config_switch_and_api(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("S-2", objective="o", acceptance="a")
+        with pytest.raises(SecretDetected, match="github-token on line 1"):
+            ledger.add_context("S-2", SAMPLES["github-token"], "src")
+        with pytest.raises(SecretDetected):
+            ledger.add_contexts("S-2", [("fine", "a", 0, None), (SAMPLES["jwt"], "b", 0, None)])
+        assert ledger.context_entries("S-2") == []
+        ledger.add_context("S-2", SAMPLES["github-token"], "src", allow_secrets=True)
+    git(repo, "config", "hydrate.allowSecrets", "true")
+    with Ledger(repo) as ledger:
+        ledger.add_context("S-2", SAMPLES["jwt"], "src")
+        assert len(ledger.context_entries("S-2")) == 2
