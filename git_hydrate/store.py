@@ -91,10 +91,16 @@ def run_git(
 
 
 def _first_line(data: bytes) -> str:
-    for line in data.decode("utf-8", "replace").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+    """git's error as one line: its first message plus indented continuation lines."""
+    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not lines:
+        return ""
+    message = lines[0].strip()
+    for line in lines[1:]:
+        if not line[:1].isspace():
+            break
+        message += " " + line.strip()
+    return message
 
 
 def _parse_tz(text: bytes) -> int:

@@ -14,17 +14,34 @@ from ._common import echo_json, json_option, open_ledger, short
 DEFAULT_SOURCE = "cli"
 
 
-def read_body_file(path: str) -> bytes:
-    """The bytes of ``path`` (``-`` is standard input), with one-line errors."""
+def read_body_file(path: str, limit: int) -> bytes:
+    """The bytes of ``path`` (``-`` is standard input), with one-line errors.
+
+    A file larger than ``limit`` is refused before it is read.
+    """
     if path == "-":
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise ValidationError(
+                f"standard input is over the limit of {limit} bytes "
+                "(raise hydrate.maxBodyBytes to allow it)"
+            )
+        return data
+    if os.path.islink(path) and not os.path.exists(path):
+        raise ValidationError(f"{path} is a broken or looping symbolic link")
     if os.path.isdir(path):
         raise ValidationError(f"{path} is a directory, not a file")
     if not os.path.exists(path):
         raise ValidationError(f"{path}: no such file")
     if not os.path.isfile(path):
-        raise ValidationError(f"{path} is not a regular file")
+        raise ValidationError(f"{path} is not a regular file (a FIFO, socket or device?)")
     try:
+        size = os.stat(path).st_size
+        if size > limit:
+            raise ValidationError(
+                f"{path} is {size} bytes, over the limit of {limit} "
+                "(raise hydrate.maxBodyBytes to allow it)"
+            )
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
@@ -80,14 +97,15 @@ def context_add(
     """
     if (file_ is None) == (text is None):
         raise click.UsageError("give exactly one of --file and --text")
-    body: Any
-    if file_ is not None:
-        body = read_body_file(file_)
-        if source_label == DEFAULT_SOURCE and file_ != "-":
-            source_label = file_
-    else:
-        body = text
+    body: Any = text
     with open_ledger(ctx) as ledger:
+        if file_ is not None:
+            from ..validate import DEFAULT_MAX_BODY_BYTES
+
+            limit = ledger.config_int("hydrate.maxBodyBytes", DEFAULT_MAX_BODY_BYTES)
+            body = read_body_file(file_, limit)
+            if source_label == DEFAULT_SOURCE and file_ != "-":
+                source_label = file_
         entry = ledger.add_context(
             task_id,
             body,
