@@ -34,6 +34,11 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "expand": ("packing", "expand"),
     "prompt": ("packing", "prompt"),
     "demo": ("demo", "demo"),
+    "status": ("lifecycle", "status"),
+    "checkpoint": ("lifecycle", "checkpoint"),
+    "log": ("lifecycle", "log"),
+    "archive": ("lifecycle", "archive"),
+    "unarchive": ("lifecycle", "unarchive"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}
