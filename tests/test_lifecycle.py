@@ -5,6 +5,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -686,3 +690,78 @@ def test_lifecycle_commands_have_help_with_an_example(repo: Path) -> None:
         result = hydrate(repo, command, "-h")
         assert result.returncode == 0, result
         assert "Example" in result.stdout and result.stderr == ""
+
+
+def _spawn(repo: Path, script: str, *args: str) -> subprocess.Popen[str]:
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_archiving_under_concurrent_checkpoints_loses_nothing(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        make(ledger, "D-1", status="done")
+    writer = _spawn(
+        repo,
+        # A busy worker: a checkpoint every few milliseconds until the task is gone.
+        "import random, time\n"
+        "from git_hydrate import Ledger, NotFound\n"
+        "n = 0\n"
+        "with Ledger('.') as led:\n"
+        "    for i in range(1, 2000):\n"
+        "        try:\n"
+        "            led.add_checkpoint('D-1', f'c{i}', '', '', i)\n"
+        "        except NotFound:\n"
+        "            break\n"
+        "        n = i\n"
+        "        time.sleep(random.uniform(0, 0.01))\n"
+        "print(n)\n",
+    )
+    with Ledger(repo) as ledger:
+        deadline = time.monotonic() + 30
+        while len(git(repo, "rev-list", "refs/hydrate/tasks/D-1").split()) < 10:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert ledger.archive(done=True)["archived"] == ["D-1"]
+    out, err = writer.communicate(timeout=60)
+    assert writer.returncode == 0, err
+    written = int(out)
+    with Ledger(repo) as ledger:
+        status = ledger.status("D-1")
+        assert status["archived"] is True
+        assert status["checkpoints"] == written
+        assert status["metrics"]["reported_tokens"] == written
+    fsck(repo)
+
+
+def test_concurrent_archivers_both_land(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        for n in range(12):
+            make(ledger, f"D-{n}", status="done")
+    script = (
+        "import sys\n"
+        "from git_hydrate import Ledger\n"
+        "with Ledger('.') as led:\n"
+        "    for task_id in sys.argv[1:]:\n"
+        "        led.archive([task_id])\n"
+    )
+    procs = [
+        _spawn(repo, script, *[f"D-{n}" for n in range(0, 12, 2)]),
+        _spawn(repo, script, *[f"D-{n}" for n in range(1, 12, 2)]),
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    with Ledger(repo) as ledger:
+        assert ledger.task_ids() == []
+        assert len(ledger.list_tasks(archived=True)) == 12
+    assert len(git(repo, "rev-list", "--first-parent", "refs/hydrate/archive").split()) == 13
+    fsck(repo)
