@@ -221,7 +221,7 @@ class Ledger:
         validate.task_id(task_id)
         tip = self._tip(task_id)
         if tip is None:
-            if self._archived(task_id):
+            if self._archived(task_id, strict=False):
                 raise NotFound(
                     f"task {task_id} is archived; bring it back with: "
                     f"git hydrate unarchive {task_id}"
@@ -709,10 +709,16 @@ class Ledger:
 
     # -- lifecycle (see git_hydrate.lifecycle) -----------------------------------
 
-    def _archived(self, task_id: str) -> bool:
+    def _archived(self, task_id: str, *, strict: bool = True) -> bool:
+        """Whether ``task_id`` is in the archive (``strict=False``: a damaged archive says no)."""
         from .lifecycle import archive_entry
 
-        return archive_entry(self, task_id) is not None
+        try:
+            return archive_entry(self, task_id) is not None
+        except CorruptData:
+            if strict:
+                raise
+            return False
 
     def set_status(self, task_id: str, station: str) -> dict[str, Any]:
         """Move the task to ``station`` (see :data:`git_hydrate.model.TRANSITIONS`)."""

@@ -33,7 +33,16 @@ import msgspec
 
 from . import codec, validate
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
-from .model import FORMAT_VERSION, TRANSITIONS, Checkpoint
+from .model import (
+    FORMAT_VERSION,
+    TRANSITIONS,
+    Checkpoint,
+    Kind,
+    ObjectIdHex,
+    Priority,
+    Station,
+    TaskId,
+)
 from .store import RefRace, read_commit_info, update_refs_atomically
 
 if TYPE_CHECKING:
@@ -71,11 +80,11 @@ _TRAILER_RE: Final = re.compile(r"^Hydrate-([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)
 class ArchivedTask(msgspec.Struct, kw_only=True):
     """One task in the archive index: where its history ends, and what ``list`` shows."""
 
-    tip: str
+    tip: ObjectIdHex
     title: str
-    status: str
-    kind: str
-    priority: int
+    status: Station
+    kind: Kind
+    priority: Priority
     tags: list[str] = []
     attachments: int = 0
     archived_at: str = ""
@@ -86,7 +95,7 @@ class ArchiveIndex(msgspec.Struct, kw_only=True):
     """``index.json`` of the archive ref. Field order is storage format."""
 
     format: int = FORMAT_VERSION
-    tasks: dict[str, ArchivedTask] = {}
+    tasks: dict[TaskId, ArchivedTask] = {}
 
 
 _index_decoder = msgspec.json.Decoder(ArchiveIndex)

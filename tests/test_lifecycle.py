@@ -765,3 +765,31 @@ def test_concurrent_archivers_both_land(repo: Path) -> None:
         assert len(ledger.list_tasks(archived=True)) == 12
     assert len(git(repo, "rev-list", "--first-parent", "refs/hydrate/archive").split()) == 13
     fsck(repo)
+
+
+def test_damaged_or_newer_archive_is_a_clear_error(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        make(ledger, "D-1", status="done")
+        ledger.archive(["D-1"])
+    cases = [
+        ('{"format":2,"tasks":{}}', "stored format 2 is newer than this git-hydrate"),
+        (
+            '{"format":1,"tasks":{"D-1":{"tip":"zz","title":"t","status":"done",'
+            '"kind":"code","priority":2}}}',
+            "at `$.tasks[...].tip`",
+        ),
+        ("not json", "JSON is malformed"),
+    ]
+    for index, reason in cases:
+        blob = git(repo, "hash-object", "-w", "--stdin", input=index).strip()
+        tree = git(repo, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
+        commit = git(repo, "commit-tree", tree, "-p", "refs/hydrate/archive", "-m", "x").strip()
+        git(repo, "update-ref", "refs/hydrate/archive", commit)
+        before = refs(repo)
+        for args in (("list", "--archived"), ("show", "D-1"), ("unarchive", "D-1")):
+            result = hydrate(repo, *args)
+            assert result.returncode == 1, (index, args, result)
+            assert result.stderr.startswith("error: refs/hydrate/archive: index.json: ")
+            assert reason in result.stderr, (index, args, result)
+            assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+        assert refs(repo) == before
