@@ -431,10 +431,9 @@ class Ledger:
             created_at=iso_utc(self._clock()),
         )
         self._check_case_collision(task_id)
-        if self._archived(task_id):
-            raise Conflict(
-                f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
-            )
+        from .lifecycle import refuse_archived_id
+
+        refuse_archived_id(self, task_id)
 
         def apply(state: TaskState | None) -> Change:
             if state is not None:

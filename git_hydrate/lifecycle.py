@@ -59,6 +59,7 @@ __all__ = [
     "archived_tasks",
     "log",
     "read_any",
+    "refuse_archived_id",
     "set_status",
     "status",
     "statuses",
@@ -435,6 +436,26 @@ def archive_entry(ledger: Ledger, task_id: str) -> ArchivedTask | None:
     return index.tasks.get(task_id)
 
 
+def refuse_archived_id(ledger: Ledger, task_id: str) -> None:
+    """Refuse a new task whose id is archived, or differs from an archived one only by case.
+
+    Raises:
+        Conflict: naming the archived task and how to bring it back.
+    """
+    _tip, _tree, index = _read_archive(ledger)
+    if task_id in index.tasks:
+        raise Conflict(
+            f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
+        )
+    folded = task_id.casefold()
+    for other in index.tasks:
+        if other.casefold() == folded:
+            raise Conflict(
+                f"task id {task_id!r} differs from archived task {other!r} only by case; "
+                "ids must stay distinct on case-insensitive file systems"
+            )
+
+
 def _entry_dict(task_id: str, entry: ArchivedTask) -> dict[str, Any]:
     return {
         "task_id": task_id,
@@ -670,6 +691,7 @@ def unarchive(ledger: Ledger, task_id: str) -> dict[str, Any]:
             raise Conflict(
                 f"a live task {task_id} exists beside the archived one; rename or archive it first"
             )
+        ledger._check_case_collision(task_id)
         assert archive_tip is not None
         tip = entry.tip.encode("ascii")
         state = ledger.read_state(task_id, tip)

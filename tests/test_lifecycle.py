@@ -606,6 +606,8 @@ def test_archived_tasks_are_read_only_until_unarchived(repo: Path, ledger: Ledge
         assert str(info.value) == hint
     with pytest.raises(Conflict, match="task D-1 is archived"):
         make(ledger, "D-1")
+    with pytest.raises(Conflict, match="differs from archived task 'D-1' only by case"):
+        make(ledger, "d-1")
     with pytest.raises(NotFound, match="not in the archive"):
         ledger.unarchive("O-9")
     assert refs(repo) == before
