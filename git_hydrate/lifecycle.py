@@ -25,7 +25,7 @@ import heapq
 import random
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,7 +43,7 @@ from .model import (
     Station,
     TaskId,
 )
-from .store import RefRace, read_commit_info, update_refs_atomically
+from .store import CommitInfo, RefRace, read_commit_info, update_refs_atomically
 
 if TYPE_CHECKING:
     from .ledger import Ledger, TaskState
@@ -344,7 +344,7 @@ def parse_trailers(message: str) -> dict[str, list[str]]:
     return trailers
 
 
-def _log_entry(info: Any) -> dict[str, Any]:
+def _log_entry(info: CommitInfo) -> dict[str, Any]:
     from .ledger import iso_utc
 
     subject = info.message.split("\n", 1)[0].strip()
@@ -493,7 +493,7 @@ def task_filter(
     status: str | Iterable[str] | None = None,
     kind: str | Iterable[str] | None = None,
     tag: str | Iterable[str] | None = None,
-) -> Any:
+) -> Callable[[dict[str, Any]], bool]:
     """A predicate over list items: any of ``status``, any of ``kind``, all of ``tag``.
 
     Raises:
