@@ -795,3 +795,29 @@ def test_damaged_or_newer_archive_is_a_clear_error(repo: Path) -> None:
             assert reason in result.stderr, (index, args, result)
             assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
         assert refs(repo) == before
+
+
+def test_log_walks_merges_and_foreign_commits_once(repo: Path, ledger: Ledger) -> None:
+    make(ledger)
+    first = git(repo, "rev-parse", "refs/hydrate/tasks/M-1").strip()
+    ledger.edit_task("M-1", priority=1)
+    ours = git(repo, "rev-parse", "refs/hydrate/tasks/M-1").strip()
+    theirs = git(
+        repo, "commit-tree", f"{first}^{{tree}}", "-p", first, "-m", "edited elsewhere"
+    ).strip()
+    merge = git(
+        repo, "commit-tree", f"{ours}^{{tree}}", "-p", ours, "-p", theirs, "-m", "merge"
+    ).strip()
+    git(repo, "update-ref", "refs/hydrate/tasks/M-1", merge, ours)
+    entries = ledger.log("M-1")
+    assert sorted(e["commit"] for e in entries) == sorted([first, ours, theirs, merge])
+    assert entries[0] == {
+        "commit": merge,
+        "when": entries[0]["when"],
+        "who": ME,
+        "action": "merge",
+        "summary": "merge",
+        "details": {},
+    }
+    assert entries[-1]["action"] == "task-add"
+    assert {e["action"] for e in entries[1:3]} == {"commit", "task-edit"}
