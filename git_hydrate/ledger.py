@@ -117,6 +117,8 @@ class Unchanged(Exception):
 def _message(summary: str, action: str, task_id: str, **trailers: str) -> str:
     lines = [f"hydrate: {summary}", "", f"Hydrate-Action: {action}", f"Hydrate-Task: {task_id}"]
     for key, value in trailers.items():
+        # A trailer is one line: fold any line break a value may carry.
+        value = value if value.isprintable() else " ".join(value.split())
         lines.append(f"Hydrate-{key.replace('_', '-').title()}: {value}")
     return "\n".join(lines) + "\n"
 
@@ -257,6 +259,11 @@ class Ledger:
         validate.task_id(task_id)
         tip = self._tip(task_id)
         if tip is None:
+            if self._archived(task_id, strict=False):
+                raise NotFound(
+                    f"task {task_id} is archived; bring it back with: "
+                    f"git hydrate unarchive {task_id}"
+                )
             raise NotFound(
                 f"no task {task_id!r}; create it with: git hydrate task-add {task_id} "
                 "--objective TEXT --acceptance TEXT"
@@ -269,9 +276,14 @@ class Ledger:
         return self._tip(task_id) is not None
 
     def get_task(self, task_id: str) -> dict[str, Any]:
-        """The task's fields as a plain dict (plus ``attachments`` and ``tip``)."""
-        state = self._load(task_id)
-        return self._task_dict(state)
+        """The task's fields as a plain dict (plus ``attachments``, ``tip``, ``archived``).
+
+        An archived task is read from the archive (``archived`` is true).
+        """
+        from .lifecycle import read_any
+
+        state, archived = read_any(self, task_id)
+        return {**self._task_dict(state), "archived": archived}
 
     def _task_dict(self, state: TaskState) -> dict[str, Any]:
         data: dict[str, Any] = msgspec.to_builtins(state.task)
@@ -287,8 +299,28 @@ class Ledger:
         data["tip"] = state.tip.decode() if state.tip else None
         return data
 
-    def list_tasks(self) -> list[dict[str, Any]]:
-        """A summary of every live task, sorted by id."""
+    def list_tasks(
+        self,
+        *,
+        status: str | Iterable[str] | None = None,
+        kind: str | Iterable[str] | None = None,
+        tag: str | Iterable[str] | None = None,
+        archived: bool = False,
+    ) -> list[dict[str, Any]]:
+        """A summary of every live task, sorted by id.
+
+        Args:
+            status: Only tasks at this station (or any of these stations).
+            kind: Only tasks of this kind (or any of these kinds).
+            tag: Only tasks carrying this tag (or all of these tags).
+            archived: List the archived tasks instead (with ``archived_at``
+                and ``archived_by``).
+        """
+        from . import lifecycle
+
+        if archived:
+            return lifecycle.archived_tasks(self, status=status, kind=kind, tag=tag)
+        match = lifecycle.task_filter(status=status, kind=kind, tag=tag)
         result = []
         for task_id in self.task_ids():
             state = self._load(task_id)
@@ -304,11 +336,16 @@ class Ledger:
                     "attachments": len(state.links),
                 }
             )
-        return result
+        return [item for item in result if match(item)]
 
     def context_entries(self, task_id: str) -> list[dict[str, Any]]:
-        """The task's attachments in packing order: priority descending, then hash."""
-        state = self._load(task_id)
+        """The task's attachments in packing order: priority descending, then hash.
+
+        An archived task's attachments are read from the archive.
+        """
+        from .lifecycle import read_any
+
+        state, _archived = read_any(self, task_id)
         return [self._entry(link) for link in state.links]
 
     @staticmethod
@@ -444,6 +481,9 @@ class Ledger:
             created_at=iso_utc(self._clock()),
         )
         self._check_case_collision(task_id)
+        from .lifecycle import refuse_archived_id
+
+        refuse_archived_id(self, task_id)
 
         def apply(state: TaskState | None) -> Change:
             if state is not None:
@@ -454,7 +494,13 @@ class Ledger:
             return Change(
                 task=task,
                 links=[],
-                message=_message(f"task-add {task_id}", "task-add", task_id),
+                message=_message(
+                    f"task-add {task_id}",
+                    "task-add",
+                    task_id,
+                    title=task.title,
+                    status=task.status,
+                ),
             )
 
         self._write(task_id, apply)
@@ -792,6 +838,72 @@ class Ledger:
                 yield task_id, self._load(task_id)
             except CorruptData as exc:
                 yield task_id, exc
+
+    # -- lifecycle (see git_hydrate.lifecycle) -----------------------------------
+
+    def _archived(self, task_id: str, *, strict: bool = True) -> bool:
+        """Whether ``task_id`` is in the archive (``strict=False``: a damaged archive says no)."""
+        from .lifecycle import archive_entry
+
+        try:
+            return archive_entry(self, task_id) is not None
+        except CorruptData:
+            if strict:
+                raise
+            return False
+
+    def set_status(self, task_id: str, station: str) -> dict[str, Any]:
+        """Move the task to ``station`` (see :data:`git_hydrate.model.TRANSITIONS`)."""
+        from . import lifecycle
+
+        return lifecycle.set_status(self, task_id, station)
+
+    def add_checkpoint(
+        self,
+        task_id: str,
+        summary: str,
+        evidence: str = "",
+        next_step: str = "",
+        tokens: int = 0,
+    ) -> dict[str, Any]:
+        """Record a checkpoint; ``tokens`` is cumulative and may not decrease."""
+        from . import lifecycle
+
+        return lifecycle.add_checkpoint(self, task_id, summary, evidence, next_step, tokens)
+
+    def status(self, task_id: str, now: datetime | float | None = None) -> dict[str, Any]:
+        """The task's station, counts, latest checkpoint, budget and metrics."""
+        from . import lifecycle
+
+        return lifecycle.status(self, task_id, now)
+
+    def statuses(
+        self,
+        station: str | Iterable[str] | None = None,
+        now: datetime | float | None = None,
+    ) -> list[dict[str, Any]]:
+        """:meth:`status` of every live task, optionally only at ``station``."""
+        from . import lifecycle
+
+        return lifecycle.statuses(self, station, now)
+
+    def log(self, task_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The task's history, newest first, from its commit chain."""
+        from . import lifecycle
+
+        return lifecycle.log(self, task_id, limit)
+
+    def archive(self, task_ids: Iterable[str] = (), *, done: bool = False) -> dict[str, Any]:
+        """Fold done/cancelled tasks into ``refs/hydrate/archive``; delete their refs."""
+        from . import lifecycle
+
+        return lifecycle.archive(self, task_ids, done=done)
+
+    def unarchive(self, task_id: str) -> dict[str, Any]:
+        """Restore an archived task's ref."""
+        from . import lifecycle
+
+        return lifecycle.unarchive(self, task_id)
 
 
 def path_note_dicts(items: Iterable[PathNote]) -> list[dict[str, str]]:

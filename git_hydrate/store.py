@@ -633,3 +633,82 @@ class _CatFile:
 def retry_busy(attempts: int, what: str) -> Busy:
     """The error raised when ``attempts`` compare-and-swaps all lost their race."""
     return Busy(f"{what}: the task kept changing under us ({attempts} attempts); try again")
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """What a history walk needs from one commit."""
+
+    oid: bytes
+    tree: bytes
+    parents: list[bytes]
+    author: str
+    author_time: int
+    committer: str
+    commit_time: int
+    message: str
+
+
+def read_commit_info(repo: Repository, oid: bytes) -> CommitInfo:
+    """The fields of the commit ``oid`` as plain Python values.
+
+    Raises:
+        CorruptData: ``oid`` is missing or is not a commit.
+    """
+    from dulwich.objects import Commit
+
+    obj = repo.read(oid)
+    if not isinstance(obj, Commit):
+        raise CorruptData(f"object {oid.decode()} is a {obj.type_name.decode()}, not a commit")
+    return CommitInfo(
+        oid=oid,
+        tree=bytes(obj.tree),
+        parents=[bytes(p) for p in obj.parents],
+        author=obj.author.decode("utf-8", "replace"),
+        author_time=int(obj.author_time),
+        committer=obj.committer.decode("utf-8", "replace"),
+        commit_time=int(obj.commit_time),
+        message=obj.message.decode("utf-8", "replace"),
+    )
+
+
+def update_refs_atomically(
+    repo: Repository,
+    updates: Iterable[tuple[bytes, bytes | None, bytes | None]],
+    message: str,
+) -> None:
+    """Apply several compare-and-swaps as one all-or-nothing transaction.
+
+    Each update is ``(ref, old, new)``: ``old`` ``None`` means the ref must not
+    exist, ``new`` ``None`` deletes it. ``git update-ref --stdin`` locks every
+    ref, checks every old value, and only then changes them all
+    (https://git-scm.com/docs/git-update-ref), which dulwich cannot do for
+    several refs at once.
+
+    Raises:
+        RefRace: a ref was locked or no longer had its expected value; nothing
+            changed, re-read and retry.
+        CorruptData: git refused for another reason.
+    """
+    lines = []
+    for name, old, new in updates:
+        ref = name.decode("ascii")
+        if new is None:
+            if old is None:
+                raise ValueError(f"update of {ref} neither creates nor deletes")
+            lines.append(f"delete {ref} {old.decode()}")
+        elif old is None:
+            lines.append(f"create {ref} {new.decode()}")
+        else:
+            lines.append(f"update {ref} {new.decode()} {old.decode()}")
+    proc = repo.git(
+        ["update-ref", "--create-reflog", "-m", message, "--stdin"],
+        input=("\n".join(lines) + "\n").encode("ascii"),
+        check=False,
+    )
+    if proc.returncode == 0:
+        return
+    error = _first_line(proc.stderr)
+    if "lock" in error or "exists" in error or "expected" in error:
+        raise RefRace(error)
+    raise CorruptData(error or "git update-ref failed")

@@ -35,6 +35,11 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "prompt": ("packing", "prompt"),
     "demo": ("demo", "demo"),
     "doctor": ("doctor", "doctor"),
+    "status": ("lifecycle", "status"),
+    "checkpoint": ("lifecycle", "checkpoint"),
+    "log": ("lifecycle", "log"),
+    "archive": ("lifecycle", "archive"),
+    "unarchive": ("lifecycle", "unarchive"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

@@ -78,7 +78,8 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
 
 
 def _print_task(task: dict[str, Any]) -> None:
-    click.echo(f"task {task['task_id']}: {task['title']}")
+    archived = " (archived)" if task.get("archived") else ""
+    click.echo(f"task {task['task_id']}{archived}: {task['title']}")
     click.echo(
         f"status {task['status']} · kind {task['kind']} · priority {task['priority']}"
         f" · token budget {task['token_budget']} · {task['attachments']} attachment(s)"
@@ -160,17 +161,39 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
 
 
 @click.command("list")
+@click.option(
+    "--status",
+    "stations",
+    multiple=True,
+    metavar="STATION",
+    help="Only tasks at STATION (repeatable: any of them).",
+)
+@click.option(
+    "--kind", "kinds", multiple=True, type=KIND_CHOICE, help="Only this kind (repeatable)."
+)
+@click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: all).")
+@click.option("--archived", is_flag=True, help="List the archived tasks instead.")
 @json_option
 @click.pass_context
-def list_tasks(ctx: click.Context, as_json: bool) -> None:
-    """List the live tasks.
+def list_tasks(
+    ctx: click.Context,
+    stations: tuple[str, ...],
+    kinds: tuple[str, ...],
+    tags: tuple[str, ...],
+    archived: bool,
+    as_json: bool,
+) -> None:
+    """List the live tasks (or the archived ones), optionally filtered.
 
     \b
     Example:
-      git hydrate list --json
+      git hydrate list --status in_progress --status review --tag api
+      git hydrate list --archived --json
     """
     with open_ledger(ctx) as ledger:
-        tasks = ledger.list_tasks()
+        tasks = ledger.list_tasks(
+            status=stations or None, kind=kinds or None, tag=tags or None, archived=archived
+        )
     if as_json:
         echo_json(ctx, tasks)
         return

@@ -1,0 +1,275 @@
+"""status, checkpoint, log, archive, unarchive."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._common import IsoTime, echo_json, json_option, open_ledger
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+STATIONS_HELP = "open, in_progress, blocked, review, done, cancelled"
+
+
+def _budget_line(status: dict[str, Any]) -> str:
+    reported = status["metrics"]["reported_tokens"]
+    budget = status["token_budget"]
+    if not budget:
+        return f"tokens: {reported} reported, no budget set"
+    remaining = status["budget_remaining"]
+    if remaining < 0:
+        return f"tokens: {reported} of {budget} reported, OVER BUDGET by {-remaining}"
+    return f"tokens: {reported} of {budget} reported, {remaining} remaining"
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    archived = " (archived)" if status["archived"] else ""
+    click.echo(f"task {status['task_id']}{archived}: {status['title']}")
+    click.echo(
+        f"status {status['status']} · kind {status['kind']} · priority {status['priority']}"
+    )
+    click.echo(
+        f"context: {status['attachments']} attachment(s), {status['live']} live, "
+        f"{status['expired']} expired"
+    )
+    click.echo(_budget_line(status))
+    click.echo("cash cost and token savings: not measured (no provider metering)")
+    checkpoint = status["checkpoint"]
+    if checkpoint is None:
+        click.echo("no checkpoint yet")
+        return
+    click.echo(
+        f"latest checkpoint (#{status['checkpoints']}, {checkpoint['tokens']} tokens, "
+        f"{checkpoint['at']}, {checkpoint['author']}):"
+    )
+    for label, key in (
+        ("Summary", "summary"),
+        ("Evidence", "evidence"),
+        ("Next step", "next_step"),
+    ):
+        click.echo(f"  {label}: {checkpoint[key]}")
+
+
+def _status_row(status: dict[str, Any]) -> str:
+    reported = status["metrics"]["reported_tokens"]
+    tokens = f"{reported}/{status['token_budget']}" if status["token_budget"] else f"{reported}"
+    over = " OVER" if status["over_budget"] else ""
+    expired = f" ({status['expired']} expired)" if status["expired"] else ""
+    return (
+        f"{status['task_id']}\t{status['status']}\t{status['kind']}\tp{status['priority']}"
+        f"\t{status['attachments']} ctx{expired}\t{tokens} tokens{over}\t{status['title']}"
+    )
+
+
+@click.command("status")
+@click.argument("task_id", metavar="[ID]", required=False)
+@click.option(
+    "--set",
+    "new_station",
+    metavar="STATION",
+    help=f"Move the task ID to STATION ({STATIONS_HELP}).",
+)
+@click.option(
+    "--station",
+    "stations",
+    multiple=True,
+    metavar="STATION",
+    help="Without ID: only tasks at STATION (repeatable).",
+)
+@click.option(
+    "--now",
+    type=IsoTime(),
+    default=None,
+    help="Count expired attachments at this moment instead of the current time.",
+)
+@json_option
+@click.pass_context
+def status(
+    ctx: click.Context,
+    task_id: str | None,
+    new_station: str | None,
+    stations: tuple[str, ...],
+    now: datetime | None,
+    as_json: bool,
+) -> None:
+    """Show where a task stands, or move it to another station.
+
+    With ID: its station, attachments (live/expired), latest checkpoint, token
+    budget and metrics. Without ID: one line per live task. Stations and the
+    allowed moves:
+
+    \b
+      open        -> in_progress, blocked, cancelled   (a new task starts here)
+      in_progress -> blocked, review, done, open, cancelled
+      blocked     -> open, in_progress, cancelled
+      review      -> in_progress, done, cancelled
+      done        -> open
+      cancelled   -> open
+
+    \b
+    Example:
+      git hydrate status M-1002 --set in_progress
+      git hydrate status M-1002 --json
+      git hydrate status --station blocked --station review
+    """
+    if task_id is None and new_station is not None:
+        raise click.UsageError("--set needs the task ID")
+    if task_id is not None and stations:
+        raise click.UsageError("--station filters the list of all tasks; omit ID to use it")
+    with open_ledger(ctx) as ledger:
+        if task_id is None:
+            rows = ledger.statuses(list(stations) or None, now=now)
+            if as_json:
+                echo_json(ctx, rows)
+            else:
+                for row in rows:
+                    click.echo(_status_row(row))
+            return
+        moved = ledger.set_status(task_id, new_station) if new_station is not None else None
+        result = ledger.status(task_id, now=now)
+    if as_json:
+        echo_json(ctx, result)
+    elif moved is not None:
+        if moved["changed"]:
+            click.echo(f"task {task_id}: {moved['from']} -> {moved['to']}")
+        else:
+            click.echo(f"task {task_id} is already {moved['to']}")
+    else:
+        _print_status(result)
+
+
+@click.command("checkpoint")
+@click.argument("task_id", metavar="ID")
+@click.option("--summary", required=True, help="What was done since the last checkpoint.")
+@click.option("--evidence", default="", help="What shows it (test output, commit, link).")
+@click.option("--next-step", "next_step", default="", help="What the next worker should do.")
+@click.option(
+    "--tokens",
+    required=True,
+    type=click.IntRange(min=0),
+    help="Cumulative tokens used on the task so far (never lower than the last checkpoint).",
+)
+@json_option
+@click.pass_context
+def checkpoint(
+    ctx: click.Context,
+    task_id: str,
+    summary: str,
+    evidence: str,
+    next_step: str,
+    tokens: int,
+    as_json: bool,
+) -> None:
+    """Record a checkpoint on the task ID (one commit, by your git identity).
+
+    The latest checkpoint goes into the packet and the prompt's
+    "## Latest checkpoint" section; earlier ones stay in the task's history.
+
+    \b
+    Example:
+      git hydrate checkpoint M-1002 --summary "handler and route added" \\
+          --evidence "pytest tests/test_health.py: 3 passed" \\
+          --next-step "add the X-Request-Id header" --tokens 18400
+    """
+    with open_ledger(ctx) as ledger:
+        result = ledger.add_checkpoint(task_id, summary, evidence, next_step, tokens)
+    if as_json:
+        echo_json(ctx, result)
+    else:
+        click.echo(
+            f"task {task_id}: checkpoint #{result['number']} recorded "
+            f"({result['tokens']} cumulative tokens)"
+        )
+
+
+@click.command("log")
+@click.argument("task_id", metavar="ID")
+@click.option(
+    "-n",
+    "--max-count",
+    "limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Show at most N changes.",
+)
+@json_option
+@click.pass_context
+def log(ctx: click.Context, task_id: str, limit: int | None, as_json: bool) -> None:
+    """Show the history of the task ID, newest first (archived tasks too).
+
+    Each change: when (UTC), who (the commit author) and what — task-add,
+    task-edit, context-add/-update/-rm, status, checkpoint, archive, unarchive —
+    read from the task's commit chain.
+
+    \b
+    Example:
+      git hydrate log M-1002
+      git hydrate log M-1002 --json -n 5
+    """
+    with open_ledger(ctx) as ledger:
+        entries = ledger.log(task_id, limit)
+    if as_json:
+        echo_json(ctx, entries)
+        return
+    for entry in entries:
+        said = entry["details"].get("checkpoint_summary")
+        extra = f": {said}" if said else ""
+        click.echo(
+            f"{entry['commit'][:12]}  {entry['when']}  {entry['who']}  {entry['summary']}{extra}"
+        )
+
+
+@click.command("archive")
+@click.argument("task_ids", metavar="[ID]...", nargs=-1)
+@click.option("--done", is_flag=True, help="Archive every live task that is done or cancelled.")
+@json_option
+@click.pass_context
+def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: bool) -> None:
+    """Fold done or cancelled tasks into refs/hydrate/archive and drop their refs.
+
+    The archive is one ref whose commit keeps every archived task's history
+    reachable; `list --archived`, `show`, `status` and `log` still read them,
+    and `unarchive` brings one back. Nothing is archived unless every named
+    task is done or cancelled.
+
+    \b
+    Example:
+      git hydrate archive M-1002 M-1003
+      git hydrate archive --done
+    """
+    if not task_ids and not done:
+        raise click.UsageError("name the tasks to archive, or use --done")
+    with open_ledger(ctx) as ledger:
+        result = ledger.archive(task_ids, done=done)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    if result["archived"]:
+        click.echo(f"archived {len(result['archived'])}: {', '.join(result['archived'])}")
+    if result["already_archived"]:
+        click.echo(f"already archived: {', '.join(result['already_archived'])}")
+    if not result["archived"] and not result["already_archived"]:
+        click.echo("nothing to archive: no live task is done or cancelled")
+
+
+@click.command("unarchive")
+@click.argument("task_id", metavar="ID")
+@json_option
+@click.pass_context
+def unarchive(ctx: click.Context, task_id: str, as_json: bool) -> None:
+    """Bring the archived task ID back as a live task (at the station it had).
+
+    \b
+    Example:
+      git hydrate unarchive M-1002
+      git hydrate status M-1002 --set open
+    """
+    with open_ledger(ctx) as ledger:
+        task = ledger.unarchive(task_id)
+    if as_json:
+        echo_json(ctx, task)
+    else:
+        click.echo(f"restored task {task['task_id']} ({task['status']}): {task['title']}")
