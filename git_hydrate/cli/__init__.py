@@ -34,6 +34,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "expand": ("packing", "expand"),
     "prompt": ("packing", "prompt"),
     "demo": ("demo", "demo"),
+    "hook": ("hooks", "hook"),
+    "hooks": ("hooks", "hooks_group"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}
