@@ -532,6 +532,17 @@ def _hooks_path_setting(ledger: Ledger) -> str | None:
     return value if proc.returncode == 0 and value else None
 
 
+def _install_python(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith("INSTALL_PYTHON="):
+            try:
+                words = shlex.split(line[len("INSTALL_PYTHON=") :])
+            except ValueError:
+                return None
+            return words[0] if words else None
+    return None
+
+
 def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
     """Install the pre-push shim; chain a pre-push hook of another origin.
 
@@ -603,20 +614,23 @@ def status(ledger: Ledger) -> dict[str, Any]:
     """Where the hook is, whether it is ours and current, and the settings it uses.
 
     Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign,
-    legacy, artefact_dir, strict, task_pattern}``.
+    legacy, python, artefact_dir, strict, task_pattern}``: ``current`` says the
+    installed shim is this version's; ``python`` is the interpreter it falls
+    back to when ``git-hydrate`` is not on ``PATH``.
     """
     directory = hooks_directory(ledger)
     hook = directory / _HOOK_NAME
     legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
     ours = _is_ours(hook)
     current = False
+    python = None
     if ours:
         try:
-            current = hook.read_bytes() == shim_text(sys.executable).encode("utf-8") and (
-                os.access(hook, os.X_OK)
-            )
-        except OSError:
-            current = False
+            text = hook.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        python = _install_python(text)
+        current = text == shim_text(python or "") and os.access(hook, os.X_OK)
     return {
         "hooks_dir": str(directory),
         "hooks_path": _hooks_path_setting(ledger),
@@ -625,6 +639,7 @@ def status(ledger: Ledger) -> dict[str, Any]:
         "current": current,
         "foreign": os.path.lexists(hook) and not ours,
         "legacy": str(legacy) if os.path.lexists(legacy) else None,
+        "python": python,
         "artefact_dir": str(artefact_directory(ledger)),
         "strict": strict_setting(ledger),
         "task_pattern": ledger.config("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,

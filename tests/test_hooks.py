@@ -387,9 +387,9 @@ def test_status_human_output(pushable: Path, env: dict[str, str]) -> None:
     assert before.returncode == 0 and before.stderr == ""
     assert (
         before.stdout.splitlines()[0]
-        == f"pre-push hook:  not installed: {pushable / '.git' / 'hooks' / 'pre-push'}"
+        == f"pre-push hook:   not installed: {pushable / '.git' / 'hooks' / 'pre-push'}"
     )
-    assert "strict:         no" in before.stdout.splitlines()
+    assert "strict:          no" in before.stdout.splitlines()
 
 
 def test_shim_in_the_repository_is_the_installed_one() -> None:

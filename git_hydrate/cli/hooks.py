@@ -196,9 +196,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ("pre-push hook", f"{state}: {result['hook']}"),
         ("core.hooksPath", result["hooks_path"] or "(not set)"),
         ("chained hook", result["legacy"] or "(none)"),
+        ("fallback python", result["python"] or "(none)"),
         ("artefacts", result["artefact_dir"]),
         ("strict", "yes" if result["strict"] else "no"),
         ("task pattern", result["task_pattern"]),
     ]
     for name, value in rows:
-        click.echo(f"{name + ':':16}{value}")
+        click.echo(f"{name + ':':17}{value}")
