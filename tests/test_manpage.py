@@ -197,3 +197,26 @@ def test_shell_completion_lists_commands(tmp_path: Path) -> None:
     env["_GIT_HYDRATE_COMPLETE"] = "bash_source"
     script = subprocess.run(["git-hydrate"], capture_output=True, text=True, env=env, check=False)
     assert "complete " in script.stdout and "_GIT_HYDRATE_COMPLETE" in script.stdout
+
+
+GIT_BASH_COMPLETION = Path("/usr/share/bash-completion/completions/git")
+
+
+@pytest.mark.skipif(not GIT_BASH_COMPLETION.is_file(), reason="git's bash completion is absent")
+def test_readme_completion_function_completes_git_hydrate(tmp_path: Path, repo: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    function = re.search(r"```bash\n(_git_hydrate\(\) \{.*?\n\})\n```", readme, re.S)
+    assert function, "the README lost its _git_hydrate completion function"
+    script = (
+        f"source {GIT_BASH_COMPLETION}\n{function.group(1)}\n"
+        'COMP_WORDS=(git hydrate hoo); COMP_CWORD=2; COMP_LINE="git hydrate hoo"\n'
+        'COMP_POINT=${#COMP_LINE}; __git_wrap__git_main; echo "${COMPREPLY[*]}"\n'
+        'COMP_WORDS=(git hydrate pack --max); COMP_CWORD=3; COMP_LINE="git hydrate pack --max"\n'
+        'COMP_POINT=${#COMP_LINE}; __git_wrap__git_main; echo "${COMPREPLY[*]}"\n'
+    )
+    env = hydrate_on_path(tmp_path / "bin")
+    proc = subprocess.run(
+        ["bash", "-c", script], cwd=repo, capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["hook hooks", "--max-bytes"]
