@@ -293,8 +293,9 @@ def render() -> str:
     lines += [
         ".sp",
         escape(
-            "Every command accepts -h and --help. Through git, --help opens this page "
-            "(git runs man git-hydrate), and -h prints the command's short help."
+            "Every command accepts -h and --help. git hydrate --help opens this page (git "
+            "runs man git-hydrate), and so does git-hydrate --help on a terminal; -h, and "
+            "--help after a command name, print the short help."
         ),
     ]
 

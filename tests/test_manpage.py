@@ -133,6 +133,27 @@ def test_git_hydrate_help_opens_the_page_from_a_venv_layout(tmp_path: Path, repo
     assert short.returncode == 0 and short.stderr == ""
     assert short.stdout.startswith("Usage: git hydrate [OPTIONS] COMMAND [ARGS]...")
 
+    # Called directly on a terminal, --help opens the page too; piped, it prints the short help.
+    primary, secondary = os.openpty()
+    direct = subprocess.Popen(
+        ["git-hydrate", "--help"], stdout=secondary, stderr=subprocess.PIPE, env=env, cwd=repo
+    )
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # EIO: the terminal's other side closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(primary)
+    assert direct.wait() == 0
+    assert b"GIT-HYDRATE(1)" in re.sub(b".\b", b"", b"".join(chunks))
+    piped = subprocess.run(["git-hydrate", "--help"], capture_output=True, text=True, env=env)
+    assert piped.stdout.startswith("Usage: git-hydrate [OPTIONS] COMMAND [ARGS]...")
+
 
 # -- git config through the real git binary -------------------------------------------
 
