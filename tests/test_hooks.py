@@ -478,3 +478,39 @@ def test_hook_outside_a_repository_is_not_blocking(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert result.stdout == ""
     assert result.stderr.startswith("warning: git-hydrate pre-push: not a git repository")
+
+
+def test_expiry_is_judged_at_the_pushed_commit_time(
+    repo: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created = 1_800_000_000
+    with Ledger(repo, clock=lambda: float(created)) as ledger:
+        ledger.add_task("M-7", objective="o", acceptance="a")
+        ledger.add_context("M-7", "short-lived note", "chat", ttl=60)
+    reports = []
+    for offset in (30, 120, 30):
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{created + offset} +0000")
+        head = commit(repo, f"M-7 at +{offset}s")
+        line = f"refs/heads/main {head} refs/heads/main {Z}\n"
+        result = run(repo, "git-hydrate", "hook", "pre-push", "--json", env=env, input=line)
+        assert result.returncode == 0, result
+        (task,) = json.loads(result.stdout)["tasks"]
+        manifest = json.loads(artefacts(repo, "M-7")["manifest.json"])
+        reports.append(([o["reason"] for o in task["omitted"]], manifest["now"]))
+    assert reports[0] == ([], "2027-01-15T08:00:30Z")
+    assert reports[1] == (["expired"], "2027-01-15T08:02:00Z")
+    assert reports[2] == reports[0]
+
+
+def test_status_of_a_shim_installed_by_another_python(pushable: Path) -> None:
+    with Ledger(pushable) as ledger:
+        assert hooks.install(ledger, python="/opt/other venv/bin/python")["action"] == "installed"
+        assert hooks.install(ledger, python="/opt/other venv/bin/python")["action"] == "unchanged"
+        state = hooks.status(ledger)
+        assert state["installed"] and state["current"] and not state["foreign"]
+        assert state["python"] == "/opt/other venv/bin/python"
+        hook = Path(state["hook"])
+        hook.write_text(hook.read_text().replace(" v1\n", " v0\n"))
+        assert not hooks.status(ledger)["current"]
+        assert hooks.install(ledger)["action"] == "updated"
+        assert hooks.status(ledger)["current"]
