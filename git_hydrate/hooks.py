@@ -342,6 +342,8 @@ def concerned_tasks(
         pattern = task_pattern(ledger)
     live = set(ledger.task_ids())
     found: dict[str, Concern] = {}
+    if not live:  # the common case in a repository without tasks: no git log at all
+        return found
     ordinary = []
     for update in updates:
         if update.is_deletion:
