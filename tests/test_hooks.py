@@ -514,3 +514,17 @@ def test_status_of_a_shim_installed_by_another_python(pushable: Path) -> None:
         assert not hooks.status(ledger)["current"]
         assert hooks.install(ledger)["action"] == "updated"
         assert hooks.status(ledger)["current"]
+
+
+def test_linked_worktree_shares_the_hook_and_the_artefact_dir(
+    pushable: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    linked = tmp_path / "linked"
+    git(pushable, "worktree", "add", "-q", "-b", "side", str(linked))
+    installed = run(linked, "git", "hydrate", "hooks", "install", env=env)
+    assert installed.stdout == f"installed {pushable / '.git' / 'hooks' / 'pre-push'}\n"
+    commit(linked, "M-1002 from a linked worktree")
+    pushed = run(linked, "git", "push", "-q", "origin", "side", env=env)
+    assert pushed.returncode == 0, pushed
+    assert "manifest.json" in artefacts(pushable, "M-1002")
+    assert git(linked, "status", "--porcelain") == ""
