@@ -40,6 +40,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "log": ("lifecycle", "log"),
     "archive": ("lifecycle", "archive"),
     "unarchive": ("lifecycle", "unarchive"),
+    "hook": ("hooks", "hook"),
+    "hooks": ("hooks", "hooks_group"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}
@@ -101,6 +103,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    if _open_manual(sys.argv[1:] if argv is None else argv):
+        return 0
     try:
         result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False, obj={})
     except HydrateError as exc:
@@ -132,6 +136,26 @@ def run(argv: list[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return 0
+
+
+def _open_manual(args: list[str]) -> bool:
+    """On a terminal, ``git-hydrate --help`` opens the man page, as ``git hydrate --help`` does.
+
+    ``-h`` (and ``--help`` when output is not a terminal or the page is not
+    installed) prints the short help.
+    """
+    if args != ["--help"] or not sys.stdout.isatty():
+        return False
+    import shutil
+    import subprocess
+
+    man = shutil.which("man")
+    if man is None:
+        return False
+    found = subprocess.run([man, "-w", "git-hydrate"], capture_output=True, check=False)
+    if found.returncode != 0:
+        return False
+    return subprocess.run([man, "git-hydrate"], check=False).returncode == 0
 
 
 def _prog_name() -> str:

@@ -1,0 +1,205 @@
+"""hook pre-push, hooks install|uninstall|status."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ._common import echo_json, json_option, open_ledger
+
+
+@click.group("hook")
+def hook() -> None:
+    """Run a git hook's logic (called by the installed hook scripts).
+
+    \b
+    Example:
+      git hydrate hook pre-push origin git@example.com:team/app.git < refs.txt
+    """
+
+
+@hook.command("pre-push")
+@click.argument("remote", required=False)
+@click.argument("url", required=False)
+@click.option(
+    "--strict/--no-strict",
+    default=None,
+    help="Block the push when a concerned task cannot be packed or has omissions "
+    "(default: git config hydrate.prePushStrict, else no).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing unless something is wrong.")
+@json_option
+@click.pass_context
+def pre_push(
+    ctx: click.Context,
+    remote: str | None,
+    url: str | None,
+    strict: bool | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Write prompt artefacts for the tasks a push concerns.
+
+    Reads git's pre-push input on stdin (<local ref> <local oid> <remote ref>
+    <remote oid> per line); with empty input, the range the pre-commit
+    framework exports (PRE_COMMIT_FROM_REF, PRE_COMMIT_TO_REF,
+    PRE_COMMIT_LOCAL_BRANCH, PRE_COMMIT_REMOTE_BRANCH). REMOTE and URL are the
+    arguments git passes to the hook. A task is concerned when its ref
+    (refs/hydrate/tasks/ID) is pushed, or when its id matches
+    hydrate.taskPattern in a pushed ref name or in a pushed commit's message.
+
+    Writes ID.prompt.md, ID.packet.json and manifest.json into
+    hydrate.artefactDir/ID (default: .git/hydrate/artefacts/ID). Expiry is
+    judged at the pushed commit's committer time, so the same task state and
+    commit give byte-identical files. Never blocks the push unless --strict
+    (or hydrate.prePushStrict) is set and a task cannot be packed or has
+    omissions.
+
+    \b
+    Example:
+      git hydrate hook pre-push origin <<EOF
+      refs/heads/M-1002-fix $(git rev-parse HEAD) refs/heads/M-1002-fix $(git rev-parse @{u})
+      EOF
+    """
+    from .. import hooks
+    from ..errors import HydrateError
+
+    data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+    blocking = bool(strict)
+    try:
+        with open_ledger(ctx) as ledger:
+            blocking = hooks.strict_setting(ledger) if strict is None else strict
+            updates = hooks.parse_pre_push(data.decode("utf-8", "surrogateescape"))
+            if not data.strip():
+                updates = hooks.updates_from_pre_commit(ledger, os.environ)
+            report = hooks.pre_push(ledger, updates)
+    except HydrateError as exc:
+        if blocking:
+            raise
+        click.echo(f"warning: git-hydrate pre-push: {exc}; the push goes on", err=True)
+        return
+    if as_json:
+        echo_json(
+            ctx, {**report, "strict": blocking, "blocked": blocking and bool(report["problems"])}
+        )
+    elif not quiet:
+        for task in report["tasks"]:
+            state = "wrote" if task["changed"] else "up to date:"
+            click.echo(
+                f"hydrate: {task['task']}: {state} {task['directory']} "
+                f"({task['total_bytes']} bytes, {len(task['omitted'])} omitted)",
+                err=True,
+            )
+    if not report["problems"]:
+        return
+    label = "error" if blocking else "warning"
+    for problem in report["problems"]:
+        click.echo(f"{label}: task {problem['task']}: {problem['reason']}", err=True)
+    if blocking:
+        click.echo(
+            "error: push blocked by hydrate.prePushStrict; fix the tasks above, "
+            "or push with --no-verify to skip the hook",
+            err=True,
+        )
+        ctx.exit(1)
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """Install, remove or inspect git-hydrate's pre-push hook.
+
+    The hook goes where git looks for hooks (core.hooksPath honoured). A
+    pre-push hook of another origin is kept: it is renamed pre-push.legacy and
+    runs first, with the same input; its failure still stops the push.
+
+    \b
+    Example:
+      git hydrate hooks install && git hydrate hooks status
+    """
+
+
+@hooks_group.command("install")
+@json_option
+@click.pass_context
+def install(ctx: click.Context, as_json: bool) -> None:
+    """Install the pre-push hook (again: refresh it; a foreign hook is chained).
+
+    \b
+    Example:
+      git hydrate hooks install
+    """
+    from .. import hooks
+
+    with open_ledger(ctx) as ledger:
+        result = hooks.install(ledger)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    words = {"installed": "installed", "updated": "updated", "unchanged": "already installed:"}
+    click.echo(f"{words[result['action']]} {result['hook']}")
+    if result["legacy"]:
+        click.echo(f"chained: {result['legacy']} runs first")
+
+
+@hooks_group.command("uninstall")
+@json_option
+@click.pass_context
+def uninstall(ctx: click.Context, as_json: bool) -> None:
+    """Remove the pre-push hook and restore the hook it chained, if any.
+
+    \b
+    Example:
+      git hydrate hooks uninstall
+    """
+    from .. import hooks
+
+    with open_ledger(ctx) as ledger:
+        result = hooks.uninstall(ledger)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    if result["action"] == "not-installed":
+        click.echo(f"not installed: {result['hook']} is not git-hydrate's hook")
+        return
+    click.echo(f"removed {result['hook']}")
+    if result["restored"]:
+        click.echo(f"restored the previous hook as {result['restored']}")
+
+
+@hooks_group.command("status")
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show where the hook is, whether it is installed and current, and its settings.
+
+    \b
+    Example:
+      git hydrate hooks status --json
+    """
+    from .. import hooks
+
+    with open_ledger(ctx) as ledger:
+        result: dict[str, Any] = hooks.status(ledger)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    if result["installed"]:
+        state = "installed" if result["current"] else "installed (outdated: run hooks install)"
+    elif result["foreign"]:
+        state = "not installed (another pre-push hook is there)"
+    else:
+        state = "not installed"
+    rows = [
+        ("pre-push hook", f"{state}: {result['hook']}"),
+        ("core.hooksPath", result["hooks_path"] or "(not set)"),
+        ("chained hook", result["legacy"] or "(none)"),
+        ("fallback python", result["python"] or "(none)"),
+        ("artefacts", result["artefact_dir"]),
+        ("strict", "yes" if result["strict"] else "no"),
+        ("task pattern", result["task_pattern"]),
+    ]
+    for name, value in rows:
+        click.echo(f"{name + ':':17}{value}")

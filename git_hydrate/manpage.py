@@ -1,0 +1,355 @@
+"""Generate ``man/git-hydrate.1`` from the command tree plus the prose below.
+
+Run ``python -m git_hydrate.manpage > man/git-hydrate.1`` after changing a
+command, an option or a setting; ``tests/test_manpage.py`` fails while the
+committed page differs from what this module generates.
+
+The COMMANDS section and each command's options come from the click objects
+registered in :data:`git_hydrate.cli.COMMANDS` (their help texts, exactly as
+``-h`` prints them); the other sections come from the data structures here.
+Add a ``hydrate.*`` setting by appending a :class:`ConfigKey` to
+:data:`CONFIG_KEYS`. Only the command line imports click: this module reads
+the command objects it is handed.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Final
+
+from . import __version__
+
+__all__ = ["CONFIG_KEYS", "EXIT_CODES", "ConfigKey", "render", "walk_commands"]
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One ``git config`` setting git-hydrate reads."""
+
+    name: str
+    #: What the value is: ``BYTES``, ``REGEX``, ``PATH``, ``BOOLEAN``...
+    value: str
+    default: str
+    description: str
+
+
+#: Every ``hydrate.*`` setting, in the order the man page lists them.
+CONFIG_KEYS: Final[list[ConfigKey]] = [
+    ConfigKey(
+        "hydrate.maxBytes",
+        "BYTES",
+        "131072",
+        "The byte budget of pack, expand and prompt when --max-bytes is not given, and of "
+        "the pre-push artefacts. The suffixes k, m and g multiply by 1024, 1024^2, 1024^3.",
+    ),
+    ConfigKey(
+        "hydrate.maxBodyBytes",
+        "BYTES",
+        "8388608",
+        "The largest body context-add accepts (same suffixes).",
+    ),
+    ConfigKey(
+        "hydrate.allowSecrets",
+        "BOOLEAN",
+        "false",
+        "When true, context-add stores bodies that look like they contain credentials "
+        "(private keys, cloud keys, tokens, passwords in URLs, .env secrets) instead of "
+        "refusing them. Prefer --allow-secrets for a single, deliberate exception.",
+    ),
+    ConfigKey(
+        "hydrate.taskPattern",
+        "REGEX",
+        r"\b[A-Z][A-Z0-9]*-[0-9]+\b",
+        "A Python regular expression that finds task ids in pushed ref names and commit "
+        "messages (the whole match, or its first group when it has one). The default matches "
+        "ids such as M-1002 or ABC-12. Only ids of existing tasks count.",
+    ),
+    ConfigKey(
+        "hydrate.artefactDir",
+        "PATH",
+        "<git dir>/hydrate/artefacts",
+        "Where the pre-push hook writes ID/ID.prompt.md, ID/ID.packet.json and "
+        "ID/manifest.json. A leading ~ is expanded; a relative path is relative to the top "
+        "of the work tree (the git directory of a bare repository). The default keeps the "
+        "work tree clean.",
+    ),
+    ConfigKey(
+        "hydrate.prePushStrict",
+        "BOOLEAN",
+        "false",
+        "When true, the pre-push hook blocks the push (exit status 1, the reason on "
+        "standard error) if a task the push concerns cannot be packed or has omissions. "
+        "Otherwise it only warns: git-hydrate never blocks a push by default.",
+    ),
+]
+
+#: (status, meaning), as git_hydrate.errors defines them.
+EXIT_CODES: Final[list[tuple[int, str]]] = [
+    (0, "Success."),
+    (1, "Refused or failed: one error line on standard error (invalid input, no such task, "
+     "conflict, corrupt data, a push blocked by hydrate.prePushStrict)."),
+    (2, "Usage error: an unknown command, a bad option or argument."),
+    (75, "Busy: the task kept changing under a write (another writer won every race); "
+     "run the command again."),
+    (128, "Not a git repository, no git binary, or a repository this version cannot use "
+     "(reftable refs, an unknown extension), like git itself."),
+    (130, "Interrupted (Ctrl-C)."),
+]  # fmt: skip
+
+_DESCRIPTION: Final = [
+    "git-hydrate keeps tasks (tickets for AI coding workers) and the context attached to "
+    "them inside the git repository, and packs a task into a JSON packet and a "
+    "deterministic prompt under an exact byte budget, listing every attachment it "
+    "omitted and why.",
+    "Nothing is written to the work tree: each task is a ref under refs/hydrate/tasks/ "
+    "whose commit chain is its history, and context bodies are blobs keyed by their "
+    "sha256. Teams share tasks through the remotes they already have.",
+    "Installed as git-hydrate on PATH, it runs as git hydrate, from any directory of a "
+    "work tree, in linked worktrees, in bare repositories and in SHA-256 repositories. "
+    "git hydrate -h and git hydrate COMMAND -h print short help with an example; "
+    "git hydrate --help opens this page.",
+]
+
+_STORAGE: Final = [
+    ("refs/hydrate/tasks/<task-id>", "One ref per task, pointing at a commit; the commit "
+     "chain is the task's history. Each change is one commit with Hydrate-Action: and "
+     "Hydrate-Task: trailers, moved by a compare-and-swap and logged in the reflog."),
+    ("task.json", "The task document in the tip tree: format version and fields, "
+     "deterministic JSON."),
+    ("links.json", "The context links: sha256, git object id, size, source, priority, "
+     "expiry (seconds since the epoch), sorted in packing order."),
+    ("bodies/<aa>/<sha256>", "The body blobs, fanned out by the first two hex digits; "
+     "reachable from the task commit, so git gc keeps them and git push carries them."),
+    ("$GIT_DIR/hydrate/artefacts/<task-id>/", "The pre-push artefacts (see "
+     "hydrate.artefactDir): <task-id>.prompt.md, <task-id>.packet.json (the expand "
+     "result) and manifest.json (task, task tip, pushed commit, sha256 and size of each "
+     "file, omissions). Expiry is judged at the pushed commit's committer time, so equal "
+     "task state and commit give byte-identical files."),
+    ("hooks/pre-push", "The hook shim git hydrate hooks install writes into the hooks "
+     "directory (core.hooksPath honoured); a pre-push hook of another origin is kept as "
+     "pre-push.legacy and runs first."),
+]  # fmt: skip
+
+_ENVIRONMENT: Final = [
+    ("GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_PARAMETERS", "Honoured as git honours them "
+     "(git --git-dir=..., git -c key=value)."),
+    ("GIT_HYDRATE_DEBUG", "When set, an internal error prints its traceback."),
+    ("_GIT_HYDRATE_COMPLETE", "Shell completion: eval \"$(_GIT_HYDRATE_COMPLETE=bash_source "
+     "git-hydrate)\" (also zsh_source, fish_source)."),
+    ("PRE_COMMIT_FROM_REF, PRE_COMMIT_TO_REF, PRE_COMMIT_LOCAL_BRANCH, "
+     "PRE_COMMIT_REMOTE_BRANCH", "Read by hook pre-push when its standard input is empty, "
+     "as under the pre-commit framework."),
+]  # fmt: skip
+
+_EXAMPLES: Final = [
+    ("Create a task, attach context, and print its prompt within 20000 bytes:",
+     "git hydrate task-add M-1002 --objective \"Add GET /healthz\" \\\n"
+     "    --acceptance \"200 with the request id header\"\n"
+     "git hydrate add M-1002 --file notes.txt --priority 10\n"
+     "git hydrate prompt M-1002 --max-bytes 20000"),
+    ("Pack with a budget from the command line instead of the configuration:",
+     "git -c hydrate.maxBytes=8k hydrate pack M-1002"),
+    ("Write prompt artefacts on every push, blocking pushes of tasks that do not fit:",
+     "git hydrate hooks install\n"
+     "git config hydrate.prePushStrict true\n"
+     "git push    # writes .git/hydrate/artefacts/M-1002/ for commits naming M-1002"),
+    ("The same from the pre-commit framework (.pre-commit-config.yaml):",
+     "- repo: <git-hydrate repository>\n"
+     "  rev: <tag>\n"
+     "  hooks:\n"
+     "    - id: git-hydrate-pre-push\n"
+     "      stages: [pre-push]"),
+]  # fmt: skip
+
+_SEE_ALSO: Final = "git(1), git-config(1), git-push(1), githooks(5), gitrevisions(7)"
+
+
+# -- roff --------------------------------------------------------------------------
+
+_ESCAPES: Final = str.maketrans(
+    {
+        "\\": r"\e",
+        "-": r"\-",
+        "'": r"\(aq",
+        "`": r"\(ga",
+        "^": r"\(ha",
+        "~": r"\(ti",
+    }
+)
+
+
+def escape(text: str) -> str:
+    """``text`` as roff text: hyphens, quotes and backslashes kept literal."""
+    out = text.translate(_ESCAPES)
+    if not out.isascii():
+        # groff reads the page as Latin-1 unless told otherwise; name every other
+        # character by its code point (em dashes, arrows, ellipses in help texts).
+        out = "".join(ch if ch.isascii() else f"\\[u{ord(ch):04X}]" for ch in out)
+    return "\n".join(r"\&" + line if line[:1] in (".", "'") else line for line in out.split("\n"))
+
+
+def _bold(text: str) -> str:
+    return rf"\fB{escape(text)}\fR"
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Roff for a click help text: paragraphs refilled, ``\\b`` blocks kept verbatim."""
+    out: list[str] = []
+    for block in text.strip().split("\n\n"):
+        lines = block.split("\n")
+        if lines[0].strip() == "\b":
+            out += [
+                ".sp",
+                ".RS 4",
+                ".nf",
+                escape(textwrap.dedent("\n".join(lines[1:]))),
+                ".fi",
+                ".RE",
+            ]
+        else:
+            out += [".sp", escape(" ".join(line.strip() for line in lines))]
+    return out
+
+
+def _entry(term: str, body: list[str]) -> list[str]:
+    return [".PP", term, ".RS 4", *body, ".RE"]
+
+
+# -- the command tree ------------------------------------------------------------------
+
+
+def walk_commands() -> list[tuple[str, Any, Any]]:
+    """Every command as ``(full name, command, context)``, groups before their subcommands.
+
+    Aliases are left out (they are named in their target's entry).
+    """
+    from .cli import cli
+
+    root = cli.context_class(cli, info_name="git hydrate")
+    found: list[tuple[str, Any, Any]] = []
+
+    def visit(group: Any, parent: Any) -> None:
+        for name in group.list_commands(parent):
+            command = group.get_command(parent, name)
+            ctx = command.context_class(command, info_name=name, parent=parent)
+            found.append((ctx.command_path, command, ctx))
+            if hasattr(command, "list_commands"):
+                visit(command, ctx)
+
+    visit(cli, root)
+    return found
+
+
+def _options(command: Any, ctx: Any) -> list[str]:
+    out: list[str] = []
+    for param in command.params:
+        if getattr(param, "param_type_name", "") != "option" or param.hidden:
+            continue
+        record = param.get_help_record(ctx)
+        if record is None:
+            continue
+        term, help_text = record
+        out += _entry(_bold(term), [escape(help_text or "")])
+    return out
+
+
+def _aliases_of(name: str) -> list[str]:
+    from .cli import ALIASES
+
+    return sorted(alias for alias, target in ALIASES.items() if target == name)
+
+
+def render() -> str:
+    """The whole man page, as roff."""
+    from .cli import cli
+
+    lines = [
+        rf".\" Generated by python -m git_hydrate.manpage from git-hydrate {__version__}; "
+        "do not edit.",
+        rf'.TH "GIT\-HYDRATE" "1" "" "git\-hydrate {escape(__version__)}" "Git Manual"',
+        ".nh",
+        ".ad l",
+        ".SH NAME",
+        r"git\-hydrate \- keep tasks and their context in git; pack them into prompts under "
+        "an exact byte budget",
+        ".SH SYNOPSIS",
+        ".sp",
+        ".nf",
+        r"\fBgit hydrate\fR [\fB\-C\fR \fIPATH\fR] [\fB\-\-compact\fR] \fICOMMAND\fR "
+        r"[\fIARGS\fR]...",
+        r"\fBgit hydrate\fR [\fB\-h\fR | \fB\-\-version\fR]",
+        r"\fBgit\-hydrate\fR \fICOMMAND\fR [\fIARGS\fR]...",
+        ".fi",
+        ".SH DESCRIPTION",
+    ]
+    for paragraph in _DESCRIPTION:
+        lines += [".sp", escape(paragraph)]
+
+    lines.append(".SH COMMANDS")
+    root_ctx = cli.context_class(cli, info_name="git hydrate")
+    for path, command, ctx in walk_commands():
+        usage = " ".join(command.collect_usage_pieces(ctx))
+        name = path.removeprefix("git hydrate ")
+        term = rf"{_bold(name)} {escape(usage)}".rstrip()
+        body = _paragraphs(command.help or "")
+        aliases = _aliases_of(name) if " " not in name else []
+        if aliases:
+            body += [".sp", escape(f"Alias: {', '.join(aliases)}.")]
+        body += _options(command, ctx)
+        lines += _entry(term, body)
+
+    lines += [".SH OPTIONS", ".sp", escape("Global options, given before the command:")]
+    lines += _options(cli, root_ctx)
+    lines += [
+        ".sp",
+        escape(
+            "Every command accepts -h and --help. git hydrate --help opens this page (git "
+            "runs man git-hydrate), and so does git-hydrate --help on a terminal; -h, and "
+            "--help after a command name, print the short help."
+        ),
+    ]
+
+    lines += [
+        ".SH CONFIGURATION",
+        ".sp",
+        escape(
+            "Settings are read through git config, so system, global, repository and "
+            "included files count, and git -c key=value (GIT_CONFIG_PARAMETERS) overrides "
+            "them for one command."
+        ),
+    ]
+    for key in CONFIG_KEYS:
+        lines += _entry(
+            rf"\fB{escape(key.name)}\fR \fI{escape(key.value)}\fR",
+            [escape(f"{key.description} Default: {key.default}.")],
+        )
+
+    lines += [".SH FILES AND STORAGE FORMAT"]
+    for term, text in _STORAGE:
+        lines += _entry(_bold(term), [escape(text)])
+
+    lines.append(".SH ENVIRONMENT")
+    for term, text in _ENVIRONMENT:
+        lines += _entry(_bold(term), [escape(text)])
+
+    lines.append(".SH EXIT STATUS")
+    for code, text in EXIT_CODES:
+        lines += _entry(_bold(str(code)), [escape(text)])
+
+    lines.append(".SH EXAMPLES")
+    for text, commands in _EXAMPLES:
+        lines += [".sp", escape(text), ".sp", ".RS 4", ".nf", escape(commands), ".fi", ".RE"]
+
+    lines += [".SH SEE ALSO", ".sp", escape(_SEE_ALSO)]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Print the page to standard output."""
+    sys.stdout.write(render())
+
+
+if __name__ == "__main__":
+    main()
