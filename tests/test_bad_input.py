@@ -1,0 +1,337 @@
+"""The bad-input matrix: every case gets a clear error, the right exit status, no traceback,
+and writes nothing. ``MATRIX`` is the source of the table in ``tests/BAD_INPUT.md``;
+``test_matrix_table_is_current`` fails when the two drift apart (regenerate with
+``python -m tests.test_bad_input``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from git_hydrate import Ledger, SecretDetected, ValidationError
+from tests.conftest import git, hydrate
+
+TABLE = Path(__file__).parent / "BAD_INPUT.md"
+
+
+class Case(NamedTuple):
+    what: str
+    args: tuple[str, ...]
+    exit: int
+    says: str
+
+
+LONG_ID = "A" * 5000
+MATRIX: list[Case] = [
+    Case("unknown task", ("show", "NOPE-1"), 1, "no task 'NOPE-1'"),
+    Case(
+        "id with a slash",
+        ("task-add", "a/b", "--objective", "o", "--acceptance", "a"),
+        1,
+        "invalid task id",
+    ),
+    Case(
+        "id starting with '-'",
+        ("task-add", "--", "-x", "--objective", "o", "--acceptance", "a"),
+        2,
+        "",
+    ),
+    Case(
+        "id with '..'",
+        ("task-add", "a..b", "--objective", "o", "--acceptance", "a"),
+        1,
+        "invalid task id",
+    ),
+    Case(
+        "id ending in .lock",
+        ("task-add", "a.lock", "--objective", "o", "--acceptance", "a"),
+        1,
+        "invalid task id",
+    ),
+    Case(
+        "id of 5,000 characters",
+        ("task-add", LONG_ID, "--objective", "o", "--acceptance", "a"),
+        1,
+        "invalid task id",
+    ),
+    Case(
+        "id with a control character",
+        ("task-add", "A\x01B", "--objective", "o", "--acceptance", "a"),
+        1,
+        "invalid task id",
+    ),
+    Case(
+        "id differing only by case",
+        ("task-add", "m-1", "--objective", "o", "--acceptance", "a"),
+        1,
+        "only by case",
+    ),
+    Case(
+        "task that exists",
+        ("task-add", "M-1", "--objective", "o", "--acceptance", "a"),
+        1,
+        "already exists",
+    ),
+    Case(
+        "empty objective",
+        ("task-add", "N-1", "--objective", "", "--acceptance", "a"),
+        1,
+        "objective must not be empty",
+    ),
+    Case(
+        "blank acceptance",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "  "),
+        1,
+        "acceptance must not be empty",
+    ),
+    Case("missing --acceptance", ("task-add", "N-1", "--objective", "o"), 2, "--acceptance"),
+    Case(
+        "unknown kind",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--kind", "chore"),
+        2,
+        "chore",
+    ),
+    Case(
+        "priority 0",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--priority", "0"),
+        2,
+        "--priority",
+    ),
+    Case(
+        "priority not a number",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--priority", "high"),
+        2,
+        "high",
+    ),
+    Case(
+        "negative token budget",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--token-budget", "-1"),
+        2,
+        "--token-budget",
+    ),
+    Case(
+        "title on two lines",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--title", "a\nb"),
+        1,
+        "one line",
+    ),
+    Case(
+        "empty tag",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--tag", " "),
+        1,
+        "must not be empty",
+    ),
+    Case(
+        "file-in-play with empty path",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--file-in-play", ":note"),
+        1,
+        "empty path",
+    ),
+    Case("task-edit with nothing to change", ("task-edit", "M-1"), 2, "nothing to change"),
+    Case(
+        "neither --file nor --text", ("context-add", "M-1"), 2, "exactly one of --file and --text"
+    ),
+    Case(
+        "both --file and --text",
+        ("context-add", "M-1", "--file", "note.txt", "--text", "x"),
+        2,
+        "exactly one of",
+    ),
+    Case("missing file", ("context-add", "M-1", "--file", "missing.txt"), 1, "no such file"),
+    Case("directory as --file", ("context-add", "M-1", "--file", "adir"), 1, "is a directory"),
+    Case("FIFO as --file", ("context-add", "M-1", "--file", "fifo"), 1, "not a regular file"),
+    Case(
+        "symlink loop as --file",
+        ("context-add", "M-1", "--file", "loop"),
+        1,
+        "looping symbolic link",
+    ),
+    Case(
+        "binary (invalid UTF-8) file",
+        ("context-add", "M-1", "--file", "bin.dat"),
+        1,
+        "not valid UTF-8",
+    ),
+    Case("file with a NUL byte", ("context-add", "M-1", "--file", "nul.txt"), 1, "NUL byte"),
+    Case(
+        "file over hydrate.maxBodyBytes",
+        ("-C", ".", "context-add", "M-1", "--file", "big.txt"),
+        1,
+        "over the limit",
+    ),
+    Case(
+        "invalid UTF-8 in --text",
+        ("context-add", "M-1", "--text", "caf\udce9"),
+        1,
+        "not valid Unicode",
+    ),
+    Case(
+        "source label with a newline",
+        ("context-add", "M-1", "--text", "x", "--source-label", "a\nb"),
+        1,
+        "one line",
+    ),
+    Case(
+        "empty source label",
+        ("context-add", "M-1", "--text", "x", "--source-label", ""),
+        1,
+        "must not be empty",
+    ),
+    Case(
+        "source label of 5,000 characters",
+        ("context-add", "M-1", "--text", "x", "--source-label", "s" * 5000),
+        1,
+        "longer than 1024",
+    ),
+    Case(
+        "priority beyond 32 bits",
+        ("context-add", "M-1", "--text", "x", "--priority", str(2**40)),
+        2,
+        "--priority",
+    ),
+    Case("ttl zero", ("context-add", "M-1", "--text", "x", "--ttl", "0"), 2, "--ttl"),
+    Case("ttl negative", ("context-add", "M-1", "--text", "x", "--ttl", "-5"), 2, "--ttl"),
+    Case("ttl not a number", ("context-add", "M-1", "--text", "x", "--ttl", "soon"), 2, "soon"),
+    Case(
+        "ttl of 10^300 seconds",
+        ("context-add", "M-1", "--text", "x", "--ttl", "1e300"),
+        1,
+        "100 years",
+    ),
+    Case("ttl NaN", ("context-add", "M-1", "--text", "x", "--ttl", "nan"), 1, "ttl"),
+    Case(
+        "body with a private key",
+        ("context-add", "M-1", "--file", "key.pem"),
+        1,
+        "private-key on line 1",
+    ),
+    Case("context-rm of a non-hex hash", ("context-rm", "M-1", "xyz!"), 1, "invalid context hash"),
+    Case("context-rm of an unknown hash", ("context-rm", "M-1", "abcdef"), 1, "has no context"),
+    Case("--max-bytes 0", ("pack", "M-1", "--max-bytes", "0"), 2, "--max-bytes"),
+    Case("--max-bytes negative", ("pack", "M-1", "--max-bytes", "-3"), 2, "--max-bytes"),
+    Case("--max-bytes not a number", ("pack", "M-1", "--max-bytes", "lots"), 2, "lots"),
+    Case(
+        "--max-bytes too small",
+        ("pack", "M-1", "--max-bytes", "10"),
+        1,
+        "budget cannot fit mandatory",
+    ),
+    Case(
+        "expand budget too small",
+        ("expand", "M-1", "--max-bytes", "10"),
+        1,
+        "mandatory ticket structure",
+    ),
+    Case("--now not a date", ("pack", "M-1", "--now", "yesterday"), 2, "ISO 8601"),
+    Case(
+        "bad hydrate.maxBytes",
+        ("-C", "sub", "pack", "M-1"),
+        1,
+        "hydrate.maxBytes must be an integer",
+    ),
+    Case("unknown command", ("frobnicate",), 2, "No such command"),
+    Case("-C to a missing directory", ("-C", "nowhere", "list"), 128, "nowhere"),
+]
+
+
+def _table() -> str:
+    lines = [
+        "# Bad input matrix",
+        "",
+        "Generated from `tests/test_bad_input.py` (`python -m tests.test_bad_input`); the test",
+        "suite runs every row and fails when this table is out of date. Every row: one line on",
+        "stderr, no traceback, nothing written (`git for-each-ref` unchanged).",
+        "",
+        "| input | command | exit | stderr says |",
+        "|---|---|---:|---|",
+    ]
+    for case in MATRIX:
+        args = " ".join(a if len(a) <= 24 else a[:12] + "…" for a in case.args)
+        args = args.encode("unicode_escape").decode().replace("|", "\\|")
+        lines.append(f"| {case.what} | `{args}` | {case.exit} | {case.says or '(usage)'} |")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def arena(repo: Path) -> Path:
+    hydrate(repo, "task-add", "M-1", "--objective", "o", "--acceptance", "a")
+    (repo / "note.txt").write_text("note\n")
+    (repo / "adir").mkdir()
+    os.mkfifo(repo / "fifo")
+    os.symlink("loop", repo / "loop")
+    (repo / "bin.dat").write_bytes(b"\xff\xfe\x00\x01")
+    (repo / "nul.txt").write_bytes(b"text\x00text")
+    (repo / "key.pem").write_text("-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEE\n")
+    git(repo, "config", "hydrate.maxBodyBytes", "1k")
+    (repo / "big.txt").write_text("x" * 2048)
+    sub = repo / "sub"
+    sub.mkdir()
+    return repo
+
+
+def test_matrix(arena: Path) -> None:
+    before = git(arena, "for-each-ref")
+    for case in MATRIX:
+        env = None
+        cwd = arena
+        if case.what == "bad hydrate.maxBytes":
+            env = {"GIT_CONFIG_PARAMETERS": "'hydrate.maxbytes'='many'"}
+        result = hydrate(cwd, *case.args, env=env)
+        assert result.returncode == case.exit, (case, result)
+        assert "Traceback" not in result.stderr, (case, result)
+        assert case.says in result.stderr, (case, result)
+        if case.exit == 1:
+            assert len(result.stderr.strip().splitlines()) == 1, (case, result)
+            assert result.stdout == "", (case, result)
+    assert git(arena, "for-each-ref") == before
+
+
+def test_matrix_table_is_current() -> None:
+    assert TABLE.read_text(encoding="utf-8") == _table()
+
+
+def test_api_rejects_wrong_types(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+        bad_calls = [
+            lambda: ledger.add_task(123, objective="o", acceptance="a"),  # type: ignore[arg-type]
+            lambda: ledger.add_task("T-2", objective=None, acceptance="a"),  # type: ignore[arg-type]
+            lambda: ledger.add_task("T-2", objective="o", acceptance="a", tags="one"),
+            lambda: ledger.add_task("T-2", objective="o", acceptance="a", priority=True),
+            lambda: ledger.add_context("T-1", 42, "src"),  # type: ignore[arg-type]
+            lambda: ledger.add_context("T-1", "x", None),  # type: ignore[arg-type]
+            lambda: ledger.add_context("T-1", "x", "src", priority=1.5),  # type: ignore[arg-type]
+            lambda: ledger.add_context("T-1", "x", "src", ttl="soon"),  # type: ignore[arg-type]
+            lambda: ledger.add_context("T-1", "x", "src", ttl=float("inf")),
+            lambda: ledger.add_context("T-1", "x" * (8 * 1024 * 1024 + 1), "src"),
+            lambda: ledger.pack("T-1", max_bytes=-1),
+            lambda: ledger.pack("T-1", max_bytes="big"),  # type: ignore[arg-type]
+            lambda: ledger.edit_task("T-1", colour="red"),
+        ]
+        before = git(repo, "for-each-ref")
+        for call in bad_calls:
+            with pytest.raises(ValidationError):
+                call()
+        with pytest.raises(SecretDetected):
+            ledger.add_context("T-1", "token ghp_" + "Ab1" * 12, "src")
+        assert git(repo, "for-each-ref") == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_unreadable_file(arena: Path) -> None:  # pragma: no cover - not run as root
+    secret = arena / "closed.txt"
+    secret.write_text("x")
+    secret.chmod(0)
+    result = hydrate(arena, "context-add", "M-1", "--file", "closed.txt")
+    secret.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert result.returncode == 1
+    assert "cannot read closed.txt" in result.stderr
+
+
+if __name__ == "__main__":
+    TABLE.write_text(_table(), encoding="utf-8")
