@@ -252,7 +252,7 @@ def _table() -> str:
     ]
     for case in MATRIX:
         args = " ".join(a if len(a) <= 24 else a[:12] + "…" for a in case.args)
-        args = args.encode("unicode_escape").decode().replace("|", "\\|")
+        args = "".join(c if c.isprintable() else repr(c)[1:-1] for c in args).replace("|", "\\|")
         lines.append(f"| {case.what} | `{args}` | {case.exit} | {case.says or '(usage)'} |")
     return "\n".join(lines) + "\n"
 
