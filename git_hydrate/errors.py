@@ -19,6 +19,7 @@ __all__ = [
     "HydrateError",
     "NotARepository",
     "NotFound",
+    "NotWritable",
     "SecretDetected",
     "UnsupportedRepository",
     "ValidationError",
@@ -65,6 +66,10 @@ class Conflict(HydrateError):
 
 class CorruptData(HydrateError):
     """Stored data that cannot be read: bad JSON, unknown format, missing blob."""
+
+
+class NotWritable(HydrateError):
+    """The repository cannot be written (read-only file system, permissions, disk full)."""
 
 
 class Busy(HydrateError):

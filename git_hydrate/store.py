@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import Busy, CorruptData, NotARepository, UnsupportedRepository
+from .errors import Busy, CorruptData, NotARepository, NotWritable, UnsupportedRepository
 
 if TYPE_CHECKING:
     from dulwich.objects import ShaFile
@@ -88,6 +88,12 @@ def run_git(
         message = _first_line(proc.stderr) or f"git {args[0]} failed"
         raise CorruptData(message)
     return proc
+
+
+def not_writable(exc: OSError, where: str) -> NotWritable:
+    """The one-line error for a write the file system refused."""
+    path = exc.filename or where
+    return NotWritable(f"cannot write to the repository ({path}): {exc.strerror or exc}")
 
 
 def _first_line(data: bytes) -> str:
@@ -387,6 +393,8 @@ class Repository:
                 if attempt == 19:
                     raise
                 time.sleep(0.001 * (attempt + 1))
+            except OSError as exc:
+                raise not_writable(exc, self.common_dir) from None
 
     def write_blobs(self, datas: list[bytes], *, pack_threshold: int = 64) -> list[bytes]:
         """Store many blobs; return their ids in order.
@@ -406,7 +414,10 @@ class Repository:
                 missing.append(blob)
             seen.add(oid)
         if len(missing) > pack_threshold:
-            self._repo.object_store.add_objects([(blob, None) for blob in missing])
+            try:
+                self._repo.object_store.add_objects([(blob, None) for blob in missing])
+            except OSError as exc:
+                raise not_writable(exc, self.common_dir) from None
         else:
             for blob in missing:
                 self._add_object(blob)
@@ -562,6 +573,8 @@ class Repository:
         except FileNotFoundError as exc:
             # A concurrent `git pack-refs` removed the directory holding our lock.
             raise RefRace(str(exc)) from None
+        except OSError as exc:
+            raise not_writable(exc, self.common_dir) from None
         if not ok:
             raise RefRace(name.decode())
 
@@ -581,6 +594,8 @@ class Repository:
             )
         except (FileLocked, FileNotFoundError) as exc:
             raise RefRace(str(exc)) from None
+        except OSError as exc:
+            raise not_writable(exc, self.common_dir) from None
         if not ok:
             raise RefRace(name.decode())
 

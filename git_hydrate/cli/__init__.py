@@ -124,6 +124,11 @@ def run(argv: list[str] | None = None) -> int:
         # The reader went away (e.g. `| head`); say nothing more.
         _silence_stdout()
         return EXIT_FAILURE
+    except OSError as exc:
+        # The file system refused something outside the library's own checks.
+        where = f" ({exc.filename})" if exc.filename else ""
+        click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+        return EXIT_FAILURE
     except Exception as exc:
         if os.environ.get("GIT_HYDRATE_DEBUG"):
             raise
