@@ -121,12 +121,19 @@ def _sorted_pair(a: T, b: T) -> tuple[T, T]:
     return (a, b) if ka <= kb else (b, a)
 
 
+def _pick(a: T, b: T, a_wins: bool | None) -> T:
+    """The winning side's value; equal ranks (never two real commits) pick by content."""
+    if a_wins is None:
+        return max(a, b, key=_key)
+    return a if a_wins else b
+
+
 def _three_way(
     name: str,
     base: Any,
     a: Any,
     b: Any,
-    a_wins: bool,
+    a_wins: bool | None,
     conflicts: list[FieldConflict],
 ) -> Any:
     if a == b:
@@ -135,12 +142,12 @@ def _three_way(
         return b
     if b == base:
         return a
-    chosen = a if a_wins else b
+    chosen = _pick(a, b, a_wins)
     conflicts.append(FieldConflict(name, _sorted_pair(a, b), chosen, _NEWER_RULE))
     return chosen
 
 
-def _merge_items(base: list[T], a: list[T], b: list[T], a_wins: bool) -> list[T]:
+def _merge_items(base: list[T], a: list[T], b: list[T], a_wins: bool | None) -> list[T]:
     if a == b:
         return list(a)
     if a == base:
@@ -149,7 +156,8 @@ def _merge_items(base: list[T], a: list[T], b: list[T], a_wins: bool) -> list[T]
         return list(a)
     in_base = {_key(x) for x in base}
     removed = (in_base - {_key(x) for x in a}) | (in_base - {_key(x) for x in b})
-    first, second = (a, b) if a_wins else (b, a)
+    first = _pick(a, b, a_wins)
+    second = b if first is a else a
     result: list[T] = []
     seen: set[bytes] = set()
     for item in [*first, *second]:
@@ -196,7 +204,7 @@ def _merge_links(
     base: Iterable[Link],
     a: Iterable[Link],
     b: Iterable[Link],
-    a_wins: bool,
+    a_wins: bool | None,
     conflicts: list[FieldConflict],
 ) -> list[Link]:
     by_base = {lk.sha256: lk for lk in base}
@@ -248,7 +256,7 @@ def merge_states(base: Side | None, a: Side, b: Side) -> MergeResult:
     equal tasks, equal links and equal conflicts. ``a`` and ``b`` must be the
     same task id.
     """
-    a_wins = a.rank > b.rank
+    a_wins = None if a.rank == b.rank else a.rank > b.rank
     conflicts: list[FieldConflict] = []
     base_task = base.task if base is not None else None
 

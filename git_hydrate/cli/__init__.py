@@ -34,6 +34,11 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "expand": ("packing", "expand"),
     "prompt": ("packing", "prompt"),
     "demo": ("demo", "demo"),
+    "pull": ("sync", "pull"),
+    "push": ("sync", "push"),
+    "sync": ("sync", "sync"),
+    "setup": ("sync", "setup"),
+    "task-rm": ("sync", "task_rm"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}
