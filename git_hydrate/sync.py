@@ -269,7 +269,56 @@ def _fetch(ledger: Ledger, remote: Remote) -> dict[bytes, bytes]:
     proc = repo.git(args, check=False)
     if proc.returncode != 0:
         raise _git_failure(f"git fetch {remote.display}", proc)
-    return repo.refs_under(mirror)
+    fetched = repo.refs_under(mirror)
+    if fetched and _is_partial(ledger):
+        _fetch_missing(ledger, remote, fetched)
+    return fetched
+
+
+def _is_partial(ledger: Ledger) -> bool:
+    values = ledger.repo.config_values("extensions.partialclone")
+    values.update(ledger.repo.config_values("remote."))
+    return any(
+        key == "extensions.partialclone" or (key.endswith(".promisor") and value == "true")
+        for key, value in values.items()
+    )
+
+
+def _fetch_missing(ledger: Ledger, remote: Remote, fetched: dict[bytes, bytes]) -> None:
+    """Fetch objects a filtered ``git fetch`` left out of the mirror (partial clones).
+
+    A plain ``git fetch`` after ``setup`` brings the mirror's commits with the
+    clone's filter; ours then finds them present and fetches nothing, so the
+    bodies it skipped are asked for by id.
+    """
+    repo = ledger.repo
+    heads = [oid.decode() for oid in fetched.values()]
+    proc = repo.git(
+        ["rev-list", "--objects", "--missing=print", "--stdin", "--not", "--glob=refs/hydrate/*"],
+        input="\n".join(heads).encode() + b"\n",
+        check=False,
+    )
+    missing = [line[1:].decode() for line in proc.stdout.splitlines() if line.startswith(b"?")]
+    if not missing:
+        return
+    again = repo.git(
+        [
+            "fetch",
+            "--no-filter",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--quiet",
+            "--stdin",
+            remote.target,
+        ],
+        input="\n".join(missing).encode() + b"\n",
+        check=False,
+    )
+    if again.returncode != 0:
+        raise _git_failure(
+            f"git fetch {remote.display} (bodies missing from a partial clone)", again
+        )
 
 
 def _merge_bases(ledger: Ledger, a: bytes, b: bytes) -> list[bytes]:
