@@ -196,9 +196,8 @@ def resolve_remote(ledger: Ledger, remote: str | None = None) -> Remote:
         branch = ledger.repo.git(["symbolic-ref", "-q", "--short", "HEAD"], check=False)
         current = branch.stdout.decode("utf-8", "replace").strip()
         if current:
-            configured = ledger.repo.config_values(f"branch.{current}.remote").get(
-                f"branch.{current.lower()}.remote"
-            )
+            proc = ledger.repo.git(["config", "--get", f"branch.{current}.remote"], check=False)
+            configured = proc.stdout.decode("utf-8", "replace").strip()
             if configured and configured != "." and configured in names:
                 remote = configured
         if remote is None:
@@ -642,6 +641,91 @@ class _Covered:
         return any(oid in self.of(ref) for ref in UNION_REFS)
 
 
+#: Pull actions that move a task ref.
+WRITE_ACTIONS: Final = frozenset({"created", "restored", "fast-forward", "merged"})
+
+
+def _plan_task(
+    ledger: Ledger,
+    task_id: str,
+    remote_tip: bytes,
+    where: str,
+    covered: _Covered,
+    removed_index: dict[str, Any],
+    folded_ids: dict[str, str],
+) -> Outcome | None:
+    """Decide (and prepare, for a merge) what pulling ``remote_tip`` does; move no ref.
+
+    For the actions in :data:`WRITE_ACTIONS` the outcome's ``old``/``new``
+    are the compare-and-swap to apply; ``None`` means up to date.
+    """
+    local = ledger.repo.read_ref(ref_name(task_id))
+    if local == remote_tip:
+        return None
+    note = ""
+    bases: list[bytes] = []
+    if local is None:
+        if covered.any(remote_tip):
+            return Outcome(
+                task_id,
+                "not-restored",
+                f"removed or archived here; {where} has no newer change",
+                new=remote_tip.decode(),
+            )
+        other = folded_ids.get(task_id.casefold())
+        if other is not None and other != task_id:
+            return Outcome(
+                task_id,
+                "skipped",
+                f"differs from local task {other!r} only by case",
+                new=remote_tip.decode(),
+            )
+        if task_id in removed_index:
+            note = f"removed here, but changed on {where} since; restored"
+    else:
+        bases = _merge_bases(ledger, local, remote_tip)
+        if remote_tip in bases:
+            return Outcome(
+                task_id,
+                "ahead",
+                "local changes not on the remote yet; push them",
+                old=local.decode(),
+            )
+    try:
+        theirs = _validate_remote(ledger, task_id, remote_tip)
+    except CorruptData as exc:
+        return Outcome(
+            task_id,
+            "skipped",
+            f"remote data invalid: {exc}",
+            old=local.decode() if local else None,
+            new=remote_tip.decode(),
+        )
+    conflicts: list[dict[str, Any]] = []
+    if local is None:
+        new, action = remote_tip, ("restored" if note else "created")
+        folded_ids[task_id.casefold()] = task_id
+    elif local in bases:
+        new, action = remote_tip, "fast-forward"
+    else:
+        try:
+            new, result = _merge_task(ledger, task_id, local, remote_tip, theirs, where)
+        except CorruptData as exc:
+            return Outcome(task_id, "skipped", f"cannot merge: {exc}", old=local.decode())
+        action = "merged"
+        conflicts = [c.as_dict() for c in result.conflicts]
+        if conflicts:
+            note = "changed on both sides: " + ", ".join(c["field"] for c in conflicts)
+    return Outcome(
+        task_id,
+        action,
+        note,
+        old=local.decode() if local else None,
+        new=new.decode(),
+        conflicts=conflicts,
+    )
+
+
 def _pull_task(
     ledger: Ledger,
     task_id: str,
@@ -651,80 +735,52 @@ def _pull_task(
     removed_index: dict[str, Any],
     folded_ids: dict[str, str],
 ) -> Outcome | None:
-    repo = ledger.repo
-    ref = ref_name(task_id)
+    """Plan and apply one task's pull with its own compare-and-swap, retrying races."""
     for attempt in range(MAX_ATTEMPTS):
-        local = repo.read_ref(ref)
-        if local == remote_tip:
-            return None
-        note = ""
-        if local is None:
-            if covered.any(remote_tip):
-                return Outcome(
-                    task_id,
-                    "not-restored",
-                    f"removed or archived here; {where} has no newer change",
-                    new=remote_tip.decode(),
-                )
-            other = folded_ids.get(task_id.casefold())
-            if other is not None and other != task_id:
-                return Outcome(
-                    task_id,
-                    "skipped",
-                    f"differs from local task {other!r} only by case",
-                    new=remote_tip.decode(),
-                )
-            if task_id in removed_index:
-                note = f"removed here, but changed on {where} since; restored"
-        else:
-            bases = _merge_bases(ledger, local, remote_tip)
-            if remote_tip in bases:
-                return Outcome(
-                    task_id,
-                    "ahead",
-                    "local changes not on the remote yet; push them",
-                    old=local.decode(),
-                )
+        outcome = _plan_task(
+            ledger, task_id, remote_tip, where, covered, removed_index, folded_ids
+        )
+        if outcome is None or outcome.action not in WRITE_ACTIONS:
+            return outcome
+        assert outcome.new is not None
+        old = outcome.old.encode() if outcome.old else None
         try:
-            theirs = _validate_remote(ledger, task_id, remote_tip)
-        except CorruptData as exc:
-            return Outcome(
-                task_id,
-                "skipped",
-                f"remote data invalid: {exc}",
-                old=local.decode() if local else None,
-                new=remote_tip.decode(),
+            ledger.repo.compare_and_swap(
+                ref_name(task_id),
+                old,
+                outcome.new.encode(),
+                f"hydrate: pull {task_id} from {where}",
             )
-        conflicts: list[dict[str, Any]] = []
-        if local is None:
-            new, action = remote_tip, ("restored" if note else "created")
-        elif local in bases:
-            new, action = remote_tip, "fast-forward"
-        else:
-            try:
-                new, result = _merge_task(ledger, task_id, local, remote_tip, theirs, where)
-            except CorruptData as exc:
-                return Outcome(task_id, "skipped", f"cannot merge: {exc}", old=local.decode())
-            action = "merged"
-            conflicts = [c.as_dict() for c in result.conflicts]
-            if conflicts:
-                note = "changed on both sides: " + ", ".join(c["field"] for c in conflicts)
-        try:
-            repo.compare_and_swap(ref, local, new, f"hydrate: pull {task_id} from {where}")
         except RefRace:
             time.sleep(0.002 * (attempt + 1))
             continue
-        if local is None:
-            folded_ids[task_id.casefold()] = task_id
-        return Outcome(
-            task_id,
-            action,
-            note,
-            old=local.decode() if local else None,
-            new=new.decode(),
-            conflicts=conflicts,
-        )
+        return outcome
     raise Busy(f"task {task_id} kept changing under this pull; try again")
+
+
+def _apply_batch(ledger: Ledger, outcomes: list[Outcome], where: str) -> bool:
+    """Move every planned ref in one ``git update-ref --stdin`` transaction.
+
+    All or nothing, each update checked against the old value it was planned
+    from, with reflog entries. ``False`` when any ref moved meanwhile (the
+    caller then goes task by task). One transaction instead of a locked,
+    fsync'ed write per task makes a first pull of many tasks several times
+    faster.
+    """
+    lines = []
+    for outcome in outcomes:
+        assert outcome.new is not None
+        ref = ref_name(outcome.name).decode()
+        if outcome.old is None:
+            lines.append(f"create {ref} {outcome.new}")
+        else:
+            lines.append(f"update {ref} {outcome.new} {outcome.old}")
+    proc = ledger.repo.git(
+        ["update-ref", "--create-reflog", "-m", f"hydrate: pull from {where}", "--stdin"],
+        input=("\n".join(lines) + "\n").encode(),
+        check=False,
+    )
+    return proc.returncode == 0
 
 
 def _drop_removed(
@@ -811,17 +867,29 @@ def _pull(ledger: Ledger, remote: Remote, ids: list[str], report: Report) -> Non
         local = {k: v for k, v in local.items() if k in ids}
     report.outcomes += _drop_removed(ledger, local, remote_tasks, covered, removed_index, where)
     folded = {task_id.casefold(): task_id for task_id in _local_tasks(ledger)}
+    planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
         if not TASK_ID_RE.match(task_id):
-            report.outcomes.append(
-                Outcome(task_id, "skipped", "not a valid task id", new=tip.decode())
-            )
+            planned.append(Outcome(task_id, "skipped", "not a valid task id", new=tip.decode()))
             continue
-        outcome = _pull_task(ledger, task_id, tip, where, covered, removed_index, folded)
+        outcome = _plan_task(ledger, task_id, tip, where, covered, removed_index, folded)
         if outcome is None:
             report.up_to_date += 1
         else:
-            report.outcomes.append(outcome)
+            planned.append(outcome)
+    writes = [o for o in planned if o.action in WRITE_ACTIONS]
+    if writes and not _apply_batch(ledger, writes, where):
+        # Something moved meanwhile: task by task, each with its own retries.
+        for index, outcome in enumerate(planned):
+            if outcome.action in WRITE_ACTIONS:
+                tip = remote_tasks[outcome.name]
+                redone = _pull_task(
+                    ledger, outcome.name, tip, where, covered, removed_index, folded
+                )
+                planned[index] = redone or Outcome(outcome.name, "up-to-date")
+        report.up_to_date += sum(o.action == "up-to-date" for o in planned)
+        planned = [o for o in planned if o.action != "up-to-date"]
+    report.outcomes += planned
 
 
 def pull(ledger: Ledger, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
@@ -942,7 +1010,8 @@ def sync(ledger: Ledger, remote: str | None = None, ids: Iterable[str] = ()) -> 
         pushed = Report("push", where.display)
         _push(ledger, where, wanted or None, not wanted, pushed)
         rejected = pushed.failed("rejected")
-        if not rejected or rounds >= MAX_SYNC_ROUNDS:
+        # A task whose remote data was skipped stays rejected: no point pulling again.
+        if not set(rejected) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
             break
         report.outcomes += [o for o in pushed.outcomes if o.action != "rejected"]
         rounds += 1

@@ -627,3 +627,43 @@ def test_pull_named_ids_only(remote: Path, tmp_path: Path) -> None:
     res = hydrate(b, "push", "origin", "bad/id")
     assert res.returncode == 1
     assert res.stderr == "error: invalid task id 'bad/id'\n"
+
+
+def test_concurrent_local_write_during_pull_is_not_lost(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    for task_id in ("T-1", "T-2"):
+        make_task(a, task_id, body=f"{task_id} from a\n")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    real_batch = hsync._apply_batch
+
+    def racing_batch(ledger: Ledger, outcomes: list[hsync.Outcome], where: str) -> bool:
+        # Another writer creates T-1 here between the plan and the transaction.
+        make_task(b, "T-1", body="written meanwhile\n")
+        return real_batch(ledger, outcomes, where)
+
+    monkeypatch.setattr(hsync, "_apply_batch", racing_batch)
+    with Ledger(b) as ledger:
+        report = hsync.pull(ledger)
+        assert report.ok, report.as_dict()
+        assert [(o.name, o.action) for o in report.outcomes] == [
+            ("T-1", "merged"),
+            ("T-2", "created"),
+        ]
+        sources = sorted(e["size"] for e in ledger.context_entries("T-1"))
+        assert len(sources) == 2  # both bodies kept
+    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-2")
+    assert reflog.splitlines() == ["hydrate: pull T-2 from origin"]
+    fsck(b)
+
+
+def test_batched_pull_writes_reflogs(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-1")
+    assert reflog.splitlines() == ["hydrate: pull from origin"]
