@@ -667,3 +667,38 @@ def test_batched_pull_writes_reflogs(remote: Path, tmp_path: Path) -> None:
     assert hydrate(b, "pull").returncode == 0
     reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-1")
     assert reflog.splitlines() == ["hydrate: pull from origin"]
+
+
+def test_sync_retries_when_someone_pushes_meanwhile(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    c = clone(remote, tmp_path / "c")
+    for path in (b, c):
+        assert hydrate(path, "pull").returncode == 0
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="b")
+    real_pull = hsync._pull
+    calls = []
+
+    def pull_then_someone_pushes(*args: object) -> None:
+        real_pull(*args)  # type: ignore[arg-type]
+        calls.append(1)
+        if len(calls) == 1:
+            with Ledger(c) as other:
+                other.edit_task("T-1", priority=1)
+                assert hsync.push(other).ok
+
+    monkeypatch.setattr(hsync, "_pull", pull_then_someone_pushes)
+    with Ledger(b) as ledger:
+        report = hsync.sync(ledger)
+        assert report.ok, report.as_dict()
+        assert report.rounds == 2
+        assert ledger.get_task("T-1")["title"] == "b"
+        assert ledger.get_task("T-1")["priority"] == 1
+    assert git(remote, "rev-parse", "refs/hydrate/tasks/T-1") == git(
+        b, "rev-parse", "refs/hydrate/tasks/T-1"
+    )
