@@ -1062,7 +1062,8 @@ def remove_task(ledger: Ledger, task_id: str, remote: str | None = None) -> dict
     repo = ledger.repo
     ref = ref_name(task_id)
     tip = repo.read_ref(ref)
-    if tip is None:
+    here = tip is not None
+    if tip is None and remote is None:
         raise NotFound(f"no task {task_id!r} here")
     where: Remote | None = None
     remote_tip: bytes | None = None
@@ -1070,24 +1071,41 @@ def remove_task(ledger: Ledger, task_id: str, remote: str | None = None) -> dict
         where = resolve_remote(ledger, remote)
         mirror = _fetch(ledger, where)
         remote_tip = mirror.get(b"tasks/" + task_id.encode())
-        if remote_tip is not None and not _is_ancestor(ledger, remote_tip, tip):
+        if tip is None and remote_tip is None:
+            raise NotFound(f"no task {task_id!r} here or on {where.display}")
+        if (
+            tip is not None
+            and remote_tip is not None
+            and not _is_ancestor(ledger, remote_tip, tip)
+        ):
             raise Conflict(
                 f"task {task_id} has changes on {where.display} that you have not pulled; "
                 f"run git hydrate pull {where.display} {task_id} first"
             )
-    for _attempt in range(MAX_ATTEMPTS):
+    if tip is None:
+        # Only on the remote: the record keeps the tip we delete there.
+        assert remote_tip is not None
+        tip = remote_tip
         _record_removal(ledger, task_id, tip)
-        try:
-            repo.delete_ref(ref, tip, f"hydrate: task-rm {task_id}")
-            break
-        except RefRace:
-            new_tip = repo.read_ref(ref)
-            if new_tip is None:
-                break
-            tip = new_tip
     else:
-        raise Busy(f"task {task_id} kept changing under this removal; try again")
-    result: dict[str, Any] = {"task_id": task_id, "removed_tip": tip.decode(), "remote": None}
+        for _attempt in range(MAX_ATTEMPTS):
+            _record_removal(ledger, task_id, tip)
+            try:
+                repo.delete_ref(ref, tip, f"hydrate: task-rm {task_id}")
+                break
+            except RefRace:
+                new_tip = repo.read_ref(ref)
+                if new_tip is None:
+                    break
+                tip = new_tip
+        else:
+            raise Busy(f"task {task_id} kept changing under this removal; try again")
+    result: dict[str, Any] = {
+        "task_id": task_id,
+        "removed_tip": tip.decode(),
+        "local": here,
+        "remote": None,
+    }
     if where is not None:
         refspecs = [f"{REMOVED_REF.decode()}:{REMOVED_REF.decode()}"]
         extra: list[str] = []

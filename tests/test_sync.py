@@ -573,6 +573,20 @@ def test_task_rm_remote_and_propagation(remote: Path, tmp_path: Path) -> None:
     res = hydrate(a, "task-rm", "NOPE")
     assert res.returncode == 1
     assert res.stderr == "error: no task 'NOPE' here\n"
+    res = hydrate(a, "task-rm", "NOPE", "--remote", "origin")
+    assert res.returncode == 1
+    assert res.stderr == "error: no task 'NOPE' here or on origin\n"
+    # A task that exists only on the remote can be removed there.
+    make_task(c, "C-ONLY")
+    assert hydrate(c, "push").returncode == 0
+    res = hydrate(a, "task-rm", "C-ONLY", "--remote", "origin", "--json")
+    assert res.returncode == 0, res
+    data = json.loads(res.stdout)
+    assert data["local"] is False
+    assert data["remote"] == {"remote": "origin", "deleted": True, "detail": ""}
+    assert "refs/hydrate/tasks/C-ONLY" not in git(remote, "for-each-ref")
+    res = hydrate(c, "pull")
+    assert "removed        C-ONLY" in res.stdout
 
 
 def test_union_refs_travel_and_merge(remote: Path, tmp_path: Path) -> None:

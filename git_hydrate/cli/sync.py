@@ -195,7 +195,10 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     if as_json:
         echo_json(ctx, result)
     else:
-        click.echo(f"removed task {task_id} (was {result['removed_tip'][:12]})")
+        if result["local"]:
+            click.echo(f"removed task {task_id} (was {result['removed_tip'][:12]})")
+        else:
+            click.echo(f"task {task_id} was not here; recorded the removal of its remote copy")
         if there is not None:
             state = "deleted on" if there["deleted"] else "not deleted on"
             detail = f" ({there['detail']})" if there["detail"] else ""
