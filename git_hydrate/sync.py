@@ -212,7 +212,10 @@ def resolve_remote(ledger: Ledger, remote: str | None = None) -> Remote:
     if remote in names:
         if not re.fullmatch(r"[A-Za-z0-9._/-]+", remote) or ".." in remote:
             raise ValidationError(f"remote name {remote!r} cannot name a mirror ref")
-        return Remote(target=remote, display=remote, mirror=remote, is_url=False)
+        # "a/b" must not land inside the mirror of a remote named "a" (whose
+        # fetch --prune would delete it).
+        mirror = remote.replace("/", "%2F")
+        return Remote(target=remote, display=remote, mirror=mirror, is_url=False)
     if ":" in remote or "/" in remote or remote in (".", ".."):
         display = _strip_credentials(remote)
         return Remote(target=remote, display=display, mirror=_mirror_for_url(display), is_url=True)
@@ -377,6 +380,10 @@ def _validate_remote(ledger: Ledger, task_id: str, tip: bytes) -> TaskState:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
         if len(data) != link.size:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
     return state
 
 

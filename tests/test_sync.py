@@ -716,3 +716,29 @@ def test_sync_retries_when_someone_pushes_meanwhile(
     assert git(remote, "rev-parse", "refs/hydrate/tasks/T-1") == git(
         b, "rev-parse", "refs/hydrate/tasks/T-1"
     )
+
+
+def test_sha256_repositories_push_pull_and_merge(tmp_path: Path) -> None:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(bare))
+    a = tmp_path / "a"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(a))
+    git(a, "remote", "add", "origin", str(bare))
+    make_task(a, "T-1", body="sha-256 body\n")
+    assert hydrate(a, "push").returncode == 0
+    b = tmp_path / "b"  # (git 2.39 clones an empty SHA-256 repository as SHA-1)
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(b))
+    git(b, "remote", "add", "origin", str(bare))
+    assert hydrate(b, "pull").returncode == 0
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="a")
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", priority=1)
+    assert hydrate(a, "sync").returncode == 0
+    res = hydrate(b, "sync")
+    assert res.returncode == 0, res
+    assert "merged" in res.stdout
+    assert hydrate(a, "pull").returncode == 0
+    assert tree_of(a, "T-1") == tree_of(b, "T-1")
+    assert len(tree_of(a, "T-1")) == 64
+    fsck(b)

@@ -74,8 +74,9 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
     """Fetch REMOTE's tasks and merge them into yours, task by task.
 
     REMOTE is a remote name or URL (default: the current branch's remote,
-    else origin). Tasks are fetched into refs/hydrate-remotes/REMOTE/ with
-    --no-filter, then: new there -> created here; yours behind ->
+    else origin). Tasks are fetched into refs/hydrate-remotes/REMOTE/ (the
+    fetch uses --no-filter, so partial clones get the bodies), then: new
+    there -> created here; yours behind ->
     fast-forwarded; yours ahead -> left for push; both changed -> a merge
     commit (both parents) holding the merged state. Your local-only tasks and
     unpushed changes are never dropped. A task whose remote data fails
