@@ -75,8 +75,9 @@ MAX_ATTEMPTS: Final = 16
 #: Virtual merge bases are built at most this deep (criss-cross histories).
 MAX_BASE_DEPTH: Final = 3
 
-#: Pull/push actions that make the command fail (exit status 1).
-FAILED_ACTIONS: Final = frozenset({"skipped", "rejected"})
+#: Pull/push actions that make the command fail (exit status 1): a task the
+#: remote refused, remote data that failed validation, an ID that does not exist.
+FAILED_ACTIONS: Final = frozenset({"skipped", "rejected", "absent"})
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """False when a task was rejected or skipped (the command exits 1)."""
+        """False when a task was rejected, skipped or absent (the command exits 1)."""
         return not any(o.action in FAILED_ACTIONS for o in self.outcomes)
 
     def failed(self, action: str) -> list[str]:

@@ -528,6 +528,10 @@ def test_task_rm_is_not_undone_by_pull_unless_changed_since(remote: Path, tmp_pa
     res = hydrate(a, "pull", "--json")
     data = json.loads(res.stdout)
     assert [(t["task_id"], t["action"]) for t in data["tasks"]] == [("T-1", "not-restored")]
+    res = hydrate(a, "pull")
+    assert res.returncode == 0
+    assert res.stdout == "pull origin: 1 removed here, not brought back, 1 up to date\n"
+    assert res.stderr == ""
     assert git(a, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-1", check=False) == ""
     # Someone changes it on the remote after the removal: the pull restores it and says so.
     with Ledger(b) as ledger:
@@ -632,7 +636,8 @@ def test_pull_named_ids_only(remote: Path, tmp_path: Path) -> None:
     assert hydrate(a, "push").returncode == 0
     b = clone(remote, tmp_path / "b")
     res = hydrate(b, "pull", "origin", "T-2", "T-9")
-    assert res.returncode == 0, res
+    assert res.returncode == 1, res
+    assert res.stderr == "error: no such task on origin: T-9\n"
     assert "new here       T-2" in res.stdout
     assert "absent         T-9  (not on origin)" in res.stdout
     assert git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [

@@ -18,7 +18,7 @@ _LABELS = {
     "restored": "restored",
     "removed": "removed",
     "kept": "kept",
-    "not-restored": "not restored",
+    "not-restored": "removed here, not brought back",
     "ahead": "to push",
     "absent": "absent",
     "skipped": "SKIPPED",
@@ -44,6 +44,8 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
         parts.append(f"{counts['up-to-date']} up to date")
         click.echo(f"{report.operation} {report.remote}: {', '.join(parts)}")
         for outcome in report.outcomes:
+            if outcome.action == "not-restored":
+                continue  # counted above; every pull would list them again (--json has them)
             label = _LABELS.get(outcome.action, outcome.action)
             line = f"  {label:<14} {outcome.name}"
             if outcome.detail:
@@ -52,6 +54,7 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
     if report.ok:
         return 0
     rejected, skipped = report.failed("rejected"), report.failed("skipped")
+    absent = report.failed("absent")
     if rejected:
         click.echo(
             f"error: rejected by {report.remote}: {', '.join(rejected)}; "
@@ -62,6 +65,9 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
         click.echo(
             f"error: skipped (remote data failed validation): {', '.join(skipped)}", err=True
         )
+    if absent:
+        where = f"on {report.remote}" if report.operation == "pull" else "here"
+        click.echo(f"error: no such task {where}: {', '.join(absent)}", err=True)
     return 1
 
 
