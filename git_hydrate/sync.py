@@ -221,9 +221,10 @@ def resolve_remote(ledger: Ledger, remote: str | None = None) -> Remote:
         display = _strip_credentials(remote)
         return Remote(target=remote, display=display, mirror=_mirror_for_url(display), is_url=True)
     known = ", ".join(names) if names else "none"
-    raise ValidationError(
-        f"no remote named {remote!r} (configured remotes: {known}); or give a URL"
-    )
+    hint = "; or give a URL"
+    if names and TASK_ID_RE.match(remote):
+        hint += f"; to name tasks, give the remote first: git hydrate pull {names[0]} {remote}"
+    raise ValidationError(f"no remote named {remote!r} (configured remotes: {known}){hint}")
 
 
 # -- git plumbing helpers -----------------------------------------------------

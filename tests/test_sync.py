@@ -643,6 +643,12 @@ def test_pull_named_ids_only(remote: Path, tmp_path: Path) -> None:
     assert git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
         "refs/hydrate/tasks/T-2"
     ]
+    res = hydrate(b, "pull", "T-2")
+    assert res.returncode == 1
+    assert res.stderr == (
+        "error: no remote named 'T-2' (configured remotes: origin); or give a URL; "
+        "to name tasks, give the remote first: git hydrate pull origin T-2\n"
+    )
     res = hydrate(b, "push", "origin", "bad/id")
     assert res.returncode == 1
     assert res.stderr == "error: invalid task id 'bad/id'\n"
