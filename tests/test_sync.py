@@ -753,3 +753,40 @@ def test_sha256_repositories_push_pull_and_merge(tmp_path: Path) -> None:
     assert tree_of(a, "T-1") == tree_of(b, "T-1")
     assert len(tree_of(a, "T-1")) == 64
     fsck(b)
+
+
+def test_criss_cross_merge_keeps_a_later_removal(remote: Path, tmp_path: Path) -> None:
+    """Two merge bases: they are merged into a virtual base, so a removal stays removed."""
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1", body="base\n")
+    b = clone(a, tmp_path / "b")
+    with Ledger(b) as ledger:
+        hsync.pull(ledger, str(a))
+        ledger.add_context("T-1", "added in b\n", "b")
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="a")
+    a_copy = Path(shutil.copytree(a, tmp_path / "a-copy"))
+    b_copy = Path(shutil.copytree(b, tmp_path / "b-copy"))
+    with Ledger(a) as la, Ledger(b) as lb:
+        assert hsync.pull(la, str(b_copy)).outcomes[0].action == "merged"
+        assert hsync.pull(lb, str(a_copy)).outcomes[0].action == "merged"
+        added = next(e for e in la.context_entries("T-1") if e["source"] == "b")
+        la.remove_context("T-1", added["hash"])  # a removes what b added
+        lb.edit_task("T-1", priority=3)
+    tip_a = git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    tip_b = git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    with Ledger(a) as la:
+        report = hsync.pull(la, str(b))
+        assert report.outcomes[0].action == "merged"
+        assert len(git(a, "merge-base", "--all", tip_a, tip_b).split()) == 2
+        assert [e["source"] for e in la.context_entries("T-1")] == ["notes"]
+        assert la.get_task("T-1")["priority"] == 3
+        assert la.get_task("T-1")["title"] == "a"
+
+
+def test_every_sync_command_has_help_with_an_example(repo: Path) -> None:
+    for command in ("pull", "push", "sync", "setup", "task-rm"):
+        res = hydrate(repo, command, "-h")
+        assert res.returncode == 0, res
+        assert "Example:" in res.stdout
+        assert res.stderr == ""
