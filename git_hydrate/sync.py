@@ -984,7 +984,10 @@ def _push(
             report.up_to_date += 1
             continue
         detail = _rejection_hint(summary, remote.display) if action == "rejected" else ""
-        report.outcomes.append(Outcome(name, action, detail, is_task=is_task))
+        local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
+        report.outcomes.append(
+            Outcome(name, action, detail, new=local.decode() if local else None, is_task=is_task)
+        )
 
 
 def push(ledger: Ledger, remote: str | None = None, ids: Iterable[str] = ()) -> Report:

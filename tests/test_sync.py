@@ -99,6 +99,21 @@ def test_second_push_and_noop_sync_are_up_to_date(remote: Path, tmp_path: Path) 
     assert data["ok"] is True
     assert data["counts"] == {"up-to-date": 1}
     assert data["tasks"] == []
+    assert data["remote"] == "origin"
+    assert data["rounds"] == 1
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="new title")
+    res = hydrate(a, "push", "--json")
+    data = json.loads(res.stdout)
+    assert data["tasks"] == [
+        {
+            "action": "pushed",
+            "detail": "",
+            "new": git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip(),
+            "old": None,
+            "task_id": "T-1",
+        }
+    ]
 
 
 def test_local_only_task_and_unpushed_change_survive_pull(remote: Path, tmp_path: Path) -> None:
