@@ -378,21 +378,27 @@ class Repository:
         return oid
 
     def _add_object(self, obj: ShaFile) -> None:
-        """Write one loose object, tolerating git's maintenance running beside us.
+        """Write one loose object, tolerating concurrent writers and git's maintenance.
 
-        ``git repack -d``/``git prune-packed`` remove emptied ``objects/xx``
-        directories; one can vanish between dulwich creating it and opening
-        the temporary file inside, which surfaces as FileNotFoundError. The
-        write is idempotent, so it is simply tried again.
+        Writing is idempotent (the name is the content's hash), so two races
+        are simply waited out: another process writing the very same object
+        holds its ``.lock`` (dulwich raises FileLocked — done once the object
+        exists), and ``git repack -d``/``git prune-packed`` can remove an
+        emptied ``objects/xx`` directory between dulwich creating it and
+        opening the temporary file inside (FileNotFoundError).
         """
-        for attempt in range(20):
+        from dulwich.file import FileLocked
+
+        for attempt in range(50):
             try:
                 self._repo.object_store.add_object(obj)
                 return
-            except FileNotFoundError:
-                if attempt == 19:
+            except (FileLocked, FileNotFoundError):
+                if attempt == 49:
                     raise
-                time.sleep(0.001 * (attempt + 1))
+                if self.has_object(self.object_id(obj)):
+                    return
+                time.sleep(0.001 * min(attempt + 1, 10))
             except OSError as exc:
                 raise not_writable(exc, self.common_dir) from None
 

@@ -42,6 +42,11 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "unarchive": ("lifecycle", "unarchive"),
     "hook": ("hooks", "hook"),
     "hooks": ("hooks", "hooks_group"),
+    "pull": ("sync", "pull"),
+    "push": ("sync", "push"),
+    "sync": ("sync", "sync"),
+    "setup": ("sync", "setup"),
+    "task-rm": ("sync", "task_rm"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

@@ -1,0 +1,216 @@
+"""push, pull, sync, setup, task-rm: sharing tasks through git remotes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._common import echo_json, json_option, open_ledger
+
+if TYPE_CHECKING:
+    from ..sync import Report
+
+_LABELS = {
+    "created": "new here",
+    "fast-forward": "updated",
+    "merged": "merged",
+    "restored": "restored",
+    "removed": "removed",
+    "kept": "kept",
+    "not-restored": "removed here, not brought back",
+    "ahead": "to push",
+    "absent": "absent",
+    "skipped": "SKIPPED",
+    "pushed": "pushed",
+    "pushed-new": "pushed (new)",
+    "forced": "forced",
+    "deleted-remote": "deleted there",
+    "rejected": "REJECTED",
+}
+
+
+def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
+    """Print a pull/push/sync report; return the exit status (1 if anything failed)."""
+    if as_json:
+        echo_json(ctx, report.as_dict())
+    else:
+        counts = report.counts()
+        parts = [
+            f"{n} {_LABELS.get(action, action)}"
+            for action, n in counts.items()
+            if n and action != "up-to-date"
+        ]
+        parts.append(f"{counts['up-to-date']} up to date")
+        click.echo(f"{report.operation} {report.remote}: {', '.join(parts)}")
+        for outcome in report.outcomes:
+            if outcome.action == "not-restored":
+                continue  # counted above; every pull would list them again (--json has them)
+            label = _LABELS.get(outcome.action, outcome.action)
+            line = f"  {label:<14} {outcome.name}"
+            if outcome.detail:
+                line += f"  ({outcome.detail})"
+            click.echo(line)
+    if report.ok:
+        return 0
+    rejected, skipped = report.failed("rejected"), report.failed("skipped")
+    absent = report.failed("absent")
+    if rejected:
+        click.echo(
+            f"error: rejected by {report.remote}: {', '.join(rejected)}; "
+            f"run git hydrate sync {report.remote}",
+            err=True,
+        )
+    if skipped:
+        click.echo(
+            f"error: skipped (remote data failed validation): {', '.join(skipped)}", err=True
+        )
+    if absent:
+        where = f"on {report.remote}" if report.operation == "pull" else "here"
+        click.echo(f"error: no such task {where}: {', '.join(absent)}", err=True)
+    return 1
+
+
+@click.command("pull")
+@click.argument("remote", required=False)
+@click.argument("task_ids", metavar="[ID]...", nargs=-1)
+@json_option
+@click.pass_context
+def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_json: bool) -> int:
+    """Fetch REMOTE's tasks and merge them into yours, task by task.
+
+    REMOTE is a remote name or URL (default: the current branch's remote,
+    else origin). Tasks are fetched into refs/hydrate-remotes/REMOTE/ (the
+    fetch uses --no-filter, so partial clones get the bodies), then: new
+    there -> created here; yours behind ->
+    fast-forwarded; yours ahead -> left for push; both changed -> a merge
+    commit (both parents) holding the merged state. Your local-only tasks and
+    unpushed changes are never dropped. A task whose remote data fails
+    validation is skipped and reported (exit status 1); the rest merges.
+
+    \b
+    Example:
+      git hydrate pull
+      git hydrate pull origin M-1002 M-1003
+    """
+    from ..sync import pull as do_pull
+
+    with open_ledger(ctx) as ledger:
+        report = do_pull(ledger, remote, task_ids)
+    return _render(ctx, report, as_json)
+
+
+@click.command("push")
+@click.argument("remote", required=False)
+@click.argument("task_ids", metavar="[ID]...", nargs=-1)
+@json_option
+@click.pass_context
+def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_json: bool) -> int:
+    """Push your tasks (all, or the IDs) to REMOTE, never forcing.
+
+    Without IDs the removal record and the archive go too. A task the remote
+    refuses (it has changes you lack) is reported by id, the others still go
+    through, and the exit status is 1: run `git hydrate sync` to merge and
+    retry. Client-side hooks are not run (--no-verify).
+
+    \b
+    Example:
+      git hydrate push
+      git hydrate push origin M-1002
+    """
+    from ..sync import push as do_push
+
+    with open_ledger(ctx) as ledger:
+        report = do_push(ledger, remote, task_ids)
+    return _render(ctx, report, as_json)
+
+
+@click.command("sync")
+@click.argument("remote", required=False)
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
+    """Pull from REMOTE, then push; if someone pushed meanwhile, pull and push again.
+
+    At most 3 rounds; what is still rejected then is reported (exit status 1).
+
+    \b
+    Example:
+      git hydrate sync
+      git hydrate sync upstream --json
+    """
+    from ..sync import sync as do_sync
+
+    with open_ledger(ctx) as ledger:
+        report = do_sync(ledger, remote)
+    return _render(ctx, report, as_json)
+
+
+@click.command("setup")
+@click.argument("remote", required=False)
+@json_option
+@click.pass_context
+def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
+    """Let a plain `git fetch REMOTE` keep the task mirror current (optional).
+
+    Adds one wildcard fetch refspec, +refs/hydrate/*:refs/hydrate-remotes/REMOTE/*,
+    to remote.REMOTE.fetch (once). Nothing else is changed; remote.REMOTE.push
+    is never written, so a plain `git push` keeps pushing your branch.
+
+    \b
+    Example:
+      git hydrate setup origin
+    """
+    from ..sync import setup as do_setup
+
+    with open_ledger(ctx) as ledger:
+        result = do_setup(ledger, remote)
+    if as_json:
+        echo_json(ctx, result)
+    elif result["added"]:
+        click.echo(f"added {result['key']} {result['refspec']}")
+    else:
+        click.echo(f"already set up: {result['key']} {result['refspec']}")
+
+
+@click.command("task-rm")
+@click.argument("task_id", metavar="ID")
+@click.option(
+    "--remote",
+    metavar="REMOTE",
+    help="Also delete it on REMOTE (refused if REMOTE has changes you have not pulled).",
+)
+@json_option
+@click.pass_context
+def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool) -> int:
+    """Remove the task ID; its history stays reachable through refs/hydrate/removed.
+
+    A later pull does not bring it back unless someone changed it after your
+    removal (then the pull says it restored it). Clones that pull your removal
+    record drop their copy unless they changed it since.
+
+    \b
+    Example:
+      git hydrate task-rm M-1002
+      git hydrate task-rm M-1002 --remote origin
+    """
+    from ..sync import remove_task
+
+    with open_ledger(ctx) as ledger:
+        result: dict[str, Any] = remove_task(ledger, task_id, remote)
+    there = result["remote"]
+    if as_json:
+        echo_json(ctx, result)
+    else:
+        if result["local"]:
+            click.echo(f"removed task {task_id} (was {result['removed_tip'][:12]})")
+        else:
+            click.echo(f"task {task_id} was not here; recorded the removal of its remote copy")
+        if there is not None:
+            state = "deleted on" if there["deleted"] else "not deleted on"
+            detail = f" ({there['detail']})" if there["detail"] else ""
+            click.echo(f"{state} {there['remote']}{detail}")
+    if there is not None and not there["deleted"] and "not on" not in there["detail"]:
+        click.echo(f"error: task {task_id} was not deleted on {there['remote']}", err=True)
+        return 1
+    return 0

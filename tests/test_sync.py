@@ -1,0 +1,807 @@
+"""push, pull, sync, setup and task-rm against real remotes, with the real git binary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate import sync as hsync
+
+from .conftest import fsck, git, hydrate
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """A bare repository over a file path, holding one commit on main."""
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    (seed / "README").write_text("the project\n")
+    (seed / "notes.txt").write_text("shared body text\n")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "initial")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    return bare
+
+
+def clone(remote: Path | str, dest: Path, *extra: str) -> Path:
+    git(dest.parent, "clone", "-q", *extra, str(remote), str(dest))
+    return dest
+
+
+def tree_of(repo: Path, task_id: str) -> str:
+    return git(repo, "rev-parse", f"refs/hydrate/tasks/{task_id}^{{tree}}").strip()
+
+
+def hydrate_refs(repo: Path) -> dict[str, str]:
+    out = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/hydrate/tasks")
+    return dict(line.split(" ", 1)[::-1][::-1] for line in out.splitlines())  # type: ignore[misc]
+
+
+def make_task(repo: Path, task_id: str, body: str = "", **fields: object) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task(task_id, objective=f"do {task_id}", acceptance="works", **fields)  # type: ignore[arg-type]
+        if body:
+            ledger.add_context(task_id, body, "notes")
+
+
+def config_dump(repo: Path) -> str:
+    return git(repo, "config", "--local", "--list")
+
+
+# -- basics over a file path --------------------------------------------------------
+
+
+def test_push_then_fresh_clone_pull_gets_every_task(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    for i in range(5):
+        make_task(a, f"T-{i}", body=f"body {i}\n")
+    before = config_dump(a)
+    res = hydrate(a, "push")
+    assert res.returncode == 0, res
+    assert res.stdout.startswith("push origin: 5 pushed (new), 0 up to date\n")
+    assert res.stderr == ""
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 0, res
+    assert "5 new here" in res.stdout
+    assert res.stderr == ""
+    for i in range(5):
+        assert tree_of(a, f"T-{i}") == tree_of(b, f"T-{i}")
+    with Ledger(b) as ledger:
+        assert ledger.read_body("T-3", ledger.context_entries("T-3")[0]["hash"]) == "body 3\n"
+    # The mirror lives outside refs/hydrate/ and refs/remotes/.
+    mirror = git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate-remotes/origin/tasks")
+    assert len(mirror.split()) == 5
+    assert "hydrate" not in git(b, "branch", "-a")
+    assert config_dump(a) == before
+    assert "remote.origin.push" not in config_dump(b)
+    fsck(a)
+    fsck(b)
+    fsck(remote)
+
+
+def test_second_push_and_noop_sync_are_up_to_date(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1", body="x\n")
+    assert hydrate(a, "push").returncode == 0
+    res = hydrate(a, "sync", "--json")
+    assert res.returncode == 0, res
+    data = json.loads(res.stdout)
+    assert data["ok"] is True
+    assert data["counts"] == {"up-to-date": 1}
+    assert data["tasks"] == []
+    assert data["remote"] == "origin"
+    assert data["rounds"] == 1
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="new title")
+    res = hydrate(a, "push", "--json")
+    data = json.loads(res.stdout)
+    assert data["tasks"] == [
+        {
+            "action": "pushed",
+            "detail": "",
+            "new": git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip(),
+            "old": None,
+            "task_id": "T-1",
+        }
+    ]
+
+
+def test_local_only_task_and_unpushed_change_survive_pull(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "SHARED", body="one\n")
+    with Ledger(a) as ledger:
+        hsync.push(ledger)
+    make_task(b, "LOCAL", body="mine\n")
+    with Ledger(b) as ledger:
+        hsync.pull(ledger)
+        ledger.edit_task("SHARED", title="edited in b")
+        report = hsync.pull(ledger)
+        assert [(o.name, o.action) for o in report.outcomes] == [("SHARED", "ahead")]
+        assert ledger.get_task("SHARED")["title"] == "edited in b"
+        assert ledger.exists("LOCAL")
+
+
+def test_push_rejection_is_reported_and_others_go_through(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="from a")
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="from b")
+    make_task(b, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    res = hydrate(b, "push")
+    assert res.returncode == 1
+    assert "REJECTED       T-1" in res.stdout
+    assert "pushed (new)   T-2" in res.stdout
+    assert res.stderr == "error: rejected by origin: T-1; run git hydrate sync origin\n"
+    res = hydrate(b, "sync")
+    assert res.returncode == 0, res
+    assert "merged         T-1  (changed on both sides: title)" in res.stdout
+    assert hydrate(a, "pull").returncode == 0
+    assert tree_of(a, "T-1") == tree_of(b, "T-1")
+    merge_msg = git(b, "log", "-1", "--format=%B", "refs/hydrate/tasks/T-1")
+    assert "Hydrate-Action: merge\n" in merge_msg
+    assert "Hydrate-Conflict: title\n" in merge_msg
+    parents = git(b, "log", "-1", "--format=%P", "refs/hydrate/tasks/T-1").split()
+    assert len(parents) == 2
+
+
+def test_merge_is_the_same_whoever_merges(tmp_path: Path, remote: Path) -> None:
+    """A pulls B and B pulls A (URL remotes): two merge commits, one tree."""
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1", body="base body\n", tags=["base"])
+    b = clone(a, tmp_path / "b")
+    with Ledger(b) as ledger:
+        hsync.pull(ledger, str(a))
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="a title", tags=["base", "a"])
+        ledger.add_context("T-1", "from a\n", "a")
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="b title", priority=1, tags=["b"])
+        ledger.add_context("T-1", "from b\n", "b")
+        digest = ledger.context_entries("T-1")
+        ledger.remove_context("T-1", next(e for e in digest if e["source"] == "notes")["hash"])
+    tip_a = git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    tip_b = git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    a_before = Path(shutil.copytree(a, tmp_path / "a-before"))
+    with Ledger(a) as la, Ledger(b) as lb:
+        ra = hsync.pull(la, str(b))
+        rb = hsync.pull(lb, str(a_before))
+        assert ra.outcomes[0].action == rb.outcomes[0].action == "merged"
+        assert ra.outcomes[0].conflicts == rb.outcomes[0].conflicts
+        merged = la.get_task("T-1")
+        assert merged["tags"] in (["b", "a"], ["a", "b"])
+        assert merged["priority"] == 1
+        sources = sorted(e["source"] for e in la.context_entries("T-1"))
+        assert sources == ["a", "b"]  # the removal in b stays, both additions kept
+    assert git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip() != tip_a
+    assert tree_of(a, "T-1") == tree_of(b, "T-1")
+    assert tip_b in git(b, "log", "--format=%H", "refs/hydrate/tasks/T-1").split()
+    # The URL mirror has a sanitised name.
+    names = git(a, "for-each-ref", "--format=%(refname)", "refs/hydrate-remotes/").split()
+    assert names and all(n.startswith("refs/hydrate-remotes/url-") for n in names)
+    fsck(a)
+    fsck(b)
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["a", "b", "c", "a", "b", "c"],
+        ["c", "b", "a", "c", "b", "a"],
+        ["b", "a", "c", "c", "a", "b"],
+    ],
+)
+def test_three_clones_converge(remote: Path, tmp_path: Path, order: list[str]) -> None:
+    origin = clone(remote, tmp_path / "origin")
+    make_task(origin, "T-1", body="common\n")
+    make_task(origin, "T-2")
+    with Ledger(origin) as ledger:
+        hsync.push(ledger)
+    clones = {name: clone(remote, tmp_path / name) for name in "abc"}
+    for path in clones.values():
+        with Ledger(path) as ledger:
+            hsync.pull(ledger)
+    edits = {
+        "a": {"title": "A", "tags": ["a"]},
+        "b": {"title": "B", "priority": 3},
+        "c": {"objective": "C objective", "tags": ["c"]},
+    }
+    for name, path in clones.items():
+        with Ledger(path) as ledger:
+            ledger.edit_task("T-1", **edits[name])
+            ledger.add_context("T-1", f"context from {name}\n", name)
+            ledger.edit_task("T-2", title=f"T-2 by {name}")
+        make_task(path, f"ONLY-{name}")
+    for name in order:
+        with Ledger(clones[name]) as ledger:
+            report = hsync.sync(ledger)
+            assert report.ok, report.as_dict()
+    trees = {name: (tree_of(p, "T-1"), tree_of(p, "T-2")) for name, p in clones.items()}
+    assert len(set(trees.values())) == 1, trees
+    with Ledger(clones["a"]) as ledger:
+        assert sorted(ledger.task_ids()) == ["ONLY-a", "ONLY-b", "ONLY-c", "T-1", "T-2"]
+        sources = sorted(e["source"] for e in ledger.context_entries("T-1"))
+        assert sources == ["a", "b", "c", "notes"]
+        task = ledger.get_task("T-1")
+        assert task["objective"] == "C objective"
+        assert task["priority"] == 3
+        assert sorted(task["tags"]) == ["a", "c"]
+    for path in clones.values():
+        fsck(path)
+
+
+# -- bad remote data --------------------------------------------------------------
+
+
+def _corrupt_task(repo: Path, task_id: str, task_json: bytes | None = None) -> None:
+    """Rewrite a task's tip in ``repo`` with a broken task.json or a lying link."""
+    tip = git(repo, "rev-parse", f"refs/hydrate/tasks/{task_id}").strip()
+    tree = git(repo, "rev-parse", f"{tip}^{{tree}}").strip()
+    listing = git(repo, "ls-tree", tree)
+    if task_json is not None:
+        blob = (
+            subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"],
+                cwd=repo,
+                input=task_json,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        listing = "\n".join(
+            f"100644 blob {blob}\ttask.json" if line.endswith("\ttask.json") else line
+            for line in listing.splitlines()
+        )
+    else:  # swap the body: links.json now lies about it
+        body = (
+            subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"],
+                cwd=repo,
+                input=b"not the body\n",
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        sub = next(line for line in listing.splitlines() if line.endswith("\tbodies")).split()[2]
+        fan = git(repo, "ls-tree", sub).split()
+        leaf = git(repo, "ls-tree", fan[2]).split()
+        new_leaf = git(repo, "mktree", input=f"100644 blob {body}\t{leaf[3]}\n").strip()
+        new_sub = git(repo, "mktree", input=f"040000 tree {new_leaf}\t{fan[3]}\n").strip()
+        # links.json names the new blob, so only the sha256 check can catch it.
+        links_oid = next(ln for ln in listing.splitlines() if ln.endswith("\tlinks.json"))
+        links = git(repo, "cat-file", "blob", links_oid.split()[2]).replace(leaf[2], body)
+        new_links = git(repo, "hash-object", "-w", "--stdin", input=links).strip()
+        listing = "\n".join(
+            f"040000 tree {new_sub}\tbodies"
+            if line.endswith("\tbodies")
+            else f"100644 blob {new_links}\tlinks.json"
+            if line.endswith("\tlinks.json")
+            else line
+            for line in listing.splitlines()
+        )
+    new_tree = git(repo, "mktree", input=listing + "\n").strip()
+    commit = git(repo, "commit-tree", new_tree, "-p", tip, "-m", "hydrate: damage").strip()
+    git(repo, "update-ref", f"refs/hydrate/tasks/{task_id}", commit)
+
+
+def test_invalid_remote_tasks_are_skipped_and_the_rest_merges(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "GOOD", body="fine\n")
+    make_task(a, "BADJSON", body="x\n")
+    make_task(a, "BADSHA", body="y\n")
+    make_task(a, "FUTURE")
+    _corrupt_task(a, "BADJSON", b"{not json")
+    _corrupt_task(a, "BADSHA")
+    _corrupt_task(
+        a, "FUTURE", b'{"format":99,"id":"FUTURE","title":"t","objective":"o","acceptance":"a"}'
+    )
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger).ok
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 1
+    data = json.loads(res.stdout)
+    actions = {t["task_id"]: (t["action"], t["detail"]) for t in data["tasks"]}
+    assert actions["GOOD"][0] == "created"
+    assert actions["BADJSON"][0] == "skipped"
+    assert actions["BADSHA"] == (
+        "skipped",
+        "remote data invalid: task BADSHA: body "
+        + actions["BADSHA"][1].split("body ")[1].split(" ")[0]
+        + " does not match its sha256",
+    )
+    assert (
+        actions["FUTURE"][0] == "skipped" and "newer than this git-hydrate" in actions["FUTURE"][1]
+    )
+    assert res.stderr == (
+        "error: skipped (remote data failed validation): BADJSON, BADSHA, FUTURE\n"
+    )
+    assert git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
+        "refs/hydrate/tasks/GOOD"
+    ]
+
+
+# -- server settings, partial clones, daemon -----------------------------------------
+
+
+def test_remote_with_fsck_objects_accepts_pushes(remote: Path, tmp_path: Path) -> None:
+    git(remote, "config", "receive.fsckObjects", "true")
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "T-1", body="x\n")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger).ok
+    with Ledger(b) as ledger:
+        hsync.pull(ledger)
+        ledger.edit_task("T-1", title="b")
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="a")
+        assert hsync.push(ledger).ok
+    make_task(b, "T-2")
+    with Ledger(b) as ledger:
+        hsync.remove_task(ledger, "T-2")
+        report = hsync.sync(ledger)  # a merge commit and the removal record
+        assert report.ok, report.as_dict()
+        assert {o.action for o in report.outcomes} >= {"merged", "pushed"}
+    fsck(remote)
+
+
+def test_partial_clone_pulls_bodies_and_packs(remote: Path, tmp_path: Path) -> None:
+    git(remote, "config", "uploadpack.allowFilter", "true")
+    a = clone(remote, tmp_path / "a")
+    # A body identical to a file of the project: the blobless clone lacks that blob.
+    make_task(a, "T-1", body="shared body text\n")
+    make_task(a, "T-2", body="only in hydrate\n")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger).ok
+    p = clone(f"file://{remote}", tmp_path / "partial", "--filter=blob:none", "--no-checkout")
+    assert git(p, "config", "remote.origin.promisor").strip() == "true"
+    res = hydrate(p, "pull")
+    assert res.returncode == 0, res
+    assert "2 new here" in res.stdout
+    res = hydrate(p, "--compact", "pack", "T-1")
+    assert res.returncode == 0, res
+    assert "shared body text" in res.stdout
+    with Ledger(p) as ledger:
+        ledger.edit_task("T-2", title="from the partial clone")
+        assert hsync.push(ledger).ok
+    # After setup a plain (filtered) `git fetch` fills the mirror without bodies;
+    # the pull still gets them.
+    make_task(a, "T-3", body="README-like body\n")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger, ids=["T-3"]).ok
+    assert hydrate(p, "setup").returncode == 0
+    git(p, "fetch", "-q")
+    res = hydrate(p, "pull")
+    assert res.returncode == 0, res
+    assert "new here       T-3" in res.stdout
+    res = hydrate(p, "--compact", "pack", "T-3")
+    assert res.returncode == 0, res
+    assert "README-like body" in res.stdout
+
+
+@pytest.fixture
+def daemon(remote: Path) -> Iterator[str]:
+    """A real `git daemon` serving the remote over git:// on 127.0.0.1."""
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    probe = subprocess.run(["git", "daemon", "-h"], capture_output=True, text=True)
+    if "usage" not in (probe.stdout + probe.stderr).lower():
+        pytest.skip("git daemon is not available")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            "--export-all",
+            "--enable=receive-pack",
+            f"--base-path={remote.parent}",
+            str(remote.parent),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"git://127.0.0.1:{port}/{remote.name}"
+    try:
+        for _ in range(100):
+            if proc.poll() is not None:
+                pytest.skip("git daemon exited at start")
+            ok = subprocess.run(["git", "ls-remote", url], capture_output=True)
+            if ok.returncode == 0:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.skip("git daemon did not come up")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_git_daemon_push_pull(daemon: str, tmp_path: Path) -> None:
+    a = clone(daemon, tmp_path / "a")
+    b = clone(daemon, tmp_path / "b")
+    make_task(a, "T-1", body="over git://\n")
+    res = hydrate(a, "push")
+    assert res.returncode == 0, res
+    with Ledger(b) as ledger:
+        ledger.add_task("T-1", objective="made in b", acceptance="x")
+        res_b = hsync.sync(ledger)  # unrelated histories: merged, no common base
+        assert res_b.ok, res_b.as_dict()
+    res = hydrate(a, "sync", daemon)  # a URL works as well
+    assert res.returncode == 0, res
+    assert tree_of(a, "T-1") == tree_of(b, "T-1")
+    with Ledger(a) as ledger:
+        assert [e["source"] for e in ledger.context_entries("T-1")] == ["notes"]
+
+
+# -- configuration ----------------------------------------------------------------
+
+
+def test_config_untouched_except_by_setup(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    before = config_dump(a)
+    for command in ("push", "pull", "sync"):
+        assert hydrate(a, command).returncode == 0
+    assert config_dump(a) == before
+    res = hydrate(a, "setup")
+    assert res.returncode == 0, res
+    assert res.stdout == (
+        "added remote.origin.fetch +refs/hydrate/*:refs/hydrate-remotes/origin/*\n"
+    )
+    res = hydrate(a, "setup")
+    assert res.stdout.startswith("already set up: ")
+    fetches = git(a, "config", "--get-all", "remote.origin.fetch").splitlines()
+    assert fetches == [
+        "+refs/heads/*:refs/remotes/origin/*",
+        "+refs/hydrate/*:refs/hydrate-remotes/origin/*",
+    ]
+    assert git(a, "config", "--get-all", "remote.origin.push", check=False) == ""
+    # A plain fetch now keeps the mirror current, and a plain push still pushes branches.
+    b = clone(remote, tmp_path / "b")
+    make_task(b, "T-2")
+    assert hydrate(b, "push").returncode == 0
+    git(a, "fetch", "-q")
+    assert "refs/hydrate-remotes/origin/tasks/T-2" in git(a, "for-each-ref")
+    (a / "f").write_text("x")
+    git(a, "add", "f")
+    git(a, "commit", "-q", "-m", "work")
+    git(a, "push", "-q")
+    assert git(remote, "rev-parse", "main") == git(a, "rev-parse", "main")
+
+
+def test_default_remote_errors_and_url(tmp_path: Path, repo: Path, remote: Path) -> None:
+    res = hydrate(repo, "pull")
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert res.stderr.startswith("error: no remote to sync with: ")
+    res = hydrate(repo, "push", "nosuch")
+    assert res.returncode == 1
+    assert res.stderr == (
+        "error: no remote named 'nosuch' (configured remotes: none); or give a URL\n"
+    )
+    res = hydrate(repo, "pull", str(tmp_path / "missing.git"))
+    assert res.returncode == 1
+    assert res.stderr.startswith("error: git fetch ")
+    git(repo, "remote", "add", "upstream", str(remote))
+    git(repo, "config", "branch.main.remote", "upstream")
+    make_task(repo, "T-1")
+    res = hydrate(repo, "push")
+    assert res.returncode == 0, res
+    assert res.stdout.startswith("push upstream: ")
+
+
+# -- removal ------------------------------------------------------------------------
+
+
+def test_task_rm_is_not_undone_by_pull_unless_changed_since(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "T-1", body="x\n")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0
+    removed_tip = git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    res = hydrate(a, "task-rm", "T-1")
+    assert res.returncode == 0, res
+    assert res.stdout == f"removed task T-1 (was {removed_tip[:12]})\n"
+    assert git(a, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-1", check=False) == ""
+    # History stays reachable through the removal record.
+    assert removed_tip in git(a, "rev-list", "refs/hydrate/removed").split()
+    res = hydrate(a, "pull", "--json")
+    data = json.loads(res.stdout)
+    assert [(t["task_id"], t["action"]) for t in data["tasks"]] == [("T-1", "not-restored")]
+    res = hydrate(a, "pull")
+    assert res.returncode == 0
+    assert res.stdout == "pull origin: 1 removed here, not brought back, 1 up to date\n"
+    assert res.stderr == ""
+    assert git(a, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-1", check=False) == ""
+    # Someone changes it on the remote after the removal: the pull restores it and says so.
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="still needed")
+        assert hsync.push(ledger).ok
+    res = hydrate(a, "pull")
+    assert res.returncode == 0
+    assert "restored       T-1  (removed here, but changed on origin since; restored)" in (
+        res.stdout
+    )
+    fsck(a)
+
+
+def test_task_rm_remote_and_propagation(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    c = clone(remote, tmp_path / "c")
+    make_task(a, "T-1")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    for path in (b, c):
+        assert hydrate(path, "pull").returncode == 0
+    with Ledger(c) as ledger:
+        ledger.edit_task("T-2", title="changed in c")
+    res = hydrate(a, "task-rm", "T-1", "--remote", "origin")
+    assert res.returncode == 0, res
+    assert res.stdout.endswith("deleted on origin\n")
+    assert "refs/hydrate/tasks/T-1" not in git(remote, "for-each-ref")
+    assert "refs/hydrate/removed" in git(remote, "for-each-ref")
+    res = hydrate(b, "pull")
+    assert "removed        T-1" in res.stdout
+    assert git(b, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-1", check=False) == ""
+    # c changed T-2 after a's copy: removing it remotely from a is refused, nothing removed.
+    assert hydrate(c, "push").returncode == 0
+    res = hydrate(a, "task-rm", "T-2", "--remote", "origin")
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert res.stderr == (
+        "error: task T-2 has changes on origin that you have not pulled; "
+        "run git hydrate pull origin T-2 first\n"
+    )
+    assert git(a, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-2", check=False) != ""
+    res = hydrate(a, "task-rm", "NOPE")
+    assert res.returncode == 1
+    assert res.stderr == "error: no task 'NOPE' here\n"
+    res = hydrate(a, "task-rm", "NOPE", "--remote", "origin")
+    assert res.returncode == 1
+    assert res.stderr == "error: no task 'NOPE' here or on origin\n"
+    # A task that exists only on the remote can be removed there.
+    make_task(c, "C-ONLY")
+    assert hydrate(c, "push").returncode == 0
+    res = hydrate(a, "task-rm", "C-ONLY", "--remote", "origin", "--json")
+    assert res.returncode == 0, res
+    data = json.loads(res.stdout)
+    assert data["local"] is False
+    assert data["remote"] == {"remote": "origin", "deleted": True, "detail": ""}
+    assert "refs/hydrate/tasks/C-ONLY" not in git(remote, "for-each-ref")
+    res = hydrate(c, "pull")
+    assert "removed        C-ONLY" in res.stdout
+
+
+def test_union_refs_travel_and_merge(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    for path, ids in ((a, ("A-1", "A-2")), (b, ("B-1",))):
+        for task_id in ids:
+            make_task(path, task_id)
+        with Ledger(path) as ledger:
+            for task_id in ids:
+                hsync.remove_task(ledger, task_id)
+    # A stand-in archive ref (issue 4 builds the real one): an index.json object.
+    for path, key in ((a, "A-9"), (b, "B-9")):
+        blob = git(path, "hash-object", "-w", "--stdin", input=f'{{"{key}": "x"}}\n').strip()
+        tree = git(path, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
+        commit = git(path, "commit-tree", tree, "-m", "hydrate: archive").strip()
+        git(path, "update-ref", "refs/hydrate/archive", commit)
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger).ok
+    with Ledger(b) as ledger:
+        report = hsync.sync(ledger)
+        assert report.ok, report.as_dict()
+        refs = [(o.name, o.action) for o in report.outcomes if not o.is_task]
+        assert ("refs/hydrate/removed", "merged") in refs
+        assert ("refs/hydrate/archive", "merged") in refs
+    with Ledger(a) as ledger:
+        assert hsync.pull(ledger).ok
+    for path in (a, b):
+        removed = json.loads(git(path, "show", "refs/hydrate/removed:removed.json"))
+        assert sorted(removed["removed"]) == ["A-1", "A-2", "B-1"]
+        index = json.loads(git(path, "show", "refs/hydrate/archive:index.json"))
+        assert index == {"A-9": "x", "B-9": "x"}
+    assert git(a, "rev-parse", "refs/hydrate/removed") == git(
+        b, "rev-parse", "refs/hydrate/removed"
+    )
+    fsck(a)
+
+
+def test_pull_named_ids_only(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    for task_id in ("T-1", "T-2"):
+        make_task(a, task_id)
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull", "origin", "T-2", "T-9")
+    assert res.returncode == 1, res
+    assert res.stderr == "error: no such task on origin: T-9\n"
+    assert "new here       T-2" in res.stdout
+    assert "absent         T-9  (not on origin)" in res.stdout
+    assert git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
+        "refs/hydrate/tasks/T-2"
+    ]
+    res = hydrate(b, "pull", "T-2")
+    assert res.returncode == 1
+    assert res.stderr == (
+        "error: no remote named 'T-2' (configured remotes: origin); or give a URL; "
+        "to name tasks, give the remote first: git hydrate pull origin T-2\n"
+    )
+    res = hydrate(b, "push", "origin", "bad/id")
+    assert res.returncode == 1
+    assert res.stderr == "error: invalid task id 'bad/id'\n"
+
+
+def test_concurrent_local_write_during_pull_is_not_lost(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    for task_id in ("T-1", "T-2"):
+        make_task(a, task_id, body=f"{task_id} from a\n")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    real_batch = hsync._apply_batch
+
+    def racing_batch(ledger: Ledger, outcomes: list[hsync.Outcome], where: str) -> bool:
+        # Another writer creates T-1 here between the plan and the transaction.
+        make_task(b, "T-1", body="written meanwhile\n")
+        return real_batch(ledger, outcomes, where)
+
+    monkeypatch.setattr(hsync, "_apply_batch", racing_batch)
+    with Ledger(b) as ledger:
+        report = hsync.pull(ledger)
+        assert report.ok, report.as_dict()
+        assert [(o.name, o.action) for o in report.outcomes] == [
+            ("T-1", "merged"),
+            ("T-2", "created"),
+        ]
+        sources = sorted(e["size"] for e in ledger.context_entries("T-1"))
+        assert len(sources) == 2  # both bodies kept
+    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-2")
+    assert reflog.splitlines() == ["hydrate: pull T-2 from origin"]
+    fsck(b)
+
+
+def test_batched_pull_writes_reflogs(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-1")
+    assert reflog.splitlines() == ["hydrate: pull from origin"]
+
+
+def test_sync_retries_when_someone_pushes_meanwhile(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    c = clone(remote, tmp_path / "c")
+    for path in (b, c):
+        assert hydrate(path, "pull").returncode == 0
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="b")
+    real_pull = hsync._pull
+    calls = []
+
+    def pull_then_someone_pushes(*args: object) -> None:
+        real_pull(*args)  # type: ignore[arg-type]
+        calls.append(1)
+        if len(calls) == 1:
+            with Ledger(c) as other:
+                other.edit_task("T-1", priority=1)
+                assert hsync.push(other).ok
+
+    monkeypatch.setattr(hsync, "_pull", pull_then_someone_pushes)
+    with Ledger(b) as ledger:
+        report = hsync.sync(ledger)
+        assert report.ok, report.as_dict()
+        assert report.rounds == 2
+        assert ledger.get_task("T-1")["title"] == "b"
+        assert ledger.get_task("T-1")["priority"] == 1
+    assert git(remote, "rev-parse", "refs/hydrate/tasks/T-1") == git(
+        b, "rev-parse", "refs/hydrate/tasks/T-1"
+    )
+
+
+def test_sha256_repositories_push_pull_and_merge(tmp_path: Path) -> None:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", str(bare))
+    a = tmp_path / "a"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(a))
+    git(a, "remote", "add", "origin", str(bare))
+    make_task(a, "T-1", body="sha-256 body\n")
+    assert hydrate(a, "push").returncode == 0
+    b = tmp_path / "b"  # (git 2.39 clones an empty SHA-256 repository as SHA-1)
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(b))
+    git(b, "remote", "add", "origin", str(bare))
+    assert hydrate(b, "pull").returncode == 0
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="a")
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", priority=1)
+    assert hydrate(a, "sync").returncode == 0
+    res = hydrate(b, "sync")
+    assert res.returncode == 0, res
+    assert "merged" in res.stdout
+    assert hydrate(a, "pull").returncode == 0
+    assert tree_of(a, "T-1") == tree_of(b, "T-1")
+    assert len(tree_of(a, "T-1")) == 64
+    fsck(b)
+
+
+def test_criss_cross_merge_keeps_a_later_removal(remote: Path, tmp_path: Path) -> None:
+    """Two merge bases: they are merged into a virtual base, so a removal stays removed."""
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1", body="base\n")
+    b = clone(a, tmp_path / "b")
+    with Ledger(b) as ledger:
+        hsync.pull(ledger, str(a))
+        ledger.add_context("T-1", "added in b\n", "b")
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="a")
+    a_copy = Path(shutil.copytree(a, tmp_path / "a-copy"))
+    b_copy = Path(shutil.copytree(b, tmp_path / "b-copy"))
+    with Ledger(a) as la, Ledger(b) as lb:
+        assert hsync.pull(la, str(b_copy)).outcomes[0].action == "merged"
+        assert hsync.pull(lb, str(a_copy)).outcomes[0].action == "merged"
+        added = next(e for e in la.context_entries("T-1") if e["source"] == "b")
+        la.remove_context("T-1", added["hash"])  # a removes what b added
+        lb.edit_task("T-1", priority=3)
+    tip_a = git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    tip_b = git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    with Ledger(a) as la:
+        report = hsync.pull(la, str(b))
+        assert report.outcomes[0].action == "merged"
+        assert len(git(a, "merge-base", "--all", tip_a, tip_b).split()) == 2
+        assert [e["source"] for e in la.context_entries("T-1")] == ["notes"]
+        assert la.get_task("T-1")["priority"] == 3
+        assert la.get_task("T-1")["title"] == "a"
+
+
+def test_every_sync_command_has_help_with_an_example(repo: Path) -> None:
+    for command in ("pull", "push", "sync", "setup", "task-rm"):
+        res = hydrate(repo, command, "-h")
+        assert res.returncode == 0, res
+        assert "Example:" in res.stdout
+        assert res.stderr == ""
