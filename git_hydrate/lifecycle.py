@@ -200,10 +200,13 @@ def add_checkpoint(
             ledger._load(task_id)
             raise AssertionError("unreachable")
         previous = state.task.checkpoints
-        if previous and tokens < previous[-1].tokens:
+        # After a merge of concurrent checkpoints the newest one need not carry
+        # the highest total, so compare against the maximum ever reported.
+        highest = max((c.tokens for c in previous), default=0)
+        if previous and tokens < highest:
             raise Conflict(
-                f"cumulative tokens {tokens} are lower than the previous checkpoint's "
-                f"{previous[-1].tokens}; report the running total for task {task_id}"
+                f"cumulative tokens {tokens} are lower than the {highest} already reported; "
+                f"report the running total for task {task_id}"
             )
         number = len(previous) + 1
         first_line = summary.strip().splitlines()[0] if summary.strip() else ""
@@ -256,7 +259,8 @@ def _status_dict(state: TaskState, archived: bool, now: float) -> dict[str, Any]
     task = state.task
     expired = sum(1 for lk in state.links if lk.expires is not None and lk.expires <= now)
     latest = task.checkpoints[-1] if task.checkpoints else None
-    reported = latest.tokens if latest is not None else 0
+    # The maximum, not the latest: merged concurrent checkpoints may interleave.
+    reported = max((c.tokens for c in state.task.checkpoints), default=0)
     remaining = task.token_budget - reported if task.token_budget > 0 else None
     return {
         "task_id": task.id,

@@ -144,7 +144,7 @@ def test_decreasing_tokens_are_refused_and_nothing_is_written(repo: Path, ledger
     make(ledger)
     ledger.add_checkpoint("M-1", "s", "e", "n", 500)
     before = refs(repo)
-    with pytest.raises(Conflict, match="lower than the previous checkpoint's 500"):
+    with pytest.raises(Conflict, match="lower than the 500 already reported"):
         ledger.add_checkpoint("M-1", "s", "e", "n", 499)
     assert refs(repo) == before
     # Equal is fine: no tokens spent since the last checkpoint.
@@ -626,7 +626,11 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(repo: Path) -> None:
         (("status", "M-1", "--set", "done"), 1, "allowed from open: in_progress, blocked"),
         (("status", "--station", "nope"), 1, "invalid station 'nope'"),
         (("checkpoint", "NOPE-1", "--summary", "s", "--tokens", "1"), 1, "no task 'NOPE-1'"),
-        (("checkpoint", "M-1", "--summary", "s", "--tokens", "9"), 1, "lower than the previous"),
+        (
+            ("checkpoint", "M-1", "--summary", "s", "--tokens", "9"),
+            1,
+            "lower than the 10 already reported",
+        ),
         (("checkpoint", "M-1", "--summary", "s", "--tokens", "-5"), 2, "-5"),
         (("checkpoint", "M-1", "--summary", "", "--tokens", "11"), 1, "must not be empty"),
         (("checkpoint", "M-1", "--tokens", "11"), 2, "--summary"),
@@ -821,3 +825,26 @@ def test_log_walks_merges_and_foreign_commits_once(repo: Path, ledger: Ledger) -
     }
     assert entries[-1]["action"] == "task-add"
     assert {e["action"] for e in entries[1:3]} == {"commit", "task-edit"}
+
+
+def test_reported_tokens_are_the_maximum_after_merged_checkpoints(repo: Path) -> None:
+    """Merging concurrent checkpoints can leave a smaller total last in time order."""
+    with Ledger(repo) as ledger:
+        make(ledger, "M-9")
+        ledger.add_checkpoint("M-9", "first", tokens=100)
+        ledger.add_checkpoint("M-9", "second", tokens=300)
+    ref = "refs/hydrate/tasks/M-9"
+    task = json.loads(git(repo, "cat-file", "-p", f"{ref}:task.json"))
+    task["checkpoints"] = list(reversed(task["checkpoints"]))  # 300, then 100
+    blob = git(repo, "hash-object", "-w", "--stdin", input=json.dumps(task)).strip()
+    links = git(repo, "rev-parse", f"{ref}:links.json").strip()
+    tree = git(
+        repo, "mktree", input=f"100644 blob {links}\tlinks.json\n100644 blob {blob}\ttask.json\n"
+    ).strip()
+    commit = git(repo, "commit-tree", tree, "-p", ref, "-m", "merged").strip()
+    git(repo, "update-ref", ref, commit)
+    with Ledger(repo) as ledger:
+        assert ledger.status("M-9")["metrics"]["reported_tokens"] == 300
+        with pytest.raises(Conflict, match="lower than the 300 already reported"):
+            ledger.add_checkpoint("M-9", "third", tokens=200)
+        ledger.add_checkpoint("M-9", "third", tokens=300)
