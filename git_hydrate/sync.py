@@ -835,6 +835,34 @@ def _drop_removed(
     return outcomes
 
 
+def _drop_archived(
+    ledger: Ledger, local_tasks: dict[str, bytes], covered: _Covered
+) -> list[Outcome]:
+    """Drop live tasks that were archived elsewhere and not changed here since.
+
+    Archiving folds a finished task into ``refs/hydrate/archive`` so that it
+    stops costing every clone a ref; once the archive has travelled, a clone
+    whose copy of the task is an ancestor of the archived one lets it go too
+    (``show``/``log``/``unarchive`` still reach it through the archive).
+    """
+    from .lifecycle import _read_archive
+
+    _tip, _tree, index = _read_archive(ledger)
+    if not index.tasks:
+        return []
+    archived = covered.of(ARCHIVE_REF)
+    outcomes: list[Outcome] = []
+    for task_id, tip in sorted(local_tasks.items()):
+        if task_id not in index.tasks or tip not in archived:
+            continue
+        try:
+            ledger.repo.delete_ref(ref_name(task_id), tip, f"hydrate: pull archive of {task_id}")
+        except RefRace:
+            continue  # changed meanwhile: it stays live
+        outcomes.append(Outcome(task_id, "archived", "archived elsewhere", old=tip.decode()))
+    return outcomes
+
+
 def _local_tasks(ledger: Ledger) -> dict[str, bytes]:
     return {
         name.decode("utf-8", "replace"): oid
@@ -875,6 +903,7 @@ def _pull(ledger: Ledger, remote: Remote, ids: list[str], report: Report) -> Non
     if ids:
         local = {k: v for k, v in local.items() if k in ids}
     report.outcomes += _drop_removed(ledger, local, remote_tasks, covered, removed_index, where)
+    report.outcomes += _drop_archived(ledger, _local_tasks(ledger) if not ids else local, covered)
     folded = {task_id.casefold(): task_id for task_id in _local_tasks(ledger)}
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
@@ -970,13 +999,25 @@ def _push(
                 report.outcomes.append(Outcome(task_id, "absent", "no such task here"))
             else:
                 refspecs.append(f"{ref_name(task_id).decode()}:{ref_name(task_id).decode()}")
+    leases: list[str] = []
     if union:
         for ref in UNION_REFS:
             if repo.read_ref(ref) is not None:
                 refspecs.append(f"{ref.decode()}:{ref.decode()}")
+        # Tasks archived here that the remote still has as live refs: delete
+        # them there, but only while the remote's tip is still the one our
+        # archive holds (the lease), so nobody's newer work is lost.
+        archived = _Covered(ledger).of(ARCHIVE_REF)
+        if archived:
+            prefix = remote.mirror_prefix + b"tasks/"
+            for suffix, tip in sorted(repo.refs_under(prefix).items()):
+                task_ref = TASK_REF_PREFIX + suffix
+                if tip in archived and repo.read_ref(task_ref) is None:
+                    refspecs.append(f":{task_ref.decode()}")
+                    leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
-    for flag, dest, summary in _run_push(ledger, remote, refspecs):
+    for flag, dest, summary in _run_push(ledger, remote, refspecs, leases):
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
         name = dest[len(TASK_REF_PREFIX) :] if is_task else dest

@@ -617,12 +617,12 @@ def test_union_refs_travel_and_merge(remote: Path, tmp_path: Path) -> None:
         with Ledger(path) as ledger:
             for task_id in ids:
                 hsync.remove_task(ledger, task_id)
-    # A stand-in archive ref (issue 4 builds the real one): an index.json object.
+    # Each clone archives a finished task of its own.
     for path, key in ((a, "A-9"), (b, "B-9")):
-        blob = git(path, "hash-object", "-w", "--stdin", input=f'{{"{key}": "x"}}\n').strip()
-        tree = git(path, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
-        commit = git(path, "commit-tree", tree, "-m", "hydrate: archive").strip()
-        git(path, "update-ref", "refs/hydrate/archive", commit)
+        make_task(path, key)
+        with Ledger(path) as ledger:
+            ledger.set_status(key, "cancelled")
+            ledger.archive([key])
     with Ledger(a) as ledger:
         assert hsync.sync(ledger).ok
     with Ledger(b) as ledger:
@@ -637,7 +637,7 @@ def test_union_refs_travel_and_merge(remote: Path, tmp_path: Path) -> None:
         removed = json.loads(git(path, "show", "refs/hydrate/removed:removed.json"))
         assert sorted(removed["removed"]) == ["A-1", "A-2", "B-1"]
         index = json.loads(git(path, "show", "refs/hydrate/archive:index.json"))
-        assert index == {"A-9": "x", "B-9": "x"}
+        assert sorted(index["tasks"]) == ["A-9", "B-9"]
     assert git(a, "rev-parse", "refs/hydrate/removed") == git(
         b, "rev-parse", "refs/hydrate/removed"
     )
@@ -805,3 +805,46 @@ def test_every_sync_command_has_help_with_an_example(repo: Path) -> None:
         assert res.returncode == 0, res
         assert "Example:" in res.stdout
         assert res.stderr == ""
+
+
+def test_archiving_travels_and_frees_the_refs_everywhere(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "D-1", body="finished work")
+    make_task(a, "D-2", body="also finished")
+    make_task(a, "L-1")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger).ok
+    with Ledger(b) as ledger:
+        assert hsync.pull(ledger).ok
+        assert ledger.task_ids() == ["D-1", "D-2", "L-1"]
+        # B changes D-2 after the pull: that copy must survive A's archive
+        ledger.add_context("D-2", "a late note from b", "b")
+    with Ledger(a) as ledger:
+        for task_id in ("D-1", "D-2"):
+            ledger.set_status(task_id, "cancelled")
+        ledger.archive(done=True)
+        report = hsync.sync(ledger)
+        assert report.ok, report.as_dict()
+        assert ("D-1", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+    remote_refs = git(remote, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks")
+    assert remote_refs.split() == ["refs/hydrate/tasks/L-1"]
+    with Ledger(b) as ledger:
+        report = hsync.sync(ledger)
+        assert report.ok, report.as_dict()
+        actions = {(o.name, o.action) for o in report.outcomes}
+        assert ("D-1", "archived") in actions
+        # D-2 changed here after it was archived there: it stays live and is pushed back
+        assert "D-2" in ledger.task_ids() and "D-1" not in ledger.task_ids()
+        assert ledger.get_task("D-1")["archived"] is True
+        [entry] = ledger.context_entries("D-1")
+    assert git(b, "cat-file", "blob", entry["oid"]) == "finished work"
+    with Ledger(a) as ledger:
+        assert hsync.pull(ledger).ok
+        assert "D-2" in ledger.task_ids()
+        assert "a late note from b" in [
+            ledger.read_body("D-2", e["hash"]) for e in ledger.context_entries("D-2")
+        ]
+    fsck(a)
+    fsck(b)
+    fsck(remote)
