@@ -255,6 +255,47 @@ class Ledger:
             raise CorruptData(f"{where}: {exc}") from None
         return TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
 
+    def load_many(self, task_ids: Iterable[str]) -> dict[str, TaskState | CorruptData]:
+        """The states of many live tasks in one pipelined read (absent ids are left out).
+
+        A task whose data cannot be read maps to the :class:`CorruptData` naming
+        it, so one damaged task never hides the others.
+        """
+        from .store import parse_commit_tree
+
+        tips: dict[str, bytes] = {}
+        refs = self.repo.refs_under(TASK_REF_PREFIX)
+        for task_id in task_ids:
+            tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
+            if tip is not None:
+                tips[task_id] = tip
+        specs = []
+        for tip in tips.values():
+            specs += [tip, tip + b":" + _TASK_FILE, tip + b":" + _LINKS_FILE]
+        answers = self.repo.read_many(specs)
+        result: dict[str, TaskState | CorruptData] = {}
+        for index, (task_id, tip) in enumerate(tips.items()):
+            commit, task_blob, links_blob = answers[3 * index : 3 * index + 3]
+            where = f"task {task_id}"
+            try:
+                if commit is None or commit[0] != b"commit":
+                    raise CorruptData(f"{where}: its ref does not point at a commit")
+                if task_blob is None or links_blob is None:
+                    # a missing or misshapen file: the slow path says exactly what
+                    result[task_id] = self.read_state(task_id, tip)
+                    continue
+                if task_blob[0] != b"blob" or links_blob[0] != b"blob":
+                    raise CorruptData(f"{where}: task.json or links.json is not a file")
+                tree, _parents = parse_commit_tree(tip, commit[1])
+                task = codec.decode_task(task_blob[1], f"{where}: task.json")
+                links = codec.decode_links(links_blob[1], f"{where}: links.json")
+                if task.id != task_id:
+                    raise CorruptData(f"{where}: task.json names task {task.id!r}")
+                result[task_id] = TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
+            except CorruptData as exc:
+                result[task_id] = exc
+        return result
+
     def _load(self, task_id: str) -> TaskState:
         validate.task_id(task_id)
         tip = self._tip(task_id)
@@ -321,9 +362,12 @@ class Ledger:
         if archived:
             return lifecycle.archived_tasks(self, status=status, kind=kind, tag=tag)
         match = lifecycle.task_filter(status=status, kind=kind, tag=tag)
-        result = []
-        for task_id in self.task_ids():
-            state = self._load(task_id)
+        result: list[dict[str, Any]] = []
+        for task_id, state in sorted(self.load_many(self.task_ids()).items()):
+            if isinstance(state, CorruptData):
+                # listed, so that one damaged task neither hides nor breaks the rest
+                result.append({"task_id": task_id, "error": str(state)})
+                continue
             task = state.task
             result.append(
                 {
@@ -336,7 +380,7 @@ class Ledger:
                     "attachments": len(state.links),
                 }
             )
-        return [item for item in result if match(item)]
+        return [item for item in result if "error" in item or match(item)]
 
     def context_entries(self, task_id: str) -> list[dict[str, Any]]:
         """The task's attachments in packing order: priority descending, then hash.
@@ -833,11 +877,7 @@ class Ledger:
 
     def iter_states(self) -> Iterator[tuple[str, TaskState | CorruptData]]:
         """Every live task's state, or the error met reading it (for doctor-like uses)."""
-        for task_id in self.task_ids():
-            try:
-                yield task_id, self._load(task_id)
-            except CorruptData as exc:
-                yield task_id, exc
+        yield from sorted(self.load_many(self.task_ids()).items())
 
     # -- lifecycle (see git_hydrate.lifecycle) -----------------------------------
 

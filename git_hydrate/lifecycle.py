@@ -311,9 +311,10 @@ def statuses(
     wanted = _station_filter(stations)
     moment = ledger._now(now)
     result = []
-    for task_id in ledger.task_ids():
-        state = ledger._load(task_id)
-        if wanted is None or state.task.status in wanted:
+    for task_id, state in sorted(ledger.load_many(ledger.task_ids()).items()):
+        if isinstance(state, CorruptData):
+            result.append({"task_id": task_id, "error": str(state)})
+        elif wanted is None or state.task.status in wanted:
             result.append(_status_dict(state, False, moment))
     return result
 

@@ -90,6 +90,23 @@ def run_git(
     return proc
 
 
+def parse_commit_tree(oid: bytes, data: bytes) -> tuple[bytes, list[bytes]]:
+    """The tree id and parent ids from a raw commit."""
+    tree = b""
+    parents = []
+    for line in data.split(b"\n"):
+        if not line:
+            break
+        key, _, value = line.partition(b" ")
+        if key == b"tree":
+            tree = value
+        elif key == b"parent":
+            parents.append(value)
+    if not tree:
+        raise CorruptData(f"commit {oid.decode()} has no tree")
+    return tree, parents
+
+
 def not_writable(exc: OSError, where: str) -> NotWritable:
     """The one-line error for a write the file system refused."""
     path = exc.filename or where
@@ -172,6 +189,7 @@ class Repository:
         self._dulwich: Repo | None = None
         self._cat_file: _CatFile | None = None
         self._packed_refs: dict[bytes, bytes] | None = None
+        self._packed_key: tuple[int, int, int] | None = None
         self._identity: Identity | None = None
 
     @property
@@ -291,6 +309,10 @@ class Repository:
             raise CorruptData(f"object {spec.decode('utf-8', 'replace')} is missing")
         return found
 
+    def read_many(self, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
+        """``(type, content)`` or ``None`` (missing) for each spec, in one pipelined pass."""
+        return self._batch().get_many(specs)
+
     def _read_typed(self, oid: bytes, kind: bytes) -> bytes:
         found_kind, data = self.read_raw(oid)
         if found_kind != kind:
@@ -324,20 +346,7 @@ class Repository:
 
     def read_commit_tree(self, oid: bytes) -> tuple[bytes, list[bytes]]:
         """The tree id and parent ids of the commit ``oid``."""
-        data = self._read_typed(oid, b"commit")
-        tree = b""
-        parents = []
-        for line in data.split(b"\n"):
-            if not line:
-                break
-            key, _, value = line.partition(b" ")
-            if key == b"tree":
-                tree = value
-            elif key == b"parent":
-                parents.append(value)
-        if not tree:
-            raise CorruptData(f"commit {oid.decode()} has no tree")
-        return tree, parents
+        return parse_commit_tree(oid, self._read_typed(oid, b"commit"))
 
     def read(self, oid: bytes) -> ShaFile:
         """Read one object as a dulwich object (for history walks).
@@ -502,19 +511,29 @@ class Repository:
     # -- refs ------------------------------------------------------------
 
     def _packed(self) -> dict[bytes, bytes]:
-        if self._packed_refs is None:
-            self._packed_refs = {}
-            try:
-                with open(os.path.join(self.common_dir, "packed-refs"), "rb") as fh:
-                    data = fh.read()
-            except FileNotFoundError:
-                return self._packed_refs
-            for line in data.splitlines():
-                if not line or line[:1] in (b"#", b"^"):
-                    continue
-                oid, _, name = line.partition(b" ")
-                self._packed_refs[name] = oid
-        return self._packed_refs
+        """``packed-refs`` as ``{name: oid}``, parsed again only when the file changed."""
+        path = os.path.join(self.common_dir, "packed-refs")
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._packed_refs, self._packed_key = {}, None
+            return self._packed_refs
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._packed_refs is not None and key == self._packed_key:
+            return self._packed_refs
+        refs: dict[bytes, bytes] = {}
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            data = b""
+        for line in data.splitlines():
+            if not line or line[:1] in (b"#", b"^"):
+                continue
+            oid, _, name = line.partition(b" ")
+            refs[name] = oid
+        self._packed_refs, self._packed_key = refs, key
+        return refs
 
     def read_ref(self, name: bytes) -> bytes | None:
         """The commit a ref points at, or ``None`` if it does not exist."""
@@ -523,7 +542,6 @@ class Repository:
             with open(path, "rb") as fh:
                 value = fh.read().strip()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            self._packed_refs = None  # it may have just been packed
             return self._packed().get(name)
         except OSError as exc:
             raise CorruptData(f"cannot read {name.decode()}: {exc.strerror}") from None
@@ -533,7 +551,6 @@ class Repository:
 
     def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
         """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``)."""
-        self._packed_refs = None
         found = {
             name[len(prefix) :]: oid
             for name, oid in self._packed().items()
@@ -622,14 +639,30 @@ class _CatFile:
             raise NotARepository("the git binary was not found on PATH") from None
 
     def get(self, spec: bytes) -> tuple[bytes, bytes] | None:
+        return self.get_many([spec])[0]
+
+    def get_many(self, specs: list[bytes], chunk: int = 256) -> list[tuple[bytes, bytes] | None]:
+        """Like :meth:`get` for many objects, pipelined in chunks.
+
+        A chunk's requests (well under a pipe buffer) are all written before
+        its answers are read, so neither side can block the other.
+        """
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        if b"\n" in spec:
-            return None
-        try:
-            self._proc.stdin.write(spec + b"\n")
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            raise CorruptData("git cat-file stopped unexpectedly") from None
+        results: list[tuple[bytes, bytes] | None] = []
+        for start in range(0, len(specs), chunk):
+            batch = specs[start : start + chunk]
+            request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in batch)
+            try:
+                self._proc.stdin.write(request)
+                self._proc.stdin.flush()
+            except BrokenPipeError:
+                raise CorruptData("git cat-file stopped unexpectedly") from None
+            for _spec in batch:
+                results.append(self._answer())
+        return results
+
+    def _answer(self) -> tuple[bytes, bytes] | None:
+        assert self._proc.stdout is not None
         header = self._proc.stdout.readline()
         if not header:
             raise CorruptData("git cat-file stopped unexpectedly")
@@ -638,7 +671,7 @@ class _CatFile:
             return None
         size = int(parts[2])
         data = self._proc.stdout.read(size)
-        self._proc.stdout.read(1)  # the newline after the content
+        self._proc.stdout.read(1)
         if len(data) != size:
             raise CorruptData("git cat-file stopped unexpectedly")
         return parts[1], data

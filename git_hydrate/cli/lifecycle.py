@@ -126,7 +126,10 @@ def status(
                 echo_json(ctx, rows)
             else:
                 for row in rows:
-                    click.echo(_status_row(row))
+                    if "error" in row:
+                        click.echo(f"{row['task_id']}\tdamaged\t{row['error']}")
+                    else:
+                        click.echo(_status_row(row))
             return
         moved = ledger.set_status(task_id, new_station) if new_station is not None else None
         result = ledger.status(task_id, now=now)

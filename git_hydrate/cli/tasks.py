@@ -197,11 +197,18 @@ def list_tasks(
     if as_json:
         echo_json(ctx, tasks)
         return
+    damaged = 0
     for task in tasks:
+        if "error" in task:
+            damaged += 1
+            click.echo(f"{task['task_id']}\tdamaged\t{task['error']}")
+            continue
         click.echo(
             f"{task['task_id']}\t{task['status']}\t{task['kind']}\tp{task['priority']}"
             f"\t{task['attachments']} ctx\t{task['title']}"
         )
+    if damaged:
+        click.echo(f"warning: {damaged} damaged task(s); see: git hydrate doctor", err=True)
 
 
 @click.command("show")
