@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from fractions import Fraction
 from typing import Any, Final
 
 from .codec import encode_output
@@ -151,6 +150,8 @@ def split_budget(total_bytes: int, weights: Mapping[str, float]) -> dict[str, in
         raise ValueError("total_bytes must be a positive integer")
     if not weights:
         raise ValueError("weights must name at least one bucket")
+    from fractions import Fraction  # exact shares; imported here to keep start-up lean
+
     exact: dict[str, Fraction] = {}
     for name, weight in weights.items():
         if (

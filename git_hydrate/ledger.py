@@ -19,7 +19,6 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -85,8 +84,7 @@ def default_title(objective: str) -> str:
     return first if len(first) <= 80 else first[:77].rstrip() + "..."
 
 
-@dataclass
-class TaskState:
+class TaskState(msgspec.Struct):
     """A task as read from its tip commit."""
 
     task: Task
@@ -95,14 +93,13 @@ class TaskState:
     tree: bytes | None = None
 
 
-@dataclass
-class Change:
+class Change(msgspec.Struct):
     """What one write does: the new state, the tree paths it touches, its message."""
 
     task: Task
     links: list[Link]
     message: str
-    bodies: dict[bytes, bytes | None] = field(default_factory=dict)
+    bodies: dict[bytes, bytes | None] = {}
     result: Any = None
 
 

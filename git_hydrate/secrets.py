@@ -10,8 +10,7 @@ body is scanned in a single pass (about 20 MB in well under a second here; see
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = ["RULES", "Finding", "scan"]
 
@@ -79,8 +78,7 @@ _COMPILED: Final = tuple(
 )
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """A secret-looking match: which rule, on which line (1-based). Never the text."""
 
     rule: str

@@ -10,12 +10,14 @@ which is where linked worktrees share ``refs/hydrate/*``.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import subprocess
 import time
+import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import Busy, CorruptData, NotARepository, NotWritable, UnsupportedRepository
 
@@ -52,8 +54,7 @@ class RefRace(Exception):
     """A compare-and-swap lost to a concurrent writer; re-read and retry."""
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     """A git identity line (``Name <email>``) with its timezone offset in seconds."""
 
     name_email: bytes
@@ -88,6 +89,13 @@ def run_git(
         message = _first_line(proc.stderr) or f"git {args[0]} failed"
         raise CorruptData(message)
     return proc
+
+
+def format_tz(offset: int) -> bytes:
+    """A UTC offset in seconds as git writes it (``+0100``, ``-0530``)."""
+    sign = b"-" if offset < 0 else b"+"
+    minutes = abs(offset) // 60
+    return b"%s%02d%02d" % (sign, minutes // 60, minutes % 60)
 
 
 def parse_commit_tree(oid: bytes, data: bytes) -> tuple[bytes, list[bytes]]:
@@ -370,85 +378,106 @@ class Repository:
         store: Any = self._repo.object_store
         return oid in store
 
+    def hash_object(self, kind: bytes, data: bytes) -> bytes:
+        """The id git gives ``data`` as an object of ``kind`` (SHA-1 or SHA-256)."""
+        digest = hashlib.sha256() if self._sha256 else hashlib.sha1()
+        digest.update(b"%s %d\0" % (kind, len(data)))
+        digest.update(data)
+        return digest.hexdigest().encode("ascii")
+
     def blob_id(self, data: bytes) -> bytes:
         """The id ``data`` has (or would have) as a blob, without writing it."""
-        from dulwich.objects import Blob
-
-        return self.object_id(Blob.from_string(data))
+        return self.hash_object(b"blob", data)
 
     def write_blob(self, data: bytes) -> bytes:
         """Store ``data`` as a loose blob (unless present) and return its id."""
-        from dulwich.objects import Blob
+        return self.write_object(b"blob", data)
 
-        blob = Blob.from_string(data)
-        oid = self.object_id(blob)
-        if not self.has_object(oid):
-            self._add_object(blob)
-        return oid
+    def write_object(self, kind: bytes, data: bytes) -> bytes:
+        """Store one loose object the way git does and return its id.
 
-    def _add_object(self, obj: ShaFile) -> None:
-        """Write one loose object, tolerating concurrent writers and git's maintenance.
-
-        Writing is idempotent (the name is the content's hash), so two races
-        are simply waited out: another process writing the very same object
-        holds its ``.lock`` (dulwich raises FileLocked — done once the object
-        exists), and ``git repack -d``/``git prune-packed`` can remove an
-        emptied ``objects/xx`` directory between dulwich creating it and
-        opening the temporary file inside (FileNotFoundError).
+        The compressed object goes to a temporary file in ``objects/xx/`` that
+        is then renamed into place, so a reader never sees half an object and
+        concurrent writers of the same object (same name, same bytes) cannot
+        hurt each other. ``git repack -d``/``git prune-packed`` may remove an
+        emptied ``objects/xx`` directory at any moment; the write then simply
+        starts again.
         """
-        from dulwich.file import FileLocked
-
+        oid = self.hash_object(kind, data)
+        name = oid.decode("ascii")
+        directory = os.path.join(self.common_dir, "objects", name[:2])
+        path = os.path.join(directory, name[2:])
+        if os.path.exists(path):
+            return oid
+        compressed = zlib.compress(b"%s %d\0" % (kind, len(data)) + data)
         for attempt in range(50):
+            temporary = os.path.join(directory, f"tmp_obj_{os.getpid()}_{os.urandom(6).hex()}")
             try:
-                self._repo.object_store.add_object(obj)
-                return
-            except (FileLocked, FileNotFoundError):
-                if attempt == 49:
-                    raise
-                if self.has_object(self.object_id(obj)):
-                    return
+                os.makedirs(directory, exist_ok=True)
+                fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            except FileNotFoundError:
+                time.sleep(0.001 * min(attempt + 1, 10))
+                continue
+            except OSError as exc:
+                raise not_writable(exc, directory) from None
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(compressed)
+                os.replace(temporary, path)
+                return oid
+            except FileNotFoundError:
                 time.sleep(0.001 * min(attempt + 1, 10))
             except OSError as exc:
-                raise not_writable(exc, self.common_dir) from None
+                raise not_writable(exc, directory) from None
+            finally:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
+        raise NotWritable(f"cannot write object {name}: its directory keeps disappearing")
 
     def write_blobs(self, datas: list[bytes], *, pack_threshold: int = 64) -> list[bytes]:
         """Store many blobs; return their ids in order.
 
         Up to ``pack_threshold`` new blobs are written loose; more go into one
-        pack, because thousands of loose files (or of small packs) make every
-        later read slower.
+        pack (through dulwich), because thousands of loose files — or of small
+        packs — make every later read slower.
         """
+        oids = [self.blob_id(data) for data in datas]
+        seen: set[bytes] = set()
+        missing: list[tuple[bytes, bytes]] = []
+        for data, oid in zip(datas, oids, strict=True):
+            if oid in seen:
+                continue
+            seen.add(oid)
+            if not os.path.exists(self._loose_path(oid)):
+                missing.append((oid, data))
+        if len(missing) <= pack_threshold:
+            for _oid, data in missing:
+                self.write_object(b"blob", data)
+            return oids
         from dulwich.objects import Blob
 
-        blobs = [Blob.from_string(data) for data in datas]
-        oids = [self.object_id(blob) for blob in blobs]
-        seen: set[bytes] = set()
-        missing = []
-        for blob, oid in zip(blobs, oids, strict=True):
-            if oid not in seen and not self.has_object(oid):
-                missing.append(blob)
-            seen.add(oid)
-        if len(missing) > pack_threshold:
-            try:
-                self._repo.object_store.add_objects([(blob, None) for blob in missing])
-            except OSError as exc:
-                raise not_writable(exc, self.common_dir) from None
-        else:
-            for blob in missing:
-                self._add_object(blob)
+        blobs = [Blob.from_string(data) for oid, data in missing if not self.has_object(oid)]
+        try:
+            self._repo.object_store.add_objects([(blob, None) for blob in blobs])
+        except OSError as exc:
+            raise not_writable(exc, self.common_dir) from None
         return oids
+
+    def _loose_path(self, oid: bytes) -> str:
+        name = oid.decode("ascii")
+        return os.path.join(self.common_dir, "objects", name[:2], name[2:])
 
     def write_tree(self, entries: Mapping[bytes, tuple[int, bytes]]) -> bytes:
         """Store a tree of ``{name: (mode, oid)}`` and return its id."""
-        from dulwich.objects import Tree
-
-        tree = Tree()
-        for name, (mode, oid) in entries.items():
-            tree.add(name, mode, oid)  # type: ignore[arg-type]
-        oid_ = self.object_id(tree)
-        if not self.has_object(oid_):
-            self._add_object(tree)
-        return oid_
+        # git orders entries by name, a subtree's name as if it ended in "/"
+        ordered = sorted(
+            entries.items(), key=lambda item: item[0] + (b"/" if item[1][0] == MODE_TREE else b"")
+        )
+        raw = b"".join(
+            b"%o %s\0%s" % (mode, name, bytes.fromhex(oid.decode("ascii")))
+            for name, (mode, oid) in ordered
+        )
+        return self.write_object(b"tree", raw)
 
     def update_tree(self, root: bytes | None, changes: Mapping[bytes, bytes | None]) -> bytes:
         """Apply path changes to a tree, rewriting only the subtrees they touch.
@@ -491,22 +520,15 @@ class Repository:
         when: float | None = None,
     ) -> bytes:
         """Store a commit by the user's git identity and return its id."""
-        from dulwich.objects import Commit
-
         ident = self.identity()
         timestamp = int(time.time() if when is None else when)
-        commit = Commit()
-        attrs: Any = commit  # dulwich types ids as a NewType of bytes
-        attrs.tree = tree
-        attrs.parents = list(parents)
-        commit.author = commit.committer = ident.name_email
-        commit.author_time = commit.commit_time = timestamp
-        commit.author_timezone = commit.commit_timezone = ident.tz_offset
-        commit.encoding = None
-        commit.message = message.encode("utf-8")
-        oid = self.object_id(commit)
-        self._add_object(commit)
-        return oid
+        signature = b"%s %d %s" % (ident.name_email, timestamp, format_tz(ident.tz_offset))
+        raw = b"tree %s\n" % tree
+        for parent in parents:
+            raw += b"parent %s\n" % parent
+        raw += b"author %s\ncommitter %s\n\n" % (signature, signature)
+        raw += message.encode("utf-8")
+        return self.write_object(b"commit", raw)
 
     # -- refs ------------------------------------------------------------
 
@@ -574,53 +596,88 @@ class Repository:
     def compare_and_swap(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
         """Move ``name`` from ``old`` (``None``: absent) to ``new``, atomically.
 
-        Writes a reflog entry. Raises :class:`RefRace` if another writer got
-        there first (the caller re-reads and re-applies its change).
-        """
-        from dulwich.file import FileLocked
-        from dulwich.protocol import ZERO_SHA
+        git's own lock-file protocol for the files ref backend: create
+        ``<ref>.lock`` exclusively, check the ref still holds ``old`` (loose or
+        packed) while holding the lock, write the new value into the lock and
+        rename it over the ref. git, ``git pack-refs`` and other writers take
+        the same lock, so none of them can interleave. Writes a reflog entry.
 
-        ident = self.identity()
+        Raises:
+            RefRace: another writer holds the lock or moved the ref first; the
+                caller re-reads and re-applies its change.
+        """
+        path = os.path.join(self.common_dir, os.fsdecode(name))
+        lock = path + ".lock"
         try:
-            ok = self._repo.refs.set_if_equals(
-                name,  # type: ignore[arg-type]
-                old if old is not None else ZERO_SHA,  # type: ignore[arg-type]
-                new,  # type: ignore[arg-type]
-                committer=ident.name_email,
-                timestamp=int(time.time()),
-                timezone=ident.tz_offset,
-                message=message.encode("utf-8"),
-            )
-        except FileLocked as exc:
-            raise RefRace(str(exc)) from None
-        except FileNotFoundError as exc:
-            # A concurrent `git pack-refs` removed the directory holding our lock.
-            raise RefRace(str(exc)) from None
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise RefRace(f"{lock} exists") from None
+        except FileNotFoundError:
+            # `git pack-refs --prune` removed the emptied directory meanwhile.
+            raise RefRace(f"{os.path.dirname(path)} vanished") from None
         except OSError as exc:
-            raise not_writable(exc, self.common_dir) from None
-        if not ok:
-            raise RefRace(name.decode())
+            raise not_writable(exc, lock) from None
+        try:
+            try:
+                current = self._read_loose(path)
+            except FileNotFoundError:
+                current = self._packed().get(name)
+            if current != old:
+                raise RefRace(name.decode())
+            os.write(fd, new + b"\n")
+            os.close(fd)
+            fd = -1
+            os.replace(lock, path)
+        except BaseException as exc:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
+            if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+                raise not_writable(exc, lock) from None
+            raise
+        self._log_ref(name, old, new, message)
+
+    def _read_loose(self, path: str) -> bytes | None:
+        with open(path, "rb") as fh:
+            value = fh.read().strip()
+        return None if not value or value.startswith(b"ref: ") else value
+
+    def _log_ref(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
+        """Append the reflog entry git itself writes for no custom ref."""
+        ident = self.identity()
+        zero = b"0" * (64 if self._sha256 else 40)
+        line = b"%s %s %s %d %s\t%s\n" % (
+            old or zero,
+            new,
+            ident.name_email,
+            int(time.time()),
+            format_tz(ident.tz_offset),
+            message.splitlines()[0].encode("utf-8") if message else b"",
+        )
+        path = os.path.join(self.common_dir, "logs", os.fsdecode(name))
+        # The ref has moved: a reflog that cannot be written must not turn a
+        # completed change into a reported failure.
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "ab") as fh:
+                fh.write(line)
 
     def delete_ref(self, name: bytes, old: bytes, message: str) -> None:
-        """Delete ``name`` if it still points at ``old``; :class:`RefRace` otherwise."""
-        from dulwich.file import FileLocked
+        """Delete ``name`` if it still points at ``old``; :class:`RefRace` otherwise.
 
-        ident = self.identity()
-        try:
-            ok = self._repo.refs.remove_if_equals(
-                name,  # type: ignore[arg-type]
-                old,  # type: ignore[arg-type]
-                committer=ident.name_email,
-                timestamp=int(time.time()),
-                timezone=ident.tz_offset,
-                message=message.encode("utf-8"),
-            )
-        except (FileLocked, FileNotFoundError) as exc:
-            raise RefRace(str(exc)) from None
-        except OSError as exc:
-            raise not_writable(exc, self.common_dir) from None
-        if not ok:
-            raise RefRace(name.decode())
+        Goes through ``git update-ref -d``, which also removes the ref from
+        ``packed-refs`` under git's locks.
+        """
+        proc = self.git(
+            ["update-ref", "-m", message, "-d", name.decode(), old.decode()], check=False
+        )
+        if proc.returncode != 0:
+            error = _first_line(proc.stderr)
+            if "read-only" in error.lower() or "permission denied" in error.lower():
+                raise NotWritable(error.removeprefix("fatal: ").removeprefix("error: "))
+            raise RefRace(error or name.decode())
 
 
 class _CatFile:
@@ -689,8 +746,7 @@ def retry_busy(attempts: int, what: str) -> Busy:
     return Busy(f"{what}: the task kept changing under us ({attempts} attempts); try again")
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(NamedTuple):
     """What a history walk needs from one commit."""
 
     oid: bytes
