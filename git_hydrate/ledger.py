@@ -14,6 +14,7 @@ wrote — so concurrent writers never lose each other's work.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -109,6 +110,48 @@ class Unchanged(Exception):
     def __init__(self, result: Any = None) -> None:
         super().__init__()
         self.result = result
+
+
+class _SummaryCache:
+    """A derived, disposable map from a task's tip commit to its list summary.
+
+    Commits never change, so an entry keyed by the tip cannot go stale; a
+    changed task simply has a new tip. Stored as one msgpack file at
+    ``<common dir>/hydrate/list-cache``; a missing or unreadable file is
+    rebuilt, and deleting it is always safe. It turns ``list`` over thousands of
+    tasks into reading the refs and one small file.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._entries: dict[str, dict[str, Any]] = {}
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as fh:
+                data = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
+        except (OSError, msgspec.DecodeError):
+            data = {}
+        self._entries = data
+        return data
+
+    def save(self, new: dict[str, dict[str, Any]], keep: set[str]) -> None:
+        """Add ``new`` entries and drop those whose tip is no longer live."""
+        stale = set(self._entries) - keep
+        if not new and not stale:
+            return
+        entries = {tip: item for tip, item in self._entries.items() if tip in keep}
+        entries.update(new)
+        temporary = f"{self.path}.{os.getpid()}.tmp"
+        # The cache only saves time: failing to write it is not an error.
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(temporary, "wb") as fh:
+                fh.write(msgspec.msgpack.encode(entries))
+            os.replace(temporary, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def _message(summary: str, action: str, task_id: str, **trailers: str) -> str:
@@ -359,24 +402,46 @@ class Ledger:
         if archived:
             return lifecycle.archived_tasks(self, status=status, kind=kind, tag=tag)
         match = lifecycle.task_filter(status=status, kind=kind, tag=tag)
-        result: list[dict[str, Any]] = []
-        for task_id, state in sorted(self.load_many(self.task_ids()).items()):
+        tips = {
+            name.decode("utf-8", "replace"): oid
+            for name, oid in self.repo.refs_under(TASK_REF_PREFIX).items()
+        }
+        cache = _SummaryCache(os.path.join(self.repo.common_dir, "hydrate", "list-cache"))
+        known = cache.load()
+        missing = [
+            task_id
+            for task_id, tip in tips.items()
+            if known.get(tip.decode(), {}).get("task_id") != task_id
+        ]
+        fresh: dict[str, dict[str, Any]] = {}
+        for task_id, state in self.load_many(missing).items():
             if isinstance(state, CorruptData):
                 # listed, so that one damaged task neither hides nor breaks the rest
-                result.append({"task_id": task_id, "error": str(state)})
+                fresh[task_id] = {"task_id": task_id, "error": str(state)}
                 continue
             task = state.task
-            result.append(
-                {
-                    "task_id": task.id,
-                    "title": task.title,
-                    "status": task.status,
-                    "kind": task.kind,
-                    "priority": task.priority,
-                    "tags": list(task.tags),
-                    "attachments": len(state.links),
-                }
-            )
+            fresh[task_id] = {
+                "task_id": task.id,
+                "title": task.title,
+                "status": task.status,
+                "kind": task.kind,
+                "priority": task.priority,
+                "tags": list(task.tags),
+                "attachments": len(state.links),
+            }
+        result: list[dict[str, Any]] = []
+        for task_id in sorted(tips):
+            tip = tips[task_id].decode()
+            item = fresh.get(task_id) or known.get(tip)
+            if item is not None and item.get("task_id") != task_id:
+                item = None
+            if item is None:
+                continue  # removed while we were reading
+            result.append(item)
+        cache.save(
+            {tips[t].decode(): item for t, item in fresh.items() if "error" not in item},
+            keep={tip.decode() for tip in tips.values()},
+        )
         return [item for item in result if "error" in item or match(item)]
 
     def context_entries(self, task_id: str) -> list[dict[str, Any]]:

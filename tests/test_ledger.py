@@ -277,3 +277,27 @@ def test_packed_refs_are_read_and_written(repo: Path) -> None:
         assert len(ledger.list_tasks()) == 5
     assert git(repo, "rev-parse", "refs/hydrate/tasks/P-3^{tree}").strip()
     fsck(repo)
+
+
+def test_list_cache_follows_changes_and_survives_damage(repo: Path) -> None:
+    cache = repo / ".git" / "hydrate" / "list-cache"
+    with Ledger(repo) as ledger:
+        make_task(ledger, "C-1")
+        make_task(ledger, "C-2")
+        first = ledger.list_tasks()
+        assert cache.exists()
+        ledger.edit_task("C-1", title="Renamed")
+        ledger.add_context("C-2", "one more body", "src")
+        second = {t["task_id"]: t for t in ledger.list_tasks()}
+    assert [t["title"] for t in first] == ["Add GET /healthz", "Add GET /healthz"]
+    assert second["C-1"]["title"] == "Renamed"
+    assert second["C-2"]["attachments"] == 1
+    cache.write_bytes(b"\xc1 not msgpack")
+    with Ledger(repo) as ledger:
+        assert {t["task_id"]: t for t in ledger.list_tasks()} == second
+    # a ref copied under another name is read, not answered from the cache
+    git(repo, "update-ref", "refs/hydrate/tasks/C-3", "refs/hydrate/tasks/C-1")
+    with Ledger(repo) as ledger:
+        listed = {t["task_id"]: t for t in ledger.list_tasks()}
+    assert "names task 'C-1'" in listed["C-3"]["error"]
+    assert listed["C-1"]["title"] == "Renamed"
