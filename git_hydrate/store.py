@@ -438,6 +438,13 @@ class Repository:
         if not ok:
             raise RefRace(name.decode())
 
+    def git_invocation(self) -> tuple[list[str], str | None, dict[str, str] | None]:
+        """``(argv prefix, cwd, env)`` to start a long-running ``git`` process here."""
+        argv = ["git", "--git-dir", self.git_dir]
+        if self.work_tree is not None:
+            argv += ["--work-tree", self.work_tree]
+        return argv, self._cwd, self._env
+
 
 def retry_busy(attempts: int, what: str) -> Busy:
     """The error raised when ``attempts`` compare-and-swaps all lost their race."""
