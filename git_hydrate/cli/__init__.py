@@ -34,6 +34,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "expand": ("packing", "expand"),
     "prompt": ("packing", "prompt"),
     "demo": ("demo", "demo"),
+    "add-tree": ("tree", "add_tree"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}
