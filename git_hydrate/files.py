@@ -52,6 +52,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import re
 import stat
 import subprocess
 import threading
@@ -557,6 +558,13 @@ def blob_oid(data: bytes, object_format: str) -> str:
 # -- the sha256 cache -------------------------------------------------------------
 
 
+#: One cache line; anything else in the file is ignored.
+_CACHE_LINE: Final = re.compile(
+    rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) (text|empty|binary|not_utf8|lfs_pointer)$",
+    re.MULTILINE,
+)
+
+
 class Sha256Cache:
     """A derived, disposable map from blob id to ``(sha256, classification)``.
 
@@ -568,7 +576,6 @@ class Sha256Cache:
     """
 
     HEADER: Final = b"# git-hydrate sha256-cache 1\n"
-    _CLASSES: Final = frozenset({"text", "empty", "binary", "not_utf8", "lfs_pointer"})
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -588,19 +595,8 @@ class Sha256Cache:
         if not data.startswith(self.HEADER):
             self._rewrite = True
         else:
-            for line in data[len(self.HEADER) :].split(b"\n"):
-                fields = line.split(b" ")
-                if len(fields) != 3:
-                    continue
-                oid, digest, cls = (f.decode("ascii", "replace") for f in fields)
-                if (
-                    len(oid) in (40, 64)
-                    and len(digest) == 64
-                    and cls in self._CLASSES
-                    and _is_hex(oid)
-                    and _is_hex(digest)
-                ):
-                    entries[oid] = (digest, cls)
+            for oid, digest, cls in _CACHE_LINE.findall(data, len(self.HEADER)):
+                entries[oid.decode("ascii")] = (digest.decode("ascii"), cls.decode("ascii"))
         self._entries = entries
         return entries
 
@@ -642,7 +638,3 @@ class Sha256Cache:
             return
         self._new.clear()
         self._rewrite = False
-
-
-def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdef" for c in text)

@@ -324,6 +324,12 @@ class Repository:
             changes: ``{b"dir/sub/name": blob_oid}`` to add or replace a blob,
                 ``{path: None}`` to remove it. Emptied subtrees are dropped.
         """
+        return self._update_tree(root, changes)[0]
+
+    def _update_tree(
+        self, root: bytes | None, changes: Mapping[bytes, bytes | None]
+    ) -> tuple[bytes, bool]:
+        """:meth:`update_tree`, plus whether the result is empty (no read-back)."""
         entries = dict(self.read_tree(root)) if root is not None else {}
         here: dict[bytes, bytes | None] = {}
         below: dict[bytes, dict[bytes, bytes | None]] = {}
@@ -341,12 +347,12 @@ class Repository:
         for name, sub in below.items():
             current = entries.get(name)
             sub_root = current[1] if current is not None and current[0] == MODE_TREE else None
-            new_sub = self.update_tree(sub_root, sub)
-            if self.read_tree(new_sub):
+            new_sub, empty = self._update_tree(sub_root, sub)
+            if not empty:
                 entries[name] = (MODE_TREE, new_sub)
             else:
                 entries.pop(name, None)
-        return self.write_tree(entries)
+        return self.write_tree(entries), not entries
 
     def write_commit(
         self,
