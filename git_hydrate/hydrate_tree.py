@@ -46,7 +46,15 @@ from .store import _REPO_ENV, run_git
 if TYPE_CHECKING:
     from .ledger import Ledger, TaskState
 
-__all__ = ["ORIGIN", "Progress", "add_tree", "hydrate_from_path", "hydrate_paths"]
+__all__ = [
+    "ORIGIN",
+    "Pick",
+    "Progress",
+    "add_tree",
+    "commit_links",
+    "hydrate_from_path",
+    "hydrate_paths",
+]
 
 ORIGIN: Final = "tree"
 #: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
@@ -54,7 +62,9 @@ Progress = Callable[[int, int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
-class _Pick:
+class Pick:
+    """A file chosen to become a link."""
+
     path: str
     source: str
     oid: str
@@ -120,8 +130,6 @@ def add_tree(
 
     See :meth:`git_hydrate.Ledger.add_tree` for the arguments and result.
     """
-    from .ledger import Change, Unchanged, _message, body_path
-
     validate.task_id(task_id)
     priority = validate.context_priority(priority)
     if sum((rev is not None, bool(worktree), directory is not None)) > 1:
@@ -247,7 +255,7 @@ def add_tree(
     cache.save()
 
     # -- selection: path order, the total budget, one link per body -----------------
-    picks: list[_Pick] = []
+    picks: list[Pick] = []
     seen: dict[str, str] = {}
     remaining = max_total
     for entry in candidates:
@@ -265,7 +273,7 @@ def add_tree(
         elif len(source) > validate.MAX_LABEL_CHARS:
             skipped.append(Skipped(entry.path, "bad_path", size))
         else:
-            picks.append(_Pick(entry.path, source, oid, digest, size))
+            picks.append(Pick(entry.path, source, oid, digest, size))
             seen[digest] = source
             remaining -= size
     for pick in picks:
@@ -281,12 +289,57 @@ def add_tree(
             link.origin == ORIGIN and link.source == prefix + link.path and spec.matches(link.path)
         )
 
+    trailers = {"source": label}
+    if spec:
+        trailers["pathspec"] = " ".join(spec.specs)
+    if prefix:
+        trailers["prefix"] = prefix
+    outcome = commit_links(
+        ledger,
+        task_id,
+        picks,
+        skipped,
+        origin=ORIGIN,
+        in_scope=mine,
+        priority=priority,
+        action="add-tree",
+        summary=f"from {label}",
+        trailers=trailers,
+        result={"mode": mode, "rev": label, "files": len(entries)},
+    )
+    if mode == "dir":
+        outcome["listing"] = how
+    return outcome
+
+
+def commit_links(
+    ledger: Ledger,
+    task_id: str,
+    picks: list[Pick],
+    skipped: list[Skipped],
+    *,
+    origin: str,
+    in_scope: Callable[[Link], bool],
+    priority: int,
+    action: str,
+    summary: str,
+    trailers: dict[str, str],
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """Replace the task's links ``in_scope`` with ``picks``, in one commit (or none).
+
+    One link per path: a pick replaces the in-scope link of its path; in-scope
+    links whose path is not picked are removed; a pick whose body another
+    (out-of-scope) link already holds is reported as a duplicate.
+    """
+    from .ledger import Change, Unchanged, _message, body_path
+
     def apply(state: TaskState | None) -> Change:
         if state is None:
             ledger._load(task_id)
             raise AssertionError("unreachable")
-        old = {link.path: link for link in state.links if mine(link)}
-        kept = [link for link in state.links if not mine(link)]
+        old = {link.path: link for link in state.links if in_scope(link)}
+        kept = [link for link in state.links if not in_scope(link)]
         kept_sources = {link.sha256: link.source for link in kept}
         late_skips: list[Skipped] = []
         links: list[Link] = []
@@ -303,7 +356,7 @@ def add_tree(
                     size=pick.size,
                     source=pick.source,
                     priority=priority,
-                    origin=ORIGIN,
+                    origin=origin,
                     path=pick.path,
                 )
             )
@@ -319,10 +372,9 @@ def add_tree(
         new_paths = {link.path for link in links}
         removed = sorted(path for path in old if path not in new_paths)
         all_skips = sorted([*skipped, *late_skips], key=lambda s: (s.path, s.reason))
-        result: dict[str, Any] = {
+        outcome: dict[str, Any] = {
             "task_id": task_id,
-            "mode": mode,
-            "rev": label,
+            **result,
             "added": added,
             "updated": updated,
             "unchanged": unchanged,
@@ -330,10 +382,9 @@ def add_tree(
             "removed_paths": removed,
             "skipped": [s.as_dict() for s in all_skips],
             "total_bytes": sum(link.size for link in links),
-            "files": len(entries),
         }
         if not (added or updated or removed):
-            raise Unchanged({**result, "changed": False})
+            raise Unchanged({**outcome, "changed": False})
         final = [*kept, *links]
         before_shas = {link.sha256 for link in state.links}
         after = {link.sha256: link.oid for link in final}
@@ -343,31 +394,25 @@ def add_tree(
         for digest, oid in after.items():
             if digest not in before_shas:
                 bodies[body_path(digest)] = oid.encode("ascii")
-        trailers = {"source": label}
-        if spec:
-            trailers["pathspec"] = " ".join(spec.specs)
-        if prefix:
-            trailers["prefix"] = prefix
-        trailers["counts"] = f"added {added}, updated {updated}, removed {len(removed)}"
+        counts = f"added {added}, updated {updated}, removed {len(removed)}"
         return Change(
             task=state.task,
             links=final,
             bodies=bodies,
             message=_message(
-                f"add-tree {task_id} from {label} (+{added} ~{updated} -{len(removed)})",
-                "add-tree",
+                f"{action} {task_id} {summary} (+{added} ~{updated} -{len(removed)})",
+                action,
                 task_id,
                 **trailers,
+                counts=counts,
             ),
-            result={**result, "changed": True},
+            result={**outcome, "changed": True},
         )
 
-    outcome: dict[str, Any] = ledger._write(task_id, apply)
+    written: dict[str, Any] = ledger._write(task_id, apply)
     tip = ledger._tip(task_id)
-    outcome["tip"] = tip.decode("ascii") if tip is not None else None
-    if mode == "dir":
-        outcome["listing"] = how
-    return outcome
+    written["tip"] = tip.decode("ascii") if tip is not None else None
+    return written
 
 
 def hydrate_from_path(
