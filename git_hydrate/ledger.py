@@ -716,6 +716,49 @@ class Ledger:
             progress=progress,
         )
 
+    def add_diff(
+        self,
+        task_id: str,
+        rev_range: str | None = None,
+        pathspecs: Iterable[str] = (),
+        *,
+        staged: bool = False,
+        worktree: bool = False,
+        log: bool = False,
+        priority: int = 0,
+        max_file_bytes: int | None = None,
+        max_total_bytes: int | None = None,
+    ) -> dict[str, Any]:
+        """Attach what changed, one body per file's diff (source ``diff:<range>:<path>``).
+
+        ``rev_range`` is ``A..B`` (``git diff A B``), ``A...B`` (since their
+        merge base) or ``REV`` (``REV...HEAD``); by default the current branch
+        against its upstream, else the default branch. ``staged`` diffs the
+        index against HEAD, ``worktree`` the work tree against the index, both
+        together every uncommitted change. ``log`` adds the range's commit
+        messages as one body (source ``log:<range>``). Binary diffs are skipped
+        and reported; limits as in :meth:`add_tree`. Re-running for the same
+        range replaces its links in one commit.
+
+        Returns:
+            ``{added, updated, unchanged, removed, removed_paths, skipped,
+            total_bytes, range, files, changed, tip, task_id}``.
+        """
+        from .hydrate_diff import add_diff
+
+        return add_diff(
+            self,
+            task_id,
+            rev_range,
+            pathspecs,
+            staged=staged,
+            worktree=worktree,
+            log=log,
+            priority=priority,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+        )
+
 
 def path_note_dicts(items: Iterable[PathNote]) -> list[dict[str, str]]:
     """PathNotes as ``{path, note}`` dicts."""

@@ -35,6 +35,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "prompt": ("packing", "prompt"),
     "demo": ("demo", "demo"),
     "add-tree": ("tree", "add_tree"),
+    "add-diff": ("tree", "add_diff"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

@@ -217,3 +217,109 @@ def add_tree(
         click.echo(f"skipped {len(skipped)} {noun}:")
         for line in _skipped_lines(skipped):
             click.echo(line)
+
+
+class _DashDashCommand(click.Command):
+    """Remembers how many arguments followed ``--`` (click drops the marker)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            ctx.meta["after_dashdash"] = len(args) - args.index("--") - 1
+        return super().parse_args(ctx, args)
+
+
+@click.command("add-diff", cls=_DashDashCommand)
+@click.argument("task_id", metavar="ID")
+@click.argument("args", nargs=-1, metavar="[REV-RANGE] [-- PATHSPEC...]")
+@click.option("--staged", is_flag=True, help="Diff the index against HEAD.")
+@click.option("--worktree", is_flag=True, help="Diff the work tree against the index.")
+@click.option("--log", is_flag=True, help="Also attach the range's commit messages.")
+@click.option(
+    "--priority",
+    type=click.IntRange(-(2**31), 2**31 - 1),
+    default=0,
+    show_default=True,
+    help="Priority of every attached diff; higher packs first.",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Skip larger file diffs (default: git config hydrate.maxFileBytes, else 262144).",
+)
+@click.option(
+    "--max-total-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
+)
+@json_option
+@click.pass_context
+def add_diff(
+    ctx: click.Context,
+    task_id: str,
+    args: tuple[str, ...],
+    staged: bool,
+    worktree: bool,
+    log: bool,
+    priority: int,
+    max_file_bytes: int | None,
+    max_total_bytes: int | None,
+    as_json: bool,
+) -> None:
+    """Attach what changed to the task ID: one body per file's diff.
+
+    REV-RANGE is A..B (git diff A B), A...B (since their merge base) or REV
+    (REV...HEAD); by default the current branch against its upstream, else
+    against the default branch. --staged diffs the index against HEAD,
+    --worktree the work tree against the index, both together every
+    uncommitted change. Each file's diff is its own body, labelled
+    diff:<range>:<path>, so the byte budget can keep some files' changes when
+    not all fit; binary diffs are skipped and reported. --log adds the
+    commit messages of the range (log:<range>). Running it again for the same
+    range replaces its diffs, in one commit.
+
+    \b
+    Examples:
+      git hydrate add-diff M-1002                       # this branch vs upstream
+      git hydrate add-diff M-1002 main...HEAD --log -- src
+      git hydrate add-diff M-1002 --staged --worktree --priority 20
+    """
+    after = ctx.meta.get("after_dashdash", 0)
+    before, pathspecs = list(args[: len(args) - after]), list(args[len(args) - after :])
+    if len(before) > 1:
+        raise click.UsageError("give at most one REV-RANGE; put paths after --")
+    rev_range = before[0] if before else None
+    if rev_range is not None and (staged or worktree):
+        raise click.UsageError("give a REV-RANGE or --staged/--worktree, not both")
+    with open_ledger(ctx) as ledger:
+        root_dir = (ctx.find_root().obj or {}).get("directory")
+        cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
+        result = ledger.add_diff(
+            task_id,
+            rev_range,
+            _from_cwd(tuple(pathspecs), ledger.repo.work_tree, cwd),
+            staged=staged,
+            worktree=worktree,
+            log=log,
+            priority=priority,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+        )
+    if as_json:
+        echo_json(ctx, result)
+        return
+    counts = (
+        f"added {result['added']}, updated {result['updated']}, "
+        f"unchanged {result['unchanged']}, removed {result['removed']}"
+    )
+    state = "" if result["changed"] else " (nothing changed)"
+    click.echo(
+        f"{task_id}: {counts}; {result['total_bytes']} bytes of diff:{result['range']}{state}"
+    )
+    skipped = result["skipped"]
+    if skipped:
+        noun = "file" if len(skipped) == 1 else "files"
+        click.echo(f"skipped {len(skipped)} {noun}:")
+        for line in _skipped_lines(skipped):
+            click.echo(line)
