@@ -499,3 +499,117 @@ def test_library_errors(repo: Path, tmp_path: Path) -> None:
         assert ledger.add_tree(TASK)["added"] == 1
         with pytest.raises(ValidationError, match="needs a work tree"):
             ledger.add_tree(TASK, worktree=True)
+
+
+# -- add-diff -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def branch_repo(repo: Path) -> Path:
+    """main with two files; a feature branch changing one, adding a binary, deleting one."""
+    write(repo, "src/a.py", "a = 1\n")
+    write(repo, "src/old.py", "old = 1\n")
+    write(repo, "docs/x.md", "x\n")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, "src/a.py", "a = 2\n")
+    write(repo, "img.bin", b"\0\1\2")
+    (repo / "src" / "old.py").unlink()
+    commit_all(repo, "feature: change a, drop old")
+    make_task(repo)
+    return repo
+
+
+def test_add_diff_default_range_one_body_per_file(branch_repo: Path) -> None:
+    repo = branch_repo
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, log=True)
+        assert result["range"] == "main...HEAD"
+        assert by_path(result) == {"img.bin": "binary"}
+        assert (result["added"], result["files"]) == (3, 3)
+        prompt = ledger.expand(TASK, max_bytes=100000)["prompt"]
+    sources = sorted(lk["source"] for lk in links(repo))
+    assert sources == [
+        "diff:main...HEAD:src/a.py",
+        "diff:main...HEAD:src/old.py",
+        "log:main...HEAD",
+    ]
+    assert "-a = 1\n+a = 2\n" in prompt
+    assert "feature: change a, drop old" in prompt
+    body = next(lk for lk in links(repo) if lk["path"] == "src/a.py")
+    blob = git(repo, "cat-file", "-p", body["oid"])
+    assert blob.startswith("diff --git a/src/a.py b/src/a.py\n")
+    assert "old.py" not in blob  # each file's diff is its own body
+    fsck(repo)
+
+
+def test_add_diff_rerun_replaces_and_pathspecs_narrow(branch_repo: Path) -> None:
+    repo = branch_repo
+    with Ledger(repo) as ledger:
+        first = ledger.add_diff(TASK, "main...feature", ["src"])
+        assert first["added"] == 2
+        before = tip(repo)
+        assert ledger.add_diff(TASK, "main...feature", ["src"])["changed"] is False
+        assert tip(repo) == before
+        write(repo, "src/old.py", "old = 1\n")  # restore: no longer part of the diff
+        write(repo, "src/a.py", "a = 3\n")
+        commit_all(repo, "restore old")
+        again = ledger.add_diff(TASK, "main...feature", ["src"])
+    assert (again["updated"], again["removed"], again["removed_paths"]) == (1, 1, ["src/old.py"])
+    [link] = links(repo)
+    assert link["source"] == "diff:main...feature:src/a.py"
+    assert "+a = 3" in git(repo, "cat-file", "-p", link["oid"])
+
+
+def test_add_diff_staged_and_worktree(branch_repo: Path) -> None:
+    repo = branch_repo
+    write(repo, "src/a.py", "a = 'staged'\n")
+    git(repo, "add", "src/a.py")
+    write(repo, "docs/x.md", "unstaged\n")
+    with Ledger(repo) as ledger:
+        staged = ledger.add_diff(TASK, staged=True)
+        worktree = ledger.add_diff(TASK, worktree=True)
+        both = ledger.add_diff(TASK, staged=True, worktree=True)
+        with pytest.raises(ValidationError, match="needs a revision range"):
+            ledger.add_diff(TASK, staged=True, log=True)
+        with pytest.raises(ValidationError, match="does not name a commit"):
+            ledger.add_diff(TASK, "nope...HEAD")
+    assert (staged["range"], worktree["range"], both["range"]) == (
+        "staged",
+        "worktree",
+        "uncommitted",
+    )
+    # every uncommitted change of a.py is staged: the same diff, attached once
+    assert both["skipped"] == [
+        {
+            "path": "src/a.py",
+            "reason": "duplicate",
+            "bytes": both["skipped"][0]["bytes"],
+            "same_as": "diff:staged:src/a.py",
+        }
+    ]
+    assert sorted(lk["source"] for lk in links(repo)) == [
+        "diff:staged:src/a.py",
+        "diff:uncommitted:docs/x.md",
+        "diff:worktree:docs/x.md",
+    ]
+
+
+def test_add_diff_cli(branch_repo: Path) -> None:
+    repo = branch_repo
+    out = hydrate(repo, "add-diff", TASK, "main..feature", "--", "src/a.py", "img.bin")
+    assert out.returncode == 0, out
+    assert out.stderr == ""
+    assert out.stdout.splitlines() == [
+        f"{TASK}: added 1, updated 0, unchanged 0, removed 0; 118 bytes of diff:main..feature",
+        "skipped 1 file:",
+        "  binary        img.bin (113 bytes)",
+    ]
+    data = json.loads(hydrate(repo, "add-diff", TASK, "--json", "--", "docs").stdout)
+    assert data["range"] == "main...HEAD" and data["files"] == 3 and data["added"] == 0
+    two = hydrate(repo, "add-diff", TASK, "a..b", "c..d")
+    assert two.returncode == 2 and "at most one REV-RANGE" in two.stderr
+    git(repo, "checkout", "-q", "main")
+    none = hydrate(repo, "add-diff", TASK)
+    assert none.returncode == 1
+    assert none.stderr.startswith("error: no upstream or default branch to compare with")
