@@ -603,7 +603,7 @@ def test_add_diff_cli(branch_repo: Path) -> None:
     assert out.stdout.splitlines() == [
         f"{TASK}: added 1, updated 0, unchanged 0, removed 0; 118 bytes of diff:main..feature",
         "skipped 1 file:",
-        "  binary        img.bin (113 bytes)",
+        "  binary        img.bin (118 bytes)",
     ]
     data = json.loads(hydrate(repo, "add-diff", TASK, "--json", "--", "docs").stdout)
     assert data["range"] == "main...HEAD" and data["files"] == 3 and data["added"] == 0
