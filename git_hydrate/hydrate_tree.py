@@ -178,6 +178,10 @@ def add_tree(
             raise ValidationError(f"invalid revision {rev!r}")
         proc = repo.git(["rev-parse", "--verify", "--quiet", rev + "^{tree}"], check=False)
         if proc.returncode != 0:
+            if rev == "HEAD":
+                raise ValidationError(
+                    "HEAD names no commit yet; commit first, or take the work tree with --worktree"
+                )
             raise ValidationError(f"{rev!r} does not name a commit or tree in this repository")
         tree = proc.stdout.strip().decode("ascii")
         commit = repo.git(["rev-parse", "--verify", "--quiet", rev + "^{commit}"], check=False)

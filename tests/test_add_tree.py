@@ -613,3 +613,74 @@ def test_add_diff_cli(branch_repo: Path) -> None:
     none = hydrate(repo, "add-diff", TASK)
     assert none.returncode == 1
     assert none.stderr.startswith("error: no upstream or default branch to compare with")
+
+
+def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> None:
+    write(repo, "pkg/mod.py", "m = 1\n")
+    write(repo, "pkg/sub/deep.py", "d = 1\n")
+    write(repo, "top.py", "t = 1\n")
+    commit_all(repo)
+    write(repo, "pkg/new.py", "n = 1\n")
+    make_task(repo)
+    out = hydrate(
+        repo / "pkg", "--compact", "add-tree", TASK, "--worktree", "sub", "new.py", "--json"
+    )
+    assert out.returncode == 0, out
+    assert sorted(lk["source"] for lk in links(repo)) == ["pkg/new.py", "pkg/sub/deep.py"]
+    # no pathspec: the whole tree, wherever it runs
+    whole = hydrate(repo / "pkg", "--compact", "add-tree", TASK, "--json")
+    assert json.loads(whole.stdout)["files"] == 4
+
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", str(empty))
+    make_task(empty)
+    unborn = hydrate(empty, "add-tree", TASK)
+    assert unborn.returncode == 1
+    assert unborn.stderr == (
+        "error: HEAD names no commit yet; commit first, or take the work tree with --worktree\n"
+    )
+
+
+def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    from tests.conftest import ROOT
+
+    for i in range(250):
+        write(repo, f"many/f{i:03d}.txt", f"file {i}\n")
+    commit_all(repo)
+    make_task(repo)
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # a full pty buffer would block the child
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "add-tree", TASK, "--json"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    os.close(secondary)
+    reader.join(timeout=10)
+    os.close(primary)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["added"] == 251
+    assert b"reading files" in b"".join(chunks)
