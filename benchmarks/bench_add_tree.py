@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_add_tree.py [--files 2000] [--kib 10] [--runs 5]
-        [--files-to-prompt PATH] [--small 10000] [--keep DIR]
+        [--files-to-prompt PATH] [--small 10000] [--keep DIR] [--repo PATH ...]
 
 Generates a repository of ``--files`` source files (about ``--kib`` KiB each),
 commits it, packs it (as a clone would be), and times, as the median of
@@ -38,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIG = "1000000000"
+LIMITS = ("--max-total-bytes", BIG, "--max-file-bytes", BIG)
 WORDS = [
     "def",
     "class",
@@ -136,26 +137,8 @@ def median_time(
     return statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=2000)
-    parser.add_argument("--kib", type=int, default=10)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--small", type=int, default=10000)
-    parser.add_argument(
-        "--files-to-prompt",
-        default=shutil.which("files-to-prompt") or "/work/venv-bench/bin/files-to-prompt",
-    )
-    parser.add_argument("--keep", help="generate into this directory and keep it")
-    args = parser.parse_args()
-
-    base = Path(args.keep or tempfile.mkdtemp(prefix="bench-add-tree-"))
-    base.mkdir(parents=True, exist_ok=True)
-    repo = base / "repo"
-    if repo.exists():
-        shutil.rmtree(repo)
-    total = make_repo(repo, args.files, args.kib)
-    print(f"repository: {args.files} files, {total / 1e6:.1f} MB, packed ({repo})")
+def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
+    """Time the whole-process pipelines on ``repo`` and print the medians."""
     cache = repo / ".git" / "hydrate" / "sha256-cache"
     counter = iter(range(1_000_000))
 
@@ -170,39 +153,38 @@ def main() -> None:
         def run() -> None:
             task = f"B-{next(counter)}"
             hydrate(repo, "task-add", task, "--objective", "bench", "--acceptance", "fast")
-            hydrate(repo, "add-tree", task, *mode, "--max-total-bytes", BIG, "--json")
+            hydrate(repo, "add-tree", task, *mode, *LIMITS, "--json")
             hydrate(repo, "prompt", task, "--max-bytes", BIG)
 
         return run
 
     results: dict[str, float] = {}
-    results["cold: task-add + add-tree + prompt"] = median_time(
-        full(), args.runs, fresh_task(True)
-    )
-    results["warm cache: task-add + add-tree + prompt"] = median_time(full(), args.runs)
+    results["cold: task-add + add-tree + prompt"] = median_time(full(), runs, fresh_task(True))
+    results["warm cache: task-add + add-tree + prompt"] = median_time(full(), runs)
     results["worktree: task-add + add-tree --worktree + prompt"] = median_time(
-        full(("--worktree",)), args.runs
+        full(("--worktree",)), runs
     )
     hydrate(repo, "task-add", "R", "--objective", "bench", "--acceptance", "fast")
-    hydrate(repo, "add-tree", "R", "--max-total-bytes", BIG)
+    hydrate(repo, "add-tree", "R", *LIMITS)
 
     def rehydrate() -> None:
-        hydrate(repo, "add-tree", "R", "--max-total-bytes", BIG, "--json")
+        hydrate(repo, "add-tree", "R", *LIMITS, "--json")
         hydrate(repo, "prompt", "R", "--max-bytes", BIG)
 
-    results["re-hydrate unchanged + prompt"] = median_time(rehydrate, args.runs)
+    results["re-hydrate unchanged + prompt"] = median_time(rehydrate, runs)
 
     def prompt_only() -> None:
         hydrate(repo, "prompt", "R", "--max-bytes", BIG)
 
-    results["prompt alone"] = median_time(prompt_only, args.runs)
-    results["floor: git ls-files -z | xargs -0 cat"] = median_time(
-        lambda: sh("git ls-files -z | xargs -0 cat", repo), args.runs
+    results["prompt alone"] = median_time(prompt_only, runs)
+    results["add-tree alone, unchanged"] = median_time(
+        lambda: hydrate(repo, "add-tree", "R", *LIMITS, "--json"), runs
     )
-    if args.files_to_prompt and os.path.exists(args.files_to_prompt):
-        results["files-to-prompt"] = median_time(
-            lambda: sh([args.files_to_prompt, "."], repo), args.runs
-        )
+    results["floor: git ls-files -z | xargs -0 cat"] = median_time(
+        lambda: sh("git ls-files -z | xargs -0 cat", repo), runs
+    )
+    if files_to_prompt and os.path.exists(files_to_prompt):
+        results["files-to-prompt"] = median_time(lambda: sh([files_to_prompt, "."], repo), runs)
     else:
         print("files-to-prompt not found; skipped")
 
@@ -213,13 +195,13 @@ def main() -> None:
 
     with Repository(repo) as r:
         entries = list_tree(lambda a: r.git(a).stdout, "HEAD")
-        oids = [e.oid for e in entries if e.oid]
+        oids = [e.oid for e in entries if e.oid and e.kind != "submodule"]
         argv, cwd, e = r.git_invocation()
-        t_batch = median_time(lambda: [0 for _ in read_blobs(argv, cwd, e, oids)], args.runs)
-        t_dulwich = median_time(lambda: [r.read_blob(o.encode()) for o in oids], args.runs)
+        t_batch = median_time(lambda: [0 for _ in read_blobs(argv, cwd, e, oids)], runs)
+        t_dulwich = median_time(lambda: [r.read_blob(o.encode()) for o in oids], runs)
 
     width = max(len(k) for k in results) + 2
-    print(f"\nmedian of {args.runs} runs, whole processes, output to /dev/null")
+    print(f"\nmedian of {runs} runs, whole processes, output to /dev/null")
     for name, seconds in results.items():
         print(f"  {name:<{width}} {seconds:7.3f} s")
     ftp = results.get("files-to-prompt")
@@ -234,6 +216,44 @@ def main() -> None:
         f"\nreading {len(oids)} blobs in-process: git cat-file --batch {t_batch:.3f} s, "
         f"dulwich one by one {t_dulwich:.3f} s"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--kib", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--small", type=int, default=10000)
+    parser.add_argument(
+        "--files-to-prompt",
+        default=shutil.which("files-to-prompt") or "/work/venv-bench/bin/files-to-prompt",
+    )
+    parser.add_argument("--keep", help="generate into this directory and keep it")
+    parser.add_argument(
+        "--repo", action="append", default=[], help="also bench a clone of this real repository"
+    )
+    args = parser.parse_args()
+
+    base = Path(args.keep or tempfile.mkdtemp(prefix="bench-add-tree-"))
+    base.mkdir(parents=True, exist_ok=True)
+    repo = base / "repo"
+    if repo.exists():
+        shutil.rmtree(repo)
+    total = make_repo(repo, args.files, args.kib)
+    print(f"repository: {args.files} files, {total / 1e6:.1f} MB, packed ({repo})")
+    bench(repo, args.runs, args.files_to_prompt)
+    for real in args.repo:
+        clone = base / ("real-" + Path(real).name)
+        if clone.exists():
+            shutil.rmtree(clone)
+        sh(["git", "clone", "-q", str(real), str(clone)], base)
+        sh(["git", "config", "gc.auto", "0"], clone)
+        out = subprocess.run(
+            ["git", "ls-tree", "-r", "-l", "HEAD"], cwd=clone, capture_output=True, check=True
+        ).stdout.split(b"\n")
+        size = sum(int(line.split()[3]) for line in out if line and line.split()[3] != b"-")
+        print(f"\nreal checkout {real}: {len([x for x in out if x])} files, {size / 1e6:.1f} MB")
+        bench(clone, args.runs, args.files_to_prompt)
 
     if args.small:
         small = base / "small"
