@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from git_hydrate import Ledger, NotFound, ValidationError
 from git_hydrate.files import REASONS, Pathspec, Sha256Cache, classify
@@ -684,3 +686,47 @@ def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["added"] == 251
     assert b"reading files" in b"".join(chunks)
+
+
+# -- invariants of the pure parts -----------------------------------------------------
+
+_segment = st.text(alphabet="abcXYZ019._-", min_size=1, max_size=6).filter(
+    lambda s: s not in (".", "..")
+)
+_paths = st.lists(_segment, min_size=1, max_size=4).map("/".join)
+
+
+@given(_paths, _paths)
+def test_pathspec_directory_and_exclusion_invariants(path: str, spec: str) -> None:
+    assert Pathspec([path]).matches(path)
+    assert Pathspec([spec]).matches(spec + "/" + path)
+    assert not Pathspec([":!" + spec]).matches(spec + "/" + path)
+    assert Pathspec([spec, ":!" + spec]).matches(path) is False
+
+
+@given(st.text(min_size=1).filter(lambda t: "\0" not in t))
+def test_any_text_without_nul_is_text(text: str) -> None:
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates are not text
+    expected = (
+        "lfs_pointer"
+        if data.startswith(b"version https://git-lfs.github.com/spec/v1\n")
+        else "text"
+    )
+    assert classify(data) == expected
+
+
+@given(st.dictionaries(st.binary(min_size=20, max_size=20), st.binary(min_size=32, max_size=32)))
+def test_sha256_cache_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, items: dict[bytes, bytes]
+) -> None:
+    path = str(tmp_path_factory.mktemp("cache") / "sha256-cache")
+    cache = Sha256Cache(path)
+    for oid, digest in items.items():
+        cache.put(oid.hex(), digest.hex(), "text")
+    cache.save()
+    again = Sha256Cache(path)
+    for oid, digest in items.items():
+        assert again.get(oid.hex()) == (digest.hex(), "text")
