@@ -39,6 +39,8 @@ Rules, applied in this order; the first that applies is the reason reported:
     not valid UTF-8 text.
 ``lfs_pointer``
     a Git LFS pointer, not the file it stands for.
+``unreadable``
+    the file could not be read from disk (permissions, vanished meanwhile).
 ``total_budget``
     attaching it would exceed the total limit (files are taken in path order;
     a later, smaller file may still fit).
@@ -179,6 +181,7 @@ REASONS: Final = (
     "binary",
     "not_utf8",
     "lfs_pointer",
+    "unreadable",
     "total_budget",
     "duplicate",
 )
@@ -216,7 +219,9 @@ class Skipped:
 
     def as_dict(self) -> dict[str, object]:
         """The JSON shape ``{path, reason, bytes}`` (plus ``same_as`` for duplicates)."""
-        data: dict[str, object] = {"path": self.path, "reason": self.reason, "bytes": self.bytes}
+        # A path that is not UTF-8 is shown with \xNN escapes (JSON cannot carry raw bytes).
+        path = self.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        data: dict[str, object] = {"path": path, "reason": self.reason, "bytes": self.bytes}
         if self.same_as:
             data["same_as"] = self.same_as
         return data

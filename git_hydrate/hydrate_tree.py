@@ -237,6 +237,7 @@ def add_tree(
             continue
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
+        cache.put(oid, digest, cls)  # saves the read once these files are committed
         info[entry.path] = (oid, digest, cls, len(data))
         if cls == "text":
             to_write[oid] = data

@@ -111,7 +111,8 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "web/app.min.js": "generated",
         "zz/late.txt": "total_budget",
     }
-    assert {item["reason"] for item in result["skipped"]} == set(REASONS)
+    # (as root, permissions cannot make a file unreadable; that reason is not staged here)
+    assert {item["reason"] for item in result["skipped"]} == set(REASONS) - {"unreadable"}
     duplicate = next(s for s in result["skipped"] if s["reason"] == "duplicate")
     assert duplicate == {
         "path": "src/copy_of_app.py",
@@ -134,6 +135,26 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
     assert result["total_bytes"] == len("hello\n") + len("print('app')\n") + len("# Guide\n")
     assert result["files"] == 18  # 15 skipped + 3 taken
     fsck(repo)
+
+
+def test_undecodable_and_control_character_paths_are_reported_readably(repo: Path) -> None:
+    (repo / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    write(repo, "tab\tname.txt", "tab\n")
+    commit_all(repo)
+    make_task(repo)
+    out = hydrate(repo, "add-tree", TASK, "--json")
+    assert out.returncode == 0, out
+    assert json.loads(out.stdout)["skipped"] == [
+        {"path": "caf\\xe9.txt", "reason": "bad_path", "bytes": 13},
+        {"path": "tab\tname.txt", "reason": "bad_path", "bytes": 4},
+    ]
+    human = hydrate(repo, "add-tree", TASK)
+    assert human.returncode == 0, human
+    assert human.stdout.splitlines()[1:] == [
+        "skipped 2 files:",
+        "  bad_path      caf\\xe9.txt (13 bytes)",
+        "  bad_path      tab\\tname.txt (4 bytes)",
+    ]
 
 
 def test_links_reuse_the_committed_blobs(repo: Path) -> None:

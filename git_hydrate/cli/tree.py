@@ -87,6 +87,8 @@ def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
             detail = "not entered"
         else:
             detail = f"{size} bytes"
+        if not path.isprintable():
+            path = path.encode("unicode_escape").decode("ascii")
         lines.append(f"  {reason:<13} {path} ({detail})")
     for key, (count, size) in dirs.items():
         noun = "file" if count == 1 else "files"
