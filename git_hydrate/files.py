@@ -24,6 +24,9 @@ Rules, applied in this order; the first that applies is the reason reported:
 ``generated``
     a lockfile or other generated file (:data:`GENERATED_NAMES`,
     :data:`GENERATED_SUFFIXES`): they cost the most tokens per byte of insight.
+``generated`` / ``binary`` (attributes)
+    ``.gitattributes`` marks the path ``linguist-generated`` (the convention
+    GitHub uses to collapse generated files) or ``binary``.
 ``symlink`` / ``submodule``
     not file content.
 ``bad_path``
@@ -76,6 +79,7 @@ __all__ = [
     "Pathspec",
     "Sha256Cache",
     "Skipped",
+    "attribute_rules",
     "classify",
     "list_directory",
     "list_tree",
@@ -477,6 +481,47 @@ def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
     if entry.size == 0:
         return "empty"
     return None
+
+
+def attribute_rules(
+    git: Callable[[list[str], bytes], bytes | None],
+    entries: Iterable[FileEntry],
+    *,
+    tree: str | None = None,
+) -> dict[str, str]:
+    """Skip reasons from ``.gitattributes``: ``{path: "generated" | "binary"}``.
+
+    Attributes are read as of ``tree`` when git can (``check-attr --source``,
+    git >= 2.40), else from the index for a commit, or from the work tree.
+
+    Args:
+        git: Runs ``git args`` with ``input`` on stdin; stdout, or None on failure.
+    """
+    paths = [e for e in entries if e.kind == "file"]
+    if not paths:
+        return {}
+    stdin = b"".join(e.raw_path + b"\0" for e in paths)
+    base = ["check-attr", "-z", "--stdin"]
+    names = ["linguist-generated", "binary"]
+    out = None
+    if tree is not None:
+        out = git([*base, f"--source={tree}", *names], stdin)
+        if out is None:
+            out = git([*base, "--cached", *names], stdin)
+    else:
+        out = git([*base, *names], stdin)
+    if not out:
+        return {}
+    fields = out.split(b"\0")
+    result: dict[str, str] = {}
+    for i in range(0, len(fields) - 2, 3):
+        raw, attr, value = fields[i], fields[i + 1], fields[i + 2]
+        path = _decode_path(raw)
+        if attr == b"linguist-generated" and value in (b"set", b"true"):
+            result[path] = "generated"
+        elif attr == b"binary" and value == b"set" and path not in result:
+            result[path] = "binary"
+    return result
 
 
 def classify(data: bytes) -> str:

@@ -32,6 +32,7 @@ from .files import (
     Pathspec,
     Sha256Cache,
     Skipped,
+    attribute_rules,
     blob_oid,
     classify,
     list_directory,
@@ -154,6 +155,7 @@ def add_tree(
 
     skipped: list[Skipped] = []
     label: str
+    tree: str | None = None
     if directory is not None:
         directory = os.fspath(directory)
         entries, skipped, how = _directory_entries(directory)
@@ -191,6 +193,15 @@ def add_tree(
         mode = "rev"
 
     entries = [e for e in entries if spec.matches(e.path)]
+    if mode != "dir":
+
+        def git_input(args: list[str], data: bytes) -> bytes | None:
+            proc = repo.git(args, input=data, check=False)
+            return proc.stdout if proc.returncode == 0 else None
+
+        by_attribute = attribute_rules(git_input, entries, tree=tree if mode == "rev" else None)
+    else:
+        by_attribute = {}
     skipped = [
         s
         for s in skipped
@@ -200,6 +211,9 @@ def add_tree(
     candidates: list[FileEntry] = []
     for entry in entries:
         reason = path_rule(entry, max_file)
+        marked = by_attribute.get(entry.path)
+        if marked is not None and reason in (None, "too_large", "empty"):
+            reason = marked
         if reason is None and entry.size > max_total:
             reason = "total_budget"
         if reason is None:
