@@ -424,9 +424,12 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
             with os.scandir(directory) as it:
                 children = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            raise ValidationError(
-                f"cannot read {os.fsdecode(directory)}: {exc.strerror}"
-            ) from None
+            if not rel:
+                raise ValidationError(
+                    f"cannot read {os.fsdecode(directory)}: {exc.strerror}"
+                ) from None
+            skipped.append(Skipped(_decode_path(rel) + "/", "unreadable", 0))
+            return
         for child in children:
             child_rel = rel + child.name if not rel else rel + b"/" + child.name
             name = os.fsdecode(child.name)
