@@ -766,3 +766,39 @@ def test_sha256_cache_round_trip(
     again = Sha256Cache(path)
     for oid, digest in items.items():
         assert again.get(oid.hex()) == (digest.hex(), "text")
+
+
+def test_concurrent_runs_with_different_prefixes_both_land(repo: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    for name in ("alpha", "beta", "gamma"):
+        for i in range(30):
+            write(tmp_path / name, f"f{i:02d}.txt", f"{name} {i}\n")
+    make_task(repo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [
+                *(sys.executable, "-m", "git_hydrate", "add-tree", TASK),
+                *("--dir", str(tmp_path / name), "--prefix", name),
+            ],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for name in ("alpha", "beta", "gamma")
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert out.startswith(f"{TASK}: added 30, ".encode())
+        assert err == b""
+    sources = [lk["source"] for lk in links(repo)]
+    assert len(sources) == 90
+    assert {s.split("/")[0] for s in sources} == {"alpha", "beta", "gamma"}
+    assert git(repo, "rev-list", "--count", f"refs/hydrate/tasks/{TASK}").strip() == "4"
+    fsck(repo)
