@@ -152,7 +152,7 @@ def add_tree(
     max_total_bytes: int | None,
     as_json: bool,
 ) -> None:
-    """Attach the repository's files to the task ID as context, one link per file.
+    """Attach the repository's files to the task ID as context.
 
     By default the files of the commit HEAD, linked by the blobs git already
     has (nothing is copied). PATHSPECs (paths, directories, globs such as
