@@ -177,6 +177,17 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
         hydrate(repo, "prompt", "R", "--max-bytes", BIG)
 
     results["prompt alone"] = median_time(prompt_only, runs)
+    alone: list[str] = []
+
+    def new_task_no_cache() -> None:
+        alone.append(f"A-{next(counter)}")
+        hydrate(repo, "task-add", alone[-1], "--objective", "bench", "--acceptance", "fast")
+        if cache.exists():
+            cache.unlink()
+
+    results["add-tree alone, cold (new task, no cache)"] = median_time(
+        lambda: hydrate(repo, "add-tree", alone[-1], *LIMITS, "--json"), runs, new_task_no_cache
+    )
     results["add-tree alone, unchanged"] = median_time(
         lambda: hydrate(repo, "add-tree", "R", *LIMITS, "--json"), runs
     )
