@@ -156,6 +156,7 @@ def add_tree(
     skipped: list[Skipped] = []
     label: str
     tree: str | None = None
+    resolved: str | None = None
     if directory is not None:
         directory = os.fspath(directory)
         entries, skipped, how = _directory_entries(directory)
@@ -190,6 +191,8 @@ def add_tree(
         resolved = commit.stdout.strip().decode("ascii") if commit.returncode == 0 else tree
         entries = list_tree(git, tree)
         label = f"{rev} {resolved}" if rev != resolved else rev
+        if commit.returncode != 0:
+            resolved = None  # a tree, not a commit
         mode = "rev"
 
     entries = [e for e in entries if spec.matches(e.path)]
@@ -324,7 +327,7 @@ def add_tree(
         action="add-tree",
         summary=f"from {label}",
         trailers=trailers,
-        result={"mode": mode, "rev": label, "files": len(entries)},
+        result={"mode": mode, "from": label, "commit": resolved, "files": len(entries)},
     )
     if mode == "dir":
         outcome["listing"] = how

@@ -698,7 +698,10 @@ class Ledger:
         Returns:
             ``{added, updated, unchanged, removed, removed_paths, skipped:
             [{path, reason, bytes[, same_as]}], total_bytes, files, changed,
-            tip, task_id, mode, rev}``.
+            tip, task_id, mode, from, commit}`` — ``mode`` is ``rev``,
+            ``worktree`` or ``dir``; ``from`` says what was read (``HEAD
+            <oid>``, ``worktree``, ``dir <path>``); ``commit`` is the commit
+            read, if any.
         """
         from .hydrate_tree import add_tree
 

@@ -499,6 +499,9 @@ def test_cli_json_human_and_errors(repo: Path) -> None:
         "total_bytes": 6,
     }
     assert data["skipped"] == [{"path": "src/pic.png", "reason": "skipped_ext", "bytes": 4}]
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert (data["mode"], data["from"], data["commit"]) == ("rev", f"HEAD {head}", head)
+    assert data["tip"] == tip(repo) and data["changed"] is True
     human = hydrate(repo, "add-tree", TASK, "--priority", "7")
     assert human.returncode == 0, human
     lines = human.stdout.splitlines()

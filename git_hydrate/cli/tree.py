@@ -212,7 +212,7 @@ def add_tree(
         f"unchanged {result['unchanged']}, removed {result['removed']}"
     )
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes from {result['rev']}{state}")
+    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes from {result['from']}{state}")
     skipped = result["skipped"]
     if skipped:
         noun = "file" if len(skipped) == 1 else "files"
