@@ -274,9 +274,16 @@ class Pathspec:
             )
         if spec.startswith(":/"):
             spec = spec[2:]
-        parts = [p for p in spec.split("/") if p not in ("", ".")]
-        if ".." in parts:
-            raise ValidationError(f"pathspec {raw!r} leaves the repository")
+        parts: list[str] = []
+        for part in spec.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not parts:
+                    raise ValidationError(f"pathspec {raw!r} leaves the repository")
+                parts.pop()
+            else:
+                parts.append(part)
         return "/".join(parts), exclude
 
     @staticmethod

@@ -243,6 +243,9 @@ def test_pathspec_matcher() -> None:
     assert Pathspec([]).matches("anything")
     with pytest.raises(ValidationError, match="leaves the repository"):
         Pathspec(["../x"])
+    with pytest.raises(ValidationError, match="leaves the repository"):
+        Pathspec(["src/../../x"])
+    assert Pathspec(["src/../top.py"]).matches("top.py")
     with pytest.raises(ValidationError, match="unsupported pathspec magic"):
         Pathspec([":(icase)x"])
 
@@ -663,11 +666,13 @@ def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> N
     commit_all(repo)
     write(repo, "pkg/new.py", "n = 1\n")
     make_task(repo)
-    out = hydrate(
-        repo / "pkg", "--compact", "add-tree", TASK, "--worktree", "sub", "new.py", "--json"
-    )
+    out = hydrate(repo / "pkg", "add-tree", TASK, "--worktree", "sub", "new.py", "../top.py")
     assert out.returncode == 0, out
-    assert sorted(lk["source"] for lk in links(repo)) == ["pkg/new.py", "pkg/sub/deep.py"]
+    assert sorted(lk["source"] for lk in links(repo)) == [
+        "pkg/new.py",
+        "pkg/sub/deep.py",
+        "top.py",
+    ]
     # no pathspec: the whole tree, wherever it runs
     whole = hydrate(repo / "pkg", "--compact", "add-tree", TASK, "--json")
     assert json.loads(whole.stdout)["files"] == 4
