@@ -1007,6 +1007,108 @@ class Ledger:
 
         return lifecycle.unarchive(self, task_id)
 
+    def add_tree(
+        self,
+        task_id: str,
+        pathspecs: Iterable[str] = (),
+        *,
+        rev: str | None = None,
+        worktree: bool = False,
+        directory: str | os.PathLike[str] | None = None,
+        prefix: str = "",
+        priority: int = 0,
+        max_file_bytes: int | None = None,
+        max_total_bytes: int | None = None,
+        progress: Callable[[int, int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Attach a file set to a task in one commit: one link per file path.
+
+        The file set is the committed tree of ``rev`` (default ``HEAD``; files
+        are linked by their existing blobs, nothing is copied), or with
+        ``worktree`` the work tree as ``git ls-files --cached --others
+        --exclude-standard`` sees it, or a ``directory``. ``pathspecs``
+        narrow it. Re-hydrating replaces changed files' bodies and removes
+        the links of files gone (within the pathspecs and ``prefix``); an
+        unchanged file set writes nothing. Rules, limits and skip reasons:
+        :mod:`git_hydrate.files`.
+
+        Args:
+            prefix: Put before each path in the source label (a ``/`` is
+                added unless it ends in ``/`` or ``:``).
+            priority: The priority of every attached file.
+            max_file_bytes: Skip larger files (default: ``hydrate.maxFileBytes``,
+                else 262144).
+            max_total_bytes: Attach at most this much (default:
+                ``hydrate.maxTotalBytes``, else 10485760).
+            progress: Called as ``progress(files_done, files_total, bytes_done)``.
+
+        Returns:
+            ``{added, updated, unchanged, removed, removed_paths, skipped:
+            [{path, reason, bytes[, same_as]}], total_bytes, files, changed,
+            tip, task_id, mode, from, commit}`` — ``mode`` is ``rev``,
+            ``worktree`` or ``dir``; ``from`` says what was read (``HEAD
+            <oid>``, ``worktree``, ``dir <path>``); ``commit`` is the commit
+            read, if any.
+        """
+        from .hydrate_tree import add_tree
+
+        return add_tree(
+            self,
+            task_id,
+            pathspecs,
+            rev=rev,
+            worktree=worktree,
+            directory=directory,
+            prefix=prefix,
+            priority=priority,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+            progress=progress,
+        )
+
+    def add_diff(
+        self,
+        task_id: str,
+        rev_range: str | None = None,
+        pathspecs: Iterable[str] = (),
+        *,
+        staged: bool = False,
+        worktree: bool = False,
+        log: bool = False,
+        priority: int = 0,
+        max_file_bytes: int | None = None,
+        max_total_bytes: int | None = None,
+    ) -> dict[str, Any]:
+        """Attach what changed, one body per file's diff (source ``diff:<range>:<path>``).
+
+        ``rev_range`` is ``A..B`` (``git diff A B``), ``A...B`` (since their
+        merge base) or ``REV`` (``REV...HEAD``); by default the current branch
+        against its upstream, else the default branch. ``staged`` diffs the
+        index against HEAD, ``worktree`` the work tree against the index, both
+        together every uncommitted change. ``log`` adds the range's commit
+        messages as one body (source ``log:<range>``). Binary diffs are skipped
+        and reported; limits as in :meth:`add_tree`. Re-running for the same
+        range replaces its links in one commit.
+
+        Returns:
+            ``{added, updated, unchanged, removed, removed_paths, skipped,
+            total_bytes, range, files, changed, tip, task_id}``.
+        """
+        from .hydrate_diff import add_diff
+
+        return add_diff(
+            self,
+            task_id,
+            rev_range,
+            pathspecs,
+            staged=staged,
+            worktree=worktree,
+            log=log,
+            priority=priority,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+        )
+
 
 def path_note_dicts(items: Iterable[PathNote]) -> list[dict[str, str]]:
     """PathNotes as ``{path, note}`` dicts."""

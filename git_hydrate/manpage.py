@@ -59,6 +59,20 @@ CONFIG_KEYS: Final[list[ConfigKey]] = [
         "refusing them. Prefer --allow-secrets for a single, deliberate exception.",
     ),
     ConfigKey(
+        "hydrate.maxFileBytes",
+        "BYTES",
+        "262144",
+        "The largest file add-tree and add-diff attach; larger ones are reported as "
+        "too_large (same suffixes).",
+    ),
+    ConfigKey(
+        "hydrate.maxTotalBytes",
+        "BYTES",
+        "10485760",
+        "The total bytes one add-tree or add-diff run attaches; files past it are reported "
+        "as total_budget (same suffixes).",
+    ),
+    ConfigKey(
         "hydrate.taskPattern",
         "REGEX",
         r"\b[A-Z][A-Z0-9]*-[0-9]+\b",

@@ -103,6 +103,9 @@ class Link(msgspec.Struct, kw_only=True):
 
     ``size`` is the body's length in bytes so the packer can skip a body that
     cannot fit without reading it. ``expires`` is seconds since the epoch (UTC).
+    ``origin`` says which command manages the link (``""`` for context-add,
+    ``"tree"`` for add-tree, ``"diff"`` for add-diff) and ``path`` is the file
+    it was taken from, so re-hydration can replace and remove exactly its own.
     """
 
     sha256: Sha256Hex
@@ -111,6 +114,8 @@ class Link(msgspec.Struct, kw_only=True):
     source: str
     priority: ContextPriority = 0
     expires: int | None = None
+    origin: str = ""
+    path: str = ""
 
 
 class LinkList(msgspec.Struct, kw_only=True):

@@ -249,6 +249,13 @@ class Repository:
             full += ["--work-tree", self.work_tree]
         return run_git(full + args, cwd=self._cwd, env=self._env, **kwargs)  # type: ignore[arg-type]
 
+    def git_invocation(self) -> tuple[list[str], str | None, dict[str, str] | None]:
+        """``(argv prefix, cwd, env)`` to start a long-running ``git`` process here."""
+        argv = ["git", "--git-dir", self.git_dir]
+        if self.work_tree is not None:
+            argv += ["--work-tree", self.work_tree]
+        return argv, self._cwd, self._env
+
     def _check_extensions(self) -> None:
         config = os.path.join(self.common_dir, "config")
         self._sha256 = False
@@ -487,6 +494,12 @@ class Repository:
             changes: ``{b"dir/sub/name": blob_oid}`` to add or replace a blob,
                 ``{path: None}`` to remove it. Emptied subtrees are dropped.
         """
+        return self._update_tree(root, changes)[0]
+
+    def _update_tree(
+        self, root: bytes | None, changes: Mapping[bytes, bytes | None]
+    ) -> tuple[bytes, bool]:
+        """:meth:`update_tree`, plus whether the result is empty (no read-back)."""
         entries = dict(self.read_tree(root)) if root is not None else {}
         here: dict[bytes, bytes | None] = {}
         below: dict[bytes, dict[bytes, bytes | None]] = {}
@@ -504,12 +517,12 @@ class Repository:
         for name, sub in below.items():
             current = entries.get(name)
             sub_root = current[1] if current is not None and current[0] == MODE_TREE else None
-            new_sub = self.update_tree(sub_root, sub)
-            if self.read_tree(new_sub):
+            new_sub, empty = self._update_tree(sub_root, sub)
+            if not empty:
                 entries[name] = (MODE_TREE, new_sub)
             else:
                 entries.pop(name, None)
-        return self.write_tree(entries)
+        return self.write_tree(entries), not entries
 
     def write_commit(
         self,

@@ -47,6 +47,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "sync": ("sync", "sync"),
     "setup": ("sync", "setup"),
     "task-rm": ("sync", "task_rm"),
+    "add-tree": ("tree", "add_tree"),
+    "add-diff": ("tree", "add_diff"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

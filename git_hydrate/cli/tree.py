@@ -1,0 +1,327 @@
+"""add-tree: attach a commit's files, the work tree or a directory as context."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ._common import echo_json, json_option, open_ledger
+
+#: Below this many files to read, a progress bar would only flicker.
+PROGRESS_MIN_FILES = 200
+
+
+def _from_cwd(pathspecs: tuple[str, ...], top: str | None, cwd: str) -> list[str]:
+    """Pathspecs given in a subdirectory are relative to it, as in git."""
+    if not pathspecs or top is None:
+        return list(pathspecs)
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(top))
+    if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+        return list(pathspecs)
+    rel = rel.replace(os.sep, "/")
+    result = []
+    for spec in pathspecs:
+        magic = ""
+        for mark in (":(exclude)", ":!", ":^"):
+            if spec.startswith(mark):
+                magic, spec = mark, spec[len(mark) :]
+                break
+        if spec.startswith(":/"):
+            result.append(magic + spec)  # already relative to the top
+        else:
+            result.append(f"{magic}{rel}/{spec}")
+    return result
+
+
+class _Progress:
+    """A click progress bar on stderr, only on a terminal and only for long runs."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.done = 0
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, files_done: int, files_total: int, bytes_done: int) -> None:
+        if not self.enabled or files_total < PROGRESS_MIN_FILES:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(
+                length=files_total,
+                label="reading files",
+                file=sys.stderr,
+                show_pos=True,
+                item_show_func=lambda n: f"{n / 1048576:.1f} MiB" if n is not None else None,
+            )
+            self.bar.__enter__()
+        self.bar.update(files_done - self.done, bytes_done)
+        self.done = files_done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+    """One line per skipped file; files under a skipped directory are summed per directory."""
+    from ..files import SKIPPED_DIRS
+
+    lines: list[str] = []
+    dirs: dict[str, list[int]] = {}
+    for item in skipped:
+        path, reason, size = item["path"], item["reason"], item["bytes"]
+        if reason == "skipped_dir" and not path.endswith("/"):
+            parts = path.split("/")
+            cut = next(i for i, part in enumerate(parts[:-1]) if part in SKIPPED_DIRS)
+            key = "/".join(parts[: cut + 1]) + "/"
+            tally = dirs.setdefault(key, [0, 0])
+            tally[0] += 1
+            tally[1] += size
+            continue
+        if reason == "duplicate":
+            detail = f"same as {item.get('same_as', '?')}"
+        elif path.endswith("/"):
+            detail = "not entered"
+        else:
+            detail = f"{size} bytes"
+        if not path.isprintable():
+            path = path.encode("unicode_escape").decode("ascii")
+        lines.append(f"  {reason:<13} {path} ({detail})")
+    for key, (count, size) in dirs.items():
+        noun = "file" if count == 1 else "files"
+        lines.append(f"  {'skipped_dir':<13} {key} ({count} {noun}, {size} bytes)")
+    return lines
+
+
+@click.command("add-tree")
+@click.argument("task_id", metavar="ID")
+@click.argument("pathspecs", nargs=-1, metavar="[PATHSPEC]...")
+@click.option("--rev", metavar="REV", help="Take the files of this commit (default: HEAD).")
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Take the work tree: tracked plus untracked files that are not ignored.",
+)
+@click.option(
+    "--dir",
+    "directory",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    help="Take the files of a directory (git's file set if it is a checkout, else a walk).",
+)
+@click.option(
+    "--prefix",
+    default="",
+    metavar="P",
+    help="Put P/ before each path in the source label (to hydrate several resources).",
+)
+@click.option(
+    "--priority",
+    type=click.IntRange(-(2**31), 2**31 - 1),
+    default=0,
+    show_default=True,
+    help="Priority of every attached file; higher packs first.",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Skip larger files (default: git config hydrate.maxFileBytes, else 262144).",
+)
+@click.option(
+    "--max-total-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
+)
+@json_option
+@click.pass_context
+def add_tree(
+    ctx: click.Context,
+    task_id: str,
+    pathspecs: tuple[str, ...],
+    rev: str | None,
+    worktree: bool,
+    directory: str | None,
+    prefix: str,
+    priority: int,
+    max_file_bytes: int | None,
+    max_total_bytes: int | None,
+    as_json: bool,
+) -> None:
+    """Attach the repository's files to the task ID as context.
+
+    By default the files of the commit HEAD, linked by the blobs git already
+    has (nothing is copied). PATHSPECs (paths, directories, globs such as
+    '*.py', exclusions such as ':!tests') narrow the set; in a subdirectory
+    they are relative to it, like git's. Running it again follows the files:
+    changed files replace their old body, links of deleted files are removed
+    (within the PATHSPECs), and an unchanged set writes nothing. One commit
+    per run.
+
+    Left out, each named with its reason: directories such as node_modules,
+    .venv, dist and build (skipped_dir); binary extensions (skipped_ext);
+    lockfiles and minified files (generated); symlinks, submodules; files over
+    --max-file-bytes (too_large); empty files; content with a NUL byte in the
+    first 8 KiB (binary) or not UTF-8 (not_utf8); Git LFS pointers; files
+    beyond --max-total-bytes in path order (total_budget); and content
+    already attached under another path (duplicate).
+
+    \b
+    Examples:
+      git hydrate add-tree M-1002                      # every file of HEAD
+      git hydrate add-tree M-1002 src '*.md' ':!src/vendor'
+      git hydrate add-tree M-1002 --worktree --priority 5
+      git hydrate add-tree M-1002 --rev v1.2.0 --prefix old --json
+      git hydrate add-tree M-1002 --dir ../other-service --prefix svc
+    """
+    if sum((rev is not None, worktree, directory is not None)) > 1:
+        raise click.UsageError("give at most one of --rev, --worktree and --dir")
+    progress = _Progress()
+    with open_ledger(ctx) as ledger:
+        root_dir = (ctx.find_root().obj or {}).get("directory")
+        cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
+        specs = (
+            list(pathspecs)
+            if directory is not None
+            else _from_cwd(pathspecs, ledger.repo.work_tree, cwd)
+        )
+        try:
+            result = ledger.add_tree(
+                task_id,
+                specs,
+                rev=rev,
+                worktree=worktree,
+                directory=directory,
+                prefix=prefix,
+                priority=priority,
+                max_file_bytes=max_file_bytes,
+                max_total_bytes=max_total_bytes,
+                progress=progress,
+            )
+        finally:
+            progress.close()
+    if as_json:
+        echo_json(ctx, result)
+        return
+    counts = (
+        f"added {result['added']}, updated {result['updated']}, "
+        f"unchanged {result['unchanged']}, removed {result['removed']}"
+    )
+    state = "" if result["changed"] else " (nothing changed)"
+    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes from {result['from']}{state}")
+    skipped = result["skipped"]
+    if skipped:
+        noun = "file" if len(skipped) == 1 else "files"
+        click.echo(f"skipped {len(skipped)} {noun}:")
+        for line in _skipped_lines(skipped):
+            click.echo(line)
+
+
+class _DashDashCommand(click.Command):
+    """Remembers how many arguments followed ``--`` (click drops the marker)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            ctx.meta["after_dashdash"] = len(args) - args.index("--") - 1
+        return super().parse_args(ctx, args)
+
+
+@click.command("add-diff", cls=_DashDashCommand)
+@click.argument("task_id", metavar="ID")
+@click.argument("args", nargs=-1, metavar="[REV-RANGE] [-- PATHSPEC...]")
+@click.option("--staged", is_flag=True, help="Diff the index against HEAD.")
+@click.option("--worktree", is_flag=True, help="Diff the work tree against the index.")
+@click.option("--log", is_flag=True, help="Also attach the range's commit messages.")
+@click.option(
+    "--priority",
+    type=click.IntRange(-(2**31), 2**31 - 1),
+    default=0,
+    show_default=True,
+    help="Priority of every attached diff; higher packs first.",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Skip larger file diffs (default: git config hydrate.maxFileBytes, else 262144).",
+)
+@click.option(
+    "--max-total-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
+)
+@json_option
+@click.pass_context
+def add_diff(
+    ctx: click.Context,
+    task_id: str,
+    args: tuple[str, ...],
+    staged: bool,
+    worktree: bool,
+    log: bool,
+    priority: int,
+    max_file_bytes: int | None,
+    max_total_bytes: int | None,
+    as_json: bool,
+) -> None:
+    """Attach what changed to the task ID: one body per file's diff.
+
+    REV-RANGE is A..B (git diff A B), A...B (since their merge base) or REV
+    (REV...HEAD); by default the current branch against its upstream, else
+    against the default branch. --staged diffs the index against HEAD,
+    --worktree the work tree against the index, both together every
+    uncommitted change. Each file's diff is its own body, labelled
+    diff:<range>:<path>, so the byte budget can keep some files' changes when
+    not all fit; binary diffs are skipped and reported. --log adds the
+    commit messages of the range (log:<range>). Running it again for the same
+    range replaces its diffs, in one commit.
+
+    \b
+    Examples:
+      git hydrate add-diff M-1002                       # this branch vs upstream
+      git hydrate add-diff M-1002 main...HEAD --log -- src
+      git hydrate add-diff M-1002 --staged --worktree --priority 20
+    """
+    after = ctx.meta.get("after_dashdash", 0)
+    before, pathspecs = list(args[: len(args) - after]), list(args[len(args) - after :])
+    if len(before) > 1:
+        raise click.UsageError("give at most one REV-RANGE; put paths after --")
+    rev_range = before[0] if before else None
+    if rev_range is not None and (staged or worktree):
+        raise click.UsageError("give a REV-RANGE or --staged/--worktree, not both")
+    with open_ledger(ctx) as ledger:
+        root_dir = (ctx.find_root().obj or {}).get("directory")
+        cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
+        result = ledger.add_diff(
+            task_id,
+            rev_range,
+            _from_cwd(tuple(pathspecs), ledger.repo.work_tree, cwd),
+            staged=staged,
+            worktree=worktree,
+            log=log,
+            priority=priority,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+        )
+    if as_json:
+        echo_json(ctx, result)
+        return
+    counts = (
+        f"added {result['added']}, updated {result['updated']}, "
+        f"unchanged {result['unchanged']}, removed {result['removed']}"
+    )
+    state = "" if result["changed"] else " (nothing changed)"
+    click.echo(
+        f"{task_id}: {counts}; {result['total_bytes']} bytes of diff:{result['range']}{state}"
+    )
+    skipped = result["skipped"]
+    if skipped:
+        noun = "file" if len(skipped) == 1 else "files"
+        click.echo(f"skipped {len(skipped)} {noun}:")
+        for line in _skipped_lines(skipped):
+            click.echo(line)

@@ -1,0 +1,812 @@
+"""add-tree: a commit, the work tree or a directory as context — every omission named."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from git_hydrate import Ledger, NotFound, ValidationError
+from git_hydrate.files import REASONS, Pathspec, Sha256Cache, classify
+from git_hydrate.hydrate_tree import hydrate_from_path, hydrate_paths
+from tests.conftest import fsck, git, hydrate
+
+TASK = "T-1"
+
+
+def write(root: Path, rel: str, data: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data)
+    else:
+        path.write_bytes(data)
+
+
+def commit_all(repo: Path, message: str = "files") -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+
+
+def make_task(repo: Path, task_id: str = TASK) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task(task_id, objective="Fix the parser", acceptance="tests pass")
+
+
+def links(repo: Path, task_id: str = TASK) -> list[dict[str, Any]]:
+    data = json.loads(git(repo, "cat-file", "-p", f"refs/hydrate/tasks/{task_id}:links.json"))
+    result: list[dict[str, Any]] = data["links"]
+    return result
+
+
+def by_path(result: dict[str, Any]) -> dict[str, str]:
+    return {item["path"]: item["reason"] for item in result["skipped"]}
+
+
+def tip(repo: Path, task_id: str = TASK) -> str:
+    return git(repo, "rev-parse", f"refs/hydrate/tasks/{task_id}").strip()
+
+
+def blob_count(repo: Path) -> int:
+    out = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objecttype)")
+    return out.split().count("blob")
+
+
+@pytest.fixture
+def every_reason(repo: Path) -> Path:
+    """A repository with a file for every skip reason, plus files that are taken."""
+    write(repo, "src/app.py", "print('app')\n")
+    write(repo, "src/copy_of_app.py", "print('app')\n")  # duplicate
+    write(repo, "docs/guide.md", "# Guide\n")
+    write(repo, "node_modules/left/index.js", "module.exports = 1\n")  # skipped_dir
+    write(repo, "build/out.txt", "built\n")  # skipped_dir
+    write(repo, "logo.png", b"\x89PNG\r\n")  # skipped_ext
+    write(repo, "package-lock.json", "{}\n")  # generated
+    write(repo, "web/app.min.js", "var a=1;\n")  # generated
+    write(repo, "big.txt", "x" * 5000)  # too_large with max_file_bytes=4096
+    write(repo, "empty.py", "")  # empty
+    write(repo, "data.bin", b"abc\0def")  # binary
+    write(repo, "latin1.txt", "caf\xe9\n".encode("latin-1"))  # not_utf8
+    write(
+        repo,
+        "model.ckpt",
+        "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n",
+    )  # lfs_pointer
+    write(repo, "zz/late.txt", "y" * 3000)  # total_budget with max_total_bytes=3000
+    write(repo, "bad\nname.txt", "odd\n")  # bad_path
+    os.symlink("src/app.py", repo / "link.py")  # symlink
+    commit_all(repo)
+    # a submodule entry (gitlink) without a checkout
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor/sub")
+    git(repo, "commit", "-q", "-m", "submodule")
+    make_task(repo)
+    return repo
+
+
+def test_every_skip_reason_is_reported(every_reason: Path) -> None:
+    repo = every_reason
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, max_file_bytes=4096, max_total_bytes=3000)
+    assert by_path(result) == {
+        "bad\nname.txt": "bad_path",
+        "big.txt": "too_large",
+        "build/out.txt": "skipped_dir",
+        "data.bin": "binary",
+        "empty.py": "empty",
+        "latin1.txt": "not_utf8",
+        "link.py": "symlink",
+        "logo.png": "skipped_ext",
+        "model.ckpt": "lfs_pointer",
+        "node_modules/left/index.js": "skipped_dir",
+        "package-lock.json": "generated",
+        "src/copy_of_app.py": "duplicate",
+        "vendor/sub": "submodule",
+        "web/app.min.js": "generated",
+        "zz/late.txt": "total_budget",
+    }
+    # (as root, permissions cannot make a file unreadable; that reason is not staged here)
+    assert {item["reason"] for item in result["skipped"]} == set(REASONS) - {"unreadable"}
+    duplicate = next(s for s in result["skipped"] if s["reason"] == "duplicate")
+    assert duplicate == {
+        "path": "src/copy_of_app.py",
+        "reason": "duplicate",
+        "bytes": 13,
+        "same_as": "src/app.py",
+    }
+    assert next(s for s in result["skipped"] if s["path"] == "big.txt")["bytes"] == 5000
+    assert (result["added"], result["updated"], result["unchanged"], result["removed"]) == (
+        3,
+        0,
+        0,
+        0,
+    )
+    assert sorted(link["source"] for link in links(repo)) == [
+        "README",
+        "docs/guide.md",
+        "src/app.py",
+    ]
+    assert result["total_bytes"] == len("hello\n") + len("print('app')\n") + len("# Guide\n")
+    assert result["files"] == 18  # 15 skipped + 3 taken
+    fsck(repo)
+
+
+def test_undecodable_and_control_character_paths_are_reported_readably(repo: Path) -> None:
+    (repo / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    write(repo, "tab\tname.txt", "tab\n")
+    commit_all(repo)
+    make_task(repo)
+    out = hydrate(repo, "add-tree", TASK, "--json")
+    assert out.returncode == 0, out
+    assert json.loads(out.stdout)["skipped"] == [
+        {"path": "caf\\xe9.txt", "reason": "bad_path", "bytes": 13},
+        {"path": "tab\tname.txt", "reason": "bad_path", "bytes": 4},
+    ]
+    human = hydrate(repo, "add-tree", TASK)
+    assert human.returncode == 0, human
+    assert human.stdout.splitlines()[1:] == [
+        "skipped 2 files:",
+        "  bad_path      caf\\xe9.txt (13 bytes)",
+        "  bad_path      tab\\tname.txt (4 bytes)",
+    ]
+
+
+def test_gitattributes_mark_generated_and_binary_files(repo: Path) -> None:
+    write(repo, ".gitattributes", "gen/** linguist-generated\n*.svg binary\n")
+    write(repo, "gen/api_pb2.py", "generated = True\n")
+    write(repo, "icon.svg", "<svg/>\n")
+    write(repo, "src/real.py", "real = True\n")
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        committed = ledger.add_tree(TASK)
+        write(repo, ".gitattributes", "src/** linguist-generated=true\n")
+        worktree = ledger.add_tree(TASK, worktree=True)
+    assert by_path(committed) == {"gen/api_pb2.py": "generated", "icon.svg": "binary"}
+    assert by_path(worktree) == {"src/real.py": "generated"}
+
+
+def test_links_reuse_the_committed_blobs(repo: Path) -> None:
+    write(repo, "src/main.py", "def main():\n    return 42\n")
+    commit_all(repo)
+    make_task(repo)
+    blobs_before = blob_count(repo)
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, ["src"])
+    assert result["added"] == 1
+    committed = git(repo, "rev-parse", "HEAD:src/main.py").strip()
+    [link] = links(repo)
+    body = b"def main():\n    return 42\n"
+    digest = hashlib.sha256(body).hexdigest()
+    assert link == {
+        "sha256": digest,
+        "oid": committed,
+        "size": len(body),
+        "source": "src/main.py",
+        "priority": 0,
+        "expires": None,
+        "origin": "tree",
+        "path": "src/main.py",
+    }
+    in_task = git(repo, "rev-parse", f"refs/hydrate/tasks/{TASK}:bodies/{digest[:2]}/{digest}")
+    assert in_task.strip() == committed
+    # links.json is the one new blob (task.json did not change); the body is not new
+    assert blob_count(repo) == blobs_before + 1
+    fsck(repo)
+
+
+def test_pathspecs_select_and_scope_removal(repo: Path) -> None:
+    write(repo, "src/a.py", "a = 1\n")
+    write(repo, "src/b.txt", "b\n")
+    write(repo, "src/vendor/v.py", "v = 1\n")
+    write(repo, "tests/test_a.py", "def test(): pass\n")
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        first = ledger.add_tree(TASK, ["*.py", ":!src/vendor"])
+        assert first["added"] == 2
+        assert sorted(lk["path"] for lk in links(repo)) == ["src/a.py", "tests/test_a.py"]
+        second = ledger.add_tree(TASK, ["README"])
+        assert (second["added"], second["removed"]) == (1, 0)
+        # narrowing to src/ must not remove links outside src/
+        (repo / "src" / "a.py").unlink()
+        commit_all(repo, "drop a")
+        third = ledger.add_tree(TASK, ["src/"])
+        assert (third["added"], third["removed"], third["removed_paths"]) == (
+            2,
+            1,
+            ["src/a.py"],
+        )
+    assert sorted(lk["path"] for lk in links(repo)) == [
+        "README",
+        "src/b.txt",
+        "src/vendor/v.py",
+        "tests/test_a.py",
+    ]
+
+
+def test_pathspec_matcher() -> None:
+    spec = Pathspec(["src", "*.md", ":!src/gen", ":(exclude)*/secret.py"])
+    assert spec.matches("src/a.py") and spec.matches("docs/x/readme.md")
+    assert not spec.matches("srcx/a.py")
+    assert not spec.matches("src/gen/a.py")
+    assert not spec.matches("src/deep/secret.py")
+    assert Pathspec([":!tests"]).matches("src/a.py")
+    assert not Pathspec([":!tests"]).matches("tests/a.py")
+    assert Pathspec(["./src/"]).matches("src/a.py")
+    assert Pathspec([]).matches("anything")
+    with pytest.raises(ValidationError, match="leaves the repository"):
+        Pathspec(["../x"])
+    with pytest.raises(ValidationError, match="leaves the repository"):
+        Pathspec(["src/../../x"])
+    assert Pathspec(["src/../top.py"]).matches("top.py")
+    with pytest.raises(ValidationError, match="unsupported pathspec magic"):
+        Pathspec([":(icase)x"])
+
+
+def test_classify() -> None:
+    assert classify(b"plain\n") == "text"
+    assert classify("naïve\n".encode()) == "text"
+    assert classify(b"") == "empty"
+    assert classify(b"\0\1") == "binary"
+    assert classify(b"a" * 9000 + b"\0") == "binary"
+    assert classify(b"\xff") == "not_utf8"
+
+
+def test_limits_from_options_and_config(repo: Path) -> None:
+    write(repo, "a_big.txt", "a" * 200)
+    write(repo, "b_mid.txt", "b" * 100)
+    write(repo, "c_small.txt", "c" * 50)
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, ["*.txt"], max_total_bytes=260)
+    # path order; a later, smaller file still fits what is left
+    assert by_path(result) == {"b_mid.txt": "total_budget"}
+    assert result["total_bytes"] == 250
+    git(repo, "config", "hydrate.maxFileBytes", "100")
+    git(repo, "config", "hydrate.maxTotalBytes", "1k")
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, ["*.txt"])
+    assert by_path(result) == {"a_big.txt": "too_large"}
+    assert result["added"] == 1  # b_mid.txt fits the new total
+    assert result["removed_paths"] == ["a_big.txt"]
+    git(repo, "config", "hydrate.maxFileBytes", "lots")
+    with Ledger(repo) as ledger, pytest.raises(ValidationError, match=r"hydrate\.maxFileBytes"):
+        ledger.add_tree(TASK)
+    bad = hydrate(repo, "add-tree", TASK, "--max-file-bytes", "0")
+    assert bad.returncode == 2 and "--max-file-bytes" in bad.stderr and bad.stdout == ""
+
+
+def test_rehydration_follows_changes_deletions_and_writes_nothing_when_unchanged(
+    repo: Path,
+) -> None:
+    write(repo, "keep.py", "keep = 1\n")
+    write(repo, "change.py", "version = 1\n")
+    write(repo, "gone.py", "gone = 1\n")
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_tree(TASK)
+        first_tip = tip(repo)
+        old_digest = hashlib.sha256(b"version = 1\n").hexdigest()
+
+        write(repo, "change.py", "version = 2\n")
+        (repo / "gone.py").unlink()
+        commit_all(repo, "change")
+        result = ledger.add_tree(TASK)
+        assert (result["added"], result["updated"], result["unchanged"], result["removed"]) == (
+            0,
+            1,
+            2,
+            1,
+        )
+        assert result["removed_paths"] == ["gone.py"]
+        # one commit for the whole run
+        assert git(repo, "rev-list", "--count", f"{first_tip}..{tip(repo)}").strip() == "1"
+        paths = sorted(lk["path"] for lk in links(repo))
+        assert paths == ["README", "change.py", "keep.py"]  # one link per path
+        tree = git(repo, "ls-tree", "-r", "--name-only", f"refs/hydrate/tasks/{TASK}")
+        assert old_digest not in tree  # the old body left the task tree
+        assert ledger.expand(TASK, max_bytes=100000)["prompt"].count("version = 2") == 1
+
+        before = tip(repo)
+        reflog = git(repo, "reflog", "show", f"refs/hydrate/tasks/{TASK}").count("\n")
+        again = ledger.add_tree(TASK)
+        assert again["changed"] is False and again["unchanged"] == 3
+        assert tip(repo) == before
+        assert git(repo, "reflog", "show", f"refs/hydrate/tasks/{TASK}").count("\n") == reflog
+    message = git(repo, "log", "-1", "--format=%B", f"refs/hydrate/tasks/{TASK}")
+    assert message.startswith(f"hydrate: add-tree {TASK} from HEAD ")
+    assert "Hydrate-Action: add-tree" in message
+    fsck(repo)
+
+
+def test_rehydration_reads_no_blob_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo, "a.py", "a = 1\n")
+    write(repo, "b.bin", b"\0\0")
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_tree(TASK)
+    cache = repo / ".git" / "hydrate" / "sha256-cache"
+    assert cache.read_bytes().startswith(Sha256Cache.HEADER)
+    assert cache.read_text().count("\n") == 4  # header + README, a.py, b.bin
+
+    import git_hydrate.hydrate_tree as module
+
+    def no_reads(*args: object) -> object:
+        raise AssertionError("a blob was read again")
+
+    monkeypatch.setattr(module, "read_blobs", no_reads)
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, ["a.py", "b.bin", "README"])
+    assert by_path(result) == {"b.bin": "binary"}
+    monkeypatch.undo()
+
+    # a damaged cache is rebuilt, never trusted
+    cache.write_bytes(b"garbage\x00\n")
+    with Ledger(repo) as ledger:
+        assert ledger.add_tree(TASK)["unchanged"] == 2
+    assert cache.read_bytes().startswith(Sha256Cache.HEADER)
+    cache.unlink()
+    with Ledger(repo) as ledger:
+        assert ledger.add_tree(TASK)["unchanged"] == 2
+
+
+def test_worktree_mode_sees_what_git_sees(repo: Path) -> None:
+    write(repo, ".gitignore", "*.log\nsecret/\n")
+    write(repo, "tracked.py", "t = 1\n")
+    write(repo, "deleted.py", "d = 1\n")
+    commit_all(repo)
+    write(repo, "tracked.py", "t = 2  # edited, not committed\n")
+    (repo / "deleted.py").unlink()
+    write(repo, "untracked.py", "u = 1\n")
+    write(repo, "debug.log", "ignored\n")
+    write(repo, "secret/key.txt", "ignored too\n")
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, worktree=True)
+    assert result["skipped"] == []
+    got = {lk["path"]: lk for lk in links(repo)}
+    assert sorted(got) == [".gitignore", "README", "tracked.py", "untracked.py"]
+    with Ledger(repo) as ledger:
+        prompt = ledger.expand(TASK, max_bytes=100000)["prompt"]
+    assert "t = 2  # edited, not committed" in prompt
+    # unmodified tracked files are linked by their index blob
+    assert got["README"]["oid"] == git(repo, "rev-parse", ":README").strip()
+    assert got["untracked.py"]["oid"] == git(repo, "hash-object", "untracked.py").strip()
+    fsck(repo)
+
+
+def test_directory_outside_any_repository(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "plain"
+    write(outside, "main.c", "int main(void) { return 0; }\n")
+    write(outside, "lib/util.h", "#pragma once\n")
+    write(outside, ".hidden/notes.txt", "hidden\n")
+    write(outside, "node_modules/x.js", "x\n")
+    write(outside, "pic.jpg", b"\xff\xd8")
+    os.symlink("/etc/passwd", outside / "escape.txt")
+    make_task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(outside), "--prefix", "plain", "--json")
+    assert result.returncode == 0, result
+    assert result.stderr == ""
+    data = json.loads(result.stdout)
+    assert by_path(data) == {
+        ".hidden/": "skipped_dir",
+        "escape.txt": "symlink",
+        "node_modules/": "skipped_dir",
+        "pic.jpg": "skipped_ext",
+    }
+    assert data["added"] == 2
+    assert sorted(lk["source"] for lk in links(repo)) == ["plain/lib/util.h", "plain/main.c"]
+    human = hydrate(repo, "add-tree", TASK, "--dir", str(outside), "--prefix", "plain")
+    assert human.returncode == 0, human
+    assert human.stdout.splitlines()[0].startswith(
+        f"{TASK}: added 0, updated 0, unchanged 2, removed 0; "
+    )
+    assert "  skipped_dir   node_modules/ (not entered)" in human.stdout
+    assert human.stderr == ""
+    fsck(repo)
+
+
+def test_prefixes_keep_resources_apart_and_wrappers_count(repo: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    write(one, "x.py", "one\n")
+    write(two, "x.py", "two\n")
+    write(two, "y.py", "why\n")
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        assert hydrate_paths(ledger, TASK, [one, (two, "second")]) == 3
+        assert sorted(lk["source"] for lk in links(repo)) == [
+            "one/x.py",
+            "second/x.py",
+            "second/y.py",
+        ]
+        (two / "y.py").unlink()
+        assert hydrate_from_path(ledger, TASK, two, prefix="second") == 1
+        assert sorted(lk["source"] for lk in links(repo)) == ["one/x.py", "second/x.py"]
+        # the ledger's own work tree counts as --worktree
+        assert hydrate_from_path(ledger, TASK, repo) == 1
+
+
+def test_content_already_attached_by_hand_is_a_duplicate(repo: Path) -> None:
+    write(repo, "notes.md", "the edge proxy sets X-Request-Id\n")
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_context(TASK, "the edge proxy sets X-Request-Id\n", "edge-notes", priority=5)
+        result = ledger.add_tree(TASK)
+    assert by_path(result) == {"notes.md": "duplicate"}
+    assert result["skipped"][0]["same_as"] == "edge-notes"
+    assert sorted(lk["source"] for lk in links(repo)) == ["README", "edge-notes"]
+
+
+def test_sha256_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "sha256"
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(repo))
+    write(repo, "a.py", "a = 1\n")
+    commit_all(repo)
+    write(repo, "new.py", "n = 1\n")
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        assert ledger.add_tree(TASK)["added"] == 1
+        assert ledger.add_tree(TASK, worktree=True)["added"] == 1
+    got = {lk["path"]: lk["oid"] for lk in links(repo)}
+    assert got["a.py"] == git(repo, "rev-parse", "HEAD:a.py").strip()
+    assert got["new.py"] == git(repo, "hash-object", "new.py").strip()
+    assert len(got["new.py"]) == 64
+    fsck(repo)
+
+
+def test_gc_keeps_the_bodies(repo: Path) -> None:
+    write(repo, "a.py", "a = 1\n")
+    commit_all(repo)
+    make_task(repo)
+    write(repo, "wip.py", "not committed\n")
+    with Ledger(repo) as ledger:
+        ledger.add_tree(TASK, worktree=True)
+    # drop the commit that holds a.py from every branch; the task still holds it
+    git(repo, "checkout", "-q", "--orphan", "other")
+    git(repo, "rm", "-rq", "--cached", ".")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
+    git(repo, "branch", "-D", "main")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    fsck(repo)
+    with Ledger(repo) as ledger:
+        prompt = ledger.expand(TASK, max_bytes=100000)["prompt"]
+    assert "a = 1" in prompt and "not committed" in prompt
+
+
+def test_cli_json_human_and_errors(repo: Path) -> None:
+    write(repo, "src/a.py", "a = 1\n")
+    write(repo, "src/pic.png", b"\x89PNG")
+    commit_all(repo)
+    make_task(repo)
+    out = hydrate(repo / "src", "--compact", "add-tree", TASK, "a.py", "pic.png", "--json")
+    assert out.returncode == 0, out
+    assert out.stderr == ""  # no progress bar when not on a terminal
+    data = json.loads(out.stdout)
+    assert {k: data[k] for k in ("added", "updated", "unchanged", "removed", "total_bytes")} == {
+        "added": 1,
+        "updated": 0,
+        "unchanged": 0,
+        "removed": 0,
+        "total_bytes": 6,
+    }
+    assert data["skipped"] == [{"path": "src/pic.png", "reason": "skipped_ext", "bytes": 4}]
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert (data["mode"], data["from"], data["commit"]) == ("rev", f"HEAD {head}", head)
+    assert data["tip"] == tip(repo) and data["changed"] is True
+    human = hydrate(repo, "add-tree", TASK, "--priority", "7")
+    assert human.returncode == 0, human
+    lines = human.stdout.splitlines()
+    assert lines[0].startswith(f"{TASK}: added 1, updated 1, unchanged 0, removed 0; 12 bytes")
+    assert lines[1:] == ["skipped 1 file:", "  skipped_ext   src/pic.png (4 bytes)"]
+    assert {lk["priority"] for lk in links(repo)} == {7}
+
+    both = hydrate(repo, "add-tree", TASK, "--rev", "HEAD", "--worktree")
+    assert both.returncode == 2 and "at most one of" in both.stderr and both.stdout == ""
+    missing = hydrate(repo, "add-tree", "NOPE")
+    assert missing.returncode == 1 and missing.stderr.startswith("error: no task 'NOPE'")
+    badrev = hydrate(repo, "add-tree", TASK, "--rev", "no-such-branch")
+    assert badrev.returncode == 1
+    assert (
+        badrev.stderr
+        == "error: 'no-such-branch' does not name a commit or tree in this repository\n"
+    )
+    assert "Traceback" not in missing.stderr + badrev.stderr
+
+
+def test_library_errors(repo: Path, tmp_path: Path) -> None:
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        with pytest.raises(NotFound):
+            ledger.add_tree("NOPE")
+        with pytest.raises(ValidationError, match="at most one"):
+            ledger.add_tree(TASK, rev="HEAD", worktree=True)
+        with pytest.raises(ValidationError, match="not a directory"):
+            ledger.add_tree(TASK, directory=tmp_path / "missing")
+        with pytest.raises(ValidationError, match="invalid revision"):
+            ledger.add_tree(TASK, rev="--all")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    with Ledger(bare) as ledger:
+        ledger.add_task(TASK, objective="o", acceptance="a")
+        assert ledger.add_tree(TASK)["added"] == 1
+        with pytest.raises(ValidationError, match="needs a work tree"):
+            ledger.add_tree(TASK, worktree=True)
+
+
+# -- add-diff -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def branch_repo(repo: Path) -> Path:
+    """main with two files; a feature branch changing one, adding a binary, deleting one."""
+    write(repo, "src/a.py", "a = 1\n")
+    write(repo, "src/old.py", "old = 1\n")
+    write(repo, "docs/x.md", "x\n")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, "src/a.py", "a = 2\n")
+    write(repo, "img.bin", b"\0\1\2")
+    (repo / "src" / "old.py").unlink()
+    commit_all(repo, "feature: change a, drop old")
+    make_task(repo)
+    return repo
+
+
+def test_add_diff_default_range_one_body_per_file(branch_repo: Path) -> None:
+    repo = branch_repo
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, log=True)
+        assert result["range"] == "main...HEAD"
+        assert by_path(result) == {"img.bin": "binary"}
+        assert (result["added"], result["files"]) == (3, 3)
+        prompt = ledger.expand(TASK, max_bytes=100000)["prompt"]
+    sources = sorted(lk["source"] for lk in links(repo))
+    assert sources == [
+        "diff:main...HEAD:src/a.py",
+        "diff:main...HEAD:src/old.py",
+        "log:main...HEAD",
+    ]
+    assert "-a = 1\n+a = 2\n" in prompt
+    assert "feature: change a, drop old" in prompt
+    body = next(lk for lk in links(repo) if lk["path"] == "src/a.py")
+    blob = git(repo, "cat-file", "-p", body["oid"])
+    assert blob.startswith("diff --git a/src/a.py b/src/a.py\n")
+    assert "old.py" not in blob  # each file's diff is its own body
+    fsck(repo)
+
+
+def test_add_diff_rerun_replaces_and_pathspecs_narrow(branch_repo: Path) -> None:
+    repo = branch_repo
+    with Ledger(repo) as ledger:
+        first = ledger.add_diff(TASK, "main...feature", ["src"])
+        assert first["added"] == 2
+        before = tip(repo)
+        assert ledger.add_diff(TASK, "main...feature", ["src"])["changed"] is False
+        assert tip(repo) == before
+        write(repo, "src/old.py", "old = 1\n")  # restore: no longer part of the diff
+        write(repo, "src/a.py", "a = 3\n")
+        commit_all(repo, "restore old")
+        again = ledger.add_diff(TASK, "main...feature", ["src"])
+    assert (again["updated"], again["removed"], again["removed_paths"]) == (1, 1, ["src/old.py"])
+    [link] = links(repo)
+    assert link["source"] == "diff:main...feature:src/a.py"
+    assert "+a = 3" in git(repo, "cat-file", "-p", link["oid"])
+
+
+def test_add_diff_staged_and_worktree(branch_repo: Path) -> None:
+    repo = branch_repo
+    write(repo, "src/a.py", "a = 'staged'\n")
+    git(repo, "add", "src/a.py")
+    write(repo, "docs/x.md", "unstaged\n")
+    with Ledger(repo) as ledger:
+        staged = ledger.add_diff(TASK, staged=True)
+        worktree = ledger.add_diff(TASK, worktree=True)
+        both = ledger.add_diff(TASK, staged=True, worktree=True)
+        with pytest.raises(ValidationError, match="needs a revision range"):
+            ledger.add_diff(TASK, staged=True, log=True)
+        with pytest.raises(ValidationError, match="does not name a commit"):
+            ledger.add_diff(TASK, "nope...HEAD")
+    assert (staged["range"], worktree["range"], both["range"]) == (
+        "staged",
+        "worktree",
+        "uncommitted",
+    )
+    # every uncommitted change of a.py is staged: the same diff, attached once
+    assert both["skipped"] == [
+        {
+            "path": "src/a.py",
+            "reason": "duplicate",
+            "bytes": both["skipped"][0]["bytes"],
+            "same_as": "diff:staged:src/a.py",
+        }
+    ]
+    assert sorted(lk["source"] for lk in links(repo)) == [
+        "diff:staged:src/a.py",
+        "diff:uncommitted:docs/x.md",
+        "diff:worktree:docs/x.md",
+    ]
+
+
+def test_add_diff_cli(branch_repo: Path) -> None:
+    repo = branch_repo
+    out = hydrate(repo, "add-diff", TASK, "main..feature", "--", "src/a.py", "img.bin")
+    assert out.returncode == 0, out
+    assert out.stderr == ""
+    assert out.stdout.splitlines() == [
+        f"{TASK}: added 1, updated 0, unchanged 0, removed 0; 118 bytes of diff:main..feature",
+        "skipped 1 file:",
+        "  binary        img.bin (118 bytes)",
+    ]
+    data = json.loads(hydrate(repo, "add-diff", TASK, "--json", "--", "docs").stdout)
+    assert data["range"] == "main...HEAD" and data["files"] == 3 and data["added"] == 0
+    two = hydrate(repo, "add-diff", TASK, "a..b", "c..d")
+    assert two.returncode == 2 and "at most one REV-RANGE" in two.stderr
+    git(repo, "checkout", "-q", "main")
+    none = hydrate(repo, "add-diff", TASK)
+    assert none.returncode == 1
+    assert none.stderr.startswith("error: no upstream or default branch to compare with")
+
+
+def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> None:
+    write(repo, "pkg/mod.py", "m = 1\n")
+    write(repo, "pkg/sub/deep.py", "d = 1\n")
+    write(repo, "top.py", "t = 1\n")
+    commit_all(repo)
+    write(repo, "pkg/new.py", "n = 1\n")
+    make_task(repo)
+    out = hydrate(repo / "pkg", "add-tree", TASK, "--worktree", "sub", "new.py", "../top.py")
+    assert out.returncode == 0, out
+    assert sorted(lk["source"] for lk in links(repo)) == [
+        "pkg/new.py",
+        "pkg/sub/deep.py",
+        "top.py",
+    ]
+    # no pathspec: the whole tree, wherever it runs
+    whole = hydrate(repo / "pkg", "--compact", "add-tree", TASK, "--json")
+    assert json.loads(whole.stdout)["files"] == 4
+
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", str(empty))
+    make_task(empty)
+    unborn = hydrate(empty, "add-tree", TASK)
+    assert unborn.returncode == 1
+    assert unborn.stderr == (
+        "error: HEAD names no commit yet; commit first, or take the work tree with --worktree\n"
+    )
+
+
+def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    from tests.conftest import ROOT
+
+    for i in range(250):
+        write(repo, f"many/f{i:03d}.txt", f"file {i}\n")
+    commit_all(repo)
+    make_task(repo)
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # a full pty buffer would block the child
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "add-tree", TASK, "--json"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    os.close(secondary)
+    reader.join(timeout=10)
+    os.close(primary)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["added"] == 251
+    assert b"reading files" in b"".join(chunks)
+
+
+# -- invariants of the pure parts -----------------------------------------------------
+
+_segment = st.text(alphabet="abcXYZ019._-", min_size=1, max_size=6).filter(
+    lambda s: s not in (".", "..")
+)
+_paths = st.lists(_segment, min_size=1, max_size=4).map("/".join)
+
+
+@given(_paths, _paths)
+def test_pathspec_directory_and_exclusion_invariants(path: str, spec: str) -> None:
+    assert Pathspec([path]).matches(path)
+    assert Pathspec([spec]).matches(spec + "/" + path)
+    assert not Pathspec([":!" + spec]).matches(spec + "/" + path)
+    assert Pathspec([spec, ":!" + spec]).matches(path) is False
+
+
+@given(st.text(min_size=1).filter(lambda t: "\0" not in t))
+def test_any_text_without_nul_is_text(text: str) -> None:
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates are not text
+    expected = (
+        "lfs_pointer"
+        if data.startswith(b"version https://git-lfs.github.com/spec/v1\n")
+        else "text"
+    )
+    assert classify(data) == expected
+
+
+@given(st.dictionaries(st.binary(min_size=20, max_size=20), st.binary(min_size=32, max_size=32)))
+def test_sha256_cache_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, items: dict[bytes, bytes]
+) -> None:
+    path = str(tmp_path_factory.mktemp("cache") / "sha256-cache")
+    cache = Sha256Cache(path)
+    for oid, digest in items.items():
+        cache.put(oid.hex(), digest.hex(), "text")
+    cache.save()
+    again = Sha256Cache(path)
+    for oid, digest in items.items():
+        assert again.get(oid.hex()) == (digest.hex(), "text")
+
+
+def test_concurrent_runs_with_different_prefixes_both_land(repo: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    for name in ("alpha", "beta", "gamma"):
+        for i in range(30):
+            write(tmp_path / name, f"f{i:02d}.txt", f"{name} {i}\n")
+    make_task(repo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [
+                *(sys.executable, "-m", "git_hydrate", "add-tree", TASK),
+                *("--dir", str(tmp_path / name), "--prefix", name),
+            ],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for name in ("alpha", "beta", "gamma")
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert out.startswith(f"{TASK}: added 30, ".encode())
+        assert err == b""
+    sources = [lk["source"] for lk in links(repo)]
+    assert len(sources) == 90
+    assert {s.split("/")[0] for s in sources} == {"alpha", "beta", "gamma"}
+    assert git(repo, "rev-list", "--count", f"refs/hydrate/tasks/{TASK}").strip() == "4"
+    fsck(repo)
