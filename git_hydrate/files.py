@@ -42,6 +42,9 @@ Rules, applied in this order; the first that applies is the reason reported:
     not valid UTF-8 text.
 ``lfs_pointer``
     a Git LFS pointer, not the file it stands for.
+``secret``
+    the text looks like it contains a credential (see ``git_hydrate.secrets``);
+    taken anyway with ``--allow-secrets`` / ``hydrate.allowSecrets``.
 ``unreadable``
     the file could not be read from disk (permissions, vanished meanwhile).
 ``total_budget``
@@ -185,6 +188,7 @@ REASONS: Final = (
     "binary",
     "not_utf8",
     "lfs_pointer",
+    "secret",
     "unreadable",
     "total_budget",
     "duplicate",
@@ -549,6 +553,10 @@ def classify(data: bytes) -> str:
     if b"\0" in data:
         # Valid UTF-8 with a late NUL: still not text a prompt can carry.
         return "binary"
+    from .secrets import scan
+
+    if scan(data.decode("utf-8"), limit=1):
+        return "secret"
     return "text"
 
 
@@ -620,7 +628,8 @@ def blob_oid(data: bytes, object_format: str) -> str:
 
 #: One cache line; anything else in the file is ignored.
 _CACHE_LINE: Final = re.compile(
-    rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) (text|empty|binary|not_utf8|lfs_pointer)$",
+    rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) "
+    rb"(text|empty|binary|not_utf8|lfs_pointer|secret)$",
     re.MULTILINE,
 )
 
@@ -635,7 +644,8 @@ class Sha256Cache:
     parse are ignored. Deleting the file is always safe.
     """
 
-    HEADER: Final = b"# git-hydrate sha256-cache 1\n"
+    #: Version 2 classifies credentials as ``secret``: older files are rebuilt.
+    HEADER: Final = b"# git-hydrate sha256-cache 2\n"
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -116,6 +116,7 @@ def add_diff(
     priority: int = 0,
     max_file_bytes: int | None = None,
     max_total_bytes: int | None = None,
+    allow_secrets: bool | None = None,
 ) -> dict[str, Any]:
     """Attach the diff of a range (or of staged / work-tree changes), one body per file.
 
@@ -180,6 +181,10 @@ def add_diff(
     seen: dict[str, str] = {}
     remaining = max_total
     prefix = f"diff:{label}:"
+    if allow_secrets is None:
+        allow_secrets = ledger.config_bool("hydrate.allowSecrets", False)
+    from .secrets import scan
+
     bodies: list[tuple[str, str, bytes]] = []
     for (binary, path), part in zip(files, parts, strict=True):
         if not spec.matches(path):
@@ -208,6 +213,8 @@ def add_diff(
             skipped.append(Skipped(shown, "bad_path", len(data)))
         elif len(data) > max_file:
             skipped.append(Skipped(shown, "too_large", len(data)))
+        elif not allow_secrets and scan(data.decode("utf-8"), limit=1):
+            skipped.append(Skipped(shown, "secret", len(data)))
         elif digest in seen:
             skipped.append(Skipped(shown, "duplicate", len(data), same_as=seen[digest]))
         elif len(data) > remaining:

@@ -126,6 +126,7 @@ def add_tree(
     max_file_bytes: int | None = None,
     max_total_bytes: int | None = None,
     progress: Progress | None = None,
+    allow_secrets: bool | None = None,
 ) -> dict[str, Any]:
     """Attach the files of a commit, the work tree or a directory to a task.
 
@@ -226,7 +227,11 @@ def add_tree(
 
     # -- content: sha256, oid and verdict of every candidate ---------------------
     cache = Sha256Cache(os.path.join(repo.common_dir, "hydrate", "sha256-cache"))
-    object_format = "sha256" if str(repo.object_format).lower().endswith("256") else "sha1"
+    object_format = repo.hash_name
+    if allow_secrets is None:
+        allow_secrets = ledger.config_bool("hydrate.allowSecrets", False)
+    # Content classes that may be attached: secrets only when deliberately allowed.
+    attachable = ("text", "secret") if allow_secrets else ("text",)
     info: dict[str, tuple[str, str, str, int]] = {}  # path -> (oid, sha256, class, size)
     to_write: dict[str, bytes] = {}
     total_files = len(candidates)
@@ -256,7 +261,7 @@ def add_tree(
         digest = hashlib.sha256(data).hexdigest()
         cache.put(oid, digest, cls)  # saves the read once these files are committed
         info[entry.path] = (oid, digest, cls, len(data))
-        if cls == "text":
+        if cls in attachable:
             to_write[oid] = data
         done_files += 1
         done_bytes += len(data)
@@ -286,7 +291,7 @@ def add_tree(
             continue
         oid, digest, cls, size = found
         source = prefix + entry.path
-        if cls != "text":
+        if cls not in attachable:
             skipped.append(Skipped(entry.path, cls, size))
         elif digest in seen:
             skipped.append(Skipped(entry.path, "duplicate", size, same_as=seen[digest]))

@@ -1020,6 +1020,7 @@ class Ledger:
         max_file_bytes: int | None = None,
         max_total_bytes: int | None = None,
         progress: Callable[[int, int, int], None] | None = None,
+        allow_secrets: bool | None = None,
     ) -> dict[str, Any]:
         """Attach a file set to a task in one commit: one link per file path.
 
@@ -1041,6 +1042,8 @@ class Ledger:
             max_total_bytes: Attach at most this much (default:
                 ``hydrate.maxTotalBytes``, else 10485760).
             progress: Called as ``progress(files_done, files_total, bytes_done)``.
+            allow_secrets: Attach files that look like they hold credentials
+                (default: ``hydrate.allowSecrets``, else skip them as ``secret``).
 
         Returns:
             ``{added, updated, unchanged, removed, removed_paths, skipped:
@@ -1064,6 +1067,7 @@ class Ledger:
             max_file_bytes=max_file_bytes,
             max_total_bytes=max_total_bytes,
             progress=progress,
+            allow_secrets=allow_secrets,
         )
 
     def add_diff(
@@ -1078,6 +1082,7 @@ class Ledger:
         priority: int = 0,
         max_file_bytes: int | None = None,
         max_total_bytes: int | None = None,
+        allow_secrets: bool | None = None,
     ) -> dict[str, Any]:
         """Attach what changed, one body per file's diff (source ``diff:<range>:<path>``).
 
@@ -1107,6 +1112,7 @@ class Ledger:
             priority=priority,
             max_file_bytes=max_file_bytes,
             max_total_bytes=max_total_bytes,
+            allow_secrets=allow_secrets,
         )
 
 

@@ -219,6 +219,11 @@ class Repository:
         return self._dulwich
 
     @property
+    def hash_name(self) -> str:
+        """``"sha1"`` or ``"sha256"``: the object format, read without dulwich."""
+        return "sha256" if self._sha256 else "sha1"
+
+    @property
     def object_format(self) -> Any:
         """dulwich's object format (SHA-1 or SHA-256) of this repository."""
         return self._repo.object_format

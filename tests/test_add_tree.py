@@ -79,6 +79,7 @@ def every_reason(repo: Path) -> Path:
         "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n",
     )  # lfs_pointer
     write(repo, "zz/late.txt", "y" * 3000)  # total_budget with max_total_bytes=3000
+    write(repo, "deploy.env", "API_TOKEN=" + "x9Y8z7W6v5U4t3S2" + "\n")  # secret
     write(repo, "bad\nname.txt", "odd\n")  # bad_path
     os.symlink("src/app.py", repo / "link.py")  # symlink
     commit_all(repo)
@@ -99,6 +100,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "big.txt": "too_large",
         "build/out.txt": "skipped_dir",
         "data.bin": "binary",
+        "deploy.env": "secret",
         "empty.py": "empty",
         "latin1.txt": "not_utf8",
         "link.py": "symlink",
@@ -133,7 +135,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "src/app.py",
     ]
     assert result["total_bytes"] == len("hello\n") + len("print('app')\n") + len("# Guide\n")
-    assert result["files"] == 18  # 15 skipped + 3 taken
+    assert result["files"] == 19  # 16 skipped + 3 taken
     fsck(repo)
 
 
@@ -810,3 +812,25 @@ def test_concurrent_runs_with_different_prefixes_both_land(repo: Path, tmp_path:
     assert {s.split("/")[0] for s in sources} == {"alpha", "beta", "gamma"}
     assert git(repo, "rev-list", "--count", f"refs/hydrate/tasks/{TASK}").strip() == "4"
     fsck(repo)
+
+
+def test_files_with_secrets_are_skipped_unless_allowed(repo: Path) -> None:
+    """Issue 8: add-tree skips credential-looking files with reason ``secret``."""
+    from git_hydrate import Ledger
+
+    (repo / ".env").write_text("DEBUG=1\nSTRIPE_SECRET=" + "s3cr3tV4lue" + "9876543\n")
+    (repo / "app.py").write_text("print('hello')\n")
+    git(repo, "add", ".env", "app.py")
+    git(repo, "commit", "-q", "-m", "config")
+    with Ledger(repo) as ledger:
+        ledger.add_task("SEC-1", objective="o", acceptance="a")
+        result = ledger.add_tree("SEC-1")
+        skipped = {s["path"]: s["reason"] for s in result["skipped"]}
+        assert skipped[".env"] == "secret"
+        assert {e["source"] for e in ledger.context_entries("SEC-1")} == {"README", "app.py"}
+    out = hydrate(repo, "add-tree", "SEC-1", "--allow-secrets", "--json")
+    assert out.returncode == 0, out
+    assert json.loads(out.stdout)["added"] == 1
+    assert "s3cr3tV4lue" not in out.stdout
+    with Ledger(repo) as ledger:
+        assert ".env" in {e["source"] for e in ledger.context_entries("SEC-1")}

@@ -137,6 +137,12 @@ def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     default=None,
     help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
 )
+@click.option(
+    "--allow-secrets",
+    is_flag=True,
+    default=None,
+    help="Attach files that look like they contain credentials instead of skipping them.",
+)
 @json_option
 @click.pass_context
 def add_tree(
@@ -150,6 +156,7 @@ def add_tree(
     priority: int,
     max_file_bytes: int | None,
     max_total_bytes: int | None,
+    allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
     """Attach the repository's files to the task ID as context.
@@ -167,7 +174,8 @@ def add_tree(
     lockfiles and minified files (generated); symlinks, submodules; files over
     --max-file-bytes (too_large); empty files; content with a NUL byte in the
     first 8 KiB (binary) or not UTF-8 (not_utf8); Git LFS pointers; files
-    beyond --max-total-bytes in path order (total_budget); and content
+    beyond --max-total-bytes in path order (total_budget); text that looks
+    like it holds a credential (secret, unless --allow-secrets); and content
     already attached under another path (duplicate).
 
     \b
@@ -201,6 +209,7 @@ def add_tree(
                 max_file_bytes=max_file_bytes,
                 max_total_bytes=max_total_bytes,
                 progress=progress,
+                allow_secrets=allow_secrets or None,
             )
         finally:
             progress.close()
@@ -255,6 +264,12 @@ class _DashDashCommand(click.Command):
     default=None,
     help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
 )
+@click.option(
+    "--allow-secrets",
+    is_flag=True,
+    default=None,
+    help="Attach files that look like they contain credentials instead of skipping them.",
+)
 @json_option
 @click.pass_context
 def add_diff(
@@ -267,6 +282,7 @@ def add_diff(
     priority: int,
     max_file_bytes: int | None,
     max_total_bytes: int | None,
+    allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
     """Attach what changed to the task ID: one body per file's diff.
@@ -307,6 +323,7 @@ def add_diff(
             priority=priority,
             max_file_bytes=max_file_bytes,
             max_total_bytes=max_total_bytes,
+            allow_secrets=allow_secrets or None,
         )
     if as_json:
         echo_json(ctx, result)
