@@ -183,6 +183,10 @@ def neutralise(text: str) -> str:
     equal to the banner and footer in a prompt are the real ones. Every line
     break Python recognises counts, not only ``\\n``.
     """
+    # Every guarded line starts with "---" or "##": a text with neither (most
+    # code) needs no lower-casing at all.
+    if "---" not in text and "##" not in text:
+        return text
     lower = text.lower()
     if not any(p in lower for p in _GUARDED_PREFIXES):
         return text
@@ -288,10 +292,16 @@ def render_prompt(packet: Mapping[str, Any]) -> str:
     Acceptance, Acceptance criteria, Scope, Tags, Files in play, Tests to write
     or update, Latest checkpoint, the untrusted context block, Output contract.
     """
-    sections = _head_sections(packet)
-    context = packet.get("context") or ()
-    if context:
-        parts = [context_section(str(c["source"]), str(c["body"])) for c in context]
+    parts = [
+        context_section(str(c["source"]), str(c["body"])) for c in packet.get("context") or ()
+    ]
+    return _assemble(_head_sections(packet), parts)
+
+
+def _assemble(head: list[str], parts: list[str]) -> str:
+    """The prompt from its head sections and its rendered context sections."""
+    sections = list(head)
+    if parts:
         sections.append(f"{UNTRUSTED_BANNER}\n\n" + "\n".join(parts) + UNTRUSTED_FOOTER)
     sections.append(OUTPUT_CONTRACT)
     return "\n\n".join(sections) + "\n"
@@ -350,10 +360,13 @@ def _walk(
     now: float,
     with_prompt: bool,
     load_body: BodyLoader | None,
+    parts: list[str] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]], int, int]:
     """Keep attachments in order while they fit ``room`` bytes.
 
-    Returns ``(kept, omitted, json_bytes_added, prompt_bytes_added)``.
+    Returns ``(kept, omitted, json_bytes_added, prompt_bytes_added)``; with
+    ``with_prompt``, the rendered section of each kept attachment is appended
+    to ``parts`` so the prompt is assembled without rendering it again.
     """
     kept: list[dict[str, Any]] = []
     omitted: list[dict[str, str]] = []
@@ -374,13 +387,17 @@ def _walk(
         item = {"hash": digest, "source": source, "body": _body_of(entry, load_body)}
         cost_json = len(encode_output(item)) + (1 if kept else 0)
         cost_prompt = 0
+        section = ""
         if with_prompt:
-            cost_prompt = len(context_section(source, item["body"]).encode("utf-8"))
+            section = context_section(source, item["body"])
+            cost_prompt = len(section.encode("utf-8"))
             cost_prompt += 1 if kept else _BLOCK_OVERHEAD
         if added_json + added_prompt + cost_json + cost_prompt > room:
             omitted.append({"hash": digest, "source": source, "reason": "byte_budget"})
             continue
         kept.append(item)
+        if parts is not None:
+            parts.append(section)
         added_json += cost_json
         added_prompt += cost_prompt
     return kept, omitted, added_json, added_prompt
@@ -493,18 +510,22 @@ def build_packet(
     for key, value in (extra or {}).items():
         packet.setdefault(str(key), value)
     base_json = len(packet_json(packet))
-    base_prompt = len(render_prompt(packet).encode("utf-8"))
+    head = _head_sections(packet)
+    base_prompt = len(_assemble(head, []).encode("utf-8"))
     if base_json + base_prompt > max_bytes:
         raise ValidationError(EXPAND_REFUSAL)
+    parts: list[str] = []
     kept, omitted, added_json, added_prompt = _walk(
         _ordered(entries),
         max_bytes - base_json - base_prompt,
         now=_as_timestamp(now),
         with_prompt=True,
         load_body=load_body,
+        parts=parts,
     )
     packet["context"] = kept
-    prompt = render_prompt(packet)
+    # The same sections render_prompt(packet) would produce, rendered once.
+    prompt = _assemble(head, parts)
     packet_bytes = base_json + added_json
     prompt_bytes = base_prompt + added_prompt
     return {

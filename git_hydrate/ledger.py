@@ -478,6 +478,10 @@ class Ledger:
             data = self.repo.read_blob(link.oid.encode())
         except CorruptData as exc:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]}: {exc}") from None
+        return self._check_body(task_id, link, data)
+
+    def _check_body(self, task_id: str, link: Link, data: bytes) -> str:
+        """``data`` as text, after checking it is the body ``link`` names."""
         if hashlib.sha256(data).hexdigest() != link.sha256:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
         try:
@@ -871,17 +875,39 @@ class Ledger:
         ]
         return task, entries
 
-    def _loader(self, task_id: str) -> Callable[[Mapping[str, Any]], str]:
-        def load(entry: Any) -> str:
-            return self._read_link_body(
-                task_id,
-                Link(
-                    sha256=entry["hash"],
-                    oid=entry["oid"],
-                    size=entry["size"],
-                    source=entry["source"],
-                ),
-            )
+    def _loader(
+        self, task_id: str, entries: list[dict[str, Any]]
+    ) -> Callable[[Mapping[str, Any]], str]:
+        """A body loader for the packer that reads ahead in packing order.
+
+        The packer asks for bodies one by one, in the order of ``entries``; each
+        miss fetches that body and the following ones (up to 4 MiB) in one
+        pipelined ``cat-file`` round, instead of one round trip per body.
+        """
+        position = {entry["oid"]: index for index, entry in enumerate(entries)}
+        ready: dict[str, bytes] = {}
+        window = 4 * 1024 * 1024
+
+        def load(entry: Mapping[str, Any]) -> str:
+            oid = str(entry["oid"])
+            if oid not in ready:
+                start = position.get(oid, len(entries))
+                batch = [oid]
+                budget = int(entry["size"])
+                for later in entries[start + 1 :]:
+                    if budget + int(later["size"]) > window or len(batch) >= 256:
+                        break
+                    batch.append(str(later["oid"]))
+                    budget += int(later["size"])
+                answers = self.repo.read_many([o.encode("ascii") for o in batch])
+                for name, answer in zip(batch, answers, strict=True):
+                    if answer is not None and answer[0] == b"blob":
+                        ready[name] = answer[1]
+            data = ready.pop(oid, None)
+            link = Link(sha256=entry["hash"], oid=oid, size=entry["size"], source=entry["source"])
+            if data is None:
+                return self._read_link_body(task_id, link)  # names what is wrong
+            return self._check_body(task_id, link, data)
 
         return load
 
@@ -906,7 +932,7 @@ class Ledger:
             entries,
             self.default_max_bytes() if max_bytes is None else max_bytes,
             now=self._now(now),
-            load_body=self._loader(task_id),
+            load_body=self._loader(task_id, entries),
         )
 
     def expand(
@@ -934,7 +960,7 @@ class Ledger:
             tests=task.get("tests") or (),
             extra=extra,
             now=self._now(now),
-            load_body=self._loader(task_id),
+            load_body=self._loader(task_id, entries),
         )
 
     def iter_states(self) -> Iterator[tuple[str, TaskState | CorruptData]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 
 import click
@@ -62,7 +63,10 @@ def prompt(ctx: click.Context, task_id: str, max_bytes: int | None, now: datetim
     """
     with open_ledger(ctx) as ledger:
         result = ledger.expand(task_id, max_bytes=max_bytes, now=now)
-    click.echo(result["prompt"], nl=False)
+    # Bytes straight to stdout: click.echo would scan megabytes for ANSI codes.
+    sys.stdout.flush()
+    sys.stdout.buffer.write(result["prompt"].encode("utf-8"))
+    sys.stdout.buffer.flush()
     omitted = result["omitted"]
     if omitted:
         listed = ", ".join(
