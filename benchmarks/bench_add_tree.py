@@ -68,6 +68,8 @@ WORDS = [
 def env() -> dict[str, str]:
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT)
+    # Byte-compiled modules, as an installed copy runs (pip compiles at install).
+    e.pop("PYTHONDONTWRITEBYTECODE", None)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         e.pop(key, None)
     e.setdefault("GIT_AUTHOR_NAME", "Bench")
@@ -245,9 +247,12 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=10000)
     parser.add_argument(
         "--files-to-prompt",
-        default=shutil.which("files-to-prompt") or "/work/venv-bench/bin/files-to-prompt",
+        default=shutil.which("files-to-prompt") or "files-to-prompt",
     )
     parser.add_argument("--keep", help="generate into this directory and keep it")
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ROOT / "git_hydrate")], check=True, env=ENV
+    )
     parser.add_argument(
         "--repo", action="append", default=[], help="also bench a clone of this real repository"
     )

@@ -99,3 +99,9 @@ def test_config_switch_and_api(repo: Path) -> None:
     with Ledger(repo) as ledger:
         ledger.add_context("S-2", SAMPLES["jwt"], "src")
         assert len(ledger.context_entries("S-2")) == 2
+
+
+def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
+    assert scan("x = X" + AWS_ID) == []
+    assert scan(AWS_ID)[0].rule == "aws-access-key-id"
+    assert scan("id=" + AWS_ID + "Z") == []
