@@ -112,6 +112,20 @@ class Unchanged(Exception):
         self.result = result
 
 
+def task_summary(state: TaskState) -> dict[str, Any]:
+    """The fields ``list`` shows (and ``status`` starts from) for one task."""
+    task = state.task
+    return {
+        "task_id": task.id,
+        "title": task.title,
+        "status": task.status,
+        "kind": task.kind,
+        "priority": task.priority,
+        "tags": list(task.tags),
+        "attachments": len(state.links),
+    }
+
+
 class _SummaryCache:
     """A derived, disposable map from a task's tip commit to its list summary.
 
@@ -419,16 +433,7 @@ class Ledger:
                 # listed, so that one damaged task neither hides nor breaks the rest
                 fresh[task_id] = {"task_id": task_id, "error": str(state)}
                 continue
-            task = state.task
-            fresh[task_id] = {
-                "task_id": task.id,
-                "title": task.title,
-                "status": task.status,
-                "kind": task.kind,
-                "priority": task.priority,
-                "tags": list(task.tags),
-                "attachments": len(state.links),
-            }
+            fresh[task_id] = task_summary(state)
         result: list[dict[str, Any]] = []
         for task_id in sorted(tips):
             tip = tips[task_id].decode()

@@ -256,6 +256,8 @@ def read_any(ledger: Ledger, task_id: str) -> tuple[TaskState, bool]:
 
 
 def _status_dict(state: TaskState, archived: bool, now: float) -> dict[str, Any]:
+    from .ledger import task_summary
+
     task = state.task
     expired = sum(1 for lk in state.links if lk.expires is not None and lk.expires <= now)
     latest = task.checkpoints[-1] if task.checkpoints else None
@@ -263,14 +265,8 @@ def _status_dict(state: TaskState, archived: bool, now: float) -> dict[str, Any]
     reported = max((c.tokens for c in state.task.checkpoints), default=0)
     remaining = task.token_budget - reported if task.token_budget > 0 else None
     return {
-        "task_id": task.id,
-        "title": task.title,
-        "status": task.status,
-        "kind": task.kind,
-        "priority": task.priority,
-        "tags": list(task.tags),
+        **task_summary(state),
         "archived": archived,
-        "attachments": len(state.links),
         "live": len(state.links) - expired,
         "expired": expired,
         "checkpoints": len(task.checkpoints),

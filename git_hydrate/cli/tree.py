@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from ._common import echo_json, json_option, open_ledger
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Below this many files to read, a progress bar would only flicker.
 PROGRESS_MIN_FILES = 200
@@ -96,6 +99,23 @@ def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def budget_and_secret_options(func: F) -> F:
+    """``--max-total-bytes`` and ``--allow-secrets``, shared by add-tree and add-diff."""
+    func = click.option(
+        "--allow-secrets",
+        is_flag=True,
+        default=None,
+        help="Attach files that look like they contain credentials instead of skipping them.",
+    )(func)
+    func = click.option(
+        "--max-total-bytes",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Attach at most this much (default: hydrate.maxTotalBytes, else 10485760).",
+    )(func)
+    return func
+
+
 @click.command("add-tree")
 @click.argument("task_id", metavar="ID")
 @click.argument("pathspecs", nargs=-1, metavar="[PATHSPEC]...")
@@ -131,18 +151,7 @@ def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     default=None,
     help="Skip larger files (default: git config hydrate.maxFileBytes, else 262144).",
 )
-@click.option(
-    "--max-total-bytes",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
-)
-@click.option(
-    "--allow-secrets",
-    is_flag=True,
-    default=None,
-    help="Attach files that look like they contain credentials instead of skipping them.",
-)
+@budget_and_secret_options
 @json_option
 @click.pass_context
 def add_tree(
@@ -258,18 +267,7 @@ class _DashDashCommand(click.Command):
     default=None,
     help="Skip larger file diffs (default: git config hydrate.maxFileBytes, else 262144).",
 )
-@click.option(
-    "--max-total-bytes",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Attach at most this much (default: git config hydrate.maxTotalBytes, else 10485760).",
-)
-@click.option(
-    "--allow-secrets",
-    is_flag=True,
-    default=None,
-    help="Attach files that look like they contain credentials instead of skipping them.",
-)
+@budget_and_secret_options
 @json_option
 @click.pass_context
 def add_diff(
