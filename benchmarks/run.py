@@ -2,7 +2,8 @@
 
 Run from the project root with the package installed::
 
-    python benchmarks/run.py            # the standard sizes (a few minutes)
+    python benchmarks/run.py            # the standard sizes, plus the add-tree and
+                                        # sync scripts (several minutes)
     python benchmarks/run.py --quick    # smaller sizes, fewer repeats
     python benchmarks/run.py --write-results   # also rewrite benchmarks/RESULTS.md
 
@@ -77,6 +78,21 @@ def peak_rss_mib(cmd: Sequence[str], cwd: Path) -> float:
     if status != 0:
         raise SystemExit(f"benchmark command failed: {cmd}")
     return usage.ru_maxrss / 1024  # kilobytes on Linux
+
+
+def peer_files_to_prompt() -> str:
+    """files-to-prompt (PyPI), the fastest packer we measured, in its own venv."""
+    found = shutil.which("files-to-prompt")
+    if found:
+        return found
+    peers = HERE / ".peers"
+    exe = peers / "bin" / "files-to-prompt"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(peers)], check=True)
+        subprocess.run(
+            [str(peers / "bin" / "pip"), "install", "-q", "files-to-prompt"], check=True
+        )
+    return str(exe)
 
 
 def make_repo(path: Path) -> None:
@@ -300,6 +316,28 @@ def main() -> None:
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+    # 4 (repository to prompt, against files-to-prompt) and sharing: their own scripts
+    extra = ""
+    if not args.quick:
+        for title, script, options in (
+            (
+                "Repository to prompt (benchmarks/bench_add_tree.py)",
+                "bench_add_tree.py",
+                ["--files-to-prompt", peer_files_to_prompt()],
+            ),
+            ("Sharing through a remote (benchmarks/bench_sync.py)", "bench_sync.py", []),
+        ):
+            print(f"\n{title}", flush=True)
+            out = subprocess.run(
+                [PY, str(HERE / script), *options],
+                capture_output=True,
+                text=True,
+                env=env(),
+                check=False,
+            )
+            print(out.stdout, flush=True)
+            extra += f"\n## {title}\n\n```\n{out.stdout.strip()}\n```\n"
 
     if args.write_results:
         git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
