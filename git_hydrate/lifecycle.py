@@ -408,9 +408,18 @@ def log(ledger: Ledger, task_id: str, limit: int | None = None) -> list[dict[str
 # -- archive -------------------------------------------------------------------
 
 
-def _read_archive(ledger: Ledger) -> tuple[bytes | None, bytes | None, ArchiveIndex]:
-    """``(tip, tree, index)`` of the archive ref; ``(None, None, empty)`` when absent."""
-    tip = ledger.repo.read_ref(ARCHIVE_REF)
+def _read_archive(
+    ledger: Ledger, tip: bytes | None = None
+) -> tuple[bytes | None, bytes | None, ArchiveIndex]:
+    """``(tip, tree, index)`` of the archive ref (or of the archive commit ``tip``).
+
+    ``(None, None, empty)`` when there is no archive.
+
+    Raises:
+        CorruptData: the archive commit, its tree or its ``index.json`` is damaged.
+    """
+    if tip is None:
+        tip = ledger.repo.read_ref(ARCHIVE_REF)
     if tip is None:
         return None, None, ArchiveIndex()
     tree, _parents = ledger.repo.read_commit_tree(tip)

@@ -45,18 +45,19 @@ TRANSITIONS: Final[dict[str, tuple[str, ...]]] = {
     "cancelled": ("open",),
 }
 
-Sha256Hex = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
-ObjectIdHex = Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
+Sha256Hex = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}\Z")]
+ObjectIdHex = Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")]
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Priority = Annotated[int, msgspec.Meta(ge=1, le=3)]
 ContextPriority = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
-Kind = Annotated[str, msgspec.Meta(pattern="^(?:code|fix|closure|planning|product)$")]
+Kind = Annotated[str, msgspec.Meta(pattern=r"^(?:code|fix|closure|planning|product)\Z")]
 Station = Annotated[
-    str, msgspec.Meta(pattern="^(?:open|in_progress|blocked|review|done|cancelled)$")
+    str, msgspec.Meta(pattern=r"^(?:open|in_progress|blocked|review|done|cancelled)\Z")
 ]
-TaskId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+# \Z, not $: "$" also matches before a final newline, which would let "abc\n" in.
+TaskId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")]
 
-TASK_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+TASK_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 class PathNote(msgspec.Struct, frozen=True):

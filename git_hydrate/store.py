@@ -171,6 +171,7 @@ class Repository:
                 "--git-dir",
                 "--git-common-dir",
                 "--is-bare-repository",
+                "--show-object-format",
                 "--is-inside-work-tree",
                 # Fails (after printing the rest) outside a work tree: bare
                 # repositories and a cwd inside the git directory.
@@ -181,7 +182,7 @@ class Repository:
             check=False,
         )
         lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if len(lines) < 4:
+        if len(lines) < 5:
             message = _first_line(proc.stderr) or "not a git repository"
             if message.startswith("fatal: "):
                 message = message[len("fatal: ") :]
@@ -189,8 +190,10 @@ class Repository:
         self.git_dir = lines[0]
         self.common_dir = lines[1]
         self.is_bare = lines[2] == "true"
-        inside = lines[3] == "true" and len(lines) > 4
-        self.work_tree: str | None = lines[4] if inside else None
+        # git's answer, never a guess from the config text: ids are SHA-1 or SHA-256.
+        self._sha256 = lines[3].strip() == "sha256"
+        inside = lines[4] == "true" and len(lines) > 5
+        self.work_tree: str | None = lines[5] if inside else None
         self._env = env
         self._cwd = cwd
         self._check_extensions()
@@ -262,19 +265,33 @@ class Repository:
         return argv, self._cwd, self._env
 
     def _check_extensions(self) -> None:
+        """Refuse a reftable repository (its refs cannot be moved by our lock files).
+
+        Reads the ``[extensions]`` section of the common config itself: git
+        versions without reftable support refuse such a repository earlier, in
+        ``git rev-parse``, with their own message.
+        """
         config = os.path.join(self.common_dir, "config")
-        self._sha256 = False
         try:
             with open(config, "rb") as fh:
-                text = fh.read().decode("utf-8", "replace").lower()
+                text = fh.read().decode("utf-8", "replace")
         except OSError:
             return
-        self._sha256 = "objectformat" in text and "sha256" in text
-        if "refstorage" in text and "reftable" in text:
-            raise UnsupportedRepository(
-                "this repository stores refs in reftable format, which git-hydrate cannot "
-                "update atomically yet; use a repository with the files ref backend"
-            )
+        section = ""
+        for raw in text.splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line[1 : line.find("]")].strip().lower() if "]" in line else ""
+                line = line[line.find("]") + 1 :].strip() if "]" in line else ""
+            if section != "extensions" or "=" not in line:
+                continue
+            key, _, value = line.partition("=")
+            value = value.split("#")[0].split(";")[0].strip().strip('"').lower()
+            if key.strip().lower() == "refstorage" and value == "reftable":
+                raise UnsupportedRepository(
+                    "this repository stores refs in reftable format, which git-hydrate "
+                    "cannot update atomically yet; use a repository with the files ref backend"
+                )
 
     def config_values(self, prefix: str) -> dict[str, str]:
         """Every git config value whose key starts with ``prefix`` (lowercased keys).
@@ -314,6 +331,9 @@ class Repository:
         return obj.get_id(self.object_format)
 
     def _batch(self) -> _CatFile:
+        if self._cat_file is not None and self._cat_file.broken:
+            self._cat_file.close()
+            self._cat_file = None
         if self._cat_file is None:
             self._cat_file = _CatFile(self.git_dir, self._cwd, self._env)
         return self._cat_file
@@ -590,12 +610,13 @@ class Repository:
         return value
 
     def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
-        """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``)."""
-        found = {
-            name[len(prefix) :]: oid
-            for name, oid in self._packed().items()
-            if name.startswith(prefix)
-        }
+        """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``).
+
+        Loose refs are read first and ``packed-refs`` after, as git's files
+        backend does: a concurrent ``git pack-refs --prune`` moves a ref from
+        loose to packed, never back, so this order cannot miss one.
+        """
+        loose: dict[bytes, bytes] = {}
         base = os.path.join(self.common_dir, os.fsdecode(prefix))
         for dirpath, _dirs, files in os.walk(base):
             for filename in files:
@@ -606,9 +627,15 @@ class Repository:
                     with open(full, "rb") as fh:
                         value = fh.read().strip()
                 except OSError:
-                    continue  # removed meanwhile (pack-refs)
+                    continue  # removed meanwhile (pack-refs): it is in packed-refs now
                 if value and not value.startswith(b"ref: "):
-                    found[os.fsencode(os.path.relpath(full, base)).replace(b"\\", b"/")] = value
+                    loose[os.fsencode(os.path.relpath(full, base)).replace(b"\\", b"/")] = value
+        found = {
+            name[len(prefix) :]: oid
+            for name, oid in self._packed().items()
+            if name.startswith(prefix)
+        }
+        found.update(loose)
         return found
 
     def compare_and_swap(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
@@ -652,7 +679,10 @@ class Repository:
                 os.close(fd)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(lock)
-            if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+            if isinstance(exc, FileNotFoundError):
+                # our lock or its directory was taken away under us: try again
+                raise RefRace(f"{lock} vanished") from None
+            if isinstance(exc, OSError):
                 raise not_writable(exc, lock) from None
             raise
         self._log_ref(name, old, new, message)
@@ -712,28 +742,39 @@ class _CatFile:
             )
         except FileNotFoundError:
             raise NotARepository("the git binary was not found on PATH") from None
+        self.broken = False
 
     def get(self, spec: bytes) -> tuple[bytes, bytes] | None:
         return self.get_many([spec])[0]
 
-    def get_many(self, specs: list[bytes], chunk: int = 256) -> list[tuple[bytes, bytes] | None]:
+    def get_many(self, specs: list[bytes], chunk: int = 64) -> list[tuple[bytes, bytes] | None]:
         """Like :meth:`get` for many objects, pipelined in chunks.
 
-        A chunk's requests (well under a pipe buffer) are all written before
-        its answers are read, so neither side can block the other.
+        A chunk's requests (at most ~5 KB, under any pipe buffer) are all
+        written before its answers are read, so neither side can block the
+        other. Anything going wrong mid-chunk (even an interrupt) leaves
+        answers unread, so the process is then stopped for good rather than
+        answer later requests with earlier objects.
         """
         assert self._proc.stdin is not None and self._proc.stdout is not None
+        if self.broken:
+            raise CorruptData("git cat-file stopped unexpectedly")
         results: list[tuple[bytes, bytes] | None] = []
-        for start in range(0, len(specs), chunk):
-            batch = specs[start : start + chunk]
-            request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in batch)
-            try:
-                self._proc.stdin.write(request)
-                self._proc.stdin.flush()
-            except BrokenPipeError:
-                raise CorruptData("git cat-file stopped unexpectedly") from None
-            for _spec in batch:
-                results.append(self._answer())
+        try:
+            for start in range(0, len(specs), chunk):
+                batch = specs[start : start + chunk]
+                request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in batch)
+                try:
+                    self._proc.stdin.write(request)
+                    self._proc.stdin.flush()
+                except BrokenPipeError:
+                    raise CorruptData("git cat-file stopped unexpectedly") from None
+                for _spec in batch:
+                    results.append(self._answer())
+        except BaseException:
+            self.broken = True
+            self._proc.kill()
+            raise
         return results
 
     def _answer(self) -> tuple[bytes, bytes] | None:
@@ -752,10 +793,10 @@ class _CatFile:
         return parts[1], data
 
     def close(self) -> None:
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # a killed process: nothing to flush to
+                    stream.close()
         self._proc.wait()
 
 

@@ -584,6 +584,10 @@ def _pull_union_ref(ledger: Ledger, ref: bytes, remote_tip: bytes, where: str) -
             repo.read_commit_tree(remote_tip)
             if ref == REMOVED_REF:
                 _read_removed(ledger, remote_tip)
+            elif ref == ARCHIVE_REF:
+                from .lifecycle import _read_archive
+
+                _read_archive(ledger, remote_tip)  # refuse a damaged remote archive
         except CorruptData as exc:
             return Outcome(name, "skipped", f"remote data invalid: {exc}", is_task=False)
         if local is None:
@@ -699,6 +703,18 @@ def _plan_task(
                 "ahead",
                 "local changes not on the remote yet; push them",
                 old=local.decode(),
+            )
+        if covered.any(remote_tip):
+            # The remote still has a copy removed (or archived) here, unchanged
+            # since; the local task of that id is a new one. Merging would bring
+            # the removed content back, so it is left out, and push replaces
+            # the remote copy (under a lease on exactly that copy).
+            return Outcome(
+                task_id,
+                "replaces-removed",
+                f"{where} still has the copy removed here; push replaces it",
+                old=local.decode(),
+                new=remote_tip.decode(),
             )
     try:
         theirs = _validate_remote(ledger, task_id, remote_tip)
@@ -847,7 +863,10 @@ def _drop_archived(
     """
     from .lifecycle import _read_archive
 
-    _tip, _tree, index = _read_archive(ledger)
+    try:
+        _tip, _tree, index = _read_archive(ledger)
+    except CorruptData:
+        return []  # a damaged local archive frees nothing; doctor reports it
     if not index.tasks:
         return []
     archived = covered.of(ARCHIVE_REF)
@@ -1007,14 +1026,22 @@ def _push(
         # Tasks archived here that the remote still has as live refs: delete
         # them there, but only while the remote's tip is still the one our
         # archive holds (the lease), so nobody's newer work is lost.
-        archived = _Covered(ledger).of(ARCHIVE_REF)
-        if archived:
-            prefix = remote.mirror_prefix + b"tasks/"
-            for suffix, tip in sorted(repo.refs_under(prefix).items()):
-                task_ref = TASK_REF_PREFIX + suffix
-                if tip in archived and repo.read_ref(task_ref) is None:
+        covered = _Covered(ledger)
+        archived = covered.of(ARCHIVE_REF)
+        prefix = remote.mirror_prefix + b"tasks/"
+        for suffix, tip in sorted(repo.refs_under(prefix).items()):
+            task_ref = TASK_REF_PREFIX + suffix
+            local_tip = repo.read_ref(task_ref)
+            if local_tip is None:
+                if tip in archived:
                     refspecs.append(f":{task_ref.decode()}")
                     leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+            elif (
+                covered.any(tip) and local_tip != tip and not _is_ancestor(ledger, tip, local_tip)
+            ):
+                # A new task with the id of one removed here: replace the
+                # remote's old copy, but only if it is still exactly that copy.
+                leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
     for flag, dest, summary in _run_push(ledger, remote, refspecs, leases):

@@ -301,3 +301,22 @@ def test_list_cache_follows_changes_and_survives_damage(repo: Path) -> None:
         listed = {t["task_id"]: t for t in ledger.list_tasks()}
     assert "names task 'C-1'" in listed["C-3"]["error"]
     assert listed["C-1"]["title"] == "Renamed"
+
+
+def test_object_format_comes_from_git_not_from_words_in_the_config(repo: Path) -> None:
+    """A SHA-1 repository whose config merely mentions 'objectformat' and 'sha256'."""
+    git(repo, "config", "branch.fix-objectformat-docs.remote", "origin")
+    git(repo, "config", "remote.origin.url", "https://example.com/team/sha256-tools.git")
+    with Ledger(repo) as ledger:
+        make_task(ledger)
+        entry = ledger.add_context("M-1002", "still sha-1", "src")
+    assert len(entry["oid"]) == 40
+    assert len(git(repo, "rev-parse", "refs/hydrate/tasks/M-1002").strip()) == 40
+    fsck(repo)
+    git(repo, "gc", "--prune=now", "--quiet")
+
+
+def test_task_id_with_a_trailing_newline_is_refused(repo: Path, ledger: Ledger) -> None:
+    with pytest.raises(ValidationError):
+        ledger.add_task("abc\n", objective="o", acceptance="a")
+    assert git(repo, "for-each-ref", "refs/hydrate") == ""

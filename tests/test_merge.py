@@ -35,6 +35,8 @@ def links(draw: Any) -> list[Link]:
             source=draw(st.sampled_from(["a", "b"])),
             priority=draw(st.integers(0, 2)),
             expires=draw(st.sampled_from([None, 100])),
+            origin=draw(st.sampled_from(["", "tree"])),
+            path=draw(st.sampled_from(["", "src/x.py"])),
         )
         for d in chosen
     ]

@@ -848,3 +848,51 @@ def test_archiving_travels_and_frees_the_refs_everywhere(remote: Path, tmp_path:
     fsck(a)
     fsck(b)
     fsck(remote)
+
+
+def test_a_damaged_remote_archive_is_skipped_and_the_rest_merges(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "OK-1")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger).ok
+    blob = git(a, "hash-object", "-w", "--stdin", input="not json\n").strip()
+    tree = git(a, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
+    evil = git(a, "commit-tree", tree, "-m", "evil").strip()
+    git(a, "push", "-q", str(remote), f"{evil}:refs/hydrate/archive")
+    with Ledger(b) as ledger:
+        report = hsync.pull(ledger)
+        assert not report.ok
+        outcomes = {(o.name, o.action) for o in report.outcomes}
+        assert ("refs/hydrate/archive", "skipped") in outcomes
+        assert ledger.task_ids() == ["OK-1"]
+        ledger.add_task("NEW-1", objective="o", acceptance="a")  # not blocked
+    assert git(b, "for-each-ref", "refs/hydrate/archive") == ""
+    fsck(b)
+
+
+def test_a_removed_task_does_not_come_back_inside_a_new_one(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "R-2", body="OLD NOTES")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger).ok
+        hsync.remove_task(ledger, "R-2")
+        ledger.add_task("R-2", objective="brand new", acceptance="b")
+        report = hsync.sync(ledger)
+        assert report.ok, report.as_dict()
+        actions = {(o.name, o.action) for o in report.outcomes}
+        assert ("R-2", "replaces-removed") in actions
+        assert ledger.context_entries("R-2") == []
+        assert ledger.get_task("R-2")["objective"] == "brand new"
+    # the remote now holds the new task; a fresh clone gets it, without the old notes
+    assert git(remote, "rev-parse", "refs/hydrate/tasks/R-2") == git(
+        a, "rev-parse", "refs/hydrate/tasks/R-2"
+    )
+    c = clone(remote, tmp_path / "c")
+    with Ledger(c) as ledger:
+        assert hsync.pull(ledger).ok
+        assert ledger.get_task("R-2")["objective"] == "brand new"
+        assert ledger.context_entries("R-2") == []
+    fsck(remote)

@@ -19,6 +19,7 @@ _LABELS = {
     "removed": "removed",
     "kept": "kept",
     "not-restored": "removed here, not brought back",
+    "replaces-removed": "replaces a removed copy",
     "ahead": "to push",
     "absent": "absent",
     "skipped": "SKIPPED",
