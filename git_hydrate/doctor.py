@@ -137,10 +137,34 @@ def check(ledger: Ledger) -> dict[str, Any]:
     for task_id in ledger.task_ids():
         problems = check_task(ledger, task_id)
         tasks.append({"task_id": task_id, "ok": not problems, "problems": problems})
+    refs = check_shared_refs(ledger)
     locks = find_locks(ledger.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]
     return {
-        "ok": all(t["ok"] for t in tasks) and not stale,
+        "ok": all(t["ok"] for t in tasks) and all(r["ok"] for r in refs) and not stale,
         "tasks": tasks,
+        "refs": refs,
         "locks": locks,
     }
+
+
+def check_shared_refs(ledger: Ledger) -> list[dict[str, Any]]:
+    """The archive and the removal record, where present: readable, known format."""
+    from .lifecycle import ARCHIVE_REF, _read_archive
+    from .sync import REMOVED_REF, _read_removed
+
+    results = []
+    for ref, read in (
+        (ARCHIVE_REF, lambda tip: _read_archive(ledger, tip)),
+        (REMOVED_REF, lambda tip: _read_removed(ledger, tip)),
+    ):
+        tip = ledger.repo.read_ref(ref)
+        if tip is None:
+            continue
+        try:
+            read(tip)
+            problems: list[str] = []
+        except CorruptData as exc:
+            problems = [str(exc)]
+        results.append({"ref": ref.decode(), "ok": not problems, "problems": problems})
+    return results

@@ -152,3 +152,18 @@ def test_stale_lock_is_named_and_cleared(populated: Path) -> None:
     assert not lock.exists() and young.exists()  # a fresh lock may be a live writer
     young.unlink()
     assert hydrate(populated, "add", "GOOD-1", "--text", "new").returncode == 0
+
+
+def test_doctor_checks_the_archive_and_removal_record(populated: Path) -> None:
+    with Ledger(populated) as ledger:
+        ledger.set_status("GOOD-1", "cancelled")
+        ledger.archive(["GOOD-1"])
+    healthy = json.loads(hydrate(populated, "doctor", "--json").stdout)
+    assert healthy["refs"] == [{"ref": "refs/hydrate/archive", "ok": True, "problems": []}]
+    blob = git(populated, "hash-object", "-w", "--stdin", input="not json\n").strip()
+    tree = git(populated, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
+    bad = git(populated, "commit-tree", tree, "-m", "damaged").strip()
+    git(populated, "update-ref", "refs/hydrate/archive", bad)
+    result = hydrate(populated, "doctor")
+    assert result.returncode == 1
+    assert "problem refs/hydrate/archive: refs/hydrate/archive: index.json" in result.stdout

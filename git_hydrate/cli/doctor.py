@@ -50,6 +50,11 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
                 click.echo(f"ok      {task['task_id']}")
             for problem in task["problems"]:
                 click.echo(f"problem {task['task_id']}: {problem}")
+        for ref in report["refs"]:
+            if ref["ok"]:
+                click.echo(f"ok      {ref['ref']}")
+            for problem in ref["problems"]:
+                click.echo(f"problem {ref['ref']}: {problem}")
         for lock in report["locks"]:
             state = "held by a running process" if lock["held"] else "not held"
             click.echo(f"lock    {lock['path']} ({lock['age_seconds']} s old, {state})")
