@@ -346,7 +346,10 @@ def main() -> None:
             f"Last run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, `python benchmarks/run.py"
             f"{' --quick' if args.quick else ''}`\n\n"
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}, {git_version.strip()}\n\n" + report.markdown() + "\n"
+            f"{platform.python_version()}, {git_version.strip()}\n\n"
+            + report.markdown()
+            + "\n"
+            + extra
         )
         (HERE / "RESULTS.md").write_text(text)
 

@@ -611,14 +611,17 @@ def archive(ledger: Ledger, task_ids: Iterable[str] = (), *, done: bool = False)
                     f"can be archived (move it with: git hydrate status {task_id} --set STATION)"
                 )
             chosen[task_id] = state
+        damaged: list[dict[str, str]] = []
         if done:
-            for task_id in ledger.task_ids():
-                if task_id not in chosen:
-                    state = ledger._load(task_id)
-                    if state.task.status in FINISHED_STATIONS:
-                        chosen[task_id] = state
+            states = ledger.load_many(t for t in ledger.task_ids() if t not in chosen)
+            for task_id, loaded in sorted(states.items()):
+                if isinstance(loaded, CorruptData):
+                    # one damaged task must not keep every finished one live
+                    damaged.append({"task_id": task_id, "error": str(loaded)})
+                elif loaded.task.status in FINISHED_STATIONS:
+                    chosen[task_id] = loaded
         if not chosen:
-            return {"archived": [], "already_archived": already}
+            return {"archived": [], "already_archived": already, "damaged": damaged}
         moment = ledger._clock()
         who = ledger.repo.identity().name_email.decode("utf-8", "replace")
         new_index = ArchiveIndex(tasks=dict(index.tasks))
@@ -672,7 +675,7 @@ def archive(ledger: Ledger, task_ids: Iterable[str] = (), *, done: bool = False)
         except RefRace:
             _backoff(attempt)
             continue
-        return {"archived": sorted(chosen), "already_archived": already}
+        return {"archived": sorted(chosen), "already_archived": already, "damaged": damaged}
     raise Busy(f"the archive kept changing under this write ({MAX_ATTEMPTS} attempts); try again")
 
 

@@ -285,9 +285,8 @@ def test_matrix(arena: Path) -> None:
         assert result.returncode == case.exit, (case, result)
         assert "Traceback" not in result.stderr, (case, result)
         assert case.says in result.stderr, (case, result)
-        if case.exit == 1:
-            assert len(result.stderr.strip().splitlines()) == 1, (case, result)
-            assert result.stdout == "", (case, result)
+        assert len(result.stderr.strip().splitlines()) == 1, (case, result)
+        assert result.stdout == "", (case, result)
     assert git(arena, "for-each-ref") == before
 
 

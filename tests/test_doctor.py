@@ -167,3 +167,13 @@ def test_doctor_checks_the_archive_and_removal_record(populated: Path) -> None:
     result = hydrate(populated, "doctor")
     assert result.returncode == 1
     assert "problem refs/hydrate/archive: refs/hydrate/archive: index.json" in result.stdout
+
+
+def test_archive_done_skips_a_damaged_task(populated: Path) -> None:
+    with Ledger(populated) as ledger:
+        ledger.set_status("GOOD-1", "cancelled")
+    put_tree(populated, "BAD-1", {"task.json": current(populated, "BAD-1", "task.json")})
+    result = hydrate(populated, "archive", "--done")
+    assert result.returncode == 0, result
+    assert result.stdout.startswith("archived 1: GOOD-1")
+    assert result.stderr.startswith("warning: skipped damaged task BAD-1: ")

@@ -582,9 +582,9 @@ def test_archive_named_tasks_and_refusals_write_nothing(repo: Path, ledger: Ledg
     with pytest.raises(ValidationError, match="name the tasks"):
         ledger.archive([])
     assert refs(repo) == before
-    assert ledger.archive(["D-1"]) == {"archived": ["D-1"], "already_archived": []}
-    assert ledger.archive(["D-1"]) == {"archived": [], "already_archived": ["D-1"]}
-    assert ledger.archive(done=True) == {"archived": [], "already_archived": []}
+    assert ledger.archive(["D-1"]) == {"archived": ["D-1"], "already_archived": [], "damaged": []}
+    assert ledger.archive(["D-1"]) == {"archived": [], "already_archived": ["D-1"], "damaged": []}
+    assert ledger.archive(done=True) == {"archived": [], "already_archived": [], "damaged": []}
     assert ledger.list_tasks(archived=True)[0]["task_id"] == "D-1"
     fsck(repo)
 

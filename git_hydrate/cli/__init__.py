@@ -103,6 +103,10 @@ def cli(ctx: click.Context, directory: str | None, compact: bool) -> None:
     ctx.obj["directory"] = directory
 
 
+#: What a shell reports for a process ended by SIGINT (128 + 2).
+EXIT_INTERRUPTED: Final = 130
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line and exit with its status (never a traceback)."""
     sys.exit(run(argv))
@@ -119,14 +123,21 @@ def run(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
+    except click.UsageError as exc:
+        # One line, like every other error; the command's -h has the rest.
+        where = exc.ctx.command_path if exc.ctx is not None else _prog_name()
+        click.echo(f"error: {exc.format_message()} (see: {where} -h)", err=True)
         return exc.exit_code
-    except click.Abort:
-        click.echo("Aborted!", err=True)
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except click.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            return EXIT_INTERRUPTED
+        click.echo("error: aborted", err=True)
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); say nothing more.
         _silence_stdout()

@@ -256,6 +256,8 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
         click.echo(f"already archived: {', '.join(result['already_archived'])}")
     if not result["archived"] and not result["already_archived"]:
         click.echo("nothing to archive: no live task is done or cancelled")
+    for item in result.get("damaged", []):
+        click.echo(f"warning: skipped damaged task {item['task_id']}: {item['error']}", err=True)
 
 
 @click.command("unarchive")
