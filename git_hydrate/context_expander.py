@@ -175,24 +175,26 @@ def split_budget(total_bytes: int, weights: Mapping[str, float]) -> dict[str, in
 # -- rendering ---------------------------------------------------------------
 
 
-def neutralise(text: str) -> str:
+def neutralise(text: str, *, headings: bool = False) -> str:
     """Mark every line that could close the untrusted block or forge the contract.
 
     A line whose stripped, case-folded text starts with the banner, the footer
     or ``## Output contract`` gets a backslash in front of it, so the only lines
-    equal to the banner and footer in a prompt are the real ones. Every line
-    break Python recognises counts, not only ``\\n``.
+    equal to the banner and footer in a prompt are the real ones. With
+    ``headings`` (task and checkpoint text, which stand outside the block), a
+    line starting with ``#`` is marked too, so that text cannot add a section
+    of its own. Every line break Python recognises counts, not only ``\\n``.
     """
-    # Every guarded line starts with "---" or "##": a text with neither (most
-    # code) needs no lower-casing at all.
-    if "---" not in text and "##" not in text:
+    # Every guarded line starts with "---" or "##" ("#" with headings): a text
+    # with neither (most code) needs no lower-casing at all.
+    if "---" not in text and ("#" if headings else "##") not in text:
         return text
-    lower = text.lower()
-    if not any(p in lower for p in _GUARDED_PREFIXES):
+    if not headings and not any(p in text.lower() for p in _GUARDED_PREFIXES):
         return text
     out = []
     for line in text.splitlines(keepends=True):
-        if line.strip().lower().startswith(_GUARDED_PREFIXES):
+        stripped = line.strip().lower()
+        if stripped.startswith(_GUARDED_PREFIXES) or (headings and stripped.startswith("#")):
             out.append(NEUTRALISE_MARK + line)
         else:
             out.append(line)
@@ -215,7 +217,7 @@ def one_line(text: str) -> str:
 
 
 def _block(text: Any) -> str:
-    return neutralise(str(text or "").rstrip())
+    return neutralise(str(text or "").rstrip(), headings=True)
 
 
 def _path_notes(items: Iterable[Any]) -> list[str]:
@@ -265,9 +267,14 @@ def _head_sections(packet: Mapping[str, Any]) -> list[str]:
     if checkpoint:
         sections.append(
             "## Latest checkpoint\n"
-            f"Summary: {_block(checkpoint.get('summary'))}\n"
-            f"Evidence: {_block(checkpoint.get('evidence'))}\n"
-            f"Next step: {_block(checkpoint.get('next_step'))}"
+            + "\n".join(
+                f"{label}: {_block(checkpoint.get(key))}".rstrip()
+                for label, key in (
+                    ("Summary", "summary"),
+                    ("Evidence", "evidence"),
+                    ("Next step", "next_step"),
+                )
+            )
         )
     return sections
 
