@@ -17,6 +17,7 @@ __all__ = [
     "Conflict",
     "CorruptData",
     "HydrateError",
+    "NoIdentity",
     "NotARepository",
     "NotFound",
     "NotWritable",
@@ -70,6 +71,10 @@ class CorruptData(HydrateError):
 
 class NotWritable(HydrateError):
     """The repository cannot be written (read-only file system, permissions, disk full)."""
+
+
+class NoIdentity(HydrateError):
+    """git has no author identity (``user.name``/``user.email``) to write commits with."""
 
 
 class Busy(HydrateError):

@@ -508,6 +508,7 @@ class Ledger:
         It may run several times: it must derive everything from its argument.
         """
         ref = ref_name(task_id)
+        self.repo.identity()  # no identity, no write: refuse before writing anything
         for attempt in range(MAX_ATTEMPTS):
             tip = self._tip(task_id)
             state = self.read_state(task_id, tip) if tip is not None else None

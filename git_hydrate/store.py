@@ -19,7 +19,14 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .errors import Busy, CorruptData, NotARepository, NotWritable, UnsupportedRepository
+from .errors import (
+    Busy,
+    CorruptData,
+    NoIdentity,
+    NotARepository,
+    NotWritable,
+    UnsupportedRepository,
+)
 
 if TYPE_CHECKING:
     from dulwich.objects import ShaFile
@@ -311,17 +318,25 @@ class Repository:
         return values
 
     def identity(self) -> Identity:
-        """The committer identity git would use here, with a well-formed fallback."""
+        """The committer identity git would use here (``git var GIT_COMMITTER_IDENT``).
+
+        Raises:
+            NoIdentity: git itself has no usable identity; like ``git commit``,
+                writing is refused rather than signed by a made-up author.
+        """
         if self._identity is None:
             proc = self.git(["var", "GIT_COMMITTER_IDENT"], check=False)
             line = proc.stdout.strip()
             head, sep, rest = line.rpartition(b">")
-            if proc.returncode == 0 and sep and b"<" in head:
-                tz = _parse_tz(rest.split()[-1]) if rest.split() else 0
-                self._identity = Identity(head + b">", tz)
-            else:
-                offset = -time.timezone if not time.localtime().tm_isdst else -time.altzone
-                self._identity = Identity(b"git-hydrate <git-hydrate@localhost>", offset)
+            if proc.returncode != 0 or not sep or b"<" not in head:
+                reason = _first_line(proc.stderr).removeprefix("fatal: ") or "no identity"
+                raise NoIdentity(
+                    f"git has no identity to write commits with ({reason}); set one with: "
+                    'git config --global user.name "Your Name" && '
+                    "git config --global user.email you@example.com"
+                )
+            tz = _parse_tz(rest.split()[-1]) if rest.split() else 0
+            self._identity = Identity(head + b">", tz)
         return self._identity
 
     # -- objects ---------------------------------------------------------

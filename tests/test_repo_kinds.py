@@ -59,3 +59,22 @@ def test_read_only_repository(repo: Path) -> None:
     assert "Read-only file system" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert git(repo, "for-each-ref") == before
+
+
+def test_no_git_identity_refuses_to_write(repo: Path, tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path / "nobody"),
+        "GIT_CONFIG_GLOBAL": str(tmp_path / "nobody" / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "",
+        "GIT_AUTHOR_EMAIL": "",
+        "GIT_COMMITTER_NAME": "",
+        "GIT_COMMITTER_EMAIL": "",
+        "EMAIL": "",
+    }
+    git(repo, "config", "user.useConfigOnly", "true")
+    result = hydrate(repo, "task-add", "I-1", "--objective", "o", "--acceptance", "a", env=env)
+    assert result.returncode == 1, result
+    assert result.stderr.startswith("error: git has no identity to write commits with")
+    assert len(result.stderr.splitlines()) == 1
+    assert git(repo, "for-each-ref", "refs/hydrate") == ""
+    assert hydrate(repo, "list", env=env).returncode == 0  # reading needs no identity

@@ -35,6 +35,9 @@ def demo(keep: bool, max_bytes: int) -> None:
     root = tempfile.mkdtemp(prefix="git-hydrate-demo-")
     try:
         subprocess.run(["git", "init", "-q", root], check=True)
+        # The demo's commits are the demo's, whatever identity this machine has (or lacks).
+        for key, value in (("user.name", "git-hydrate demo"), ("user.email", "demo@invalid")):
+            subprocess.run(["git", "-C", root, "config", key, value], check=True)
         now = datetime.now(UTC)
         with Ledger(root) as ledger:
             ledger.add_task(
