@@ -644,8 +644,8 @@ class Sha256Cache:
     parse are ignored. Deleting the file is always safe.
     """
 
-    #: Version 2 classifies credentials as ``secret``: older files are rebuilt.
-    HEADER: Final = b"# git-hydrate sha256-cache 2\n"
+    #: The version follows the classification rules (secrets): older files are rebuilt.
+    HEADER: Final = b"# git-hydrate sha256-cache 3\n"
 
     def __init__(self, path: str) -> None:
         self.path = path

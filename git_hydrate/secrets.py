@@ -65,14 +65,21 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         ("://",),
     ),
     (
-        # .env-style assignment of a secret-looking literal to a secret-named key
+        # KEY=value / key: value assignments of a secret-looking literal to a key named
+        # like a secret (.env, YAML, INI, shell, Python). The key is matched in any
+        # case; a quoted value needs letters and digits, an unquoted one needs upper
+        # and lower case letters and digits, which keeps code such as
+        # `password = read_password_2()` or `token = settings.api_token1` out.
         "env-secret",
-        r"^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY"
-        r"|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*[ \t]*[=:][ \t]*[\"']?"
-        r"(?=[A-Za-z0-9_\-+/=!@%^&*.~]{12,}[\"']?[ \t]*(?:#.*)?$)"
-        r"(?=[^\n]*[0-9])(?=[^\n]*[A-Za-z])(?![^\n]*(?:change.?me|example|your_|xxxx|dummy"
-        r"|placeholder|redacted|<|\$\{|\$\())",
-        ("SECRET", "PASSW", "TOKEN", "_KEY", "APIKEY"),
+        r"^[ \t]*(?:export[ \t]+)?"
+        r"(?i:[a-z0-9_]*(?:secret|password|passwd|token|api_?key|private_?key|access_?key)"
+        r"[a-z0-9_]*)[ \t]*[=:][ \t]*"
+        r"(?![^\n]*(?i:change.?me|example|your_|xxxx|dummy|placeholder|redacted)"
+        r"|[^\n]*(?:<|\$\{|\$\())"
+        r"(?:([\"'])(?=[^\"'\n]*[0-9])(?=[^\"'\n]*[A-Za-z])[A-Za-z0-9_\-+/=!@%^&*.~]{12,}\1"
+        r"|(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_\-+/=!@%^&*.~]{12,})"
+        r"[ \t]*(?:#.*)?$",
+        ("secret", "passw", "token", "_key", "apikey", "access_key", "accesskey"),
     ),
 )
 
@@ -91,11 +98,20 @@ class Finding(NamedTuple):
         return f"{self.rule} on line {self.line}"
 
 
+#: Rules whose triggers are matched against the lower-cased text (any case in the text).
+_FOLDED: Final = frozenset({"env-secret"})
+
+
 def scan(text: str, *, limit: int = 20) -> list[Finding]:
     """Secret-looking matches in ``text`` (at most ``limit``), in text order."""
     hits: list[tuple[int, str]] = []
+    lowered: str | None = None
     for name, pattern, triggers in _COMPILED:
-        if triggers and not any(trigger in text for trigger in triggers):
+        haystack = text
+        if name in _FOLDED:
+            lowered = text.lower() if lowered is None else lowered
+            haystack = lowered
+        if triggers and not any(trigger in haystack for trigger in triggers):
             continue
         for match in pattern.finditer(text):
             hits.append((match.start(), name))

@@ -37,6 +37,12 @@ SAMPLES = {
     "url-credentials": "DATABASE=postgres://admin:" + "hunter2secret" + "@db.internal:5432/app\n",
     "env-secret": "DEBUG=1\nSTRIPE_CLIENT_SECRET=" + "s3cr3tValue9876543" + "\n",
 }
+LOWER_CASE_KEYS = [
+    "password=" + "Tr0ub4dorXyz93",
+    'db_password: "' + "hunter2hunter2x9" + '"',
+    'api_key = "' + "sk9Jd8fK2mQ7xLp3" + '"',
+    '    secret_key = "' + "django-insecure-abc123def456" + '"',
+]
 HARMLESS = [
     "The edge proxy sets X-Request-Id on every response.",
     'PASSWORD = os.environ["DB_PASSWORD"]\n',
@@ -45,7 +51,16 @@ HARMLESS = [
     '"https://username:password@host.com:80/path"\n',
     "def get_token(self) -> str:\n    return self._token\n",
     "Use AKIA-style ids only in examples.\n",
+    "password = read_password_2()\n",
+    "token = settings.api_token1\n",
+    "max_tokens = 4096\n",
+    "DEBUG_TOKEN=abcdefghijklmnop\n",
 ]
+
+
+@pytest.mark.parametrize("text", LOWER_CASE_KEYS)
+def test_assignments_in_any_case_are_caught(text: str) -> None:
+    assert [f.rule for f in scan(text)] == ["env-secret"]
 
 
 def test_every_rule_has_a_sample() -> None:
@@ -55,9 +70,8 @@ def test_every_rule_has_a_sample() -> None:
 @pytest.mark.parametrize("rule", sorted(SAMPLES))
 def test_each_rule_fires_with_its_line(rule: str) -> None:
     text = "first line\nsecond line\n" + SAMPLES[rule]
-    found = scan(text)
-    assert found and found[0].rule == rule
-    assert found[0].line == 3 + (1 if rule == "env-secret" else 0)
+    lines = {f.line for f in scan(text) if f.rule == rule}
+    assert lines == {3 + (1 if rule == "env-secret" else 0)}
 
 
 @pytest.mark.parametrize("text", HARMLESS)
