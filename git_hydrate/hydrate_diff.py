@@ -71,6 +71,11 @@ def default_base(repo: Repository) -> str:
         found = repo.git(["rev-parse", "--verify", "--quiet", name + "^{commit}"], check=False)
         if found.returncode == 0:
             return name
+    if current in candidates:
+        raise ValidationError(
+            f"{current} has no upstream, and it is itself the default branch; give a range "
+            "such as HEAD~3..HEAD, or use --staged / --worktree"
+        )
     raise ValidationError(
         "no upstream or default branch to compare with; give a range such as main...HEAD, "
         "or use --staged / --worktree"

@@ -297,8 +297,13 @@ class Ledger:
             entries = self.repo.read_tree(tree)
             task_entry = entries.get(_TASK_FILE)
             links_entry = entries.get(_LINKS_FILE)
-            if task_entry is None or links_entry is None:
-                raise CorruptData(f"{where}: commit {tip.decode()} has no task.json or links.json")
+            missing = [
+                name.decode()
+                for name, entry in ((_TASK_FILE, task_entry), (_LINKS_FILE, links_entry))
+                if entry is None
+            ]
+            if missing or task_entry is None or links_entry is None:
+                raise CorruptData(f"{where}: commit {tip.decode()} has no {' or '.join(missing)}")
             task = codec.decode_task(self.repo.read_blob(task_entry[1]), f"{where}: task.json")
             links = codec.decode_links(self.repo.read_blob(links_entry[1]), f"{where}: links.json")
             if task.id != task_id:

@@ -168,7 +168,8 @@ class Repository:
         if path is not None:
             cwd = os.fspath(path)
             if not os.path.isdir(cwd):
-                raise NotARepository(f"not a git repository: {cwd}")
+                # git -C says the same for a directory that is not there
+                raise NotARepository(f"cannot change to '{cwd}': not a directory")
             # An explicit path wins over the GIT_DIR of an enclosing git call.
             env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
         proc = run_git(

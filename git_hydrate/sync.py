@@ -1044,6 +1044,9 @@ def _push(
                 leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
+    # What the remote held, as far as the last fetch knows (git push updates no
+    # mirror of ours): the "old" side of each pushed ref in the report.
+    mirror = repo.refs_under(remote.mirror_prefix)
     for flag, dest, summary in _run_push(ledger, remote, refspecs, leases):
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
@@ -1053,8 +1056,18 @@ def _push(
             continue
         detail = _rejection_hint(summary, remote.display) if action == "rejected" else ""
         local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
+        before = (
+            mirror.get(dest.encode()[len(b"refs/hydrate/") :]) if action != "pushed-new" else None
+        )
         report.outcomes.append(
-            Outcome(name, action, detail, new=local.decode() if local else None, is_task=is_task)
+            Outcome(
+                name,
+                action,
+                detail,
+                old=before.decode() if before else None,
+                new=local.decode() if local else None,
+                is_task=is_task,
+            )
         )
 
 

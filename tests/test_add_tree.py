@@ -658,7 +658,7 @@ def test_add_diff_cli(branch_repo: Path) -> None:
     git(repo, "checkout", "-q", "main")
     none = hydrate(repo, "add-diff", TASK)
     assert none.returncode == 1
-    assert none.stderr.startswith("error: no upstream or default branch to compare with")
+    assert none.stderr.startswith("error: main has no upstream, and it is itself the default")
 
 
 def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> None:

@@ -101,6 +101,7 @@ def test_second_push_and_noop_sync_are_up_to_date(remote: Path, tmp_path: Path) 
     assert data["tasks"] == []
     assert data["remote"] == "origin"
     assert data["rounds"] == 1
+    before = git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip()
     with Ledger(a) as ledger:
         ledger.edit_task("T-1", title="new title")
     res = hydrate(a, "push", "--json")
@@ -110,7 +111,7 @@ def test_second_push_and_noop_sync_are_up_to_date(remote: Path, tmp_path: Path) 
             "action": "pushed",
             "detail": "",
             "new": git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip(),
-            "old": None,
+            "old": before,  # what the remote held, as the last sync saw it
             "task_id": "T-1",
         }
     ]

@@ -204,8 +204,8 @@ def log(ctx: click.Context, task_id: str, limit: int | None, as_json: bool) -> N
     """Show the history of the task ID, newest first (archived tasks too).
 
     Each change: when (UTC), who (the commit author) and what — task-add,
-    task-edit, context-add/-update/-rm, status, checkpoint, archive, unarchive —
-    read from the task's commit chain.
+    task-edit, context-add/-update/-rm, add-tree, add-diff, status, checkpoint,
+    merge, archive, unarchive — read from the task's commit chain.
 
     \b
     Example:
