@@ -133,9 +133,21 @@ _STORAGE: Final = [
     ("task.json", "The task document in the tip tree: format version and fields, "
      "deterministic JSON."),
     ("links.json", "The context links: sha256, git object id, size, source, priority, "
-     "expiry (seconds since the epoch), sorted in packing order."),
+     "expiry (seconds since the epoch), origin and path (set by add-tree and add-diff), "
+     "sorted in packing order."),
     ("bodies/<aa>/<sha256>", "The body blobs, fanned out by the first two hex digits; "
      "reachable from the task commit, so git gc keeps them and git push carries them."),
+    ("refs/hydrate/archive", "Every archived task in one ref: index.json (id to tip, "
+     "title, status, kind, priority, tags, when and by whom) and tasks/<id>/ (the task's "
+     "tree); the commit's parents keep each archived history reachable."),
+    ("refs/hydrate/removed", "The removal record: removed.json (id to removed tip, when, "
+     "by whom); its parents keep each removed history reachable. It travels with push "
+     "and pull so other clones drop removed tasks too."),
+    ("refs/hydrate-remotes/<remote>/", "The mirror pull fetches a remote's refs/hydrate/* "
+     "into before merging task by task (never refs/hydrate/ itself, never refs/remotes/)."),
+    ("$GIT_COMMON_DIR/hydrate/list-cache, sha256-cache", "Derived, disposable caches: a "
+     "task's list summary by tip commit, and each blob's sha256 and content class for "
+     "add-tree. Deleting them is always safe."),
     ("$GIT_DIR/hydrate/artefacts/<task-id>/", "The pre-push artefacts (see "
      "hydrate.artefactDir): <task-id>.prompt.md, <task-id>.packet.json (the expand "
      "result) and manifest.json (task, task tip, pushed commit, sha256 and size of each "
