@@ -98,20 +98,44 @@ class Finding(NamedTuple):
         return f"{self.rule} on line {self.line}"
 
 
-#: Rules whose triggers are matched against the lower-cased text (any case in the text).
+#: Rules matched line by line: their triggers are looked for in the lower-cased text
+#: (any case in the text), and the pattern runs only on the lines holding one.
 _FOLDED: Final = frozenset({"env-secret"})
+
+
+def _scan_lines(
+    text: str, name: str, pattern: re.Pattern[str], triggers: tuple[str, ...]
+) -> list[tuple[int, str]]:
+    """Run a line-bounded ``pattern`` only on the lines where a trigger occurs."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        # a character whose lower case is longer: positions no longer line up
+        return [(m.start(), name) for m in pattern.finditer(text)]
+    hits: list[tuple[int, str]] = []
+    seen: set[int] = set()
+    for trigger in triggers:
+        found = lowered.find(trigger)
+        while found != -1:
+            start = text.rfind("\n", 0, found) + 1
+            end = text.find("\n", found)
+            end = len(text) if end == -1 else end
+            if start not in seen:
+                seen.add(start)
+                match = pattern.search(text, start, end)
+                if match is not None:
+                    hits.append((match.start(), name))
+            found = lowered.find(trigger, end)
+    return hits
 
 
 def scan(text: str, *, limit: int = 20) -> list[Finding]:
     """Secret-looking matches in ``text`` (at most ``limit``), in text order."""
     hits: list[tuple[int, str]] = []
-    lowered: str | None = None
     for name, pattern, triggers in _COMPILED:
-        haystack = text
         if name in _FOLDED:
-            lowered = text.lower() if lowered is None else lowered
-            haystack = lowered
-        if triggers and not any(trigger in haystack for trigger in triggers):
+            hits += _scan_lines(text, name, pattern, triggers)
+            continue
+        if triggers and not any(trigger in text for trigger in triggers):
             continue
         for match in pattern.finditer(text):
             hits.append((match.start(), name))

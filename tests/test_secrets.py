@@ -119,3 +119,31 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
     assert scan("x = X" + AWS_ID) == []
     assert scan(AWS_ID)[0].rule == "aws-access-key-id"
     assert scan("id=" + AWS_ID + "Z") == []
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "x = 1",
+                "password=Tr0ub4dorXyz93",
+                'api_key = "sk9Jd8fK2mQ7xLp3"',
+                "  TOKEN: Abc123def456Ghi",
+                "secret",
+                "token = settings.api_token1",
+                "DB_PASSWORD=changeme123456",
+                "İstanbul token=Xy12abcdefGHij",
+                "",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) -> None:
+    from git_hydrate.secrets import _COMPILED, _scan_lines
+
+    text = "\n".join(lines)
+    for name, pattern, triggers in _COMPILED:
+        if name == "env-secret":
+            expected = sorted(m.start() for m in pattern.finditer(text))
+            assert sorted(p for p, _n in _scan_lines(text, name, pattern, triggers)) == expected
