@@ -51,22 +51,35 @@ def format_output(obj: Any, *, compact: bool = False) -> str:
     return data.decode("utf-8")
 
 
-def _decode(decoder: msgspec.json.Decoder[T], data: bytes, where: str) -> T:
-    try:
-        probe = _probe_decoder.decode(data)
-    except msgspec.DecodeError as exc:
-        raise CorruptData(f"{where}: {exc}") from None
-    if probe.format > FORMAT_VERSION:
+def _check_format(version: int, where: str) -> None:
+    if version > FORMAT_VERSION:
         raise CorruptData(
-            f"{where}: stored format {probe.format} is newer than this git-hydrate "
+            f"{where}: stored format {version} is newer than this git-hydrate "
             f"understands ({FORMAT_VERSION}); upgrade git-hydrate to read it"
         )
-    if probe.format < 1:
-        raise CorruptData(f"{where}: invalid stored format {probe.format}")
+    if version < 1:
+        raise CorruptData(f"{where}: invalid stored format {version}")
+
+
+def _decode(decoder: msgspec.json.Decoder[T], data: bytes, where: str) -> T:
+    """Decode ``data``, refusing a format this version does not know.
+
+    The full decode comes first (one pass over the bytes); only when it fails
+    is the format probed, so that data of a newer format is reported as such
+    rather than as whatever field it happens to trip on. Data of a newer
+    format that does decode is refused all the same.
+    """
     try:
-        return decoder.decode(data)
+        obj = decoder.decode(data)
     except msgspec.DecodeError as exc:
+        try:
+            probe = _probe_decoder.decode(data)
+        except msgspec.DecodeError:
+            raise CorruptData(f"{where}: {exc}") from None
+        _check_format(probe.format, where)
         raise CorruptData(f"{where}: {exc}") from None
+    _check_format(getattr(obj, "format", FORMAT_VERSION), where)
+    return obj
 
 
 def decode_task(data: bytes, where: str) -> Task:
