@@ -22,6 +22,7 @@ storage of its own.
 from __future__ import annotations
 
 import heapq
+import os
 import random
 import re
 import time
@@ -255,31 +256,53 @@ def read_any(ledger: Ledger, task_id: str) -> tuple[TaskState, bool]:
     return ledger.read_state(task_id, entry.tip.encode("ascii")), True
 
 
-def _status_dict(state: TaskState, archived: bool, now: float) -> dict[str, Any]:
+def _status_parts(state: TaskState) -> dict[str, Any]:
+    """What ``status`` says of a task that does not depend on the clock.
+
+    A pure function of the task's tip, so ``statuses`` can keep it in the
+    disposable cache keyed by tip; ``expiries`` lets the counts be judged later.
+    """
     from .ledger import task_summary
 
     task = state.task
-    expired = sum(1 for lk in state.links if lk.expires is not None and lk.expires <= now)
     latest = task.checkpoints[-1] if task.checkpoints else None
-    # The maximum, not the latest: merged concurrent checkpoints may interleave.
-    reported = max((c.tokens for c in state.task.checkpoints), default=0)
-    remaining = task.token_budget - reported if task.token_budget > 0 else None
     return {
         **task_summary(state),
-        "archived": archived,
-        "live": len(state.links) - expired,
-        "expired": expired,
         "checkpoints": len(task.checkpoints),
         "checkpoint": msgspec.to_builtins(latest) if latest is not None else None,
         "token_budget": task.token_budget,
-        "metrics": {
-            "reported_tokens": reported,
-            "measured_cash_cost": None,
-            "measured_token_savings": None,
-        },
-        "budget_remaining": remaining,
-        "over_budget": remaining is not None and remaining < 0,
+        # The maximum, not the latest: merged concurrent checkpoints may interleave.
+        "reported": max((c.tokens for c in task.checkpoints), default=0),
+        "expiries": [lk.expires for lk in state.links if lk.expires is not None],
     }
+
+
+def _status_from_parts(parts: dict[str, Any], archived: bool, now: float) -> dict[str, Any]:
+    result = dict(parts)
+    expiries = result.pop("expiries")
+    reported = result.pop("reported")
+    expired = sum(1 for moment in expiries if moment <= now)
+    budget = result["token_budget"]
+    remaining = budget - reported if budget > 0 else None
+    result.update(
+        {
+            "archived": archived,
+            "live": result["attachments"] - expired,
+            "expired": expired,
+            "metrics": {
+                "reported_tokens": reported,
+                "measured_cash_cost": None,
+                "measured_token_savings": None,
+            },
+            "budget_remaining": remaining,
+            "over_budget": remaining is not None and remaining < 0,
+        }
+    )
+    return result
+
+
+def _status_dict(state: TaskState, archived: bool, now: float) -> dict[str, Any]:
+    return _status_from_parts(_status_parts(state), archived, now)
 
 
 def status(ledger: Ledger, task_id: str, now: datetime | float | None = None) -> dict[str, Any]:
@@ -304,14 +327,36 @@ def statuses(
     now: datetime | float | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`status` of every live task, sorted by id, optionally only at ``stations``."""
+    from .ledger import TASK_REF_PREFIX, _SummaryCache
+
     wanted = _station_filter(stations)
     moment = ledger._now(now)
+    tips = {
+        name.decode("utf-8", "replace"): oid.decode()
+        for name, oid in ledger.repo.refs_under(TASK_REF_PREFIX).items()
+    }
+    cache = _SummaryCache(os.path.join(ledger.repo.common_dir, "hydrate", "status-cache"))
+    known = cache.load()
+    missing = [t for t, tip in tips.items() if known.get(tip, {}).get("task_id") != t]
+    fresh: dict[str, dict[str, Any]] = {}
     result = []
-    for task_id, state in sorted(ledger.load_many(ledger.task_ids()).items()):
+    for task_id, state in ledger.load_many(missing).items():
         if isinstance(state, CorruptData):
-            result.append({"task_id": task_id, "error": str(state)})
-        elif wanted is None or state.task.status in wanted:
-            result.append(_status_dict(state, False, moment))
+            fresh[task_id] = {"task_id": task_id, "error": str(state)}
+        else:
+            fresh[task_id] = _status_parts(state)
+    for task_id in sorted(tips):
+        parts = fresh.get(task_id) or known.get(tips[task_id])
+        if parts is None or parts.get("task_id") != task_id:
+            continue  # removed while we were reading
+        if "error" in parts:
+            result.append(parts)
+        elif wanted is None or parts["status"] in wanted:
+            result.append(_status_from_parts(parts, False, moment))
+    cache.save(
+        {tips[t]: parts for t, parts in fresh.items() if "error" not in parts},
+        keep=set(tips.values()),
+    )
     return result
 
 

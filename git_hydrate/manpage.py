@@ -145,9 +145,10 @@ _STORAGE: Final = [
      "and pull so other clones drop removed tasks too."),
     ("refs/hydrate-remotes/<remote>/", "The mirror pull fetches a remote's refs/hydrate/* "
      "into before merging task by task (never refs/hydrate/ itself, never refs/remotes/)."),
-    ("$GIT_COMMON_DIR/hydrate/list-cache, sha256-cache", "Derived, disposable caches: a "
-     "task's list summary by tip commit, and each blob's sha256 and content class for "
-     "add-tree. Deleting them is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/list-cache, status-cache, sha256-cache", "Derived, "
+     "disposable caches: a task's list summary and clock-independent status by tip "
+     "commit, and each blob's sha256 and content class for add-tree. Deleting them is "
+     "always safe."),
     ("$GIT_DIR/hydrate/artefacts/<task-id>/", "The pre-push artefacts (see "
      "hydrate.artefactDir): <task-id>.prompt.md, <task-id>.packet.json (the expand "
      "result) and manifest.json (task, task tip, pushed commit, sha256 and size of each "

@@ -848,3 +848,25 @@ def test_reported_tokens_are_the_maximum_after_merged_checkpoints(repo: Path) ->
         with pytest.raises(Conflict, match="lower than the 300 already reported"):
             ledger.add_checkpoint("M-9", "third", tokens=200)
         ledger.add_checkpoint("M-9", "third", tokens=300)
+
+
+def test_statuses_answer_from_the_cache_and_follow_changes_and_the_clock(repo: Path) -> None:
+    cache = repo / ".git" / "hydrate" / "status-cache"
+    with Ledger(repo) as ledger:
+        make(ledger, "S-1")
+        make(ledger, "S-2")
+        ledger.add_context("S-1", "expiring note", "src", ttl=100)
+        now = ledger._clock()
+        cold = ledger.statuses(now=now)
+        assert cache.exists()
+        warm = ledger.statuses(now=now)
+        assert warm == cold == [ledger.status("S-1", now=now), ledger.status("S-2", now=now)]
+        later = ledger.statuses(now=now + 1000)  # the same cached parts, judged later
+        assert (later[0]["live"], later[0]["expired"]) == (0, 1)
+        ledger.add_checkpoint("S-2", "did it", tokens=42)
+        after = {s["task_id"]: s for s in ledger.statuses(now=now)}
+        assert after["S-2"]["metrics"]["reported_tokens"] == 42
+        assert after["S-2"] == ledger.status("S-2", now=now)
+    cache.write_bytes(b"garbage")
+    with Ledger(repo) as ledger:
+        assert {s["task_id"] for s in ledger.statuses(now=now)} == {"S-1", "S-2"}
