@@ -112,6 +112,10 @@ class Unchanged(Exception):
         self.result = result
 
 
+#: The fields of a task's list summary (and of a valid list-cache entry).
+LIST_FIELDS: Final = ("task_id", "title", "status", "kind", "priority", "tags", "attachments")
+
+
 def task_summary(state: TaskState) -> dict[str, Any]:
     """The fields ``list`` shows (and ``status`` starts from) for one task."""
     task = state.task
@@ -136,18 +140,20 @@ class _SummaryCache:
     tasks into reading the refs and one small file.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, required: Iterable[str] = LIST_FIELDS) -> None:
         self.path = path
+        self.required = frozenset(required)
         self._entries: dict[str, dict[str, Any]] = {}
 
     def load(self) -> dict[str, dict[str, Any]]:
+        """The entries, keeping only those that have every field this version needs."""
         try:
             with open(self.path, "rb") as fh:
                 data = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
         except (OSError, msgspec.DecodeError):
             data = {}
-        self._entries = data
-        return data
+        self._entries = {tip: item for tip, item in data.items() if self.required <= set(item)}
+        return self._entries
 
     def save(self, new: dict[str, dict[str, Any]], keep: set[str]) -> None:
         """Add ``new`` entries and drop those whose tip is no longer live."""
@@ -433,12 +439,16 @@ class Ledger:
             if known.get(tip.decode(), {}).get("task_id") != task_id
         ]
         fresh: dict[str, dict[str, Any]] = {}
+        cached: dict[str, dict[str, Any]] = {}
         for task_id, state in self.load_many(missing).items():
             if isinstance(state, CorruptData):
                 # listed, so that one damaged task neither hides nor breaks the rest
                 fresh[task_id] = {"task_id": task_id, "error": str(state)}
                 continue
             fresh[task_id] = task_summary(state)
+            if state.tip is not None:
+                # keyed by the tip actually read, which may be newer than the listing's
+                cached[state.tip.decode()] = fresh[task_id]
         result: list[dict[str, Any]] = []
         for task_id in sorted(tips):
             tip = tips[task_id].decode()
@@ -448,10 +458,7 @@ class Ledger:
             if item is None:
                 continue  # removed while we were reading
             result.append(item)
-        cache.save(
-            {tips[t].decode(): item for t, item in fresh.items() if "error" not in item},
-            keep={tip.decode() for tip in tips.values()},
-        )
+        cache.save(cached, keep={tip.decode() for tip in tips.values()} | set(cached))
         return [item for item in result if "error" in item or match(item)]
 
     def context_entries(self, task_id: str) -> list[dict[str, Any]]:
@@ -513,7 +520,6 @@ class Ledger:
         It may run several times: it must derive everything from its argument.
         """
         ref = ref_name(task_id)
-        self.repo.identity()  # no identity, no write: refuse before writing anything
         for attempt in range(MAX_ATTEMPTS):
             tip = self._tip(task_id)
             state = self.read_state(task_id, tip) if tip is not None else None
@@ -521,6 +527,7 @@ class Ledger:
                 change = apply(state)
             except Unchanged as done:
                 return done.result
+            self.repo.identity()  # no identity, no commit (refused like git commit)
             tree_changes: dict[bytes, bytes | None] = {
                 _TASK_FILE: self.repo.write_blob(codec.encode(change.task)),
                 _LINKS_FILE: self.repo.write_blob(

@@ -327,7 +327,7 @@ def statuses(
     now: datetime | float | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`status` of every live task, sorted by id, optionally only at ``stations``."""
-    from .ledger import TASK_REF_PREFIX, _SummaryCache
+    from .ledger import LIST_FIELDS, TASK_REF_PREFIX, _SummaryCache
 
     wanted = _station_filter(stations)
     moment = ledger._now(now)
@@ -335,16 +335,29 @@ def statuses(
         name.decode("utf-8", "replace"): oid.decode()
         for name, oid in ledger.repo.refs_under(TASK_REF_PREFIX).items()
     }
-    cache = _SummaryCache(os.path.join(ledger.repo.common_dir, "hydrate", "status-cache"))
+    cache = _SummaryCache(
+        os.path.join(ledger.repo.common_dir, "hydrate", "status-cache"),
+        required=(
+            *LIST_FIELDS,
+            "checkpoints",
+            "checkpoint",
+            "token_budget",
+            "reported",
+            "expiries",
+        ),
+    )
     known = cache.load()
     missing = [t for t, tip in tips.items() if known.get(tip, {}).get("task_id") != t]
     fresh: dict[str, dict[str, Any]] = {}
     result = []
+    cached: dict[str, dict[str, Any]] = {}
     for task_id, state in ledger.load_many(missing).items():
         if isinstance(state, CorruptData):
             fresh[task_id] = {"task_id": task_id, "error": str(state)}
         else:
             fresh[task_id] = _status_parts(state)
+            if state.tip is not None:  # keyed by the tip actually read
+                cached[state.tip.decode()] = fresh[task_id]
     for task_id in sorted(tips):
         parts = fresh.get(task_id) or known.get(tips[task_id])
         if parts is None or parts.get("task_id") != task_id:
@@ -353,10 +366,7 @@ def statuses(
             result.append(parts)
         elif wanted is None or parts["status"] in wanted:
             result.append(_status_from_parts(parts, False, moment))
-    cache.save(
-        {tips[t]: parts for t, parts in fresh.items() if "error" not in parts},
-        keep=set(tips.values()),
-    )
+    cache.save(cached, keep=set(tips.values()) | set(cached))
     return result
 
 

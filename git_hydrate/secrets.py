@@ -72,14 +72,19 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         # `password = read_password_2()` or `token = settings.api_token1` out.
         "env-secret",
         r"^[ \t]*(?:export[ \t]+)?"
-        r"(?i:[a-z0-9_]*(?:secret|password|passwd|token|api_?key|private_?key|access_?key)"
-        r"[a-z0-9_]*)[ \t]*[=:][ \t]*"
+        # the key: a lookahead finds the secret word, then a possessive run takes the
+        # name (no backtracking: a long line of "token"s stays linear)
+        r"(?i:(?=[a-z0-9_]*?(?:secret|password|passwd|token|api_?key|private_?key"
+        r"|access_?key))[a-z0-9_]*+)[ \t]*[=:][ \t]*"
         r"(?![^\n]*(?i:change.?me|example|your_|xxxx|dummy|placeholder|redacted)"
         r"|[^\n]*(?:<|\$\{|\$\())"
         r"(?:([\"'])(?=[^\"'\n]*[0-9])(?=[^\"'\n]*[A-Za-z])[A-Za-z0-9_\-+/=!@%^&*.~]{12,}\1"
-        r"|(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_\-+/=!@%^&*.~]{12,})"
-        r"[ \t]*(?:#.*)?$",
-        ("secret", "passw", "token", "_key", "apikey", "access_key", "accesskey"),
+        # unquoted: upper, lower and digits, or letters and digits without "_" (hex,
+        # UUIDs, base32) — never ".", "(" or "_"-joined names, which are code
+        r"|(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_\-+/=!@%^&*~]{12,}"
+        r"|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9\-+/=!@%^&*~]{12,})"
+        r"[ \t]*(?:#[^\n]*)?\r?$",
+        ("secret", "passw", "token", "_key", "apikey", "access_key", "accesskey", "privatekey"),
     ),
 )
 

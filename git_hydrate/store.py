@@ -713,7 +713,12 @@ class Repository:
 
     def _log_ref(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
         """Append the reflog entry git itself writes for no custom ref."""
-        ident = self.identity()
+        try:
+            ident = self.identity()
+        except NoIdentity:
+            # A fast-forward needs no author, and the ref has already moved: the
+            # reflog line is signed the way git signs when it knows no better.
+            ident = Identity(b"unknown <unknown>", 0)
         zero = b"0" * (64 if self._sha256 else 40)
         line = b"%s %s %s %d %s\t%s\n" % (
             old or zero,

@@ -320,3 +320,40 @@ def test_task_id_with_a_trailing_newline_is_refused(repo: Path, ledger: Ledger) 
     with pytest.raises(ValidationError):
         ledger.add_task("abc\n", objective="o", acceptance="a")
     assert git(repo, "for-each-ref", "refs/hydrate") == ""
+
+
+def test_caches_of_the_wrong_shape_are_ignored(repo: Path) -> None:
+    import msgspec
+
+    with Ledger(repo) as ledger:
+        make_task(ledger, "W-1")
+        tip = git(repo, "rev-parse", "refs/hydrate/tasks/W-1").strip()
+        for name in ("list-cache", "status-cache"):
+            (repo / ".git" / "hydrate").mkdir(exist_ok=True)
+            (repo / ".git" / "hydrate" / name).write_bytes(
+                msgspec.msgpack.encode({tip: {"task_id": "W-1"}})
+            )
+        assert [t["task_id"] for t in ledger.list_tasks()] == ["W-1"]
+        assert ledger.list_tasks()[0]["status"] == "open"
+        assert ledger.statuses()[0]["status"] == "open"
+
+
+def test_the_cache_keys_what_it_read_by_the_tip_it_read(repo: Path) -> None:
+    """A ref moved between listing the refs and reading the task must not poison the cache."""
+    with Ledger(repo) as ledger:
+        make_task(ledger, "R-1")
+        old = git(repo, "rev-parse", "refs/hydrate/tasks/R-1").strip()
+        original = ledger.load_many
+
+        def moved_meanwhile(ids):  # type: ignore[no-untyped-def]
+            with Ledger(repo) as other:
+                other.set_status("R-1", "in_progress")
+            return original(ids)
+
+        ledger.load_many = moved_meanwhile  # type: ignore[method-assign]
+        ledger.list_tasks()
+        ledger.statuses()
+        ledger.load_many = original  # type: ignore[method-assign]
+        git(repo, "update-ref", "refs/hydrate/tasks/R-1", old)
+        assert ledger.list_tasks()[0]["status"] == "open"
+        assert ledger.statuses()[0]["status"] == "open"

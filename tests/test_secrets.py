@@ -133,6 +133,9 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
                 "token = settings.api_token1",
                 "DB_PASSWORD=changeme123456",
                 "İstanbul token=Xy12abcdefGHij",
+                "SSH_PRIVATEKEY=Abc123def456Xyz",
+                'rsa_privatekey: "abc123def456xyz"',
+                "API_KEY=a8f5f167f44f4964e6c998dee827110c",
                 "",
             ]
         ),
@@ -147,3 +150,26 @@ def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) 
         if name == "env-secret":
             expected = sorted(m.start() for m in pattern.finditer(text))
             assert sorted(p for p, _n in _scan_lines(text, name, pattern, triggers)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API_KEY=" + "a8f5f167f44f4964e6c998dee827110c",
+        "API_TOKEN=" + "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+        "DB_PASSWORD=" + "ABCD1234EFGH5678",
+        "PRIVATEKEY=" + "Abc123def456Xyz",
+        'PASSWORD="' + "Abc123def456Xyz" + '"\r\n',
+    ],
+)
+def test_hex_uuid_upper_case_and_crlf_values_are_caught(text: str) -> None:
+    assert [f.rule for f in scan(text)] == ["env-secret"]
+
+
+def test_long_lines_of_key_words_stay_linear() -> None:
+    import time
+
+    start = time.perf_counter()
+    scan("token" * 40_000 + "\n" + "Password" * 20_000)
+    # a guard against catastrophic backtracking (minutes before), not a speed test
+    assert time.perf_counter() - start < 10.0

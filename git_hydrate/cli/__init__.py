@@ -114,9 +114,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    if _open_manual(sys.argv[1:] if argv is None else argv):
-        return 0
     try:
+        if _open_manual(sys.argv[1:] if argv is None else argv):
+            return 0
         result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False, obj={})
     except HydrateError as exc:
         click.echo(f"{exc.label}: {exc}", err=True)
@@ -124,6 +124,10 @@ def run(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # `git hydrate` (or a group) with nothing after it: the help, as help
+            click.echo(exc.format_message())
+            return exc.exit_code
         # One line, like every other error; the command's -h has the rest.
         where = exc.ctx.command_path if exc.ctx is not None else _prog_name()
         click.echo(f"error: {exc.format_message()} (see: {where} -h)", err=True)
