@@ -322,7 +322,8 @@ def packet_json(packet: Mapping[str, Any]) -> bytes:
 # -- the budget walk --------------------------------------------------------------
 
 
-def _as_timestamp(now: datetime | float | None) -> float:
+def as_timestamp(now: datetime | float | None) -> float:
+    """POSIX seconds for a moment (a naive datetime is UTC; ``None`` is now)."""
     if now is None:
         return datetime.now(UTC).timestamp()
     if isinstance(now, datetime):
@@ -337,9 +338,9 @@ def _expires_at(entry: Entry) -> float | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        return _as_timestamp(value)
+        return as_timestamp(value)
     if isinstance(value, str):
-        return _as_timestamp(datetime.fromisoformat(value))
+        return as_timestamp(datetime.fromisoformat(value))
     return float(value)
 
 
@@ -415,10 +416,6 @@ def _check_budget(max_bytes: int) -> None:
         raise ValidationError(f"max_bytes must be a positive integer, not {max_bytes!r}")
 
 
-def _ordered(entries: Iterable[Entry]) -> list[dict[str, Any]]:
-    return dedupe_context(entries)
-
-
 def _mandatory(task: Mapping[str, Any]) -> dict[str, Any]:
     task_id = task.get("task_id", task.get("id"))
     checkpoint = task.get("checkpoint")
@@ -465,9 +462,9 @@ def pack_packet(
     if base > max_bytes:
         raise Conflict(PACK_REFUSAL)
     kept, omitted, added, _ = _walk(
-        _ordered(entries),
+        dedupe_context(entries),
         max_bytes - base,
-        now=_as_timestamp(now),
+        now=as_timestamp(now),
         with_prompt=False,
         load_body=load_body,
     )
@@ -523,9 +520,9 @@ def build_packet(
         raise ValidationError(EXPAND_REFUSAL)
     parts: list[str] = []
     kept, omitted, added_json, added_prompt = _walk(
-        _ordered(entries),
+        dedupe_context(entries),
         max_bytes - base_json - base_prompt,
-        now=_as_timestamp(now),
+        now=as_timestamp(now),
         with_prompt=True,
         load_body=load_body,
         parts=parts,

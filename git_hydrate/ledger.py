@@ -19,7 +19,7 @@ import hashlib
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -27,7 +27,7 @@ import msgspec
 
 from . import codec, context_expander, validate
 from .errors import Busy, Conflict, CorruptData, NotFound, SecretDetected, ValidationError
-from .model import INITIAL_STATION, Link, LinkList, PathNote, Task, packing_key
+from .model import INITIAL_STATION, Link, LinkList, Task, packing_key
 from .store import RefRace, Repository
 
 __all__ = [
@@ -297,28 +297,10 @@ class Ledger:
         Raises:
             CorruptData: the tree is not a valid format-1 task, naming the task.
         """
-        where = f"task {task_id}"
-        try:
-            tree, _parents = self.repo.read_commit_tree(tip)
-            entries = self.repo.read_tree(tree)
-            task_entry = entries.get(_TASK_FILE)
-            links_entry = entries.get(_LINKS_FILE)
-            missing = [
-                name.decode()
-                for name, entry in ((_TASK_FILE, task_entry), (_LINKS_FILE, links_entry))
-                if entry is None
-            ]
-            if missing or task_entry is None or links_entry is None:
-                raise CorruptData(f"{where}: commit {tip.decode()} has no {' or '.join(missing)}")
-            task = codec.decode_task(self.repo.read_blob(task_entry[1]), f"{where}: task.json")
-            links = codec.decode_links(self.repo.read_blob(links_entry[1]), f"{where}: links.json")
-            if task.id != task_id:
-                raise CorruptData(f"{where}: task.json names task {task.id!r}")
-        except CorruptData as exc:
-            if str(exc).startswith(where):
-                raise
-            raise CorruptData(f"{where}: {exc}") from None
-        return TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
+        state = self._states_at({task_id: tip})[task_id]
+        if isinstance(state, CorruptData):
+            raise state
+        return state
 
     def load_many(self, task_ids: Iterable[str]) -> dict[str, TaskState | CorruptData]:
         """The states of many live tasks in one pipelined read (absent ids are left out).
@@ -326,14 +308,19 @@ class Ledger:
         A task whose data cannot be read maps to the :class:`CorruptData` naming
         it, so one damaged task never hides the others.
         """
-        from .store import parse_commit_tree
-
-        tips: dict[str, bytes] = {}
         refs = self.repo.refs_under(TASK_REF_PREFIX)
+        tips: dict[str, bytes] = {}
         for task_id in task_ids:
             tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
             if tip is not None:
                 tips[task_id] = tip
+        return self._states_at(tips)
+
+    def _states_at(self, tips: Mapping[str, bytes]) -> dict[str, TaskState | CorruptData]:
+        """Decode each task's state at its tip: the commit, ``task.json`` and
+        ``links.json`` of every task in one pipelined ``cat-file`` pass."""
+        from .store import parse_commit_tree
+
         specs = []
         for tip in tips.values():
             specs += [tip, tip + b":" + _TASK_FILE, tip + b":" + _LINKS_FILE]
@@ -343,14 +330,15 @@ class Ledger:
             commit, task_blob, links_blob = answers[3 * index : 3 * index + 3]
             where = f"task {task_id}"
             try:
-                if commit is None or commit[0] != b"commit":
-                    raise CorruptData(f"{where}: its ref does not point at a commit")
-                if task_blob is None or links_blob is None:
-                    # a missing or misshapen file: the slow path says exactly what
-                    result[task_id] = self.read_state(task_id, tip)
-                    continue
-                if task_blob[0] != b"blob" or links_blob[0] != b"blob":
-                    raise CorruptData(f"{where}: task.json or links.json is not a file")
+                if (
+                    commit is None
+                    or commit[0] != b"commit"
+                    or task_blob is None
+                    or links_blob is None
+                    or task_blob[0] != b"blob"
+                    or links_blob[0] != b"blob"
+                ):
+                    raise self._damage(task_id, tip)
                 tree, _parents = parse_commit_tree(tip, commit[1])
                 task = codec.decode_task(task_blob[1], f"{where}: task.json")
                 links = codec.decode_links(links_blob[1], f"{where}: links.json")
@@ -358,8 +346,24 @@ class Ledger:
                     raise CorruptData(f"{where}: task.json names task {task.id!r}")
                 result[task_id] = TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
             except CorruptData as exc:
+                if not str(exc).startswith(where):
+                    exc = CorruptData(f"{where}: {exc}")
                 result[task_id] = exc
         return result
+
+    def _damage(self, task_id: str, tip: bytes) -> CorruptData:
+        """Say exactly what is wrong with a tip whose task files cannot be read."""
+        try:
+            tree, _parents = self.repo.read_commit_tree(tip)
+            entries = self.repo.read_tree(tree)
+            missing = [name.decode() for name in (_TASK_FILE, _LINKS_FILE) if name not in entries]
+            if missing:
+                return CorruptData(f"commit {tip.decode()} has no {' or '.join(missing)}")
+            for name in (_TASK_FILE, _LINKS_FILE):
+                self.repo.read_blob(entries[name][1])
+        except CorruptData as exc:
+            return exc
+        return CorruptData(f"commit {tip.decode()} cannot be read")
 
     def _load(self, task_id: str) -> TaskState:
         validate.task_id(task_id)
@@ -497,10 +501,18 @@ class Ledger:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]}: {exc}") from None
         return self._check_body(task_id, link, data)
 
-    def _check_body(self, task_id: str, link: Link, data: bytes) -> str:
-        """``data`` as text, after checking it is the body ``link`` names."""
+    def _check_body(
+        self, task_id: str, link: Link, data: bytes, *, check_size: bool = False
+    ) -> str:
+        """``data`` as text, after checking it is the body ``link`` names.
+
+        ``check_size`` also holds the link's recorded size to the body (data from
+        a remote, whose sizes the packer will trust).
+        """
         if hashlib.sha256(data).hexdigest() != link.sha256:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
+        if check_size and len(data) != link.size:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -869,13 +881,7 @@ class Ledger:
     # -- packing ---------------------------------------------------------------
 
     def _now(self, now: datetime | float | None) -> float:
-        if now is None:
-            return self._clock()
-        if isinstance(now, datetime):
-            if now.tzinfo is None:
-                now = now.replace(tzinfo=UTC)
-            return now.timestamp()
-        return float(now)
+        return self._clock() if now is None else context_expander.as_timestamp(now)
 
     def _packing_input(self, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         state = self._load(task_id)
@@ -980,10 +986,6 @@ class Ledger:
             now=self._now(now),
             load_body=self._loader(task_id, entries),
         )
-
-    def iter_states(self) -> Iterator[tuple[str, TaskState | CorruptData]]:
-        """Every live task's state, or the error met reading it (for doctor-like uses)."""
-        yield from sorted(self.load_many(self.task_ids()).items())
 
     # -- lifecycle (see git_hydrate.lifecycle) -----------------------------------
 
@@ -1158,8 +1160,3 @@ class Ledger:
             max_total_bytes=max_total_bytes,
             allow_secrets=allow_secrets,
         )
-
-
-def path_note_dicts(items: Iterable[PathNote]) -> list[dict[str, str]]:
-    """PathNotes as ``{path, note}`` dicts."""
-    return [{"path": item.path, "note": item.note} for item in items]

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import (
-    Busy,
     CorruptData,
     NoIdentity,
     NotARepository,
@@ -341,10 +340,6 @@ class Repository:
         return self._identity
 
     # -- objects ---------------------------------------------------------
-
-    def object_id(self, obj: ShaFile) -> bytes:
-        """The object's id in this repository's hash (SHA-1 or SHA-256)."""
-        return obj.get_id(self.object_format)
 
     def _batch(self) -> _CatFile:
         if self._cat_file is not None and self._cat_file.broken:
@@ -822,11 +817,6 @@ class _CatFile:
                 with contextlib.suppress(OSError):  # a killed process: nothing to flush to
                     stream.close()
         self._proc.wait()
-
-
-def retry_busy(attempts: int, what: str) -> Busy:
-    """The error raised when ``attempts`` compare-and-swaps all lost their race."""
-    return Busy(f"{what}: the task kept changing under us ({attempts} attempts); try again")
 
 
 class CommitInfo(NamedTuple):

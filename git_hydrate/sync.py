@@ -375,17 +375,13 @@ def _validate_remote(ledger: Ledger, task_id: str, tip: bytes) -> TaskState:
         entry = _tree_lookup(ledger, state.tree, path)
         if entry is None or entry != link.oid.encode():
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not in its tree")
-        if not repo.has_object(entry):
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is missing (blob absent)")
-        data = repo.read_blob(entry)
-        if hashlib.sha256(data).hexdigest() != link.sha256:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
-        if len(data) != link.size:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")
         try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
+            data = repo.read_blob(entry)
+        except CorruptData:
+            raise CorruptData(
+                f"task {task_id}: body {link.sha256[:12]} is missing (blob absent)"
+            ) from None
+        ledger._check_body(task_id, link, data, check_size=True)
     return state
 
 

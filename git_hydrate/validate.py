@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 MAX_LABEL_CHARS: Final = 1024
-MAX_ID_CHARS: Final = 128
 #: Default ceiling on one context body (``hydrate.maxBodyBytes``).
 DEFAULT_MAX_BODY_BYTES: Final = 8 * 1024 * 1024
 

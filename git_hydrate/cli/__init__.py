@@ -103,6 +103,11 @@ def cli(ctx: click.Context, directory: str | None, compact: bool) -> None:
     ctx.obj["directory"] = directory
 
 
+#: click >= 8.2 raises this (a UsageError) for a group given no command: it is help.
+_NO_ARGS_IS_HELP: Final[type[Exception] | tuple[()]] = getattr(
+    click.exceptions, "NoArgsIsHelpError", ()
+)
+
 #: What a shell reports for a process ended by SIGINT (128 + 2).
 EXIT_INTERRUPTED: Final = 130
 
@@ -124,7 +129,7 @@ def run(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
+        if isinstance(exc, _NO_ARGS_IS_HELP):
             # `git hydrate` (or a group) with nothing after it: the help, as help
             click.echo(exc.format_message())
             return exc.exit_code
