@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from .errors import CorruptData
-from .model import FORMAT_VERSION, LinkList, Task
+from .model import FORMAT_VERSION, LinkList, Task, bad_link_id
 
 __all__ = ["decode_links", "decode_task", "encode", "encode_output", "format_output"]
 
@@ -89,4 +89,8 @@ def decode_task(data: bytes, where: str) -> Task:
 
 def decode_links(data: bytes, where: str) -> LinkList:
     """Decode ``links.json`` bytes; ``where`` names their origin in errors."""
-    return _decode(_links_decoder, data, where)
+    decoded = _decode(_links_decoder, data, where)
+    problem = bad_link_id(decoded.links)
+    if problem is not None:
+        raise CorruptData(f"{where}: {problem}")
+    return decoded

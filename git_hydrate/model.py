@@ -24,6 +24,7 @@ __all__ = [
     "LinkList",
     "PathNote",
     "Task",
+    "bad_link_id",
 ]
 
 #: The storage format this version reads and writes. A task whose stored
@@ -45,8 +46,12 @@ TRANSITIONS: Final[dict[str, tuple[str, ...]]] = {
     "cancelled": ("open",),
 }
 
-Sha256Hex = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}\Z")]
 ObjectIdHex = Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")]
+# Link ids are decoded by length only and checked as hex in one pass over the
+# whole list (``bad_link_id``): a pattern per field costs a regex call per link,
+# which dominated reading a task of thousands of links.
+_LinkSha256 = Annotated[str, msgspec.Meta(min_length=64, max_length=64)]
+_LinkObjectId = Annotated[str, msgspec.Meta(min_length=40, max_length=64)]
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Priority = Annotated[int, msgspec.Meta(ge=1, le=3)]
 ContextPriority = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
@@ -109,8 +114,8 @@ class Link(msgspec.Struct, kw_only=True):
     it was taken from, so re-hydration can replace and remove exactly its own.
     """
 
-    sha256: Sha256Hex
-    oid: ObjectIdHex
+    sha256: _LinkSha256
+    oid: _LinkObjectId
     size: NonNegative
     source: str
     priority: ContextPriority = 0
@@ -124,6 +129,32 @@ class LinkList(msgspec.Struct, kw_only=True):
 
     format: int = FORMAT_VERSION
     links: list[Link] = []
+
+
+_HEX_DIGITS: Final = b"0123456789abcdef"
+
+
+def _lower_hex(text: str) -> bool:
+    # Deleting every hex digit leaves nothing; anything non-ASCII becomes "?".
+    return not text.encode("ascii", "replace").translate(None, _HEX_DIGITS)
+
+
+def bad_link_id(links: list[Link]) -> str | None:
+    """What is wrong with the first link whose ids are not lower-case hex of
+    the right lengths (a sha256; a SHA-1 or SHA-256 object id), else ``None``.
+
+    One pass over all ids joined, so that checking ten thousand links costs
+    about a millisecond (a pattern per field cost a regex call per link).
+    """
+    joined = "".join([link.sha256 + link.oid for link in links])
+    if _lower_hex(joined) and {len(link.oid) for link in links} <= {40, 64}:
+        return None
+    for index, link in enumerate(links):
+        if not _lower_hex(link.sha256):
+            return f"links[{index}].sha256 is not a lower-case hex sha256"
+        if len(link.oid) not in (40, 64) or not _lower_hex(link.oid):
+            return f"links[{index}].oid is not a lower-case hex object id"
+    return None  # pragma: no cover - the joined check found something above
 
 
 def packing_key(link: Link) -> tuple[int, str]:

@@ -357,3 +357,29 @@ def test_the_cache_keys_what_it_read_by_the_tip_it_read(repo: Path) -> None:
         git(repo, "update-ref", "refs/hydrate/tasks/R-1", old)
         assert ledger.list_tasks()[0]["status"] == "open"
         assert ledger.statuses()[0]["status"] == "open"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("sha256", "A" * 64),
+        ("sha256", "g" * 64),
+        ("sha256", "a" * 63),
+        ("oid", "b" * 41),
+        ("oid", "B" * 40),
+        ("oid", "\u00e9" * 40),
+        ("oid", "b" * 39 + "\n"),
+    ],
+)
+def test_stored_link_ids_must_be_lower_case_hex(field: str, value: str) -> None:
+    from git_hydrate import CorruptData, codec
+
+    good = [
+        {"sha256": f"{i:064x}", "oid": f"{i:040x}" if i else f"{i:064x}", "size": 1, "source": "s"}
+        for i in range(3)
+    ]
+    decoded = codec.decode_links(json.dumps({"format": 1, "links": good}).encode(), "w")
+    assert [link.oid for link in decoded.links] == [g["oid"] for g in good]
+    bad = [*good, dict(good[0], **{field: value})]
+    with pytest.raises(CorruptData, match=rf"^w: .*links\[3\]\.?{field}"):
+        codec.decode_links(json.dumps({"format": 1, "links": bad}).encode(), "w")
