@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from .errors import CorruptData
-from .model import FORMAT_VERSION, LinkList, Task, bad_link_id
+from .model import FORMAT_VERSION, LINKS_FANNED_FORMAT, LinkList, Task, bad_link_id
 
 __all__ = ["decode_links", "decode_task", "encode", "encode_output", "format_output"]
 
@@ -51,17 +51,19 @@ def format_output(obj: Any, *, compact: bool = False) -> str:
     return data.decode("utf-8")
 
 
-def _check_format(version: int, where: str) -> None:
-    if version > FORMAT_VERSION:
+def _check_format(version: int, where: str, newest: int = FORMAT_VERSION) -> None:
+    if version > newest:
         raise CorruptData(
             f"{where}: stored format {version} is newer than this git-hydrate "
-            f"understands ({FORMAT_VERSION}); upgrade git-hydrate to read it"
+            f"understands ({newest}); upgrade git-hydrate to read it"
         )
     if version < 1:
         raise CorruptData(f"{where}: invalid stored format {version}")
 
 
-def _decode(decoder: msgspec.json.Decoder[T], data: bytes, where: str) -> T:
+def _decode(
+    decoder: msgspec.json.Decoder[T], data: bytes, where: str, newest: int = FORMAT_VERSION
+) -> T:
     """Decode ``data``, refusing a format this version does not know.
 
     The full decode comes first (one pass over the bytes); only when it fails
@@ -76,9 +78,9 @@ def _decode(decoder: msgspec.json.Decoder[T], data: bytes, where: str) -> T:
             probe = _probe_decoder.decode(data)
         except msgspec.DecodeError:
             raise CorruptData(f"{where}: {exc}") from None
-        _check_format(probe.format, where)
+        _check_format(probe.format, where, newest)
         raise CorruptData(f"{where}: {exc}") from None
-    _check_format(getattr(obj, "format", FORMAT_VERSION), where)
+    _check_format(getattr(obj, "format", FORMAT_VERSION), where, newest)
     return obj
 
 
@@ -88,8 +90,10 @@ def decode_task(data: bytes, where: str) -> Task:
 
 
 def decode_links(data: bytes, where: str) -> LinkList:
-    """Decode ``links.json`` bytes; ``where`` names their origin in errors."""
-    decoded = _decode(_links_decoder, data, where)
+    """Decode ``links.json`` (or ``links/<aa>.json``) bytes; ``where`` names
+    their origin in errors. Format 1 is a list of links, format 2 says they are
+    fanned out (:data:`~git_hydrate.model.LINKS_FANNED_FORMAT`)."""
+    decoded = _decode(_links_decoder, data, where, LINKS_FANNED_FORMAT)
     problem = bad_link_id(decoded.links)
     if problem is not None:
         raise CorruptData(f"{where}: {problem}")

@@ -7,6 +7,12 @@ Storage (format 1)::
             links.json             context links, in packing order
             bodies/<aa>/<sha256>   the body blobs, fanned out by hash prefix
 
+A task of more than :data:`FAN_OUT_LINKS` links fans its links out too
+(``links.json`` format 2)::
+
+            links.json             {"format":2,"links":[]}: look in links/
+            links/<a>.json         the links whose sha256 starts with <a>
+
 Every change is one commit, moved onto the task's ref by a compare-and-swap.
 When another writer wins the race, the change is re-applied to the state it
 wrote — so concurrent writers never lose each other's work.
@@ -27,8 +33,15 @@ import msgspec
 
 from . import codec, context_expander, validate
 from .errors import Busy, Conflict, CorruptData, NotFound, SecretDetected, ValidationError
-from .model import INITIAL_STATION, Link, LinkList, Task, packing_key
-from .store import RefRace, Repository
+from .model import (
+    INITIAL_STATION,
+    LINKS_FANNED_FORMAT,
+    Link,
+    LinkList,
+    Task,
+    packing_sorted,
+)
+from .store import MODE_BLOB, RefRace, Repository
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -47,6 +60,16 @@ MAX_ATTEMPTS: Final = 64
 _TASK_FILE: Final = b"task.json"
 _LINKS_FILE: Final = b"links.json"
 _BODIES_DIR: Final = b"bodies"
+_LINKS_DIR: Final = b"links"
+#: A task with more links than this keeps them fanned out in ``links/<a>.json``
+#: by the first hex digit of their sha256, so that one change rewrites one
+#: sixteenth of the list instead of all of it (2 MB at 10,000 links). The
+#: layout depends on the number of links only, so merged states converge.
+FAN_OUT_LINKS: Final = 1000
+#: Hex digits of the sha256 that name a links file: 16 files keep a full read
+#: to 16 objects while a write at 10,000 links rewrites about 130 KB.
+_SHARD_DIGITS: Final = 1
+_FANNED_STUB: Final = codec.encode(LinkList(format=LINKS_FANNED_FORMAT))
 
 #: Fields ``edit_task`` may change (the station moves through ``set_status``).
 EDITABLE_FIELDS: Final = (
@@ -74,6 +97,55 @@ def body_path(sha256: str) -> bytes:
     return b"%s/%s/%s" % (_BODIES_DIR, sha256[:2].encode(), sha256.encode())
 
 
+def link_shard(sha256: str) -> str:
+    """The prefix naming the links file that holds the link of ``sha256``."""
+    return sha256[:_SHARD_DIGITS]
+
+
+def link_shard_path(prefix: str) -> bytes:
+    """Where a fanned-out task keeps the links whose sha256 starts with ``prefix``."""
+    return b"%s/%s.json" % (_LINKS_DIR, prefix.encode())
+
+
+def link_tree_changes(
+    repo: Repository, links: list[Link], before: TaskState | None
+) -> dict[bytes, bytes | None]:
+    """The tree changes (``{path: blob oid or None}``) that store ``links``.
+
+    Up to :data:`FAN_OUT_LINKS` links go into ``links.json``; more are fanned
+    out, and only the ``links/<a>.json`` files whose links changed since
+    ``before`` (the state read, or ``None`` to write everything) are written.
+    """
+    old = before.shards if before is not None else None
+    partial = before is not None and before.partial
+    if len(links) <= FAN_OUT_LINKS and not partial:
+        ordered = packing_sorted(links)
+        changes: dict[bytes, bytes | None] = {
+            _LINKS_FILE: repo.write_blob(codec.encode(LinkList(links=ordered)))
+        }
+        changes.update({link_shard_path(prefix): None for prefix in old or ()})
+        return changes
+    groups: dict[str, list[Link]] = {}
+    for link in links:
+        groups.setdefault(link_shard(link.sha256), []).append(link)
+    if partial and len(groups) > 1:
+        raise AssertionError("a write given one prefix's links changed another's")
+    changes = {} if old is not None else {_LINKS_FILE: repo.write_blob(_FANNED_STUB)}
+    old = old or {}
+    paths: list[bytes] = []
+    datas: list[bytes] = []
+    for prefix, group in groups.items():
+        if group == old.get(prefix):  # a change keeps the order of what it leaves alone
+            continue
+        group = packing_sorted(group)
+        if group != old.get(prefix):
+            paths.append(link_shard_path(prefix))
+            datas.append(codec.encode(LinkList(format=LINKS_FANNED_FORMAT, links=group)))
+    changes.update(zip(paths, repo.write_blobs(datas), strict=True))
+    changes.update({link_shard_path(prefix): None for prefix in old.keys() - groups.keys()})
+    return changes
+
+
 def ref_name(task_id: str) -> bytes:
     """The ref of a task."""
     return TASK_REF_PREFIX + task_id.encode("ascii")
@@ -92,6 +164,12 @@ class TaskState(msgspec.Struct):
     links: list[Link]
     tip: bytes | None = None
     tree: bytes | None = None
+    #: The links by ``links/<a>.json`` file, when the task's links are fanned
+    #: out; ``None`` when they are all in ``links.json``.
+    shards: dict[str, list[Link]] | None = None
+    #: Only the links of one ``links/<a>.json`` were read (``links`` is not
+    #: the whole list): see ``Ledger._write``'s ``only``.
+    partial: bool = False
 
 
 class Change(msgspec.Struct):
@@ -291,13 +369,17 @@ class Ledger:
     def _tip(self, task_id: str) -> bytes | None:
         return self.repo.read_ref(ref_name(task_id))
 
-    def read_state(self, task_id: str, tip: bytes) -> TaskState:
+    def read_state(self, task_id: str, tip: bytes, *, only: str | None = None) -> TaskState:
         """Decode the state stored in the commit ``tip`` of ``task_id``.
 
+        ``only`` (a :func:`link_shard` prefix) reads, of a task whose links are fanned out,
+        just the links whose sha256 starts with it: a *partial* state, which
+        only a write that touches those links alone may use (see ``_write``).
+
         Raises:
-            CorruptData: the tree is not a valid format-1 task, naming the task.
+            CorruptData: the tree is not a valid task, naming the task.
         """
-        state = self._states_at({task_id: tip})[task_id]
+        state = self._states_at({task_id: tip}, only)[task_id]
         if isinstance(state, CorruptData):
             raise state
         return state
@@ -316,9 +398,12 @@ class Ledger:
                 tips[task_id] = tip
         return self._states_at(tips)
 
-    def _states_at(self, tips: Mapping[str, bytes]) -> dict[str, TaskState | CorruptData]:
+    def _states_at(
+        self, tips: Mapping[str, bytes], only: str | None = None
+    ) -> dict[str, TaskState | CorruptData]:
         """Decode each task's state at its tip: the commit, ``task.json`` and
-        ``links.json`` of every task in one pipelined ``cat-file`` pass."""
+        ``links.json`` of every task in one pipelined ``cat-file`` pass (and, for
+        tasks whose links are fanned out, their ``links/`` in two more)."""
         from .store import parse_commit_tree
 
         specs = []
@@ -326,6 +411,7 @@ class Ledger:
             specs += [tip, tip + b":" + _TASK_FILE, tip + b":" + _LINKS_FILE]
         answers = self.repo.read_many(specs)
         result: dict[str, TaskState | CorruptData] = {}
+        fanned: dict[str, TaskState] = {}
         for index, (task_id, tip) in enumerate(tips.items()):
             commit, task_blob, links_blob = answers[3 * index : 3 * index + 3]
             where = f"task {task_id}"
@@ -344,11 +430,79 @@ class Ledger:
                 links = codec.decode_links(links_blob[1], f"{where}: links.json")
                 if task.id != task_id:
                     raise CorruptData(f"{where}: task.json names task {task.id!r}")
-                result[task_id] = TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
+                state = TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
+                if links.format == LINKS_FANNED_FORMAT:
+                    if links.links:
+                        raise CorruptData(f"{where}: links.json of format 2 holds links")
+                    fanned[task_id] = state
+                result[task_id] = state
             except CorruptData as exc:
-                if not str(exc).startswith(where):
-                    exc = CorruptData(f"{where}: {exc}")
-                result[task_id] = exc
+                result[task_id] = self._named(task_id, exc)
+        if fanned:
+            result.update(self._read_fanned(fanned, only))
+        return result
+
+    @staticmethod
+    def _named(task_id: str, exc: CorruptData) -> CorruptData:
+        where = f"task {task_id}"
+        return exc if str(exc).startswith(where) else CorruptData(f"{where}: {exc}")
+
+    def _read_fanned(
+        self, states: dict[str, TaskState], only: str | None
+    ) -> dict[str, TaskState | CorruptData]:
+        """Fill in the links of tasks that keep them in ``links/<a>.json``: every
+        ``links/`` tree in one pipelined pass, then every file (or, with
+        ``only``, the one file of that prefix) in another."""
+        trees = self.repo.read_many(
+            [(state.tree or b"") + b":" + _LINKS_DIR for state in states.values()]
+        )
+        result: dict[str, TaskState | CorruptData] = {}
+        wanted: dict[str, list[tuple[str, bytes]]] = {}
+        for task_id, answer in zip(states, trees, strict=True):
+            try:
+                if answer is None or answer[0] != b"tree":
+                    raise CorruptData("links.json says the links are in links/, which is missing")
+                shards = []
+                for name, (mode, oid) in self.repo.parse_tree(b"links", answer[1]).items():
+                    prefix = name.removesuffix(b".json").decode("ascii", "replace")
+                    shown = name.decode("utf-8", "replace")
+                    if (
+                        mode != MODE_BLOB
+                        or len(name) != _SHARD_DIGITS + 5
+                        or not name.endswith(b".json")
+                        or prefix.strip("0123456789abcdef")
+                    ):
+                        raise CorruptData(f"unexpected entry links/{shown}")
+                    if only is None or prefix == only:
+                        shards.append((prefix, oid))
+                wanted[task_id] = shards
+            except CorruptData as exc:
+                result[task_id] = self._named(task_id, exc)
+        answers = self.repo.read_many([oid for shards in wanted.values() for _p, oid in shards])
+        start = 0
+        for task_id, shards in wanted.items():
+            state = states[task_id]
+            state.shards = {}
+            state.partial = only is not None
+            try:
+                for (prefix, _oid), answer in zip(
+                    shards, answers[start : start + len(shards)], strict=True
+                ):
+                    where = f"links/{prefix}.json"
+                    if answer is None or answer[0] != b"blob":
+                        raise CorruptData(f"{where} cannot be read")
+                    group = codec.decode_links(answer[1], where).links
+                    firsts = "".join([link.sha256[:_SHARD_DIGITS] for link in group])
+                    if firsts != prefix * len(group):
+                        raise CorruptData(f"{where} holds a link of another prefix")
+                    state.shards[prefix] = group
+                state.links = packing_sorted(
+                    link for group in state.shards.values() for link in group
+                )
+                result[task_id] = state
+            except CorruptData as exc:
+                result[task_id] = self._named(task_id, exc)
+            start += len(shards)
         return result
 
     def _damage(self, task_id: str, tip: bytes) -> CorruptData:
@@ -524,28 +678,31 @@ class Ledger:
         self,
         task_id: str,
         apply: Callable[[TaskState | None], Change],
+        *,
+        only: str | None = None,
     ) -> Any:
         """Apply ``apply`` to the task's current state and commit it, retrying races.
 
         ``apply`` receives the state read (``None`` when the task does not
         exist) and returns the :class:`Change`, or raises :class:`Unchanged`.
         It may run several times: it must derive everything from its argument.
+
+        ``only`` (a :func:`link_shard` prefix) promises that ``apply`` reads
+        and changes only links of that prefix and never removes one: a task
+        whose links are fanned out then reads and rewrites just that
+        ``links/<a>.json``, so the write costs the same at 10 or 10,000 links.
         """
         ref = ref_name(task_id)
         for attempt in range(MAX_ATTEMPTS):
             tip = self._tip(task_id)
-            state = self.read_state(task_id, tip) if tip is not None else None
+            state = self.read_state(task_id, tip, only=only) if tip is not None else None
             try:
                 change = apply(state)
             except Unchanged as done:
                 return done.result
             self.repo.identity()  # no identity, no commit (refused like git commit)
-            tree_changes: dict[bytes, bytes | None] = {
-                _TASK_FILE: self.repo.write_blob(codec.encode(change.task)),
-                _LINKS_FILE: self.repo.write_blob(
-                    codec.encode(LinkList(links=sorted(change.links, key=packing_key)))
-                ),
-            }
+            tree_changes = link_tree_changes(self.repo, change.links, state)
+            tree_changes[_TASK_FILE] = self.repo.write_blob(codec.encode(change.task))
             tree_changes.update(change.bodies)
             tree = self.repo.update_tree(state.tree if state else None, tree_changes)
             if state is not None and tree == state.tree:
@@ -755,7 +912,7 @@ class Ledger:
                 result={**entry, "created": existing is None, "changed": True},
             )
 
-        result: dict[str, Any] = self._write(task_id, apply)
+        result: dict[str, Any] = self._write(task_id, apply, only=link_shard(digest))
         return result
 
     def remove_context(self, task_id: str, digest: str) -> dict[str, Any]:

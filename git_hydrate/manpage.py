@@ -135,6 +135,10 @@ _STORAGE: Final = [
     ("links.json", "The context links: sha256, git object id, size, source, priority, "
      "expiry (seconds since the epoch), origin and path (set by add-tree and add-diff), "
      "sorted in packing order."),
+    ("links/<a>.json", "Only in a task of more than 1,000 links: the links fanned out by "
+     "the first hex digit of their sha256, each file in packing order, while links.json "
+     "reads {\"format\":2,\"links\":[]}. One change then rewrites one of these files, not "
+     "the whole list; the layout folds back into links.json at 1,000 links or fewer."),
     ("bodies/<aa>/<sha256>", "The body blobs, fanned out by the first two hex digits; "
      "reachable from the task commit, so git gc keeps them and git push carries them."),
     ("refs/hydrate/archive", "Every archived task in one ref: index.json (id to tip, "

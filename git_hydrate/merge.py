@@ -31,7 +31,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from .model import Checkpoint, Link, Task, packing_key
+from .model import Checkpoint, Link, Task, packing_sorted
 
 __all__ = [
     "FieldConflict",
@@ -246,7 +246,7 @@ def _merge_links(
             )
         body = la if (la.oid, la.size) <= (lb.oid, lb.size) else lb
         merged.append(msgspec.structs.replace(body, **values))
-    return sorted(merged, key=packing_key)
+    return packing_sorted(merged)
 
 
 def merge_states(base: Side | None, a: Side, b: Side) -> MergeResult:

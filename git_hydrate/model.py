@@ -8,7 +8,9 @@ values from users are validated before anything is written (``validate``).
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Iterable
 from typing import Annotated, Final
 
 import msgspec
@@ -17,6 +19,7 @@ __all__ = [
     "FORMAT_VERSION",
     "INITIAL_STATION",
     "KINDS",
+    "LINKS_FANNED_FORMAT",
     "STATIONS",
     "TRANSITIONS",
     "Checkpoint",
@@ -25,11 +28,16 @@ __all__ = [
     "PathNote",
     "Task",
     "bad_link_id",
+    "packing_key",
+    "packing_sorted",
 ]
 
 #: The storage format this version reads and writes. A task whose stored
 #: format is higher is refused, never misread.
 FORMAT_VERSION: Final = 1
+#: ``links.json`` of this format holds no links: they are fanned out in
+#: ``links/<aa>.json`` (a task of many links; see ``ledger.FAN_OUT_LINKS``).
+LINKS_FANNED_FORMAT: Final = 2
 
 KINDS: Final = ("code", "fix", "closure", "planning", "product")
 
@@ -125,7 +133,7 @@ class Link(msgspec.Struct, kw_only=True):
 
 
 class LinkList(msgspec.Struct, kw_only=True):
-    """``links.json``: the task's links, sorted in packing order."""
+    """``links.json`` (or one ``links/<aa>.json``): links sorted in packing order."""
 
     format: int = FORMAT_VERSION
     links: list[Link] = []
@@ -160,3 +168,18 @@ def bad_link_id(links: list[Link]) -> str | None:
 def packing_key(link: Link) -> tuple[int, str]:
     """Sort key of the packing order: priority descending, then hash."""
     return (-link.priority, link.sha256)
+
+
+_BY_SHA256: Final = operator.attrgetter("sha256")
+_BY_PRIORITY: Final = operator.attrgetter("priority")
+
+
+def packing_sorted(links: Iterable[Link]) -> list[Link]:
+    """``links`` in packing order (as ``sorted(links, key=packing_key)``).
+
+    Two stable sorts with C-level keys, hash then priority descending: half
+    the time of one sort with a Python key function on thousands of links.
+    """
+    ordered = sorted(links, key=_BY_SHA256)
+    ordered.sort(key=_BY_PRIORITY, reverse=True)  # reverse=True keeps ties stable
+    return ordered

@@ -378,7 +378,10 @@ class Repository:
 
     def read_tree(self, oid: bytes) -> dict[bytes, tuple[int, bytes]]:
         """The entries of the tree ``oid`` as ``{name: (mode, oid)}``."""
-        data = self._read_typed(oid, b"tree")
+        return self.parse_tree(oid, self._read_typed(oid, b"tree"))
+
+    def parse_tree(self, oid: bytes, data: bytes) -> dict[bytes, tuple[int, bytes]]:
+        """The entries of tree ``oid`` whose content is ``data`` (read elsewhere)."""
         size = 32 if self._sha256 else 20
         entries: dict[bytes, tuple[int, bytes]] = {}
         pos = 0

@@ -42,9 +42,10 @@ from .ledger import (
     TaskState,
     body_path,
     iso_utc,
+    link_tree_changes,
     ref_name,
 )
-from .model import TASK_ID_RE, LinkList, packing_key
+from .model import TASK_ID_RE
 from .store import MODE_TREE, RefRace
 
 __all__ = [
@@ -443,12 +444,8 @@ def _merge_message(subject: str, action: str, trailers: list[tuple[str, str]], b
 
 def _write_merged_task(ledger: Ledger, result: merge.MergeResult) -> bytes:
     repo = ledger.repo
-    entries: dict[bytes, bytes | None] = {
-        b"task.json": repo.write_blob(codec.encode(result.task)),
-        b"links.json": repo.write_blob(
-            codec.encode(LinkList(links=sorted(result.links, key=packing_key)))
-        ),
-    }
+    entries = link_tree_changes(repo, list(result.links), None)
+    entries[b"task.json"] = repo.write_blob(codec.encode(result.task))
     for link in result.links:
         entries[body_path(link.sha256)] = link.oid.encode()
     # Built from nothing, so the tree depends on the merged state only.
