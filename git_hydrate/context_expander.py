@@ -186,8 +186,12 @@ def neutralise(text: str, *, headings: bool = False) -> str:
     of its own. Every line break Python recognises counts, not only ``\\n``.
     """
     # Every guarded line starts with "---" or "##" ("#" with headings): a text
-    # with neither (most code) needs no lower-casing at all.
-    if "---" not in text and ("#" if headings else "##") not in text:
+    # with neither (most code) needs no lower-casing at all. The one-character
+    # tests come first: they are a memchr, several times quicker than a search
+    # for "---" or "##", and most texts fail one of them already.
+    dashes = "-" in text and "---" in text
+    hashes = "#" in text and (headings or "##" in text)
+    if not dashes and not hashes:
         return text
     if not headings and not any(p in text.lower() for p in _GUARDED_PREFIXES):
         return text
@@ -307,11 +311,16 @@ def render_prompt(packet: Mapping[str, Any]) -> str:
 
 def _assemble(head: list[str], parts: list[str]) -> str:
     """The prompt from its head sections and its rendered context sections."""
-    sections = list(head)
+    # One join over all the pieces: the context is copied once, not once per
+    # level of nesting (it can be megabytes).
+    pieces = ["\n\n".join(head)]
     if parts:
-        sections.append(f"{UNTRUSTED_BANNER}\n\n" + "\n".join(parts) + UNTRUSTED_FOOTER)
-    sections.append(OUTPUT_CONTRACT)
-    return "\n\n".join(sections) + "\n"
+        pieces += ["\n\n", UNTRUSTED_BANNER, "\n\n", parts[0]]
+        for part in parts[1:]:
+            pieces += ["\n", part]
+        pieces.append(UNTRUSTED_FOOTER)
+    pieces += ["\n\n", OUTPUT_CONTRACT, "\n"]
+    return "".join(pieces)
 
 
 def packet_json(packet: Mapping[str, Any]) -> bytes:
@@ -398,7 +407,8 @@ def _walk(
         section = ""
         if with_prompt:
             section = context_section(source, item["body"])
-            cost_prompt = len(section.encode("utf-8"))
+            # An ASCII string's length is its UTF-8 length (and isascii() is O(1)).
+            cost_prompt = len(section) if section.isascii() else len(section.encode("utf-8"))
             cost_prompt += 1 if kept else _BLOCK_OVERHEAD
         if added_json + added_prompt + cost_json + cost_prompt > room:
             omitted.append({"hash": digest, "source": source, "reason": "byte_budget"})
