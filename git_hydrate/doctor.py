@@ -137,7 +137,16 @@ def check(ledger: Ledger) -> dict[str, Any]:
     for task_id in ledger.task_ids():
         problems = check_task(ledger, task_id)
         tasks.append({"task_id": task_id, "ok": not problems, "problems": problems})
-    refs = check_shared_refs(ledger)
+    refs = check_shared_refs(ledger) + [
+        {
+            "ref": ref,
+            "ok": False,
+            "problems": [
+                "not a valid task id: git-hydrate ignores this ref (git update-ref -d removes it)"
+            ],
+        }
+        for ref in ledger.stray_task_refs()
+    ]
     locks = find_locks(ledger.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]
     return {

@@ -36,6 +36,7 @@ from .errors import Busy, Conflict, CorruptData, NotFound, SecretDetected, Valid
 from .model import (
     INITIAL_STATION,
     LINKS_FANNED_FORMAT,
+    TASK_ID_RE,
     Link,
     LinkList,
     Task,
@@ -362,8 +363,28 @@ class Ledger:
 
     def task_ids(self) -> list[str]:
         """Every live task id, sorted."""
+        return sorted(self.task_tips())
+
+    def task_tips(self) -> dict[str, bytes]:
+        """Every live task id and its tip commit.
+
+        A ref under ``refs/hydrate/tasks/`` whose name is not a valid task id
+        (made by hand or by another tool) is left out; :meth:`stray_task_refs`
+        names it, so that ``list`` can warn and ``doctor`` report it.
+        """
+        tips = {}
+        for name, oid in self.repo.refs_under(TASK_REF_PREFIX).items():
+            if name.isascii() and TASK_ID_RE.match(task_id := name.decode("ascii")):
+                tips[task_id] = oid
+        return tips
+
+    def stray_task_refs(self) -> list[str]:
+        """The refs under ``refs/hydrate/tasks/`` that are not valid task ids,
+        printable (undecodable bytes as ``\\xNN``), sorted."""
         return sorted(
-            name.decode("utf-8", "replace") for name in self.repo.refs_under(TASK_REF_PREFIX)
+            (TASK_REF_PREFIX + name).decode("utf-8", "backslashreplace")
+            for name in self.repo.refs_under(TASK_REF_PREFIX)
+            if not (name.isascii() and TASK_ID_RE.match(name.decode("ascii")))
         )
 
     def _tip(self, task_id: str) -> bytes | None:
@@ -585,10 +606,7 @@ class Ledger:
         if archived:
             return lifecycle.archived_tasks(self, status=status, kind=kind, tag=tag)
         match = lifecycle.task_filter(status=status, kind=kind, tag=tag)
-        tips = {
-            name.decode("utf-8", "replace"): oid
-            for name, oid in self.repo.refs_under(TASK_REF_PREFIX).items()
-        }
+        tips = self.task_tips()
         cache = _SummaryCache(os.path.join(self.repo.common_dir, "hydrate", "list-cache"))
         known = cache.load()
         missing = [

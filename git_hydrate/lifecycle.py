@@ -327,14 +327,11 @@ def statuses(
     now: datetime | float | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`status` of every live task, sorted by id, optionally only at ``stations``."""
-    from .ledger import LIST_FIELDS, TASK_REF_PREFIX, _SummaryCache
+    from .ledger import LIST_FIELDS, _SummaryCache
 
     wanted = _station_filter(stations)
     moment = ledger._now(now)
-    tips = {
-        name.decode("utf-8", "replace"): oid.decode()
-        for name, oid in ledger.repo.refs_under(TASK_REF_PREFIX).items()
-    }
+    tips = {task_id: oid.decode() for task_id, oid in ledger.task_tips().items()}
     cache = _SummaryCache(
         os.path.join(ledger.repo.common_dir, "hydrate", "status-cache"),
         required=(

@@ -876,10 +876,7 @@ def _drop_archived(
 
 
 def _local_tasks(ledger: Ledger) -> dict[str, bytes]:
-    return {
-        name.decode("utf-8", "replace"): oid
-        for name, oid in ledger.repo.refs_under(TASK_REF_PREFIX).items()
-    }
+    return ledger.task_tips()  # never a stray ref that is not a task id
 
 
 def _check_ids(ids: Iterable[str]) -> list[str]:
@@ -1003,7 +1000,12 @@ def _push(
     repo = ledger.repo
     refspecs: list[str] = []
     if ids is None:
-        if repo.refs_under(TASK_REF_PREFIX):
+        if ledger.stray_task_refs():
+            # Never publish a ref that is not a task id: name each task instead.
+            refspecs += [
+                f"{ref_name(t).decode()}:{ref_name(t).decode()}" for t in ledger.task_ids()
+            ]
+        elif repo.refs_under(TASK_REF_PREFIX):
             refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
     else:
         for task_id in ids:

@@ -177,3 +177,43 @@ def test_archive_done_skips_a_damaged_task(populated: Path) -> None:
     assert result.returncode == 0, result
     assert result.stdout.startswith("archived 1: GOOD-1")
     assert result.stderr.startswith("warning: skipped damaged task BAD-1: ")
+
+
+def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
+    repo: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    made = hydrate(repo, "task-add", "A-1", "--objective", "x", "--acceptance", "y")
+    assert made.returncode == 0
+    tip = git(repo, "rev-parse", REF + "A-1").strip()
+    # A name that is not UTF-8, a nested one and one no task id can have.
+    strays = [b"B\xe9", b"x/y", b"-lead"]
+    for name in strays:
+        subprocess.run(
+            [b"git", b"update-ref", REF.encode() + name, tip.encode()], cwd=repo, check=True
+        )
+    listed = hydrate(repo, "list")
+    assert listed.returncode == 0
+    assert listed.stdout.splitlines() == ["A-1\topen\tcode\tp2\t0 ctx\tx"]
+    assert "warning: ignoring refs/hydrate/tasks/B\\xe9: not a valid task id" in listed.stderr
+    assert "refs/hydrate/tasks/x/y" in listed.stderr
+    assert "refs/hydrate/tasks/-lead" in listed.stderr
+    assert json.loads(hydrate(repo, "list", "--json").stdout)[0]["task_id"] == "A-1"
+    status = hydrate(repo, "status")
+    assert status.returncode == 0 and "ignoring refs/hydrate/tasks/x/y" in status.stderr
+    doctor = hydrate(repo, "doctor")
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert "problem refs/hydrate/tasks/B\\xe9: not a valid task id" in doctor.stdout
+    assert "ok      A-1" in doctor.stdout
+    report = json.loads(hydrate(repo, "doctor", "--json").stdout)
+    assert sorted(r["ref"] for r in report["refs"] if not r["ok"]) == [
+        "refs/hydrate/tasks/-lead",
+        "refs/hydrate/tasks/B\\xe9",
+        "refs/hydrate/tasks/x/y",
+    ]
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    pushed = hydrate(repo, "push", str(remote))
+    assert pushed.returncode == 0, pushed
+    assert git(remote, "for-each-ref", "--format=%(refname)").split() == [REF + "A-1"]

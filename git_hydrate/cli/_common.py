@@ -82,3 +82,11 @@ def budget_options(func: F) -> F:
 def short(digest: str) -> str:
     """The 12-digit abbreviation of a sha256 used in human output."""
     return digest[:12]
+
+
+def warn_stray_refs(ledger: Ledger) -> None:
+    """Say on stderr which refs under refs/hydrate/tasks/ a listing left out."""
+    for ref in ledger.stray_task_refs():
+        click.echo(
+            f"warning: ignoring {ref}: not a valid task id; see: git hydrate doctor", err=True
+        )

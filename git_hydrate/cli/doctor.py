@@ -26,7 +26,8 @@ from ._common import echo_json, json_option, open_ledger
 def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_json: bool) -> int:
     """Check every task (format, JSON, bodies against their sha256) and report per task.
 
-    Exits 1 when a problem was found.
+    Also reports refs under refs/hydrate/tasks/ that are not task ids (which
+    every other command ignores). Exits 1 when a problem was found.
 
     \b
     Examples:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import IsoTime, echo_json, json_option, open_ledger
+from ._common import IsoTime, echo_json, json_option, open_ledger, warn_stray_refs
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -130,6 +130,7 @@ def status(
                         click.echo(f"{row['task_id']}\tdamaged\t{row['error']}")
                     else:
                         click.echo(_status_row(row))
+                warn_stray_refs(ledger)
             return
         moved = ledger.set_status(task_id, new_station) if new_station is not None else None
         result = ledger.status(task_id, now=now)

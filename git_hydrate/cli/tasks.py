@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, short
+from ._common import echo_json, json_option, open_ledger, short, warn_stray_refs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,6 +194,8 @@ def list_tasks(
         tasks = ledger.list_tasks(
             status=stations or None, kind=kinds or None, tag=tags or None, archived=archived
         )
+        if not as_json and not archived:
+            warn_stray_refs(ledger)
     if as_json:
         echo_json(ctx, tasks)
         return
