@@ -66,9 +66,12 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .errors import CorruptData, ValidationError
+
+if TYPE_CHECKING:
+    from .store import Repository
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -647,8 +650,9 @@ class Sha256Cache:
     #: The version follows the classification rules (secrets): older files are rebuilt.
     HEADER: Final = b"# git-hydrate sha256-cache 3\n"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path
+        self.repo = repo  # shares what it creates as core.sharedRepository asks
         self._entries: dict[str, tuple[str, str]] | None = None
         self._new: dict[str, tuple[str, str]] = {}
         self._rewrite = False
@@ -691,19 +695,27 @@ class Sha256Cache:
             for oid, (d, c) in (self._entries if self._rewrite else self._new).items()  # type: ignore[union-attr]
         )
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            if self.repo is not None:
+                self.repo.make_dirs(os.path.dirname(self.path))
+            else:
+                os.makedirs(os.path.dirname(self.path), exist_ok=True)
             if self._rewrite:
                 tmp = f"{self.path}.{os.getpid()}.tmp"
                 with open(tmp, "wb") as fh:
                     fh.write(self.HEADER + lines)
+                if self.repo is not None:
+                    self.repo.share(tmp)
                 os.replace(tmp, self.path)
             else:
                 # One O_APPEND write per run: concurrent runs interleave whole runs.
+                created = not os.path.exists(self.path)
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
                     os.write(fd, lines)
                 finally:
                     os.close(fd)
+                if created and self.repo is not None:
+                    self.repo.share(self.path)
         except OSError:
             return
         self._new.clear()

@@ -226,7 +226,7 @@ def add_tree(
             skipped.append(Skipped(entry.path, reason, entry.size))
 
     # -- content: sha256, oid and verdict of every candidate ---------------------
-    cache = Sha256Cache(os.path.join(repo.common_dir, "hydrate", "sha256-cache"))
+    cache = Sha256Cache(os.path.join(repo.common_dir, "hydrate", "sha256-cache"), repo)
     object_format = repo.hash_name
     if allow_secrets is None:
         allow_secrets = ledger.config_bool("hydrate.allowSecrets", False)

@@ -219,8 +219,9 @@ class _SummaryCache:
     tasks into reading the refs and one small file.
     """
 
-    def __init__(self, path: str, required: Iterable[str] = LIST_FIELDS) -> None:
-        self.path = path
+    def __init__(self, repo: Repository, name: str, required: Iterable[str] = LIST_FIELDS) -> None:
+        self.repo = repo
+        self.path = os.path.join(repo.common_dir, "hydrate", name)
         self.required = frozenset(required)
         self._entries: dict[str, dict[str, Any]] = {}
 
@@ -244,10 +245,10 @@ class _SummaryCache:
         temporary = f"{self.path}.{os.getpid()}.tmp"
         # The cache only saves time: failing to write it is not an error.
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self.repo.make_dirs(os.path.dirname(self.path))
             with open(temporary, "wb") as fh:
                 fh.write(msgspec.msgpack.encode(entries))
-            os.replace(temporary, self.path)
+            self.repo.replace_shared(temporary, self.path)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -607,7 +608,7 @@ class Ledger:
             return lifecycle.archived_tasks(self, status=status, kind=kind, tag=tag)
         match = lifecycle.task_filter(status=status, kind=kind, tag=tag)
         tips = self.task_tips()
-        cache = _SummaryCache(os.path.join(self.repo.common_dir, "hydrate", "list-cache"))
+        cache = _SummaryCache(self.repo, "list-cache")
         known = cache.load()
         missing = [
             task_id

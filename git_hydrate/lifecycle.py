@@ -22,7 +22,6 @@ storage of its own.
 from __future__ import annotations
 
 import heapq
-import os
 import random
 import re
 import time
@@ -333,7 +332,8 @@ def statuses(
     moment = ledger._now(now)
     tips = {task_id: oid.decode() for task_id, oid in ledger.task_tips().items()}
     cache = _SummaryCache(
-        os.path.join(ledger.repo.common_dir, "hydrate", "status-cache"),
+        ledger.repo,
+        "status-cache",
         required=(
             *LIST_FIELDS,
             "checkpoints",

@@ -108,7 +108,8 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
     (75, "Busy: the task kept changing under a write (another writer won every race); "
      "run the command again."),
     (128, "Not a git repository, no git binary, or a repository this version cannot use "
-     "(reftable refs, an unknown extension), like git itself."),
+     "(reftable refs, an unknown extension, a core.sharedRepository value git refuses), "
+     "like git itself."),
     (130, "Interrupted (Ctrl-C)."),
 ]  # fmt: skip
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import subprocess
 import time
 import zlib
@@ -38,6 +39,7 @@ __all__ = [
     "RefRace",
     "Repository",
     "run_git",
+    "shared_repository_mode",
 ]
 
 MODE_BLOB = 0o100644
@@ -65,6 +67,73 @@ class Identity(NamedTuple):
 
     name_email: bytes
     tz_offset: int
+
+
+def shared_repository_mode(value: str | None) -> int:
+    """What ``core.sharedRepository`` asks of new files, as git reads it.
+
+    ``0``: the umask decides (unset, ``umask``, false, ``0``); a positive
+    mode to add to every new file (``group``, true or ``1``: 0660; ``all``,
+    ``world``, ``everybody`` or ``2``: 0664); or a negative exact mode
+    (``-0o640`` for ``0640``).
+
+    Raises:
+        UnsupportedRepository: a value git itself refuses.
+    """
+    if value is None or value == "umask":
+        return 0
+    if value == "group":
+        return 0o660
+    if value in ("all", "world", "everybody"):
+        return 0o664
+    try:
+        number = int(value, 8)
+    except ValueError:
+        if value.lower() in ("true", "yes", "on"):
+            return 0o660
+        if value.lower() in ("false", "no", "off", ""):
+            return 0
+        raise UnsupportedRepository(
+            f"core.sharedRepository={value!r} is not a value git knows"
+        ) from None
+    if number in (0, 1, 2):  # the old numeric spellings of umask, group, everybody
+        return (0, 0o660, 0o664)[number]
+    if number & 0o600 != 0o600:
+        raise UnsupportedRepository(
+            f"core.sharedRepository={value} must let the owner read and write"
+        )
+    return -(number & 0o666)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux allows."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def shared_file_mode(setting: int, mode: int) -> int:
+    """The permission bits git gives a new file or directory of ``mode`` in a
+    repository whose ``core.sharedRepository`` reads as ``setting``."""
+    if not setting:
+        return mode & 0o7777
+    tweak = -setting if setting < 0 else setting
+    if not mode & stat.S_IWUSR:
+        tweak &= ~0o222  # a read-only file (an object) stays read-only
+    if mode & stat.S_IXUSR:
+        tweak |= (tweak & 0o444) >> 2  # whoever may read may also search
+    new = (mode & ~0o777) | tweak if setting < 0 else mode | tweak
+    if stat.S_ISDIR(mode):
+        new |= (new & 0o444) >> 2
+        new |= stat.S_ISGID  # new entries inherit the directory's group
+    return new & 0o7777
 
 
 def run_git(
@@ -209,6 +278,7 @@ class Repository:
         self._packed_refs: dict[bytes, bytes] | None = None
         self._packed_key: tuple[int, int, int] | None = None
         self._identity: Identity | None = None
+        self._shared: int | None = None
 
     @property
     def _repo(self) -> Repo:
@@ -316,6 +386,46 @@ class Repository:
             key, _, value = record.partition(b"\n")
             values[key.decode("utf-8", "replace").lower()] = value.decode("utf-8", "replace")
         return values
+
+    @property
+    def shared_mode(self) -> int:
+        """``core.sharedRepository`` as :func:`shared_repository_mode` reads it."""
+        if self._shared is None:
+            proc = self.git(["config", "--get", "core.sharedRepository"], check=False)
+            value = proc.stdout.decode("utf-8", "replace").strip()
+            self._shared = shared_repository_mode(value if proc.returncode == 0 else None)
+        return self._shared
+
+    def share(self, path: str) -> None:
+        """Give a file or directory this repository created the permissions git
+        would (``core.sharedRepository``: group-writable refs, setgid
+        directories...); nothing when the umask decides."""
+        if not self.shared_mode:
+            return
+        mode = os.stat(path).st_mode
+        wanted = shared_file_mode(self.shared_mode, mode)
+        if wanted != mode & 0o7777:
+            os.chmod(path, wanted)
+
+    def replace_shared(self, temporary: str, path: str) -> None:
+        """Rename ``temporary`` over ``path`` after sharing it (a cache written whole)."""
+        self.share(temporary)
+        os.replace(temporary, path)
+
+    def make_dirs(self, path: str) -> None:
+        """``os.makedirs(path, exist_ok=True)``, sharing each directory it creates."""
+        if os.path.isdir(path):
+            return
+        missing = []
+        while not os.path.isdir(path):
+            missing.append(path)
+            path = os.path.dirname(path)
+        for directory in reversed(missing):
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                continue  # made meanwhile by another writer, who shared it
+            self.share(directory)
 
     def identity(self) -> Identity:
         """The committer identity git would use here (``git var GIT_COMMITTER_IDENT``).
@@ -462,7 +572,7 @@ class Repository:
         for attempt in range(50):
             temporary = os.path.join(directory, f"tmp_obj_{os.getpid()}_{os.urandom(6).hex()}")
             try:
-                os.makedirs(directory, exist_ok=True)
+                self.make_dirs(directory)
                 fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
             except FileNotFoundError:
                 time.sleep(0.001 * min(attempt + 1, 10))
@@ -472,6 +582,7 @@ class Repository:
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(compressed)
+                self.share(temporary)
                 os.replace(temporary, path)
                 return oid
             except FileNotFoundError:
@@ -506,8 +617,16 @@ class Repository:
         from dulwich.objects import Blob
 
         blobs = [Blob.from_string(data) for oid, data in missing if not self.has_object(oid)]
+        pack_dir = os.path.join(self.common_dir, "objects", "pack")
+        before = set(os.listdir(pack_dir)) if self.shared_mode and os.path.isdir(pack_dir) else ()
         try:
             self._repo.object_store.add_objects([(blob, None) for blob in blobs])
+            if self.shared_mode:
+                # dulwich makes packs 0444 whatever the umask, and knows nothing
+                # of core.sharedRepository: give them the mode git would.
+                mode = shared_file_mode(self.shared_mode, 0o444 & ~_umask())
+                for name in set(os.listdir(pack_dir)).difference(before):
+                    os.chmod(os.path.join(pack_dir, name), mode)
         except OSError as exc:
             raise not_writable(exc, self.common_dir) from None
         return oids
@@ -671,7 +790,7 @@ class Repository:
         path = os.path.join(self.common_dir, os.fsdecode(name))
         lock = path + ".lock"
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.make_dirs(os.path.dirname(path))
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             raise RefRace(f"{lock} exists") from None
@@ -690,6 +809,7 @@ class Repository:
             os.write(fd, new + b"\n")
             os.close(fd)
             fd = -1
+            self.share(lock)
             os.replace(lock, path)
         except BaseException as exc:
             if fd >= 0:
@@ -730,9 +850,12 @@ class Repository:
         # The ref has moved: a reflog that cannot be written must not turn a
         # completed change into a reported failure.
         with contextlib.suppress(OSError):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.make_dirs(os.path.dirname(path))
+            created = not os.path.exists(path)
             with open(path, "ab") as fh:
                 fh.write(line)
+            if created:
+                self.share(path)
 
     def delete_ref(self, name: bytes, old: bytes, message: str) -> None:
         """Delete ``name`` if it still points at ``old``; :class:`RefRace` otherwise.

@@ -78,3 +78,99 @@ def test_no_git_identity_refuses_to_write(repo: Path, tmp_path: Path) -> None:
     assert len(result.stderr.splitlines()) == 1
     assert git(repo, "for-each-ref", "refs/hydrate") == ""
     assert hydrate(repo, "list", env=env).returncode == 0  # reading needs no identity
+
+
+@pytest.mark.parametrize(
+    ("shared", "umask", "dirs", "objects", "files"),
+    [
+        ("group", 0o077, 0o2770, 0o440, 0o660),
+        ("all", 0o077, 0o2775, 0o444, 0o664),
+        ("0640", 0o022, 0o2750, 0o440, 0o640),
+        (None, 0o022, 0o755, 0o444, 0o644),
+    ],
+)
+def test_core_shared_repository_gives_what_we_write_gits_permissions(
+    tmp_path: Path, shared: str | None, umask: int, dirs: int, objects: int, files: int
+) -> None:
+    import os
+    import stat
+
+    path = tmp_path / "shared"
+    old = os.umask(umask)
+    try:
+        extra = [f"--shared={shared}"] if shared else []
+        git(tmp_path, "init", "-q", "-b", "main", *extra, str(path))
+        for i in range(80):
+            (path / f"f{i}.txt").write_text(f"file {i}\n")
+        git(path, "add", ".")
+        git(path, "commit", "-q", "-m", "files")  # what git itself writes, for comparison
+        for args in (
+            ("task-add", "S-1", "--objective", "x", "--acceptance", "y"),
+            ("add", "S-1", "--text", "hello shared"),
+            ("add-tree", "S-1"),
+            ("list",),
+            ("status",),
+        ):
+            assert hydrate(path, *args).returncode == 0
+        from git_hydrate import Ledger
+
+        with Ledger(path) as ledger:  # a bulk write: one pack through dulwich
+            ledger.add_contexts("S-1", [(f"bulk {i}\n", "b", 0, None) for i in range(100)])
+    finally:
+        os.umask(old)
+    git_dir = path / ".git"
+    git_made = {
+        "ref": git_dir / "refs/heads/main",
+        "reflog": git_dir / "logs/refs/heads/main",
+        "dir": git_dir / "refs/heads",
+    }
+    assert {k: stat.S_IMODE(p.stat().st_mode) for k, p in git_made.items()} == {
+        "ref": files,
+        "reflog": files,
+        "dir": dirs if shared else 0o755,
+    }
+    ours = [
+        git_dir / "refs/hydrate",
+        git_dir / "logs/refs/hydrate",
+        git_dir / "hydrate",
+        *[p for p in (git_dir / "objects").rglob("*") if p.parent.name != "info"],
+    ]
+    checked = 0
+    for top in ours:
+        for item in [top, *(top.rglob("*") if top.is_dir() else [])]:
+            mode = stat.S_IMODE(item.stat().st_mode)
+            if item.is_dir():
+                expected = dirs
+            elif "objects" in item.parts:
+                expected = objects
+            else:
+                expected = files
+            assert mode == expected, f"{item.relative_to(git_dir)}: {mode:o} != {expected:o}"
+            checked += 1
+    assert list((git_dir / "objects/pack").glob("*.pack"))
+    assert checked > 300
+    subprocess.run(["git", "fsck", "--strict"], cwd=path, check=True, capture_output=True)
+
+
+def test_core_shared_repository_values_read_as_git_reads_them(repo: Path) -> None:
+    from git_hydrate.store import shared_repository_mode
+
+    assert [
+        shared_repository_mode(v)
+        for v in (None, "umask", "false", "0", "group", "true", "1", "all", "world", "2")
+    ] == [0, 0, 0, 0, 0o660, 0o660, 0o660, 0o664, 0o664, 0o664]
+    assert shared_repository_mode("0660") == -0o660
+    assert shared_repository_mode("0640") == -0o640
+    made = hydrate(repo, "task-add", "S-2", "--objective", "x", "--acceptance", "y")
+    assert made.returncode == 0
+    for bad in ("0400", "sometimes"):
+        # as `git -c core.sharedRepository=... hydrate add` passes it on
+        config = {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "core.sharedRepository",
+            "GIT_CONFIG_VALUE_0": bad,
+        }
+        result = hydrate(repo, "add", "S-2", "--text", "x", env=config)
+        assert result.returncode == 128, result
+        assert result.stderr.count("\n") == 1 and "core.sharedRepository" in result.stderr
+    assert "Hydrate-Action: context-add" not in git(repo, "log", "refs/hydrate/tasks/S-2")
