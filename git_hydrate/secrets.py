@@ -72,18 +72,26 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         # `password = read_password_2()` or `token = settings.api_token1` out.
         "env-secret",
         r"^[ \t]*(?:export[ \t]+)?"
-        # the key: a lookahead finds the secret word, then a possessive run takes the
-        # name (no backtracking: a long line of "token"s stays linear)
-        r"(?i:(?=[a-z0-9_]*?(?:secret|password|passwd|token|api_?key|private_?key"
-        r"|access_?key))[a-z0-9_]*+)[ \t]*[=:][ \t]*"
+        # the key, bare or quoted (JSON, Python dicts): a lookahead finds the secret
+        # word, then a possessive run takes the name (no backtracking: a long line of
+        # "token"s stays linear); dots and dashes join names (db.password, api-key).
+        # The word must end there or at a separator: tokenizer, max_tokens and
+        # tokenType name no secret, while accessToken, SECRET_KEY_BASE and
+        # secretKey do.
+        r"(?P<kq>[\"']?)"
+        r"(?i:(?=[a-z0-9_.-]*?(?:secret|password|passwd|token|api[_-]?key"
+        r"|private[_-]?key|access[_-]?key|secret[_-]?key)(?![a-z]))[a-z0-9_.-]*+)"
+        r"(?P=kq)[ \t]*[=:][ \t]*"
         r"(?![^\n]*(?i:change.?me|example|your_|xxxx|dummy|placeholder|redacted)"
         r"|[^\n]*(?:<|\$\{|\$\())"
-        r"(?:([\"'])(?=[^\"'\n]*[0-9])(?=[^\"'\n]*[A-Za-z])[A-Za-z0-9_\-+/=!@%^&*.~]{12,}\1"
+        r"(?:(?P<vq>[\"'])(?=[^\"'\n]*[0-9])(?=[^\"'\n]*[A-Za-z])"
+        r"[A-Za-z0-9_\-+/=!@%^&*.~]{12,}(?P=vq)"
         # unquoted: upper, lower and digits, or letters and digits without "_" (hex,
         # UUIDs, base32) — never ".", "(" or "_"-joined names, which are code
         r"|(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_\-+/=!@%^&*~]{12,}"
         r"|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9\-+/=!@%^&*~]{12,})"
-        r"[ \t]*(?:#[^\n]*)?\r?$",
+        # then the end of the line: a comma (JSON, a dict literal), a comment
+        r"[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
         # every key the pattern accepts holds one of these (api_key, privatekey and
         # access_key all hold "key"): four passes over the text instead of eight
         ("secret", "passw", "token", "key"),

@@ -42,6 +42,14 @@ LOWER_CASE_KEYS = [
     'db_password: "' + "hunter2hunter2x9" + '"',
     'api_key = "' + "sk9Jd8fK2mQ7xLp3" + '"',
     '    secret_key = "' + "django-insecure-abc123def456" + '"',
+    # quoted keys (JSON, dict literals), dotted and dashed names, camelCase
+    '  "password": "' + "hunter2hunter2x9" + '",',
+    "    'api_key': '" + "sk9Jd8fK2mQ7xLp3" + "',",
+    "db.password=" + "Tr0ub4dorXyz93",
+    "api-key: " + "Tr0ub4dorXyz93",
+    'secretKey: "' + "Abc123def456Xyz" + '"',
+    "accessToken=" + "Abc123def456Xyz",
+    "SECRET_KEY_BASE=" + "a8f5f167f44f4964e6c998dee827110c",
 ]
 HARMLESS = [
     "The edge proxy sets X-Request-Id on every response.",
@@ -55,6 +63,12 @@ HARMLESS = [
     "token = settings.api_token1\n",
     "max_tokens = 4096\n",
     "DEBUG_TOKEN=abcdefghijklmnop\n",
+    # the secret word inside a longer word names no secret
+    '"tokenizer": "gpt2-medium-v2",\n',
+    'tokenType: "Abc123def456Xyz"\n',
+    'secretary = "Abc123def456Xyz"\n',
+    '"max_tokens": 4096,\n',
+    '"password": "${DB_PASSWORD}",\n',
 ]
 
 
