@@ -1076,33 +1076,57 @@ class Ledger:
         return task, entries
 
     def _loader(
-        self, task_id: str, entries: list[dict[str, Any]]
+        self, task_id: str, entries: list[dict[str, Any]], max_bytes: int
     ) -> Callable[[Mapping[str, Any]], str]:
         """A body loader for the packer that reads ahead in packing order.
 
-        The packer asks for bodies one by one, in the order of ``entries``; each
-        miss fetches that body and the following ones (up to 4 MiB) in one
-        pipelined ``cat-file`` round, instead of one round trip per body.
+        The packer asks for bodies one by one, in the order of ``entries``. Each
+        miss reads that body and the following ones in one pipelined
+        ``cat-file`` round (up to 1 MiB, or the budget when smaller: bodies past
+        it cannot all fit), and at once asks git for the round after, which git
+        then reads while the packer hashes and measures this one.
         """
+        from .store import Prefetch
+
         position = {entry["oid"]: index for index, entry in enumerate(entries)}
         ready: dict[str, bytes] = {}
-        window = 4 * 1024 * 1024
+        # (an invalid budget is the packer's to refuse, before any body is read)
+        usable = max_bytes if isinstance(max_bytes, int) and max_bytes > 0 else 1 << 20
+        window = max(64 * 1024, min(1 << 20, usable))
+        inflight: list[tuple[list[str], Prefetch]] = []
+        following = [0]  # the index after the last entry asked for
+
+        def round_from(start: int) -> list[str]:
+            names: list[str] = []
+            size = 0
+            for later in entries[start:]:
+                if names and (size + int(later["size"]) > window or len(names) >= 256):
+                    break
+                names.append(str(later["oid"]))
+                size += int(later["size"])
+            return names
+
+        def absorb(names: list[str], answers: list[tuple[bytes, bytes] | None]) -> None:
+            for name, answer in zip(names, answers, strict=True):
+                if answer is not None and answer[0] == b"blob":
+                    ready[name] = answer[1]
 
         def load(entry: Mapping[str, Any]) -> str:
             oid = str(entry["oid"])
             if oid not in ready:
-                start = position.get(oid, len(entries))
-                batch = [oid]
-                budget = int(entry["size"])
-                for later in entries[start + 1 :]:
-                    if budget + int(later["size"]) > window or len(batch) >= 256:
-                        break
-                    batch.append(str(later["oid"]))
-                    budget += int(later["size"])
-                answers = self.repo.read_many([o.encode("ascii") for o in batch])
-                for name, answer in zip(batch, answers, strict=True):
-                    if answer is not None and answer[0] == b"blob":
-                        ready[name] = answer[1]
+                for names, pending in inflight:
+                    absorb(names, pending.collect())
+                inflight.clear()
+            if oid not in ready:
+                start = position.get(oid)
+                names = round_from(start) if start is not None else [oid]
+                absorb(names, self.repo.read_many([n.encode("ascii") for n in names]))
+                if start is not None:
+                    following[0] = max(following[0], start + len(names))
+            if not inflight and following[0] < len(entries):
+                names = round_from(following[0])
+                inflight.append((names, self.repo.prefetch([n.encode("ascii") for n in names])))
+                following[0] += len(names)
             data = ready.pop(oid, None)
             link = Link(sha256=entry["hash"], oid=oid, size=entry["size"], source=entry["source"])
             if data is None:
@@ -1127,12 +1151,13 @@ class Ledger:
             Conflict: the mandatory structure alone does not fit.
         """
         task, entries = self._packing_input(task_id)
+        budget = self.default_max_bytes() if max_bytes is None else max_bytes
         return context_expander.pack_packet(
             task,
             entries,
-            self.default_max_bytes() if max_bytes is None else max_bytes,
+            budget,
             now=self._now(now),
-            load_body=self._loader(task_id, entries),
+            load_body=self._loader(task_id, entries, budget),
         )
 
     def expand(
@@ -1152,15 +1177,16 @@ class Ledger:
             ValidationError: the mandatory structure alone does not fit.
         """
         task, entries = self._packing_input(task_id)
+        budget = self.default_max_bytes() if max_bytes is None else max_bytes
         return context_expander.build_packet(
             task,
             entries,
-            self.default_max_bytes() if max_bytes is None else max_bytes,
+            budget,
             files=task.get("files") or (),
             tests=task.get("tests") or (),
             extra=extra,
             now=self._now(now),
-            load_body=self._loader(task_id, entries),
+            load_body=self._loader(task_id, entries, budget),
         )
 
     # -- lifecycle (see git_hydrate.lifecycle) -----------------------------------

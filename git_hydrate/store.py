@@ -18,7 +18,12 @@ import subprocess
 import time
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 from .errors import (
     CorruptData,
@@ -474,6 +479,13 @@ class Repository:
         """``(type, content)`` or ``None`` (missing) for each spec, in one pipelined pass."""
         return self._batch().get_many(specs)
 
+    def prefetch(self, specs: list[bytes]) -> Prefetch:
+        """Send reads of ``specs`` (at most a few hundred) to git without waiting:
+        git works on them while the caller goes on; :meth:`Prefetch.collect`
+        returns what :meth:`read_many` would have. Any other read first takes
+        the answers of earlier prefetches off the pipe, so order never breaks."""
+        return self._batch().send(specs)
+
     def _read_typed(self, oid: bytes, kind: bytes) -> bytes:
         found_kind, data = self.read_raw(oid)
         if found_kind != kind:
@@ -873,8 +885,30 @@ class Repository:
             raise RefRace(error or name.decode())
 
 
+class Prefetch:
+    """Reads sent to ``git cat-file`` whose answers are collected later
+    (:meth:`Repository.prefetch`), so that git works while the caller does."""
+
+    def __init__(self, owner: _CatFile, count: int) -> None:
+        self._owner = owner
+        self.count = count
+        self.answers: list[tuple[bytes, bytes] | None] | None = None
+
+    def collect(self) -> list[tuple[bytes, bytes] | None]:
+        """The answers, in the order of the specs sent (waiting for git if need be)."""
+        if self.answers is None:
+            self._owner.settle()
+        if self.answers is None:  # the process failed while reading an earlier one
+            raise CorruptData("git cat-file stopped unexpectedly")
+        return self.answers
+
+
 class _CatFile:
     """One long-lived ``git cat-file --batch`` process for reading objects."""
+
+    #: How far git may run ahead of the reader: the capacity asked for its
+    #: output pipe (Linux; elsewhere the system's default, often 64 KiB).
+    PIPE_BYTES: Final = 1 << 20
 
     def __init__(self, git_dir: str, cwd: str | None, env: Mapping[str, str] | None) -> None:
         try:
@@ -888,6 +922,48 @@ class _CatFile:
         except FileNotFoundError:
             raise NotARepository("the git binary was not found on PATH") from None
         self.broken = False
+        self._pending: list[Prefetch] = []
+        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+        if set_pipe_size is not None and self._proc.stdout is not None:
+            with contextlib.suppress(OSError):  # over the system's limit: keep the default
+                fcntl.fcntl(self._proc.stdout.fileno(), set_pipe_size, self.PIPE_BYTES)
+
+    def send(self, specs: list[bytes]) -> Prefetch:
+        """Ask for ``specs`` now; read the answers with :meth:`Prefetch.collect`.
+
+        The requests of one prefetch must fit the input pipe (a few hundred
+        object ids), since git stops reading them while its output is full.
+        """
+        assert self._proc.stdin is not None
+        if self.broken:
+            raise CorruptData("git cat-file stopped unexpectedly")
+        request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
+        try:
+            self._proc.stdin.write(request)
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            self.broken = True
+            raise CorruptData("git cat-file stopped unexpectedly") from None
+        except BaseException:
+            self.broken = True
+            self._proc.kill()
+            raise
+        pending = Prefetch(self, len(specs))
+        self._pending.append(pending)
+        return pending
+
+    def settle(self) -> None:
+        """Read the answers of every prefetch sent, in order, into each one."""
+        try:
+            while self._pending:
+                pending = self._pending[0]
+                pending.answers = [self._answer() for _ in range(pending.count)]
+                self._pending.pop(0)
+        except BaseException:
+            self.broken = True
+            self._pending.clear()
+            self._proc.kill()
+            raise
 
     def get(self, spec: bytes) -> tuple[bytes, bytes] | None:
         return self.get_many([spec])[0]
@@ -904,6 +980,7 @@ class _CatFile:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         if self.broken:
             raise CorruptData("git cat-file stopped unexpectedly")
+        self.settle()  # earlier prefetches' answers come first on the pipe
         results: list[tuple[bytes, bytes] | None] = []
         try:
             for start in range(0, len(specs), chunk):

@@ -383,3 +383,55 @@ def test_stored_link_ids_must_be_lower_case_hex(field: str, value: str) -> None:
     bad = [*good, dict(good[0], **{field: value})]
     with pytest.raises(CorruptData, match=rf"^w: .*links\[3\]\.?{field}"):
         codec.decode_links(json.dumps({"format": 1, "links": bad}).encode(), "w")
+
+
+def test_prefetched_reads_never_answer_other_reads(repo: Path) -> None:
+    from git_hydrate.store import Repository
+
+    oids = [
+        git(repo, "hash-object", "-w", "--stdin", input=f"body {i}\n" * (i + 1)).strip().encode()
+        for i in range(40)
+    ]
+    with Repository(repo) as r:
+        first = r.prefetch(oids[:10])
+        second = r.prefetch(oids[10:20])
+        # A read in between takes the prefetched answers off the pipe first.
+        assert r.read_blob(oids[30]) == b"body 30\n" * 31
+        assert [a[1] if a else None for a in second.collect()] == [
+            f"body {i}\n".encode() * (i + 1) for i in range(10, 20)
+        ]
+        assert first.collect()[0] == (b"blob", b"body 0\n")
+        abandoned = r.prefetch([*oids[20:30], b"0" * 40])
+        assert r.read_many(oids[:2]) == [(b"blob", b"body 0\n"), (b"blob", b"body 1\n" * 2)]
+        assert abandoned.collect()[-1] is None  # missing, and still in its place
+    with Repository(repo) as r:
+        r.prefetch(oids)  # closed with answers unread: no hang, no error
+
+
+def test_packing_reads_ahead_in_rounds_and_gives_the_same_prompt(
+    repo: Path, ledger: Ledger
+) -> None:
+    make_task(ledger)
+    bodies = [
+        (f"{i:04d} " + "x" * (300 + 97 * i) + "\n", f"s/{i}", i % 3, None) for i in range(300)
+    ]
+    ledger.add_contexts("M-1002", bodies)
+    whole = ledger.expand("M-1002", max_bytes=10**8)
+    assert len(whole["packet"]["context"]) == 300
+    expected = {b: s for b, s, _p, _t in bodies}
+    assert {c["body"]: c["source"] for c in whole["packet"]["context"]} == expected
+    # The oracle: the pure packer given every body in memory, no loader at all.
+    from git_hydrate import context_expander
+
+    task, entries = ledger._packing_input("M-1002")
+    by_hash = {hashlib.sha256(b.encode()).hexdigest(): b for b in expected}
+    in_memory = [{**e, "body": by_hash[e["hash"]]} for e in entries]
+    for budget in (5_000, 70_000, 300_000, 2_000_000):
+        packed = ledger.expand("M-1002", max_bytes=budget, now=0)
+        assert packed == context_expander.build_packet(
+            task, in_memory, budget, files=task["files"], tests=task["tests"], now=0
+        )
+        assert 0 < len(packed["packet"]["context"]) < 300
+        assert ledger.pack("M-1002", max_bytes=budget, now=0) == context_expander.pack_packet(
+            task, in_memory, budget, now=0
+        )
