@@ -216,6 +216,12 @@ MATRIX: list[Case] = [
     Case("--max-bytes negative", ("pack", "M-1", "--max-bytes", "-3"), 2, "--max-bytes"),
     Case("--max-bytes not a number", ("pack", "M-1", "--max-bytes", "lots"), 2, "lots"),
     Case(
+        "--max-bytes without its value",
+        ("pack", "M-1", "--max-bytes"),
+        2,
+        "requires an argument. (see: git-hydrate pack -h)",
+    ),
+    Case(
         "--max-bytes too small",
         ("pack", "M-1", "--max-bytes", "10"),
         1,

@@ -68,6 +68,18 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(module, target[1])
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # The command name, before click consumes the arguments.
+        pending = [*getattr(ctx, "_protected_args", getattr(ctx, "protected_args", [])), *ctx.args]
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            # click's parser raises some errors (an option missing its value)
+            # without a context: they still belong to the command being parsed.
+            if exc.ctx is None and pending and pending[0] in COMMANDS:
+                exc.command_path = f"{ctx.command_path} {pending[0]}"  # type: ignore[attr-defined]
+            raise
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_commands(ctx, formatter)
         with formatter.section("Aliases"):
@@ -134,7 +146,11 @@ def run(argv: list[str] | None = None) -> int:
             click.echo(exc.format_message())
             return exc.exit_code
         # One line, like every other error; the command's -h has the rest.
-        where = exc.ctx.command_path if exc.ctx is not None else _prog_name()
+        where = (
+            exc.ctx.command_path
+            if exc.ctx is not None
+            else getattr(exc, "command_path", None) or _prog_name()
+        )
         click.echo(f"error: {exc.format_message()} (see: {where} -h)", err=True)
         return exc.exit_code
     except click.ClickException as exc:
