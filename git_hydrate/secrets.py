@@ -47,14 +47,17 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ("google-api-key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", ("AIza",)),
     (
         "openai-key",
-        r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
+        # from a token's first character only, so a run of "sk-sk-sk-..." is tried
+        # once rather than at every "sk-" (which was quadratic)
+        r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
         ("T3BlbkFJ",),
     ),
     ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{32,}", ("sk-ant-",)),
     ("npm-token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", ("npm_",)),
     (
         "jwt",
-        r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        # possessive runs: a part never gives back characters, which cannot be "."
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,}",
         ("eyJ",),
     ),
     (
@@ -66,32 +69,36 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     (
         # KEY=value / key: value assignments of a secret-looking literal to a key named
-        # like a secret (.env, YAML, INI, shell, Python). The key is matched in any
-        # case; a quoted value needs letters and digits, an unquoted one needs upper
-        # and lower case letters and digits, which keeps code such as
-        # `password = read_password_2()` or `token = settings.api_token1` out.
+        # like a secret (.env, YAML, INI, shell, Python, JSON, JS, Go, Ruby...). The
+        # key is matched in any case; a quoted value needs letters and digits, an
+        # unquoted one needs upper and lower case letters and digits, which keeps code
+        # such as `password = read_password_2()` or `token = settings.api_token1` out.
+        # ASCII only: in Unicode mode "\u017f" (long s) would match "s" case-blind.
         "env-secret",
-        r"^[ \t]*(?:export[ \t]+)?"
+        r"(?a)^[ \t]*(?:-[ \t]+)?"  # a YAML / docker-compose list item
+        r"(?:(?:export|ENV|const|let|var|readonly|declare|set)[ \t]+|\$env:)?"
         # the key, bare or quoted (JSON, Python dicts): a lookahead finds the secret
         # word, then a possessive run takes the name (no backtracking: a long line of
         # "token"s stays linear); dots and dashes join names (db.password, api-key).
-        # The word must end there or at a separator: tokenizer, max_tokens and
-        # tokenType name no secret, while accessToken, SECRET_KEY_BASE and
-        # secretKey do.
+        # The word must not run on in lower case: tokenizer and secretary name no
+        # secret, while passwords, accessToken, passwordHash and SECRET_KEY_BASE do.
         r"(?P<kq>[\"']?)"
         r"(?i:(?=[a-z0-9_.-]*?(?:secret|password|passwd|token|api[_-]?key"
-        r"|private[_-]?key|access[_-]?key|secret[_-]?key)(?![a-z]))[a-z0-9_.-]*+)"
-        r"(?P=kq)[ \t]*[=:][ \t]*"
+        r"|private[_-]?key|access[_-]?key|secret[_-]?key)(?-i:s?(?![a-z])))[a-z0-9_.-]*+)"
+        r"(?P=kq)[ \t]*(?::=|=>|[=:])[ \t]*"
         r"(?![^\n]*(?i:change.?me|example|your_|xxxx|dummy|placeholder|redacted)"
         r"|[^\n]*(?:<|\$\{|\$\())"
         r"(?:(?P<vq>[\"'])(?=[^\"'\n]*[0-9])(?=[^\"'\n]*[A-Za-z])"
         r"[A-Za-z0-9_\-+/=!@%^&*.~]{12,}(?P=vq)"
-        # unquoted: upper, lower and digits, or letters and digits without "_" (hex,
-        # UUIDs, base32) — never ".", "(" or "_"-joined names, which are code
-        r"|(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_\-+/=!@%^&*~]{12,}"
-        r"|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9\-+/=!@%^&*~]{12,})"
-        # then the end of the line: a comma (JSON, a dict literal), a comment
-        r"[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
+        # unquoted, and not a path: upper, lower and digits, or letters and digits
+        # without "_" or "/" (hex, UUIDs, base32) — never ".", "(" or "_"-joined
+        # names, which are code
+        r"|(?!\.{0,2}/)(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])"
+        r"[A-Za-z0-9_\-+/=!@%^&*~]{12,}"
+        r"|(?!\.{0,2}/)(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9\-+=!@%^&*~]{12,})"
+        # then the end of the line: a comma (JSON, a dict literal) or a semicolon, a
+        # comment; possessive blank runs, so trailing blanks cost no backtracking
+        r"[ \t]*+(?:[,;][ \t]*+)?(?:(?:#|//)[^\n]*)?\r?$",
         # every key the pattern accepts holds one of these (api_key, privatekey and
         # access_key all hold "key"): four passes over the text instead of eight
         ("secret", "passw", "token", "key"),

@@ -50,6 +50,15 @@ LOWER_CASE_KEYS = [
     'secretKey: "' + "Abc123def456Xyz" + '"',
     "accessToken=" + "Abc123def456Xyz",
     "SECRET_KEY_BASE=" + "a8f5f167f44f4964e6c998dee827110c",
+    # plurals and camelCase run-ons, list items, declarations, other separators
+    "passwords: " + "Abc123Def456x",
+    'passwordHash = "' + "Abc123Def456x" + '"',
+    "- POSTGRES_PASSWORD=" + "S3cretPassw0rd",
+    'const API_KEY = "' + "Abc123Def456x" + '";',
+    "ENV API_TOKEN=" + "Abc123Def456x",
+    '$env:API_TOKEN = "' + "Abc123Def456x" + '"',
+    'API_KEY := "' + "Abc123Def456x" + '"',
+    "password => '" + "Abc123Def456x" + "'",
 ]
 HARMLESS = [
     "The edge proxy sets X-Request-Id on every response.",
@@ -65,7 +74,10 @@ HARMLESS = [
     "DEBUG_TOKEN=abcdefghijklmnop\n",
     # the secret word inside a longer word names no secret
     '"tokenizer": "gpt2-medium-v2",\n',
-    'tokenType: "Abc123def456Xyz"\n',
+    'tokenizer_name: "Abc123def456Xyz"\n',
+    "secret_path=/etc/app/v2/keys\n",
+    "token_url=/api/v2/login\n",
+    "\u017fecret=abcDEF123456\n",
     'secretary = "Abc123def456Xyz"\n',
     '"max_tokens": 4096,\n',
     '"password": "${DB_PASSWORD}",\n',
@@ -178,6 +190,24 @@ def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) 
 )
 def test_hex_uuid_upper_case_and_crlf_values_are_caught(text: str) -> None:
     assert [f.rule for f in scan(text)] == ["env-secret"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=Abc123Def456" + " " * 20_000 + "x",
+        "password=Abc123Def456" + "\t " * 10_000 + ",x",
+        "eyJ" * 40_000,
+        "sk-" * 40_000 + "T3BlbkFJ",
+    ],
+)
+def test_runs_that_once_backtracked_quadratically_are_linear(text: str) -> None:
+    import time
+
+    start = time.perf_counter()
+    assert scan(text) == []
+    # seconds to minutes before; a guard against backtracking, not a speed test
+    assert time.perf_counter() - start < 5.0
 
 
 def test_long_lines_of_key_words_stay_linear() -> None:
