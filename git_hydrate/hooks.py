@@ -43,6 +43,7 @@ from .errors import Conflict, HydrateError, ValidationError
 
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .store import Repository
 
 __all__ = [
     "ARTEFACT_FORMAT",
@@ -379,8 +380,11 @@ def _commit_time(ledger: Ledger, oid: str) -> int | None:
     return int(text) if proc.returncode == 0 and text.isdigit() else None
 
 
-def _write_atomic(path: Path, data: bytes) -> bool:
-    """Replace ``path`` with ``data`` (temp file + rename); ``False`` if already equal."""
+def _write_atomic(path: Path, data: bytes, repo: Repository | None = None) -> bool:
+    """Replace ``path`` with ``data`` (temp file + rename); ``False`` if already equal.
+
+    With ``repo``, the file gets the permissions ``core.sharedRepository`` asks for.
+    """
     try:
         if path.read_bytes() == data:
             return False
@@ -390,7 +394,11 @@ def _write_atomic(path: Path, data: bytes) -> bool:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(temp, 0o644)
+        from .store import current_umask
+
+        os.chmod(temp, 0o666 & ~current_umask())  # as open() would have made it
+        if repo is not None:
+            repo.share(temp)
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -442,13 +450,24 @@ def write_artefacts(
         "omitted": result["omitted"],
     }
     target = directory / task_id
-    target.mkdir(parents=True, exist_ok=True)
+    # Inside the repository (the default), what git-hydrate creates is shared the
+    # way core.sharedRepository asks, so every member of the group can rewrite it.
+    repo = ledger.repo
+    inside = any(
+        os.path.commonpath([os.path.abspath(target), os.path.abspath(d)]) == os.path.abspath(d)
+        for d in (repo.git_dir, repo.common_dir)
+    )
+    shared = repo if inside else None
+    if shared is not None:
+        shared.make_dirs(str(target))
+    else:
+        target.mkdir(parents=True, exist_ok=True)
     changed = False
     for name, data in files.items():
-        changed |= _write_atomic(target / name, data)
+        changed |= _write_atomic(target / name, data, shared)
     # Last, so a manifest always describes files that are already in place.
     changed |= _write_atomic(
-        target / "manifest.json", (format_output(manifest) + "\n").encode("utf-8")
+        target / "manifest.json", (format_output(manifest) + "\n").encode("utf-8"), shared
     )
     return {
         "task": task_id,

@@ -36,7 +36,6 @@ from .errors import Busy, Conflict, CorruptData, NotFound, SecretDetected, Valid
 from .model import (
     INITIAL_STATION,
     LINKS_FANNED_FORMAT,
-    TASK_ID_RE,
     Link,
     LinkList,
     Task,
@@ -121,17 +120,22 @@ def link_tree_changes(
     partial = before is not None and before.partial
     if len(links) <= FAN_OUT_LINKS and not partial:
         ordered = packing_sorted(links)
-        changes: dict[bytes, bytes | None] = {
-            _LINKS_FILE: repo.write_blob(codec.encode(LinkList(links=ordered)))
+        # All links in links.json: no links/ at all (not even one a hostile tree
+        # carried along, which a format-1 read never looks at).
+        return {
+            _LINKS_FILE: repo.write_blob(codec.encode(LinkList(links=ordered))),
+            _LINKS_DIR: None,
         }
-        changes.update({link_shard_path(prefix): None for prefix in old or ()})
-        return changes
     groups: dict[str, list[Link]] = {}
     for link in links:
         groups.setdefault(link_shard(link.sha256), []).append(link)
     if partial and len(groups) > 1:
         raise AssertionError("a write given one prefix's links changed another's")
-    changes = {} if old is not None else {_LINKS_FILE: repo.write_blob(_FANNED_STUB)}
+    changes: dict[bytes, bytes | None] = {}
+    if old is None:
+        # Fanning out now: whatever a links/ held before (from a hostile tree)
+        # goes; only the files written here make up the new one.
+        changes = {_LINKS_FILE: repo.write_blob(_FANNED_STUB), _LINKS_DIR: None}
     old = old or {}
     paths: list[bytes] = []
     datas: list[bytes] = []
@@ -375,18 +379,22 @@ class Ledger:
         """
         tips = {}
         for name, oid in self.repo.refs_under(TASK_REF_PREFIX).items():
-            if name.isascii() and TASK_ID_RE.match(task_id := name.decode("ascii")):
+            if name.isascii() and validate.is_task_id(task_id := name.decode("ascii")):
                 tips[task_id] = oid
         return tips
 
-    def stray_task_refs(self) -> list[str]:
-        """The refs under ``refs/hydrate/tasks/`` that are not valid task ids,
-        printable (undecodable bytes as ``\\xNN``), sorted."""
+    def stray_task_ref_names(self) -> list[bytes]:
+        """The full names of the refs under ``refs/hydrate/tasks/`` that are not
+        valid task ids, as bytes, sorted."""
         return sorted(
-            (TASK_REF_PREFIX + name).decode("utf-8", "backslashreplace")
+            TASK_REF_PREFIX + name
             for name in self.repo.refs_under(TASK_REF_PREFIX)
-            if not (name.isascii() and TASK_ID_RE.match(name.decode("ascii")))
+            if not (name.isascii() and validate.is_task_id(name.decode("ascii")))
         )
+
+    def stray_task_refs(self) -> list[str]:
+        """:meth:`stray_task_ref_names`, printable (undecodable bytes as ``\\xNN``)."""
+        return [n.decode("utf-8", "backslashreplace") for n in self.stray_task_ref_names()]
 
     def _tip(self, task_id: str) -> bytes | None:
         return self.repo.read_ref(ref_name(task_id))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 import subprocess
 import time
@@ -26,6 +27,7 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
 from .errors import (
+    Conflict,
     CorruptData,
     NoIdentity,
     NotARepository,
@@ -43,6 +45,7 @@ __all__ = [
     "Identity",
     "RefRace",
     "Repository",
+    "current_umask",
     "run_git",
     "shared_repository_mode",
 ]
@@ -74,33 +77,47 @@ class Identity(NamedTuple):
     tz_offset: int
 
 
-def shared_repository_mode(value: str | None) -> int:
-    """What ``core.sharedRepository`` asks of new files, as git reads it.
+def _config_bool(value: str) -> bool | None:
+    """git's reading of a boolean config value (``None``: not a boolean)."""
+    word = value.strip().lower()
+    if word in ("true", "yes", "on"):
+        return True
+    if word in ("false", "no", "off", ""):
+        return False
+    match = re.fullmatch(r"([-+]?(?:0x[0-9a-f]+|[0-9]+))([kmg]?)", word)
+    return None if match is None else int(match.group(1), 0) != 0
 
-    ``0``: the umask decides (unset, ``umask``, false, ``0``); a positive
-    mode to add to every new file (``group``, true or ``1``: 0660; ``all``,
-    ``world``, ``everybody`` or ``2``: 0664); or a negative exact mode
-    (``-0o640`` for ``0640``).
+
+def shared_repository_mode(value: str | None, *, present: bool = True) -> int:
+    """What ``core.sharedRepository`` asks of new files, read as git reads it.
+
+    ``value`` is ``None`` for a key given without ``=`` (``group`` to git);
+    ``present=False`` means the key is not set at all. Returns ``0``: the umask
+    decides (unset, ``umask``, false, ``0``); a positive mode to add to every
+    new file (``group``, true or ``1``: 0660; ``all``, ``world``, ``everybody``
+    or ``2``: 0664); or a negative exact mode (``-0o640`` for ``0640``).
 
     Raises:
         UnsupportedRepository: a value git itself refuses.
     """
-    if value is None or value == "umask":
+    if not present:
         return 0
-    if value == "group":
+    if value is None or value == "group":
         return 0o660
+    if value == "umask":
+        return 0
     if value in ("all", "world", "everybody"):
         return 0o664
-    try:
-        number = int(value, 8)
-    except ValueError:
-        if value.lower() in ("true", "yes", "on"):
-            return 0o660
-        if value.lower() in ("false", "no", "off", ""):
-            return 0
-        raise UnsupportedRepository(
-            f"core.sharedRepository={value!r} is not a value git knows"
-        ) from None
+    # An octal number, as strtol(value, &end, 8) reads it, must be all there is.
+    octal = re.fullmatch(r"\s*([-+]?)([0-7]+)", value)
+    if octal is None:
+        flag = _config_bool(value)
+        if flag is None:
+            raise UnsupportedRepository(
+                f"core.sharedRepository={value!r} is not a value git knows"
+            )
+        return 0o660 if flag else 0
+    number = int(octal.group(2), 8) * (-1 if octal.group(1) == "-" else 1)
     if number in (0, 1, 2):  # the old numeric spellings of umask, group, everybody
         return (0, 0o660, 0o664)[number]
     if number & 0o600 != 0o600:
@@ -110,7 +127,7 @@ def shared_repository_mode(value: str | None) -> int:
     return -(number & 0o666)
 
 
-def _umask() -> int:
+def current_umask() -> int:
     """The process's umask, read without changing it where Linux allows."""
     try:
         with open("/proc/self/status", "rb") as fh:
@@ -396,9 +413,18 @@ class Repository:
     def shared_mode(self) -> int:
         """``core.sharedRepository`` as :func:`shared_repository_mode` reads it."""
         if self._shared is None:
-            proc = self.git(["config", "--get", "core.sharedRepository"], check=False)
-            value = proc.stdout.decode("utf-8", "replace").strip()
-            self._shared = shared_repository_mode(value if proc.returncode == 0 else None)
+            # -z tells a key given without "=" (no newline after the name) from
+            # an empty value; the last of several values wins, as in git.
+            proc = self.git(
+                ["config", "-z", "--get-regexp", r"^core\.sharedrepository$"], check=False
+            )
+            records = [r for r in proc.stdout.split(b"\0") if r]
+            if not records:
+                self._shared = 0
+            else:
+                _key, newline, raw = records[-1].partition(b"\n")
+                value = raw.decode("utf-8", "replace") if newline else None
+                self._shared = shared_repository_mode(value)
         return self._shared
 
     def share(self, path: str) -> None:
@@ -629,18 +655,19 @@ class Repository:
         from dulwich.objects import Blob
 
         blobs = [Blob.from_string(data) for oid, data in missing if not self.has_object(oid)]
-        pack_dir = os.path.join(self.common_dir, "objects", "pack")
-        before = set(os.listdir(pack_dir)) if self.shared_mode and os.path.isdir(pack_dir) else ()
         try:
-            self._repo.object_store.add_objects([(blob, None) for blob in blobs])
-            if self.shared_mode:
-                # dulwich makes packs 0444 whatever the umask, and knows nothing
-                # of core.sharedRepository: give them the mode git would.
-                mode = shared_file_mode(self.shared_mode, 0o444 & ~_umask())
-                for name in set(os.listdir(pack_dir)).difference(before):
-                    os.chmod(os.path.join(pack_dir, name), mode)
+            pack = self._repo.object_store.add_objects([(blob, None) for blob in blobs])
         except OSError as exc:
             raise not_writable(exc, self.common_dir) from None
+        basename = getattr(pack, "_basename", None)
+        if self.shared_mode and isinstance(basename, str):
+            # dulwich makes packs 0444 whatever the umask, and knows nothing of
+            # core.sharedRepository: give the files of *this* pack the mode git
+            # would (never anyone else's files in objects/pack).
+            mode = shared_file_mode(self.shared_mode, 0o444 & ~current_umask())
+            for suffix in (".pack", ".idx", ".rev", ".bitmap"):
+                with contextlib.suppress(FileNotFoundError):  # absent, or repacked away
+                    os.chmod(basename + suffix, mode)
         return oids
 
     def _loose_path(self, oid: bytes) -> str:
@@ -801,6 +828,8 @@ class Repository:
         """
         path = os.path.join(self.common_dir, os.fsdecode(name))
         lock = path + ".lock"
+        if old is None:
+            self._check_name_free(name, path)
         try:
             self.make_dirs(os.path.dirname(path))
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -835,6 +864,30 @@ class Repository:
                 raise not_writable(exc, lock) from None
             raise
         self._log_ref(name, old, new, message)
+
+    def _check_name_free(self, name: bytes, path: str) -> None:
+        """Refuse to create ``name`` where a ref ``name/...`` or a ref that is a
+        leading part of ``name`` exists (loose or packed), as git refuses: the
+        two could not both be files."""
+        packed = self._packed()
+        below = name + b"/"
+        clash: bytes | None = None
+        if os.path.isdir(path):
+            clash = below + b"..."
+        else:
+            clash = next((other for other in packed if other.startswith(below)), None)
+        parts = name.split(b"/")
+        for depth in range(2, len(parts)):
+            above = b"/".join(parts[:depth])
+            if above in packed or os.path.isfile(
+                os.path.join(self.common_dir, os.fsdecode(above))
+            ):
+                clash = above
+        if clash is not None:
+            raise Conflict(
+                f"cannot create {name.decode(errors='replace')}: it clashes with the existing "
+                f"ref {clash.decode(errors='replace')} (see: git hydrate doctor)"
+            )
 
     def _read_loose(self, path: str) -> bytes | None:
         with open(path, "rb") as fh:

@@ -25,6 +25,7 @@ as union refs: path by path, JSON index files key by key.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -34,7 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
-from . import codec, merge
+from . import codec, merge, validate
 from .errors import Busy, Conflict, CorruptData, HydrateError, NotFound, ValidationError
 from .ledger import (
     TASK_REF_PREFIX,
@@ -900,7 +901,7 @@ def _pull(ledger: Ledger, remote: Remote, ids: list[str], report: Report) -> Non
     remote_tasks: dict[str, bytes] = {}
     for name, oid in mirror.items():
         if name.startswith(b"tasks/"):
-            remote_tasks[name[len(b"tasks/") :].decode("utf-8", "replace")] = oid
+            remote_tasks[name[len(b"tasks/") :].decode("utf-8", "backslashreplace")] = oid
     if ids:
         for task_id in ids:
             if task_id not in remote_tasks:
@@ -916,8 +917,18 @@ def _pull(ledger: Ledger, remote: Remote, ids: list[str], report: Report) -> Non
     folded = {task_id.casefold(): task_id for task_id in _local_tasks(ledger)}
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
-        if not TASK_ID_RE.match(task_id):
-            planned.append(Outcome(task_id, "skipped", "not a valid task id", new=tip.decode()))
+        if not validate.is_task_id(task_id):
+            # Someone else's stray ref: reported, never taken, and no failure of
+            # this pull (nothing here could fix it).
+            planned.append(
+                Outcome(
+                    f"refs/hydrate/tasks/{task_id}",
+                    "ignored",
+                    "not a valid task id",
+                    new=tip.decode(),
+                    is_task=False,
+                )
+            )
             continue
         outcome = _plan_task(ledger, task_id, tip, where, covered, removed_index, folded)
         if outcome is None:
@@ -1000,13 +1011,15 @@ def _push(
     repo = ledger.repo
     refspecs: list[str] = []
     if ids is None:
-        if ledger.stray_task_refs():
-            # Never publish a ref that is not a task id: name each task instead.
-            refspecs += [
-                f"{ref_name(t).decode()}:{ref_name(t).decode()}" for t in ledger.task_ids()
-            ]
-        elif repo.refs_under(TASK_REF_PREFIX):
+        if repo.refs_under(TASK_REF_PREFIX):
             refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
+            # Never publish a ref that is not a task id: a negative refspec (git
+            # 2.29+) for each one git would push (names git itself finds broken,
+            # it skips, and refuses in a refspec).
+            for stray in ledger.stray_task_ref_names():
+                check = repo.git(["check-ref-format", os.fsdecode(stray)], check=False)
+                if check.returncode == 0:
+                    refspecs.append("^" + os.fsdecode(stray))
     else:
         for task_id in ids:
             if repo.read_ref(ref_name(task_id)) is None:

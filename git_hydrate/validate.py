@@ -40,16 +40,21 @@ TASK_ID_RULES: Final = (
 )
 
 
+def is_task_id(value: str) -> bool:
+    """Whether ``value`` is a valid task id (see :func:`task_id`)."""
+    return bool(
+        TASK_ID_RE.match(value)
+        and ".." not in value
+        and not value.endswith(".")
+        and not value.lower().endswith(".lock")
+    )
+
+
 def task_id(value: Any) -> str:
     """A task id that is safe as a ref name and a file name on every system."""
     if not isinstance(value, str):
         raise ValidationError(f"task id must be text, not {type(value).__name__}")
-    if (
-        not TASK_ID_RE.match(value)
-        or ".." in value
-        or value.endswith(".")
-        or value.lower().endswith(".lock")
-    ):
+    if not is_task_id(value):
         shown = value if len(value) <= 60 and value.isprintable() else repr(value[:60]) + "..."
         raise ValidationError(f"invalid task id {shown!r}: use {TASK_ID_RULES}")
     return value

@@ -193,6 +193,9 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
         subprocess.run(
             [b"git", b"update-ref", REF.encode() + name, tip.encode()], cwd=repo, check=True
         )
+    # Names git refuses to make, written by hand: the pattern allows them, a task id not.
+    for name in ("abc.", "x..y"):
+        (repo / ".git" / "refs" / "hydrate" / "tasks" / name).write_text(tip + "\n")
     listed = hydrate(repo, "list")
     assert listed.returncode == 0
     assert listed.stdout.splitlines() == ["A-1\topen\tcode\tp2\t0 ctx\tx"]
@@ -210,10 +213,26 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
     assert sorted(r["ref"] for r in report["refs"] if not r["ok"]) == [
         "refs/hydrate/tasks/-lead",
         "refs/hydrate/tasks/B\\xe9",
+        "refs/hydrate/tasks/abc.",
+        "refs/hydrate/tasks/x..y",
         "refs/hydrate/tasks/x/y",
     ]
+    # A task whose ref would have to be both a file and the directory of x/y.
+    for packed in (False, True):
+        if packed:
+            git(repo, "pack-refs", "--all")
+        clash = hydrate(repo, "task-add", "x", "--objective", "x", "--acceptance", "y")
+        assert clash.returncode == 1 and "clashes with the existing ref" in clash.stderr
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     pushed = hydrate(repo, "push", str(remote))
     assert pushed.returncode == 0, pushed
     assert git(remote, "for-each-ref", "--format=%(refname)").split() == [REF + "A-1"]
+    # Someone else's stray ref on the remote: reported as ignored, never taken, no failure.
+    git(repo, "push", "-q", str(remote), f"{REF}x/y:{REF}x/y")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    pulled = hydrate(other, "pull", "origin")
+    assert pulled.returncode == 0, pulled
+    assert "ignored        refs/hydrate/tasks/x/y  (not a valid task id)" in pulled.stdout
+    assert git(other, "for-each-ref", "--format=%(refname)", REF).split() == [REF + "A-1"]

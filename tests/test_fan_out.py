@@ -226,3 +226,28 @@ def test_damaged_fan_out_fails_that_task_only(
     assert ledger.pack("OK-1")["packet"]["context"] == []
     assert check_task(ledger, "OK-1") == []
     assert any(message in problem for problem in check_task(ledger, "F-1"))
+
+
+def test_a_links_dir_smuggled_into_a_format_1_tree_is_never_taken_over(
+    repo: Path, ledger: Ledger, low_threshold: int
+) -> None:
+    new_task(ledger)
+    ledger.add_contexts("F-1", [(f"x{i}\n", f"s/{i}", 0, None) for i in range(low_threshold)])
+    wanted = ledger.context_entries("F-1")
+    own = json.loads(git(repo, "cat-file", "blob", f"{REF}:links.json"))["links"]
+    injected = {**own[0], "source": "INJECTED", "priority": 99}
+    prefix = link_shard(injected["sha256"])
+    _replace_in_tip(repo, {f"links/{prefix}.json": json.dumps({"format": 2, "links": [injected]})})
+    assert ledger.context_entries("F-1") == wanted  # format 1: links/ is not read
+    # A format-1 write drops it ...
+    ledger.edit_task("F-1", title="still format 1")
+    assert not any(p.startswith("links/") for p in paths_at(repo))
+    # ... and so does fanning out, which writes links/ from the links alone.
+    _replace_in_tip(repo, {f"links/{prefix}.json": json.dumps({"format": 2, "links": [injected]})})
+    added = ledger.add_context("F-1", "one more\n", "s/x")
+    entries = ledger.context_entries("F-1")
+    assert links_json(repo)["format"] == 2
+    assert [e["source"] for e in entries if e["source"] == "INJECTED"] == []
+    assert {e["hash"] for e in entries} == {e["hash"] for e in [*wanted, added]}
+    assert check_task(ledger, "F-1") == []
+    fsck(repo)

@@ -103,7 +103,7 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
         for i in range(80):
             (path / f"f{i}.txt").write_text(f"file {i}\n")
         git(path, "add", ".")
-        git(path, "commit", "-q", "-m", "files")  # what git itself writes, for comparison
+        git(path, "commit", "-q", "-m", "S-1 files")  # what git itself writes, to compare
         for args in (
             ("task-add", "S-1", "--objective", "x", "--acceptance", "y"),
             ("add", "S-1", "--text", "hello shared"),
@@ -112,6 +112,10 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
             ("status",),
         ):
             assert hydrate(path, *args).returncode == 0
+        head = git(path, "rev-parse", "HEAD").strip()
+        pushed = f"refs/heads/main {head} refs/heads/main {'0' * 40}\n"
+        hook = hydrate(path, "hook", "pre-push", "origin", "url", input=pushed)
+        assert hook.returncode == 0 and "S-1" in hook.stderr, hook
         from git_hydrate import Ledger
 
         with Ledger(path) as ledger:  # a bulk write: one pack through dulwich
@@ -148,19 +152,37 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
             assert mode == expected, f"{item.relative_to(git_dir)}: {mode:o} != {expected:o}"
             checked += 1
     assert list((git_dir / "objects/pack").glob("*.pack"))
+    assert len(list((git_dir / "hydrate/artefacts/S-1").iterdir())) == 3
     assert checked > 300
     subprocess.run(["git", "fsck", "--strict"], cwd=path, check=True, capture_output=True)
 
 
 def test_core_shared_repository_values_read_as_git_reads_them(repo: Path) -> None:
+    from git_hydrate import UnsupportedRepository
     from git_hydrate.store import shared_repository_mode
 
+    assert shared_repository_mode("x", present=False) == 0
     assert [
         shared_repository_mode(v)
-        for v in (None, "umask", "false", "0", "group", "true", "1", "all", "world", "2")
+        for v in ("umask", "false", "0", "", "group", "true", "1", "all", "world", "2")
     ] == [0, 0, 0, 0, 0o660, 0o660, 0o660, 0o664, 0o664, 0o664]
+    # a key without "=" is true, so group; git's integers count as booleans
+    assert [shared_repository_mode(v) for v in (None, "9", "0x1b0", "yes")] == [0o660] * 4
     assert shared_repository_mode("0660") == -0o660
     assert shared_repository_mode("0640") == -0o640
+    # what strtol and git refuse, refused (Python's int() would take them)
+    for refused in ("0o660", "06_60", "0400", "sometimes"):
+        with pytest.raises(UnsupportedRepository):
+            shared_repository_mode(refused)
+    # end to end: the key alone in the config file gives group-writable refs
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write("[core]\n\tsharedRepository\n")
+    made_alone = hydrate(repo, "task-add", "S-3", "--objective", "x", "--acceptance", "y")
+    assert made_alone.returncode == 0
+    ref = repo / ".git" / "refs" / "hydrate" / "tasks" / "S-3"
+    assert ref.stat().st_mode & 0o060 == 0o060
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write("[core]\n\tsharedRepository = umask\n")  # the last value wins
     made = hydrate(repo, "task-add", "S-2", "--objective", "x", "--acceptance", "y")
     assert made.returncode == 0
     for bad in ("0400", "sometimes"):

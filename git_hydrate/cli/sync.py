@@ -23,6 +23,7 @@ _LABELS = {
     "ahead": "to push",
     "absent": "absent",
     "skipped": "SKIPPED",
+    "ignored": "ignored",
     "pushed": "pushed",
     "pushed-new": "pushed (new)",
     "forced": "forced",
