@@ -130,7 +130,11 @@ _DESCRIPTION: Final = [
 _STORAGE: Final = [
     ("refs/hydrate/tasks/<task-id>", "One ref per task, pointing at a commit; the commit "
      "chain is the task's history. Each change is one commit with Hydrate-Action: and "
-     "Hydrate-Task: trailers, moved by a compare-and-swap and logged in the reflog."),
+     "Hydrate-Task: trailers, moved by a compare-and-swap and logged in the reflog. A ref "
+     "there whose name is no task id is ignored: list and status warn, doctor reports it, "
+     "push never publishes it, pull reports a remote one as ignored. What git-hydrate "
+     "creates in the repository gets the permissions core.sharedRepository asks for, as "
+     "git's own files do."),
     ("task.json", "The task document in the tip tree: format version and fields, "
      "deterministic JSON."),
     ("links.json", "The context links: sha256, git object id, size, source, priority, "
