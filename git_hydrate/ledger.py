@@ -388,7 +388,7 @@ class Ledger:
         valid task ids, as bytes, sorted."""
         return sorted(
             TASK_REF_PREFIX + name
-            for name in self.repo.refs_under(TASK_REF_PREFIX)
+            for name in self.repo.ref_names_under(TASK_REF_PREFIX)
             if not (name.isascii() and validate.is_task_id(name.decode("ascii")))
         )
 

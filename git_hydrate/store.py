@@ -18,7 +18,7 @@ import stat
 import subprocess
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 try:
@@ -784,6 +784,22 @@ class Repository:
             return None
         return value
 
+    def _loose_ref_files(self, prefix: bytes) -> Iterator[tuple[bytes, str]]:
+        """``(suffix, path)`` of each loose ref file below ``prefix`` (no lock files)."""
+        base = os.path.join(self.common_dir, os.fsdecode(prefix))
+        cut = len(os.path.join(base, ""))
+        for dirpath, _dirs, files in os.walk(base):
+            for filename in files:
+                if not filename.endswith(".lock"):
+                    full = os.path.join(dirpath, filename)
+                    yield os.fsencode(full[cut:]).replace(b"\\", b"/"), full
+
+    def ref_names_under(self, prefix: bytes) -> set[bytes]:
+        """The suffixes of the refs below ``prefix``, without reading their values."""
+        names = {name for name, _path in self._loose_ref_files(prefix)}
+        names.update(name[len(prefix) :] for name in self._packed() if name.startswith(prefix))
+        return names
+
     def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
         """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``).
 
@@ -792,19 +808,14 @@ class Repository:
         loose to packed, never back, so this order cannot miss one.
         """
         loose: dict[bytes, bytes] = {}
-        base = os.path.join(self.common_dir, os.fsdecode(prefix))
-        for dirpath, _dirs, files in os.walk(base):
-            for filename in files:
-                if filename.endswith(".lock"):
-                    continue
-                full = os.path.join(dirpath, filename)
-                try:
-                    with open(full, "rb") as fh:
-                        value = fh.read().strip()
-                except OSError:
-                    continue  # removed meanwhile (pack-refs): it is in packed-refs now
-                if value and not value.startswith(b"ref: "):
-                    loose[os.fsencode(os.path.relpath(full, base)).replace(b"\\", b"/")] = value
+        for name, full in self._loose_ref_files(prefix):
+            try:
+                with open(full, "rb") as fh:
+                    value = fh.read().strip()
+            except OSError:
+                continue  # removed meanwhile (pack-refs): it is in packed-refs now
+            if value and not value.startswith(b"ref: "):
+                loose[name] = value
         found = {
             name[len(prefix) :]: oid
             for name, oid in self._packed().items()
