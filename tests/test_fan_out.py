@@ -251,3 +251,23 @@ def test_a_links_dir_smuggled_into_a_format_1_tree_is_never_taken_over(
     assert {e["hash"] for e in entries} == {e["hash"] for e in [*wanted, added]}
     assert check_task(ledger, "F-1") == []
     fsck(repo)
+
+
+def test_a_fanned_task_archives_reads_and_comes_back_whole(
+    repo: Path, ledger: Ledger, low_threshold: int
+) -> None:
+    new_task(ledger)
+    ledger.add_contexts("F-1", [(f"a{i}\n", f"s/{i}", i % 2, None) for i in range(9)])
+    before = ledger.context_entries("F-1")
+    ledger.set_status("F-1", "cancelled")
+    packed = ledger.pack("F-1", max_bytes=100_000, now=0)
+    ledger.archive(["F-1"])
+    assert git(repo, "for-each-ref", REF) == ""
+    assert ledger.context_entries("F-1") == before  # read from the archive
+    ledger.unarchive("F-1")
+    assert links_json(repo)["format"] == 2
+    assert ledger.context_entries("F-1") == before
+    assert ledger.pack("F-1", max_bytes=100_000, now=0) == packed
+    ledger.add_context("F-1", "after\n", "s/after")
+    assert len(ledger.context_entries("F-1")) == 10
+    fsck(repo)
