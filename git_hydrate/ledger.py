@@ -1084,15 +1084,17 @@ class Ledger:
         return task, entries
 
     def _loader(
-        self, task_id: str, entries: list[dict[str, Any]], max_bytes: int
+        self, task_id: str, entries: list[dict[str, Any]], max_bytes: int, now: float
     ) -> Callable[[Mapping[str, Any]], str]:
         """A body loader for the packer that reads ahead in packing order.
 
         The packer asks for bodies one by one, in the order of ``entries``. Each
         miss reads that body and the following ones in one pipelined
-        ``cat-file`` round (up to 1 MiB, or the budget when smaller: bodies past
-        it cannot all fit), and at once asks git for the round after, which git
-        then reads while the packer hashes and measures this one.
+        ``cat-file`` round (up to 1 MiB, or the budget when smaller), and at once
+        asks git for the round after, which git reads while the packer hashes
+        and measures this one. A round leaves out what the packer will skip
+        unread (expired, or larger than a round): such a body is read only if
+        asked for. Bodies the packer has passed are dropped.
         """
         from .store import Prefetch
 
@@ -1102,16 +1104,24 @@ class Ledger:
         usable = max_bytes if isinstance(max_bytes, int) and max_bytes > 0 else 1 << 20
         window = max(64 * 1024, min(1 << 20, usable))
         inflight: list[tuple[list[str], Prefetch]] = []
-        following = [0]  # the index after the last entry asked for
+        cursor = [0]  # the next entry a round may take
 
-        def round_from(start: int) -> list[str]:
+        def unread_by_packer(entry: Mapping[str, Any]) -> bool:
+            expires = entry.get("expires")
+            return int(entry["size"]) > window or (expires is not None and expires <= now)
+
+        def round_from(start: int, size: int = 0) -> list[str]:
             names: list[str] = []
-            size = 0
-            for later in entries[start:]:
-                if names and (size + int(later["size"]) > window or len(names) >= 256):
-                    break
-                names.append(str(later["oid"]))
-                size += int(later["size"])
+            index = start
+            while index < len(entries) and len(names) < 256:
+                later = entries[index]
+                if not unread_by_packer(later):
+                    if size + int(later["size"]) > window:
+                        break
+                    names.append(str(later["oid"]))
+                    size += int(later["size"])
+                index += 1
+            cursor[0] = max(cursor[0], index)
             return names
 
         def absorb(names: list[str], answers: list[tuple[bytes, bytes] | None]) -> None:
@@ -1121,20 +1131,31 @@ class Ledger:
 
         def load(entry: Mapping[str, Any]) -> str:
             oid = str(entry["oid"])
+            here = position.get(oid)
             if oid not in ready:
                 for names, pending in inflight:
-                    absorb(names, pending.collect())
+                    # A round that fails (a damaged object in it) is read again
+                    # body by body, so the error names the body that is damaged.
+                    with contextlib.suppress(CorruptData):
+                        absorb(names, pending.collect())
                 inflight.clear()
+                if here is not None:
+                    for name in [n for n in ready if position.get(n, here) < here]:
+                        del ready[name]  # passed by the packer
             if oid not in ready:
-                start = position.get(oid)
-                names = round_from(start) if start is not None else [oid]
-                absorb(names, self.repo.read_many([n.encode("ascii") for n in names]))
-                if start is not None:
-                    following[0] = max(following[0], start + len(names))
-            if not inflight and following[0] < len(entries):
-                names = round_from(following[0])
-                inflight.append((names, self.repo.prefetch([n.encode("ascii") for n in names])))
-                following[0] += len(names)
+                names = [oid]
+                if here is not None:
+                    cursor[0] = max(cursor[0], here + 1)
+                    if not unread_by_packer(entry):
+                        names += round_from(here + 1, int(entry["size"]))
+                with contextlib.suppress(CorruptData):
+                    # on failure, read alone below, so that the error names the body
+                    absorb(names, self.repo.read_many([n.encode("ascii") for n in names]))
+            if not inflight and cursor[0] < len(entries):
+                names = round_from(cursor[0])
+                if names:
+                    pending = self.repo.prefetch([n.encode("ascii") for n in names])
+                    inflight.append((names, pending))
             data = ready.pop(oid, None)
             link = Link(sha256=entry["hash"], oid=oid, size=entry["size"], source=entry["source"])
             if data is None:
@@ -1160,12 +1181,13 @@ class Ledger:
         """
         task, entries = self._packing_input(task_id)
         budget = self.default_max_bytes() if max_bytes is None else max_bytes
+        moment = self._now(now)
         return context_expander.pack_packet(
             task,
             entries,
             budget,
-            now=self._now(now),
-            load_body=self._loader(task_id, entries, budget),
+            now=moment,
+            load_body=self._loader(task_id, entries, budget, moment),
         )
 
     def expand(
@@ -1186,6 +1208,7 @@ class Ledger:
         """
         task, entries = self._packing_input(task_id)
         budget = self.default_max_bytes() if max_bytes is None else max_bytes
+        moment = self._now(now)
         return context_expander.build_packet(
             task,
             entries,
@@ -1193,8 +1216,8 @@ class Ledger:
             files=task.get("files") or (),
             tests=task.get("tests") or (),
             extra=extra,
-            now=self._now(now),
-            load_body=self._loader(task_id, entries, budget),
+            now=moment,
+            load_body=self._loader(task_id, entries, budget, moment),
         )
 
     # -- lifecycle (see git_hydrate.lifecycle) -----------------------------------

@@ -84,8 +84,9 @@ def _config_bool(value: str) -> bool | None:
         return True
     if word in ("false", "no", "off", ""):
         return False
-    match = re.fullmatch(r"([-+]?(?:0x[0-9a-f]+|[0-9]+))([kmg]?)", word)
-    return None if match is None else int(match.group(1), 0) != 0
+    # an integer as strtoimax(value, &end, 0) reads it whole: hex, octal, decimal
+    match = re.fullmatch(r"[-+]?(0x[0-9a-f]+|0[0-7]*|[1-9][0-9]*)[kmg]?", word)
+    return None if match is None else match.group(1).strip("0x") != ""
 
 
 def shared_repository_mode(value: str | None, *, present: bool = True) -> int:
@@ -884,8 +885,13 @@ class Repository:
         below = name + b"/"
         clash: bytes | None = None
         if os.path.isdir(path):
-            clash = below + b"..."
-        else:
+            if any(files for _dir, _subdirs, files in os.walk(path)):
+                clash = below + b"..."
+            else:  # empty directories left behind: in the way, as git would see it
+                for directory, _subdirs, _files in os.walk(path, topdown=False):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(directory)
+        if clash is None:
             clash = next((other for other in packed if other.startswith(below)), None)
         parts = name.split(b"/")
         for depth in range(2, len(parts)):
@@ -996,11 +1002,15 @@ class _CatFile:
         """Ask for ``specs`` now; read the answers with :meth:`Prefetch.collect`.
 
         The requests of one prefetch must fit the input pipe (a few hundred
-        object ids), since git stops reading them while its output is full.
+        object ids), since git stops reading them while its output is full;
+        a second prefetch first collects the answers of the one before.
         """
         assert self._proc.stdin is not None
         if self.broken:
             raise CorruptData("git cat-file stopped unexpectedly")
+        # One prefetch outstanding at most: requests of several could fill the
+        # input pipe while git waits for its full output pipe to be read.
+        self.settle()
         request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
         try:
             self._proc.stdin.write(request)
@@ -1079,6 +1089,8 @@ class _CatFile:
         return parts[1], data
 
     def close(self) -> None:
+        self.broken = True  # a prefetch collected after this says so, clearly
+        self._pending.clear()
         for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):  # a killed process: nothing to flush to

@@ -773,6 +773,9 @@ def _pull_task(
         except RefRace:
             time.sleep(0.002 * (attempt + 1))
             continue
+        except Conflict as exc:
+            # the ref cannot be made here (a stray ref in the way): this task only
+            return Outcome(task_id, "skipped", str(exc), new=outcome.new)
         return outcome
     raise Busy(f"task {task_id} kept changing under this pull; try again")
 
@@ -1014,12 +1017,16 @@ def _push(
         if repo.refs_under(TASK_REF_PREFIX):
             refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
             # Never publish a ref that is not a task id: a negative refspec (git
-            # 2.29+) for each one git would push (names git itself finds broken,
-            # it skips, and refuses in a refspec).
-            for stray in ledger.stray_task_ref_names():
-                check = repo.git(["check-ref-format", os.fsdecode(stray)], check=False)
-                if check.returncode == 0:
-                    refspecs.append("^" + os.fsdecode(stray))
+            # 2.29+) for each one git would push. for-each-ref lists only the
+            # names git accepts (a broken name, it skips, and refuses in a refspec).
+            strays = set(ledger.stray_task_ref_names())
+            if strays:
+                listed = repo.git(
+                    ["for-each-ref", "--format=%(refname)", TASK_REF_PREFIX.decode()], check=False
+                )
+                for listed_name in listed.stdout.splitlines():
+                    if listed_name in strays:
+                        refspecs.append("^" + os.fsdecode(listed_name))
     else:
         for task_id in ids:
             if repo.read_ref(ref_name(task_id)) is None:

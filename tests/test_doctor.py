@@ -232,7 +232,15 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
     git(repo, "push", "-q", str(remote), f"{REF}x/y:{REF}x/y")
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(remote), str(other))
+    # ... while a local stray in the way of a task skips that task alone.
+    made_b = hydrate(repo, "task-add", "B-1", "--objective", "x", "--acceptance", "y")
+    assert made_b.returncode == 0 and hydrate(repo, "push", str(remote)).returncode == 0
+    git(other, "update-ref", f"{REF}B-1/child", tip)
     pulled = hydrate(other, "pull", "origin")
-    assert pulled.returncode == 0, pulled
+    assert pulled.returncode == 1, pulled
     assert "ignored        refs/hydrate/tasks/x/y  (not a valid task id)" in pulled.stdout
-    assert git(other, "for-each-ref", "--format=%(refname)", REF).split() == [REF + "A-1"]
+    assert "SKIPPED        B-1  (cannot create refs/hydrate/tasks/B-1" in pulled.stdout
+    assert "error: skipped: B-1 (the report above says why)" in pulled.stderr
+    assert "Traceback" not in pulled.stderr
+    names = git(other, "for-each-ref", "--format=%(refname)", REF).split()
+    assert names == [REF + "A-1", REF + "B-1/child"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from git_hydrate import Conflict, Ledger, NotARepository, NotFound, ValidationError
+from git_hydrate import Conflict, CorruptData, Ledger, NotARepository, NotFound, ValidationError
 from git_hydrate.context_expander import dedupe_context, summarize_packet
 from tests.conftest import GIT_EMAIL, GIT_NAME, fsck, git
 
@@ -435,3 +436,40 @@ def test_packing_reads_ahead_in_rounds_and_gives_the_same_prompt(
         assert ledger.pack("M-1002", max_bytes=budget, now=0) == context_expander.pack_packet(
             task, in_memory, budget, now=0
         )
+
+
+def test_read_ahead_never_reads_what_the_packer_skips_unread(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    big = "B" * (2 << 20)  # larger than any read-ahead round
+    items = []
+    for i in range(6):
+        items += [(f"small {i}\n", f"s/{i}", 0, None), (big + str(i), f"big/{i}", 0, None)]
+    ledger.add_contexts("M-1002", items)
+    expired = ledger.add_context("M-1002", "gone " * 100, "old", priority=-1, ttl=1)
+    big_oids = {e["oid"] for e in ledger.context_entries("M-1002") if e["size"] > 1 << 20}
+    big_oids.add(expired["oid"])
+    asked: list[bytes] = []
+    read_many, prefetch = ledger.repo.read_many, ledger.repo.prefetch
+
+    def recording_read_many(specs):  # type: ignore[no-untyped-def]
+        asked.extend(specs)
+        return read_many(specs)
+
+    def recording_prefetch(specs):  # type: ignore[no-untyped-def]
+        asked.extend(specs)
+        return prefetch(specs)
+
+    ledger.repo.read_many = recording_read_many  # type: ignore[method-assign]
+    ledger.repo.prefetch = recording_prefetch  # type: ignore[method-assign]
+    later = time.time() + 3600
+    result = ledger.expand("M-1002", max_bytes=100_000, now=later)
+    assert sorted(c["source"] for c in result["packet"]["context"]) == [f"s/{i}" for i in range(6)]
+    assert not big_oids & {s.decode() for s in asked}
+    # A damaged body the packer skips unread cannot fail the prompt ...
+    path = repo / ".git" / "objects" / expired["oid"][:2] / expired["oid"][2:]
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes()[:10])
+    assert ledger.expand("M-1002", max_bytes=100_000, now=later)["prompt"] == result["prompt"]
+    # ... while one it needs is named.
+    with pytest.raises(CorruptData, match=expired["hash"][:12]):
+        ledger.expand("M-1002", max_bytes=100_000, now=0)

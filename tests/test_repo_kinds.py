@@ -171,7 +171,7 @@ def test_core_shared_repository_values_read_as_git_reads_them(repo: Path) -> Non
     assert shared_repository_mode("0660") == -0o660
     assert shared_repository_mode("0640") == -0o640
     # what strtol and git refuse, refused (Python's int() would take them)
-    for refused in ("0o660", "06_60", "0400", "sometimes"):
+    for refused in ("0o660", "06_60", "0400", "sometimes", "08", "-09"):
         with pytest.raises(UnsupportedRepository):
             shared_repository_mode(refused)
     # end to end: the key alone in the config file gives group-writable refs

@@ -196,6 +196,9 @@ def test_hex_uuid_upper_case_and_crlf_values_are_caught(text: str) -> None:
     "text",
     [
         "password=Abc123Def456" + " " * 20_000 + "x",
+        "password=" + " " * 20_000 + "x",
+        "token: " + "\t" * 20_000 + "x",
+        "- secret = " + " " * 20_000 + "x",
         "password=Abc123Def456" + "\t " * 10_000 + ",x",
         "eyJ" * 40_000,
         "sk-" * 40_000 + "T3BlbkFJ",

@@ -336,9 +336,7 @@ def test_invalid_remote_tasks_are_skipped_and_the_rest_merges(
     assert (
         actions["FUTURE"][0] == "skipped" and "newer than this git-hydrate" in actions["FUTURE"][1]
     )
-    assert res.stderr == (
-        "error: skipped (remote data failed validation): BADJSON, BADSHA, FUTURE\n"
-    )
+    assert res.stderr == ("error: skipped: BADJSON, BADSHA, FUTURE (the report above says why)\n")
     assert git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
         "refs/hydrate/tasks/GOOD"
     ]

@@ -64,9 +64,7 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
             err=True,
         )
     if skipped:
-        click.echo(
-            f"error: skipped (remote data failed validation): {', '.join(skipped)}", err=True
-        )
+        click.echo(f"error: skipped: {', '.join(skipped)} (the report above says why)", err=True)
     if absent:
         where = f"on {report.remote}" if report.operation == "pull" else "here"
         click.echo(f"error: no such task {where}: {', '.join(absent)}", err=True)
