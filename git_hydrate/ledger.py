@@ -460,7 +460,8 @@ class Ledger:
                 links = codec.decode_links(links_blob[1], f"{where}: links.json")
                 if task.id != task_id:
                     raise CorruptData(f"{where}: task.json names task {task.id!r}")
-                state = TaskState(task=task, links=list(links.links), tip=tip, tree=tree)
+                # in packing order whoever wrote the file (this version always does)
+                state = TaskState(task=task, links=packing_sorted(links.links), tip=tip, tree=tree)
                 if links.format == LINKS_FANNED_FORMAT:
                     if links.links:
                         raise CorruptData(f"{where}: links.json of format 2 holds links")
@@ -1105,10 +1106,15 @@ class Ledger:
         window = max(64 * 1024, min(1 << 20, usable))
         inflight: list[tuple[list[str], Prefetch]] = []
         cursor = [0]  # the next entry a round may take
+        suspect: set[str] = set()  # in a round git stopped on: read alone, if asked
 
         def unread_by_packer(entry: Mapping[str, Any]) -> bool:
             expires = entry.get("expires")
-            return int(entry["size"]) > window or (expires is not None and expires <= now)
+            return (
+                int(entry["size"]) > window
+                or (expires is not None and expires <= now)
+                or str(entry["oid"]) in suspect
+            )
 
         def round_from(start: int, size: int = 0) -> list[str]:
             names: list[str] = []
@@ -1136,8 +1142,10 @@ class Ledger:
                 for names, pending in inflight:
                     # A round that fails (a damaged object in it) is read again
                     # body by body, so the error names the body that is damaged.
-                    with contextlib.suppress(CorruptData):
+                    try:
                         absorb(names, pending.collect())
+                    except CorruptData:
+                        suspect.update(names)
                 inflight.clear()
                 if here is not None:
                     for name in [n for n in ready if position.get(n, here) < here]:
@@ -1148,9 +1156,11 @@ class Ledger:
                     cursor[0] = max(cursor[0], here + 1)
                     if not unread_by_packer(entry):
                         names += round_from(here + 1, int(entry["size"]))
-                with contextlib.suppress(CorruptData):
-                    # on failure, read alone below, so that the error names the body
+                try:
                     absorb(names, self.repo.read_many([n.encode("ascii") for n in names]))
+                except CorruptData:
+                    # read alone below, so that the error names the body
+                    suspect.update(names)
             if not inflight and cursor[0] < len(entries):
                 names = round_from(cursor[0])
                 if names:

@@ -16,6 +16,7 @@ import os
 import re
 import stat
 import subprocess
+import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -484,9 +485,14 @@ class Repository:
     # -- objects ---------------------------------------------------------
 
     def _batch(self) -> _CatFile:
-        if self._cat_file is not None and self._cat_file.broken:
-            self._cat_file.close()
-            self._cat_file = None
+        """The cat-file process, ready for a new read: earlier prefetches are
+        settled first (one that failed keeps its error), and a process that
+        stopped is replaced, so a read never inherits another read's failure."""
+        if self._cat_file is not None:
+            self._cat_file.settle()
+            if self._cat_file.broken:
+                self._cat_file.close()
+                self._cat_file = None
         if self._cat_file is None:
             self._cat_file = _CatFile(self.git_dir, self._cwd, self._env)
         return self._cat_file
@@ -885,12 +891,24 @@ class Repository:
         below = name + b"/"
         clash: bytes | None = None
         if os.path.isdir(path):
-            if any(files for _dir, _subdirs, files in os.walk(path)):
-                clash = below + b"..."
-            else:  # empty directories left behind: in the way, as git would see it
-                for directory, _subdirs, _files in os.walk(path, topdown=False):
-                    with contextlib.suppress(OSError):
-                        os.rmdir(directory)
+            # Empty directories left behind are in the way only until removed, as
+            # git removes them; anything still there (a ref, a lock, a link) clashes.
+            for directory, _subdirs, _files in os.walk(path, topdown=False):
+                with contextlib.suppress(OSError):
+                    os.rmdir(directory)
+            if os.path.isdir(path):
+                left = sorted(
+                    os.path.relpath(os.path.join(d, f), path)
+                    for d, subdirs, files in os.walk(path)
+                    for f in [*files, *subdirs]
+                )
+                if left and all(name.endswith(".lock") for name in left):
+                    raise Conflict(
+                        f"cannot create {name.decode(errors='replace')}: the lock file "
+                        f"{os.path.join(path, left[0])} is in the way (if no git process "
+                        "holds it: git hydrate doctor --clear-stale-locks)"
+                    )
+                clash = below + (os.fsencode(left[0]) if left else b"...")
         if clash is None:
             clash = next((other for other in packed if other.startswith(below)), None)
         parts = name.split(b"/")
@@ -902,8 +920,9 @@ class Repository:
                 clash = above
         if clash is not None:
             raise Conflict(
-                f"cannot create {name.decode(errors='replace')}: it clashes with the existing "
-                f"ref {clash.decode(errors='replace')} (see: git hydrate doctor)"
+                f"cannot create {name.decode(errors='replace')}: it clashes with "
+                f"{clash.decode(errors='replace')}, which is in the way "
+                "(see: git hydrate doctor)"
             )
 
     def _read_loose(self, path: str) -> bytes | None:
@@ -963,33 +982,47 @@ class Prefetch:
         self._owner = owner
         self.count = count
         self.answers: list[tuple[bytes, bytes] | None] | None = None
+        #: Why the answers could not be read (the process died on one of them).
+        self.error: CorruptData | None = None
 
     def collect(self) -> list[tuple[bytes, bytes] | None]:
-        """The answers, in the order of the specs sent (waiting for git if need be)."""
-        if self.answers is None:
+        """The answers, in the order of the specs sent (waiting for git if need be).
+
+        Raises:
+            CorruptData: git stopped while answering this prefetch or an earlier one.
+        """
+        if self.answers is None and self.error is None:
             self._owner.settle()
-        if self.answers is None:  # the process failed while reading an earlier one
-            raise CorruptData("git cat-file stopped unexpectedly")
+        if self.answers is None:
+            raise self.error or self._owner.failure()
         return self.answers
 
 
 class _CatFile:
-    """One long-lived ``git cat-file --batch`` process for reading objects."""
+    """One long-lived ``git cat-file --batch`` process for reading objects.
+
+    Its standard error goes to a temporary file, not to the user's terminal:
+    when git stops (a damaged object), the error raised carries git's reason
+    in one line, instead of git's own lines printed beside it.
+    """
 
     #: How far git may run ahead of the reader: the capacity asked for its
     #: output pipe (Linux; elsewhere the system's default, often 64 KiB).
     PIPE_BYTES: Final = 1 << 20
 
     def __init__(self, git_dir: str, cwd: str | None, env: Mapping[str, str] | None) -> None:
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         try:
             self._proc = subprocess.Popen(
                 ["git", "--git-dir", git_dir, "cat-file", "--batch"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=self._errors,
                 cwd=cwd,
                 env=None if env is None else dict(env),
             )
         except FileNotFoundError:
+            self._errors.close()
             raise NotARepository("the git binary was not found on PATH") from None
         self.broken = False
         self._pending: list[Prefetch] = []
@@ -997,6 +1030,21 @@ class _CatFile:
         if set_pipe_size is not None and self._proc.stdout is not None:
             with contextlib.suppress(OSError):  # over the system's limit: keep the default
                 fcntl.fcntl(self._proc.stdout.fileno(), set_pipe_size, self.PIPE_BYTES)
+
+    def failure(self) -> CorruptData:
+        """The error to raise once git has stopped: its last line on stderr, if any."""
+        reason = ""
+        with contextlib.suppress(OSError, ValueError):
+            self._errors.seek(0)
+            lines = self._errors.read()[-4096:].decode("utf-8", "replace").strip().splitlines()
+            reason = lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else ""
+        return CorruptData(
+            f"git cat-file stopped: {reason}" if reason else "git cat-file stopped unexpectedly"
+        )
+
+    def _stop(self) -> None:
+        self.broken = True
+        self._proc.kill()
 
     def send(self, specs: list[bytes]) -> Prefetch:
         """Ask for ``specs`` now; read the answers with :meth:`Prefetch.collect`.
@@ -1006,37 +1054,45 @@ class _CatFile:
         a second prefetch first collects the answers of the one before.
         """
         assert self._proc.stdin is not None
-        if self.broken:
-            raise CorruptData("git cat-file stopped unexpectedly")
         # One prefetch outstanding at most: requests of several could fill the
         # input pipe while git waits for its full output pipe to be read.
         self.settle()
+        if self.broken:
+            raise self.failure()
         request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
         try:
             self._proc.stdin.write(request)
             self._proc.stdin.flush()
         except BrokenPipeError:
-            self.broken = True
-            raise CorruptData("git cat-file stopped unexpectedly") from None
+            self._stop()
+            raise self.failure() from None
         except BaseException:
-            self.broken = True
-            self._proc.kill()
+            self._stop()
             raise
         pending = Prefetch(self, len(specs))
         self._pending.append(pending)
         return pending
 
     def settle(self) -> None:
-        """Read the answers of every prefetch sent, in order, into each one."""
+        """Read the answers of every prefetch sent, in order, into each one.
+
+        When git stops on one of them, the error is kept in that prefetch and
+        the ones after it (:meth:`Prefetch.collect` raises it), not raised
+        here: the read that happens to come next is not what failed.
+        """
         try:
             while self._pending:
                 pending = self._pending[0]
                 pending.answers = [self._answer() for _ in range(pending.count)]
                 self._pending.pop(0)
-        except BaseException:
-            self.broken = True
+        except CorruptData as exc:
+            self._stop()
+            for pending in self._pending:
+                pending.error = exc
             self._pending.clear()
-            self._proc.kill()
+        except BaseException:
+            self._stop()
+            self._pending.clear()
             raise
 
     def get(self, spec: bytes) -> tuple[bytes, bytes] | None:
@@ -1049,12 +1105,15 @@ class _CatFile:
         written before its answers are read, so neither side can block the
         other. Anything going wrong mid-chunk (even an interrupt) leaves
         answers unread, so the process is then stopped for good rather than
-        answer later requests with earlier objects.
+        answer later requests with earlier objects. (The caller settles
+        earlier prefetches first, see :meth:`Repository.read_many`.)
         """
         assert self._proc.stdin is not None and self._proc.stdout is not None
         if self.broken:
-            raise CorruptData("git cat-file stopped unexpectedly")
+            raise self.failure()
         self.settle()  # earlier prefetches' answers come first on the pipe
+        if self.broken:
+            raise self.failure()
         results: list[tuple[bytes, bytes] | None] = []
         try:
             for start in range(0, len(specs), chunk):
@@ -1064,12 +1123,11 @@ class _CatFile:
                     self._proc.stdin.write(request)
                     self._proc.stdin.flush()
                 except BrokenPipeError:
-                    raise CorruptData("git cat-file stopped unexpectedly") from None
+                    raise self.failure() from None
                 for _spec in batch:
                     results.append(self._answer())
         except BaseException:
-            self.broken = True
-            self._proc.kill()
+            self._stop()
             raise
         return results
 
@@ -1077,7 +1135,8 @@ class _CatFile:
         assert self._proc.stdout is not None
         header = self._proc.stdout.readline()
         if not header:
-            raise CorruptData("git cat-file stopped unexpectedly")
+            self._proc.wait()  # so that its last words are in the errors file
+            raise self.failure()
         parts = header.split()
         if len(parts) != 3 or parts[1] in (b"missing", b"ambiguous"):
             return None
@@ -1085,7 +1144,8 @@ class _CatFile:
         data = self._proc.stdout.read(size)
         self._proc.stdout.read(1)
         if len(data) != size:
-            raise CorruptData("git cat-file stopped unexpectedly")
+            self._proc.wait()
+            raise self.failure()
         return parts[1], data
 
     def close(self) -> None:
@@ -1096,6 +1156,7 @@ class _CatFile:
                 with contextlib.suppress(OSError):  # a killed process: nothing to flush to
                     stream.close()
         self._proc.wait()
+        self._errors.close()
 
 
 class CommitInfo(NamedTuple):

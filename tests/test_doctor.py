@@ -222,7 +222,10 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
         if packed:
             git(repo, "pack-refs", "--all")
         clash = hydrate(repo, "task-add", "x", "--objective", "x", "--acceptance", "y")
-        assert clash.returncode == 1 and "clashes with the existing ref" in clash.stderr
+        assert (
+            clash.returncode == 1
+            and "clashes with refs/hydrate/tasks/x/y, which is in the way" in clash.stderr
+        )
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     pushed = hydrate(repo, "push", str(remote))

@@ -473,3 +473,45 @@ def test_read_ahead_never_reads_what_the_packer_skips_unread(repo: Path, ledger:
     # ... while one it needs is named.
     with pytest.raises(CorruptData, match=expired["hash"][:12]):
         ledger.expand("M-1002", max_bytes=100_000, now=0)
+
+
+def test_a_damaged_body_in_a_read_ahead_round_stays_quiet_unless_needed(
+    repo: Path, ledger: Ledger
+) -> None:
+    from tests.conftest import hydrate
+
+    make_task(ledger)
+    ledger.add_contexts("M-1002", [(f"body {i} " * 300, f"s/{i}", 5, None) for i in range(40)])
+    victim = ledger.add_context("M-1002", "victim " * 8000, "victim", priority=1)
+    whole = hydrate(repo, "expand", "M-1002", "--max-bytes", "150000")
+    path = repo / ".git" / "objects" / victim["oid"][:2] / victim["oid"][2:]
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    # skipped by the packer (no room): same output, and none of git's own lines
+    again = hydrate(repo, "expand", "M-1002", "--max-bytes", "150000")
+    assert (
+        (again.returncode, again.stdout) == (whole.returncode, whole.stdout) == (0, whole.stdout)
+    )
+    assert again.stderr == whole.stderr
+    # needed: one line naming the body, with git's reason
+    needed = hydrate(repo, "pack", "M-1002", "--max-bytes", "400000")
+    assert needed.returncode == 1
+    assert needed.stderr.count("\n") == 1
+    assert f"body {victim['hash'][:12]}: git cat-file stopped" in needed.stderr
+
+
+def test_links_stored_out_of_order_are_read_in_packing_order(repo: Path, ledger: Ledger) -> None:
+    make_task(ledger)
+    ledger.add_contexts("M-1002", [(f"o{i}\n", f"s/{i}", i % 3, None) for i in range(30)])
+    expected = ledger.context_entries("M-1002")
+    tip = git(repo, "rev-parse", "refs/hydrate/tasks/M-1002").strip()
+    stored = json.loads(git(repo, "cat-file", "blob", f"{tip}:links.json"))
+    stored["links"].reverse()
+    blob = git(repo, "hash-object", "-w", "--stdin", input=json.dumps(stored)).strip()
+    listing = git(repo, "ls-tree", tip).replace(
+        git(repo, "rev-parse", f"{tip}:links.json").strip(), blob
+    )
+    tree = git(repo, "mktree", input=listing).strip()
+    commit = git(repo, "commit-tree", tree, "-p", tip, "-m", "reversed").strip()
+    git(repo, "update-ref", "refs/hydrate/tasks/M-1002", commit)
+    assert ledger.context_entries("M-1002") == expected
