@@ -105,6 +105,21 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         # access_key all hold "key"): four passes over the text instead of eight
         ("secret", "passw", "token", "key"),
     ),
+    (
+        # A quoted key with a quoted value anywhere on a line: one-line JSON, dict and
+        # hash literals ({"api_key": "..."}, {"a": 1, 'token': '...'}). The same keys
+        # and values as env-secret; the value ends at its quote, then a "," "}" "]"
+        # ")" ";" or the end of the line. Quotes bound every run: linear.
+        "json-secret",
+        r"(?a)(?<![A-Za-z0-9_])(?P<kq>[\"'])"
+        r"(?i:(?=[a-z0-9_.-]*?(?:secret|password|passwd|token|api[_-]?key"
+        r"|private[_-]?key|access[_-]?key|secret[_-]?key)(?-i:s?(?![a-z])))[a-z0-9_.-]*+)"
+        r"(?P=kq)[ \t]*+(?::|=>|=)[ \t]*+(?P<vq>[\"'])"
+        r"(?![^\"'\n]*(?i:change.?me|example|your_|xxxx|dummy|placeholder|redacted))"
+        r"(?=[^\"'\n]*[0-9])(?=[^\"'\n]*[A-Za-z])[A-Za-z0-9_\-+/=!@%^&*.~]{12,}+(?P=vq)"
+        r"(?=[ \t]*(?:[,;})\]]|\r?$))",
+        ("secret", "passw", "token", "key"),
+    ),
 )
 
 _COMPILED: Final = tuple(
@@ -124,17 +139,22 @@ class Finding(NamedTuple):
 
 #: Rules matched line by line: their triggers are looked for in the lower-cased text
 #: (any case in the text), and the pattern runs only on the lines holding one.
-_FOLDED: Final = frozenset({"env-secret"})
+_FOLDED: Final = frozenset({"env-secret", "json-secret"})
+_FOLDED_RULES: Final = [(name, pattern) for name, pattern, _t in _COMPILED if name in _FOLDED]
+_FOLDED_TRIGGERS: Final = tuple(
+    dict.fromkeys(t for name, _p, triggers in _COMPILED if name in _FOLDED for t in triggers)
+)
 
 
 def _scan_lines(
-    text: str, name: str, pattern: re.Pattern[str], triggers: tuple[str, ...]
+    text: str, rules: list[tuple[str, re.Pattern[str]]], triggers: tuple[str, ...]
 ) -> list[tuple[int, str]]:
-    """Run a line-bounded ``pattern`` only on the lines where a trigger occurs."""
+    """Run line-bounded patterns only on the lines where a trigger occurs (the
+    text lower-cased and each trigger looked for once, for all of them)."""
     lowered = text.lower()
     if len(lowered) != len(text):
         # a character whose lower case is longer: positions no longer line up
-        return [(m.start(), name) for m in pattern.finditer(text)]
+        return [(m.start(), name) for name, pattern in rules for m in pattern.finditer(text)]
     hits: list[tuple[int, str]] = []
     seen: set[int] = set()
     for trigger in triggers:
@@ -151,19 +171,19 @@ def _scan_lines(
             start = text.rfind("\n", 0, found) + 1
             if start not in seen:
                 seen.add(start)
-                match = pattern.search(text, start, end)
-                if match is not None:
-                    hits.append((match.start(), name))
+                for name, pattern in rules:
+                    match = pattern.search(text, start, end)
+                    if match is not None:
+                        hits.append((match.start(), name))
             found = lowered.find(trigger, end)
     return hits
 
 
 def scan(text: str, *, limit: int = 20) -> list[Finding]:
     """Secret-looking matches in ``text`` (at most ``limit``), in text order."""
-    hits: list[tuple[int, str]] = []
+    hits = _scan_lines(text, _FOLDED_RULES, _FOLDED_TRIGGERS)
     for name, pattern, triggers in _COMPILED:
         if name in _FOLDED:
-            hits += _scan_lines(text, name, pattern, triggers)
             continue
         if triggers and not any(trigger in text for trigger in triggers):
             continue
@@ -172,10 +192,12 @@ def scan(text: str, *, limit: int = 20) -> list[Finding]:
             if len(hits) >= limit * 4:
                 break
     hits.sort()
-    findings = []
+    findings: list[Finding] = []
     line, last = 1, 0
-    for position, name in hits[:limit]:
+    for position, name in hits:
         line += text.count("\n", last, position)
         last = position
         findings.append(Finding(name, line))
-    return findings
+    # A line env-secret already names needs no json-secret finding too.
+    assigned = {f.line for f in findings if f.rule == "env-secret"}
+    return [f for f in findings if f.rule != "json-secret" or f.line not in assigned][:limit]

@@ -36,6 +36,7 @@ SAMPLES = {
     + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n",
     "url-credentials": "DATABASE=postgres://admin:" + "hunter2secret" + "@db.internal:5432/app\n",
     "env-secret": "DEBUG=1\nSTRIPE_CLIENT_SECRET=" + "s3cr3tValue9876543" + "\n",
+    "json-secret": '{"name": "app", "api_key": "' + "sk9Jd8fK2mQ7xLp3" + '"}\n',
 }
 LOWER_CASE_KEYS = [
     "password=" + "Tr0ub4dorXyz93",
@@ -78,6 +79,9 @@ HARMLESS = [
     "secret_path=/etc/app/v2/keys\n",
     "token_url=/api/v2/login\n",
     "\u017fecret=abcDEF123456\n",
+    '{"tokenizer": "gpt2-medium-v2", "max_tokens": 4096}\n',
+    '{"password": "${DB_PASSWORD}"}\n',
+    'print("token", "Abc123def456Xyz")\n',
     'secretary = "Abc123def456Xyz"\n',
     '"max_tokens": 4096,\n',
     '"password": "${DB_PASSWORD}",\n',
@@ -162,6 +166,10 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
                 "SSH_PRIVATEKEY=Abc123def456Xyz",
                 'rsa_privatekey: "abc123def456xyz"',
                 "API_KEY=a8f5f167f44f4964e6c998dee827110c",
+                '{"api_key": "sk9Jd8fK2mQ7xLp3"}',
+                '{"a": 1, "token": "Abc123def456Xyz", "b": "x"}',
+                "x = {'secret': 'Abc123def456Xyz'}",
+                '{"tokenizer": "gpt2-medium-v2"}',
                 "",
             ]
         ),
@@ -169,13 +177,17 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
     )
 )
 def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) -> None:
-    from git_hydrate.secrets import _COMPILED, _scan_lines
+    from git_hydrate.secrets import _COMPILED, _FOLDED, _scan_lines
 
     text = "\n".join(lines)
     for name, pattern, triggers in _COMPILED:
-        if name == "env-secret":
-            expected = sorted(m.start() for m in pattern.finditer(text))
-            assert sorted(p for p, _n in _scan_lines(text, name, pattern, triggers)) == expected
+        if name in _FOLDED:
+            # one match per line at most, from the line-by-line scan
+            expected = sorted({text.rfind("\n", 0, m.start()) for m in pattern.finditer(text)})
+            got = sorted(
+                text.rfind("\n", 0, p) for p, _n in _scan_lines(text, [(name, pattern)], triggers)
+            )
+            assert got == expected
 
 
 @pytest.mark.parametrize(
@@ -220,3 +232,16 @@ def test_long_lines_of_key_words_stay_linear() -> None:
     scan("token" * 40_000 + "\n" + "Password" * 20_000)
     # a guard against catastrophic backtracking (minutes before), not a speed test
     assert time.perf_counter() - start < 10.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"api_key": "' + "sk9Jd8fK2mQ7xLp3" + '"}',
+        '{"a": 1, "token": "' + "Abc123def456Xyz" + '", "b": 2}',
+        "x = {'secret': '" + "Abc123def456Xyz" + "'}",
+        "opts = {'password' => '" + "Abc123def456Xyz" + "'}",
+    ],
+)
+def test_quoted_keys_anywhere_on_a_line_are_caught(text: str) -> None:
+    assert [f.rule for f in scan(text)] == ["json-secret"]
