@@ -57,11 +57,14 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
         for task in tasks:
             ledger.add_task(task, objective="stress", acceptance="nothing lost")
     writers, per_writer = 8, 50
+    # Stopped by a file, not a signal: a signal would stop the loop but leave its
+    # running `git repack -d` pruning loose objects under the fsck below.
+    stop = repo.parent / "stop-maintenance"
     maintenance = subprocess.Popen(
         [
             "sh",
             "-c",
-            "while :; do git gc --auto --quiet; git pack-refs --all --prune; "
+            f"while [ ! -e '{stop}' ]; do git gc --auto --quiet; git pack-refs --all --prune; "
             "git repack -d -q; sleep 0.05; done",
         ],
         cwd=repo,
@@ -91,8 +94,8 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
         ]
         outputs = [p.communicate(timeout=300) for p in procs]
     finally:
-        maintenance.terminate()
-        maintenance.wait()
+        stop.touch()
+        maintenance.wait(timeout=120)
     elapsed = time.perf_counter() - start
     acknowledged: dict[str, set[str]] = {t: set() for t in tasks}
     retries = 0
