@@ -151,6 +151,11 @@ def link_tree_changes(
     return changes
 
 
+def _names_a_task(name: bytes) -> bool:
+    """Whether a ref name below ``refs/hydrate/tasks/`` is a valid task id."""
+    return name.isascii() and validate.is_task_id(name.decode("ascii"))
+
+
 def ref_name(task_id: str) -> bytes:
     """The ref of a task."""
     return TASK_REF_PREFIX + task_id.encode("ascii")
@@ -252,7 +257,8 @@ class _SummaryCache:
             self.repo.make_dirs(os.path.dirname(self.path))
             with open(temporary, "wb") as fh:
                 fh.write(msgspec.msgpack.encode(entries))
-            self.repo.replace_shared(temporary, self.path)
+            self.repo.share(temporary)
+            os.replace(temporary, self.path)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -292,7 +298,6 @@ class Ledger:
         self._clock = clock
         #: How many writes of this Ledger lost a race and were re-applied.
         self.retries = 0
-        self._config: dict[str, str] | None = None
 
     def close(self) -> None:
         """Close the repository."""
@@ -308,9 +313,7 @@ class Ledger:
 
     def config(self, key: str) -> str | None:
         """A ``hydrate.*`` git config value (key case-insensitive), or ``None``."""
-        if self._config is None:
-            self._config = self.repo.config_values("hydrate.")
-        return self._config.get(key.lower())
+        return self.repo.hydrate_config().get(key.lower())
 
     def config_int(self, key: str, default: int) -> int:
         """An integer ``hydrate.*`` setting; git's ``k``/``m``/``g`` suffixes allowed."""
@@ -377,20 +380,14 @@ class Ledger:
         (made by hand or by another tool) is left out; :meth:`stray_task_refs`
         names it, so that ``list`` can warn and ``doctor`` report it.
         """
-        tips = {}
-        for name, oid in self.repo.refs_under(TASK_REF_PREFIX).items():
-            if name.isascii() and validate.is_task_id(task_id := name.decode("ascii")):
-                tips[task_id] = oid
-        return tips
+        refs = self.repo.refs_under(TASK_REF_PREFIX)
+        return {name.decode("ascii"): oid for name, oid in refs.items() if _names_a_task(name)}
 
     def stray_task_ref_names(self) -> list[bytes]:
         """The full names of the refs under ``refs/hydrate/tasks/`` that are not
         valid task ids, as bytes, sorted."""
-        return sorted(
-            TASK_REF_PREFIX + name
-            for name in self.repo.ref_names_under(TASK_REF_PREFIX)
-            if not (name.isascii() and validate.is_task_id(name.decode("ascii")))
-        )
+        names = self.repo.ref_names_under(TASK_REF_PREFIX)
+        return sorted(TASK_REF_PREFIX + name for name in names if not _names_a_task(name))
 
     def stray_task_refs(self) -> list[str]:
         """:meth:`stray_task_ref_names`, printable (undecodable bytes as ``\\xNN``)."""

@@ -303,6 +303,7 @@ class Repository:
         self._packed_key: tuple[int, int, int] | None = None
         self._identity: Identity | None = None
         self._shared: int | None = None
+        self._settings_cache: list[tuple[str, str | None]] | None = None
 
     @property
     def _repo(self) -> Repo:
@@ -394,39 +395,46 @@ class Repository:
                     "cannot update atomically yet; use a repository with the files ref backend"
                 )
 
-    def config_values(self, prefix: str) -> dict[str, str]:
-        """Every git config value whose key starts with ``prefix`` (lowercased keys).
+    def _config_records(self, pattern: str) -> list[tuple[str, str | None]]:
+        """``(key, value)`` of every git config entry whose (lower-cased) key
+        matches ``pattern``, in git's order; ``None`` for a key given without "="
+        (``-z`` tells it from an empty value: no newline after the name).
 
         Reads through ``git config`` so includes, ``git -c`` and the
         ``GIT_CONFIG_*`` variables are honoured exactly as git honours them.
         """
-        proc = self.git(
-            ["config", "-z", "--get-regexp", "^" + prefix.replace(".", r"\.")], check=False
-        )
-        values: dict[str, str] = {}
+        proc = self.git(["config", "-z", "--get-regexp", pattern], check=False)
+        records: list[tuple[str, str | None]] = []
         for record in proc.stdout.split(b"\0"):
-            if not record:
-                continue
-            key, _, value = record.partition(b"\n")
-            values[key.decode("utf-8", "replace").lower()] = value.decode("utf-8", "replace")
-        return values
+            if record:
+                key, newline, value = record.partition(b"\n")
+                text = value.decode("utf-8", "replace") if newline else None
+                records.append((key.decode("utf-8", "replace").lower(), text))
+        return records
+
+    def config_values(self, prefix: str) -> dict[str, str]:
+        """Every git config value whose key starts with ``prefix`` (lowercased keys)."""
+        pattern = "^" + prefix.replace(".", r"\.")
+        return {key: value or "" for key, value in self._config_records(pattern)}
+
+    def _settings(self) -> list[tuple[str, str | None]]:
+        """The settings git-hydrate itself reads (``hydrate.*`` and
+        ``core.sharedRepository``), in one ``git config`` call per repository."""
+        if self._settings_cache is None:
+            self._settings_cache = self._config_records(r"^(hydrate\.|core\.sharedrepository$)")
+        return self._settings_cache
+
+    def hydrate_config(self) -> dict[str, str]:
+        """Every ``hydrate.*`` config value (lowercased keys; the last one wins)."""
+        return {key: value or "" for key, value in self._settings() if key.startswith("hydrate.")}
 
     @property
     def shared_mode(self) -> int:
-        """``core.sharedRepository`` as :func:`shared_repository_mode` reads it."""
+        """``core.sharedRepository`` as :func:`shared_repository_mode` reads it
+        (the last of several values wins, as in git)."""
         if self._shared is None:
-            # -z tells a key given without "=" (no newline after the name) from
-            # an empty value; the last of several values wins, as in git.
-            proc = self.git(
-                ["config", "-z", "--get-regexp", r"^core\.sharedrepository$"], check=False
-            )
-            records = [r for r in proc.stdout.split(b"\0") if r]
-            if not records:
-                self._shared = 0
-            else:
-                _key, newline, raw = records[-1].partition(b"\n")
-                value = raw.decode("utf-8", "replace") if newline else None
-                self._shared = shared_repository_mode(value)
+            values = [v for key, v in self._settings() if key == "core.sharedrepository"]
+            self._shared = shared_repository_mode(values[-1]) if values else 0
         return self._shared
 
     def share(self, path: str) -> None:
@@ -440,15 +448,8 @@ class Repository:
         if wanted != mode & 0o7777:
             os.chmod(path, wanted)
 
-    def replace_shared(self, temporary: str, path: str) -> None:
-        """Rename ``temporary`` over ``path`` after sharing it (a cache written whole)."""
-        self.share(temporary)
-        os.replace(temporary, path)
-
     def make_dirs(self, path: str) -> None:
         """``os.makedirs(path, exist_ok=True)``, sharing each directory it creates."""
-        if os.path.isdir(path):
-            return
         missing = []
         while not os.path.isdir(path):
             missing.append(path)
@@ -902,7 +903,7 @@ class Repository:
                     for d, subdirs, files in os.walk(path)
                     for f in [*files, *subdirs]
                 )
-                if left and all(name.endswith(".lock") for name in left):
+                if left and all(entry.endswith(".lock") for entry in left):
                     raise Conflict(
                         f"cannot create {name.decode(errors='replace')}: the lock file "
                         f"{os.path.join(path, left[0])} is in the way (if no git process "
