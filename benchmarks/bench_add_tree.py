@@ -203,14 +203,13 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
 
     # -- reading blobs: one cat-file --batch vs dulwich one by one -------------
     sys.path.insert(0, str(ROOT))
-    from git_hydrate.files import list_tree, read_blobs
+    from git_hydrate.hydrate.sources import list_tree
     from git_hydrate.store import Repository
 
     with Repository(repo) as r:
-        entries = list_tree(lambda a: r.git(a).stdout, "HEAD")
+        entries = list_tree(r.ls_tree("HEAD"))
         oids = [e.oid for e in entries if e.oid and e.kind != "submodule"]
-        argv, cwd, e = r.git_invocation()
-        t_batch = median_time(lambda: [0 for _ in read_blobs(argv, cwd, e, oids)], runs)
+        t_batch = median_time(lambda: [0 for _ in r.stream_blobs(oids)], runs)
 
     def dulwich_reads() -> None:
         # a fresh Repository each run: dulwich's in-process delta cache starts cold,

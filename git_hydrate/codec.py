@@ -14,9 +14,25 @@ from typing import Any, TypeVar
 import msgspec
 
 from .errors import CorruptData
-from .model import FORMAT_VERSION, LINKS_FANNED_FORMAT, LinkList, Task, bad_link_id
+from .model import (
+    FORMAT_VERSION,
+    LINKS_FANNED_FORMAT,
+    ArchiveIndex,
+    LinkList,
+    RemovalRecord,
+    Task,
+    bad_link_id,
+)
 
-__all__ = ["decode_links", "decode_task", "encode", "encode_output", "format_output"]
+__all__ = [
+    "decode_archive_index",
+    "decode_links",
+    "decode_removal_record",
+    "decode_task",
+    "encode",
+    "encode_output",
+    "format_output",
+]
 
 _encoder = msgspec.json.Encoder(order="deterministic")
 _output_encoder = msgspec.json.Encoder(order="sorted")
@@ -31,6 +47,8 @@ class _FormatProbe(msgspec.Struct):
 _probe_decoder = msgspec.json.Decoder(_FormatProbe)
 _task_decoder = msgspec.json.Decoder(Task)
 _links_decoder = msgspec.json.Decoder(LinkList)
+_archive_decoder = msgspec.json.Decoder(ArchiveIndex)
+_removal_decoder = msgspec.json.Decoder(RemovalRecord)
 
 
 def encode(obj: Any) -> bytes:
@@ -98,3 +116,13 @@ def decode_links(data: bytes, where: str) -> LinkList:
     if problem is not None:
         raise CorruptData(f"{where}: {problem}")
     return decoded
+
+
+def decode_archive_index(data: bytes, where: str) -> ArchiveIndex:
+    """Decode the archive's ``index.json``; ``where`` names its origin in errors."""
+    return _decode(_archive_decoder, data, where)
+
+
+def decode_removal_record(data: bytes, where: str) -> RemovalRecord:
+    """Decode the removal record's ``removed.json``; ``where`` names its origin."""
+    return _decode(_removal_decoder, data, where)

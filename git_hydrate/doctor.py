@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from .archive import ARCHIVE_REF, read_archive
 from .errors import CorruptData
-
-if TYPE_CHECKING:
-    from .ledger import Ledger
+from .store import Repository
+from .sync.removal import REMOVED_REF, read_removed
+from .taskrefs import TaskRefs, body_path, ref_name
 
 __all__ = ["DEFAULT_STALE_SECONDS", "check", "check_task", "clear_stale_locks", "find_locks"]
 
@@ -24,25 +25,24 @@ __all__ = ["DEFAULT_STALE_SECONDS", "check", "check_task", "clear_stale_locks", 
 DEFAULT_STALE_SECONDS: Final = 60.0
 
 
-def check_task(ledger: Ledger, task_id: str) -> list[str]:
+def check_task(refs: TaskRefs, task_id: str) -> list[str]:
     """The problems of one task (an empty list when it is healthy)."""
-    from .ledger import body_path, ref_name
-
-    tip = ledger.repo.read_ref(ref_name(task_id))
+    repo = refs.repo
+    tip = repo.read_ref(ref_name(task_id))
     if tip is None:
         return ["the task ref disappeared during the check"]
     try:
-        state = ledger.read_state(task_id, tip)
+        state = refs.read_state(task_id, tip)
     except CorruptData as exc:
         return [str(exc).removeprefix(f"task {task_id}: ")]
     problems: list[str] = []
     try:
-        tree = ledger.repo.read_tree(state.tree) if state.tree else {}
+        tree = repo.read_tree(state.tree) if state.tree else {}
         bodies = tree.get(b"bodies")
         stored: dict[bytes, bytes] = {}
         if bodies is not None:
-            for fan, (_mode, sub) in ledger.repo.read_tree(bodies[1]).items():
-                for name, (_m, oid) in ledger.repo.read_tree(sub).items():
+            for fan, (_mode, sub) in repo.read_tree(bodies[1]).items():
+                for name, (_m, oid) in repo.read_tree(sub).items():
                     stored[b"bodies/" + fan + b"/" + name] = oid
     except CorruptData as exc:
         return [f"tree: {exc}"]
@@ -59,7 +59,7 @@ def check_task(ledger: Ledger, task_id: str) -> list[str]:
         elif in_tree.decode() != link.oid:
             problems.append(f"context {short}: the link's oid differs from the tree's")
         try:
-            data = ledger.repo.read_blob(link.oid.encode())
+            data = repo.read_blob(link.oid.encode())
         except CorruptData as exc:
             problems.append(f"context {short}: {exc}")
             continue
@@ -131,13 +131,13 @@ def clear_stale_locks(
     return removed
 
 
-def check(ledger: Ledger) -> dict[str, Any]:
+def check(refs: TaskRefs) -> dict[str, Any]:
     """Check every live task and list the lock files; ``ok`` is False on any problem."""
     tasks = []
-    for task_id in ledger.task_ids():
-        problems = check_task(ledger, task_id)
+    for task_id in refs.task_ids():
+        problems = check_task(refs, task_id)
         tasks.append({"task_id": task_id, "ok": not problems, "problems": problems})
-    refs = check_shared_refs(ledger) + [
+    shared = check_shared_refs(refs.repo) + [
         {
             "ref": ref,
             "ok": False,
@@ -145,29 +145,26 @@ def check(ledger: Ledger) -> dict[str, Any]:
                 "not a valid task id: git-hydrate ignores this ref (git update-ref -d removes it)"
             ],
         }
-        for ref in ledger.stray_task_refs()
+        for ref in (n.decode("utf-8", "backslashreplace") for n in refs.stray_ref_names())
     ]
-    locks = find_locks(ledger.repo.common_dir)
+    locks = find_locks(refs.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]
     return {
-        "ok": all(t["ok"] for t in tasks) and all(r["ok"] for r in refs) and not stale,
+        "ok": all(t["ok"] for t in tasks) and all(r["ok"] for r in shared) and not stale,
         "tasks": tasks,
-        "refs": refs,
+        "refs": shared,
         "locks": locks,
     }
 
 
-def check_shared_refs(ledger: Ledger) -> list[dict[str, Any]]:
+def check_shared_refs(repo: Repository) -> list[dict[str, Any]]:
     """The archive and the removal record, where present: readable, known format."""
-    from .lifecycle import ARCHIVE_REF, _read_archive
-    from .sync import REMOVED_REF, _read_removed
-
     results = []
     for ref, read in (
-        (ARCHIVE_REF, lambda tip: _read_archive(ledger, tip)),
-        (REMOVED_REF, lambda tip: _read_removed(ledger, tip)),
+        (ARCHIVE_REF, lambda tip: read_archive(repo, tip)),
+        (REMOVED_REF, lambda tip: read_removed(repo, tip)),
     ):
-        tip = ledger.repo.read_ref(ref)
+        tip = repo.read_ref(ref)
         if tip is None:
             continue
         try:

@@ -3,12 +3,14 @@
 Every error the library raises on purpose derives from :class:`HydrateError`
 and carries the process exit status the command line uses for it. The CLI
 turns these into one ``error: ...`` line on stderr in exactly one place
-(``git_hydrate.cli``); library code never prints or exits.
+(``git_hydrate.cli``); library code never prints or exits. Anything else
+that escapes is a bug: the CLI exits :data:`EXIT_BUG` with one line saying so.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "EXIT_BUG",
     "EXIT_BUSY",
     "EXIT_FAILURE",
     "EXIT_NOT_A_REPOSITORY",
@@ -16,6 +18,7 @@ __all__ = [
     "Busy",
     "Conflict",
     "CorruptData",
+    "GitFailed",
     "HydrateError",
     "NoIdentity",
     "NotARepository",
@@ -28,6 +31,8 @@ __all__ = [
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: An unexpected exception: a bug in git-hydrate, never the user's mistake.
+EXIT_BUG = 3
 #: EX_TEMPFAIL from sysexits.h: "try again later".
 EXIT_BUSY = 75
 #: What git itself exits with when it finds no repository.
@@ -67,6 +72,14 @@ class Conflict(HydrateError):
 
 class CorruptData(HydrateError):
     """Stored data that cannot be read: bad JSON, unknown format, missing blob."""
+
+
+class GitFailed(HydrateError):
+    """A git command git-hydrate ran failed for a reason of git's (its message is kept).
+
+    Distinct from :class:`CorruptData`: the stored data may be fine; git could
+    not do what was asked (a network error, a remote that refused, a lock).
+    """
 
 
 class NotWritable(HydrateError):

@@ -1,105 +1,62 @@
-"""The task lifecycle: stations, checkpoints, status, history and the archive.
+"""The task lifecycle: stations, checkpoints, status, and archiving.
 
-Everything here is derived from what the ledger already stores — the task
-document and its commit chain — plus one more ref, ``refs/hydrate/archive``,
-that folds finished tasks into a single commit so the ref list stays the size
-of the live work:
-
-    refs/hydrate/archive           -> commit; parents: the previous archive commit
-                                      and the tip of every task archived by it
-      index.json                   {format, tasks: {id: {tip, title, status, ...}}}
-      tasks/<id>                   the archived task's tree (task.json, links.json, bodies)
-
+Everything here is derived from what a task already stores — its document and
+its commit chain — plus the archive ref (:mod:`git_hydrate.archive`).
 Archiving a task first adds an ``archive`` commit to its chain (so its own
 history says when and by whom), then moves the archive ref and deletes the
 task ref in one all-or-nothing ref transaction. Unarchiving does the reverse.
-
-Commit messages carry ``Hydrate-*`` trailers (see ``ledger._message``);
-:func:`log` reads the history back from them, so the audit trail needs no
-storage of its own.
 """
 
 from __future__ import annotations
 
-import heapq
-import random
-import re
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
-from . import codec, validate
+from . import validate
+from .archive import ARCHIVE_REF, index_tree, read_archive
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
-from .model import (
-    FORMAT_VERSION,
-    TRANSITIONS,
-    Checkpoint,
-    Kind,
-    ObjectIdHex,
-    Priority,
-    Station,
-    TaskId,
+from .listing import LIST_FIELDS, SummaryCache, station_filter, task_summary
+from .model import TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint
+from .results import ArchiveResult, CheckpointResult, MoveResult, StatusDict, TaskDict
+from .store import RefRace, RefUpdate
+from .taskrefs import (
+    Change,
+    TaskRefs,
+    TaskState,
+    Unchanged,
+    attempts,
+    commit_message,
+    iso_utc,
+    ref_name,
+    task_message,
 )
-from .store import CommitInfo, RefRace, read_commit_info, update_refs_atomically
-
-if TYPE_CHECKING:
-    from .ledger import Ledger, TaskState
+from .tasks import get_task
 
 __all__ = [
-    "ARCHIVE_REF",
     "FINISHED_STATIONS",
-    "ArchiveIndex",
-    "ArchivedTask",
     "add_checkpoint",
+    "allowed_moves",
     "archive",
-    "archive_entry",
-    "archived_tasks",
-    "log",
-    "read_any",
-    "refuse_archived_id",
     "set_status",
     "status",
     "statuses",
     "unarchive",
 ]
 
-#: The one ref that holds every archived task.
-ARCHIVE_REF: Final = b"refs/hydrate/archive"
 #: Stations a task must be at to be archived.
 FINISHED_STATIONS: Final = ("done", "cancelled")
-#: How often a multi-ref write retries after losing a race before giving up.
-MAX_ATTEMPTS: Final = 32
-
-_INDEX_FILE: Final = b"index.json"
-_TASKS_DIR: Final = b"tasks"
-_TRAILER_RE: Final = re.compile(r"^Hydrate-([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)$")
-
-
-class ArchivedTask(msgspec.Struct, kw_only=True):
-    """One task in the archive index: where its history ends, and what ``list`` shows."""
-
-    tip: ObjectIdHex
-    title: str
-    status: Station
-    kind: Kind
-    priority: Priority
-    tags: list[str] = []
-    attachments: int = 0
-    archived_at: str = ""
-    archived_by: str = ""
-
-
-class ArchiveIndex(msgspec.Struct, kw_only=True):
-    """``index.json`` of the archive ref. Field order is storage format."""
-
-    format: int = FORMAT_VERSION
-    tasks: dict[TaskId, ArchivedTask] = {}
-
-
-_index_decoder = msgspec.json.Decoder(ArchiveIndex)
+#: The fields of a valid status-cache entry.
+_STATUS_FIELDS: Final = (
+    *LIST_FIELDS,
+    "checkpoints",
+    "checkpoint",
+    "token_budget",
+    "reported",
+    "expiries",
+)
 
 
 # -- stations and checkpoints ------------------------------------------------
@@ -110,11 +67,8 @@ def allowed_moves(station: str) -> tuple[str, ...]:
     return TRANSITIONS.get(station, ())
 
 
-def set_status(ledger: Ledger, task_id: str, station: str) -> dict[str, Any]:
+def set_status(refs: TaskRefs, task_id: str, station: str) -> MoveResult:
     """Move a task to ``station``; setting the station it is at writes nothing.
-
-    Returns:
-        ``{task_id, from, to, changed}``.
 
     Raises:
         ValidationError: ``station`` is not a station.
@@ -122,15 +76,10 @@ def set_status(ledger: Ledger, task_id: str, station: str) -> dict[str, Any]:
             names the allowed ones).
         NotFound: no live task ``task_id`` (archived tasks are read-only).
     """
-    from .ledger import Change, Unchanged, _message
-
     validate.task_id(task_id)
     target = validate.station(station)
 
-    def apply(state: TaskState | None) -> Change:
-        if state is None:
-            ledger._load(task_id)  # raises NotFound with a hint
-            raise AssertionError("unreachable")
+    def apply(state: TaskState) -> Change[MoveResult]:
         current = state.task.status
         if current == target:
             raise Unchanged({"task_id": task_id, "from": current, "to": target, "changed": False})
@@ -143,7 +92,7 @@ def set_status(ledger: Ledger, task_id: str, station: str) -> dict[str, Any]:
         return Change(
             task=msgspec.structs.replace(state.task, status=target),
             links=state.links,
-            message=_message(
+            message=task_message(
                 f"status {task_id} {current} -> {target}",
                 "status",
                 task_id,
@@ -152,35 +101,27 @@ def set_status(ledger: Ledger, task_id: str, station: str) -> dict[str, Any]:
             result={"task_id": task_id, "from": current, "to": target, "changed": True},
         )
 
-    result: dict[str, Any] = ledger._write(task_id, apply)
-    return result
+    return refs.write(task_id, apply)
 
 
 def add_checkpoint(
-    ledger: Ledger,
+    refs: TaskRefs,
     task_id: str,
     summary: str,
     evidence: str = "",
     next_step: str = "",
     tokens: int = 0,
-) -> dict[str, Any]:
+) -> CheckpointResult:
     """Record a worker's checkpoint as one commit on the task.
 
     ``tokens`` is the task's *cumulative* reported token count, so it may not
-    be lower than the previous checkpoint's. The author is the repository's
-    git identity.
-
-    Returns:
-        The checkpoint ``{summary, evidence, next_step, tokens, at, author}``
-        plus ``task_id`` and ``number`` (1 for the first checkpoint).
+    be lower than the highest one reported. The author is the git identity.
 
     Raises:
         ValidationError: empty summary, negative tokens, bad text.
-        Conflict: ``tokens`` is lower than the latest checkpoint's.
+        Conflict: ``tokens`` is lower than one already reported.
         NotFound: no live task ``task_id``.
     """
-    from .ledger import Change, _message, iso_utc
-
     validate.task_id(task_id)
     summary = validate.text(summary, "checkpoint summary", required=True)
     evidence = validate.text(evidence, "checkpoint evidence")
@@ -191,14 +132,11 @@ def add_checkpoint(
         evidence=evidence,
         next_step=next_step,
         tokens=tokens,
-        at=iso_utc(ledger._clock()),
-        author=ledger.repo.identity().name_email.decode("utf-8", "replace"),
+        at=iso_utc(refs.clock()),
+        author=refs.repo.identity().name_email.decode("utf-8", "replace"),
     )
 
-    def apply(state: TaskState | None) -> Change:
-        if state is None:
-            ledger._load(task_id)
-            raise AssertionError("unreachable")
+    def apply(state: TaskState) -> Change[CheckpointResult]:
         previous = state.task.checkpoints
         # After a merge of concurrent checkpoints the newest one need not carry
         # the highest total, so compare against the maximum ever reported.
@@ -213,7 +151,7 @@ def add_checkpoint(
         return Change(
             task=msgspec.structs.replace(state.task, checkpoints=[*previous, checkpoint]),
             links=state.links,
-            message=_message(
+            message=task_message(
                 f"checkpoint {task_id} #{number} ({tokens} tokens)",
                 "checkpoint",
                 task_id,
@@ -221,48 +159,24 @@ def add_checkpoint(
                 tokens=str(tokens),
                 checkpoint_summary=first_line[:200],
             ),
-            result={
-                "task_id": task_id,
-                "number": number,
-                **msgspec.to_builtins(checkpoint),
-            },
+            result=cast(
+                CheckpointResult,
+                {"task_id": task_id, "number": number, **msgspec.to_builtins(checkpoint)},
+            ),
         )
 
-    result: dict[str, Any] = ledger._write(task_id, apply)
-    return result
+    return refs.write(task_id, apply)
 
 
 # -- status --------------------------------------------------------------------
 
 
-def read_any(ledger: Ledger, task_id: str) -> tuple[TaskState, bool]:
-    """A task's state from its live ref, else from the archive.
-
-    Returns:
-        ``(state, archived)``.
-
-    Raises:
-        NotFound: neither live nor archived.
-    """
-    validate.task_id(task_id)
-    tip = ledger._tip(task_id)
-    if tip is not None:
-        return ledger.read_state(task_id, tip), False
-    entry = archive_entry(ledger, task_id)
-    if entry is None:
-        ledger._load(task_id)  # raises NotFound with the usual hint
-        raise AssertionError("unreachable")
-    return ledger.read_state(task_id, entry.tip.encode("ascii")), True
-
-
 def _status_parts(state: TaskState) -> dict[str, Any]:
     """What ``status`` says of a task that does not depend on the clock.
 
-    A pure function of the task's tip, so ``statuses`` can keep it in the
+    A pure function of the task's tip, so :func:`statuses` can keep it in the
     disposable cache keyed by tip; ``expiries`` lets the counts be judged later.
     """
-    from .ledger import task_summary
-
     task = state.task
     latest = task.checkpoints[-1] if task.checkpoints else None
     return {
@@ -276,7 +190,7 @@ def _status_parts(state: TaskState) -> dict[str, Any]:
     }
 
 
-def _status_from_parts(parts: dict[str, Any], archived: bool, now: float) -> dict[str, Any]:
+def _status_from_parts(parts: dict[str, Any], archived: bool, now: float) -> StatusDict:
     result = dict(parts)
     expiries = result.pop("expiries")
     reported = result.pop("reported")
@@ -297,338 +211,120 @@ def _status_from_parts(parts: dict[str, Any], archived: bool, now: float) -> dic
             "over_budget": remaining is not None and remaining < 0,
         }
     )
-    return result
+    return cast(StatusDict, result)
 
 
-def _status_dict(state: TaskState, archived: bool, now: float) -> dict[str, Any]:
-    return _status_from_parts(_status_parts(state), archived, now)
-
-
-def status(ledger: Ledger, task_id: str, now: datetime | float | None = None) -> dict[str, Any]:
-    """The task's lifecycle summary (live or archived).
-
-    Keys: ``task_id, title, status, kind, priority, tags, archived,
-    attachments, live, expired, checkpoints, checkpoint, token_budget,
-    metrics {reported_tokens, measured_cash_cost, measured_token_savings},
-    budget_remaining, over_budget``. ``live``/``expired`` count attachments
-    at ``now``. ``budget_remaining`` is ``token_budget - reported_tokens``
-    when a budget is set (negative: over budget, and ``over_budget`` is
-    true), else ``None``. Cost and savings are ``None``: nothing here meters
-    providers.
-    """
-    state, archived = read_any(ledger, task_id)
-    return _status_dict(state, archived, ledger._now(now))
+def status(refs: TaskRefs, task_id: str, now: datetime | float | None = None) -> StatusDict:
+    """The task's lifecycle summary (live or archived); see ``Ledger.status``."""
+    state, archived = refs.load_any(task_id)
+    return _status_from_parts(_status_parts(state), archived, refs.now(now))
 
 
 def statuses(
-    ledger: Ledger,
+    refs: TaskRefs,
     stations: str | Iterable[str] | None = None,
     now: datetime | float | None = None,
-) -> list[dict[str, Any]]:
+) -> list[StatusDict]:
     """:func:`status` of every live task, sorted by id, optionally only at ``stations``."""
-    from .ledger import LIST_FIELDS, _SummaryCache
-
-    wanted = _station_filter(stations)
-    moment = ledger._now(now)
-    tips = {task_id: oid.decode() for task_id, oid in ledger.task_tips().items()}
-    cache = _SummaryCache(
-        ledger.repo,
-        "status-cache",
-        required=(
-            *LIST_FIELDS,
-            "checkpoints",
-            "checkpoint",
-            "token_budget",
-            "reported",
-            "expiries",
-        ),
-    )
-    known = cache.load()
-    missing = [t for t, tip in tips.items() if known.get(tip, {}).get("task_id") != t]
-    fresh: dict[str, dict[str, Any]] = {}
-    result = []
-    cached: dict[str, dict[str, Any]] = {}
-    for task_id, state in ledger.load_many(missing).items():
-        if isinstance(state, CorruptData):
-            fresh[task_id] = {"task_id": task_id, "error": str(state)}
-        else:
-            fresh[task_id] = _status_parts(state)
-            if state.tip is not None:  # keyed by the tip actually read
-                cached[state.tip.decode()] = fresh[task_id]
-    for task_id in sorted(tips):
-        parts = fresh.get(task_id) or known.get(tips[task_id])
-        if parts is None or parts.get("task_id") != task_id:
-            continue  # removed while we were reading
+    wanted = station_filter(stations)
+    moment = refs.now(now)
+    cache = SummaryCache(refs.repo, "status-cache", required=_STATUS_FIELDS)
+    result: list[StatusDict] = []
+    for parts in cache.summaries(refs, _status_parts).values():
         if "error" in parts:
-            result.append(parts)
+            result.append(cast(StatusDict, parts))
         elif wanted is None or parts["status"] in wanted:
             result.append(_status_from_parts(parts, False, moment))
-    cache.save(cached, keep=set(tips.values()) | set(cached))
     return result
-
-
-def _station_filter(stations: str | Iterable[str] | None) -> set[str] | None:
-    if stations is None:
-        return None
-    if isinstance(stations, str):
-        stations = [stations]
-    chosen = {validate.station(s) for s in stations}
-    return chosen or None
-
-
-# -- history -------------------------------------------------------------------
-
-
-def parse_trailers(message: str) -> dict[str, list[str]]:
-    """The ``Hydrate-*`` trailers of a commit message's last paragraph.
-
-    Keys are lowercased with ``-`` turned into ``_`` (``Hydrate-Next-Step`` ->
-    ``next_step``); a trailer given several times keeps every value.
-    """
-    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
-    trailers: dict[str, list[str]] = {}
-    if not paragraphs:
-        return trailers
-    for line in paragraphs[-1].splitlines():
-        match = _TRAILER_RE.match(line)
-        if match:
-            key = match.group(1).lower().replace("-", "_")
-            trailers.setdefault(key, []).append(match.group(2).strip())
-    return trailers
-
-
-def _log_entry(info: CommitInfo) -> dict[str, Any]:
-    from .ledger import iso_utc
-
-    subject = info.message.split("\n", 1)[0].strip()
-    if subject.startswith("hydrate: "):
-        subject = subject[len("hydrate: ") :]
-    trailers = parse_trailers(info.message)
-    actions = trailers.pop("action", [])
-    trailers.pop("task", None)
-    fallback = "merge" if len(info.parents) > 1 else "commit"
-    action = actions[0] if actions else fallback
-    return {
-        "commit": info.oid.decode("ascii"),
-        "when": iso_utc(info.author_time),
-        "who": info.author,
-        "action": action,
-        "summary": subject,
-        "details": {key: ", ".join(values) for key, values in trailers.items()},
-    }
-
-
-def log(ledger: Ledger, task_id: str, limit: int | None = None) -> list[dict[str, Any]]:
-    """The task's history from its commit chain, newest first.
-
-    Works for archived tasks too. Each entry is ``{commit, when, who, action,
-    summary, details}``: ``when`` is the author time in UTC, ``who`` the
-    author (``Name <email>``), ``action`` the ``Hydrate-Action`` trailer
-    (``task-add``, ``task-edit``, ``context-add``, ``context-update``,
-    ``context-rm``, ``status``, ``checkpoint``, ``archive``, ``unarchive``),
-    and ``details`` the other ``Hydrate-*`` trailers as strings (for example
-    ``fields`` of an edit, ``context``/``source`` of an attachment,
-    ``from``/``to`` of a station change, ``number``/``tokens``/``checkpoint_summary`` of
-    a checkpoint). Merges are walked through all parents, newest first.
-    """
-    if limit is not None and (isinstance(limit, bool) or limit < 1):
-        raise ValidationError(f"log limit must be a positive integer, not {limit!r}")
-    state, _archived = read_any(ledger, task_id)
-    assert state.tip is not None
-    entries: list[dict[str, Any]] = []
-    seen: set[bytes] = {state.tip}
-    order = 0
-    heap: list[tuple[int, int, bytes]] = []
-    first = read_commit_info(ledger.repo, state.tip)
-    cache = {state.tip: first}
-    heapq.heappush(heap, (-first.commit_time, order, state.tip))
-    while heap and (limit is None or len(entries) < limit):
-        _time, _order, oid = heapq.heappop(heap)
-        info = cache.pop(oid)
-        entries.append(_log_entry(info))
-        for parent in info.parents:
-            if parent in seen:
-                continue
-            seen.add(parent)
-            parent_info = read_commit_info(ledger.repo, parent)
-            cache[parent] = parent_info
-            order += 1
-            heapq.heappush(heap, (-parent_info.commit_time, order, parent))
-    return entries
 
 
 # -- archive -------------------------------------------------------------------
 
 
-def _read_archive(
-    ledger: Ledger, tip: bytes | None = None
-) -> tuple[bytes | None, bytes | None, ArchiveIndex]:
-    """``(tip, tree, index)`` of the archive ref (or of the archive commit ``tip``).
-
-    ``(None, None, empty)`` when there is no archive.
-
-    Raises:
-        CorruptData: the archive commit, its tree or its ``index.json`` is damaged.
-    """
-    if tip is None:
-        tip = ledger.repo.read_ref(ARCHIVE_REF)
-    if tip is None:
-        return None, None, ArchiveIndex()
-    tree, _parents = ledger.repo.read_commit_tree(tip)
-    entry = ledger.repo.read_tree(tree).get(_INDEX_FILE)
-    if entry is None:
-        raise CorruptData(f"{ARCHIVE_REF.decode()}: commit {tip.decode()} has no index.json")
-    data = ledger.repo.read_blob(entry[1])
-    where = f"{ARCHIVE_REF.decode()}: index.json"
-    try:
-        probe = msgspec.json.decode(data, type=dict[str, Any])
-        if int(probe.get("format", 0)) > FORMAT_VERSION:
-            raise CorruptData(
-                f"{where}: stored format {probe['format']} is newer than this git-hydrate "
-                f"understands ({FORMAT_VERSION}); upgrade git-hydrate to read it"
-            )
-        return tip, tree, _index_decoder.decode(data)
-    except (msgspec.DecodeError, TypeError, ValueError) as exc:
-        raise CorruptData(f"{where}: {exc}") from None
-
-
-def archive_entry(ledger: Ledger, task_id: str) -> ArchivedTask | None:
-    """The archive index entry of ``task_id``, or ``None`` if it is not archived."""
-    _tip, _tree, index = _read_archive(ledger)
-    return index.tasks.get(task_id)
-
-
-def refuse_archived_id(ledger: Ledger, task_id: str) -> None:
-    """Refuse a new task whose id is archived, or differs from an archived one only by case.
-
-    Raises:
-        Conflict: naming the archived task and how to bring it back.
-    """
-    _tip, _tree, index = _read_archive(ledger)
-    if task_id in index.tasks:
-        raise Conflict(
-            f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
-        )
-    folded = task_id.casefold()
-    for other in index.tasks:
-        if other.casefold() == folded:
-            raise Conflict(
-                f"task id {task_id!r} differs from archived task {other!r} only by case; "
-                "ids must stay distinct on case-insensitive file systems"
-            )
-
-
-def _entry_dict(task_id: str, entry: ArchivedTask) -> dict[str, Any]:
-    return {
-        "task_id": task_id,
-        "title": entry.title,
-        "status": entry.status,
-        "kind": entry.kind,
-        "priority": entry.priority,
-        "tags": list(entry.tags),
-        "attachments": entry.attachments,
-        "archived_at": entry.archived_at,
-        "archived_by": entry.archived_by,
-    }
-
-
-def archived_tasks(
-    ledger: Ledger,
-    *,
-    status: str | Iterable[str] | None = None,
-    kind: str | Iterable[str] | None = None,
-    tag: str | Iterable[str] | None = None,
-) -> list[dict[str, Any]]:
-    """A summary of every archived task, sorted by id, filtered like ``list_tasks``."""
-    match = task_filter(status=status, kind=kind, tag=tag)
-    _tip, _tree, index = _read_archive(ledger)
-    result = []
-    for task_id in sorted(index.tasks):
-        item = _entry_dict(task_id, index.tasks[task_id])
-        if match(item):
-            result.append(item)
-    return result
-
-
-def task_filter(
-    *,
-    status: str | Iterable[str] | None = None,
-    kind: str | Iterable[str] | None = None,
-    tag: str | Iterable[str] | None = None,
-) -> Callable[[dict[str, Any]], bool]:
-    """A predicate over list items: any of ``status``, any of ``kind``, all of ``tag``.
-
-    Raises:
-        ValidationError: an unknown station or kind (validated before anything is read).
-    """
-    stations = _station_filter(status)
-    kinds = None if kind is None else {validate.kind(k) for k in _as_list(kind)} or None
-    tags = validate.text_list(_as_list(tag), "tag") if tag is not None else []
-
-    def match(item: dict[str, Any]) -> bool:
-        if stations is not None and item["status"] not in stations:
-            return False
-        if kinds is not None and item["kind"] not in kinds:
-            return False
-        return all(t in item["tags"] for t in tags)
-
-    return match
-
-
-def _as_list(value: str | Iterable[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _archive_message(action: str, task_ids: list[str]) -> str:
+def _ids_message(action: str, task_ids: list[str]) -> str:
     shown = ", ".join(task_ids[:5]) + (
         f", and {len(task_ids) - 5} more" if len(task_ids) > 5 else ""
     )
     noun = "task" if len(task_ids) == 1 else "tasks"
-    lines = [
-        f"hydrate: {action} {len(task_ids)} {noun} ({shown})",
-        "",
-        f"Hydrate-Action: {action}",
-    ]
-    lines += [f"Hydrate-Task: {task_id}" for task_id in task_ids]
-    return "\n".join(lines) + "\n"
+    trailers = [("Action", action), *(("Task", task_id) for task_id in task_ids)]
+    return commit_message(f"{action} {len(task_ids)} {noun} ({shown})", trailers)
 
 
-def _index_tree(
-    ledger: Ledger, tree: bytes | None, index: ArchiveIndex, trees: dict[bytes, bytes | None]
-) -> bytes:
-    """The archive tree after writing ``index`` and changing ``tasks/<id>`` entries."""
-    from .store import MODE_TREE
+def _choose(
+    refs: TaskRefs, named: list[str], done: bool, index: ArchiveIndex
+) -> tuple[dict[str, TaskState], list[str], list[dict[str, str]]]:
+    """The tasks to archive, the named ones already archived, and damaged skipped ones."""
+    chosen: dict[str, TaskState] = {}
+    already: list[str] = []
+    for task_id in named:
+        tip = refs.tip(task_id)
+        if tip is None:
+            if task_id in index.tasks:
+                already.append(task_id)
+                continue
+            raise refs.missing(task_id)
+        state = refs.read_state(task_id, tip)
+        if state.task.status not in FINISHED_STATIONS:
+            raise Conflict(
+                f"task {task_id} is {state.task.status}; only done or cancelled tasks "
+                f"can be archived (move it with: git hydrate status {task_id} --set STATION)"
+            )
+        chosen[task_id] = state
+    damaged: list[dict[str, str]] = []
+    if done:
+        states = refs.load_many(t for t in refs.task_ids() if t not in chosen)
+        for task_id, loaded in sorted(states.items()):
+            if isinstance(loaded, CorruptData):
+                # one damaged task must not keep every finished one live
+                damaged.append({"task_id": task_id, "error": str(loaded)})
+            elif loaded.task.status in FINISHED_STATIONS:
+                chosen[task_id] = loaded
+    return chosen, already, damaged
 
-    entries = dict(ledger.repo.read_tree(tree)) if tree is not None else {}
-    entries[_INDEX_FILE] = (0o100644, ledger.repo.write_blob(codec.encode(index)))
-    tasks_entry = entries.get(_TASKS_DIR)
-    tasks = dict(ledger.repo.read_tree(tasks_entry[1])) if tasks_entry is not None else {}
-    for name, oid in trees.items():
-        if oid is None:
-            tasks.pop(name, None)
-        else:
-            tasks[name] = (MODE_TREE, oid)
-    if tasks:
-        entries[_TASKS_DIR] = (MODE_TREE, ledger.repo.write_tree(tasks))
-    else:
-        entries.pop(_TASKS_DIR, None)
-    return ledger.repo.write_tree(entries)
+
+def _archive_commits(
+    refs: TaskRefs, chosen: dict[str, TaskState], index: ArchiveIndex, moment: float
+) -> tuple[list[bytes], dict[bytes, bytes | None], ArchiveIndex, list[RefUpdate]]:
+    """For each chosen task: its ``archive`` commit, its tree, its index entry and
+    the deletion of its ref."""
+    who = refs.repo.identity().name_email.decode("utf-8", "replace")
+    new_index = ArchiveIndex(tasks=dict(index.tasks))
+    commits: list[bytes] = []
+    trees: dict[bytes, bytes | None] = {}
+    updates: list[RefUpdate] = []
+    for task_id in sorted(chosen):
+        state = chosen[task_id]
+        assert state.tip is not None and state.tree is not None
+        commit = refs.repo.write_commit(
+            state.tree,
+            [state.tip],
+            task_message(f"archive {task_id}", "archive", task_id),
+            when=moment,
+        )
+        commits.append(commit)
+        trees[task_id.encode("ascii")] = state.tree
+        new_index.tasks[task_id] = ArchivedTask(
+            tip=commit.decode("ascii"),
+            title=state.task.title,
+            status=state.task.status,
+            kind=state.task.kind,
+            priority=state.task.priority,
+            tags=list(state.task.tags),
+            attachments=len(state.links),
+            archived_at=iso_utc(moment),
+            archived_by=who,
+        )
+        updates.append((ref_name(task_id), state.tip, None))
+    return commits, trees, new_index, updates
 
 
-def _backoff(attempt: int) -> None:
-    time.sleep(random.uniform(0.001, 0.004) * min(attempt + 1, 10))
-
-
-def archive(ledger: Ledger, task_ids: Iterable[str] = (), *, done: bool = False) -> dict[str, Any]:
+def archive(refs: TaskRefs, task_ids: Iterable[str] = (), *, done: bool = False) -> ArchiveResult:
     """Fold finished tasks into ``refs/hydrate/archive`` and delete their refs.
 
     Args:
         task_ids: Tasks to archive; each must be live and ``done`` or
             ``cancelled`` (an id already archived is reported, not an error).
         done: Also archive every live task that is ``done`` or ``cancelled``.
-
-    Returns:
-        ``{archived: [ids], already_archived: [ids]}``.
 
     Raises:
         ValidationError: neither ids nor ``done`` given; a bad id.
@@ -639,99 +335,41 @@ def archive(ledger: Ledger, task_ids: Iterable[str] = (), *, done: bool = False)
     Nothing is written unless every named task can be archived; the archive
     ref and the task refs change in one ref transaction.
     """
-    from .ledger import _message, iso_utc, ref_name
-
     named = list(dict.fromkeys(validate.task_id(t) for t in task_ids))
     if not named and not done:
         raise ValidationError("name the tasks to archive, or use --done for every finished task")
-    for attempt in range(MAX_ATTEMPTS):
-        archive_tip, archive_tree, index = _read_archive(ledger)
-        chosen: dict[str, TaskState] = {}
-        already: list[str] = []
-        for task_id in named:
-            tip = ledger._tip(task_id)
-            if tip is None:
-                if task_id in index.tasks:
-                    already.append(task_id)
-                    continue
-                ledger._load(task_id)  # NotFound with the hint
-            assert tip is not None
-            state = ledger.read_state(task_id, tip)
-            if state.task.status not in FINISHED_STATIONS:
-                raise Conflict(
-                    f"task {task_id} is {state.task.status}; only done or cancelled tasks "
-                    f"can be archived (move it with: git hydrate status {task_id} --set STATION)"
-                )
-            chosen[task_id] = state
-        damaged: list[dict[str, str]] = []
-        if done:
-            states = ledger.load_many(t for t in ledger.task_ids() if t not in chosen)
-            for task_id, loaded in sorted(states.items()):
-                if isinstance(loaded, CorruptData):
-                    # one damaged task must not keep every finished one live
-                    damaged.append({"task_id": task_id, "error": str(loaded)})
-                elif loaded.task.status in FINISHED_STATIONS:
-                    chosen[task_id] = loaded
+    repo = refs.repo
+    for _attempt in attempts():
+        current = read_archive(repo)
+        chosen, already, damaged = _choose(refs, named, done, current.index)
         if not chosen:
             return {"archived": [], "already_archived": already, "damaged": damaged}
-        moment = ledger._clock()
-        who = ledger.repo.identity().name_email.decode("utf-8", "replace")
-        new_index = ArchiveIndex(tasks=dict(index.tasks))
-        task_commits: list[bytes] = []
-        trees: dict[bytes, bytes | None] = {}
-        updates: list[tuple[bytes, bytes | None, bytes | None]] = []
-        for task_id in sorted(chosen):
-            state = chosen[task_id]
-            assert state.tip is not None and state.tree is not None
-            commit = ledger.repo.write_commit(
-                state.tree,
-                [state.tip],
-                _message(f"archive {task_id}", "archive", task_id),
-                when=moment,
-            )
-            task_commits.append(commit)
-            trees[task_id.encode("ascii")] = state.tree
-            new_index.tasks[task_id] = ArchivedTask(
-                tip=commit.decode("ascii"),
-                title=state.task.title,
-                status=state.task.status,
-                kind=state.task.kind,
-                priority=state.task.priority,
-                tags=list(state.task.tags),
-                attachments=len(state.links),
-                archived_at=iso_utc(moment),
-                archived_by=who,
-            )
-            updates.append((ref_name(task_id), state.tip, None))
+        moment = refs.clock()
+        commits, trees, new_index, updates = _archive_commits(refs, chosen, current.index, moment)
+        archive_tip, archive_tree = current.tip, current.tree
         if archive_tip is None:
             # A root commit first, so `git log --first-parent` of the archive
             # ref lists archive operations only.
-            archive_tree = _index_tree(ledger, None, ArchiveIndex(), {})
-            archive_tip = ledger.repo.write_commit(
+            archive_tree = index_tree(repo, None, ArchiveIndex(), {})
+            archive_tip = repo.write_commit(
                 archive_tree,
                 [],
-                "hydrate: start the archive\n\nHydrate-Action: archive-start\n",
+                commit_message("start the archive", [("Action", "archive-start")]),
                 when=moment,
             )
-            create_archive = True
-        else:
-            create_archive = False
-        tree = _index_tree(ledger, archive_tree, new_index, trees)
-        message = _archive_message("archive", sorted(chosen))
-        new_tip = ledger.repo.write_commit(
-            tree, [archive_tip, *task_commits], message, when=moment
-        )
-        updates.insert(0, (ARCHIVE_REF, None if create_archive else archive_tip, new_tip))
+        tree = index_tree(repo, archive_tree, new_index, trees)
+        message = _ids_message("archive", sorted(chosen))
+        new_tip = repo.write_commit(tree, [archive_tip, *commits], message, when=moment)
+        updates.insert(0, (ARCHIVE_REF, current.tip, new_tip))
         try:
-            update_refs_atomically(ledger.repo, updates, message.splitlines()[0])
+            repo.update_refs(updates, message)
         except RefRace:
-            _backoff(attempt)
             continue
         return {"archived": sorted(chosen), "already_archived": already, "damaged": damaged}
-    raise Busy(f"the archive kept changing under this write ({MAX_ATTEMPTS} attempts); try again")
+    raise Busy("the archive kept changing under this write; try again")
 
 
-def unarchive(ledger: Ledger, task_id: str) -> dict[str, Any]:
+def unarchive(refs: TaskRefs, task_id: str) -> TaskDict:
     """Bring an archived task back as a live ref (at the station it was archived at).
 
     One ``unarchive`` commit is added to the task's chain; the task leaves the
@@ -741,13 +379,12 @@ def unarchive(ledger: Ledger, task_id: str) -> dict[str, Any]:
         NotFound: ``task_id`` is not archived.
         Conflict: a live task ``task_id`` exists.
     """
-    from .ledger import _message, ref_name
-
     validate.task_id(task_id)
-    for attempt in range(MAX_ATTEMPTS):
-        archive_tip, archive_tree, index = _read_archive(ledger)
-        entry = index.tasks.get(task_id)
-        live = ledger._tip(task_id)
+    repo = refs.repo
+    for _attempt in attempts():
+        current = read_archive(repo)
+        entry = current.index.tasks.get(task_id)
+        live = refs.tip(task_id)
         if entry is None:
             if live is not None:
                 raise Conflict(f"task {task_id} is not archived; it is live")
@@ -756,27 +393,29 @@ def unarchive(ledger: Ledger, task_id: str) -> dict[str, Any]:
             raise Conflict(
                 f"a live task {task_id} exists beside the archived one; rename or archive it first"
             )
-        ledger._check_case_collision(task_id)
-        assert archive_tip is not None
+        refs.check_case_collision(task_id)
+        assert current.tip is not None
         tip = entry.tip.encode("ascii")
-        state = ledger.read_state(task_id, tip)
+        state = refs.read_state(task_id, tip)
         assert state.tree is not None
-        moment = ledger._clock()
-        commit = ledger.repo.write_commit(
-            state.tree, [tip], _message(f"unarchive {task_id}", "unarchive", task_id), when=moment
+        moment = refs.clock()
+        commit = repo.write_commit(
+            state.tree,
+            [tip],
+            task_message(f"unarchive {task_id}", "unarchive", task_id),
+            when=moment,
         )
-        new_index = ArchiveIndex(tasks={k: v for k, v in index.tasks.items() if k != task_id})
-        tree = _index_tree(ledger, archive_tree, new_index, {task_id.encode("ascii"): None})
-        message = _archive_message("unarchive", [task_id])
-        new_tip = ledger.repo.write_commit(tree, [archive_tip], message, when=moment)
+        new_index = ArchiveIndex(
+            tasks={k: v for k, v in current.index.tasks.items() if k != task_id}
+        )
+        tree = index_tree(repo, current.tree, new_index, {task_id.encode("ascii"): None})
+        message = _ids_message("unarchive", [task_id])
+        new_tip = repo.write_commit(tree, [current.tip], message, when=moment)
         try:
-            update_refs_atomically(
-                ledger.repo,
-                [(ARCHIVE_REF, archive_tip, new_tip), (ref_name(task_id), None, commit)],
-                message.splitlines()[0],
+            repo.update_refs(
+                [(ARCHIVE_REF, current.tip, new_tip), (ref_name(task_id), None, commit)], message
             )
         except RefRace:
-            _backoff(attempt)
             continue
-        return ledger.get_task(task_id)
-    raise Busy(f"the archive kept changing under this write ({MAX_ATTEMPTS} attempts); try again")
+        return get_task(refs, task_id)
+    raise Busy("the archive kept changing under this write; try again")

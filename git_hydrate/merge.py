@@ -128,6 +128,22 @@ def _pick(a: T, b: T, a_wins: bool | None) -> T:
     return a if a_wins else b
 
 
+class _Both:
+    """Marks that both sides changed a value differently (no one-sided answer)."""
+
+
+_BOTH: Final = _Both()
+
+
+def _one_sided(base: T, a: T, b: T) -> T | _Both:
+    """The merged value when at most one side changed it, else :data:`_BOTH`."""
+    if a == b or b == base:
+        return a
+    if a == base:
+        return b
+    return _BOTH
+
+
 def _three_way(
     name: str,
     base: Any,
@@ -136,24 +152,18 @@ def _three_way(
     a_wins: bool | None,
     conflicts: list[FieldConflict],
 ) -> Any:
-    if a == b:
-        return a
-    if a == base:
-        return b
-    if b == base:
-        return a
+    simple = _one_sided(base, a, b)
+    if not isinstance(simple, _Both):
+        return simple
     chosen = _pick(a, b, a_wins)
     conflicts.append(FieldConflict(name, _sorted_pair(a, b), chosen, _NEWER_RULE))
     return chosen
 
 
 def _merge_items(base: list[T], a: list[T], b: list[T], a_wins: bool | None) -> list[T]:
-    if a == b:
-        return list(a)
-    if a == base:
-        return list(b)
-    if b == base:
-        return list(a)
+    simple = _one_sided(base, a, b)
+    if not isinstance(simple, _Both):
+        return list(simple)
     in_base = {_key(x) for x in base}
     removed = (in_base - {_key(x) for x in a}) | (in_base - {_key(x) for x in b})
     first = _pick(a, b, a_wins)
@@ -180,22 +190,16 @@ def _checkpoint_key(cp: Checkpoint) -> tuple[str, int, str, str, str, str]:
 def _merge_checkpoints(
     base: list[Checkpoint], a: list[Checkpoint], b: list[Checkpoint]
 ) -> list[Checkpoint]:
-    if a == b:
-        return list(a)
-    if a == base:
-        return list(b)
-    if b == base:
-        return list(a)
+    simple = _one_sided(base, a, b)
+    if not isinstance(simple, _Both):
+        return list(simple)
     return sorted(set(a) | set(b), key=_checkpoint_key)
 
 
 def _merge_created(base: str, a: str, b: str) -> str:
-    if a == b:
-        return a
-    if a == base:
-        return b
-    if b == base:
-        return a
+    simple = _one_sided(base, a, b)
+    if not isinstance(simple, _Both):
+        return simple
     present = [v for v in (a, b) if v]
     return min(present) if present else ""
 
@@ -315,12 +319,9 @@ def merge_json(base: Any, a: Any, b: Any, a_wins: bool) -> Any:
     on both sides takes the winning side's. :data:`MISSING` stands for an
     absent value. Symmetric when ``a_wins`` is decided symmetrically.
     """
-    if a == b:
-        return a
-    if a == base:
-        return b
-    if b == base:
-        return a
+    simple = _one_sided(base, a, b)
+    if not isinstance(simple, _Both):
+        return simple
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         base_map: Mapping[str, Any] = base if isinstance(base, Mapping) else {}
         out: dict[str, Any] = {}

@@ -22,10 +22,14 @@ __all__ = [
     "LINKS_FANNED_FORMAT",
     "STATIONS",
     "TRANSITIONS",
+    "ArchiveIndex",
+    "ArchivedTask",
     "Checkpoint",
     "Link",
     "LinkList",
     "PathNote",
+    "RemovalRecord",
+    "RemovedTask",
     "Task",
     "bad_link_id",
     "packing_key",
@@ -183,3 +187,42 @@ def packing_sorted(links: Iterable[Link]) -> list[Link]:
     ordered = sorted(links, key=_BY_SHA256)
     ordered.sort(key=_BY_PRIORITY, reverse=True)  # reverse=True keeps ties stable
     return ordered
+
+
+class ArchivedTask(msgspec.Struct, kw_only=True):
+    """One task in the archive index: where its history ends, and what ``list`` shows."""
+
+    tip: ObjectIdHex
+    title: str
+    status: Station
+    kind: Kind
+    priority: Priority
+    tags: list[str] = []
+    attachments: int = 0
+    archived_at: str = ""
+    archived_by: str = ""
+
+
+class ArchiveIndex(msgspec.Struct, kw_only=True):
+    """``index.json`` of ``refs/hydrate/archive``. Field order is storage format."""
+
+    format: int = FORMAT_VERSION
+    tasks: dict[TaskId, ArchivedTask] = {}
+
+
+class RemovedTask(msgspec.Struct, kw_only=True):
+    """One entry of the removal record: the tip removed, when and by whom.
+
+    Fields are in sorted order: that is the order every version wrote them in.
+    """
+
+    at: str = ""
+    by: str = ""
+    tip: ObjectIdHex
+
+
+class RemovalRecord(msgspec.Struct, kw_only=True):
+    """``removed.json`` of ``refs/hydrate/removed``. Field order is storage format."""
+
+    format: int = FORMAT_VERSION
+    removed: dict[TaskId, RemovedTask] = {}

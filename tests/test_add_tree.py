@@ -13,8 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from git_hydrate import Ledger, NotFound, ValidationError
-from git_hydrate.files import REASONS, Pathspec, Sha256Cache, classify
-from git_hydrate.hydrate_tree import hydrate_from_path, hydrate_paths
+from git_hydrate.hydrate.cache import Sha256Cache
+from git_hydrate.hydrate.pathspec import Pathspec
+from git_hydrate.hydrate.resources import hydrate_from_path, hydrate_paths
+from git_hydrate.hydrate.rules import REASONS, classify
 from tests.conftest import fsck, git, hydrate
 
 TASK = "T-1"
@@ -341,12 +343,12 @@ def test_rehydration_reads_no_blob_again(repo: Path, monkeypatch: pytest.MonkeyP
     assert cache.read_bytes().startswith(Sha256Cache.HEADER)
     assert cache.read_text().count("\n") == 4  # header + README, a.py, b.bin
 
-    import git_hydrate.hydrate_tree as module
+    import git_hydrate.store.objects as module
 
     def no_reads(*args: object) -> object:
         raise AssertionError("a blob was read again")
 
-    monkeypatch.setattr(module, "read_blobs", no_reads)
+    monkeypatch.setattr(module, "stream_objects", no_reads)
     with Ledger(repo) as ledger:
         result = ledger.add_tree(TASK, ["a.py", "b.bin", "README"])
     assert by_path(result) == {"b.bin": "binary"}
@@ -425,17 +427,17 @@ def test_prefixes_keep_resources_apart_and_wrappers_count(repo: Path, tmp_path: 
     write(two, "y.py", "why\n")
     make_task(repo)
     with Ledger(repo) as ledger:
-        assert hydrate_paths(ledger, TASK, [one, (two, "second")]) == 3
+        assert hydrate_paths(ledger.refs, TASK, [one, (two, "second")]) == 3
         assert sorted(lk["source"] for lk in links(repo)) == [
             "one/x.py",
             "second/x.py",
             "second/y.py",
         ]
         (two / "y.py").unlink()
-        assert hydrate_from_path(ledger, TASK, two, prefix="second") == 1
+        assert hydrate_from_path(ledger.refs, TASK, two, prefix="second") == 1
         assert sorted(lk["source"] for lk in links(repo)) == ["one/x.py", "second/x.py"]
         # the ledger's own work tree counts as --worktree
-        assert hydrate_from_path(ledger, TASK, repo) == 1
+        assert hydrate_from_path(ledger.refs, TASK, repo) == 1
 
 
 def test_content_already_attached_by_hand_is_a_duplicate(repo: Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import fsck, git, hydrate
 
 
@@ -144,6 +146,7 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "omitted" in result.stdout and "expired" in result.stdout
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(repo: Path) -> None:
     import subprocess
     import sys

@@ -224,7 +224,8 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
         clash = hydrate(repo, "task-add", "x", "--objective", "x", "--acceptance", "y")
         assert (
             clash.returncode == 1
-            and "clashes with refs/hydrate/tasks/x/y, which is in the way" in clash.stderr
+            and "cannot create refs/hydrate/tasks/x: " in clash.stderr
+            and "'refs/hydrate/tasks/x/y' exists" in clash.stderr
         )
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from git_hydrate import CorruptData, Ledger
-from git_hydrate import ledger as ledger_module
 from git_hydrate import sync as hsync
+from git_hydrate import taskrefs as ledger_module
 from git_hydrate.doctor import check_task
-from git_hydrate.ledger import link_shard
+from git_hydrate.taskrefs import link_shard
 
 from .conftest import fsck, git
 
@@ -97,7 +97,7 @@ def test_links_fan_out_above_the_threshold_and_back(
     fsck(repo)
     git(repo, "gc", "--prune=now", "--quiet")
     assert len(ledger.context_entries("F-1")) == low_threshold
-    assert check_task(ledger, "F-1") == []
+    assert check_task(ledger.refs, "F-1") == []
 
 
 def test_a_large_format_1_list_is_read_and_fanned_out_by_the_next_write(
@@ -134,7 +134,7 @@ def test_fanned_tasks_merge_to_one_tree(tmp_path: Path, repo: Path, low_threshol
     b = tmp_path / "b"
     git(tmp_path, "clone", "-q", str(repo), str(b))
     with Ledger(b) as lb:
-        hsync.pull(lb, str(repo))
+        hsync.pull(lb.refs, str(repo))
         lb.add_context("F-1", "from b\n", "b")
         gone = lb.context_entries("F-1")[-1]["hash"]
         lb.remove_context("F-1", gone)
@@ -142,8 +142,8 @@ def test_fanned_tasks_merge_to_one_tree(tmp_path: Path, repo: Path, low_threshol
         la.add_context("F-1", "from a\n", "a")
     a_before = Path(shutil.copytree(repo, tmp_path / "a-before"))
     with Ledger(repo) as la, Ledger(b) as lb:
-        assert hsync.pull(la, str(b)).outcomes[0].action == "merged"
-        assert hsync.pull(lb, str(a_before)).outcomes[0].action == "merged"
+        assert hsync.pull(la.refs, str(b)).outcomes[0].action == "merged"
+        assert hsync.pull(lb.refs, str(a_before)).outcomes[0].action == "merged"
         sources = sorted(e["source"] for e in la.context_entries("F-1"))
         assert sources.count("a") == 1 and sources.count("b") == 1 and len(sources) == 9
         assert la.context_entries("F-1") == lb.context_entries("F-1")
@@ -224,8 +224,8 @@ def test_damaged_fan_out_fails_that_task_only(
     with pytest.raises(CorruptData, match=message):
         ledger.context_entries("F-1")
     assert ledger.pack("OK-1")["packet"]["context"] == []
-    assert check_task(ledger, "OK-1") == []
-    assert any(message in problem for problem in check_task(ledger, "F-1"))
+    assert check_task(ledger.refs, "OK-1") == []
+    assert any(message in problem for problem in check_task(ledger.refs, "F-1"))
 
 
 def test_a_links_dir_smuggled_into_a_format_1_tree_is_never_taken_over(
@@ -249,7 +249,7 @@ def test_a_links_dir_smuggled_into_a_format_1_tree_is_never_taken_over(
     assert links_json(repo)["format"] == 2
     assert [e["source"] for e in entries if e["source"] == "INJECTED"] == []
     assert {e["hash"] for e in entries} == {e["hash"] for e in [*wanted, added]}
-    assert check_task(ledger, "F-1") == []
+    assert check_task(ledger.refs, "F-1") == []
     fsck(repo)
 
 

@@ -344,17 +344,17 @@ def test_the_cache_keys_what_it_read_by_the_tip_it_read(repo: Path) -> None:
     with Ledger(repo) as ledger:
         make_task(ledger, "R-1")
         old = git(repo, "rev-parse", "refs/hydrate/tasks/R-1").strip()
-        original = ledger.load_many
+        original = ledger.refs.load_many
 
         def moved_meanwhile(ids):  # type: ignore[no-untyped-def]
             with Ledger(repo) as other:
                 other.set_status("R-1", "in_progress")
             return original(ids)
 
-        ledger.load_many = moved_meanwhile  # type: ignore[method-assign]
+        ledger.refs.load_many = moved_meanwhile  # type: ignore[method-assign]
         ledger.list_tasks()
         ledger.statuses()
-        ledger.load_many = original  # type: ignore[method-assign]
+        ledger.refs.load_many = original  # type: ignore[method-assign]
         git(repo, "update-ref", "refs/hydrate/tasks/R-1", old)
         assert ledger.list_tasks()[0]["status"] == "open"
         assert ledger.statuses()[0]["status"] == "open"
@@ -422,9 +422,9 @@ def test_packing_reads_ahead_in_rounds_and_gives_the_same_prompt(
     expected = {b: s for b, s, _p, _t in bodies}
     assert {c["body"]: c["source"] for c in whole["packet"]["context"]} == expected
     # The oracle: the pure packer given every body in memory, no loader at all.
-    from git_hydrate import context_expander
+    from git_hydrate import context_expander, packing
 
-    task, entries = ledger._packing_input("M-1002")
+    task, entries = packing.packing_input(ledger.refs, "M-1002")
     by_hash = {hashlib.sha256(b.encode()).hexdigest(): b for b in expected}
     in_memory = [{**e, "body": by_hash[e["hash"]]} for e in entries]
     for budget in (5_000, 70_000, 300_000, 2_000_000):

@@ -669,7 +669,7 @@ def test_archive_in_a_sha256_repository(tmp_path: Path) -> None:
 
 
 def test_stale_ref_transaction_changes_nothing(repo: Path, ledger: Ledger) -> None:
-    from git_hydrate.store import RefRace, update_refs_atomically
+    from git_hydrate.store import RefRace
 
     make(ledger, "A-1")
     make(ledger, "B-1")
@@ -677,14 +677,12 @@ def test_stale_ref_transaction_changes_nothing(repo: Path, ledger: Ledger) -> No
     b = git(repo, "rev-parse", "refs/hydrate/tasks/B-1").strip().encode()
     before = refs(repo)
     with pytest.raises(RefRace):
-        update_refs_atomically(
-            ledger.repo,
+        ledger.repo.update_refs(
             [(b"refs/hydrate/tasks/A-1", a, None), (b"refs/hydrate/tasks/B-1", a, None)],
             "test",
         )
     assert refs(repo) == before
-    update_refs_atomically(
-        ledger.repo,
+    ledger.repo.update_refs(
         [(b"refs/hydrate/tasks/A-1", a, None), (b"refs/hydrate/tasks/B-1", b, None)],
         "test",
     )
@@ -856,7 +854,7 @@ def test_statuses_answer_from_the_cache_and_follow_changes_and_the_clock(repo: P
         make(ledger, "S-1")
         make(ledger, "S-2")
         ledger.add_context("S-1", "expiring note", "src", ttl=100)
-        now = ledger._clock()
+        now = ledger.refs.clock()
         cold = ledger.statuses(now=now)
         assert cache.exists()
         warm = ledger.statuses(now=now)

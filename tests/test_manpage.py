@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from git_hydrate import errors, manpage
-from git_hydrate.cli import ALIASES
+from git_hydrate import errors
+from git_hydrate.cli import ALIASES, manpage
 
 from .conftest import ROOT, git
 from .wrapper import hydrate_on_path
 
 PAGE = ROOT / "man" / "git-hydrate.1"
-REGENERATE = "python -m git_hydrate.manpage > man/git-hydrate.1"
+REGENERATE = "python -m git_hydrate.cli.manpage > man/git-hydrate.1"
 
 
 def test_committed_page_is_current() -> None:
@@ -91,7 +91,7 @@ def test_page_renders_without_warnings() -> None:
 
 def test_generator_prints_the_page() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "git_hydrate.manpage"],
+        [sys.executable, "-m", "git_hydrate.cli.manpage"],
         capture_output=True,
         text=True,
         check=False,

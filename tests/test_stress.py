@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from git_hydrate import Ledger
 from tests.conftest import ROOT, fsck, git, hydrate
 
@@ -34,6 +36,8 @@ with Ledger(".") as led:
         print("ok", task, entry["hash"], flush=True)
     print("retries", led.retries, flush=True)
 """
+
+pytestmark = pytest.mark.slow
 
 ENDLESS_WRITER = """
 import sys

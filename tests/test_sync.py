@@ -122,12 +122,12 @@ def test_local_only_task_and_unpushed_change_survive_pull(remote: Path, tmp_path
     b = clone(remote, tmp_path / "b")
     make_task(a, "SHARED", body="one\n")
     with Ledger(a) as ledger:
-        hsync.push(ledger)
+        hsync.push(ledger.refs)
     make_task(b, "LOCAL", body="mine\n")
     with Ledger(b) as ledger:
-        hsync.pull(ledger)
+        hsync.pull(ledger.refs)
         ledger.edit_task("SHARED", title="edited in b")
-        report = hsync.pull(ledger)
+        report = hsync.pull(ledger.refs)
         assert [(o.name, o.action) for o in report.outcomes] == [("SHARED", "ahead")]
         assert ledger.get_task("SHARED")["title"] == "edited in b"
         assert ledger.exists("LOCAL")
@@ -168,7 +168,7 @@ def test_merge_is_the_same_whoever_merges(tmp_path: Path, remote: Path) -> None:
     make_task(a, "T-1", body="base body\n", tags=["base"])
     b = clone(a, tmp_path / "b")
     with Ledger(b) as ledger:
-        hsync.pull(ledger, str(a))
+        hsync.pull(ledger.refs, str(a))
     with Ledger(a) as ledger:
         ledger.edit_task("T-1", title="a title", tags=["base", "a"])
         ledger.add_context("T-1", "from a\n", "a")
@@ -181,8 +181,8 @@ def test_merge_is_the_same_whoever_merges(tmp_path: Path, remote: Path) -> None:
     tip_b = git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip()
     a_before = Path(shutil.copytree(a, tmp_path / "a-before"))
     with Ledger(a) as la, Ledger(b) as lb:
-        ra = hsync.pull(la, str(b))
-        rb = hsync.pull(lb, str(a_before))
+        ra = hsync.pull(la.refs, str(b))
+        rb = hsync.pull(lb.refs, str(a_before))
         assert ra.outcomes[0].action == rb.outcomes[0].action == "merged"
         assert ra.outcomes[0].conflicts == rb.outcomes[0].conflicts
         merged = la.get_task("T-1")
@@ -213,11 +213,11 @@ def test_three_clones_converge(remote: Path, tmp_path: Path, order: list[str]) -
     make_task(origin, "T-1", body="common\n")
     make_task(origin, "T-2")
     with Ledger(origin) as ledger:
-        hsync.push(ledger)
+        hsync.push(ledger.refs)
     clones = {name: clone(remote, tmp_path / name) for name in "abc"}
     for path in clones.values():
         with Ledger(path) as ledger:
-            hsync.pull(ledger)
+            hsync.pull(ledger.refs)
     edits = {
         "a": {"title": "A", "tags": ["a"]},
         "b": {"title": "B", "priority": 3},
@@ -231,7 +231,7 @@ def test_three_clones_converge(remote: Path, tmp_path: Path, order: list[str]) -
         make_task(path, f"ONLY-{name}")
     for name in order:
         with Ledger(clones[name]) as ledger:
-            report = hsync.sync(ledger)
+            report = hsync.sync(ledger.refs)
             assert report.ok, report.as_dict()
     trees = {name: (tree_of(p, "T-1"), tree_of(p, "T-2")) for name, p in clones.items()}
     assert len(set(trees.values())) == 1, trees
@@ -319,7 +319,7 @@ def test_invalid_remote_tasks_are_skipped_and_the_rest_merges(
         a, "FUTURE", b'{"format":99,"id":"FUTURE","title":"t","objective":"o","acceptance":"a"}'
     )
     with Ledger(a) as ledger:
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     b = clone(remote, tmp_path / "b")
     res = hydrate(b, "pull", "--json")
     assert res.returncode == 1
@@ -351,17 +351,17 @@ def test_remote_with_fsck_objects_accepts_pushes(remote: Path, tmp_path: Path) -
     b = clone(remote, tmp_path / "b")
     make_task(a, "T-1", body="x\n")
     with Ledger(a) as ledger:
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     with Ledger(b) as ledger:
-        hsync.pull(ledger)
+        hsync.pull(ledger.refs)
         ledger.edit_task("T-1", title="b")
     with Ledger(a) as ledger:
         ledger.edit_task("T-1", title="a")
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     make_task(b, "T-2")
     with Ledger(b) as ledger:
-        hsync.remove_task(ledger, "T-2")
-        report = hsync.sync(ledger)  # a merge commit and the removal record
+        hsync.remove_task(ledger.refs, "T-2")
+        report = hsync.sync(ledger.refs)  # a merge commit and the removal record
         assert report.ok, report.as_dict()
         assert {o.action for o in report.outcomes} >= {"merged", "pushed"}
     fsck(remote)
@@ -374,7 +374,7 @@ def test_partial_clone_pulls_bodies_and_packs(remote: Path, tmp_path: Path) -> N
     make_task(a, "T-1", body="shared body text\n")
     make_task(a, "T-2", body="only in hydrate\n")
     with Ledger(a) as ledger:
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     p = clone(f"file://{remote}", tmp_path / "partial", "--filter=blob:none", "--no-checkout")
     assert git(p, "config", "remote.origin.promisor").strip() == "true"
     res = hydrate(p, "pull")
@@ -385,12 +385,12 @@ def test_partial_clone_pulls_bodies_and_packs(remote: Path, tmp_path: Path) -> N
     assert "shared body text" in res.stdout
     with Ledger(p) as ledger:
         ledger.edit_task("T-2", title="from the partial clone")
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     # After setup a plain (filtered) `git fetch` fills the mirror without bodies;
     # the pull still gets them.
     make_task(a, "T-3", body="README-like body\n")
     with Ledger(a) as ledger:
-        assert hsync.push(ledger, ids=["T-3"]).ok
+        assert hsync.push(ledger.refs, ids=["T-3"]).ok
     assert hydrate(p, "setup").returncode == 0
     git(p, "fetch", "-q")
     res = hydrate(p, "pull")
@@ -456,7 +456,7 @@ def test_git_daemon_push_pull(daemon: str, tmp_path: Path) -> None:
     assert res.returncode == 0, res
     with Ledger(b) as ledger:
         ledger.add_task("T-1", objective="made in b", acceptance="x")
-        res_b = hsync.sync(ledger)  # unrelated histories: merged, no common base
+        res_b = hsync.sync(ledger.refs)  # unrelated histories: merged, no common base
         assert res_b.ok, res_b.as_dict()
     res = hydrate(a, "sync", daemon)  # a URL works as well
     assert res.returncode == 0, res
@@ -550,7 +550,7 @@ def test_task_rm_is_not_undone_by_pull_unless_changed_since(remote: Path, tmp_pa
     # Someone changes it on the remote after the removal: the pull restores it and says so.
     with Ledger(b) as ledger:
         ledger.edit_task("T-1", title="still needed")
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     res = hydrate(a, "pull")
     assert res.returncode == 0
     assert "restored       T-1  (removed here, but changed on origin since; restored)" in (
@@ -615,7 +615,7 @@ def test_union_refs_travel_and_merge(remote: Path, tmp_path: Path) -> None:
             make_task(path, task_id)
         with Ledger(path) as ledger:
             for task_id in ids:
-                hsync.remove_task(ledger, task_id)
+                hsync.remove_task(ledger.refs, task_id)
     # Each clone archives a finished task of its own.
     for path, key in ((a, "A-9"), (b, "B-9")):
         make_task(path, key)
@@ -623,15 +623,15 @@ def test_union_refs_travel_and_merge(remote: Path, tmp_path: Path) -> None:
             ledger.set_status(key, "cancelled")
             ledger.archive([key])
     with Ledger(a) as ledger:
-        assert hsync.sync(ledger).ok
+        assert hsync.sync(ledger.refs).ok
     with Ledger(b) as ledger:
-        report = hsync.sync(ledger)
+        report = hsync.sync(ledger.refs)
         assert report.ok, report.as_dict()
         refs = [(o.name, o.action) for o in report.outcomes if not o.is_task]
         assert ("refs/hydrate/removed", "merged") in refs
         assert ("refs/hydrate/archive", "merged") in refs
     with Ledger(a) as ledger:
-        assert hsync.pull(ledger).ok
+        assert hsync.pull(ledger.refs).ok
     for path in (a, b):
         removed = json.loads(git(path, "show", "refs/hydrate/removed:removed.json"))
         assert sorted(removed["removed"]) == ["A-1", "A-2", "B-1"]
@@ -676,16 +676,18 @@ def test_concurrent_local_write_during_pull_is_not_lost(
         make_task(a, task_id, body=f"{task_id} from a\n")
     assert hydrate(a, "push").returncode == 0
     b = clone(remote, tmp_path / "b")
-    real_batch = hsync._apply_batch
+    from git_hydrate.sync import pulling as pull_module
 
-    def racing_batch(ledger: Ledger, outcomes: list[hsync.Outcome], where: str) -> bool:
+    real_batch = pull_module._apply_batch
+
+    def racing_batch(refs: object, outcomes: list[hsync.Outcome], where: str) -> bool:
         # Another writer creates T-1 here between the plan and the transaction.
         make_task(b, "T-1", body="written meanwhile\n")
-        return real_batch(ledger, outcomes, where)
+        return real_batch(refs, outcomes, where)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(hsync, "_apply_batch", racing_batch)
+    monkeypatch.setattr(pull_module, "_apply_batch", racing_batch)
     with Ledger(b) as ledger:
-        report = hsync.pull(ledger)
+        report = hsync.pull(ledger.refs)
         assert report.ok, report.as_dict()
         assert [(o.name, o.action) for o in report.outcomes] == [
             ("T-1", "merged"),
@@ -720,7 +722,7 @@ def test_sync_retries_when_someone_pushes_meanwhile(
         assert hydrate(path, "pull").returncode == 0
     with Ledger(b) as ledger:
         ledger.edit_task("T-1", title="b")
-    real_pull = hsync._pull
+    real_pull = hsync.pull_into
     calls = []
 
     def pull_then_someone_pushes(*args: object) -> None:
@@ -729,11 +731,11 @@ def test_sync_retries_when_someone_pushes_meanwhile(
         if len(calls) == 1:
             with Ledger(c) as other:
                 other.edit_task("T-1", priority=1)
-                assert hsync.push(other).ok
+                assert hsync.push(other.refs).ok
 
-    monkeypatch.setattr(hsync, "_pull", pull_then_someone_pushes)
+    monkeypatch.setattr(hsync, "pull_into", pull_then_someone_pushes)
     with Ledger(b) as ledger:
-        report = hsync.sync(ledger)
+        report = hsync.sync(ledger.refs)
         assert report.ok, report.as_dict()
         assert report.rounds == 2
         assert ledger.get_task("T-1")["title"] == "b"
@@ -775,22 +777,22 @@ def test_criss_cross_merge_keeps_a_later_removal(remote: Path, tmp_path: Path) -
     make_task(a, "T-1", body="base\n")
     b = clone(a, tmp_path / "b")
     with Ledger(b) as ledger:
-        hsync.pull(ledger, str(a))
+        hsync.pull(ledger.refs, str(a))
         ledger.add_context("T-1", "added in b\n", "b")
     with Ledger(a) as ledger:
         ledger.edit_task("T-1", title="a")
     a_copy = Path(shutil.copytree(a, tmp_path / "a-copy"))
     b_copy = Path(shutil.copytree(b, tmp_path / "b-copy"))
     with Ledger(a) as la, Ledger(b) as lb:
-        assert hsync.pull(la, str(b_copy)).outcomes[0].action == "merged"
-        assert hsync.pull(lb, str(a_copy)).outcomes[0].action == "merged"
+        assert hsync.pull(la.refs, str(b_copy)).outcomes[0].action == "merged"
+        assert hsync.pull(lb.refs, str(a_copy)).outcomes[0].action == "merged"
         added = next(e for e in la.context_entries("T-1") if e["source"] == "b")
         la.remove_context("T-1", added["hash"])  # a removes what b added
         lb.edit_task("T-1", priority=3)
     tip_a = git(a, "rev-parse", "refs/hydrate/tasks/T-1").strip()
     tip_b = git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip()
     with Ledger(a) as la:
-        report = hsync.pull(la, str(b))
+        report = hsync.pull(la.refs, str(b))
         assert report.outcomes[0].action == "merged"
         assert len(git(a, "merge-base", "--all", tip_a, tip_b).split()) == 2
         assert [e["source"] for e in la.context_entries("T-1")] == ["notes"]
@@ -813,9 +815,9 @@ def test_archiving_travels_and_frees_the_refs_everywhere(remote: Path, tmp_path:
     make_task(a, "D-2", body="also finished")
     make_task(a, "L-1")
     with Ledger(a) as ledger:
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     with Ledger(b) as ledger:
-        assert hsync.pull(ledger).ok
+        assert hsync.pull(ledger.refs).ok
         assert ledger.task_ids() == ["D-1", "D-2", "L-1"]
         # B changes D-2 after the pull: that copy must survive A's archive
         ledger.add_context("D-2", "a late note from b", "b")
@@ -823,13 +825,13 @@ def test_archiving_travels_and_frees_the_refs_everywhere(remote: Path, tmp_path:
         for task_id in ("D-1", "D-2"):
             ledger.set_status(task_id, "cancelled")
         ledger.archive(done=True)
-        report = hsync.sync(ledger)
+        report = hsync.sync(ledger.refs)
         assert report.ok, report.as_dict()
         assert ("D-1", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
     remote_refs = git(remote, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks")
     assert remote_refs.split() == ["refs/hydrate/tasks/L-1"]
     with Ledger(b) as ledger:
-        report = hsync.sync(ledger)
+        report = hsync.sync(ledger.refs)
         assert report.ok, report.as_dict()
         actions = {(o.name, o.action) for o in report.outcomes}
         assert ("D-1", "archived") in actions
@@ -839,7 +841,7 @@ def test_archiving_travels_and_frees_the_refs_everywhere(remote: Path, tmp_path:
         [entry] = ledger.context_entries("D-1")
     assert git(b, "cat-file", "blob", entry["oid"]) == "finished work"
     with Ledger(a) as ledger:
-        assert hsync.pull(ledger).ok
+        assert hsync.pull(ledger.refs).ok
         assert "D-2" in ledger.task_ids()
         assert "a late note from b" in [
             ledger.read_body("D-2", e["hash"]) for e in ledger.context_entries("D-2")
@@ -856,13 +858,13 @@ def test_a_damaged_remote_archive_is_skipped_and_the_rest_merges(
     b = clone(remote, tmp_path / "b")
     make_task(a, "OK-1")
     with Ledger(a) as ledger:
-        assert hsync.push(ledger).ok
+        assert hsync.push(ledger.refs).ok
     blob = git(a, "hash-object", "-w", "--stdin", input="not json\n").strip()
     tree = git(a, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
     evil = git(a, "commit-tree", tree, "-m", "evil").strip()
     git(a, "push", "-q", str(remote), f"{evil}:refs/hydrate/archive")
     with Ledger(b) as ledger:
-        report = hsync.pull(ledger)
+        report = hsync.pull(ledger.refs)
         assert not report.ok
         outcomes = {(o.name, o.action) for o in report.outcomes}
         assert ("refs/hydrate/archive", "skipped") in outcomes
@@ -876,10 +878,10 @@ def test_a_removed_task_does_not_come_back_inside_a_new_one(remote: Path, tmp_pa
     a = clone(remote, tmp_path / "a")
     make_task(a, "R-2", body="OLD NOTES")
     with Ledger(a) as ledger:
-        assert hsync.sync(ledger).ok
-        hsync.remove_task(ledger, "R-2")
+        assert hsync.sync(ledger.refs).ok
+        hsync.remove_task(ledger.refs, "R-2")
         ledger.add_task("R-2", objective="brand new", acceptance="b")
-        report = hsync.sync(ledger)
+        report = hsync.sync(ledger.refs)
         assert report.ok, report.as_dict()
         actions = {(o.name, o.action) for o in report.outcomes}
         assert ("R-2", "replaces-removed") in actions
@@ -891,7 +893,7 @@ def test_a_removed_task_does_not_come_back_inside_a_new_one(remote: Path, tmp_pa
     )
     c = clone(remote, tmp_path / "c")
     with Ledger(c) as ledger:
-        assert hsync.pull(ledger).ok
+        assert hsync.pull(ledger.refs).ok
         assert ledger.get_task("R-2")["objective"] == "brand new"
         assert ledger.context_entries("R-2") == []
     fsck(remote)

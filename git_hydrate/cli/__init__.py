@@ -17,7 +17,7 @@ from typing import Any, Final
 import click
 
 from .. import __version__
-from ..errors import EXIT_FAILURE, HydrateError
+from ..errors import EXIT_BUG, EXIT_FAILURE, HydrateError
 
 __all__ = ["COMMANDS", "cli", "main"]
 
@@ -70,7 +70,8 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         # The command name, before click consumes the arguments.
-        pending = [*getattr(ctx, "_protected_args", getattr(ctx, "protected_args", [])), *ctx.args]
+        protected = ctx._protected_args if hasattr(ctx, "_protected_args") else ctx.protected_args
+        pending = [*protected, *ctx.args]
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
@@ -175,15 +176,27 @@ def run(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("GIT_HYDRATE_DEBUG"):
             raise
+        where = _bug_site(exc)
         click.echo(
-            f"error: internal error ({type(exc).__name__}: {exc}); "
-            "set GIT_HYDRATE_DEBUG=1 for details and please report it",
+            f"error: git-hydrate {__version__} hit a bug ({type(exc).__name__}: {exc}{where}); "
+            "this is not your mistake: please report it with the command you ran "
+            "(GIT_HYDRATE_DEBUG=1 prints the traceback)",
             err=True,
         )
-        return EXIT_FAILURE
+        return EXIT_BUG
     if isinstance(result, int):
         return result
     return 0
+
+
+def _bug_site(exc: BaseException) -> str:
+    """`` at module.py:123``: where an unexpected exception was raised, for the report."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return ""
+    return f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
 
 
 def _open_manual(args: list[str]) -> bool:

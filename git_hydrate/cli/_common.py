@@ -9,8 +9,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ..settings import default_help
+
 if TYPE_CHECKING:
     from ..ledger import Ledger
+
+__all__ = [
+    "IsoTime",
+    "budget_options",
+    "compact",
+    "echo_json",
+    "json_option",
+    "open_ledger",
+    "short",
+    "warn_stray_refs",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,7 +87,7 @@ def budget_options(func: F) -> F:
         "--max-bytes",
         type=click.IntRange(min=1),
         default=None,
-        help="The byte budget (default: git config hydrate.maxBytes, else 131072).",
+        help=f"The byte budget (default: {default_help('hydrate.maxBytes')}).",
     )(func)
     return func
 

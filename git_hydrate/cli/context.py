@@ -11,6 +11,8 @@ import click
 from ..errors import ValidationError
 from ._common import echo_json, json_option, open_ledger, short
 
+__all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "read_body_file"]
+
 DEFAULT_SOURCE = "cli"
 
 
@@ -100,9 +102,7 @@ def context_add(
     body: Any = text
     with open_ledger(ctx) as ledger:
         if file_ is not None:
-            from ..validate import DEFAULT_MAX_BODY_BYTES
-
-            limit = ledger.config_int("hydrate.maxBodyBytes", DEFAULT_MAX_BODY_BYTES)
+            limit = ledger.settings.size("hydrate.maxBodyBytes")
             body = read_body_file(file_, limit)
             if source_label == DEFAULT_SOURCE and file_ != "-":
                 source_label = file_

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 
 import click
 
+__all__ = ["demo"]
+
 
 @click.command("demo")
 @click.option("--keep", is_flag=True, help="Keep the throwaway repository and print its path.")

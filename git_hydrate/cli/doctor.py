@@ -6,6 +6,8 @@ import click
 
 from ._common import echo_json, json_option, open_ledger
 
+__all__ = ["doctor"]
+
 
 @click.command("doctor")
 @click.option(
@@ -34,12 +36,11 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
       git hydrate doctor
       git hydrate doctor --clear-stale-locks --older-than 300
     """
-    from ..doctor import check
     from ..doctor import clear_stale_locks as clear
 
     with open_ledger(ctx) as ledger:
         removed = clear(ledger.repo.common_dir, older_than) if clear_stale_locks else []
-        report = check(ledger)
+        report = ledger.doctor()
     report["removed_locks"] = removed
     if as_json:
         echo_json(ctx, report)

@@ -10,6 +10,8 @@ import click
 
 from ._common import echo_json, json_option, open_ledger
 
+__all__ = ["hook", "hooks_group", "install", "pre_push", "status", "uninstall"]
+
 
 @click.group("hook")
 def hook() -> None:

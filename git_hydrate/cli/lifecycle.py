@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -11,10 +12,12 @@ from ._common import IsoTime, echo_json, json_option, open_ledger, warn_stray_re
 if TYPE_CHECKING:
     from datetime import datetime
 
+__all__ = ["STATIONS_HELP", "archive", "checkpoint", "log", "status", "unarchive"]
+
 STATIONS_HELP = "open, in_progress, blocked, review, done, cancelled"
 
 
-def _budget_line(status: dict[str, Any]) -> str:
+def _budget_line(status: Mapping[str, Any]) -> str:
     reported = status["metrics"]["reported_tokens"]
     budget = status["token_budget"]
     if not budget:
@@ -25,7 +28,7 @@ def _budget_line(status: dict[str, Any]) -> str:
     return f"tokens: {reported} of {budget} reported, {remaining} remaining"
 
 
-def _print_status(status: dict[str, Any]) -> None:
+def _print_status(status: Mapping[str, Any]) -> None:
     archived = " (archived)" if status["archived"] else ""
     click.echo(f"task {status['task_id']}{archived}: {status['title']}")
     click.echo(
@@ -53,7 +56,7 @@ def _print_status(status: dict[str, Any]) -> None:
         click.echo(f"  {label}: {checkpoint[key]}")
 
 
-def _status_row(status: dict[str, Any]) -> str:
+def _status_row(status: Mapping[str, Any]) -> str:
     reported = status["metrics"]["reported_tokens"]
     tokens = f"{reported}/{status['token_budget']}" if status["token_budget"] else f"{reported}"
     over = " OVER" if status["over_budget"] else ""

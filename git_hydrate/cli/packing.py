@@ -9,6 +9,8 @@ import click
 
 from ._common import budget_options, echo_json, open_ledger, short
 
+__all__ = ["expand", "pack", "prompt"]
+
 
 @click.command("pack")
 @click.argument("task_id", metavar="ID")

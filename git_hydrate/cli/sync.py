@@ -11,6 +11,8 @@ from ._common import echo_json, json_option, open_ledger
 if TYPE_CHECKING:
     from ..sync import Report
 
+__all__ = ["pull", "push", "setup", "sync", "task_rm"]
+
 _LABELS = {
     "created": "new here",
     "fast-forward": "updated",
@@ -93,10 +95,8 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
       git hydrate pull
       git hydrate pull origin M-1002 M-1003
     """
-    from ..sync import pull as do_pull
-
     with open_ledger(ctx) as ledger:
-        report = do_pull(ledger, remote, task_ids)
+        report = ledger.pull(remote, task_ids)
     return _render(ctx, report, as_json)
 
 
@@ -118,10 +118,8 @@ def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
       git hydrate push
       git hydrate push origin M-1002
     """
-    from ..sync import push as do_push
-
     with open_ledger(ctx) as ledger:
-        report = do_push(ledger, remote, task_ids)
+        report = ledger.push(remote, task_ids)
     return _render(ctx, report, as_json)
 
 
@@ -139,10 +137,8 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
       git hydrate sync
       git hydrate sync upstream --json
     """
-    from ..sync import sync as do_sync
-
     with open_ledger(ctx) as ledger:
-        report = do_sync(ledger, remote)
+        report = ledger.sync(remote)
     return _render(ctx, report, as_json)
 
 
@@ -164,7 +160,7 @@ def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
     from ..sync import setup as do_setup
 
     with open_ledger(ctx) as ledger:
-        result = do_setup(ledger, remote)
+        result = do_setup(ledger.refs, remote)
     if as_json:
         echo_json(ctx, result)
     elif result["added"]:
@@ -197,7 +193,7 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     from ..sync import remove_task
 
     with open_ledger(ctx) as ledger:
-        result: dict[str, Any] = remove_task(ledger, task_id, remote)
+        result: dict[str, Any] = remove_task(ledger.refs, task_id, remote)
     there = result["remote"]
     if as_json:
         echo_json(ctx, result)

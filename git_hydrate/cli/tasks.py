@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
 from ._common import echo_json, json_option, open_ledger, short, warn_stray_refs
+
+__all__ = ["KIND_CHOICE", "list_tasks", "show", "task_add", "task_edit", "task_field_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,7 +79,7 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
     return decorate
 
 
-def _print_task(task: dict[str, Any]) -> None:
+def _print_task(task: Mapping[str, Any]) -> None:
     archived = " (archived)" if task.get("archived") else ""
     click.echo(f"task {task['task_id']}{archived}: {task['title']}")
     click.echo(
@@ -200,7 +202,8 @@ def list_tasks(
         echo_json(ctx, tasks)
         return
     damaged = 0
-    for task in tasks:
+    rows: list[Mapping[str, Any]] = list(tasks)
+    for task in rows:
         if "error" in task:
             damaged += 1
             click.echo(f"{task['task_id']}\tdamaged\t{task['error']}")
@@ -225,7 +228,7 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
       git hydrate show M-1002
     """
     with open_ledger(ctx) as ledger:
-        task = ledger.get_task(task_id)
+        task: Mapping[str, Any] = ledger.get_task(task_id)
         entries = ledger.context_entries(task_id)
     if as_json:
         echo_json(ctx, {**task, "context": entries})

@@ -4,39 +4,23 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ..settings import default_help
 from ._common import echo_json, json_option, open_ledger
+
+if TYPE_CHECKING:
+    from ..results import HydrateResult
+
+__all__ = ["PROGRESS_MIN_FILES", "add_diff", "add_tree", "hydration_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Below this many files to read, a progress bar would only flicker.
 PROGRESS_MIN_FILES = 200
-
-
-def _from_cwd(pathspecs: tuple[str, ...], top: str | None, cwd: str) -> list[str]:
-    """Pathspecs given in a subdirectory are relative to it, as in git."""
-    if not pathspecs or top is None:
-        return list(pathspecs)
-    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(top))
-    if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
-        return list(pathspecs)
-    rel = rel.replace(os.sep, "/")
-    result = []
-    for spec in pathspecs:
-        magic = ""
-        for mark in (":(exclude)", ":!", ":^"):
-            if spec.startswith(mark):
-                magic, spec = mark, spec[len(mark) :]
-                break
-        if spec.startswith(":/"):
-            result.append(magic + spec)  # already relative to the top
-        else:
-            result.append(f"{magic}{rel}/{spec}")
-    return result
 
 
 class _Progress:
@@ -68,9 +52,9 @@ class _Progress:
             self.bar = None
 
 
-def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+def _skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per skipped file; files under a skipped directory are summed per directory."""
-    from ..files import SKIPPED_DIRS
+    from ..hydrate.rules import SKIPPED_DIRS
 
     lines: list[str] = []
     dirs: dict[str, list[int]] = {}
@@ -99,21 +83,66 @@ def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def budget_and_secret_options(func: F) -> F:
-    """``--max-total-bytes`` and ``--allow-secrets``, shared by add-tree and add-diff."""
-    func = click.option(
-        "--allow-secrets",
-        is_flag=True,
-        default=None,
-        help="Attach files that look like they contain credentials instead of skipping them.",
-    )(func)
-    func = click.option(
-        "--max-total-bytes",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Attach at most this much (default: hydrate.maxTotalBytes, else 10485760).",
-    )(func)
-    return func
+def _report(
+    ctx: click.Context, task_id: str, result: HydrateResult, as_json: bool, origin: str
+) -> None:
+    """Print what add-tree or add-diff did: JSON, or counts and the files left out."""
+    if as_json:
+        echo_json(ctx, result)
+        return
+    counts = (
+        f"added {result['added']}, updated {result['updated']}, "
+        f"unchanged {result['unchanged']}, removed {result['removed']}"
+    )
+    state = "" if result["changed"] else " (nothing changed)"
+    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes {origin}{state}")
+    skipped = result["skipped"]
+    if skipped:
+        noun = "file" if len(skipped) == 1 else "files"
+        click.echo(f"skipped {len(skipped)} {noun}:")
+        for line in _skipped_lines(skipped):
+            click.echo(line)
+
+
+def hydration_options(what: str) -> Callable[[F], F]:
+    """``--priority``, ``--max-file-bytes``, ``--max-total-bytes`` and
+    ``--allow-secrets``, shared by add-tree and add-diff (``what`` each attaches)."""
+
+    def decorate(func: F) -> F:
+        options = [
+            click.option(
+                "--priority",
+                type=click.IntRange(-(2**31), 2**31 - 1),
+                default=0,
+                show_default=True,
+                help=f"Priority of every attached {what}; higher packs first.",
+            ),
+            click.option(
+                "--max-file-bytes",
+                type=click.IntRange(min=1),
+                default=None,
+                help=f"Skip larger {what}s (default: {default_help('hydrate.maxFileBytes')}).",
+            ),
+            click.option(
+                "--max-total-bytes",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Attach at most this much "
+                f"(default: {default_help('hydrate.maxTotalBytes')}).",
+            ),
+            click.option(
+                "--allow-secrets",
+                is_flag=True,
+                default=None,
+                help=f"Attach {what}s that look like they contain credentials instead of "
+                "skipping them.",
+            ),
+        ]
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
 
 
 @click.command("add-tree")
@@ -138,20 +167,7 @@ def budget_and_secret_options(func: F) -> F:
     metavar="P",
     help="Put P/ before each path in the source label (to hydrate several resources).",
 )
-@click.option(
-    "--priority",
-    type=click.IntRange(-(2**31), 2**31 - 1),
-    default=0,
-    show_default=True,
-    help="Priority of every attached file; higher packs first.",
-)
-@click.option(
-    "--max-file-bytes",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Skip larger files (default: git config hydrate.maxFileBytes, else 262144).",
-)
-@budget_and_secret_options
+@hydration_options("file")
 @json_option
 @click.pass_context
 def add_tree(
@@ -197,6 +213,8 @@ def add_tree(
     """
     if sum((rev is not None, worktree, directory is not None)) > 1:
         raise click.UsageError("give at most one of --rev, --worktree and --dir")
+    from ..hydrate.pathspec import relative_to_top
+
     progress = _Progress()
     with open_ledger(ctx) as ledger:
         root_dir = (ctx.find_root().obj or {}).get("directory")
@@ -204,7 +222,7 @@ def add_tree(
         specs = (
             list(pathspecs)
             if directory is not None
-            else _from_cwd(pathspecs, ledger.repo.work_tree, cwd)
+            else relative_to_top(pathspecs, ledger.repo.work_tree, cwd)
         )
         try:
             result = ledger.add_tree(
@@ -222,21 +240,7 @@ def add_tree(
             )
         finally:
             progress.close()
-    if as_json:
-        echo_json(ctx, result)
-        return
-    counts = (
-        f"added {result['added']}, updated {result['updated']}, "
-        f"unchanged {result['unchanged']}, removed {result['removed']}"
-    )
-    state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes from {result['from']}{state}")
-    skipped = result["skipped"]
-    if skipped:
-        noun = "file" if len(skipped) == 1 else "files"
-        click.echo(f"skipped {len(skipped)} {noun}:")
-        for line in _skipped_lines(skipped):
-            click.echo(line)
+    _report(ctx, task_id, result, as_json, f"from {result['from']}")
 
 
 class _DashDashCommand(click.Command):
@@ -254,20 +258,7 @@ class _DashDashCommand(click.Command):
 @click.option("--staged", is_flag=True, help="Diff the index against HEAD.")
 @click.option("--worktree", is_flag=True, help="Diff the work tree against the index.")
 @click.option("--log", is_flag=True, help="Also attach the range's commit messages.")
-@click.option(
-    "--priority",
-    type=click.IntRange(-(2**31), 2**31 - 1),
-    default=0,
-    show_default=True,
-    help="Priority of every attached diff; higher packs first.",
-)
-@click.option(
-    "--max-file-bytes",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Skip larger file diffs (default: git config hydrate.maxFileBytes, else 262144).",
-)
-@budget_and_secret_options
+@hydration_options("file diff")
 @json_option
 @click.pass_context
 def add_diff(
@@ -308,13 +299,15 @@ def add_diff(
     rev_range = before[0] if before else None
     if rev_range is not None and (staged or worktree):
         raise click.UsageError("give a REV-RANGE or --staged/--worktree, not both")
+    from ..hydrate.pathspec import relative_to_top
+
     with open_ledger(ctx) as ledger:
         root_dir = (ctx.find_root().obj or {}).get("directory")
         cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
         result = ledger.add_diff(
             task_id,
             rev_range,
-            _from_cwd(tuple(pathspecs), ledger.repo.work_tree, cwd),
+            relative_to_top(tuple(pathspecs), ledger.repo.work_tree, cwd),
             staged=staged,
             worktree=worktree,
             log=log,
@@ -323,20 +316,4 @@ def add_diff(
             max_total_bytes=max_total_bytes,
             allow_secrets=allow_secrets or None,
         )
-    if as_json:
-        echo_json(ctx, result)
-        return
-    counts = (
-        f"added {result['added']}, updated {result['updated']}, "
-        f"unchanged {result['unchanged']}, removed {result['removed']}"
-    )
-    state = "" if result["changed"] else " (nothing changed)"
-    click.echo(
-        f"{task_id}: {counts}; {result['total_bytes']} bytes of diff:{result['range']}{state}"
-    )
-    skipped = result["skipped"]
-    if skipped:
-        noun = "file" if len(skipped) == 1 else "files"
-        click.echo(f"skipped {len(skipped)} {noun}:")
-        for line in _skipped_lines(skipped):
-            click.echo(line)
+    _report(ctx, task_id, result, as_json, f"of diff:{result['range']}")

@@ -1,4 +1,4 @@
-"""Git hooks: the pre-push artefact producer and installing its shim.
+"""The pre-push artefact producer: which tasks a push concerns, and their prompts.
 
 ``git push`` runs ``hooks/pre-push``, a short shell shim that hands its
 arguments and standard input to ``git hydrate hook pre-push``. Everything the
@@ -17,10 +17,6 @@ expiry is judged at that commit's committer time (for a pushed task ref, the
 task's tip), never at the wall clock, so the same state gives byte-identical
 files. Files are replaced atomically and left untouched when already current.
 
-:func:`install`, :func:`uninstall` and :func:`status` manage the shim in the
-hooks directory git uses (``core.hooksPath`` honoured), chaining a hook of
-another origin as ``pre-push.legacy`` instead of overwriting it.
-
 Library code: nothing here prints or exits; the CLI renders the results.
 """
 
@@ -30,89 +26,50 @@ import contextlib
 import hashlib
 import os
 import re
-import shlex
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from . import __version__
-from .errors import Conflict, HydrateError, ValidationError
-
-if TYPE_CHECKING:
-    from .ledger import Ledger
-    from .store import Repository
+from .. import __version__
+from ..codec import format_output
+from ..errors import HydrateError, ValidationError
+from ..ledger import Ledger
+from ..settings import SETTINGS
+from ..store import Repository, current_umask
+from ..taskrefs import iso_utc
 
 __all__ = [
     "ARTEFACT_FORMAT",
     "DEFAULT_TASK_PATTERN",
-    "HOOK_MARKER",
     "MAX_COMMITS_SCANNED",
+    "Concern",
     "RefUpdate",
     "artefact_directory",
     "concerned_tasks",
-    "hooks_directory",
-    "install",
+    "hook_base",
     "parse_pre_push",
     "pre_push",
-    "shim_text",
-    "status",
     "strict_setting",
     "task_pattern",
-    "uninstall",
     "updates_from_pre_commit",
+    "write_artefacts",
+    "write_atomic",
 ]
 
 #: Matches ids like ``M-1002`` or ``ABC-12``: capitals (then capitals or
 #: digits), a hyphen, digits. Override with ``git config hydrate.taskPattern``.
-DEFAULT_TASK_PATTERN: Final = r"\b[A-Z][A-Z0-9]*-[0-9]+\b"
+DEFAULT_TASK_PATTERN: Final = next(
+    str(s.default) for s in SETTINGS if s.key == "hydrate.taskPattern"
+)
 #: The newest commits of each pushed ref whose messages are searched for ids.
 MAX_COMMITS_SCANNED: Final = 1000
 #: The version of the ``manifest.json`` layout.
 ARTEFACT_FORMAT: Final = 1
-#: The line that identifies a hook as git-hydrate's own.
-HOOK_MARKER: Final = "# git-hydrate-hook: pre-push"
 
 _TASK_REF_PREFIX: Final = "refs/hydrate/tasks/"
 _HEX: Final = frozenset("0123456789abcdef")
-_HOOK_NAME: Final = "pre-push"
-_LEGACY_SUFFIX: Final = ".legacy"
-
-_SHIM: Final = """\
-#!/bin/sh
-# The git-hydrate pre-push hook: writes prompt artefacts for the tasks a push
-# concerns. Installed by `git hydrate hooks install`; removed (and any hook it
-# replaced restored) by `git hydrate hooks uninstall`.
-{marker} v1
-INSTALL_PYTHON={python}
-hook_dir=$(dirname -- "$0")
-if [ -x "$hook_dir/pre-push.legacy" ]; then
-    # The hook this one replaced runs first, with the same arguments and
-    # input; its failure still stops the push.
-    input=$(mktemp "${{TMPDIR:-/tmp}}/git-hydrate-pre-push.XXXXXX") || exit 1
-    cat >"$input"
-    "$hook_dir/pre-push.legacy" "$@" <"$input"
-    status=$?
-    exec <"$input"
-    rm -f -- "$input"
-    [ "$status" -eq 0 ] || exit "$status"
-fi
-if command -v git-hydrate >/dev/null 2>&1; then
-    exec git hydrate hook pre-push "$@"
-fi
-if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
-    exec "$INSTALL_PYTHON" -m git_hydrate hook pre-push "$@"
-fi
-echo "warning: git-hydrate is not installed; no prompt artefacts written" >&2
-exit 0
-"""
-
-
-def shim_text(python: str = "") -> str:
-    """The pre-push shim; ``python`` is the interpreter tried when git-hydrate is off PATH."""
-    return _SHIM.format(marker=HOOK_MARKER, python=shlex.quote(python))
 
 
 # -- reading git's pre-push input ------------------------------------------------
@@ -210,11 +167,7 @@ def updates_from_pre_commit(ledger: Ledger, environ: Mapping[str, str]) -> list[
 
 
 def _resolve(ledger: Ledger, name: str) -> str | None:
-    if not name:
-        return None
-    proc = ledger.repo.git(["rev-parse", "--verify", "--quiet", name + "^{object}"], check=False)
-    oid = proc.stdout.decode("ascii", "replace").strip()
-    return oid if proc.returncode == 0 and oid else None
+    return ledger.repo.rev_parse(name, "object") if name else None
 
 
 # -- configuration ----------------------------------------------------------------
@@ -228,7 +181,7 @@ def task_pattern(ledger: Ledger) -> re.Pattern[str]:
     Raises:
         ValidationError: the configured pattern is not a valid regular expression.
     """
-    raw = ledger.config("hydrate.taskPattern") or DEFAULT_TASK_PATTERN
+    raw = ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN
     try:
         return re.compile(raw)
     except re.error as exc:
@@ -243,19 +196,10 @@ def strict_setting(ledger: Ledger) -> bool:
     Raises:
         ValidationError: the value is not a boolean git understands.
     """
-    proc = ledger.repo.git(
-        ["config", "--type=bool", "--get", "hydrate.prePushStrict"], check=False
-    )
-    if proc.returncode == 1:  # not set
-        return False
-    value = proc.stdout.decode("ascii", "replace").strip()
-    if proc.returncode != 0 or value not in ("true", "false"):
-        raw = ledger.config("hydrate.prePushStrict")
-        raise ValidationError(f"git config hydrate.prePushStrict must be a boolean, not {raw!r}")
-    return value == "true"
+    return ledger.settings.boolean("hydrate.prePushStrict")
 
 
-def _hook_base(ledger: Ledger) -> Path:
+def hook_base(ledger: Ledger) -> Path:
     """Where git runs hooks, which relative hook and artefact paths are based on.
 
     githooks(5): the top of the work tree, or the git directory of a bare repository.
@@ -272,11 +216,11 @@ def _hook_base(ledger: Ledger) -> Path:
 def artefact_directory(ledger: Ledger) -> Path:
     """``hydrate.artefactDir`` (``~`` expanded; relative to the work tree's top),
     else ``<git dir>/hydrate/artefacts`` so the work tree stays clean."""
-    raw = ledger.config("hydrate.artefactDir")
+    raw = ledger.settings.raw("hydrate.artefactDir")
     if not raw:
         return Path(ledger.repo.common_dir) / "hydrate" / "artefacts"
     path = Path(os.path.expanduser(raw))
-    return path if path.is_absolute() else _hook_base(ledger) / path
+    return path if path.is_absolute() else hook_base(ledger) / path
 
 
 # -- deciding what a push concerns ---------------------------------------------------
@@ -307,24 +251,13 @@ def _short_ref(ref: str) -> str:
 
 def _pushed_messages(ledger: Ledger, update: RefUpdate) -> str:
     """The messages of the commits ``update`` sends (newest first, bounded)."""
-    base = [
-        "-c",
-        "log.showSignature=false",
-        "log",
-        "--no-color",
-        "-z",
-        "--format=%B",
-        f"--max-count={MAX_COMMITS_SCANNED}",
-        update.local_oid,
-        "--not",
-    ]
     # Commits the remote already has are excluded; for a new ref (or a remote
     # oid this clone lacks), those on any remote-tracking branch.
     attempts = [[update.remote_oid], ["--remotes"]] if not update.is_new else [["--remotes"]]
     for exclude in attempts:
-        proc = ledger.repo.git(base + exclude, check=False)
-        if proc.returncode == 0:
-            return proc.stdout.decode("utf-8", "replace")
+        text = ledger.repo.commit_messages(update.local_oid, exclude, MAX_COMMITS_SCANNED)
+        if text is not None:
+            return text
     return ""
 
 
@@ -374,13 +307,7 @@ def concerned_tasks(
 # -- writing the artefacts -------------------------------------------------------------
 
 
-def _commit_time(ledger: Ledger, oid: str) -> int | None:
-    proc = ledger.repo.git(["log", "-1", "--no-walk", "--format=%ct", oid], check=False)
-    text = proc.stdout.decode("ascii", "replace").strip()
-    return int(text) if proc.returncode == 0 and text.isdigit() else None
-
-
-def _write_atomic(path: Path, data: bytes, repo: Repository | None = None) -> bool:
+def write_atomic(path: Path, data: bytes, repo: Repository | None = None) -> bool:
     """Replace ``path`` with ``data`` (temp file + rename); ``False`` if already equal.
 
     With ``repo``, the file gets the permissions ``core.sharedRepository`` asks for.
@@ -394,8 +321,6 @@ def _write_atomic(path: Path, data: bytes, repo: Repository | None = None) -> bo
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        from .store import current_umask
-
         os.chmod(temp, 0o666 & ~current_umask())  # as open() would have made it
         if repo is not None:
             repo.share(temp)
@@ -419,14 +344,11 @@ def write_artefacts(
         HydrateError: the task cannot be read or packed.
         OSError: the files cannot be written.
     """
-    from .codec import format_output
-    from .ledger import iso_utc
-
     tip = ledger.get_task(task_id)["tip"]
     commit = concern.update.local_oid
-    when = _commit_time(ledger, commit)
+    when = ledger.repo.commit_time(commit)
     if when is None:  # not a commit (a tag of a tree?): the task's own time
-        when = _commit_time(ledger, tip) or 0
+        when = (ledger.repo.commit_time(tip) if tip else None) or 0
     result = ledger.expand(task_id, now=float(when))
     files = {
         f"{task_id}.prompt.md": result["prompt"].encode("utf-8"),
@@ -464,9 +386,9 @@ def write_artefacts(
         target.mkdir(parents=True, exist_ok=True)
     changed = False
     for name, data in files.items():
-        changed |= _write_atomic(target / name, data, shared)
+        changed |= write_atomic(target / name, data, shared)
     # Last, so a manifest always describes files that are already in place.
-    changed |= _write_atomic(
+    changed |= write_atomic(
         target / "manifest.json", (format_output(manifest) + "\n").encode("utf-8"), shared
     )
     return {
@@ -519,149 +441,3 @@ def pre_push(ledger: Ledger, updates: Iterable[RefUpdate]) -> dict[str, Any]:
                 }
             )
     return {"directory": str(directory), "tasks": written, "problems": problems}
-
-
-# -- installing the shim ------------------------------------------------------------------
-
-
-def hooks_directory(ledger: Ledger) -> Path:
-    """The directory git runs hooks from: ``core.hooksPath`` or ``<common dir>/hooks``.
-
-    A relative ``core.hooksPath`` is relative to where hooks run (the top of
-    the work tree; the git directory of a bare repository), as git-config(1) says.
-    """
-    proc = ledger.repo.git(["config", "--path", "--get", "core.hooksPath"], check=False)
-    value = proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
-    if proc.returncode == 0 and value:
-        path = Path(value)
-        return path if path.is_absolute() else _hook_base(ledger) / path
-    return Path(ledger.repo.common_dir) / "hooks"
-
-
-def _is_ours(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536)
-    except OSError:
-        return False
-    return HOOK_MARKER.encode() in head
-
-
-def _hooks_path_setting(ledger: Ledger) -> str | None:
-    proc = ledger.repo.git(["config", "--get", "core.hooksPath"], check=False)
-    value = proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
-    return value if proc.returncode == 0 and value else None
-
-
-def _install_python(text: str) -> str | None:
-    for line in text.splitlines():
-        if line.startswith("INSTALL_PYTHON="):
-            try:
-                words = shlex.split(line[len("INSTALL_PYTHON=") :])
-            except ValueError:
-                return None
-            return words[0] if words else None
-    return None
-
-
-def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
-    """Install the pre-push shim; chain a pre-push hook of another origin.
-
-    A foreign ``pre-push`` is moved to ``pre-push.legacy``, which the shim runs
-    first. Installing again only refreshes the shim.
-
-    Args:
-        python: The interpreter the shim falls back to when ``git-hydrate`` is
-            not on ``PATH`` (default: the running one).
-
-    Returns ``{hook, action, legacy}``: ``action`` is ``installed``,
-    ``updated`` or ``unchanged``; ``legacy`` the chained hook's path or ``None``.
-
-    Raises:
-        Conflict: both ``pre-push`` and ``pre-push.legacy`` exist and neither is ours.
-    """
-    directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    content = shim_text(sys.executable if python is None else python).encode("utf-8")
-    ours = _is_ours(hook)
-    if os.path.lexists(hook) and not ours:
-        if os.path.lexists(legacy):
-            raise Conflict(
-                f"{hook} and {legacy} both exist and neither is git-hydrate's; "
-                "move one of them away, then install again"
-            )
-        os.replace(hook, legacy)
-        action = "installed"
-    elif ours:
-        try:
-            same = hook.read_bytes() == content
-        except OSError:
-            same = False
-        action = "unchanged" if same else "updated"
-    else:
-        action = "installed"
-    directory.mkdir(parents=True, exist_ok=True)
-    if action != "unchanged":
-        _write_atomic(hook, content)
-    os.chmod(hook, 0o755)
-    return {
-        "hook": str(hook),
-        "action": action,
-        "legacy": str(legacy) if os.path.lexists(legacy) else None,
-    }
-
-
-def uninstall(ledger: Ledger) -> dict[str, Any]:
-    """Remove the shim and put back the hook it chained, if any.
-
-    Returns ``{hook, action, restored}``: ``action`` is ``removed`` or
-    ``not-installed`` (a foreign hook is never touched).
-    """
-    directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    if not _is_ours(hook):
-        return {"hook": str(hook), "action": "not-installed", "restored": None}
-    os.unlink(hook)
-    restored = None
-    if os.path.lexists(legacy):
-        os.replace(legacy, hook)
-        restored = str(hook)
-    return {"hook": str(hook), "action": "removed", "restored": restored}
-
-
-def status(ledger: Ledger) -> dict[str, Any]:
-    """Where the hook is, whether it is ours and current, and the settings it uses.
-
-    Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign,
-    legacy, python, artefact_dir, strict, task_pattern}``: ``current`` says the
-    installed shim is this version's; ``python`` is the interpreter it falls
-    back to when ``git-hydrate`` is not on ``PATH``.
-    """
-    directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    ours = _is_ours(hook)
-    current = False
-    python = None
-    if ours:
-        try:
-            text = hook.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = ""
-        python = _install_python(text)
-        current = text == shim_text(python or "") and os.access(hook, os.X_OK)
-    return {
-        "hooks_dir": str(directory),
-        "hooks_path": _hooks_path_setting(ledger),
-        "hook": str(hook),
-        "installed": ours,
-        "current": current,
-        "foreign": os.path.lexists(hook) and not ours,
-        "legacy": str(legacy) if os.path.lexists(legacy) else None,
-        "python": python,
-        "artefact_dir": str(artefact_directory(ledger)),
-        "strict": strict_setting(ledger),
-        "task_pattern": ledger.config("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,
-    }

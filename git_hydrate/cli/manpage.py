@@ -1,15 +1,14 @@
 """Generate ``man/git-hydrate.1`` from the command tree plus the prose below.
 
-Run ``python -m git_hydrate.manpage > man/git-hydrate.1`` after changing a
+Run ``python -m git_hydrate.cli.manpage > man/git-hydrate.1`` after changing a
 command, an option or a setting; ``tests/test_manpage.py`` fails while the
 committed page differs from what this module generates.
 
 The COMMANDS section and each command's options come from the click objects
 registered in :data:`git_hydrate.cli.COMMANDS` (their help texts, exactly as
 ``-h`` prints them); the other sections come from the data structures here.
-Add a ``hydrate.*`` setting by appending a :class:`ConfigKey` to
-:data:`CONFIG_KEYS`. Only the command line imports click: this module reads
-the command objects it is handed.
+A ``hydrate.*`` setting is declared once, in :data:`git_hydrate.settings.SETTINGS`;
+its CONFIGURATION entry comes from there.
 """
 
 from __future__ import annotations
@@ -19,14 +18,16 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Final
 
-from . import __version__
+from .. import __version__
+from ..settings import SETTINGS
+from . import ALIASES, cli
 
 __all__ = ["CONFIG_KEYS", "EXIT_CODES", "ConfigKey", "render", "walk_commands"]
 
 
 @dataclass(frozen=True)
 class ConfigKey:
-    """One ``git config`` setting git-hydrate reads."""
+    """One ``git config`` setting as the man page shows it."""
 
     name: str
     #: What the value is: ``BYTES``, ``REGEX``, ``PATH``, ``BOOLEAN``...
@@ -35,68 +36,10 @@ class ConfigKey:
     description: str
 
 
-#: Every ``hydrate.*`` setting, in the order the man page lists them.
+#: Every ``hydrate.*`` setting, in the order the man page lists them (from
+#: :data:`git_hydrate.settings.SETTINGS`, where each is declared once).
 CONFIG_KEYS: Final[list[ConfigKey]] = [
-    ConfigKey(
-        "hydrate.maxBytes",
-        "BYTES",
-        "131072",
-        "The byte budget of pack, expand and prompt when --max-bytes is not given, and of "
-        "the pre-push artefacts. The suffixes k, m and g multiply by 1024, 1024^2, 1024^3.",
-    ),
-    ConfigKey(
-        "hydrate.maxBodyBytes",
-        "BYTES",
-        "8388608",
-        "The largest body context-add accepts (same suffixes).",
-    ),
-    ConfigKey(
-        "hydrate.allowSecrets",
-        "BOOLEAN",
-        "false",
-        "When true, context-add stores bodies that look like they contain credentials "
-        "(private keys, cloud keys, tokens, passwords in URLs, .env secrets) instead of "
-        "refusing them. Prefer --allow-secrets for a single, deliberate exception.",
-    ),
-    ConfigKey(
-        "hydrate.maxFileBytes",
-        "BYTES",
-        "262144",
-        "The largest file add-tree and add-diff attach; larger ones are reported as "
-        "too_large (same suffixes).",
-    ),
-    ConfigKey(
-        "hydrate.maxTotalBytes",
-        "BYTES",
-        "10485760",
-        "The total bytes one add-tree or add-diff run attaches; files past it are reported "
-        "as total_budget (same suffixes).",
-    ),
-    ConfigKey(
-        "hydrate.taskPattern",
-        "REGEX",
-        r"\b[A-Z][A-Z0-9]*-[0-9]+\b",
-        "A Python regular expression that finds task ids in pushed ref names and commit "
-        "messages (the whole match, or its first group when it has one). The default matches "
-        "ids such as M-1002 or ABC-12. Only ids of existing tasks count.",
-    ),
-    ConfigKey(
-        "hydrate.artefactDir",
-        "PATH",
-        "<git dir>/hydrate/artefacts",
-        "Where the pre-push hook writes ID/ID.prompt.md, ID/ID.packet.json and "
-        "ID/manifest.json. A leading ~ is expanded; a relative path is relative to the top "
-        "of the work tree (the git directory of a bare repository). The default keeps the "
-        "work tree clean.",
-    ),
-    ConfigKey(
-        "hydrate.prePushStrict",
-        "BOOLEAN",
-        "false",
-        "When true, the pre-push hook blocks the push (exit status 1, the reason on "
-        "standard error) if a task the push concerns cannot be packed or has omissions. "
-        "Otherwise it only warns: git-hydrate never blocks a push by default.",
-    ),
+    ConfigKey(s.key, s.metavar, s.default_text, s.description) for s in SETTINGS
 ]
 
 #: (status, meaning), as git_hydrate.errors defines them.
@@ -105,6 +48,8 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
     (1, "Refused or failed: one error line on standard error (invalid input, no such task, "
      "conflict, corrupt data, a push blocked by hydrate.prePushStrict)."),
     (2, "Usage error: an unknown command, a bad option or argument."),
+    (3, "A bug in git-hydrate: an unexpected error, reported in one line (set "
+     "GIT_HYDRATE_DEBUG=1 for the traceback). Please report it."),
     (75, "Busy: the task kept changing under a write (another writer won every race); "
      "run the command again."),
     (128, "Not a git repository, no git binary, or a repository this version cannot use "
@@ -261,9 +206,7 @@ def walk_commands() -> list[tuple[str, Any, Any]]:
 
     Aliases are left out (they are named in their target's entry).
     """
-    from .cli import cli
-
-    root = cli.context_class(cli, info_name="git hydrate")
+    root = cli.context_class(cli, info_name="git hydrate", **cli.context_settings)
     found: list[tuple[str, Any, Any]] = []
 
     def visit(group: Any, parent: Any) -> None:
@@ -292,17 +235,13 @@ def _options(command: Any, ctx: Any) -> list[str]:
 
 
 def _aliases_of(name: str) -> list[str]:
-    from .cli import ALIASES
-
     return sorted(alias for alias, target in ALIASES.items() if target == name)
 
 
 def render() -> str:
     """The whole man page, as roff."""
-    from .cli import cli
-
     lines = [
-        rf".\" Generated by python -m git_hydrate.manpage from git-hydrate {__version__}; "
+        rf".\" Generated by python -m git_hydrate.cli.manpage from git-hydrate {__version__}; "
         "do not edit.",
         rf'.TH "GIT\-HYDRATE" "1" "" "git\-hydrate {escape(__version__)}" "Git Manual"',
         ".nh",
@@ -324,7 +263,7 @@ def render() -> str:
         lines += [".sp", escape(paragraph)]
 
     lines.append(".SH COMMANDS")
-    root_ctx = cli.context_class(cli, info_name="git hydrate")
+    root_ctx = cli.context_class(cli, info_name="git hydrate", **cli.context_settings)
     for path, command, ctx in walk_commands():
         usage = " ".join(command.collect_usage_pieces(ctx))
         name = path.removeprefix("git hydrate ")

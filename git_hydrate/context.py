@@ -1,0 +1,265 @@
+"""Attaching context to a task, and reading it back in packing order.
+
+The seed's rules: a body is stored once (keyed by its sha256); attaching the
+same body to the same task again updates its source, priority and expiry; a
+body that looks like it carries a credential is refused unless allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Final, cast
+
+from . import validate
+from .errors import NotFound, SecretDetected, ValidationError
+from .model import Link
+from .results import AddManyResult, ContextEntry, ContextResult
+from .settings import Settings
+from .taskrefs import (
+    Change,
+    TaskRefs,
+    TaskState,
+    Unchanged,
+    body_path,
+    iso_utc,
+    link_shard,
+    task_message,
+)
+
+__all__ = [
+    "add_context",
+    "add_contexts",
+    "check_secrets",
+    "context_entries",
+    "entry",
+    "read_body",
+    "remove_context",
+    "secrets_allowed",
+]
+
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+def secrets_allowed(settings: Settings, allow: bool | None) -> bool:
+    """Whether bodies that look like credentials may be stored: ``allow`` when given,
+    else ``hydrate.allowSecrets`` read as git reads booleans (``""`` is false)."""
+    return settings.boolean("hydrate.allowSecrets") if allow is None else allow
+
+
+def check_secrets(settings: Settings, data: bytes, what: str, allow: bool | None) -> None:
+    """Refuse ``data`` if it looks like it holds a credential, unless allowed.
+
+    Raises:
+        SecretDetected: naming the rules and lines, never the matched text.
+    """
+    if secrets_allowed(settings, allow):
+        return
+    from .secrets import scan
+
+    findings = scan(data.decode("utf-8"), limit=3)
+    if findings:
+        listed = ", ".join(str(f) for f in findings)
+        raise SecretDetected(
+            f"{what} looks like it contains a secret ({listed}); not stored. "
+            "Remove it, or pass --allow-secrets (hydrate.allowSecrets=true) to store it anyway"
+        )
+
+
+def entry(link: Link) -> ContextEntry:
+    """One attachment as the seed's ``context_entries`` shows it."""
+    return {
+        "hash": link.sha256,
+        "source": link.source,
+        "priority": link.priority,
+        "expires": iso_utc(link.expires) if link.expires is not None else None,
+        "size": link.size,
+        "oid": link.oid,
+    }
+
+
+def context_entries(refs: TaskRefs, task_id: str) -> list[ContextEntry]:
+    """The task's attachments in packing order: priority descending, then hash.
+
+    An archived task's attachments are read from the archive.
+    """
+    state, _archived = refs.load_any(task_id)
+    return [entry(link) for link in state.links]
+
+
+def read_body(refs: TaskRefs, task_id: str, digest: str) -> str:
+    """The text of one attached body, checked against its sha256."""
+    state = refs.load(task_id)
+    for link in state.links:
+        if link.sha256 == digest:
+            return refs.read_body(task_id, link)
+    raise NotFound(f"task {task_id} has no context {digest}")
+
+
+def _expiry(now: float, ttl: float | None) -> int | None:
+    seconds = validate.ttl(ttl)
+    return None if seconds is None else int(now + seconds + 0.999999)
+
+
+def add_context(
+    refs: TaskRefs,
+    task_id: str,
+    body: str | bytes,
+    source: str,
+    priority: int = 0,
+    ttl: float | None = None,
+    *,
+    allow_secrets: bool | None = None,
+) -> ContextResult:
+    """Attach ``body`` to a task; attaching it again updates source, priority, expiry.
+
+    Returns the attachment's entry plus ``task_id``, ``created`` (a new link)
+    and ``changed`` (anything written).
+    """
+    settings = refs.repo.settings
+    validate.task_id(task_id)
+    source = validate.source_label(source)
+    priority = validate.context_priority(priority)
+    expires = _expiry(refs.clock(), ttl)
+    data = validate.body_bytes(body, settings.size("hydrate.maxBodyBytes"))
+    check_secrets(settings, data, "context body", allow_secrets)
+    digest = hashlib.sha256(data).hexdigest()
+    oid = refs.repo.write_blob(data)
+    link = Link(
+        sha256=digest,
+        oid=oid.decode("ascii"),
+        size=len(data),
+        source=source,
+        priority=priority,
+        expires=expires,
+    )
+    base = cast(ContextResult, {**entry(link), "task_id": task_id})
+
+    def apply(state: TaskState) -> Change[ContextResult]:
+        others = [lk for lk in state.links if lk.sha256 != digest]
+        existing = next((lk for lk in state.links if lk.sha256 == digest), None)
+        if existing == link:
+            raise Unchanged(cast(ContextResult, {**base, "created": False, "changed": False}))
+        verb = "context-add" if existing is None else "context-update"
+        return Change(
+            task=state.task,
+            links=[*others, link],
+            bodies={body_path(digest): oid},
+            message=task_message(
+                f"{verb} {task_id} {digest[:12]} from {source}",
+                verb,
+                task_id,
+                context=digest,
+                source=source,
+                priority=str(priority),
+                **({"expires": iso_utc(expires)} if expires is not None else {}),
+            ),
+            result=cast(ContextResult, {**base, "created": existing is None, "changed": True}),
+        )
+
+    return refs.write(task_id, apply, only=link_shard(digest))
+
+
+def remove_context(refs: TaskRefs, task_id: str, digest: str) -> ContextResult:
+    """Detach the body ``digest`` (a full sha256, or a unique prefix of 4+ digits)."""
+    validate.task_id(task_id)
+    if not isinstance(digest, str) or not 4 <= len(digest) <= 64 or not set(digest) <= _HEX:
+        raise ValidationError(f"invalid context hash {digest!r}: give 4-64 lowercase hex digits")
+
+    def apply(state: TaskState) -> Change[ContextResult]:
+        matches = [lk for lk in state.links if lk.sha256.startswith(digest)]
+        if not matches:
+            raise NotFound(f"task {task_id} has no context {digest}")
+        if len(matches) > 1:
+            raise ValidationError(
+                f"context hash prefix {digest} is ambiguous in task {task_id}; give more digits"
+            )
+        gone = matches[0]
+        return Change(
+            task=state.task,
+            links=[lk for lk in state.links if lk is not gone],
+            bodies={body_path(gone.sha256): None},
+            message=task_message(
+                f"context-rm {task_id} {gone.sha256[:12]} from {gone.source}",
+                "context-rm",
+                task_id,
+                context=gone.sha256,
+                source=gone.source,
+            ),
+            result=cast(ContextResult, {**entry(gone), "task_id": task_id, "removed": True}),
+        )
+
+    return refs.write(task_id, apply)
+
+
+def add_contexts(
+    refs: TaskRefs,
+    task_id: str,
+    items: Iterable[tuple[str | bytes, str, int, float | None]],
+    *,
+    allow_secrets: bool | None = None,
+) -> AddManyResult:
+    """Attach many bodies in one commit: ``(body, source, priority, ttl)`` each.
+
+    The same rules as :func:`add_context` apply to every item (a body met
+    twice keeps its last source, priority and expiry). New blobs are written
+    as one pack when there are many.
+    """
+    settings = refs.repo.settings
+    validate.task_id(task_id)
+    limit = settings.size("hydrate.maxBodyBytes")
+    now = refs.clock()
+    prepared: dict[str, tuple[bytes, str, int, int | None]] = {}
+    for body, source, priority, ttl in items:
+        data = validate.body_bytes(body, limit)
+        check_secrets(settings, data, f"context body from {source}", allow_secrets)
+        expires = _expiry(now, ttl)
+        prepared[hashlib.sha256(data).hexdigest()] = (
+            data,
+            validate.source_label(source),
+            validate.context_priority(priority),
+            expires,
+        )
+    digests = list(prepared)
+    oids = refs.repo.write_blobs([prepared[d][0] for d in digests])
+    new_links = {
+        digest: Link(
+            sha256=digest,
+            oid=oid.decode("ascii"),
+            size=len(prepared[digest][0]),
+            source=prepared[digest][1],
+            priority=prepared[digest][2],
+            expires=prepared[digest][3],
+        )
+        for digest, oid in zip(digests, oids, strict=True)
+    }
+
+    def apply(state: TaskState) -> Change[AddManyResult]:
+        current = {link.sha256: link for link in state.links}
+        counts: AddManyResult = {"task_id": task_id, "added": 0, "updated": 0, "unchanged": 0}
+        bodies: dict[bytes, bytes | None] = {}
+        for digest, link in new_links.items():
+            old = current.get(digest)
+            if old == link:
+                counts["unchanged"] += 1
+                continue
+            counts["added" if old is None else "updated"] += 1
+            current[digest] = link
+            bodies[body_path(digest)] = link.oid.encode("ascii")
+        if not bodies:
+            raise Unchanged(counts)
+        return Change(
+            task=state.task,
+            links=list(current.values()),
+            bodies=bodies,
+            message=task_message(
+                f"context-add {task_id} ({counts['added']} added, {counts['updated']} updated)",
+                "context-add-many",
+                task_id,
+                added=str(counts["added"]),
+                updated=str(counts["updated"]),
+            ),
+            result=counts,
+        )
+
+    return refs.write(task_id, apply)

@@ -1,0 +1,209 @@
+"""Installing the pre-push shim: recognised by its marker, chaining a foreign hook.
+
+:func:`install`, :func:`uninstall` and :func:`status` manage the shim in the
+hooks directory git uses (``core.hooksPath`` honoured), chaining a hook of
+another origin as ``pre-push.legacy`` instead of overwriting it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+from ..errors import Conflict
+from ..ledger import Ledger
+from .prepush import (
+    DEFAULT_TASK_PATTERN,
+    artefact_directory,
+    hook_base,
+    strict_setting,
+    write_atomic,
+)
+
+__all__ = ["HOOK_MARKER", "hooks_directory", "install", "shim_text", "status", "uninstall"]
+
+#: The line that identifies a hook as git-hydrate's own.
+HOOK_MARKER: Final = "# git-hydrate-hook: pre-push"
+
+_HOOK_NAME: Final = "pre-push"
+_LEGACY_SUFFIX: Final = ".legacy"
+
+_SHIM: Final = """\
+#!/bin/sh
+# The git-hydrate pre-push hook: writes prompt artefacts for the tasks a push
+# concerns. Installed by `git hydrate hooks install`; removed (and any hook it
+# replaced restored) by `git hydrate hooks uninstall`.
+{marker} v1
+INSTALL_PYTHON={python}
+hook_dir=$(dirname -- "$0")
+if [ -x "$hook_dir/pre-push.legacy" ]; then
+    # The hook this one replaced runs first, with the same arguments and
+    # input; its failure still stops the push.
+    input=$(mktemp "${{TMPDIR:-/tmp}}/git-hydrate-pre-push.XXXXXX") || exit 1
+    cat >"$input"
+    "$hook_dir/pre-push.legacy" "$@" <"$input"
+    status=$?
+    exec <"$input"
+    rm -f -- "$input"
+    [ "$status" -eq 0 ] || exit "$status"
+fi
+if command -v git-hydrate >/dev/null 2>&1; then
+    exec git hydrate hook pre-push "$@"
+fi
+if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
+    exec "$INSTALL_PYTHON" -m git_hydrate hook pre-push "$@"
+fi
+echo "warning: git-hydrate is not installed; no prompt artefacts written" >&2
+exit 0
+"""
+
+
+def shim_text(python: str = "") -> str:
+    """The pre-push shim; ``python`` is the interpreter tried when git-hydrate is off PATH."""
+    return _SHIM.format(marker=HOOK_MARKER, python=shlex.quote(python))
+
+
+# -- installing the shim ------------------------------------------------------------------
+
+
+def hooks_directory(ledger: Ledger) -> Path:
+    """The directory git runs hooks from: ``core.hooksPath`` or ``<common dir>/hooks``.
+
+    A relative ``core.hooksPath`` is relative to where hooks run (the top of
+    the work tree; the git directory of a bare repository), as git-config(1) says.
+    """
+    value = ledger.settings.path("core.hooksPath")
+    if value:
+        path = Path(value)
+        return path if path.is_absolute() else hook_base(ledger) / path
+    return Path(ledger.repo.common_dir) / "hooks"
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    return HOOK_MARKER.encode() in head
+
+
+def _hooks_path_setting(ledger: Ledger) -> str | None:
+    return ledger.settings.raw("core.hooksPath") or None
+
+
+def _install_python(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith("INSTALL_PYTHON="):
+            try:
+                words = shlex.split(line[len("INSTALL_PYTHON=") :])
+            except ValueError:
+                return None
+            return words[0] if words else None
+    return None
+
+
+def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
+    """Install the pre-push shim; chain a pre-push hook of another origin.
+
+    A foreign ``pre-push`` is moved to ``pre-push.legacy``, which the shim runs
+    first. Installing again only refreshes the shim.
+
+    Args:
+        python: The interpreter the shim falls back to when ``git-hydrate`` is
+            not on ``PATH`` (default: the running one).
+
+    Returns ``{hook, action, legacy}``: ``action`` is ``installed``,
+    ``updated`` or ``unchanged``; ``legacy`` the chained hook's path or ``None``.
+
+    Raises:
+        Conflict: both ``pre-push`` and ``pre-push.legacy`` exist and neither is ours.
+    """
+    directory = hooks_directory(ledger)
+    hook = directory / _HOOK_NAME
+    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
+    content = shim_text(sys.executable if python is None else python).encode("utf-8")
+    ours = _is_ours(hook)
+    if os.path.lexists(hook) and not ours:
+        if os.path.lexists(legacy):
+            raise Conflict(
+                f"{hook} and {legacy} both exist and neither is git-hydrate's; "
+                "move one of them away, then install again"
+            )
+        os.replace(hook, legacy)
+        action = "installed"
+    elif ours:
+        try:
+            same = hook.read_bytes() == content
+        except OSError:
+            same = False
+        action = "unchanged" if same else "updated"
+    else:
+        action = "installed"
+    directory.mkdir(parents=True, exist_ok=True)
+    if action != "unchanged":
+        write_atomic(hook, content)
+    os.chmod(hook, 0o755)
+    return {
+        "hook": str(hook),
+        "action": action,
+        "legacy": str(legacy) if os.path.lexists(legacy) else None,
+    }
+
+
+def uninstall(ledger: Ledger) -> dict[str, Any]:
+    """Remove the shim and put back the hook it chained, if any.
+
+    Returns ``{hook, action, restored}``: ``action`` is ``removed`` or
+    ``not-installed`` (a foreign hook is never touched).
+    """
+    directory = hooks_directory(ledger)
+    hook = directory / _HOOK_NAME
+    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
+    if not _is_ours(hook):
+        return {"hook": str(hook), "action": "not-installed", "restored": None}
+    os.unlink(hook)
+    restored = None
+    if os.path.lexists(legacy):
+        os.replace(legacy, hook)
+        restored = str(hook)
+    return {"hook": str(hook), "action": "removed", "restored": restored}
+
+
+def status(ledger: Ledger) -> dict[str, Any]:
+    """Where the hook is, whether it is ours and current, and the settings it uses.
+
+    Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign,
+    legacy, python, artefact_dir, strict, task_pattern}``: ``current`` says the
+    installed shim is this version's; ``python`` is the interpreter it falls
+    back to when ``git-hydrate`` is not on ``PATH``.
+    """
+    directory = hooks_directory(ledger)
+    hook = directory / _HOOK_NAME
+    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
+    ours = _is_ours(hook)
+    current = False
+    python = None
+    if ours:
+        try:
+            text = hook.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        python = _install_python(text)
+        current = text == shim_text(python or "") and os.access(hook, os.X_OK)
+    return {
+        "hooks_dir": str(directory),
+        "hooks_path": _hooks_path_setting(ledger),
+        "hook": str(hook),
+        "installed": ours,
+        "current": current,
+        "foreign": os.path.lexists(hook) and not ours,
+        "legacy": str(legacy) if os.path.lexists(legacy) else None,
+        "python": python,
+        "artefact_dir": str(artefact_directory(ledger)),
+        "strict": strict_setting(ledger),
+        "task_pattern": ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,
+    }

@@ -1,0 +1,29 @@
+"""Hydrating tasks from the repository: add-tree, add-diff, and their rules.
+
+* :mod:`.sources` — where files come from (a commit, the work tree, a directory);
+* :mod:`.pathspec` — which of them a run takes;
+* :mod:`.rules` — one set of skip rules for files and diffs, with reasons;
+* :mod:`.cache` — each blob's sha256 and class, read once ever;
+* :mod:`.links` — picks become links in one commit;
+* :mod:`.tree`, :mod:`.diff`, :mod:`.resources` — the operations.
+"""
+
+from __future__ import annotations
+
+from .diff import add_diff, default_base
+from .pathspec import Pathspec, relative_to_top
+from .resources import hydrate_from_path, hydrate_paths
+from .rules import REASONS, SKIPPED_DIRS
+from .tree import add_tree
+
+__all__ = [
+    "REASONS",
+    "SKIPPED_DIRS",
+    "Pathspec",
+    "add_diff",
+    "add_tree",
+    "default_base",
+    "hydrate_from_path",
+    "hydrate_paths",
+    "relative_to_top",
+]

@@ -1,0 +1,113 @@
+"""The sha256 cache: each blob's sha256 and content class, read once ever.
+
+Derived and disposable: deleting it is always safe (the next add-tree reads
+the blobs again).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Final
+
+from ..store import Repository
+
+__all__ = ["Sha256Cache"]
+
+
+#: One cache line; anything else in the file is ignored.
+_CACHE_LINE: Final = re.compile(
+    rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) "
+    rb"(text|empty|binary|not_utf8|lfs_pointer|secret)$",
+    re.MULTILINE,
+)
+
+
+class Sha256Cache:
+    """A derived, disposable map from blob id to ``(sha256, classification)``.
+
+    Stored as ``<common dir>/hydrate/sha256-cache``: a header line, then one
+    ``<oid> <sha256> <class>`` line per blob, appended as blobs are first
+    read. A blob's content never changes, so an entry never goes stale; a
+    missing, foreign or damaged file is simply rebuilt, and lines that do not
+    parse are ignored. Deleting the file is always safe.
+    """
+
+    #: The version follows the classification rules (secrets): older files are rebuilt.
+    HEADER: Final = b"# git-hydrate sha256-cache 6\n"
+
+    def __init__(self, path: str, repo: Repository | None = None) -> None:
+        self.path = path
+        self.repo = repo  # shares what it creates as core.sharedRepository asks
+        self._entries: dict[str, tuple[str, str]] | None = None
+        self._new: dict[str, tuple[str, str]] = {}
+        self._rewrite = False
+
+    @classmethod
+    def of(cls, repo: Repository) -> Sha256Cache:
+        """The cache of ``repo``, at ``<common dir>/hydrate/sha256-cache``."""
+        return cls(os.path.join(repo.common_dir, "hydrate", "sha256-cache"), repo)
+
+    def _load(self) -> dict[str, tuple[str, str]]:
+        if self._entries is not None:
+            return self._entries
+        entries: dict[str, tuple[str, str]] = {}
+        try:
+            with open(self.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            data = b""
+        if not data.startswith(self.HEADER):
+            self._rewrite = True
+        else:
+            for oid, digest, cls in _CACHE_LINE.findall(data, len(self.HEADER)):
+                entries[oid.decode("ascii")] = (digest.decode("ascii"), cls.decode("ascii"))
+        self._entries = entries
+        return entries
+
+    def get(self, oid: str) -> tuple[str, str] | None:
+        """``(sha256, class)`` of the blob ``oid`` if it was seen before."""
+        return self._load().get(oid)
+
+    def put(self, oid: str, digest: str, cls: str) -> None:
+        """Remember a blob (written by :meth:`save`)."""
+        entries = self._load()
+        if oid not in entries:
+            entries[oid] = (digest, cls)
+            self._new[oid] = (digest, cls)
+
+    def save(self) -> None:
+        """Append the new entries (or rewrite a damaged file). Failures are ignored:
+        the cache only saves time."""
+        if not self._new and not self._rewrite:
+            return
+        lines = b"".join(
+            b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
+            for oid, (d, c) in (self._entries if self._rewrite else self._new).items()  # type: ignore[union-attr]
+        )
+        try:
+            if self.repo is not None:
+                self.repo.make_dirs(os.path.dirname(self.path))
+            else:
+                os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            if self._rewrite:
+                tmp = f"{self.path}.{os.getpid()}.tmp"
+                with open(tmp, "wb") as fh:
+                    fh.write(self.HEADER + lines)
+                if self.repo is not None:
+                    self.repo.share(tmp)
+                os.replace(tmp, self.path)
+            else:
+                # One O_APPEND write per run: concurrent runs interleave whole runs.
+                created = not os.path.exists(self.path)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    os.write(fd, lines)
+                finally:
+                    os.close(fd)
+                if created and self.repo is not None:
+                    self.repo.share(self.path)
+        except OSError:
+            return
+        self._new.clear()
+        self._rewrite = False

@@ -1,0 +1,224 @@
+"""add-diff: attach what changed — one body per file's diff, plus the commit log.
+
+Each file's part of ``git diff`` becomes its own body (source
+``diff:<range>:<path>``), so the packer's budget can keep some files' changes
+when not all fit; binary diffs are skipped and reported. With ``log``, the
+commit messages of the range become one more body (source ``log:<range>``).
+Re-running for the same range replaces those links and removes the diffs of
+files that no longer change (within the pathspecs), in one commit. The skip
+rules are add-tree's (:mod:`.rules`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Final
+
+from .. import validate
+from ..errors import CorruptData, ValidationError
+from ..model import Link
+from ..results import HydrateResult
+from ..store import Repository
+from ..taskrefs import TaskRefs
+from .links import Pick, Selector, commit_links, limit
+from .pathspec import Pathspec
+from .rules import Skipped, body_rule
+
+__all__ = ["ORIGIN", "add_diff", "default_base"]
+
+ORIGIN: Final = "diff"
+
+
+def _check_rev(rev: str) -> str:
+    if not rev or rev.startswith("-") or not rev.isprintable() or " " in rev:
+        raise ValidationError(f"invalid revision {rev!r}")
+    return rev
+
+
+def default_base(repo: Repository) -> str:
+    """What the current branch is compared with: its upstream, else the default branch.
+
+    Raises:
+        ValidationError: neither exists, or the current branch is the default branch.
+    """
+    upstream = repo.upstream()
+    if upstream:
+        return upstream
+    current = repo.symbolic_ref("HEAD") or ""
+    origin_head = repo.symbolic_ref("refs/remotes/origin/HEAD")
+    candidates = [origin_head] if origin_head else []
+    candidates += ["main", "master"]
+    for name in candidates:
+        if name != current and repo.rev_parse(name, "commit") is not None:
+            return name
+    if current in candidates:
+        raise ValidationError(
+            f"{current} has no upstream, and it is itself the default branch; give a range "
+            "such as HEAD~3..HEAD, or use --staged / --worktree"
+        )
+    raise ValidationError(
+        "no upstream or default branch to compare with; give a range such as main...HEAD, "
+        "or use --staged / --worktree"
+    )
+
+
+def _split_numstat(data: bytes) -> list[tuple[bool, str]]:
+    """``(binary, path)`` per file from ``git diff --numstat -z`` (renames: the new path)."""
+    result: list[tuple[bool, str]] = []
+    tokens = data.split(b"\0")
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token:
+            continue
+        added, _, rest = token.partition(b"\t")
+        _deleted, _, path = rest.partition(b"\t")
+        if not path:  # a rename or copy: the two paths follow
+            path = tokens[i + 1] if i + 1 < len(tokens) else b""
+            i += 2
+        result.append((added == b"-", path.decode("utf-8", "surrogateescape")))
+    return result
+
+
+def _split_patch(data: bytes) -> list[bytes]:
+    """The per-file parts of a patch (a line starting ``diff --git`` is always a header)."""
+    if not data:
+        return []
+    parts = data.split(b"\ndiff --git ")
+    return [parts[0]] + [b"diff --git " + part for part in parts[1:]]
+
+
+def _diff_args(
+    repo: Repository, rev_range: str | None, staged: bool, worktree: bool
+) -> tuple[list[str], str]:
+    """``git diff`` arguments and the range's label."""
+    if staged or worktree:
+        if repo.work_tree is None:
+            raise ValidationError("--staged and --worktree need a work tree")
+        if staged and worktree:
+            return ["HEAD"], "uncommitted"
+        return (["--cached"], "staged") if staged else ([], "worktree")
+    if rev_range is None:
+        rev_range = default_base(repo) + "...HEAD"
+    if "..." in rev_range:
+        left, right = rev_range.split("...", 1)
+        sides, sep = [left or "HEAD", right or "HEAD"], "..."
+    elif ".." in rev_range:
+        left, right = rev_range.split("..", 1)
+        sides, sep = [left or "HEAD", right or "HEAD"], ".."
+    else:
+        sides, sep = [rev_range, "HEAD"], "..."
+    for side in sides:
+        _check_rev(side)
+        if repo.rev_parse(side, "commit") is None:
+            raise ValidationError(f"{side!r} does not name a commit in this repository")
+    label = sep.join(sides)
+    return ([label] if sep == "..." else sides), label
+
+
+def _bodies(
+    repo: Repository, args: list[str], label: str, spec: Pathspec, log: bool
+) -> tuple[list[tuple[str, str, bytes]], list[Skipped], int]:
+    """``(path, source, diff)`` per changed file (and the log), binary diffs skipped,
+    and how many files changed."""
+    files = _split_numstat(repo.diff(args, numstat=True))
+    parts = _split_patch(repo.diff(args))
+    if len(parts) != len(files):
+        raise CorruptData(
+            f"git diff gave {len(parts)} file diffs for {len(files)} files; cannot split it"
+        )
+    bodies: list[tuple[str, str, bytes]] = []
+    skipped: list[Skipped] = []
+    for (binary, path), part in zip(files, parts, strict=True):
+        if not spec.matches(path):
+            continue
+        if binary:
+            skipped.append(Skipped(path, "binary", len(part)))
+        else:
+            bodies.append((path, f"diff:{label}:{path}", part))
+    if log:
+        text = repo.log_text(label)
+        if text.strip():
+            bodies.insert(0, ("", f"log:{label}", text))
+    return bodies, skipped, len(files)
+
+
+def _pick(
+    repo: Repository,
+    bodies: list[tuple[str, str, bytes]],
+    max_file: int,
+    max_total: int,
+    allow_secrets: bool,
+) -> tuple[list[Pick], list[Skipped]]:
+    selector = Selector(max_total, allow_secrets)
+    for path, source, data in bodies:
+
+        def write(data: bytes = data) -> str:
+            return repo.write_blob(data).decode("ascii")
+
+        cls = body_rule(data, path, max_file)
+        digest = hashlib.sha256(data).hexdigest()
+        selector.offer(path, source, digest, len(data), cls, write, shown=path or source)
+    return selector.picks, selector.skipped
+
+
+def add_diff(
+    refs: TaskRefs,
+    task_id: str,
+    rev_range: str | None = None,
+    pathspecs: Iterable[str] = (),
+    *,
+    staged: bool = False,
+    worktree: bool = False,
+    log: bool = False,
+    priority: int = 0,
+    max_file_bytes: int | None = None,
+    max_total_bytes: int | None = None,
+    allow_secrets: bool | None = None,
+) -> HydrateResult:
+    """Attach the diff of a range (or of staged / work-tree changes), one body per file.
+
+    See :meth:`git_hydrate.Ledger.add_diff`.
+    """
+    settings = refs.repo.settings
+    validate.task_id(task_id)
+    priority = validate.context_priority(priority)
+    spec = Pathspec(pathspecs)
+    if rev_range is not None and (staged or worktree):
+        raise ValidationError("give a revision range or --staged/--worktree, not both")
+    if log and (staged or worktree):
+        raise ValidationError("--log needs a revision range (uncommitted changes have no log)")
+    max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
+    max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
+    refs.load(task_id)
+    args, label = _diff_args(refs.repo, rev_range, staged, worktree)
+    bodies, skipped, files = _bodies(refs.repo, args, label, spec, log)
+    allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
+    picks, late = _pick(refs.repo, bodies, max_file, max_total, allowed)
+    prefix = f"diff:{label}:"
+
+    def mine(link: Link) -> bool:
+        if link.origin != ORIGIN:
+            return False
+        if link.source == f"log:{label}":
+            return log
+        return link.source == prefix + link.path and spec.matches(link.path)
+
+    trailers = {"source": label}
+    if spec:
+        trailers["pathspec"] = " ".join(spec.specs)
+    return commit_links(
+        refs,
+        task_id,
+        picks,
+        [*skipped, *late],
+        origin=ORIGIN,
+        in_scope=mine,
+        priority=priority,
+        action="add-diff",
+        summary=f"of {label}",
+        trailers=trailers,
+        result={"range": label, "files": files},
+    )

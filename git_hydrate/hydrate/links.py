@@ -1,0 +1,197 @@
+"""Turning chosen files into a task's links, in one commit (or none).
+
+Shared by add-tree and add-diff: one link per path, re-hydration replaces
+exactly the links it manages (``in_scope``) and leaves every other alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from .. import validate
+from ..errors import ValidationError
+from ..model import Link
+from ..results import HydrateResult
+from ..settings import Settings
+from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, body_path, task_message
+from .rules import Skipped
+
+__all__ = ["Pick", "Selector", "commit_links", "limit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """A file (or a file's diff) chosen to become a link."""
+
+    path: str
+    source: str
+    oid: str
+    sha256: str
+    size: int
+
+
+class Selector:
+    """Chooses what becomes a link, in the order offered: text only (and secrets
+    when allowed), one link per body, within the total budget, with a label
+    that fits on one line.
+
+    Args:
+        max_total: The bytes the picks may add up to.
+        allow_secrets: Whether content classed ``secret`` may be picked.
+    """
+
+    def __init__(self, max_total: int, allow_secrets: bool) -> None:
+        self.remaining = max_total
+        self.attachable = ("text", "secret") if allow_secrets else ("text",)
+        self.picks: list[Pick] = []
+        self.skipped: list[Skipped] = []
+        self._seen: dict[str, str] = {}
+
+    def offer(
+        self,
+        path: str,
+        source: str,
+        digest: str,
+        size: int,
+        cls: str,
+        oid: str | Callable[[], str],
+        shown: str = "",
+    ) -> None:
+        """Pick the body or record why not (under ``shown``, else ``path``); an
+        ``oid`` that is a function (writing the blob) is called only for a pick."""
+        if not shown:
+            shown = path
+        if cls not in self.attachable:
+            self.skipped.append(Skipped(shown, cls, size))
+        elif len(source) > validate.MAX_LABEL_CHARS:
+            self.skipped.append(Skipped(shown, "bad_path", size))
+        elif digest in self._seen:
+            self.skipped.append(Skipped(shown, "duplicate", size, same_as=self._seen[digest]))
+        elif size > self.remaining:
+            self.skipped.append(Skipped(shown, "total_budget", size))
+        else:
+            self.picks.append(Pick(path, source, oid() if callable(oid) else oid, digest, size))
+            self._seen[digest] = source
+            self.remaining -= size
+
+
+def limit(settings: Settings, value: int | None, key: str, what: str) -> int:
+    """A byte limit: ``value`` when given (positive), else the setting ``key``."""
+    if value is None:
+        return settings.size(key)
+    number = validate.token_count(value, what)
+    if number <= 0:
+        raise ValidationError(f"{what} must be positive, not {number}")
+    return number
+
+
+def _links_for(
+    picks: list[Pick], kept_sources: dict[str, str], origin: str, priority: int
+) -> tuple[list[Link], list[Skipped]]:
+    """The links of ``picks``; a pick whose body another link holds is a duplicate."""
+    links: list[Link] = []
+    late: list[Skipped] = []
+    for pick in picks:
+        if pick.sha256 in kept_sources:
+            late.append(
+                Skipped(pick.path, "duplicate", pick.size, same_as=kept_sources[pick.sha256])
+            )
+            continue
+        links.append(
+            Link(
+                sha256=pick.sha256,
+                oid=pick.oid,
+                size=pick.size,
+                source=pick.source,
+                priority=priority,
+                origin=origin,
+                path=pick.path,
+            )
+        )
+    return links, late
+
+
+def _body_changes(before: list[Link], after: list[Link]) -> dict[bytes, bytes | None]:
+    """The ``bodies/`` tree entries to add and remove between two link lists."""
+    before_shas = {link.sha256 for link in before}
+    final = {link.sha256: link.oid for link in after}
+    bodies: dict[bytes, bytes | None] = {
+        body_path(digest): None for digest in before_shas - final.keys()
+    }
+    for digest, oid in final.items():
+        if digest not in before_shas:
+            bodies[body_path(digest)] = oid.encode("ascii")
+    return bodies
+
+
+def commit_links(
+    refs: TaskRefs,
+    task_id: str,
+    picks: list[Pick],
+    skipped: list[Skipped],
+    *,
+    origin: str,
+    in_scope: Callable[[Link], bool],
+    priority: int,
+    action: str,
+    summary: str,
+    trailers: dict[str, str],
+    result: dict[str, Any],
+) -> HydrateResult:
+    """Replace the task's links ``in_scope`` with ``picks``, in one commit (or none).
+
+    One link per path: a pick replaces the in-scope link of its path; in-scope
+    links whose path is not picked are removed; a pick whose body another
+    (out-of-scope) link already holds is reported as a duplicate.
+    """
+
+    def apply(state: TaskState) -> Change[HydrateResult]:
+        old = {link.path: link for link in state.links if in_scope(link)}
+        kept = [link for link in state.links if not in_scope(link)]
+        links, late = _links_for(
+            picks, {link.sha256: link.source for link in kept}, origin, priority
+        )
+        added = sum(1 for link in links if link.path not in old)
+        unchanged = sum(1 for link in links if old.get(link.path) == link)
+        updated = len(links) - added - unchanged
+        new_paths = {link.path for link in links}
+        removed = sorted(path for path in old if path not in new_paths)
+        all_skips = sorted([*skipped, *late], key=lambda s: (s.path, s.reason))
+        outcome = cast(
+            HydrateResult,
+            {
+                "task_id": task_id,
+                **result,
+                "added": added,
+                "updated": updated,
+                "unchanged": unchanged,
+                "removed": len(removed),
+                "removed_paths": removed,
+                "skipped": [s.as_dict() for s in all_skips],
+                "total_bytes": sum(link.size for link in links),
+            },
+        )
+        if not (added or updated or removed):
+            raise Unchanged({**outcome, "changed": False})
+        final = [*kept, *links]
+        counts = f"added {added}, updated {updated}, removed {len(removed)}"
+        return Change(
+            task=state.task,
+            links=final,
+            bodies=_body_changes(state.links, final),
+            message=task_message(
+                f"{action} {task_id} {summary} (+{added} ~{updated} -{len(removed)})",
+                action,
+                task_id,
+                **trailers,
+                counts=counts,
+            ),
+            result={**outcome, "changed": True},
+        )
+
+    written = refs.write(task_id, apply)
+    tip = refs.tip(task_id)
+    written["tip"] = tip.decode("ascii") if tip is not None else None
+    return written

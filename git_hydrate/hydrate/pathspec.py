@@ -1,0 +1,112 @@
+"""Pathspecs: which paths of a file set a hydration takes (and may later remove).
+
+Also where a pathspec given in a subdirectory is turned into one relative to
+the top of the work tree, as git does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable
+
+from ..errors import ValidationError
+
+__all__ = ["Pathspec", "relative_to_top"]
+
+
+class Pathspec:
+    """A subset of git's pathspec syntax, matched against repository-relative paths.
+
+    * ``dir`` or ``dir/`` — everything below ``dir``; ``file`` — that file;
+      ``.`` or ``:/`` — everything;
+    * a pattern with ``*``, ``?`` or ``[`` — a glob on the whole path where
+      ``*`` also crosses ``/`` (git's default), e.g. ``*.py``, ``src/*/test_*``;
+    * ``:!spec``, ``:^spec`` or ``:(exclude)spec`` — leave these out.
+
+    No pathspec, or only exclusions, means every file. The same matcher decides
+    both which files are taken and which earlier links a re-hydration may
+    remove, so the two always agree.
+    """
+
+    def __init__(self, specs: Iterable[str] = ()) -> None:
+        self.specs = tuple(specs)
+        self._include: list[tuple[str, bool]] = []
+        self._exclude: list[tuple[str, bool]] = []
+        for raw in self.specs:
+            if not isinstance(raw, str):
+                raise ValidationError(f"pathspec must be text, not {type(raw).__name__}")
+            spec, exclude = self._parse(raw)
+            target = self._exclude if exclude else self._include
+            target.append((spec, any(ch in spec for ch in "*?[")))
+
+    @staticmethod
+    def _parse(raw: str) -> tuple[str, bool]:
+        spec, exclude = raw, False
+        if spec.startswith((":!", ":^")):
+            spec, exclude = spec[2:], True
+        elif spec.startswith(":(exclude)"):
+            spec, exclude = spec[len(":(exclude)") :], True
+        elif spec.startswith(":/"):
+            spec = spec[2:]
+        elif spec.startswith(":("):
+            raise ValidationError(
+                f"unsupported pathspec magic in {raw!r}: use a path, a glob, or :!exclude"
+            )
+        if spec.startswith(":/"):
+            spec = spec[2:]
+        parts: list[str] = []
+        for part in spec.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not parts:
+                    raise ValidationError(f"pathspec {raw!r} leaves the repository")
+                parts.pop()
+            else:
+                parts.append(part)
+        return "/".join(parts), exclude
+
+    @staticmethod
+    def _hit(path: str, spec: str, glob: bool) -> bool:
+        if not spec:
+            return True
+        if path == spec or path.startswith(spec + "/"):
+            return True
+        return glob and (fnmatch.fnmatchcase(path, spec) or fnmatch.fnmatchcase(path, spec + "/*"))
+
+    def matches(self, path: str) -> bool:
+        """Whether ``path`` (repository-relative, ``/``-separated) is selected."""
+        if self._include and not any(self._hit(path, s, g) for s, g in self._include):
+            return False
+        return not any(self._hit(path, s, g) for s, g in self._exclude)
+
+    def __bool__(self) -> bool:
+        return bool(self.specs)
+
+
+def relative_to_top(pathspecs: Iterable[str], top: str | None, cwd: str) -> list[str]:
+    """Pathspecs given in the directory ``cwd`` as relative to the work tree's ``top``.
+
+    Outside the work tree (or without one) they are taken as they are; ``:/``
+    specs are already relative to the top; exclusion magic is kept in front.
+    """
+    specs = list(pathspecs)
+    if not specs or top is None:
+        return specs
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(top))
+    if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+        return specs
+    rel = rel.replace(os.sep, "/")
+    result = []
+    for spec in specs:
+        magic = ""
+        for mark in (":(exclude)", ":!", ":^"):
+            if spec.startswith(mark):
+                magic, spec = mark, spec[len(mark) :]
+                break
+        if spec.startswith(":/"):
+            result.append(magic + spec)  # already relative to the top
+        else:
+            result.append(f"{magic}{rel}/{spec}")
+    return result

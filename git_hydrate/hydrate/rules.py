@@ -1,0 +1,315 @@
+"""The skip rules of hydration: which files and bodies may become context, and why not.
+
+This module decides *which* files may become context and *why* the others may
+not. It never writes to the repository; :mod:`git_hydrate.hydrate_tree` turns
+its answer into one commit.
+
+The three file sets:
+
+* a committed tree (``git ls-tree -r -z -l``): path, mode, blob id and size
+  come from git's tree objects, so path rules and size limits are applied
+  without reading a single blob;
+* the work tree as ``git ls-files --cached --others --exclude-standard`` sees
+  it (tracked files plus untracked files that are not ignored) — git's own
+  ignore rules, never a re-implementation of them;
+* a plain directory (``os.walk``, hidden directories skipped).
+
+Rules, applied in this order; the first that applies is the reason reported:
+
+``skipped_dir``
+    a path component is one of :data:`SKIPPED_DIRS` (or, in a plain
+    directory, starts with ``.``).
+``skipped_ext``
+    the extension is one of :data:`SKIPPED_EXTENSIONS` (binary formats).
+``generated``
+    a lockfile or other generated file (:data:`GENERATED_NAMES`,
+    :data:`GENERATED_SUFFIXES`): they cost the most tokens per byte of insight.
+``generated`` / ``binary`` (attributes)
+    ``.gitattributes`` marks the path ``linguist-generated`` (the convention
+    GitHub uses to collapse generated files) or ``binary``.
+``symlink`` / ``submodule``
+    not file content.
+``bad_path``
+    the path is not UTF-8 or contains control characters (it could not be a
+    one-line source label).
+``too_large``
+    larger than the per-file limit.
+``empty``
+    zero bytes: nothing to say.
+``binary``
+    a NUL byte in the first 8 KiB.
+``not_utf8``
+    not valid UTF-8 text.
+``lfs_pointer``
+    a Git LFS pointer, not the file it stands for.
+``secret``
+    the text looks like it contains a credential (see ``git_hydrate.secrets``);
+    taken anyway with ``--allow-secrets`` / ``hydrate.allowSecrets``.
+``unreadable``
+    the file could not be read from disk (permissions, vanished meanwhile).
+``total_budget``
+    attaching it would exceed the total limit (files are taken in path order;
+    a later, smaller file may still fit).
+``duplicate``
+    the same content is already attached under another path (a task holds one
+    link per body); ``same_as`` names it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from ..results import SkippedDict
+from ..store import Repository
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_TOTAL_BYTES",
+    "GENERATED_NAMES",
+    "GENERATED_SUFFIXES",
+    "REASONS",
+    "SKIPPED_DIRS",
+    "SKIPPED_EXTENSIONS",
+    "FileEntry",
+    "Skipped",
+    "attribute_rules",
+    "classify",
+    "path_rule",
+]
+
+DEFAULT_MAX_FILE_BYTES: Final = 262144
+DEFAULT_MAX_TOTAL_BYTES: Final = 10485760
+#: How much of a file the NUL-byte sniff looks at (what git's own binary check uses).
+SNIFF_BYTES: Final = 8192
+
+#: Directory names never descended into (the seed's list).
+SKIPPED_DIRS: Final = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        "node_modules",
+        ".venv",
+        "venv",
+        ".nox",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "dist",
+        "build",
+        ".eggs",
+        ".cleveragents",
+    }
+)
+
+#: Extensions of binary formats, skipped without reading (the seed's list).
+SKIPPED_EXTENSIONS: Final = frozenset(
+    {
+        ".pyc",
+        ".pyo",
+        ".so",
+        ".o",
+        ".a",
+        ".dll",
+        ".exe",
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".bmp",
+        ".ico",
+        ".pdf",
+        ".zip",
+        ".tar",
+        ".gz",
+        ".bz2",
+        ".xz",
+        ".whl",
+        ".egg",
+        ".db",
+        ".sqlite",
+        ".sqlite3",
+    }
+)
+
+#: File names of lockfiles and similar machine-written files.
+GENERATED_NAMES: Final = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "poetry.lock",
+        "Pipfile.lock",
+        "pdm.lock",
+        "uv.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "flake.lock",
+        "mix.lock",
+        "pubspec.lock",
+        "Podfile.lock",
+        "packages.lock.json",
+        "gradle.lockfile",
+    }
+)
+
+#: Name endings of minified bundles and source maps.
+GENERATED_SUFFIXES: Final = (".min.js", ".min.css", ".js.map", ".css.map")
+
+#: Every reason a file can be left out, in the order the rules are applied.
+REASONS: Final = (
+    "skipped_dir",
+    "skipped_ext",
+    "generated",
+    "symlink",
+    "submodule",
+    "bad_path",
+    "too_large",
+    "empty",
+    "binary",
+    "not_utf8",
+    "lfs_pointer",
+    "secret",
+    "unreadable",
+    "total_budget",
+    "duplicate",
+)
+
+_LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/v1\n"
+_MODE_SYMLINK: Final = 0o120000
+_MODE_GITLINK: Final = 0o160000
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One path of a file set.
+
+    ``oid`` is the blob id when the file set comes from git objects (a
+    committed tree, or an unmodified tracked file of the work tree); ``None``
+    means the content must be read from ``location`` on disk.
+    """
+
+    path: str
+    size: int
+    kind: str = "file"  # "file", "symlink" or "submodule"
+    oid: str | None = None
+    location: str | None = None
+    raw_path: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A path that was not attached, and why."""
+
+    path: str
+    reason: str
+    bytes: int
+    same_as: str = ""
+
+    def as_dict(self) -> SkippedDict:
+        """The JSON shape ``{path, reason, bytes}`` (plus ``same_as`` for duplicates)."""
+        # A path that is not UTF-8 is shown with \xNN escapes (JSON cannot carry raw bytes).
+        path = self.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        data: SkippedDict = {"path": path, "reason": self.reason, "bytes": self.bytes}
+        if self.same_as:
+            data["same_as"] = self.same_as
+        return data
+
+
+def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
+    """The reason to skip ``entry`` judged from its path, kind and size alone."""
+    path = entry.path
+    parts = path.split("/")
+    if any(part in SKIPPED_DIRS for part in parts[:-1]):
+        return "skipped_dir"
+    name = parts[-1]
+    lower = name.lower()
+    if os.path.splitext(lower)[1] in SKIPPED_EXTENSIONS:
+        return "skipped_ext"
+    if name in GENERATED_NAMES or lower.endswith(GENERATED_SUFFIXES):
+        return "generated"
+    if entry.kind != "file":
+        return entry.kind
+    if not path.isprintable():  # also catches undecodable bytes (surrogates)
+        return "bad_path"
+    if entry.size > max_file_bytes:
+        return "too_large"
+    if entry.size == 0:
+        return "empty"
+    return None
+
+
+def decode_path(raw: bytes) -> str:
+    """A path from git or the file system as text (undecodable bytes kept as surrogates)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def attribute_rules(
+    repo: Repository, entries: Iterable[FileEntry], *, tree: str | None = None
+) -> dict[str, str]:
+    """Skip reasons from ``.gitattributes``: ``{path: "generated" | "binary"}``.
+
+    Attributes are read as of ``tree`` when git can (``check-attr --source``,
+    git >= 2.40), else from the index for a commit, or from the work tree.
+    """
+    paths = [e for e in entries if e.kind == "file"]
+    if not paths:
+        return {}
+    stdin = b"".join(e.raw_path + b"\0" for e in paths)
+    out = repo.check_attr(["linguist-generated", "binary"], stdin, tree)
+    if not out:
+        return {}
+    fields = out.split(b"\0")
+    result: dict[str, str] = {}
+    for i in range(0, len(fields) - 2, 3):
+        raw, attr, value = fields[i], fields[i + 1], fields[i + 2]
+        path = decode_path(raw)
+        if attr == b"linguist-generated" and value in (b"set", b"true"):
+            result[path] = "generated"
+        elif attr == b"binary" and value == b"set" and path not in result:
+            result[path] = "binary"
+    return result
+
+
+def classify(data: bytes) -> str:
+    """``"text"``, or the reason the content cannot be context."""
+    if not data:
+        return "empty"
+    if b"\0" in data[:SNIFF_BYTES]:
+        return "binary"
+    if data.startswith(_LFS_POINTER):
+        return "lfs_pointer"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not_utf8"
+    if b"\0" in data:
+        # Valid UTF-8 with a late NUL: still not text a prompt can carry.
+        return "binary"
+    from ..secrets import scan
+
+    if scan(data.decode("utf-8"), limit=1):
+        return "secret"
+    return "text"
+
+
+def body_rule(data: bytes, label: str, max_file_bytes: int) -> str:
+    """``"text"`` or the reason a generated body (a file's diff) cannot be context.
+
+    The same rules as for files, in the same order where they apply: a label
+    that cannot be one line, the size limit, then the content (:func:`classify`).
+    """
+    if not label.isprintable():
+        return "bad_path"
+    if len(data) > max_file_bytes:
+        return "too_large"
+    return classify(data)

@@ -1,0 +1,263 @@
+"""Where hydration takes files from: a committed tree, the work tree, or a directory.
+
+* a committed tree (``git ls-tree -r -z -l``): path, mode, blob id and size
+  come from git's tree objects, so path rules and size limits are applied
+  without reading a single blob;
+* the work tree as ``git ls-files --cached --others --exclude-standard`` sees
+  it (tracked files plus untracked files that are not ignored) — git's own
+  ignore rules, never a re-implementation of them;
+* a plain directory (``os.walk``, hidden directories skipped), or git's file
+  set when that directory is a checkout of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import CorruptData, ValidationError
+from ..store import Repository, git_in_directory
+from .rules import SKIPPED_DIRS, FileEntry, Skipped, decode_path
+
+__all__ = [
+    "Source",
+    "from_directory",
+    "from_rev",
+    "from_worktree",
+    "list_directory",
+    "list_tree",
+    "list_worktree",
+]
+
+_MODE_SYMLINK = 0o120000
+_MODE_GITLINK = 0o160000
+
+
+def list_tree(out: bytes) -> list[FileEntry]:
+    """Every blob and submodule of a ``git ls-tree -r -z -l`` listing, with id and
+    size, in git's path order."""
+    entries: list[FileEntry] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        fields = meta.split()
+        if len(fields) != 4:
+            raise CorruptData(f"unexpected git ls-tree output: {record[:80]!r}")
+        mode = int(fields[0], 8)
+        size = int(fields[3]) if fields[3] != b"-" else 0
+        kind = (
+            "submodule"
+            if mode == _MODE_GITLINK
+            else "symlink"
+            if mode == _MODE_SYMLINK
+            else "file"
+        )
+        entries.append(
+            FileEntry(
+                path=decode_path(raw_path),
+                size=size,
+                kind=kind,
+                oid=fields[2].decode("ascii"),
+                raw_path=raw_path,
+            )
+        )
+    return entries
+
+
+def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -> list[FileEntry]:
+    """The work tree as ``git ls-files --cached --others --exclude-standard`` sees it.
+
+    Tracked files that git reports unmodified carry their index blob id (so
+    their content is known without reading them); untracked and modified
+    files are read from disk. Tracked files missing from the disk are left
+    out (they are gone from the work tree).
+
+    Args:
+        listing: The output of ``git ls-files -z [-s] --cached --others
+            --exclude-standard`` (with ``-s``, tracked entries carry their
+            index blob id).
+        top: The directory the listed paths are relative to.
+        modified: Paths ``git diff-files`` reports as changed.
+    """
+    out = listing
+    changed = set(modified)
+    index_oid: dict[bytes, str] = {}
+    order: list[bytes] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, tab, raw_path = record.partition(b"\t")
+        if tab:  # tracked: "<mode> <oid> <stage>\t<path>"
+            fields = meta.split()
+            if raw_path not in index_oid:
+                order.append(raw_path)
+            # A conflicted path has several stages; the work tree holds the truth.
+            index_oid[raw_path] = (
+                fields[1].decode("ascii")
+                if fields[2] == b"0" and raw_path not in changed and fields[0] != b"160000"
+                else ""
+            )
+        else:  # untracked: just the path
+            if record not in index_oid:
+                order.append(record)
+                index_oid[record] = ""
+    entries: list[FileEntry] = []
+    for raw_path in sorted(order):
+        location = os.path.join(os.fsencode(top), raw_path)
+        try:
+            info = os.lstat(location)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            kind = "symlink"
+        elif stat.S_ISDIR(info.st_mode):
+            kind = "submodule"
+        elif stat.S_ISREG(info.st_mode):
+            kind = "file"
+        else:
+            continue
+        entries.append(
+            FileEntry(
+                path=decode_path(raw_path),
+                size=info.st_size if kind == "file" else 0,
+                kind=kind,
+                oid=index_oid[raw_path] or None,
+                location=os.fsdecode(location),
+                raw_path=raw_path,
+            )
+        )
+    return entries
+
+
+def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
+    """The files below ``root`` by a directory walk, plus the directories not entered.
+
+    Hidden directories (``.name``) and :data:`SKIPPED_DIRS` are not descended
+    into; each is reported once, as ``dir/`` with reason ``skipped_dir``.
+    Symbolic links are reported, never followed.
+    """
+    if not os.path.isdir(root):
+        raise ValidationError(f"{root} is not a directory")
+    entries: list[FileEntry] = []
+    skipped: list[Skipped] = []
+    base = os.fsencode(os.path.abspath(root))
+
+    def walk(directory: bytes, rel: bytes) -> None:
+        try:
+            with os.scandir(directory) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if not rel:
+                raise ValidationError(
+                    f"cannot read {os.fsdecode(directory)}: {exc.strerror}"
+                ) from None
+            skipped.append(Skipped(decode_path(rel) + "/", "unreadable", 0))
+            return
+        for child in children:
+            child_rel = rel + child.name if not rel else rel + b"/" + child.name
+            name = os.fsdecode(child.name)
+            if child.is_symlink():
+                entries.append(
+                    FileEntry(decode_path(child_rel), 0, "symlink", None, None, child_rel)
+                )
+            elif child.is_dir():
+                if name.startswith(".") or name in SKIPPED_DIRS:
+                    skipped.append(Skipped(decode_path(child_rel) + "/", "skipped_dir", 0))
+                else:
+                    walk(child.path, child_rel)
+            elif child.is_file():
+                size = child.stat().st_size
+                entries.append(
+                    FileEntry(
+                        decode_path(child_rel),
+                        size,
+                        "file",
+                        None,
+                        os.fsdecode(child.path),
+                        child_rel,
+                    )
+                )
+
+    walk(base, b"")
+    entries.sort(key=lambda e: e.raw_path)
+    return entries, skipped
+
+
+@dataclass
+class Source:
+    """A file set to hydrate from, and what it is.
+
+    ``mode`` is ``rev``, ``worktree`` or ``dir``; ``label`` says what was read
+    (``HEAD <oid>``, ``worktree``, ``dir <path>``); ``tree`` and ``commit`` are
+    the tree and commit read, if any; ``skipped`` holds what the listing
+    itself left out (directories a walk did not enter); ``listing`` says how a
+    directory was listed (``git ls-files`` or ``walk``).
+    """
+
+    mode: str
+    label: str
+    entries: list[FileEntry]
+    skipped: list[Skipped]
+    tree: str | None = None
+    commit: str | None = None
+    listing: str = ""
+
+
+def from_rev(repo: Repository, rev: str) -> Source:
+    """The files of the commit (or tree) ``rev``.
+
+    Raises:
+        ValidationError: ``rev`` names no commit or tree here.
+    """
+    if not isinstance(rev, str) or not rev or rev.startswith("-") or not rev.isprintable():
+        raise ValidationError(f"invalid revision {rev!r}")
+    tree = repo.rev_parse(rev, "tree")
+    if tree is None:
+        if rev == "HEAD":
+            raise ValidationError(
+                "HEAD names no commit yet; commit first, or take the work tree with --worktree"
+            )
+        raise ValidationError(f"{rev!r} does not name a commit or tree in this repository")
+    commit = repo.rev_parse(rev, "commit")
+    resolved = commit or tree
+    label = f"{rev} {resolved}" if rev != resolved else rev
+    return Source("rev", label, list_tree(repo.ls_tree(tree)), [], tree=tree, commit=commit)
+
+
+def from_worktree(repo: Repository) -> Source:
+    """The work tree: tracked files plus untracked files that are not ignored.
+
+    Raises:
+        ValidationError: the repository has no work tree.
+    """
+    if repo.work_tree is None:
+        raise ValidationError("--worktree needs a work tree; this repository has none")
+    modified = repo.modified_files()
+    entries = list_worktree(repo.ls_files(), repo.work_tree, modified=modified)
+    return Source("worktree", "worktree", entries, [])
+
+
+def from_directory(directory: str) -> Source:
+    """A directory's files: git's file set when it is a git work tree, else a walk.
+
+    Raises:
+        ValidationError: not a directory, or unreadable.
+    """
+    if not os.path.isdir(directory):
+        raise ValidationError(f"{directory} is not a directory")
+    label = f"dir {os.path.abspath(directory)}"
+    inside = git_in_directory(directory, ["rev-parse", "--is-inside-work-tree"])
+    if inside is not None and inside.strip() == b"true":
+        listing = git_in_directory(
+            directory, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        )
+        if listing is not None:
+            # Paths from ls-files run in a subdirectory are relative to it.
+            return Source(
+                "dir", label, list_worktree(listing, directory), [], listing="git ls-files"
+            )
+    entries, skipped = list_directory(directory)
+    return Source("dir", label, entries, skipped, listing="walk")

@@ -1,0 +1,249 @@
+"""add-tree: attach a file set to a task as context, in one commit, without copying blobs.
+
+A file taken from a commit is linked by the blob git already has (the task
+tree points at the same object; nothing is re-stored). Each distinct blob is
+read once, ever: its sha256 and content class go to the sha256 cache, so
+re-hydrating an unchanged tree reads no blob at all.
+
+A task holds one link per file path (``origin="tree"``, ``path`` the
+repository-relative path, ``source`` = prefix + path). Re-hydration replaces
+each path's link, removes the links of files that are gone or now skipped —
+only within the pathspec and prefix given — and leaves every other link
+alone. A task also holds one link per body: a file whose content is already
+attached (by an earlier path of the same run, or by another link) is
+reported as ``duplicate`` with ``same_as`` naming that link's source.
+
+The stages, each a function: choose the source; apply the path and attribute
+rules; read and classify what is left (:class:`Content`); pick within the
+total budget; commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from .. import validate
+from ..errors import ValidationError
+from ..model import Link
+from ..results import HydrateResult
+from ..taskrefs import TaskRefs
+from .cache import Sha256Cache
+from .links import Selector, commit_links, limit
+from .pathspec import Pathspec
+from .rules import FileEntry, Skipped, attribute_rules, classify, path_rule
+from .sources import Source, from_directory, from_rev, from_worktree
+
+__all__ = ["ORIGIN", "Progress", "add_tree"]
+
+ORIGIN: Final = "tree"
+#: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass
+class Content:
+    """What reading the candidates found: per path ``(oid, sha256, class, size)``,
+    the bodies of files read from disk (to write if picked), and what failed."""
+
+    info: dict[str, tuple[str, str, str, int]] = field(default_factory=dict)
+    to_write: dict[str, bytes] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    files_done: int = 0
+    bytes_done: int = 0
+
+
+def _prefix(value: str) -> str:
+    if not value:
+        return ""
+    if not isinstance(value, str) or not value.isprintable():
+        raise ValidationError("prefix must be one line of printable text")
+    return value if value.endswith(("/", ":")) else value + "/"
+
+
+def _source(
+    refs: TaskRefs, rev: str | None, worktree: bool, directory: str | os.PathLike[str] | None
+) -> Source:
+    if directory is not None:
+        return from_directory(os.fspath(directory))
+    if worktree:
+        return from_worktree(refs.repo)
+    return from_rev(refs.repo, "HEAD" if rev is None else rev)
+
+
+def _apply_rules(
+    refs: TaskRefs, source: Source, spec: Pathspec, max_file: int, max_total: int
+) -> tuple[list[FileEntry], list[Skipped]]:
+    """The entries the path and attribute rules let through, and the others with reasons.
+
+    ``source.entries`` is narrowed to the pathspec first (in place).
+    """
+    entries = source.entries = [e for e in source.entries if spec.matches(e.path)]
+    by_attribute: dict[str, str] = {}
+    if source.mode != "dir":
+        tree = source.tree if source.mode == "rev" else None
+        by_attribute = attribute_rules(refs.repo, entries, tree=tree)
+    skipped = [
+        s
+        for s in source.skipped
+        if spec.matches(s.path.rstrip("/"))
+        or any(x.startswith(s.path) for x in spec.specs if not x.startswith(":"))
+    ]
+    candidates: list[FileEntry] = []
+    for entry in entries:
+        reason = path_rule(entry, max_file)
+        marked = by_attribute.get(entry.path)
+        if marked is not None and reason in (None, "too_large", "empty"):
+            reason = marked
+        if reason is None and entry.size > max_total:
+            reason = "total_budget"
+        if reason is None:
+            candidates.append(entry)
+        else:
+            skipped.append(Skipped(entry.path, reason, entry.size))
+    return candidates, skipped
+
+
+def _read_from_disk(
+    refs: TaskRefs, entry: FileEntry, max_file: int, cache: Sha256Cache, found: Content
+) -> None:
+    assert entry.location is not None
+    try:
+        with open(entry.location, "rb") as fh:
+            data = fh.read(max_file + 1)
+    except OSError:
+        found.skipped.append(Skipped(entry.path, "unreadable", entry.size))
+        return
+    if len(data) > max_file:
+        found.skipped.append(Skipped(entry.path, "too_large", len(data)))
+        return
+    oid = refs.repo.blob_id(data).decode("ascii")
+    cls = classify(data)
+    digest = hashlib.sha256(data).hexdigest()
+    cache.put(oid, digest, cls)  # saves the read once these files are committed
+    found.info[entry.path] = (oid, digest, cls, len(data))
+    found.to_write[oid] = data
+    found.files_done += 1
+    found.bytes_done += len(data)
+
+
+def _read_content(
+    refs: TaskRefs, candidates: list[FileEntry], max_file: int, progress: Progress | None
+) -> Content:
+    """sha256, oid and class of every candidate: from the cache, the disk, or git."""
+    cache = Sha256Cache.of(refs.repo)
+    found = Content()
+    unread: dict[str, list[FileEntry]] = {}
+    total = len(candidates)
+    for entry in candidates:
+        if entry.oid is None:
+            _read_from_disk(refs, entry, max_file, cache, found)
+            if progress is not None:
+                progress(found.files_done, total, found.bytes_done)
+            continue
+        hit = cache.get(entry.oid)
+        if hit is None:
+            unread.setdefault(entry.oid, []).append(entry)
+            continue
+        found.info[entry.path] = (entry.oid, hit[0], hit[1], entry.size)
+        found.files_done += 1
+    for oid, data in refs.repo.stream_blobs(list(unread)) if unread else ():
+        cls = classify(data)
+        digest = hashlib.sha256(data).hexdigest()
+        cache.put(oid, digest, cls)
+        for entry in unread[oid]:
+            found.info[entry.path] = (oid, digest, cls, len(data))
+            found.files_done += 1
+            found.bytes_done += len(data)
+        if progress is not None:
+            progress(found.files_done, total, found.bytes_done)
+    cache.save()
+    return found
+
+
+def _pick(candidates: list[FileEntry], found: Content, prefix: str, selector: Selector) -> None:
+    """Offer every read candidate, in path order, to ``selector``."""
+    for entry in candidates:
+        known = found.info.get(entry.path)
+        if known is not None:
+            oid, digest, cls, size = known
+            selector.offer(entry.path, prefix + entry.path, digest, size, cls, oid)
+
+
+def add_tree(
+    refs: TaskRefs,
+    task_id: str,
+    pathspecs: Iterable[str] = (),
+    *,
+    rev: str | None = None,
+    worktree: bool = False,
+    directory: str | os.PathLike[str] | None = None,
+    prefix: str = "",
+    priority: int = 0,
+    max_file_bytes: int | None = None,
+    max_total_bytes: int | None = None,
+    progress: Progress | None = None,
+    allow_secrets: bool | None = None,
+) -> HydrateResult:
+    """Attach the files of a commit, the work tree or a directory to a task.
+
+    See :meth:`git_hydrate.Ledger.add_tree` for the arguments and result.
+    """
+    settings = refs.repo.settings
+    validate.task_id(task_id)
+    priority = validate.context_priority(priority)
+    if sum((rev is not None, bool(worktree), directory is not None)) > 1:
+        raise ValidationError("give at most one of rev, worktree and directory")
+    prefix = _prefix(prefix)
+    spec = Pathspec(pathspecs)
+    max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
+    max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
+    refs.load(task_id)  # a missing task fails before any file is read
+    source = _source(refs, rev, worktree, directory)
+    candidates, skipped = _apply_rules(refs, source, spec, max_file, max_total)
+    found = _read_content(refs, candidates, max_file, progress)
+    allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
+    selector = Selector(max_total, allowed)
+    _pick(candidates, found, prefix, selector)
+    picks = selector.picks
+    for pick in picks:
+        content = found.to_write.get(pick.oid)
+        if content is not None:
+            refs.repo.write_blob(content)
+    if progress is not None:
+        progress(len(candidates), len(candidates), found.bytes_done)
+
+    def mine(link: Link) -> bool:
+        return (
+            link.origin == ORIGIN and link.source == prefix + link.path and spec.matches(link.path)
+        )
+
+    trailers = {"source": source.label}
+    if spec:
+        trailers["pathspec"] = " ".join(spec.specs)
+    if prefix:
+        trailers["prefix"] = prefix
+    outcome = commit_links(
+        refs,
+        task_id,
+        picks,
+        [*skipped, *found.skipped, *selector.skipped],
+        origin=ORIGIN,
+        in_scope=mine,
+        priority=priority,
+        action="add-tree",
+        summary=f"from {source.label}",
+        trailers=trailers,
+        result={
+            "mode": source.mode,
+            "from": source.label,
+            "commit": source.commit,
+            "files": len(source.entries),
+        },
+    )
+    if source.mode == "dir":
+        outcome["listing"] = source.listing
+    return outcome

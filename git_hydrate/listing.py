@@ -1,0 +1,206 @@
+"""Listing tasks: summaries by tip through a disposable cache, filters, the archive.
+
+A list summary is a pure function of a task's tip commit, and commits never
+change: :class:`SummaryCache` keeps summaries keyed by tip in one msgpack file
+inside the git directory, so ``list`` over thousands of tasks reads the refs
+and one small file. Deleting the cache is always safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable
+from typing import Any, Final, cast
+
+import msgspec
+
+from . import validate
+from .archive import read_archive
+from .errors import CorruptData
+from .results import ArchivedItem, ListItem
+from .store import Repository
+from .taskrefs import TaskRefs, TaskState
+
+__all__ = [
+    "LIST_FIELDS",
+    "SummaryCache",
+    "archived_tasks",
+    "list_tasks",
+    "station_filter",
+    "task_filter",
+    "task_summary",
+]
+
+#: The fields of a task's list summary (and of a valid list-cache entry).
+LIST_FIELDS: Final = ("task_id", "title", "status", "kind", "priority", "tags", "attachments")
+
+
+def task_summary(state: TaskState) -> dict[str, Any]:
+    """The fields ``list`` shows (and ``status`` starts from) for one task."""
+    task = state.task
+    return {
+        "task_id": task.id,
+        "title": task.title,
+        "status": task.status,
+        "kind": task.kind,
+        "priority": task.priority,
+        "tags": list(task.tags),
+        "attachments": len(state.links),
+    }
+
+
+class SummaryCache:
+    """A derived, disposable map from a task's tip commit to a summary of it.
+
+    Stored as one msgpack file at ``<common dir>/hydrate/<name>``; a missing or
+    unreadable file is rebuilt, and entries that lack a field this version
+    needs are ignored.
+    """
+
+    def __init__(self, repo: Repository, name: str, required: Iterable[str] = LIST_FIELDS) -> None:
+        self.repo = repo
+        self.path = os.path.join(repo.common_dir, "hydrate", name)
+        self.required = frozenset(required)
+        self._entries: dict[str, dict[str, Any]] = {}
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """The entries, keeping only those that have every field this version needs."""
+        try:
+            with open(self.path, "rb") as fh:
+                data = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
+        except (OSError, msgspec.DecodeError):
+            data = {}
+        self._entries = {tip: item for tip, item in data.items() if self.required <= set(item)}
+        return self._entries
+
+    def save(self, new: dict[str, dict[str, Any]], keep: set[str]) -> None:
+        """Add ``new`` entries and drop those whose tip is no longer live."""
+        stale = set(self._entries) - keep
+        if not new and not stale:
+            return
+        entries = {tip: item for tip, item in self._entries.items() if tip in keep}
+        entries.update(new)
+        temporary = f"{self.path}.{os.getpid()}.tmp"
+        # The cache only saves time: failing to write it is not an error.
+        try:
+            self.repo.make_dirs(os.path.dirname(self.path))
+            with open(temporary, "wb") as fh:
+                fh.write(msgspec.msgpack.encode(entries))
+            self.repo.share(temporary)
+            os.replace(temporary, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+    def summaries(
+        self, refs: TaskRefs, summarise: Callable[[TaskState], dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """``{task_id: summary}`` of every live task, damaged ones as ``{task_id, error}``.
+
+        Summaries of tips the cache knows are taken from it; the others are read
+        in one pipelined pass, summarised, and added to the cache.
+        """
+        tips = refs.task_tips()
+        known = self.load()
+        missing = [t for t, tip in tips.items() if known.get(tip.decode(), {}).get("task_id") != t]
+        fresh: dict[str, dict[str, Any]] = {}
+        cached: dict[str, dict[str, Any]] = {}
+        for task_id, state in refs.load_many(missing).items():
+            if isinstance(state, CorruptData):
+                # listed, so that one damaged task neither hides nor breaks the rest
+                fresh[task_id] = {"task_id": task_id, "error": str(state)}
+                continue
+            fresh[task_id] = summarise(state)
+            if state.tip is not None:
+                # keyed by the tip actually read, which may be newer than the listing's
+                cached[state.tip.decode()] = fresh[task_id]
+        result: dict[str, dict[str, Any]] = {}
+        for task_id in sorted(tips):
+            item = fresh.get(task_id) or known.get(tips[task_id].decode())
+            if item is None or item.get("task_id") != task_id:
+                continue  # removed while we were reading
+            result[task_id] = item
+        self.save(cached, keep={tip.decode() for tip in tips.values()} | set(cached))
+        return result
+
+
+def list_tasks(
+    refs: TaskRefs,
+    *,
+    status: str | Iterable[str] | None = None,
+    kind: str | Iterable[str] | None = None,
+    tag: str | Iterable[str] | None = None,
+) -> list[ListItem]:
+    """A summary of every live task, sorted by id, filtered (damaged tasks always shown)."""
+    match = task_filter(status=status, kind=kind, tag=tag)
+    items = SummaryCache(refs.repo, "list-cache").summaries(refs, task_summary)
+    return [cast(ListItem, item) for item in items.values() if "error" in item or match(item)]
+
+
+def archived_tasks(
+    refs: TaskRefs,
+    *,
+    status: str | Iterable[str] | None = None,
+    kind: str | Iterable[str] | None = None,
+    tag: str | Iterable[str] | None = None,
+) -> list[ArchivedItem]:
+    """A summary of every archived task, sorted by id, filtered like :func:`list_tasks`."""
+    match = task_filter(status=status, kind=kind, tag=tag)
+    index = read_archive(refs.repo).index
+    result: list[ArchivedItem] = []
+    for task_id in sorted(index.tasks):
+        entry = index.tasks[task_id]
+        item: ArchivedItem = {
+            "task_id": task_id,
+            "title": entry.title,
+            "status": entry.status,
+            "kind": entry.kind,
+            "priority": entry.priority,
+            "tags": list(entry.tags),
+            "attachments": entry.attachments,
+            "archived_at": entry.archived_at,
+            "archived_by": entry.archived_by,
+        }
+        if match(dict(item)):
+            result.append(item)
+    return result
+
+
+def station_filter(stations: str | Iterable[str] | None) -> set[str] | None:
+    """The stations asked for, validated; ``None`` for any."""
+    if stations is None:
+        return None
+    if isinstance(stations, str):
+        stations = [stations]
+    chosen = {validate.station(s) for s in stations}
+    return chosen or None
+
+
+def task_filter(
+    *,
+    status: str | Iterable[str] | None = None,
+    kind: str | Iterable[str] | None = None,
+    tag: str | Iterable[str] | None = None,
+) -> Callable[[dict[str, Any]], bool]:
+    """A predicate over list items: any of ``status``, any of ``kind``, all of ``tag``.
+
+    Raises:
+        ValidationError: an unknown station or kind (validated before anything is read).
+    """
+    stations = station_filter(status)
+    kinds = None if kind is None else {validate.kind(k) for k in _as_list(kind)} or None
+    tags = validate.text_list(_as_list(tag), "tag") if tag is not None else []
+
+    def match(item: dict[str, Any]) -> bool:
+        if stations is not None and item["status"] not in stations:
+            return False
+        if kinds is not None and item["kind"] not in kinds:
+            return False
+        return all(t in item["tags"] for t in tags)
+
+    return match
+
+
+def _as_list(value: str | Iterable[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)

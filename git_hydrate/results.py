@@ -1,0 +1,268 @@
+"""The shapes of what the library returns: typed dicts, so results stay plain JSON.
+
+Every public function of git-hydrate returns one of these (or a list of
+them). They are ``TypedDict``s rather than Structs on purpose: the seed's API
+is dict-shaped (``Ledger.pack()["packet"]``, ``context_entries()``), the CLI
+prints them as JSON unchanged, and a type checker still knows every key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+__all__ = [
+    "AddManyResult",
+    "ArchiveResult",
+    "ArchivedItem",
+    "CheckpointDict",
+    "CheckpointResult",
+    "ContextEntry",
+    "ContextResult",
+    "ExpandResult",
+    "HydrateResult",
+    "ListItem",
+    "LogEntry",
+    "Metrics",
+    "MoveResult",
+    "Omission",
+    "PackResult",
+    "PathNoteDict",
+    "SkippedDict",
+    "StatusDict",
+    "TaskDict",
+]
+
+
+class PathNoteDict(TypedDict):
+    """A file in play or a test: ``{path, note}``."""
+
+    path: str
+    note: str
+
+
+class CheckpointDict(TypedDict):
+    """A stored checkpoint."""
+
+    summary: str
+    evidence: str
+    next_step: str
+    tokens: int
+    at: str
+    author: str
+
+
+class LatestCheckpoint(TypedDict):
+    """The latest checkpoint as the packet carries it."""
+
+    summary: str
+    evidence: str
+    next_step: str
+
+
+class TaskDict(TypedDict):
+    """A task as :meth:`Ledger.get_task` returns it."""
+
+    task_id: str
+    title: str
+    objective: str
+    acceptance: str
+    acceptance_criteria: list[str]
+    scope: list[str]
+    kind: str
+    priority: int
+    token_budget: int
+    tags: list[str]
+    files: list[PathNoteDict]
+    tests: list[PathNoteDict]
+    status: str
+    checkpoints: list[CheckpointDict]
+    created_at: str
+    checkpoint: LatestCheckpoint | None
+    attachments: int
+    tip: str | None
+    archived: bool
+
+
+class ContextEntry(TypedDict):
+    """One attachment in packing order (:meth:`Ledger.context_entries`)."""
+
+    hash: str
+    source: str
+    priority: int
+    expires: str | None
+    size: int
+    oid: str
+
+
+class ContextResult(ContextEntry, total=False):
+    """What attaching or detaching one body did."""
+
+    task_id: str
+    created: bool
+    changed: bool
+    removed: bool
+
+
+class AddManyResult(TypedDict):
+    """What attaching many bodies in one commit did."""
+
+    task_id: str
+    added: int
+    updated: int
+    unchanged: int
+
+
+class Omission(TypedDict):
+    """An attachment left out of a packet: the seed's three keys."""
+
+    hash: str
+    source: str
+    reason: Literal["expired", "byte_budget"]
+
+
+class PackResult(TypedDict):
+    """``Ledger.pack()``: the packet and its exact size."""
+
+    packet: dict[str, Any]
+    packet_bytes: int
+    max_bytes: int
+    token_estimate: int
+    token_count: int | None
+    note: str
+    omitted: list[Omission]
+
+
+class ExpandResult(TypedDict):
+    """``Ledger.expand()``: the packet, its prompt, and their sizes."""
+
+    packet: dict[str, Any]
+    prompt: str
+    packet_bytes: int
+    prompt_bytes: int
+    total_bytes: int
+    max_bytes: int
+    token_estimate: int
+    note: str
+    omitted: list[Omission]
+
+
+class ListItem(TypedDict, total=False):
+    """One task of ``list`` (``error`` instead of the fields for a damaged task)."""
+
+    task_id: str
+    title: str
+    status: str
+    kind: str
+    priority: int
+    tags: list[str]
+    attachments: int
+    error: str
+
+
+class ArchivedItem(TypedDict):
+    """One task of ``list --archived``."""
+
+    task_id: str
+    title: str
+    status: str
+    kind: str
+    priority: int
+    tags: list[str]
+    attachments: int
+    archived_at: str
+    archived_by: str
+
+
+class Metrics(TypedDict):
+    """What ``status`` reports of costs: only what workers declared."""
+
+    reported_tokens: int
+    measured_cash_cost: None
+    measured_token_savings: None
+
+
+class StatusDict(TypedDict, total=False):
+    """A task's lifecycle summary (``error`` alone for a damaged task in a listing)."""
+
+    task_id: str
+    title: str
+    status: str
+    kind: str
+    priority: int
+    tags: list[str]
+    attachments: int
+    checkpoints: int
+    checkpoint: CheckpointDict | None
+    token_budget: int
+    archived: bool
+    live: int
+    expired: int
+    metrics: Metrics
+    budget_remaining: int | None
+    over_budget: bool
+    error: str
+
+
+#: A station change: ``{task_id, from, to, changed}``.
+MoveResult = TypedDict("MoveResult", {"task_id": str, "from": str, "to": str, "changed": bool})
+
+
+class CheckpointResult(CheckpointDict):
+    """A recorded checkpoint, numbered from 1."""
+
+    task_id: str
+    number: int
+
+
+class LogEntry(TypedDict):
+    """One change in a task's history."""
+
+    commit: str
+    when: str
+    who: str
+    action: str
+    summary: str
+    details: dict[str, str]
+
+
+class ArchiveResult(TypedDict):
+    """What ``archive`` did."""
+
+    archived: list[str]
+    already_archived: list[str]
+    damaged: list[dict[str, str]]
+
+
+class SkippedDict(TypedDict, total=False):
+    """A file hydration left out, and why."""
+
+    path: str
+    reason: str
+    bytes: int
+    same_as: str
+
+
+#: What ``add-tree`` or ``add-diff`` did (``mode``/``from``/``commit`` for add-tree,
+#: ``range`` for add-diff, ``listing`` for a directory).
+HydrateResult = TypedDict(
+    "HydrateResult",
+    {
+        "task_id": str,
+        "added": int,
+        "updated": int,
+        "unchanged": int,
+        "removed": int,
+        "removed_paths": list[str],
+        "skipped": list[SkippedDict],
+        "total_bytes": int,
+        "files": int,
+        "changed": bool,
+        "tip": str | None,
+        "mode": str,
+        "from": str,
+        "commit": str | None,
+        "range": str,
+        "listing": str,
+    },
+    total=False,
+)

@@ -1,0 +1,242 @@
+"""Opening a repository: discovery, configuration, identity and file modes.
+
+:class:`RepositoryBase` is what every part of the store stands on: where the
+repository is (found by ``git rev-parse``, so ``GIT_DIR`` and friends are
+honoured), how to run git on it, its settings (one ``git config`` read), the
+committer identity, and the modes ``core.sharedRepository`` asks of new files.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import NoIdentity, NotARepository, UnsupportedRepository
+from ..settings import Settings, parse_records
+from .catfile import CatFile
+from .perms import shared_file_mode, shared_repository_mode
+from .process import first_line, outside_env, parse_tz, run_git
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
+
+__all__ = ["Identity", "RepositoryBase"]
+
+
+class Identity(NamedTuple):
+    """A git identity line (``Name <email>``) with its timezone offset in seconds."""
+
+    name_email: bytes
+    tz_offset: int
+
+
+class RepositoryBase:
+    """A git repository as git-hydrate uses it (see :class:`~git_hydrate.store.Repository`).
+
+    Args:
+        path: Any directory git accepts as (inside) a repository. ``None``
+            means the current directory, honouring ``GIT_DIR`` like git does.
+
+    Raises:
+        NotARepository: ``path`` is not inside a git repository.
+        UnsupportedRepository: the repository uses a format this version
+            cannot write safely (reftable refs, an unknown extension).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        env = None
+        cwd = None
+        if path is not None:
+            cwd = os.fspath(path)
+            if not os.path.isdir(cwd):
+                # git -C says the same for a directory that is not there
+                raise NotARepository(f"cannot change to '{cwd}': not a directory")
+            # An explicit path wins over the GIT_DIR of an enclosing git call.
+            env = outside_env()
+        proc = run_git(
+            [
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-dir",
+                "--git-common-dir",
+                "--is-bare-repository",
+                "--show-object-format",
+                "--is-inside-work-tree",
+                # Fails (after printing the rest) outside a work tree: bare
+                # repositories and a cwd inside the git directory.
+                "--show-toplevel",
+            ],
+            cwd=cwd,
+            env=env,
+            check=False,
+        )
+        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if len(lines) < 5:
+            message = first_line(proc.stderr) or "not a git repository"
+            raise NotARepository(message.removeprefix("fatal: "))
+        self.git_dir = lines[0]
+        self.common_dir = lines[1]
+        self.is_bare = lines[2] == "true"
+        # git's answer, never a guess from the config text: ids are SHA-1 or SHA-256.
+        self._sha256 = lines[3].strip() == "sha256"
+        inside = lines[4] == "true" and len(lines) > 5
+        self.work_tree: str | None = lines[5] if inside else None
+        self._env = env
+        self._cwd = cwd
+        self._dulwich: Repo | None = None
+        self._cat_file: CatFile | None = None
+        self._identity: Identity | None = None
+        self._shared: int | None = None
+        self._settings: Settings | None = None
+        self._check_extensions()
+
+    @property
+    def _repo(self) -> Repo:
+        """The dulwich repository, opened on first use (writes of packs, history walks).
+
+        Reads go through ``git cat-file --batch`` and the ref files, so
+        commands that only read never pay for importing dulwich.
+        """
+        if self._dulwich is None:
+            from dulwich.repo import Repo
+
+            try:
+                self._dulwich = Repo(self.common_dir)
+            except Exception as exc:  # dulwich raises several kinds for unusable repos
+                raise UnsupportedRepository(
+                    f"cannot open the repository at {self.common_dir}: {exc}"
+                ) from None
+        return self._dulwich
+
+    @property
+    def hash_name(self) -> str:
+        """``"sha1"`` or ``"sha256"``: the object format, read without dulwich."""
+        return "sha256" if self._sha256 else "sha1"
+
+    @property
+    def object_format(self) -> Any:
+        """dulwich's object format (SHA-1 or SHA-256) of this repository."""
+        return self._repo.object_format
+
+    def close(self) -> None:
+        """Release the repository's file handles and helper process."""
+        if self._cat_file is not None:
+            self._cat_file.close()
+            self._cat_file = None
+        if self._dulwich is not None:
+            self._dulwich.close()
+            self._dulwich = None
+
+    # -- running git -----------------------------------------------------------
+
+    def git(
+        self,
+        args: list[str],
+        *,
+        input: bytes | None = None,
+        check: bool = True,
+        what: str = "",
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git`` against this repository (``--git-dir``), honouring ``git -c``.
+
+        Raises:
+            GitFailed: ``check`` and git exited non-zero.
+        """
+        return run_git(
+            self._prefix() + args,
+            cwd=self._cwd,
+            env=self._env,
+            input=input,
+            check=check,
+            what=what,
+        )
+
+    def _prefix(self) -> list[str]:
+        full = ["--git-dir", self.git_dir]
+        if self.work_tree is not None:
+            full += ["--work-tree", self.work_tree]
+        return full
+
+    def git_invocation(self) -> tuple[list[str], str | None, dict[str, str] | None]:
+        """``(argv prefix, cwd, env)`` to start a long-running ``git`` process here."""
+        return ["git", *self._prefix()], self._cwd, self._env
+
+    def _check_extensions(self) -> None:
+        """Refuse a reftable repository: git-hydrate reads the files ref backend directly.
+
+        git versions without reftable support refuse such a repository earlier,
+        in ``git rev-parse``, with their own message.
+        """
+        if (self.settings.raw("extensions.refstorage") or "").lower() == "reftable":
+            raise UnsupportedRepository(
+                "this repository stores refs in reftable format, which git-hydrate "
+                "cannot read yet; use a repository with the files ref backend"
+            )
+
+    # -- configuration, identity, permissions -------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The repository's configuration, read once (``git config -z --list``)."""
+        if self._settings is None:
+            proc = self.git(["config", "-z", "--list"], check=False)
+            self._settings = Settings(parse_records(proc.stdout))
+        return self._settings
+
+    @property
+    def shared_mode(self) -> int:
+        """``core.sharedRepository`` as :func:`shared_repository_mode` reads it."""
+        if self._shared is None:
+            settings = self.settings
+            present = settings.has("core.sharedRepository")
+            self._shared = shared_repository_mode(
+                settings.raw("core.sharedRepository"), present=present
+            )
+        return self._shared
+
+    def share(self, path: str) -> None:
+        """Give a file or directory this repository created the permissions git
+        would (``core.sharedRepository``: group-writable files, setgid
+        directories...); nothing when the umask decides."""
+        if not self.shared_mode:
+            return
+        mode = os.stat(path).st_mode
+        wanted = shared_file_mode(self.shared_mode, mode)
+        if wanted != mode & 0o7777:
+            os.chmod(path, wanted)
+
+    def make_dirs(self, path: str) -> None:
+        """``os.makedirs(path, exist_ok=True)``, sharing each directory it creates."""
+        missing = []
+        while not os.path.isdir(path):
+            missing.append(path)
+            path = os.path.dirname(path)
+        for directory in reversed(missing):
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                continue  # made meanwhile by another writer, who shared it
+            self.share(directory)
+
+    def identity(self) -> Identity:
+        """The committer identity git would use here (``git var GIT_COMMITTER_IDENT``).
+
+        Raises:
+            NoIdentity: git itself has no usable identity; like ``git commit``,
+                writing is refused rather than signed by a made-up author.
+        """
+        if self._identity is None:
+            proc = self.git(["var", "GIT_COMMITTER_IDENT"], check=False)
+            line = proc.stdout.strip()
+            head, sep, rest = line.rpartition(b">")
+            if proc.returncode != 0 or not sep or b"<" not in head:
+                why = first_line(proc.stderr).removeprefix("fatal: ") or "no identity"
+                raise NoIdentity(
+                    f"git has no identity to write commits with ({why}); set one with: "
+                    'git config --global user.name "Your Name" && '
+                    "git config --global user.email you@example.com"
+                )
+            tz = parse_tz(rest.split()[-1]) if rest.split() else 0
+            self._identity = Identity(head + b">", tz)
+        return self._identity

@@ -1,0 +1,241 @@
+"""Named git commands: everything git-hydrate asks of git besides objects and refs.
+
+Each method runs one git command with fixed, reviewed options and returns
+plain values; no other module builds a git command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..errors import GitFailed
+from .base import RepositoryBase
+from .process import outside_env, reason, run_git
+
+__all__ = ["DIFF_OPTIONS", "Commands", "PushResult", "git_in_directory"]
+
+#: Options that make ``git diff`` output independent of the user's diff config.
+DIFF_OPTIONS = (
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "-M",
+)
+
+#: One ref of ``git push --porcelain``: ``(flag, destination ref, summary)``.
+PushResult = tuple[str, str, str]
+
+
+def git_in_directory(directory: str, args: list[str]) -> bytes | None:
+    """stdout of ``git args`` run in ``directory`` as its own repository, or ``None``."""
+    proc = run_git(args, cwd=directory, env=outside_env(), check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+class Commands(RepositoryBase):
+    """git commands by name (mixed into :class:`~git_hydrate.store.Repository`)."""
+
+    # -- revisions ----------------------------------------------------------------
+
+    def rev_parse(self, spec: str, kind: str = "commit") -> str | None:
+        """The id ``spec^{kind}`` names (``commit``, ``tree``, ``object``), or ``None``."""
+        proc = self.git(["rev-parse", "--verify", "--quiet", f"{spec}^{{{kind}}}"], check=False)
+        oid = proc.stdout.decode("ascii", "replace").strip()
+        return oid if proc.returncode == 0 and oid else None
+
+    def symbolic_ref(self, name: str) -> str | None:
+        """The short name of the branch the symbolic ref ``name`` points at, or ``None``."""
+        proc = self.git(["symbolic-ref", "-q", "--short", name], check=False)
+        value = proc.stdout.decode("utf-8", "replace").strip()
+        return value if proc.returncode == 0 and value else None
+
+    def upstream(self) -> str | None:
+        """The current branch's upstream (``origin/main``), or ``None``."""
+        proc = self.git(
+            ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], check=False
+        )
+        value = proc.stdout.decode("utf-8", "replace").strip()
+        return value if proc.returncode == 0 and value else None
+
+    def merge_bases(self, a: bytes, b: bytes) -> list[bytes]:
+        """Every merge base of two commits (sorted; empty when they share no history)."""
+        proc = self.git(["merge-base", "--all", a.decode(), b.decode()], check=False)
+        return sorted(proc.stdout.split()) if proc.returncode == 0 else []
+
+    def is_ancestor(self, ancestor: bytes, descendant: bytes) -> bool:
+        """Whether ``ancestor`` is reachable from ``descendant`` (a commit is its own)."""
+        if ancestor == descendant:
+            return True
+        proc = self.git(
+            ["merge-base", "--is-ancestor", ancestor.decode(), descendant.decode()], check=False
+        )
+        return proc.returncode == 0
+
+    def reachable(self, tips: Iterable[bytes]) -> set[bytes]:
+        """Every commit reachable from ``tips`` (one ``git rev-list``)."""
+        heads = [t.decode() for t in tips]
+        if not heads:
+            return set()
+        proc = self.git(["rev-list", "--stdin"], input="\n".join(heads).encode() + b"\n")
+        return set(proc.stdout.split())
+
+    def missing_objects(self, heads: Sequence[bytes], known_glob: str) -> list[str]:
+        """Objects reachable from ``heads`` but absent here (a partial clone's gaps),
+        not walking into what ``known_glob``'s refs already reach."""
+        proc = self.git(
+            [
+                "rev-list",
+                "--objects",
+                "--missing=print",
+                "--stdin",
+                "--not",
+                f"--glob={known_glob}",
+            ],
+            input=b"".join(head + b"\n" for head in heads),
+            check=False,
+        )
+        return [line[1:].decode() for line in proc.stdout.splitlines() if line.startswith(b"?")]
+
+    def commit_time(self, oid: str) -> int | None:
+        """The committer time of commit ``oid``, or ``None`` when it is not a commit."""
+        proc = self.git(["log", "-1", "--no-walk", "--format=%ct", oid], check=False)
+        text = proc.stdout.decode("ascii", "replace").strip()
+        return int(text) if proc.returncode == 0 and text.isdigit() else None
+
+    def commit_messages(self, tip: str, exclude: Sequence[str], limit: int) -> str | None:
+        """The messages of the newest ``limit`` commits of ``tip`` not reachable from
+        ``exclude``, NUL-separated; ``None`` when git cannot walk them."""
+        proc = self.git(
+            [
+                *("-c", "log.showSignature=false", "log", "--no-color", "-z", "--format=%B"),
+                f"--max-count={limit}",
+                tip,
+                "--not",
+                *exclude,
+            ],
+            check=False,
+        )
+        return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+    def log_text(self, range_: str) -> bytes:
+        """The commit messages of a range, with id, author and date, oldest last."""
+        return self.git(
+            [
+                "log",
+                "--no-color",
+                "--format=commit %H%nAuthor: %an <%ae>%nDate: %aI%n%n%B",
+                range_,
+            ]
+        ).stdout
+
+    # -- trees, the index, the work tree ---------------------------------------------
+
+    def ls_tree(self, tree: str) -> bytes:
+        """``git ls-tree -r -z -l --full-tree`` of ``tree``."""
+        return self.git(["ls-tree", "-r", "-z", "-l", "--full-tree", tree]).stdout
+
+    def ls_files(self) -> bytes:
+        """The work tree's files as ``git ls-files -z -s --cached --others
+        --exclude-standard`` lists them, paths from the top."""
+        return self.git(
+            [
+                *("ls-files", "-z", "-s", "--cached", "--others", "--exclude-standard"),
+                *("--full-name", "--", ":/"),
+            ]
+        ).stdout
+
+    def modified_files(self) -> list[bytes]:
+        """Tracked paths whose work-tree content differs from the index."""
+        proc = self.git(["diff-files", "-z", "--name-only"], check=False)
+        return [path for path in proc.stdout.split(b"\0") if path]
+
+    def check_attr(self, names: Sequence[str], paths: bytes, tree: str | None) -> bytes | None:
+        """``git check-attr -z --stdin`` of NUL-separated ``paths`` (as of ``tree`` when
+        given and git can, else from the index; from the work tree without ``tree``)."""
+        base = ["check-attr", "-z", "--stdin"]
+        if tree is None:
+            proc = self.git([*base, *names], input=paths, check=False)
+            return proc.stdout if proc.returncode == 0 else None
+        proc = self.git([*base, f"--source={tree}", *names], input=paths, check=False)
+        if proc.returncode != 0:  # git < 2.40 has no --source
+            proc = self.git([*base, "--cached", *names], input=paths, check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def diff(self, args: Sequence[str], *, numstat: bool = False) -> bytes:
+        """``git diff`` with stable output options (``--numstat -z`` when asked)."""
+        extra = ["-z", "--numstat"] if numstat else []
+        return self.git(["diff", *extra, *DIFF_OPTIONS, *args, "--"]).stdout
+
+    # -- remotes ---------------------------------------------------------------------
+
+    def remotes(self) -> list[str]:
+        """The configured remote names."""
+        proc = self.git(["remote"], check=False)
+        return proc.stdout.decode("utf-8", "replace").split()
+
+    def fetch(
+        self,
+        target: str,
+        refspecs: Sequence[str],
+        *,
+        negotiation_tips: Sequence[str] = (),
+        prune: bool = True,
+        stdin: bytes | None = None,
+        what: str = "",
+    ) -> None:
+        """``git fetch`` of ``refspecs`` (or of the ids on ``stdin``) without a filter.
+
+        With no ``negotiation_tips``, git is told to assume nothing is shared
+        (a clone that has no hydrate history yet).
+
+        Raises:
+            GitFailed: the fetch failed, with git's reason.
+        """
+        args: list[str] = []
+        if not negotiation_tips and stdin is None:
+            args += ["-c", "fetch.negotiationAlgorithm=noop"]
+        args += [
+            "fetch",
+            "--no-filter",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--quiet",
+        ]
+        if prune:
+            args.append("--prune")
+        if stdin is not None:
+            args.append("--stdin")
+        args += [f"--negotiation-tip={tip}" for tip in negotiation_tips]
+        args += [target, *refspecs]
+        proc = self.git(args, input=stdin, check=False)
+        if proc.returncode != 0:
+            raise GitFailed(f"{what or 'git fetch ' + target} failed: {reason(proc)}")
+
+    def push(
+        self, target: str, refspecs: Sequence[str], options: Sequence[str] = (), *, what: str = ""
+    ) -> list[PushResult]:
+        """``git push --porcelain --no-verify``; ``(flag, destination, summary)`` per ref.
+
+        Raises:
+            GitFailed: git reported no ref at all (the push did not happen).
+        """
+        proc = self.git(
+            ["push", "--porcelain", "--no-verify", *options, target, *refspecs], check=False
+        )
+        results = []
+        for line in proc.stdout.decode("utf-8", "replace").splitlines():
+            parts = line.split("\t")
+            if len(parts) >= 3 and len(parts[0]) == 1 and ":" in parts[1]:
+                results.append((parts[0], parts[1].rpartition(":")[2], parts[2]))
+        if proc.returncode != 0 and not results:
+            raise GitFailed(f"{what or 'git push ' + target} failed: {reason(proc)}")
+        return results
+
+    def config_add(self, key: str, value: str) -> None:
+        """Add one value to a multi-valued config key (``git config --add``)."""
+        self.git(["config", "--add", key, value])
+        self._settings = None  # read again when next asked

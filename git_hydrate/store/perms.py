@@ -1,0 +1,88 @@
+"""Permissions as git gives them: ``core.sharedRepository`` and the umask.
+
+A repository shared by a group asks git for group-writable files and setgid
+directories. What git-hydrate creates itself (loose objects, packs, caches,
+artefacts) gets the same modes, computed here from the setting read as git
+reads it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+from ..errors import UnsupportedRepository
+from ..settings import parse_bool
+
+__all__ = ["current_umask", "shared_file_mode", "shared_repository_mode"]
+
+
+def shared_repository_mode(value: str | None, *, present: bool = True) -> int:
+    """What ``core.sharedRepository`` asks of new files, read as git reads it.
+
+    ``value`` is ``None`` for a key given without ``=`` (``group`` to git);
+    ``present=False`` means the key is not set at all. Returns ``0``: the umask
+    decides (unset, ``umask``, false, ``0``); a positive mode to add to every
+    new file (``group``, true or ``1``: 0660; ``all``, ``world``, ``everybody``
+    or ``2``: 0664); or a negative exact mode (``-0o640`` for ``0640``).
+
+    Raises:
+        UnsupportedRepository: a value git itself refuses.
+    """
+    if not present:
+        return 0
+    if value is None or value == "group":
+        return 0o660
+    if value == "umask":
+        return 0
+    if value in ("all", "world", "everybody"):
+        return 0o664
+    # An octal number, as strtol(value, &end, 8) reads it, must be all there is.
+    octal = re.fullmatch(r"\s*([-+]?)([0-7]+)", value)
+    if octal is None:
+        flag = parse_bool(value)
+        if flag is None:
+            raise UnsupportedRepository(
+                f"core.sharedRepository={value!r} is not a value git knows"
+            )
+        return 0o660 if flag else 0
+    number = int(octal.group(2), 8) * (-1 if octal.group(1) == "-" else 1)
+    if number in (0, 1, 2):  # the old numeric spellings of umask, group, everybody
+        return (0, 0o660, 0o664)[number]
+    if number & 0o600 != 0o600:
+        raise UnsupportedRepository(
+            f"core.sharedRepository={value} must let the owner read and write"
+        )
+    return -(number & 0o666)
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux allows."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def shared_file_mode(setting: int, mode: int) -> int:
+    """The permission bits git gives a new file or directory of ``mode`` in a
+    repository whose ``core.sharedRepository`` reads as ``setting``."""
+    if not setting:
+        return mode & 0o7777
+    tweak = -setting if setting < 0 else setting
+    if not mode & stat.S_IWUSR:
+        tweak &= ~0o222  # a read-only file (an object) stays read-only
+    if mode & stat.S_IXUSR:
+        tweak |= (tweak & 0o444) >> 2  # whoever may read may also search
+    new = (mode & ~0o777) | tweak if setting < 0 else mode | tweak
+    if stat.S_ISDIR(mode):
+        new |= (new & 0o444) >> 2
+        new |= stat.S_ISGID  # new entries inherit the directory's group
+    return new & 0o7777

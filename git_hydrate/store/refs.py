@@ -1,0 +1,189 @@
+"""Refs: read straight from the files backend, changed only by git's own transactions.
+
+Reading ``refs/hydrate/*`` is done without a process (loose ref files, then
+``packed-refs``), because listing thousands of tasks must stay cheap. Every
+change goes through ``git update-ref --stdin``: git takes its locks, checks
+each old value, writes the reflog and applies core.sharedRepository, all or
+nothing. When a transaction fails, the refs are read again: a ref that no
+longer holds its expected value, or a lock file another writer holds, is a
+lost race (:class:`RefRace`, retried by the caller); anything else is git's
+refusal, reported with git's reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+from ..errors import Conflict, CorruptData, NotWritable
+from .base import RepositoryBase
+from .process import reason
+
+__all__ = ["RefRace", "RefUpdate", "Refs"]
+
+
+class RefRace(Exception):
+    """A ref update lost to a concurrent writer; re-read and retry."""
+
+
+#: ``(ref, old, new)``: ``old`` ``None`` means the ref must not exist, ``new``
+#: ``None`` deletes it.
+RefUpdate = tuple[bytes, bytes | None, bytes | None]
+
+
+class Refs(RepositoryBase):
+    """Reading and changing refs (mixed into :class:`~git_hydrate.store.Repository`)."""
+
+    _packed_refs: dict[bytes, bytes] | None = None
+    _packed_key: tuple[int, int, int] | None = None
+
+    def _packed(self) -> dict[bytes, bytes]:
+        """``packed-refs`` as ``{name: oid}``, parsed again only when the file changed."""
+        path = os.path.join(self.common_dir, "packed-refs")
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._packed_refs, self._packed_key = {}, None
+            return self._packed_refs
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._packed_refs is not None and key == self._packed_key:
+            return self._packed_refs
+        refs: dict[bytes, bytes] = {}
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            data = b""
+        for line in data.splitlines():
+            if not line or line[:1] in (b"#", b"^"):
+                continue
+            oid, _, name = line.partition(b" ")
+            refs[name] = oid
+        self._packed_refs, self._packed_key = refs, key
+        return refs
+
+    def read_ref(self, name: bytes) -> bytes | None:
+        """The commit a ref points at, or ``None`` if it does not exist."""
+        path = os.path.join(self.common_dir, os.fsdecode(name))
+        try:
+            with open(path, "rb") as fh:
+                value = fh.read().strip()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return self._packed().get(name)
+        except OSError as exc:
+            raise CorruptData(f"cannot read {name.decode()}: {exc.strerror}") from None
+        if value.startswith(b"ref: ") or not value:
+            return None
+        return value
+
+    def _loose_ref_files(self, prefix: bytes) -> Iterator[tuple[bytes, str]]:
+        """``(suffix, path)`` of each loose ref file below ``prefix`` (no lock files)."""
+        base = os.path.join(self.common_dir, os.fsdecode(prefix))
+        cut = len(os.path.join(base, ""))
+        for dirpath, _dirs, files in os.walk(base):
+            for filename in files:
+                if not filename.endswith(".lock"):
+                    full = os.path.join(dirpath, filename)
+                    yield os.fsencode(full[cut:]).replace(b"\\", b"/"), full
+
+    def ref_names_under(self, prefix: bytes) -> set[bytes]:
+        """The suffixes of the refs below ``prefix``, without reading their values."""
+        names = {name for name, _path in self._loose_ref_files(prefix)}
+        names.update(name[len(prefix) :] for name in self._packed() if name.startswith(prefix))
+        return names
+
+    def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
+        """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``).
+
+        Loose refs are read first and ``packed-refs`` after, as git's files
+        backend does: a concurrent ``git pack-refs --prune`` moves a ref from
+        loose to packed, never back, so this order cannot miss one.
+        """
+        loose: dict[bytes, bytes] = {}
+        for name, full in self._loose_ref_files(prefix):
+            try:
+                with open(full, "rb") as fh:
+                    value = fh.read().strip()
+            except OSError:
+                continue  # removed meanwhile (pack-refs): it is in packed-refs now
+            if value and not value.startswith(b"ref: "):
+                loose[name] = value
+        found = {
+            name[len(prefix) :]: oid
+            for name, oid in self._packed().items()
+            if name.startswith(prefix)
+        }
+        found.update(loose)
+        return found
+
+    def listed_ref_names(self, prefix: bytes) -> list[bytes]:
+        """The full names ``git for-each-ref`` lists below ``prefix`` (the names git accepts)."""
+        proc = self.git(["for-each-ref", "--format=%(refname)", prefix.decode()], check=False)
+        return proc.stdout.splitlines()
+
+    # -- changing refs ------------------------------------------------------------
+
+    def update_refs(self, updates: Iterable[RefUpdate], message: str) -> None:
+        """Apply compare-and-swaps as one all-or-nothing ``git update-ref`` transaction.
+
+        Raises:
+            RefRace: a ref no longer held its expected value, or another writer
+                holds a lock on it: nothing changed; re-read and retry.
+            NotWritable: the repository's refs cannot be written.
+            Conflict: git refused for another reason (for example a ref of that
+                name cannot exist beside another one), with git's reason.
+        """
+        planned = list(updates)
+        lines = []
+        for name, old, new in planned:
+            ref = name.decode("ascii")
+            if new is None:
+                if old is None:
+                    raise ValueError(f"update of {ref} neither creates nor deletes")
+                lines.append(f"delete {ref} {old.decode()}")
+            elif old is None:
+                lines.append(f"create {ref} {new.decode()}")
+            else:
+                lines.append(f"update {ref} {new.decode()} {old.decode()}")
+        subject = message.splitlines()[0] if message else "hydrate"
+        proc = self.git(
+            ["update-ref", "--create-reflog", "-m", subject, "--stdin"],
+            input=("\n".join(lines) + "\n").encode("ascii"),
+            check=False,
+        )
+        if proc.returncode == 0:
+            return
+        self._explain_failure(planned, reason(proc))
+
+    def _explain_failure(self, planned: list[RefUpdate], why: str) -> None:
+        """Tell a lost race from a refusal by looking at the refs again, not at git's words."""
+        for name, old, _new in planned:
+            if self.read_ref(name) != old:
+                raise RefRace(f"{name.decode()} moved")
+        locks = [self.ref_lock(name) for name, _old, _new in planned]
+        locks.append(os.path.join(self.common_dir, "packed-refs.lock"))
+        if any(os.path.exists(lock) for lock in locks):
+            raise RefRace("a ref is locked by another writer")
+        refs_dir = os.path.join(self.common_dir, "refs")
+        if not os.access(refs_dir, os.W_OK):
+            raise NotWritable(f"cannot write to the repository ({refs_dir}): {why}")
+        name, old, _new = planned[0]
+        verb = "create" if old is None else "update"
+        more = f" (and {len(planned) - 1} more)" if len(planned) > 1 else ""
+        raise Conflict(f"cannot {verb} {name.decode()}{more}: {why} (see: git hydrate doctor)")
+
+    def ref_lock(self, name: bytes) -> str:
+        """The lock file git takes to change ``name``."""
+        return os.path.join(self.common_dir, os.fsdecode(name) + ".lock")
+
+    def compare_and_swap(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
+        """Move ``name`` from ``old`` (``None``: absent) to ``new``, atomically.
+
+        Raises:
+            RefRace: another writer moved the ref first or holds its lock.
+        """
+        self.update_refs([(name, old, new)], message)
+
+    def delete_ref(self, name: bytes, old: bytes, message: str) -> None:
+        """Delete ``name`` if it still points at ``old``; :class:`RefRace` otherwise."""
+        self.update_refs([(name, old, None)], message)

@@ -1,0 +1,79 @@
+"""Sharing tasks through the team's git remotes: pull, push, sync, setup, removal.
+
+The network goes through the ``git`` binary only (the user's credentials, ssh
+configuration, proxies, protocol v2). The rules, each one a way not to lose
+somebody's work:
+
+* Fetch into a mirror namespace, ``refs/hydrate-remotes/<remote>/``, never
+  straight into ``refs/hydrate/`` and never into ``refs/remotes/``; then merge
+  task by task (:mod:`.pull`). Every write is a compare-and-swap.
+* Fetch with ``--no-filter`` so partial clones get the bodies.
+* Push without force and read the per-ref results (:mod:`.push`).
+* Config gets at most one wildcard fetch refspec (``setup``); never
+  ``remote.<name>.push``.
+* ``refs/hydrate/archive`` and ``refs/hydrate/removed`` travel with push and
+  pull and merge as unions (:mod:`.union`, :mod:`.removal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from ..archive import ARCHIVE_REF
+from ..taskrefs import TaskRefs
+from .manage import remove_task, setup
+from .pulling import check_ids, pull, pull_into
+from .pushing import push, push_into
+from .remotes import MIRROR_PREFIX, Remote, resolve_remote
+from .removal import REMOVED_REF
+from .report import FAILED_ACTIONS, Outcome, Report
+
+__all__ = [
+    "ARCHIVE_REF",
+    "FAILED_ACTIONS",
+    "MAX_SYNC_ROUNDS",
+    "MIRROR_PREFIX",
+    "REMOVED_REF",
+    "Outcome",
+    "Remote",
+    "Report",
+    "pull",
+    "push",
+    "remove_task",
+    "resolve_remote",
+    "setup",
+    "sync",
+]
+
+#: How many pull-and-push rounds ``sync`` makes before reporting what is still rejected.
+MAX_SYNC_ROUNDS: Final = 3
+
+
+def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
+    """Pull, then push; when a push is rejected (someone pushed meanwhile), pull and retry.
+
+    At most :data:`MAX_SYNC_ROUNDS` rounds; what is still rejected after them
+    is reported (``report.ok`` is False).
+    """
+    wanted = check_ids(ids)
+    where = resolve_remote(refs, remote)
+    report = Report("sync", where.display)
+    pull_into(refs, where, wanted, report)
+    rounds = 1
+    while True:
+        pushed = Report("push", where.display)
+        push_into(refs, where, wanted or None, not wanted, pushed)
+        rejected = pushed.failed("rejected")
+        # A task whose remote data was skipped stays rejected: no point pulling again.
+        if not set(rejected) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
+            break
+        report.outcomes += [o for o in pushed.outcomes if o.action != "rejected"]
+        rounds += 1
+        pull_into(refs, where, wanted, report)
+    report.outcomes += pushed.outcomes
+    # "ahead" only says a push is due, and the push came right after.
+    report.outcomes = [o for o in report.outcomes if o.action != "ahead"]
+    report.up_to_date = pushed.up_to_date
+    report.rounds = rounds
+    return report

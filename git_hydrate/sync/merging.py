@@ -1,0 +1,131 @@
+"""Merging a remote's version of a task with the local one.
+
+The remote's tip is validated first (format, ids, every body against its
+sha256 and size); then a three-way merge of the two states over their merge
+base (:func:`git_hydrate.merge.merge_states`) becomes a merge commit with both
+parents whose tree depends on the merged state alone.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .. import codec, merge
+from ..errors import CorruptData
+from ..store import MODE_TREE, Repository
+from ..taskrefs import TaskRefs, TaskState, body_path, commit_message, link_tree_changes
+from .union import commit_rank
+
+__all__ = ["MAX_BASE_DEPTH", "merge_task", "validate_remote"]
+
+#: Virtual merge bases are built at most this deep (criss-cross histories).
+MAX_BASE_DEPTH: Final = 3
+
+
+def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
+    """Decode a fetched task tip and check every body against its link.
+
+    Raises:
+        CorruptData: unknown format, bad JSON, wrong id, a body missing,
+            or a body that does not match its sha256 or size.
+    """
+    state = refs.read_state(task_id, tip)
+    assert state.tree is not None
+    repo = refs.repo
+    seen: set[str] = set()
+    for link in state.links:
+        if link.sha256 in seen:
+            raise CorruptData(f"task {task_id}: link {link.sha256[:12]} appears twice")
+        seen.add(link.sha256)
+        path = body_path(link.sha256)
+        entry = _tree_lookup(repo, state.tree, path)
+        if entry is None or entry != link.oid.encode():
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not in its tree")
+        try:
+            data = repo.read_blob(entry)
+        except CorruptData:
+            raise CorruptData(
+                f"task {task_id}: body {link.sha256[:12]} is missing (blob absent)"
+            ) from None
+        refs.check_body(task_id, link, data, check_size=True)
+    return state
+
+
+def _tree_lookup(repo: Repository, tree: bytes, path: bytes) -> bytes | None:
+    parts = path.split(b"/")
+    current = tree
+    for index, part in enumerate(parts):
+        entry = repo.read_tree(current).get(part)
+        if entry is None:
+            return None
+        mode, oid = entry
+        if index < len(parts) - 1:
+            if mode != MODE_TREE:
+                return None
+            current = oid
+        else:
+            return oid
+    return None
+
+
+def _side(refs: TaskRefs, task_id: str, oid: bytes, state: TaskState | None = None) -> merge.Side:
+    state = state if state is not None else refs.read_state(task_id, oid)
+    time_, commit = commit_rank(refs.repo, oid)
+    return merge.Side(task=state.task, links=state.links, time=time_, commit=commit)
+
+
+def _virtual_base(
+    refs: TaskRefs, task_id: str, bases: list[bytes], depth: int = 0
+) -> merge.Side | None:
+    """The merge base as a state; several bases (criss-cross) are merged first."""
+    if not bases or depth > MAX_BASE_DEPTH:
+        return None
+    try:
+        result = _side(refs, task_id, bases[0])
+        for other in bases[1:]:
+            inner = _virtual_base(refs, task_id, refs.repo.merge_bases(bases[0], other), depth + 1)
+            other_side = _side(refs, task_id, other)
+            merged = merge.merge_states(inner, result, other_side)
+            result = merge.Side(
+                task=merged.task,
+                links=merged.links,
+                time=max(result.time, other_side.time),
+                commit=max(result.commit, other_side.commit),
+            )
+    except CorruptData:
+        return None
+    return result
+
+
+def _write_merged_task(refs: TaskRefs, result: merge.MergeResult) -> bytes:
+    repo = refs.repo
+    entries = link_tree_changes(repo, list(result.links), None)
+    entries[b"task.json"] = repo.write_blob(codec.encode(result.task))
+    for link in result.links:
+        entries[body_path(link.sha256)] = link.oid.encode()
+    # Built from nothing, so the tree depends on the merged state only.
+    return repo.update_tree(None, entries)
+
+
+def merge_task(
+    refs: TaskRefs, task_id: str, local: bytes, remote_tip: bytes, theirs: TaskState, where: str
+) -> tuple[bytes, merge.MergeResult]:
+    ours = _side(refs, task_id, local)
+    other = _side(refs, task_id, remote_tip, theirs)
+    base = _virtual_base(refs, task_id, refs.repo.merge_bases(local, remote_tip))
+    result = merge.merge_states(base, ours, other)
+    tree = _write_merged_task(refs, result)
+    names = [c.field for c in result.conflicts]
+    body = ""
+    if names:
+        body = "Changed on both sides; kept the newer side's value:\n" + "\n".join(
+            f"- {name}" for name in names
+        )
+    trailers = [("Action", "merge"), ("Task", task_id), ("Remote", where)]
+    trailers += [("Conflict", name) for name in names]
+    subject = f"merge {task_id} from {where}"
+    if names:
+        subject += f" ({len(names)} conflict{'s' if len(names) != 1 else ''})"
+    message = commit_message(subject, trailers, body)
+    commit = refs.repo.write_commit(tree, [local, remote_tip], message, when=refs.clock())
+    return commit, result

@@ -1,0 +1,346 @@
+"""Pull: fetch the remote's tasks into the mirror and merge them task by task.
+
+Absent here → create; behind → fast-forward; ahead → nothing; diverged → a
+merge commit. Tasks removed or archived here (reachable from the removal
+record or the archive) are not brought back unless changed since; local
+tasks another clone removed or archived, unchanged here since, are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .. import validate
+from ..archive import ARCHIVE_REF, read_archive
+from ..errors import Busy, Conflict, CorruptData, ValidationError
+from ..model import TASK_ID_RE, RemovedTask
+from ..store import RefRace
+from ..taskrefs import TaskRefs, attempts, ref_name
+from .fetch import fetch_mirror
+from .merging import merge_task, validate_remote
+from .remotes import Remote, resolve_remote
+from .removal import REMOVED_REF, read_removed
+from .report import WRITE_ACTIONS, Outcome, Report
+from .union import UNION_REFS, pull_union_ref
+
+__all__ = ["Covered", "check_ids", "pull", "pull_into"]
+
+
+class Covered:
+    """Commits reachable from the removal record and the archive, computed once."""
+
+    def __init__(self, refs: TaskRefs) -> None:
+        self._refs = refs
+        self._sets: dict[bytes, set[bytes]] = {}
+
+    def of(self, ref: bytes) -> set[bytes]:
+        if ref not in self._sets:
+            tip = self._refs.repo.read_ref(ref)
+            self._sets[ref] = self._refs.repo.reachable([tip]) if tip is not None else set()
+        return self._sets[ref]
+
+    def any(self, oid: bytes) -> bool:
+        return any(oid in self.of(ref) for ref in UNION_REFS)
+
+
+def _plan_task(
+    refs: TaskRefs,
+    task_id: str,
+    remote_tip: bytes,
+    where: str,
+    covered: Covered,
+    removed_index: dict[str, RemovedTask],
+    folded_ids: dict[str, str],
+) -> Outcome | None:
+    """Decide (and prepare, for a merge) what pulling ``remote_tip`` does; move no ref.
+
+    For the actions in :data:`WRITE_ACTIONS` the outcome's ``old``/``new``
+    are the compare-and-swap to apply; ``None`` means up to date.
+    """
+    local = refs.repo.read_ref(ref_name(task_id))
+    if local == remote_tip:
+        return None
+    note = ""
+    bases: list[bytes] = []
+    if local is None:
+        if covered.any(remote_tip):
+            return Outcome(
+                task_id,
+                "not-restored",
+                f"removed or archived here; {where} has no newer change",
+                new=remote_tip.decode(),
+            )
+        other = folded_ids.get(task_id.casefold())
+        if other is not None and other != task_id:
+            return Outcome(
+                task_id,
+                "skipped",
+                f"differs from local task {other!r} only by case",
+                new=remote_tip.decode(),
+            )
+        if task_id in removed_index:
+            note = f"removed here, but changed on {where} since; restored"
+    else:
+        bases = refs.repo.merge_bases(local, remote_tip)
+        if remote_tip in bases:
+            return Outcome(
+                task_id,
+                "ahead",
+                "local changes not on the remote yet; push them",
+                old=local.decode(),
+            )
+        if covered.any(remote_tip):
+            # The remote still has a copy removed (or archived) here, unchanged
+            # since; the local task of that id is a new one. Merging would bring
+            # the removed content back, so it is left out, and push replaces
+            # the remote copy (under a lease on exactly that copy).
+            return Outcome(
+                task_id,
+                "replaces-removed",
+                f"{where} still has the copy removed here; push replaces it",
+                old=local.decode(),
+                new=remote_tip.decode(),
+            )
+    try:
+        theirs = validate_remote(refs, task_id, remote_tip)
+    except CorruptData as exc:
+        return Outcome(
+            task_id,
+            "skipped",
+            f"remote data invalid: {exc}",
+            old=local.decode() if local else None,
+            new=remote_tip.decode(),
+        )
+    conflicts: list[dict[str, Any]] = []
+    if local is None:
+        new, action = remote_tip, ("restored" if note else "created")
+        folded_ids[task_id.casefold()] = task_id
+    elif local in bases:
+        new, action = remote_tip, "fast-forward"
+    else:
+        try:
+            new, result = merge_task(refs, task_id, local, remote_tip, theirs, where)
+        except CorruptData as exc:
+            return Outcome(task_id, "skipped", f"cannot merge: {exc}", old=local.decode())
+        action = "merged"
+        conflicts = [c.as_dict() for c in result.conflicts]
+        if conflicts:
+            note = "changed on both sides: " + ", ".join(c["field"] for c in conflicts)
+    return Outcome(
+        task_id,
+        action,
+        note,
+        old=local.decode() if local else None,
+        new=new.decode(),
+        conflicts=conflicts,
+    )
+
+
+def _pull_task(
+    refs: TaskRefs,
+    task_id: str,
+    remote_tip: bytes,
+    where: str,
+    covered: Covered,
+    removed_index: dict[str, RemovedTask],
+    folded_ids: dict[str, str],
+) -> Outcome | None:
+    """Plan and apply one task's pull with its own compare-and-swap, retrying races."""
+    for _attempt in attempts():
+        outcome = _plan_task(refs, task_id, remote_tip, where, covered, removed_index, folded_ids)
+        if outcome is None or outcome.action not in WRITE_ACTIONS:
+            return outcome
+        assert outcome.new is not None
+        old = outcome.old.encode() if outcome.old else None
+        try:
+            refs.repo.compare_and_swap(
+                ref_name(task_id),
+                old,
+                outcome.new.encode(),
+                f"hydrate: pull {task_id} from {where}",
+            )
+        except RefRace:
+            continue
+        except Conflict as exc:
+            # the ref cannot be made here (a stray ref in the way): this task only
+            return Outcome(task_id, "skipped", str(exc), new=outcome.new)
+        return outcome
+    raise Busy(f"task {task_id} kept changing under this pull; try again")
+
+
+def _apply_batch(refs: TaskRefs, outcomes: list[Outcome], where: str) -> bool:
+    """Move every planned ref in one ``git update-ref --stdin`` transaction.
+
+    All or nothing, each update checked against the old value it was planned
+    from, with reflog entries. ``False`` when any ref moved meanwhile (the
+    caller then goes task by task). One transaction instead of a locked,
+    fsync'ed write per task makes a first pull of many tasks several times
+    faster.
+    """
+    updates = []
+    for outcome in outcomes:
+        assert outcome.new is not None
+        old = outcome.old.encode() if outcome.old is not None else None
+        updates.append((ref_name(outcome.name), old, outcome.new.encode()))
+    try:
+        refs.repo.update_refs(updates, f"hydrate: pull from {where}")
+    except (RefRace, Conflict):
+        return False
+    return True
+
+
+def _drop_removed(
+    refs: TaskRefs,
+    local_tasks: dict[str, bytes],
+    remote_tasks: dict[str, bytes],
+    covered: Covered,
+    removed_index: dict[str, RemovedTask],
+    where: str,
+) -> list[Outcome]:
+    """Drop local tasks the shared removal record covers (no newer local change)."""
+    outcomes: list[Outcome] = []
+    if not removed_index:
+        return outcomes
+    removed_set = covered.of(REMOVED_REF)
+    for task_id, tip in sorted(local_tasks.items()):
+        if task_id not in removed_index:
+            continue
+        if tip in removed_set:
+            try:
+                refs.repo.delete_ref(ref_name(task_id), tip, f"hydrate: pull removal of {task_id}")
+            except RefRace:
+                continue  # changed meanwhile: it stays
+            by = removed_index[task_id].by
+            outcomes.append(
+                Outcome(task_id, "removed", f"removed by {by}".strip(), old=tip.decode())
+            )
+        elif task_id not in remote_tasks:
+            outcomes.append(
+                Outcome(
+                    task_id,
+                    "kept",
+                    f"removed on {where}, but changed here since; push to bring it back there",
+                    old=tip.decode(),
+                )
+            )
+    return outcomes
+
+
+def _drop_archived(
+    refs: TaskRefs, local_tasks: dict[str, bytes], covered: Covered
+) -> list[Outcome]:
+    """Drop live tasks that were archived elsewhere and not changed here since.
+
+    Archiving folds a finished task into ``refs/hydrate/archive`` so that it
+    stops costing every clone a ref; once the archive has travelled, a clone
+    whose copy of the task is an ancestor of the archived one lets it go too
+    (``show``/``log``/``unarchive`` still reach it through the archive).
+    """
+    try:
+        index = read_archive(refs.repo).index
+    except CorruptData:
+        return []  # a damaged local archive frees nothing; doctor reports it
+    if not index.tasks:
+        return []
+    archived = covered.of(ARCHIVE_REF)
+    outcomes: list[Outcome] = []
+    for task_id, tip in sorted(local_tasks.items()):
+        if task_id not in index.tasks or tip not in archived:
+            continue
+        try:
+            refs.repo.delete_ref(ref_name(task_id), tip, f"hydrate: pull archive of {task_id}")
+        except RefRace:
+            continue  # changed meanwhile: it stays live
+        outcomes.append(Outcome(task_id, "archived", "archived elsewhere", old=tip.decode()))
+    return outcomes
+
+
+def check_ids(ids: Iterable[str]) -> list[str]:
+    """The task ids asked for, checked, sorted, without repeats."""
+    wanted = []
+    for task_id in ids:
+        if not isinstance(task_id, str) or not TASK_ID_RE.match(task_id):
+            raise ValidationError(f"invalid task id {task_id!r}")
+        wanted.append(task_id)
+    return sorted(set(wanted))
+
+
+def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) -> None:
+    """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``."""
+    mirror = fetch_mirror(refs.repo, remote)
+    where = remote.display
+    for ref in UNION_REFS:
+        tip = mirror.get(ref[len(b"refs/hydrate/") :])
+        if tip is not None:
+            outcome = pull_union_ref(refs, ref, tip, where)
+            if outcome is not None:
+                report.outcomes.append(outcome)
+    remote_tasks: dict[str, bytes] = {}
+    for name, oid in mirror.items():
+        if name.startswith(b"tasks/"):
+            remote_tasks[name[len(b"tasks/") :].decode("utf-8", "backslashreplace")] = oid
+    if ids:
+        for task_id in ids:
+            if task_id not in remote_tasks:
+                report.outcomes.append(Outcome(task_id, "absent", f"not on {where}"))
+        remote_tasks = {k: v for k, v in remote_tasks.items() if k in ids}
+    covered = Covered(refs)
+    removed_index = read_removed(refs.repo, refs.repo.read_ref(REMOVED_REF))
+    local = refs.task_tips()
+    if ids:
+        local = {k: v for k, v in local.items() if k in ids}
+    report.outcomes += _drop_removed(refs, local, remote_tasks, covered, removed_index, where)
+    report.outcomes += _drop_archived(refs, refs.task_tips() if not ids else local, covered)
+    folded = {task_id.casefold(): task_id for task_id in refs.task_tips()}
+    planned: list[Outcome] = []
+    for task_id, tip in sorted(remote_tasks.items()):
+        if not validate.is_task_id(task_id):
+            # Someone else's stray ref: reported, never taken, and no failure of
+            # this pull (nothing here could fix it).
+            planned.append(
+                Outcome(
+                    f"refs/hydrate/tasks/{task_id}",
+                    "ignored",
+                    "not a valid task id",
+                    new=tip.decode(),
+                    is_task=False,
+                )
+            )
+            continue
+        outcome = _plan_task(refs, task_id, tip, where, covered, removed_index, folded)
+        if outcome is None:
+            report.up_to_date += 1
+        else:
+            planned.append(outcome)
+    writes = [o for o in planned if o.action in WRITE_ACTIONS]
+    if writes and not _apply_batch(refs, writes, where):
+        # Something moved meanwhile: task by task, each with its own retries.
+        for index, outcome in enumerate(planned):
+            if outcome.action in WRITE_ACTIONS:
+                tip = remote_tasks[outcome.name]
+                redone = _pull_task(refs, outcome.name, tip, where, covered, removed_index, folded)
+                planned[index] = redone or Outcome(outcome.name, "up-to-date")
+        report.up_to_date += sum(o.action == "up-to-date" for o in planned)
+        planned = [o for o in planned if o.action != "up-to-date"]
+    report.outcomes += planned
+
+
+def pull(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
+    """Fetch the remote's tasks into the mirror and merge them task by task.
+
+    Args:
+        refs: The local tasks.
+        remote: A remote name or URL; ``None`` picks the current branch's
+            remote, else ``origin``.
+        ids: Only these tasks (default: all).
+
+    Returns:
+        A :class:`Report`; ``report.ok`` is False when a task was skipped
+        because the remote's data failed validation.
+    """
+    wanted = check_ids(ids)
+    where = resolve_remote(refs, remote)
+    report = Report("pull", where.display)
+    pull_into(refs, where, wanted, report)
+    return report

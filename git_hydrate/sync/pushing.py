@@ -1,0 +1,127 @@
+"""Push: task refs without force, the shared refs, and per-ref results.
+
+A rejected task (the remote has changes this clone lacks) is reported by id;
+every other ref still goes through.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Final
+
+from ..archive import ARCHIVE_REF
+from ..taskrefs import TASK_REF_PREFIX, TaskRefs, ref_name
+from .pulling import Covered, check_ids
+from .remotes import Remote, resolve_remote
+from .report import Outcome, Report
+from .union import UNION_REFS
+
+__all__ = ["push", "push_into"]
+
+_PUSH_ACTIONS: Final = {
+    "*": "pushed-new",
+    " ": "pushed",
+    "+": "forced",
+    "-": "deleted-remote",
+    "=": "up-to-date",
+    "!": "rejected",
+}
+
+
+def _rejection_hint(summary: str, where: str) -> str:
+    if "fetch first" in summary or "non-fast-forward" in summary or "stale info" in summary:
+        return f"{summary}; {where} has changes you do not have: run git hydrate sync {where}"
+    return f"{summary}; the remote refused it"
+
+
+def push_into(
+    refs: TaskRefs, remote: Remote, ids: list[str] | None, union: bool, report: Report
+) -> None:
+    """Push ``ids`` (all tasks when ``None``; the shared refs too with ``union``),
+    adding each ref's outcome to ``report``."""
+    repo = refs.repo
+    refspecs: list[str] = []
+    if ids is None:
+        if repo.refs_under(TASK_REF_PREFIX):
+            refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
+            # Never publish a ref that is not a task id: a negative refspec (git
+            # 2.29+) for each one git would push. for-each-ref lists only the
+            # names git accepts (a broken name, it skips, and refuses in a refspec).
+            strays = set(refs.stray_ref_names())
+            if strays:
+                for listed_name in repo.listed_ref_names(TASK_REF_PREFIX):
+                    if listed_name in strays:
+                        refspecs.append("^" + os.fsdecode(listed_name))
+    else:
+        for task_id in ids:
+            if repo.read_ref(ref_name(task_id)) is None:
+                report.outcomes.append(Outcome(task_id, "absent", "no such task here"))
+            else:
+                refspecs.append(f"{ref_name(task_id).decode()}:{ref_name(task_id).decode()}")
+    leases: list[str] = []
+    if union:
+        for ref in UNION_REFS:
+            if repo.read_ref(ref) is not None:
+                refspecs.append(f"{ref.decode()}:{ref.decode()}")
+        # Tasks archived here that the remote still has as live refs: delete
+        # them there, but only while the remote's tip is still the one our
+        # archive holds (the lease), so nobody's newer work is lost.
+        covered = Covered(refs)
+        archived = covered.of(ARCHIVE_REF)
+        prefix = remote.mirror_prefix + b"tasks/"
+        for suffix, tip in sorted(repo.refs_under(prefix).items()):
+            task_ref = TASK_REF_PREFIX + suffix
+            local_tip = repo.read_ref(task_ref)
+            if local_tip is None:
+                if tip in archived:
+                    refspecs.append(f":{task_ref.decode()}")
+                    leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+            elif (
+                covered.any(tip) and local_tip != tip and not refs.repo.is_ancestor(tip, local_tip)
+            ):
+                # A new task with the id of one removed here: replace the
+                # remote's old copy, but only if it is still exactly that copy.
+                leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+    if not refspecs:
+        return
+    # What the remote held, as far as the last fetch knows (git push updates no
+    # mirror of ours): the "old" side of each pushed ref in the report.
+    mirror = repo.refs_under(remote.mirror_prefix)
+    pushed = repo.push(remote.target, refspecs, leases, what=f"git push {remote.display}")
+    for flag, dest, summary in pushed:
+        action = _PUSH_ACTIONS.get(flag, "unknown")
+        is_task = dest.startswith(TASK_REF_PREFIX.decode())
+        name = dest[len(TASK_REF_PREFIX) :] if is_task else dest
+        if action == "up-to-date":
+            report.up_to_date += 1
+            continue
+        detail = _rejection_hint(summary, remote.display) if action == "rejected" else ""
+        local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
+        before = (
+            mirror.get(dest.encode()[len(b"refs/hydrate/") :]) if action != "pushed-new" else None
+        )
+        report.outcomes.append(
+            Outcome(
+                name,
+                action,
+                detail,
+                old=before.decode() if before else None,
+                new=local.decode() if local else None,
+                is_task=is_task,
+            )
+        )
+
+
+def push(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
+    """Push task refs (all, or ``ids``) without force, reading the per-ref results.
+
+    Without ``ids`` the removal record and the archive travel too. A rejected
+    task (the remote has changes this clone lacks) is reported by id with
+    ``action == "rejected"``; every other ref still goes through.
+    """
+    wanted = check_ids(ids)
+    where = resolve_remote(refs, remote)
+    report = Report("push", where.display)
+    push_into(refs, where, wanted or None, not wanted, report)
+    return report

@@ -1,0 +1,62 @@
+"""The removal record: ``refs/hydrate/removed``, which keeps removed tasks removed.
+
+One ref whose commits keep every removed tip reachable (as a parent) and
+whose ``removed.json`` says which task was removed at which tip, when and by
+whom. A task whose tip is reachable from it is not brought back by a pull,
+and a clone that holds such a task without newer changes drops it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .. import codec
+from ..errors import Busy
+from ..model import RemovalRecord, RemovedTask
+from ..store import MODE_BLOB, RefRace, Repository
+from ..taskrefs import TaskRefs, attempts, commit_message, iso_utc
+
+__all__ = ["REMOVED_REF", "read_removed", "record_removal"]
+
+REMOVED_REF: Final = b"refs/hydrate/removed"
+_REMOVED_FILE: Final = b"removed.json"
+
+
+def read_removed(repo: Repository, tip: bytes | None) -> dict[str, RemovedTask]:
+    """The removal record at commit ``tip`` (``{}`` when there is none).
+
+    Raises:
+        CorruptData: the record cannot be read.
+    """
+    if tip is None:
+        return {}
+    tree, _ = repo.read_commit_tree(tip)
+    entry = repo.read_tree(tree).get(_REMOVED_FILE)
+    if entry is None:
+        return {}
+    where = f"{REMOVED_REF.decode()}: removed.json"
+    return codec.decode_removal_record(repo.read_blob(entry[1]), where).removed
+
+
+def record_removal(refs: TaskRefs, task_id: str, tip: bytes) -> None:
+    """Add ``task_id`` removed at ``tip`` to the record (one commit, retried on races)."""
+    repo = refs.repo
+    ident = repo.identity().name_email.decode("utf-8", "replace")
+    for _attempt in attempts():
+        current = repo.read_ref(REMOVED_REF)
+        removed = dict(read_removed(repo, current))
+        removed[task_id] = RemovedTask(tip=tip.decode(), at=iso_utc(refs.clock()), by=ident)
+        blob = repo.write_blob(codec.encode(RemovalRecord(removed=removed)))
+        tree = repo.write_tree({_REMOVED_FILE: (MODE_BLOB, blob)})
+        message = commit_message(
+            f"task-rm {task_id}",
+            [("Action", "task-rm"), ("Task", task_id), ("Tip", tip.decode())],
+        )
+        parents = [current, tip] if current is not None else [tip]
+        commit = repo.write_commit(tree, parents, message, when=refs.clock())
+        try:
+            repo.compare_and_swap(REMOVED_REF, current, commit, message)
+            return
+        except RefRace:
+            continue
+    raise Busy(f"{REMOVED_REF.decode()} kept changing under this write; try again")

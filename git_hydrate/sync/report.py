@@ -1,0 +1,76 @@
+"""What a pull, push or sync did: one outcome per task (or shared ref)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["FAILED_ACTIONS", "WRITE_ACTIONS", "Outcome", "Report"]
+
+#: Pull/push actions that make the command fail (exit status 1): a task the
+#: remote refused, remote data that failed validation, an ID that does not exist.
+FAILED_ACTIONS: Final = frozenset({"skipped", "rejected", "absent"})
+#: Pull actions that move a task ref.
+WRITE_ACTIONS: Final = frozenset({"created", "restored", "fast-forward", "merged"})
+
+
+@dataclass
+class Outcome:
+    """What happened to one task (or union ref) in a pull or push."""
+
+    name: str
+    action: str
+    detail: str = ""
+    old: str | None = None
+    new: str | None = None
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    is_task: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            ("task_id" if self.is_task else "ref"): self.name,
+            "action": self.action,
+            "detail": self.detail,
+            "old": self.old,
+            "new": self.new,
+        }
+        if self.conflicts:
+            data["conflicts"] = self.conflicts
+        return data
+
+
+@dataclass
+class Report:
+    """The result of ``pull``, ``push`` or ``sync``: outcomes plus up-to-date counts."""
+
+    operation: str
+    remote: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    up_to_date: int = 0
+    rounds: int = 1
+
+    @property
+    def ok(self) -> bool:
+        """False when a task was rejected, skipped or absent (the command exits 1)."""
+        return not any(o.action in FAILED_ACTIONS for o in self.outcomes)
+
+    def failed(self, action: str) -> list[str]:
+        return [o.name for o in self.outcomes if o.action == action]
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for outcome in self.outcomes:
+            counts[outcome.action] = counts.get(outcome.action, 0) + 1
+        counts["up-to-date"] = self.up_to_date
+        return dict(sorted(counts.items()))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "operation": self.operation,
+            "remote": self.remote,
+            "ok": self.ok,
+            "rounds": self.rounds,
+            "counts": self.counts(),
+            "tasks": [o.as_dict() for o in self.outcomes if o.is_task],
+            "refs": [o.as_dict() for o in self.outcomes if not o.is_task],
+        }

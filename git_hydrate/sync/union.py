@@ -1,0 +1,134 @@
+"""Shared refs that merge as unions: the archive and the removal record.
+
+They travel with push and pull like tasks, but two clones' versions merge
+path by path, and their JSON index files key by key (:func:`merge.merge_json`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from .. import codec, merge
+from ..archive import ARCHIVE_REF, read_archive
+from ..errors import Busy, CorruptData
+from ..store import MODE_TREE, RefRace, Repository
+from ..taskrefs import TaskRefs, attempts, commit_message
+from .removal import REMOVED_REF, read_removed
+from .report import Outcome
+
+__all__ = ["UNION_REFS", "commit_rank", "pull_union_ref"]
+
+#: Refs that are not tasks but travel with them and merge as unions.
+UNION_REFS: Final = (REMOVED_REF, ARCHIVE_REF)
+
+
+def commit_rank(repo: Repository, oid: bytes) -> tuple[int, str]:
+    """How a merge ranks a side: its commit time, then its id."""
+    return (repo.read_commit_info(oid).commit_time, oid.decode())
+
+
+def _flatten(repo: Repository, tree: bytes | None, prefix: bytes = b"") -> dict[bytes, bytes]:
+    if tree is None:
+        return {}
+    out: dict[bytes, bytes] = {}
+    for name, (mode, oid) in repo.read_tree(tree).items():
+        if mode == MODE_TREE:
+            out.update(_flatten(repo, oid, prefix + name + b"/"))
+        else:
+            out[prefix + name] = oid
+    return out
+
+
+def _merge_trees(repo: Repository, base: bytes | None, a: bytes, b: bytes, a_wins: bool) -> bytes:
+    fb, fa, fbb = _flatten(repo, base), _flatten(repo, a), _flatten(repo, b)
+    merged: dict[bytes, bytes | None] = {}
+    for path in sorted(set(fa) | set(fbb)):
+        va, vb, vo = fa.get(path), fbb.get(path), fb.get(path)
+        if va == vb:
+            chosen = va
+        elif va == vo:
+            chosen = vb
+        elif vb == vo:
+            chosen = va
+        elif va is None or vb is None:
+            chosen = va if va is not None else vb  # a change wins over a removal
+        elif path.endswith(b".json"):
+            decoded = [
+                msgspec.json.decode(repo.read_blob(v)) if v is not None else merge.MISSING
+                for v in (vo, va, vb)
+            ]
+            value = merge.merge_json(decoded[0], decoded[1], decoded[2], a_wins)
+            chosen = repo.write_blob(codec.encode(value))
+        else:
+            chosen = va if a_wins else vb
+        if chosen is not None:
+            merged[path] = chosen
+    return repo.update_tree(None, merged)
+
+
+def _check(repo: Repository, ref: bytes, tip: bytes) -> None:
+    """Refuse a damaged remote archive or removal record before merging it."""
+    repo.read_commit_tree(tip)
+    if ref == REMOVED_REF:
+        read_removed(repo, tip)
+    elif ref == ARCHIVE_REF:
+        read_archive(repo, tip)
+
+
+def _merged(
+    repo: Repository,
+    refs: TaskRefs,
+    ref: bytes,
+    local: bytes,
+    remote: bytes,
+    where: str,
+    bases: list[bytes],
+) -> bytes:
+    a_wins = commit_rank(repo, local) > commit_rank(repo, remote)
+    base_tree = repo.read_commit_tree(bases[0])[0] if bases else None
+    tree = _merge_trees(
+        repo, base_tree, repo.read_commit_tree(local)[0], repo.read_commit_tree(remote)[0], a_wins
+    )
+    name = ref.decode()
+    message = commit_message(
+        f"merge {name} from {where}", [("Action", "merge"), ("Ref", name), ("Remote", where)]
+    )
+    return repo.write_commit(tree, [local, remote], message, when=refs.clock())
+
+
+def pull_union_ref(refs: TaskRefs, ref: bytes, remote_tip: bytes, where: str) -> Outcome | None:
+    """Bring a remote's archive or removal record in: create, fast-forward or merge."""
+    repo = refs.repo
+    name = ref.decode()
+    for _attempt in attempts():
+        local = repo.read_ref(ref)
+        if local == remote_tip:
+            return None
+        try:
+            _check(repo, ref, remote_tip)
+        except CorruptData as exc:
+            return Outcome(name, "skipped", f"remote data invalid: {exc}", is_task=False)
+        if local is None:
+            new, action = remote_tip, "created"
+        else:
+            bases = repo.merge_bases(local, remote_tip)
+            if remote_tip in bases:
+                return None  # ahead
+            if local in bases:
+                new, action = remote_tip, "fast-forward"
+            else:
+                try:
+                    new = _merged(repo, refs, ref, local, remote_tip, where, bases)
+                except (CorruptData, msgspec.DecodeError) as exc:
+                    return Outcome(name, "skipped", f"cannot merge: {exc}", is_task=False)
+                action = "merged"
+        try:
+            repo.compare_and_swap(ref, local, new, f"hydrate: pull {name} from {where}")
+        except RefRace:
+            continue
+        return Outcome(
+            name, action, old=local.decode() if local else None, new=new.decode(), is_task=False
+        )
+    raise Busy(f"{name} kept changing under this pull; try again")

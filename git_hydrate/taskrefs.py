@@ -1,0 +1,658 @@
+"""The task-ref core: reading, decoding and writing tasks, one ref each.
+
+Storage (format 1)::
+
+    refs/hydrate/tasks/<task-id>   -> commit; the commit chain is the task's history
+      tree: task.json              the task document
+            links.json             context links, in packing order
+            bodies/<aa>/<sha256>   the body blobs, fanned out by hash prefix
+
+A task of more than :data:`FAN_OUT_LINKS` links fans its links out too
+(``links.json`` format 2)::
+
+            links.json             {"format":2,"links":[]}: look in links/
+            links/<a>.json         the links whose sha256 starts with <a>
+
+Every change is one commit, moved onto the task's ref by a compare-and-swap
+(:meth:`TaskRefs.write`, the one write loop). When another writer wins the
+race, the change is re-applied to the state it wrote, so concurrent writers
+never lose each other's work. Every writer of git-hydrate, of one ref or of
+several, retries on the one policy of :func:`attempts`.
+
+Everything above this module — the lifecycle, hydration, packing, sync and
+doctor — reads and writes tasks through :class:`TaskRefs` alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Final, Generic, TypeVar
+
+import msgspec
+
+from . import codec, validate
+from .archive import read_archive
+from .errors import Busy, Conflict, CorruptData, NotFound
+from .model import LINKS_FANNED_FORMAT, Link, LinkList, Task, packing_sorted
+from .store import MODE_BLOB, RefRace, Repository, parse_commit_tree
+
+__all__ = [
+    "FAN_OUT_LINKS",
+    "MAX_ATTEMPTS",
+    "STALE_LOCK_SECONDS",
+    "TASK_REF_PREFIX",
+    "Change",
+    "TaskRefs",
+    "TaskState",
+    "Unchanged",
+    "attempts",
+    "body_path",
+    "commit_message",
+    "default_title",
+    "iso_utc",
+    "link_shard",
+    "link_tree_changes",
+    "names_a_task",
+    "ref_name",
+    "task_message",
+]
+
+R = TypeVar("R")
+
+TASK_REF_PREFIX: Final = b"refs/hydrate/tasks/"
+#: How often a write re-applies its change after losing a race before giving up.
+MAX_ATTEMPTS: Final = 64
+#: A ref lock older than this was left behind by a writer that died: git holds
+#: one for milliseconds. A write that finds one gives up at once and names it.
+STALE_LOCK_SECONDS: Final = 10.0
+
+_TASK_FILE: Final = b"task.json"
+_LINKS_FILE: Final = b"links.json"
+_BODIES_DIR: Final = b"bodies"
+_LINKS_DIR: Final = b"links"
+#: A task with more links than this keeps them fanned out in ``links/<a>.json``
+#: by the first hex digit of their sha256, so that one change rewrites one
+#: sixteenth of the list instead of all of it (2 MB at 10,000 links). The
+#: layout depends on the number of links only, so merged states converge.
+FAN_OUT_LINKS: Final = 1000
+#: Hex digits of the sha256 that name a links file: 16 files keep a full read
+#: to 16 objects while a write at 10,000 links rewrites about 130 KB.
+_SHARD_DIGITS: Final = 1
+_FANNED_STUB: Final = codec.encode(LinkList(format=LINKS_FANNED_FORMAT))
+
+
+# -- the one retry policy ----------------------------------------------------------
+
+
+def attempts(limit: int = MAX_ATTEMPTS) -> Iterator[int]:
+    """Attempt numbers for a write that may lose races: jittered, growing back-off.
+
+    The first attempt starts at once; each later one after a random pause of
+    a few milliseconds that grows with the attempt (bounded), so that writers
+    that collided spread out. A loop that exhausts them raises :class:`Busy`.
+    """
+    for attempt in range(limit):
+        if attempt:
+            time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
+        yield attempt
+
+
+# -- names and paths ------------------------------------------------------------------
+
+
+def iso_utc(timestamp: float) -> str:
+    """``2026-11-30T07:14:27Z`` for a POSIX timestamp."""
+    return datetime.fromtimestamp(int(timestamp), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ref_name(task_id: str) -> bytes:
+    """The ref of a task."""
+    return TASK_REF_PREFIX + task_id.encode("ascii")
+
+
+def names_a_task(name: bytes) -> bool:
+    """Whether a ref name below ``refs/hydrate/tasks/`` is a valid task id."""
+    return name.isascii() and validate.is_task_id(name.decode("ascii"))
+
+
+def default_title(objective: str) -> str:
+    """A title from the objective's first line, when none was given."""
+    first = objective.strip().splitlines()[0] if objective.strip() else ""
+    return first if len(first) <= 80 else first[:77].rstrip() + "..."
+
+
+def body_path(sha256: str) -> bytes:
+    """Where a body lives in the task tree: ``bodies/<aa>/<sha256>``."""
+    return b"%s/%s/%s" % (_BODIES_DIR, sha256[:2].encode(), sha256.encode())
+
+
+def link_shard(sha256: str) -> str:
+    """The prefix naming the links file that holds the link of ``sha256``."""
+    return sha256[:_SHARD_DIGITS]
+
+
+def link_shard_path(prefix: str) -> bytes:
+    """Where a fanned-out task keeps the links whose sha256 starts with ``prefix``."""
+    return b"%s/%s.json" % (_LINKS_DIR, prefix.encode())
+
+
+# -- commit messages ----------------------------------------------------------------
+
+
+def commit_message(summary: str, trailers: Sequence[tuple[str, str]], body: str = "") -> str:
+    """The one shape of every commit git-hydrate writes.
+
+    ``hydrate: <summary>``, an optional body paragraph, then ``Hydrate-<Key>:
+    <value>`` trailers, which :mod:`git_hydrate.history` reads back. A value
+    is folded onto one line.
+    """
+    lines = [f"hydrate: {summary}", ""]
+    if body:
+        lines += [body, ""]
+    for key, value in trailers:
+        value = value if value.isprintable() else " ".join(value.split())
+        lines.append(f"Hydrate-{key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+def task_message(summary: str, action: str, task_id: str, **named: str) -> str:
+    """A task change's message: ``Action`` and ``Task`` trailers, then ``named``
+    ones (``checkpoint_summary`` becomes ``Hydrate-Checkpoint-Summary``)."""
+    trailers = [("Action", action), ("Task", task_id)]
+    trailers += [(key.replace("_", "-").title(), value) for key, value in named.items()]
+    return commit_message(summary, trailers)
+
+
+# -- states and changes -----------------------------------------------------------------
+
+
+class TaskState(msgspec.Struct):
+    """A task as read from its tip commit."""
+
+    task: Task
+    links: list[Link]
+    tip: bytes | None = None
+    tree: bytes | None = None
+    #: The links by ``links/<a>.json`` file, when the task's links are fanned
+    #: out; ``None`` when they are all in ``links.json``.
+    shards: dict[str, list[Link]] | None = None
+    #: Only the links of one ``links/<a>.json`` were read (``links`` is not
+    #: the whole list): see :meth:`TaskRefs.write`'s ``only``.
+    partial: bool = False
+
+
+class Change(msgspec.Struct, Generic[R]):
+    """What one write does: the new state, the tree paths it touches, its message,
+    and what the write returns."""
+
+    task: Task
+    links: list[Link]
+    message: str
+    result: R
+    bodies: dict[bytes, bytes | None] = {}
+
+
+class Unchanged(Exception, Generic[R]):
+    """Raised by a change function when the state already is what was asked."""
+
+    def __init__(self, result: R) -> None:
+        super().__init__()
+        self.result = result
+
+
+def link_tree_changes(
+    repo: Repository, links: list[Link], before: TaskState | None
+) -> dict[bytes, bytes | None]:
+    """The tree changes (``{path: blob oid or None}``) that store ``links``.
+
+    Up to :data:`FAN_OUT_LINKS` links go into ``links.json``; more are fanned
+    out, and only the ``links/<a>.json`` files whose links changed since
+    ``before`` (the state read, or ``None`` to write everything) are written.
+    """
+    old = before.shards if before is not None else None
+    partial = before is not None and before.partial
+    if len(links) <= FAN_OUT_LINKS and not partial:
+        ordered = packing_sorted(links)
+        # All links in links.json: no links/ at all (not even one a hostile tree
+        # carried along, which a format-1 read never looks at).
+        return {
+            _LINKS_FILE: repo.write_blob(codec.encode(LinkList(links=ordered))),
+            _LINKS_DIR: None,
+        }
+    groups: dict[str, list[Link]] = {}
+    for link in links:
+        groups.setdefault(link_shard(link.sha256), []).append(link)
+    if partial and len(groups) > 1:
+        raise AssertionError("a write given one prefix's links changed another's")
+    changes: dict[bytes, bytes | None] = {}
+    if old is None:
+        # Fanning out now: whatever a links/ held before (from a hostile tree)
+        # goes; only the files written here make up the new one.
+        changes = {_LINKS_FILE: repo.write_blob(_FANNED_STUB), _LINKS_DIR: None}
+    old = old or {}
+    paths: list[bytes] = []
+    datas: list[bytes] = []
+    for prefix, group in groups.items():
+        if group == old.get(prefix):  # a change keeps the order of what it leaves alone
+            continue
+        group = packing_sorted(group)
+        if group != old.get(prefix):
+            paths.append(link_shard_path(prefix))
+            datas.append(codec.encode(LinkList(format=LINKS_FANNED_FORMAT, links=group)))
+    changes.update(zip(paths, repo.write_blobs(datas), strict=True))
+    changes.update({link_shard_path(prefix): None for prefix in old.keys() - groups.keys()})
+    return changes
+
+
+class TaskRefs:
+    """The tasks of one repository, as refs: read, decode, write.
+
+    Args:
+        repo: The repository.
+        clock: Returns the current POSIX time (commit and checkpoint times).
+    """
+
+    def __init__(self, repo: Repository, clock: Callable[[], float] = time.time) -> None:
+        self.repo = repo
+        self.clock = clock
+        #: How many writes lost a race and were re-applied.
+        self.retries = 0
+
+    def now(self, moment: datetime | float | None = None) -> float:
+        """POSIX seconds of ``moment`` (a naive datetime is UTC); the clock's when ``None``."""
+        if moment is None:
+            return self.clock()
+        if isinstance(moment, datetime):
+            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        return float(moment)
+
+    # -- listing -------------------------------------------------------------------
+
+    def tip(self, task_id: str) -> bytes | None:
+        """The tip commit of a live task, or ``None``."""
+        return self.repo.read_ref(ref_name(task_id))
+
+    def task_tips(self) -> dict[str, bytes]:
+        """Every live task id and its tip commit.
+
+        A ref under ``refs/hydrate/tasks/`` whose name is not a valid task id
+        (made by hand or by another tool) is left out; :meth:`stray_ref_names`
+        names it, so that ``list`` can warn and ``doctor`` report it.
+        """
+        refs = self.repo.refs_under(TASK_REF_PREFIX)
+        return {name.decode("ascii"): oid for name, oid in refs.items() if names_a_task(name)}
+
+    def task_ids(self) -> list[str]:
+        """Every live task id, sorted."""
+        return sorted(self.task_tips())
+
+    def stray_ref_names(self) -> list[bytes]:
+        """The full names of the refs under ``refs/hydrate/tasks/`` that are not
+        valid task ids, as bytes, sorted."""
+        names = self.repo.ref_names_under(TASK_REF_PREFIX)
+        return sorted(TASK_REF_PREFIX + name for name in names if not names_a_task(name))
+
+    # -- reading -------------------------------------------------------------------
+
+    def read_state(self, task_id: str, tip: bytes, *, only: str | None = None) -> TaskState:
+        """Decode the state stored in the commit ``tip`` of ``task_id``.
+
+        ``only`` (a :func:`link_shard` prefix) reads, of a task whose links are fanned out,
+        just the links whose sha256 starts with it: a *partial* state, which
+        only a write that touches those links alone may use (see ``_write``).
+
+        Raises:
+            CorruptData: the tree is not a valid task, naming the task.
+        """
+        state = self._states_at({task_id: tip}, only)[task_id]
+        if isinstance(state, CorruptData):
+            raise state
+        return state
+
+    def load_many(self, task_ids: Iterable[str]) -> dict[str, TaskState | CorruptData]:
+        """The states of many live tasks in one pipelined read (absent ids are left out).
+
+        A task whose data cannot be read maps to the :class:`CorruptData` naming
+        it, so one damaged task never hides the others.
+        """
+        refs = self.repo.refs_under(TASK_REF_PREFIX)
+        tips: dict[str, bytes] = {}
+        for task_id in task_ids:
+            tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
+            if tip is not None:
+                tips[task_id] = tip
+        return self._states_at(tips)
+
+    def _states_at(
+        self, tips: Mapping[str, bytes], only: str | None = None
+    ) -> dict[str, TaskState | CorruptData]:
+        """Decode each task's state at its tip: the commit, ``task.json`` and
+        ``links.json`` of every task in one pipelined ``cat-file`` pass (and, for
+        tasks whose links are fanned out, their ``links/`` in two more)."""
+        specs = []
+        for tip in tips.values():
+            specs += [tip, tip + b":" + _TASK_FILE, tip + b":" + _LINKS_FILE]
+        answers = self.repo.read_many(specs)
+        result: dict[str, TaskState | CorruptData] = {}
+        fanned: dict[str, TaskState] = {}
+        for index, (task_id, tip) in enumerate(tips.items()):
+            commit, task_blob, links_blob = answers[3 * index : 3 * index + 3]
+            where = f"task {task_id}"
+            try:
+                if (
+                    commit is None
+                    or commit[0] != b"commit"
+                    or task_blob is None
+                    or links_blob is None
+                    or task_blob[0] != b"blob"
+                    or links_blob[0] != b"blob"
+                ):
+                    raise self._damage(task_id, tip)
+                tree, _parents = parse_commit_tree(tip, commit[1])
+                task = codec.decode_task(task_blob[1], f"{where}: task.json")
+                links = codec.decode_links(links_blob[1], f"{where}: links.json")
+                if task.id != task_id:
+                    raise CorruptData(f"{where}: task.json names task {task.id!r}")
+                # in packing order whoever wrote the file (this version always does)
+                state = TaskState(task=task, links=packing_sorted(links.links), tip=tip, tree=tree)
+                if links.format == LINKS_FANNED_FORMAT:
+                    if links.links:
+                        raise CorruptData(f"{where}: links.json of format 2 holds links")
+                    fanned[task_id] = state
+                result[task_id] = state
+            except CorruptData as exc:
+                result[task_id] = self._named(task_id, exc)
+        if fanned:
+            result.update(self._read_fanned(fanned, only))
+        return result
+
+    @staticmethod
+    def _named(task_id: str, exc: CorruptData) -> CorruptData:
+        where = f"task {task_id}"
+        return exc if str(exc).startswith(where) else CorruptData(f"{where}: {exc}")
+
+    def _read_fanned(
+        self, states: dict[str, TaskState], only: str | None
+    ) -> dict[str, TaskState | CorruptData]:
+        """Fill in the links of tasks that keep them in ``links/<a>.json``: every
+        ``links/`` tree in one pipelined pass, then every file (or, with
+        ``only``, the one file of that prefix) in another."""
+        trees = self.repo.read_many(
+            [(state.tree or b"") + b":" + _LINKS_DIR for state in states.values()]
+        )
+        result: dict[str, TaskState | CorruptData] = {}
+        wanted: dict[str, list[tuple[str, bytes]]] = {}
+        for task_id, answer in zip(states, trees, strict=True):
+            try:
+                if answer is None or answer[0] != b"tree":
+                    raise CorruptData("links.json says the links are in links/, which is missing")
+                shards = []
+                for name, (mode, oid) in self.repo.parse_tree(b"links", answer[1]).items():
+                    prefix = name.removesuffix(b".json").decode("ascii", "replace")
+                    shown = name.decode("utf-8", "replace")
+                    if (
+                        mode != MODE_BLOB
+                        or len(name) != _SHARD_DIGITS + 5
+                        or not name.endswith(b".json")
+                        or prefix.strip("0123456789abcdef")
+                    ):
+                        raise CorruptData(f"unexpected entry links/{shown}")
+                    if only is None or prefix == only:
+                        shards.append((prefix, oid))
+                wanted[task_id] = shards
+            except CorruptData as exc:
+                result[task_id] = self._named(task_id, exc)
+        answers = self.repo.read_many([oid for shards in wanted.values() for _p, oid in shards])
+        start = 0
+        for task_id, shards in wanted.items():
+            state = states[task_id]
+            state.shards = {}
+            state.partial = only is not None
+            try:
+                for (prefix, _oid), answer in zip(
+                    shards, answers[start : start + len(shards)], strict=True
+                ):
+                    where = f"links/{prefix}.json"
+                    if answer is None or answer[0] != b"blob":
+                        raise CorruptData(f"{where} cannot be read")
+                    group = codec.decode_links(answer[1], where).links
+                    firsts = "".join([link.sha256[:_SHARD_DIGITS] for link in group])
+                    if firsts != prefix * len(group):
+                        raise CorruptData(f"{where} holds a link of another prefix")
+                    state.shards[prefix] = group
+                state.links = packing_sorted(
+                    link for group in state.shards.values() for link in group
+                )
+                result[task_id] = state
+            except CorruptData as exc:
+                result[task_id] = self._named(task_id, exc)
+            start += len(shards)
+        return result
+
+    def _damage(self, task_id: str, tip: bytes) -> CorruptData:
+        """Say exactly what is wrong with a tip whose task files cannot be read."""
+        try:
+            tree, _parents = self.repo.read_commit_tree(tip)
+            entries = self.repo.read_tree(tree)
+            missing = [name.decode() for name in (_TASK_FILE, _LINKS_FILE) if name not in entries]
+            if missing:
+                return CorruptData(f"commit {tip.decode()} has no {' or '.join(missing)}")
+            for name in (_TASK_FILE, _LINKS_FILE):
+                self.repo.read_blob(entries[name][1])
+        except CorruptData as exc:
+            return exc
+        return CorruptData(f"commit {tip.decode()} cannot be read")
+
+    def missing(self, task_id: str) -> NotFound:
+        """The error for a task that is not live: archived (with the way back) or unknown."""
+        try:
+            archived = task_id in read_archive(self.repo).index.tasks
+        except CorruptData:
+            archived = False  # a damaged archive does not change what is missing here
+        if archived:
+            return NotFound(
+                f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
+            )
+        return NotFound(
+            f"no task {task_id!r}; create it with: git hydrate task-add {task_id} "
+            "--objective TEXT --acceptance TEXT"
+        )
+
+    def load(self, task_id: str) -> TaskState:
+        """The current state of a live task.
+
+        Raises:
+            ValidationError: not a task id.
+            NotFound: no live task ``task_id`` (the message says if it is archived).
+            CorruptData: the task cannot be read.
+        """
+        validate.task_id(task_id)
+        tip = self.tip(task_id)
+        if tip is None:
+            raise self.missing(task_id)
+        return self.read_state(task_id, tip)
+
+    def load_any(self, task_id: str) -> tuple[TaskState, bool]:
+        """A task's state from its live ref, else from the archive: ``(state, archived)``.
+
+        Raises:
+            NotFound: neither live nor archived.
+        """
+        validate.task_id(task_id)
+        tip = self.tip(task_id)
+        if tip is not None:
+            return self.read_state(task_id, tip), False
+        entry = read_archive(self.repo).index.tasks.get(task_id)
+        if entry is None:
+            raise self.missing(task_id)
+        return self.read_state(task_id, entry.tip.encode("ascii")), True
+
+    def exists(self, task_id: str) -> bool:
+        """Whether a live task ``task_id`` exists."""
+        validate.task_id(task_id)
+        return self.tip(task_id) is not None
+
+    def check_body(
+        self, task_id: str, link: Link, data: bytes, *, check_size: bool = False
+    ) -> str:
+        """``data`` as text, after checking it is the body ``link`` names.
+
+        ``check_size`` also holds the link's recorded size to the body (data from
+        a remote, whose sizes the packer will trust).
+
+        Raises:
+            CorruptData: the body does not match, or is not UTF-8.
+        """
+        if hashlib.sha256(data).hexdigest() != link.sha256:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
+        if check_size and len(data) != link.size:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
+
+    def read_body(self, task_id: str, link: Link) -> str:
+        """The checked text of the body ``link`` names."""
+        try:
+            data = self.repo.read_blob(link.oid.encode())
+        except CorruptData as exc:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]}: {exc}") from None
+        return self.check_body(task_id, link, data)
+
+    # -- writing -------------------------------------------------------------------
+
+    def write(
+        self,
+        task_id: str,
+        apply: Callable[[TaskState], Change[R]],
+        *,
+        only: str | None = None,
+    ) -> R:
+        """Apply ``apply`` to the live task's current state and commit it, retrying races.
+
+        ``apply`` receives the state read and returns the :class:`Change`, or
+        raises :class:`Unchanged`. It may run several times: it must derive
+        everything from its argument. A task that does not exist raises
+        :class:`NotFound` before ``apply`` runs.
+
+        ``only`` (a :func:`link_shard` prefix) promises that ``apply`` reads
+        and changes only links of that prefix and never removes one: a task
+        whose links are fanned out then reads and rewrites just that
+        ``links/<a>.json``, so the write costs the same at 10 or 10,000 links.
+        """
+
+        def on_state(state: TaskState | None) -> Change[R]:
+            if state is None:
+                raise self.missing(task_id)
+            return apply(state)
+
+        return self._write(task_id, on_state, only=only)
+
+    def create(self, task_id: str, change: Change[R], exists: Callable[[], Exception]) -> R:
+        """Create the task with ``change``; if it exists (even by a concurrent
+        writer), raise what ``exists`` returns."""
+
+        def on_state(state: TaskState | None) -> Change[R]:
+            if state is not None:
+                raise exists()
+            return change
+
+        return self._write(task_id, on_state)
+
+    def _write(
+        self,
+        task_id: str,
+        apply: Callable[[TaskState | None], Change[R]],
+        *,
+        only: str | None = None,
+    ) -> R:
+        ref = ref_name(task_id)
+        for _attempt in attempts():
+            tip = self.tip(task_id)
+            state = self.read_state(task_id, tip, only=only) if tip is not None else None
+            try:
+                change = apply(state)
+            except Unchanged as done:
+                result: R = done.result
+                return result
+            self.repo.identity()  # no identity, no commit (refused like git commit)
+            tree_changes = link_tree_changes(self.repo, change.links, state)
+            tree_changes[_TASK_FILE] = self.repo.write_blob(codec.encode(change.task))
+            tree_changes.update(change.bodies)
+            tree = self.repo.update_tree(state.tree if state else None, tree_changes)
+            if state is not None and tree == state.tree:
+                return change.result
+            commit = self.repo.write_commit(
+                tree, [tip] if tip is not None else [], change.message, when=self.clock()
+            )
+            try:
+                self.repo.compare_and_swap(ref, tip, commit, change.message)
+            except RefRace:
+                self.retries += 1
+                if self._lock_left_behind(ref):
+                    break  # no writer holds a lock this long: say so now, not in a minute
+                continue
+            return change.result
+        raise self.busy(task_id)
+
+    def _lock_left_behind(self, ref: bytes) -> bool:
+        """Whether the ref's lock file is older than any live writer keeps one."""
+        try:
+            return time.time() - os.stat(self.repo.ref_lock(ref)).st_mtime > STALE_LOCK_SECONDS
+        except OSError:
+            return False
+
+    def busy(self, task_id: str) -> Busy:
+        """Why a write of ``task_id`` gave up: a lock left behind, or constant change."""
+        lock = self.repo.ref_lock(ref_name(task_id))
+        if os.path.exists(lock):
+            age = time.time() - os.stat(lock).st_mtime
+            return Busy(
+                f"task {task_id} is locked by {lock} ({age:.0f} s old); if no git or "
+                "git-hydrate process is writing it, clear it with: "
+                "git hydrate doctor --clear-stale-locks"
+            )
+        return Busy(
+            f"task {task_id} kept changing under this write ({MAX_ATTEMPTS} attempts); try again"
+        )
+
+    def check_case_collision(self, task_id: str) -> None:
+        """Refuse an id that differs from a live task's only by case.
+
+        Raises:
+            Conflict: naming the other task.
+        """
+        folded = task_id.casefold()
+        for other in self.task_ids():
+            if other.casefold() == folded and other != task_id:
+                raise Conflict(
+                    f"task id {task_id!r} differs from existing task {other!r} only by case; "
+                    "ids must stay distinct on case-insensitive file systems"
+                )
+
+    def check_new_id(self, task_id: str) -> None:
+        """Refuse a new id that is archived, or differs from a live or archived
+        one only by case.
+
+        Raises:
+            Conflict: naming the other task and what to do.
+        """
+        self.check_case_collision(task_id)
+        index = read_archive(self.repo).index
+        if task_id in index.tasks:
+            raise Conflict(
+                f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
+            )
+        folded = task_id.casefold()
+        for other in index.tasks:
+            if other.casefold() == folded:
+                raise Conflict(
+                    f"task id {task_id!r} differs from archived task {other!r} only by case; "
+                    "ids must stay distinct on case-insensitive file systems"
+                )

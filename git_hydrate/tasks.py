@@ -1,0 +1,157 @@
+"""Creating, changing and reading task documents (the fields, not the context)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final, cast
+
+import msgspec
+
+from . import validate
+from .errors import Conflict, ValidationError
+from .model import INITIAL_STATION, Task
+from .results import TaskDict
+from .taskrefs import Change, TaskRefs, TaskState, Unchanged, default_title, iso_utc, task_message
+
+__all__ = ["EDITABLE_FIELDS", "add_task", "edit_task", "get_task", "task_dict"]
+
+#: Fields ``edit_task`` may change (the station moves through ``set_status``).
+EDITABLE_FIELDS: Final = (
+    "title",
+    "objective",
+    "acceptance",
+    "acceptance_criteria",
+    "scope",
+    "kind",
+    "priority",
+    "token_budget",
+    "tags",
+    "files",
+    "tests",
+)
+
+#: The check that normalises each editable field.
+_CHECKS: Final[dict[str, Callable[[Any], Any]]] = {
+    "title": lambda v: validate.one_line_text(v, "title").strip(),
+    "objective": lambda v: validate.text(v, "objective", required=True),
+    "acceptance": lambda v: validate.text(v, "acceptance", required=True),
+    "acceptance_criteria": lambda v: validate.text_list(v, "acceptance criterion"),
+    "scope": lambda v: validate.text_list(v, "scope key"),
+    "kind": validate.kind,
+    "priority": validate.priority,
+    "token_budget": validate.token_count,
+    "tags": lambda v: validate.text_list(v, "tag"),
+    "files": lambda v: validate.path_notes(v, "file in play"),
+    "tests": lambda v: validate.path_notes(v, "test"),
+}
+
+
+def task_dict(state: TaskState, archived: bool = False) -> TaskDict:
+    """A task's fields as a plain dict, plus ``attachments``, ``tip`` and ``archived``."""
+    data: dict[str, Any] = msgspec.to_builtins(state.task)
+    data.pop("format", None)
+    data["task_id"] = data.pop("id")
+    checkpoints = data.get("checkpoints") or []
+    data["checkpoint"] = (
+        {k: checkpoints[-1][k] for k in ("summary", "evidence", "next_step")}
+        if checkpoints
+        else None
+    )
+    data["attachments"] = len(state.links)
+    data["tip"] = state.tip.decode() if state.tip else None
+    data["archived"] = archived
+    return cast(TaskDict, data)
+
+
+def get_task(refs: TaskRefs, task_id: str) -> TaskDict:
+    """A live or archived task's fields (``archived`` says which)."""
+    state, archived = refs.load_any(task_id)
+    return task_dict(state, archived)
+
+
+def add_task(
+    refs: TaskRefs,
+    task_id: str,
+    objective: str,
+    acceptance: str,
+    *,
+    title: str | None = None,
+    acceptance_criteria: Iterable[str] = (),
+    scope: Iterable[str] = (),
+    kind: str = "code",
+    priority: int = 2,
+    token_budget: int = 0,
+    tags: Iterable[str] = (),
+    files: Iterable[Any] = (),
+    tests: Iterable[Any] = (),
+    status: str = INITIAL_STATION,
+) -> TaskDict:
+    """Create a task. Creating one that exists is a :class:`Conflict`."""
+    validate.task_id(task_id)
+    objective = validate.text(objective, "objective", required=True)
+    acceptance = validate.text(acceptance, "acceptance", required=True)
+    title = validate.one_line_text(title, "title").strip() if title else ""
+    task = Task(
+        id=task_id,
+        title=title or default_title(objective),
+        objective=objective,
+        acceptance=acceptance,
+        acceptance_criteria=validate.text_list(acceptance_criteria, "acceptance criterion"),
+        scope=validate.text_list(scope, "scope key"),
+        kind=validate.kind(kind),
+        priority=validate.priority(priority),
+        token_budget=validate.token_count(token_budget),
+        tags=validate.text_list(tags, "tag"),
+        files=validate.path_notes(files, "file in play"),
+        tests=validate.path_notes(tests, "test"),
+        status=validate.station(status),
+        created_at=iso_utc(refs.clock()),
+    )
+    refs.check_new_id(task_id)
+    change = Change(
+        task=task,
+        links=[],
+        message=task_message(
+            f"task-add {task_id}", "task-add", task_id, title=task.title, status=task.status
+        ),
+        result=None,
+    )
+    refs.create(
+        task_id,
+        change,
+        lambda: Conflict(
+            f"task {task_id} already exists; change it with: git hydrate task-edit {task_id}"
+        ),
+    )
+    return get_task(refs, task_id)
+
+
+def edit_task(refs: TaskRefs, task_id: str, **fields: Any) -> TaskDict:
+    """Change some of a task's fields (see :data:`EDITABLE_FIELDS`)."""
+    unknown = sorted(set(fields) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ValidationError(
+            f"cannot edit {', '.join(unknown)}; editable: {', '.join(EDITABLE_FIELDS)}"
+        )
+    values = {key: _CHECKS[key](value) for key, value in fields.items() if value is not None}
+    validate.task_id(task_id)
+
+    def apply(state: TaskState) -> Change[None]:
+        changed = sorted(k for k, v in values.items() if getattr(state.task, k) != v)
+        if not changed:
+            raise Unchanged(None)
+        task = msgspec.structs.replace(state.task, **{k: values[k] for k in changed})
+        return Change(
+            task=task,
+            links=state.links,
+            message=task_message(
+                f"task-edit {task_id} ({', '.join(changed)})",
+                "task-edit",
+                task_id,
+                fields=", ".join(changed),
+            ),
+            result=None,
+        )
+
+    refs.write(task_id, apply)
+    return get_task(refs, task_id)
