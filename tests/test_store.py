@@ -1,0 +1,184 @@
+"""The store's contract: what every caller relies on, checked against the real git.
+
+Run on a SHA-1 and a SHA-256 repository alike. Ref changes go through git's
+own transactions; a lost race is told from a refusal by the refs themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Conflict, GitFailed
+from git_hydrate.errors import EXIT_BUG, CorruptData
+from git_hydrate.store import MODE_BLOB, MODE_TREE, RefRace, Repository
+from tests.conftest import fsck, git, hydrate
+
+REF = b"refs/hydrate/tasks/S-1"
+
+
+@pytest.fixture(params=["sha1", "sha256"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Repository]:
+    path = tmp_path / f"repo-{request.param}"
+    git(tmp_path, "init", "-q", f"--object-format={request.param}", str(path))
+    with Repository(path) as repo:
+        yield repo
+    fsck(path)
+
+
+def _commit(repo: Repository, text: bytes, parents: list[bytes] | None = None) -> bytes:
+    blob = repo.write_blob(text)
+    tree = repo.update_tree(None, {b"a/b.txt": blob})
+    return repo.write_commit(tree, parents or [], "hydrate: test\n", when=1_700_000_000)
+
+
+def test_objects_are_what_git_computes_and_reads(store: Repository) -> None:
+    blob = store.write_blob(b"hello\n")
+    expected = git(store.common_dir, "hash-object", "--stdin", input="hello\n").strip()
+    assert blob.decode() == expected == store.blob_id(b"hello\n").decode()
+    assert store.read_blob(blob) == b"hello\n"
+    tree = store.update_tree(None, {b"dir/x": blob, b"y": blob})
+    assert store.read_tree(tree)[b"y"] == (MODE_BLOB, blob)
+    assert store.read_tree(tree)[b"dir"][0] == MODE_TREE
+    commit = store.write_commit(tree, [], "hydrate: one\n", when=1_700_000_000)
+    assert store.read_commit_tree(commit) == (tree, [])
+    info = store.read_commit_info(commit)
+    assert info.commit_time == 1_700_000_000 and info.message == "hydrate: one\n"
+    assert git(store.common_dir, "cat-file", "-t", commit.decode()).strip() == "commit"
+
+
+def test_many_blobs_become_one_pack_git_can_read(store: Repository) -> None:
+    datas = [b"body %d\n" % i for i in range(100)]
+    oids = store.write_blobs(datas)
+    assert [store.read_blob(oid) for oid in oids[:3]] == datas[:3]
+    packs = list(Path(store.common_dir, "objects", "pack").glob("*.pack"))
+    assert len(packs) == 1
+    assert dict(store.stream_blobs([o.decode() for o in oids[:5]])) == {
+        o.decode(): d for o, d in zip(oids[:5], datas[:5], strict=True)
+    }
+
+
+def test_a_missing_object_is_corrupt_data_not_a_crash(store: Repository) -> None:
+    missing = b"0" * (64 if store.hash_name == "sha256" else 40)
+    with pytest.raises(CorruptData, match="missing"):
+        store.read_blob(missing)
+    assert store.read_many([missing]) == [None]
+
+
+def test_compare_and_swap_creates_moves_and_deletes(store: Repository) -> None:
+    one = _commit(store, b"1")
+    two = _commit(store, b"2", [one])
+    store.compare_and_swap(REF, None, one, "hydrate: create")
+    assert store.read_ref(REF) == one
+    store.compare_and_swap(REF, one, two, "hydrate: move")
+    assert store.read_ref(REF) == two
+    assert store.refs_under(b"refs/hydrate/tasks/") == {b"S-1": two}
+    # git wrote the reflog, with our message
+    log = git(store.common_dir, "reflog", "show", "--format=%gs", REF.decode()).split("\n")
+    assert log[:2] == ["hydrate: move", "hydrate: create"]
+    store.delete_ref(REF, two, "hydrate: delete")
+    assert store.read_ref(REF) is None
+
+
+def test_a_stale_old_value_is_a_race_and_changes_nothing(store: Repository) -> None:
+    one = _commit(store, b"1")
+    two = _commit(store, b"2", [one])
+    store.compare_and_swap(REF, None, one, "m")
+    with pytest.raises(RefRace):
+        store.compare_and_swap(REF, None, two, "m")  # it exists now
+    with pytest.raises(RefRace):
+        store.compare_and_swap(REF, two, one, "m")  # it is not at two
+    assert store.read_ref(REF) == one
+
+
+def test_a_held_lock_is_a_race(store: Repository) -> None:
+    one = _commit(store, b"1")
+    lock = Path(store.ref_lock(REF))
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    with pytest.raises(RefRace):
+        store.compare_and_swap(REF, None, one, "m")
+    lock.unlink()
+    store.compare_and_swap(REF, None, one, "m")
+
+
+def test_a_name_clash_is_refused_with_gits_reason(store: Repository) -> None:
+    one = _commit(store, b"1")
+    store.compare_and_swap(REF + b"/child", None, one, "m")
+    with pytest.raises(Conflict, match=r"cannot create refs/hydrate/tasks/S-1: .*exists"):
+        store.compare_and_swap(REF, None, one, "m")
+
+
+def test_a_transaction_is_all_or_nothing(store: Repository) -> None:
+    one = _commit(store, b"1")
+    two = _commit(store, b"2", [one])
+    a, b = b"refs/hydrate/tasks/A-1", b"refs/hydrate/tasks/B-1"
+    store.update_refs([(a, None, one), (b, None, one)], "m")
+    with pytest.raises(RefRace):
+        store.update_refs([(a, one, two), (b, two, one)], "m")  # b is not at two
+    assert (store.read_ref(a), store.read_ref(b)) == (one, one)
+    store.update_refs([(a, one, two), (b, one, None)], "m")
+    assert (store.read_ref(a), store.read_ref(b)) == (two, None)
+
+
+def test_packed_refs_are_read_and_updated(store: Repository) -> None:
+    one = _commit(store, b"1")
+    two = _commit(store, b"2", [one])
+    store.compare_and_swap(REF, None, one, "m")
+    git(store.common_dir, "pack-refs", "--all")
+    assert store.read_ref(REF) == one and store.ref_names_under(b"refs/hydrate/") == {b"tasks/S-1"}
+    store.compare_and_swap(REF, one, two, "m")
+    assert store.read_ref(REF) == two
+
+
+def test_settings_come_from_one_read_with_git_c(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(path))
+    env = {"GIT_CONFIG_PARAMETERS": "'hydrate.maxbytes=2k'"}
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        with Repository(path) as repo:
+            assert repo.settings.size("hydrate.maxBytes") == 2048
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def test_named_commands(store: Repository) -> None:
+    one = _commit(store, b"1")
+    two = _commit(store, b"2", [one])
+    other = _commit(store, b"3", [one])
+    assert store.is_ancestor(one, two) and not store.is_ancestor(two, one)
+    assert store.merge_bases(two, other) == [one]
+    assert store.reachable([two]) == {one, two}
+    assert store.rev_parse(two.decode()) == two.decode()
+    assert store.rev_parse("no-such-rev") is None
+    assert store.commit_time(two.decode()) == 1_700_000_000
+
+
+def test_a_failing_git_command_is_git_failed_not_corrupt_data(store: Repository) -> None:
+    with pytest.raises(GitFailed, match=r"git fetch /nonexistent failed: .+"):
+        store.fetch("/nonexistent", ["+refs/hydrate/*:refs/hydrate-remotes/x/*"])
+    assert not issubclass(GitFailed, CorruptData)
+
+
+def test_an_unexpected_exception_exits_3_in_one_line(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_hydrate import ledger
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(ledger.Ledger, "task_ids", broken)
+    monkeypatch.setattr(ledger.listing, "list_tasks", broken)
+    result = hydrate(repo, "list")
+    assert result.returncode == EXIT_BUG == 3
+    assert result.stderr.count("\n") == 1
+    assert "hit a bug (KeyError: 'surprise' at test_store.py:" in result.stderr
+    assert "please report it" in result.stderr and "GIT_HYDRATE_DEBUG=1" in result.stderr
+    assert "Traceback" not in result.stderr
