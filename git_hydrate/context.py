@@ -75,6 +75,8 @@ def entry(link: Link) -> ContextEntry:
         "expires": iso_utc(link.expires) if link.expires is not None else None,
         "size": link.size,
         "oid": link.oid,
+        "score": link.score,
+        "reason": link.reason,
     }
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from . import context, doctor, history, lifecycle, listing, packing, sync, tasks
-from .hydrate import add_diff, add_tree
+from .hydrate import RankResult, add_diff, add_tree, rerank
 from .hydrate.tree import Progress
 from .results import (
     AddManyResult,
@@ -261,7 +261,8 @@ class Ledger:
         worktree: bool = False,
         directory: str | os.PathLike[str] | None = None,
         prefix: str = "",
-        priority: int = 0,
+        priority: int | None = None,
+        ranked: bool = True,
         max_file_bytes: int | None = None,
         max_total_bytes: int | None = None,
         progress: Progress | None = None,
@@ -278,6 +279,13 @@ class Ledger:
         unchanged file set writes nothing. Rules, limits and skip reasons:
         :mod:`git_hydrate.hydrate.rules`.
 
+        Files are ranked for the task (its files in play and tests first, then
+        by co-change history, naming, words and directory; see
+        :mod:`git_hydrate.hydrate.placement` for the priority scale) unless
+        ``priority`` is given (every file gets it) or ``ranked`` is false
+        (every file at 0). The task's files in play and tests are attached
+        even outside ``pathspecs``, or reported ``missing``.
+
         Returns:
             ``{added, updated, unchanged, removed, removed_paths, skipped:
             [{path, reason, bytes[, same_as]}], total_bytes, files, changed,
@@ -292,6 +300,7 @@ class Ledger:
             directory=directory,
             prefix=prefix,
             priority=priority,
+            ranked=ranked,
             max_file_bytes=max_file_bytes,
             max_total_bytes=max_total_bytes,
             progress=progress,
@@ -314,6 +323,11 @@ class Ledger:
         :func:`git_hydrate.hydrate.add_diff`).
         """
         return add_diff(self.refs, task_id, rev_range, pathspecs, **options)
+
+    def rank(self, task_id: str, *, rev: str | None = None) -> RankResult:
+        """Rank the task's hydrated files again (after its files in play changed, or
+        with the history of ``rev``): priorities only, one commit, no body read."""
+        return rerank(self.refs, task_id, rev=rev)
 
     # -- sharing and health ---------------------------------------------------------
 

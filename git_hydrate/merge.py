@@ -56,7 +56,7 @@ SCALAR_FIELDS: Final = (
 #: Task fields merged item by item when both sides changed them.
 LIST_FIELDS: Final = ("acceptance_criteria", "scope", "tags", "files", "tests")
 #: Link fields merged one by one (``oid`` and ``size`` follow the body).
-LINK_FIELDS: Final = ("source", "priority", "expires", "origin", "path")
+LINK_FIELDS: Final = ("source", "priority", "expires", "origin", "path", "score", "reason")
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ class Link(msgspec.Struct, kw_only=True):
     ``origin`` says which command manages the link (``""`` for context-add,
     ``"tree"`` for add-tree, ``"diff"`` for add-diff) and ``path`` is the file
     it was taken from, so re-hydration can replace and remove exactly its own.
+    ``score`` and ``reason`` say how ranking placed a hydrated file.
     """
 
     sha256: _LinkSha256
@@ -134,6 +135,11 @@ class Link(msgspec.Struct, kw_only=True):
     expires: int | None = None
     origin: str = ""
     path: str = ""
+    #: The relevance score (0-1) ranking gave a hydrated file, or ``None``
+    #: when its priority was not ranked (a note, ``--priority``, ``--no-rank``).
+    score: float | None = None
+    #: Why ranking put it where it is (``file in play``, ``co-change with x``).
+    reason: str = ""
 
 
 class LinkList(msgspec.Struct, kw_only=True):

@@ -92,6 +92,8 @@ class ContextEntry(TypedDict):
     expires: str | None
     size: int
     oid: str
+    score: float | None
+    reason: str
 
 
 class ContextResult(ContextEntry, total=False):
@@ -251,6 +253,7 @@ HydrateResult = TypedDict(
         "added": int,
         "updated": int,
         "unchanged": int,
+        "reranked": int,
         "removed": int,
         "removed_paths": list[str],
         "skipped": list[SkippedDict],

@@ -49,6 +49,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "task-rm": ("sync", "task_rm"),
     "add-tree": ("tree", "add_tree"),
     "add-diff": ("tree", "add_diff"),
+    "rank": ("tree", "rank"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

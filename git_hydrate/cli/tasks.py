@@ -243,7 +243,8 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
         click.echo("\nContext (packing order):")
         for entry in entries:
             expiry = f", expires {entry['expires']}" if entry["expires"] else ""
+            why = f"  ({entry['reason']})" if entry.get("reason") else ""
             click.echo(
                 f"  {short(entry['hash'])}  p{entry['priority']}  {entry['size']} B"
-                f"  {entry['source']}{expiry}"
+                f"  {entry['source']}{expiry}{why}"
             )

@@ -15,7 +15,7 @@ from ._common import echo_json, json_option, open_ledger
 if TYPE_CHECKING:
     from ..results import HydrateResult
 
-__all__ = ["PROGRESS_MIN_FILES", "add_diff", "add_tree", "hydration_options"]
+__all__ = ["PROGRESS_MIN_FILES", "add_diff", "add_tree", "hydration_options", "rank"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,8 +90,9 @@ def _report(
     if as_json:
         echo_json(ctx, result)
         return
+    reranked = f"reranked {result['reranked']}, " if result.get("reranked") else ""
     counts = (
-        f"added {result['added']}, updated {result['updated']}, "
+        f"added {result['added']}, updated {result['updated']}, {reranked}"
         f"unchanged {result['unchanged']}, removed {result['removed']}"
     )
     state = "" if result["changed"] else " (nothing changed)"
@@ -105,7 +106,7 @@ def _report(
 
 
 def hydration_options(what: str) -> Callable[[F], F]:
-    """``--priority``, ``--max-file-bytes``, ``--max-total-bytes`` and
+    """``--priority``, ``--no-rank``, ``--max-file-bytes``, ``--max-total-bytes`` and
     ``--allow-secrets``, shared by add-tree and add-diff (``what`` each attaches)."""
 
     def decorate(func: F) -> F:
@@ -113,9 +114,15 @@ def hydration_options(what: str) -> Callable[[F], F]:
             click.option(
                 "--priority",
                 type=click.IntRange(-(2**31), 2**31 - 1),
-                default=0,
-                show_default=True,
-                help=f"Priority of every attached {what}; higher packs first.",
+                default=None,
+                help=f"Give every attached {what} this priority (higher packs first) "
+                "instead of ranking them for the task.",
+            ),
+            click.option(
+                "--no-rank",
+                "no_rank",
+                is_flag=True,
+                help=f"Do not rank: every {what} at priority 0, packed in hash order.",
             ),
             click.option(
                 "--max-file-bytes",
@@ -178,7 +185,8 @@ def add_tree(
     worktree: bool,
     directory: str | None,
     prefix: str,
-    priority: int,
+    priority: int | None,
+    no_rank: bool,
     max_file_bytes: int | None,
     max_total_bytes: int | None,
     allow_secrets: bool | None,
@@ -233,6 +241,7 @@ def add_tree(
                 directory=directory,
                 prefix=prefix,
                 priority=priority,
+                ranked=not no_rank,
                 max_file_bytes=max_file_bytes,
                 max_total_bytes=max_total_bytes,
                 progress=progress,
@@ -268,7 +277,8 @@ def add_diff(
     staged: bool,
     worktree: bool,
     log: bool,
-    priority: int,
+    priority: int | None,
+    no_rank: bool,
     max_file_bytes: int | None,
     max_total_bytes: int | None,
     allow_secrets: bool | None,
@@ -312,8 +322,39 @@ def add_diff(
             worktree=worktree,
             log=log,
             priority=priority,
+            ranked=not no_rank,
             max_file_bytes=max_file_bytes,
             max_total_bytes=max_total_bytes,
             allow_secrets=allow_secrets or None,
         )
     _report(ctx, task_id, result, as_json, f"of diff:{result['range']}")
+
+
+@click.command("rank")
+@click.argument("task_id", metavar="ID")
+@click.option("--rev", metavar="REV", help="Rank by the history of this commit (default: HEAD).")
+@json_option
+@click.pass_context
+def rank(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -> None:
+    """Rank the files add-tree and add-diff attached to the task ID again.
+
+    Recomputes their priorities for the task as it is now (its files in play,
+    tests and text) and the history of REV, in one commit, without reading a
+    body: run it after task-edit --file-in-play. Files given an explicit
+    --priority or --no-rank are left alone. Files in play and tests that are
+    not attached are named: add-tree attaches them.
+
+    \b
+    Example:
+      git hydrate task-edit M-1002 --file-in-play src/app/health.py
+      git hydrate rank M-1002
+    """
+    with open_ledger(ctx) as ledger:
+        result = ledger.rank(task_id, rev=rev)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    state = "" if result["changed"] else " (nothing changed)"
+    click.echo(f"{task_id}: reranked {result['reranked']}, unchanged {result['unchanged']}{state}")
+    for path in result["missing"]:
+        click.echo(f"not attached: {path} (run: git hydrate add-tree {task_id})")

@@ -21,8 +21,9 @@ from ..model import Link
 from ..results import HydrateResult
 from ..store import Repository
 from ..taskrefs import TaskRefs
-from .links import Pick, Selector, commit_links, limit
+from .links import DIFF_TOP, Pick, Selector, commit_links, limit
 from .pathspec import Pathspec
+from .placement import Place, place
 from .rules import Skipped, body_rule
 
 __all__ = ["ORIGIN", "add_diff", "default_base"]
@@ -148,19 +149,23 @@ def _bodies(
 def _pick(
     repo: Repository,
     bodies: list[tuple[str, str, bytes]],
+    places: dict[str, Place],
     max_file: int,
     max_total: int,
     allow_secrets: bool,
 ) -> tuple[list[Pick], list[Skipped]]:
     selector = Selector(max_total, allow_secrets)
-    for path, source, data in bodies:
+    ordered = sorted(bodies, key=lambda body: (-places[body[0]][0], body[0]))
+    for path, source, data in ordered:
 
         def write(data: bytes = data) -> str:
             return repo.write_blob(data).decode("ascii")
 
         cls = body_rule(data, path, max_file)
         digest = hashlib.sha256(data).hexdigest()
-        selector.offer(path, source, digest, len(data), cls, write, shown=path or source)
+        selector.offer(
+            path, source, digest, len(data), cls, write, shown=path or source, place=places[path]
+        )
     return selector.picks, selector.skipped
 
 
@@ -173,7 +178,8 @@ def add_diff(
     staged: bool = False,
     worktree: bool = False,
     log: bool = False,
-    priority: int = 0,
+    priority: int | None = None,
+    ranked: bool = True,
     max_file_bytes: int | None = None,
     max_total_bytes: int | None = None,
     allow_secrets: bool | None = None,
@@ -184,7 +190,8 @@ def add_diff(
     """
     settings = refs.repo.settings
     validate.task_id(task_id)
-    priority = validate.context_priority(priority)
+    if priority is not None:
+        priority = validate.context_priority(priority)
     spec = Pathspec(pathspecs)
     if rev_range is not None and (staged or worktree):
         raise ValidationError("give a revision range or --staged/--worktree, not both")
@@ -192,11 +199,33 @@ def add_diff(
         raise ValidationError("--log needs a revision range (uncommitted changes have no log)")
     max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
     max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
-    refs.load(task_id)
+    task = refs.load(task_id).task
     args, label = _diff_args(refs.repo, rev_range, staged, worktree)
     bodies, skipped, files = _bodies(refs.repo, args, label, spec, log)
+    # The log first, then the diffs ranked like files, by the history of the
+    # range's newer side (HEAD for uncommitted changes).
+    places = place(
+        refs.repo,
+        task,
+        {path: len(data) for path, _source, data in bodies if path},
+        commit=refs.repo.rev_parse(label.split("..")[-1].lstrip(".") or "HEAD")
+        if ".." in label
+        else refs.repo.rev_parse("HEAD"),
+        top=DIFF_TOP - 1,  # the log, when asked for, is at DIFF_TOP
+        priority=priority,
+        ranked=ranked,
+    )
+    places[""] = (
+        (priority or 0, None, "")
+        if priority is not None or not ranked
+        else (
+            DIFF_TOP,
+            None,
+            "commit messages of the range",
+        )
+    )
     allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
-    picks, late = _pick(refs.repo, bodies, max_file, max_total, allowed)
+    picks, late = _pick(refs.repo, bodies, places, max_file, max_total, allowed)
     prefix = f"diff:{label}:"
 
     def mine(link: Link) -> bool:
@@ -216,7 +245,6 @@ def add_diff(
         [*skipped, *late],
         origin=ORIGIN,
         in_scope=mine,
-        priority=priority,
         action="add-diff",
         summary=f"of {label}",
         trailers=trailers,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from .. import validate
 from ..errors import ValidationError
@@ -18,18 +18,34 @@ from ..settings import Settings
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, body_path, task_message
 from .rules import Skipped
 
-__all__ = ["Pick", "Selector", "commit_links", "limit"]
+__all__ = ["DIFF_TOP", "TREE_TOP", "Pick", "Selector", "commit_links", "limit", "ranked_priority"]
+
+#: The priority of a ranked diff of a file in play (add-diff); less relevant
+#: diffs rank down from it. Below a note's default (0), so notes pack first
+#: unless their priority says otherwise.
+DIFF_TOP: Final = -1
+#: The priority of a ranked file in play (add-tree); the other files rank down
+#: from it. Below every ranked diff, so a task's changes pack before whole files.
+TREE_TOP: Final = -100_000
+
+
+def ranked_priority(top: int, below: int) -> int:
+    """The priority of a file ``below`` levels under the top of its band."""
+    return max(top - below, -(2**31))
 
 
 @dataclass(frozen=True, slots=True)
 class Pick:
-    """A file (or a file's diff) chosen to become a link."""
+    """A file (or a file's diff) chosen to become a link, and where it packs."""
 
     path: str
     source: str
     oid: str
     sha256: str
     size: int
+    priority: int = 0
+    score: float | None = None
+    reason: str = ""
 
 
 class Selector:
@@ -58,9 +74,11 @@ class Selector:
         cls: str,
         oid: str | Callable[[], str],
         shown: str = "",
+        place: tuple[int, float | None, str] = (0, None, ""),
     ) -> None:
         """Pick the body or record why not (under ``shown``, else ``path``); an
-        ``oid`` that is a function (writing the blob) is called only for a pick."""
+        ``oid`` that is a function (writing the blob) is called only for a pick.
+        ``place`` is the pick's ``(priority, score, reason)``."""
         if not shown:
             shown = path
         if cls not in self.attachable:
@@ -72,7 +90,8 @@ class Selector:
         elif size > self.remaining:
             self.skipped.append(Skipped(shown, "total_budget", size))
         else:
-            self.picks.append(Pick(path, source, oid() if callable(oid) else oid, digest, size))
+            found = oid() if callable(oid) else oid
+            self.picks.append(Pick(path, source, found, digest, size, *place))
             self._seen[digest] = source
             self.remaining -= size
 
@@ -88,7 +107,7 @@ def limit(settings: Settings, value: int | None, key: str, what: str) -> int:
 
 
 def _links_for(
-    picks: list[Pick], kept_sources: dict[str, str], origin: str, priority: int
+    picks: list[Pick], kept_sources: dict[str, str], origin: str
 ) -> tuple[list[Link], list[Skipped]]:
     """The links of ``picks``; a pick whose body another link holds is a duplicate."""
     links: list[Link] = []
@@ -105,9 +124,11 @@ def _links_for(
                 oid=pick.oid,
                 size=pick.size,
                 source=pick.source,
-                priority=priority,
+                priority=pick.priority,
                 origin=origin,
                 path=pick.path,
+                score=pick.score,
+                reason=pick.reason,
             )
         )
     return links, late
@@ -126,6 +147,17 @@ def _body_changes(before: list[Link], after: list[Link]) -> dict[bytes, bytes | 
     return bodies
 
 
+def _same_body(a: Link, b: Link) -> bool:
+    """Whether two links of one path differ only in where they pack."""
+    return (a.sha256, a.oid, a.size, a.source, a.expires) == (
+        b.sha256,
+        b.oid,
+        b.size,
+        b.source,
+        b.expires,
+    )
+
+
 def commit_links(
     refs: TaskRefs,
     task_id: str,
@@ -134,7 +166,6 @@ def commit_links(
     *,
     origin: str,
     in_scope: Callable[[Link], bool],
-    priority: int,
     action: str,
     summary: str,
     trailers: dict[str, str],
@@ -150,12 +181,26 @@ def commit_links(
     def apply(state: TaskState) -> Change[HydrateResult]:
         old = {link.path: link for link in state.links if in_scope(link)}
         kept = [link for link in state.links if not in_scope(link)]
-        links, late = _links_for(
-            picks, {link.sha256: link.source for link in kept}, origin, priority
-        )
+        links, late = _links_for(picks, {link.sha256: link.source for link in kept}, origin)
+        # A score that moved but left the priority where it was is not worth a commit.
+        links = [
+            before
+            if (before := old.get(link.path)) is not None
+            and _same_body(before, link)
+            and before.priority == link.priority
+            else link
+            for link in links
+        ]
         added = sum(1 for link in links if link.path not in old)
         unchanged = sum(1 for link in links if old.get(link.path) == link)
-        updated = len(links) - added - unchanged
+        reranked = sum(
+            1
+            for link in links
+            if (before := old.get(link.path)) is not None
+            and before != link
+            and _same_body(before, link)
+        )
+        updated = len(links) - added - unchanged - reranked
         new_paths = {link.path for link in links}
         removed = sorted(path for path in old if path not in new_paths)
         all_skips = sorted([*skipped, *late], key=lambda s: (s.path, s.reason))
@@ -167,16 +212,19 @@ def commit_links(
                 "added": added,
                 "updated": updated,
                 "unchanged": unchanged,
+                "reranked": reranked,
                 "removed": len(removed),
                 "removed_paths": removed,
                 "skipped": [s.as_dict() for s in all_skips],
                 "total_bytes": sum(link.size for link in links),
             },
         )
-        if not (added or updated or removed):
+        if not (added or updated or removed or reranked):
             raise Unchanged({**outcome, "changed": False})
         final = [*kept, *links]
         counts = f"added {added}, updated {updated}, removed {len(removed)}"
+        if reranked:
+            counts += f", reranked {reranked}"
         return Change(
             task=state.task,
             links=final,

@@ -53,6 +53,8 @@ Rules, applied in this order; the first that applies is the reason reported:
 ``duplicate``
     the same content is already attached under another path (a task holds one
     link per body); ``same_as`` names it.
+``missing``
+    a file in play or a test the task names is not in the file set read.
 """
 
 from __future__ import annotations
@@ -182,6 +184,7 @@ REASONS: Final = (
     "unreadable",
     "total_budget",
     "duplicate",
+    "missing",
 )
 
 _LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/v1\n"

@@ -32,8 +32,9 @@ from ..model import Link
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache
-from .links import Selector, commit_links, limit
+from .links import TREE_TOP, Selector, commit_links, limit
 from .pathspec import Pathspec
+from .placement import Place, place
 from .rules import FileEntry, Skipped, attribute_rules, classify, path_rule
 from .sources import Source, from_directory, from_rev, from_worktree
 
@@ -75,13 +76,21 @@ def _source(
 
 
 def _apply_rules(
-    refs: TaskRefs, source: Source, spec: Pathspec, max_file: int, max_total: int
+    refs: TaskRefs,
+    source: Source,
+    spec: Pathspec,
+    anchors: set[str],
+    max_file: int,
+    max_total: int,
 ) -> tuple[list[FileEntry], list[Skipped]]:
     """The entries the path and attribute rules let through, and the others with reasons.
 
-    ``source.entries`` is narrowed to the pathspec first (in place).
+    ``source.entries`` is narrowed (in place) to the pathspec, plus the task's
+    files in play and tests (``anchors``), which are taken wherever they are.
     """
-    entries = source.entries = [e for e in source.entries if spec.matches(e.path)]
+    entries = source.entries = [
+        e for e in source.entries if spec.matches(e.path) or e.path in anchors
+    ]
     by_attribute: dict[str, str] = {}
     if source.mode != "dir":
         tree = source.tree if source.mode == "rev" else None
@@ -164,13 +173,30 @@ def _read_content(
     return found
 
 
-def _pick(candidates: list[FileEntry], found: Content, prefix: str, selector: Selector) -> None:
-    """Offer every read candidate, in path order, to ``selector``."""
-    for entry in candidates:
-        known = found.info.get(entry.path)
-        if known is not None:
-            oid, digest, cls, size = known
-            selector.offer(entry.path, prefix + entry.path, digest, size, cls, oid)
+def _pick(
+    candidates: list[FileEntry],
+    found: Content,
+    prefix: str,
+    places: dict[str, Place],
+    selector: Selector,
+) -> None:
+    """Offer every read candidate to ``selector``, in packing order (ranked first)."""
+    known = [entry for entry in candidates if entry.path in found.info]
+    known.sort(key=lambda entry: (-places[entry.path][0], entry.path))
+    for entry in known:
+        oid, digest, cls, size = found.info[entry.path]
+        selector.offer(
+            entry.path, prefix + entry.path, digest, size, cls, oid, place=places[entry.path]
+        )
+
+
+def _history_commit(refs: TaskRefs, source: Source) -> str | None:
+    """The commit whose history ranks this run: the one read, or HEAD for the work tree."""
+    if source.mode == "rev":
+        return source.commit
+    if source.mode == "worktree":
+        return refs.repo.rev_parse("HEAD")
+    return None
 
 
 def add_tree(
@@ -182,7 +208,8 @@ def add_tree(
     worktree: bool = False,
     directory: str | os.PathLike[str] | None = None,
     prefix: str = "",
-    priority: int = 0,
+    priority: int | None = None,
+    ranked: bool = True,
     max_file_bytes: int | None = None,
     max_total_bytes: int | None = None,
     progress: Progress | None = None,
@@ -194,20 +221,33 @@ def add_tree(
     """
     settings = refs.repo.settings
     validate.task_id(task_id)
-    priority = validate.context_priority(priority)
+    if priority is not None:
+        priority = validate.context_priority(priority)
     if sum((rev is not None, bool(worktree), directory is not None)) > 1:
         raise ValidationError("give at most one of rev, worktree and directory")
     prefix = _prefix(prefix)
     spec = Pathspec(pathspecs)
     max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
     max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
-    refs.load(task_id)  # a missing task fails before any file is read
+    task = refs.load(task_id).task  # a missing task fails before any file is read
     source = _source(refs, rev, worktree, directory)
-    candidates, skipped = _apply_rules(refs, source, spec, max_file, max_total)
+    anchors = {note.path for note in (*task.files, *task.tests)}
+    candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
     found = _read_content(refs, candidates, max_file, progress)
+    places = place(
+        refs.repo,
+        task,
+        {path: info[3] for path, info in found.info.items()},
+        commit=_history_commit(refs, source),
+        top=TREE_TOP,
+        priority=priority,
+        ranked=ranked,
+    )
     allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
     selector = Selector(max_total, allowed)
-    _pick(candidates, found, prefix, selector)
+    _pick(candidates, found, prefix, places, selector)
+    listed = {entry.path for entry in source.entries}
+    skipped += [Skipped(path, "missing", 0) for path in sorted(anchors - listed)]
     picks = selector.picks
     for pick in picks:
         content = found.to_write.get(pick.oid)
@@ -218,7 +258,9 @@ def add_tree(
 
     def mine(link: Link) -> bool:
         return (
-            link.origin == ORIGIN and link.source == prefix + link.path and spec.matches(link.path)
+            link.origin == ORIGIN
+            and link.source == prefix + link.path
+            and (spec.matches(link.path) or link.path in anchors)
         )
 
     trailers = {"source": source.label}
@@ -233,7 +275,6 @@ def add_tree(
         [*skipped, *found.skipped, *selector.skipped],
         origin=ORIGIN,
         in_scope=mine,
-        priority=priority,
         action="add-tree",
         summary=f"from {source.label}",
         trailers=trailers,

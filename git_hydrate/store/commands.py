@@ -120,6 +120,16 @@ class Commands(RepositoryBase):
         )
         return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
 
+    def changed_paths(self, rev: str, limit: int) -> bytes:
+        """``git log`` of ``rev`` and its ancestors only (newest first, at most ``limit``
+        non-merge commits): ``NUL<commit id>`` then one changed path per line."""
+        return self.git(
+            [
+                *("-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"),
+                *("--name-only", "--format=%x00%H", f"--max-count={limit}", rev, "--"),
+            ]
+        ).stdout
+
     def log_text(self, range_: str) -> bytes:
         """The commit messages of a range, with id, author and date, oldest last."""
         return self.git(

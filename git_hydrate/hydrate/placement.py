@@ -1,0 +1,73 @@
+"""Where hydrated files pack: ranked for the task, or at one priority the user chose.
+
+The priority scale (higher packs first; ties by sha256, as the seed orders):
+
+* a note added with ``context-add`` has priority 0 unless given another;
+* ``add-diff`` ranks its diffs from :data:`~.links.DIFF_TOP` (-1) down;
+* ``add-tree`` ranks its files from :data:`~.links.TREE_TOP` (-1,000,000)
+  down: the task's files in play first, then its named tests, then the rest
+  by relevance (:mod:`.rank`);
+* an explicit ``--priority N`` wins: every file of that run gets N, unranked;
+  ``--no-rank`` gives every file priority 0, as before ranking existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..model import Task
+from ..store import Repository
+from .history import read_history
+from .links import ranked_priority
+from .rank import TOP_LEVEL, Candidate, TaskText, rank
+
+__all__ = ["Place", "place", "task_text"]
+
+#: ``(priority, score, reason)`` of one file.
+Place = tuple[int, float | None, str]
+
+
+def task_text(task: Task) -> TaskText:
+    """What ranking reads of a task: its words, files in play and named tests."""
+    words = [
+        task.title,
+        task.objective,
+        task.acceptance,
+        *task.acceptance_criteria,
+        *task.scope,
+        *(f"{note.path} {note.note}" for note in (*task.files, *task.tests)),
+    ]
+    return TaskText(
+        "\n".join(words),
+        files_in_play=[note.path for note in task.files],
+        tests=[note.path for note in task.tests],
+    )
+
+
+def place(
+    repo: Repository,
+    task: Task,
+    sizes: Mapping[str, int],
+    *,
+    commit: str | None,
+    top: int,
+    priority: int | None,
+    ranked: bool,
+) -> dict[str, Place]:
+    """The place of every path in ``sizes`` (path -> bytes).
+
+    Args:
+        commit: The source revision whose history ranks (``None``: no history).
+        top: The priority of the band's first file.
+        priority: A priority the user gave: every file gets it, unranked.
+        ranked: ``False`` for ``--no-rank`` (every file at 0).
+    """
+    if priority is not None or not ranked:
+        flat = priority or 0
+        return {path: (flat, None, "") for path in sizes}
+    history = read_history(repo, commit).paths if commit else []
+    candidates = [Candidate(path, size) for path, size in sizes.items()]
+    return {
+        path: (ranked_priority(top, TOP_LEVEL - found.level), found.score, found.reason)
+        for path, found in rank(candidates, task_text(task), history).items()
+    }

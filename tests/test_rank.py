@@ -1,0 +1,236 @@
+"""Ranking: the task's files first, the history before the source revision only,
+explicit priorities win, re-ranking moves priorities only, reasons are shown."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_hydrate import Ledger
+from git_hydrate.hydrate.history import read_history
+from git_hydrate.hydrate.links import DIFF_TOP, TREE_TOP
+from git_hydrate.hydrate.rank import TOP_LEVEL, Candidate, TaskText, rank
+from tests.conftest import git, hydrate
+
+TASK = "R-1"
+
+
+def commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """A small project whose history couples parser.py with lexer.py."""
+    commit(
+        repo,
+        {
+            "src/pkg/parser.py": "def parse(): ...\n",
+            "src/pkg/lexer.py": "def lex(): ...\n",
+            "src/pkg/render.py": "def render(): ...\n" * 40,
+            "tests/test_parser.py": "def test_parse(): ...\n",
+            "docs/usage.md": "# Usage\n" * 30,
+            "CHANGES.md": "# Changes\n",
+            "zz_big_unrelated.txt": "x" * 9000,
+        },
+        "initial layout",
+    )
+    for i in range(3):
+        commit(
+            repo,
+            {"src/pkg/parser.py": f"def parse(): ...  # {i}\n", "src/pkg/lexer.py": f"# {i}\n"},
+            f"parser and lexer change together {i}",
+        )
+    commit(repo, {"docs/usage.md": "# Usage v2\n" * 30}, "docs only")
+    with Ledger(repo) as ledger:
+        ledger.add_task(
+            TASK,
+            objective="Make the parser accept trailing commas",
+            acceptance="parse() accepts them",
+            files=["src/pkg/parser.py"],
+            tests=["tests/test_parser.py"],
+        )
+    return repo
+
+
+def order(repo: Path) -> list[tuple[str, int, str]]:
+    with Ledger(repo) as ledger:
+        return [(e["source"], e["priority"], e["reason"]) for e in ledger.context_entries(TASK)]
+
+
+def test_files_in_play_and_tests_pack_first_then_by_relevance(project: Path) -> None:
+    with Ledger(project) as ledger:
+        result = ledger.add_tree(TASK)
+        assert result["added"] == 8  # and the README of the first commit
+        entries = ledger.context_entries(TASK)
+    sources = [e["source"] for e in entries]
+    assert sources[:3] == ["src/pkg/parser.py", "tests/test_parser.py", "src/pkg/lexer.py"]
+    assert sources[-1] == "README" and entries[-1]["reason"] == "changes often"
+    assert entries[0]["priority"] == TREE_TOP and entries[0]["reason"] == "file in play"
+    assert entries[1]["reason"] == "named test"
+    assert entries[2]["reason"] == "co-change with src/pkg/parser.py"
+    assert all(e["score"] is not None for e in entries)
+    # under a budget that holds only a few files, those are the task's own
+    with Ledger(project) as ledger:
+        packed = ledger.pack(TASK, max_bytes=1200)
+    kept = [c["source"] for c in packed["packet"]["context"]]
+    assert kept[:2] == ["src/pkg/parser.py", "tests/test_parser.py"]
+
+
+def test_a_note_at_its_default_priority_packs_before_ranked_files(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK)
+        ledger.add_context(TASK, "The parser is hand-written.", "notes")
+        ledger.add_diff(TASK, "HEAD~2..HEAD")
+        entries = ledger.context_entries(TASK)
+    assert entries[0]["source"] == "notes" and entries[0]["priority"] == 0
+    diffs = [e for e in entries if e["source"].startswith("diff:")]
+    assert diffs and all(DIFF_TOP >= e["priority"] > TREE_TOP for e in diffs)
+    assert entries[1]["source"] == "diff:HEAD~2..HEAD:src/pkg/parser.py"
+    assert entries[1]["reason"] == "file in play"
+
+
+def test_explicit_priority_wins_and_no_rank_is_flat(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK, ["docs"], priority=7)
+        ledger.add_tree(TASK, ["src"], ranked=False)
+        by_source = {e["source"]: e for e in ledger.context_entries(TASK)}
+    assert by_source["docs/usage.md"]["priority"] == 7
+    assert by_source["docs/usage.md"]["score"] is None
+    assert by_source["src/pkg/lexer.py"]["priority"] == 0
+    assert by_source["src/pkg/lexer.py"]["reason"] == ""
+
+
+def test_files_in_play_are_attached_outside_the_pathspec_or_reported(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.edit_task(TASK, files=["src/pkg/parser.py", "src/pkg/gone.py"])
+        result = ledger.add_tree(TASK, ["docs"])
+        sources = {e["source"] for e in ledger.context_entries(TASK)}
+        assert {"src/pkg/parser.py", "tests/test_parser.py", "docs/usage.md"} <= sources
+        assert {"path": "src/pkg/gone.py", "reason": "missing", "bytes": 0} in result["skipped"]
+        # re-running with the same pathspec changes nothing (the anchors are its own)
+        again = ledger.add_tree(TASK, ["docs"])
+    assert again["changed"] is False and again["unchanged"] == 3
+
+
+def test_the_history_never_reaches_past_the_source_revision(project: Path) -> None:
+    source = git(project, "rev-parse", "HEAD").strip()
+    # after the source revision, render.py starts changing with the parser
+    for i in range(5):
+        commit(
+            project,
+            {"src/pkg/parser.py": f"def parse(): pass  # {i}\n", "src/pkg/render.py": f"# {i}\n"},
+            f"later {i}",
+        )
+    with Ledger(project) as ledger:
+        history = read_history(ledger.repo, source)
+        for old in history.commits:
+            assert git(project, "merge-base", "--is-ancestor", old, source, check=False) == ""
+        assert len(history.commits) == 6  # the fixture's first commit and five here
+        ledger.add_tree(TASK, rev=source)
+        then = {e["source"]: e for e in ledger.context_entries(TASK)}
+        ledger.add_tree(TASK)  # HEAD: now render.py did change with the parser
+        now = {e["source"]: e for e in ledger.context_entries(TASK)}
+    assert then["src/pkg/lexer.py"]["reason"] == "co-change with src/pkg/parser.py"
+    assert then["src/pkg/render.py"]["score"] < then["src/pkg/lexer.py"]["score"]
+    assert now["src/pkg/render.py"]["score"] > then["src/pkg/render.py"]["score"]
+
+
+def test_ranking_is_deterministic_across_clones(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(project), str(other))
+    git(other, "fetch", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    for path in (project, other):
+        with Ledger(path, clock=lambda: 1_700_000_000) as ledger:
+            ledger.add_tree(TASK, rev="main" if path == project else "origin/main")
+    assert order(project) == order(other)
+
+
+def test_rank_recomputes_priorities_only_in_one_commit(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK)
+        before = {e["source"]: e for e in ledger.context_entries(TASK)}
+        tip = git(project, "rev-parse", f"refs/hydrate/tasks/{TASK}").strip()
+        ledger.edit_task(TASK, files=["src/pkg/render.py"], tests=[])
+        result = ledger.rank(TASK)
+        assert result["changed"] and result["reranked"] > 0 and result["missing"] == []
+        after = {e["source"]: e for e in ledger.context_entries(TASK)}
+        assert ledger.rank(TASK)["changed"] is False
+    assert after["src/pkg/render.py"]["reason"] == "file in play"
+    assert after["src/pkg/render.py"]["priority"] == TREE_TOP
+    for source, entry in after.items():
+        assert (entry["hash"], entry["oid"], entry["size"]) == (
+            before[source]["hash"],
+            before[source]["oid"],
+            before[source]["size"],
+        )
+    log = git(project, "log", "--format=%s", f"{tip}..refs/hydrate/tasks/{TASK}").split("\n")
+    assert [line for line in log if line.startswith("hydrate: rank")] == [
+        f"hydrate: rank {TASK} ({result['reranked']} reranked)"
+    ]
+
+
+def test_reasons_are_shown_and_the_cli_ranks(project: Path) -> None:
+    assert hydrate(project, "add-tree", TASK).returncode == 0
+    shown = hydrate(project, "show", TASK)
+    assert "src/pkg/parser.py  (file in play)" in shown.stdout
+    assert "(co-change with src/pkg/parser.py)" in shown.stdout
+    data = json.loads(hydrate(project, "show", TASK, "--json").stdout)
+    assert data["context"][0]["reason"] == "file in play"
+    assert 0 < data["context"][2]["score"] <= 1
+    hydrate(project, "task-edit", TASK, "--file-in-play", "src/pkg/new.py")
+    ranked = hydrate(project, "rank", TASK)
+    assert ranked.returncode == 0, ranked
+    assert "not attached: src/pkg/new.py (run: git hydrate add-tree R-1)" in ranked.stdout
+    bad = hydrate(project, "rank", TASK, "--rev", "nope")
+    assert bad.returncode == 1 and bad.stderr == (
+        "error: 'nope' does not name a commit in this repository\n"
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b/c", "b/d", "tests"]), st.integers(1, 5000)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 2**32),
+)
+def test_rank_is_a_pure_function_of_its_inputs(files: list[tuple[str, int]], seed: int) -> None:
+    candidates = [Candidate(f"{d}/f{i}.py", size) for i, (d, size) in enumerate(files)]
+    history = [[c.path for c in candidates[: i + 1]] for i in range(len(candidates))]
+    task = TaskText("change f0", files_in_play=[candidates[0].path])
+    first = rank(candidates, task, history)
+    shuffled = candidates[:]
+    random.Random(seed).shuffle(shuffled)
+    assert rank(shuffled, task, history) == first
+    assert all(0 <= r.level <= TOP_LEVEL for r in first.values())
+    assert first[candidates[0].path].level == TOP_LEVEL
+    assert all(r.level < TOP_LEVEL for p, r in first.items() if p != candidates[0].path)
+
+
+def test_test_and_module_naming_pair_up() -> None:
+    candidates = [
+        Candidate("src/click/termui.py", 100),
+        Candidate("tests/test_termui.py", 100),
+        Candidate("docs/termui.rst", 100),
+        Candidate("web/widget.js", 100),
+        Candidate("web/widget.test.js", 100),
+    ]
+    ranks = rank(candidates, TaskText("x", files_in_play=["src/click/termui.py"]), [])
+    assert ranks["tests/test_termui.py"].reason == "test of src/click/termui.py"
+    assert ranks["docs/termui.rst"].reason != "test of src/click/termui.py"
+    ranks = rank(candidates, TaskText("x", files_in_play=["web/widget.test.js"]), [])
+    assert ranks["web/widget.js"].reason == "tested by web/widget.test.js"
