@@ -145,13 +145,18 @@ def _test_subject(path: str) -> tuple[str, str] | None:
     return None
 
 
+#: File names that stand for their directory (a package, a module index).
+_PACKAGE_NAMES: Final = ("__init__", "index", "mod")
+_PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
+
+
 def _module_stem(path: str) -> tuple[str, str] | None:
     """``src/click/termui.py`` -> ``("termui", ".py")``; a package's ``__init__`` is
     named by its directory; ``None`` for a test."""
     if _test_subject(path) is not None:
         return None
     stem, ext = posixpath.splitext(posixpath.basename(path))
-    if stem in ("__init__", "index", "mod"):
+    if stem in _PACKAGE_NAMES:
         stem = posixpath.basename(posixpath.dirname(path))
     stem = stem.lstrip("_")
     return (stem, ext) if stem else None
@@ -237,7 +242,11 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     subjects = {s: f for f in anchors if (s := _test_subject(f))}
     stems = {s: f for f in anchors if (s := _module_stem(f))}
     found: dict[str, str] = {}
+    names = {name for name, _ext in (*subjects, *stems)}
     for path in paths:
+        base = path.rpartition("/")[2]
+        if not any(name in base for name in names) and not base.startswith(_PACKAGE_FILES):
+            continue  # cannot pair: most files, skipped without parsing their names
         subject = _test_subject(path)
         stem = _module_stem(path)
         if subject is not None and subject in stems:
