@@ -25,6 +25,7 @@ doctor — reads and writes tasks through :class:`TaskRefs` alone.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import random
@@ -458,6 +459,11 @@ class TaskRefs:
             return NotFound(
                 f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
             )
+        known = self.task_ids()
+        same = [other for other in known if other.casefold() == task_id.casefold()]
+        close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
+        if close:
+            return NotFound(f"no task {task_id!r}; did you mean {close[0]}?")
         return NotFound(
             f"no task {task_id!r}; create it with: git hydrate task-add {task_id} "
             "--objective TEXT --acceptance TEXT"

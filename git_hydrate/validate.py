@@ -232,6 +232,8 @@ def body_bytes(body: Any, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> bytes:
             ) from None
     else:
         raise ValidationError(f"context body must be text, not {type(body).__name__}")
+    if not data.strip():
+        raise ValidationError("context body is empty: there is nothing to attach")
     if len(data) > max_bytes:
         raise ValidationError(
             f"context body is {len(data)} bytes, over the limit of {max_bytes} "

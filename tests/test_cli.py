@@ -176,3 +176,36 @@ def test_concurrent_writers_lose_nothing(repo: Path) -> None:
     assert len(listed["context"]) == 120
     assert len(git(repo, "rev-list", "refs/hydrate/tasks/C-1").split()) == 121
     fsck(repo)
+
+
+def test_a_forgiving_command_line(repo: Path, tmp_path: Path) -> None:
+    assert hydrate(repo, "task-add", "F-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    # durations with units, sizes with git's suffixes
+    added = hydrate(repo, "add", "F-1", "--text", "note", "--ttl", "12h", "--json")
+    assert added.returncode == 0, added
+    with_unit = json.loads(added.stdout)
+    plain = hydrate(repo, "add", "F-1", "--text", "note2", "--ttl", "43200", "--json")
+    assert json.loads(plain.stdout)["expires"] == with_unit["expires"]
+    packed = hydrate(repo, "pack", "F-1", "--max-bytes", "8k", "--json", "--compact")
+    assert packed.returncode == 0, packed
+    assert "\n" not in packed.stdout.strip()
+    assert json.loads(packed.stdout)["max_bytes"] == 8192
+    # --compact after the command name, like before it
+    shown = hydrate(repo, "show", "F-1", "--json", "--compact")
+    assert shown.returncode == 0 and "\n" not in shown.stdout.strip()
+    # a file inside the repository is labelled by its path there; outside, by its name
+    (repo / "docs").mkdir()
+    (repo / "docs" / "notes.txt").write_text("inside\n")
+    outside = tmp_path / "private" / "secret-plans.txt"
+    outside.parent.mkdir()
+    outside.write_text("outside\n")
+    sub = hydrate(repo / "docs", "add", "F-1", "--file", "notes.txt", "--json")
+    assert json.loads(sub.stdout)["source"] == "docs/notes.txt"
+    far = hydrate(repo, "add", "F-1", "--file", str(outside), "--json")
+    assert json.loads(far.stdout)["source"] == "secret-plans.txt"
+    # a pathspec that matches nothing is an error, as in git
+    missed = hydrate(repo, "add-tree", "F-1", "nonexistent/dir")
+    assert missed.returncode == 1
+    assert missed.stderr == "error: pathspec 'nonexistent/dir' did not match any files\n"
+    fine = hydrate(repo, "add-tree", "F-1", "README", ":!nothing-here")
+    assert fine.returncode == 0, fine

@@ -9,6 +9,7 @@ stderr.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -68,6 +69,16 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"{__name__}.{target[0]}")
         command: click.Command = getattr(module, target[1])
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise click.UsageError(f"No such command '{name}'.{hint}", ctx)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         # The command name, before click consumes the arguments.

@@ -5,19 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from ..settings import default_help
+from ..settings import default_help, parse_int
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
 __all__ = [
+    "ByteSize",
+    "Duration",
     "IsoTime",
     "budget_options",
     "compact",
+    "compact_option",
     "echo_json",
     "json_option",
     "open_ledger",
@@ -51,11 +54,70 @@ def echo_json(ctx: click.Context, data: Any) -> None:
     click.echo(format_output(data, compact=compact(ctx)))
 
 
+def _set_compact(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        root = ctx.find_root()
+        root.ensure_object(dict)
+        root.obj["compact"] = True
+    return value
+
+
+def compact_option(func: F) -> F:
+    """``--compact`` after the command name too (the same as before it)."""
+    return click.option(
+        "--compact",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_compact,
+        help="Print JSON on one line.",
+    )(func)
+
+
 def json_option(func: F) -> F:
-    """The ``--json`` flag of commands whose default output is for people."""
+    """The ``--json`` flag (and ``--compact``) of commands that print data. Where the
+    output is JSON anyway (pack, expand), ``--json`` is accepted and changes nothing."""
+    func = compact_option(func)
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(
         func
     )
+
+
+class ByteSize(click.ParamType):  # type: ignore[type-arg]
+    """A positive number of bytes, with git's ``k``/``m``/``g`` suffixes (``8k``)."""
+
+    name = "BYTES"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        number = parse_int(str(value).strip())
+        if number is None:
+            self.fail(f"{value!r} is not a number of bytes (such as 20000, 64k, 1m)", param, ctx)
+        if number < 1:
+            self.fail(f"{value!r} must be at least 1", param, ctx)
+        return number
+
+
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+class Duration(click.ParamType):  # type: ignore[type-arg]
+    """A time to live: seconds, or a number with ``s``, ``m``, ``h``, ``d`` or ``w``."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int | float):
+            return float(value)
+        text = str(value).strip().lower()
+        unit = _UNITS.get(text[-1:], 0)
+        try:
+            seconds = float(text[:-1] if unit else text) * (unit or 1)
+        except ValueError:
+            self.fail(f"{value!r} is not a duration (such as 90, 90s, 30m, 12h, 7d)", param, ctx)
+        if not seconds > 0:
+            self.fail(f"{value!r} must be more than zero", param, ctx)
+        return seconds
 
 
 class IsoTime(click.ParamType):  # type: ignore[type-arg]
@@ -85,7 +147,7 @@ def budget_options(func: F) -> F:
     )(func)
     func = click.option(
         "--max-bytes",
-        type=click.IntRange(min=1),
+        type=ByteSize(),
         default=None,
         help=f"The byte budget (default: {default_help('hydrate.maxBytes')}).",
     )(func)

@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
-from ._common import echo_json, json_option, open_ledger, short
+from ._common import Duration, echo_json, json_option, open_ledger, short
 
-__all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "read_body_file"]
+__all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "file_label", "read_body_file"]
 
 DEFAULT_SOURCE = "cli"
 
@@ -50,6 +50,17 @@ def read_body_file(path: str, limit: int) -> bytes:
         raise ValidationError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def file_label(path: str, top: str | None) -> str:
+    """The source label of an attached file: its path from the top of the work tree
+    when it is inside it, else its name alone (never a private absolute path)."""
+    real = os.path.realpath(path)
+    if top is not None:
+        root = os.path.realpath(top)
+        if os.path.commonpath([real, root]) == root:
+            return os.path.relpath(real, root).replace(os.sep, "/")
+    return os.path.basename(real)
+
+
 @click.command("context-add")
 @click.argument("task_id", metavar="ID")
 @click.option("--file", "file_", metavar="FILE", help="Attach the content of FILE (- for stdin).")
@@ -58,7 +69,8 @@ def read_body_file(path: str, limit: int) -> bytes:
     "--source-label",
     default=DEFAULT_SOURCE,
     show_default=True,
-    help="Where the context came from; with --file and the default, the file path.",
+    help="Where the context came from; with --file and the default, the file's path in "
+    "the repository (or its name, for a file outside it).",
 )
 @click.option(
     "--priority",
@@ -67,7 +79,11 @@ def read_body_file(path: str, limit: int) -> bytes:
     show_default=True,
     help="Higher packs first.",
 )
-@click.option("--ttl", type=click.FloatRange(min=0, min_open=True), help="Expire after SECONDS.")
+@click.option(
+    "--ttl",
+    type=Duration(),
+    help="Expire after this long: seconds, or 90s, 30m, 12h, 7d, 2w.",
+)
 @click.option(
     "--allow-secrets",
     is_flag=True,
@@ -105,7 +121,7 @@ def context_add(
             limit = ledger.settings.size("hydrate.maxBodyBytes")
             body = read_body_file(file_, limit)
             if source_label == DEFAULT_SOURCE and file_ != "-":
-                source_label = file_
+                source_label = file_label(file_, ledger.repo.work_tree)
         entry = ledger.add_context(
             task_id,
             body,

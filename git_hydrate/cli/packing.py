@@ -7,7 +7,7 @@ from datetime import datetime
 
 import click
 
-from ._common import budget_options, echo_json, open_ledger, short
+from ._common import budget_options, echo_json, json_option, open_ledger, short
 
 __all__ = ["expand", "pack", "prompt"]
 
@@ -15,8 +15,11 @@ __all__ = ["expand", "pack", "prompt"]
 @click.command("pack")
 @click.argument("task_id", metavar="ID")
 @budget_options
+@json_option
 @click.pass_context
-def pack(ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None) -> None:
+def pack(
+    ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None, as_json: bool
+) -> None:
     """Pack the task ID into a JSON packet whose compact encoding fits --max-bytes.
 
     Prints {packet, packet_bytes, max_bytes, token_estimate, token_count, note,
@@ -34,8 +37,11 @@ def pack(ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime 
 @click.command("expand")
 @click.argument("task_id", metavar="ID")
 @budget_options
+@json_option
 @click.pass_context
-def expand(ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None) -> None:
+def expand(
+    ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None, as_json: bool
+) -> None:
     """Pack the task ID into a packet and a prompt that fit --max-bytes together.
 
     Prints {packet, prompt, packet_bytes, prompt_bytes, total_bytes, max_bytes,

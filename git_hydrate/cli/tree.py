@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..settings import default_help
-from ._common import echo_json, json_option, open_ledger
+from ._common import ByteSize, echo_json, json_option, open_ledger
 
 if TYPE_CHECKING:
     from ..results import HydrateResult
@@ -126,13 +126,13 @@ def hydration_options(what: str) -> Callable[[F], F]:
             ),
             click.option(
                 "--max-file-bytes",
-                type=click.IntRange(min=1),
+                type=ByteSize(),
                 default=None,
                 help=f"Skip larger {what}s (default: {default_help('hydrate.maxFileBytes')}).",
             ),
             click.option(
                 "--max-total-bytes",
-                type=click.IntRange(min=1),
+                type=ByteSize(),
                 default=None,
                 help="Attach at most this much "
                 f"(default: {default_help('hydrate.maxTotalBytes')}).",

@@ -81,6 +81,19 @@ class Pathspec:
             return False
         return not any(self._hit(path, s, g) for s, g in self._exclude)
 
+    def unmatched(self, paths: Iterable[str]) -> list[str]:
+        """The inclusion specs (as given) that match none of ``paths``, in order."""
+        waiting = {
+            raw: parsed for raw in self.specs if not (parsed := self._parse(raw))[1] and parsed[0]
+        }
+        for path in paths:
+            if not waiting:
+                break
+            for raw, (spec, _exclude) in list(waiting.items()):
+                if self._hit(path, spec, any(ch in spec for ch in "*?[")):
+                    del waiting[raw]
+        return list(waiting)
+
     def __bool__(self) -> bool:
         return bool(self.specs)
 

@@ -88,6 +88,10 @@ def _apply_rules(
     ``source.entries`` is narrowed (in place) to the pathspec, plus the task's
     files in play and tests (``anchors``), which are taken wherever they are.
     """
+    listed = [e.path for e in source.entries] + [s.path.rstrip("/") for s in source.skipped]
+    unmatched = spec.unmatched(listed)
+    if unmatched:
+        raise ValidationError(f"pathspec '{unmatched[0]}' did not match any files")
     entries = source.entries = [
         e for e in source.entries if spec.matches(e.path) or e.path in anchors
     ]
