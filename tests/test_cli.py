@@ -179,7 +179,9 @@ def test_concurrent_writers_lose_nothing(repo: Path) -> None:
 
 
 def test_a_forgiving_command_line(repo: Path, tmp_path: Path) -> None:
-    assert hydrate(repo, "task-add", "F-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    assert (
+        hydrate(repo, "task-add", "F-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
     # durations with units, sizes with git's suffixes
     added = hydrate(repo, "add", "F-1", "--text", "note", "--ttl", "12h", "--json")
     assert added.returncode == 0, added
