@@ -211,3 +211,24 @@ def test_a_forgiving_command_line(repo: Path, tmp_path: Path) -> None:
     assert missed.stderr == "error: pathspec 'nonexistent/dir' did not match any files\n"
     fine = hydrate(repo, "add-tree", "F-1", "README", ":!nothing-here")
     assert fine.returncode == 0, fine
+
+
+def test_readable_output_for_people(repo: Path) -> None:
+    listed = hydrate(repo, "list")
+    assert listed.returncode == 0 and listed.stdout == ""
+    assert "no tasks here yet: create one with git hydrate task-add" in listed.stderr
+    assert "git hydrate pull" in hydrate(repo, "status").stderr
+    hydrate(repo, "task-add", "R-1", "--objective", "o", "--acceptance", "a", "--test", "t.py")
+    for i in range(12):
+        (repo / f"blob{i}.bin").write_bytes(b"\0" * (i + 1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "binaries")
+    summary = hydrate(repo, "add-tree", "R-1")
+    assert summary.returncode == 0, summary
+    assert summary.stdout.splitlines()[-1] == (
+        "skipped 13 files: 12 binary (78 B), 1 missing (0 B) (-v lists them)"
+    )
+    listed_all = hydrate(repo, "add-tree", "R-1", "-v")
+    assert "  binary        blob0.bin (1 bytes)" in listed_all.stdout
+    shown = hydrate(repo, "show", "R-1")
+    assert "Tests to write or update:\n  t.py" in shown.stdout

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._common import IsoTime, echo_json, json_option, open_ledger, warn_stray_refs
+from .tasks import EMPTY_HINT
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -134,6 +135,8 @@ def status(
                     else:
                         click.echo(_status_row(row))
                 warn_stray_refs(ledger)
+                if not rows and not stations:
+                    click.echo(EMPTY_HINT, err=True)
             return
         moved = ledger.set_status(task_id, new_station) if new_station is not None else None
         result = ledger.status(task_id, now=now)

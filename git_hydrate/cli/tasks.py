@@ -9,9 +9,23 @@ import click
 
 from ._common import echo_json, json_option, open_ledger, short, warn_stray_refs
 
-__all__ = ["KIND_CHOICE", "list_tasks", "show", "task_add", "task_edit", "task_field_options"]
+__all__ = [
+    "EMPTY_HINT",
+    "KIND_CHOICE",
+    "list_tasks",
+    "show",
+    "task_add",
+    "task_edit",
+    "task_field_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: What an empty listing says (on stderr: standard output stays empty for scripts).
+EMPTY_HINT = (
+    "no tasks here yet: create one with git hydrate task-add ID --objective TEXT "
+    "--acceptance TEXT, or bring the team's with git hydrate pull"
+)
 
 KIND_CHOICE = click.Choice(["code", "fix", "closure", "planning", "product"])
 
@@ -214,6 +228,8 @@ def list_tasks(
         )
     if damaged:
         click.echo(f"warning: {damaged} damaged task(s); see: git hydrate doctor", err=True)
+    if not rows and not (stations or kinds or tags):
+        click.echo(EMPTY_HINT if not archived else "no archived tasks", err=True)
 
 
 @click.command("show")
@@ -236,9 +252,33 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
     _print_task(task)
     for label, key in (("Objective", "objective"), ("Acceptance", "acceptance")):
         click.echo(f"\n{label}:\n{task[key]}")
-    for label, key in (("Criteria", "acceptance_criteria"), ("Scope", "scope"), ("Tags", "tags")):
+    if task["acceptance_criteria"]:
+        click.echo("\nAcceptance criteria:")
+        for criterion in task["acceptance_criteria"]:
+            click.echo(f"  - [ ] {criterion}")
+    for label, key in (("Scope", "scope"), ("Tags", "tags")):
         if task[key]:
             click.echo(f"{label}: {', '.join(task[key])}")
+    for label, key in (("Files in play", "files"), ("Tests to write or update", "tests")):
+        if task[key]:
+            click.echo(f"\n{label}:")
+            for note in task[key]:
+                click.echo(f"  {note['path']}" + (f" — {note['note']}" if note["note"] else ""))
+    checkpoints = task.get("checkpoints") or []
+    if checkpoints:
+        latest = checkpoints[-1]
+        click.echo(
+            f"\nLatest checkpoint (#{len(checkpoints)}, {latest['tokens']} tokens, "
+            f"{latest['at']}, {latest['author']}):"
+        )
+        for label, key in (
+            ("Summary", "summary"),
+            ("Evidence", "evidence"),
+            ("Next step", "next_step"),
+        ):
+            if latest[key]:
+                text = str(latest[key]).replace("\n", "\n    ")
+                click.echo(f"  {label}: {text}")
     if entries:
         click.echo("\nContext (packing order):")
         for entry in entries:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
@@ -40,7 +40,7 @@ class _Progress:
                 label="reading files",
                 file=sys.stderr,
                 show_pos=True,
-                item_show_func=lambda n: f"{n / 1048576:.1f} MiB" if n is not None else None,
+                item_show_func=lambda n: f"{human_bytes(n)} read" if n is not None else None,
             )
             self.bar.__enter__()
         self.bar.update(files_done - self.done, bytes_done)
@@ -83,8 +83,17 @@ def _skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+#: Up to this many files left out are listed; past it, a summary by reason (-v lists all).
+LIST_SKIPPED: Final = 10
+
+
 def _report(
-    ctx: click.Context, task_id: str, result: HydrateResult, as_json: bool, origin: str
+    ctx: click.Context,
+    task_id: str,
+    result: HydrateResult,
+    as_json: bool,
+    origin: str,
+    verbose: bool = False,
 ) -> None:
     """Print what add-tree or add-diff did: JSON, or counts and the files left out."""
     if as_json:
@@ -98,11 +107,34 @@ def _report(
     state = "" if result["changed"] else " (nothing changed)"
     click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes {origin}{state}")
     skipped = result["skipped"]
-    if skipped:
-        noun = "file" if len(skipped) == 1 else "files"
+    if not skipped:
+        return
+    noun = "file" if len(skipped) == 1 else "files"
+    if verbose or len(skipped) <= LIST_SKIPPED:
         click.echo(f"skipped {len(skipped)} {noun}:")
         for line in _skipped_lines(skipped):
             click.echo(line)
+        return
+    tally: dict[str, list[int]] = {}
+    for item in skipped:
+        counts_bytes = tally.setdefault(item["reason"], [0, 0])
+        counts_bytes[0] += 1
+        counts_bytes[1] += item["bytes"]
+    by_reason = ", ".join(
+        f"{n} {reason} ({human_bytes(size)})"
+        for reason, (n, size) in sorted(tally.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    )
+    click.echo(f"skipped {len(skipped)} {noun}: {by_reason} (-v lists them)")
+
+
+def human_bytes(count: int) -> str:
+    """``512 B``, ``12.3 KiB``, ``4.0 MiB``: a size people read at a glance."""
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"  # pragma: no cover - the loop always returns
 
 
 def hydration_options(what: str) -> Callable[[F], F]:
@@ -136,6 +168,12 @@ def hydration_options(what: str) -> Callable[[F], F]:
                 default=None,
                 help="Attach at most this much "
                 f"(default: {default_help('hydrate.maxTotalBytes')}).",
+            ),
+            click.option(
+                "-v",
+                "--verbose",
+                is_flag=True,
+                help=f"List every {what} left out, not only a summary by reason.",
             ),
             click.option(
                 "--allow-secrets",
@@ -190,6 +228,7 @@ def add_tree(
     max_file_bytes: int | None,
     max_total_bytes: int | None,
     allow_secrets: bool | None,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Attach the repository's files to the task ID as context.
@@ -249,7 +288,7 @@ def add_tree(
             )
         finally:
             progress.close()
-    _report(ctx, task_id, result, as_json, f"from {result['from']}")
+    _report(ctx, task_id, result, as_json, f"from {result['from']}", verbose)
 
 
 class _DashDashCommand(click.Command):
@@ -282,6 +321,7 @@ def add_diff(
     max_file_bytes: int | None,
     max_total_bytes: int | None,
     allow_secrets: bool | None,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Attach what changed to the task ID: one body per file's diff.
@@ -327,7 +367,7 @@ def add_diff(
             max_total_bytes=max_total_bytes,
             allow_secrets=allow_secrets or None,
         )
-    _report(ctx, task_id, result, as_json, f"of diff:{result['range']}")
+    _report(ctx, task_id, result, as_json, f"of diff:{result['range']}", verbose)
 
 
 @click.command("rank")
