@@ -28,7 +28,9 @@ from typing import Final, Literal
 from .errors import ValidationError
 
 __all__ = [
+    "DEFAULT_ENCODING",
     "DEFAULT_MAX_BYTES",
+    "ENCODINGS",
     "SETTINGS",
     "Setting",
     "Settings",
@@ -40,6 +42,9 @@ __all__ = [
 
 #: The packing budget when neither ``--max-bytes`` nor ``hydrate.maxBytes`` says.
 DEFAULT_MAX_BYTES: Final = 131072
+#: The token encodings ``--encoding`` accepts, and the default one.
+ENCODINGS: Final = ("o200k_base", "cl100k_base")
+DEFAULT_ENCODING: Final = "o200k_base"
 
 Kind = Literal["bytes", "bool", "regex", "path"]
 
