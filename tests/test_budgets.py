@@ -447,3 +447,16 @@ def test_hook_artefacts_measure_the_prompt_alone(repo: Path) -> None:
     assert len(prompt) == manifest["prompt_bytes"] == task["prompt_bytes"] <= 4000
     assert manifest["format"] == 2 and manifest["max_bytes"] == 4000
     assert b"### Context from big-a" in prompt and manifest["kept"] == 1
+
+
+@needs_tokens
+def test_a_second_identical_walk_never_runs_the_tokenizer() -> None:
+    remembered: dict[str, int] = {}
+    entries = [entry("x = 1\n" * 50, "a.py", oid="3" * 40), entry("y\n" * 80, "b", oid="4" * 40)]
+    first = tokens.Meter("o200k_base", remembered)
+    one = build_prompt(TASK, entries, None, max_tokens=300, tokens=first, now=NOW)
+    assert first.calls > 0
+    again = tokens.Meter("o200k_base", remembered)
+    two = build_prompt(TASK, entries, None, max_tokens=300, tokens=again, now=NOW)
+    assert again.calls == 0 and again._counter is None  # the backend was never loaded
+    assert two == one
