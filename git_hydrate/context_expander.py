@@ -16,10 +16,12 @@ the reported size equals the final encoding).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from .codec import encode_output
 from .errors import Conflict, ValidationError
@@ -28,13 +30,19 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EXPAND_NOTE",
     "EXPAND_REFUSAL",
+    "EXPAND_TOKEN_REFUSAL",
     "OUTPUT_CONTRACT",
     "PACK_NOTE",
     "PACK_REFUSAL",
+    "PACK_TOKEN_REFUSAL",
+    "TOKENS_NOTE",
     "TRUST_LINE",
     "UNTRUSTED_BANNER",
     "UNTRUSTED_FOOTER",
+    "Outliner",
+    "TokenMeter",
     "build_packet",
+    "build_prompt",
     "dedupe_context",
     "estimate_packet_tokens",
     "estimate_tokens",
@@ -63,7 +71,14 @@ PACK_REFUSAL: Final = (
 EXPAND_REFUSAL: Final = (
     "mandatory ticket structure does not fit max_bytes; increase the budget or shorten the ticket"
 )
+#: The refusals when a token budget cannot hold the mandatory part.
+PACK_TOKEN_REFUSAL: Final = PACK_REFUSAL.replace("max_bytes", "max_tokens")
+EXPAND_TOKEN_REFUSAL: Final = EXPAND_REFUSAL.replace("max_bytes", "max_tokens")
 PACK_NOTE: Final = "Byte budget is exact; model tokenizer usage is unknown."
+#: The note of a result whose tokens were counted (token_count is exact).
+TOKENS_NOTE: Final = (
+    "Byte budget and token_count are exact for token_encoding; other tokenizers differ."
+)
 EXPAND_NOTE: Final = "Token counts are character-based estimates, not provider metering."
 
 #: Lines that could be read as a boundary of the untrusted block or as the
@@ -95,6 +110,30 @@ _PACKET_KEYS: Final = (
 
 Entry = Mapping[str, Any]
 BodyLoader = Callable[[Entry], str]
+#: Gives the outline of an attachment (its entry, and a reader of its body),
+#: or ``None`` when it has none.
+Outliner = Callable[[Entry, Callable[[], str]], "str | None"]
+
+
+class TokenMeter(Protocol):
+    """Counts tokens exactly in one encoding (:class:`git_hydrate.tokens.Meter`)."""
+
+    @property
+    def encoding(self) -> str:
+        """The encoding's name, e.g. ``o200k_base``."""
+        ...
+
+    def count(self, text: str) -> int:
+        """The exact number of tokens of ``text``."""
+        ...
+
+    def count_body(self, key: str, text: str) -> int:
+        """``count(text)``, which may be remembered under ``key`` (a blob id and a variant)."""
+        ...
+
+    def known(self, key: str) -> int | None:
+        """A count remembered under ``key``, if any."""
+        ...
 
 
 # -- token estimates ------------------------------------------------------
@@ -370,60 +409,239 @@ def _min_body_bytes(entry: Entry) -> int:
     return 0
 
 
-def _walk(
-    entries: Sequence[Entry],
-    room: int,
-    *,
-    now: float,
-    with_prompt: bool,
-    load_body: BodyLoader | None,
-    parts: list[str] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, str]], int, int]:
-    """Keep attachments in order while they fit ``room`` bytes.
+@dataclass
+class _Plan:
+    """What a walk measures and how much room it has after the mandatory part.
 
-    Returns ``(kept, omitted, json_bytes_added, prompt_bytes_added)``; with
-    ``with_prompt``, the rendered section of each kept attachment is appended
-    to ``parts`` so the prompt is assembled without rendering it again.
+    ``json`` and ``prompt`` say which texts count against the budget; the
+    rooms are what is left of each budget (``None``: no such budget).
     """
-    kept: list[dict[str, Any]] = []
-    omitted: list[dict[str, str]] = []
-    added_json = 0
-    added_prompt = 0
-    for entry in entries:
-        digest, source = str(entry["hash"]), str(entry["source"])
+
+    json: bool
+    prompt: bool
+    room_bytes: int | None
+    room_tokens: int | None
+    meter: TokenMeter | None = None
+    outliner: Outliner | None = None
+    #: Tokens the untrusted block costs around the first attachment.
+    block_tokens: int = 0
+
+
+@dataclass
+class _Kept:
+    """One attachment the walk kept: in full, or as its outline."""
+
+    index: int
+    item: dict[str, Any]
+    section: str
+    cost_json: int
+    cost_prompt: int
+    shrunk: dict[str, Any] | None = None
+
+
+@dataclass
+class _Walked:
+    kept: list[_Kept] = field(default_factory=list)
+    omitted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    used_bytes: int = 0
+    used_tokens: int = 0
+
+    def omit(self, index: int, entry: Entry, reason: str) -> None:
+        self.omitted.append(
+            (index, {"hash": str(entry["hash"]), "source": str(entry["source"]), "reason": reason})
+        )
+
+
+def _utf8_len(text: str) -> int:
+    # An ASCII string's length is its UTF-8 length (and isascii() is O(1)).
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _section_text(body: str) -> str:
+    text = neutralise(body)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _outline_heading(source: str) -> str:
+    return f"### Outline of {one_line(source)} (not the whole file)\n"
+
+
+def _cache_key(entry: Entry, variant: str) -> str:
+    return f"{entry.get('oid') or entry['hash']} {variant}"
+
+
+_JSON_HEAD: Final = '{"body":'
+
+
+def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key: str) -> int:
+    """Tokens of an item's compact JSON, its body's part counted (and cached) alone."""
+    tail = b',"hash":"%s","source":%s}' % (
+        str(item["hash"]).encode("ascii"),
+        encode_output(str(item["source"])),
+    )
+    body = encoded[len(_JSON_HEAD) : len(encoded) - len(tail)].decode("utf-8")
+    return (
+        meter.count(_JSON_HEAD) + meter.count_body(key, body) + meter.count(tail.decode("utf-8"))
+    )
+
+
+def _candidate(
+    plan: _Plan, entry: Entry, item: dict[str, Any], heading: str, variant: str, first: bool
+) -> tuple[str, int, int, int]:
+    """``(section, json bytes, prompt bytes, tokens)`` one attachment would add."""
+    encoded = encode_output(item)
+    cost_json = len(encoded) + (0 if first else 1)
+    section = ""
+    cost_prompt = 0
+    tokens = 0
+    meter = plan.meter
+    if plan.json and meter is not None:
+        tokens += _json_tokens(meter, encoded, item, _cache_key(entry, variant + ".json"))
+        tokens += 0 if first else 1  # the comma
+    if plan.prompt:
+        text = _section_text(str(item["body"]))
+        section = heading + text
+        cost_prompt = _utf8_len(section) + (_BLOCK_OVERHEAD if first else 1)
+        if meter is not None:
+            key = _cache_key(entry, "section" if variant == "full" else variant + ".section")
+            tokens += meter.count(heading) + meter.count_body(key, text)
+            tokens += plan.block_tokens if first else 1  # the block, or the line between
+    return section, cost_json, cost_prompt, tokens
+
+
+def _fits(plan: _Plan, walked: _Walked, size: int, tokens: int) -> bool:
+    if plan.room_bytes is not None and walked.used_bytes + size > plan.room_bytes:
+        return False
+    return plan.room_tokens is None or walked.used_tokens + tokens <= plan.room_tokens
+
+
+def _measured(plan: _Plan, cost_json: int, cost_prompt: int) -> int:
+    return (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
+
+
+def _walk(
+    entries: Sequence[Entry], plan: _Plan, *, now: float, load_body: BodyLoader | None
+) -> _Walked:
+    """Keep attachments in order while they fit the plan's rooms.
+
+    Each attachment is measured once, as the sum of its own parts; the caller
+    verifies the token total of the result (see :func:`_back_off`).
+    """
+    walked = _Walked()
+    per_body = int(plan.json) + int(plan.prompt)
+    for index, entry in enumerate(entries):
         expires = _expires_at(entry)
         if expires is not None and expires <= now:
-            omitted.append({"hash": digest, "source": source, "reason": "expired"})
+            walked.omit(index, entry, "expired")
             continue
-        # A body costs at least its own bytes in the JSON and again in the
-        # prompt; when that alone cannot fit, skip it without reading it.
-        floor = _min_body_bytes(entry) * (2 if with_prompt else 1)
-        if added_json + added_prompt + floor > room:
-            omitted.append({"hash": digest, "source": source, "reason": "byte_budget"})
+        digest, source = str(entry["hash"]), str(entry["source"])
+        body: str | None = None
+        # A body costs at least its own bytes in each measured text; when that
+        # alone cannot fit, it is not read (unless its outline is wanted).
+        floor = _min_body_bytes(entry) * per_body
+        too_big = plan.room_bytes is not None and walked.used_bytes + floor > plan.room_bytes
+        if not too_big and plan.meter is not None and plan.room_tokens is not None:
+            known = plan.meter.known(_cache_key(entry, "section" if plan.prompt else "full.json"))
+            too_big = known is not None and walked.used_tokens + known > plan.room_tokens
+        if not too_big:
+            body = _body_of(entry, load_body)
+            item = {"hash": digest, "source": source, "body": body}
+            heading = f"### Context from {one_line(source)}\n"
+            section, cost_json, cost_prompt, tokens = _candidate(
+                plan, entry, item, heading, "full", not walked.kept
+            )
+            size = _measured(plan, cost_json, cost_prompt)
+            if _fits(plan, walked, size, tokens):
+                walked.kept.append(_Kept(index, item, section, cost_json, cost_prompt))
+                walked.used_bytes += size
+                walked.used_tokens += tokens
+                continue
+        if plan.outliner is not None and _keep_outline(
+            plan, walked, index, entry, body, load_body
+        ):
             continue
-        item = {"hash": digest, "source": source, "body": _body_of(entry, load_body)}
-        cost_json = len(encode_output(item)) + (1 if kept else 0)
-        cost_prompt = 0
-        section = ""
-        if with_prompt:
-            section = context_section(source, item["body"])
-            # An ASCII string's length is its UTF-8 length (and isascii() is O(1)).
-            cost_prompt = len(section) if section.isascii() else len(section.encode("utf-8"))
-            cost_prompt += 1 if kept else _BLOCK_OVERHEAD
-        if added_json + added_prompt + cost_json + cost_prompt > room:
-            omitted.append({"hash": digest, "source": source, "reason": "byte_budget"})
-            continue
-        kept.append(item)
-        if parts is not None:
-            parts.append(section)
-        added_json += cost_json
-        added_prompt += cost_prompt
-    return kept, omitted, added_json, added_prompt
+        walked.omit(index, entry, "byte_budget")
+    return walked
 
 
-def _check_budget(max_bytes: int) -> None:
+def _keep_outline(
+    plan: _Plan,
+    walked: _Walked,
+    index: int,
+    entry: Entry,
+    body: str | None,
+    load_body: BodyLoader | None,
+) -> bool:
+    """Keep the outline of an attachment that did not fit in full, if it fits."""
+    assert plan.outliner is not None
+
+    def read() -> str:
+        return body if body is not None else _body_of(entry, load_body)
+
+    outline = plan.outliner(entry, read)
+    if not outline:
+        return False
+    source = str(entry["source"])
+    digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
+    item = {"hash": digest, "source": f"{source} (outline)", "body": outline}
+    section, cost_json, cost_prompt, tokens = _candidate(
+        plan, entry, item, _outline_heading(source), "outline", not walked.kept
+    )
+    size = _measured(plan, cost_json, cost_prompt)
+    if not _fits(plan, walked, size, tokens):
+        return False
+    full = _min_body_bytes(entry) if body is None else _utf8_len(body)
+    shrunk = {
+        "hash": str(entry["hash"]),
+        "source": source,
+        "outline_hash": digest,
+        "bytes_saved": full - _utf8_len(outline),
+    }
+    walked.kept.append(_Kept(index, item, section, cost_json, cost_prompt, shrunk))
+    walked.used_bytes += size
+    walked.used_tokens += tokens
+    return True
+
+
+def _back_off(
+    walked: _Walked, max_tokens: int | None, total_tokens: Callable[[_Walked], int]
+) -> int | None:
+    """The exact token total, after dropping the last kept attachments until it fits.
+
+    The walk's sum of parts is at most a token or so per attachment off the
+    whole (almost always over), so this rarely drops anything; each step
+    recounts the whole once, and there are at most as many steps as kept
+    attachments.
+    """
+    if max_tokens is None:
+        return None
+    total = total_tokens(walked)
+    while total > max_tokens and walked.kept:
+        last = walked.kept.pop()
+        entry = (
+            {"hash": last.shrunk["hash"], "source": last.shrunk["source"]}
+            if last.shrunk
+            else last.item
+        )
+        walked.omit(last.index, entry, "byte_budget")
+        total = total_tokens(walked)
+    return total
+
+
+def _check_budget(max_bytes: int | None, name: str = "max_bytes") -> None:
+    if max_bytes is None:
+        return
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise ValidationError(f"max_bytes must be a positive integer, not {max_bytes!r}")
+        raise ValidationError(f"{name} must be a positive integer, not {max_bytes!r}")
+
+
+def _check_budgets(max_bytes: int | None, max_tokens: int | None, meter: Any) -> None:
+    _check_budget(max_bytes)
+    _check_budget(max_tokens, "max_tokens")
+    if max_bytes is None and max_tokens is None:
+        raise ValidationError("a budget is needed: max_bytes, max_tokens or both")
+    if max_tokens is not None and meter is None:
+        raise ValidationError("max_tokens needs a token meter")
 
 
 def _mandatory(task: Mapping[str, Any]) -> dict[str, Any]:
@@ -453,49 +671,141 @@ def _mandatory(task: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _meter_fields(meter: TokenMeter | None, max_tokens: int | None) -> dict[str, Any]:
+    if meter is None:
+        return {}
+    return {"max_tokens": max_tokens, "token_encoding": meter.encoding}
+
+
+def _needed(walked: _Walked, entries: Sequence[Entry], now: float, plan: _Plan) -> int:
+    """Bytes of the measured texts that would hold every live attachment in full.
+
+    Exact for attachments the walk read; for one it skipped unread, its size
+    stands in for its (at least as large) encoded cost.
+    """
+    total = 0
+    count = 0
+    for entry in entries:
+        expires = _expires_at(entry)
+        if expires is not None and expires <= now:
+            continue
+        source = str(entry["source"])
+        size = _min_body_bytes(entry)
+        if plan.json:
+            total += size + len(encode_output(source)) + len(str(entry["hash"])) + 30
+        if plan.prompt:
+            total += len(f"### Context from {one_line(source)}\n".encode()) + size + 1
+        count += 1
+    if count:
+        total += (count - 1) * (int(plan.json) + int(plan.prompt))
+        total += _BLOCK_OVERHEAD if plan.prompt else 0
+    return total
+
+
 def pack_packet(
     task: Mapping[str, Any],
     entries: Iterable[Entry],
-    max_bytes: int,
+    max_bytes: int | None,
     *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: Outliner | None = None,
     now: datetime | float | None = None,
     load_body: BodyLoader | None = None,
 ) -> dict[str, Any]:
     """The ``Ledger.pack`` walk: the packet's JSON alone is measured.
 
+    With ``max_tokens`` (and a ``tokens`` meter), its tokens are measured too;
+    with ``outline``, an attachment that does not fit in full may be kept as
+    its outline (listed in ``shrunk``).
+
     Raises:
-        Conflict: the mandatory structure alone exceeds ``max_bytes``.
+        Conflict: the mandatory structure alone exceeds ``max_bytes`` (or ``max_tokens``).
     """
-    _check_budget(max_bytes)
+    _check_budgets(max_bytes, max_tokens, tokens)
     packet = _mandatory(task)
     base = len(packet_json(packet))
-    if base > max_bytes:
+    if max_bytes is not None and base > max_bytes:
         raise Conflict(PACK_REFUSAL)
-    kept, omitted, added, _ = _walk(
-        dedupe_context(entries),
-        max_bytes - base,
-        now=as_timestamp(now),
-        with_prompt=False,
-        load_body=load_body,
+    base_tokens = 0
+    if tokens is not None:
+        base_tokens = tokens.count(packet_json(packet).decode("utf-8"))
+        if max_tokens is not None and base_tokens > max_tokens:
+            raise Conflict(PACK_TOKEN_REFUSAL)
+    plan = _Plan(
+        json=True,
+        prompt=False,
+        room_bytes=None if max_bytes is None else max_bytes - base,
+        room_tokens=None if max_tokens is None else max_tokens - base_tokens,
+        meter=tokens if max_tokens is not None else None,
+        outliner=outline,
     )
-    packet["context"] = kept
-    packet_bytes = base + added
-    return {
+    walked = _walk(dedupe_context(entries), plan, now=as_timestamp(now), load_body=load_body)
+
+    def total_tokens(state: _Walked) -> int:
+        assert tokens is not None
+        packet["context"] = [k.item for k in state.kept]
+        return tokens.count(packet_json(packet).decode("utf-8"))
+
+    token_count = _back_off(walked, max_tokens, total_tokens)
+    packet["context"] = [k.item for k in walked.kept]
+    if token_count is None and tokens is not None:
+        token_count = total_tokens(walked)
+    packet_bytes = base + sum(k.cost_json for k in walked.kept)
+    result = {
         "packet": packet,
         "packet_bytes": packet_bytes,
         "max_bytes": max_bytes,
         "token_estimate": packet_bytes // 4,
-        "token_count": None,
-        "note": PACK_NOTE,
-        "omitted": omitted,
+        "token_count": token_count,
+        "note": PACK_NOTE if tokens is None else TOKENS_NOTE,
+        "omitted": [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])],
     }
+    return _finish(result, walked, tokens, max_tokens, outline)
+
+
+def _finish(
+    result: dict[str, Any],
+    walked: _Walked,
+    tokens: TokenMeter | None,
+    max_tokens: int | None,
+    outline: Outliner | None,
+) -> dict[str, Any]:
+    result.update(_meter_fields(tokens, max_tokens))
+    if outline is not None:
+        result["shrunk"] = [k.shrunk for k in walked.kept if k.shrunk is not None]
+    return result
+
+
+def _expanded_packet(
+    task: Mapping[str, Any],
+    files: Iterable[Any],
+    tests: Iterable[Any],
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    packet = _mandatory(task)
+    packet["files"] = [dict(zip(("path", "note"), _path_note(f), strict=True)) for f in files]
+    packet["tests"] = [dict(zip(("path", "note"), _path_note(t), strict=True)) for t in tests]
+    for key, value in (extra or {}).items():
+        packet.setdefault(str(key), value)
+    return packet
+
+
+def _block_tokens(meter: TokenMeter, head: list[str], base_prompt: int) -> int:
+    """Tokens the untrusted block adds around its attachments (banner, footer)."""
+    opening = "\n\n".join(head) + "\n\n" + UNTRUSTED_BANNER + "\n\n"
+    closing = UNTRUSTED_FOOTER + "\n\n" + OUTPUT_CONTRACT + "\n"
+    return meter.count(opening) + meter.count(closing) - base_prompt
 
 
 def build_packet(
     task: Mapping[str, Any],
     entries: Iterable[Entry],
-    max_bytes: int,
+    max_bytes: int | None,
     *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: Outliner | None = None,
     files: Iterable[Any] = (),
     tests: Iterable[Any] = (),
     extra: Mapping[str, Any] | None = None,
@@ -507,7 +817,10 @@ def build_packet(
     Args:
         task: The task's fields (``id`` or ``task_id``, ``title``, ``objective``...).
         entries: Attachments ``{hash, source, priority, expires?, body | size}``.
-        max_bytes: The budget for ``packet_bytes + prompt_bytes``.
+        max_bytes: The budget for ``packet_bytes + prompt_bytes`` (``None``: none).
+        max_tokens: The budget for ``packet_tokens + prompt_tokens`` (needs ``tokens``).
+        tokens: Counts tokens exactly (see :mod:`git_hydrate.tokens`).
+        outline: Gives the outline of an attachment that does not fit in full.
         files: Files in play: paths, ``(path, note)`` pairs or ``{path, note}``.
         tests: Tests to write or update, same shapes.
         extra: Keys merged in with ``setdefault``: they never replace mandatory ones.
@@ -515,41 +828,140 @@ def build_packet(
         load_body: Reads the body of an entry that carries only its ``size``.
 
     Raises:
-        ValidationError: the mandatory structure alone exceeds ``max_bytes``.
+        ValidationError: the mandatory structure alone exceeds the budget.
     """
-    _check_budget(max_bytes)
-    packet = _mandatory(task)
-    packet["files"] = [dict(zip(("path", "note"), _path_note(f), strict=True)) for f in files]
-    packet["tests"] = [dict(zip(("path", "note"), _path_note(t), strict=True)) for t in tests]
-    for key, value in (extra or {}).items():
-        packet.setdefault(str(key), value)
+    return _render_walk(
+        task,
+        entries,
+        max_bytes,
+        max_tokens=max_tokens,
+        tokens=tokens,
+        outline=outline,
+        files=files,
+        tests=tests,
+        extra=extra,
+        now=now,
+        load_body=load_body,
+        with_json=True,
+    )
+
+
+def build_prompt(
+    task: Mapping[str, Any],
+    entries: Iterable[Entry],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: Outliner | None = None,
+    files: Iterable[Any] = (),
+    tests: Iterable[Any] = (),
+    extra: Mapping[str, Any] | None = None,
+    now: datetime | float | None = None,
+    load_body: BodyLoader | None = None,
+) -> dict[str, Any]:
+    """The ``prompt`` walk: only the prompt's own UTF-8 bytes (and tokens) are measured.
+
+    Same arguments as :func:`build_packet`; the packet is returned too (the
+    prompt is rendered from it) but its size does not count.
+
+    Raises:
+        ValidationError: the prompt without attachments exceeds the budget.
+    """
+    return _render_walk(
+        task,
+        entries,
+        max_bytes,
+        max_tokens=max_tokens,
+        tokens=tokens,
+        outline=outline,
+        files=files,
+        tests=tests,
+        extra=extra,
+        now=now,
+        load_body=load_body,
+        with_json=False,
+    )
+
+
+def _render_walk(
+    task: Mapping[str, Any],
+    entries: Iterable[Entry],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None,
+    tokens: TokenMeter | None,
+    outline: Outliner | None,
+    files: Iterable[Any],
+    tests: Iterable[Any],
+    extra: Mapping[str, Any] | None,
+    now: datetime | float | None,
+    load_body: BodyLoader | None,
+    with_json: bool,
+) -> dict[str, Any]:
+    _check_budgets(max_bytes, max_tokens, tokens)
+    packet = _expanded_packet(task, files, tests, extra)
     base_json = len(packet_json(packet))
     head = _head_sections(packet)
     base_prompt = len(_assemble(head, []).encode("utf-8"))
-    if base_json + base_prompt > max_bytes:
+    base_bytes = base_prompt + (base_json if with_json else 0)
+    if max_bytes is not None and base_bytes > max_bytes:
         raise ValidationError(EXPAND_REFUSAL)
-    parts: list[str] = []
-    kept, omitted, added_json, added_prompt = _walk(
-        dedupe_context(entries),
-        max_bytes - base_json - base_prompt,
-        now=as_timestamp(now),
-        with_prompt=True,
-        load_body=load_body,
-        parts=parts,
+    meter = tokens if max_tokens is not None else None
+    base_tokens = 0
+    block_tokens = 0
+    if meter is not None:
+        base_prompt_tokens = meter.count(_assemble(head, []))
+        base_tokens = base_prompt_tokens
+        if with_json:
+            base_tokens += meter.count(packet_json(packet).decode("utf-8"))
+        if max_tokens is not None and base_tokens > max_tokens:
+            raise ValidationError(EXPAND_TOKEN_REFUSAL)
+        block_tokens = _block_tokens(meter, head, base_prompt_tokens)
+    plan = _Plan(
+        json=with_json,
+        prompt=True,
+        room_bytes=None if max_bytes is None else max_bytes - base_bytes,
+        room_tokens=None if max_tokens is None else max_tokens - base_tokens,
+        meter=meter,
+        outliner=outline,
+        block_tokens=block_tokens,
     )
-    packet["context"] = kept
+    ordered = dedupe_context(entries)
+    moment = as_timestamp(now)
+    walked = _walk(ordered, plan, now=moment, load_body=load_body)
+    counted: dict[str, int] = {}
+
+    def total_tokens(state: _Walked) -> int:
+        assert tokens is not None
+        packet["context"] = [k.item for k in state.kept]
+        counted["prompt"] = tokens.count(_assemble(head, [k.section for k in state.kept]))
+        counted["packet"] = tokens.count(packet_json(packet).decode("utf-8")) if with_json else 0
+        return counted["prompt"] + counted["packet"]
+
+    _back_off(walked, max_tokens, total_tokens)
+    packet["context"] = [k.item for k in walked.kept]
     # The same sections render_prompt(packet) would produce, rendered once.
-    prompt = _assemble(head, parts)
-    packet_bytes = base_json + added_json
-    prompt_bytes = base_prompt + added_prompt
-    return {
-        "packet": packet,
-        "prompt": prompt,
-        "packet_bytes": packet_bytes,
-        "prompt_bytes": prompt_bytes,
-        "total_bytes": packet_bytes + prompt_bytes,
-        "max_bytes": max_bytes,
-        "token_estimate": estimate_tokens(prompt),
-        "note": EXPAND_NOTE,
-        "omitted": omitted,
-    }
+    prompt = _assemble(head, [k.section for k in walked.kept])
+    packet_bytes = base_json + sum(k.cost_json for k in walked.kept)
+    prompt_bytes = base_prompt + sum(k.cost_prompt for k in walked.kept)
+    result: dict[str, Any] = {"packet": packet, "prompt": prompt, "packet_bytes": packet_bytes}
+    result["prompt_bytes"] = prompt_bytes
+    if with_json:
+        result["total_bytes"] = packet_bytes + prompt_bytes
+    result["max_bytes"] = max_bytes
+    result["token_estimate"] = estimate_tokens(prompt)
+    if tokens is not None:
+        if not counted:
+            total_tokens(walked)
+        result["token_count"] = counted["prompt"]
+        if with_json:
+            result["packet_tokens"] = counted["packet"]
+            result["total_tokens"] = counted["prompt"] + counted["packet"]
+    result["note"] = EXPAND_NOTE if tokens is None else TOKENS_NOTE
+    result["omitted"] = [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])]
+    if not with_json:
+        result["kept"] = len(walked.kept)
+        result["attachments"] = len(ordered)
+        result["needed_bytes"] = base_prompt + _needed(walked, ordered, moment, plan)
+    return _finish(result, walked, tokens, max_tokens, outline)

@@ -31,6 +31,7 @@ from .results import (
     LogEntry,
     MoveResult,
     PackResult,
+    PromptResult,
     StatusDict,
     TaskDict,
 )
@@ -173,18 +174,38 @@ class Ledger:
     # -- packing ----------------------------------------------------------------
 
     def pack(
-        self, task_id: str, max_bytes: int | None = None, now: datetime | float | None = None
+        self,
+        task_id: str,
+        max_bytes: int | None = None,
+        now: datetime | float | None = None,
+        *,
+        max_tokens: int | None = None,
+        encoding: str | None = None,
+        outline: bool | None = None,
     ) -> PackResult:
         """The task as a packet whose compact JSON fits ``max_bytes``.
 
         Returns ``{packet, packet_bytes, max_bytes, token_estimate, token_count,
         note, omitted}``. ``packet_bytes`` is the exact length of the packet's
-        compact JSON encoding (UTF-8, sorted keys, no whitespace).
+        compact JSON encoding (UTF-8, sorted keys, no whitespace). With
+        ``max_tokens`` (or ``hydrate.maxTokens``), its tokens in ``encoding``
+        are bounded too and ``token_count`` is exact (adds ``max_tokens`` and
+        ``token_encoding``); with ``outline`` (or ``hydrate.outline``), what
+        does not fit in full may be kept as its outline (adds ``shrunk``).
 
         Raises:
             Conflict: the mandatory structure alone does not fit.
+            ValidationError: a token budget without ``git-hydrate[tokens]``.
         """
-        return packing.pack(self.refs, task_id, max_bytes, now)
+        return packing.pack(
+            self.refs,
+            task_id,
+            max_bytes,
+            now,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
 
     def expand(
         self,
@@ -193,16 +214,60 @@ class Ledger:
         now: datetime | float | None = None,
         *,
         extra: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        encoding: str | None = None,
+        outline: bool | None = None,
     ) -> ExpandResult:
         """The packet *and* its prompt, measured together against ``max_bytes``.
 
         Returns ``{packet, prompt, packet_bytes, prompt_bytes, total_bytes,
-        max_bytes, token_estimate, note, omitted}``.
+        max_bytes, token_estimate, note, omitted}``; ``max_tokens``,
+        ``encoding`` and ``outline`` as for :meth:`pack` (the token budget
+        bounds packet and prompt together, like the byte budget).
 
         Raises:
             ValidationError: the mandatory structure alone does not fit.
         """
-        return packing.expand(self.refs, task_id, max_bytes, now, extra=extra)
+        return packing.expand(
+            self.refs,
+            task_id,
+            max_bytes,
+            now,
+            extra=extra,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
+
+    def prompt(
+        self,
+        task_id: str,
+        max_bytes: int | None = None,
+        now: datetime | float | None = None,
+        *,
+        max_tokens: int | None = None,
+        encoding: str | None = None,
+        outline: bool | None = None,
+    ) -> PromptResult:
+        """The prompt, measured alone: its own UTF-8 bytes fit ``max_bytes``.
+
+        Returns ``{packet, prompt, packet_bytes, prompt_bytes, max_bytes,
+        token_estimate, note, omitted, kept, attachments, needed_bytes}``
+        (the packet the prompt renders comes along, unmeasured);
+        ``max_tokens``, ``encoding`` and ``outline`` as for :meth:`pack`.
+
+        Raises:
+            ValidationError: the prompt without attachments does not fit.
+        """
+        return packing.prompt(
+            self.refs,
+            task_id,
+            max_bytes,
+            now,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
 
     # -- lifecycle ----------------------------------------------------------------
 

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, Final, NamedTuple, cast
 
 from . import context_expander
 from .errors import CorruptData
 from .model import Link
-from .results import ExpandResult, PackResult
+from .results import ExpandResult, PackResult, PromptResult
 from .store import Prefetch
 from .taskrefs import TaskRefs
 from .tasks import task_dict
 
-__all__ = ["body_loader", "expand", "pack", "packing_input"]
+__all__ = ["Budget", "body_loader", "budget", "expand", "pack", "packing_input", "prompt"]
+
+#: The header of the token-count cache: counts are of texts derived from a body
+#: by context_expander's rendering rules; a change there bumps the version.
+_TOKEN_CACHE_VERSION: Final = 1
+_OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 1\n"
 
 
 def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -41,24 +46,105 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[di
     return task, entries
 
 
+class Budget(NamedTuple):
+    """What a packing may use: bytes and tokens (``None``: no such limit), the
+    token encoding, and whether outlines stand in for what does not fit."""
+
+    max_bytes: int | None
+    max_tokens: int | None
+    encoding: str
+    outline: bool
+
+
+def budget(
+    refs: TaskRefs,
+    max_bytes: int | None = None,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    outline: bool | None = None,
+) -> Budget:
+    """The budget a packing uses: the arguments, else the ``hydrate.*`` settings.
+
+    The default byte budget (``hydrate.maxBytes``, else 128 KiB) applies unless a
+    token budget is given and ``hydrate.maxBytes`` is not set: a byte limit
+    nobody asked for would otherwise cut a token budget short.
+    """
+    settings = refs.repo.settings
+    if max_tokens is None and settings.has("hydrate.maxTokens"):
+        max_tokens = settings.size("hydrate.maxTokens")
+    if max_bytes is None and (max_tokens is None or settings.has("hydrate.maxBytes")):
+        max_bytes = settings.size("hydrate.maxBytes")
+    name = encoding or settings.text("hydrate.encoding") or "o200k_base"
+    shrink = settings.boolean("hydrate.outline") if outline is None else outline
+    return Budget(max_bytes, max_tokens, name, shrink)
+
+
 class _Job(NamedTuple):
     """Everything one packing needs: the task's fields, its entries, the budget,
-    the moment expiry is judged at, and the body loader."""
+    the moment expiry is judged at, the body loader, and the token meter and
+    outliner when the budget asks for them."""
 
     task: dict[str, Any]
     entries: list[dict[str, Any]]
-    budget: int
+    budget: Budget
     moment: float
     load_body: Callable[[Mapping[str, Any]], str]
+    meter: Any
+    outliner: context_expander.Outliner | None
+    caches: list[Any]
+
+    def save(self) -> None:
+        for cache in self.caches:
+            cache.save()
 
 
-def _job(
-    refs: TaskRefs, task_id: str, max_bytes: int | None, now: datetime | float | None
-) -> _Job:
+def _job(refs: TaskRefs, task_id: str, limits: Budget, now: datetime | float | None) -> _Job:
+    caches: list[Any] = []
+    meter = None
+    if limits.max_tokens is not None:
+        # Before anything is read: a missing extra or a bad encoding refuses at once.
+        meter = _meter(refs, limits.encoding, caches)
+    shrink = _outliner(refs, caches) if limits.outline else None
     task, entries = packing_input(refs, task_id)
-    budget = refs.repo.settings.size("hydrate.maxBytes") if max_bytes is None else max_bytes
     moment = refs.now(now)
-    return _Job(task, entries, budget, moment, body_loader(refs, task_id, entries, budget, moment))
+    window = limits.max_bytes if limits.max_bytes is not None else 1 << 20
+    loader = body_loader(refs, task_id, entries, window, moment)
+    return _Job(task, entries, limits, moment, loader, meter, shrink, caches)
+
+
+def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
+    from .hydrate.cache import DerivedCache
+    from .tokens import Meter
+
+    meter = Meter(encoding)  # a missing extra or an unknown encoding refuses here
+    header = b"# git-hydrate token-counts %d %s\n" % (_TOKEN_CACHE_VERSION, encoding.encode())
+    cache = DerivedCache.of(refs.repo, f"token-counts-{encoding}", header)
+    caches.append(cache)
+    meter.remembered = cache.values
+    return meter
+
+
+def _outliner(refs: TaskRefs, caches: list[Any]) -> context_expander.Outliner:
+    from .hydrate.cache import DerivedCache
+    from .outline import language_for
+    from .outline import outline as outline_text
+
+    cache = DerivedCache.of(refs.repo, "outlines", _OUTLINE_CACHE_HEADER)
+    caches.append(cache)
+
+    def outline_of(entry: Mapping[str, Any], read: Callable[[], str]) -> str | None:
+        language = language_for(str(entry["source"]))
+        if language is None:
+            return None
+        key = f"{entry.get('oid') or entry['hash']} {language}"
+        if key in cache.values:
+            known = cache.values[key]
+            return known if isinstance(known, str) else None
+        text = outline_text(str(entry["source"]), read())
+        cache.values[key] = text
+        return text
+
+    return outline_of
 
 
 def pack(
@@ -66,12 +152,24 @@ def pack(
     task_id: str,
     max_bytes: int | None = None,
     now: datetime | float | None = None,
+    *,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    outline: bool | None = None,
 ) -> PackResult:
-    """The task as a packet whose compact JSON fits ``max_bytes`` (see ``Ledger.pack``)."""
-    job = _job(refs, task_id, max_bytes, now)
+    """The task as a packet whose compact JSON fits the budget (see ``Ledger.pack``)."""
+    job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
     result = context_expander.pack_packet(
-        job.task, job.entries, job.budget, now=job.moment, load_body=job.load_body
+        job.task,
+        job.entries,
+        job.budget.max_bytes,
+        max_tokens=job.budget.max_tokens,
+        tokens=job.meter,
+        outline=job.outliner,
+        now=job.moment,
+        load_body=job.load_body,
     )
+    job.save()
     return cast(PackResult, result)
 
 
@@ -82,20 +180,55 @@ def expand(
     now: datetime | float | None = None,
     *,
     extra: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    outline: bool | None = None,
 ) -> ExpandResult:
     """The packet and its prompt, measured together (see ``Ledger.expand``)."""
-    job = _job(refs, task_id, max_bytes, now)
+    job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
     result = context_expander.build_packet(
         job.task,
         job.entries,
-        job.budget,
+        job.budget.max_bytes,
+        max_tokens=job.budget.max_tokens,
+        tokens=job.meter,
+        outline=job.outliner,
         files=job.task.get("files") or (),
         tests=job.task.get("tests") or (),
         extra=extra,
         now=job.moment,
         load_body=job.load_body,
     )
+    job.save()
     return cast(ExpandResult, result)
+
+
+def prompt(
+    refs: TaskRefs,
+    task_id: str,
+    max_bytes: int | None = None,
+    now: datetime | float | None = None,
+    *,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    outline: bool | None = None,
+) -> PromptResult:
+    """The prompt measured alone (see ``Ledger.prompt``)."""
+    job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
+    result = context_expander.build_prompt(
+        job.task,
+        job.entries,
+        job.budget.max_bytes,
+        max_tokens=job.budget.max_tokens,
+        tokens=job.meter,
+        outline=job.outliner,
+        files=job.task.get("files") or (),
+        tests=job.task.get("tests") or (),
+        now=job.moment,
+        load_body=job.load_body,
+    )
+    job.save()
+    return cast(PromptResult, result)
 
 
 def body_loader(

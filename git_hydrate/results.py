@@ -8,7 +8,7 @@ prints them as JSON unchanged, and a type checker still knows every key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AddManyResult",
@@ -27,6 +27,8 @@ __all__ = [
     "Omission",
     "PackResult",
     "PathNoteDict",
+    "PromptResult",
+    "Shrunk",
     "SkippedDict",
     "StatusDict",
     "TaskDict",
@@ -122,30 +124,83 @@ class Omission(TypedDict):
     reason: Literal["expired", "byte_budget"]
 
 
+class Shrunk(TypedDict):
+    """An attachment kept as its outline: its own hash and the outline's."""
+
+    hash: str
+    source: str
+    outline_hash: str
+    bytes_saved: int
+
+
 class PackResult(TypedDict):
-    """``Ledger.pack()``: the packet and its exact size."""
+    """``Ledger.pack()``: the packet and its exact size.
+
+    ``max_tokens`` and ``token_encoding`` are present when tokens were
+    counted (``token_count`` is then exact); ``shrunk`` with outlines on.
+    """
 
     packet: dict[str, Any]
     packet_bytes: int
-    max_bytes: int
+    max_bytes: int | None
     token_estimate: int
     token_count: int | None
     note: str
     omitted: list[Omission]
+    max_tokens: NotRequired[int | None]
+    token_encoding: NotRequired[str]
+    shrunk: NotRequired[list[Shrunk]]
 
 
 class ExpandResult(TypedDict):
-    """``Ledger.expand()``: the packet, its prompt, and their sizes."""
+    """``Ledger.expand()``: the packet, its prompt, and their sizes.
+
+    With tokens counted: ``token_count`` (the prompt's), ``packet_tokens``,
+    ``total_tokens``, ``max_tokens``, ``token_encoding``; ``shrunk`` with
+    outlines on.
+    """
 
     packet: dict[str, Any]
     prompt: str
     packet_bytes: int
     prompt_bytes: int
     total_bytes: int
-    max_bytes: int
+    max_bytes: int | None
     token_estimate: int
     note: str
     omitted: list[Omission]
+    token_count: NotRequired[int]
+    packet_tokens: NotRequired[int]
+    total_tokens: NotRequired[int]
+    max_tokens: NotRequired[int | None]
+    token_encoding: NotRequired[str]
+    shrunk: NotRequired[list[Shrunk]]
+
+
+class PromptResult(TypedDict):
+    """``Ledger.prompt()``: the prompt measured alone (its packet comes along).
+
+    ``prompt_bytes`` is what ``max_bytes`` bounds; ``kept`` of ``attachments``
+    made it in, and ``needed_bytes`` is about the budget that would hold
+    them all. With tokens counted: ``token_count`` (exact), ``max_tokens``,
+    ``token_encoding``; ``shrunk`` with outlines on.
+    """
+
+    packet: dict[str, Any]
+    prompt: str
+    packet_bytes: int
+    prompt_bytes: int
+    max_bytes: int | None
+    token_estimate: int
+    note: str
+    omitted: list[Omission]
+    kept: int
+    attachments: int
+    needed_bytes: int
+    token_count: NotRequired[int]
+    max_tokens: NotRequired[int | None]
+    token_encoding: NotRequired[str]
+    shrunk: NotRequired[list[Shrunk]]
 
 
 class ListItem(TypedDict, total=False):

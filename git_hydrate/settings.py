@@ -28,7 +28,9 @@ from typing import Final, Literal
 from .errors import ValidationError
 
 __all__ = [
+    "DEFAULT_ENCODING",
     "DEFAULT_MAX_BYTES",
+    "ENCODINGS",
     "SETTINGS",
     "Setting",
     "Settings",
@@ -40,8 +42,11 @@ __all__ = [
 
 #: The packing budget when neither ``--max-bytes`` nor ``hydrate.maxBytes`` says.
 DEFAULT_MAX_BYTES: Final = 131072
+#: The token encodings ``--encoding`` accepts, and the default one.
+ENCODINGS: Final = ("o200k_base", "cl100k_base")
+DEFAULT_ENCODING: Final = "o200k_base"
 
-Kind = Literal["bytes", "bool", "regex", "path"]
+Kind = Literal["bytes", "tokens", "bool", "regex", "path", "name"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,14 @@ class Setting:
     @property
     def metavar(self) -> str:
         """What the value is, as the man page names it."""
-        return {"bytes": "BYTES", "bool": "BOOLEAN", "regex": "REGEX", "path": "PATH"}[self.kind]
+        return {
+            "bytes": "BYTES",
+            "tokens": "TOKENS",
+            "bool": "BOOLEAN",
+            "regex": "REGEX",
+            "path": "PATH",
+            "name": "NAME",
+        }[self.kind]
 
     @property
     def default_text(self) -> str:
@@ -79,7 +91,34 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "bytes",
         DEFAULT_MAX_BYTES,
         "The byte budget of pack, expand and prompt when --max-bytes is not given, and of "
-        f"the pre-push artefacts. {_SIZES}",
+        "the pre-push artefacts. pack measures the packet's JSON, expand the packet and the "
+        "prompt together, prompt and the pre-push artefacts the prompt alone. When a token "
+        "budget is given (--max-tokens or hydrate.maxTokens) and this is not set, only the "
+        f"token budget applies. {_SIZES}",
+    ),
+    Setting(
+        "hydrate.maxTokens",
+        "tokens",
+        None,
+        "A token budget of pack, expand, prompt and the pre-push artefacts when --max-tokens "
+        "is not given, counted exactly in hydrate.encoding; with a byte budget as well, both "
+        "apply. Needs the optional extra: pip install 'git-hydrate[tokens]'. The suffixes k "
+        "and m multiply by 1024 and 1024^2.",
+        shown_default="none",
+    ),
+    Setting(
+        "hydrate.encoding",
+        "name",
+        DEFAULT_ENCODING,
+        "The token encoding token budgets are counted in: o200k_base or cl100k_base.",
+    ),
+    Setting(
+        "hydrate.outline",
+        "bool",
+        False,
+        "When true, pack, expand, prompt and the pre-push artefacts keep the outline of an "
+        "attachment that no longer fits in full (Python always; JavaScript, TypeScript, Go, "
+        "Rust and Java with pip install 'git-hydrate[outline]'), as --outline does.",
     ),
     Setting(
         "hydrate.maxBodyBytes",

@@ -5,7 +5,7 @@ below, and the whole graph must be free of cycles):
 
     errors
     settings, model
-    codec, validate, secrets, merge, context_expander, results
+    codec, validate, secrets, merge, context_expander, results, tokens, outline
     store (the only git boundary)
     archive
     taskrefs (the task-ref core)
@@ -29,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "git_hydrate"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"settings", "model"},
-    {"codec", "validate", "secrets", "merge", "context_expander", "results"},
+    {"codec", "validate", "secrets", "merge", "context_expander", "results", "tokens", "outline"},
     {"store"},
     {"archive"},
     {"taskrefs"},
@@ -42,7 +42,20 @@ LAYERS: list[set[str]] = [
 
 #: Imports inside functions are allowed only to put off the cost of a heavy
 #: module until it is needed (never to break a cycle).
-LAZY_ALLOWED = {"secrets", "dulwich", "fractions", "ledger", "codec", "hooks", "doctor", "sync"}
+LAZY_ALLOWED = {
+    "secrets",
+    "dulwich",
+    "fractions",
+    "ledger",
+    "codec",
+    "hooks",
+    "doctor",
+    "sync",
+    # the optional extras' wrappers and their caches, only when a budget asks for them
+    "tokens",
+    "outline",
+    "cache",
+}
 
 
 def _modules() -> dict[str, Path]:

@@ -124,8 +124,12 @@ def test_prompt_warns_about_omissions_on_stderr(repo: Path) -> None:
     assert result.returncode == 0
     assert "### Context from s\nsmall\n" in result.stdout
     assert "LLLL" not in result.stdout
-    assert result.stderr.startswith("warning: 1 attachment(s) of M-1 omitted: ")
-    assert "(large, byte_budget)" in result.stderr
+    assert result.stderr == (
+        "warning: M-1: kept 1 of 2 attachments; 435 of 2,500 bytes; omitted 1 (1 byte_budget); "
+        "shrunk 0; everything would fit in about 5,460 bytes\n"
+    )
+    listed = hydrate(repo, "prompt", "M-1", "--max-bytes", "2500", "-v")
+    assert listed.stderr.splitlines()[1].endswith(" large (byte_budget)")
 
 
 def test_git_config_max_bytes_is_honoured(repo: Path) -> None:

@@ -240,4 +240,4 @@ def test_readme_completion_function_completes_git_hydrate(tmp_path: Path, repo: 
         ["bash", "-c", script], cwd=repo, capture_output=True, text=True, env=env, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["hook hooks", "--max-bytes"]
+    assert proc.stdout.splitlines() == ["hook hooks", "--max-bytes --max-tokens"]

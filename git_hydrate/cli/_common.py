@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from ..settings import default_help, parse_int
+from ..settings import ENCODINGS, default_help, parse_int
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -138,7 +138,27 @@ class IsoTime(click.ParamType):  # type: ignore[type-arg]
 
 
 def budget_options(func: F) -> F:
-    """``--max-bytes`` and ``--now``, shared by the packing commands."""
+    """``--max-bytes``, ``--max-tokens``, ``--encoding``, ``--outline`` and ``--now``,
+    shared by the packing commands."""
+    func = click.option(
+        "--outline/--no-outline",
+        default=None,
+        help="Keep the outline of an attachment that no longer fits in full, when the "
+        f"outline fits (default: {default_help('hydrate.outline')}).",
+    )(func)
+    func = click.option(
+        "--encoding",
+        type=click.Choice(ENCODINGS),
+        default=None,
+        help=f"The token encoding of --max-tokens (default: {default_help('hydrate.encoding')}).",
+    )(func)
+    func = click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        default=None,
+        help="A token budget, counted exactly; with --max-bytes both apply "
+        f"(default: {default_help('hydrate.maxTokens')}). Needs git-hydrate[tokens].",
+    )(func)
     func = click.option(
         "--now",
         type=IsoTime(),

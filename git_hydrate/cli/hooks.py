@@ -88,12 +88,13 @@ def pre_push(
             ctx, {**report, "strict": blocking, "blocked": blocking and bool(report["problems"])}
         )
     elif not quiet:
+        from .packing import summary_line
+
         for task in report["tasks"]:
             state = "wrote" if task["changed"] else "up to date:"
+            summary = summary_line(task["task"], task).split(": ", 2)[2]
             click.echo(
-                f"hydrate: {task['task']}: {state} {task['directory']} "
-                f"({task['total_bytes']} bytes, {len(task['omitted'])} omitted)",
-                err=True,
+                f"hydrate: {task['task']}: {state} {task['directory']} ({summary})", err=True
             )
     if not report["problems"]:
         return

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 import click
 
 from ._common import budget_options, echo_json, json_option, open_ledger, short
 
-__all__ = ["expand", "pack", "prompt"]
+__all__ = ["LISTED_ON_A_TERMINAL", "expand", "listing", "pack", "prompt", "summary_line"]
+
+#: How many omitted or shrunk attachments ``-v`` lists on a terminal (``-vv``: all).
+LISTED_ON_A_TERMINAL = 20
 
 
 @click.command("pack")
@@ -18,19 +24,36 @@ __all__ = ["expand", "pack", "prompt"]
 @json_option
 @click.pass_context
 def pack(
-    ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None, as_json: bool
+    ctx: click.Context,
+    task_id: str,
+    max_bytes: int | None,
+    now: datetime | None,
+    max_tokens: int | None,
+    encoding: str | None,
+    outline: bool | None,
+    as_json: bool,
 ) -> None:
     """Pack the task ID into a JSON packet whose compact encoding fits --max-bytes.
 
     Prints {packet, packet_bytes, max_bytes, token_estimate, token_count, note,
     omitted}. Attachments that expired or did not fit are listed in omitted.
+    With --max-tokens the packet's tokens are bounded too, and token_count is
+    exact (plus max_tokens, token_encoding); with --outline, attachments kept
+    as their outlines are listed in shrunk.
 
     \b
     Example:
       git hydrate --compact pack M-6001 --max-bytes 3500 | jq .omitted
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.pack(task_id, max_bytes=max_bytes, now=now)
+        result = ledger.pack(
+            task_id,
+            max_bytes=max_bytes,
+            now=now,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
     echo_json(ctx, result)
 
 
@@ -40,46 +63,163 @@ def pack(
 @json_option
 @click.pass_context
 def expand(
-    ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None, as_json: bool
+    ctx: click.Context,
+    task_id: str,
+    max_bytes: int | None,
+    now: datetime | None,
+    max_tokens: int | None,
+    encoding: str | None,
+    outline: bool | None,
+    as_json: bool,
 ) -> None:
     """Pack the task ID into a packet and a prompt that fit --max-bytes together.
 
     Prints {packet, prompt, packet_bytes, prompt_bytes, total_bytes, max_bytes,
-    token_estimate, note, omitted}.
+    token_estimate, note, omitted}. --max-tokens bounds the tokens of packet
+    and prompt together (adds token_count, packet_tokens, total_tokens,
+    max_tokens, token_encoding); --outline adds shrunk.
 
     \b
     Example:
       git hydrate expand M-1002 --max-bytes 20000
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.expand(task_id, max_bytes=max_bytes, now=now)
+        result = ledger.expand(
+            task_id,
+            max_bytes=max_bytes,
+            now=now,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
     echo_json(ctx, result)
 
 
 @click.command("prompt")
 @click.argument("task_id", metavar="ID")
 @budget_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    default=None,
+    help="Write the prompt to this file instead of standard output.",
+)
+@click.option(
+    "-v",
+    "--omitted",
+    "verbose",
+    count=True,
+    help="After the summary, list what was omitted or shrunk (the first "
+    f"{LISTED_ON_A_TERMINAL} on a terminal; -vv: all).",
+)
 @click.pass_context
-def prompt(ctx: click.Context, task_id: str, max_bytes: int | None, now: datetime | None) -> None:
-    """Print the prompt of the task ID alone (as expand measures it), for a model.
+def prompt(
+    ctx: click.Context,
+    task_id: str,
+    max_bytes: int | None,
+    now: datetime | None,
+    max_tokens: int | None,
+    encoding: str | None,
+    outline: bool | None,
+    output: str | None,
+    verbose: int,
+) -> None:
+    """Print the prompt of the task ID alone; its own UTF-8 bytes fit --max-bytes.
 
-    Omitted attachments are reported on stderr in one warning line.
+    The prompt is measured by itself (expand measures packet and prompt
+    together). One summary line goes to stderr: attachments kept, bytes (and
+    tokens) used of the budget, omitted by reason, shrunk, and the budget that
+    would hold everything; -v lists the omitted and shrunk attachments.
 
     \b
     Example:
-      git hydrate prompt M-1002 --max-bytes 20000 > M-1002.prompt.md
+      git hydrate prompt M-1002 --max-bytes 20000 -o M-1002.prompt.md
+      git hydrate prompt M-1002 --max-tokens 32000 --outline -v
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.expand(task_id, max_bytes=max_bytes, now=now)
-    # Bytes straight to stdout: click.echo would scan megabytes for ANSI codes.
-    sys.stdout.flush()
-    sys.stdout.buffer.write(result["prompt"].encode("utf-8"))
-    sys.stdout.buffer.flush()
+        result = ledger.prompt(
+            task_id,
+            max_bytes=max_bytes,
+            now=now,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
+    data = result["prompt"].encode("utf-8")
+    if output is not None and output != "-":
+        with open(output, "wb") as fh:
+            fh.write(data)
+    else:
+        # Bytes straight to stdout: click.echo would scan megabytes for ANSI codes.
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    click.echo(summary_line(task_id, result), err=True)
+    if verbose:
+        limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
+        for line in listing(result, limit):
+            click.echo(line, err=True)
+
+
+def _stderr_is_a_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _count(number: int) -> str:
+    return f"{number:,}"
+
+
+def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
+    """The one line ``prompt`` and the pre-push hook say about a prompt's budget.
+
+    ``kept N of M attachments``; the prompt's bytes (and tokens) of the budget;
+    omitted by reason; shrunk; about how many bytes would hold everything.
+    Every figure is one of the result's own fields.
+    """
     omitted = result["omitted"]
+    shrunk = result.get("shrunk") or []
+    kept = f"kept {result['kept']} of {result['attachments']} attachments"
+    if shrunk:
+        kept += f" ({len(shrunk)} as outlines)"
+    used = [f"{_count(result['prompt_bytes'])}"]
+    if result.get("max_bytes") is not None:
+        used[0] += f" of {_count(result['max_bytes'])}"
+    used[0] += " bytes"
+    if result.get("token_encoding"):
+        tokens = f"{_count(result['token_count'])}"
+        if result.get("max_tokens") is not None:
+            tokens += f" of {_count(result['max_tokens'])}"
+        used.append(f"{tokens} tokens ({result['token_encoding']})")
+    parts = [kept, ", ".join(used)]
     if omitted:
-        listed = ", ".join(
-            f"{short(item['hash'])} ({item['source']}, {item['reason']})" for item in omitted
-        )
-        click.echo(
-            f"warning: {len(omitted)} attachment(s) of {task_id} omitted: {listed}", err=True
-        )
+        reasons = Counter(str(item["reason"]) for item in omitted)
+        by_reason = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+        parts.append(f"omitted {len(omitted)} ({by_reason})")
+    else:
+        parts.append("omitted 0")
+    parts.append(f"shrunk {len(shrunk)}")
+    if shrunk or any(item["reason"] != "expired" for item in omitted):
+        parts.append(f"everything would fit in about {_count(result['needed_bytes'])} bytes")
+    label = "warning" if omitted else "prompt"
+    return f"{label}: {task_id}: " + "; ".join(parts)
+
+
+def listing(result: Mapping[str, Any], limit: int | None = None) -> list[str]:
+    """One line per omitted or shrunk attachment (the first ``limit``, then a count)."""
+    lines = [
+        f"  omitted {short(item['hash'])} {item['source']} ({item['reason']})"
+        for item in result["omitted"]
+    ]
+    lines += [
+        f"  shrunk  {short(item['hash'])} {item['source']} "
+        f"(outline {short(item['outline_hash'])}, {_count(item['bytes_saved'])} bytes saved)"
+        for item in result.get("shrunk") or []
+    ]
+    if limit is not None and len(lines) > limit:
+        rest = len(lines) - limit
+        lines = [*lines[:limit], f"  ... and {rest} more (-vv lists all)"]
+    return lines

@@ -13,9 +13,17 @@ from ..settings import default_help
 from ._common import ByteSize, echo_json, json_option, open_ledger
 
 if TYPE_CHECKING:
+    from ..ledger import Ledger
     from ..results import HydrateResult
 
-__all__ = ["PROGRESS_MIN_FILES", "add_diff", "add_tree", "hydration_options", "rank"]
+__all__ = [
+    "PROGRESS_MIN_FILES",
+    "add_diff",
+    "add_tree",
+    "budget_warning",
+    "hydration_options",
+    "rank",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,6 +95,22 @@ def _skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
 LIST_SKIPPED: Final = 10
 
 
+def budget_warning(ledger: Ledger, task_id: str) -> str | None:
+    """A warning when the task's attachments exceed its default byte budget, else ``None``.
+
+    The figure is the bodies' bytes; a prompt holding them all needs a little more.
+    """
+    attached = sum(entry["size"] for entry in ledger.context_entries(task_id))
+    budget = ledger.settings.size("hydrate.maxBytes")
+    if attached <= budget:
+        return None
+    return (
+        f"warning: {task_id} has {attached:,} bytes attached, {attached / budget:.1f} times "
+        f"its default budget ({budget:,} bytes, hydrate.maxBytes); prompt will omit what "
+        f"does not fit: see git hydrate prompt {task_id} -v, --max-bytes, --outline"
+    )
+
+
 def _report(
     ctx: click.Context,
     task_id: str,
@@ -94,8 +118,12 @@ def _report(
     as_json: bool,
     origin: str,
     verbose: bool = False,
+    warning: str | None = None,
 ) -> None:
-    """Print what add-tree or add-diff did: JSON, or counts and the files left out."""
+    """Print what add-tree or add-diff did: JSON, or counts and the files left out;
+    then the budget warning, if any, on stderr."""
+    if warning is not None:
+        click.echo(warning, err=True)
     if as_json:
         echo_json(ctx, result)
         return
@@ -288,7 +316,8 @@ def add_tree(
             )
         finally:
             progress.close()
-    _report(ctx, task_id, result, as_json, f"from {result['from']}", verbose)
+        warning = budget_warning(ledger, task_id)
+    _report(ctx, task_id, result, as_json, f"from {result['from']}", verbose, warning)
 
 
 class _DashDashCommand(click.Command):
@@ -367,7 +396,8 @@ def add_diff(
             max_total_bytes=max_total_bytes,
             allow_secrets=allow_secrets or None,
         )
-    _report(ctx, task_id, result, as_json, f"of diff:{result['range']}", verbose)
+        warning = budget_warning(ledger, task_id)
+    _report(ctx, task_id, result, as_json, f"of diff:{result['range']}", verbose, warning)
 
 
 @click.command("rank")

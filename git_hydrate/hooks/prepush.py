@@ -65,8 +65,20 @@ DEFAULT_TASK_PATTERN: Final = next(
 )
 #: The newest commits of each pushed ref whose messages are searched for ids.
 MAX_COMMITS_SCANNED: Final = 1000
-#: The version of the ``manifest.json`` layout.
-ARTEFACT_FORMAT: Final = 1
+#: The version of the ``manifest.json`` layout (2: the prompt is measured alone,
+#: ``prompt_bytes`` replaces ``total_bytes``).
+ARTEFACT_FORMAT: Final = 2
+#: The fields of a prompt result a hook report carries (for its summary line).
+_REPORTED: Final = (
+    "prompt_bytes",
+    "max_bytes",
+    "kept",
+    "attachments",
+    "needed_bytes",
+    "token_count",
+    "max_tokens",
+    "token_encoding",
+)
 
 _TASK_REF_PREFIX: Final = "refs/hydrate/tasks/"
 _HEX: Final = frozenset("0123456789abcdef")
@@ -337,8 +349,14 @@ def write_artefacts(
 ) -> dict[str, Any]:
     """Write one task's prompt, packet and manifest into ``directory/<task_id>/``.
 
-    Returns ``{task, directory, commit, found_in, changed, total_bytes,
-    omitted, files}``.
+    The prompt is measured alone, as ``git hydrate prompt`` measures it, with
+    the budget the settings give (``hydrate.maxBytes``, ``hydrate.maxTokens``,
+    ``hydrate.encoding``, ``hydrate.outline``).
+
+    Returns ``{task, directory, commit, found_in, changed, prompt_bytes,
+    max_bytes, kept, attachments, needed_bytes, omitted, files}`` (plus
+    ``token_count``, ``max_tokens``, ``token_encoding`` with a token budget
+    and ``shrunk`` with outlines).
 
     Raises:
         HydrateError: the task cannot be read or packed.
@@ -349,12 +367,13 @@ def write_artefacts(
     when = ledger.repo.commit_time(commit)
     if when is None:  # not a commit (a tag of a tree?): the task's own time
         when = (ledger.repo.commit_time(tip) if tip else None) or 0
-    result = ledger.expand(task_id, now=float(when))
+    result = ledger.prompt(task_id, now=float(when))
+    reported: dict[str, Any] = {key: result.get(key) for key in _REPORTED if key in result}
     files = {
         f"{task_id}.prompt.md": result["prompt"].encode("utf-8"),
         f"{task_id}.packet.json": (format_output(result) + "\n").encode("utf-8"),
     }
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": ARTEFACT_FORMAT,
         "generator": f"git-hydrate {__version__}",
         "task": task_id,
@@ -363,14 +382,15 @@ def write_artefacts(
         "ref": concern.update.local_ref,
         "found_in": concern.found_in,
         "now": iso_utc(when),
-        "max_bytes": result["max_bytes"],
-        "total_bytes": result["total_bytes"],
+        **reported,
         "files": [
             {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
             for name, data in files.items()
         ],
         "omitted": result["omitted"],
     }
+    if "shrunk" in result:
+        manifest["shrunk"] = result["shrunk"]
     target = directory / task_id
     # Inside the repository (the default), what git-hydrate creates is shared the
     # way core.sharedRepository asks, so every member of the group can rewrite it.
@@ -397,8 +417,9 @@ def write_artefacts(
         "commit": commit,
         "found_in": concern.found_in,
         "changed": changed,
-        "total_bytes": result["total_bytes"],
+        **reported,
         "omitted": result["omitted"],
+        "shrunk": result.get("shrunk", []),
         "files": manifest["files"],
     }
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Final
+from typing import Any, Final
+
+import msgspec
 
 from ..store import Repository
 
-__all__ = ["Sha256Cache"]
+__all__ = ["DerivedCache", "Sha256Cache"]
 
 
 #: One cache line; anything else in the file is ignored.
@@ -110,4 +112,88 @@ class Sha256Cache:
         except OSError:
             return
         self._new.clear()
+        self._rewrite = False
+
+
+class DerivedCache:
+    """A derived, disposable map from a key (a blob id and a variant) to a JSON value.
+
+    Stored as ``<common dir>/hydrate/<name>``: a header line naming the format,
+    then one ``<key> TAB <compact JSON value>`` line per entry, appended once
+    per run. A blob never changes, so an entry never goes stale while the
+    header (which names what derives the values) stays the same; a line that
+    does not parse is ignored, a foreign header starts the file afresh, and
+    deleting the file is always safe. Used for token counts and outlines.
+    """
+
+    def __init__(self, path: str, header: bytes, repo: Repository | None = None) -> None:
+        self.path = path
+        self.header = header
+        self.repo = repo
+        self.values: dict[str, Any] = {}
+        self._stored: set[str] = set()
+        self._rewrite = False
+        self._load()
+
+    @classmethod
+    def of(cls, repo: Repository, name: str, header: bytes) -> DerivedCache:
+        """The cache ``name`` of ``repo``, at ``<common dir>/hydrate/<name>``."""
+        return cls(os.path.join(repo.common_dir, "hydrate", name), header, repo)
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            data = b""
+        if not data.startswith(self.header):
+            self._rewrite = bool(data)
+            return
+        decoder = msgspec.json.Decoder()
+        for line in data[len(self.header) :].split(b"\n"):
+            key, tab, value = line.partition(b"\t")
+            if not tab:
+                continue
+            try:
+                self.values[key.decode("utf-8")] = decoder.decode(value)
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                continue
+        self._stored = set(self.values)
+
+    def save(self) -> None:
+        """Append what is new (or rewrite a foreign file). Failures are ignored:
+        the cache only saves time."""
+        fresh = [key for key in self.values if key not in self._stored]
+        if not fresh and not self._rewrite:
+            return
+        encoder = msgspec.json.Encoder()
+        keys = list(self.values) if self._rewrite else fresh
+        lines = b"".join(
+            key.encode("utf-8") + b"\t" + encoder.encode(self.values[key]) + b"\n"
+            for key in keys
+            if "\t" not in key and "\n" not in key
+        )
+        try:
+            directory = os.path.dirname(self.path)
+            if self.repo is not None:
+                self.repo.make_dirs(directory)
+            else:
+                os.makedirs(directory, exist_ok=True)
+            if self._rewrite or not os.path.exists(self.path):
+                tmp = f"{self.path}.{os.getpid()}.tmp"
+                with open(tmp, "wb") as fh:
+                    fh.write(self.header + lines)
+                if self.repo is not None:
+                    self.repo.share(tmp)
+                os.replace(tmp, self.path)
+            else:
+                # One O_APPEND write per run: concurrent runs interleave whole runs.
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                try:
+                    os.write(fd, lines)
+                finally:
+                    os.close(fd)
+        except OSError:
+            return
+        self._stored.update(keys)
         self._rewrite = False

@@ -1,0 +1,229 @@
+"""Outlines: golden samples per language, and 'never text the body lacks'.
+
+The samples in tests/outline_samples/ are pinned with their outlines; the
+tree-sitter ones need the optional extra git-hydrate[outline] (the test extra
+installs it) and are skipped without it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import glob
+import os
+import re
+import sysconfig
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_hydrate import outline as ol
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAMPLES = os.path.join(HERE, "outline_samples")
+_SPLIT = re.compile(r"\r\n|\r|\n")
+
+
+def unsupported_lines(text: str, body: str) -> list[str]:
+    """Outline lines that are neither markers nor a body line (or a prefix of one)."""
+    candidates = sorted(set(_SPLIT.split(body)) | {row.rstrip("\r") for row in body.split("\n")})
+    bad = []
+    for line in text.splitlines():
+        if ol.is_marker(line):
+            continue
+        i = bisect.bisect_left(candidates, line)
+        if i == len(candidates) or not candidates[i].startswith(line):
+            bad.append(line)
+    return bad
+
+
+def sample_files() -> list[str]:
+    return sorted(p for p in glob.glob(os.path.join(SAMPLES, "*")) if not p.endswith(".outline"))
+
+
+def has_grammar(path: str) -> bool:
+    lang = ol.language_for(path)
+    return lang == "python" or (lang is not None and ol._parser(lang) is not None)
+
+
+# ------------------------------------------------------------------ golden
+
+
+@pytest.mark.parametrize("path", sample_files(), ids=os.path.basename)
+def test_golden(path: str) -> None:
+    if not has_grammar(path):
+        pytest.skip("grammar package not installed")
+    with open(path, encoding="utf-8") as f:
+        body = f.read()
+    with open(path + ".outline", encoding="utf-8") as f:
+        expected = f.read()
+    got = ol.outline(path, body)
+    assert got == expected
+    assert unsupported_lines(got, body) == []
+    assert ol.outline(path, body) == got  # deterministic
+
+
+def _outline_of(name: str) -> str:
+    path = os.path.join(SAMPLES, name)
+    if not has_grammar(path):
+        pytest.skip("grammar package not installed")
+    with open(path, encoding="utf-8") as f:
+        got = ol.outline(path, f.read())
+    assert got is not None
+    return got
+
+
+def test_python_shape() -> None:
+    got = _outline_of("sample.py").splitlines()
+    assert got[0] == '"""Sample module for outlines.'
+    assert "MAX_SIZE = 1024" in got
+    assert "lower_name = 5" not in got  # not an UPPER_CASE constant
+    assert "@dataclass(frozen=True)" in got
+    assert "class Point(Base, metaclass=Meta):" in got
+    # multi-line signature, kept line by line through the closing ':'
+    i = got.index("    async def fetch(")
+    assert got[i - 1] == "    @staticmethod"
+    assert got[i + 1 : i + 5] == [
+        "        url: str,",
+        "        *,",
+        "        timeout: float = 1.0,  # seconds",
+        "    ) -> bytes:",
+    ]
+    # trailing comment after the header's ':' is cut off (a line prefix)
+    assert "def top(sep=':', d={\"a\": (1, 2)}) -> dict[str, int]:" in got
+    assert not any("nested" in line for line in got)  # inner defs elided
+    assert '        """Euclidean norm.' in got  # docstring first line only
+    assert not any("Longer." in line for line in got)
+
+
+def test_typescript_and_tsx_use_their_own_grammar() -> None:
+    ts = _outline_of("sample.ts")
+    assert "export interface Options {" in ts
+    assert "  @log()" in ts
+    tsx = _outline_of("sample.tsx")
+    assert "export function Hello({ name }: Props) {" in tsx
+
+
+def test_go_rust_java_headers() -> None:
+    go = _outline_of("sample.go")
+    assert "func (c *Circle) Area() float64 {" in go
+    assert "return math.Pi" not in go
+    rs = _outline_of("sample.rs")
+    assert "#[derive(Debug, Clone)]" in rs and "impl<T: Clone> Area for Wrapper<T>" in rs
+    assert "0.0" not in rs
+    java = _outline_of("Sample.java")
+    assert "            int n) throws IllegalArgumentException {" in java
+    assert "count++;" not in java
+
+
+# --------------------------------------------------------------- edge cases
+
+
+def test_unsupported_and_unparseable() -> None:
+    assert ol.outline("README.md", "# hi\n") is None
+    assert ol.outline("Makefile", "all:\n") is None
+    assert ol.outline("x.py", "def broken(:\n") is None
+    assert ol.outline("x.py", "a = 1\0\n") is None
+    assert ol.outline("x.py", "") == ""
+
+
+def test_one_line_bodies_are_kept_whole() -> None:
+    if ol._parser("typescript") is None:
+        pytest.skip("no typescript grammar")
+    body = "function f() {}\nclass A { m(): void { return; } }\n"
+    assert ol.outline("x.ts", body) == body
+
+
+def test_python_crlf_and_tabs() -> None:
+    body = "class A:\r\n\tdef f(self,\r\n\t      x):\r\n\t\treturn x\r\n"
+    got = ol.outline("a.py", body)
+    assert got == "class A:\n\tdef f(self,\n\t      x):\n\t\t...\n"
+    assert unsupported_lines(got, body) == []
+
+
+def test_python_long_constant_is_cut_to_a_prefix() -> None:
+    body = "TABLE = " + repr(list(range(100))) + "\n"
+    got = ol.outline("c.py", body)
+    assert got == "TABLE =\n    ...\n"
+    assert unsupported_lines(got, body) == []
+
+
+def test_python_one_line_def_and_lambda_default() -> None:
+    body = "def f(key=lambda x: x[0]): return 1  # c\nasync def g(): ...\n"
+    assert (
+        ol.outline("d.py", body)
+        == "def f(key=lambda x: x[0]):\n    ...\nasync def g():\n    ...\n"
+    )
+
+
+# ------------------------------------------------ the property, whole stdlib
+
+
+def stdlib_py_files() -> list[str]:
+    root = sysconfig.get_paths()["stdlib"]
+    return sorted(
+        p
+        for p in glob.glob(os.path.join(root, "**", "*.py"), recursive=True)
+        if "site-packages" not in p
+    )
+
+
+def test_never_text_the_body_lacks_stdlib_sample() -> None:
+    # every 8th file of the standard library (the whole of it takes half a minute)
+    files = stdlib_py_files()[::8]
+    assert len(files) > 60
+    outlined = unparseable = 0
+    failures: list[tuple[str, list[str]]] = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                body = f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        got = ol.outline(path, body)
+        if got is None:
+            unparseable += 1  # e.g. lib2to3 test data written for Python 2
+            continue
+        outlined += 1
+        bad = unsupported_lines(got, body)
+        if bad:
+            failures.append((path, bad[:3]))
+    assert failures == []
+    assert outlined > 0.95 * (outlined + unparseable)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "def f(a, b=':'):",
+                "    return a",
+                "class C(B):",
+                '    """Doc."""',
+                "    x: int = 1",
+                "MAX = 3",
+                "import os",
+                "@deco",
+                "if X:",
+                "else:",
+                "    pass",
+                "",
+                "# c",
+                "  ",
+                "\t",
+                "async def g(*a, **k) -> None: ...",
+                "try:",
+                "except E:",
+                "    def h(self): pass",
+            ]
+        ),
+        max_size=30,
+    )
+)
+def test_python_outline_lines_come_from_the_body(lines: list[str]) -> None:
+    body = "\n".join(lines) + "\n"
+    got = ol.outline("gen.py", body)
+    if got is not None:
+        assert unsupported_lines(got, body) == []
+        assert ol.outline("gen.py", body) == got
