@@ -234,3 +234,13 @@ def test_test_and_module_naming_pair_up() -> None:
     assert ranks["docs/termui.rst"].reason != "test of src/click/termui.py"
     ranks = rank(candidates, TaskText("x", files_in_play=["web/widget.test.js"]), [])
     assert ranks["web/widget.js"].reason == "tested by web/widget.test.js"
+
+
+def test_prompt_v_says_why_each_omitted_file_ranked_where_it_did(project: Path) -> None:
+    assert hydrate(project, "add-tree", TASK).returncode == 0
+    result = hydrate(project, "prompt", TASK, "--max-bytes", "1500", "-v")
+    assert result.returncode == 0, result
+    lines = result.stderr.splitlines()
+    assert any(
+        line.endswith("(byte_budget; ranked: co-change with src/pkg/parser.py)") for line in lines
+    ), lines

@@ -146,6 +146,8 @@ def prompt(
             encoding=encoding,
             outline=outline,
         )
+        # why each attachment packs where it does (ranking's reasons), for -v
+        why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
     data = result["prompt"].encode("utf-8")
     if output is not None and output != "-":
         with open(output, "wb") as fh:
@@ -158,7 +160,7 @@ def prompt(
     click.echo(summary_line(task_id, result), err=True)
     if verbose:
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
-        for line in listing(result, limit):
+        for line in listing(result, limit, why):
             click.echo(line, err=True)
 
 
@@ -208,10 +210,15 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
     return f"{label}: {task_id}: " + "; ".join(parts)
 
 
-def listing(result: Mapping[str, Any], limit: int | None = None) -> list[str]:
-    """One line per omitted or shrunk attachment (the first ``limit``, then a count)."""
+def listing(
+    result: Mapping[str, Any], limit: int | None = None, why: Mapping[str, str] | None = None
+) -> list[str]:
+    """One line per omitted or shrunk attachment (the first ``limit``, then a count);
+    ``why`` adds the reason ranking placed each one where it is."""
+    why = why or {}
     lines = [
-        f"  omitted {short(item['hash'])} {item['source']} ({item['reason']})"
+        f"  omitted {short(item['hash'])} {item['source']} ({item['reason']}"
+        + (f"; ranked: {why[item['hash']]})" if why.get(item["hash"]) else ")")
         for item in result["omitted"]
     ]
     lines += [
