@@ -224,10 +224,12 @@ GIT_BASH_COMPLETION = Path("/usr/share/bash-completion/completions/git")
 
 
 @pytest.mark.skipif(not GIT_BASH_COMPLETION.is_file(), reason="git's bash completion is absent")
-def test_readme_completion_function_completes_git_hydrate(tmp_path: Path, repo: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    function = re.search(r"```bash\n(_git_hydrate\(\) \{.*?\n\})\n```", readme, re.S)
-    assert function, "the README lost its _git_hydrate completion function"
+def test_documented_completion_function_completes_git_hydrate(
+    tmp_path: Path, repo: Path
+) -> None:
+    page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    function = re.search(r"```bash\n(_git_hydrate\(\) \{.*?\n\})\n```", page, re.S)
+    assert function, "docs/install.md lost its _git_hydrate completion function"
     script = (
         f"source {GIT_BASH_COMPLETION}\n{function.group(1)}\n"
         'COMP_WORDS=(git hydrate hoo); COMP_CWORD=2; COMP_LINE="git hydrate hoo"\n'

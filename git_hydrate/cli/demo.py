@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from datetime import UTC, datetime
 
@@ -17,23 +19,29 @@ __all__ = ["demo"]
 @click.option(
     "--max-bytes",
     type=click.IntRange(min=1),
-    default=2600,
+    default=1400,
     show_default=True,
-    help="The budget to pack the demo task into.",
+    help="The prompt's byte budget.",
 )
 def demo(keep: bool, max_bytes: int) -> None:
     """Show the whole job end to end in a throwaway repository.
 
-    Creates a repository in a temporary directory, adds a task with three
-    attachments (one expired, one too large for the budget), and prints the
-    packed prompt followed by what was omitted and why.
+    Creates a repository in a temporary directory and shows each command it
+    runs, as a tutorial would: a task, three attachments (one that expires, one
+    too large for the budget), then the prompt within the budget, followed by
+    the line prompt prints about what it kept and left out, and why.
 
     \b
     Example:
       git hydrate demo --keep
     """
     from ..ledger import Ledger
+    from .packing import listing, summary_line
 
+    def show(command: str) -> None:
+        click.echo(click.style(f"$ {command}", bold=True) if color else f"$ {command}")
+
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     root = tempfile.mkdtemp(prefix="git-hydrate-demo-")
     try:
         subprocess.run(["git", "init", "-q", root], check=True)
@@ -41,7 +49,15 @@ def demo(keep: bool, max_bytes: int) -> None:
         for key, value in (("user.name", "git-hydrate demo"), ("user.email", "demo@invalid")):
             subprocess.run(["git", "-C", root, "config", key, value], check=True)
         now = datetime.now(UTC)
+        click.echo(f"# a throwaway repository: {root}\n")
         with Ledger(root) as ledger:
+            show(
+                'git hydrate task-add M-1002 --objective "Add GET /healthz" \\\n'
+                '    --acceptance "200 with the request id header" \\\n'
+                '    --criterion "responds 200" --criterion "echoes X-Request-Id" \\\n'
+                "    --scope api/health --tag api \\\n"
+                '    --file-in-play app/health.py:"new handler" --test tests/test_health.py'
+            )
             ledger.add_task(
                 "M-1002",
                 objective="Add GET /healthz",
@@ -52,24 +68,28 @@ def demo(keep: bool, max_bytes: int) -> None:
                 files=[("app/health.py", "new handler")],
                 tests=[("tests/test_health.py", "")],
             )
-            ledger.add_context(
-                "M-1002",
-                "The edge proxy sets X-Request-Id on every response.",
-                "repo/edge-notes",
-                priority=10,
+            note = "The edge proxy sets X-Request-Id on every response."
+            show(
+                f'git hydrate add M-1002 --text "{note}" \\\n'
+                "    --source-label repo/edge-notes --priority 10"
             )
-            ledger.add_context(
-                "M-1002", "Health checks were moved last sprint.", "chat/old", ttl=1
+            ledger.add_context("M-1002", note, "repo/edge-notes", priority=10)
+            old = "Health checks were moved last sprint."
+            show(f'git hydrate add M-1002 --text "{old}" --source-label chat/old --ttl 1s')
+            ledger.add_context("M-1002", old, "chat/old", ttl=1)
+            show(
+                "git hydrate add M-1002 --text \"$(printf 'x%.0s' {1..4000})\" "
+                "--source-label logs/huge-trace --priority 1"
             )
             ledger.add_context("M-1002", "x" * 4000, "logs/huge-trace", priority=1)
-            result = ledger.expand("M-1002", max_bytes=max_bytes, now=now.timestamp() + 5)
+            click.echo("# ... a few seconds later, the 1-second note has expired:")
+            show(f"git hydrate prompt M-1002 --max-bytes {max_bytes} -v")
+            result = ledger.prompt("M-1002", max_bytes=max_bytes, now=now.timestamp() + 5)
         click.echo(result["prompt"], nl=False)
-        click.echo(
-            f"\n[{result['total_bytes']} of {max_bytes} bytes used; "
-            f"{len(result['omitted'])} attachment(s) omitted]"
-        )
-        for item in result["omitted"]:
-            click.echo(f"  omitted {item['hash'][:12]} from {item['source']}: {item['reason']}")
+        # what prompt says on stderr, here on stdout so the demo reads top to bottom
+        click.echo(f"\n{summary_line('M-1002', result)}")
+        for line in listing(result):
+            click.echo(line)
         if keep:
             click.echo(f"\nrepository kept at {root} (try: git -C {root} hydrate show M-1002)")
     finally:
