@@ -224,9 +224,7 @@ GIT_BASH_COMPLETION = Path("/usr/share/bash-completion/completions/git")
 
 
 @pytest.mark.skipif(not GIT_BASH_COMPLETION.is_file(), reason="git's bash completion is absent")
-def test_documented_completion_function_completes_git_hydrate(
-    tmp_path: Path, repo: Path
-) -> None:
+def test_documented_completion_function_completes_git_hydrate(tmp_path: Path, repo: Path) -> None:
     page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     function = re.search(r"```bash\n(_git_hydrate\(\) \{.*?\n\})\n```", page, re.S)
     assert function, "docs/install.md lost its _git_hydrate completion function"
