@@ -7,6 +7,7 @@ body that looks like it carries a credential is refused unless allowed.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from collections.abc import Iterable
 from typing import Final, cast
@@ -14,7 +15,7 @@ from typing import Final, cast
 from . import validate
 from .errors import NotFound, SecretDetected, ValidationError
 from .model import Link
-from .results import AddManyResult, ContextEntry, ContextResult
+from .results import AddManyResult, ContextEntry, ContextResult, RemoveResult
 from .settings import Settings
 from .taskrefs import (
     Change,
@@ -35,6 +36,7 @@ __all__ = [
     "entry",
     "read_body",
     "remove_context",
+    "remove_contexts",
     "secrets_allowed",
 ]
 
@@ -162,36 +164,94 @@ def add_context(
     return refs.write(task_id, apply, only=link_shard(digest))
 
 
-def remove_context(refs: TaskRefs, task_id: str, digest: str) -> ContextResult:
-    """Detach the body ``digest`` (a full sha256, or a unique prefix of 4+ digits)."""
-    validate.task_id(task_id)
+def _matching(task_id: str, links: list[Link], digest: str) -> Link:
+    """The one link a hash or unique prefix names."""
+    matches = [lk for lk in links if lk.sha256.startswith(digest)]
+    if not matches:
+        raise NotFound(f"task {task_id} has no context {digest}")
+    if len(matches) > 1:
+        raise ValidationError(
+            f"context hash prefix {digest} is ambiguous in task {task_id}; give more digits"
+        )
+    return matches[0]
+
+
+def _check_digest(digest: object) -> str:
     if not isinstance(digest, str) or not 4 <= len(digest) <= 64 or not set(digest) <= _HEX:
         raise ValidationError(f"invalid context hash {digest!r}: give 4-64 lowercase hex digits")
+    return digest
 
-    def apply(state: TaskState) -> Change[ContextResult]:
-        matches = [lk for lk in state.links if lk.sha256.startswith(digest)]
-        if not matches:
-            raise NotFound(f"task {task_id} has no context {digest}")
-        if len(matches) > 1:
-            raise ValidationError(
-                f"context hash prefix {digest} is ambiguous in task {task_id}; give more digits"
-            )
-        gone = matches[0]
+
+def remove_contexts(
+    refs: TaskRefs,
+    task_id: str,
+    digests: Iterable[str] = (),
+    *,
+    source: str | None = None,
+    everything: bool = False,
+) -> RemoveResult:
+    """Detach several bodies in one commit: the hashes (or unique prefixes of 4+
+    digits) given, the attachments whose source matches the glob ``source``
+    (``src/*``, ``diff:*``), or with ``everything`` all of them.
+
+    Raises:
+        ValidationError: nothing named, a bad hash, an ambiguous prefix.
+        NotFound: a hash the task does not have, or a glob that matches nothing.
+    """
+    validate.task_id(task_id)
+    wanted = [_check_digest(d) for d in digests]
+    if not wanted and source is None and not everything:
+        raise ValidationError("name the context to remove: HASH..., --source GLOB or --all")
+
+    def apply(state: TaskState) -> Change[RemoveResult]:
+        gone = {_matching(task_id, state.links, d).sha256 for d in wanted}
+        if source is not None:
+            matched = {lk.sha256 for lk in state.links if fnmatch.fnmatchcase(lk.source, source)}
+            if not matched:
+                raise NotFound(f"task {task_id} has no context whose source matches {source!r}")
+            gone |= matched
+        if everything:
+            gone = {lk.sha256 for lk in state.links}
+        removed = [lk for lk in state.links if lk.sha256 in gone]
+        result: RemoveResult = {
+            "task_id": task_id,
+            "removed": [entry(lk) for lk in removed],
+            "count": len(removed),
+        }
+        if not removed:
+            raise Unchanged(result)
+        first = removed[0]
+        summary = (
+            f"context-rm {task_id} {first.sha256[:12]} from {first.source}"
+            if len(removed) == 1
+            else f"context-rm {task_id} ({len(removed)} removed)"
+        )
         return Change(
             task=state.task,
-            links=[lk for lk in state.links if lk is not gone],
-            bodies={body_path(gone.sha256): None},
+            links=[lk for lk in state.links if lk.sha256 not in gone],
+            bodies={body_path(lk.sha256): None for lk in removed},
             message=task_message(
-                f"context-rm {task_id} {gone.sha256[:12]} from {gone.source}",
+                summary,
                 "context-rm",
                 task_id,
-                context=gone.sha256,
-                source=gone.source,
+                **(
+                    {"context": first.sha256, "source": first.source}
+                    if len(removed) == 1
+                    else {"count": str(len(removed))}
+                ),
             ),
-            result=cast(ContextResult, {**entry(gone), "task_id": task_id, "removed": True}),
+            result=result,
         )
 
     return refs.write(task_id, apply)
+
+
+def remove_context(refs: TaskRefs, task_id: str, digest: str) -> ContextResult:
+    """Detach the body ``digest`` (a full sha256, or a unique prefix of 4+ digits)."""
+    validate.task_id(task_id)
+    _check_digest(digest)
+    removed = remove_contexts(refs, task_id, [digest])["removed"][0]
+    return cast(ContextResult, {**removed, "task_id": task_id, "removed": True})
 
 
 def add_contexts(

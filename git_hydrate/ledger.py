@@ -32,6 +32,7 @@ from .results import (
     MoveResult,
     PackResult,
     PromptResult,
+    RemoveResult,
     StatusDict,
     TaskDict,
 )
@@ -162,6 +163,20 @@ class Ledger:
     def remove_context(self, task_id: str, digest: str) -> ContextResult:
         """Detach the body ``digest`` (a full sha256, or a unique prefix of 4+ digits)."""
         return context.remove_context(self.refs, task_id, digest)
+
+    def remove_contexts(
+        self,
+        task_id: str,
+        digests: Iterable[str] = (),
+        *,
+        source: str | None = None,
+        everything: bool = False,
+    ) -> RemoveResult:
+        """Detach several bodies in one commit: hashes (or prefixes), the ones whose
+        source matches the glob ``source``, or ``everything``."""
+        return context.remove_contexts(
+            self.refs, task_id, digests, source=source, everything=everything
+        )
 
     def context_entries(self, task_id: str) -> list[ContextEntry]:
         """The task's attachments in packing order: priority descending, then hash."""

@@ -28,6 +28,7 @@ __all__ = [
     "PackResult",
     "PathNoteDict",
     "PromptResult",
+    "RemoveResult",
     "Shrunk",
     "SkippedDict",
     "StatusDict",
@@ -105,6 +106,14 @@ class ContextResult(ContextEntry, total=False):
     created: bool
     changed: bool
     removed: bool
+
+
+class RemoveResult(TypedDict):
+    """What detaching several bodies in one commit did."""
+
+    task_id: str
+    removed: list[ContextEntry]
+    count: int
 
 
 class AddManyResult(TypedDict):

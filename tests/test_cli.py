@@ -240,3 +240,25 @@ def test_readable_output_for_people(repo: Path) -> None:
     assert "  binary        blob0.bin (1 bytes)" in listed_all.stdout
     shown = hydrate(repo, "show", "R-1")
     assert "Tests to write or update:\n  t.py" in shown.stdout
+
+
+def test_context_rm_takes_several_hashes_a_source_glob_or_all(repo: Path) -> None:
+    hydrate(repo, "task-add", "X-1", "--objective", "o", "--acceptance", "a")
+    hashes = []
+    for source in ("vendor/a.py", "vendor/b.py", "notes", "keep"):
+        added = hydrate(
+            repo, "add", "X-1", "--text", f"body of {source}", "--source-label", source, "--json"
+        )
+        hashes.append(json.loads(added.stdout)["hash"])
+    tip = git(repo, "rev-parse", "refs/hydrate/tasks/X-1").strip()
+    by_glob = hydrate(repo, "context-rm", "X-1", "--source", "vendor/*", hashes[2][:8])
+    assert by_glob.returncode == 0, by_glob
+    assert by_glob.stdout.splitlines()[-1] == "X-1: 3 attachments removed"
+    # one commit for the three
+    assert git(repo, "rev-list", "--count", f"{tip}..refs/hydrate/tasks/X-1").strip() == "1"
+    nothing = hydrate(repo, "context-rm", "X-1", "--source", "vendor/*")
+    assert nothing.returncode == 1 and "matches 'vendor/*'" in nothing.stderr
+    everything = json.loads(hydrate(repo, "context-rm", "X-1", "--all", "--json").stdout)
+    assert everything["count"] == 1 and everything["removed"][0]["source"] == "keep"
+    bare = hydrate(repo, "context-rm", "X-1")
+    assert bare.returncode == 2 and "HASH..., --source GLOB or --all" in bare.stderr

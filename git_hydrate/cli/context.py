@@ -143,19 +143,52 @@ def context_add(
 
 @click.command("context-rm")
 @click.argument("task_id", metavar="ID")
-@click.argument("digest", metavar="HASH")
+@click.argument("digests", metavar="[HASH]...", nargs=-1)
+@click.option(
+    "--source",
+    "source_glob",
+    metavar="GLOB",
+    help="Also detach every attachment whose source matches GLOB ('src/*', 'diff:*').",
+)
+@click.option("--all", "everything", is_flag=True, help="Detach every attachment.")
 @json_option
 @click.pass_context
-def context_rm(ctx: click.Context, task_id: str, digest: str, as_json: bool) -> None:
-    """Detach the context HASH (full sha256 or a unique prefix) from the task ID.
+def context_rm(
+    ctx: click.Context,
+    task_id: str,
+    digests: tuple[str, ...],
+    source_glob: str | None,
+    everything: bool,
+    as_json: bool,
+) -> None:
+    """Detach context from the task ID, in one commit, and say what was removed.
+
+    HASH is a full sha256 or a unique prefix of 4 or more digits; several may
+    be given. --source GLOB detaches what an add-tree or add-diff too broad
+    attached; --all detaches everything.
 
     \b
-    Example:
+    Examples:
       git hydrate context-rm M-1002 19f2a4b976c8
+      git hydrate context-rm M-1002 --source 'vendor/*'
     """
+    if not digests and source_glob is None and not everything:
+        raise click.UsageError("name the context to remove: HASH..., --source GLOB or --all")
     with open_ledger(ctx) as ledger:
-        entry = ledger.remove_context(task_id, digest)
+        if len(digests) == 1 and source_glob is None and not everything:
+            entry = ledger.remove_context(task_id, digests[0])
+            if as_json:
+                echo_json(ctx, entry)
+            else:
+                click.echo(f"removed {short(entry['hash'])} ({entry['source']}) from {task_id}")
+            return
+        result = ledger.remove_contexts(
+            task_id, digests, source=source_glob, everything=everything
+        )
     if as_json:
-        echo_json(ctx, entry)
-    else:
-        click.echo(f"removed {short(entry['hash'])} ({entry['source']}) from {task_id}")
+        echo_json(ctx, result)
+        return
+    for item in result["removed"]:
+        click.echo(f"removed {short(item['hash'])} ({item['source']}) from {task_id}")
+    noun = "attachment" if result["count"] == 1 else "attachments"
+    click.echo(f"{task_id}: {result['count']} {noun} removed")
