@@ -262,3 +262,53 @@ def test_context_rm_takes_several_hashes_a_source_glob_or_all(repo: Path) -> Non
     assert everything["count"] == 1 and everything["removed"][0]["source"] == "keep"
     bare = hydrate(repo, "context-rm", "X-1")
     assert bare.returncode == 2 and "HASH..., --source GLOB or --all" in bare.stderr
+
+
+def test_shell_completion_offers_task_ids_stations_and_remotes(repo: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from tests.wrapper import hydrate_on_path
+
+    hydrate(repo, "task-add", "CLK-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "task-add", "CLK-22", "--objective", "o", "--acceptance", "a")
+    git(repo, "remote", "add", "upstream", str(tmp_path))
+    env = hydrate_on_path(tmp_path / "bin")
+
+    def complete(*words: str) -> list[str]:
+        proc = subprocess.run(
+            ["git-hydrate"],
+            cwd=repo,
+            env={
+                **env,
+                "_GIT_HYDRATE_COMPLETE": "bash_complete",
+                "COMP_WORDS": " ".join(["git-hydrate", *words]),
+                "COMP_CWORD": str(len(words)),
+            },
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return [line.split(",", 1)[1] for line in proc.stdout.splitlines() if "," in line]
+
+    assert complete("show", "CLK") == ["CLK-1", "CLK-22"]
+    assert complete("status", "CLK-1", "--set", "in") == ["in_progress"]
+    assert complete("pull", "up") == ["upstream"]
+    assert os.environ.get("_GIT_HYDRATE_COMPLETE") is None
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from git_hydrate.cli._common import colour, label
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert colour(Terminal())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not colour(Terminal())
+    assert label("error", "red") == "error:"  # stderr under pytest is not a terminal

@@ -149,7 +149,7 @@ def run(argv: list[str] | None = None) -> int:
             return 0
         result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False, obj={})
     except HydrateError as exc:
-        click.echo(f"{exc.label}: {exc}", err=True)
+        click.echo(f"{_label(exc.label)} {exc}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -199,6 +199,13 @@ def run(argv: list[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return 0
+
+
+def _label(word: str) -> str:
+    """``error:`` / ``fatal:``, in red on a terminal (never with NO_COLOR)."""
+    from ._common import label
+
+    return label(word, "red")
 
 
 def _bug_site(exc: BaseException) -> str:

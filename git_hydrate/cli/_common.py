@@ -19,12 +19,19 @@ __all__ = [
     "Duration",
     "IsoTime",
     "budget_options",
+    "colour",
     "compact",
     "compact_option",
+    "complete_remotes",
+    "complete_stations",
+    "complete_task_ids",
     "echo_json",
     "json_option",
+    "label",
     "open_ledger",
     "short",
+    "task_id_argument",
+    "warn",
     "warn_stray_refs",
 ]
 
@@ -182,6 +189,86 @@ def short(digest: str) -> str:
 def warn_stray_refs(ledger: Ledger) -> None:
     """Say on stderr which refs under refs/hydrate/tasks/ a listing left out."""
     for ref in ledger.stray_task_refs():
-        click.echo(
-            f"warning: ignoring {ref}: not a valid task id; see: git hydrate doctor", err=True
-        )
+        warn(f"ignoring {ref}: not a valid task id; see: git hydrate doctor")
+
+
+# -- colour ----------------------------------------------------------------------
+
+
+def colour(stream: Any = None) -> bool:
+    """Whether to colour what goes to ``stream`` (stderr by default): a terminal only,
+    and never when ``NO_COLOR`` is set or ``TERM`` is ``dumb`` (https://no-color.org)."""
+    import os
+    import sys
+
+    target = sys.stderr if stream is None else stream
+    try:
+        tty = target.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def label(word: str, fg: str) -> str:
+    """``word:`` in colour on a terminal, plain otherwise."""
+    return click.style(f"{word}:", fg=fg, bold=True) if colour() else f"{word}:"
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr (``warning:`` in yellow on a terminal)."""
+    click.echo(f"{label('warning', 'yellow')} {message}", err=True)
+
+
+# -- shell completion --------------------------------------------------------------
+
+
+def _ledger_for_completion(ctx: click.Context) -> Ledger | None:
+    from ..errors import HydrateError
+    from ..ledger import Ledger
+
+    try:
+        return Ledger((ctx.find_root().params or {}).get("directory"))
+    except HydrateError:
+        return None
+
+
+def complete_task_ids(
+    ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Task ids for shell completion (live ones; none outside a repository)."""
+    from click.shell_completion import CompletionItem
+
+    ledger = _ledger_for_completion(ctx)
+    if ledger is None:
+        return []
+    with ledger:
+        return [CompletionItem(t) for t in ledger.task_ids() if t.startswith(incomplete)]
+
+
+def complete_stations(
+    _ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Lifecycle stations for shell completion."""
+    from click.shell_completion import CompletionItem
+
+    from ..model import STATIONS
+
+    return [CompletionItem(s) for s in STATIONS if s.startswith(incomplete)]
+
+
+def complete_remotes(
+    ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """The repository's remotes for shell completion."""
+    from click.shell_completion import CompletionItem
+
+    ledger = _ledger_for_completion(ctx)
+    if ledger is None:
+        return []
+    with ledger:
+        return [CompletionItem(r) for r in ledger.repo.remotes() if r.startswith(incomplete)]
+
+
+def task_id_argument(func: F) -> F:
+    """The ``ID`` argument, completed from the live task ids."""
+    return click.argument("task_id", metavar="ID", shell_complete=complete_task_ids)(func)

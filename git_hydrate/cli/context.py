@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
-from ._common import Duration, echo_json, json_option, open_ledger, short
+from ._common import Duration, echo_json, json_option, open_ledger, short, task_id_argument
 
 __all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "file_label", "read_body_file"]
 
@@ -62,7 +62,7 @@ def file_label(path: str, top: str | None) -> str:
 
 
 @click.command("context-add")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.option("--file", "file_", metavar="FILE", help="Attach the content of FILE (- for stdin).")
 @click.option("--text", help="Attach this text.")
 @click.option(
@@ -142,7 +142,7 @@ def context_add(
 
 
 @click.command("context-rm")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.argument("digests", metavar="[HASH]...", nargs=-1)
 @click.option(
     "--source",

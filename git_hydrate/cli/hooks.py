@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._common import echo_json, json_option, open_ledger
+from ._common import complete_remotes, echo_json, json_option, open_ledger, warn
 
 __all__ = ["hook", "hooks_group", "install", "pre_push", "status", "uninstall"]
 
@@ -24,7 +24,7 @@ def hook() -> None:
 
 
 @hook.command("pre-push")
-@click.argument("remote", required=False)
+@click.argument("remote", required=False, shell_complete=complete_remotes)
 @click.argument("url", required=False)
 @click.option(
     "--strict/--no-strict",
@@ -81,7 +81,7 @@ def pre_push(
     except HydrateError as exc:
         if blocking:
             raise
-        click.echo(f"warning: git-hydrate pre-push: {exc}; the push goes on", err=True)
+        warn(f"git-hydrate pre-push: {exc}; the push goes on")
         return
     if as_json:
         echo_json(

@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import IsoTime, echo_json, json_option, open_ledger, warn_stray_refs
+from ._common import (
+    IsoTime,
+    complete_stations,
+    complete_task_ids,
+    echo_json,
+    json_option,
+    open_ledger,
+    task_id_argument,
+    warn,
+    warn_stray_refs,
+)
 from .tasks import EMPTY_HINT
 
 if TYPE_CHECKING:
@@ -69,16 +79,18 @@ def _status_row(status: Mapping[str, Any]) -> str:
 
 
 @click.command("status")
-@click.argument("task_id", metavar="[ID]", required=False)
+@click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_ids)
 @click.option(
     "--set",
     "new_station",
+    shell_complete=complete_stations,
     metavar="STATION",
     help=f"Move the task ID to STATION ({STATIONS_HELP}).",
 )
 @click.option(
     "--station",
     "stations",
+    shell_complete=complete_stations,
     multiple=True,
     metavar="STATION",
     help="Without ID: only tasks at STATION (repeatable).",
@@ -152,7 +164,7 @@ def status(
 
 
 @click.command("checkpoint")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.option("--summary", required=True, help="What was done since the last checkpoint.")
 @click.option("--evidence", default="", help="What shows it (test output, commit, link).")
 @click.option("--next-step", "next_step", default="", help="What the next worker should do.")
@@ -196,7 +208,7 @@ def checkpoint(
 
 
 @click.command("log")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.option(
     "-n",
     "--max-count",
@@ -264,11 +276,11 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
     if not result["archived"] and not result["already_archived"]:
         click.echo("nothing to archive: no live task is done or cancelled")
     for item in result.get("damaged", []):
-        click.echo(f"warning: skipped damaged task {item['task_id']}: {item['error']}", err=True)
+        warn(f"skipped damaged task {item['task_id']}: {item['error']}")
 
 
 @click.command("unarchive")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @json_option
 @click.pass_context
 def unarchive(ctx: click.Context, task_id: str, as_json: bool) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ._common import budget_options, echo_json, json_option, open_ledger, short
+from ._common import budget_options, echo_json, json_option, open_ledger, short, task_id_argument
 
 __all__ = ["LISTED_ON_A_TERMINAL", "expand", "listing", "pack", "prompt", "summary_line"]
 
@@ -19,7 +19,7 @@ LISTED_ON_A_TERMINAL = 20
 
 
 @click.command("pack")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @budget_options
 @json_option
 @click.pass_context
@@ -58,7 +58,7 @@ def pack(
 
 
 @click.command("expand")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @budget_options
 @json_option
 @click.pass_context
@@ -96,7 +96,7 @@ def expand(
 
 
 @click.command("prompt")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @budget_options
 @click.option(
     "-o",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import echo_json, json_option, open_ledger
+from ._common import complete_remotes, echo_json, json_option, open_ledger, task_id_argument
 
 if TYPE_CHECKING:
     from ..sync import Report
@@ -74,7 +74,7 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
 
 
 @click.command("pull")
-@click.argument("remote", required=False)
+@click.argument("remote", required=False, shell_complete=complete_remotes)
 @click.argument("task_ids", metavar="[ID]...", nargs=-1)
 @json_option
 @click.pass_context
@@ -101,7 +101,7 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
 
 
 @click.command("push")
-@click.argument("remote", required=False)
+@click.argument("remote", required=False, shell_complete=complete_remotes)
 @click.argument("task_ids", metavar="[ID]...", nargs=-1)
 @json_option
 @click.pass_context
@@ -124,7 +124,7 @@ def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
 
 
 @click.command("sync")
-@click.argument("remote", required=False)
+@click.argument("remote", required=False, shell_complete=complete_remotes)
 @json_option
 @click.pass_context
 def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
@@ -143,7 +143,7 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
 
 
 @click.command("setup")
-@click.argument("remote", required=False)
+@click.argument("remote", required=False, shell_complete=complete_remotes)
 @json_option
 @click.pass_context
 def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
@@ -170,7 +170,7 @@ def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
 
 
 @click.command("task-rm")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.option(
     "--remote",
     metavar="REMOTE",

@@ -7,7 +7,16 @@ from typing import Any, TypeVar
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, short, warn_stray_refs
+from ._common import (
+    complete_stations,
+    echo_json,
+    json_option,
+    open_ledger,
+    short,
+    task_id_argument,
+    warn,
+    warn_stray_refs,
+)
 
 __all__ = [
     "EMPTY_HINT",
@@ -103,7 +112,7 @@ def _print_task(task: Mapping[str, Any]) -> None:
 
 
 @click.command("task-add")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @task_field_options(creating=True)
 @json_option
 @click.pass_context
@@ -138,7 +147,7 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
 
 
 @click.command("task-edit")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @task_field_options(creating=False)
 @json_option
 @click.pass_context
@@ -180,6 +189,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
 @click.option(
     "--status",
     "stations",
+    shell_complete=complete_stations,
     multiple=True,
     metavar="STATION",
     help="Only tasks at STATION (repeatable: any of them).",
@@ -227,13 +237,13 @@ def list_tasks(
             f"\t{task['attachments']} ctx\t{task['title']}"
         )
     if damaged:
-        click.echo(f"warning: {damaged} damaged task(s); see: git hydrate doctor", err=True)
+        warn(f"{damaged} damaged task(s); see: git hydrate doctor")
     if not rows and not (stations or kinds or tags):
         click.echo(EMPTY_HINT if not archived else "no archived tasks", err=True)
 
 
 @click.command("show")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @json_option
 @click.pass_context
 def show(ctx: click.Context, task_id: str, as_json: bool) -> None:

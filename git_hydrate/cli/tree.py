@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from ..settings import default_help
-from ._common import ByteSize, echo_json, json_option, open_ledger
+from ._common import ByteSize, echo_json, json_option, open_ledger, task_id_argument
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -219,7 +219,7 @@ def hydration_options(what: str) -> Callable[[F], F]:
 
 
 @click.command("add-tree")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.argument("pathspecs", nargs=-1, metavar="[PATHSPEC]...")
 @click.option("--rev", metavar="REV", help="Take the files of this commit (default: HEAD).")
 @click.option(
@@ -330,7 +330,7 @@ class _DashDashCommand(click.Command):
 
 
 @click.command("add-diff", cls=_DashDashCommand)
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.argument("args", nargs=-1, metavar="[REV-RANGE] [-- PATHSPEC...]")
 @click.option("--staged", is_flag=True, help="Diff the index against HEAD.")
 @click.option("--worktree", is_flag=True, help="Diff the work tree against the index.")
@@ -401,7 +401,7 @@ def add_diff(
 
 
 @click.command("rank")
-@click.argument("task_id", metavar="ID")
+@task_id_argument
 @click.option("--rev", metavar="REV", help="Rank by the history of this commit (default: HEAD).")
 @json_option
 @click.pass_context
