@@ -519,6 +519,28 @@ def _measured(plan: _Plan, cost_json: int, cost_prompt: int) -> int:
     return (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
 
 
+#: What a context item costs in the packet's JSON besides its body and source:
+#: ``{"body":"","hash":"<64 hex>","source":""}``.
+_ITEM_JSON_BYTES: Final = len(encode_output({"body": "", "hash": "0" * 64, "source": ""}))
+#: What a section costs in the prompt besides its body and source: the heading's
+#: words and its line break.
+_SECTION_BYTES: Final = len("### Context from \n")
+
+
+def _floor(entry: Entry, source: str, plan: _Plan, *, first: bool) -> int:
+    """The fewest bytes an attachment can cost in what the plan measures: its body,
+    its source and the fixed text around them (escaping and marks only add)."""
+    body = _min_body_bytes(entry)
+    label = _utf8_len(source)
+    separator = 0 if first else 1
+    floor = 0
+    if plan.json:
+        floor += body + label + _ITEM_JSON_BYTES + separator
+    if plan.prompt:
+        floor += body + label + _SECTION_BYTES + (_BLOCK_OVERHEAD if first else 1)
+    return floor
+
+
 def _walk(
     entries: Sequence[Entry], plan: _Plan, *, now: float, load_body: BodyLoader | None
 ) -> _Walked:
@@ -538,7 +560,7 @@ def _walk(
         body: str | None = None
         # A body costs at least its own bytes in each measured text; when that
         # alone cannot fit, it is not read (unless its outline is wanted).
-        floor = _min_body_bytes(entry) * per_body
+        floor = _floor(entry, source, plan, first=not walked.kept) if per_body else 0
         too_big = plan.room_bytes is not None and walked.used_bytes + floor > plan.room_bytes
         if not too_big and plan.meter is not None and plan.room_tokens is not None:
             known = plan.meter.known(_cache_key(entry, "section" if plan.prompt else "full.json"))

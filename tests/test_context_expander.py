@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -486,3 +487,28 @@ def test_task_and_checkpoint_text_cannot_add_sections(text: str, summary: str, s
     assert len(headings) == len(set(headings))
     assert prompt.endswith(OUTPUT_CONTRACT + "\n")
     assert "Evidence:\n" in prompt  # an empty field leaves no trailing space
+
+
+def test_a_body_that_cannot_fit_with_its_label_is_never_read() -> None:
+    """Near a full budget, bodies whose size alone would fit but not with their label
+    and the JSON around them are skipped unread (a 100,000-link task read them all)."""
+    from git_hydrate.context_expander import pack_packet
+
+    read: list[str] = []
+
+    def load(entry: Mapping[str, Any]) -> str:
+        read.append(str(entry["hash"]))
+        return "x" * int(entry["size"])
+
+    big = {"hash": "a" * 64, "source": "big", "priority": 9, "size": 700, "expires": None}
+    small = [
+        {"hash": f"{i:064x}", "source": "s" * 60, "priority": 0, "size": 10, "expires": None}
+        for i in range(1, 200)
+    ]
+    task = {"task_id": "T-1", "title": "t", "objective": "o", "acceptance": "a"}
+    base = pack_packet(task, [], 10**6)["packet_bytes"]
+    # room for the big body and its JSON, plus 60 bytes: each small one needs 10 + 60 + 97
+    result = pack_packet(task, [big, *small], base + 700 + 97 + 3 + 60, load_body=load)
+    assert [c["source"] for c in result["packet"]["context"]] == ["big"]
+    assert read == ["a" * 64]
+    assert len(result["omitted"]) == 199
