@@ -292,6 +292,12 @@ class TaskRefs:
         """Every live task id, sorted."""
         return sorted(self.task_tips())
 
+    def task_names(self) -> list[str]:
+        """Every live task id, without reading a ref's value (one directory walk and
+        the packed refs): what a new id is checked against, cheaply at any size."""
+        names = self.repo.ref_names_under(TASK_REF_PREFIX)
+        return sorted(n.decode("ascii") for n in names if names_a_task(n))
+
     def stray_ref_names(self) -> list[bytes]:
         """The full names of the refs under ``refs/hydrate/tasks/`` that are not
         valid task ids, as bytes, sorted."""
@@ -459,7 +465,7 @@ class TaskRefs:
             return NotFound(
                 f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
             )
-        known = self.task_ids()
+        known = self.task_names()
         same = [other for other in known if other.casefold() == task_id.casefold()]
         close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
         if close:
@@ -631,12 +637,16 @@ class TaskRefs:
     def check_case_collision(self, task_id: str) -> None:
         """Refuse an id that differs from a live task's only by case.
 
+        Compares names only (one directory listing and the packed refs, never a
+        ref's value), so creating tasks in bulk stays cheap.
+
         Raises:
             Conflict: naming the other task.
         """
         folded = task_id.casefold()
-        for other in self.task_ids():
-            if other.casefold() == folded and other != task_id:
+        for other in self.repo.names_in(TASK_REF_PREFIX):
+            named = names_a_task(other.encode("utf-8", "surrogateescape"))
+            if other.casefold() == folded and other != task_id and named:
                 raise Conflict(
                     f"task id {task_id!r} differs from existing task {other!r} only by case; "
                     "ids must stay distinct on case-insensitive file systems"

@@ -116,6 +116,22 @@ class Refs(RepositoryBase):
         found.update(loose)
         return found
 
+    def names_in(self, prefix: bytes) -> list[str]:
+        """The names directly below ``prefix`` (loose or packed), as text, without
+        reading any ref: one directory listing plus the cached packed refs."""
+        try:
+            loose = os.listdir(os.path.join(self.common_dir, os.fsdecode(prefix)))
+        except (FileNotFoundError, NotADirectoryError):
+            loose = []
+        names = {name for name in loose if not name.endswith(".lock")}
+        cut = len(prefix)
+        names.update(
+            name[cut:].decode("utf-8", "surrogateescape")
+            for name in self._packed()
+            if name.startswith(prefix) and b"/" not in name[cut:]
+        )
+        return sorted(names)
+
     def listed_ref_names(self, prefix: bytes) -> list[bytes]:
         """The full names ``git for-each-ref`` lists below ``prefix`` (the names git accepts)."""
         proc = self.git(["for-each-ref", "--format=%(refname)", prefix.decode()], check=False)
