@@ -897,3 +897,23 @@ def test_a_removed_task_does_not_come_back_inside_a_new_one(remote: Path, tmp_pa
         assert ledger.get_task("R-2")["objective"] == "brand new"
         assert ledger.context_entries("R-2") == []
     fsck(remote)
+
+
+def test_a_pull_that_keeps_one_side_of_a_field_names_both_values(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    with Ledger(a, clock=lambda: 1_800_000_000) as ledger:
+        ledger.edit_task("T-1", title="title from a")
+    assert hydrate(a, "push").returncode == 0
+    with Ledger(b, clock=lambda: 1_700_000_000) as ledger:
+        ledger.edit_task("T-1", title="title from b")
+    pulled = hydrate(b, "pull")
+    assert pulled.returncode == 0, pulled
+    assert '      kept title = "title from a", dropped "title from b" (newer side' in (
+        pulled.stdout
+    ), pulled.stdout

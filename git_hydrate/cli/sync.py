@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -34,6 +36,21 @@ _LABELS = {
 }
 
 
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _conflict_line(conflict: Mapping[str, Any]) -> str:
+    """What a merge kept of a field both sides changed, and the value it dropped."""
+    chosen = conflict["chosen"]
+    dropped = [value for value in conflict["values"] if value != chosen]
+    line = f"      kept {conflict['field']} = {_shown(chosen)}"
+    if dropped:
+        line += f", dropped {_shown(dropped[0])}"
+    return line + f" ({conflict['rule']})"
+
+
 def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
     """Print a pull/push/sync report; return the exit status (1 if anything failed)."""
     if as_json:
@@ -55,6 +72,8 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
             if outcome.detail:
                 line += f"  ({outcome.detail})"
             click.echo(line)
+            for conflict in outcome.conflicts:
+                click.echo(_conflict_line(conflict))
     if report.ok:
         return 0
     rejected, skipped = report.failed("rejected"), report.failed("skipped")
