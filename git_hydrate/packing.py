@@ -97,6 +97,21 @@ class _Job(NamedTuple):
         for cache in self.caches:
             cache.save()
 
+    def walk_options(self, *, files: bool = False) -> dict[str, Any]:
+        """The keyword arguments every packer walk takes (``files``: with the task's
+        files in play and tests, for the prompt)."""
+        options: dict[str, Any] = {
+            "max_tokens": self.budget.max_tokens,
+            "tokens": self.meter,
+            "outline": self.outliner,
+            "now": self.moment,
+            "load_body": self.load_body,
+        }
+        if files:
+            options["files"] = self.task.get("files") or ()
+            options["tests"] = self.task.get("tests") or ()
+        return options
+
 
 def _job(refs: TaskRefs, task_id: str, limits: Budget, now: datetime | float | None) -> _Job:
     caches: list[Any] = []
@@ -160,14 +175,7 @@ def pack(
     """The task as a packet whose compact JSON fits the budget (see ``Ledger.pack``)."""
     job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
     result = context_expander.pack_packet(
-        job.task,
-        job.entries,
-        job.budget.max_bytes,
-        max_tokens=job.budget.max_tokens,
-        tokens=job.meter,
-        outline=job.outliner,
-        now=job.moment,
-        load_body=job.load_body,
+        job.task, job.entries, job.budget.max_bytes, **job.walk_options()
     )
     job.save()
     return cast(PackResult, result)
@@ -187,17 +195,7 @@ def expand(
     """The packet and its prompt, measured together (see ``Ledger.expand``)."""
     job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
     result = context_expander.build_packet(
-        job.task,
-        job.entries,
-        job.budget.max_bytes,
-        max_tokens=job.budget.max_tokens,
-        tokens=job.meter,
-        outline=job.outliner,
-        files=job.task.get("files") or (),
-        tests=job.task.get("tests") or (),
-        extra=extra,
-        now=job.moment,
-        load_body=job.load_body,
+        job.task, job.entries, job.budget.max_bytes, extra=extra, **job.walk_options(files=True)
     )
     job.save()
     return cast(ExpandResult, result)
@@ -216,16 +214,7 @@ def prompt(
     """The prompt measured alone (see ``Ledger.prompt``)."""
     job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
     result = context_expander.build_prompt(
-        job.task,
-        job.entries,
-        job.budget.max_bytes,
-        max_tokens=job.budget.max_tokens,
-        tokens=job.meter,
-        outline=job.outliner,
-        files=job.task.get("files") or (),
-        tests=job.task.get("tests") or (),
-        now=job.moment,
-        load_body=job.load_body,
+        job.task, job.entries, job.budget.max_bytes, **job.walk_options(files=True)
     )
     job.save()
     return cast(PromptResult, result)

@@ -195,7 +195,11 @@ def test_a_forgiving_command_line(repo: Path, tmp_path: Path) -> None:
     assert added.returncode == 0, added
     with_unit = json.loads(added.stdout)
     plain = hydrate(repo, "add", "F-1", "--text", "note2", "--ttl", "43200", "--json")
-    assert json.loads(plain.stdout)["expires"] == with_unit["expires"]
+    from datetime import datetime
+
+    gap = datetime.fromisoformat(json.loads(plain.stdout)["expires"].replace("Z", "+00:00"))
+    gap -= datetime.fromisoformat(with_unit["expires"].replace("Z", "+00:00"))
+    assert 0 <= gap.total_seconds() <= 2  # the two commands ran a moment apart
     packed = hydrate(repo, "pack", "F-1", "--max-bytes", "8k", "--json", "--compact")
     assert packed.returncode == 0, packed
     assert "\n" not in packed.stdout.strip()
