@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -141,11 +142,17 @@ def test_writers_killed_at_random_moments(repo: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.15, 0.6))
+        # Kill at a random moment once the writer is writing (its first write is
+        # acknowledged), however slow this machine is to start an interpreter.
+        assert proc.stdout is not None
+        first = b""
+        if select.select([proc.stdout], [], [], 30)[0]:
+            first = proc.stdout.readline()
+        time.sleep(rng.uniform(0.0, 0.4))
         proc.send_signal(signal.SIGKILL)
         out, _ = proc.communicate()
         kills += 1
-        for line in out.decode().splitlines():
+        for line in (first + out).decode().splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[0] == "ok":
                 acknowledged.add(parts[1])
