@@ -29,7 +29,17 @@ PACKAGE = Path(__file__).resolve().parent.parent / "git_hydrate"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"settings", "model"},
-    {"codec", "validate", "secrets", "merge", "context_expander", "results", "tokens", "outline"},
+    {
+        "codec",
+        "validate",
+        "secrets",
+        "merge",
+        "rendering",
+        "context_expander",
+        "results",
+        "tokens",
+        "outline",
+    },
     {"store"},
     {"archive"},
     {"taskrefs"},
