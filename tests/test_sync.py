@@ -897,3 +897,61 @@ def test_a_removed_task_does_not_come_back_inside_a_new_one(remote: Path, tmp_pa
         assert ledger.get_task("R-2")["objective"] == "brand new"
         assert ledger.context_entries("R-2") == []
     fsck(remote)
+
+
+# -- issue 21 -------------------------------------------------------------------------
+
+
+def _finish(ledger: Ledger, task_id: str) -> None:
+    ledger.set_status(task_id, "cancelled")
+
+
+def test_push_after_an_archive_travelled_is_not_rejected(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "X-1")
+    make_task(a, "X-2")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+        _finish(ledger, "X-1")
+        ledger.archive(["X-1"])
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("X-1", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+        # the mirror says what the remote holds now: no second deletion, no stale lease
+        again = hsync.push(ledger.refs)
+        assert again.ok, again.as_dict()
+        assert again.outcomes == []
+    assert git(a, "for-each-ref", "--format=%(refname)", "refs/hydrate-remotes/origin/tasks") == (
+        "refs/hydrate-remotes/origin/tasks/X-2\n"
+    )
+    res = hydrate(a, "push")
+    assert res.returncode == 0, res
+
+
+def test_first_push_after_an_archive_deletes_the_remote_ref_without_a_fetch(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "Y-1")
+    make_task(a, "Y-2")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger.refs).ok  # push only: this clone never fetched
+        _finish(ledger, "Y-1")
+        ledger.archive(["Y-1"])
+        report = hsync.push(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("Y-1", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
+        "refs/hydrate/tasks/Y-2"
+    ]
+    fsck(remote)
+    # a clone whose tasks came some other way (no mirror at all) deletes it too
+    c = clone(remote, tmp_path / "c")
+    git(c, "fetch", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    with Ledger(c) as ledger:
+        _finish(ledger, "Y-2")
+        ledger.archive(["Y-2"])
+        report = hsync.push(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("Y-2", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+    assert git(remote, "for-each-ref", "refs/hydrate/tasks") == ""

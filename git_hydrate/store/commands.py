@@ -225,6 +225,24 @@ class Commands(RepositoryBase):
         if proc.returncode != 0:
             raise GitFailed(f"{what or 'git fetch ' + target} failed: {reason(proc)}")
 
+    def ls_remote(
+        self, target: str, patterns: Sequence[str], *, what: str = ""
+    ) -> dict[bytes, bytes]:
+        """``{ref: id}`` of the remote's refs matching ``patterns`` (``git ls-remote``).
+
+        Raises:
+            GitFailed: the remote could not be listed, with git's reason.
+        """
+        proc = self.git(["ls-remote", "--refs", target, *patterns], check=False)
+        if proc.returncode != 0:
+            raise GitFailed(f"{what or 'git ls-remote ' + target} failed: {reason(proc)}")
+        found: dict[bytes, bytes] = {}
+        for line in proc.stdout.splitlines():
+            oid, sep, name = line.partition(b"\t")
+            if sep:
+                found[name] = oid
+        return found
+
     def push(
         self, target: str, refspecs: Sequence[str], options: Sequence[str] = (), *, what: str = ""
     ) -> list[PushResult]:

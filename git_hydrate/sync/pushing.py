@@ -6,11 +6,14 @@ every other ref still goes through.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from typing import Final
 
 from ..archive import ARCHIVE_REF
+from ..errors import Conflict
+from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, ref_name
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
@@ -33,6 +36,52 @@ def _rejection_hint(summary: str, where: str) -> str:
     if "fetch first" in summary or "non-fast-forward" in summary or "stale info" in summary:
         return f"{summary}; {where} has changes you do not have: run git hydrate sync {where}"
     return f"{summary}; the remote refused it"
+
+
+def _remote_tasks(refs: TaskRefs, remote: Remote, archived: set[bytes]) -> dict[bytes, bytes]:
+    """The remote's task refs as far as this clone knows: its mirror; or, in a
+    clone that never fetched from it but has archived tasks to delete there,
+    one ``git ls-remote`` (else the first push after an archive deletes nothing)."""
+    repo = refs.repo
+    mirror = repo.refs_under(remote.mirror_prefix)
+    if not mirror and archived:
+        listed = repo.ls_remote(
+            remote.target, [TASK_REF_PREFIX.decode() + "*"], what=f"git ls-remote {remote.display}"
+        )
+        return {name: oid for name, oid in listed.items() if name.startswith(TASK_REF_PREFIX)}
+    return {
+        TASK_REF_PREFIX + name[len(b"tasks/") :]: oid
+        for name, oid in mirror.items()
+        if name.startswith(b"tasks/")
+    }
+
+
+def _update_mirror(
+    refs: TaskRefs,
+    remote: Remote,
+    mirror: dict[bytes, bytes],
+    sent: dict[bytes, bytes],
+    pushed: list[PushResult],
+) -> None:
+    """Make the mirror say what the remote now holds for every ref the push moved.
+
+    git updates no mirror of ours; without this, a ref deleted on the remote
+    stays in the mirror and the next push sends the deletion again under a
+    lease that is now stale, and is refused for nothing.
+    """
+    updates: list[RefUpdate] = []
+    for flag, dest, _summary in pushed:
+        if flag not in "* +=-" or not dest.startswith("refs/hydrate/"):
+            continue
+        name = dest.encode()[len(b"refs/hydrate/") :]
+        known = mirror.get(name)
+        now = None if flag == "-" else sent.get(name)
+        if now != known and (now is not None or known is not None):
+            updates.append((remote.mirror_prefix + name, known, now))
+    if updates:
+        # a fetch that moved the mirror meanwhile has the newer view: keep it
+        with contextlib.suppress(RefRace, Conflict):
+            refs.repo.update_refs(updates, f"hydrate: push to {remote.display}")
 
 
 def push_into(
@@ -69,9 +118,7 @@ def push_into(
         # archive holds (the lease), so nobody's newer work is lost.
         covered = Covered(refs)
         archived = covered.of(ARCHIVE_REF)
-        prefix = remote.mirror_prefix + b"tasks/"
-        for suffix, tip in sorted(repo.refs_under(prefix).items()):
-            task_ref = TASK_REF_PREFIX + suffix
+        for task_ref, tip in sorted(_remote_tasks(refs, remote, archived).items()):
             local_tip = repo.read_ref(task_ref)
             if local_tip is None:
                 if tip in archived:
@@ -85,10 +132,12 @@ def push_into(
                 leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
-    # What the remote held, as far as the last fetch knows (git push updates no
-    # mirror of ours): the "old" side of each pushed ref in the report.
+    # What the remote held, as far as the last fetch knows: the "old" side of
+    # each pushed ref in the report; and what is pushed, for the mirror after.
     mirror = repo.refs_under(remote.mirror_prefix)
+    sent = repo.refs_under(b"refs/hydrate/")
     pushed = repo.push(remote.target, refspecs, leases, what=f"git push {remote.display}")
+    _update_mirror(refs, remote, mirror, sent, pushed)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
