@@ -955,3 +955,82 @@ def test_first_push_after_an_archive_deletes_the_remote_ref_without_a_fetch(
         assert report.ok, report.as_dict()
         assert ("Y-2", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
     assert git(remote, "for-each-ref", "refs/hydrate/tasks") == ""
+
+
+def _declining_hook(remote: Path, name: str = "pre-receive") -> None:
+    hook = remote / "hooks" / name
+    hook.write_text("#!/bin/sh\necho 'tasks are frozen this week' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+
+def test_a_declining_hook_is_named_once_and_sync_does_not_retry(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "H-1")
+    _declining_hook(remote)
+    res = hydrate(a, "push")
+    assert res.returncode == 1
+    assert "REFUSED" in res.stdout and "REJECTED" not in res.stdout
+    assert "hook" in res.stderr and "run git hydrate sync" not in res.stderr
+    assert res.stderr.count("error:") == 1
+    with Ledger(a) as ledger:
+        report = hsync.sync(ledger.refs)
+    assert not report.ok
+    assert report.rounds == 1
+    assert report.failed("refused") == ["H-1"]
+    res = hydrate(a, "sync")
+    assert res.returncode == 1 and res.stderr.count("error:") == 1, res
+
+
+def test_a_hidden_namespace_is_said_on_pull_and_push(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "N-1")
+    assert hydrate(a, "push").returncode == 0
+    git(remote, "config", "transfer.hideRefs", "refs/hydrate")
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert "0 up to date" not in res.stdout
+    assert "hideRefs" in res.stderr, res
+    # a clone that had pulled before hears it too
+    res = hydrate(a, "pull")
+    assert "any more" in res.stderr and "hideRefs" in res.stderr, res
+    with Ledger(a) as ledger:
+        ledger.edit_task("N-1", title="changed")
+        report = hsync.sync(ledger.refs)
+    assert report.rounds == 1
+    assert report.failed("refused") == ["N-1"]
+    assert "hides refs/hydrate/" in report.outcomes[-1].detail
+
+
+def test_sync_counts_each_task_once_whatever_the_rounds(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "R-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    c = clone(remote, tmp_path / "c")
+    for path in (b, c):
+        assert hydrate(path, "pull").returncode == 0
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="b")
+        hsync.remove_task(ledger.refs, "R-1")  # here only: the remote keeps it
+    real_pull = hsync.pull_into
+    calls = []
+
+    def pull_then_someone_pushes(*args: object) -> None:
+        real_pull(*args)  # type: ignore[arg-type]
+        calls.append(1)
+        if len(calls) == 1:
+            with Ledger(c) as other:
+                other.edit_task("T-1", priority=1)
+                assert hsync.push(other.refs).ok
+
+    monkeypatch.setattr(hsync, "pull_into", pull_then_someone_pushes)
+    with Ledger(b) as ledger:
+        report = hsync.sync(ledger.refs)
+    assert report.rounds == 2
+    names = [(o.name, o.action) for o in report.outcomes if o.is_task]
+    assert len(names) == len(set(names)), names

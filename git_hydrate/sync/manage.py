@@ -9,6 +9,7 @@ from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
 from .pulling import check_ids
+from .pushing import classify_refusal
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF, record_removal
 
@@ -98,17 +99,18 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
         if remote_tip is not None:
             refspecs.insert(0, f":{ref.decode()}")
             extra = [f"--force-with-lease={ref.decode()}:{remote_tip.decode()}"]
-        remote_result = {"remote": where.display, "deleted": False, "detail": ""}
+        shown = where.display
+        remote_result = {"remote": shown, "deleted": False, "detail": ""}
         details = []
         pushed = repo.push(where.target, refspecs, extra, what=f"git push {where.display}")
         for flag, dest, summary in pushed:
             if dest == ref.decode():
                 remote_result["deleted"] = flag == "-"
                 if flag == "!":
-                    details.append(f"not deleted there ({summary}); run git hydrate sync")
+                    details.append(f"not deleted there ({classify_refusal(summary, shown)[1]})")
             elif flag == "!":
                 details.append(
-                    f"removal record not pushed ({summary}); run git hydrate sync {where.display}"
+                    f"removal record not pushed ({classify_refusal(summary, shown)[1]})"
                 )
         if remote_tip is None:
             details.append(f"not on {where.display}")

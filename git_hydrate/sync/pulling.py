@@ -268,8 +268,21 @@ def check_ids(ids: Iterable[str]) -> list[str]:
 
 def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) -> None:
     """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``."""
+    had_mirror = bool(refs.repo.refs_under(remote.mirror_prefix))
     mirror = fetch_mirror(refs.repo, remote)
     where = remote.display
+    if not mirror:
+        # A fetch cannot tell "nothing there" from "hidden from you": say both.
+        hidden = "uploadpack.hideRefs or transfer.hideRefs on the remote"
+        if had_mirror:
+            report.notes.append(
+                f"{where} lists no refs/hydrate/ refs any more: "
+                f"removed there, or hidden ({hidden})"
+            )
+        else:
+            report.notes.append(
+                f"{where} lists no refs/hydrate/ refs: none pushed yet, or hidden ({hidden})"
+            )
     for ref in UNION_REFS:
         tip = mirror.get(ref[len(b"refs/hydrate/") :])
         if tip is not None:

@@ -20,7 +20,7 @@ from .remotes import Remote, resolve_remote
 from .report import Outcome, Report
 from .union import UNION_REFS
 
-__all__ = ["push", "push_into"]
+__all__ = ["RACE_REASONS", "classify_refusal", "push", "push_into"]
 
 _PUSH_ACTIONS: Final = {
     "*": "pushed-new",
@@ -32,10 +32,34 @@ _PUSH_ACTIONS: Final = {
 }
 
 
-def _rejection_hint(summary: str, where: str) -> str:
-    if "fetch first" in summary or "non-fast-forward" in summary or "stale info" in summary:
-        return f"{summary}; {where} has changes you do not have: run git hydrate sync {where}"
-    return f"{summary}; the remote refused it"
+#: The reasons git gives for a refusal that means "the remote moved since you
+#: last fetched": the only ones a pull (``sync``) can settle.
+RACE_REASONS: Final = ("fetch first", "non-fast-forward", "stale info")
+
+
+def classify_refusal(summary: str, where: str) -> tuple[str, str]:
+    """``(action, detail)`` of a ref git reports as refused (flag ``!``).
+
+    ``rejected`` is a race: the remote has changes this clone lacks, and
+    ``sync`` settles it. Everything else is ``refused``, named once with what
+    to do, because pulling cannot change the remote's mind.
+    """
+    if any(race in summary for race in RACE_REASONS):
+        return (
+            "rejected",
+            f"{summary}; {where} has changes you do not have: run git hydrate sync {where}",
+        )
+    if "hidden ref" in summary:
+        return "refused", (
+            f"{summary}; {where} hides refs/hydrate/ (transfer.hideRefs or receive.hideRefs): "
+            "ask its owner to stop hiding it, or share through another remote"
+        )
+    if "hook declined" in summary:
+        return "refused", (
+            f"{summary}; a hook on {where} declined it (its message is in git push -v's "
+            "output): a pull cannot change that; ask the remote's owner"
+        )
+    return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
 
 
 def _remote_tasks(refs: TaskRefs, remote: Remote, archived: set[bytes]) -> dict[bytes, bytes]:
@@ -145,7 +169,9 @@ def push_into(
         if action == "up-to-date":
             report.up_to_date += 1
             continue
-        detail = _rejection_hint(summary, remote.display) if action == "rejected" else ""
+        detail = ""
+        if action == "rejected":
+            action, detail = classify_refusal(summary, remote.display)
         local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
         before = (
             mirror.get(dest.encode()[len(b"refs/hydrate/") :]) if action != "pushed-new" else None
