@@ -1034,3 +1034,32 @@ def test_sync_counts_each_task_once_whatever_the_rounds(
     assert report.rounds == 2
     names = [(o.name, o.action) for o in report.outcomes if o.is_task]
     assert len(names) == len(set(names)), names
+
+
+def test_doctor_and_setup_name_a_fetch_refspec_that_overwrites_tasks(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "M-1")
+    assert hydrate(a, "push").returncode == 0
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--mirror", str(remote), str(mirror))
+    res = hydrate(mirror, "doctor")
+    assert res.returncode == 1, res
+    assert "remote.origin.fetch +refs/*:refs/*" in res.stdout
+    assert "^refs/hydrate/*" in res.stdout
+    assert json.loads(hydrate(mirror, "doctor", "--json").stdout)["config"][0]["remote"] == (
+        "origin"
+    )
+    res = hydrate(mirror, "setup", "origin")
+    assert res.returncode == 0 and "writes into refs/hydrate/" in res.stderr, res
+    # the fix it names works: a plain fetch no longer overwrites a local task commit
+    git(mirror, "config", "--add", "remote.origin.fetch", "^refs/hydrate/*")
+    assert hydrate(mirror, "doctor").returncode == 0
+    with Ledger(mirror) as ledger:
+        ledger.edit_task("M-1", title="unpushed")
+    git(mirror, "fetch", "-q", "--prune", "origin")
+    with Ledger(mirror) as ledger:
+        assert ledger.get_task("M-1")["title"] == "unpushed"
+    # an ordinary clone is fine
+    assert hydrate(a, "doctor").returncode == 0

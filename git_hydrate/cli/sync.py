@@ -179,6 +179,9 @@ def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
         click.echo(f"added {result['key']} {result['refspec']}")
     else:
         click.echo(f"already set up: {result['key']} {result['refspec']}")
+    if not as_json:
+        for problem in result["problems"]:
+            click.echo(f"warning: {problem}", err=True)
 
 
 @click.command("task-rm")

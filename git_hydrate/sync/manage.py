@@ -10,7 +10,7 @@ from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
 from .pulling import check_ids
 from .pushing import classify_refusal
-from .remotes import Remote, resolve_remote
+from .remotes import Remote, overwriting_refspecs, resolve_remote
 from .removal import REMOVED_REF, record_removal
 
 __all__ = ["remove_task", "setup"]
@@ -20,7 +20,9 @@ def setup(refs: TaskRefs, remote: str | None = None) -> dict[str, Any]:
     """Add the wildcard fetch refspec of the mirror to ``remote.<name>.fetch``.
 
     A plain ``git fetch`` then keeps the mirror current. Nothing else in the
-    remote's configuration is touched; ``remote.<name>.push`` never.
+    remote's configuration is touched; ``remote.<name>.push`` never. Fetch
+    refspecs that write into ``refs/hydrate/`` are reported under
+    ``problems`` (with the fix), not changed.
     """
     where = resolve_remote(refs, remote)
     if where.is_url:
@@ -30,7 +32,14 @@ def setup(refs: TaskRefs, remote: str | None = None) -> dict[str, Any]:
     added = refspec not in refs.repo.settings.all(key)
     if added:
         refs.repo.config_add(key, refspec)
-    return {"remote": where.display, "key": key, "refspec": refspec, "added": added}
+    problems = [entry["problem"] for entry in overwriting_refspecs(refs)]
+    return {
+        "remote": where.display,
+        "key": key,
+        "refspec": refspec,
+        "added": added,
+        "problems": problems,
+    }
 
 
 # -- removal ----------------------------------------------------------------------
