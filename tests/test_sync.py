@@ -1063,3 +1063,39 @@ def test_doctor_and_setup_name_a_fetch_refspec_that_overwrites_tasks(
         assert ledger.get_task("M-1")["title"] == "unpushed"
     # an ordinary clone is fine
     assert hydrate(a, "doctor").returncode == 0
+
+
+def test_sync_carries_a_local_removal_to_the_remote_under_a_lease(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "G-1")
+    make_task(a, "G-2")
+    make_task(a, "K-1")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.sync(ledger.refs).ok
+        ledger.edit_task("G-2", title="b changed it")  # after A's copy, before A's removal
+        assert hsync.push(ledger.refs).ok
+    with Ledger(a) as ledger:
+        hsync.remove_task(ledger.refs, "G-1")  # no --remote
+        hsync.remove_task(ledger.refs, "G-2")
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+        actions = {(o.name, o.action) for o in report.outcomes}
+        assert ("G-1", "deleted-remote") in actions
+        # B changed G-2 since: the lease keeps it, and the pull brought it back here
+        assert ("G-2", "restored") in actions
+        assert "G-2" in ledger.task_ids()
+        # and no pull reports G-1 ever again
+        again = hsync.sync(ledger.refs)
+        assert again.ok and again.outcomes == [], again.as_dict()
+    remote_ids = git(remote, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/hydrate/tasks")
+    assert remote_ids.split() == ["G-2", "K-1"]
+    with Ledger(b) as ledger:
+        report = hsync.pull(ledger.refs)
+        assert ("G-1", "removed") in {(o.name, o.action) for o in report.outcomes}
+        assert ledger.task_ids() == ["G-2", "K-1"]
+    fsck(remote)

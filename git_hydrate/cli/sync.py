@@ -198,7 +198,9 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
 
     A later pull does not bring it back unless someone changed it after your
     removal (then the pull says it restored it). Clones that pull your removal
-    record drop their copy unless they changed it since.
+    record drop their copy unless they changed it since. Without --remote,
+    the next push or sync deletes it on the remote if nobody changed it
+    there since (under a lease).
 
     \b
     Example:

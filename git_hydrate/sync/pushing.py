@@ -17,6 +17,7 @@ from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, ref_name
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
+from .removal import REMOVED_REF
 from .report import Outcome, Report
 from .union import UNION_REFS
 
@@ -62,13 +63,14 @@ def classify_refusal(summary: str, where: str) -> tuple[str, str]:
     return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
 
 
-def _remote_tasks(refs: TaskRefs, remote: Remote, archived: set[bytes]) -> dict[bytes, bytes]:
+def _remote_tasks(refs: TaskRefs, remote: Remote, gone: set[bytes]) -> dict[bytes, bytes]:
     """The remote's task refs as far as this clone knows: its mirror; or, in a
-    clone that never fetched from it but has archived tasks to delete there,
-    one ``git ls-remote`` (else the first push after an archive deletes nothing)."""
+    clone that never fetched from it but has archived or removed tasks to
+    delete there, one ``git ls-remote`` (else the first push after an archive
+    deletes nothing)."""
     repo = refs.repo
     mirror = repo.refs_under(remote.mirror_prefix)
-    if not mirror and archived:
+    if not mirror and gone:
         listed = repo.ls_remote(
             remote.target, [TASK_REF_PREFIX.decode() + "*"], what=f"git ls-remote {remote.display}"
         )
@@ -137,15 +139,16 @@ def push_into(
         for ref in UNION_REFS:
             if repo.read_ref(ref) is not None:
                 refspecs.append(f"{ref.decode()}:{ref.decode()}")
-        # Tasks archived here that the remote still has as live refs: delete
-        # them there, but only while the remote's tip is still the one our
-        # archive holds (the lease), so nobody's newer work is lost.
+        # Tasks archived or removed (here, or elsewhere and pulled) that the
+        # remote still has as live refs: delete them there, but only while the
+        # remote's tip is still one the archive or the removal record holds
+        # (the lease), so nobody's newer work is lost.
         covered = Covered(refs)
-        archived = covered.of(ARCHIVE_REF)
-        for task_ref, tip in sorted(_remote_tasks(refs, remote, archived).items()):
+        gone = covered.of(ARCHIVE_REF) | covered.of(REMOVED_REF)
+        for task_ref, tip in sorted(_remote_tasks(refs, remote, gone).items()):
             local_tip = repo.read_ref(task_ref)
             if local_tip is None:
-                if tip in archived:
+                if tip in gone:
                     refspecs.append(f":{task_ref.decode()}")
                     leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
             elif (
