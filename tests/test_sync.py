@@ -1099,3 +1099,154 @@ def test_sync_carries_a_local_removal_to_the_remote_under_a_lease(
         assert ("G-1", "removed") in {(o.name, o.action) for o in report.outcomes}
         assert ledger.task_ids() == ["G-2", "K-1"]
     fsck(remote)
+
+
+def _bodies(ledger: Ledger, task_id: str) -> set[str]:
+    return {ledger.read_body(task_id, e["hash"]) for e in ledger.context_entries(task_id)}
+
+
+@pytest.mark.parametrize("archive_pushed_first", [False, True])
+def test_an_archive_meets_a_concurrent_change_one_live_task_with_both(
+    remote: Path, tmp_path: Path, archive_pushed_first: bool
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "X-1")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(a) as ledger:
+        ledger.add_context("X-1", "A's last note", "a")
+        ledger.set_status("X-1", "cancelled")
+        ledger.archive(["X-1"])
+        if archive_pushed_first:
+            assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        ledger.add_context("X-1", "B's note", "b")
+        ledger.edit_task("X-1", title="B's title")
+        if not archive_pushed_first:
+            assert hsync.push(ledger.refs).ok
+    first, second = (b, a) if archive_pushed_first else (a, b)
+    for path in (first, second, first):
+        with Ledger(path) as ledger:
+            report = hsync.sync(ledger.refs)
+            assert report.ok, report.as_dict()
+    states = []
+    for path in (a, b):
+        with Ledger(path) as ledger:
+            assert ledger.task_ids() == ["X-1"]
+            assert ledger.list_tasks(archived=True) == []
+            assert _bodies(ledger, "X-1") == {"A's last note", "B's note"}
+            task = ledger.get_task("X-1")
+            assert task["title"] == "B's title" and task["status"] == "cancelled"
+            assert task["archived"] is False
+            states.append(git(path, "rev-parse", "refs/hydrate/tasks/X-1", "refs/hydrate/archive"))
+    assert states[0] == states[1]
+    # one task again: it can be archived again
+    with Ledger(a) as ledger:
+        assert ledger.archive(["X-1"])["archived"] == ["X-1"]
+    fsck(a)
+    fsck(b)
+
+
+# -- seeded random clones, archive and unarchive included ---------------------------
+
+
+class _Acked:
+    """Every acknowledged write of a random run, per task id."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, set[str]] = {}
+        self.checkpoints: dict[str, set[str]] = {}
+        self.titles: dict[str, set[str]] = {}
+
+
+def _random_step(rng: object, path: Path, acked: _Acked, step: int) -> None:
+    import random
+
+    from git_hydrate.errors import HydrateError
+
+    assert isinstance(rng, random.Random)
+    ids = [f"T-{n}" for n in range(4)]
+    with Ledger(path) as ledger:
+        live = ledger.task_ids()
+        archived = [t["task_id"] for t in ledger.list_tasks(archived=True)]
+        op = rng.choice(["add", "note", "note", "title", "checkpoint", "archive", "unarchive"])
+        task_id = rng.choice(ids)
+        try:
+            if op == "add" and task_id not in live and task_id not in archived:
+                title = f"created {step}"
+                ledger.add_task(task_id, objective="o", acceptance="a", title=title)
+                acked.titles.setdefault(task_id, set()).add(title)
+            elif op == "note" and task_id in live:
+                body = f"note {step} on {task_id}"
+                ledger.add_context(task_id, body, f"s{step}")
+                acked.bodies.setdefault(task_id, set()).add(body)
+            elif op == "title" and task_id in live:
+                title = f"title {step}"
+                ledger.edit_task(task_id, title=title)
+                acked.titles.setdefault(task_id, set()).add(title)
+            elif op == "checkpoint" and task_id in live:
+                summary = f"checkpoint {step}"
+                ledger.add_checkpoint(task_id, summary, tokens=step)
+                acked.checkpoints.setdefault(task_id, set()).add(summary)
+            elif op == "archive" and task_id in live:
+                if ledger.get_task(task_id)["status"] not in ("done", "cancelled"):
+                    ledger.set_status(task_id, "cancelled")
+                ledger.archive([task_id])
+            elif op == "unarchive" and task_id in archived:
+                ledger.unarchive(task_id)
+        except HydrateError as exc:  # refused writes are not acknowledged
+            assert "Busy" not in type(exc).__name__, exc
+
+
+def _final_state(path: Path, task_id: str) -> tuple[str, set[str], set[str]]:
+    with Ledger(path) as ledger:
+        task = ledger.get_task(task_id)
+        entries = ledger.context_entries(task_id)
+        bodies = {git(path, "cat-file", "blob", entry["oid"]) for entry in entries}
+        summaries = {c["summary"] for c in task["checkpoints"]}
+        return task["title"], bodies, summaries
+
+
+@pytest.mark.parametrize("seed", [11, 21, 31, 41])
+def test_random_clones_with_archive_converge_and_keep_every_write(
+    remote: Path, tmp_path: Path, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    clones = [clone(remote, tmp_path / f"c{n}") for n in range(3 + seed % 3)]
+    acked = _Acked()
+    for step in range(1, 61):
+        path = rng.choice(clones)
+        if rng.random() < 0.3:
+            with Ledger(path) as ledger:
+                report = hsync.sync(ledger.refs)
+            assert report.ok, (seed, step, report.as_dict())
+        else:
+            _random_step(rng, path, acked, step)
+    for _round in range(3):
+        for path in clones:
+            with Ledger(path) as ledger:
+                report = hsync.sync(ledger.refs)
+            assert report.ok, (seed, report.as_dict())
+    shapes = set()
+    for path in clones:
+        tasks = git(path, "for-each-ref", "--format=%(objectname) %(refname)", "refs/hydrate/")
+        with Ledger(path) as ledger:
+            index = sorted(t["task_id"] for t in ledger.list_tasks(archived=True))
+            both = set(index) & set(ledger.task_ids())
+        assert not both, (seed, path, both)  # one task, never live and archived at once
+        shapes.add((tasks, tuple(index)))
+    assert len(shapes) == 1, (seed, shapes)  # every clone converged
+    for task_id in set(acked.titles) | set(acked.bodies) | set(acked.checkpoints):
+        title, bodies, summaries = _final_state(clones[0], task_id)
+        # bodies and checkpoints are kept by every merge; a title is superseded by a newer one
+        assert acked.bodies.get(task_id, set()) <= bodies, (seed, task_id)
+        assert acked.checkpoints.get(task_id, set()) <= summaries, (seed, task_id)
+        assert title in acked.titles.get(task_id, set()), (seed, task_id, title)
+    fsck(remote)
+    for path in clones:
+        fsck(path)

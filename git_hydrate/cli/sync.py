@@ -18,6 +18,7 @@ _LABELS = {
     "fast-forward": "updated",
     "merged": "merged",
     "restored": "restored",
+    "unarchived": "unarchived",
     "removed": "removed",
     "kept": "kept",
     "not-restored": "removed here, not brought back",

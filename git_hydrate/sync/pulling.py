@@ -19,6 +19,7 @@ from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
 from .merging import merge_task, validate_remote
+from .reconcile import archived_sides, reconcile_archived
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF, read_removed
 from .report import WRITE_ACTIONS, Outcome, Report
@@ -283,6 +284,7 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
             report.notes.append(
                 f"{where} lists no refs/hydrate/ refs: none pushed yet, or hidden ({hidden})"
             )
+    other_archived = archived_sides(refs.repo, mirror.get(ARCHIVE_REF[len(b"refs/hydrate/") :]))
     for ref in UNION_REFS:
         tip = mirror.get(ref[len(b"refs/hydrate/") :])
         if tip is not None:
@@ -337,6 +339,8 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
         report.up_to_date += sum(o.action == "up-to-date" for o in planned)
         planned = [o for o in planned if o.action != "up-to-date"]
     report.outcomes += planned
+    # Last, so that a task just brought in meets the archive entry it collides with.
+    report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
 
 
 def pull(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
