@@ -1250,3 +1250,32 @@ def test_random_clones_with_archive_converge_and_keep_every_write(
     fsck(remote)
     for path in clones:
         fsck(path)
+
+
+def test_a_noop_sync_is_one_fetch_and_no_push(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_hydrate.store import Repository
+
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "P-1")
+    make_task(a, "P-2")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    pushes: list[object] = []
+    real_push = Repository.push
+
+    def counting_push(self: Repository, *args: object, **kwargs: object) -> object:
+        pushes.append(args)
+        return real_push(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Repository, "push", counting_push)
+    with Ledger(a) as ledger:
+        report = hsync.sync(ledger.refs)
+        assert report.ok and report.outcomes == [] and report.up_to_date >= 2
+        assert pushes == []
+        # anything to push, and the push happens
+        ledger.edit_task("P-1", title="changed")
+        report = hsync.sync(ledger.refs)
+        assert ("P-1", "pushed") in [(o.name, o.action) for o in report.outcomes]
+        assert len(pushes) == 1

@@ -92,6 +92,13 @@ class Refs(RepositoryBase):
         names.update(name[len(prefix) :] for name in self._packed() if name.startswith(prefix))
         return names
 
+    def has_refs_under(self, prefix: bytes) -> bool:
+        """Whether any ref exists below ``prefix``, stopping at the first found
+        (a ref list of thousands is not read to learn it is not empty)."""
+        for _name, _full in self._loose_ref_files(prefix):
+            return True
+        return any(name.startswith(prefix) for name in self._packed())
+
     def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
         """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``).
 

@@ -24,7 +24,7 @@ from ..archive import ARCHIVE_REF
 from ..taskrefs import TaskRefs
 from .manage import remove_task, setup
 from .pulling import check_ids, pull, pull_into
-from .pushing import push, push_into
+from .pushing import push, push_into, settled
 from .remotes import MIRROR_PREFIX, Remote, resolve_remote
 from .removal import REMOVED_REF
 from .report import FAILED_ACTIONS, Outcome, Report
@@ -63,6 +63,12 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     report = Report("sync", where.display)
     pull_into(refs, where, wanted, report)
     rounds = 1
+    unchanged = settled(refs, where, wanted or None)
+    if unchanged is not None:
+        # nothing to push: a no-op sync is one fetch
+        report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
+        report.up_to_date = unchanged
+        return report
     while True:
         pushed = Report("push", where.display)
         push_into(refs, where, wanted or None, not wanted, pushed)

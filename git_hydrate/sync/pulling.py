@@ -269,7 +269,7 @@ def check_ids(ids: Iterable[str]) -> list[str]:
 
 def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) -> None:
     """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``."""
-    had_mirror = bool(refs.repo.refs_under(remote.mirror_prefix))
+    had_mirror = refs.repo.has_refs_under(remote.mirror_prefix)
     mirror = fetch_mirror(refs.repo, remote)
     where = remote.display
     if not mirror:
@@ -302,12 +302,15 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
         remote_tasks = {k: v for k, v in remote_tasks.items() if k in ids}
     covered = Covered(refs)
     removed_index = read_removed(refs.repo, refs.repo.read_ref(REMOVED_REF))
-    local = refs.task_tips()
-    if ids:
-        local = {k: v for k, v in local.items() if k in ids}
-    report.outcomes += _drop_removed(refs, local, remote_tasks, covered, removed_index, where)
-    report.outcomes += _drop_archived(refs, refs.task_tips() if not ids else local, covered)
-    folded = {task_id.casefold(): task_id for task_id in refs.task_tips()}
+    all_local = refs.task_tips()
+    local = {k: v for k, v in all_local.items() if k in ids} if ids else all_local
+    dropped = _drop_removed(refs, local, remote_tasks, covered, removed_index, where)
+    report.outcomes += dropped
+    gone = {o.name for o in dropped if o.action == "removed"}
+    archived = _drop_archived(refs, {k: v for k, v in local.items() if k not in gone}, covered)
+    report.outcomes += archived
+    gone |= {o.name for o in archived}
+    folded = {task_id.casefold(): task_id for task_id in all_local if task_id not in gone}
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
         if not validate.is_task_id(task_id):

@@ -21,7 +21,7 @@ from .removal import REMOVED_REF
 from .report import Outcome, Report
 from .union import UNION_REFS
 
-__all__ = ["RACE_REASONS", "classify_refusal", "push", "push_into"]
+__all__ = ["RACE_REASONS", "classify_refusal", "push", "push_into", "settled"]
 
 _PUSH_ACTIONS: Final = {
     "*": "pushed-new",
@@ -63,13 +63,14 @@ def classify_refusal(summary: str, where: str) -> tuple[str, str]:
     return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
 
 
-def _remote_tasks(refs: TaskRefs, remote: Remote, gone: set[bytes]) -> dict[bytes, bytes]:
+def _remote_tasks(
+    refs: TaskRefs, remote: Remote, mirror: dict[bytes, bytes], gone: set[bytes]
+) -> dict[bytes, bytes]:
     """The remote's task refs as far as this clone knows: its mirror; or, in a
     clone that never fetched from it but has archived or removed tasks to
     delete there, one ``git ls-remote`` (else the first push after an archive
     deletes nothing)."""
     repo = refs.repo
-    mirror = repo.refs_under(remote.mirror_prefix)
     if not mirror and gone:
         listed = repo.ls_remote(
             remote.target, [TASK_REF_PREFIX.decode() + "*"], what=f"git ls-remote {remote.display}"
@@ -86,14 +87,16 @@ def _update_mirror(
     refs: TaskRefs,
     remote: Remote,
     mirror: dict[bytes, bytes],
-    sent: dict[bytes, bytes],
     pushed: list[PushResult],
 ) -> None:
     """Make the mirror say what the remote now holds for every ref the push moved.
 
     git updates no mirror of ours; without this, a ref deleted on the remote
     stays in the mirror and the next push sends the deletion again under a
-    lease that is now stale, and is refused for nothing.
+    lease that is now stale, and is refused for nothing. The value recorded
+    is the local ref's (read after the push: a ref changed in between leaves
+    the mirror behind the remote, which the next fetch corrects and no lease
+    of a live task depends on).
     """
     updates: list[RefUpdate] = []
     for flag, dest, _summary in pushed:
@@ -101,13 +104,37 @@ def _update_mirror(
             continue
         name = dest.encode()[len(b"refs/hydrate/") :]
         known = mirror.get(name)
-        now = None if flag == "-" else sent.get(name)
+        now = None if flag == "-" else refs.repo.read_ref(dest.encode())
         if now != known and (now is not None or known is not None):
             updates.append((remote.mirror_prefix + name, known, now))
     if updates:
         # a fetch that moved the mirror meanwhile has the newer view: keep it
         with contextlib.suppress(RefRace, Conflict):
             refs.repo.update_refs(updates, f"hydrate: push to {remote.display}")
+
+
+def settled(refs: TaskRefs, remote: Remote, ids: list[str] | None) -> int | None:
+    """How many refs are up to date when a push would change nothing, else ``None``.
+
+    Right after a fetch the mirror is what the remote holds: when every
+    local ``refs/hydrate/`` ref (or each of ``ids``) equals its mirror and
+    the mirror holds nothing this clone lacks (no deletion due), the push
+    would only report "up to date", so ``sync`` skips it — a no-op sync is one
+    fetch. Any doubt (a stray ref, a difference) means ``None``: push.
+    """
+    repo = refs.repo
+    mirror = repo.refs_under(remote.mirror_prefix)
+    if ids is None:
+        local = repo.refs_under(b"refs/hydrate/")
+        if local != mirror:
+            return None
+        return len(local)
+    names = [ref_name(task_id)[len(b"refs/hydrate/") :] for task_id in ids]
+    for name in names:
+        tip = repo.read_ref(b"refs/hydrate/" + name)
+        if tip is None or mirror.get(name) != tip:
+            return None
+    return len(names)
 
 
 def push_into(
@@ -118,7 +145,7 @@ def push_into(
     repo = refs.repo
     refspecs: list[str] = []
     if ids is None:
-        if repo.refs_under(TASK_REF_PREFIX):
+        if repo.has_refs_under(TASK_REF_PREFIX):
             refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
             # Never publish a ref that is not a task id: a negative refspec (git
             # 2.29+) for each one git would push. for-each-ref lists only the
@@ -135,6 +162,9 @@ def push_into(
             else:
                 refspecs.append(f"{ref_name(task_id).decode()}:{ref_name(task_id).decode()}")
     leases: list[str] = []
+    # What the remote held, as far as the last fetch knows: the "old" side of
+    # each pushed ref in the report, and the refs to delete there.
+    mirror = repo.refs_under(remote.mirror_prefix)
     if union:
         for ref in UNION_REFS:
             if repo.read_ref(ref) is not None:
@@ -145,7 +175,7 @@ def push_into(
         # (the lease), so nobody's newer work is lost.
         covered = Covered(refs)
         gone = covered.of(ARCHIVE_REF) | covered.of(REMOVED_REF)
-        for task_ref, tip in sorted(_remote_tasks(refs, remote, gone).items()):
+        for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
             local_tip = repo.read_ref(task_ref)
             if local_tip is None:
                 if tip in gone:
@@ -159,12 +189,8 @@ def push_into(
                 leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
-    # What the remote held, as far as the last fetch knows: the "old" side of
-    # each pushed ref in the report; and what is pushed, for the mirror after.
-    mirror = repo.refs_under(remote.mirror_prefix)
-    sent = repo.refs_under(b"refs/hydrate/")
     pushed = repo.push(remote.target, refspecs, leases, what=f"git push {remote.display}")
-    _update_mirror(refs, remote, mirror, sent, pushed)
+    _update_mirror(refs, remote, mirror, pushed)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())

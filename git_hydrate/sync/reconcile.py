@@ -77,7 +77,12 @@ def reconcile_archived(
             return []  # a damaged local archive changes nothing; doctor reports it
         if current.tip is None or current.tree is None:
             return []
-        live = refs.task_tips()
+        # only the archived ids' refs, not every live task's
+        live = {
+            task_id: tip
+            for task_id in current.index.tasks
+            if (tip := repo.read_ref(ref_name(task_id))) is not None
+        }
         index = dict(current.index.tasks)
         trees: dict[bytes, bytes | None] = {}
         updates: list[RefUpdate] = []
