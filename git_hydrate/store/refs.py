@@ -130,8 +130,13 @@ class Refs(RepositoryBase):
 
     # -- changing refs ------------------------------------------------------------
 
-    def update_refs(self, updates: Iterable[RefUpdate], message: str) -> None:
+    def update_refs(
+        self, updates: Iterable[RefUpdate], message: str, *, reflog: bool = True
+    ) -> None:
         """Apply compare-and-swaps as one all-or-nothing ``git update-ref`` transaction.
+
+        ``reflog=False`` writes no new reflog (a cache such as a remote's
+        mirror, for which ``git fetch`` writes none either).
 
         Raises:
             RefRace: a ref no longer held its expected value, or another writer
@@ -154,7 +159,7 @@ class Refs(RepositoryBase):
                 lines.append(f"update {ref} {new.decode()} {old.decode()}")
         subject = message.splitlines()[0] if message else "hydrate"
         proc = self.git(
-            ["update-ref", "--create-reflog", "-m", subject, "--stdin"],
+            ["update-ref", *(["--create-reflog"] if reflog else []), "-m", subject, "--stdin"],
             input=("\n".join(lines) + "\n").encode("ascii"),
             check=False,
         )

@@ -110,7 +110,7 @@ def _update_mirror(
     if updates:
         # a fetch that moved the mirror meanwhile has the newer view: keep it
         with contextlib.suppress(RefRace, Conflict):
-            refs.repo.update_refs(updates, f"hydrate: push to {remote.display}")
+            refs.repo.update_refs(updates, f"hydrate: push to {remote.display}", reflog=False)
 
 
 def settled(refs: TaskRefs, remote: Remote, ids: list[str] | None) -> int | None:
