@@ -973,6 +973,7 @@ def test_a_declining_hook_is_named_once_and_sync_does_not_retry(
     assert res.returncode == 1
     assert "REFUSED" in res.stdout and "REJECTED" not in res.stdout
     assert "hook" in res.stderr and "run git hydrate sync" not in res.stderr
+    assert "tasks are frozen this week" in res.stderr  # the hook's own words
     assert res.stderr.count("error:") == 1
     with Ledger(a) as ledger:
         report = hsync.sync(ledger.refs)

@@ -251,6 +251,16 @@ class Commands(RepositoryBase):
         Raises:
             GitFailed: git reported no ref at all (the push did not happen).
         """
+        return self.push_with_messages(target, refspecs, options, what=what)[0]
+
+    def push_with_messages(
+        self, target: str, refspecs: Sequence[str], options: Sequence[str] = (), *, what: str = ""
+    ) -> tuple[list[PushResult], list[str]]:
+        """:meth:`push`, plus the lines the remote's hooks printed (``remote: …``).
+
+        Raises:
+            GitFailed: git reported no ref at all (the push did not happen).
+        """
         proc = self.git(
             ["push", "--porcelain", "--no-verify", *options, target, *refspecs], check=False
         )
@@ -261,7 +271,12 @@ class Commands(RepositoryBase):
                 results.append((parts[0], parts[1].rpartition(":")[2], parts[2]))
         if proc.returncode != 0 and not results:
             raise GitFailed(f"{what or 'git push ' + target} failed: {reason(proc)}")
-        return results
+        messages = [
+            line.removeprefix("remote:").strip()
+            for line in proc.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("remote:") and line.removeprefix("remote:").strip()
+        ]
+        return results, messages
 
     def config_add(self, key: str, value: str) -> None:
         """Add one value to a multi-valued config key (``git config --add``)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from ..archive import ARCHIVE_REF
@@ -38,7 +38,7 @@ _PUSH_ACTIONS: Final = {
 RACE_REASONS: Final = ("fetch first", "non-fast-forward", "stale info")
 
 
-def classify_refusal(summary: str, where: str) -> tuple[str, str]:
+def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -> tuple[str, str]:
     """``(action, detail)`` of a ref git reports as refused (flag ``!``).
 
     ``rejected`` is a race: the remote has changes this clone lacks, and
@@ -56,9 +56,10 @@ def classify_refusal(summary: str, where: str) -> tuple[str, str]:
             "ask its owner to stop hiding it, or share through another remote"
         )
     if "hook declined" in summary:
+        said = f" saying: {' / '.join(hook_lines[:3])}" if hook_lines else ""
         return "refused", (
-            f"{summary}; a hook on {where} declined it (its message is in git push -v's "
-            "output): a pull cannot change that; ask the remote's owner"
+            f"{summary}; a hook on {where} declined it{said}; a pull cannot change that: "
+            "ask the remote's owner"
         )
     return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
 
@@ -189,7 +190,9 @@ def push_into(
                 leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
-    pushed = repo.push(remote.target, refspecs, leases, what=f"git push {remote.display}")
+    pushed, hook_lines = repo.push_with_messages(
+        remote.target, refspecs, leases, what=f"git push {remote.display}"
+    )
     _update_mirror(refs, remote, mirror, pushed)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
@@ -200,7 +203,7 @@ def push_into(
             continue
         detail = ""
         if action == "rejected":
-            action, detail = classify_refusal(summary, remote.display)
+            action, detail = classify_refusal(summary, remote.display, hook_lines)
         local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
         before = (
             mirror.get(dest.encode()[len(b"refs/hydrate/") :]) if action != "pushed-new" else None
