@@ -1264,13 +1264,13 @@ def test_a_noop_sync_is_one_fetch_and_no_push(
     with Ledger(a) as ledger:
         assert hsync.sync(ledger.refs).ok
     pushes: list[object] = []
-    real_push = Repository.push
+    real_push = Repository.push_with_messages
 
     def counting_push(self: Repository, *args: object, **kwargs: object) -> object:
         pushes.append(args)
         return real_push(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Repository, "push", counting_push)
+    monkeypatch.setattr(Repository, "push_with_messages", counting_push)
     with Ledger(a) as ledger:
         report = hsync.sync(ledger.refs)
         assert report.ok and report.outcomes == [] and report.up_to_date >= 2
