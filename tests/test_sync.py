@@ -1280,3 +1280,82 @@ def test_a_noop_sync_is_one_fetch_and_no_push(
         report = hsync.sync(ledger.refs)
         assert ("P-1", "pushed") in [(o.name, o.action) for o in report.outcomes]
         assert len(pushes) == 1
+
+
+@pytest.fixture
+def smart_http(remote: Path) -> Iterator[str]:
+    """The remote served over smart HTTP: git http-backend as a CGI script.
+
+    http.server runs CGI scripts as ``nobody`` when started as root, so the
+    served copy lives in a directory anyone may enter and write.
+    """
+    import sys as _sys
+    import tempfile
+
+    if _sys.version_info >= (3, 13):
+        pytest.skip("http.server --cgi is gone from Python 3.13")
+    root = Path(tempfile.mkdtemp(prefix="hydrate-http-"))
+    try:
+        served = root / "remote.git"
+        git(root, "clone", "-q", "--bare", str(remote), str(served))
+        git(served, "config", "http.receivepack", "true")
+        site = root / "site"
+        (site / "cgi-bin").mkdir(parents=True)
+        script = site / "cgi-bin" / "git"
+        script.write_text(
+            "#!/bin/sh\n"
+            f"GIT_PROJECT_ROOT='{root}' GIT_HTTP_EXPORT_ALL=1 "
+            "exec git -c safe.directory='*' http-backend\n"
+        )
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o777 if path.is_dir() or path == script else 0o666)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        proc = subprocess.Popen(
+            [_sys.executable, "-m", "http.server", "--cgi", str(port), "--bind", "127.0.0.1"],
+            cwd=site,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}/cgi-bin/git/remote.git"
+        try:
+            for _ in range(100):
+                if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.skip("the smart HTTP server did not come up")
+            yield url
+            fsck(served)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=5)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_smart_http_push_pull_and_archive(smart_http: str, tmp_path: Path) -> None:
+    a = tmp_path / "ha"
+    b = tmp_path / "hb"
+    for path in (a, b):
+        git(tmp_path, "init", "-q", str(path))
+        git(path, "remote", "add", "origin", smart_http)
+    make_task(a, "W-1", body="over http")
+    make_task(a, "W-2")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.pull(ledger.refs).ok
+        assert ledger.task_ids() == ["W-1", "W-2"]
+        ledger.add_context("W-2", "b over http", "b")
+        ledger.set_status("W-1", "cancelled")
+        ledger.archive(["W-1"])
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+        assert ledger.task_ids() == ["W-2"]
+        assert "b over http" in _bodies(ledger, "W-2")
+    fsck(a)
+    fsck(b)
