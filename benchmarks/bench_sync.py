@@ -12,6 +12,15 @@ Each run builds a fresh clone with N tasks (one context body each), then times
 * ``sync (no-op)``: a sync when nothing changed on either side,
 * ``pull (10 changed)``: a pull after another clone changed 10 tasks.
 
+Beside each, plain git on the same refs with the same options, in the same
+run (objects packed by ``git gc`` first, as a real repository would be):
+
+* ``git push``: ``git push --porcelain --no-verify`` of ``refs/hydrate/*``
+  to an empty remote,
+* ``git fetch``: a fresh clone fetching ``+refs/hydrate/*`` into the mirror
+  namespace (``--no-tags --no-filter --prune``),
+* ``git fetch+push (no-op)``: both again with nothing to do.
+
 It uses the library (``git_hydrate.sync``) and the real git binary, with an
 isolated git configuration.
 """
@@ -54,27 +63,54 @@ def one_run(root: Path, tasks: int) -> dict[str, float]:
             task_id = f"T-{i:05d}"
             ledger.add_task(task_id, objective=f"objective {i}", acceptance="done")
             ledger.add_context(task_id, f"context body {i}\n" * 20, "bench")
+    git(a, "gc", "-q")
     figures: dict[str, float] = {}
     with Ledger(a) as ledger:
-        report = hsync.push(ledger)
+        report = hsync.push(ledger.refs)
         assert report.ok
-    # Time a second, independent first push (the remote is re-created).
-    remote2 = root / "remote2.git"
-    git(root, "init", "-q", "--bare", str(remote2))
+    # Time a second, independent first push (the remote is re-created), then
+    # plain git pushing the same refs to a third empty remote.
+    for name in ("remote2.git", "remote3.git"):
+        git(root, "init", "-q", "--bare", str(root / name))
     with Ledger(a) as ledger:
-        figures["push"] = timed(lambda: hsync.push(ledger, str(remote2)))
+        figures["push"] = timed(lambda: hsync.push(ledger.refs, str(root / "remote2.git")))
+    figures["git push"] = timed(
+        lambda: git(
+            a,
+            *("push", "--porcelain", "--no-verify", str(root / "remote3.git")),
+            "refs/hydrate/*:refs/hydrate/*",
+        )
+    )
+    git(remote, "gc", "-q")
     b = root / "b"
     git(root, "clone", "-q", str(remote), str(b))
     with Ledger(b) as ledger:
-        figures["pull"] = timed(lambda: hsync.pull(ledger))
+        figures["pull"] = timed(lambda: hsync.pull(ledger.refs))
         assert len(ledger.task_ids()) == tasks
-        figures["sync (no-op)"] = timed(lambda: hsync.sync(ledger))
+        figures["sync (no-op)"] = timed(lambda: hsync.sync(ledger.refs))
+    c = root / "c"
+    git(root, "clone", "-q", str(remote), str(c))
+    fetch = (
+        *("fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--prune", "--quiet"),
+        "origin",
+        "+refs/hydrate/*:refs/hydrate-remotes/origin/*",
+    )
+    figures["git fetch"] = timed(lambda: git(c, *fetch))
+    # make c hold the tasks as b does, then time plain git doing nothing
+    git(c, "fetch", "-q", "origin", "+refs/hydrate/*:refs/hydrate/*")
+
+    def noop() -> None:
+        git(c, *fetch)
+        git(c, "push", "--porcelain", "--no-verify", "origin", "refs/hydrate/*:refs/hydrate/*")
+
+    figures["git fetch+push (no-op)"] = timed(noop)
+    figures["git fetch (no-op)"] = timed(lambda: git(c, *fetch))
     with Ledger(a) as ledger:
         for i in range(10):
             ledger.edit_task(f"T-{i:05d}", title=f"changed {i}")
-        hsync.push(ledger)
+        hsync.push(ledger.refs)
     with Ledger(b) as ledger:
-        figures["pull (10 changed)"] = timed(lambda: hsync.pull(ledger))
+        figures["pull (10 changed)"] = timed(lambda: hsync.pull(ledger.refs))
     return figures
 
 
@@ -97,9 +133,16 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 runs.append(one_run(Path(tmp), args.tasks))
     print(f"{args.tasks} tasks, median of {args.repeat} runs (git {_git_version()}):")
-    for name in runs[0]:
-        values = [run[name] for run in runs]
-        print(f"  {name:<20} {statistics.median(values):8.3f} s")
+    median = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    for name, value in median.items():
+        print(f"  {name:<24} {value:8.3f} s")
+    for ours, theirs in (
+        ("push", "git push"),
+        ("pull", "git fetch"),
+        ("sync (no-op)", "git fetch+push (no-op)"),
+        ("sync (no-op)", "git fetch (no-op)"),
+    ):
+        print(f"  {ours} / {theirs}: {median[ours] / median[theirs]:.2f}x")
 
 
 def _git_version() -> str:

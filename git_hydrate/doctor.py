@@ -16,6 +16,7 @@ from typing import Any, Final
 from .archive import ARCHIVE_REF, read_archive
 from .errors import CorruptData
 from .store import Repository
+from .sync.remotes import overwriting_refspecs
 from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
 
@@ -132,7 +133,9 @@ def clear_stale_locks(
 
 
 def check(refs: TaskRefs) -> dict[str, Any]:
-    """Check every live task and list the lock files; ``ok`` is False on any problem."""
+    """Check every live task, the shared refs, the lock files and the remotes'
+    fetch refspecs (one that writes into ``refs/hydrate/``); ``ok`` is False on
+    any problem."""
     tasks = []
     for task_id in refs.task_ids():
         problems = check_task(refs, task_id)
@@ -149,11 +152,18 @@ def check(refs: TaskRefs) -> dict[str, Any]:
     ]
     locks = find_locks(refs.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]
+    config = overwriting_refspecs(refs)
     return {
-        "ok": all(t["ok"] for t in tasks) and all(r["ok"] for r in shared) and not stale,
+        "ok": (
+            all(t["ok"] for t in tasks)
+            and all(r["ok"] for r in shared)
+            and not stale
+            and not config
+        ),
         "tasks": tasks,
         "refs": shared,
         "locks": locks,
+        "config": config,
     }
 
 

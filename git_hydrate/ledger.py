@@ -10,7 +10,6 @@ task-ref core (:class:`~git_hydrate.taskrefs.TaskRefs`).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -50,7 +49,9 @@ class Ledger:
         path: A directory inside a repository, a ``.git`` directory or a bare
             repository. ``None`` (the default) means the current directory and
             honours ``GIT_DIR`` like git does.
-        clock: Returns the current POSIX time; tests pass a fixed one.
+        clock: Returns the current POSIX time; tests pass a fixed one. By
+            default git's: ``GIT_COMMITTER_DATE``/``GIT_AUTHOR_DATE`` when
+            set, else the wall clock.
 
     Use it as a context manager so the repository is closed::
 
@@ -62,7 +63,7 @@ class Ledger:
         self,
         path: str | os.PathLike[str] | None = None,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.repo = Repository(path)
         #: The task-ref core every operation stands on.

@@ -299,7 +299,7 @@ def _archive_commits(
             state.tree,
             [state.tip],
             task_message(f"archive {task_id}", "archive", task_id),
-            when=moment,
+            when=refs.commit_when(moment),
         )
         commits.append(commit)
         trees[task_id.encode("ascii")] = state.tree
@@ -355,11 +355,13 @@ def archive(refs: TaskRefs, task_ids: Iterable[str] = (), *, done: bool = False)
                 archive_tree,
                 [],
                 commit_message("start the archive", [("Action", "archive-start")]),
-                when=moment,
+                when=refs.commit_when(moment),
             )
         tree = index_tree(repo, archive_tree, new_index, trees)
         message = _ids_message("archive", sorted(chosen))
-        new_tip = repo.write_commit(tree, [archive_tip, *commits], message, when=moment)
+        new_tip = repo.write_commit(
+            tree, [archive_tip, *commits], message, when=refs.commit_when(moment)
+        )
         updates.insert(0, (ARCHIVE_REF, current.tip, new_tip))
         try:
             repo.update_refs(updates, message)
@@ -403,14 +405,14 @@ def unarchive(refs: TaskRefs, task_id: str) -> TaskDict:
             state.tree,
             [tip],
             task_message(f"unarchive {task_id}", "unarchive", task_id),
-            when=moment,
+            when=refs.commit_when(moment),
         )
         new_index = ArchiveIndex(
             tasks={k: v for k, v in current.index.tasks.items() if k != task_id}
         )
         tree = index_tree(repo, current.tree, new_index, {task_id.encode("ascii"): None})
         message = _ids_message("unarchive", [task_id])
-        new_tip = repo.write_commit(tree, [current.tip], message, when=moment)
+        new_tip = repo.write_commit(tree, [current.tip], message, when=refs.commit_when(moment))
         try:
             repo.update_refs(
                 [(ARCHIVE_REF, current.tip, new_tip), (ref_name(task_id), None, commit)], message

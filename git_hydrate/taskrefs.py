@@ -38,7 +38,7 @@ import msgspec
 
 from . import codec, validate
 from .archive import read_archive
-from .errors import Busy, Conflict, CorruptData, NotFound
+from .errors import Busy, Conflict, CorruptData, NoIdentity, NotFound
 from .model import LINKS_FANNED_FORMAT, Link, LinkList, Task, packing_sorted
 from .store import MODE_BLOB, RefRace, Repository, parse_commit_tree
 
@@ -256,13 +256,34 @@ class TaskRefs:
     Args:
         repo: The repository.
         clock: Returns the current POSIX time (commit and checkpoint times).
+            ``None`` means git's idea of now: ``GIT_COMMITTER_DATE`` when set,
+            else the wall clock; commits then carry git's author and
+            committer dates. An explicit clock wins over both.
     """
 
-    def __init__(self, repo: Repository, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, repo: Repository, clock: Callable[[], float] | None = None) -> None:
         self.repo = repo
-        self.clock = clock
+        self._explicit_clock = clock is not None
+        self.clock: Callable[[], float] = clock if clock is not None else self._git_now
         #: How many writes lost a race and were re-applied.
         self.retries = 0
+
+    def _git_now(self) -> float:
+        if os.environ.get("GIT_COMMITTER_DATE"):
+            try:
+                fixed = self.repo.identity().when
+            except NoIdentity:
+                fixed = None  # a read goes on; a write is refused where it signs
+            if fixed is not None:
+                return float(fixed)
+        return time.time()
+
+    def commit_when(self, moment: float | None = None) -> float | None:
+        """The date a commit gets: the explicit clock's (``moment``, when it was
+        read already); ``None`` without one, so the store writes git's dates."""
+        if not self._explicit_clock:
+            return None
+        return moment if moment is not None else self.clock()
 
     def now(self, moment: datetime | float | None = None) -> float:
         """POSIX seconds of ``moment`` (a naive datetime is UTC); the clock's when ``None``."""
@@ -601,7 +622,7 @@ class TaskRefs:
             if state is not None and tree == state.tree:
                 return change.result
             commit = self.repo.write_commit(
-                tree, [tip] if tip is not None else [], change.message, when=self.clock()
+                tree, [tip] if tip is not None else [], change.message, when=self.commit_when()
             )
             try:
                 self.repo.compare_and_swap(ref, tip, commit, change.message)

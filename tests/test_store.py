@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,72 @@ def test_an_unexpected_exception_exits_3_in_one_line(
     assert "hit a bug (KeyError: 'surprise' at test_store.py:" in result.stderr
     assert "please report it" in result.stderr and "GIT_HYDRATE_DEBUG=1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("committer_date", "expected_time", "expected_tz"),
+    [
+        ("@1700000000 +0200", 1_700_000_000, "+0200"),
+        ("1700000000 -0530", 1_700_000_000, "-0530"),
+        ("Thu, 07 Apr 2005 22:13:13 +0200", 1_112_904_793, "+0200"),
+        ("2005-04-07T22:13:13Z", 1_112_911_993, "+0000"),
+        ("2005-04-07T22:13:13+02:00", 1_112_904_793, "+0200"),
+    ],
+)
+def test_commits_take_gits_date_variables(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    committer_date: str,
+    expected_time: int,
+    expected_tz: str,
+) -> None:
+    from git_hydrate import Ledger
+
+    path = tmp_path / "dates"
+    git(tmp_path, "init", "-q", str(path))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", committer_date)
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1600000000 +0100")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Author Person")
+    with Ledger(path) as ledger:
+        ledger.add_task("D-1", objective="o", acceptance="a")
+        ledger.set_status("D-1", "in_progress")
+        ledger.add_checkpoint("D-1", "s", tokens=1)
+        checkpoint_at = ledger.status("D-1")["checkpoint"]["at"]  # type: ignore[index]
+    shown = git(path, "log", "-1", "--format=%ct %ci|%at %ai|%an", "refs/hydrate/tasks/D-1")
+    committer, author, author_name = shown.strip().split("|")
+    assert committer.split()[0] == str(expected_time)
+    assert committer.endswith(expected_tz)
+    assert author.split()[0] == "1600000000" and author.endswith("+0100")
+    assert author_name == "Author Person"
+    # the checkpoint's time is git's "now" too, so a replay gives the same bytes
+    assert datetime.fromisoformat(checkpoint_at).timestamp() == expected_time
+    fsck(path)
+
+
+def test_an_explicit_clock_wins_over_gits_date_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_hydrate import Ledger
+
+    path = tmp_path / "clock"
+    git(tmp_path, "init", "-q", str(path))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1700000000 +0000")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1700000000 +0000")
+    with Ledger(path, clock=lambda: 1_500_000_000.0) as ledger:
+        ledger.add_task("C-1", objective="o", acceptance="a")
+    assert git(path, "log", "-1", "--format=%ct %at", "refs/hydrate/tasks/C-1").split() == [
+        "1500000000",
+        "1500000000",
+    ]
+
+
+def test_an_unreadable_date_variable_is_refused_like_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "bad"
+    git(tmp_path, "init", "-q", str(path))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "not a date")
+    res = hydrate(path, "task-add", "B-1", "--objective", "o", "--acceptance", "a")
+    assert res.returncode != 0
+    assert "invalid date format" in res.stderr
+    assert git(path, "for-each-ref", "refs/hydrate") == ""

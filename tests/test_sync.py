@@ -917,3 +917,465 @@ def test_a_pull_that_keeps_one_side_of_a_field_names_both_values(
     assert '      kept title = "title from a", dropped "title from b" (newer side' in (
         pulled.stdout
     ), pulled.stdout
+
+
+# -- issue 21 -------------------------------------------------------------------------
+
+
+def _finish(ledger: Ledger, task_id: str) -> None:
+    ledger.set_status(task_id, "cancelled")
+
+
+def test_push_after_an_archive_travelled_is_not_rejected(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "X-1")
+    make_task(a, "X-2")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+        _finish(ledger, "X-1")
+        ledger.archive(["X-1"])
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("X-1", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+        # the mirror says what the remote holds now: no second deletion, no stale lease
+        again = hsync.push(ledger.refs)
+        assert again.ok, again.as_dict()
+        assert again.outcomes == []
+    assert git(a, "for-each-ref", "--format=%(refname)", "refs/hydrate-remotes/origin/tasks") == (
+        "refs/hydrate-remotes/origin/tasks/X-2\n"
+    )
+    res = hydrate(a, "push")
+    assert res.returncode == 0, res
+
+
+def test_first_push_after_an_archive_deletes_the_remote_ref_without_a_fetch(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "Y-1")
+    make_task(a, "Y-2")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger.refs).ok  # push only: this clone never fetched
+        _finish(ledger, "Y-1")
+        ledger.archive(["Y-1"])
+        report = hsync.push(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("Y-1", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
+        "refs/hydrate/tasks/Y-2"
+    ]
+    fsck(remote)
+    # a clone whose tasks came some other way (no mirror at all) deletes it too
+    c = clone(remote, tmp_path / "c")
+    git(c, "fetch", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    with Ledger(c) as ledger:
+        _finish(ledger, "Y-2")
+        ledger.archive(["Y-2"])
+        report = hsync.push(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("Y-2", "deleted-remote") in [(o.name, o.action) for o in report.outcomes]
+    assert git(remote, "for-each-ref", "refs/hydrate/tasks") == ""
+
+
+def _declining_hook(remote: Path, name: str = "pre-receive") -> None:
+    hook = remote / "hooks" / name
+    hook.write_text("#!/bin/sh\necho 'tasks are frozen this week' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+
+def test_a_declining_hook_is_named_once_and_sync_does_not_retry(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "H-1")
+    _declining_hook(remote)
+    res = hydrate(a, "push")
+    assert res.returncode == 1
+    assert "REFUSED" in res.stdout and "REJECTED" not in res.stdout
+    assert "hook" in res.stderr and "run git hydrate sync" not in res.stderr
+    assert "tasks are frozen this week" in res.stderr  # the hook's own words
+    assert res.stderr.count("error:") == 1
+    with Ledger(a) as ledger:
+        report = hsync.sync(ledger.refs)
+    assert not report.ok
+    assert report.rounds == 1
+    assert report.failed("refused") == ["H-1"]
+    res = hydrate(a, "sync")
+    assert res.returncode == 1 and res.stderr.count("error:") == 1, res
+
+
+def test_a_hidden_namespace_is_said_on_pull_and_push(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "N-1")
+    assert hydrate(a, "push").returncode == 0
+    git(remote, "config", "transfer.hideRefs", "refs/hydrate")
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert "0 up to date" not in res.stdout
+    assert "hideRefs" in res.stderr, res
+    # a clone that had pulled before hears it too
+    res = hydrate(a, "pull")
+    assert "any more" in res.stderr and "hideRefs" in res.stderr, res
+    with Ledger(a) as ledger:
+        ledger.edit_task("N-1", title="changed")
+        report = hsync.sync(ledger.refs)
+    assert report.rounds == 1
+    assert report.failed("refused") == ["N-1"]
+    assert "hides refs/hydrate/" in report.outcomes[-1].detail
+
+
+def test_sync_counts_each_task_once_whatever_the_rounds(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "R-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(remote, tmp_path / "b")
+    c = clone(remote, tmp_path / "c")
+    for path in (b, c):
+        assert hydrate(path, "pull").returncode == 0
+    with Ledger(b) as ledger:
+        ledger.edit_task("T-1", title="b")
+        hsync.remove_task(ledger.refs, "R-1")  # here only: the remote keeps it
+    real_pull = hsync.pull_into
+    calls = []
+
+    def pull_then_someone_pushes(*args: object) -> None:
+        real_pull(*args)  # type: ignore[arg-type]
+        calls.append(1)
+        if len(calls) == 1:
+            with Ledger(c) as other:
+                other.edit_task("T-1", priority=1)
+                assert hsync.push(other.refs).ok
+
+    monkeypatch.setattr(hsync, "pull_into", pull_then_someone_pushes)
+    with Ledger(b) as ledger:
+        report = hsync.sync(ledger.refs)
+    assert report.rounds == 2
+    names = [(o.name, o.action) for o in report.outcomes if o.is_task]
+    assert len(names) == len(set(names)), names
+
+
+def test_doctor_and_setup_name_a_fetch_refspec_that_overwrites_tasks(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "M-1")
+    assert hydrate(a, "push").returncode == 0
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--mirror", str(remote), str(mirror))
+    res = hydrate(mirror, "doctor")
+    assert res.returncode == 1, res
+    assert "remote.origin.fetch +refs/*:refs/*" in res.stdout
+    assert "^refs/hydrate/*" in res.stdout
+    assert json.loads(hydrate(mirror, "doctor", "--json").stdout)["config"][0]["remote"] == (
+        "origin"
+    )
+    res = hydrate(mirror, "setup", "origin")
+    assert res.returncode == 0 and "writes into refs/hydrate/" in res.stderr, res
+    # the fix it names works: a plain fetch no longer overwrites a local task commit
+    git(mirror, "config", "--add", "remote.origin.fetch", "^refs/hydrate/*")
+    assert hydrate(mirror, "doctor").returncode == 0
+    with Ledger(mirror) as ledger:
+        ledger.edit_task("M-1", title="unpushed")
+    git(mirror, "fetch", "-q", "--prune", "origin")
+    with Ledger(mirror) as ledger:
+        assert ledger.get_task("M-1")["title"] == "unpushed"
+    # an ordinary clone is fine
+    assert hydrate(a, "doctor").returncode == 0
+
+
+def test_sync_carries_a_local_removal_to_the_remote_under_a_lease(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "G-1")
+    make_task(a, "G-2")
+    make_task(a, "K-1")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.sync(ledger.refs).ok
+        ledger.edit_task("G-2", title="b changed it")  # after A's copy, before A's removal
+        assert hsync.push(ledger.refs).ok
+    with Ledger(a) as ledger:
+        hsync.remove_task(ledger.refs, "G-1")  # no --remote
+        hsync.remove_task(ledger.refs, "G-2")
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+        actions = {(o.name, o.action) for o in report.outcomes}
+        assert ("G-1", "deleted-remote") in actions
+        # B changed G-2 since: the lease keeps it, and the pull brought it back here
+        assert ("G-2", "restored") in actions
+        assert "G-2" in ledger.task_ids()
+        # and no pull reports G-1 ever again
+        again = hsync.sync(ledger.refs)
+        assert again.ok and again.outcomes == [], again.as_dict()
+    remote_ids = git(remote, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/hydrate/tasks")
+    assert remote_ids.split() == ["G-2", "K-1"]
+    with Ledger(b) as ledger:
+        report = hsync.pull(ledger.refs)
+        assert ("G-1", "removed") in {(o.name, o.action) for o in report.outcomes}
+        assert ledger.task_ids() == ["G-2", "K-1"]
+    fsck(remote)
+
+
+def _bodies(ledger: Ledger, task_id: str) -> set[str]:
+    return {ledger.read_body(task_id, e["hash"]) for e in ledger.context_entries(task_id)}
+
+
+@pytest.mark.parametrize("archive_pushed_first", [False, True])
+def test_an_archive_meets_a_concurrent_change_one_live_task_with_both(
+    remote: Path, tmp_path: Path, archive_pushed_first: bool
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "X-1")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(a) as ledger:
+        ledger.add_context("X-1", "A's last note", "a")
+        ledger.set_status("X-1", "cancelled")
+        ledger.archive(["X-1"])
+        if archive_pushed_first:
+            assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        ledger.add_context("X-1", "B's note", "b")
+        ledger.edit_task("X-1", title="B's title")
+        if not archive_pushed_first:
+            assert hsync.push(ledger.refs).ok
+    first, second = (b, a) if archive_pushed_first else (a, b)
+    for path in (first, second, first):
+        with Ledger(path) as ledger:
+            report = hsync.sync(ledger.refs)
+            assert report.ok, report.as_dict()
+    states = []
+    for path in (a, b):
+        with Ledger(path) as ledger:
+            assert ledger.task_ids() == ["X-1"]
+            assert ledger.list_tasks(archived=True) == []
+            assert _bodies(ledger, "X-1") == {"A's last note", "B's note"}
+            task = ledger.get_task("X-1")
+            assert task["title"] == "B's title" and task["status"] == "cancelled"
+            assert task["archived"] is False
+            states.append(git(path, "rev-parse", "refs/hydrate/tasks/X-1", "refs/hydrate/archive"))
+    assert states[0] == states[1]
+    # one task again: it can be archived again
+    with Ledger(a) as ledger:
+        assert ledger.archive(["X-1"])["archived"] == ["X-1"]
+    fsck(a)
+    fsck(b)
+
+
+# -- seeded random clones, archive and unarchive included ---------------------------
+
+
+class _Acked:
+    """Every acknowledged write of a random run, per task id."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, set[str]] = {}
+        self.checkpoints: dict[str, set[str]] = {}
+        self.titles: dict[str, set[str]] = {}
+
+
+def _random_step(rng: object, path: Path, acked: _Acked, step: int) -> None:
+    import random
+
+    from git_hydrate.errors import HydrateError
+
+    assert isinstance(rng, random.Random)
+    ids = [f"T-{n}" for n in range(4)]
+    with Ledger(path) as ledger:
+        live = ledger.task_ids()
+        archived = [t["task_id"] for t in ledger.list_tasks(archived=True)]
+        op = rng.choice(["add", "note", "note", "title", "checkpoint", "archive", "unarchive"])
+        task_id = rng.choice(ids)
+        try:
+            if op == "add" and task_id not in live and task_id not in archived:
+                title = f"created {step}"
+                ledger.add_task(task_id, objective="o", acceptance="a", title=title)
+                acked.titles.setdefault(task_id, set()).add(title)
+            elif op == "note" and task_id in live:
+                body = f"note {step} on {task_id}"
+                ledger.add_context(task_id, body, f"s{step}")
+                acked.bodies.setdefault(task_id, set()).add(body)
+            elif op == "title" and task_id in live:
+                title = f"title {step}"
+                ledger.edit_task(task_id, title=title)
+                acked.titles.setdefault(task_id, set()).add(title)
+            elif op == "checkpoint" and task_id in live:
+                summary = f"checkpoint {step}"
+                ledger.add_checkpoint(task_id, summary, tokens=step)
+                acked.checkpoints.setdefault(task_id, set()).add(summary)
+            elif op == "archive" and task_id in live:
+                if ledger.get_task(task_id)["status"] not in ("done", "cancelled"):
+                    ledger.set_status(task_id, "cancelled")
+                ledger.archive([task_id])
+            elif op == "unarchive" and task_id in archived:
+                ledger.unarchive(task_id)
+        except HydrateError as exc:  # refused writes are not acknowledged
+            assert "Busy" not in type(exc).__name__, exc
+
+
+def _final_state(path: Path, task_id: str) -> tuple[str, set[str], set[str]]:
+    with Ledger(path) as ledger:
+        task = ledger.get_task(task_id)
+        entries = ledger.context_entries(task_id)
+        bodies = {git(path, "cat-file", "blob", entry["oid"]) for entry in entries}
+        summaries = {c["summary"] for c in task["checkpoints"]}
+        return task["title"], bodies, summaries
+
+
+@pytest.mark.parametrize("seed", [11, 21, 31, 41])
+def test_random_clones_with_archive_converge_and_keep_every_write(
+    remote: Path, tmp_path: Path, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    clones = [clone(remote, tmp_path / f"c{n}") for n in range(3 + seed % 3)]
+    acked = _Acked()
+    for step in range(1, 61):
+        path = rng.choice(clones)
+        if rng.random() < 0.3:
+            with Ledger(path) as ledger:
+                report = hsync.sync(ledger.refs)
+            assert report.ok, (seed, step, report.as_dict())
+        else:
+            _random_step(rng, path, acked, step)
+    for _round in range(3):
+        for path in clones:
+            with Ledger(path) as ledger:
+                report = hsync.sync(ledger.refs)
+            assert report.ok, (seed, report.as_dict())
+    shapes = set()
+    for path in clones:
+        tasks = git(path, "for-each-ref", "--format=%(objectname) %(refname)", "refs/hydrate/")
+        with Ledger(path) as ledger:
+            index = sorted(t["task_id"] for t in ledger.list_tasks(archived=True))
+            both = set(index) & set(ledger.task_ids())
+        assert not both, (seed, path, both)  # one task, never live and archived at once
+        shapes.add((tasks, tuple(index)))
+    assert len(shapes) == 1, (seed, shapes)  # every clone converged
+    for task_id in set(acked.titles) | set(acked.bodies) | set(acked.checkpoints):
+        title, bodies, summaries = _final_state(clones[0], task_id)
+        # bodies and checkpoints are kept by every merge; a title is superseded by a newer one
+        assert acked.bodies.get(task_id, set()) <= bodies, (seed, task_id)
+        assert acked.checkpoints.get(task_id, set()) <= summaries, (seed, task_id)
+        assert title in acked.titles.get(task_id, set()), (seed, task_id, title)
+    fsck(remote)
+    for path in clones:
+        fsck(path)
+
+
+def test_a_noop_sync_is_one_fetch_and_no_push(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_hydrate.store import Repository
+
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "P-1")
+    make_task(a, "P-2")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    pushes: list[object] = []
+    real_push = Repository.push_with_messages
+
+    def counting_push(self: Repository, *args: object, **kwargs: object) -> object:
+        pushes.append(args)
+        return real_push(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Repository, "push_with_messages", counting_push)
+    with Ledger(a) as ledger:
+        report = hsync.sync(ledger.refs)
+        assert report.ok and report.outcomes == [] and report.up_to_date >= 2
+        assert pushes == []
+        # anything to push, and the push happens
+        ledger.edit_task("P-1", title="changed")
+        report = hsync.sync(ledger.refs)
+        assert ("P-1", "pushed") in [(o.name, o.action) for o in report.outcomes]
+        assert len(pushes) == 1
+
+
+@pytest.fixture
+def smart_http(remote: Path) -> Iterator[str]:
+    """The remote served over smart HTTP: git http-backend as a CGI script.
+
+    http.server runs CGI scripts as ``nobody`` when started as root, so the
+    served copy lives in a directory anyone may enter and write.
+    """
+    import sys as _sys
+    import tempfile
+
+    if _sys.version_info >= (3, 13):
+        pytest.skip("http.server --cgi is gone from Python 3.13")
+    root = Path(tempfile.mkdtemp(prefix="hydrate-http-"))
+    try:
+        served = root / "remote.git"
+        git(root, "clone", "-q", "--bare", str(remote), str(served))
+        git(served, "config", "http.receivepack", "true")
+        site = root / "site"
+        (site / "cgi-bin").mkdir(parents=True)
+        script = site / "cgi-bin" / "git"
+        script.write_text(
+            "#!/bin/sh\n"
+            f"GIT_PROJECT_ROOT='{root}' GIT_HTTP_EXPORT_ALL=1 "
+            "exec git -c safe.directory='*' http-backend\n"
+        )
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o777 if path.is_dir() or path == script else 0o666)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        proc = subprocess.Popen(
+            [_sys.executable, "-m", "http.server", "--cgi", str(port), "--bind", "127.0.0.1"],
+            cwd=site,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}/cgi-bin/git/remote.git"
+        try:
+            for _ in range(100):
+                if subprocess.run(["git", "ls-remote", url], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.skip("the smart HTTP server did not come up")
+            yield url
+            fsck(served)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=5)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_smart_http_push_pull_and_archive(smart_http: str, tmp_path: Path) -> None:
+    a = tmp_path / "ha"
+    b = tmp_path / "hb"
+    for path in (a, b):
+        git(tmp_path, "init", "-q", str(path))
+        git(path, "remote", "add", "origin", smart_http)
+    make_task(a, "W-1", body="over http")
+    make_task(a, "W-2")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.pull(ledger.refs).ok
+        assert ledger.task_ids() == ["W-1", "W-2"]
+        ledger.add_context("W-2", "b over http", "b")
+        ledger.set_status("W-1", "cancelled")
+        ledger.archive(["W-1"])
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+        assert ledger.task_ids() == ["W-2"]
+        assert "b over http" in _bodies(ledger, "W-2")
+    fsck(a)
+    fsck(b)

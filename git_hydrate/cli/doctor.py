@@ -29,7 +29,10 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
     """Check every task (format, JSON, bodies against their sha256) and report per task.
 
     Also reports refs under refs/hydrate/tasks/ that are not task ids (which
-    every other command ignores). Exits 1 when a problem was found.
+    every other command ignores), and a remote's fetch refspec that writes
+    into refs/hydrate/ (a `git clone --mirror` clone's +refs/*:refs/*), which
+    lets a plain `git fetch` overwrite unpushed tasks. Exits 1 when a problem
+    was found.
 
     \b
     Examples:
@@ -60,6 +63,8 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
         for lock in report["locks"]:
             state = "held by a running process" if lock["held"] else "not held"
             click.echo(f"lock    {lock['path']} ({lock['age_seconds']} s old, {state})")
+        for entry in report["config"]:
+            click.echo(f"problem {entry['key']}: {entry['problem']}")
         bad = sum(not t["ok"] for t in report["tasks"])
         click.echo(f"{len(report['tasks'])} task(s) checked, {bad} with problems")
     return 0 if report["ok"] else 1

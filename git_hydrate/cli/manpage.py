@@ -116,6 +116,9 @@ _STORAGE: Final = [
 _ENVIRONMENT: Final = [
     ("GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_PARAMETERS", "Honoured as git honours them "
      "(git --git-dir=..., git -c key=value)."),
+    ("GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE, GIT_COMMITTER_DATE",
+     "The author and the dates of the commits written, as git reads them (any date format "
+     "git accepts); GIT_COMMITTER_DATE is also the time of checkpoints and archives."),
     ("GIT_HYDRATE_DEBUG", "When set, an internal error prints its traceback."),
     ("_GIT_HYDRATE_COMPLETE", "Shell completion: eval \"$(_GIT_HYDRATE_COMPLETE=bash_source "
      "git-hydrate)\" (also zsh_source, fish_source)."),

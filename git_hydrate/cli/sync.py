@@ -20,6 +20,7 @@ _LABELS = {
     "fast-forward": "updated",
     "merged": "merged",
     "restored": "restored",
+    "unarchived": "unarchived",
     "removed": "removed",
     "kept": "kept",
     "not-restored": "removed here, not brought back",
@@ -33,6 +34,7 @@ _LABELS = {
     "forced": "forced",
     "deleted-remote": "deleted there",
     "rejected": "REJECTED",
+    "refused": "REFUSED",
 }
 
 
@@ -62,8 +64,11 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
             for action, n in counts.items()
             if n and action != "up-to-date"
         ]
-        parts.append(f"{counts['up-to-date']} up to date")
-        click.echo(f"{report.operation} {report.remote}: {', '.join(parts)}")
+        if counts["up-to-date"] or not report.notes:
+            parts.append(f"{counts['up-to-date']} up to date")
+        click.echo(f"{report.operation} {report.remote}: {', '.join(parts) or 'nothing to do'}")
+        for note in report.notes:
+            click.echo(f"warning: {note}", err=True)
         for outcome in report.outcomes:
             if outcome.action == "not-restored":
                 continue  # counted above; every pull would list them again (--json has them)
@@ -84,6 +89,12 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
             f"run git hydrate sync {report.remote}",
             err=True,
         )
+    refused: dict[str, list[str]] = {}
+    for outcome in report.outcomes:
+        if outcome.action == "refused":
+            refused.setdefault(outcome.detail, []).append(outcome.name)
+    for detail, names in refused.items():
+        click.echo(f"error: refused by {report.remote}: {', '.join(names)}: {detail}", err=True)
     if skipped:
         click.echo(f"error: skipped: {', '.join(skipped)} (the report above says why)", err=True)
     if absent:
@@ -150,6 +161,8 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
     """Pull from REMOTE, then push; if someone pushed meanwhile, pull and push again.
 
     At most 3 rounds; what is still rejected then is reported (exit status 1).
+    A refusal no pull can settle (a declining hook, hidden refs) ends the
+    first round, named once with what to do.
 
     \b
     Example:
@@ -186,6 +199,9 @@ def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
         click.echo(f"added {result['key']} {result['refspec']}")
     else:
         click.echo(f"already set up: {result['key']} {result['refspec']}")
+    if not as_json:
+        for problem in result["problems"]:
+            click.echo(f"warning: {problem}", err=True)
 
 
 @click.command("task-rm")
@@ -202,7 +218,9 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
 
     A later pull does not bring it back unless someone changed it after your
     removal (then the pull says it restored it). Clones that pull your removal
-    record drop their copy unless they changed it since.
+    record drop their copy unless they changed it since. Without --remote,
+    the next push or sync deletes it on the remote if nobody changed it
+    there since (under a lease).
 
     \b
     Example:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
@@ -25,10 +26,25 @@ __all__ = ["Identity", "RepositoryBase"]
 
 
 class Identity(NamedTuple):
-    """A git identity line (``Name <email>``) with its timezone offset in seconds."""
+    """A git identity line (``Name <email>``) with its timezone offset in seconds.
+
+    ``when`` is the POSIX time git would write for it when the environment
+    fixes one (``GIT_COMMITTER_DATE``/``GIT_AUTHOR_DATE``), else ``None``
+    (the moment of writing).
+    """
 
     name_email: bytes
     tz_offset: int
+    when: int | None = None
+
+
+def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:
+    """``Name <email> 1700000000 +0200`` as ``(b"Name <email>", time, tz)``."""
+    head, sep, rest = line.strip().rpartition(b">")
+    fields = rest.split()
+    if not sep or b"<" not in head or len(fields) != 2 or not fields[0].isdigit():
+        return None
+    return head + b">", int(fields[0]), parse_tz(fields[1])
 
 
 class RepositoryBase:
@@ -87,6 +103,7 @@ class RepositoryBase:
         self._dulwich: Repo | None = None
         self._cat_file: CatFile | None = None
         self._identity: Identity | None = None
+        self._author: Identity | None = None
         self._shared: int | None = None
         self._settings: Settings | None = None
         self._check_extensions()
@@ -219,24 +236,59 @@ class RepositoryBase:
                 continue  # made meanwhile by another writer, who shared it
             self.share(directory)
 
+    def _environ(self) -> Mapping[str, str]:
+        return self._env if self._env is not None else os.environ
+
+    def _ident(self, variable: str) -> tuple[bytes, int, int]:
+        """``git var`` of ``GIT_COMMITTER_IDENT``/``GIT_AUTHOR_IDENT``, parsed.
+
+        git parses the date variables itself (``@<epoch> <tz>``, ``<epoch>
+        <tz>``, RFC 2822, ISO 8601, ...), so they mean here what they mean to
+        ``git commit``.
+        """
+        proc = self.git(["var", variable], check=False)
+        parsed = _parse_ident(proc.stdout) if proc.returncode == 0 else None
+        if parsed is None:
+            why = first_line(proc.stderr).removeprefix("fatal: ") or "no identity"
+            if why.startswith("invalid date format"):
+                raise NoIdentity(f"git cannot read the date in the environment ({why})")
+            raise NoIdentity(
+                f"git has no identity to write commits with ({why}); set one with: "
+                'git config --global user.name "Your Name" && '
+                "git config --global user.email you@example.com"
+            )
+        return parsed
+
     def identity(self) -> Identity:
         """The committer identity git would use here (``git var GIT_COMMITTER_IDENT``).
+
+        ``when`` is set when ``GIT_COMMITTER_DATE`` is.
 
         Raises:
             NoIdentity: git itself has no usable identity; like ``git commit``,
                 writing is refused rather than signed by a made-up author.
         """
         if self._identity is None:
-            proc = self.git(["var", "GIT_COMMITTER_IDENT"], check=False)
-            line = proc.stdout.strip()
-            head, sep, rest = line.rpartition(b">")
-            if proc.returncode != 0 or not sep or b"<" not in head:
-                why = first_line(proc.stderr).removeprefix("fatal: ") or "no identity"
-                raise NoIdentity(
-                    f"git has no identity to write commits with ({why}); set one with: "
-                    'git config --global user.name "Your Name" && '
-                    "git config --global user.email you@example.com"
-                )
-            tz = parse_tz(rest.split()[-1]) if rest.split() else 0
-            self._identity = Identity(head + b">", tz)
+            name_email, when, tz = self._ident("GIT_COMMITTER_IDENT")
+            fixed = when if self._environ().get("GIT_COMMITTER_DATE") else None
+            self._identity = Identity(name_email, tz, fixed)
         return self._identity
+
+    def author(self) -> Identity:
+        """The author identity git would use here: the committer's, unless the
+        environment sets ``GIT_AUTHOR_NAME``/``_EMAIL``/``_DATE`` (then ``git var
+        GIT_AUTHOR_IDENT``; ``when`` is set when ``GIT_AUTHOR_DATE`` is).
+
+        Raises:
+            NoIdentity: as :meth:`identity`.
+        """
+        if self._author is None:
+            committer = self.identity()
+            environ = self._environ()
+            if not any(environ.get(f"GIT_AUTHOR_{key}") for key in ("NAME", "EMAIL", "DATE")):
+                self._author = Identity(committer.name_email, committer.tz_offset, None)
+            else:
+                name_email, when, tz = self._ident("GIT_AUTHOR_IDENT")
+                fixed = when if environ.get("GIT_AUTHOR_DATE") else None
+                self._author = Identity(name_email, tz, fixed)
+        return self._author

@@ -225,10 +225,38 @@ class Commands(RepositoryBase):
         if proc.returncode != 0:
             raise GitFailed(f"{what or 'git fetch ' + target} failed: {reason(proc)}")
 
+    def ls_remote(
+        self, target: str, patterns: Sequence[str], *, what: str = ""
+    ) -> dict[bytes, bytes]:
+        """``{ref: id}`` of the remote's refs matching ``patterns`` (``git ls-remote``).
+
+        Raises:
+            GitFailed: the remote could not be listed, with git's reason.
+        """
+        proc = self.git(["ls-remote", "--refs", target, *patterns], check=False)
+        if proc.returncode != 0:
+            raise GitFailed(f"{what or 'git ls-remote ' + target} failed: {reason(proc)}")
+        found: dict[bytes, bytes] = {}
+        for line in proc.stdout.splitlines():
+            oid, sep, name = line.partition(b"\t")
+            if sep:
+                found[name] = oid
+        return found
+
     def push(
         self, target: str, refspecs: Sequence[str], options: Sequence[str] = (), *, what: str = ""
     ) -> list[PushResult]:
         """``git push --porcelain --no-verify``; ``(flag, destination, summary)`` per ref.
+
+        Raises:
+            GitFailed: git reported no ref at all (the push did not happen).
+        """
+        return self.push_with_messages(target, refspecs, options, what=what)[0]
+
+    def push_with_messages(
+        self, target: str, refspecs: Sequence[str], options: Sequence[str] = (), *, what: str = ""
+    ) -> tuple[list[PushResult], list[str]]:
+        """:meth:`push`, plus the lines the remote's hooks printed (``remote: …``).
 
         Raises:
             GitFailed: git reported no ref at all (the push did not happen).
@@ -243,7 +271,12 @@ class Commands(RepositoryBase):
                 results.append((parts[0], parts[1].rpartition(":")[2], parts[2]))
         if proc.returncode != 0 and not results:
             raise GitFailed(f"{what or 'git push ' + target} failed: {reason(proc)}")
-        return results
+        messages = [
+            line.removeprefix("remote:").strip()
+            for line in proc.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("remote:") and line.removeprefix("remote:").strip()
+        ]
+        return results, messages
 
     def config_add(self, key: str, value: str) -> None:
         """Add one value to a multi-valued config key (``git config --add``)."""

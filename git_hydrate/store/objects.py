@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ..errors import CorruptData, NotWritable
-from .base import RepositoryBase
+from .base import Identity, RepositoryBase
 from .catfile import CatFile, Prefetch, stream_objects
 from .perms import current_umask, shared_file_mode
 from .process import format_tz, not_writable
@@ -346,14 +346,27 @@ class Objects(RepositoryBase):
         *,
         when: float | None = None,
     ) -> bytes:
-        """Store a commit by the user's git identity and return its id."""
-        ident = self.identity()
-        timestamp = int(time.time() if when is None else when)
-        signature = b"%s %d %s" % (ident.name_email, timestamp, format_tz(ident.tz_offset))
+        """Store a commit by the user's git identity and return its id.
+
+        Dates as ``git commit`` writes them: ``when`` (the library's explicit
+        clock) for both when given; else ``GIT_AUTHOR_DATE`` and
+        ``GIT_COMMITTER_DATE`` when set, else now.
+        """
+        committer = self.identity()
+        author = self.author()
+        now = int(time.time())
+
+        def signature(ident: Identity) -> bytes:
+            if when is not None:
+                moment = int(when)
+            else:
+                moment = ident.when if ident.when is not None else now
+            return b"%s %d %s" % (ident.name_email, moment, format_tz(ident.tz_offset))
+
         raw = b"tree %s\n" % tree
         for parent in parents:
             raw += b"parent %s\n" % parent
-        raw += b"author %s\ncommitter %s\n\n" % (signature, signature)
+        raw += b"author %s\ncommitter %s\n\n" % (signature(author), signature(committer))
         raw += message.encode("utf-8")
         return self.write_object(b"commit", raw)
 

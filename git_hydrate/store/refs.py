@@ -92,6 +92,13 @@ class Refs(RepositoryBase):
         names.update(name[len(prefix) :] for name in self._packed() if name.startswith(prefix))
         return names
 
+    def has_refs_under(self, prefix: bytes) -> bool:
+        """Whether any ref exists below ``prefix``, stopping at the first found
+        (a ref list of thousands is not read to learn it is not empty)."""
+        for _name, _full in self._loose_ref_files(prefix):
+            return True
+        return any(name.startswith(prefix) for name in self._packed())
+
     def refs_under(self, prefix: bytes) -> dict[bytes, bytes]:
         """``{suffix: oid}`` for every ref below ``prefix`` (which ends with ``/``).
 
@@ -139,8 +146,13 @@ class Refs(RepositoryBase):
 
     # -- changing refs ------------------------------------------------------------
 
-    def update_refs(self, updates: Iterable[RefUpdate], message: str) -> None:
+    def update_refs(
+        self, updates: Iterable[RefUpdate], message: str, *, reflog: bool = True
+    ) -> None:
         """Apply compare-and-swaps as one all-or-nothing ``git update-ref`` transaction.
+
+        ``reflog=False`` writes no new reflog (a cache such as a remote's
+        mirror, for which ``git fetch`` writes none either).
 
         Raises:
             RefRace: a ref no longer held its expected value, or another writer
@@ -163,7 +175,7 @@ class Refs(RepositoryBase):
                 lines.append(f"update {ref} {new.decode()} {old.decode()}")
         subject = message.splitlines()[0] if message else "hydrate"
         proc = self.git(
-            ["update-ref", "--create-reflog", "-m", subject, "--stdin"],
+            ["update-ref", *(["--create-reflog"] if reflog else []), "-m", subject, "--stdin"],
             input=("\n".join(lines) + "\n").encode("ascii"),
             check=False,
         )

@@ -24,7 +24,7 @@ from ..archive import ARCHIVE_REF
 from ..taskrefs import TaskRefs
 from .manage import remove_task, setup
 from .pulling import check_ids, pull, pull_into
-from .pushing import push, push_into
+from .pushing import push, push_into, settled
 from .remotes import MIRROR_PREFIX, Remote, resolve_remote
 from .removal import REMOVED_REF
 from .report import FAILED_ACTIONS, Outcome, Report
@@ -53,14 +53,22 @@ MAX_SYNC_ROUNDS: Final = 3
 def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
     """Pull, then push; when a push is rejected (someone pushed meanwhile), pull and retry.
 
-    At most :data:`MAX_SYNC_ROUNDS` rounds; what is still rejected after them
-    is reported (``report.ok`` is False).
+    Only races (``fetch first``, ``stale info``, ``non-fast-forward``) make
+    another round, at most :data:`MAX_SYNC_ROUNDS` in all; a refusal a pull
+    cannot settle (a declining hook, a hidden namespace) is reported after the
+    first. Each task's outcome is counted once, whatever the rounds.
     """
     wanted = check_ids(ids)
     where = resolve_remote(refs, remote)
     report = Report("sync", where.display)
     pull_into(refs, where, wanted, report)
     rounds = 1
+    unchanged = settled(refs, where, wanted or None)
+    if unchanged is not None:
+        # nothing to push: a no-op sync is one fetch
+        report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
+        report.up_to_date = unchanged
+        return report
     while True:
         pushed = Report("push", where.display)
         push_into(refs, where, wanted or None, not wanted, pushed)
@@ -72,8 +80,19 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
         rounds += 1
         pull_into(refs, where, wanted, report)
     report.outcomes += pushed.outcomes
+    if any(o.action in ("pushed", "pushed-new") for o in report.outcomes):
+        report.notes = []  # "lists no tasks" was only true before this push
+    report.notes = list(dict.fromkeys(report.notes + pushed.notes))
     # "ahead" only says a push is due, and the push came right after.
-    report.outcomes = [o for o in report.outcomes if o.action != "ahead"]
+    report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
     report.up_to_date = pushed.up_to_date
     report.rounds = rounds
     return report
+
+
+def _once_each(outcomes: list[Outcome]) -> list[Outcome]:
+    """The outcomes with a task's repeated action (one per round) kept once, the last."""
+    last: dict[tuple[str, str, bool], int] = {}
+    for index, outcome in enumerate(outcomes):
+        last[(outcome.name, outcome.action, outcome.is_task)] = index
+    return [o for index, o in enumerate(outcomes) if last[(o.name, o.action, o.is_task)] == index]

@@ -24,7 +24,7 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     # Tell the server only about hydrate history: its objects are complete here
     # even in a partial clone, whereas a branch's blobs may be missing and
     # must not be assumed present (bodies can equal files of the project).
-    tips = [prefix for prefix in (b"refs/hydrate/", mirror) if repo.refs_under(prefix)]
+    tips = [prefix for prefix in (b"refs/hydrate/", mirror) if repo.has_refs_under(prefix)]
     repo.fetch(
         remote.target,
         [f"+refs/hydrate/*:{mirror.decode()}*"],

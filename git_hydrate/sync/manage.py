@@ -9,7 +9,8 @@ from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
 from .pulling import check_ids
-from .remotes import Remote, resolve_remote
+from .pushing import classify_refusal
+from .remotes import Remote, overwriting_refspecs, resolve_remote
 from .removal import REMOVED_REF, record_removal
 
 __all__ = ["remove_task", "setup"]
@@ -19,7 +20,9 @@ def setup(refs: TaskRefs, remote: str | None = None) -> dict[str, Any]:
     """Add the wildcard fetch refspec of the mirror to ``remote.<name>.fetch``.
 
     A plain ``git fetch`` then keeps the mirror current. Nothing else in the
-    remote's configuration is touched; ``remote.<name>.push`` never.
+    remote's configuration is touched; ``remote.<name>.push`` never. Fetch
+    refspecs that write into ``refs/hydrate/`` are reported under
+    ``problems`` (with the fix), not changed.
     """
     where = resolve_remote(refs, remote)
     if where.is_url:
@@ -29,7 +32,14 @@ def setup(refs: TaskRefs, remote: str | None = None) -> dict[str, Any]:
     added = refspec not in refs.repo.settings.all(key)
     if added:
         refs.repo.config_add(key, refspec)
-    return {"remote": where.display, "key": key, "refspec": refspec, "added": added}
+    problems = [entry["problem"] for entry in overwriting_refspecs(refs)]
+    return {
+        "remote": where.display,
+        "key": key,
+        "refspec": refspec,
+        "added": added,
+        "problems": problems,
+    }
 
 
 # -- removal ----------------------------------------------------------------------
@@ -98,17 +108,18 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
         if remote_tip is not None:
             refspecs.insert(0, f":{ref.decode()}")
             extra = [f"--force-with-lease={ref.decode()}:{remote_tip.decode()}"]
-        remote_result = {"remote": where.display, "deleted": False, "detail": ""}
+        shown = where.display
+        remote_result = {"remote": shown, "deleted": False, "detail": ""}
         details = []
         pushed = repo.push(where.target, refspecs, extra, what=f"git push {where.display}")
         for flag, dest, summary in pushed:
             if dest == ref.decode():
                 remote_result["deleted"] = flag == "-"
                 if flag == "!":
-                    details.append(f"not deleted there ({summary}); run git hydrate sync")
+                    details.append(f"not deleted there ({classify_refusal(summary, shown)[1]})")
             elif flag == "!":
                 details.append(
-                    f"removal record not pushed ({summary}); run git hydrate sync {where.display}"
+                    f"removal record not pushed ({classify_refusal(summary, shown)[1]})"
                 )
         if remote_tip is None:
             details.append(f"not on {where.display}")

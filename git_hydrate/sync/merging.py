@@ -127,5 +127,5 @@ def merge_task(
     if names:
         subject += f" ({len(names)} conflict{'s' if len(names) != 1 else ''})"
     message = commit_message(subject, trailers, body)
-    commit = refs.repo.write_commit(tree, [local, remote_tip], message, when=refs.clock())
+    commit = refs.repo.write_commit(tree, [local, remote_tip], message, when=refs.commit_when())
     return commit, result

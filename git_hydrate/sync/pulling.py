@@ -19,6 +19,7 @@ from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
 from .merging import merge_task, validate_remote
+from .reconcile import archived_sides, reconcile_archived
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF, read_removed
 from .report import WRITE_ACTIONS, Outcome, Report
@@ -268,8 +269,22 @@ def check_ids(ids: Iterable[str]) -> list[str]:
 
 def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) -> None:
     """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``."""
+    had_mirror = refs.repo.has_refs_under(remote.mirror_prefix)
     mirror = fetch_mirror(refs.repo, remote)
     where = remote.display
+    if not mirror:
+        # A fetch cannot tell "nothing there" from "hidden from you": say both.
+        hidden = "uploadpack.hideRefs or transfer.hideRefs on the remote"
+        if had_mirror:
+            report.notes.append(
+                f"{where} lists no refs/hydrate/ refs any more: "
+                f"removed there, or hidden ({hidden})"
+            )
+        else:
+            report.notes.append(
+                f"{where} lists no refs/hydrate/ refs: none pushed yet, or hidden ({hidden})"
+            )
+    other_archived = archived_sides(refs.repo, mirror.get(ARCHIVE_REF[len(b"refs/hydrate/") :]))
     for ref in UNION_REFS:
         tip = mirror.get(ref[len(b"refs/hydrate/") :])
         if tip is not None:
@@ -287,12 +302,15 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
         remote_tasks = {k: v for k, v in remote_tasks.items() if k in ids}
     covered = Covered(refs)
     removed_index = read_removed(refs.repo, refs.repo.read_ref(REMOVED_REF))
-    local = refs.task_tips()
-    if ids:
-        local = {k: v for k, v in local.items() if k in ids}
-    report.outcomes += _drop_removed(refs, local, remote_tasks, covered, removed_index, where)
-    report.outcomes += _drop_archived(refs, refs.task_tips() if not ids else local, covered)
-    folded = {task_id.casefold(): task_id for task_id in refs.task_tips()}
+    all_local = refs.task_tips()
+    local = {k: v for k, v in all_local.items() if k in ids} if ids else all_local
+    dropped = _drop_removed(refs, local, remote_tasks, covered, removed_index, where)
+    report.outcomes += dropped
+    gone = {o.name for o in dropped if o.action == "removed"}
+    archived = _drop_archived(refs, {k: v for k, v in local.items() if k not in gone}, covered)
+    report.outcomes += archived
+    gone |= {o.name for o in archived}
+    folded = {task_id.casefold(): task_id for task_id in all_local if task_id not in gone}
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
         if not validate.is_task_id(task_id):
@@ -324,6 +342,8 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
         report.up_to_date += sum(o.action == "up-to-date" for o in planned)
         planned = [o for o in planned if o.action != "up-to-date"]
     report.outcomes += planned
+    # Last, so that a task just brought in meets the archive entry it collides with.
+    report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
 
 
 def pull(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:

@@ -6,18 +6,22 @@ every other ref still goes through.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from ..archive import ARCHIVE_REF
+from ..errors import Conflict
+from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, ref_name
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
+from .removal import REMOVED_REF
 from .report import Outcome, Report
 from .union import UNION_REFS
 
-__all__ = ["push", "push_into"]
+__all__ = ["RACE_REASONS", "classify_refusal", "push", "push_into", "settled"]
 
 _PUSH_ACTIONS: Final = {
     "*": "pushed-new",
@@ -29,10 +33,109 @@ _PUSH_ACTIONS: Final = {
 }
 
 
-def _rejection_hint(summary: str, where: str) -> str:
-    if "fetch first" in summary or "non-fast-forward" in summary or "stale info" in summary:
-        return f"{summary}; {where} has changes you do not have: run git hydrate sync {where}"
-    return f"{summary}; the remote refused it"
+#: The reasons git gives for a refusal that means "the remote moved since you
+#: last fetched": the only ones a pull (``sync``) can settle.
+RACE_REASONS: Final = ("fetch first", "non-fast-forward", "stale info")
+
+
+def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -> tuple[str, str]:
+    """``(action, detail)`` of a ref git reports as refused (flag ``!``).
+
+    ``rejected`` is a race: the remote has changes this clone lacks, and
+    ``sync`` settles it. Everything else is ``refused``, named once with what
+    to do, because pulling cannot change the remote's mind.
+    """
+    if any(race in summary for race in RACE_REASONS):
+        return (
+            "rejected",
+            f"{summary}; {where} has changes you do not have: run git hydrate sync {where}",
+        )
+    if "hidden ref" in summary:
+        return "refused", (
+            f"{summary}; {where} hides refs/hydrate/ (transfer.hideRefs or receive.hideRefs): "
+            "ask its owner to stop hiding it, or share through another remote"
+        )
+    if "hook declined" in summary:
+        said = f" saying: {' / '.join(hook_lines[:3])}" if hook_lines else ""
+        return "refused", (
+            f"{summary}; a hook on {where} declined it{said}; a pull cannot change that: "
+            "ask the remote's owner"
+        )
+    return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
+
+
+def _remote_tasks(
+    refs: TaskRefs, remote: Remote, mirror: dict[bytes, bytes], gone: set[bytes]
+) -> dict[bytes, bytes]:
+    """The remote's task refs as far as this clone knows: its mirror; or, in a
+    clone that never fetched from it but has archived or removed tasks to
+    delete there, one ``git ls-remote`` (else the first push after an archive
+    deletes nothing)."""
+    repo = refs.repo
+    if not mirror and gone:
+        listed = repo.ls_remote(
+            remote.target, [TASK_REF_PREFIX.decode() + "*"], what=f"git ls-remote {remote.display}"
+        )
+        return {name: oid for name, oid in listed.items() if name.startswith(TASK_REF_PREFIX)}
+    return {
+        TASK_REF_PREFIX + name[len(b"tasks/") :]: oid
+        for name, oid in mirror.items()
+        if name.startswith(b"tasks/")
+    }
+
+
+def _update_mirror(
+    refs: TaskRefs,
+    remote: Remote,
+    mirror: dict[bytes, bytes],
+    pushed: list[PushResult],
+) -> None:
+    """Make the mirror say what the remote now holds for every ref the push moved.
+
+    git updates no mirror of ours; without this, a ref deleted on the remote
+    stays in the mirror and the next push sends the deletion again under a
+    lease that is now stale, and is refused for nothing. The value recorded
+    is the local ref's (read after the push: a ref changed in between leaves
+    the mirror behind the remote, which the next fetch corrects and no lease
+    of a live task depends on).
+    """
+    updates: list[RefUpdate] = []
+    for flag, dest, _summary in pushed:
+        if flag not in "* +=-" or not dest.startswith("refs/hydrate/"):
+            continue
+        name = dest.encode()[len(b"refs/hydrate/") :]
+        known = mirror.get(name)
+        now = None if flag == "-" else refs.repo.read_ref(dest.encode())
+        if now != known and (now is not None or known is not None):
+            updates.append((remote.mirror_prefix + name, known, now))
+    if updates:
+        # a fetch that moved the mirror meanwhile has the newer view: keep it
+        with contextlib.suppress(RefRace, Conflict):
+            refs.repo.update_refs(updates, f"hydrate: push to {remote.display}", reflog=False)
+
+
+def settled(refs: TaskRefs, remote: Remote, ids: list[str] | None) -> int | None:
+    """How many refs are up to date when a push would change nothing, else ``None``.
+
+    Right after a fetch the mirror is what the remote holds: when every
+    local ``refs/hydrate/`` ref (or each of ``ids``) equals its mirror and
+    the mirror holds nothing this clone lacks (no deletion due), the push
+    would only report "up to date", so ``sync`` skips it — a no-op sync is one
+    fetch. Any doubt (a stray ref, a difference) means ``None``: push.
+    """
+    repo = refs.repo
+    mirror = repo.refs_under(remote.mirror_prefix)
+    if ids is None:
+        local = repo.refs_under(b"refs/hydrate/")
+        if local != mirror:
+            return None
+        return len(local)
+    names = [ref_name(task_id)[len(b"refs/hydrate/") :] for task_id in ids]
+    for name in names:
+        tip = repo.read_ref(b"refs/hydrate/" + name)
+        if tip is None or mirror.get(name) != tip:
+            return None
+    return len(names)
 
 
 def push_into(
@@ -43,7 +146,7 @@ def push_into(
     repo = refs.repo
     refspecs: list[str] = []
     if ids is None:
-        if repo.refs_under(TASK_REF_PREFIX):
+        if repo.has_refs_under(TASK_REF_PREFIX):
             refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
             # Never publish a ref that is not a task id: a negative refspec (git
             # 2.29+) for each one git would push. for-each-ref lists only the
@@ -60,21 +163,23 @@ def push_into(
             else:
                 refspecs.append(f"{ref_name(task_id).decode()}:{ref_name(task_id).decode()}")
     leases: list[str] = []
+    # What the remote held, as far as the last fetch knows: the "old" side of
+    # each pushed ref in the report, and the refs to delete there.
+    mirror = repo.refs_under(remote.mirror_prefix)
     if union:
         for ref in UNION_REFS:
             if repo.read_ref(ref) is not None:
                 refspecs.append(f"{ref.decode()}:{ref.decode()}")
-        # Tasks archived here that the remote still has as live refs: delete
-        # them there, but only while the remote's tip is still the one our
-        # archive holds (the lease), so nobody's newer work is lost.
+        # Tasks archived or removed (here, or elsewhere and pulled) that the
+        # remote still has as live refs: delete them there, but only while the
+        # remote's tip is still one the archive or the removal record holds
+        # (the lease), so nobody's newer work is lost.
         covered = Covered(refs)
-        archived = covered.of(ARCHIVE_REF)
-        prefix = remote.mirror_prefix + b"tasks/"
-        for suffix, tip in sorted(repo.refs_under(prefix).items()):
-            task_ref = TASK_REF_PREFIX + suffix
+        gone = covered.of(ARCHIVE_REF) | covered.of(REMOVED_REF)
+        for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
             local_tip = repo.read_ref(task_ref)
             if local_tip is None:
-                if tip in archived:
+                if tip in gone:
                     refspecs.append(f":{task_ref.decode()}")
                     leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
             elif (
@@ -85,10 +190,10 @@ def push_into(
                 leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
     if not refspecs:
         return
-    # What the remote held, as far as the last fetch knows (git push updates no
-    # mirror of ours): the "old" side of each pushed ref in the report.
-    mirror = repo.refs_under(remote.mirror_prefix)
-    pushed = repo.push(remote.target, refspecs, leases, what=f"git push {remote.display}")
+    pushed, hook_lines = repo.push_with_messages(
+        remote.target, refspecs, leases, what=f"git push {remote.display}"
+    )
+    _update_mirror(refs, remote, mirror, pushed)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
@@ -96,7 +201,9 @@ def push_into(
         if action == "up-to-date":
             report.up_to_date += 1
             continue
-        detail = _rejection_hint(summary, remote.display) if action == "rejected" else ""
+        detail = ""
+        if action == "rejected":
+            action, detail = classify_refusal(summary, remote.display, hook_lines)
         local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
         before = (
             mirror.get(dest.encode()[len(b"refs/hydrate/") :]) if action != "pushed-new" else None

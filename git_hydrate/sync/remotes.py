@@ -12,7 +12,7 @@ from ..errors import ValidationError
 from ..model import TASK_ID_RE
 from ..taskrefs import TaskRefs
 
-__all__ = ["MIRROR_PREFIX", "Remote", "resolve_remote"]
+__all__ = ["MIRROR_PREFIX", "Remote", "overwriting_refspecs", "resolve_remote"]
 
 MIRROR_PREFIX: Final = "refs/hydrate-remotes/"
 
@@ -90,3 +90,56 @@ def resolve_remote(refs: TaskRefs, remote: str | None = None) -> Remote:
     if names and TASK_ID_RE.match(remote):
         hint += f"; to name tasks, give the remote first: git hydrate pull {names[0]} {remote}"
     raise ValidationError(f"no remote named {remote!r} (configured remotes: {known}){hint}")
+
+
+def _may_write_hydrate(destination: str) -> bool:
+    """Whether a fetch refspec's destination can name a ref under ``refs/hydrate/``."""
+    head, star, _tail = destination.partition("*")
+    if not star:
+        return destination.startswith("refs/hydrate/")
+    return head.startswith("refs/hydrate/") or "refs/hydrate/".startswith(head)
+
+
+def _excludes_hydrate(refspec: str) -> bool:
+    """Whether a negative refspec (``^refs/hydrate/*``) keeps ``refs/hydrate/`` out."""
+    pattern = refspec[1:]
+    return pattern in ("refs/hydrate/*", "refs/hydrate*", "refs/*")
+
+
+def overwriting_refspecs(refs: TaskRefs) -> list[dict[str, str]]:
+    """Fetch refspecs of configured remotes that write into ``refs/hydrate/``.
+
+    A plain ``git fetch`` through one of them (``git clone --mirror`` sets
+    ``+refs/*:refs/*``) force-updates the task refs, overwriting unpushed
+    task commits, and with ``--prune`` deletes local-only tasks. Each entry
+    says which key and value, and how to fix it.
+    """
+    settings = refs.repo.settings
+    found: list[dict[str, str]] = []
+    for name in refs.repo.remotes():
+        key = f"remote.{name}.fetch"
+        values = [v for v in settings.all(key) if v]
+        if any(v.startswith("^") and _excludes_hydrate(v) for v in values):
+            continue
+        for value in values:
+            if value.startswith("^") or ":" not in value:
+                continue
+            destination = value.lstrip("+").rpartition(":")[2]
+            if _may_write_hydrate(destination):
+                fix = (
+                    f"git config --add {key} '^refs/hydrate/*' (git 2.29+), then "
+                    f"git hydrate setup {name}"
+                )
+                found.append(
+                    {
+                        "remote": name,
+                        "key": key,
+                        "refspec": value,
+                        "problem": (
+                            f"{key} {value} writes into refs/hydrate/: a plain git fetch "
+                            "overwrites unpushed task commits (and --prune deletes "
+                            f"local-only tasks); fix: {fix}"
+                        ),
+                    }
+                )
+    return found

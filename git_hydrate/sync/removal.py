@@ -53,7 +53,7 @@ def record_removal(refs: TaskRefs, task_id: str, tip: bytes) -> None:
             [("Action", "task-rm"), ("Task", task_id), ("Tip", tip.decode())],
         )
         parents = [current, tip] if current is not None else [tip]
-        commit = repo.write_commit(tree, parents, message, when=refs.clock())
+        commit = repo.write_commit(tree, parents, message, when=refs.commit_when())
         try:
             repo.compare_and_swap(REMOVED_REF, current, commit, message)
             return

@@ -8,8 +8,10 @@ from typing import Any, Final
 __all__ = ["FAILED_ACTIONS", "WRITE_ACTIONS", "Outcome", "Report"]
 
 #: Pull/push actions that make the command fail (exit status 1): a task the
-#: remote refused, remote data that failed validation, an ID that does not exist.
-FAILED_ACTIONS: Final = frozenset({"skipped", "rejected", "absent"})
+#: remote refused (``rejected``: a race a sync settles; ``refused``: a hook,
+#: hidden refs, anything pulling cannot fix), remote data that failed
+#: validation, an ID that does not exist.
+FAILED_ACTIONS: Final = frozenset({"skipped", "rejected", "refused", "absent"})
 #: Pull actions that move a task ref.
 WRITE_ACTIONS: Final = frozenset({"created", "restored", "fast-forward", "merged"})
 
@@ -48,6 +50,9 @@ class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     up_to_date: int = 0
     rounds: int = 1
+    #: What the command has to say once, beside the per-task outcomes (a
+    #: remote that lists no tasks, a namespace it hides).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -73,4 +78,5 @@ class Report:
             "counts": self.counts(),
             "tasks": [o.as_dict() for o in self.outcomes if o.is_task],
             "refs": [o.as_dict() for o in self.outcomes if not o.is_task],
+            "notes": list(self.notes),
         }

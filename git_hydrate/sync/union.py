@@ -95,7 +95,7 @@ def _merged(
     message = commit_message(
         f"merge {name} from {where}", [("Action", "merge"), ("Ref", name), ("Remote", where)]
     )
-    return repo.write_commit(tree, [local, remote], message, when=refs.clock())
+    return repo.write_commit(tree, [local, remote], message, when=refs.commit_when())
 
 
 def pull_union_ref(refs: TaskRefs, ref: bytes, remote_tip: bytes, where: str) -> Outcome | None:
