@@ -1,0 +1,83 @@
+"""Paired A/B of two checkouts of git-hydrate: whole processes, alternating order, CPU beside wall.
+
+    python benchmarks/ab.py OLD_CHECKOUT [NEW_CHECKOUT] [--runs N]
+
+Each command runs against the same scratch repository (a task of 100 attachments) under
+``PYTHONPATH=<checkout>``, old and new in alternating order; medians of wall time and of the
+child processes' CPU time are printed with new/old ratios. Read the ratios: both sides
+suffer the same machine load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(root: str, repo: str, args: list[str]) -> tuple[float, float]:
+    env = {**os.environ, "PYTHONPATH": root}
+    start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", *args], cwd=repo, env=env, capture_output=True
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{root}: {' '.join(args)} failed: {proc.stderr.decode()}")
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return time.perf_counter() - start, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old")
+    parser.add_argument("new", nargs="?", default=str(ROOT))
+    parser.add_argument("--runs", type=int, default=15)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hydrate-ab-") as scratch:
+        repo = os.path.join(scratch, "r")
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        for key, value in (("user.name", "ab"), ("user.email", "ab@example.com")):
+            subprocess.run(["git", "-C", repo, "config", key, value], check=True)
+        subprocess.run(["git", "-C", repo, "commit", "-q", "--allow-empty", "-m", "i"], check=True)
+        run(options.new, repo, ["task-add", "B-1", "--objective", "o", "--acceptance", "a"])
+        for i in range(100):
+            run(options.new, repo, ["add", "B-1", "--text", f"body {i} " * 20])
+        cases: dict[str, list[str] | None] = {
+            "-h": ["-h"],
+            "pack": ["pack", "B-1"],
+            "prompt": ["prompt", "B-1"],
+            "context-add": None,
+            "list": ["list"],
+        }
+        serial = 0
+        for name, args in cases.items():
+            wall: dict[str, list[float]] = {"old": [], "new": []}
+            cpu: dict[str, list[float]] = {"old": [], "new": []}
+            for i in range(options.runs):
+                sides = [("old", options.old), ("new", options.new)]
+                for label, root in sides if i % 2 == 0 else reversed(sides):
+                    serial += 1
+                    given = args or ["add", "B-1", "--text", f"fresh {serial}"]
+                    w, c = run(root, repo, given)
+                    wall[label].append(w)
+                    cpu[label].append(c)
+            mo, mn = statistics.median(wall["old"]), statistics.median(wall["new"])
+            co, cn = statistics.median(cpu["old"]), statistics.median(cpu["new"])
+            print(
+                f"{name:12} wall old {mo * 1000:6.1f} new {mn * 1000:6.1f} ms ({mn / mo:.2f}x)"
+                f" | CPU old {co * 1000:6.1f} new {cn * 1000:6.1f} ms ({cn / co:.2f}x)"
+            )
+
+
+if __name__ == "__main__":
+    main()
