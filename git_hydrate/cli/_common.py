@@ -22,6 +22,8 @@ __all__ = [
     "json_option",
     "open_ledger",
     "short",
+    "shown",
+    "shown_block",
     "warn_stray_refs",
 ]
 
@@ -92,6 +94,34 @@ def budget_options(func: F) -> F:
     return func
 
 
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(value: Any) -> str:
+    """A one-line field (title, id, source label, station...) safe for a terminal.
+
+    Fields can come from a remote: a control character (ESC starting a CSI or
+    OSC sequence, another C0 or C1 control, DEL, a bidi or zero-width
+    character) would reach the user's terminal and could rewrite what it
+    shows. Every character that is not printable is escaped as ``\\xNN`` or
+    ``\\uNNNN``; JSON output never goes through here.
+    """
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in text)
+
+
+def shown_block(value: Any) -> str:
+    """Like :func:`shown`, for a text of several lines: line feeds and tabs are kept."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in " \n\t" else _escaped(ch) for ch in text)
+
+
 def short(digest: str) -> str:
     """The 12-digit abbreviation of a sha256 used in human output."""
     return digest[:12]
@@ -101,5 +131,6 @@ def warn_stray_refs(ledger: Ledger) -> None:
     """Say on stderr which refs under refs/hydrate/tasks/ a listing left out."""
     for ref in ledger.stray_task_refs():
         click.echo(
-            f"warning: ignoring {ref}: not a valid task id; see: git hydrate doctor", err=True
+            f"warning: ignoring {shown(ref)}: not a valid task id; see: git hydrate doctor",
+            err=True,
         )

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
-from ._common import echo_json, json_option, open_ledger, short
+from ._common import echo_json, json_option, open_ledger, short, shown
 
 __all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "read_body_file"]
 
@@ -120,8 +120,8 @@ def context_add(
     verb = "added" if entry["created"] else "updated" if entry["changed"] else "unchanged"
     expiry = f", expires {entry['expires']}" if entry["expires"] else ""
     click.echo(
-        f"{verb} {short(entry['hash'])} to {task_id} "
-        f"({entry['source']}, priority {entry['priority']}, {entry['size']} bytes{expiry})"
+        f"{verb} {short(entry['hash'])} to {shown(task_id)} "
+        f"({shown(entry['source'])}, priority {entry['priority']}, {entry['size']} bytes{expiry})"
     )
 
 
@@ -142,4 +142,6 @@ def context_rm(ctx: click.Context, task_id: str, digest: str, as_json: bool) -> 
     if as_json:
         echo_json(ctx, entry)
     else:
-        click.echo(f"removed {short(entry['hash'])} ({entry['source']}) from {task_id}")
+        click.echo(
+            f"removed {short(entry['hash'])} ({shown(entry['source'])}) from {shown(task_id)}"
+        )

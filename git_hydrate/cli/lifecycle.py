@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import IsoTime, echo_json, json_option, open_ledger, warn_stray_refs
+from ._common import (
+    IsoTime,
+    echo_json,
+    json_option,
+    open_ledger,
+    shown,
+    shown_block,
+    warn_stray_refs,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -30,9 +38,10 @@ def _budget_line(status: Mapping[str, Any]) -> str:
 
 def _print_status(status: Mapping[str, Any]) -> None:
     archived = " (archived)" if status["archived"] else ""
-    click.echo(f"task {status['task_id']}{archived}: {status['title']}")
+    click.echo(f"task {shown(status['task_id'])}{archived}: {shown(status['title'])}")
     click.echo(
-        f"status {status['status']} · kind {status['kind']} · priority {status['priority']}"
+        f"status {shown(status['status'])} · kind {shown(status['kind'])}"
+        f" · priority {status['priority']}"
     )
     click.echo(
         f"context: {status['attachments']} attachment(s), {status['live']} live, "
@@ -46,14 +55,14 @@ def _print_status(status: Mapping[str, Any]) -> None:
         return
     click.echo(
         f"latest checkpoint (#{status['checkpoints']}, {checkpoint['tokens']} tokens, "
-        f"{checkpoint['at']}, {checkpoint['author']}):"
+        f"{shown(checkpoint['at'])}, {shown(checkpoint['author'])}):"
     )
     for label, key in (
         ("Summary", "summary"),
         ("Evidence", "evidence"),
         ("Next step", "next_step"),
     ):
-        click.echo(f"  {label}: {checkpoint[key]}")
+        click.echo(f"  {label}: {shown_block(checkpoint[key])}")
 
 
 def _status_row(status: Mapping[str, Any]) -> str:
@@ -62,8 +71,8 @@ def _status_row(status: Mapping[str, Any]) -> str:
     over = " OVER" if status["over_budget"] else ""
     expired = f" ({status['expired']} expired)" if status["expired"] else ""
     return (
-        f"{status['task_id']}\t{status['status']}\t{status['kind']}\tp{status['priority']}"
-        f"\t{status['attachments']} ctx{expired}\t{tokens} tokens{over}\t{status['title']}"
+        f"{shown(status['task_id'])}\t{shown(status['status'])}\t{shown(status['kind'])}\tp{status['priority']}"
+        f"\t{status['attachments']} ctx{expired}\t{tokens} tokens{over}\t{shown(status['title'])}"
     )
 
 
@@ -130,7 +139,7 @@ def status(
             else:
                 for row in rows:
                     if "error" in row:
-                        click.echo(f"{row['task_id']}\tdamaged\t{row['error']}")
+                        click.echo(f"{shown(row['task_id'])}\tdamaged\t{shown(row['error'])}")
                     else:
                         click.echo(_status_row(row))
                 warn_stray_refs(ledger)
@@ -141,9 +150,9 @@ def status(
         echo_json(ctx, result)
     elif moved is not None:
         if moved["changed"]:
-            click.echo(f"task {task_id}: {moved['from']} -> {moved['to']}")
+            click.echo(f"task {shown(task_id)}: {shown(moved['from'])} -> {shown(moved['to'])}")
         else:
-            click.echo(f"task {task_id} is already {moved['to']}")
+            click.echo(f"task {shown(task_id)} is already {shown(moved['to'])}")
     else:
         _print_status(result)
 
@@ -187,7 +196,7 @@ def checkpoint(
         echo_json(ctx, result)
     else:
         click.echo(
-            f"task {task_id}: checkpoint #{result['number']} recorded "
+            f"task {shown(task_id)}: checkpoint #{result['number']} recorded "
             f"({result['tokens']} cumulative tokens)"
         )
 
@@ -223,9 +232,10 @@ def log(ctx: click.Context, task_id: str, limit: int | None, as_json: bool) -> N
         return
     for entry in entries:
         said = entry["details"].get("checkpoint_summary")
-        extra = f": {said}" if said else ""
+        extra = f": {shown(said)}" if said else ""
         click.echo(
-            f"{entry['commit'][:12]}  {entry['when']}  {entry['who']}  {entry['summary']}{extra}"
+            f"{entry['commit'][:12]}  {entry['when']}  {shown(entry['who'])}"
+            f"  {shown(entry['summary'])}{extra}"
         )
 
 
@@ -255,13 +265,18 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
         echo_json(ctx, result)
         return
     if result["archived"]:
-        click.echo(f"archived {len(result['archived'])}: {', '.join(result['archived'])}")
+        click.echo(
+            f"archived {len(result['archived'])}: {', '.join(map(shown, result['archived']))}"
+        )
     if result["already_archived"]:
-        click.echo(f"already archived: {', '.join(result['already_archived'])}")
+        click.echo(f"already archived: {', '.join(map(shown, result['already_archived']))}")
     if not result["archived"] and not result["already_archived"]:
         click.echo("nothing to archive: no live task is done or cancelled")
     for item in result.get("damaged", []):
-        click.echo(f"warning: skipped damaged task {item['task_id']}: {item['error']}", err=True)
+        click.echo(
+            f"warning: skipped damaged task {shown(item['task_id'])}: {shown(item['error'])}",
+            err=True,
+        )
 
 
 @click.command("unarchive")
@@ -281,4 +296,7 @@ def unarchive(ctx: click.Context, task_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(ctx, task)
     else:
-        click.echo(f"restored task {task['task_id']} ({task['status']}): {task['title']}")
+        click.echo(
+            f"restored task {shown(task['task_id'])} ({shown(task['status'])}):"
+            f" {shown(task['title'])}"
+        )

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import click
 
-from ._common import budget_options, echo_json, open_ledger, short
+from ._common import budget_options, echo_json, open_ledger, short, shown
 
 __all__ = ["expand", "pack", "prompt"]
 
@@ -72,8 +72,10 @@ def prompt(ctx: click.Context, task_id: str, max_bytes: int | None, now: datetim
     omitted = result["omitted"]
     if omitted:
         listed = ", ".join(
-            f"{short(item['hash'])} ({item['source']}, {item['reason']})" for item in omitted
+            f"{short(item['hash'])} ({shown(item['source'])}, {shown(item['reason'])})"
+            for item in omitted
         )
         click.echo(
-            f"warning: {len(omitted)} attachment(s) of {task_id} omitted: {listed}", err=True
+            f"warning: {len(omitted)} attachment(s) of {shown(task_id)} omitted: {listed}",
+            err=True,
         )

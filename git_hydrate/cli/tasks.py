@@ -7,7 +7,15 @@ from typing import Any, TypeVar
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, short, warn_stray_refs
+from ._common import (
+    echo_json,
+    json_option,
+    open_ledger,
+    short,
+    shown,
+    shown_block,
+    warn_stray_refs,
+)
 
 __all__ = ["KIND_CHOICE", "list_tasks", "show", "task_add", "task_edit", "task_field_options"]
 
@@ -81,9 +89,10 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
 
 def _print_task(task: Mapping[str, Any]) -> None:
     archived = " (archived)" if task.get("archived") else ""
-    click.echo(f"task {task['task_id']}{archived}: {task['title']}")
+    click.echo(f"task {shown(task['task_id'])}{archived}: {shown(task['title'])}")
     click.echo(
-        f"status {task['status']} · kind {task['kind']} · priority {task['priority']}"
+        f"status {shown(task['status'])} · kind {shown(task['kind'])}"
+        f" · priority {task['priority']}"
         f" · token budget {task['token_budget']} · {task['attachments']} attachment(s)"
     )
 
@@ -120,7 +129,7 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
     if as_json:
         echo_json(ctx, task)
     else:
-        click.echo(f"created task {task['task_id']}: {task['title']}")
+        click.echo(f"created task {shown(task['task_id'])}: {shown(task['title'])}")
 
 
 @click.command("task-edit")
@@ -159,7 +168,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
     if as_json:
         echo_json(ctx, task)
     else:
-        click.echo(f"updated task {task['task_id']}: {task['title']}")
+        click.echo(f"updated task {shown(task['task_id'])}: {shown(task['title'])}")
 
 
 @click.command("list")
@@ -206,11 +215,11 @@ def list_tasks(
     for task in rows:
         if "error" in task:
             damaged += 1
-            click.echo(f"{task['task_id']}\tdamaged\t{task['error']}")
+            click.echo(f"{shown(task['task_id'])}\tdamaged\t{shown(task['error'])}")
             continue
         click.echo(
-            f"{task['task_id']}\t{task['status']}\t{task['kind']}\tp{task['priority']}"
-            f"\t{task['attachments']} ctx\t{task['title']}"
+            f"{shown(task['task_id'])}\t{shown(task['status'])}\t{shown(task['kind'])}\tp{task['priority']}"
+            f"\t{task['attachments']} ctx\t{shown(task['title'])}"
         )
     if damaged:
         click.echo(f"warning: {damaged} damaged task(s); see: git hydrate doctor", err=True)
@@ -235,16 +244,16 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
         return
     _print_task(task)
     for label, key in (("Objective", "objective"), ("Acceptance", "acceptance")):
-        click.echo(f"\n{label}:\n{task[key]}")
+        click.echo(f"\n{label}:\n{shown_block(task[key])}")
     for label, key in (("Criteria", "acceptance_criteria"), ("Scope", "scope"), ("Tags", "tags")):
         if task[key]:
-            click.echo(f"{label}: {', '.join(task[key])}")
+            click.echo(f"{label}: {', '.join(map(shown, task[key]))}")
     if entries:
         click.echo("\nContext (packing order):")
         for entry in entries:
             expiry = f", expires {entry['expires']}" if entry["expires"] else ""
-            why = f"  ({entry['reason']})" if entry.get("reason") else ""
+            why = f"  ({shown(entry['reason'])})" if entry.get("reason") else ""
             click.echo(
                 f"  {short(entry['hash'])}  p{entry['priority']}  {entry['size']} B"
-                f"  {entry['source']}{expiry}{why}"
+                f"  {shown(entry['source'])}{expiry}{why}"
             )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..settings import default_help
-from ._common import echo_json, json_option, open_ledger
+from ._common import echo_json, json_option, open_ledger, shown
 
 if TYPE_CHECKING:
     from ..results import HydrateResult
@@ -96,7 +96,7 @@ def _report(
         f"unchanged {result['unchanged']}, removed {result['removed']}"
     )
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes {origin}{state}")
+    click.echo(f"{shown(task_id)}: {counts}; {result['total_bytes']} bytes {origin}{state}")
     skipped = result["skipped"]
     if skipped:
         noun = "file" if len(skipped) == 1 else "files"
@@ -249,7 +249,7 @@ def add_tree(
             )
         finally:
             progress.close()
-    _report(ctx, task_id, result, as_json, f"from {result['from']}")
+    _report(ctx, task_id, result, as_json, f"from {shown(result['from'])}")
 
 
 class _DashDashCommand(click.Command):
@@ -355,6 +355,8 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -> No
         echo_json(ctx, result)
         return
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{task_id}: reranked {result['reranked']}, unchanged {result['unchanged']}{state}")
+    click.echo(
+        f"{shown(task_id)}: reranked {result['reranked']}, unchanged {result['unchanged']}{state}"
+    )
     for path in result["missing"]:
-        click.echo(f"not attached: {path} (run: git hydrate add-tree {task_id})")
+        click.echo(f"not attached: {path} (run: git hydrate add-tree {shown(task_id)})")
