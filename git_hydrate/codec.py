@@ -26,6 +26,7 @@ from .model import (
 
 __all__ = [
     "decode_archive_index",
+    "decode_json",
     "decode_links",
     "decode_removal_record",
     "decode_task",
@@ -100,6 +101,18 @@ def _decode(
         raise CorruptData(f"{where}: {exc}") from None
     _check_format(getattr(obj, "format", FORMAT_VERSION), where, newest)
     return obj
+
+
+def decode_json(data: bytes, where: str) -> Any:
+    """Decode stored JSON of no particular shape (a union merge's index files).
+
+    Raises:
+        CorruptData: the bytes are not JSON, naming ``where``.
+    """
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptData(f"{where}: {exc}") from None
 
 
 def decode_task(data: bytes, where: str) -> Task:

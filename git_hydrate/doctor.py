@@ -15,9 +15,10 @@ from typing import Any, Final
 
 from .archive import ARCHIVE_REF, read_archive
 from .errors import CorruptData
-from .store import Repository
+from .store import MODE_BLOB, MODE_TREE, Repository
 from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
+from .treeshape import archive_tree_problems, removal_tree_problems, task_tree_problems
 
 __all__ = ["DEFAULT_STALE_SECONDS", "check", "check_task", "clear_stale_locks", "find_locks"]
 
@@ -37,13 +38,20 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
         return [str(exc).removeprefix(f"task {task_id}: ")]
     problems: list[str] = []
     try:
+        if state.tree:
+            problems += task_tree_problems(repo, state.tree)
         tree = repo.read_tree(state.tree) if state.tree else {}
         bodies = tree.get(b"bodies")
+        if bodies is not None and bodies[0] != MODE_TREE:
+            bodies = None
         stored: dict[bytes, bytes] = {}
         if bodies is not None:
-            for fan, (_mode, sub) in repo.read_tree(bodies[1]).items():
-                for name, (_m, oid) in repo.read_tree(sub).items():
-                    stored[b"bodies/" + fan + b"/" + name] = oid
+            for fan, (mode, sub) in repo.read_tree(bodies[1]).items():
+                if mode != MODE_TREE:
+                    continue  # foreign: reported above
+                for name, (kind, oid) in repo.read_tree(sub).items():
+                    if kind == MODE_BLOB:
+                        stored[b"bodies/" + fan + b"/" + name] = oid
     except CorruptData as exc:
         return [f"tree: {exc}"]
     seen: set[str] = set()
@@ -160,16 +168,16 @@ def check(refs: TaskRefs) -> dict[str, Any]:
 def check_shared_refs(repo: Repository) -> list[dict[str, Any]]:
     """The archive and the removal record, where present: readable, known format."""
     results = []
-    for ref, read in (
-        (ARCHIVE_REF, lambda tip: read_archive(repo, tip)),
-        (REMOVED_REF, lambda tip: read_removed(repo, tip)),
+    for ref, read, shape in (
+        (ARCHIVE_REF, lambda tip: read_archive(repo, tip), archive_tree_problems),
+        (REMOVED_REF, lambda tip: read_removed(repo, tip), removal_tree_problems),
     ):
         tip = repo.read_ref(ref)
         if tip is None:
             continue
         try:
             read(tip)
-            problems: list[str] = []
+            problems: list[str] = shape(repo, repo.read_commit_tree(tip)[0])
         except CorruptData as exc:
             problems = [str(exc)]
         results.append({"ref": ref.decode(), "ok": not problems, "problems": problems})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from git_hydrate import Ledger
@@ -54,3 +55,160 @@ def test_shown_escapes_every_control_kind() -> None:
     assert shown("plain title · ünïcode") == "plain title · ünïcode"
     assert shown("a\x1b[31mb\nc\x7f\x85") == "a\\x1b[31mb\\x0ac\\x7f\\x85"
     assert shown_block("line 1\n\tline\x1b 2") == "line 1\n\tline\\x1b 2"
+
+
+# -- foreign entries in task, archive and removal trees --------------------------------
+
+FAKE_COMMIT = "1234567890abcdef1234567890abcdef12345678"
+
+
+def _add_entries(repo: Path, tree: str, lines: list[str], under: str = "") -> str:
+    """``tree`` with ``lines`` (mktree lines) added, at ``under`` (a subtree path)."""
+    if under:
+        head, _, rest = under.partition("/")
+        listing = git(repo, "ls-tree", tree).splitlines()
+        sub = next(ln.split()[2] for ln in listing if ln.endswith(f"\t{head}"))
+        new_sub = _add_entries(repo, sub, lines, rest)
+        kept = [ln for ln in listing if not ln.endswith(f"\t{head}")]
+        return git(
+            repo, "mktree", "--missing", input="\n".join([*kept, f"040000 tree {new_sub}\t{head}"])
+        ).strip()
+    listing = git(repo, "ls-tree", tree).splitlines()
+    return git(repo, "mktree", "--missing", input="\n".join(listing + lines) + "\n").strip()
+
+
+def _craft(repo: Path, ref: str, lines: list[str], under: str = "") -> None:
+    tree = _add_entries(repo, f"{ref}^{{tree}}", lines, under)
+    commit = git(repo, "commit-tree", tree, "-p", ref, "-m", "hydrate: crafted").strip()
+    git(repo, "update-ref", ref, commit)
+
+
+def _remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    return bare
+
+
+def _clone(remote: Path, dest: Path) -> Path:
+    git(dest.parent, "init", "-q", "-b", "main", str(dest))
+    git(dest, "remote", "add", "origin", str(remote))
+    git(dest, "commit", "-q", "--allow-empty", "-m", "initial")
+    return dest
+
+
+def test_a_task_tree_with_foreign_entries_is_refused_on_pull(tmp_path: Path) -> None:
+    from .conftest import fsck
+
+    remote = _remote(tmp_path)
+    a = _clone(remote, tmp_path / "a")
+    for task_id in ("GOOD", "LINK", "SYM", "DOTGIT", "BODYLINK", "EXEC"):
+        with Ledger(a) as ledger:
+            ledger.add_task(task_id, objective="o", acceptance="a")
+            ledger.add_context(task_id, f"body of {task_id}\n", "notes")
+    blob = git(a, "hash-object", "-w", "--stdin", input="/etc/passwd").strip()
+    _craft(a, "refs/hydrate/tasks/LINK", [f"160000 commit {FAKE_COMMIT}\tevil"])
+    _craft(a, "refs/hydrate/tasks/SYM", [f"120000 blob {blob}\tlinks.jsonx"])
+    _craft(a, "refs/hydrate/tasks/DOTGIT", [f"100644 blob {blob}\t.git"])
+    _craft(a, "refs/hydrate/tasks/EXEC", [f"100755 blob {blob}\trun.sh"])
+    fan = git(a, "ls-tree", "refs/hydrate/tasks/BODYLINK:bodies").split()[3]
+    _craft(
+        a,
+        "refs/hydrate/tasks/BODYLINK",
+        [f"160000 commit {FAKE_COMMIT}\t{'0' * 64}"],
+        f"bodies/{fan}",
+    )
+    doctor = hydrate(a, "doctor")
+    assert doctor.returncode == 1
+    assert "problem LINK: foreign entry evil (a gitlink (submodule))" in doctor.stdout
+    assert "problem SYM: foreign entry links.jsonx (a symlink)" in doctor.stdout
+    assert "problem DOTGIT: foreign entry .git (a file)" in doctor.stdout
+    assert f"problem BODYLINK: foreign entry bodies/{fan}/{'0' * 64} (a gitlink" in doctor.stdout
+    assert "ok      GOOD" in doctor.stdout
+    git(a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+
+    b = _clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 1
+    actions = {t["task_id"]: (t["action"], t["detail"]) for t in json.loads(res.stdout)["tasks"]}
+    assert actions["GOOD"][0] == "created"
+    assert actions["LINK"] == (
+        "skipped",
+        "remote data invalid: task LINK: foreign entry evil (a gitlink (submodule))",
+    )
+    for task_id in ("SYM", "DOTGIT", "BODYLINK", "EXEC"):
+        assert actions[task_id][0] == "skipped"
+        assert "foreign entry" in actions[task_id][1]
+    assert git(b, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split() == [
+        "refs/hydrate/tasks/GOOD"
+    ]
+    # git fsck checks every object, reachable or not: the fetched tree holding
+    # ".git" is flagged whatever the pull decides. Nothing else may be.
+    proc = subprocess.run(
+        ["git", "fsck", "--strict", "--no-progress"], cwd=b, capture_output=True, text=True
+    )
+    dotgit = git(b, "rev-parse", "refs/hydrate-remotes/origin/tasks/DOTGIT^{tree}").strip()
+    assert proc.stderr.strip() == f"error in tree {dotgit}: hasDotgit: contains '.git'"
+    git(b, "update-ref", "-d", "refs/hydrate-remotes/origin/tasks/DOTGIT")
+    git(b, "prune", "--expire=now")
+    fsck(b)
+
+
+def _archived(repo: Path, task_id: str) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task(task_id, objective="o", acceptance="a")
+        ledger.add_context(task_id, f"body of {task_id}\n", "notes")
+    assert hydrate(repo, "status", task_id, "--set", "cancelled").returncode == 0
+    assert hydrate(repo, "archive", task_id).returncode == 0
+
+
+def test_a_remote_archive_with_a_gitlink_is_refused_and_fsck_stays_clean(tmp_path: Path) -> None:
+    from .conftest import fsck
+
+    remote = _remote(tmp_path)
+    a = _clone(remote, tmp_path / "a")
+    b = _clone(remote, tmp_path / "b")
+    _archived(a, "DONE-A")
+    _craft(a, "refs/hydrate/archive", [f"160000 commit {FAKE_COMMIT}\tevil"], "tasks/DONE-A")
+    doctor = hydrate(a, "doctor")
+    assert doctor.returncode == 1
+    assert (
+        "problem refs/hydrate/archive: foreign entry tasks/DONE-A/evil (a gitlink (submodule))"
+        in doctor.stdout
+    )
+    git(a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    _archived(b, "DONE-B")  # b has an archive of its own: the pull would merge the two
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 1
+    outcomes = {t["ref"]: (t["action"], t["detail"]) for t in json.loads(res.stdout)["refs"]}
+    action, detail = outcomes["refs/hydrate/archive"]
+    assert action == "skipped"
+    assert "foreign entry tasks/DONE-A/evil (a gitlink (submodule))" in detail
+    fsck(b)
+    assert "evil" not in git(b, "ls-tree", "-r", "refs/hydrate/archive")
+
+
+def test_the_union_merge_keeps_modes_and_refuses_foreign_kinds(tmp_path: Path) -> None:
+    from git_hydrate.errors import CorruptData
+    from git_hydrate.store import Repository
+    from git_hydrate.sync import union
+
+    repo = _clone(_remote(tmp_path), tmp_path / "a")
+    blob = git(repo, "hash-object", "-w", "--stdin", input="{}\n").strip()
+    sub = git(repo, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
+    plain = git(repo, "mktree", input=f"040000 tree {sub}\ttasks\n100644 blob {blob}\tx.json\n")
+    with_link = git(
+        repo, "mktree", "--missing", input=f"160000 commit {FAKE_COMMIT}\tevil\n"
+    ).strip()
+    with Repository(repo) as store:
+        merged = union._merge_trees(
+            store, None, plain.strip().encode(), plain.strip().encode(), True
+        )
+        assert (
+            git(repo, "ls-tree", "-r", "-t", merged.decode()).split("\n")[0].startswith("040000")
+        )
+        try:
+            union._merge_trees(store, None, plain.strip().encode(), with_link.encode(), True)
+        except CorruptData as exc:
+            assert "foreign entry evil (a gitlink (submodule))" in str(exc)
+        else:
+            raise AssertionError("a gitlink was carried")
