@@ -212,3 +212,47 @@ def test_the_union_merge_keeps_modes_and_refuses_foreign_kinds(tmp_path: Path) -
             assert "foreign entry evil (a gitlink (submodule))" in str(exc)
         else:
             raise AssertionError("a gitlink was carried")
+
+
+# -- remote claims about local tasks -------------------------------------------------
+
+
+def test_a_remote_archive_naming_a_live_task_at_a_missing_tip_does_not_drop_it(
+    tmp_path: Path,
+) -> None:
+    from git_hydrate import codec
+    from git_hydrate.model import ArchivedTask, ArchiveIndex
+
+    from .conftest import fsck
+
+    remote = _remote(tmp_path)
+    victim = _clone(remote, tmp_path / "victim")
+    with Ledger(victim) as ledger:
+        ledger.add_task("LIVE-1", objective="o", acceptance="a")
+        ledger.add_context("LIVE-1", "the victim's notes\n", "notes")
+    git(victim, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    attacker = _clone(remote, tmp_path / "attacker")
+    git(attacker, "fetch", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    live_tip = git(attacker, "rev-parse", "refs/hydrate/tasks/LIVE-1").strip()
+    for claimed in ("0" * 40, git(attacker, "rev-parse", "main").strip()):
+        index = ArchiveIndex(
+            tasks={
+                "LIVE-1": ArchivedTask(
+                    tip=claimed, title="t", status="done", kind="code", priority=2
+                )
+            }
+        )
+        blob = git(attacker, "hash-object", "-w", "--stdin", input=codec.encode(index).decode())
+        tree = git(attacker, "mktree", input=f"100644 blob {blob.strip()}\tindex.json\n").strip()
+        # the victim's own tip as a parent: the archive "covers" it
+        evil = git(attacker, "commit-tree", tree, "-p", live_tip, "-m", "archive").strip()
+        git(attacker, "push", "-q", "-f", "origin", f"{evil}:refs/hydrate/archive")
+        res = hydrate(victim, "pull", "--json")
+        tasks = {t["task_id"]: t for t in json.loads(res.stdout)["tasks"]}
+        assert tasks["LIVE-1"]["action"] == "kept", res.stdout
+        assert f"the archive names it at {claimed[:12]}" in tasks["LIVE-1"]["detail"]
+        assert git(victim, "rev-parse", "refs/hydrate/tasks/LIVE-1").strip() == live_tip
+        shown = hydrate(victim, "show", "LIVE-1")
+        assert shown.returncode == 0 and "(archived)" not in shown.stdout
+        git(victim, "update-ref", "-d", "refs/hydrate/archive")
+    fsck(victim)
