@@ -9,7 +9,7 @@ where the bytes came from.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -25,6 +25,8 @@ from .model import (
 )
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "check_depth",
     "decode_archive_index",
     "decode_json",
     "decode_links",
@@ -70,6 +72,47 @@ def format_output(obj: Any, *, compact: bool = False) -> str:
     return data.decode("utf-8")
 
 
+#: Stored documents are a few levels deep; deeper ones are refused before
+#: decoding (a decoder recursing 5,000 levels can exhaust the stack).
+MAX_JSON_DEPTH: Final = 64
+
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def check_depth(data: bytes, where: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse JSON nested deeper than ``limit`` levels, without decoding it.
+
+    Linear: strings are cut out and only the brackets kept (all in C), then
+    matched pairs are peeled off a level at a time — a few passes for any
+    document of the shapes stored here.
+
+    Raises:
+        CorruptData: nested too deep, naming ``where``.
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return
+    # Escapes live inside strings only: without them, every other '"'-separated
+    # piece is a string.
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(data.split(b'"')[::2]).translate(None, _NOT_BRACKETS)
+    for _level in range(limit):
+        peeled = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if peeled == brackets:
+            break
+        brackets = peeled
+    else:
+        if brackets:
+            raise CorruptData(f"{where}: JSON nested deeper than {limit} levels")
+        return
+    depth = deepest = 0
+    for byte in brackets:  # what is left does not pair up (invalid JSON): walk it
+        depth += 1 if byte in b"[{" else -1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            raise CorruptData(f"{where}: JSON nested deeper than {limit} levels")
+
+
 def _check_format(version: int, where: str, newest: int = FORMAT_VERSION) -> None:
     if version > newest:
         raise CorruptData(
@@ -90,8 +133,11 @@ def _decode(
     rather than as whatever field it happens to trip on. Data of a newer
     format that does decode is refused all the same.
     """
+    check_depth(data, where)
     try:
         obj = decoder.decode(data)
+    except RecursionError:  # check_depth lets no such document through; belt and braces
+        raise CorruptData(f"{where}: JSON nested too deeply") from None
     except msgspec.DecodeError as exc:
         try:
             probe = _probe_decoder.decode(data)
@@ -109,6 +155,7 @@ def decode_json(data: bytes, where: str) -> Any:
     Raises:
         CorruptData: the bytes are not JSON, naming ``where``.
     """
+    check_depth(data, where)
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:

@@ -256,3 +256,98 @@ def test_a_remote_archive_naming_a_live_task_at_a_missing_tip_does_not_drop_it(
         assert shown.returncode == 0 and "(archived)" not in shown.stdout
         git(victim, "update-ref", "-d", "refs/hydrate/archive")
     fsck(victim)
+
+
+# -- denial of service and out-of-range data -------------------------------------------
+
+DEEP = b"[" * 5000 + b"]" * 5000
+
+
+def test_deeply_nested_remote_json_is_refused_per_document(tmp_path: Path) -> None:
+    from .conftest import fsck
+
+    remote = _remote(tmp_path)
+    a = _clone(remote, tmp_path / "a")
+    for task_id in ("GOOD", "DEEP-TASK", "DEEP-LINKS"):
+        with Ledger(a) as ledger:
+            ledger.add_task(task_id, objective="o", acceptance="a")
+    replace_in_task(
+        a, "DEEP-TASK", "task.json", b'{"format":1,"id":"DEEP-TASK","title":' + DEEP + b"}"
+    )
+    replace_in_task(a, "DEEP-LINKS", "links.json", b'{"format":1,"links":' + DEEP + b"}")
+    # the removal record and the archive index, nested as deep
+    for ref, name in (
+        ("refs/hydrate/removed", "removed.json"),
+        ("refs/hydrate/archive", "index.json"),
+    ):
+        blob = git(a, "hash-object", "-w", "--stdin", input=(b'{"x":' + DEEP + b"}").decode())
+        tree = git(a, "mktree", input=f"100644 blob {blob.strip()}\t{name}\n").strip()
+        git(a, "update-ref", ref, git(a, "commit-tree", tree, "-m", "deep").strip())
+    listed = hydrate(a, "list")  # locally too: one damaged task, the others listed
+    assert listed.returncode == 0, listed
+    assert "DEEP-TASK\tdamaged\ttask DEEP-TASK: task.json: JSON nested deeper than 64" in (
+        listed.stdout
+    )
+    assert "GOOD\topen" in listed.stdout
+    git(a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+
+    b = _clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 1
+    data = json.loads(res.stdout)
+    tasks = {t["task_id"]: (t["action"], t["detail"]) for t in data["tasks"]}
+    refs = {t["ref"]: (t["action"], t["detail"]) for t in data["refs"]}
+    assert tasks["GOOD"][0] == "created"
+    assert tasks["DEEP-TASK"] == (
+        "skipped",
+        "remote data invalid: task DEEP-TASK: task.json: JSON nested deeper than 64 levels",
+    )
+    assert tasks["DEEP-LINKS"][0] == "skipped"
+    assert "links.json: JSON nested deeper than 64 levels" in tasks["DEEP-LINKS"][1]
+    assert refs["refs/hydrate/removed"][0] == "skipped"
+    assert "removed.json: JSON nested deeper" in refs["refs/hydrate/removed"][1]
+    assert refs["refs/hydrate/archive"][0] == "skipped"
+    assert "index.json: JSON nested deeper" in refs["refs/hydrate/archive"][1]
+    fsck(b)
+
+
+def test_an_expiry_outside_the_date_range_is_corrupt_data_for_that_link(tmp_path: Path) -> None:
+    remote = _remote(tmp_path)
+    a = _clone(remote, tmp_path / "a")
+    for task_id, expires in (("FAR", 253402300800), ("NEG", -1), ("OK-1", 253402300799)):
+        with Ledger(a) as ledger:
+            ledger.add_task(task_id, objective="o", acceptance="a")
+            ledger.add_context(task_id, f"body {task_id}\n", "notes", ttl=60)
+        ref = f"refs/hydrate/tasks/{task_id}:links.json"
+        links = json.loads(git(a, "cat-file", "blob", ref))
+        links["links"][0]["expires"] = expires
+        replace_in_task(a, task_id, "links.json", json.dumps(links).encode())
+    shown = hydrate(a, "show", "FAR")
+    assert shown.returncode == 1
+    assert "links.json: Expected `int` <= 253402300799 - at `$.links[0].expires`" in shown.stderr
+    assert hydrate(a, "show", "OK-1").returncode == 0
+    git(a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+    b = _clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull", "--json")
+    assert "Traceback" not in res.stderr and "bug" not in res.stderr
+    tasks = {t["task_id"]: (t["action"], t["detail"]) for t in json.loads(res.stdout)["tasks"]}
+    assert tasks["FAR"][0] == "skipped" and "$.links[0].expires" in tasks["FAR"][1]
+    assert tasks["NEG"][0] == "skipped" and "Expected `int` >= 0" in tasks["NEG"][1]
+    assert tasks["OK-1"][0] == "created"
+    assert hydrate(b, "show", "OK-1").returncode == 0
+
+
+def test_a_bad_station_is_a_usage_error_listing_the_valid_ones(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("A-1", objective="o", acceptance="a")
+    for args in (
+        ["status", "A-1", "--set", "nope"],
+        ["list", "--status", "nope"],
+        ["status", "--station", "nope"],
+    ):
+        res = hydrate(repo, *args)
+        assert res.returncode == 2, (args, res)
+        assert res.stdout == ""
+        assert "'nope' is not one of 'open', 'in_progress', 'blocked', 'review', 'done', " in (
+            res.stderr
+        )

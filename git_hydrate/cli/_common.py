@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from ..model import STATIONS
 from ..settings import default_help
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
 __all__ = [
+    "STATION_CHOICE",
     "IsoTime",
     "budget_options",
     "compact",
@@ -28,6 +30,10 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: A station given on the command line: a bad one is a usage error (exit 2)
+#: that lists the valid ones, like a bad ``--kind``.
+STATION_CHOICE: Final = click.Choice(list(STATIONS))
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._common import (
+    STATION_CHOICE,
     IsoTime,
     echo_json,
     json_option,
@@ -81,6 +82,7 @@ def _status_row(status: Mapping[str, Any]) -> str:
 @click.option(
     "--set",
     "new_station",
+    type=STATION_CHOICE,
     metavar="STATION",
     help=f"Move the task ID to STATION ({STATIONS_HELP}).",
 )
@@ -88,6 +90,7 @@ def _status_row(status: Mapping[str, Any]) -> str:
     "--station",
     "stations",
     multiple=True,
+    type=STATION_CHOICE,
     metavar="STATION",
     help="Without ID: only tasks at STATION (repeatable).",
 )

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from ._common import (
+    STATION_CHOICE,
     echo_json,
     json_option,
     open_ledger,
@@ -176,6 +177,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
     "--status",
     "stations",
     multiple=True,
+    type=STATION_CHOICE,
     metavar="STATION",
     help="Only tasks at STATION (repeatable: any of them).",
 )
