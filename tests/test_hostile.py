@@ -351,3 +351,107 @@ def test_a_bad_station_is_a_usage_error_listing_the_valid_ones(repo: Path) -> No
         assert "'nope' is not one of 'open', 'in_progress', 'blocked', 'review', 'done', " in (
             res.stderr
         )
+
+
+# -- credentials in free text ----------------------------------------------------------
+
+SECRET_LINE = "DB_PASSWORD=" + "Tr0ub4dor" + "Xyz93"
+SECRET_URL = "postgres://app:" + "hunter2" + "secret@db:5432/app"
+
+
+def test_every_free_text_field_is_scanned_for_secrets(repo: Path) -> None:
+    assert (
+        hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
+    refused = [
+        (["task-add", "T-2", "--objective", SECRET_LINE, "--acceptance", "a"], "objective"),
+        (["task-add", "T-2", "--objective", "o", "--acceptance", SECRET_LINE], "acceptance"),
+        (
+            ["task-add", "T-2", "--objective", "o", "--acceptance", "a", "--title", SECRET_URL],
+            "title",
+        ),
+        (
+            [
+                "task-add",
+                "T-2",
+                "--objective",
+                "o",
+                "--acceptance",
+                "a",
+                "--criterion",
+                SECRET_URL,
+            ],
+            "acceptance criterion",
+        ),
+        (
+            [
+                "task-add",
+                "T-2",
+                "--objective",
+                "o",
+                "--acceptance",
+                "a",
+                "--file-in-play",
+                "app.py:" + SECRET_URL,
+            ],
+            "file in play",
+        ),
+        (["task-edit", "T-1", "--objective", "x\n" + SECRET_LINE], "objective"),
+        (["checkpoint", "T-1", "--summary", SECRET_URL, "--tokens", "1"], "checkpoint summary"),
+        (
+            [
+                "checkpoint",
+                "T-1",
+                "--summary",
+                "s",
+                "--evidence",
+                "log:\n" + SECRET_LINE,
+                "--tokens",
+                "1",
+            ],
+            "checkpoint evidence",
+        ),
+        (
+            ["checkpoint", "T-1", "--summary", "s", "--next-step", SECRET_URL, "--tokens", "1"],
+            "checkpoint next step",
+        ),
+        (["context-add", "T-1", "--text", "body", "--source-label", SECRET_URL], "source label"),
+    ]
+    before = git(repo, "for-each-ref", "refs/hydrate")
+    for args, what in refused:
+        res = hydrate(repo, *args)
+        assert res.returncode == 1, (args, res)
+        assert res.stderr.startswith(f"error: {what} looks like it contains a secret ("), res
+        assert "Tr0ub4dor" not in res.stderr and "hunter2" not in res.stderr
+        assert "--allow-secrets" in res.stderr
+    assert git(repo, "for-each-ref", "refs/hydrate") == before  # nothing written
+    # the same switches as for bodies
+    for args, _what in refused:
+        assert hydrate(repo, *args, "--allow-secrets").returncode == 0, args
+        if args[0] == "task-add":
+            git(repo, "update-ref", "-d", "refs/hydrate/tasks/T-2")
+    git(repo, "config", "hydrate.allowSecrets", "true")
+    assert hydrate(repo, *refused[0][0]).returncode == 0
+    git(repo, "config", "hydrate.allowSecrets", "")  # git reads "" as false
+    assert hydrate(repo, "task-edit", "T-2", "--acceptance", SECRET_LINE).returncode == 1
+
+
+def test_the_api_takes_allow_secrets_for_free_text(repo: Path) -> None:
+    from git_hydrate import SecretDetected
+
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+        for call in (
+            lambda: ledger.add_task("T-2", objective=SECRET_LINE, acceptance="a"),
+            lambda: ledger.edit_task("T-1", title=SECRET_URL),
+            lambda: ledger.add_checkpoint("T-1", "s", SECRET_LINE, "", 1),
+        ):
+            try:
+                call()
+            except SecretDetected:
+                pass
+            else:
+                raise AssertionError("a secret was stored")
+        ledger.add_task("T-2", objective=SECRET_LINE, acceptance="a", allow_secrets=True)
+        ledger.edit_task("T-1", title=SECRET_URL, allow_secrets=True)
+        ledger.add_checkpoint("T-1", "s", SECRET_LINE, "", 1, allow_secrets=True)

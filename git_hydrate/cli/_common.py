@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATION_CHOICE",
     "IsoTime",
+    "allow_secrets_option",
     "budget_options",
     "compact",
     "echo_json",
@@ -81,6 +82,16 @@ class IsoTime(click.ParamType):  # type: ignore[type-arg]
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         return moment
+
+
+def allow_secrets_option(what: str) -> Callable[[F], F]:
+    """``--allow-secrets``: store ``what`` even if it looks like it holds a credential."""
+    return click.option(
+        "--allow-secrets",
+        is_flag=True,
+        default=None,
+        help=f"Store {what} even if it looks like it contains a credential.",
+    )
 
 
 def budget_options(func: F) -> F:

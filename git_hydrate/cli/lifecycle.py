@@ -10,6 +10,7 @@ import click
 from ._common import (
     STATION_CHOICE,
     IsoTime,
+    allow_secrets_option,
     echo_json,
     json_option,
     open_ledger,
@@ -171,6 +172,7 @@ def status(
     type=click.IntRange(min=0),
     help="Cumulative tokens used on the task so far (never lower than the last checkpoint).",
 )
+@allow_secrets_option("the checkpoint")
 @json_option
 @click.pass_context
 def checkpoint(
@@ -180,6 +182,7 @@ def checkpoint(
     evidence: str,
     next_step: str,
     tokens: int,
+    allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
     """Record a checkpoint on the task ID (one commit, by your git identity).
@@ -194,7 +197,9 @@ def checkpoint(
           --next-step "add the X-Request-Id header" --tokens 18400
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.add_checkpoint(task_id, summary, evidence, next_step, tokens)
+        result = ledger.add_checkpoint(
+            task_id, summary, evidence, next_step, tokens, allow_secrets=allow_secrets
+        )
     if as_json:
         echo_json(ctx, result)
     else:

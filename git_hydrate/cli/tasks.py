@@ -9,6 +9,7 @@ import click
 
 from ._common import (
     STATION_CHOICE,
+    allow_secrets_option,
     echo_json,
     json_option,
     open_ledger,
@@ -80,6 +81,7 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
                 metavar="PATH[:NOTE]",
                 help="A test to write or update (repeatable).",
             ),
+            allow_secrets_option("the text"),
         ]
         for option in reversed(options):
             func = option(func)
@@ -126,6 +128,7 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
             tags=fields["tags"],
             files=fields["files"],
             tests=fields["tests"],
+            allow_secrets=fields["allow_secrets"],
         )
     if as_json:
         echo_json(ctx, task)
@@ -165,7 +168,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
     if all(value is None for value in changes.values()):
         raise click.UsageError("nothing to change: give at least one field option")
     with open_ledger(ctx) as ledger:
-        task = ledger.edit_task(task_id, **changes)
+        task = ledger.edit_task(task_id, allow_secrets=fields["allow_secrets"], **changes)
     if as_json:
         echo_json(ctx, task)
     else:
