@@ -34,7 +34,9 @@ __all__ = [
     "decode_task",
     "encode",
     "encode_output",
+    "encode_with_extras",
     "format_output",
+    "lost_fields",
 ]
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -57,6 +59,51 @@ _removal_decoder = msgspec.json.Decoder(RemovalRecord)
 def encode(obj: Any) -> bytes:
     """Encode stored data: compact, deterministic JSON plus a final newline."""
     return _encoder.encode(obj) + b"\n"
+
+
+def encode_with_extras(obj: Any, extras: dict[str, Any]) -> bytes:
+    """:func:`encode` a Struct plus top-level ``extras`` (fields this version
+    does not know, kept from what was read), after its own fields, sorted."""
+    data = encode(obj)
+    if not extras:
+        return data
+    tail = b"".join(
+        b"," + _encoder.encode(key) + b":" + _encoder.encode(extras[key]) for key in sorted(extras)
+    )
+    return data[:-2] + tail + b"}\n"  # before the closing brace and the final newline
+
+
+def lost_fields(raw: Any, kept: Any, path: str = "$") -> list[str]:
+    """The JSON paths of ``raw`` (a document as stored) that ``kept`` (the same
+    document as this version decoded and would write it) no longer holds.
+
+    Lists of objects that carry a ``sha256`` are matched by it (links are
+    re-sorted on reading), other lists by position.
+    """
+    if isinstance(raw, dict) and isinstance(kept, dict):
+        lost = []
+        for key, value in raw.items():
+            where = f"{path}.{key}"
+            if key not in kept:
+                lost.append(where)
+            else:
+                lost += lost_fields(value, kept[key], where)
+        return lost
+    if isinstance(raw, list) and isinstance(kept, list):
+        keyed = all(isinstance(v, dict) and "sha256" in v for v in [*raw, *kept])
+        if keyed:
+            by_hash = {v["sha256"]: v for v in kept}
+            return [
+                p
+                for v in raw
+                for p in lost_fields(v, by_hash.get(v["sha256"], v), f"{path}[{v['sha256'][:12]}]")
+            ]
+        return [
+            p
+            for i, (a, b) in enumerate(zip(raw, kept, strict=False))
+            for p in lost_fields(a, b, f"{path}[{i}]")
+        ]
+    return []
 
 
 def encode_output(obj: Any) -> bytes:

@@ -31,7 +31,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import msgspec
 
@@ -184,6 +184,10 @@ class TaskState(msgspec.Struct):
     #: Only the links of one ``links/<a>.json`` were read (``links`` is not
     #: the whole list): see :meth:`TaskRefs.write`'s ``only``.
     partial: bool = False
+    #: ``task.json`` and ``links.json`` as stored, to find fields a newer
+    #: version wrote that this one does not know (see :meth:`TaskRefs.write`).
+    raw_task: bytes = b""
+    raw_links: bytes = b""
 
 
 class Change(msgspec.Struct, Generic[R]):
@@ -247,6 +251,41 @@ def link_tree_changes(
     changes.update(zip(paths, repo.write_blobs(datas), strict=True))
     changes.update({link_shard_path(prefix): None for prefix in old.keys() - groups.keys()})
     return changes
+
+
+def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
+    """Fields of ``task.json`` a newer version of the same format wrote, to keep.
+
+    A write must not drop them: top-level ones are returned to be written
+    back as they were; one inside a nested value (a checkpoint, a link) cannot
+    be kept, so the write is refused, naming it.
+
+    Raises:
+        Conflict: a field this version does not know would be lost.
+    """
+    extras: dict[str, Any] = {}
+    nested: list[str] = []
+    if state.raw_task and codec.encode(state.task) != state.raw_task:
+        raw = codec.decode_json(state.raw_task, f"task {task_id}: task.json")
+        for path in codec.lost_fields(raw, msgspec.to_builtins(state.task)):
+            key = path[2:]
+            if "." in key or "[" in key:
+                nested.append(f"task.json {path}")
+            else:
+                extras[key] = raw[key]
+    if state.raw_links and state.shards is None:
+        kept = codec.encode(LinkList(links=state.links))
+        if kept != state.raw_links:
+            raw = codec.decode_json(state.raw_links, f"task {task_id}: links.json")
+            built = msgspec.json.decode(kept)
+            nested += [f"links.json {p}" for p in codec.lost_fields(raw, built)]
+    if nested:
+        shown = ", ".join(nested[:5]) + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
+        raise Conflict(
+            f"task {task_id} holds fields this git-hydrate does not know ({shown}); "
+            "a write would drop them: upgrade git-hydrate to change this task"
+        )
+    return extras
 
 
 class TaskRefs:
@@ -359,7 +398,14 @@ class TaskRefs:
                 if task.id != task_id:
                     raise CorruptData(f"{where}: task.json names task {task.id!r}")
                 # in packing order whoever wrote the file (this version always does)
-                state = TaskState(task=task, links=packing_sorted(links.links), tip=tip, tree=tree)
+                state = TaskState(
+                    task=task,
+                    links=packing_sorted(links.links),
+                    tip=tip,
+                    tree=tree,
+                    raw_task=task_blob[1],
+                    raw_links=links_blob[1],
+                )
                 if links.format == LINKS_FANNED_FORMAT:
                     if links.links:
                         raise CorruptData(f"{where}: links.json of format 2 holds links")
@@ -582,8 +628,11 @@ class TaskRefs:
                 result: R = done.result
                 return result
             self.repo.identity()  # no identity, no commit (refused like git commit)
+            extras = _unknown_task_fields(task_id, state) if state is not None else {}
             tree_changes = link_tree_changes(self.repo, change.links, state)
-            tree_changes[_TASK_FILE] = self.repo.write_blob(codec.encode(change.task))
+            tree_changes[_TASK_FILE] = self.repo.write_blob(
+                codec.encode_with_extras(change.task, extras)
+            )
             tree_changes.update(change.bodies)
             tree = self.repo.update_tree(state.tree if state else None, tree_changes)
             if state is not None and tree == state.tree:

@@ -455,3 +455,59 @@ def test_the_api_takes_allow_secrets_for_free_text(repo: Path) -> None:
         ledger.add_task("T-2", objective=SECRET_LINE, acceptance="a", allow_secrets=True)
         ledger.edit_task("T-1", title=SECRET_URL, allow_secrets=True)
         ledger.add_checkpoint("T-1", "s", SECRET_LINE, "", 1, allow_secrets=True)
+
+
+# -- fields a newer version wrote --------------------------------------------------------
+
+
+def _doc(repo: Path, task_id: str, name: str) -> dict[str, object]:
+    data: dict[str, object] = json.loads(
+        git(repo, "cat-file", "blob", f"refs/hydrate/tasks/{task_id}:{name}")
+    )
+    return data
+
+
+def test_unknown_top_level_fields_survive_a_local_write(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+    doc = _doc(repo, "T-1", "task.json")
+    doc["zz_future"] = {"nested": [1, 2]}
+    doc["a_future"] = "kept"
+    replace_in_task(repo, "T-1", "task.json", json.dumps(doc).encode())
+    assert hydrate(repo, "task-edit", "T-1", "--priority", "1").returncode == 0
+    assert hydrate(repo, "checkpoint", "T-1", "--summary", "s", "--tokens", "5").returncode == 0
+    assert hydrate(repo, "context-add", "T-1", "--text", "body").returncode == 0
+    after = _doc(repo, "T-1", "task.json")
+    assert after["zz_future"] == {"nested": [1, 2]} and after["a_future"] == "kept"
+    assert after["priority"] == 1 and len(after["checkpoints"]) == 1  # type: ignore[arg-type]
+    raw = git(repo, "cat-file", "blob", "refs/hydrate/tasks/T-1:task.json")
+    assert raw.endswith('"a_future":"kept","zz_future":{"nested":[1,2]}}\n')  # deterministic
+
+
+def test_unknown_nested_fields_refuse_the_write_by_name(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+        ledger.add_checkpoint("T-1", "s", "e", "n", 1)
+        ledger.add_context("T-1", "body\n", "notes")
+    doc = _doc(repo, "T-1", "task.json")
+    doc["checkpoints"][0]["mood"] = "fine"  # type: ignore[index]
+    replace_in_task(repo, "T-1", "task.json", json.dumps(doc).encode())
+    tip = git(repo, "rev-parse", "refs/hydrate/tasks/T-1")
+    res = hydrate(repo, "task-edit", "T-1", "--priority", "1")
+    assert res.returncode == 1
+    assert res.stderr == (
+        "error: task T-1 holds fields this git-hydrate does not know "
+        "(task.json $.checkpoints[0].mood); a write would drop them: "
+        "upgrade git-hydrate to change this task\n"
+    )
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/T-1") == tip
+    # a link field this version does not know
+    doc["checkpoints"][0].pop("mood")  # type: ignore[index]
+    replace_in_task(repo, "T-1", "task.json", json.dumps(doc).encode())
+    links = _doc(repo, "T-1", "links.json")
+    links["links"][0]["label"] = "from the future"  # type: ignore[index]
+    replace_in_task(repo, "T-1", "links.json", json.dumps(links).encode())
+    res = hydrate(repo, "context-add", "T-1", "--text", "more")
+    assert res.returncode == 1
+    assert "(links.json $.links[" in res.stderr and "].label)" in res.stderr
+    assert hydrate(repo, "show", "T-1").returncode == 0  # reading is unaffected
