@@ -39,7 +39,7 @@ from . import codec, validate
 from .archive import read_archive
 from .errors import Busy, Conflict, CorruptData, NotFound
 from .model import LINKS_FANNED_FORMAT, Link, LinkList, Task, packing_sorted
-from .store import MODE_BLOB, RefRace, Repository, parse_commit_tree
+from .store import MODE_BLOB, MODE_TREE, RefRace, Repository, parse_commit_tree
 
 __all__ = [
     "FAN_OUT_LINKS",
@@ -83,6 +83,13 @@ FAN_OUT_LINKS: Final = 1000
 #: Hex digits of the sha256 that name a links file: 16 files keep a full read
 #: to 16 objects while a write at 10,000 links rewrites about 130 KB.
 _SHARD_DIGITS: Final = 1
+#: What a task tree holds at its top, with each entry's mode.
+_TOP_LEVEL: Final = {
+    _TASK_FILE: MODE_BLOB,
+    _LINKS_FILE: MODE_BLOB,
+    _LINKS_DIR: MODE_TREE,
+    _BODIES_DIR: MODE_TREE,
+}
 _FANNED_STUB: Final = codec.encode(LinkList(format=LINKS_FANNED_FORMAT))
 
 
@@ -634,6 +641,8 @@ class TaskRefs:
                 codec.encode_with_extras(change.task, extras)
             )
             tree_changes.update(change.bodies)
+            if state is not None and state.tree is not None:
+                tree_changes.update(self._foreign_top_level(state.tree))
             tree = self.repo.update_tree(state.tree if state else None, tree_changes)
             if state is not None and tree == state.tree:
                 return change.result
@@ -649,6 +658,18 @@ class TaskRefs:
                 continue
             return change.result
         raise self.busy(task_id)
+
+    def _foreign_top_level(self, tree: bytes) -> dict[bytes, bytes | None]:
+        """Removals of the top-level entries of a task tree this version never
+        writes (a gitlink, a symlink, an unknown name): a write does not carry
+        them on, or a host with ``receive.fsckObjects`` may refuse the push.
+        ``doctor`` names them, deeper ones too."""
+        drop: dict[bytes, bytes | None] = {}
+        for name, (mode, _oid) in self.repo.read_tree(tree).items():
+            expected = _TOP_LEVEL.get(name)
+            if expected is None or mode != expected:
+                drop[name] = None
+        return drop
 
     def _lock_left_behind(self, ref: bytes) -> bool:
         """Whether the ref's lock file is older than any live writer keeps one."""

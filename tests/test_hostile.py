@@ -511,3 +511,27 @@ def test_unknown_nested_fields_refuse_the_write_by_name(repo: Path) -> None:
     assert res.returncode == 1
     assert "(links.json $.links[" in res.stderr and "].label)" in res.stderr
     assert hydrate(repo, "show", "T-1").returncode == 0  # reading is unaffected
+
+
+def test_a_local_write_does_not_carry_foreign_top_level_entries(repo: Path) -> None:
+    from .conftest import fsck
+
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+        ledger.add_context("T-1", "body\n", "notes")
+    blob = git(repo, "hash-object", "-w", "--stdin", input="x").strip()
+    _craft(
+        repo,
+        "refs/hydrate/tasks/T-1",
+        [
+            f"160000 commit {FAKE_COMMIT}\tevil",
+            f"120000 blob {blob}\tlink",
+            f"100755 blob {blob}\trun",
+        ],
+    )
+    assert "foreign entry evil" in hydrate(repo, "doctor").stdout
+    assert hydrate(repo, "task-edit", "T-1", "--priority", "1").returncode == 0
+    names = git(repo, "ls-tree", "--name-only", "refs/hydrate/tasks/T-1").split()
+    assert names == ["bodies", "links.json", "task.json"]
+    assert hydrate(repo, "doctor").returncode == 0
+    fsck(repo)
