@@ -672,17 +672,23 @@ class TaskRefs:
         return drop
 
     def _lock_left_behind(self, ref: bytes) -> bool:
-        """Whether the ref's lock file is older than any live writer keeps one."""
-        try:
-            return time.time() - os.stat(self.repo.ref_lock(ref)).st_mtime > STALE_LOCK_SECONDS
-        except OSError:
-            return False
+        """Whether a lock file stopping the ref (its own, or ``packed-refs.lock``)
+        is older than any live writer keeps one."""
+        for lock in self.repo.ref_locks(ref):
+            try:
+                if time.time() - os.stat(lock).st_mtime > STALE_LOCK_SECONDS:
+                    return True
+            except OSError:
+                continue
+        return False
 
     def busy(self, task_id: str) -> Busy:
         """Why a write of ``task_id`` gave up: a lock left behind, or constant change."""
-        lock = self.repo.ref_lock(ref_name(task_id))
-        if os.path.exists(lock):
-            age = time.time() - os.stat(lock).st_mtime
+        for lock in self.repo.ref_locks(ref_name(task_id)):
+            try:
+                age = time.time() - os.stat(lock).st_mtime
+            except OSError:
+                continue
             return Busy(
                 f"task {task_id} is locked by {lock} ({age:.0f} s old); if no git or "
                 "git-hydrate process is writing it, clear it with: "

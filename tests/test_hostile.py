@@ -535,3 +535,28 @@ def test_a_local_write_does_not_carry_foreign_top_level_entries(repo: Path) -> N
     assert names == ["bodies", "links.json", "task.json"]
     assert hydrate(repo, "doctor").returncode == 0
     fsck(repo)
+
+
+def test_a_stale_packed_refs_lock_is_named_at_once_and_cleared_by_doctor(repo: Path) -> None:
+    import os
+    import time
+
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+    lock = repo / ".git" / "packed-refs.lock"
+    lock.write_text("")
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    # deleting a ref needs packed-refs.lock: task-rm, archive
+    assert hydrate(repo, "status", "T-1", "--set", "cancelled").returncode == 0
+    for args in (["task-rm", "T-1"], ["archive", "T-1"]):
+        start = time.perf_counter()
+        res = hydrate(repo, *args)
+        assert time.perf_counter() - start < 10  # not retried for a minute and more
+        assert res.returncode == 75, res
+        assert f"is locked by {lock} (" in res.stderr
+        assert "git hydrate doctor --clear-stale-locks" in res.stderr
+    assert f"lock    {lock}" in hydrate(repo, "doctor").stdout
+    cleared = hydrate(repo, "doctor", "--clear-stale-locks")
+    assert f"removed stale lock {lock}" in cleared.stdout
+    assert not lock.exists()
+    assert hydrate(repo, "archive", "T-1").returncode == 0
