@@ -9,7 +9,7 @@ where the bytes came from.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -25,13 +25,18 @@ from .model import (
 )
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "check_depth",
     "decode_archive_index",
+    "decode_json",
     "decode_links",
     "decode_removal_record",
     "decode_task",
     "encode",
     "encode_output",
+    "encode_with_extras",
     "format_output",
+    "lost_fields",
 ]
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -56,6 +61,51 @@ def encode(obj: Any) -> bytes:
     return _encoder.encode(obj) + b"\n"
 
 
+def encode_with_extras(obj: Any, extras: dict[str, Any]) -> bytes:
+    """:func:`encode` a Struct plus top-level ``extras`` (fields this version
+    does not know, kept from what was read), after its own fields, sorted."""
+    data = encode(obj)
+    if not extras:
+        return data
+    tail = b"".join(
+        b"," + _encoder.encode(key) + b":" + _encoder.encode(extras[key]) for key in sorted(extras)
+    )
+    return data[:-2] + tail + b"}\n"  # before the closing brace and the final newline
+
+
+def lost_fields(raw: Any, kept: Any, path: str = "$") -> list[str]:
+    """The JSON paths of ``raw`` (a document as stored) that ``kept`` (the same
+    document as this version decoded and would write it) no longer holds.
+
+    Lists of objects that carry a ``sha256`` are matched by it (links are
+    re-sorted on reading), other lists by position.
+    """
+    if isinstance(raw, dict) and isinstance(kept, dict):
+        lost = []
+        for key, value in raw.items():
+            where = f"{path}.{key}"
+            if key not in kept:
+                lost.append(where)
+            else:
+                lost += lost_fields(value, kept[key], where)
+        return lost
+    if isinstance(raw, list) and isinstance(kept, list):
+        keyed = all(isinstance(v, dict) and "sha256" in v for v in [*raw, *kept])
+        if keyed:
+            by_hash = {v["sha256"]: v for v in kept}
+            return [
+                p
+                for v in raw
+                for p in lost_fields(v, by_hash.get(v["sha256"], v), f"{path}[{v['sha256'][:12]}]")
+            ]
+        return [
+            p
+            for i, (a, b) in enumerate(zip(raw, kept, strict=False))
+            for p in lost_fields(a, b, f"{path}[{i}]")
+        ]
+    return []
+
+
 def encode_output(obj: Any) -> bytes:
     """Compact JSON for output and byte measuring: sorted keys, no whitespace, UTF-8."""
     return _output_encoder.encode(obj)
@@ -67,6 +117,47 @@ def format_output(obj: Any, *, compact: bool = False) -> str:
     if not compact:
         data = msgspec.json.format(data, indent=2)
     return data.decode("utf-8")
+
+
+#: Stored documents are a few levels deep; deeper ones are refused before
+#: decoding (a decoder recursing 5,000 levels can exhaust the stack).
+MAX_JSON_DEPTH: Final = 64
+
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def check_depth(data: bytes, where: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse JSON nested deeper than ``limit`` levels, without decoding it.
+
+    Linear: strings are cut out and only the brackets kept (all in C), then
+    matched pairs are peeled off a level at a time — a few passes for any
+    document of the shapes stored here.
+
+    Raises:
+        CorruptData: nested too deep, naming ``where``.
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return
+    # Escapes live inside strings only: without them, every other '"'-separated
+    # piece is a string.
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(data.split(b'"')[::2]).translate(None, _NOT_BRACKETS)
+    for _level in range(limit):
+        peeled = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if peeled == brackets:
+            break
+        brackets = peeled
+    else:
+        if brackets:
+            raise CorruptData(f"{where}: JSON nested deeper than {limit} levels")
+        return
+    depth = deepest = 0
+    for byte in brackets:  # what is left does not pair up (invalid JSON): walk it
+        depth += 1 if byte in b"[{" else -1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            raise CorruptData(f"{where}: JSON nested deeper than {limit} levels")
 
 
 def _check_format(version: int, where: str, newest: int = FORMAT_VERSION) -> None:
@@ -89,8 +180,11 @@ def _decode(
     rather than as whatever field it happens to trip on. Data of a newer
     format that does decode is refused all the same.
     """
+    check_depth(data, where)
     try:
         obj = decoder.decode(data)
+    except RecursionError:  # check_depth lets no such document through; belt and braces
+        raise CorruptData(f"{where}: JSON nested too deeply") from None
     except msgspec.DecodeError as exc:
         try:
             probe = _probe_decoder.decode(data)
@@ -100,6 +194,19 @@ def _decode(
         raise CorruptData(f"{where}: {exc}") from None
     _check_format(getattr(obj, "format", FORMAT_VERSION), where, newest)
     return obj
+
+
+def decode_json(data: bytes, where: str) -> Any:
+    """Decode stored JSON of no particular shape (a union merge's index files).
+
+    Raises:
+        CorruptData: the bytes are not JSON, naming ``where``.
+    """
+    check_depth(data, where)
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise CorruptData(f"{where}: {exc}") from None
 
 
 def decode_task(data: bytes, where: str) -> Task:

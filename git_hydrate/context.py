@@ -32,6 +32,7 @@ __all__ = [
     "add_context",
     "add_contexts",
     "check_secrets",
+    "check_text_secrets",
     "context_entries",
     "entry",
     "read_body",
@@ -66,6 +67,25 @@ def check_secrets(settings: Settings, data: bytes, what: str, allow: bool | None
             f"{what} looks like it contains a secret ({listed}); not stored. "
             "Remove it, or pass --allow-secrets (hydrate.allowSecrets=true) to store it anyway"
         )
+
+
+def check_text_secrets(
+    settings: Settings, fields: Iterable[tuple[str, str]], allow: bool | None
+) -> None:
+    """Refuse free text written by a user or a worker (an objective, a title, a
+    checkpoint's evidence, a source label...) that looks like it holds a credential.
+
+    ``fields`` are ``(what, text)`` pairs; the same rules and the same switch
+    (``allow``, else ``hydrate.allowSecrets``) as for bodies.
+
+    Raises:
+        SecretDetected: naming the field, the rules and lines, never the text.
+    """
+    texts = [(what, text) for what, text in fields if text]
+    if not texts or secrets_allowed(settings, allow):
+        return
+    for what, text in texts:
+        check_secrets(settings, text.encode("utf-8"), what, False)
 
 
 def entry(link: Link) -> ContextEntry:
@@ -126,6 +146,7 @@ def add_context(
     priority = validate.context_priority(priority)
     expires = _expiry(refs.clock(), ttl)
     data = validate.body_bytes(body, settings.size("hydrate.maxBodyBytes"))
+    check_text_secrets(settings, [("source label", source)], allow_secrets)
     check_secrets(settings, data, "context body", allow_secrets)
     digest = hashlib.sha256(data).hexdigest()
     oid = refs.repo.write_blob(data)
@@ -274,11 +295,13 @@ def add_contexts(
     prepared: dict[str, tuple[bytes, str, int, int | None]] = {}
     for body, source, priority, ttl in items:
         data = validate.body_bytes(body, limit)
-        check_secrets(settings, data, f"context body from {source}", allow_secrets)
+        label = validate.source_label(source)
+        check_text_secrets(settings, [("source label", label)], allow_secrets)
+        check_secrets(settings, data, f"context body from {label}", allow_secrets)
         expires = _expiry(now, ttl)
         prepared[hashlib.sha256(data).hexdigest()] = (
             data,
-            validate.source_label(source),
+            label,
             validate.context_priority(priority),
             expires,
         )

@@ -15,10 +15,11 @@ from typing import Any, Final
 
 from .archive import ARCHIVE_REF, read_archive
 from .errors import CorruptData
-from .store import Repository
+from .store import MODE_BLOB, MODE_TREE, Repository
 from .sync.remotes import overwriting_refspecs
 from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
+from .treeshape import archive_tree_problems, removal_tree_problems, task_tree_problems
 
 __all__ = ["DEFAULT_STALE_SECONDS", "check", "check_task", "clear_stale_locks", "find_locks"]
 
@@ -38,13 +39,20 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
         return [str(exc).removeprefix(f"task {task_id}: ")]
     problems: list[str] = []
     try:
+        if state.tree:
+            problems += task_tree_problems(repo, state.tree)
         tree = repo.read_tree(state.tree) if state.tree else {}
         bodies = tree.get(b"bodies")
+        if bodies is not None and bodies[0] != MODE_TREE:
+            bodies = None
         stored: dict[bytes, bytes] = {}
         if bodies is not None:
-            for fan, (_mode, sub) in repo.read_tree(bodies[1]).items():
-                for name, (_m, oid) in repo.read_tree(sub).items():
-                    stored[b"bodies/" + fan + b"/" + name] = oid
+            for fan, (mode, sub) in repo.read_tree(bodies[1]).items():
+                if mode != MODE_TREE:
+                    continue  # foreign: reported above
+                for name, (kind, oid) in repo.read_tree(sub).items():
+                    if kind == MODE_BLOB:
+                        stored[b"bodies/" + fan + b"/" + name] = oid
     except CorruptData as exc:
         return [f"tree: {exc}"]
     seen: set[str] = set()
@@ -100,11 +108,14 @@ def _held_open(path: str) -> bool:
 
 
 def find_locks(common_dir: str, now: float | None = None) -> list[dict[str, Any]]:
-    """Every ``*.lock`` file under ``refs/hydrate/``: path, age in seconds, held open."""
+    """Every ``*.lock`` file under ``refs/hydrate/``, and ``packed-refs.lock``: path,
+    age in seconds, held open."""
     now = time.time() if now is None else now
     base = os.path.join(common_dir, "refs", "hydrate")
     locks = []
-    for dirpath, _dirs, files in os.walk(base):
+    # packed-refs.lock stops every ref change, tasks' too
+    walked = [(common_dir, ["packed-refs.lock"]), *((d, f) for d, _s, f in os.walk(base))]
+    for dirpath, files in walked:
         for name in files:
             if not name.endswith(".lock"):
                 continue
@@ -170,16 +181,16 @@ def check(refs: TaskRefs) -> dict[str, Any]:
 def check_shared_refs(repo: Repository) -> list[dict[str, Any]]:
     """The archive and the removal record, where present: readable, known format."""
     results = []
-    for ref, read in (
-        (ARCHIVE_REF, lambda tip: read_archive(repo, tip)),
-        (REMOVED_REF, lambda tip: read_removed(repo, tip)),
+    for ref, read, shape in (
+        (ARCHIVE_REF, lambda tip: read_archive(repo, tip), archive_tree_problems),
+        (REMOVED_REF, lambda tip: read_removed(repo, tip), removal_tree_problems),
     ):
         tip = repo.read_ref(ref)
         if tip is None:
             continue
         try:
             read(tip)
-            problems: list[str] = []
+            problems: list[str] = shape(repo, repo.read_commit_tree(tip)[0])
         except CorruptData as exc:
             problems = [str(exc)]
         results.append({"ref": ref.decode(), "ok": not problems, "problems": problems})

@@ -108,9 +108,12 @@ class Ledger:
         Creating one that exists is a :class:`~git_hydrate.errors.Conflict`."""
         return tasks.add_task(self.refs, task_id, objective, acceptance, **fields)
 
-    def edit_task(self, task_id: str, **fields: Any) -> TaskDict:
-        """Change some of a task's fields (see :data:`git_hydrate.tasks.EDITABLE_FIELDS`)."""
-        return tasks.edit_task(self.refs, task_id, **fields)
+    def edit_task(
+        self, task_id: str, *, allow_secrets: bool | None = None, **fields: Any
+    ) -> TaskDict:
+        """Change some of a task's fields (see :data:`git_hydrate.tasks.EDITABLE_FIELDS`);
+        text that looks like a credential is refused unless ``allow_secrets``."""
+        return tasks.edit_task(self.refs, task_id, allow_secrets=allow_secrets, **fields)
 
     def get_task(self, task_id: str) -> TaskDict:
         """The task's fields (plus ``attachments``, ``tip``, ``archived``), live or archived."""
@@ -298,9 +301,14 @@ class Ledger:
         evidence: str = "",
         next_step: str = "",
         tokens: int = 0,
+        *,
+        allow_secrets: bool | None = None,
     ) -> CheckpointResult:
-        """Record a checkpoint; ``tokens`` is cumulative and may not decrease."""
-        return lifecycle.add_checkpoint(self.refs, task_id, summary, evidence, next_step, tokens)
+        """Record a checkpoint; ``tokens`` is cumulative and may not decrease. Text
+        that looks like a credential is refused unless ``allow_secrets``."""
+        return lifecycle.add_checkpoint(
+            self.refs, task_id, summary, evidence, next_step, tokens, allow_secrets=allow_secrets
+        )
 
     def status(self, task_id: str, now: datetime | float | None = None) -> StatusDict:
         """The task's station, counts, latest checkpoint, budget and metrics.

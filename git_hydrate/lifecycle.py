@@ -17,6 +17,7 @@ import msgspec
 
 from . import validate
 from .archive import ARCHIVE_REF, index_tree, read_archive
+from .context import check_text_secrets
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
 from .listing import LIST_FIELDS, SummaryCache, station_filter, task_summary
 from .model import TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint
@@ -111,6 +112,8 @@ def add_checkpoint(
     evidence: str = "",
     next_step: str = "",
     tokens: int = 0,
+    *,
+    allow_secrets: bool | None = None,
 ) -> CheckpointResult:
     """Record a worker's checkpoint as one commit on the task.
 
@@ -118,6 +121,8 @@ def add_checkpoint(
     be lower than the highest one reported. The author is the git identity.
 
     Raises:
+        SecretDetected: the text looks like it holds a credential, unless
+            ``allow_secrets`` (``None``: ``git config hydrate.allowSecrets``).
         ValidationError: empty summary, negative tokens, bad text.
         Conflict: ``tokens`` is lower than one already reported.
         NotFound: no live task ``task_id``.
@@ -127,6 +132,15 @@ def add_checkpoint(
     evidence = validate.text(evidence, "checkpoint evidence")
     next_step = validate.text(next_step, "checkpoint next step")
     tokens = validate.token_count(tokens, "cumulative tokens")
+    check_text_secrets(
+        refs.repo.settings,
+        [
+            ("checkpoint summary", summary),
+            ("checkpoint evidence", evidence),
+            ("checkpoint next step", next_step),
+        ],
+        allow_secrets,
+    )
     checkpoint = Checkpoint(
         summary=summary,
         evidence=evidence,

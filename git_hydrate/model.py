@@ -67,6 +67,8 @@ _LinkObjectId = Annotated[str, msgspec.Meta(min_length=40, max_length=64)]
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Priority = Annotated[int, msgspec.Meta(ge=1, le=3)]
 ContextPriority = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+#: An expiry git-hydrate can show as a date: 1970 to the end of year 9999 (UTC).
+Expiry = Annotated[int, msgspec.Meta(ge=0, le=253402300799)]
 Kind = Annotated[str, msgspec.Meta(pattern=r"^(?:code|fix|closure|planning|product)\Z")]
 Station = Annotated[
     str, msgspec.Meta(pattern=r"^(?:open|in_progress|blocked|review|done|cancelled)\Z")
@@ -132,7 +134,7 @@ class Link(msgspec.Struct, kw_only=True):
     size: NonNegative
     source: str
     priority: ContextPriority = 0
-    expires: int | None = None
+    expires: Expiry | None = None
     origin: str = ""
     path: str = ""
     #: The relevance score (0-1) ranking gave a hydrated file, or ``None``

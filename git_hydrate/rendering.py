@@ -7,6 +7,8 @@ re-exported by :mod:`git_hydrate.context_expander`, where the seed names them.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -14,7 +16,6 @@ from .codec import encode_output
 
 __all__ = [
     "BLOCK_OVERHEAD",
-    "GUARDED_PREFIXES",
     "NEUTRALISE_MARK",
     "OUTPUT_CONTRACT",
     "UNTRUSTED_BANNER",
@@ -22,7 +23,9 @@ __all__ = [
     "assemble",
     "block",
     "context_section",
+    "guard_form",
     "head_sections",
+    "is_guarded",
     "neutralise",
     "one_line",
     "outline_heading",
@@ -45,13 +48,151 @@ OUTPUT_CONTRACT: Final = (
     "4. Stop and ask when a decision needs an operator."
 )
 
-#: Lines that could be read as a boundary of the untrusted block or as the
-#: start of the output contract; see :func:`neutralise`.
-GUARDED_PREFIXES: Final = (
-    "--- begin untrusted context",
-    "--- end untrusted context",
-    "## output contract",
+#: A guarded line, matched on its :func:`guard_form`: anything that reads as a
+#: boundary of the untrusted block (any run of dashes, words spaced or not) or
+#: as an ``Output contract`` heading.
+_GUARDED: Final = re.compile(
+    r"-[-\s]*(?:begin|end)\s*untrusted\s*context|#[#\s]*output\s*contract"
 )
+#: In text outside the block, a line of ``=`` or ``-`` alone turns the line
+#: above it into a (setext) heading.
+_UNDERLINE: Final = re.compile(r"=+|-+")
+#: What a guarded line must contain, in an ASCII text, once lower-cased.
+_GUARDED_WORDS: Final = ("untrusted", "contract")
+
+
+#: Dashes and signs NFKC leaves alone, mapped to "-", and the sharp sign to "#".
+_EXTRA_DASHES: Final = "\u2212\u2043\u2796\u23af\u2500\u2501\u2574\u2576\u2578\u257a\u30fc\uff70"
+#: Cyrillic, Greek and Latin letters that look like the guarded words' letters.
+_LETTER_LOOKALIKES: Final = {
+    "a": "\u0430\u0410\u03b1\u0391\u0251",
+    "b": "\u0412\u0392\u042c\u044c",
+    "c": "\u0441\u0421\u03f2\u03f9\u217d",
+    "d": "\u0501\u217e",
+    "e": "\u0435\u0415\u0395\u04bd",
+    "g": "\u0261\u0581",
+    "h": "\u04bb\u041d\u0397",
+    "i": "\u0456\u0406\u03b9\u0399\u0131\u04c0\u2170",
+    "k": "\u043a\u041a\u03ba\u039a",
+    "n": "\u039d\u0578",
+    "o": "\u043e\u041e\u03bf\u039f\u0585\u0d20",
+    "p": "\u0440\u0420\u03c1\u03a1",
+    "r": "\u0433\u1d26",
+    "s": "\u0455\u0405",
+    "t": "\u0442\u0422\u03c4\u03a4",
+    "u": "\u03c5\u057d\u028b",
+    "x": "\u0445\u0425\u03c7\u03a7",
+}
+#: Default-ignorable code points outside category Cf (invisible when rendered).
+_IGNORABLE_RANGES: Final = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
+
+
+class _Lookalikes(dict[int, "str | None"]):
+    """A ``str.translate`` table filled on demand: what each character reads as.
+
+    Invisible characters (format controls such as zero-width and bidi
+    characters, C0/C1 controls other than line breaks, other default
+    ignorables) read as nothing; dashes as ``-``; look-alike letters as the
+    ASCII letter; everything else as itself.
+    """
+
+    def __init__(self) -> None:
+        super().__init__({ord("\u266f"): "#"})
+        for ch in _EXTRA_DASHES:
+            self[ord(ch)] = "-"
+        for latin, alikes in _LETTER_LOOKALIKES.items():
+            for ch in alikes:
+                self[ord(ch)] = latin
+
+    def __missing__(self, code: int) -> str | None:
+
+        ch = chr(code)
+        category = unicodedata.category(ch)
+        value: str | None = ch
+        if category == "Cf" or any(lo <= code <= hi for lo, hi in _IGNORABLE_RANGES):
+            value = None
+        elif category == "Cc":
+            value = ch if ch in "\t\n\v\f\r\x1c\x1d\x1e\x85" else None
+        elif category == "Pd":
+            value = "-"
+        self[code] = value
+        return value
+
+
+_LOOKALIKES: Final = _Lookalikes()
+
+
+#: ASCII controls a terminal shows as nothing (line breaks and tab excepted).
+_ASCII_CONTROL: Final = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f]")
+
+
+def _ascii_lower(text: str) -> str:
+    """An ASCII text lower-cased, without the controls a reader cannot see."""
+    lower = text.lower()
+    if _ASCII_CONTROL.search(lower) is None:
+        return lower
+    return _ASCII_CONTROL.sub("", lower)
+
+
+def guard_form(line: str) -> str:
+    """A line as a reader sees it, for matching guarded lines.
+
+    Invisible characters dropped, NFKC (full-width and compatibility forms),
+    look-alike dashes and letters mapped to ASCII, case-folded, whitespace
+    runs made one space and trimmed.
+    """
+    return " ".join(_reader_text(line).split())
+
+
+def _mapped(text: str) -> str:
+    """``text.translate(_LOOKALIKES)``, quicker on long texts.
+
+    Only the characters present are looked at; a few of them are replaced
+    one ``str.replace`` each (a memchr-speed pass), many with one translation
+    by a table that holds every character present (a miss costs an exception).
+    """
+    present = set(text)
+    changes = {}
+    for ch in present:
+        if ch >= "\x7f" or ch < " ":
+            value = _LOOKALIKES[ord(ch)]
+            if value != ch:
+                changes[ch] = value or ""
+    if len(changes) > 8:
+        return text.translate({ord(ch): changes.get(ch, ch) or None for ch in present})
+    for old, new in changes.items():
+        text = text.replace(old, new)
+    return text
+
+
+def _reader_text(text: str) -> str:
+    """:func:`guard_form` before the whitespace is collapsed: line breaks are kept."""
+    if text.isascii():
+        return _ascii_lower(text)
+
+    # Twice: NFKC can produce a dash or a letter the table maps, and the table
+    # can leave a sequence that NFKC composes.
+    mapped = _mapped(unicodedata.normalize("NFKC", _mapped(text)))
+    return _mapped(unicodedata.normalize("NFKC", mapped.casefold()))
+
+
+def is_guarded(line: str, *, headings: bool = False) -> bool:
+    """Whether :func:`neutralise` marks ``line`` (``headings``: outside the block)."""
+    form = guard_form(line)
+    if headings and form.startswith("#"):
+        return True
+    return _GUARDED.match(form) is not None
+
+
 #: The mark put in front of a guarded line found inside text.
 NEUTRALISE_MARK: Final = "\\"
 
@@ -62,30 +203,57 @@ NEUTRALISE_MARK: Final = "\\"
 def neutralise(text: str, *, headings: bool = False) -> str:
     """Mark every line that could close the untrusted block or forge the contract.
 
-    A line whose stripped, case-folded text starts with the banner, the footer
-    or ``## Output contract`` gets a backslash in front of it, so the only lines
-    equal to the banner and footer in a prompt are the real ones. With
+    A line that reads as the banner, the footer or an ``Output contract``
+    heading (see :func:`is_guarded`: matched after dropping invisible
+    characters, NFKC, mapping look-alike dashes and letters, case-folding and
+    collapsing whitespace) gets a backslash in front of it, so the only lines
+    that read as the banner and footer in a prompt are the real ones. With
     ``headings`` (task and checkpoint text, which stand outside the block), a
-    line starting with ``#`` is marked too, so that text cannot add a section
-    of its own. Every line break Python recognises counts, not only ``\\n``.
+    line starting with ``#`` and a setext underline (``===`` or ``---`` alone)
+    are marked too, so that text cannot add a section of its own. Every line
+    break Python recognises counts, not only ``\\n``.
     """
-    # Every guarded line starts with "---" or "##" ("#" with headings): a text
-    # with neither (most code) needs no lower-casing at all. The one-character
-    # tests come first: they are a memchr, several times quicker than a search
-    # for "---" or "##", and most texts fail one of them already.
-    dashes = "-" in text and "---" in text
-    hashes = "#" in text and (headings or "##" in text)
-    if not dashes and not hashes:
-        return text
-    if not headings and not any(p in text.lower() for p in GUARDED_PREFIXES):
-        return text
+    if text.isascii():
+        # Every guarded ASCII line holds "-" or "#" and one of the guarded
+        # words: a text without them (most code) needs no line walk. The
+        # one-character tests come first: they are a memchr.
+        if headings:
+            if "#" not in text and "-" not in text and "=" not in text:
+                return text
+        elif "-" not in text and "#" not in text:
+            return text
+        else:
+            lower = _ascii_lower(text)
+            if not any(w in lower for w in _GUARDED_WORDS):
+                return text
+    lines = text.splitlines(keepends=True)
+    forms: list[str] | None = None
+    if not text.isascii():
+        # The whole text read at once, then cut into lines: one pass instead
+        # of one per line. Dropped characters can join a "\r" and a "\n"
+        # into one break; then each line is read on its own.
+        reader = _reader_text(text)
+        if not headings and (
+            ("-" not in reader and "#" not in reader)
+            or not any(w in reader for w in _GUARDED_WORDS)
+        ):
+            return text
+        forms = reader.splitlines()
+        if len(forms) != len(lines):
+            forms = None
     out = []
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip().lower()
-        if stripped.startswith(GUARDED_PREFIXES) or (headings and stripped.startswith("#")):
+    above = ""
+    for i, line in enumerate(lines):
+        form = guard_form(line) if forms is None else " ".join(forms[i].split())
+        if (
+            _GUARDED.match(form)
+            or (headings and form.startswith("#"))
+            or (headings and above and _UNDERLINE.fullmatch(form))
+        ):
             out.append(NEUTRALISE_MARK + line)
         else:
             out.append(line)
+        above = form
     return "".join(out)
 
 

@@ -23,8 +23,10 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (
         "private-key",
         r"-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----",
-        ("PRIVATE KEY-----",),
+        # PGP's armour ends in "BLOCK-----": without its own trigger the rule never ran
+        ("PRIVATE KEY-----", "PRIVATE KEY BLOCK-----"),
     ),
+    ("putty-private-key", r"PuTTY-User-Key-File-[1-9]: ", ("PuTTY-User-Key-File-",)),
     (
         "aws-access-key-id",
         # the literal first letter lets the regex engine skip ahead fast
@@ -43,6 +45,61 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     ("gitlab-token", r"glpat-[A-Za-z0-9_-]{20,}", ("glpat-",)),
     ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",)),
+    (
+        "webhook-url",
+        # Slack and Discord incoming webhooks: the URL is the credential
+        r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}"
+        r"|discord(?:app)?\.com/api/webhooks/[0-9]{10,}/[A-Za-z0-9_-]{40,})",
+        ("hooks.slack.com/", "/api/webhooks/"),
+    ),
+    ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}", ("SG.",)),
+    # the literal first letters let the regex engine skip ahead fast
+    ("twilio-api-key", r"SK(?<![0-9A-Za-z]SK)[0-9a-f]{32}(?![0-9A-Za-z])", ()),
+    ("twilio-account-sid", r"AC(?<![0-9A-Za-z]AC)[0-9a-f]{32}(?![0-9A-Za-z])", ()),
+    # tokens with a fixed prefix, each regex starting with it so the engine
+    # skips ahead to it (a leading lookbehind would be tried at every position)
+    (
+        "shopify-token",
+        r"shp(?<![A-Za-z0-9_]shp)(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])",
+        (),
+    ),
+    ("vault-token", r"hv(?<![A-Za-z0-9_]hv)[sb]\.[A-Za-z0-9_-]{24,}", ()),
+    (
+        "digitalocean-token",
+        r"do(?<![A-Za-z0-9_]do)[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])",
+        (),
+    ),
+    ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}", ()),
+    ("huggingface-token", r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z]{34}(?![A-Za-z0-9_])", ()),
+    ("databricks-token", r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?![A-Za-z0-9_])", ()),
+    ("mailgun-key", r"key-(?<![A-Za-z0-9_]key-)[a-f0-9]{32}(?![A-Za-z0-9_])", ()),
+    (
+        "azure-connection-string",
+        r"(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,}+={0,2}",
+        ("AccountKey=", "SharedAccessKey="),
+    ),
+    (
+        "connection-string-password",
+        # ...;User ID=app;Password=...; in ADO.NET, JDBC and ODBC strings; not a
+        # template ({password}, $PASSWORD, %s, <password>)
+        # (line-bounded: run only on lines holding "passw", any case)
+        r"(?i:;[ \t]*password[ \t]*=[ \t]*+)[^;\s\"'{}$%<>]{6,}+(?=[;\"']|\s|$)",
+        ("passw",),
+    ),
+    (
+        "npmrc-auth",
+        # .npmrc: _authToken=... and the legacy _auth=base64(user:pass)
+        r"_auth(?<![A-Za-z0-9]_auth)(?:Token)?[ \t]*=[ \t]*+[\"']?(?![\"']?\$\{)"
+        r"[A-Za-z0-9+/=_.:-]{12,}",
+        ("_auth",),
+    ),
+    (
+        "docker-auth",
+        # ~/.docker/config.json: "auth": base64(user:password)
+        r"\"auth\"[ \t]*:[ \t]*+\"(?:(?=[A-Za-z+/=]*+[0-9])|(?=[a-z0-9+/=]*+[A-Z])"
+        r"(?=[A-Z0-9+/=]*+[a-z]))[A-Za-z0-9+/]{12,}+={0,2}\"",
+        ('"auth"',),
+    ),
     ("stripe-key", r"[rs]k_live_[A-Za-z0-9]{20,}", ("k_live_",)),
     ("google-api-key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", ("AIza",)),
     (
@@ -62,9 +119,11 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     (
         "url-credentials",
-        r"://[^\s/:@\"'<>\[]{1,64}:"
+        # user:password@, or an empty user: redis://:<password>@cache
+        r"://(?:[^\s/:@\"'<>\[]{1,64}:"
         r"(?!(?i:password|passwd|secret|token|changeme|x+|\*+)@)"
-        r"[^\s/:@\"'<>$%{}]{6,128}@[^\s/@\"'<>]",
+        r"[^\s/:@\"'<>$%{}]{6,128}|:(?!(?i:password|passwd|secret|token|changeme|x+|\*+)@)"
+        r"[^\s/:@\"'<>$%{}]{2,128})@[^\s/@\"'<>]",
         ("://",),
     ),
     (
@@ -120,7 +179,27 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         r"(?=[ \t]*(?:[,;})\]]|\r?$))",
         ("secret", "passw", "token", "key"),
     ),
+    (
+        # key = <base64 or hex> for keys named key, iv or *_key / *Key (hmac_key,
+        # aesKey, encryption.key): the value must look like key material — hex of
+        # 32 digits or more, or base64 of 16 characters or more mixing upper case,
+        # lower case and digits. Line-bounded like env-secret.
+        "key-material",
+        r"(?a)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|const|let|var|readonly|declare|set)[ \t]+)?"
+        # the name: segments ending in "_", "." or "-" (possessive, each ends at its
+        # delimiter: linear), then maybe a camelCase run (hmacKey), then key or iv —
+        # a public key is no secret
+        r"(?P<kq>[\"']?)(?:[A-Za-z0-9]*+[_.-])*+(?:[A-Za-z0-9]*?[a-z0-9](?=[KI]))?"
+        r"(?i:key|iv)(?<!(?i:public.key))(?<!(?i:publickey))(?<!(?i:pub.key))"
+        r"(?P=kq)[ \t]*(?::=|=>|[=:])[ \t]*+(?P<vq>[\"']?)"
+        r"(?:[0-9a-fA-F]{32,}+(?![A-Za-z0-9+/=])|(?=[A-Za-z+/]*+[0-9])(?=[A-Z0-9+/]*+[a-z])"
+        r"(?=[a-z0-9+/]*+[A-Z])[A-Za-z0-9+/]{16,}+={0,2})"
+        r"(?P=vq)[ \t]*+(?:[,;][ \t]*+)?(?:(?:#|//)[^\n]*)?\r?$",
+        # (iv only as iv= and iv: — each trigger is one more pass over the text)
+        ("key", "iv=", "iv:"),
+    ),
 )
+
 
 _COMPILED: Final = tuple(
     (name, re.compile(pattern, re.MULTILINE), triggers) for name, pattern, triggers in RULES
@@ -139,22 +218,28 @@ class Finding(NamedTuple):
 
 #: Rules matched line by line: their triggers are looked for in the lower-cased text
 #: (any case in the text), and the pattern runs only on the lines holding one.
-_FOLDED: Final = frozenset({"env-secret", "json-secret"})
-_FOLDED_RULES: Final = [(name, pattern) for name, pattern, _t in _COMPILED if name in _FOLDED]
+_FOLDED: Final = frozenset(
+    {"env-secret", "json-secret", "key-material", "connection-string-password"}
+)
+#: Folded rules anchored at the start of a line: tried there only (``match``).
+_ANCHORED: Final = frozenset({"env-secret", "key-material"})
+_FOLDED_RULES: Final = [
+    (name, pattern, name in _ANCHORED) for name, pattern, _t in _COMPILED if name in _FOLDED
+]
 _FOLDED_TRIGGERS: Final = tuple(
     dict.fromkeys(t for name, _p, triggers in _COMPILED if name in _FOLDED for t in triggers)
 )
 
 
 def _scan_lines(
-    text: str, rules: list[tuple[str, re.Pattern[str]]], triggers: tuple[str, ...]
+    text: str, rules: list[tuple[str, re.Pattern[str], bool]], triggers: tuple[str, ...]
 ) -> list[tuple[int, str]]:
     """Run line-bounded patterns only on the lines where a trigger occurs (the
     text lower-cased and each trigger looked for once, for all of them)."""
     lowered = text.lower()
     if len(lowered) != len(text):
         # a character whose lower case is longer: positions no longer line up
-        return [(m.start(), name) for name, pattern in rules for m in pattern.finditer(text)]
+        return [(m.start(), name) for name, pattern, _a in rules for m in pattern.finditer(text)]
     hits: list[tuple[int, str]] = []
     seen: set[int] = set()
     for trigger in triggers:
@@ -171,8 +256,9 @@ def _scan_lines(
             start = text.rfind("\n", 0, found) + 1
             if start not in seen:
                 seen.add(start)
-                for name, pattern in rules:
-                    match = pattern.search(text, start, end)
+                for name, pattern, anchored in rules:
+                    find = pattern.match if anchored else pattern.search
+                    match = find(text, start, end)
                     if match is not None:
                         hits.append((match.start(), name))
             found = lowered.find(trigger, end)
@@ -198,6 +284,13 @@ def scan(text: str, *, limit: int = 20) -> list[Finding]:
         line += text.count("\n", last, position)
         last = position
         findings.append(Finding(name, line))
-    # A line env-secret already names needs no json-secret finding too.
+    # A line env-secret already names needs no json-secret finding too, and a line
+    # either names needs no key-material finding.
     assigned = {f.line for f in findings if f.rule == "env-secret"}
-    return [f for f in findings if f.rule != "json-secret" or f.line not in assigned][:limit]
+    named = assigned | {f.line for f in findings if f.rule == "json-secret"}
+    return [
+        f
+        for f in findings
+        if not (f.rule == "json-secret" and f.line in assigned)
+        and not (f.rule == "key-material" and f.line in named)
+    ][:limit]

@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import msgspec
 
@@ -40,7 +40,7 @@ from . import codec, validate
 from .archive import read_archive
 from .errors import Busy, Conflict, CorruptData, NoIdentity, NotFound
 from .model import LINKS_FANNED_FORMAT, Link, LinkList, Task, packing_sorted
-from .store import MODE_BLOB, RefRace, Repository, parse_commit_tree
+from .store import MODE_BLOB, MODE_TREE, RefRace, Repository, parse_commit_tree
 
 __all__ = [
     "FAN_OUT_LINKS",
@@ -84,6 +84,13 @@ FAN_OUT_LINKS: Final = 1000
 #: Hex digits of the sha256 that name a links file: 16 files keep a full read
 #: to 16 objects while a write at 10,000 links rewrites about 130 KB.
 _SHARD_DIGITS: Final = 1
+#: What a task tree holds at its top, with each entry's mode.
+_TOP_LEVEL: Final = {
+    _TASK_FILE: MODE_BLOB,
+    _LINKS_FILE: MODE_BLOB,
+    _LINKS_DIR: MODE_TREE,
+    _BODIES_DIR: MODE_TREE,
+}
 _FANNED_STUB: Final = codec.encode(LinkList(format=LINKS_FANNED_FORMAT))
 
 
@@ -185,6 +192,10 @@ class TaskState(msgspec.Struct):
     #: Only the links of one ``links/<a>.json`` were read (``links`` is not
     #: the whole list): see :meth:`TaskRefs.write`'s ``only``.
     partial: bool = False
+    #: ``task.json`` and ``links.json`` as stored, to find fields a newer
+    #: version wrote that this one does not know (see :meth:`TaskRefs.write`).
+    raw_task: bytes = b""
+    raw_links: bytes = b""
 
 
 class Change(msgspec.Struct, Generic[R]):
@@ -248,6 +259,41 @@ def link_tree_changes(
     changes.update(zip(paths, repo.write_blobs(datas), strict=True))
     changes.update({link_shard_path(prefix): None for prefix in old.keys() - groups.keys()})
     return changes
+
+
+def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
+    """Fields of ``task.json`` a newer version of the same format wrote, to keep.
+
+    A write must not drop them: top-level ones are returned to be written
+    back as they were; one inside a nested value (a checkpoint, a link) cannot
+    be kept, so the write is refused, naming it.
+
+    Raises:
+        Conflict: a field this version does not know would be lost.
+    """
+    extras: dict[str, Any] = {}
+    nested: list[str] = []
+    if state.raw_task and codec.encode(state.task) != state.raw_task:
+        raw = codec.decode_json(state.raw_task, f"task {task_id}: task.json")
+        for path in codec.lost_fields(raw, msgspec.to_builtins(state.task)):
+            key = path[2:]
+            if "." in key or "[" in key:
+                nested.append(f"task.json {path}")
+            else:
+                extras[key] = raw[key]
+    if state.raw_links and state.shards is None:
+        kept = codec.encode(LinkList(links=state.links))
+        if kept != state.raw_links:
+            raw = codec.decode_json(state.raw_links, f"task {task_id}: links.json")
+            built = msgspec.json.decode(kept)
+            nested += [f"links.json {p}" for p in codec.lost_fields(raw, built)]
+    if nested:
+        shown = ", ".join(nested[:5]) + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
+        raise Conflict(
+            f"task {task_id} holds fields this git-hydrate does not know ({shown}); "
+            "a write would drop them: upgrade git-hydrate to change this task"
+        )
+    return extras
 
 
 class TaskRefs:
@@ -387,7 +433,14 @@ class TaskRefs:
                 if task.id != task_id:
                     raise CorruptData(f"{where}: task.json names task {task.id!r}")
                 # in packing order whoever wrote the file (this version always does)
-                state = TaskState(task=task, links=packing_sorted(links.links), tip=tip, tree=tree)
+                state = TaskState(
+                    task=task,
+                    links=packing_sorted(links.links),
+                    tip=tip,
+                    tree=tree,
+                    raw_task=task_blob[1],
+                    raw_links=links_blob[1],
+                )
                 if links.format == LINKS_FANNED_FORMAT:
                     if links.links:
                         raise CorruptData(f"{where}: links.json of format 2 holds links")
@@ -615,9 +668,14 @@ class TaskRefs:
                 result: R = done.result
                 return result
             self.repo.identity()  # no identity, no commit (refused like git commit)
+            extras = _unknown_task_fields(task_id, state) if state is not None else {}
             tree_changes = link_tree_changes(self.repo, change.links, state)
-            tree_changes[_TASK_FILE] = self.repo.write_blob(codec.encode(change.task))
+            tree_changes[_TASK_FILE] = self.repo.write_blob(
+                codec.encode_with_extras(change.task, extras)
+            )
             tree_changes.update(change.bodies)
+            if state is not None and state.tree is not None:
+                tree_changes.update(self._foreign_top_level(state.tree))
             tree = self.repo.update_tree(state.tree if state else None, tree_changes)
             if state is not None and tree == state.tree:
                 return change.result
@@ -634,18 +692,36 @@ class TaskRefs:
             return change.result
         raise self.busy(task_id)
 
+    def _foreign_top_level(self, tree: bytes) -> dict[bytes, bytes | None]:
+        """Removals of the top-level entries of a task tree this version never
+        writes (a gitlink, a symlink, an unknown name): a write does not carry
+        them on, or a host with ``receive.fsckObjects`` may refuse the push.
+        ``doctor`` names them, deeper ones too."""
+        drop: dict[bytes, bytes | None] = {}
+        for name, (mode, _oid) in self.repo.read_tree(tree).items():
+            expected = _TOP_LEVEL.get(name)
+            if expected is None or mode != expected:
+                drop[name] = None
+        return drop
+
     def _lock_left_behind(self, ref: bytes) -> bool:
-        """Whether the ref's lock file is older than any live writer keeps one."""
-        try:
-            return time.time() - os.stat(self.repo.ref_lock(ref)).st_mtime > STALE_LOCK_SECONDS
-        except OSError:
-            return False
+        """Whether a lock file stopping the ref (its own, or ``packed-refs.lock``)
+        is older than any live writer keeps one."""
+        for lock in self.repo.ref_locks(ref):
+            try:
+                if time.time() - os.stat(lock).st_mtime > STALE_LOCK_SECONDS:
+                    return True
+            except OSError:
+                continue
+        return False
 
     def busy(self, task_id: str) -> Busy:
         """Why a write of ``task_id`` gave up: a lock left behind, or constant change."""
-        lock = self.repo.ref_lock(ref_name(task_id))
-        if os.path.exists(lock):
-            age = time.time() - os.stat(lock).st_mtime
+        for lock in self.repo.ref_locks(ref_name(task_id)):
+            try:
+                age = time.time() - os.stat(lock).st_mtime
+            except OSError:
+                continue
             return Busy(
                 f"task {task_id} is locked by {lock} ({age:.0f} s old); if no git or "
                 "git-hydrate process is writing it, clear it with: "

@@ -8,12 +8,13 @@ from typing import Any, Final, cast
 import msgspec
 
 from . import validate
+from .context import check_text_secrets
 from .errors import Conflict, ValidationError
 from .model import INITIAL_STATION, Task
 from .results import TaskDict
 from .taskrefs import Change, TaskRefs, TaskState, Unchanged, default_title, iso_utc, task_message
 
-__all__ = ["EDITABLE_FIELDS", "add_task", "edit_task", "get_task", "task_dict"]
+__all__ = ["EDITABLE_FIELDS", "add_task", "edit_task", "free_text", "get_task", "task_dict"]
 
 #: Fields ``edit_task`` may change (the station moves through ``set_status``).
 EDITABLE_FIELDS: Final = (
@@ -44,6 +45,35 @@ _CHECKS: Final[dict[str, Callable[[Any], Any]]] = {
     "files": lambda v: validate.path_notes(v, "file in play"),
     "tests": lambda v: validate.path_notes(v, "test"),
 }
+
+
+#: The free-text fields of a task, as error messages name them.
+_TEXT_FIELDS: Final = {
+    "objective": "objective",
+    "acceptance": "acceptance",
+    "title": "title",  # after the objective its default comes from
+    "acceptance_criteria": "acceptance criterion",
+    "files": "file in play",
+    "tests": "test",
+}
+
+
+def _text_of(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(what, text)`` of every free-text value among a task's fields."""
+    found: list[tuple[str, str]] = []
+    for key, what in _TEXT_FIELDS.items():
+        value = values.get(key)
+        if isinstance(value, str):
+            found.append((what, value))
+        elif value:
+            for item in value:
+                found.append((what, item if isinstance(item, str) else item.note))
+    return found
+
+
+def free_text(task: Task) -> list[tuple[str, str]]:
+    """``(what, text)`` of every free-text field of ``task`` a user wrote."""
+    return _text_of({key: getattr(task, key) for key in _TEXT_FIELDS})
 
 
 def task_dict(state: TaskState, archived: bool = False) -> TaskDict:
@@ -85,8 +115,14 @@ def add_task(
     files: Iterable[Any] = (),
     tests: Iterable[Any] = (),
     status: str = INITIAL_STATION,
+    allow_secrets: bool | None = None,
 ) -> TaskDict:
-    """Create a task. Creating one that exists is a :class:`Conflict`."""
+    """Create a task. Creating one that exists is a :class:`Conflict`.
+
+    Free text that looks like it holds a credential is refused
+    (:class:`~git_hydrate.errors.SecretDetected`) unless ``allow_secrets``
+    (``None``: ``git config hydrate.allowSecrets``).
+    """
     validate.task_id(task_id)
     objective = validate.text(objective, "objective", required=True)
     acceptance = validate.text(acceptance, "acceptance", required=True)
@@ -107,6 +143,7 @@ def add_task(
         status=validate.station(status),
         created_at=iso_utc(refs.clock()),
     )
+    check_text_secrets(refs.repo.settings, free_text(task), allow_secrets)
     refs.check_new_id(task_id)
     change = Change(
         task=task,
@@ -126,8 +163,11 @@ def add_task(
     return get_task(refs, task_id)
 
 
-def edit_task(refs: TaskRefs, task_id: str, **fields: Any) -> TaskDict:
-    """Change some of a task's fields (see :data:`EDITABLE_FIELDS`)."""
+def edit_task(
+    refs: TaskRefs, task_id: str, *, allow_secrets: bool | None = None, **fields: Any
+) -> TaskDict:
+    """Change some of a task's fields (see :data:`EDITABLE_FIELDS`); new free text
+    is checked for credentials as :func:`add_task` does."""
     unknown = sorted(set(fields) - set(EDITABLE_FIELDS))
     if unknown:
         raise ValidationError(
@@ -135,6 +175,7 @@ def edit_task(refs: TaskRefs, task_id: str, **fields: Any) -> TaskDict:
         )
     values = {key: _CHECKS[key](value) for key, value in fields.items() if value is not None}
     validate.task_id(task_id)
+    check_text_secrets(refs.repo.settings, _text_of(values), allow_secrets)
 
     def apply(state: TaskState) -> Change[None]:
         changed = sorted(k for k, v in values.items() if getattr(state.task, k) != v)

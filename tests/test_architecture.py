@@ -7,7 +7,7 @@ below, and the whole graph must be free of cycles):
     settings, model
     codec, validate, secrets, merge, context_expander, results, tokens, outline
     store (the only git boundary)
-    archive
+    archive, treeshape
     taskrefs (the task-ref core)
     tasks, context, listing, history, packing, hydrate
     lifecycle, sync, doctor
@@ -41,7 +41,7 @@ LAYERS: list[set[str]] = [
         "outline",
     },
     {"store"},
-    {"archive"},
+    {"archive", "treeshape"},
     {"taskrefs"},
     {"tasks", "context", "listing", "history", "packing", "hydrate"},
     {"lifecycle", "sync", "doctor"},

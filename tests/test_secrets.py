@@ -37,6 +37,26 @@ SAMPLES = {
     "url-credentials": "DATABASE=postgres://admin:" + "hunter2secret" + "@db.internal:5432/app\n",
     "env-secret": "DEBUG=1\nSTRIPE_CLIENT_SECRET=" + "s3cr3tValue9876543" + "\n",
     "json-secret": '{"name": "app", "api_key": "' + "sk9Jd8fK2mQ7xLp3" + '"}\n',
+    "putty-private-key": "PuTTY-User-Key-" + "File-3: ssh-ed25519\n",
+    "webhook-url": "https://hooks.slack.com/"
+    + "services/T01ABCDEF/B02GHIJKL/"
+    + "a1B2" * 6
+    + "\n",
+    "sendgrid-key": "SG." + "a1B2c3D4e5F6g7H8i9J0kL" + "." + "m1N2o3P4" * 5 + "q9R" + "\n",
+    "twilio-api-key": "sid = SK" + "0123456789abcdef" * 2 + "\n",
+    "twilio-account-sid": "sid = AC" + "fedcba9876543210" * 2 + "\n",
+    "shopify-token": "token = shpat_" + "0123456789abcdef" * 2 + "\n",
+    "vault-token": "VAULT=hvs." + "a1B2c3D4e5" * 3 + "\n",
+    "digitalocean-token": "do = dop_v1_" + "0123456789abcdef" * 4 + "\n",
+    "pypi-token": "pw = pypi-AgE" + "IcHlwaS5vcmc" * 5 + "\n",
+    "huggingface-token": "hf = hf_" + "aBcDeFgHiJ" * 3 + "kLmN" + "\n",
+    "databricks-token": "db = dapi" + "0123456789abcdef" * 2 + "\n",
+    "mailgun-key": "mg = key-" + "fedcba9876543210" * 2 + "\n",
+    "azure-connection-string": "AccountName=x;Account" + "Key=" + "a1B2c3D4+/" * 8 + "==\n",
+    "connection-string-password": "Server=db;User ID=app;Pass" + "word=" + "Zx9Yw8Vu7T" + ";\n",
+    "npmrc-auth": "//registry.npmjs.org/:_auth" + "Token=" + "0a1b2c3d-" * 4 + "\n",
+    "docker-auth": '    "auth": "' + "ZGVwbG95OmFiYzEyMw" + '=="\n',
+    "key-material": "hmac_key = " + "0123456789abcdef" * 4 + "\n",
 }
 LOWER_CASE_KEYS = [
     "password=" + "Tr0ub4dorXyz93",
@@ -177,7 +197,7 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
     )
 )
 def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) -> None:
-    from git_hydrate.secrets import _COMPILED, _FOLDED, _scan_lines
+    from git_hydrate.secrets import _ANCHORED, _COMPILED, _FOLDED, _scan_lines
 
     text = "\n".join(lines)
     for name, pattern, triggers in _COMPILED:
@@ -185,7 +205,8 @@ def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) 
             # one match per line at most, from the line-by-line scan
             expected = sorted({text.rfind("\n", 0, m.start()) for m in pattern.finditer(text)})
             got = sorted(
-                text.rfind("\n", 0, p) for p, _n in _scan_lines(text, [(name, pattern)], triggers)
+                text.rfind("\n", 0, p)
+                for p, _n in _scan_lines(text, [(name, pattern, name in _ANCHORED)], triggers)
             )
             assert got == expected
 

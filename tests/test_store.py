@@ -62,6 +62,26 @@ def test_many_blobs_become_one_pack_git_can_read(store: Repository) -> None:
     }
 
 
+def test_writing_an_object_that_exists_freshens_it_as_git_does(store: Repository) -> None:
+    """gc --prune spares recent objects: one about to be referenced must be recent."""
+    old = 946_684_800  # 2000-01-01
+    blob = store.write_blob(b"kept alive\n")
+    loose = Path(store.common_dir, "objects", blob[:2].decode(), blob[2:].decode())
+    os.utime(loose, (old, old))
+    assert store.write_blob(b"kept alive\n") == blob
+    assert loose.stat().st_mtime > old + 1e6
+    os.utime(loose, (old, old))
+    store.write_blobs([b"kept alive\n"])
+    assert loose.stat().st_mtime > old + 1e6
+    # an object only in a pack: its pack is freshened
+    datas = [b"packed %d\n" % i for i in range(100)]
+    store.write_blobs(datas)
+    pack = next(Path(store.common_dir, "objects", "pack").glob("*.pack"))
+    os.utime(pack, (old, old))
+    store.write_blobs([*datas, *(b"new %d\n" % i for i in range(100))])
+    assert pack.stat().st_mtime > old + 1e6
+
+
 def test_a_missing_object_is_corrupt_data_not_a_crash(store: Repository) -> None:
     missing = b"0" * (64 if store.hash_name == "sha256" else 40)
     with pytest.raises(CorruptData, match="missing"):

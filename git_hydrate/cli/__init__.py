@@ -19,6 +19,7 @@ import click
 
 from .. import __version__
 from ..errors import EXIT_BUG, EXIT_FAILURE, HydrateError
+from ._common import shown_block
 
 __all__ = ["COMMANDS", "cli", "main"]
 
@@ -149,7 +150,7 @@ def run(argv: list[str] | None = None) -> int:
             return 0
         result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False, obj={})
     except HydrateError as exc:
-        click.echo(f"{_label(exc.label)} {exc}", err=True)
+        click.echo(f"{_label(exc.label)} {shown_block(exc)}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)

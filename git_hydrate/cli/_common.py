@@ -9,33 +9,41 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from ..model import STATIONS
 from ..settings import ENCODINGS, default_help, parse_int
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
 __all__ = [
+    "STATION_CHOICE",
     "ByteSize",
     "Duration",
     "IsoTime",
+    "allow_secrets_option",
     "budget_options",
     "colour",
     "compact",
     "compact_option",
     "complete_remotes",
-    "complete_stations",
     "complete_task_ids",
     "echo_json",
     "json_option",
     "label",
     "open_ledger",
     "short",
+    "shown",
+    "shown_block",
     "task_id_argument",
     "warn",
     "warn_stray_refs",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: A station given on the command line: a bad one is a usage error (exit 2)
+#: that lists the valid ones, like a bad ``--kind``.
+STATION_CHOICE: Final = click.Choice(list(STATIONS))
 
 
 @contextmanager
@@ -144,6 +152,16 @@ class IsoTime(click.ParamType):  # type: ignore[type-arg]
         return moment
 
 
+def allow_secrets_option(what: str) -> Callable[[F], F]:
+    """``--allow-secrets``: store ``what`` even if it looks like it holds a credential."""
+    return click.option(
+        "--allow-secrets",
+        is_flag=True,
+        default=None,
+        help=f"Store {what} even if it looks like it contains a credential.",
+    )
+
+
 def budget_options(func: F) -> F:
     """``--max-bytes``, ``--max-tokens``, ``--encoding``, ``--outline`` and ``--now``,
     shared by the packing commands."""
@@ -181,6 +199,34 @@ def budget_options(func: F) -> F:
     return func
 
 
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(value: Any) -> str:
+    """A one-line field (title, id, source label, station...) safe for a terminal.
+
+    Fields can come from a remote: a control character (ESC starting a CSI or
+    OSC sequence, another C0 or C1 control, DEL, a bidi or zero-width
+    character) would reach the user's terminal and could rewrite what it
+    shows. Every character that is not printable is escaped as ``\\xNN`` or
+    ``\\uNNNN``; JSON output never goes through here.
+    """
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in text)
+
+
+def shown_block(value: Any) -> str:
+    """Like :func:`shown`, for a text of several lines: line feeds and tabs are kept."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in " \n\t" else _escaped(ch) for ch in text)
+
+
 def short(digest: str) -> str:
     """The 12-digit abbreviation of a sha256 used in human output."""
     return digest[:12]
@@ -189,7 +235,7 @@ def short(digest: str) -> str:
 def warn_stray_refs(ledger: Ledger) -> None:
     """Say on stderr which refs under refs/hydrate/tasks/ a listing left out."""
     for ref in ledger.stray_task_refs():
-        warn(f"ignoring {ref}: not a valid task id; see: git hydrate doctor")
+        warn(f"ignoring {shown(ref)}: not a valid task id; see: git hydrate doctor")
 
 
 # -- colour ----------------------------------------------------------------------
@@ -243,17 +289,6 @@ def complete_task_ids(
         return []
     with ledger:
         return [CompletionItem(t) for t in ledger.task_ids() if t.startswith(incomplete)]
-
-
-def complete_stations(
-    _ctx: click.Context, _param: click.Parameter, incomplete: str
-) -> list[click.shell_completion.CompletionItem]:
-    """Lifecycle stations for shell completion."""
-    from click.shell_completion import CompletionItem
-
-    from ..model import STATIONS
-
-    return [CompletionItem(s) for s in STATIONS if s.startswith(incomplete)]
 
 
 def complete_remotes(

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
-from ._common import Duration, echo_json, json_option, open_ledger, short, task_id_argument
+from ._common import Duration, echo_json, json_option, open_ledger, short, shown, task_id_argument
 
 __all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "file_label", "read_body_file"]
 
@@ -136,8 +136,8 @@ def context_add(
     verb = "added" if entry["created"] else "updated" if entry["changed"] else "unchanged"
     expiry = f", expires {entry['expires']}" if entry["expires"] else ""
     click.echo(
-        f"{verb} {short(entry['hash'])} to {task_id} "
-        f"({entry['source']}, priority {entry['priority']}, {entry['size']} bytes{expiry})"
+        f"{verb} {short(entry['hash'])} to {shown(task_id)} "
+        f"({shown(entry['source'])}, priority {entry['priority']}, {entry['size']} bytes{expiry})"
     )
 
 
@@ -180,7 +180,10 @@ def context_rm(
             if as_json:
                 echo_json(ctx, entry)
             else:
-                click.echo(f"removed {short(entry['hash'])} ({entry['source']}) from {task_id}")
+                click.echo(
+                    f"removed {short(entry['hash'])} ({shown(entry['source'])}) "
+                    f"from {shown(task_id)}"
+                )
             return
         result = ledger.remove_contexts(
             task_id, digests, source=source_glob, everything=everything
@@ -189,6 +192,8 @@ def context_rm(
         echo_json(ctx, result)
         return
     for item in result["removed"]:
-        click.echo(f"removed {short(item['hash'])} ({item['source']}) from {task_id}")
+        click.echo(
+            f"removed {short(item['hash'])} ({shown(item['source'])}) from {shown(task_id)}"
+        )
     noun = "attachment" if result["count"] == 1 else "attachments"
     click.echo(f"{task_id}: {result['count']} {noun} removed")

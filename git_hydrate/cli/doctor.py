@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import echo_json, json_option, open_ledger
+from ._common import echo_json, json_option, open_ledger, shown
 
 __all__ = ["doctor"]
 
@@ -49,20 +49,20 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
         echo_json(ctx, report)
     else:
         for lock in removed:
-            click.echo(f"removed stale lock {lock['path']} ({lock['age_seconds']} s old)")
+            click.echo(f"removed stale lock {shown(lock['path'])} ({lock['age_seconds']} s old)")
         for task in report["tasks"]:
             if task["ok"]:
-                click.echo(f"ok      {task['task_id']}")
+                click.echo(f"ok      {shown(task['task_id'])}")
             for problem in task["problems"]:
-                click.echo(f"problem {task['task_id']}: {problem}")
+                click.echo(f"problem {shown(task['task_id'])}: {shown(problem)}")
         for ref in report["refs"]:
             if ref["ok"]:
-                click.echo(f"ok      {ref['ref']}")
+                click.echo(f"ok      {shown(ref['ref'])}")
             for problem in ref["problems"]:
-                click.echo(f"problem {ref['ref']}: {problem}")
+                click.echo(f"problem {shown(ref['ref'])}: {shown(problem)}")
         for lock in report["locks"]:
             state = "held by a running process" if lock["held"] else "not held"
-            click.echo(f"lock    {lock['path']} ({lock['age_seconds']} s old, {state})")
+            click.echo(f"lock    {shown(lock['path'])} ({lock['age_seconds']} s old, {state})")
         for entry in report["config"]:
             click.echo(f"problem {entry['key']}: {entry['problem']}")
         bad = sum(not t["ok"] for t in report["tasks"])

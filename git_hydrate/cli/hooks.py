@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._common import complete_remotes, echo_json, json_option, open_ledger, warn
+from ._common import complete_remotes, echo_json, json_option, open_ledger, shown, warn
 
 __all__ = ["hook", "hooks_group", "install", "pre_push", "status", "uninstall"]
 
@@ -94,13 +94,14 @@ def pre_push(
             state = "wrote" if task["changed"] else "up to date:"
             summary = summary_line(task["task"], task).split(": ", 2)[2]
             click.echo(
-                f"hydrate: {task['task']}: {state} {task['directory']} ({summary})", err=True
+                f"hydrate: {shown(task['task'])}: {state} {shown(task['directory'])} ({summary})",
+                err=True,
             )
     if not report["problems"]:
         return
     label = "error" if blocking else "warning"
     for problem in report["problems"]:
-        click.echo(f"{label}: task {problem['task']}: {problem['reason']}", err=True)
+        click.echo(f"{label}: task {shown(problem['task'])}: {shown(problem['reason'])}", err=True)
     if blocking:
         click.echo(
             "error: push blocked by hydrate.prePushStrict; fix the tasks above, "
@@ -142,9 +143,9 @@ def install(ctx: click.Context, as_json: bool) -> None:
         echo_json(ctx, result)
         return
     words = {"installed": "installed", "updated": "updated", "unchanged": "already installed:"}
-    click.echo(f"{words[result['action']]} {result['hook']}")
+    click.echo(f"{words[result['action']]} {shown(result['hook'])}")
     if result["legacy"]:
-        click.echo(f"chained: {result['legacy']} runs first")
+        click.echo(f"chained: {shown(result['legacy'])} runs first")
 
 
 @hooks_group.command("uninstall")
@@ -165,11 +166,11 @@ def uninstall(ctx: click.Context, as_json: bool) -> None:
         echo_json(ctx, result)
         return
     if result["action"] == "not-installed":
-        click.echo(f"not installed: {result['hook']} is not git-hydrate's hook")
+        click.echo(f"not installed: {shown(result['hook'])} is not git-hydrate's hook")
         return
-    click.echo(f"removed {result['hook']}")
+    click.echo(f"removed {shown(result['hook'])}")
     if result["restored"]:
-        click.echo(f"restored the previous hook as {result['restored']}")
+        click.echo(f"restored the previous hook as {shown(result['restored'])}")
 
 
 @hooks_group.command("status")
@@ -196,7 +197,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     else:
         state = "not installed"
     rows = [
-        ("pre-push hook", f"{state}: {result['hook']}"),
+        ("pre-push hook", f"{state}: {shown(result['hook'])}"),
         ("core.hooksPath", result["hooks_path"] or "(not set)"),
         ("chained hook", result["legacy"] or "(none)"),
         ("fallback python", result["python"] or "(none)"),

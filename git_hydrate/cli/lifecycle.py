@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._common import (
+    STATION_CHOICE,
     IsoTime,
-    complete_stations,
+    allow_secrets_option,
     complete_task_ids,
     echo_json,
     json_option,
     open_ledger,
+    shown,
+    shown_block,
     task_id_argument,
     warn,
     warn_stray_refs,
@@ -41,9 +44,10 @@ def _budget_line(status: Mapping[str, Any]) -> str:
 
 def _print_status(status: Mapping[str, Any]) -> None:
     archived = " (archived)" if status["archived"] else ""
-    click.echo(f"task {status['task_id']}{archived}: {status['title']}")
+    click.echo(f"task {shown(status['task_id'])}{archived}: {shown(status['title'])}")
     click.echo(
-        f"status {status['status']} · kind {status['kind']} · priority {status['priority']}"
+        f"status {shown(status['status'])} · kind {shown(status['kind'])}"
+        f" · priority {status['priority']}"
     )
     click.echo(
         f"context: {status['attachments']} attachment(s), {status['live']} live, "
@@ -57,14 +61,14 @@ def _print_status(status: Mapping[str, Any]) -> None:
         return
     click.echo(
         f"latest checkpoint (#{status['checkpoints']}, {checkpoint['tokens']} tokens, "
-        f"{checkpoint['at']}, {checkpoint['author']}):"
+        f"{shown(checkpoint['at'])}, {shown(checkpoint['author'])}):"
     )
     for label, key in (
         ("Summary", "summary"),
         ("Evidence", "evidence"),
         ("Next step", "next_step"),
     ):
-        click.echo(f"  {label}: {checkpoint[key]}")
+        click.echo(f"  {label}: {shown_block(checkpoint[key])}")
 
 
 def _status_row(status: Mapping[str, Any]) -> str:
@@ -73,8 +77,8 @@ def _status_row(status: Mapping[str, Any]) -> str:
     over = " OVER" if status["over_budget"] else ""
     expired = f" ({status['expired']} expired)" if status["expired"] else ""
     return (
-        f"{status['task_id']}\t{status['status']}\t{status['kind']}\tp{status['priority']}"
-        f"\t{status['attachments']} ctx{expired}\t{tokens} tokens{over}\t{status['title']}"
+        f"{shown(status['task_id'])}\t{shown(status['status'])}\t{shown(status['kind'])}\tp{status['priority']}"
+        f"\t{status['attachments']} ctx{expired}\t{tokens} tokens{over}\t{shown(status['title'])}"
     )
 
 
@@ -83,15 +87,15 @@ def _status_row(status: Mapping[str, Any]) -> str:
 @click.option(
     "--set",
     "new_station",
-    shell_complete=complete_stations,
+    type=STATION_CHOICE,
     metavar="STATION",
     help=f"Move the task ID to STATION ({STATIONS_HELP}).",
 )
 @click.option(
     "--station",
     "stations",
-    shell_complete=complete_stations,
     multiple=True,
+    type=STATION_CHOICE,
     metavar="STATION",
     help="Without ID: only tasks at STATION (repeatable).",
 )
@@ -143,7 +147,7 @@ def status(
             else:
                 for row in rows:
                     if "error" in row:
-                        click.echo(f"{row['task_id']}\tdamaged\t{row['error']}")
+                        click.echo(f"{shown(row['task_id'])}\tdamaged\t{shown(row['error'])}")
                     else:
                         click.echo(_status_row(row))
                 warn_stray_refs(ledger)
@@ -156,9 +160,9 @@ def status(
         echo_json(ctx, result)
     elif moved is not None:
         if moved["changed"]:
-            click.echo(f"task {task_id}: {moved['from']} -> {moved['to']}")
+            click.echo(f"task {shown(task_id)}: {shown(moved['from'])} -> {shown(moved['to'])}")
         else:
-            click.echo(f"task {task_id} is already {moved['to']}")
+            click.echo(f"task {shown(task_id)} is already {shown(moved['to'])}")
     else:
         _print_status(result)
 
@@ -174,6 +178,7 @@ def status(
     type=click.IntRange(min=0),
     help="Cumulative tokens used on the task so far (never lower than the last checkpoint).",
 )
+@allow_secrets_option("the checkpoint")
 @json_option
 @click.pass_context
 def checkpoint(
@@ -183,6 +188,7 @@ def checkpoint(
     evidence: str,
     next_step: str,
     tokens: int,
+    allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
     """Record a checkpoint on the task ID (one commit, by your git identity).
@@ -197,12 +203,14 @@ def checkpoint(
           --next-step "add the X-Request-Id header" --tokens 18400
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.add_checkpoint(task_id, summary, evidence, next_step, tokens)
+        result = ledger.add_checkpoint(
+            task_id, summary, evidence, next_step, tokens, allow_secrets=allow_secrets
+        )
     if as_json:
         echo_json(ctx, result)
     else:
         click.echo(
-            f"task {task_id}: checkpoint #{result['number']} recorded "
+            f"task {shown(task_id)}: checkpoint #{result['number']} recorded "
             f"({result['tokens']} cumulative tokens)"
         )
 
@@ -238,9 +246,10 @@ def log(ctx: click.Context, task_id: str, limit: int | None, as_json: bool) -> N
         return
     for entry in entries:
         said = entry["details"].get("checkpoint_summary")
-        extra = f": {said}" if said else ""
+        extra = f": {shown(said)}" if said else ""
         click.echo(
-            f"{entry['commit'][:12]}  {entry['when']}  {entry['who']}  {entry['summary']}{extra}"
+            f"{entry['commit'][:12]}  {entry['when']}  {shown(entry['who'])}"
+            f"  {shown(entry['summary'])}{extra}"
         )
 
 
@@ -270,13 +279,15 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
         echo_json(ctx, result)
         return
     if result["archived"]:
-        click.echo(f"archived {len(result['archived'])}: {', '.join(result['archived'])}")
+        click.echo(
+            f"archived {len(result['archived'])}: {', '.join(map(shown, result['archived']))}"
+        )
     if result["already_archived"]:
-        click.echo(f"already archived: {', '.join(result['already_archived'])}")
+        click.echo(f"already archived: {', '.join(map(shown, result['already_archived']))}")
     if not result["archived"] and not result["already_archived"]:
         click.echo("nothing to archive: no live task is done or cancelled")
     for item in result.get("damaged", []):
-        warn(f"skipped damaged task {item['task_id']}: {item['error']}")
+        warn(f"skipped damaged task {shown(item['task_id'])}: {shown(item['error'])}")
 
 
 @click.command("unarchive")
@@ -296,4 +307,7 @@ def unarchive(ctx: click.Context, task_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(ctx, task)
     else:
-        click.echo(f"restored task {task['task_id']} ({task['status']}): {task['title']}")
+        click.echo(
+            f"restored task {shown(task['task_id'])} ({shown(task['status'])}):"
+            f" {shown(task['title'])}"
+        )

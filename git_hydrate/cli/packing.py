@@ -10,7 +10,15 @@ from typing import Any
 
 import click
 
-from ._common import budget_options, echo_json, json_option, open_ledger, short, task_id_argument
+from ._common import (
+    budget_options,
+    echo_json,
+    json_option,
+    open_ledger,
+    short,
+    shown,
+    task_id_argument,
+)
 
 __all__ = ["LISTED_ON_A_TERMINAL", "expand", "listing", "pack", "prompt", "summary_line"]
 
@@ -217,12 +225,12 @@ def listing(
     ``why`` adds the reason ranking placed each one where it is."""
     why = why or {}
     lines = [
-        f"  omitted {short(item['hash'])} {item['source']} ({item['reason']}"
+        f"  omitted {short(item['hash'])} {shown(item['source'])} ({item['reason']}"
         + (f"; ranked: {why[item['hash']]})" if why.get(item["hash"]) else ")")
         for item in result["omitted"]
     ]
     lines += [
-        f"  shrunk  {short(item['hash'])} {item['source']} "
+        f"  shrunk  {short(item['hash'])} {shown(item['source'])} "
         f"(outline {short(item['outline_hash'])}, {_count(item['bytes_saved'])} bytes saved)"
         for item in result.get("shrunk") or []
     ]

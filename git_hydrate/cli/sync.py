@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import complete_remotes, echo_json, json_option, open_ledger, task_id_argument
+from ._common import complete_remotes, echo_json, json_option, open_ledger, shown, task_id_argument
 
 if TYPE_CHECKING:
     from ..sync import Report
@@ -66,16 +66,18 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
         ]
         if counts["up-to-date"] or not report.notes:
             parts.append(f"{counts['up-to-date']} up to date")
-        click.echo(f"{report.operation} {report.remote}: {', '.join(parts) or 'nothing to do'}")
+        click.echo(
+            f"{report.operation} {shown(report.remote)}: {', '.join(parts) or 'nothing to do'}"
+        )
         for note in report.notes:
-            click.echo(f"warning: {note}", err=True)
+            click.echo(f"warning: {shown(note)}", err=True)
         for outcome in report.outcomes:
             if outcome.action == "not-restored":
                 continue  # counted above; every pull would list them again (--json has them)
             label = _LABELS.get(outcome.action, outcome.action)
-            line = f"  {label:<14} {outcome.name}"
+            line = f"  {label:<14} {shown(outcome.name)}"
             if outcome.detail:
-                line += f"  ({outcome.detail})"
+                line += f"  ({shown(outcome.detail)})"
             click.echo(line)
             for conflict in outcome.conflicts:
                 click.echo(_conflict_line(conflict))
@@ -85,8 +87,8 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
     absent = report.failed("absent")
     if rejected:
         click.echo(
-            f"error: rejected by {report.remote}: {', '.join(rejected)}; "
-            f"run git hydrate sync {report.remote}",
+            f"error: rejected by {shown(report.remote)}: {', '.join(map(shown, rejected))}; "
+            f"run git hydrate sync {shown(report.remote)}",
             err=True,
         )
     refused: dict[str, list[str]] = {}
@@ -96,10 +98,13 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
     for detail, names in refused.items():
         click.echo(f"error: refused by {report.remote}: {', '.join(names)}: {detail}", err=True)
     if skipped:
-        click.echo(f"error: skipped: {', '.join(skipped)} (the report above says why)", err=True)
+        click.echo(
+            f"error: skipped: {', '.join(map(shown, skipped))} (the report above says why)",
+            err=True,
+        )
     if absent:
-        where = f"on {report.remote}" if report.operation == "pull" else "here"
-        click.echo(f"error: no such task {where}: {', '.join(absent)}", err=True)
+        where = f"on {shown(report.remote)}" if report.operation == "pull" else "here"
+        click.echo(f"error: no such task {where}: {', '.join(map(shown, absent))}", err=True)
     return 1
 
 
@@ -236,14 +241,18 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
         echo_json(ctx, result)
     else:
         if result["local"]:
-            click.echo(f"removed task {task_id} (was {result['removed_tip'][:12]})")
+            click.echo(f"removed task {shown(task_id)} (was {result['removed_tip'][:12]})")
         else:
-            click.echo(f"task {task_id} was not here; recorded the removal of its remote copy")
+            click.echo(
+                f"task {shown(task_id)} was not here; recorded the removal of its remote copy"
+            )
         if there is not None:
             state = "deleted on" if there["deleted"] else "not deleted on"
-            detail = f" ({there['detail']})" if there["detail"] else ""
-            click.echo(f"{state} {there['remote']}{detail}")
+            detail = f" ({shown(there['detail'])})" if there["detail"] else ""
+            click.echo(f"{state} {shown(there['remote'])}{detail}")
     if there is not None and not there["deleted"] and "not on" not in there["detail"]:
-        click.echo(f"error: task {task_id} was not deleted on {there['remote']}", err=True)
+        click.echo(
+            f"error: task {shown(task_id)} was not deleted on {shown(there['remote'])}", err=True
+        )
         return 1
     return 0

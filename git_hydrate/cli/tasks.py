@@ -8,11 +8,14 @@ from typing import Any, TypeVar
 import click
 
 from ._common import (
-    complete_stations,
+    STATION_CHOICE,
+    allow_secrets_option,
     echo_json,
     json_option,
     open_ledger,
     short,
+    shown,
+    shown_block,
     task_id_argument,
     warn,
     warn_stray_refs,
@@ -94,6 +97,7 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
                 metavar="PATH[:NOTE]",
                 help="A test to write or update (repeatable).",
             ),
+            allow_secrets_option("the text"),
         ]
         for option in reversed(options):
             func = option(func)
@@ -104,9 +108,10 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
 
 def _print_task(task: Mapping[str, Any]) -> None:
     archived = " (archived)" if task.get("archived") else ""
-    click.echo(f"task {task['task_id']}{archived}: {task['title']}")
+    click.echo(f"task {shown(task['task_id'])}{archived}: {shown(task['title'])}")
     click.echo(
-        f"status {task['status']} · kind {task['kind']} · priority {task['priority']}"
+        f"status {shown(task['status'])} · kind {shown(task['kind'])}"
+        f" · priority {task['priority']}"
         f" · token budget {task['token_budget']} · {task['attachments']} attachment(s)"
     )
 
@@ -139,11 +144,12 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
             tags=fields["tags"],
             files=fields["files"],
             tests=fields["tests"],
+            allow_secrets=fields["allow_secrets"],
         )
     if as_json:
         echo_json(ctx, task)
     else:
-        click.echo(f"created task {task['task_id']}: {task['title']}")
+        click.echo(f"created task {shown(task['task_id'])}: {shown(task['title'])}")
 
 
 @click.command("task-edit")
@@ -178,19 +184,19 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
     if all(value is None for value in changes.values()):
         raise click.UsageError("nothing to change: give at least one field option")
     with open_ledger(ctx) as ledger:
-        task = ledger.edit_task(task_id, **changes)
+        task = ledger.edit_task(task_id, allow_secrets=fields["allow_secrets"], **changes)
     if as_json:
         echo_json(ctx, task)
     else:
-        click.echo(f"updated task {task['task_id']}: {task['title']}")
+        click.echo(f"updated task {shown(task['task_id'])}: {shown(task['title'])}")
 
 
 @click.command("list")
 @click.option(
     "--status",
     "stations",
-    shell_complete=complete_stations,
     multiple=True,
+    type=STATION_CHOICE,
     metavar="STATION",
     help="Only tasks at STATION (repeatable: any of them).",
 )
@@ -230,11 +236,11 @@ def list_tasks(
     for task in rows:
         if "error" in task:
             damaged += 1
-            click.echo(f"{task['task_id']}\tdamaged\t{task['error']}")
+            click.echo(f"{shown(task['task_id'])}\tdamaged\t{shown(task['error'])}")
             continue
         click.echo(
-            f"{task['task_id']}\t{task['status']}\t{task['kind']}\tp{task['priority']}"
-            f"\t{task['attachments']} ctx\t{task['title']}"
+            f"{shown(task['task_id'])}\t{shown(task['status'])}\t{shown(task['kind'])}\tp{task['priority']}"
+            f"\t{task['attachments']} ctx\t{shown(task['title'])}"
         )
     if damaged:
         warn(f"{damaged} damaged task(s); see: git hydrate doctor")
@@ -261,19 +267,22 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
         return
     _print_task(task)
     for label, key in (("Objective", "objective"), ("Acceptance", "acceptance")):
-        click.echo(f"\n{label}:\n{task[key]}")
+        click.echo(f"\n{label}:\n{shown_block(task[key])}")
     if task["acceptance_criteria"]:
         click.echo("\nAcceptance criteria:")
         for criterion in task["acceptance_criteria"]:
-            click.echo(f"  - [ ] {criterion}")
+            click.echo(f"  - [ ] {shown(criterion)}")
     for label, key in (("Scope", "scope"), ("Tags", "tags")):
         if task[key]:
-            click.echo(f"{label}: {', '.join(task[key])}")
+            click.echo(f"{label}: {', '.join(map(shown, task[key]))}")
     for label, key in (("Files in play", "files"), ("Tests to write or update", "tests")):
         if task[key]:
             click.echo(f"\n{label}:")
             for note in task[key]:
-                click.echo(f"  {note['path']}" + (f" — {note['note']}" if note["note"] else ""))
+                click.echo(
+                    f"  {shown(note['path'])}"
+                    + (f" — {shown(note['note'])}" if note["note"] else "")
+                )
     checkpoints = task.get("checkpoints") or []
     if checkpoints:
         latest = checkpoints[-1]
@@ -287,14 +296,14 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
             ("Next step", "next_step"),
         ):
             if latest[key]:
-                text = str(latest[key]).replace("\n", "\n    ")
+                text = shown_block(str(latest[key])).replace("\n", "\n    ")
                 click.echo(f"  {label}: {text}")
     if entries:
         click.echo("\nContext (packing order):")
         for entry in entries:
             expiry = f", expires {entry['expires']}" if entry["expires"] else ""
-            why = f"  ({entry['reason']})" if entry.get("reason") else ""
+            why = f"  ({shown(entry['reason'])})" if entry.get("reason") else ""
             click.echo(
                 f"  {short(entry['hash'])}  p{entry['priority']}  {entry['size']} B"
-                f"  {entry['source']}{expiry}{why}"
+                f"  {shown(entry['source'])}{expiry}{why}"
             )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from ..settings import default_help
-from ._common import ByteSize, echo_json, json_option, open_ledger, task_id_argument
+from ._common import ByteSize, echo_json, json_option, open_ledger, shown, task_id_argument
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -133,7 +133,7 @@ def _report(
         f"unchanged {result['unchanged']}, removed {result['removed']}"
     )
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{task_id}: {counts}; {result['total_bytes']} bytes {origin}{state}")
+    click.echo(f"{shown(task_id)}: {counts}; {result['total_bytes']} bytes {origin}{state}")
     skipped = result["skipped"]
     if not skipped:
         return
@@ -317,7 +317,7 @@ def add_tree(
         finally:
             progress.close()
         warning = budget_warning(ledger, task_id)
-    _report(ctx, task_id, result, as_json, f"from {result['from']}", verbose, warning)
+    _report(ctx, task_id, result, as_json, f"from {shown(result['from'])}", verbose, warning)
 
 
 class _DashDashCommand(click.Command):
@@ -425,6 +425,8 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -> No
         echo_json(ctx, result)
         return
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{task_id}: reranked {result['reranked']}, unchanged {result['unchanged']}{state}")
+    click.echo(
+        f"{shown(task_id)}: reranked {result['reranked']}, unchanged {result['unchanged']}{state}"
+    )
     for path in result["missing"]:
-        click.echo(f"not attached: {path} (run: git hydrate add-tree {task_id})")
+        click.echo(f"not attached: {path} (run: git hydrate add-tree {shown(task_id)})")

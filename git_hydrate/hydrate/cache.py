@@ -36,7 +36,7 @@ class Sha256Cache:
     """
 
     #: The version follows the classification rules (secrets): older files are rebuilt.
-    HEADER: Final = b"# git-hydrate sha256-cache 6\n"
+    HEADER: Final = b"# git-hydrate sha256-cache 7\n"
 
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path

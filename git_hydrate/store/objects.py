@@ -215,7 +215,7 @@ class Objects(RepositoryBase):
         name = oid.decode("ascii")
         directory = os.path.join(self.common_dir, "objects", name[:2])
         path = os.path.join(directory, name[2:])
-        if os.path.exists(path):
+        if self._freshen_loose(path):
             return oid
         # Big objects (a links.json of thousands of links, large bodies) use the
         # fastest level: 2.5x quicker to write, a few per cent larger, read alike.
@@ -260,7 +260,7 @@ class Objects(RepositoryBase):
             if oid in seen:
                 continue
             seen.add(oid)
-            if not os.path.exists(self._loose_path(oid)):
+            if not self._freshen_loose(self._loose_path(oid)):
                 missing.append((oid, data))
         if len(missing) <= pack_threshold:
             for _oid, data in missing:
@@ -268,7 +268,7 @@ class Objects(RepositoryBase):
             return oids
         from dulwich.objects import Blob
 
-        blobs = [Blob.from_string(data) for oid, data in missing if not self.has_object(oid)]
+        blobs = [Blob.from_string(data) for oid, data in missing if not self._freshen_packed(oid)]
         try:
             pack = self._repo.object_store.add_objects([(blob, None) for blob in blobs])
         except OSError as exc:
@@ -283,6 +283,37 @@ class Objects(RepositoryBase):
                 with contextlib.suppress(FileNotFoundError):  # absent, or repacked away
                     os.chmod(basename + suffix, mode)
         return oids
+
+    @staticmethod
+    def _freshen_loose(path: str) -> bool:
+        """Whether the loose object at ``path`` is present, its mtime made now.
+
+        A writer about to reference an object that exists must refresh it, as
+        git does (``freshen_loose_object``): ``git gc --prune`` deletes old
+        unreachable objects, and an old one found present but left alone can be
+        pruned just before the new ref points at it.
+        """
+        try:
+            os.utime(path)
+        except OSError:
+            # absent, or not ours to touch (a shared repository): as git does,
+            # write it again (a rename over it gives a fresh file of our own)
+            return False
+        return True
+
+    def _freshen_packed(self, oid: bytes) -> bool:
+        """Whether ``oid`` is in a pack; if so that pack's mtime is made now
+        (git's ``freshen_packed_object``). An object only found elsewhere (an
+        alternate) counts as present."""
+        store: Any = self._repo.object_store
+        for pack in getattr(store, "packs", ()):
+            if oid in pack:
+                basename = getattr(pack, "_basename", None)
+                if isinstance(basename, str):
+                    with contextlib.suppress(OSError):
+                        os.utime(basename + ".pack")
+                return True
+        return self.has_object(oid)
 
     def _loose_path(self, oid: bytes) -> str:
         name = oid.decode("ascii")

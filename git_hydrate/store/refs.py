@@ -13,11 +13,17 @@ refusal, reported with git's reason.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Iterator
+from typing import Final
 
-from ..errors import Conflict, CorruptData, NotWritable
+from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
 from .process import reason
+
+#: A lock file older than this is held by no live writer (git holds one for
+#: milliseconds): a change it stops is refused at once, naming it.
+_STALE_LOCK_SECONDS: Final = 10.0
 
 __all__ = ["RefRace", "RefUpdate", "Refs"]
 
@@ -188,9 +194,21 @@ class Refs(RepositoryBase):
         for name, old, _new in planned:
             if self.read_ref(name) != old:
                 raise RefRace(f"{name.decode()} moved")
-        locks = [self.ref_lock(name) for name, _old, _new in planned]
-        locks.append(os.path.join(self.common_dir, "packed-refs.lock"))
-        if any(os.path.exists(lock) for lock in locks):
+        locks = [(name, lock) for name, _old, _new in planned for lock in self.ref_locks(name)]
+        now = time.time()
+        for name, lock in locks:
+            try:
+                age = now - os.stat(lock).st_mtime
+            except OSError:
+                continue
+            if age > _STALE_LOCK_SECONDS:
+                # No live writer holds a lock this long: say so now rather than
+                # retrying until the attempts run out (a minute or more).
+                raise Busy(
+                    f"{os.fsdecode(name)} is locked by {lock} ({age:.0f} s old); if no git or "
+                    "git-hydrate process is writing it, clear it with: "
+                    "git hydrate doctor --clear-stale-locks"
+                )
             raise RefRace("a ref is locked by another writer")
         refs_dir = os.path.join(self.common_dir, "refs")
         if not os.access(refs_dir, os.W_OK):
@@ -203,6 +221,10 @@ class Refs(RepositoryBase):
     def ref_lock(self, name: bytes) -> str:
         """The lock file git takes to change ``name``."""
         return os.path.join(self.common_dir, os.fsdecode(name) + ".lock")
+
+    def ref_locks(self, name: bytes) -> list[str]:
+        """Every lock file that stops a change of ``name``: its own and ``packed-refs.lock``."""
+        return [self.ref_lock(name), os.path.join(self.common_dir, "packed-refs.lock")]
 
     def compare_and_swap(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
         """Move ``name`` from ``old`` (``None``: absent) to ``new``, atomically.

@@ -14,6 +14,7 @@ from .. import codec, merge
 from ..errors import CorruptData
 from ..store import MODE_TREE, Repository
 from ..taskrefs import TaskRefs, TaskState, body_path, commit_message, link_tree_changes
+from ..treeshape import refuse_foreign, task_tree_problems
 from .union import commit_rank
 
 __all__ = ["MAX_BASE_DEPTH", "merge_task", "validate_remote"]
@@ -26,12 +27,14 @@ def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
     """Decode a fetched task tip and check every body against its link.
 
     Raises:
-        CorruptData: unknown format, bad JSON, wrong id, a body missing,
-            or a body that does not match its sha256 or size.
+        CorruptData: unknown format, bad JSON, wrong id, a foreign entry in
+            the tree (see :mod:`git_hydrate.treeshape`), a body missing, or a
+            body that does not match its sha256 or size.
     """
     state = refs.read_state(task_id, tip)
     assert state.tree is not None
     repo = refs.repo
+    refuse_foreign(task_tree_problems(repo, state.tree), f"task {task_id}")
     seen: set[str] = set()
     for link in state.links:
         if link.sha256 in seen:

@@ -249,12 +249,36 @@ def _drop_archived(
     for task_id, tip in sorted(local_tasks.items()):
         if task_id not in index.tasks or tip not in archived:
             continue
+        problem = _archived_copy_problem(refs, task_id, tip, index.tasks[task_id].tip.encode())
+        if problem is not None:
+            detail = f"the archive names it {problem}; kept live (see: git hydrate doctor)"
+            outcomes.append(Outcome(task_id, "kept", detail, old=tip.decode()))
+            continue
         try:
             refs.repo.delete_ref(ref_name(task_id), tip, f"hydrate: pull archive of {task_id}")
         except RefRace:
             continue  # changed meanwhile: it stays live
         outcomes.append(Outcome(task_id, "archived", "archived elsewhere", old=tip.decode()))
     return outcomes
+
+
+def _archived_copy_problem(
+    refs: TaskRefs, task_id: str, local: bytes, archived: bytes
+) -> str | None:
+    """Why the archive's copy of a live task cannot stand in for it (``None``: it can).
+
+    The archive's claim is checked against what exists here: its tip must be
+    a readable state of this very task, and the local tip part of its history
+    (else dropping the ref would lose the task, or local work).
+    """
+    short = archived.decode()[:12]
+    try:
+        refs.read_state(task_id, archived)
+    except CorruptData:
+        return f"at {short}, which is missing or not a readable state of it"
+    if not refs.repo.is_ancestor(local, archived):
+        return f"at {short}, which does not hold the local history"
+    return None
 
 
 def check_ids(ids: Iterable[str]) -> list[str]:

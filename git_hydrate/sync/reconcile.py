@@ -62,6 +62,15 @@ def _heads(repo: Repository, tips: list[bytes]) -> list[bytes]:
     ]
 
 
+def _readable(refs: TaskRefs, task_id: str, tip: bytes) -> bool:
+    """Whether ``tip`` is a readable state of ``task_id`` here."""
+    try:
+        refs.read_state(task_id, tip)
+    except CorruptData:
+        return False
+    return True
+
+
 def reconcile_archived(
     refs: TaskRefs,
     ids: list[str] | None,
@@ -97,6 +106,8 @@ def reconcile_archived(
             local = live.get(task_id)
             if local is None and len(set(archived_tips)) == 1:
                 continue
+            if not all(_readable(refs, task_id, tip) for tip in archived_tips):
+                continue  # a claim naming nothing readable: the pull keeps the task, and says so
             heads = _heads(repo, archived_tips + ([local] if local is not None else []))
             if len(heads) == 1:
                 head = heads[0]

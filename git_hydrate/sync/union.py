@@ -13,8 +13,14 @@ import msgspec
 from .. import codec, merge
 from ..archive import ARCHIVE_REF, read_archive
 from ..errors import Busy, CorruptData
-from ..store import MODE_TREE, RefRace, Repository
+from ..store import MODE_BLOB, MODE_TREE, RefRace, Repository
 from ..taskrefs import TaskRefs, attempts, commit_message
+from ..treeshape import (
+    archive_tree_problems,
+    describe_mode,
+    refuse_foreign,
+    removal_tree_problems,
+)
 from .removal import REMOVED_REF, read_removed
 from .report import Outcome
 
@@ -29,23 +35,51 @@ def commit_rank(repo: Repository, oid: bytes) -> tuple[int, str]:
     return (repo.read_commit_info(oid).commit_time, oid.decode())
 
 
-def _flatten(repo: Repository, tree: bytes | None, prefix: bytes = b"") -> dict[bytes, bytes]:
+Entry = tuple[int, bytes]
+
+
+def _flatten(repo: Repository, tree: bytes | None, prefix: bytes = b"") -> dict[bytes, Entry]:
+    """Every non-tree entry below ``tree`` by path, with its mode.
+
+    Raises:
+        CorruptData: an entry is neither a file nor a directory (a gitlink,
+            a symlink...): a union merge never carries such an entry.
+    """
     if tree is None:
         return {}
-    out: dict[bytes, bytes] = {}
+    out: dict[bytes, Entry] = {}
     for name, (mode, oid) in repo.read_tree(tree).items():
         if mode == MODE_TREE:
             out.update(_flatten(repo, oid, prefix + name + b"/"))
+        elif mode == MODE_BLOB:
+            out[prefix + name] = (mode, oid)
         else:
-            out[prefix + name] = oid
+            path = (prefix + name).decode("utf-8", "backslashreplace")
+            raise CorruptData(f"foreign entry {path} ({describe_mode(mode)})")
     return out
+
+
+def _build(repo: Repository, entries: dict[bytes, Entry]) -> bytes:
+    """The tree holding ``{path: (mode, oid)}``, each entry with its own mode."""
+    here: dict[bytes, Entry] = {}
+    below: dict[bytes, dict[bytes, Entry]] = {}
+    for path, entry in entries.items():
+        head, sep, rest = path.partition(b"/")
+        if sep:
+            below.setdefault(head, {})[rest] = entry
+        else:
+            here[head] = entry
+    for name, sub in below.items():
+        here[name] = (MODE_TREE, _build(repo, sub))
+    return repo.write_tree(here)
 
 
 def _merge_trees(repo: Repository, base: bytes | None, a: bytes, b: bytes, a_wins: bool) -> bytes:
     fb, fa, fbb = _flatten(repo, base), _flatten(repo, a), _flatten(repo, b)
-    merged: dict[bytes, bytes | None] = {}
+    merged: dict[bytes, Entry] = {}
     for path in sorted(set(fa) | set(fbb)):
         va, vb, vo = fa.get(path), fbb.get(path), fb.get(path)
+        chosen: Entry | None
         if va == vb:
             chosen = va
         elif va == vo:
@@ -56,25 +90,29 @@ def _merge_trees(repo: Repository, base: bytes | None, a: bytes, b: bytes, a_win
             chosen = va if va is not None else vb  # a change wins over a removal
         elif path.endswith(b".json"):
             decoded = [
-                msgspec.json.decode(repo.read_blob(v)) if v is not None else merge.MISSING
+                codec.decode_json(repo.read_blob(v[1]), path.decode("utf-8", "replace"))
+                if v is not None
+                else merge.MISSING
                 for v in (vo, va, vb)
             ]
             value = merge.merge_json(decoded[0], decoded[1], decoded[2], a_wins)
-            chosen = repo.write_blob(codec.encode(value))
+            chosen = (MODE_BLOB, repo.write_blob(codec.encode(value)))
         else:
             chosen = va if a_wins else vb
         if chosen is not None:
             merged[path] = chosen
-    return repo.update_tree(None, merged)
+    return _build(repo, merged)
 
 
 def _check(repo: Repository, ref: bytes, tip: bytes) -> None:
     """Refuse a damaged remote archive or removal record before merging it."""
-    repo.read_commit_tree(tip)
+    tree, _parents = repo.read_commit_tree(tip)
     if ref == REMOVED_REF:
         read_removed(repo, tip)
+        refuse_foreign(removal_tree_problems(repo, tree), ref.decode())
     elif ref == ARCHIVE_REF:
         read_archive(repo, tip)
+        refuse_foreign(archive_tree_problems(repo, tree), ref.decode())
 
 
 def _merged(
