@@ -1231,16 +1231,25 @@ def _final_state(path: Path, task_id: str) -> tuple[str, set[str], set[str]]:
         return task["title"], bodies, summaries
 
 
-@pytest.mark.parametrize("seed", [11, 21, 31, 41])
+@pytest.mark.parametrize("seed", [11, 21, 31, 41, 206])
 def test_random_clones_with_archive_converge_and_keep_every_write(
-    remote: Path, tmp_path: Path, seed: int
+    remote: Path, tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import random
 
     rng = random.Random(seed)
     clones = [clone(remote, tmp_path / f"c{n}") for n in range(3 + seed % 3)]
     acked = _Acked()
+    tick = iter(range(1_800_000_000, 1_800_100_000, 7))
+
+    def next_moment() -> None:
+        # git's date variables make a seed replay the same commits (same merges)
+        moment = f"@{next(tick)} +0000"
+        monkeypatch.setenv("GIT_COMMITTER_DATE", moment)
+        monkeypatch.setenv("GIT_AUTHOR_DATE", moment)
+
     for step in range(1, 61):
+        next_moment()
         path = rng.choice(clones)
         if rng.random() < 0.3:
             with Ledger(path) as ledger:
@@ -1250,6 +1259,7 @@ def test_random_clones_with_archive_converge_and_keep_every_write(
             _random_step(rng, path, acked, step)
     for _round in range(3):
         for path in clones:
+            next_moment()
             with Ledger(path) as ledger:
                 report = hsync.sync(ledger.refs)
             assert report.ok, (seed, report.as_dict())
@@ -1379,3 +1389,42 @@ def test_smart_http_push_pull_and_archive(smart_http: str, tmp_path: Path) -> No
         assert "b over http" in _bodies(ledger, "W-2")
     fsck(a)
     fsck(b)
+
+
+def test_two_archives_of_different_changes_merge_into_one_live_task(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    make_task(a, "Z-1")
+    with Ledger(a) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    with Ledger(b) as ledger:
+        assert hsync.sync(ledger.refs).ok
+
+    def at(seconds: int) -> None:
+        for name in ("GIT_COMMITTER_DATE", "GIT_AUTHOR_DATE"):
+            monkeypatch.setenv(name, f"@{seconds} +0000")
+
+    at(1_800_000_000)  # A's archive is the older one: the archives' merge keeps B's entry
+    with Ledger(a) as ledger:
+        ledger.add_context("Z-1", "only A has this", "a")
+        ledger.set_status("Z-1", "cancelled")
+        ledger.archive(["Z-1"])
+    at(1_800_000_100)
+    with Ledger(b) as ledger:
+        ledger.set_status("Z-1", "cancelled")
+        ledger.archive(["Z-1"])
+        assert hsync.sync(ledger.refs).ok
+    at(1_800_000_200)
+    with Ledger(a) as ledger:
+        report = hsync.sync(ledger.refs)
+        assert report.ok, report.as_dict()
+        assert ("Z-1", "unarchived") in [(o.name, o.action) for o in report.outcomes]
+    with Ledger(b) as ledger:
+        assert hsync.sync(ledger.refs).ok
+    for path in (a, b):
+        with Ledger(path) as ledger:
+            assert ledger.task_ids() == ["Z-1"]
+            assert ledger.list_tasks(archived=True) == []
+            assert _bodies(ledger, "Z-1") == {"only A has this"}

@@ -35,9 +35,12 @@ from .report import Outcome
 __all__ = ["archived_sides", "reconcile_archived"]
 
 
-def archived_sides(repo: Repository, remote_archive: bytes | None) -> dict[str, ArchivedTask]:
-    """The remote archive's entries whose tip differs from the local archive's
-    entry of the same id (read before the archives merge, which keeps one)."""
+def archived_sides(
+    repo: Repository, remote_archive: bytes | None
+) -> dict[str, list[ArchivedTask]]:
+    """Both archives' entries of each id whose tips differ between the local
+    and the remote archive (read before the archives merge, which keeps only
+    one of them in its index)."""
     if remote_archive is None:
         return {}
     try:
@@ -46,7 +49,7 @@ def archived_sides(repo: Repository, remote_archive: bytes | None) -> dict[str, 
     except CorruptData:
         return {}  # the union step reports a damaged archive
     return {
-        task_id: entry
+        task_id: [local[task_id], entry]
         for task_id, entry in remote.items()
         if task_id in local and local[task_id].tip != entry.tip
     }
@@ -75,7 +78,7 @@ def reconcile_archived(
     refs: TaskRefs,
     ids: list[str] | None,
     where: str,
-    other_archived: Mapping[str, ArchivedTask],
+    other_archived: Mapping[str, list[ArchivedTask]],
 ) -> list[Outcome]:
     """Make every archived task with concurrent versions one task (see module doc)."""
     repo = refs.repo
@@ -99,10 +102,9 @@ def reconcile_archived(
         for task_id, entry in sorted(current.index.tasks.items()):
             if ids is not None and task_id not in ids:
                 continue
-            archived_tips = [entry.tip.encode("ascii")]
-            other = other_archived.get(task_id)
-            if other is not None:
-                archived_tips.append(other.tip.encode("ascii"))
+            entries = {entry.tip: entry}
+            entries.update((side.tip, side) for side in other_archived.get(task_id, []))
+            archived_tips = [tip.encode("ascii") for tip in entries]
             local = live.get(task_id)
             if local is None and len(set(archived_tips)) == 1:
                 continue
@@ -117,8 +119,8 @@ def reconcile_archived(
                     outcomes.append(
                         Outcome(task_id, "unarchived", "live again elsewhere; left the archive")
                     )
-                elif other is not None and head == other.tip.encode("ascii"):
-                    index[task_id] = other  # the newer archived version
+                elif head != entry.tip.encode("ascii"):
+                    index[task_id] = entries[head.decode("ascii")]  # the newer archived version
                     trees[task_id.encode("ascii")] = repo.read_commit_tree(head)[0]
                 continue  # (a live copy the archive holds is dropped by the pull)
             try:
