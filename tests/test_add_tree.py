@@ -115,9 +115,11 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "web/app.min.js": "generated",
         "zz/late.txt": "total_budget",
     }
-    # (as root, permissions cannot make a file unreadable; that reason is not staged here)
+    # (as root, permissions cannot make a file unreadable; that reason is not staged
+    # here, and a commit cannot hold a FIFO: special files have their own test)
     assert {item["reason"] for item in result["skipped"]} == set(REASONS) - {
         "unreadable",
+        "special",
         "missing",
     }
     duplicate = next(s for s in result["skipped"] if s["reason"] == "duplicate")
@@ -391,6 +393,34 @@ def test_worktree_mode_sees_what_git_sees(repo: Path) -> None:
     fsck(repo)
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_special_files_are_reported_never_opened(repo: Path, tmp_path: Path) -> None:
+    """A FIFO would block a reader forever: each special file is named, not read."""
+    outside = tmp_path / "plain"
+    write(outside, "main.c", "int main(void) { return 0; }\n")
+    os.mkfifo(outside / "pipe")
+    write(repo, "readme.md", "hello\n")
+    write(repo, "tracked.txt", "a file, then a FIFO\n")
+    commit_all(repo)
+    (repo / "tracked.txt").unlink()
+    os.mkfifo(repo / "tracked.txt")
+    os.mkfifo(repo / "untracked-pipe")
+    make_task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(outside), "--json")
+    assert result.returncode == 0, result
+    data = json.loads(result.stdout)
+    assert (by_path(data), data["added"]) == ({"pipe": "special"}, 1)
+    human = hydrate(repo, "add-tree", TASK, "--dir", str(outside), "-v")
+    assert "special" in human.stdout and "pipe" in human.stdout
+    # a tracked file replaced by a FIFO is named; git lists no untracked FIFO
+    worktree = hydrate(repo, "add-tree", TASK, "--worktree", "--json")
+    assert worktree.returncode == 0, worktree
+    reasons = by_path(json.loads(worktree.stdout))
+    assert reasons["tracked.txt"] == "special"
+    assert "untracked-pipe" not in reasons
+    assert "special" in REASONS
+
+
 def test_directory_outside_any_repository(repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "plain"
     write(outside, "main.c", "int main(void) { return 0; }\n")
@@ -631,20 +661,52 @@ def test_add_diff_staged_and_worktree(branch_repo: Path) -> None:
         "worktree",
         "uncommitted",
     )
-    # every uncommitted change of a.py is staged: the same diff, attached once
-    assert both["skipped"] == [
-        {
-            "path": "src/a.py",
-            "reason": "duplicate",
-            "bytes": both["skipped"][0]["bytes"],
-            "same_as": "diff:staged:src/a.py",
-        }
+    # every uncommitted change of a.py is staged, and every one of x.md is in the
+    # work tree: the same diffs, attached once (a file's diff is the same bytes
+    # wherever it stands in git's output)
+    assert [(s["path"], s["reason"], s["same_as"]) for s in both["skipped"]] == [
+        ("docs/x.md", "duplicate", "diff:worktree:docs/x.md"),
+        ("src/a.py", "duplicate", "diff:staged:src/a.py"),
     ]
     assert sorted(lk["source"] for lk in links(repo)) == [
         "diff:staged:src/a.py",
-        "diff:uncommitted:docs/x.md",
         "diff:worktree:docs/x.md",
     ]
+
+
+def test_add_diff_file_replaced_by_symlink_and_back(branch_repo: Path) -> None:
+    """A type change is one file: git prints it as a deletion and a creation."""
+    repo = branch_repo
+    (repo / "src" / "a.py").unlink()
+    os.symlink("../docs/x.md", repo / "src" / "a.py")
+    write(repo, "docs/x.md", "y\n")
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, worktree=True)
+        assert (result["added"], result["files"], result["skipped"]) == (2, 2, [])
+        commit_all(repo, "a.py is a link now")
+        first = {lk["source"]: git(repo, "cat-file", "-p", lk["oid"]) for lk in links(repo)}
+        # the commit holds the same changes: the same bodies, attached once
+        back = ledger.add_diff(TASK, "HEAD~1..HEAD")
+        assert (back["files"], sorted(by_path(back).values())) == (2, ["duplicate"] * 2)
+        # and back to a file: the reverse type change replaces the link's diff
+        (repo / "src" / "a.py").unlink()
+        write(repo, "src/a.py", "a = 'a file again'\n")
+        undone = ledger.add_diff(TASK, worktree=True)
+        # docs/x.md's change is committed now: its work-tree diff goes
+        assert (undone["files"], undone["updated"], undone["removed"]) == (1, 1, 1)
+    link_diff = first["diff:worktree:src/a.py"]
+    assert link_diff.count("diff --git a/src/a.py b/src/a.py\n") == 2
+    assert "deleted file mode 100644" in link_diff
+    assert "new file mode 120000" in link_diff
+    assert link_diff.endswith("+../docs/x.md\n\\ No newline at end of file\n")
+    assert "diff --git a/docs/x.md" not in link_diff
+    assert "+y\n" in first["diff:worktree:docs/x.md"]
+    bodies = {lk["source"]: git(repo, "cat-file", "-p", lk["oid"]) for lk in links(repo)}
+    file_diff = bodies["diff:worktree:src/a.py"]
+    assert "deleted file mode 120000" in file_diff
+    assert file_diff.index("deleted file mode 120000") < file_diff.index("new file mode 100644")
+    assert "+a = 'a file again'\n" in file_diff
+    fsck(repo)
 
 
 def test_add_diff_cli(branch_repo: Path) -> None:
@@ -653,9 +715,9 @@ def test_add_diff_cli(branch_repo: Path) -> None:
     assert out.returncode == 0, out
     assert out.stderr == ""
     assert out.stdout.splitlines() == [
-        f"{TASK}: added 1, updated 0, unchanged 0, removed 0; 118 bytes of diff:main..feature",
+        f"{TASK}: added 1, updated 0, unchanged 0, removed 0; 119 bytes of diff:main..feature",
         "skipped 1 file:",
-        "  binary        img.bin (118 bytes)",
+        "  binary        img.bin (119 bytes)",
     ]
     data = json.loads(hydrate(repo, "add-diff", TASK, "--json", "--", "docs").stdout)
     assert data["range"] == "main...HEAD" and data["files"] == 3 and data["added"] == 0

@@ -84,11 +84,32 @@ def _split_numstat(data: bytes) -> list[tuple[bool, str]]:
 
 
 def _split_patch(data: bytes) -> list[bytes]:
-    """The per-file parts of a patch (a line starting ``diff --git`` is always a header)."""
+    """The per-file parts of a patch (a line starting ``diff --git`` is always a header).
+
+    A file whose type changed (a file replaced by a symlink, or the reverse) comes
+    as two parts with the same header line, a deletion and a creation; they stay
+    one part, as ``--numstat`` counts them as one file. Two different files never
+    share a header line, since it names the paths.
+    """
     if not data:
         return []
-    parts = data.split(b"\ndiff --git ")
-    return [parts[0]] + [b"diff --git " + part for part in parts[1:]]
+    pieces = data.split(b"\ndiff --git ")
+    # every part keeps its last newline, as a patch file does
+    ends = [b"\n"] * (len(pieces) - 1) + [b""]
+    parts = [
+        (b"diff --git " if i else b"") + piece + end
+        for i, (piece, end) in enumerate(zip(pieces, ends, strict=True))
+    ]
+    merged: list[bytes] = []
+    previous = b""
+    for part in parts:
+        header = part.split(b"\n", 1)[0]
+        if merged and header == previous:
+            merged[-1] += part
+        else:
+            merged.append(part)
+        previous = header
+    return merged
 
 
 def _diff_args(

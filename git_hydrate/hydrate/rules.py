@@ -27,8 +27,8 @@ Rules, applied in this order; the first that applies is the reason reported:
 ``generated`` / ``binary`` (attributes)
     ``.gitattributes`` marks the path ``linguist-generated`` (the convention
     GitHub uses to collapse generated files) or ``binary``.
-``symlink`` / ``submodule``
-    not file content.
+``symlink`` / ``submodule`` / ``special``
+    not file content (``special``: a FIFO, socket or device node, never opened).
 ``bad_path``
     the path is not UTF-8 or contains control characters (it could not be a
     one-line source label).
@@ -174,6 +174,7 @@ REASONS: Final = (
     "generated",
     "symlink",
     "submodule",
+    "special",
     "bad_path",
     "too_large",
     "empty",
@@ -203,7 +204,7 @@ class FileEntry:
 
     path: str
     size: int
-    kind: str = "file"  # "file", "symlink" or "submodule"
+    kind: str = "file"  # "file", "symlink", "submodule" or "special"
     oid: str | None = None
     location: str | None = None
     raw_path: bytes = b""

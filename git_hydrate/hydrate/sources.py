@@ -117,8 +117,8 @@ def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -
             kind = "submodule"
         elif stat.S_ISREG(info.st_mode):
             kind = "file"
-        else:
-            continue
+        else:  # a FIFO, socket or device node: reported, never opened
+            kind = "special"
         entries.append(
             FileEntry(
                 path=decode_path(raw_path),
@@ -168,7 +168,11 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
                     skipped.append(Skipped(decode_path(child_rel) + "/", "skipped_dir", 0))
                 else:
                     walk(child.path, child_rel)
-            elif child.is_file():
+            elif not child.is_file():  # a FIFO, socket or device node: never opened
+                entries.append(
+                    FileEntry(decode_path(child_rel), 0, "special", None, None, child_rel)
+                )
+            else:
                 size = child.stat().st_size
                 entries.append(
                     FileEntry(
