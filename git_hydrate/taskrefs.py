@@ -61,6 +61,7 @@ __all__ = [
     "names_a_task",
     "ref_name",
     "task_message",
+    "unknown_task_fields",
 ]
 
 R = TypeVar("R")
@@ -261,15 +262,12 @@ def link_tree_changes(
     return changes
 
 
-def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
-    """Fields of ``task.json`` a newer version of the same format wrote, to keep.
+def unknown_task_fields(task_id: str, state: TaskState) -> tuple[dict[str, Any], list[str]]:
+    """The fields of ``task.json`` a newer version of the same format wrote.
 
-    A write must not drop them: top-level ones are returned to be written
-    back as they were; one inside a nested value (a checkpoint, a link) cannot
-    be kept, so the write is refused, naming it.
-
-    Raises:
-        Conflict: a field this version does not know would be lost.
+    Returns the top-level ones (name to value, to write back as they were)
+    and the paths of nested ones (inside a checkpoint, say), which cannot be
+    kept.
     """
     extras: dict[str, Any] = {}
     nested: list[str] = []
@@ -281,6 +279,20 @@ def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
                 nested.append(f"task.json {path}")
             else:
                 extras[key] = raw[key]
+    return extras, nested
+
+
+def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
+    """Fields of ``task.json`` a newer version of the same format wrote, to keep.
+
+    A write must not drop them: top-level ones are returned to be written
+    back as they were; one inside a nested value (a checkpoint, a link) cannot
+    be kept, so the write is refused, naming it.
+
+    Raises:
+        Conflict: a field this version does not know would be lost.
+    """
+    extras, nested = unknown_task_fields(task_id, state)
     if state.raw_links and state.shards is None:
         kept = codec.encode(LinkList(links=state.links))
         if kept != state.raw_links:

@@ -262,6 +262,7 @@ def test_the_public_api_is_pinned() -> None:
                 "names_a_task",
                 "ref_name",
                 "task_message",
+                "unknown_task_fields",
             ],
         ),
         ("git_hydrate.ledger", ["Ledger"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 from git_hydrate import Ledger
@@ -482,6 +483,39 @@ def test_unknown_top_level_fields_survive_a_local_write(repo: Path) -> None:
     assert after["priority"] == 1 and len(after["checkpoints"]) == 1  # type: ignore[arg-type]
     raw = git(repo, "cat-file", "blob", "refs/hydrate/tasks/T-1:task.json")
     assert raw.endswith('"a_future":"kept","zz_future":{"nested":[1,2]}}\n')  # deterministic
+
+
+def test_unknown_top_level_fields_survive_a_sync_merge(tmp_path: Path) -> None:
+    """A newer version's field, on either side of a merge, is in the merged task."""
+    from .conftest import fsck
+
+    remote = _remote(tmp_path)
+    a = _clone(remote, tmp_path / "a")
+    with Ledger(a) as ledger:
+        ledger.add_task("T-1", objective="o", acceptance="a")
+    assert hydrate(a, "push").returncode == 0
+    b = _clone(remote, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    # a newer version on A writes two fields; B, older, edits the task meanwhile
+    doc = _doc(a, "T-1", "task.json")
+    doc["zz_future"] = {"from": "a"}
+    doc["shared"] = "a's value"
+    replace_in_task(a, "T-1", "task.json", json.dumps(doc).encode())
+    assert hydrate(a, "push").returncode == 0
+    doc = _doc(b, "T-1", "task.json")
+    doc["b_future"] = [1, 2]
+    doc["shared"] = "b's value"
+    replace_in_task(b, "T-1", "task.json", json.dumps(doc).encode())
+    time.sleep(1.1)  # commit times are in seconds: B's edit is the newer side
+    assert hydrate(b, "task-edit", "T-1", "--priority", "3").returncode == 0
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 0, res
+    assert git(b, "rev-list", "--parents", "-n", "1", "refs/hydrate/tasks/T-1").count(" ") == 2
+    after = _doc(b, "T-1", "task.json")
+    assert after["zz_future"] == {"from": "a"} and after["b_future"] == [1, 2]
+    assert after["shared"] == "b's value"  # the newer side's, as for known fields
+    assert after["priority"] == 3
+    fsck(b)
 
 
 def test_unknown_nested_fields_refuse_the_write_by_name(repo: Path) -> None:

@@ -8,12 +8,19 @@ parents whose tree depends on the merged state alone.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from .. import codec, merge
 from ..errors import CorruptData
 from ..store import MODE_TREE, Repository
-from ..taskrefs import TaskRefs, TaskState, body_path, commit_message, link_tree_changes
+from ..taskrefs import (
+    TaskRefs,
+    TaskState,
+    body_path,
+    commit_message,
+    link_tree_changes,
+    unknown_task_fields,
+)
 from ..treeshape import refuse_foreign, task_tree_problems
 from .union import commit_rank
 
@@ -100,10 +107,27 @@ def _virtual_base(
     return result
 
 
-def _write_merged_task(refs: TaskRefs, result: merge.MergeResult) -> bytes:
+def _merged_extras(
+    task_id: str, ours: tuple[merge.Side, TaskState], theirs: tuple[merge.Side, TaskState]
+) -> dict[str, Any]:
+    """Top-level ``task.json`` fields a newer version wrote, from both sides.
+
+    A field on one side is kept; on both with different values, the newer
+    side's value wins (as for the fields this version knows, without a
+    three-way view: a newer version's deletion is not seen). Nested unknown
+    fields cannot be kept, as on any write of this version.
+    """
+    older, newer = sorted((ours, theirs), key=lambda side: (side[0].time, side[0].commit))
+    return {
+        **unknown_task_fields(task_id, older[1])[0],
+        **unknown_task_fields(task_id, newer[1])[0],
+    }
+
+
+def _write_merged_task(refs: TaskRefs, result: merge.MergeResult, extras: dict[str, Any]) -> bytes:
     repo = refs.repo
     entries = link_tree_changes(repo, list(result.links), None)
-    entries[b"task.json"] = repo.write_blob(codec.encode(result.task))
+    entries[b"task.json"] = repo.write_blob(codec.encode_with_extras(result.task, extras))
     for link in result.links:
         entries[body_path(link.sha256)] = link.oid.encode()
     # Built from nothing, so the tree depends on the merged state only.
@@ -113,11 +137,13 @@ def _write_merged_task(refs: TaskRefs, result: merge.MergeResult) -> bytes:
 def merge_task(
     refs: TaskRefs, task_id: str, local: bytes, remote_tip: bytes, theirs: TaskState, where: str
 ) -> tuple[bytes, merge.MergeResult]:
-    ours = _side(refs, task_id, local)
+    mine = refs.read_state(task_id, local)
+    ours = _side(refs, task_id, local, mine)
     other = _side(refs, task_id, remote_tip, theirs)
     base = _virtual_base(refs, task_id, refs.repo.merge_bases(local, remote_tip))
     result = merge.merge_states(base, ours, other)
-    tree = _write_merged_task(refs, result)
+    extras = _merged_extras(task_id, (ours, mine), (other, theirs))
+    tree = _write_merged_task(refs, result, extras)
     names = [c.field for c in result.conflicts]
     body = ""
     if names:
