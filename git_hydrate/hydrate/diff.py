@@ -12,6 +12,7 @@ rules are add-tree's (:mod:`.rules`).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -29,6 +30,8 @@ from .rules import Skipped, body_rule
 __all__ = ["ORIGIN", "add_diff", "default_base"]
 
 ORIGIN: Final = "diff"
+
+_FILE_HEADER: Final = re.compile(rb"^(?=diff --git )", re.MULTILINE)
 
 
 def _check_rev(rev: str) -> str:
@@ -91,15 +94,8 @@ def _split_patch(data: bytes) -> list[bytes]:
     one part, as ``--numstat`` counts them as one file. Two different files never
     share a header line, since it names the paths.
     """
-    if not data:
-        return []
-    pieces = data.split(b"\ndiff --git ")
-    # every part keeps its last newline, as a patch file does
-    ends = [b"\n"] * (len(pieces) - 1) + [b""]
-    parts = [
-        (b"diff --git " if i else b"") + piece + end
-        for i, (piece, end) in enumerate(zip(pieces, ends, strict=True))
-    ]
+    # split before each header line: every part keeps its last newline
+    parts = [part for part in _FILE_HEADER.split(data) if part]
     merged: list[bytes] = []
     previous = b""
     for part in parts:
