@@ -26,6 +26,7 @@ from .model import (
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "OPTIONAL_TASK_FIELDS",
     "check_depth",
     "decode_archive_index",
     "decode_json",
@@ -56,8 +57,32 @@ _archive_decoder = msgspec.json.Decoder(ArchiveIndex)
 _removal_decoder = msgspec.json.Decoder(RemovalRecord)
 
 
+#: Task fields written only when they differ from their default, as
+#: ``,"name":<default>`` would be: a task that never used them keeps the bytes
+#: (and so the commit ids) earlier versions wrote, and those versions read it.
+#: They are the last fields of :class:`Task`, in declaration order.
+OPTIONAL_TASK_FIELDS: Final = ("depends_on", "assignee", "claimed_at", "taken_from")
+_DEFAULT_TAILS: Final = tuple(
+    (name, b',"%s":%s' % (name.encode(), b'""' if name != "depends_on" else b"[]"))
+    for name in OPTIONAL_TASK_FIELDS
+)
+
+
+def _encode_task(task: Task) -> bytes:
+    data = _encoder.encode(task)
+    for name, tail in _DEFAULT_TAILS:
+        if not getattr(task, name):
+            # Outside strings a quote is never escaped, so `,"name":` occurs
+            # only as a key, and the last occurrence is the top-level one.
+            at = data.rfind(tail)
+            data = data[:at] + data[at + len(tail) :]
+    return data
+
+
 def encode(obj: Any) -> bytes:
     """Encode stored data: compact, deterministic JSON plus a final newline."""
+    if isinstance(obj, Task):
+        return _encode_task(obj) + b"\n"
     return _encoder.encode(obj) + b"\n"
 
 

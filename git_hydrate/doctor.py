@@ -14,6 +14,7 @@ import time
 from typing import Any, Final
 
 from .archive import ARCHIVE_REF, read_archive
+from .dependencies import cycles, queue_summaries, station_of
 from .errors import CorruptData
 from .store import MODE_BLOB, MODE_TREE, Repository
 from .sync.remotes import overwriting_refspecs
@@ -21,7 +22,14 @@ from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
 from .treeshape import archive_tree_problems, removal_tree_problems, task_tree_problems
 
-__all__ = ["DEFAULT_STALE_SECONDS", "check", "check_task", "clear_stale_locks", "find_locks"]
+__all__ = [
+    "DEFAULT_STALE_SECONDS",
+    "check",
+    "check_task",
+    "clear_stale_locks",
+    "dependency_notes",
+    "find_locks",
+]
 
 #: A lock older than this, held by no process, is considered left behind.
 DEFAULT_STALE_SECONDS: Final = 60.0
@@ -143,14 +151,46 @@ def clear_stale_locks(
     return removed
 
 
+def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
+    """Per task, its dependency ``problems`` (a cycle: it can never be ready) and
+    ``notes`` (a dependency this clone does not have: a pull may bring it)."""
+    summaries = queue_summaries(refs)
+    stations = station_of(refs, summaries)
+    graph = {t: list(item["depends_on"]) for t, item in summaries.items() if "error" not in item}
+    found: dict[str, dict[str, list[str]]] = {}
+    for task_id, cycle in cycles(graph).items():
+        found.setdefault(task_id, {}).setdefault("problems", []).append(
+            f"dependency cycle {' -> '.join(cycle)}: it can never be ready "
+            f"(break it with: git hydrate task-edit {task_id} --depends-on ...)"
+        )
+    for task_id, deps in graph.items():
+        for dep in deps:
+            if dep not in stations:
+                found.setdefault(task_id, {}).setdefault("notes", []).append(
+                    f"depends on {dep}, which is not here (a pull may bring it); "
+                    "until it is done here, this task is not ready"
+                )
+    return found
+
+
 def check(refs: TaskRefs) -> dict[str, Any]:
     """Check every live task, the shared refs, the lock files and the remotes'
     fetch refspecs (one that writes into ``refs/hydrate/``); ``ok`` is False on
     any problem."""
     tasks = []
+    notes = dependency_notes(refs)
     for task_id in refs.task_ids():
         problems = check_task(refs, task_id)
-        tasks.append({"task_id": task_id, "ok": not problems, "problems": problems})
+        found = notes.get(task_id, {})
+        problems += found.get("problems", [])
+        tasks.append(
+            {
+                "task_id": task_id,
+                "ok": not problems,
+                "problems": problems,
+                "notes": found.get("notes", []),
+            }
+        )
     shared = check_shared_refs(refs.repo) + [
         {
             "ref": ref,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from . import context, doctor, history, lifecycle, listing, packing, sync, tasks
+from . import claims, context, doctor, history, lifecycle, listing, packing, sync, tasks
 from .hydrate import RankResult, add_diff, add_tree, rerank
 from .hydrate.tree import Progress
 from .results import (
@@ -22,6 +22,7 @@ from .results import (
     ArchivedItem,
     ArchiveResult,
     CheckpointResult,
+    ClaimResult,
     ContextEntry,
     ContextResult,
     ExpandResult,
@@ -31,6 +32,8 @@ from .results import (
     MoveResult,
     PackResult,
     PromptResult,
+    ReadyItem,
+    ReleaseResult,
     RemoveResult,
     StatusDict,
     TaskDict,
@@ -287,6 +290,29 @@ class Ledger:
             encoding=encoding,
             outline=outline,
         )
+
+    # -- coordination -------------------------------------------------------------
+
+    def ready(
+        self,
+        *,
+        kind: str | Iterable[str] | None = None,
+        tag: str | Iterable[str] | None = None,
+        include_stale: float | None = None,
+        now: datetime | float | None = None,
+    ) -> list[ReadyItem]:
+        """The open, unclaimed tasks whose dependencies are all done, in the order
+        to take them (see :func:`git_hydrate.claims.ready`)."""
+        return claims.ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
+
+    def claim(self, task_id: str | None = None, **options: Any) -> ClaimResult:
+        """Claim a task (``None``: the first ready one), locally or through a remote
+        (see :func:`git_hydrate.claims.claim` for the options)."""
+        return claims.claim(self.refs, task_id, **options)
+
+    def release(self, task_id: str, **options: Any) -> ReleaseResult:
+        """Give a claimed task back (see :func:`git_hydrate.claims.release`)."""
+        return claims.release(self.refs, task_id, **options)
 
     # -- lifecycle ----------------------------------------------------------------
 

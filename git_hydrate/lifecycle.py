@@ -20,7 +20,7 @@ from .archive import ARCHIVE_REF, index_tree, read_archive
 from .context import check_text_secrets
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
 from .listing import LIST_FIELDS, SummaryCache, station_filter, task_summary
-from .model import TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint
+from .model import INITIAL_STATION, TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint
 from .results import ArchiveResult, CheckpointResult, MoveResult, StatusDict, TaskDict
 from .store import RefRace, RefUpdate
 from .taskrefs import (
@@ -90,14 +90,21 @@ def set_status(refs: TaskRefs, task_id: str, station: str) -> MoveResult:
                 f"task {task_id} cannot move from {current} to {target}; "
                 f"allowed from {current}: {', '.join(allowed) or 'none'}"
             )
+        task = msgspec.structs.replace(state.task, status=target)
+        released = {}
+        if target == INITIAL_STATION and task.assignee:
+            # Back in the queue means nobody's: the claim goes with the move.
+            released = {"released": task.assignee}
+            task = msgspec.structs.replace(task, assignee="", claimed_at="", taken_from="")
         return Change(
-            task=msgspec.structs.replace(state.task, status=target),
+            task=task,
             links=state.links,
             message=task_message(
                 f"status {task_id} {current} -> {target}",
                 "status",
                 task_id,
                 **{"from": current, "to": target},
+                **released,
             ),
             result={"task_id": task_id, "from": current, "to": target, "changed": True},
         )

@@ -33,7 +33,16 @@ __all__ = [
 ]
 
 #: The fields of a task's list summary (and of a valid list-cache entry).
-LIST_FIELDS: Final = ("task_id", "title", "status", "kind", "priority", "tags", "attachments")
+LIST_FIELDS: Final = (
+    "task_id",
+    "title",
+    "status",
+    "kind",
+    "priority",
+    "tags",
+    "attachments",
+    "assignee",
+)
 
 
 def task_summary(state: TaskState) -> dict[str, Any]:
@@ -47,6 +56,7 @@ def task_summary(state: TaskState) -> dict[str, Any]:
         "priority": task.priority,
         "tags": list(task.tags),
         "attachments": len(state.links),
+        "assignee": task.assignee,
     }
 
 

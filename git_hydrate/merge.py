@@ -21,6 +21,11 @@ The rules (also in the README, "Sharing through remotes"):
   other → kept (the change wins; reported). A link changed on both sides
   merges field by field with the rule above.
 * ``created_at`` keeps the earliest non-empty value.
+* The claim (``assignee``, ``claimed_at``, ``taken_from``) merges as one value.
+  Changed on both sides: a claim wins over a release, and of two claims the
+  earlier one wins (then the lower holder name). The side whose claim won also
+  decides the station, so a task is never left held but open. Reported as a
+  ``claim`` conflict.
 """
 
 from __future__ import annotations
@@ -54,7 +59,9 @@ SCALAR_FIELDS: Final = (
     "status",
 )
 #: Task fields merged item by item when both sides changed them.
-LIST_FIELDS: Final = ("acceptance_criteria", "scope", "tags", "files", "tests")
+LIST_FIELDS: Final = ("acceptance_criteria", "scope", "tags", "files", "tests", "depends_on")
+#: Task fields that together say who holds a task, merged as one value.
+CLAIM_FIELDS: Final = ("assignee", "claimed_at", "taken_from")
 #: Link fields merged one by one (``oid`` and ``size`` follow the body).
 LINK_FIELDS: Final = ("source", "priority", "expires", "origin", "path", "score", "reason")
 
@@ -204,6 +211,50 @@ def _merge_created(base: str, a: str, b: str) -> str:
     return min(present) if present else ""
 
 
+_CLAIM_RULE: Final = "a claim wins over a release; of two claims, the earlier (then lower holder)"
+
+
+def _claim_of(task: Task | None) -> tuple[str, str, str] | _Missing:
+    if task is None:
+        return MISSING
+    return (task.assignee, task.claimed_at, task.taken_from)
+
+
+def _claim_dict(claim: tuple[str, str, str]) -> dict[str, str]:
+    return dict(zip(CLAIM_FIELDS, claim, strict=True))
+
+
+def _merge_claim(
+    base: Task | None, a: Task, b: Task, conflicts: list[FieldConflict]
+) -> tuple[tuple[str, str, str], Task | None]:
+    """The merged claim, and the side it came from when both sides changed it."""
+    ca, cb = _claim_of(a), _claim_of(b)
+    assert not isinstance(ca, _Missing) and not isinstance(cb, _Missing)
+    simple = _one_sided(_claim_of(base), ca, cb)
+    if not isinstance(simple, _Both):
+        assert not isinstance(simple, _Missing)  # one side's own claim
+        return simple, None
+
+    def rank(claim: tuple[str, str, str]) -> tuple[bool, str, str, str]:
+        held, at, taken = claim
+        return (not held, at, held, taken)  # held first, then earlier, then lower name
+
+    winner = a if rank(ca) <= rank(cb) else b
+    chosen = _claim_of(winner)
+    assert not isinstance(chosen, _Missing)
+    conflicts.append(
+        FieldConflict(
+            "claim",
+            _sorted_pair(
+                dict(zip(CLAIM_FIELDS, ca, strict=True)), dict(zip(CLAIM_FIELDS, cb, strict=True))
+            ),
+            _claim_dict(chosen),
+            _CLAIM_RULE,
+        )
+    )
+    return chosen, winner
+
+
 def _merge_links(
     base: Iterable[Link],
     a: Iterable[Link],
@@ -268,7 +319,20 @@ def merge_states(base: Side | None, a: Side, b: Side) -> MergeResult:
         return getattr(base_task, name) if base_task is not None else MISSING
 
     values: dict[str, Any] = {}
+    claim, claim_side = _merge_claim(base_task, a.task, b.task, conflicts)
+    values.update(zip(CLAIM_FIELDS, claim, strict=True))
     for name in SCALAR_FIELDS:
+        if name == "status" and claim_side is not None and a.task.status != b.task.status:
+            values[name] = claim_side.status  # a claim and its station travel together
+            conflicts.append(
+                FieldConflict(
+                    name,
+                    _sorted_pair(a.task.status, b.task.status),
+                    claim_side.status,
+                    "the station of the side whose claim won",
+                )
+            )
+            continue
         values[name] = _three_way(
             name, base_of(name), getattr(a.task, name), getattr(b.task, name), a_wins, conflicts
         )

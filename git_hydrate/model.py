@@ -116,6 +116,11 @@ class Task(msgspec.Struct, kw_only=True):
     status: Station = INITIAL_STATION
     checkpoints: list[Checkpoint] = []
     created_at: str = ""
+    # Coordination (written only when set: see ``codec.OPTIONAL_TASK_FIELDS``).
+    depends_on: list[TaskId] = []
+    assignee: str = ""
+    claimed_at: str = ""
+    taken_from: str = ""
 
 
 class Link(msgspec.Struct, kw_only=True):

@@ -194,6 +194,9 @@ def expand(
 ) -> ExpandResult:
     """The packet and its prompt, measured together (see ``Ledger.expand``)."""
     job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
+    if job.task.get("depends_on"):
+        # A documented extra key of expand's packet only: pack's key set is the seed's.
+        extra = {"depends_on": list(job.task["depends_on"]), **(extra or {})}
     result = context_expander.build_packet(
         job.task, job.entries, job.budget.max_bytes, extra=extra, **job.walk_options(files=True)
     )

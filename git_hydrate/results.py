@@ -16,6 +16,7 @@ __all__ = [
     "ArchivedItem",
     "CheckpointDict",
     "CheckpointResult",
+    "ClaimResult",
     "ContextEntry",
     "ContextResult",
     "ExpandResult",
@@ -28,6 +29,8 @@ __all__ = [
     "PackResult",
     "PathNoteDict",
     "PromptResult",
+    "ReadyItem",
+    "ReleaseResult",
     "RemoveResult",
     "Shrunk",
     "SkippedDict",
@@ -80,6 +83,10 @@ class TaskDict(TypedDict):
     status: str
     checkpoints: list[CheckpointDict]
     created_at: str
+    depends_on: list[str]
+    assignee: str
+    claimed_at: str
+    taken_from: str
     checkpoint: LatestCheckpoint | None
     attachments: int
     tip: str | None
@@ -222,6 +229,7 @@ class ListItem(TypedDict, total=False):
     priority: int
     tags: list[str]
     attachments: int
+    assignee: str
     error: str
 
 
@@ -257,6 +265,7 @@ class StatusDict(TypedDict, total=False):
     priority: int
     tags: list[str]
     attachments: int
+    assignee: str
     checkpoints: int
     checkpoint: CheckpointDict | None
     token_budget: int
@@ -333,3 +342,43 @@ HydrateResult = TypedDict(
     },
     total=False,
 )
+
+
+class ReadyItem(TypedDict):
+    """One task of ``ready``: open, unclaimed, every dependency done (or a stale claim)."""
+
+    task_id: str
+    title: str
+    status: str
+    kind: str
+    priority: int
+    tags: list[str]
+    attachments: int
+    created_at: str
+    depends_on: list[str]
+    assignee: str
+    claimed_at: str
+    stale: bool
+
+
+class ClaimResult(TypedDict):
+    """A claim: who holds the task now, since when, and from whom it was taken."""
+
+    task_id: str
+    assignee: str
+    claimed_at: str
+    taken_from: str
+    status: str
+    changed: bool
+    remote: str | None
+    attempts: int
+
+
+class ReleaseResult(TypedDict):
+    """A release: whose claim ended and the task's station after it."""
+
+    task_id: str
+    released: str
+    status: str
+    changed: bool
+    remote: str | None

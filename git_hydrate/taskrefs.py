@@ -663,6 +663,55 @@ class TaskRefs:
 
         return self._write(task_id, on_state)
 
+    def prepare(
+        self, task_id: str, apply: Callable[[TaskState], Change[R]]
+    ) -> tuple[bytes, bytes | None, R]:
+        """Commit ``apply``'s change on the live task's tip *without* moving its ref.
+
+        Returns ``(tip, commit, result)``; ``commit`` is ``None`` when nothing
+        would change. The caller publishes the commit elsewhere first (a push
+        the remote accepts or refuses as a whole) and then moves the local ref
+        with :meth:`advance`, or drops it.
+        """
+        tip = self.tip(task_id)
+        if tip is None:
+            raise self.missing(task_id)
+        state = self.read_state(task_id, tip)
+        try:
+            change = apply(state)
+        except Unchanged as done:
+            result: R = done.result
+            return tip, None, result
+        return tip, self._commit(task_id, tip, state, change), change.result
+
+    def advance(self, task_id: str, old: bytes, new: bytes, message: str) -> bool:
+        """Move the task's ref from ``old`` to ``new``; ``False`` if it moved meanwhile."""
+        try:
+            self.repo.compare_and_swap(ref_name(task_id), old, new, message)
+        except RefRace:
+            return False
+        return True
+
+    def _commit(
+        self, task_id: str, tip: bytes | None, state: TaskState | None, change: Change[Any]
+    ) -> bytes | None:
+        """The commit of ``change`` on ``tip`` (``None``: the tree would not change)."""
+        self.repo.identity()  # no identity, no commit (refused like git commit)
+        extras = _unknown_task_fields(task_id, state) if state is not None else {}
+        tree_changes = link_tree_changes(self.repo, change.links, state)
+        tree_changes[_TASK_FILE] = self.repo.write_blob(
+            codec.encode_with_extras(change.task, extras)
+        )
+        tree_changes.update(change.bodies)
+        if state is not None and state.tree is not None:
+            tree_changes.update(self._foreign_top_level(state.tree))
+        tree = self.repo.update_tree(state.tree if state else None, tree_changes)
+        if state is not None and tree == state.tree:
+            return None
+        return self.repo.write_commit(
+            tree, [tip] if tip is not None else [], change.message, when=self.commit_when()
+        )
+
     def _write(
         self,
         task_id: str,
@@ -679,21 +728,9 @@ class TaskRefs:
             except Unchanged as done:
                 result: R = done.result
                 return result
-            self.repo.identity()  # no identity, no commit (refused like git commit)
-            extras = _unknown_task_fields(task_id, state) if state is not None else {}
-            tree_changes = link_tree_changes(self.repo, change.links, state)
-            tree_changes[_TASK_FILE] = self.repo.write_blob(
-                codec.encode_with_extras(change.task, extras)
-            )
-            tree_changes.update(change.bodies)
-            if state is not None and state.tree is not None:
-                tree_changes.update(self._foreign_top_level(state.tree))
-            tree = self.repo.update_tree(state.tree if state else None, tree_changes)
-            if state is not None and tree == state.tree:
+            commit = self._commit(task_id, tip, state, change)
+            if commit is None:
                 return change.result
-            commit = self.repo.write_commit(
-                tree, [tip] if tip is not None else [], change.message, when=self.commit_when()
-            )
             try:
                 self.repo.compare_and_swap(ref, tip, commit, change.message)
             except RefRace:

@@ -9,6 +9,7 @@ import msgspec
 
 from . import validate
 from .context import check_text_secrets
+from .dependencies import check_no_cycle
 from .errors import Conflict, ValidationError
 from .model import INITIAL_STATION, Task
 from .results import TaskDict
@@ -29,6 +30,7 @@ EDITABLE_FIELDS: Final = (
     "tags",
     "files",
     "tests",
+    "depends_on",
 )
 
 #: The check that normalises each editable field.
@@ -44,6 +46,7 @@ _CHECKS: Final[dict[str, Callable[[Any], Any]]] = {
     "tags": lambda v: validate.text_list(v, "tag"),
     "files": lambda v: validate.path_notes(v, "file in play"),
     "tests": lambda v: validate.path_notes(v, "test"),
+    "depends_on": lambda v: validate.dependencies(v, ""),  # then checked against the task
 }
 
 
@@ -115,6 +118,7 @@ def add_task(
     files: Iterable[Any] = (),
     tests: Iterable[Any] = (),
     status: str = INITIAL_STATION,
+    depends_on: Iterable[str] = (),
     allow_secrets: bool | None = None,
 ) -> TaskDict:
     """Create a task. Creating one that exists is a :class:`Conflict`.
@@ -142,9 +146,11 @@ def add_task(
         tests=validate.path_notes(tests, "test"),
         status=validate.station(status),
         created_at=iso_utc(refs.clock()),
+        depends_on=validate.dependencies(depends_on, task_id),
     )
     check_text_secrets(refs.repo.settings, free_text(task), allow_secrets)
     refs.check_new_id(task_id)
+    check_no_cycle(refs, task_id, task.depends_on)
     change = Change(
         task=task,
         links=[],
@@ -173,8 +179,11 @@ def edit_task(
         raise ValidationError(
             f"cannot edit {', '.join(unknown)}; editable: {', '.join(EDITABLE_FIELDS)}"
         )
-    values = {key: _CHECKS[key](value) for key, value in fields.items() if value is not None}
     validate.task_id(task_id)
+    values = {key: _CHECKS[key](value) for key, value in fields.items() if value is not None}
+    if "depends_on" in values:
+        values["depends_on"] = validate.dependencies(values["depends_on"], task_id)
+        check_no_cycle(refs, task_id, values["depends_on"])
     check_text_secrets(refs.repo.settings, _text_of(values), allow_secrets)
 
     def apply(state: TaskState) -> Change[None]:

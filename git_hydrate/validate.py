@@ -8,6 +8,7 @@ normalised value or raises :class:`ValidationError` with a one-line message.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -15,9 +16,13 @@ from .errors import ValidationError
 from .model import KINDS, STATIONS, TASK_ID_RE, PathNote
 
 __all__ = [
+    "MAX_HOLDER_CHARS",
     "MAX_LABEL_CHARS",
     "body_bytes",
     "context_priority",
+    "dependencies",
+    "duration",
+    "holder",
     "kind",
     "path_notes",
     "priority",
@@ -245,3 +250,47 @@ def body_bytes(body: Any, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> bytes:
             f"context body contains a NUL byte at offset {offset}; binary data cannot be context"
         )
     return data
+
+
+#: The longest holder name (``--as NAME`` or a git identity) a claim records.
+MAX_HOLDER_CHARS: Final = 256
+
+
+def holder(value: Any) -> str:
+    """Who holds a task: one printable line of 1-256 characters."""
+    result = one_line_text(value, "holder name").strip()
+    if not result:
+        raise ValidationError("holder name must not be empty")
+    if len(result) > MAX_HOLDER_CHARS:
+        raise ValidationError(f"holder name is longer than {MAX_HOLDER_CHARS} characters")
+    return result
+
+
+def dependencies(values: Iterable[Any] | None, task: str) -> list[str]:
+    """The ids ``task`` depends on, in order, without repeats; never itself."""
+    result: list[str] = []
+    for value in values or ():
+        if isinstance(value, str):
+            value = value.strip()
+        dependency = task_id(value)
+        if dependency == task:
+            raise ValidationError(f"task {task} cannot depend on itself")
+        if dependency not in result:
+            result.append(dependency)
+    return result
+
+
+_DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+_DURATION_UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def duration(value: Any, what: str) -> float:
+    """A positive span of time: seconds, or a number with ``s``, ``m``, ``h``, ``d`` or ``w``."""
+    text_value = str(value).strip().lower()
+    match = _DURATION.fullmatch(text_value)
+    seconds = float(match[1]) * _DURATION_UNITS[match[2]] if match else 0.0
+    if not match or seconds <= 0 or not math.isfinite(seconds):
+        raise ValidationError(
+            f"{what} must be a positive duration such as 90s, 30m, 2h, 1d or 1w, not {value!r}"
+        )
+    return seconds

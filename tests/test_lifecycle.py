@@ -245,6 +245,7 @@ def test_status_json_golden(repo: Path, fixed: Ledger, clock: Clock) -> None:
         "tags": ["api"],
         "archived": False,
         "attachments": 2,
+        "assignee": "",
         "live": 1,
         "expired": 1,
         "checkpoints": 1,

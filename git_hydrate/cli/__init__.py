@@ -52,6 +52,9 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "add-tree": ("tree", "add_tree"),
     "add-diff": ("tree", "add_diff"),
     "rank": ("tree", "rank"),
+    "ready": ("coordination", "ready"),
+    "claim": ("coordination", "claim"),
+    "release": ("coordination", "release"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

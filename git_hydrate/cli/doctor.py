@@ -55,6 +55,8 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
                 click.echo(f"ok      {shown(task['task_id'])}")
             for problem in task["problems"]:
                 click.echo(f"problem {shown(task['task_id'])}: {shown(problem)}")
+            for note in task["notes"]:
+                click.echo(f"note    {shown(task['task_id'])}: {shown(note)}")
         for ref in report["refs"]:
             if ref["ok"]:
                 click.echo(f"ok      {shown(ref['ref'])}")

@@ -21,7 +21,7 @@ from ._common import (
     warn,
     warn_stray_refs,
 )
-from .tasks import EMPTY_HINT
+from .tasks import EMPTY_HINT, held_by, station_shown
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -46,7 +46,7 @@ def _print_status(status: Mapping[str, Any]) -> None:
     archived = " (archived)" if status["archived"] else ""
     click.echo(f"task {shown(status['task_id'])}{archived}: {shown(status['title'])}")
     click.echo(
-        f"status {shown(status['status'])} · kind {shown(status['kind'])}"
+        f"status {shown(status['status'])}{held_by(status)} · kind {shown(status['kind'])}"
         f" · priority {status['priority']}"
     )
     click.echo(
@@ -77,7 +77,8 @@ def _status_row(status: Mapping[str, Any]) -> str:
     over = " OVER" if status["over_budget"] else ""
     expired = f" ({status['expired']} expired)" if status["expired"] else ""
     return (
-        f"{shown(status['task_id'])}\t{shown(status['status'])}\t{shown(status['kind'])}\tp{status['priority']}"
+        f"{shown(status['task_id'])}\t{station_shown(status)}\t{shown(status['kind'])}"
+        f"\tp{status['priority']}"
         f"\t{status['attachments']} ctx{expired}\t{tokens} tokens{over}\t{shown(status['title'])}"
     )
 

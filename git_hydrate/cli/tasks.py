@@ -10,6 +10,7 @@ import click
 from ._common import (
     STATION_CHOICE,
     allow_secrets_option,
+    complete_task_ids,
     echo_json,
     json_option,
     open_ledger,
@@ -24,8 +25,10 @@ from ._common import (
 __all__ = [
     "EMPTY_HINT",
     "KIND_CHOICE",
+    "held_by",
     "list_tasks",
     "show",
+    "station_shown",
     "task_add",
     "task_edit",
     "task_field_options",
@@ -97,6 +100,26 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
                 metavar="PATH[:NOTE]",
                 help="A test to write or update (repeatable).",
             ),
+            click.option(
+                "--depends-on",
+                "depends_on",
+                multiple=True,
+                metavar="ID",
+                shell_complete=complete_task_ids,
+                help="A task that must be done before this one is ready (repeatable).",
+            ),
+            *(
+                []
+                if creating
+                else [
+                    click.option(
+                        "--no-depends-on",
+                        "no_depends_on",
+                        is_flag=True,
+                        help="Depend on no task any more.",
+                    )
+                ]
+            ),
             allow_secrets_option("the text"),
         ]
         for option in reversed(options):
@@ -106,14 +129,31 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
     return decorate
 
 
+def held_by(task: Mapping[str, Any]) -> str:
+    """`` · held by NAME since TIME`` (and whom it was taken from), or nothing."""
+    if not task.get("assignee"):
+        return ""
+    since = f" since {shown(task['claimed_at'])}" if task.get("claimed_at") else ""
+    taken = f" (taken from {shown(task['taken_from'])})" if task.get("taken_from") else ""
+    return f" · held by {shown(task['assignee'])}{since}{taken}"
+
+
+def station_shown(task: Mapping[str, Any]) -> str:
+    """The station of a list row, with its holder: ``in_progress (NAME)``."""
+    holder = task.get("assignee")
+    return shown(task["status"]) + (f" ({shown(holder)})" if holder else "")
+
+
 def _print_task(task: Mapping[str, Any]) -> None:
     archived = " (archived)" if task.get("archived") else ""
     click.echo(f"task {shown(task['task_id'])}{archived}: {shown(task['title'])}")
     click.echo(
-        f"status {shown(task['status'])} · kind {shown(task['kind'])}"
+        f"status {shown(task['status'])}{held_by(task)} · kind {shown(task['kind'])}"
         f" · priority {task['priority']}"
         f" · token budget {task['token_budget']} · {task['attachments']} attachment(s)"
     )
+    if task.get("depends_on"):
+        click.echo(f"depends on: {', '.join(map(shown, task['depends_on']))}")
 
 
 @click.command("task-add")
@@ -144,6 +184,7 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
             tags=fields["tags"],
             files=fields["files"],
             tests=fields["tests"],
+            depends_on=fields["depends_on"],
             allow_secrets=fields["allow_secrets"],
         )
     if as_json:
@@ -178,9 +219,14 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         ("tags", "tags"),
         ("files", "files"),
         ("tests", "tests"),
+        ("depends_on", "depends_on"),
     ):
         if fields[option]:
             changes[name] = list(fields[option])
+    if fields["no_depends_on"]:
+        if fields["depends_on"]:
+            raise click.UsageError("--no-depends-on and --depends-on contradict each other")
+        changes["depends_on"] = []
     if all(value is None for value in changes.values()):
         raise click.UsageError("nothing to change: give at least one field option")
     with open_ledger(ctx) as ledger:
@@ -239,8 +285,8 @@ def list_tasks(
             click.echo(f"{shown(task['task_id'])}\tdamaged\t{shown(task['error'])}")
             continue
         click.echo(
-            f"{shown(task['task_id'])}\t{shown(task['status'])}\t{shown(task['kind'])}\tp{task['priority']}"
-            f"\t{task['attachments']} ctx\t{shown(task['title'])}"
+            f"{shown(task['task_id'])}\t{station_shown(task)}\t{shown(task['kind'])}"
+            f"\tp{task['priority']}\t{task['attachments']} ctx\t{shown(task['title'])}"
         )
     if damaged:
         warn(f"{damaged} damaged task(s); see: git hydrate doctor")

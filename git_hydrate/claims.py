@@ -1,0 +1,461 @@
+"""Coordinating workers: the ready queue, and claims that are atomic through a git remote.
+
+A task is *ready* when it is ``open``, nobody holds it, and every task it
+depends on is ``done`` (live or archived). ``ready`` orders them by task
+priority (1 first), then age, then id.
+
+A *claim* records the holder (``assignee``), the moment (``claimed_at``) and
+moves the task to ``in_progress`` in one commit. Locally that commit lands by
+compare-and-swap on the task's ref. Through a remote it is made on top of
+what a pull just brought, and pushed *without force* before the local ref
+moves: the remote accepts it only if nobody moved the task meanwhile, so of
+two workers claiming at once exactly one push succeeds. The other is refused
+by the remote itself, pulls, and reports who holds the task (``claim --next``
+goes on to the next ready task). A refused claim leaves nothing behind but an
+unreferenced commit.
+
+A claim is *stale* when neither the claim nor a checkpoint is more recent
+than a given age; ``claim --steal`` takes such a task and records whom it
+took it from (``taken_from``). Two claims that meet in a merge anyway (one
+made offline) are settled by the merge rules: a claim wins over a release,
+the earlier of two claims wins (see :mod:`git_hydrate.merge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final, cast
+
+import msgspec
+
+from . import validate
+from .dependencies import cycles, queue_summaries, station_of, waiting_for
+from .errors import Conflict, GitFailed, NotFound, ValidationError
+from .listing import task_filter
+from .model import INITIAL_STATION
+from .results import ClaimResult, ReadyItem, ReleaseResult
+from .sync.pulling import pull_into
+from .sync.pushing import classify_refusal
+from .sync.remotes import Remote, resolve_remote
+from .sync.report import Report
+from .taskrefs import (
+    Change,
+    TaskRefs,
+    TaskState,
+    Unchanged,
+    attempts,
+    iso_utc,
+    ref_name,
+    task_message,
+)
+
+__all__ = [
+    "CLAIMED_STATION",
+    "CLAIM_ATTEMPTS",
+    "DEFAULT_STALE_AFTER",
+    "claim",
+    "default_holder",
+    "ready",
+    "release",
+]
+
+#: The station a claim moves a task to.
+CLAIMED_STATION: Final = "in_progress"
+#: Stations a held task may be at and still count as stale (taken over by ``--steal``).
+_STEALABLE: Final = (INITIAL_STATION, CLAIMED_STATION, "blocked")
+#: How old a claim (and its last checkpoint) must be before ``claim --steal`` takes it.
+DEFAULT_STALE_AFTER: Final = 4 * 3600.0
+#: What the remote says when a concurrent push held the ref's lock: a race
+#: like a non-fast-forward (pull and try again), not a refusal.
+_LOST_LOCK: Final = ("failed to update ref", "failed to lock", "cannot lock ref")
+#: Pushes a remote claim tries before giving up (each refused one means that
+#: someone else moved a task meanwhile).
+CLAIM_ATTEMPTS: Final = 32
+
+
+def default_holder(refs: TaskRefs) -> str:
+    """The git identity (``Name <email>``) a claim records when no ``--as`` is given."""
+    return refs.repo.identity().name_email.decode("utf-8", "replace")
+
+
+def _epoch(iso: str) -> float | None:
+    try:
+        return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def _stale(
+    assignee: str, claimed_at: str, last_checkpoint_at: str, now: float, age: float
+) -> bool:
+    """Held, and neither the claim nor any checkpoint is younger than ``age``."""
+    if not assignee:
+        return False
+    latest = _epoch(max(claimed_at, last_checkpoint_at))
+    return latest is None or now - latest >= age
+
+
+# -- the ready queue ---------------------------------------------------------------
+
+
+def _order(item: Mapping[str, Any]) -> tuple[int, str, str]:
+    return (item["priority"], item["created_at"] or "~", item["task_id"])
+
+
+def ready(
+    refs: TaskRefs,
+    *,
+    kind: str | Iterable[str] | None = None,
+    tag: str | Iterable[str] | None = None,
+    include_stale: float | None = None,
+    now: datetime | float | None = None,
+) -> list[ReadyItem]:
+    """The ready tasks, in the order workers should take them.
+
+    Args:
+        kind: Only these kinds (any of them).
+        tag: Only tasks with all these tags.
+        include_stale: Also list held tasks whose claim is stale at this age
+            (seconds); they carry ``stale: True``.
+        now: The moment staleness is judged at (default: now).
+    """
+    match = task_filter(kind=kind, tag=tag)
+    moment = refs.now(now)
+    summaries = queue_summaries(refs)
+    stations = station_of(refs, summaries)
+    looped = cycles(
+        {t: list(item["depends_on"]) for t, item in summaries.items() if "error" not in item}
+    )
+    found: list[ReadyItem] = []
+    for task_id, item in summaries.items():
+        if "error" in item or not match(item):
+            continue
+        if item["assignee"]:
+            stale = (
+                include_stale is not None
+                and item["status"] in _STEALABLE
+                and _stale(
+                    item["assignee"],
+                    item["claimed_at"],
+                    item["last_checkpoint_at"],
+                    moment,
+                    include_stale,
+                )
+            )
+            if not stale:
+                continue
+        elif (
+            item["status"] != INITIAL_STATION
+            or task_id in looped
+            or waiting_for(item["depends_on"], stations)
+        ):
+            continue
+        found.append(
+            cast(
+                ReadyItem,
+                {
+                    key: item[key]
+                    for key in (
+                        "task_id",
+                        "title",
+                        "status",
+                        "kind",
+                        "priority",
+                        "tags",
+                        "attachments",
+                        "created_at",
+                        "depends_on",
+                        "assignee",
+                        "claimed_at",
+                    )
+                }
+                | {"stale": bool(item["assignee"])},
+            )
+        )
+    found.sort(key=_order)
+    return found
+
+
+# -- claim and release -------------------------------------------------------------------
+
+
+def _claim_change(
+    refs: TaskRefs,
+    task_id: str,
+    holder: str,
+    steal_after: float | None,
+    moment: float,
+) -> Callable[[TaskState], Change[ClaimResult]]:
+    """The claim of ``task_id`` by ``holder`` as a change, refusing what may not be taken."""
+    stations = station_of(refs, queue_summaries(refs))
+
+    def result(task: Any, changed: bool) -> ClaimResult:
+        return {
+            "task_id": task_id,
+            "assignee": task.assignee,
+            "claimed_at": task.claimed_at,
+            "taken_from": task.taken_from,
+            "status": task.status,
+            "changed": changed,
+            "remote": None,
+            "attempts": 1,
+        }
+
+    def apply(state: TaskState) -> Change[ClaimResult]:
+        task = state.task
+        taken_from = ""
+        if task.assignee == holder and task.status == CLAIMED_STATION:
+            raise Unchanged(result(task, False))
+        if task.assignee and task.assignee != holder:
+            last = max((c.at for c in task.checkpoints), default="")
+            if steal_after is None:
+                raise Conflict(
+                    f"task {task_id} is held by {task.assignee} since {task.claimed_at or '?'}"
+                )
+            if task.status not in _STEALABLE or not _stale(
+                task.assignee, task.claimed_at, last, moment, steal_after
+            ):
+                raise Conflict(
+                    f"task {task_id} is held by {task.assignee} since {task.claimed_at or '?'} "
+                    f"(last checkpoint {last or 'none'}): not stale, so not taken"
+                )
+            taken_from = task.assignee
+        elif not task.assignee:
+            if task.status != INITIAL_STATION:
+                raise Conflict(
+                    f"task {task_id} is {task.status}, not open: only open tasks are claimed"
+                )
+            waits = waiting_for(task.depends_on, stations)
+            if waits:
+                raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
+        claimed = msgspec.structs.replace(
+            task,
+            status=CLAIMED_STATION,
+            assignee=holder,
+            claimed_at=iso_utc(moment),
+            taken_from=taken_from,
+        )
+        extra = {"taken_from": taken_from} if taken_from else {}
+        return Change(
+            task=claimed,
+            links=state.links,
+            message=task_message(
+                f"claim {task_id} for {holder}", "claim", task_id, holder=holder, **extra
+            ),
+            result=result(claimed, True),
+        )
+
+    return apply
+
+
+def _release_change(
+    task_id: str, holder: str, force: bool
+) -> Callable[[TaskState], Change[ReleaseResult]]:
+    def apply(state: TaskState) -> Change[ReleaseResult]:
+        task = state.task
+        if not task.assignee:
+            raise Unchanged(
+                {
+                    "task_id": task_id,
+                    "released": "",
+                    "status": task.status,
+                    "changed": False,
+                    "remote": None,
+                }
+            )
+        if task.assignee != holder and not force:
+            raise Conflict(
+                f"task {task_id} is held by {task.assignee}, not {holder}: only its holder "
+                "releases it (or take a stale claim with: git hydrate claim --steal)"
+            )
+        status = INITIAL_STATION if task.status == CLAIMED_STATION else task.status
+        released = msgspec.structs.replace(
+            task, assignee="", claimed_at="", taken_from="", status=status
+        )
+        return Change(
+            task=released,
+            links=state.links,
+            message=task_message(
+                f"release {task_id} by {task.assignee}", "release", task_id, holder=task.assignee
+            ),
+            result={
+                "task_id": task_id,
+                "released": task.assignee,
+                "status": status,
+                "changed": True,
+                "remote": None,
+            },
+        )
+
+    return apply
+
+
+def _pull(refs: TaskRefs, remote: Remote, task_id: str | None) -> None:
+    """Pull everything from ``remote``; a failure to bring ``task_id`` is the claim's."""
+    report = Report("pull", remote.display)
+    pull_into(refs, remote, [], report)
+    for outcome in report.outcomes:
+        if outcome.name == task_id and outcome.action == "skipped":
+            raise Conflict(f"task {task_id}: pull from {remote.display} failed: {outcome.detail}")
+
+
+def _publish(refs: TaskRefs, remote: Remote, task_id: str, commit: bytes) -> bool:
+    """Push ``commit`` as the task's ref without force: ``True`` if the remote took it,
+    ``False`` if it moved meanwhile; anything else it refuses is an error."""
+    ref = ref_name(task_id).decode()
+    pushed, hooks = refs.repo.push_with_messages(
+        remote.target, [f"{commit.decode()}:{ref}"], what=f"git push {remote.display}"
+    )
+    for flag, dest, summary in pushed:
+        if dest != ref:
+            continue
+        if flag in (" ", "*", "="):
+            return True
+        action, detail = classify_refusal(summary, remote.display, hooks)
+        if action == "rejected" or any(lost in summary for lost in _LOST_LOCK):
+            return False
+        raise Conflict(f"task {task_id}: {detail}")
+    raise GitFailed(f"git push {remote.display} reported nothing for {ref}")
+
+
+def _through_remote(
+    refs: TaskRefs,
+    remote: str,
+    only: str | None,
+    candidates: Callable[[], list[str]],
+    change_for: Callable[[str], Callable[[TaskState], Change[Any]]],
+    first_error: Callable[[], Exception],
+) -> Any:
+    """Apply a claim or release through ``remote``: pull, commit, push without force.
+
+    ``candidates`` names the tasks to try, in order, after each pull (one task
+    for ``claim ID``, the ready queue for ``claim --next``). A push the remote
+    refuses because the task moved tries the next candidate, then pulls again.
+    """
+    where = resolve_remote(refs, remote)
+    tried = 0
+    last_error: Exception | None = None
+    for _attempt in attempts(CLAIM_ATTEMPTS):
+        _pull(refs, where, only)
+        names = candidates()
+        if not names:
+            raise last_error or first_error()
+        refused = False
+        for task_id in names:
+            try:
+                tip, commit, result = refs.prepare(task_id, change_for(task_id))
+            except Conflict as exc:
+                last_error = exc  # taken or not ready any more: the next one
+                continue
+            if commit is None:
+                commit = tip  # already so here: make sure the remote has it too
+            tried += 1
+            if not _publish(refs, where, task_id, commit):
+                refused = True
+                continue  # someone moved it first: maybe the next one is free
+            if commit != tip and not refs.advance(task_id, tip, commit, "hydrate: claim"):
+                _pull(refs, where, task_id)  # written here meanwhile: merge it in
+            result["remote"] = where.display
+            if "attempts" in result:
+                result["attempts"] = tried
+            return result
+        if not refused:
+            raise last_error or first_error()  # nothing left to try: not a race
+    raise Conflict(
+        f"gave up after {tried} refused pushes to {where.display}: "
+        "too many workers are moving the same tasks; try again"
+    )
+
+
+def claim(
+    refs: TaskRefs,
+    task_id: str | None = None,
+    *,
+    holder: str | None = None,
+    remote: str | None = None,
+    steal: bool = False,
+    stale_after: float = DEFAULT_STALE_AFTER,
+    kind: str | Iterable[str] | None = None,
+    tag: str | Iterable[str] | None = None,
+    now: datetime | float | None = None,
+) -> ClaimResult:
+    """Claim ``task_id`` (``None``: the first ready task) for ``holder``.
+
+    Args:
+        holder: Who takes it (default: the git identity).
+        remote: Claim through this remote (pull, then push without force);
+            ``None`` claims in this repository only.
+        steal: Also take a task whose claim is stale at ``stale_after`` seconds.
+        kind, tag: With no ``task_id``, only ready tasks of these.
+
+    Raises:
+        Conflict: someone else holds the task, or it is not ready (named).
+        NotFound: no such task; with no ``task_id``, no task is ready.
+    """
+    who = validate.holder(holder) if holder is not None else default_holder(refs)
+    if task_id is not None:
+        validate.task_id(task_id)
+    if stale_after <= 0:
+        raise ValidationError("the stale age must be positive")
+    steal_after = stale_after if steal else None
+
+    def change_for(name: str) -> Callable[[TaskState], Change[ClaimResult]]:
+        return _claim_change(refs, name, who, steal_after, refs.now(now))
+
+    def candidates() -> list[str]:
+        if task_id is not None:
+            return [task_id]
+        queue = ready(refs, kind=kind, tag=tag, include_stale=steal_after, now=now)
+        return [item["task_id"] for item in queue]
+
+    def nothing_ready() -> Exception:
+        return NotFound("no task is ready" + (" (nor stale)" if steal else ""))
+
+    if remote is not None:
+        return cast(
+            ClaimResult,
+            _through_remote(refs, remote, task_id, candidates, change_for, nothing_ready),
+        )
+    names = candidates()
+    if not names:
+        raise nothing_ready()
+    error: Exception | None = None
+    for name in names:
+        try:
+            return refs.write(name, change_for(name))
+        except Conflict as exc:
+            error = exc  # taken meanwhile by another process here: the next one
+    assert error is not None
+    raise error
+
+
+def release(
+    refs: TaskRefs,
+    task_id: str,
+    *,
+    holder: str | None = None,
+    remote: str | None = None,
+    force: bool = False,
+) -> ReleaseResult:
+    """Give ``task_id`` back: nobody holds it, and an ``in_progress`` task is ``open`` again.
+
+    Only the holder releases (``force`` lets anyone). Through ``remote`` as
+    :func:`claim` does.
+    """
+    who = validate.holder(holder) if holder is not None else default_holder(refs)
+    validate.task_id(task_id)
+    change = _release_change(task_id, who, force)
+    if remote is not None:
+        return cast(
+            ReleaseResult,
+            _through_remote(
+                refs,
+                remote,
+                task_id,
+                lambda: [task_id],
+                lambda _name: change,
+                lambda: NotFound(f"no task {task_id}"),
+            ),
+        )
+    return refs.write(task_id, change)

@@ -1,0 +1,231 @@
+"""ready, claim, release: many workers sharing one set of tasks through a git remote."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from ..errors import ValidationError
+from ._common import (
+    complete_remotes,
+    complete_task_ids,
+    echo_json,
+    json_option,
+    open_ledger,
+    shown,
+    task_id_argument,
+)
+from .tasks import KIND_CHOICE
+
+__all__ = ["claim", "ready", "release"]
+
+
+def _duration(value: str | None, option: str) -> float | None:
+    if value is None:
+        return None
+    from .. import validate
+
+    try:
+        return validate.duration(value, option)
+    except ValidationError as exc:
+        raise click.BadParameter(str(exc).removeprefix(f"{option} "), param_hint=option) from None
+
+
+_remote_option = click.option(
+    "--remote",
+    metavar="REMOTE",
+    shell_complete=complete_remotes,
+    help="Go through this remote (name or URL): pull first, push without force.",
+)
+_as_option = click.option(
+    "--as",
+    "holder",
+    metavar="NAME",
+    help="Who holds the task (default: your git identity, Name <email>).",
+)
+
+
+def _ready_row(item: Mapping[str, Any]) -> str:
+    held = f"\tstale claim of {shown(item['assignee'])}" if item["stale"] else ""
+    return (
+        f"{shown(item['task_id'])}\tp{item['priority']}\t{shown(item['kind'])}"
+        f"\t{item['attachments']} ctx\t{shown(item['title'])}{held}"
+    )
+
+
+@click.command("ready")
+@click.option(
+    "--kind", "kinds", multiple=True, type=KIND_CHOICE, help="Only this kind (repeatable)."
+)
+@click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: all).")
+@click.option(
+    "--include-stale",
+    metavar="AGE",
+    help="Also list claimed tasks with no claim or checkpoint for AGE (90s, 30m, 2h, 1d, 1w).",
+)
+@_remote_option
+@json_option
+@click.pass_context
+def ready(
+    ctx: click.Context,
+    kinds: tuple[str, ...],
+    tags: tuple[str, ...],
+    include_stale: str | None,
+    remote: str | None,
+    as_json: bool,
+) -> int:
+    """List the tasks ready to be taken, in the order to take them.
+
+    Ready: open, claimed by nobody, and every task it depends on is done
+    (live or archived). Ordered by priority (1 first), then age, then id.
+
+    \b
+    Examples:
+      git hydrate ready
+      git hydrate ready --remote origin --kind fix --json
+      git hydrate ready --include-stale 2h
+    """
+    stale = _duration(include_stale, "--include-stale")
+    with open_ledger(ctx) as ledger:
+        if remote is not None:
+            report = ledger.pull(remote)
+            if not report.ok:
+                failed = [o.name for o in report.outcomes if o.action == "skipped"]
+                click.echo(
+                    f"warning: pull from {shown(report.remote)} skipped "
+                    f"{', '.join(map(shown, failed)) or 'some refs'}; see: git hydrate pull",
+                    err=True,
+                )
+        items = ledger.ready(kind=kinds or None, tag=tags or None, include_stale=stale)
+    if as_json:
+        echo_json(ctx, items)
+        return 0
+    for item in items:
+        click.echo(_ready_row(item))
+    if not items:
+        click.echo("no task is ready", err=True)
+    return 0
+
+
+def _print_claim(result: Mapping[str, Any]) -> None:
+    where = f" on {shown(result['remote'])}" if result["remote"] else ""
+    taken = f", taken from {shown(result['taken_from'])}" if result["taken_from"] else ""
+    if result["changed"]:
+        click.echo(
+            f"claimed {shown(result['task_id'])} for {shown(result['assignee'])}{where}{taken}"
+        )
+    else:
+        click.echo(
+            f"{shown(result['task_id'])} is already held by {shown(result['assignee'])}{where}"
+        )
+
+
+@click.command("claim")
+@click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_ids)
+@click.option("--next", "take_next", is_flag=True, help="Take the first ready task.")
+@_remote_option
+@_as_option
+@click.option(
+    "--steal",
+    is_flag=True,
+    help="Also take a task whose claim is stale (see --stale-after), recording whose it was.",
+)
+@click.option(
+    "--stale-after",
+    metavar="AGE",
+    default="4h",
+    show_default=True,
+    help="With --steal: how long a claim must have had no claim or checkpoint.",
+)
+@click.option(
+    "--kind", "kinds", multiple=True, type=KIND_CHOICE, help="With --next: only this kind."
+)
+@click.option("--tag", "tags", multiple=True, help="With --next: only tasks with this tag.")
+@json_option
+@click.pass_context
+def claim(
+    ctx: click.Context,
+    task_id: str | None,
+    take_next: bool,
+    remote: str | None,
+    holder: str | None,
+    steal: bool,
+    stale_after: str,
+    kinds: tuple[str, ...],
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Take the task ID (or, with --next, the first ready one) and move it to in_progress.
+
+    Refused when someone else holds it or it is not ready (open, every
+    dependency done). With --remote the claim is pulled, committed and pushed
+    without force: when two workers claim at once the remote accepts one
+    push and refuses the other, which then reports who holds the task
+    (--next goes on to the next ready one). Without --remote the claim is
+    made in this repository only.
+
+    \b
+    Examples:
+      git hydrate claim M-1002 --remote origin
+      git hydrate claim --next --remote origin --as agent-7 --json
+      git hydrate claim M-1002 --steal --stale-after 1d
+    """
+    if (task_id is None) == (not take_next):
+        raise click.UsageError("give the task ID or --next (not both)")
+    if task_id is not None and (kinds or tags):
+        raise click.UsageError("--kind and --tag choose among ready tasks: use them with --next")
+    age = _duration(stale_after, "--stale-after")
+    assert age is not None
+    with open_ledger(ctx) as ledger:
+        result = ledger.claim(
+            task_id,
+            holder=holder,
+            remote=remote,
+            steal=steal,
+            stale_after=age,
+            kind=kinds or None,
+            tag=tags or None,
+        )
+    if as_json:
+        echo_json(ctx, result)
+    else:
+        _print_claim(result)
+
+
+@click.command("release")
+@task_id_argument
+@_remote_option
+@_as_option
+@click.option("--force", is_flag=True, help="Release it even if someone else holds it.")
+@json_option
+@click.pass_context
+def release(
+    ctx: click.Context,
+    task_id: str,
+    remote: str | None,
+    holder: str | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Give the task ID back: nobody holds it, and in_progress becomes open again.
+
+    Only its holder releases a task (--force lets anyone).
+
+    \b
+    Example:
+      git hydrate release M-1002 --remote origin --as agent-7
+    """
+    with open_ledger(ctx) as ledger:
+        result = ledger.release(task_id, holder=holder, remote=remote, force=force)
+    if as_json:
+        echo_json(ctx, result)
+    elif result["changed"]:
+        where = f" on {shown(result['remote'])}" if result["remote"] else ""
+        click.echo(
+            f"released {shown(task_id)} (held by {shown(result['released'])}){where}; "
+            f"it is {shown(result['status'])}"
+        )
+    else:
+        click.echo(f"{shown(task_id)} is held by nobody")

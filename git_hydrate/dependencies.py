@@ -1,0 +1,186 @@
+"""Dependencies between tasks: the queue summary, cycles, and what a task waits for.
+
+A task may depend on others (``depends_on``). A dependency on a task this
+clone does not have is allowed (a pull may bring it); it is reported, never
+dropped. A change that would close a cycle is refused with the cycle named;
+cycles that still arise (two clones each adding one half, then a merge) are
+found here for ``doctor`` and keep the tasks on them out of the ready queue.
+
+The queue summary of a task is a pure function of its tip, so it is kept in a
+disposable cache keyed by tip, like ``list``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from .archive import read_archive
+from .errors import CorruptData, ValidationError
+from .listing import LIST_FIELDS, SummaryCache, task_summary
+from .taskrefs import TaskRefs, TaskState
+
+__all__ = [
+    "DONE_STATION",
+    "QUEUE_FIELDS",
+    "check_no_cycle",
+    "cycles",
+    "find_cycle",
+    "queue_summaries",
+    "station_of",
+    "waiting_for",
+]
+
+#: The station a dependency must reach before the tasks depending on it are ready.
+DONE_STATION: Final = "done"
+#: The fields of a task's queue summary (and of a valid queue-cache entry).
+QUEUE_FIELDS: Final = (
+    *LIST_FIELDS,
+    "created_at",
+    "depends_on",
+    "claimed_at",
+    "taken_from",
+    "last_checkpoint_at",
+)
+
+
+def _queue_summary(state: TaskState) -> dict[str, Any]:
+    task = state.task
+    return {
+        **task_summary(state),
+        "created_at": task.created_at,
+        "depends_on": list(task.depends_on),
+        "claimed_at": task.claimed_at,
+        "taken_from": task.taken_from,
+        # The latest moment, not the last entry: merged checkpoints interleave.
+        "last_checkpoint_at": max((c.at for c in task.checkpoints), default=""),
+    }
+
+
+def queue_summaries(refs: TaskRefs) -> dict[str, dict[str, Any]]:
+    """``{task_id: summary}`` of every live task (damaged ones as ``{task_id, error}``)."""
+    return SummaryCache(refs.repo, "queue-cache", required=QUEUE_FIELDS).summaries(
+        refs, _queue_summary
+    )
+
+
+def station_of(refs: TaskRefs, live: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Every known task's station: live ones from ``live``, archived ones from the index."""
+    try:
+        archived = read_archive(refs.repo).index.tasks
+    except CorruptData:
+        archived = {}  # doctor names a damaged archive; its tasks count as unknown here
+    stations = {task_id: entry.status for task_id, entry in archived.items()}
+    for task_id, item in live.items():
+        if "error" not in item:
+            stations[task_id] = item["status"]
+    return stations
+
+
+def waiting_for(depends_on: Iterable[str], stations: Mapping[str, str]) -> list[str]:
+    """The dependencies not yet done, each as ``ID (station)`` or ``ID (unknown)``."""
+    return [
+        f"{dep} ({stations.get(dep, 'unknown')})"
+        for dep in depends_on
+        if stations.get(dep) != DONE_STATION
+    ]
+
+
+def find_cycle(graph: Mapping[str, Sequence[str]], start: str) -> list[str] | None:
+    """A path ``[start, …, start]`` through ``graph`` (task to its dependencies), if any."""
+    path: list[str] = [start]
+    on_path = {start}
+    done: set[str] = set()
+    stack: list[Iterator[str]] = [iter(graph.get(start, ()))]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            finished = path.pop()
+            on_path.discard(finished)
+            done.add(finished)
+            continue
+        if step == start:
+            return [*path, start]
+        if step in on_path or step in done:
+            continue  # a cycle not through start, or a dead end already walked
+        path.append(step)
+        on_path.add(step)
+        stack.append(iter(graph.get(step, ())))
+    return None
+
+
+def cycles(graph: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Every task on a dependency cycle, with one cycle through it.
+
+    Iterative Tarjan: the strongly connected components of more than one task
+    (or a task that names itself) are the cycles.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, deps = work[-1]
+            dep = next(deps, None)
+            if dep is not None:
+                if dep not in graph:
+                    continue  # unknown: cannot be on a cycle
+                if dep not in index:
+                    index[dep] = low[dep] = len(index)
+                    stack.append(dep)
+                    on_stack.add(dep)
+                    work.append((dep, iter(graph.get(dep, ()))))
+                elif dep in on_stack:
+                    low[node] = min(low[node], index[dep])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph.get(node, ()):
+                    components.append(component)
+    found: dict[str, list[str]] = {}
+    for component in components:
+        members = set(component)
+        sub = {t: [d for d in graph.get(t, ()) if d in members] for t in component}
+        for task_id in component:
+            cycle = find_cycle(sub, task_id)
+            if cycle is not None:
+                found[task_id] = cycle
+    return found
+
+
+def check_no_cycle(refs: TaskRefs, task_id: str, depends_on: Sequence[str]) -> None:
+    """Refuse ``depends_on`` for ``task_id`` if it closes a dependency cycle.
+
+    Raises:
+        ValidationError: naming the cycle, ``A -> B -> A``.
+    """
+    if not depends_on:
+        return
+    graph = {
+        other: list(item.get("depends_on", ()))
+        for other, item in queue_summaries(refs).items()
+        if "error" not in item
+    }
+    graph[task_id] = list(depends_on)
+    cycle = find_cycle(graph, task_id)
+    if cycle is not None:
+        raise ValidationError(f"dependency cycle: {' -> '.join(cycle)}")
