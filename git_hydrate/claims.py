@@ -56,6 +56,7 @@ __all__ = [
     "DEFAULT_STALE_AFTER",
     "claim",
     "default_holder",
+    "pull_queue",
     "ready",
     "release",
 ]
@@ -291,6 +292,14 @@ def _release_change(
     return apply
 
 
+def pull_queue(refs: TaskRefs, remote: str) -> Report:
+    """Pull every task from ``remote`` before reading the queue (``ready --remote``)."""
+    where = resolve_remote(refs, remote, takes_ids=False)
+    report = Report("pull", where.display)
+    pull_into(refs, where, [], report)
+    return report
+
+
 def _pull(refs: TaskRefs, remote: Remote, task_id: str | None) -> None:
     """Pull everything from ``remote``; a failure to bring ``task_id`` is the claim's."""
     report = Report("pull", remote.display)
@@ -333,7 +342,7 @@ def _through_remote(
     for ``claim ID``, the ready queue for ``claim --next``). A push the remote
     refuses because the task moved tries the next candidate, then pulls again.
     """
-    where = resolve_remote(refs, remote)
+    where = resolve_remote(refs, remote, takes_ids=False)
     tried = 0
     last_error: Exception | None = None
     for _attempt in attempts(CLAIM_ATTEMPTS):

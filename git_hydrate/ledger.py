@@ -305,6 +305,10 @@ class Ledger:
         to take them (see :func:`git_hydrate.claims.ready`)."""
         return claims.ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
 
+    def pull_queue(self, remote: str) -> sync.Report:
+        """Pull every task from ``remote`` before reading the queue (``ready --remote``)."""
+        return claims.pull_queue(self.refs, remote)
+
     def claim(self, task_id: str | None = None, **options: Any) -> ClaimResult:
         """Claim a task (``None``: the first ready one), locally or through a remote
         (see :func:`git_hydrate.claims.claim` for the options)."""

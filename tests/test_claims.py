@@ -297,6 +297,11 @@ def test_claim_through_a_remote_names_the_holder_to_the_loser(
         assert hsync.push(la.refs).ok
     with Ledger(b) as lb:
         assert hsync.pull(lb.refs).ok  # b has seen T-1 unclaimed
+    unknown = hydrate(a, "claim", "T-1", "--remote", "nowhere")
+    assert unknown.returncode == 1
+    assert unknown.stderr == (
+        "error: no remote named 'nowhere' (configured remotes: origin); or give a URL\n"
+    )
     won = hydrate(a, "claim", "T-1", "--remote", "origin", "--as", "alice", "--json")
     assert won.returncode == 0, won
     assert json.loads(won.stdout)["remote"] == "origin"

@@ -90,7 +90,7 @@ def ready(
     stale = _duration(include_stale, "--include-stale")
     with open_ledger(ctx) as ledger:
         if remote is not None:
-            report = ledger.pull(remote)
+            report = ledger.pull_queue(remote)
             if not report.ok:
                 failed = [o.name for o in report.outcomes if o.action == "skipped"]
                 click.echo(

@@ -53,8 +53,11 @@ def _mirror_for_url(display: str) -> str:
     return f"url-{slug}-{digest}" if slug else f"url-{digest}"
 
 
-def resolve_remote(refs: TaskRefs, remote: str | None = None) -> Remote:
+def resolve_remote(refs: TaskRefs, remote: str | None = None, *, takes_ids: bool = True) -> Remote:
     """The remote to use: the given name or URL, else the current branch's, else origin.
+
+    ``takes_ids``: the command also takes task ids after the remote, so an
+    unknown name that looks like a task id gets a hint about the order.
 
     Raises:
         ValidationError: no remote given and none can be chosen, or an unknown name.
@@ -87,7 +90,7 @@ def resolve_remote(refs: TaskRefs, remote: str | None = None) -> Remote:
         return Remote(target=remote, display=display, mirror=_mirror_for_url(display), is_url=True)
     known = ", ".join(names) if names else "none"
     hint = "; or give a URL"
-    if names and TASK_ID_RE.match(remote):
+    if takes_ids and names and TASK_ID_RE.match(remote):
         hint += f"; to name tasks, give the remote first: git hydrate pull {names[0]} {remote}"
     raise ValidationError(f"no remote named {remote!r} (configured remotes: {known}){hint}")
 
