@@ -270,6 +270,7 @@ class Ledger:
         max_tokens: int | None = None,
         encoding: str | None = None,
         outline: bool | None = None,
+        cache: bool = True,
     ) -> PromptResult:
         """The prompt, measured alone: its own UTF-8 bytes fit ``max_bytes``.
 
@@ -277,6 +278,8 @@ class Ledger:
         token_estimate, note, omitted, kept, attachments, needed_bytes}``
         (the packet the prompt renders comes along, unmeasured);
         ``max_tokens``, ``encoding`` and ``outline`` as for :meth:`pack`.
+        ``cache``: read back a prompt built before for the same task tip, budget
+        and expired attachments (see :mod:`git_hydrate.prompt_cache`).
 
         Raises:
             ValidationError: the prompt without attachments does not fit.
@@ -289,6 +292,7 @@ class Ledger:
             max_tokens=max_tokens,
             encoding=encoding,
             outline=outline,
+            cache=cache,
         )
 
     # -- coordination -------------------------------------------------------------

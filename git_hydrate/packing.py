@@ -11,9 +11,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final, NamedTuple, cast
 
-from . import context_expander
+from . import context_expander, validate
+from .budgeting import Budget, resolve_budget
 from .errors import CorruptData
 from .model import Link
+from .prompt_cache import PromptCache
 from .results import ExpandResult, PackResult, PromptResult
 from .store import Prefetch
 from .taskrefs import TaskRefs
@@ -46,16 +48,6 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[di
     return task, entries
 
 
-class Budget(NamedTuple):
-    """What a packing may use: bytes and tokens (``None``: no such limit), the
-    token encoding, and whether outlines stand in for what does not fit."""
-
-    max_bytes: int | None
-    max_tokens: int | None
-    encoding: str
-    outline: bool
-
-
 def budget(
     refs: TaskRefs,
     max_bytes: int | None = None,
@@ -63,20 +55,9 @@ def budget(
     encoding: str | None = None,
     outline: bool | None = None,
 ) -> Budget:
-    """The budget a packing uses: the arguments, else the ``hydrate.*`` settings.
-
-    The default byte budget (``hydrate.maxBytes``, else 128 KiB) applies unless a
-    token budget is given and ``hydrate.maxBytes`` is not set: a byte limit
-    nobody asked for would otherwise cut a token budget short.
-    """
-    settings = refs.repo.settings
-    if max_tokens is None and settings.has("hydrate.maxTokens"):
-        max_tokens = settings.size("hydrate.maxTokens")
-    if max_bytes is None and (max_tokens is None or settings.has("hydrate.maxBytes")):
-        max_bytes = settings.size("hydrate.maxBytes")
-    name = encoding or settings.text("hydrate.encoding") or "o200k_base"
-    shrink = settings.boolean("hydrate.outline") if outline is None else outline
-    return Budget(max_bytes, max_tokens, name, shrink)
+    """The budget a packing uses: the arguments, else the ``hydrate.*`` settings
+    (see :func:`git_hydrate.budgeting.resolve_budget`)."""
+    return resolve_budget(refs.repo.settings, max_bytes, max_tokens, encoding, outline)
 
 
 class _Job(NamedTuple):
@@ -213,13 +194,29 @@ def prompt(
     max_tokens: int | None = None,
     encoding: str | None = None,
     outline: bool | None = None,
+    cache: bool = True,
 ) -> PromptResult:
-    """The prompt measured alone (see ``Ledger.prompt``)."""
-    job = _job(refs, task_id, budget(refs, max_bytes, max_tokens, encoding, outline), now)
+    """The prompt measured alone (see ``Ledger.prompt``); with ``cache`` (and
+    ``hydrate.promptCache``, on by default) a prompt built before for the same
+    tip, budget and expired attachments is read back instead of rebuilt."""
+    limits = budget(refs, max_bytes, max_tokens, encoding, outline)
+    moment = refs.now(now)
+    store = None
+    if cache and refs.repo.settings.boolean("hydrate.promptCache"):
+        store = PromptCache(refs.repo)
+        tip = refs.tip(validate.task_id(task_id))
+        if tip is not None:
+            hit = store.get(store.key(tip, limits), moment)
+            if hit is not None:
+                return cast(PromptResult, hit.result())
+    job = _job(refs, task_id, limits, moment)
     result = context_expander.build_prompt(
         job.task, job.entries, job.budget.max_bytes, **job.walk_options(files=True)
     )
     job.save()
+    if store is not None and job.task.get("tip"):
+        expiries = [e["expires"] for e in job.entries if e["expires"] is not None]
+        store.put(store.key(job.task["tip"].encode(), limits), moment, expiries, result)
     return cast(PromptResult, result)
 
 

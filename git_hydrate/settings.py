@@ -121,6 +121,15 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "Rust and Java with pip install 'git-hydrate[outline]'), as --outline does.",
     ),
     Setting(
+        "hydrate.promptCache",
+        "bool",
+        True,
+        "When true, prompt (and the pre-push artefacts) keep each prompt they build in "
+        "<git dir>/hydrate/prompt-cache/, keyed by the task's tip, the budget and which "
+        "attachments have expired, and print it again byte for byte instead of rebuilding "
+        "it. Disposable: deleting the directory is always safe.",
+    ),
+    Setting(
         "hydrate.maxBodyBytes",
         "bytes",
         8 * 1024 * 1024,

@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
     {"settings", "model"},
     {
         "codec",
+        "budgeting",
         "validate",
         "secrets",
         "merge",
@@ -41,7 +42,7 @@ LAYERS: list[set[str]] = [
         "outline",
     },
     {"store"},
-    {"archive", "treeshape"},
+    {"archive", "treeshape", "prompt_cache"},
     {"taskrefs"},
     {"tasks", "context", "listing", "history", "packing", "hydrate", "dependencies"},
     {"lifecycle", "sync", "doctor", "claims"},

@@ -6,9 +6,12 @@ import sys
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..prompt_cache import CachedPrompt
 
 from ._common import (
     budget_options,
@@ -121,6 +124,12 @@ def expand(
     help="After the summary, list what was omitted or shrunk (the first "
     f"{LISTED_ON_A_TERMINAL} on a terminal; -vv: all).",
 )
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Build the prompt again even if the prompt cache holds it (hydrate.promptCache).",
+)
 @click.pass_context
 def prompt(
     ctx: click.Context,
@@ -132,19 +141,29 @@ def prompt(
     outline: bool | None,
     output: str | None,
     verbose: int,
+    no_cache: bool,
 ) -> None:
     """Print the prompt of the task ID alone; its own UTF-8 bytes fit --max-bytes.
 
     The prompt is measured by itself (expand measures packet and prompt
-    together). One summary line goes to stderr: attachments kept, bytes (and
-    tokens) used of the budget, omitted by reason, shrunk, and the budget that
-    would hold everything; -v lists the omitted and shrunk attachments.
+    together). A prompt built before for the same task tip, budget and
+    expired attachments comes from the prompt cache, byte for byte
+    (hydrate.promptCache; --no-cache builds it again). One summary line goes
+    to stderr: attachments kept, bytes (and tokens) used of the budget,
+    omitted by reason, shrunk, and the budget that would hold everything; -v
+    lists the omitted and shrunk attachments.
 
     \b
     Example:
       git hydrate prompt M-1002 --max-bytes 20000 -o M-1002.prompt.md
       git hydrate prompt M-1002 --max-tokens 32000 --outline -v
     """
+    budget_args = (max_bytes, max_tokens, encoding, outline)
+    hit = None if no_cache or verbose else _cached_prompt(ctx, task_id, now, budget_args)
+    if hit is not None:
+        _write_prompt(output, hit.prompt)
+        click.echo(summary_line(task_id, hit.fields), err=True)
+        return
     with open_ledger(ctx) as ledger:
         result = ledger.prompt(
             task_id,
@@ -153,10 +172,19 @@ def prompt(
             max_tokens=max_tokens,
             encoding=encoding,
             outline=outline,
+            cache=not no_cache,
         )
         # why each attachment packs where it does (ranking's reasons), for -v
         why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
-    data = result["prompt"].encode("utf-8")
+    _write_prompt(output, result["prompt"].encode("utf-8"))
+    click.echo(summary_line(task_id, result), err=True)
+    if verbose:
+        limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
+        for line in listing(result, limit, why):
+            click.echo(line, err=True)
+
+
+def _write_prompt(output: str | None, data: bytes) -> None:
     if output is not None and output != "-":
         with open(output, "wb") as fh:
             fh.write(data)
@@ -165,11 +193,33 @@ def prompt(
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    click.echo(summary_line(task_id, result), err=True)
-    if verbose:
-        limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
-        for line in listing(result, limit, why):
-            click.echo(line, err=True)
+
+
+def _cached_prompt(
+    ctx: click.Context, task_id: str, now: datetime | None, budget_args: tuple[Any, ...]
+) -> CachedPrompt | None:
+    """The prompt from the prompt cache, found without importing the packer (or ``None``:
+    then the ledger builds it, and says what is wrong if anything is)."""
+    from ..budgeting import resolve_budget
+    from ..errors import HydrateError
+    from ..prompt_cache import PromptCache
+    from ..store import Repository
+    from ..taskrefs import TaskRefs, names_a_task, ref_name
+
+    if not names_a_task(task_id.encode("utf-8", "surrogateescape")):
+        return None
+    try:
+        with Repository((ctx.find_root().obj or {}).get("directory")) as repo:
+            if not repo.settings.boolean("hydrate.promptCache"):
+                return None
+            limits = resolve_budget(repo.settings, *budget_args)
+            tip = repo.read_ref(ref_name(task_id))
+            if tip is None:
+                return None
+            store = PromptCache(repo)
+            return store.get(store.key(tip, limits), TaskRefs(repo).now(now))
+    except (HydrateError, OSError):
+        return None
 
 
 def _stderr_is_a_terminal() -> bool:

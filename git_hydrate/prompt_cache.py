@@ -1,0 +1,148 @@
+"""The rendered-prompt cache: a prompt already built is printed again, byte for byte.
+
+A prompt is a pure function of the task's tip commit (its fields, links and
+bodies never change under one tip), the budget (bytes, tokens, encoding,
+outlines), the version of git-hydrate that renders it, and the moment expiry
+is judged at — but only through *which* attachments have expired. So each
+entry records the window of moments in which that set stays the same: from
+the latest expiry at or before the moment it was built, to the earliest one
+after it. A lookup at a moment outside the window is a miss.
+
+Derived and disposable, like every cache here: one msgpack file per entry in
+``<common dir>/hydrate/prompt-cache/``, written atomically, the oldest removed
+beyond :data:`MAX_ENTRIES` or :data:`MAX_TOTAL_BYTES`. A damaged or foreign
+file is a miss. ``hydrate.promptCache false`` turns it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterable
+from typing import Any, Final
+
+import msgspec
+
+from . import __version__
+from .store import Repository
+
+__all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "PromptCache"]
+
+#: Bumped when what an entry holds or how a prompt is rendered changes.
+_FORMAT: Final = 2
+#: At most this many prompts are kept, newest first.
+MAX_ENTRIES: Final = 64
+#: And at most this many bytes of them.
+MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
+
+
+class CachedPrompt(msgspec.Struct, array_like=True):
+    """One stored prompt: the prompt and its packet as the bytes written out, and
+    the rest of the result (sizes, omissions) as it was."""
+
+    format: int
+    key: str
+    since: float | None  # the latest expiry at or before the moment of building
+    until: float | None  # the earliest expiry after it
+    fields: dict[str, Any]
+    prompt: bytes  # UTF-8
+    packet: bytes  # compact JSON
+
+    def result(self) -> dict[str, Any]:
+        """The whole result, as :func:`git_hydrate.packing.prompt` returns it."""
+        return {
+            **self.fields,
+            "prompt": self.prompt.decode("utf-8"),
+            "packet": msgspec.json.decode(self.packet),
+        }
+
+
+_decoder = msgspec.msgpack.Decoder(CachedPrompt)
+_encoder = msgspec.msgpack.Encoder()
+
+
+class PromptCache:
+    """The prompt cache of one repository."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.directory = os.path.join(repo.common_dir, "hydrate", "prompt-cache")
+
+    @staticmethod
+    def key(tip: bytes, budget: Iterable[Any]) -> str:
+        """The key of a task tip under a budget, for this version's rendering."""
+        parts = [_FORMAT, __version__, tip.decode(), *budget]
+        return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:40])
+
+    def get(self, key: str, moment: float) -> CachedPrompt | None:
+        """The prompt stored under ``key`` if it holds at ``moment``, else ``None``."""
+        try:
+            with open(self._path(key), "rb") as fh:
+                entry = _decoder.decode(fh.read())
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if entry.format != _FORMAT or entry.key != key:
+            return None
+        if entry.since is not None and moment < entry.since:
+            return None
+        if entry.until is not None and moment >= entry.until:
+            return None
+        return entry
+
+    def put(
+        self, key: str, moment: float, expiries: Iterable[float], result: dict[str, Any]
+    ) -> None:
+        """Store ``result``, valid while no expiry among ``expiries`` is crossed."""
+        times = list(expiries)
+        since = max((t for t in times if t <= moment), default=None)
+        until = min((t for t in times if t > moment), default=None)
+        fields = {k: v for k, v in result.items() if k not in ("prompt", "packet")}
+        entry = CachedPrompt(
+            _FORMAT,
+            key,
+            since,
+            until,
+            fields,
+            result["prompt"].encode("utf-8"),
+            msgspec.json.encode(result["packet"]),
+        )
+        data = _encoder.encode(entry)
+        if len(data) > MAX_TOTAL_BYTES:
+            return
+        path = self._path(key)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        # The cache only saves time: failing to write it is not an error.
+        try:
+            self.repo.make_dirs(self.directory)
+            with open(temporary, "wb") as fh:
+                fh.write(data)
+            self.repo.share(temporary)
+            os.replace(temporary, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            return
+        self._prune()
+
+    def _prune(self) -> None:
+        """Remove the oldest entries beyond the count and size limits."""
+        try:
+            names = [n for n in os.listdir(self.directory) if not n.endswith(".tmp")]
+        except OSError:
+            return
+        found = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                stat = os.stat(os.path.join(self.directory, name))
+                found.append((stat.st_mtime_ns, stat.st_size, name))
+        found.sort(reverse=True)
+        total = 0
+        for index, (_mtime, size, name) in enumerate(found):
+            total += size
+            if index >= MAX_ENTRIES or total > MAX_TOTAL_BYTES:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.directory, name))

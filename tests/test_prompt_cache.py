@@ -1,0 +1,87 @@
+"""The rendered-prompt cache: hits are byte-identical, and nothing that changes the
+prompt (a new commit, a budget, an expiry crossed) is ever answered from it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate import prompt_cache as pc
+
+from .conftest import git, hydrate
+
+T0 = 1_800_000_000.0
+
+
+def cache_dir(repo: Path) -> Path:
+    return repo / ".git" / "hydrate" / "prompt-cache"
+
+
+def blob_file(repo: Path, ledger: Ledger, task_id: str, body_hash: str) -> Path:
+    oid = next(e for e in ledger.refs.load(task_id).links if e.sha256 == body_hash).oid
+    return repo / ".git" / "objects" / oid[:2] / oid[2:]
+
+
+@pytest.fixture
+def task(repo: Path) -> Path:
+    with Ledger(repo, clock=lambda: T0) as ledger:
+        ledger.add_task("C-1", "Cache the prompt", "hits are identical")
+        ledger.add_context("C-1", "first body, kept\n" * 20, "notes/a.md", priority=5)
+        ledger.add_context("C-1", "second body\n" * 20, "notes/b.md", ttl=3600)
+    return repo
+
+
+def test_a_hit_is_byte_identical_and_reads_no_body(task: Path) -> None:
+    first = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    assert first.returncode == 0, first
+    assert len(os.listdir(cache_dir(task))) == 1
+    with Ledger(task) as ledger:
+        body = ledger.context_entries("C-1")[0]["hash"]
+        path = blob_file(task, ledger, "C-1", body)
+    saved = path.read_bytes()
+    os.chmod(path, 0o644)
+    path.unlink()  # a rebuild would need this body: only a hit can answer now
+    try:
+        again = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+        assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, first.stderr)
+        rebuilt = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z", "--no-cache")
+        assert rebuilt.returncode != 0
+    finally:
+        path.write_bytes(saved)
+
+
+def test_a_new_commit_a_budget_or_a_crossed_expiry_is_a_miss(task: Path) -> None:
+    with Ledger(task, clock=lambda: T0) as ledger:
+        before = ledger.prompt("C-1", now=T0)
+        assert "second body" in before["prompt"]
+        # The expiry of notes/b.md (T0 + 3600) is crossed: the cached prompt no longer holds.
+        later = ledger.prompt("C-1", now=T0 + 3600)
+        assert "second body" not in later["prompt"]
+        assert [o["reason"] for o in later["omitted"]] == ["expired"]
+        assert ledger.prompt("C-1", now=T0 + 10)["prompt"] == before["prompt"]
+        small = ledger.prompt("C-1", max_bytes=before["prompt_bytes"] - 100, now=T0)
+        assert small["prompt"] != before["prompt"] and small["omitted"]
+        ledger.add_context("C-1", "third body\n", "notes/c.md", priority=9)
+        assert "third body" in ledger.prompt("C-1", now=T0)["prompt"]
+        assert ledger.prompt("C-1", now=T0, cache=False) == ledger.prompt("C-1", now=T0)
+
+
+def test_turned_off_damaged_and_bounded(task: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(task, "config", "hydrate.promptCache", "false")
+    assert hydrate(task, "prompt", "C-1").returncode == 0
+    assert not cache_dir(task).exists()
+    git(task, "config", "--unset", "hydrate.promptCache")
+    good = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    (entry,) = cache_dir(task).iterdir()
+    entry.write_bytes(b"\x93damaged")
+    again = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    assert again.stdout == good.stdout  # rebuilt, and the entry written again
+    assert entry.read_bytes() != b"\x93damaged"
+    monkeypatch.setattr(pc, "MAX_ENTRIES", 3)
+    with Ledger(task) as ledger:
+        for budget in range(6):
+            ledger.prompt("C-1", max_bytes=4000 + budget, now=T0)
+    assert len(list(cache_dir(task).iterdir())) == 3
