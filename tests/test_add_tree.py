@@ -452,6 +452,30 @@ def test_directory_outside_any_repository(repo: Path, tmp_path: Path) -> None:
     fsck(repo)
 
 
+def test_a_directory_its_work_tree_ignores_whole_is_walked(repo: Path, tmp_path: Path) -> None:
+    # An installed tree inside a tool's checkout: git lists nothing under it.
+    tool = tmp_path / "tool"
+    git(tmp_path, "init", "-q", str(tool))
+    write(tool, ".gitignore", "/versions/\n")
+    write(tool, "versions/lib/json/decoder.py", "def decode(s):\n    return s\n")
+    write(tool, "versions/lib/__pycache__/x.pyc", b"\x00")
+    make_task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(tool / "versions"), "--json")
+    assert result.returncode == 0, result
+    data = json.loads(result.stdout)
+    assert data["listing"].startswith("walk (git ignores the whole directory")
+    assert [lk["source"] for lk in links(repo)] == ["lib/json/decoder.py"]
+    assert by_path(data) == {"lib/__pycache__/": "skipped_dir"}
+    # A tracked part of a work tree is still git's file set, ignored files left out.
+    write(tool, "src/app.py", "x = 1\n")
+    write(tool, "src/build.log", "noise\n")
+    write(tool, ".gitignore", "/versions/\n*.log\n")
+    listed = json.loads(
+        hydrate(repo, "add-tree", TASK, "--dir", str(tool / "src"), "--json").stdout
+    )
+    assert listed["listing"] == "git ls-files"
+
+
 def test_prefixes_keep_resources_apart_and_wrappers_count(repo: Path, tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     write(one, "x.py", "one\n")

@@ -258,10 +258,16 @@ def from_directory(directory: str) -> Source:
         listing = git_in_directory(
             directory, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
         )
-        if listing is not None:
+        if listing:
             # Paths from ls-files run in a subdirectory are relative to it.
             return Source(
                 "dir", label, list_worktree(listing, directory), [], listing="git ls-files"
             )
+        if listing is not None:
+            # A directory the enclosing work tree ignores whole (an installed tree
+            # inside a tool's checkout): git lists nothing, so walk it, and say so.
+            entries, skipped = list_directory(directory)
+            walked = "walk (git ignores the whole directory in its enclosing work tree)"
+            return Source("dir", label, entries, skipped, listing=walked)
     entries, skipped = list_directory(directory)
     return Source("dir", label, entries, skipped, listing="walk")
