@@ -23,6 +23,7 @@ the earlier of two claims wins (see :mod:`git_hydrate.merge`).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, cast
@@ -70,6 +71,8 @@ DEFAULT_STALE_AFTER: Final = 4 * 3600.0
 #: What the remote says when a concurrent push held the ref's lock: a race
 #: like a non-fast-forward (pull and try again), not a refusal.
 _LOST_LOCK: Final = ("failed to update ref", "failed to lock", "cannot lock ref")
+#: After a refused push, ``claim --next`` picks at random among this many next tasks.
+_SPREAD: Final = 8
 #: Pushes a remote claim tries before giving up (each refused one means that
 #: someone else moved a task meanwhile).
 CLAIM_ATTEMPTS: Final = 32
@@ -351,7 +354,11 @@ def _through_remote(
         if not names:
             raise last_error or first_error()
         refused = False
-        for task_id in names:
+        queue = list(names)
+        while queue:
+            # In queue order, until a push is refused: the workers that lost that race
+            # would all try the same next task, so each then picks among the next few.
+            task_id = queue.pop(random.randrange(min(len(queue), _SPREAD)) if refused else 0)
             try:
                 tip, commit, result = refs.prepare(task_id, change_for(task_id))
             except Conflict as exc:
