@@ -61,9 +61,15 @@ _removal_decoder = msgspec.json.Decoder(RemovalRecord)
 #: ``,"name":<default>`` would be: a task that never used them keeps the bytes
 #: (and so the commit ids) earlier versions wrote, and those versions read it.
 #: They are the last fields of :class:`Task`, in declaration order.
-OPTIONAL_TASK_FIELDS: Final = ("depends_on", "assignee", "claimed_at", "taken_from")
+OPTIONAL_TASK_FIELDS: Final = (
+    "depends_on",
+    "assignee",
+    "claimed_at",
+    "taken_from",
+    "selections",
+)
 _DEFAULT_TAILS: Final = tuple(
-    (name, b',"%s":%s' % (name.encode(), b'""' if name != "depends_on" else b"[]"))
+    (name, b',"%s":%s' % (name.encode(), b"[]" if name in ("depends_on", "selections") else b'""'))
     for name in OPTIONAL_TASK_FIELDS
 )
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from . import claims, context, doctor, history, lifecycle, listing, packing, sync, tasks
-from .hydrate import RankResult, add_diff, add_tree, rerank
+from .hydrate import RankResult, add_diff, add_tree, refresh, rerank
 from .hydrate.tree import Progress
 from .results import (
     AddManyResult,
@@ -374,6 +374,12 @@ class Ledger:
         return lifecycle.unarchive(self.refs, task_id)
 
     # -- hydration ------------------------------------------------------------------
+
+    def refresh(self, task_id: str) -> list[HydrateResult | dict[str, str]]:
+        """Take every add-tree run the task recorded again (``prompt --refresh``);
+        an unchanged revision run is recognised without listing a file (see
+        :func:`git_hydrate.hydrate.tree.refresh`)."""
+        return refresh(self.refs, task_id)
 
     def add_tree(
         self,

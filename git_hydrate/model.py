@@ -30,6 +30,7 @@ __all__ = [
     "PathNote",
     "RemovalRecord",
     "RemovedTask",
+    "Selection",
     "Task",
     "bad_link_id",
     "packing_key",
@@ -97,6 +98,28 @@ class Checkpoint(msgspec.Struct, frozen=True):
     author: str = ""
 
 
+class Selection(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What one add-tree run took, to take it again (``prompt --refresh``).
+
+    ``rev`` is the revision as given (``HEAD``, a branch), ``dir`` an absolute
+    path; ``inputs`` is a digest of everything that decided the run's links
+    (the commit or tree, these options, the limits, the rules, the task's
+    ranking inputs and the links it left), so an unchanged run is recognised
+    without listing a file.
+    """
+
+    mode: Annotated[str, msgspec.Meta(pattern=r"^(?:rev|worktree|dir)\Z")]
+    rev: str = ""
+    dir: str = ""
+    pathspecs: list[str] = []
+    prefix: str = ""
+    priority: ContextPriority | None = None
+    ranked: bool = True
+    max_file_bytes: NonNegative | None = None
+    max_total_bytes: NonNegative | None = None
+    inputs: str = ""
+
+
 class Task(msgspec.Struct, kw_only=True):
     """The task document, stored as ``task.json`` in the tip tree."""
 
@@ -121,6 +144,7 @@ class Task(msgspec.Struct, kw_only=True):
     assignee: str = ""
     claimed_at: str = ""
     taken_from: str = ""
+    selections: list[Selection] = []
 
 
 class Link(msgspec.Struct, kw_only=True):

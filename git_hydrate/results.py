@@ -339,6 +339,7 @@ HydrateResult = TypedDict(
         "commit": str | None,
         "range": str,
         "listing": str,
+        "recognised": bool,
     },
     total=False,
 )

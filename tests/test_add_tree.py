@@ -207,8 +207,9 @@ def test_links_reuse_the_committed_blobs(repo: Path) -> None:
     }
     in_task = git(repo, "rev-parse", f"refs/hydrate/tasks/{TASK}:bodies/{digest[:2]}/{digest}")
     assert in_task.strip() == committed
-    # links.json is the one new blob (task.json did not change); the body is not new
-    assert blob_count(repo) == blobs_before + 1
+    # links.json and task.json (which records the selection) are the new blobs; the
+    # body is not new
+    assert blob_count(repo) == blobs_before + 2
     fsck(repo)
 
 
@@ -926,3 +927,61 @@ def test_files_with_secrets_are_skipped_unless_allowed(repo: Path) -> None:
     assert "s3cr3tV4lue" not in out.stdout
     with Ledger(repo) as ledger:
         assert ".env" in {e["source"] for e in ledger.context_entries("SEC-1")}
+
+
+def test_recorded_runs_refresh_in_one_process_and_unchanged_is_recognised(
+    repo: Path, tmp_path: Path
+) -> None:
+    write(repo, "src/app.py", "def run():\n    return 1\n")
+    write(repo, "docs/guide.md", "# Guide\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    other = tmp_path / "other"
+    write(other, "api.md", "# The other service\n")
+    make_task(repo)
+    assert hydrate(repo, "add-tree", TASK, "src").returncode == 0
+    assert hydrate(repo, "add-tree", TASK, "--dir", str(other), "--prefix", "svc").returncode == 0
+    recorded = json.loads(hydrate(repo, "show", TASK, "--json").stdout)["selections"]
+    assert [(s["mode"], s.get("rev"), s.get("pathspecs"), s.get("prefix")) for s in recorded] == [
+        ("rev", "HEAD", ["src"], None),
+        ("dir", None, None, "svc/"),
+    ]
+    # One process: the new commit is taken, then the prompt is printed.
+    write(repo, "src/app.py", "def run():\n    return 2\n")
+    git(repo, "commit", "-q", "-am", "app 2")
+    first = hydrate(repo, "prompt", TASK, "--refresh")
+    assert first.returncode == 0, first
+    assert "return 2" in first.stdout and "The other service" in first.stdout
+    assert f"refreshed {TASK} from HEAD " in first.stderr
+    assert "updated 1" in first.stderr
+    tip = git(repo, "rev-parse", f"refs/hydrate/tasks/{TASK}")
+    # Nothing changed: the revision run is recognised without listing, nothing is written.
+    again = hydrate(repo, "prompt", TASK, "--refresh")
+    assert again.stdout == first.stdout
+    assert "(recognised: same commit, nothing listed)" in again.stderr
+    assert git(repo, "rev-parse", f"refs/hydrate/tasks/{TASK}") == tip
+    # A change to the task (its ranking inputs) is not recognised.
+    assert hydrate(repo, "task-edit", TASK, "--title", "Run faster").returncode == 0
+    edited = hydrate(repo, "prompt", TASK, "--refresh")
+    assert "recognised" not in edited.stderr.splitlines()[0]
+    # A directory this machine does not have is named; the rest goes on.
+    for path in other.iterdir():
+        path.unlink()
+    other.rmdir()
+    gone = hydrate(repo, "prompt", TASK, "--refresh")
+    assert gone.returncode == 0, gone
+    assert f"warning: {TASK}: not refreshed: {other} is not a directory" in gone.stderr
+    fsck(repo)
+
+
+def test_add_tree_then_prompt_in_one_process(repo: Path) -> None:
+    write(repo, "src/app.py", "def run():\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    make_task(repo)
+    both = hydrate(repo, "add-tree", TASK, "--prompt")
+    assert both.returncode == 0, both
+    assert both.stderr.startswith(f"{TASK}: added ")
+    alone = hydrate(repo, "prompt", TASK, "--no-cache")
+    assert both.stdout == alone.stdout and "return 1" in both.stdout
+    assert hydrate(repo, "add-tree", TASK, "--prompt", "--json").returncode == 2

@@ -125,6 +125,12 @@ def expand(
     f"{LISTED_ON_A_TERMINAL} on a terminal; -vv: all).",
 )
 @click.option(
+    "--refresh",
+    is_flag=True,
+    help="First take every add-tree run the task recorded again (one process); an "
+    "unchanged commit is recognised without listing a file.",
+)
+@click.option(
     "--no-cache",
     "no_cache",
     is_flag=True,
@@ -141,6 +147,7 @@ def prompt(
     outline: bool | None,
     output: str | None,
     verbose: int,
+    refresh: bool,
     no_cache: bool,
 ) -> None:
     """Print the prompt of the task ID alone; its own UTF-8 bytes fit --max-bytes.
@@ -148,7 +155,8 @@ def prompt(
     The prompt is measured by itself (expand measures packet and prompt
     together). A prompt built before for the same task tip, budget and
     expired attachments comes from the prompt cache, byte for byte
-    (hydrate.promptCache; --no-cache builds it again). One summary line goes
+    (hydrate.promptCache; --no-cache builds it again). --refresh first takes
+    the task's recorded add-tree runs again. One summary line goes
     to stderr: attachments kept, bytes (and tokens) used of the budget,
     omitted by reason, shrunk, and the budget that would hold everything; -v
     lists the omitted and shrunk attachments.
@@ -157,8 +165,13 @@ def prompt(
     Example:
       git hydrate prompt M-1002 --max-bytes 20000 -o M-1002.prompt.md
       git hydrate prompt M-1002 --max-tokens 32000 --outline -v
+      git hydrate prompt M-1002 --refresh -o M-1002.prompt.md
     """
     budget_args = (max_bytes, max_tokens, encoding, outline)
+    if refresh:
+        with open_ledger(ctx) as ledger:
+            for done in ledger.refresh(task_id):
+                click.echo(refreshed_line(task_id, done), err=True)
     hit = None if no_cache or verbose else _cached_prompt(ctx, task_id, now, budget_args)
     if hit is not None:
         _write_prompt(output, hit.prompt)
@@ -182,6 +195,20 @@ def prompt(
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
         for line in listing(result, limit, why):
             click.echo(line, err=True)
+
+
+def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
+    """What ``prompt --refresh`` says of one recorded add-tree run."""
+    if "error" in done:
+        return f"warning: {shown(task_id)}: not refreshed: {shown(done['error'])}"
+    if done.get("recognised"):
+        what = f"unchanged {done['unchanged']} (recognised: same commit, nothing listed)"
+    else:
+        what = (
+            f"added {done['added']}, updated {done['updated']}, "
+            f"unchanged {done['unchanged']}, removed {done['removed']}"
+        )
+    return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
 
 
 def _write_prompt(output: str | None, data: bytes) -> None:

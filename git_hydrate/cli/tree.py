@@ -119,6 +119,7 @@ def _report(
     origin: str,
     verbose: bool = False,
     warning: str | None = None,
+    err: bool = False,
 ) -> None:
     """Print what add-tree or add-diff did: JSON, or counts and the files left out;
     then the budget warning, if any, on stderr."""
@@ -133,15 +134,17 @@ def _report(
         f"unchanged {result['unchanged']}, removed {result['removed']}"
     )
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(f"{shown(task_id)}: {counts}; {result['total_bytes']} bytes {origin}{state}")
+    click.echo(
+        f"{shown(task_id)}: {counts}; {result['total_bytes']} bytes {origin}{state}", err=err
+    )
     skipped = result["skipped"]
     if not skipped:
         return
     noun = "file" if len(skipped) == 1 else "files"
     if verbose or len(skipped) <= LIST_SKIPPED:
-        click.echo(f"skipped {len(skipped)} {noun}:")
+        click.echo(f"skipped {len(skipped)} {noun}:", err=err)
         for line in _skipped_lines(skipped):
-            click.echo(line)
+            click.echo(line, err=err)
         return
     tally: dict[str, list[int]] = {}
     for item in skipped:
@@ -152,7 +155,7 @@ def _report(
         f"{n} {reason} ({human_bytes(size)})"
         for reason, (n, size) in sorted(tally.items(), key=lambda kv: (-kv[1][0], kv[0]))
     )
-    click.echo(f"skipped {len(skipped)} {noun}: {by_reason} (-v lists them)")
+    click.echo(f"skipped {len(skipped)} {noun}: {by_reason} (-v lists them)", err=err)
 
 
 def human_bytes(count: int) -> str:
@@ -241,6 +244,13 @@ def hydration_options(what: str) -> Callable[[F], F]:
     help="Put P/ before each path in the source label (to hydrate several resources).",
 )
 @hydration_options("file")
+@click.option(
+    "--prompt",
+    "then_prompt",
+    is_flag=True,
+    help="Then print the task's prompt (its default budget) on standard output, in the "
+    "same process; the report goes to standard error.",
+)
 @json_option
 @click.pass_context
 def add_tree(
@@ -257,6 +267,7 @@ def add_tree(
     max_total_bytes: int | None,
     allow_secrets: bool | None,
     verbose: bool,
+    then_prompt: bool,
     as_json: bool,
 ) -> None:
     """Attach the repository's files to the task ID as context.
@@ -286,9 +297,12 @@ def add_tree(
       git hydrate add-tree M-1002 --worktree --priority 5
       git hydrate add-tree M-1002 --rev v1.2.0 --prefix old --json
       git hydrate add-tree M-1002 --dir ../other-service --prefix svc
+      git hydrate add-tree M-1002 src --prompt > M-1002.prompt.md
     """
     if sum((rev is not None, worktree, directory is not None)) > 1:
         raise click.UsageError("give at most one of --rev, --worktree and --dir")
+    if then_prompt and as_json:
+        raise click.UsageError("--prompt prints the prompt: it does not combine with --json")
     from ..hydrate.pathspec import relative_to_top
 
     progress = _Progress()
@@ -317,8 +331,25 @@ def add_tree(
             )
         finally:
             progress.close()
-        warning = budget_warning(ledger, task_id)
-    _report(ctx, task_id, result, as_json, f"from {shown(result['from'])}", verbose, warning)
+        warning = budget_warning(ledger, task_id) if not then_prompt else None
+        _report(
+            ctx,
+            task_id,
+            result,
+            as_json,
+            f"from {shown(result['from'])}",
+            verbose,
+            warning,
+            err=then_prompt,
+        )
+        if then_prompt:
+            from .packing import summary_line
+
+            made = ledger.prompt(task_id)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(made["prompt"].encode("utf-8"))
+            sys.stdout.buffer.flush()
+            click.echo(summary_line(task_id, made), err=True)
 
 
 class _DashDashCommand(click.Command):

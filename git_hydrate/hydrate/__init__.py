@@ -16,7 +16,7 @@ from .pathspec import Pathspec, relative_to_top
 from .rerank import RankResult, rerank
 from .resources import hydrate_from_path, hydrate_paths
 from .rules import REASONS, SKIPPED_DIRS
-from .tree import add_tree
+from .tree import add_tree, refresh
 
 __all__ = [
     "REASONS",
@@ -28,6 +28,7 @@ __all__ = [
     "default_base",
     "hydrate_from_path",
     "hydrate_paths",
+    "refresh",
     "relative_to_top",
     "rerank",
 ]

@@ -12,7 +12,7 @@ from typing import Any, Final, cast
 
 from .. import validate
 from ..errors import ValidationError
-from ..model import Link
+from ..model import Link, Task
 from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, body_path, task_message
@@ -170,8 +170,12 @@ def commit_links(
     summary: str,
     trailers: dict[str, str],
     result: dict[str, Any],
+    task_update: Callable[[Task, list[Link]], Task] | None = None,
 ) -> HydrateResult:
     """Replace the task's links ``in_scope`` with ``picks``, in one commit (or none).
+
+    ``task_update`` returns the task document to write beside the new links
+    (add-tree records what it took); a change there alone is a commit too.
 
     One link per path: a pick replaces the in-scope link of its path; in-scope
     links whose path is not picked are removed; a pick whose body another
@@ -219,14 +223,15 @@ def commit_links(
                 "total_bytes": sum(link.size for link in links),
             },
         )
-        if not (added or updated or removed or reranked):
-            raise Unchanged({**outcome, "changed": False})
         final = [*kept, *links]
+        task = task_update(state.task, final) if task_update is not None else state.task
+        if not (added or updated or removed or reranked) and task == state.task:
+            raise Unchanged({**outcome, "changed": False})
         counts = f"added {added}, updated {updated}, removed {len(removed)}"
         if reranked:
             counts += f", reranked {reranked}"
         return Change(
-            task=state.task,
+            task=task,
             links=final,
             bodies=_body_changes(state.links, final),
             message=task_message(

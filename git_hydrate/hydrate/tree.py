@@ -26,9 +26,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from .. import validate
+import msgspec
+
+from .. import __version__, validate
 from ..errors import ValidationError
-from ..model import Link
+from ..model import Link, Selection, Task
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache
@@ -38,7 +40,7 @@ from .placement import Place, place
 from .rules import FileEntry, Skipped, attribute_rules, classify, path_rule
 from .sources import Source, from_directory, from_rev, from_worktree
 
-__all__ = ["ORIGIN", "Progress", "add_tree"]
+__all__ = ["MAX_SELECTIONS", "ORIGIN", "SELECTION_VERSION", "Progress", "add_tree", "refresh"]
 
 ORIGIN: Final = "tree"
 #: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
@@ -194,6 +196,109 @@ def _pick(
         )
 
 
+#: Bumped when the rules, reading or ranking change what a run attaches: a run
+#: recorded under another version is never taken as unchanged.
+SELECTION_VERSION: Final = 1
+#: How many add-tree selections a task remembers (the oldest is forgotten).
+MAX_SELECTIONS: Final = 16
+
+
+def _same_selection(a: Selection, b: Selection) -> bool:
+    """Whether two runs take the same files (their options may differ)."""
+    return (a.mode, a.rev, a.dir, a.pathspecs, a.prefix) == (
+        b.mode,
+        b.rev,
+        b.dir,
+        b.pathspecs,
+        b.prefix,
+    )
+
+
+def _recorded(task: Task, selection: Selection) -> Selection | None:
+    for known in task.selections:
+        if _same_selection(known, selection):
+            without = msgspec.structs.replace(known, inputs="")
+            return known if without == selection else None
+    return None
+
+
+def _record(task: Task, selection: Selection) -> Task:
+    """The task with ``selection`` recorded (replacing the same run's, newest last)."""
+    others = [s for s in task.selections if not _same_selection(s, selection)]
+    kept = [*others, selection][-MAX_SELECTIONS:]
+    return task if kept == task.selections else msgspec.structs.replace(task, selections=kept)
+
+
+def _pinned(refs: TaskRefs, selection: Selection) -> str | None:
+    """The commit (or tree) a revision run reads; ``None`` for a work tree or directory,
+    whose content has no id to compare."""
+    if selection.mode != "rev":
+        return None
+    return refs.repo.rev_parse(selection.rev, "commit") or refs.repo.rev_parse(
+        selection.rev, "tree"
+    )
+
+
+def _inputs(
+    fixed: list[object],
+    selection: Selection,
+    task: Task,
+    links: list[Link],
+    mine: Callable[[Link], bool],
+) -> str:
+    """The digest of everything that decides a revision run's links."""
+    ranking = [
+        task.title,
+        task.objective,
+        task.acceptance,
+        task.acceptance_criteria,
+        task.scope,
+        task.tags,
+        task.files,
+        task.tests,
+    ]
+    held = sorted((link.path, link.sha256, link.priority) for link in links if mine(link))
+    parts = [
+        SELECTION_VERSION,
+        __version__,
+        fixed,
+        msgspec.structs.replace(selection, inputs=""),
+        ranking,
+        held,
+    ]
+    return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
+
+
+def _recognised(
+    refs: TaskRefs,
+    task_id: str,
+    links: list[Link],
+    mine: Callable[[Link], bool],
+    selection: Selection,
+    pinned: str,
+) -> HydrateResult:
+    held = [link for link in links if mine(link)]
+    tip = refs.tip(task_id)
+    return {
+        "task_id": task_id,
+        "mode": "rev",
+        "from": f"{selection.rev} {pinned}" if selection.rev != pinned else pinned,
+        "commit": pinned,
+        "files": len(held),
+        "added": 0,
+        "updated": 0,
+        "unchanged": len(held),
+        "reranked": 0,
+        "removed": 0,
+        "removed_paths": [],
+        "skipped": [],
+        "total_bytes": sum(link.size for link in held),
+        "changed": False,
+        "recognised": True,
+        "tip": tip.decode("ascii") if tip is not None else None,
+    }
+
+
 def _history_commit(refs: TaskRefs, source: Source) -> str | None:
     """The commit whose history ranks this run: the one read, or HEAD for the work tree."""
     if source.mode == "rev":
@@ -218,10 +323,14 @@ def add_tree(
     max_total_bytes: int | None = None,
     progress: Progress | None = None,
     allow_secrets: bool | None = None,
+    recognise: bool = False,
 ) -> HydrateResult:
     """Attach the files of a commit, the work tree or a directory to a task.
 
     See :meth:`git_hydrate.Ledger.add_tree` for the arguments and result.
+    ``recognise``: when this run is one the task recorded, with the same
+    commit, options, rules, task and links, answer ``recognised`` without
+    listing a file (``prompt --refresh``); the answer then lists no skips.
     """
     settings = refs.repo.settings
     validate.task_id(task_id)
@@ -233,9 +342,40 @@ def add_tree(
     spec = Pathspec(pathspecs)
     max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
     max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
-    task = refs.load(task_id).task  # a missing task fails before any file is read
-    source = _source(refs, rev, worktree, directory)
+    allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
+    state = refs.load(task_id)  # a missing task fails before any file is read
+    task = state.task
+    selection = Selection(
+        mode="dir" if directory is not None else "worktree" if worktree else "rev",
+        rev="" if directory is not None or worktree else ("HEAD" if rev is None else rev),
+        dir=os.path.abspath(os.fspath(directory)) if directory is not None else "",
+        pathspecs=list(spec.specs),
+        prefix=prefix,
+        priority=priority,
+        ranked=ranked,
+        max_file_bytes=max_file_bytes,
+        max_total_bytes=max_total_bytes,
+    )
     anchors = {note.path for note in (*task.files, *task.tests)}
+
+    def mine(link: Link) -> bool:
+        return (
+            link.origin == ORIGIN
+            and link.source == prefix + link.path
+            and (spec.matches(link.path) or link.path in anchors)
+        )
+
+    pinned = _pinned(refs, selection)
+    fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
+    if recognise and pinned is not None and fixed is not None:
+        recorded = _recorded(task, selection)
+        if recorded is not None and recorded.inputs == _inputs(
+            fixed, selection, task, state.links, mine
+        ):
+            # The same commit, options, rules, task and links as the run that recorded
+            # this: the result is known without listing a file.
+            return _recognised(refs, task_id, state.links, mine, selection, pinned)
+    source = _source(refs, rev, worktree, directory)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
     found = _read_content(refs, candidates, max_file, progress)
     places = place(
@@ -247,7 +387,6 @@ def add_tree(
         priority=priority,
         ranked=ranked,
     )
-    allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
     selector = Selector(max_total, allowed)
     _pick(candidates, found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}
@@ -260,12 +399,9 @@ def add_tree(
     if progress is not None:
         progress(len(candidates), len(candidates), found.bytes_done)
 
-    def mine(link: Link) -> bool:
-        return (
-            link.origin == ORIGIN
-            and link.source == prefix + link.path
-            and (spec.matches(link.path) or link.path in anchors)
-        )
+    def record(current: Task, links: list[Link]) -> Task:
+        inputs = _inputs(fixed, selection, current, links, mine) if fixed is not None else ""
+        return _record(current, msgspec.structs.replace(selection, inputs=inputs))
 
     trailers = {"source": source.label}
     if spec:
@@ -288,7 +424,52 @@ def add_tree(
             "commit": source.commit,
             "files": len(source.entries),
         },
+        task_update=record,
     )
     if source.mode == "dir":
         outcome["listing"] = source.listing
     return outcome
+
+
+def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]]:
+    """Take every add-tree run the task recorded again, in the order they were made.
+
+    A revision run whose commit, options, rules, task and links are those it
+    recorded is recognised without listing a file (``recognised: True``). A run
+    that cannot be taken here (a directory of another machine, a revision this
+    clone lacks) is answered ``{"selection": ..., "error": ...}``; the others go on.
+    """
+    validate.task_id(task_id)
+    results: list[HydrateResult | dict[str, str]] = []
+    for selection in refs.load(task_id).task.selections:
+        what = _described(selection)
+        try:
+            results.append(
+                add_tree(
+                    refs,
+                    task_id,
+                    selection.pathspecs,
+                    rev=selection.rev if selection.mode == "rev" else None,
+                    worktree=selection.mode == "worktree",
+                    directory=selection.dir if selection.mode == "dir" else None,
+                    prefix=selection.prefix,
+                    priority=selection.priority,
+                    ranked=selection.ranked,
+                    max_file_bytes=selection.max_file_bytes,
+                    max_total_bytes=selection.max_total_bytes,
+                    recognise=True,
+                )
+            )
+        except ValidationError as exc:
+            results.append({"selection": what, "error": str(exc)})
+    return results
+
+
+def _described(selection: Selection) -> str:
+    """A selection as the add-tree options that make it."""
+    words = {"rev": f"--rev {selection.rev}", "worktree": "--worktree"}.get(
+        selection.mode, f"--dir {selection.dir}"
+    )
+    if selection.prefix:
+        words += f" --prefix {selection.prefix}"
+    return " ".join([words, *selection.pathspecs])
