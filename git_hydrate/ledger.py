@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from . import context, doctor, history, lifecycle, listing, packing, sync, tasks
+from . import context, current, doctor, history, lifecycle, listing, packing, sync, tasks
 from .hydrate import RankResult, add_diff, add_tree, rerank
 from .hydrate.tree import Progress
 from .results import (
@@ -338,6 +338,26 @@ class Ledger:
     def unarchive(self, task_id: str) -> TaskDict:
         """Restore an archived task's ref."""
         return lifecycle.unarchive(self.refs, task_id)
+
+    # -- the work tree's current task ----------------------------------------------
+
+    def start(self, task_id: str) -> dict[str, Any]:
+        """Make ``task_id`` this work tree's current task and move it to ``in_progress``
+        (see :func:`git_hydrate.current.start`)."""
+        return current.start(self.refs, task_id)
+
+    def current(self) -> dict[str, Any] | None:
+        """This work tree's current task ``{task_id, source, branch}``, or ``None``:
+        the one started here, else one named by the branch (``hydrate.taskPattern``)."""
+        return current.current(self.refs)
+
+    def clear_current(self) -> str | None:
+        """Forget the task started in this work tree; return its id."""
+        return current.clear(self.refs)
+
+    def resolve_id(self, task_id: str) -> str:
+        """``task_id``, or for ``@`` the current task's id (:class:`NotFound` if none)."""
+        return current.resolve(self.refs, task_id)
 
     # -- hydration ------------------------------------------------------------------
 

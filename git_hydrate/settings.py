@@ -30,6 +30,7 @@ from .errors import ValidationError
 __all__ = [
     "DEFAULT_ENCODING",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_MCP_MAX_TOKENS",
     "ENCODINGS",
     "SETTINGS",
     "Setting",
@@ -45,6 +46,8 @@ DEFAULT_MAX_BYTES: Final = 131072
 #: The token encodings ``--encoding`` accepts, and the default one.
 ENCODINGS: Final = ("o200k_base", "cl100k_base")
 DEFAULT_ENCODING: Final = "o200k_base"
+#: The budget of one answer of ``git hydrate mcp`` (below Claude Code's 25,000-token cap).
+DEFAULT_MCP_MAX_TOKENS: Final = 20000
 
 Kind = Literal["bytes", "tokens", "bool", "regex", "path", "name"]
 
@@ -119,6 +122,16 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "When true, pack, expand, prompt and the pre-push artefacts keep the outline of an "
         "attachment that no longer fits in full (Python always; JavaScript, TypeScript, Go, "
         "Rust and Java with pip install 'git-hydrate[outline]'), as --outline does.",
+    ),
+    Setting(
+        "hydrate.mcpMaxTokens",
+        "tokens",
+        DEFAULT_MCP_MAX_TOKENS,
+        "The budget of every answer git hydrate mcp sends: counted exactly in hydrate.encoding "
+        "with pip install 'git-hydrate[tokens]', else as a byte budget of 5/2 bytes per token "
+        "(50,000 bytes at the default). An answer that does not fit whole ends with a summary "
+        "of what it left out. The default stays below Claude Code's 25,000-token cap on a "
+        "tool result. The suffixes k and m multiply by 1024 and 1024^2.",
     ),
     Setting(
         "hydrate.maxBodyBytes",

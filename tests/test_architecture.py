@@ -10,9 +10,9 @@ below, and the whole graph must be free of cycles):
     archive, treeshape
     taskrefs (the task-ref core)
     tasks, context, listing, history, packing, hydrate
-    lifecycle, sync, doctor
+    lifecycle, sync, doctor, current
     ledger (the facade)
-    hooks
+    hooks, serve
     cli
 """
 
@@ -44,9 +44,9 @@ LAYERS: list[set[str]] = [
     {"archive", "treeshape"},
     {"taskrefs"},
     {"tasks", "context", "listing", "history", "packing", "hydrate"},
-    {"lifecycle", "sync", "doctor"},
+    {"lifecycle", "sync", "doctor", "current"},
     {"ledger"},
-    {"hooks"},
+    {"hooks", "serve"},
     {"cli", "__main__"},
 ]
 

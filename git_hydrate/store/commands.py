@@ -46,6 +46,12 @@ class Commands(RepositoryBase):
         oid = proc.stdout.decode("ascii", "replace").strip()
         return oid if proc.returncode == 0 and oid else None
 
+    def git_path(self, name: str) -> str:
+        """``git rev-parse --git-path NAME``, absolute: where git keeps ``NAME`` for this
+        work tree (a linked work tree has its own, except for the shared paths)."""
+        proc = self.git(["rev-parse", "--path-format=absolute", "--git-path", name])
+        return proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
     def symbolic_ref(self, name: str) -> str | None:
         """The short name of the branch the symbolic ref ``name`` points at, or ``None``."""
         proc = self.git(["symbolic-ref", "-q", "--short", name], check=False)
