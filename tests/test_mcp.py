@@ -59,7 +59,9 @@ def _session(
 
     async def run() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+            init = await session.initialize()
+            assert init.capabilities.tools is not None
+            assert init.capabilities.resources is not None  # or clients never look
             return await body(session)
 
     return anyio.run(run)
@@ -120,6 +122,7 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
         for key, (name, arguments) in calls.items():
             seen[key] = await session.call_tool(name, arguments)
         seen["templates"] = await session.list_resource_templates()
+        seen["listed"] = await session.list_resources()
         seen["resource"] = await session.read_resource("hydrate://task/L-1/prompt")
         return seen
 
@@ -144,7 +147,7 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
     answers = {
         key: _text(result)
         for key, result in seen.items()
-        if key not in ("tools", "templates", "resource")
+        if key not in ("tools", "templates", "resource", "listed")
     }
     for key, text in answers.items():
         assert not seen[key].is_error, (key, text)
@@ -182,6 +185,7 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
         "changed": True,
     }
 
+    assert seen["listed"].resources == []  # no current task: the template reaches them all
     (template,) = seen["templates"].resource_templates
     assert template.uri_template == "hydrate://task/{id}/prompt"
     (content,) = seen["resource"].contents
@@ -373,9 +377,13 @@ def test_at_is_the_current_task_over_mcp(stocked: Path) -> None:
     async def body(session: Any) -> list[Any]:
         return [
             await session.call_tool("get_prompt", {"id": "@"}),
+            await session.read_resource("hydrate://task/@/prompt"),
+            await session.list_resources(),
             await session.call_tool("checkpoint", {"id": "@", "summary": "half way"}),
         ]
 
-    prompt, checkpoint = _session(stocked, body)
+    prompt, resource, resources, checkpoint = _session(stocked, body)
     assert _text(prompt).startswith("# Task S-1: Health check")
     assert json.loads(_text(checkpoint))["task_id"] == "S-1"
+    assert [str(r.uri) for r in resources.resources] == ["hydrate://task/S-1/prompt"]
+    assert resource.contents[0].text == _text(prompt)

@@ -75,6 +75,27 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
             )
         return text_result(text)
 
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        # The current task's prompt only: a resource per task would make this answer
+        # grow with the repository; the template reaches every other task.
+        try:
+            with Ledger(path) as ledger:
+                found = ledger.current()
+        except HydrateError:
+            found = None
+        resources = []
+        if found is not None:
+            task_id = str(found["task_id"])
+            resources.append(
+                types.Resource(
+                    uri=PROMPT_URI.replace("{id}", task_id),
+                    name=f"{task_id} prompt",
+                    description="The current task's prompt, packed to fit.",
+                    mime_type="text/markdown",
+                )
+            )
+        return types.ListResourcesResult(resources=resources)
+
     async def list_templates(ctx: Any, params: Any) -> Any:
         template = types.ResourceTemplate(
             uri_template=PROMPT_URI,
@@ -91,6 +112,7 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
             raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri!r}; try {PROMPT_URI}")
         try:
             with Ledger(path) as ledger:
+                task_id = ledger.resolve_id(task_id)  # hydrate://task/@/prompt: the current one
                 text = fit_prompt(ledger, task_id, answer_budget(ledger, max_tokens))
         except HydrateError as exc:
             raise MCPError(types.INVALID_PARAMS, f"{exc.label}: {exc}") from None
@@ -103,6 +125,7 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
