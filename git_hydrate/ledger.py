@@ -331,6 +331,11 @@ class Ledger:
         """The task's history, newest first, from its commit chain."""
         return history.log(self.refs, task_id, limit)
 
+    def commits(self, task_id: str) -> list[dict[str, str | None]]:
+        """The work commits carrying ``Hydrate-Task: task_id``, newest first
+        (see :func:`git_hydrate.history.commits`)."""
+        return history.commits(self.refs, task_id)
+
     def archive(self, task_ids: Iterable[str] = (), *, done: bool = False) -> ArchiveResult:
         """Fold done/cancelled tasks into ``refs/hydrate/archive``; delete their refs."""
         return lifecycle.archive(self.refs, task_ids, done=done)

@@ -23,7 +23,16 @@ from .prepush import (
     write_atomic,
 )
 
-__all__ = ["HOOK_MARKER", "hooks_directory", "install", "shim_text", "status", "uninstall"]
+__all__ = [
+    "HOOK_MARKER",
+    "TRAILER_HOOK_MARKER",
+    "hooks_directory",
+    "install",
+    "shim_text",
+    "status",
+    "trailer_shim_text",
+    "uninstall",
+]
 
 #: The line that identifies a hook as git-hydrate's own.
 HOOK_MARKER: Final = "# git-hydrate-hook: pre-push"
@@ -61,9 +70,40 @@ exit 0
 """
 
 
+#: The line that identifies the prepare-commit-msg hook as git-hydrate's own.
+TRAILER_HOOK_MARKER: Final = "# git-hydrate-hook: prepare-commit-msg"
+_TRAILER_HOOK_NAME: Final = "prepare-commit-msg"
+
+_TRAILER_SHIM: Final = """\
+#!/bin/sh
+# The git-hydrate prepare-commit-msg hook: adds Hydrate-Task and Hydrate-Packet
+# trailers naming the work tree's current task. Installed by `git hydrate hooks
+# install --commit-trailer`; removed (and any hook it replaced restored) by
+# `git hydrate hooks uninstall`. It never stops a commit.
+{marker} v1
+INSTALL_PYTHON={python}
+hook_dir=$(dirname -- "$0")
+if [ -x "$hook_dir/prepare-commit-msg.legacy" ]; then
+    "$hook_dir/prepare-commit-msg.legacy" "$@" || exit $?
+fi
+if command -v git-hydrate >/dev/null 2>&1; then
+    exec git hydrate hook prepare-commit-msg "$@"
+fi
+if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
+    exec "$INSTALL_PYTHON" -m git_hydrate hook prepare-commit-msg "$@"
+fi
+exit 0
+"""
+
+
 def shim_text(python: str = "") -> str:
     """The pre-push shim; ``python`` is the interpreter tried when git-hydrate is off PATH."""
     return _SHIM.format(marker=HOOK_MARKER, python=shlex.quote(python))
+
+
+def trailer_shim_text(python: str = "") -> str:
+    """The prepare-commit-msg shim (``python`` as for :func:`shim_text`)."""
+    return _TRAILER_SHIM.format(marker=TRAILER_HOOK_MARKER, python=shlex.quote(python))
 
 
 # -- installing the shim ------------------------------------------------------------------
@@ -82,13 +122,13 @@ def hooks_directory(ledger: Ledger) -> Path:
     return Path(ledger.repo.common_dir) / "hooks"
 
 
-def _is_ours(path: Path) -> bool:
+def _is_ours(path: Path, marker: str = HOOK_MARKER) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(65536)
     except OSError:
         return False
-    return HOOK_MARKER.encode() in head
+    return marker.encode() in head
 
 
 def _hooks_path_setting(ledger: Ledger) -> str | None:
@@ -106,33 +146,49 @@ def _install_python(text: str) -> str | None:
     return None
 
 
-def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
+def install(
+    ledger: Ledger, *, python: str | None = None, commit_trailer: bool = False
+) -> dict[str, Any]:
     """Install the pre-push shim; chain a pre-push hook of another origin.
 
     A foreign ``pre-push`` is moved to ``pre-push.legacy``, which the shim runs
-    first. Installing again only refreshes the shim.
+    first. Installing again only refreshes the shim. With ``commit_trailer``,
+    the prepare-commit-msg shim is installed the same way.
 
     Args:
         python: The interpreter the shim falls back to when ``git-hydrate`` is
             not on ``PATH`` (default: the running one).
 
-    Returns ``{hook, action, legacy}``: ``action`` is ``installed``,
-    ``updated`` or ``unchanged``; ``legacy`` the chained hook's path or ``None``.
+    Returns ``{hook, action, legacy, commit_trailer}``: ``action`` is
+    ``installed``, ``updated`` or ``unchanged``; ``legacy`` the chained hook's
+    path or ``None``; ``commit_trailer`` the same three for the
+    prepare-commit-msg hook, or ``None`` when it was not asked for.
 
     Raises:
-        Conflict: both ``pre-push`` and ``pre-push.legacy`` exist and neither is ours.
+        Conflict: both the hook and its ``.legacy`` exist and neither is ours.
     """
     directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    content = shim_text(sys.executable if python is None else python).encode("utf-8")
-    ours = _is_ours(hook)
-    if os.path.lexists(hook) and not ours:
-        if os.path.lexists(legacy):
+    interpreter = sys.executable if python is None else python
+    plan = [(_HOOK_NAME, HOOK_MARKER, shim_text(interpreter))]
+    if commit_trailer:
+        plan.append((_TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text(interpreter)))
+    for name, marker, _ in plan:  # refuse before anything is moved
+        hook, legacy = directory / name, directory / (name + _LEGACY_SUFFIX)
+        if os.path.lexists(hook) and not _is_ours(hook, marker) and os.path.lexists(legacy):
             raise Conflict(
                 f"{hook} and {legacy} both exist and neither is git-hydrate's; "
                 "move one of them away, then install again"
             )
+    results = [_install_one(directory, *step) for step in plan]
+    return {**results[0], "commit_trailer": results[1] if commit_trailer else None}
+
+
+def _install_one(directory: Path, name: str, marker: str, text: str) -> dict[str, Any]:
+    hook = directory / name
+    legacy = directory / (name + _LEGACY_SUFFIX)
+    content = text.encode("utf-8")
+    ours = _is_ours(hook, marker)
+    if os.path.lexists(hook) and not ours:
         os.replace(hook, legacy)
         action = "installed"
     elif ours:
@@ -155,15 +211,22 @@ def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
 
 
 def uninstall(ledger: Ledger) -> dict[str, Any]:
-    """Remove the shim and put back the hook it chained, if any.
+    """Remove the shims and put back the hooks they chained, if any.
 
-    Returns ``{hook, action, restored}``: ``action`` is ``removed`` or
-    ``not-installed`` (a foreign hook is never touched).
+    Returns ``{hook, action, restored, commit_trailer}`` for the pre-push hook
+    (``commit_trailer``: the same for the prepare-commit-msg hook): ``action``
+    is ``removed`` or ``not-installed`` (a foreign hook is never touched).
     """
     directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    if not _is_ours(hook):
+    result = _uninstall_one(directory, _HOOK_NAME, HOOK_MARKER)
+    return {**result, "commit_trailer": _uninstall_one(
+        directory, _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER)}  # fmt: skip
+
+
+def _uninstall_one(directory: Path, name: str, marker: str) -> dict[str, Any]:
+    hook = directory / name
+    legacy = directory / (name + _LEGACY_SUFFIX)
+    if not _is_ours(hook, marker):
         return {"hook": str(hook), "action": "not-installed", "restored": None}
     os.unlink(hook)
     restored = None
@@ -177,7 +240,7 @@ def status(ledger: Ledger) -> dict[str, Any]:
     """Where the hook is, whether it is ours and current, and the settings it uses.
 
     Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign,
-    legacy, python, artefact_dir, strict, task_pattern}``: ``current`` says the
+    legacy, python, artefact_dir, strict, task_pattern, commit_trailer}``: ``current`` says the
     installed shim is this version's; ``python`` is the interpreter it falls
     back to when ``git-hydrate`` is not on ``PATH``.
     """
@@ -206,4 +269,21 @@ def status(ledger: Ledger) -> dict[str, Any]:
         "artefact_dir": str(artefact_directory(ledger)),
         "strict": strict_setting(ledger),
         "task_pattern": ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,
+        "commit_trailer": _trailer_status(directory),
     }
+
+
+def _trailer_status(directory: Path) -> dict[str, Any]:
+    """``{hook, installed, current}`` of the prepare-commit-msg shim."""
+    hook = directory / _TRAILER_HOOK_NAME
+    ours = _is_ours(hook, TRAILER_HOOK_MARKER)
+    current = False
+    if ours:
+        try:
+            text = hook.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        current = text == trailer_shim_text(_install_python(text) or "") and os.access(
+            hook, os.X_OK
+        )
+    return {"hook": str(hook), "installed": ours, "current": current}
