@@ -12,7 +12,7 @@ below, and the whole graph must be free of cycles):
     tasks, context, listing, history, packing, hydrate
     lifecycle, sync, doctor, current
     ledger (the facade)
-    hooks, serve
+    hooks, serve, agents
     cli
 """
 
@@ -46,7 +46,7 @@ LAYERS: list[set[str]] = [
     {"tasks", "context", "listing", "history", "packing", "hydrate"},
     {"lifecycle", "sync", "doctor", "current"},
     {"ledger"},
-    {"hooks", "serve"},
+    {"hooks", "serve", "agents"},
     {"cli", "__main__"},
 ]
 

@@ -41,6 +41,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "checkpoint": ("lifecycle", "checkpoint"),
     "log": ("lifecycle", "log"),
     "mcp": ("serve", "mcp"),
+    "agent": ("agent", "agent_group"),
     "start": ("current", "start"),
     "current": ("current", "current"),
     "archive": ("lifecycle", "archive"),

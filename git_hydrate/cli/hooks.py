@@ -169,9 +169,14 @@ def hooks_group() -> None:
     help="Also install a prepare-commit-msg hook that adds Hydrate-Task and "
     "Hydrate-Packet trailers for the work tree's current task.",
 )
+@click.option(
+    "--agent-refresh",
+    is_flag=True,
+    help="Also install a post-checkout hook that runs git hydrate agent refresh.",
+)
 @json_option
 @click.pass_context
-def install(ctx: click.Context, commit_trailer: bool, as_json: bool) -> None:
+def install(ctx: click.Context, commit_trailer: bool, agent_refresh: bool, as_json: bool) -> None:
     """Install the pre-push hook (again: refresh it; a foreign hook is chained).
 
     \b
@@ -181,12 +186,12 @@ def install(ctx: click.Context, commit_trailer: bool, as_json: bool) -> None:
     from .. import hooks
 
     with open_ledger(ctx) as ledger:
-        result = hooks.install(ledger, commit_trailer=commit_trailer)
+        result = hooks.install(ledger, commit_trailer=commit_trailer, agent_refresh=agent_refresh)
     if as_json:
         echo_json(ctx, result)
         return
     words = {"installed": "installed", "updated": "updated", "unchanged": "already installed:"}
-    for one in (result, result["commit_trailer"]):
+    for one in (result, result["commit_trailer"], result["agent_refresh"]):
         if one is None:
             continue
         click.echo(f"{words[one['action']]} {shown(one['hook'])}")
@@ -213,7 +218,7 @@ def uninstall(ctx: click.Context, as_json: bool) -> None:
         return
     if result["action"] == "not-installed":
         click.echo(f"not installed: {shown(result['hook'])} is not git-hydrate's hook")
-    for one in (result, result["commit_trailer"]):
+    for one in (result, result["commit_trailer"], result["agent_refresh"]):
         if one["action"] == "removed":
             click.echo(f"removed {shown(one['hook'])}")
             if one["restored"]:
@@ -251,14 +256,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ("artefacts", result["artefact_dir"]),
         ("strict", "yes" if result["strict"] else "no"),
         ("task pattern", result["task_pattern"]),
-        ("commit trailer", _trailer_state(result["commit_trailer"])),
+        ("commit trailer", _trailer_state(result["commit_trailer"], "--commit-trailer")),
+        ("agent refresh", _trailer_state(result["agent_refresh"], "--agent-refresh")),
     ]
     for name, value in rows:
         click.echo(f"{name + ':':17}{value}")
 
 
-def _trailer_state(trailer: dict[str, Any]) -> str:
+def _trailer_state(trailer: dict[str, Any], flag: str) -> str:
     if not trailer["installed"]:
-        return "not installed (hooks install --commit-trailer)"
+        return f"not installed (hooks install {flag})"
     state = "installed" if trailer["current"] else "installed (outdated: run hooks install)"
     return f"{state}: {shown(trailer['hook'])}"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from .install import (
     HOOK_MARKER,
+    REFRESH_HOOK_MARKER,
     TRAILER_HOOK_MARKER,
     hooks_directory,
     install,
+    refresh_shim_text,
     shim_text,
     status,
     trailer_shim_text,
@@ -33,6 +35,7 @@ __all__ = [
     "DEFAULT_TASK_PATTERN",
     "HOOK_MARKER",
     "MAX_COMMITS_SCANNED",
+    "REFRESH_HOOK_MARKER",
     "TRAILER_HOOK_MARKER",
     "RefUpdate",
     "artefact_directory",
@@ -43,6 +46,7 @@ __all__ = [
     "parse_pre_push",
     "pre_push",
     "prepare_commit_msg",
+    "refresh_shim_text",
     "shim_text",
     "status",
     "strict_setting",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,9 +26,11 @@ from .prepush import (
 
 __all__ = [
     "HOOK_MARKER",
+    "REFRESH_HOOK_MARKER",
     "TRAILER_HOOK_MARKER",
     "hooks_directory",
     "install",
+    "refresh_shim_text",
     "shim_text",
     "status",
     "trailer_shim_text",
@@ -96,6 +99,30 @@ exit 0
 """
 
 
+#: The line that identifies the post-checkout hook as git-hydrate's own.
+REFRESH_HOOK_MARKER: Final = "# git-hydrate-hook: post-checkout"
+_REFRESH_HOOK_NAME: Final = "post-checkout"
+_REFRESH_SHIM: Final = """\
+#!/bin/sh
+# The git-hydrate post-checkout hook: rewrites the agents' prompts (git hydrate
+# agent refresh) for the work tree's current task after a checkout. Installed by
+# `git hydrate hooks install --agent-refresh`; removed (and any hook it replaced
+# restored) by `git hydrate hooks uninstall`. A checkout is never reported failed.
+{marker} v1
+INSTALL_PYTHON={python}
+hook_dir=$(dirname -- "$0")
+if [ -x "$hook_dir/post-checkout.legacy" ]; then
+    "$hook_dir/post-checkout.legacy" "$@" || exit $?
+fi
+if command -v git-hydrate >/dev/null 2>&1; then
+    git hydrate agent refresh --quiet
+elif [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
+    "$INSTALL_PYTHON" -m git_hydrate agent refresh --quiet
+fi
+exit 0
+"""
+
+
 def shim_text(python: str = "") -> str:
     """The pre-push shim; ``python`` is the interpreter tried when git-hydrate is off PATH."""
     return _SHIM.format(marker=HOOK_MARKER, python=shlex.quote(python))
@@ -104,6 +131,11 @@ def shim_text(python: str = "") -> str:
 def trailer_shim_text(python: str = "") -> str:
     """The prepare-commit-msg shim (``python`` as for :func:`shim_text`)."""
     return _TRAILER_SHIM.format(marker=TRAILER_HOOK_MARKER, python=shlex.quote(python))
+
+
+def refresh_shim_text(python: str = "") -> str:
+    """The post-checkout shim that refreshes the agents' prompts."""
+    return _REFRESH_SHIM.format(marker=REFRESH_HOOK_MARKER, python=shlex.quote(python))
 
 
 # -- installing the shim ------------------------------------------------------------------
@@ -147,7 +179,11 @@ def _install_python(text: str) -> str | None:
 
 
 def install(
-    ledger: Ledger, *, python: str | None = None, commit_trailer: bool = False
+    ledger: Ledger,
+    *,
+    python: str | None = None,
+    commit_trailer: bool = False,
+    agent_refresh: bool = False,
 ) -> dict[str, Any]:
     """Install the pre-push shim; chain a pre-push hook of another origin.
 
@@ -162,7 +198,9 @@ def install(
     Returns ``{hook, action, legacy, commit_trailer}``: ``action`` is
     ``installed``, ``updated`` or ``unchanged``; ``legacy`` the chained hook's
     path or ``None``; ``commit_trailer`` the same three for the
-    prepare-commit-msg hook, or ``None`` when it was not asked for.
+    prepare-commit-msg hook, or ``None`` when it was not asked for; with
+    ``agent_refresh``, ``agent_refresh`` the same for the post-checkout hook
+    that runs ``git hydrate agent refresh``.
 
     Raises:
         Conflict: both the hook and its ``.legacy`` exist and neither is ours.
@@ -172,6 +210,8 @@ def install(
     plan = [(_HOOK_NAME, HOOK_MARKER, shim_text(interpreter))]
     if commit_trailer:
         plan.append((_TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text(interpreter)))
+    if agent_refresh:
+        plan.append((_REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text(interpreter)))
     for name, marker, _ in plan:  # refuse before anything is moved
         hook, legacy = directory / name, directory / (name + _LEGACY_SUFFIX)
         if os.path.lexists(hook) and not _is_ours(hook, marker) and os.path.lexists(legacy):
@@ -179,8 +219,12 @@ def install(
                 f"{hook} and {legacy} both exist and neither is git-hydrate's; "
                 "move one of them away, then install again"
             )
-    results = [_install_one(directory, *step) for step in plan]
-    return {**results[0], "commit_trailer": results[1] if commit_trailer else None}
+    results = {step[0]: _install_one(directory, *step) for step in plan}
+    return {
+        **results[_HOOK_NAME],
+        "commit_trailer": results.get(_TRAILER_HOOK_NAME),
+        "agent_refresh": results.get(_REFRESH_HOOK_NAME),
+    }
 
 
 def _install_one(directory: Path, name: str, marker: str, text: str) -> dict[str, Any]:
@@ -219,8 +263,11 @@ def uninstall(ledger: Ledger) -> dict[str, Any]:
     """
     directory = hooks_directory(ledger)
     result = _uninstall_one(directory, _HOOK_NAME, HOOK_MARKER)
-    return {**result, "commit_trailer": _uninstall_one(
-        directory, _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER)}  # fmt: skip
+    return {
+        **result,
+        "commit_trailer": _uninstall_one(directory, _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER),
+        "agent_refresh": _uninstall_one(directory, _REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER),
+    }
 
 
 def _uninstall_one(directory: Path, name: str, marker: str) -> dict[str, Any]:
@@ -239,8 +286,9 @@ def _uninstall_one(directory: Path, name: str, marker: str) -> dict[str, Any]:
 def status(ledger: Ledger) -> dict[str, Any]:
     """Where the hook is, whether it is ours and current, and the settings it uses.
 
-    Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign,
-    legacy, python, artefact_dir, strict, task_pattern, commit_trailer}``: ``current`` says the
+    Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign, legacy,
+    python, artefact_dir, strict, task_pattern, commit_trailer, agent_refresh}``
+    (the last two: ``{hook, installed, current}``): ``current`` says the
     installed shim is this version's; ``python`` is the interpreter it falls
     back to when ``git-hydrate`` is not on ``PATH``.
     """
@@ -269,21 +317,23 @@ def status(ledger: Ledger) -> dict[str, Any]:
         "artefact_dir": str(artefact_directory(ledger)),
         "strict": strict_setting(ledger),
         "task_pattern": ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,
-        "commit_trailer": _trailer_status(directory),
+        "commit_trailer": _shim_status(
+            directory / _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text
+        ),
+        "agent_refresh": _shim_status(
+            directory / _REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text
+        ),
     }
 
 
-def _trailer_status(directory: Path) -> dict[str, Any]:
-    """``{hook, installed, current}`` of the prepare-commit-msg shim."""
-    hook = directory / _TRAILER_HOOK_NAME
-    ours = _is_ours(hook, TRAILER_HOOK_MARKER)
+def _shim_status(hook: Path, marker: str, text_of: Callable[[str], str]) -> dict[str, Any]:
+    """``{hook, installed, current}`` of one of the optional shims."""
+    ours = _is_ours(hook, marker)
     current = False
     if ours:
         try:
             text = hook.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = ""
-        current = text == trailer_shim_text(_install_python(text) or "") and os.access(
-            hook, os.X_OK
-        )
+        current = text == text_of(_install_python(text) or "") and os.access(hook, os.X_OK)
     return {"hook": str(hook), "installed": ours, "current": current}
