@@ -138,20 +138,35 @@ def bench_mcp(repo: str, runs: int) -> None:
     print(f"ratio MCP/CLI: wall {med['mcp'] / med['cli']:.2f}x (goal < 2x)")
 
 
+def floor_run() -> tuple[float, float]:
+    """The import floor: the three libraries every command needs, and nothing else."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import dulwich.repo, msgspec, click"], check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def bench_help(reference: Path, runs: int) -> None:
-    walls: dict[str, list[float]] = {"this": [], "reference": []}
-    cpus: dict[str, list[float]] = {"this": [], "reference": []}
+    walls: dict[str, list[float]] = {"this": [], "reference": [], "floor": []}
+    cpus: dict[str, list[float]] = {"this": [], "reference": [], "floor": []}
     for i in range(runs):
-        sides = [("this", ROOT), ("reference", reference)]
-        for label, root in sides if i % 2 == 0 else list(reversed(sides)):
-            wall, cpu = process(root, str(ROOT), ["-h"])
+        sides = ["this", "reference", "floor"]
+        for label in sides if i % 2 == 0 else list(reversed(sides)):
+            if label == "floor":
+                wall, cpu = floor_run()
+            else:
+                wall, cpu = process(ROOT if label == "this" else reference, str(ROOT), ["-h"])
             walls[label].append(wall)
             cpus[label].append(cpu)
-    this, ref = statistics.median(walls["this"]), statistics.median(walls["reference"])
-    cthis, cref = statistics.median(cpus["this"]), statistics.median(cpus["reference"])
+    med = {k: statistics.median(v) * 1000 for k, v in walls.items()}
+    cmed = {k: statistics.median(v) * 1000 for k, v in cpus.items()}
     print(
-        f"-h  wall this {this * 1000:.1f} ms, reference {ref * 1000:.1f} ms ({this / ref:.2f}x)"
-        f" | CPU this {cthis * 1000:.1f} ms, reference {cref * 1000:.1f} ms ({cthis / cref:.2f}x)"
+        f"-h  wall this {med['this']:.1f} ms, reference {med['reference']:.1f} ms "
+        f"({med['this'] / med['reference']:.2f}x), import floor {med['floor']:.1f} ms"
+        f" | CPU this {cmed['this']:.1f}, reference {cmed['reference']:.1f}, "
+        f"floor {cmed['floor']:.1f} ms"
     )
     probe = subprocess.run(
         [sys.executable, "-c", "import sys\nfrom git_hydrate.cli import run\nrun(['-h'])\n"

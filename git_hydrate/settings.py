@@ -167,8 +167,9 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "regex",
         r"\b[A-Z][A-Z0-9]*-[0-9]+\b",
         "A Python regular expression that finds task ids in pushed ref names and commit "
-        "messages (the whole match, or its first group when it has one). The default matches "
-        "ids such as M-1002 or ABC-12. Only ids of existing tasks count.",
+        "messages, and in the branch name when no current task was started (the whole match, "
+        "or its first group when it has one). The default matches ids such as M-1002 or "
+        "ABC-12. Only ids of existing tasks count.",
     ),
     Setting(
         "hydrate.artefactDir",
