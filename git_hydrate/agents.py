@@ -39,6 +39,7 @@ from typing import Any, Final
 from .errors import Conflict, HydrateError, ValidationError
 from .ledger import Ledger
 from .serve.answers import AnswerBudget, fit_prompt
+from .store import current_umask
 
 __all__ = [
     "AGENTS",
@@ -116,19 +117,13 @@ def _write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        mode = os.stat(path).st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+        mode = os.stat(path).st_mode & 0o7777 if path.exists() else 0o666 & ~current_umask()
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _sha(data: bytes | None) -> str | None:
