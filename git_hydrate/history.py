@@ -17,7 +17,11 @@ from .results import LogEntry
 from .store import CommitInfo
 from .taskrefs import TaskRefs, iso_utc
 
-__all__ = ["log", "parse_trailers"]
+__all__ = ["PACKET_TRAILER", "TASK_TRAILER", "commits", "log", "parse_trailers"]
+
+#: The trailers that link a work commit to the task and the packet behind it.
+TASK_TRAILER: Final = "Hydrate-Task"
+PACKET_TRAILER: Final = "Hydrate-Packet"
 
 _TRAILER_RE: Final = re.compile(r"^Hydrate-([A-Za-z0-9][A-Za-z0-9-]*):[ \t]?(.*)$")
 
@@ -91,3 +95,27 @@ def log(refs: TaskRefs, task_id: str, limit: int | None = None) -> list[LogEntry
             order += 1
             heapq.heappush(heap, (-parent_info.commit_time, order, parent))
     return entries
+
+
+def commits(refs: TaskRefs, task_id: str) -> list[dict[str, str | None]]:
+    """The work commits whose ``Hydrate-Task`` trailer names ``task_id``, newest first.
+
+    Searched in ``HEAD``, the branches, tags and remote-tracking branches (the
+    task's own commits under ``refs/hydrate/`` are its history, see :func:`log`).
+    Each: ``{commit, when, who, subject, packet}``; ``packet`` is the commit's
+    ``Hydrate-Packet`` value, or ``None``.
+    """
+    found: list[dict[str, str | None]] = []
+    data = refs.repo.trailer_log([TASK_TRAILER, PACKET_TRAILER])
+    for record in data.decode("utf-8", "replace").split("\x1e"):
+        fields = record.strip("\n").split("\x00")
+        if len(fields) != 6:
+            continue
+        commit, when, who, subject, tasks, packets = fields
+        if task_id not in [t.strip() for t in tasks.split(",")]:
+            continue
+        packet = packets.split(",")[0].strip() or None
+        found.append(
+            {"commit": commit, "when": when, "who": who, "subject": subject, "packet": packet}
+        )
+    return found

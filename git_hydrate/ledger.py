@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from . import claims, context, doctor, history, lifecycle, listing, packing, sync, tasks
+from . import claims, context, current, doctor, history, lifecycle, listing, packing, sync, tasks
 from .hydrate import RankResult, add_diff, add_tree, refresh, rerank
 from .hydrate.tree import Progress
 from .results import (
@@ -365,6 +365,11 @@ class Ledger:
         """The task's history, newest first, from its commit chain."""
         return history.log(self.refs, task_id, limit)
 
+    def commits(self, task_id: str) -> list[dict[str, str | None]]:
+        """The work commits carrying ``Hydrate-Task: task_id``, newest first
+        (see :func:`git_hydrate.history.commits`)."""
+        return history.commits(self.refs, task_id)
+
     def archive(self, task_ids: Iterable[str] = (), *, done: bool = False) -> ArchiveResult:
         """Fold done/cancelled tasks into ``refs/hydrate/archive``; delete their refs."""
         return lifecycle.archive(self.refs, task_ids, done=done)
@@ -372,6 +377,26 @@ class Ledger:
     def unarchive(self, task_id: str) -> TaskDict:
         """Restore an archived task's ref."""
         return lifecycle.unarchive(self.refs, task_id)
+
+    # -- the work tree's current task ----------------------------------------------
+
+    def start(self, task_id: str) -> dict[str, Any]:
+        """Make ``task_id`` this work tree's current task and move it to ``in_progress``
+        (see :func:`git_hydrate.current.start`)."""
+        return current.start(self.refs, task_id)
+
+    def current(self) -> dict[str, Any] | None:
+        """This work tree's current task ``{task_id, source, branch}``, or ``None``:
+        the one started here, else one named by the branch (``hydrate.taskPattern``)."""
+        return current.current(self.refs)
+
+    def clear_current(self) -> str | None:
+        """Forget the task started in this work tree; return its id."""
+        return current.clear(self.refs)
+
+    def resolve_id(self, task_id: str) -> str:
+        """``task_id``, or for ``@`` the current task's id (:class:`NotFound` if none)."""
+        return current.resolve(self.refs, task_id)
 
     # -- hydration ------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from .errors import ValidationError
 __all__ = [
     "DEFAULT_ENCODING",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_MCP_MAX_TOKENS",
     "ENCODINGS",
     "SETTINGS",
     "Setting",
@@ -45,6 +46,8 @@ DEFAULT_MAX_BYTES: Final = 131072
 #: The token encodings ``--encoding`` accepts, and the default one.
 ENCODINGS: Final = ("o200k_base", "cl100k_base")
 DEFAULT_ENCODING: Final = "o200k_base"
+#: The budget of one answer of ``git hydrate mcp`` (below Claude Code's 25,000-token cap).
+DEFAULT_MCP_MAX_TOKENS: Final = 20000
 
 Kind = Literal["bytes", "tokens", "bool", "regex", "path", "name"]
 
@@ -130,6 +133,16 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "it. Disposable: deleting the directory is always safe.",
     ),
     Setting(
+        "hydrate.mcpMaxTokens",
+        "tokens",
+        DEFAULT_MCP_MAX_TOKENS,
+        "The budget of every answer git hydrate mcp sends: counted exactly in hydrate.encoding "
+        "with pip install 'git-hydrate[tokens]', else as a byte budget of 5/2 bytes per token "
+        "(50,000 bytes at the default). An answer that does not fit whole ends with a summary "
+        "of what it left out. The default stays below Claude Code's 25,000-token cap on a "
+        "tool result. The suffixes k and m multiply by 1024 and 1024^2.",
+    ),
+    Setting(
         "hydrate.maxBodyBytes",
         "bytes",
         8 * 1024 * 1024,
@@ -163,8 +176,9 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "regex",
         r"\b[A-Z][A-Z0-9]*-[0-9]+\b",
         "A Python regular expression that finds task ids in pushed ref names and commit "
-        "messages (the whole match, or its first group when it has one). The default matches "
-        "ids such as M-1002 or ABC-12. Only ids of existing tasks count.",
+        "messages, and in the branch name when no current task was started (the whole match, "
+        "or its first group when it has one). The default matches ids such as M-1002 or "
+        "ABC-12. Only ids of existing tasks count.",
     ),
     Setting(
         "hydrate.artefactDir",

@@ -10,9 +10,9 @@ below, and the whole graph must be free of cycles):
     archive, treeshape
     taskrefs (the task-ref core)
     tasks, context, listing, history, packing, hydrate
-    lifecycle, sync, doctor
+    lifecycle, sync, doctor, current
     ledger (the facade)
-    hooks
+    hooks, serve, agents
     cli
 """
 
@@ -45,9 +45,9 @@ LAYERS: list[set[str]] = [
     {"archive", "treeshape", "prompt_cache"},
     {"taskrefs"},
     {"tasks", "context", "listing", "history", "packing", "hydrate", "dependencies"},
-    {"lifecycle", "sync", "doctor", "claims"},
+    {"lifecycle", "sync", "doctor", "claims", "current"},
     {"ledger"},
-    {"hooks"},
+    {"hooks", "serve", "agents"},
     {"cli", "__main__"},
 ]
 

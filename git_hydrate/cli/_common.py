@@ -304,6 +304,41 @@ def complete_remotes(
         return [CompletionItem(r) for r in ledger.repo.remotes() if r.startswith(incomplete)]
 
 
+def _current_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta["git_hydrate_current"] = True
+    return value
+
+
+def _task_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The ID given, or for ``@`` / ``--current`` the work tree's current task."""
+    wanted = bool(ctx.meta.get("git_hydrate_current"))
+    if wanted and value is not None:
+        raise click.UsageError("give ID or --current, not both", ctx)
+    if value is None:
+        if not wanted:
+            raise click.MissingParameter(ctx=ctx, param=param)
+        value = "@"
+    if value != "@" or ctx.resilient_parsing:
+        return value
+    from ..ledger import Ledger
+
+    with Ledger((ctx.find_root().obj or {}).get("directory")) as ledger:
+        return ledger.resolve_id(value)
+
+
 def task_id_argument(func: F) -> F:
-    """The ``ID`` argument, completed from the live task ids."""
-    return click.argument("task_id", metavar="ID", shell_complete=complete_task_ids)(func)
+    """The ``ID`` argument, completed from the live task ids; ``@`` (or ``--current``)
+    is the work tree's current task."""
+    func = click.argument(
+        "task_id", metavar="ID", required=False, callback=_task_id,
+        shell_complete=complete_task_ids,
+    )(func)  # fmt: skip
+    return click.option(
+        "--current",
+        is_flag=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_current_flag,
+        help="The work tree's current task instead of ID (as ID @ is).",
+    )(func)

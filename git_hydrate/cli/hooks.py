@@ -10,7 +10,15 @@ import click
 
 from ._common import complete_remotes, echo_json, json_option, open_ledger, shown, warn
 
-__all__ = ["hook", "hooks_group", "install", "pre_push", "status", "uninstall"]
+__all__ = [
+    "hook",
+    "hooks_group",
+    "install",
+    "pre_push",
+    "prepare_commit_msg",
+    "status",
+    "uninstall",
+]
 
 
 @click.group("hook")
@@ -111,13 +119,42 @@ def pre_push(
         ctx.exit(1)
 
 
+@hook.command("prepare-commit-msg")
+@click.argument("message_file", metavar="FILE")
+@click.argument("source", required=False)
+@click.argument("commit", required=False)
+@click.pass_context
+def prepare_commit_msg(
+    ctx: click.Context, message_file: str, source: str | None, commit: str | None
+) -> None:
+    """Add Hydrate-Task and Hydrate-Packet trailers for the work tree's current task.
+
+    FILE, SOURCE and COMMIT are what git passes to the prepare-commit-msg
+    hook. Without a current task nothing changes. Never stops a commit: a
+    task that cannot be packed is a warning.
+
+    \b
+    Example:
+      git hydrate hook prepare-commit-msg .git/COMMIT_EDITMSG message
+    """
+    from .. import hooks
+    from ..errors import HydrateError
+
+    try:
+        with open_ledger(ctx) as ledger:
+            hooks.prepare_commit_msg(ledger, message_file)
+    except (HydrateError, OSError) as exc:
+        warn(f"git-hydrate prepare-commit-msg: {exc}; no trailers added")
+
+
 @click.group("hooks")
 def hooks_group() -> None:
-    """Install, remove or inspect git-hydrate's pre-push hook.
+    """Install, remove or inspect git-hydrate's pre-push hook (and commit-trailer hook).
 
-    The hook goes where git looks for hooks (core.hooksPath honoured). A
+    The hooks go where git looks for hooks (core.hooksPath honoured). A
     pre-push hook of another origin is kept: it is renamed pre-push.legacy and
-    runs first, with the same input; its failure still stops the push.
+    runs first, with the same input; its failure still stops the push. With
+    install --commit-trailer, a prepare-commit-msg hook is chained the same way.
 
     \b
     Example:
@@ -126,26 +163,40 @@ def hooks_group() -> None:
 
 
 @hooks_group.command("install")
+@click.option(
+    "--commit-trailer",
+    is_flag=True,
+    help="Also install a prepare-commit-msg hook that adds Hydrate-Task and "
+    "Hydrate-Packet trailers for the work tree's current task.",
+)
+@click.option(
+    "--agent-refresh",
+    is_flag=True,
+    help="Also install a post-checkout hook that runs git hydrate agent refresh.",
+)
 @json_option
 @click.pass_context
-def install(ctx: click.Context, as_json: bool) -> None:
+def install(ctx: click.Context, commit_trailer: bool, agent_refresh: bool, as_json: bool) -> None:
     """Install the pre-push hook (again: refresh it; a foreign hook is chained).
 
     \b
     Example:
-      git hydrate hooks install
+      git hydrate hooks install --commit-trailer
     """
     from .. import hooks
 
     with open_ledger(ctx) as ledger:
-        result = hooks.install(ledger)
+        result = hooks.install(ledger, commit_trailer=commit_trailer, agent_refresh=agent_refresh)
     if as_json:
         echo_json(ctx, result)
         return
     words = {"installed": "installed", "updated": "updated", "unchanged": "already installed:"}
-    click.echo(f"{words[result['action']]} {shown(result['hook'])}")
-    if result["legacy"]:
-        click.echo(f"chained: {shown(result['legacy'])} runs first")
+    for one in (result, result["commit_trailer"], result["agent_refresh"]):
+        if one is None:
+            continue
+        click.echo(f"{words[one['action']]} {shown(one['hook'])}")
+        if one["legacy"]:
+            click.echo(f"chained: {shown(one['legacy'])} runs first")
 
 
 @hooks_group.command("uninstall")
@@ -167,10 +218,11 @@ def uninstall(ctx: click.Context, as_json: bool) -> None:
         return
     if result["action"] == "not-installed":
         click.echo(f"not installed: {shown(result['hook'])} is not git-hydrate's hook")
-        return
-    click.echo(f"removed {shown(result['hook'])}")
-    if result["restored"]:
-        click.echo(f"restored the previous hook as {shown(result['restored'])}")
+    for one in (result, result["commit_trailer"], result["agent_refresh"]):
+        if one["action"] == "removed":
+            click.echo(f"removed {shown(one['hook'])}")
+            if one["restored"]:
+                click.echo(f"restored the previous hook as {shown(one['restored'])}")
 
 
 @hooks_group.command("status")
@@ -204,6 +256,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ("artefacts", result["artefact_dir"]),
         ("strict", "yes" if result["strict"] else "no"),
         ("task pattern", result["task_pattern"]),
+        ("commit trailer", _trailer_state(result["commit_trailer"], "--commit-trailer")),
+        ("agent refresh", _trailer_state(result["agent_refresh"], "--agent-refresh")),
     ]
     for name, value in rows:
         click.echo(f"{name + ':':17}{value}")
+
+
+def _trailer_state(trailer: dict[str, Any], flag: str) -> str:
+    if not trailer["installed"]:
+        return f"not installed (hooks install {flag})"
+    state = "installed" if trailer["current"] else "installed (outdated: run hooks install)"
+    return f"{state}: {shown(trailer['hook'])}"

@@ -226,20 +226,44 @@ def checkpoint(
     default=None,
     help="Show at most N changes.",
 )
+@click.option(
+    "--commits",
+    is_flag=True,
+    help="List the work commits carrying the trailer Hydrate-Task: ID instead "
+    "(see hooks install --commit-trailer).",
+)
 @json_option
 @click.pass_context
-def log(ctx: click.Context, task_id: str, limit: int | None, as_json: bool) -> None:
+def log(ctx: click.Context, task_id: str, limit: int | None, commits: bool, as_json: bool) -> None:
     """Show the history of the task ID, newest first (archived tasks too).
 
     Each change: when (UTC), who (the commit author) and what — task-add,
     task-edit, context-add/-update/-rm, add-tree, add-diff, status, checkpoint,
     merge, archive, unarchive — read from the task's commit chain.
 
+    With --commits: the commits of HEAD, the branches, tags and remote-tracking
+    branches whose Hydrate-Task trailer names ID, newest first, each with its
+    Hydrate-Packet (the packet the worker's prompt was rendered from).
+
     \b
     Example:
       git hydrate log M-1002
       git hydrate log M-1002 --json -n 5
+      git hydrate log M-1002 --commits
     """
+    if commits:
+        with open_ledger(ctx) as ledger:
+            found = ledger.commits(task_id)[:limit]
+        if as_json:
+            echo_json(ctx, found)
+            return
+        for item in found:
+            packet = f"  packet {item['packet'][:12]}" if item["packet"] else ""
+            click.echo(
+                f"{str(item['commit'])[:12]}  {item['when']}  {shown(item['who'])}"
+                f"  {shown(item['subject'])}{packet}"
+            )
+        return
     with open_ledger(ctx) as ledger:
         entries = ledger.log(task_id, limit)
     if as_json:

@@ -1,8 +1,20 @@
-"""Git hooks: the pre-push artefact producer (:mod:`.prepush`) and its shim (:mod:`.install`)."""
+"""Git hooks: the pre-push artefact producer (:mod:`.prepush`), the commit trailers
+(:mod:`.trailer`) and their shims (:mod:`.install`)."""
 
 from __future__ import annotations
 
-from .install import HOOK_MARKER, hooks_directory, install, shim_text, status, uninstall
+from .install import (
+    HOOK_MARKER,
+    REFRESH_HOOK_MARKER,
+    TRAILER_HOOK_MARKER,
+    hooks_directory,
+    install,
+    refresh_shim_text,
+    shim_text,
+    status,
+    trailer_shim_text,
+    uninstall,
+)
 from .prepush import (
     ARTEFACT_FORMAT,
     DEFAULT_TASK_PATTERN,
@@ -16,23 +28,30 @@ from .prepush import (
     task_pattern,
     updates_from_pre_commit,
 )
+from .trailer import packet_sha256, prepare_commit_msg
 
 __all__ = [
     "ARTEFACT_FORMAT",
     "DEFAULT_TASK_PATTERN",
     "HOOK_MARKER",
     "MAX_COMMITS_SCANNED",
+    "REFRESH_HOOK_MARKER",
+    "TRAILER_HOOK_MARKER",
     "RefUpdate",
     "artefact_directory",
     "concerned_tasks",
     "hooks_directory",
     "install",
+    "packet_sha256",
     "parse_pre_push",
     "pre_push",
+    "prepare_commit_msg",
+    "refresh_shim_text",
     "shim_text",
     "status",
     "strict_setting",
     "task_pattern",
+    "trailer_shim_text",
     "uninstall",
     "updates_from_pre_commit",
 ]

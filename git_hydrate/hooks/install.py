@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +24,18 @@ from .prepush import (
     write_atomic,
 )
 
-__all__ = ["HOOK_MARKER", "hooks_directory", "install", "shim_text", "status", "uninstall"]
+__all__ = [
+    "HOOK_MARKER",
+    "REFRESH_HOOK_MARKER",
+    "TRAILER_HOOK_MARKER",
+    "hooks_directory",
+    "install",
+    "refresh_shim_text",
+    "shim_text",
+    "status",
+    "trailer_shim_text",
+    "uninstall",
+]
 
 #: The line that identifies a hook as git-hydrate's own.
 HOOK_MARKER: Final = "# git-hydrate-hook: pre-push"
@@ -61,9 +73,69 @@ exit 0
 """
 
 
+#: The line that identifies the prepare-commit-msg hook as git-hydrate's own.
+TRAILER_HOOK_MARKER: Final = "# git-hydrate-hook: prepare-commit-msg"
+_TRAILER_HOOK_NAME: Final = "prepare-commit-msg"
+
+_TRAILER_SHIM: Final = """\
+#!/bin/sh
+# The git-hydrate prepare-commit-msg hook: adds Hydrate-Task and Hydrate-Packet
+# trailers naming the work tree's current task. Installed by `git hydrate hooks
+# install --commit-trailer`; removed (and any hook it replaced restored) by
+# `git hydrate hooks uninstall`. It never stops a commit.
+{marker} v1
+INSTALL_PYTHON={python}
+hook_dir=$(dirname -- "$0")
+if [ -x "$hook_dir/prepare-commit-msg.legacy" ]; then
+    "$hook_dir/prepare-commit-msg.legacy" "$@" || exit $?
+fi
+if command -v git-hydrate >/dev/null 2>&1; then
+    exec git hydrate hook prepare-commit-msg "$@"
+fi
+if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
+    exec "$INSTALL_PYTHON" -m git_hydrate hook prepare-commit-msg "$@"
+fi
+exit 0
+"""
+
+
+#: The line that identifies the post-checkout hook as git-hydrate's own.
+REFRESH_HOOK_MARKER: Final = "# git-hydrate-hook: post-checkout"
+_REFRESH_HOOK_NAME: Final = "post-checkout"
+_REFRESH_SHIM: Final = """\
+#!/bin/sh
+# The git-hydrate post-checkout hook: rewrites the agents' prompts (git hydrate
+# agent refresh) for the work tree's current task after a checkout. Installed by
+# `git hydrate hooks install --agent-refresh`; removed (and any hook it replaced
+# restored) by `git hydrate hooks uninstall`. A checkout is never reported failed.
+{marker} v1
+INSTALL_PYTHON={python}
+hook_dir=$(dirname -- "$0")
+if [ -x "$hook_dir/post-checkout.legacy" ]; then
+    "$hook_dir/post-checkout.legacy" "$@" || exit $?
+fi
+if command -v git-hydrate >/dev/null 2>&1; then
+    git hydrate agent refresh --quiet
+elif [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
+    "$INSTALL_PYTHON" -m git_hydrate agent refresh --quiet
+fi
+exit 0
+"""
+
+
 def shim_text(python: str = "") -> str:
     """The pre-push shim; ``python`` is the interpreter tried when git-hydrate is off PATH."""
     return _SHIM.format(marker=HOOK_MARKER, python=shlex.quote(python))
+
+
+def trailer_shim_text(python: str = "") -> str:
+    """The prepare-commit-msg shim (``python`` as for :func:`shim_text`)."""
+    return _TRAILER_SHIM.format(marker=TRAILER_HOOK_MARKER, python=shlex.quote(python))
+
+
+def refresh_shim_text(python: str = "") -> str:
+    """The post-checkout shim that refreshes the agents' prompts."""
+    return _REFRESH_SHIM.format(marker=REFRESH_HOOK_MARKER, python=shlex.quote(python))
 
 
 # -- installing the shim ------------------------------------------------------------------
@@ -82,13 +154,13 @@ def hooks_directory(ledger: Ledger) -> Path:
     return Path(ledger.repo.common_dir) / "hooks"
 
 
-def _is_ours(path: Path) -> bool:
+def _is_ours(path: Path, marker: str = HOOK_MARKER) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(65536)
     except OSError:
         return False
-    return HOOK_MARKER.encode() in head
+    return marker.encode() in head
 
 
 def _hooks_path_setting(ledger: Ledger) -> str | None:
@@ -106,33 +178,61 @@ def _install_python(text: str) -> str | None:
     return None
 
 
-def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
+def install(
+    ledger: Ledger,
+    *,
+    python: str | None = None,
+    commit_trailer: bool = False,
+    agent_refresh: bool = False,
+) -> dict[str, Any]:
     """Install the pre-push shim; chain a pre-push hook of another origin.
 
     A foreign ``pre-push`` is moved to ``pre-push.legacy``, which the shim runs
-    first. Installing again only refreshes the shim.
+    first. Installing again only refreshes the shim. With ``commit_trailer``,
+    the prepare-commit-msg shim is installed the same way.
 
     Args:
         python: The interpreter the shim falls back to when ``git-hydrate`` is
             not on ``PATH`` (default: the running one).
 
-    Returns ``{hook, action, legacy}``: ``action`` is ``installed``,
-    ``updated`` or ``unchanged``; ``legacy`` the chained hook's path or ``None``.
+    Returns ``{hook, action, legacy, commit_trailer}``: ``action`` is
+    ``installed``, ``updated`` or ``unchanged``; ``legacy`` the chained hook's
+    path or ``None``; ``commit_trailer`` the same three for the
+    prepare-commit-msg hook, or ``None`` when it was not asked for; with
+    ``agent_refresh``, ``agent_refresh`` the same for the post-checkout hook
+    that runs ``git hydrate agent refresh``.
 
     Raises:
-        Conflict: both ``pre-push`` and ``pre-push.legacy`` exist and neither is ours.
+        Conflict: both the hook and its ``.legacy`` exist and neither is ours.
     """
     directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    content = shim_text(sys.executable if python is None else python).encode("utf-8")
-    ours = _is_ours(hook)
-    if os.path.lexists(hook) and not ours:
-        if os.path.lexists(legacy):
+    interpreter = sys.executable if python is None else python
+    plan = [(_HOOK_NAME, HOOK_MARKER, shim_text(interpreter))]
+    if commit_trailer:
+        plan.append((_TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text(interpreter)))
+    if agent_refresh:
+        plan.append((_REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text(interpreter)))
+    for name, marker, _ in plan:  # refuse before anything is moved
+        hook, legacy = directory / name, directory / (name + _LEGACY_SUFFIX)
+        if os.path.lexists(hook) and not _is_ours(hook, marker) and os.path.lexists(legacy):
             raise Conflict(
                 f"{hook} and {legacy} both exist and neither is git-hydrate's; "
                 "move one of them away, then install again"
             )
+    results = {step[0]: _install_one(directory, *step) for step in plan}
+    return {
+        **results[_HOOK_NAME],
+        "commit_trailer": results.get(_TRAILER_HOOK_NAME),
+        "agent_refresh": results.get(_REFRESH_HOOK_NAME),
+    }
+
+
+def _install_one(directory: Path, name: str, marker: str, text: str) -> dict[str, Any]:
+    hook = directory / name
+    legacy = directory / (name + _LEGACY_SUFFIX)
+    content = text.encode("utf-8")
+    ours = _is_ours(hook, marker)
+    if os.path.lexists(hook) and not ours:
         os.replace(hook, legacy)
         action = "installed"
     elif ours:
@@ -155,15 +255,25 @@ def install(ledger: Ledger, *, python: str | None = None) -> dict[str, Any]:
 
 
 def uninstall(ledger: Ledger) -> dict[str, Any]:
-    """Remove the shim and put back the hook it chained, if any.
+    """Remove the shims and put back the hooks they chained, if any.
 
-    Returns ``{hook, action, restored}``: ``action`` is ``removed`` or
-    ``not-installed`` (a foreign hook is never touched).
+    Returns ``{hook, action, restored, commit_trailer}`` for the pre-push hook
+    (``commit_trailer``: the same for the prepare-commit-msg hook): ``action``
+    is ``removed`` or ``not-installed`` (a foreign hook is never touched).
     """
     directory = hooks_directory(ledger)
-    hook = directory / _HOOK_NAME
-    legacy = directory / (_HOOK_NAME + _LEGACY_SUFFIX)
-    if not _is_ours(hook):
+    result = _uninstall_one(directory, _HOOK_NAME, HOOK_MARKER)
+    return {
+        **result,
+        "commit_trailer": _uninstall_one(directory, _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER),
+        "agent_refresh": _uninstall_one(directory, _REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER),
+    }
+
+
+def _uninstall_one(directory: Path, name: str, marker: str) -> dict[str, Any]:
+    hook = directory / name
+    legacy = directory / (name + _LEGACY_SUFFIX)
+    if not _is_ours(hook, marker):
         return {"hook": str(hook), "action": "not-installed", "restored": None}
     os.unlink(hook)
     restored = None
@@ -176,8 +286,9 @@ def uninstall(ledger: Ledger) -> dict[str, Any]:
 def status(ledger: Ledger) -> dict[str, Any]:
     """Where the hook is, whether it is ours and current, and the settings it uses.
 
-    Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign,
-    legacy, python, artefact_dir, strict, task_pattern}``: ``current`` says the
+    Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign, legacy,
+    python, artefact_dir, strict, task_pattern, commit_trailer, agent_refresh}``
+    (the last two: ``{hook, installed, current}``): ``current`` says the
     installed shim is this version's; ``python`` is the interpreter it falls
     back to when ``git-hydrate`` is not on ``PATH``.
     """
@@ -206,4 +317,23 @@ def status(ledger: Ledger) -> dict[str, Any]:
         "artefact_dir": str(artefact_directory(ledger)),
         "strict": strict_setting(ledger),
         "task_pattern": ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,
+        "commit_trailer": _shim_status(
+            directory / _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text
+        ),
+        "agent_refresh": _shim_status(
+            directory / _REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text
+        ),
     }
+
+
+def _shim_status(hook: Path, marker: str, text_of: Callable[[str], str]) -> dict[str, Any]:
+    """``{hook, installed, current}`` of one of the optional shims."""
+    ours = _is_ours(hook, marker)
+    current = False
+    if ours:
+        try:
+            text = hook.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        current = text == text_of(_install_python(text) or "") and os.access(hook, os.X_OK)
+    return {"hook": str(hook), "installed": ours, "current": current}

@@ -34,9 +34,9 @@ from typing import Any, Final
 
 from .. import __version__
 from ..codec import format_output
+from ..current import DEFAULT_TASK_PATTERN, compile_task_pattern
 from ..errors import HydrateError, ValidationError
 from ..ledger import Ledger
-from ..settings import SETTINGS
 from ..store import Repository, current_umask
 from ..taskrefs import iso_utc
 
@@ -58,11 +58,6 @@ __all__ = [
     "write_atomic",
 ]
 
-#: Matches ids like ``M-1002`` or ``ABC-12``: capitals (then capitals or
-#: digits), a hyphen, digits. Override with ``git config hydrate.taskPattern``.
-DEFAULT_TASK_PATTERN: Final = next(
-    str(s.default) for s in SETTINGS if s.key == "hydrate.taskPattern"
-)
 #: The newest commits of each pushed ref whose messages are searched for ids.
 MAX_COMMITS_SCANNED: Final = 1000
 #: The version of the ``manifest.json`` layout (2: the prompt is measured alone,
@@ -193,13 +188,7 @@ def task_pattern(ledger: Ledger) -> re.Pattern[str]:
     Raises:
         ValidationError: the configured pattern is not a valid regular expression.
     """
-    raw = ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN
-    try:
-        return re.compile(raw)
-    except re.error as exc:
-        raise ValidationError(
-            f"git config hydrate.taskPattern is not a valid regular expression: {exc}"
-        ) from None
+    return compile_task_pattern(ledger.settings)
 
 
 def strict_setting(ledger: Ledger) -> bool:

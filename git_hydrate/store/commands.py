@@ -46,6 +46,12 @@ class Commands(RepositoryBase):
         oid = proc.stdout.decode("ascii", "replace").strip()
         return oid if proc.returncode == 0 and oid else None
 
+    def git_path(self, name: str) -> str:
+        """``git rev-parse --git-path NAME``, absolute: where git keeps ``NAME`` for this
+        work tree (a linked work tree has its own, except for the shared paths)."""
+        proc = self.git(["rev-parse", "--path-format=absolute", "--git-path", name])
+        return proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
     def symbolic_ref(self, name: str) -> str | None:
         """The short name of the branch the symbolic ref ``name`` points at, or ``None``."""
         proc = self.git(["symbolic-ref", "-q", "--short", name], check=False)
@@ -140,6 +146,32 @@ class Commands(RepositoryBase):
                 range_,
             ]
         ).stdout
+
+    def add_trailers(self, path: str, trailers: Sequence[tuple[str, str]]) -> None:
+        """``git interpret-trailers --in-place`` on the message file ``path``: each
+        ``(key, value)`` added unless a trailer with that key is there already."""
+        args = ["interpret-trailers", "--in-place", "--if-exists", "doNothing"]
+        for key, value in trailers:
+            args += ["--trailer", f"{key}: {value}"]
+        self.git([*args, path], what="adding commit trailers")
+
+    def trailer_log(self, keys: Sequence[str]) -> bytes:
+        """Every commit of the branches, tags, remote-tracking branches and ``HEAD``
+        (never ``refs/hydrate/``): ``%H NUL %aI NUL %an NUL %s`` then, for each of
+        ``keys``, NUL and its trailer values (comma separated), one record per RS."""
+        fields = ["%H", "%aI", "%an", "%s"] + [
+            f"%(trailers:key={key},valueonly,separator=%x2C)" for key in keys
+        ]
+        proc = self.git(
+            [
+                *("-c", "log.showSignature=false", "log", "--no-color"),
+                "--format=" + "%x00".join(fields) + "%x1e",
+                "HEAD",
+                *("--branches", "--tags", "--remotes"),
+            ],
+            check=False,
+        )
+        return proc.stdout if proc.returncode == 0 else b""
 
     # -- trees, the index, the work tree ---------------------------------------------
 

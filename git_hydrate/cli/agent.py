@@ -1,0 +1,152 @@
+"""agent install|uninstall|status|refresh|context: bridges into coding agents' sessions."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import echo_json, json_option, open_ledger, shown, warn
+
+__all__ = ["agent_group"]
+
+_AGENT = click.Choice(["claude", "codex", "aider"])
+
+
+@click.group("agent")
+def agent_group() -> None:
+    """Bring the current task into a coding agent's session: claude, codex, aider.
+
+    Each writes only between its own markers (or its own JSON entries), is
+    idempotent, and is taken out cleanly by uninstall: a file nobody edited
+    since gets its original bytes back.
+
+    \b
+    Example:
+      git hydrate start M-1002 && git hydrate agent install codex
+    """
+
+
+@agent_group.command("install")
+@click.argument("agents", metavar="AGENT...", nargs=-1, required=True, type=_AGENT)
+@json_option
+@click.pass_context
+def install(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> None:
+    """Install the bridge of each AGENT (claude, codex, aider) in this work tree.
+
+    claude: a SessionStart hook in .claude/settings.json that prints the
+    current task's prompt (and, with git-hydrate[mcp], the server in
+    .mcp.json); codex: the prompt in a marked block of AGENTS.md, within
+    Codex's 32 KiB; aider: the prompt in a file named by .aider.conf.yml's
+    read: list.
+
+    \b
+    Example:
+      git hydrate agent install claude codex
+    """
+    from .. import agents as bridges
+
+    with open_ledger(ctx) as ledger:
+        results = [bridges.install(ledger, name) for name in dict.fromkeys(agents)]
+    _report(ctx, results, as_json)
+
+
+@agent_group.command("uninstall")
+@click.argument("agents", metavar="AGENT...", nargs=-1, required=True, type=_AGENT)
+@json_option
+@click.pass_context
+def uninstall(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> None:
+    """Take out what install wrote for each AGENT.
+
+    \b
+    Example:
+      git hydrate agent uninstall claude
+    """
+    from .. import agents as bridges
+
+    with open_ledger(ctx) as ledger:
+        results = [bridges.uninstall(ledger, name) for name in dict.fromkeys(agents)]
+    _report(ctx, results, as_json)
+
+
+@agent_group.command("refresh")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing unless something is wrong.")
+@json_option
+@click.pass_context
+def refresh(ctx: click.Context, quiet: bool, as_json: bool) -> None:
+    """Rewrite the installed agents' prompts for the current task (codex, aider).
+
+    \b
+    Example:
+      git hydrate start M-1003 && git hydrate agent refresh
+    """
+    from .. import agents as bridges
+
+    with open_ledger(ctx) as ledger:
+        result = bridges.refresh(ledger)
+    if as_json:
+        echo_json(ctx, result)
+    elif not quiet:
+        task = shown(result["task_id"]) if result["task_id"] else "no current task"
+        names = ", ".join(result["agents"]) or "none installed"
+        click.echo(f"refreshed for {task}: {names}")
+
+
+@agent_group.command("status")
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show which agents are installed in this work tree and the files they use.
+
+    \b
+    Example:
+      git hydrate agent status
+    """
+    from .. import agents as bridges
+
+    with open_ledger(ctx) as ledger:
+        result = bridges.status(ledger)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    click.echo(f"current task: {shown(result['current']) if result['current'] else '(none)'}")
+    for name, info in result["agents"].items():
+        files = ", ".join(info["files"]) if info["installed"] else ""
+        click.echo(f"{name + ':':8}{'installed' if info['installed'] else 'not installed'}"
+                   + (f" ({files})" if files else ""))  # fmt: skip
+
+
+@agent_group.command("context")
+@click.argument("agent", type=_AGENT)
+@click.pass_context
+def context(ctx: click.Context, agent: str) -> None:
+    """Print the current task's prompt sized for AGENT's session start (its hook runs this).
+
+    Prints nothing without a current task, and never fails: a session must start.
+
+    \b
+    Example:
+      git hydrate agent context claude
+    """
+    from .. import agents as bridges
+    from ..errors import HydrateError
+
+    try:
+        with open_ledger(ctx) as ledger:
+            text = bridges.context(ledger, agent)
+    except HydrateError as exc:
+        warn(f"git-hydrate agent context: {exc}")
+        return
+    if text:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+def _report(ctx: click.Context, results: list[dict[str, object]], as_json: bool) -> None:
+    if as_json:
+        echo_json(ctx, results)
+        return
+    for result in results:
+        files = result["files"]
+        assert isinstance(files, dict)
+        for path, action in files.items():
+            click.echo(f"{result['agent']}: {action} {shown(path)}")
+        if not files:
+            click.echo(f"{result['agent']}: nothing to do")

@@ -1,0 +1,66 @@
+"""start, current: the work tree's current task."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import complete_task_ids, echo_json, json_option, open_ledger, shown
+
+__all__ = ["current", "start"]
+
+
+@click.command("start")
+@click.argument("task_id", metavar="ID", shell_complete=complete_task_ids)
+@json_option
+@click.pass_context
+def start(ctx: click.Context, task_id: str, as_json: bool) -> None:
+    """Make ID this work tree's current task and move it to in_progress.
+
+    Recorded in the work tree's own git directory (git rev-parse --git-path
+    hydrate/current-task), so each linked work tree has its own; afterwards
+    @ or --current stands for it wherever a command takes an ID.
+
+    \b
+    Example:
+      git hydrate start M-1002 && git hydrate prompt @
+    """
+    with open_ledger(ctx) as ledger:
+        result = ledger.start(task_id)
+    if as_json:
+        echo_json(ctx, result)
+        return
+    moved = f" ({result['from']} -> {result['to']})" if result["changed"] else ""
+    click.echo(f"started {shown(result['task_id'])}{moved}")
+
+
+@click.command("current")
+@click.option("--clear", is_flag=True, help="Forget the task started in this work tree.")
+@json_option
+@click.pass_context
+def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
+    """Print this work tree's current task (exit status 1 when there is none).
+
+    With --clear, forget the started task first (a branch may still name one).
+
+    The task started here (git hydrate start), else the first id of an existing
+    task that hydrate.taskPattern finds in the branch name.
+
+    \b
+    Example:
+      git hydrate current
+    """
+    with open_ledger(ctx) as ledger:
+        if clear:
+            previous = ledger.clear_current()
+            if not as_json:
+                click.echo(f"cleared {shown(previous)}" if previous else "nothing was started")
+        found = ledger.current()
+    if as_json:
+        echo_json(ctx, found)
+        return 0 if found else 1
+    if found is None:
+        if not clear:
+            click.echo("no current task: git hydrate start ID", err=True)
+        return 1
+    click.echo(found["task_id"])
+    return 0

@@ -1,0 +1,74 @@
+"""mcp: serve the repository's tasks to an agent over the Model Context Protocol."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import echo_json
+
+__all__ = ["mcp"]
+
+
+@click.command("mcp")
+@click.option(
+    "-C",
+    "directory",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Serve the repository at PATH (default: the one -C before the command names, "
+    "else the current directory).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The budget of every answer (default: git config hydrate.mcpMaxTokens, else 20000); "
+    "counted exactly with git-hydrate[tokens], else 5/2 bytes a token.",
+)
+@click.option(
+    "--tools",
+    "show_tools",
+    is_flag=True,
+    help="Print the tools as tools/list describes them, and their size on stderr, then exit.",
+)
+@click.pass_context
+def mcp(
+    ctx: click.Context, directory: str | None, max_tokens: int | None, show_tools: bool
+) -> None:
+    """Serve the tasks over MCP on stdin and stdout (needs git-hydrate[mcp]).
+
+    Tools: list_tasks, show_task, get_prompt, attach, checkpoint, move; the
+    resource hydrate://task/ID/prompt. Every answer fits the budget and ends
+    with what it left out; writes follow the command line's rules (no
+    credentials, an identity, compare-and-swap).
+
+    \b
+    Example:
+      git hydrate -C ~/src/app mcp
+      claude mcp add hydrate -- git hydrate -C ~/src/app mcp
+    """
+    if show_tools:
+        from ..serve import TOOLS
+        from ..serve.answers import json_text
+
+        echo_json(ctx, {"tools": list(TOOLS)})
+        text = json_text({"tools": list(TOOLS)})
+        click.echo(
+            f"tools: {len(TOOLS)}; {len(text.encode('utf-8')):,} bytes" + _tokens(text), err=True
+        )
+        return
+    from ..serve.server import serve
+
+    root = (ctx.find_root().obj or {}).get("directory")
+    serve(directory if directory is not None else root, max_tokens)
+
+
+def _tokens(text: str) -> str:
+    from ..errors import ValidationError
+    from ..tokens import count_tokens
+
+    try:
+        return f", {count_tokens(text, 'o200k_base'):,} tokens (o200k_base)"
+    except ValidationError:
+        return ""

@@ -1,0 +1,145 @@
+"""The current task of a work tree: started explicitly, or named by the branch.
+
+``start`` records a task id in ``hydrate/current-task`` under the path git
+gives for it (``git rev-parse --git-path``): inside the work tree's own git
+directory, so every linked work tree has its own current task, while tasks
+stay shared. When nothing was started, the current branch's name is matched
+against ``hydrate.taskPattern`` (the same pattern the pre-push hook uses) and
+the first id of an existing task wins. ``@`` stands for the current task
+wherever a task id is taken.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from typing import Any, Final
+
+from . import lifecycle, validate
+from .errors import NotFound, ValidationError
+from .settings import SETTINGS, Settings
+from .taskrefs import TaskRefs
+
+__all__ = [
+    "CURRENT",
+    "CURRENT_FILE",
+    "DEFAULT_TASK_PATTERN",
+    "clear",
+    "compile_task_pattern",
+    "current",
+    "resolve",
+    "start",
+]
+
+#: The id that stands for the work tree's current task.
+CURRENT: Final = "@"
+#: Where the started task is recorded, as a ``git rev-parse --git-path`` name.
+CURRENT_FILE: Final = "hydrate/current-task"
+#: ``hydrate.taskPattern``'s default: ids such as M-1002 or ABC-12.
+DEFAULT_TASK_PATTERN: Final = next(
+    str(s.default) for s in SETTINGS if s.key == "hydrate.taskPattern"
+)
+
+
+def compile_task_pattern(settings: Settings) -> re.Pattern[str]:
+    """``hydrate.taskPattern`` compiled; the whole match is the id, or its first group.
+
+    Raises:
+        ValidationError: the configured pattern is not a valid regular expression.
+    """
+    raw = settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN
+    try:
+        return re.compile(raw)
+    except re.error as exc:
+        raise ValidationError(
+            f"git config hydrate.taskPattern is not a valid regular expression: {exc}"
+        ) from None
+
+
+def _path(refs: TaskRefs) -> str:
+    return refs.repo.git_path(CURRENT_FILE)
+
+
+def _started(refs: TaskRefs) -> str | None:
+    try:
+        with open(_path(refs), encoding="utf-8") as fh:
+            value = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return value if validate.is_task_id(value) else None
+
+
+def current(refs: TaskRefs) -> dict[str, Any] | None:
+    """The work tree's current task: ``{task_id, source, branch}`` or ``None``.
+
+    ``source`` is ``started`` (recorded by :func:`start`) or ``branch`` (an id
+    of an existing task found in the branch name by ``hydrate.taskPattern``).
+    """
+    branch = refs.repo.symbolic_ref("HEAD")
+    started = _started(refs)
+    if started is not None:
+        return {"task_id": started, "source": "started", "branch": branch}
+    if branch is None:
+        return None
+    pattern = compile_task_pattern(refs.repo.settings)
+    for match in pattern.finditer(branch):
+        found = match.group(1) if pattern.groups else match.group(0)
+        if found and validate.is_task_id(found) and refs.exists(found):
+            return {"task_id": found, "source": "branch", "branch": branch}
+    return None
+
+
+def resolve(refs: TaskRefs, task_id: str) -> str:
+    """``task_id`` itself, or for ``@`` the current task's id.
+
+    Raises:
+        NotFound: ``@`` with no current task.
+    """
+    if task_id != CURRENT:
+        return task_id
+    found = current(refs)
+    if found is None:
+        raise NotFound(
+            "no current task in this work tree: start one with git hydrate start ID, "
+            "or name the branch after a task (hydrate.taskPattern)"
+        )
+    return str(found["task_id"])
+
+
+def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
+    """Make ``task_id`` the work tree's current task and move it to ``in_progress``.
+
+    The move goes through the lifecycle (a task at ``done`` must be reopened
+    first); a task already in progress is left as it is. The id is recorded
+    only once the move succeeded.
+
+    Returns ``{task_id, from, to, changed, previous}``; ``previous`` is the
+    task started before, if any.
+    """
+    task_id = resolve(refs, task_id)
+    previous = _started(refs)
+    moved = dict(lifecycle.set_status(refs, task_id, "in_progress"))
+    path = _path(refs)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".current-task.", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(task_id + "\n")
+        refs.repo.share(temp)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    moved["previous"] = previous
+    return moved
+
+
+def clear(refs: TaskRefs) -> str | None:
+    """Forget the started task (the branch name may still name one); return its id."""
+    previous = _started(refs)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(_path(refs))
+    return previous

@@ -1,0 +1,41 @@
+"""The prepare-commit-msg hook: link a commit to the task and the packet behind it.
+
+With a current task (:mod:`git_hydrate.current`), the commit message gets two
+trailers, added by ``git interpret-trailers``: ``Hydrate-Task: ID`` and
+``Hydrate-Packet: <sha256>``, the sha256 of the packet the task's prompt is
+rendered from (``git hydrate prompt ID`` at the commit's time, with the
+repository's budget), in its compact JSON encoding (the bytes ``pack``
+measures). A trailer already in the message is kept as it is (an amend keeps
+what the first commit recorded). ``git hydrate log ID --commits`` finds them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ..history import PACKET_TRAILER, TASK_TRAILER
+from ..ledger import Ledger
+from ..rendering import packet_json
+
+__all__ = ["packet_sha256", "prepare_commit_msg"]
+
+
+def packet_sha256(ledger: Ledger, task_id: str) -> str:
+    """The sha256 of the packet the task's prompt renders now, in compact JSON."""
+    packet = ledger.prompt(task_id)["packet"]
+    return hashlib.sha256(packet_json(packet)).hexdigest()
+
+
+def prepare_commit_msg(ledger: Ledger, message_file: str) -> dict[str, Any] | None:
+    """Add the trailers to the message in ``message_file``; ``None`` without a current task.
+
+    Returns ``{task_id, packet}``.
+    """
+    found = ledger.current()
+    if found is None:
+        return None
+    task_id = str(found["task_id"])
+    packet = packet_sha256(ledger, task_id)
+    ledger.repo.add_trailers(message_file, [(TASK_TRAILER, task_id), (PACKET_TRAILER, packet)])
+    return {"task_id": task_id, "packet": packet}

@@ -1,0 +1,23 @@
+"""Serving agents: ``git hydrate mcp`` and the answers it sends, each within a budget.
+
+:mod:`.answers` fits a text to the budget, :mod:`.tools` defines and runs the
+tools; neither imports the MCP SDK. :mod:`.server` (imported only by the
+``mcp`` command) puts them on MCP's stdio transport.
+"""
+
+from __future__ import annotations
+
+from .answers import BYTES_PER_TOKEN, AnswerBudget, answer_budget, fit_items, fit_prompt
+from .tools import PROMPT_URI, TOOLS, call, prompt_uri_task
+
+__all__ = [
+    "BYTES_PER_TOKEN",
+    "PROMPT_URI",
+    "TOOLS",
+    "AnswerBudget",
+    "answer_budget",
+    "call",
+    "fit_items",
+    "fit_prompt",
+    "prompt_uri_task",
+]

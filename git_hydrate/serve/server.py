@@ -1,0 +1,153 @@
+"""``git hydrate mcp``: the tools of :mod:`.tools` over MCP's stdio transport.
+
+Built on the official Python SDK's low-level server (``pip install
+'git-hydrate[mcp]'``), which lets every answer be exactly the text
+:mod:`.answers` fitted: one text content per result, no structured copy of
+it. Each request opens the repository afresh, as a command would, so the
+answers follow the repository and its configuration while the server runs.
+Only this module imports ``mcp``; the command line imports it only when
+``git hydrate mcp`` runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Final
+
+from .. import __version__
+from ..errors import HydrateError, ValidationError
+from ..ledger import Ledger
+from .answers import answer_budget, fit_prompt
+from .tools import PROMPT_URI, TOOLS, call, prompt_uri_task
+
+__all__ = ["INSTRUCTIONS", "MISSING_EXTRA", "build_server", "serve"]
+
+#: The one-line refusal when the SDK is not installed.
+MISSING_EXTRA: Final = (
+    "git hydrate mcp needs the optional extra git-hydrate[mcp]: pip install 'git-hydrate[mcp]'"
+)
+#: What the server tells the agent about itself at initialisation.
+INSTRUCTIONS: Final = (
+    "Tasks of one git repository; id @ is the current task. get_prompt gives a task's "
+    "context, packed to fit; record progress with checkpoint and move."
+)
+
+
+def _require_sdk() -> None:
+    try:
+        import mcp.server.lowlevel  # noqa: F401
+    except ImportError:
+        raise ValidationError(MISSING_EXTRA) from None
+
+
+def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
+    """The MCP server of the repository at ``path`` (``None``: the current directory).
+
+    ``max_tokens`` overrides ``hydrate.mcpMaxTokens``.
+    """
+    _require_sdk()
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    tools = [types.Tool.model_validate(tool) for tool in TOOLS]
+
+    def text_result(text: str, *, error: bool = False) -> Any:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=error
+        )
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        try:
+            with Ledger(path) as ledger:
+                budget = answer_budget(ledger, max_tokens)
+                text = call(ledger, params.name, params.arguments or {}, budget)
+        except HydrateError as exc:
+            return text_result(f"{exc.label}: {exc}", error=True)
+        except Exception as exc:  # never a dead server: the agent reads what went wrong
+            print(f"git-hydrate mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return text_result(
+                f"error: git-hydrate {__version__} hit a bug ({type(exc).__name__}: {exc})",
+                error=True,
+            )
+        return text_result(text)
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        # The current task's prompt only: a resource per task would make this answer
+        # grow with the repository; the template reaches every other task.
+        try:
+            with Ledger(path) as ledger:
+                found = ledger.current()
+        except HydrateError:
+            found = None
+        resources = []
+        if found is not None:
+            task_id = str(found["task_id"])
+            resources.append(
+                types.Resource(
+                    uri=PROMPT_URI.replace("{id}", task_id),
+                    name=f"{task_id} prompt",
+                    description="The current task's prompt, packed to fit.",
+                    mime_type="text/markdown",
+                )
+            )
+        return types.ListResourcesResult(resources=resources)
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        template = types.ResourceTemplate(
+            uri_template=PROMPT_URI,
+            name="prompt",
+            description="A task's prompt, packed to fit.",
+            mime_type="text/markdown",
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        task_id = prompt_uri_task(uri)
+        if task_id is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri!r}; try {PROMPT_URI}")
+        try:
+            with Ledger(path) as ledger:
+                task_id = ledger.resolve_id(task_id)  # hydrate://task/@/prompt: the current one
+                text = fit_prompt(ledger, task_id, answer_budget(ledger, max_tokens))
+        except HydrateError as exc:
+            raise MCPError(types.INVALID_PARAMS, f"{exc.label}: {exc}") from None
+        contents = types.TextResourceContents(uri=uri, text=text, mime_type="text/markdown")
+        return types.ReadResourceResult(contents=[contents])
+
+    return Server(
+        "git-hydrate",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )
+
+
+def serve(path: str | None = None, max_tokens: int | None = None) -> None:
+    """Serve the repository at ``path`` over stdio until the client closes the stream.
+
+    Raises:
+        ValidationError: the ``mcp`` extra is not installed.
+        NotARepository: ``path`` is not a repository (checked before serving).
+    """
+    _require_sdk()
+    with Ledger(path) as ledger:  # refuse now, not at the first request
+        answer_budget(ledger, max_tokens)
+    server = build_server(path, max_tokens)
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)

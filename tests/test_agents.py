@@ -1,0 +1,204 @@
+"""git hydrate agent: bridges into Claude Code, Codex and aider, and their round trips."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate.agents import CLAUDE_COMMAND, CLAUDE_CONTEXT_BYTES, CODEX_CAP
+
+from .conftest import git, hydrate
+from .wrapper import hydrate_on_path
+
+#: Pre-existing files in unusual but valid shapes: four-space JSON without a final
+#: line feed, Markdown without one, a YAML read: list indented by four.
+EXISTING = {
+    ".claude/settings.json": b'{\n    "permissions": {"allow": ["Bash(ls)"]},\n'
+    b'    "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}\n}',
+    ".mcp.json": b'{"mcpServers": {"db": {"command": "db-mcp"}}}\n',
+    "AGENTS.md": b"# Agents\n\nUse tabs.",
+    ".aider.conf.yml": b"model: gpt-4o\nread:\n    - CONVENTIONS.md\nauto-commits: false\n",
+}
+
+
+def _large_task(repo: Path, task_id: str = "T-1") -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task(task_id, "Refactor the parser", "the tests pass", title="Parser")
+        ledger.add_contexts(
+            task_id,
+            [(f"notes {i}: " + "keep commas inside strings. " * 60, f"n{i}.md", i, None)
+             for i in range(40)],
+        )  # fmt: skip
+
+
+def _snapshot(repo: Path) -> dict[str, bytes | None]:
+    return {
+        name: (repo / name).read_bytes() if (repo / name).exists() else None for name in EXISTING
+    }
+
+
+def _ok(result: object) -> None:
+    assert getattr(result, "returncode", 1) == 0, result
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["existing-files", "no-files"])
+def test_install_is_idempotent_and_uninstall_restores_every_byte(
+    repo: Path, existing: bool
+) -> None:
+    if existing:
+        for name, data in EXISTING.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_bytes(data)
+    before = _snapshot(repo)
+    _large_task(repo)
+    hydrate(repo, "start", "T-1")
+    _ok(hydrate(repo, "agent", "install", "claude", "codex", "aider"))
+    installed = _snapshot(repo)
+    again = hydrate(repo, "--compact", "agent", "install", "claude", "codex", "aider", "--json")
+    assert all(
+        action == "unchanged" for result in json.loads(again.stdout)
+        for action in result["files"].values()
+    )  # fmt: skip
+    assert _snapshot(repo) == installed
+    _ok(hydrate(repo, "agent", "refresh"))  # nothing changed: the same bytes
+    assert _snapshot(repo) == installed
+    _ok(hydrate(repo, "agent", "uninstall", "claude", "codex", "aider"))
+    assert _snapshot(repo) == before
+    assert (repo / ".claude").exists() == existing  # a directory it made is gone
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == (
+        "".join(f"?? {name}\n" for name in sorted(EXISTING)) if existing else ""
+    )
+    status = json.loads(hydrate(repo, "--compact", "agent", "status", "--json").stdout)
+    assert not any(agent["installed"] for agent in status["agents"].values())
+
+
+def test_claude_hook_is_merged_and_prints_the_prompt_within_its_size(
+    repo: Path, tmp_path: Path
+) -> None:
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(EXISTING[".claude/settings.json"])
+    (repo / ".mcp.json").write_bytes(EXISTING[".mcp.json"])
+    _large_task(repo)
+    _ok(hydrate(repo, "agent", "install", "claude"))
+    merged = json.loads(settings.read_text())
+    assert merged["permissions"] == {"allow": ["Bash(ls)"]}
+    groups = merged["hooks"]["SessionStart"]
+    assert groups[0] == {"hooks": [{"type": "command", "command": "echo hi"}]}  # kept
+    assert groups[1]["hooks"] == [{"type": "command", "command": CLAUDE_COMMAND}]
+    servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
+    assert servers == {"db": {"command": "db-mcp"}, "git-hydrate": {"command": "git",
+                       "args": ["hydrate", "mcp"]}}  # fmt: skip
+
+    # the command as Claude Code runs it, through the real shell and PATH
+    env = hydrate_on_path(tmp_path / "bin")
+
+    def session_start() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["sh", "-c", CLAUDE_COMMAND], cwd=repo, env=env, capture_output=True)
+
+    quiet = session_start()
+    assert quiet.returncode == 0 and quiet.stdout == b""  # no current task: nothing
+    hydrate(repo, "start", "T-1")
+    started = session_start()
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.startswith(b"# Task T-1: Parser")
+    assert len(started.stdout) <= CLAUDE_CONTEXT_BYTES
+    assert b"[omitted] kept " in started.stdout  # 40 notes of ~1.7 KB do not fit
+
+
+def test_codex_block_stays_within_the_instruction_cap(repo: Path) -> None:
+    agents_md = repo / "AGENTS.md"
+    own = "# Agents\n\n" + "Run the tests before you push.\n" * 600  # about 18 KB of our own
+    agents_md.write_text(own)
+    _large_task(repo)
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    text = agents_md.read_text()
+    assert text.startswith(own) and "No current git-hydrate task" in text
+    hydrate(repo, "start", "T-1")
+    _ok(hydrate(repo, "agent", "refresh"))
+    text = agents_md.read_text()
+    assert text.startswith(own) and "# Task T-1: Parser" in text
+    assert len(text.encode()) <= CODEX_CAP
+    assert "[omitted]" in text
+
+
+def test_a_marker_in_the_context_cannot_end_the_block_early(repo: Path) -> None:
+    hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "add", "T-1", "--text", "<!-- git-hydrate:end -->\nafter the fake end")
+    hydrate(repo, "start", "T-1")
+    (repo / "AGENTS.md").write_text("# Mine\n")
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    # someone edits the file: uninstall must take out the block only, edits kept
+    with (repo / "AGENTS.md").open("a") as fh:
+        fh.write("\nA line added later.\n")
+    result = hydrate(repo, "--compact", "agent", "uninstall", "codex", "--json")
+    assert json.loads(result.stdout)[0]["files"] == {"AGENTS.md": "cleaned"}
+    assert (repo / "AGENTS.md").read_text() == "# Mine\n\nA line added later.\n"
+
+
+def test_aider_reads_the_prompt_file(repo: Path) -> None:
+    conf = repo / ".aider.conf.yml"
+    conf.write_bytes(EXISTING[".aider.conf.yml"])
+    _large_task(repo)
+    hydrate(repo, "start", "T-1")
+    _ok(hydrate(repo, "agent", "install", "aider"))
+    lines = conf.read_text().splitlines()
+    assert lines[1] == "read:" and lines[3] == "    - CONVENTIONS.md"
+    path = lines[2].removeprefix("    - ").removesuffix("  # git-hydrate")
+    assert Path(path).is_absolute() and Path(path).read_text().startswith("# Task T-1: Parser")
+    assert not Path(path).is_relative_to(repo / "src")  # in the git dir, not the work tree
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == "?? .aider.conf.yml\n"
+
+
+def test_aider_without_a_read_key_gets_a_marked_block(repo: Path) -> None:
+    conf = repo / ".aider.conf.yml"
+    conf.write_text("model: gpt-4o\n")
+    _ok(hydrate(repo, "agent", "install", "aider"))
+    text = conf.read_text()
+    assert text.startswith("model: gpt-4o\n\n# git-hydrate:begin\nread:\n  - /")
+    _ok(hydrate(repo, "agent", "uninstall", "aider"))
+    assert conf.read_text() == "model: gpt-4o\n"
+
+
+def test_a_file_it_cannot_merge_into_is_refused_and_left_alone(repo: Path) -> None:
+    conf = repo / ".aider.conf.yml"
+    conf.write_text("read: [CONVENTIONS.md]\n")
+    refused = hydrate(repo, "agent", "install", "aider")
+    assert refused.returncode == 1 and "write it as a list" in refused.stderr
+    assert conf.read_text() == "read: [CONVENTIONS.md]\n"
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{not json")
+    refused = hydrate(repo, "agent", "install", "claude")
+    assert refused.returncode == 1 and "is not valid JSON" in refused.stderr
+    assert settings.read_text() == "{not json"
+    assert not (repo / ".mcp.json").exists()
+
+
+def test_post_checkout_hook_refreshes_for_the_branch_task(repo: Path, tmp_path: Path) -> None:
+    env = hydrate_on_path(tmp_path / "bin")
+    for task_id in ("T-1", "T-2"):
+        hydrate(repo, "task-add", task_id, "--objective", f"work {task_id}", "--acceptance", "a")
+    _ok(hydrate(repo, "hooks", "install", "--agent-refresh"))
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    for branch, task_id in (("fix/T-1-a", "T-1"), ("fix/T-2-b", "T-2")):
+        proc = subprocess.run(
+            ["git", "checkout", "-q", "-b", branch], cwd=repo, env=env, capture_output=True
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert f"# Task {task_id}: work {task_id}" in (repo / "AGENTS.md").read_text()
+    status = json.loads(hydrate(repo, "--compact", "hooks", "status", "--json").stdout)
+    assert status["agent_refresh"]["installed"] and status["agent_refresh"]["current"]
+    hydrate(repo, "hooks", "uninstall")
+    assert not (repo / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_the_committed_refresh_shim_matches_the_generated_one() -> None:
+    from git_hydrate import hooks
+
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "hooks" / "post-checkout").read_text() == hooks.refresh_shim_text("")

@@ -1,0 +1,103 @@
+"""The current task of a work tree: start, current, @ and --current, branch names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from git_hydrate import Ledger
+
+from .conftest import git, hydrate
+
+
+def _task(repo: Path, task_id: str) -> None:
+    result = hydrate(repo, "task-add", task_id, "--objective", "o", "--acceptance", "a")
+    assert result.returncode == 0, result
+
+
+def test_start_records_the_task_and_moves_it_in_progress(repo: Path) -> None:
+    _task(repo, "W-1")
+    started = hydrate(repo, "start", "W-1")
+    assert started.returncode == 0, started
+    assert started.stdout == "started W-1 (open -> in_progress)\n"
+    path = Path(git(repo, "rev-parse", "--path-format=absolute", "--git-path",
+                    "hydrate/current-task").strip())  # fmt: skip
+    assert path.read_text() == "W-1\n"
+    assert hydrate(repo, "current").stdout == "W-1\n"
+    assert json.loads(hydrate(repo, "status", "W-1", "--json").stdout)["status"] == "in_progress"
+    again = hydrate(repo, "start", "W-1")  # already in progress: nothing to move
+    assert again.returncode == 0 and again.stdout == "started W-1\n"
+    assert git(repo, "status", "--porcelain") == ""  # nothing in the work tree
+
+
+def test_at_and_current_stand_for_the_task(repo: Path) -> None:
+    _task(repo, "W-1")
+    hydrate(repo, "start", "W-1")
+    by_id = hydrate(repo, "prompt", "W-1")
+    for args in (["prompt", "@"], ["prompt", "--current"], ["--compact", "show", "@", "--json"]):
+        result = hydrate(repo, *args)
+        assert result.returncode == 0, (args, result)
+        if args[0] == "prompt":
+            assert result.stdout == by_id.stdout
+        else:
+            assert json.loads(result.stdout)["task_id"] == "W-1"
+    added = hydrate(repo, "add", "@", "--text", "a note")
+    assert added.returncode == 0, added
+    with Ledger(repo) as ledger:
+        assert [e["source"] for e in ledger.context_entries("W-1")] == ["cli"]
+
+
+def test_without_a_current_task_one_line_says_how(repo: Path) -> None:
+    result = hydrate(repo, "prompt", "@")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: no current task in this work tree: start one with")
+    assert len(result.stderr.splitlines()) == 1
+    assert hydrate(repo, "current").returncode == 1
+    both = hydrate(repo, "show", "X-1", "--current")
+    assert both.returncode == 2 and "give ID or --current, not both" in both.stderr
+    missing = hydrate(repo, "show")
+    assert missing.returncode == 2 and "Missing argument 'ID'" in missing.stderr
+
+
+def test_the_branch_names_the_task_when_none_was_started(repo: Path) -> None:
+    _task(repo, "BR-7")
+    git(repo, "checkout", "-q", "-b", "feature/BR-7-login")
+    found = hydrate(repo, "--compact", "current", "--json")
+    assert json.loads(found.stdout) == {
+        "branch": "feature/BR-7-login",
+        "source": "branch",
+        "task_id": "BR-7",
+    }
+    git(repo, "checkout", "-q", "-b", "feature/NO-9")  # not a task: no current task
+    assert hydrate(repo, "current").returncode == 1
+    git(repo, "config", "hydrate.taskPattern", r"task-(\d+)")
+    _task(repo, "12")
+    git(repo, "checkout", "-q", "-b", "task-12")
+    assert hydrate(repo, "current").stdout == "12\n"
+    _task(repo, "W-1")
+    hydrate(repo, "start", "W-1")  # a started task wins over the branch
+    assert hydrate(repo, "current").stdout == "W-1\n"
+    cleared = hydrate(repo, "current", "--clear")
+    assert cleared.stdout == "cleared W-1\n12\n"
+
+
+def test_each_linked_work_tree_has_its_own(repo: Path, tmp_path: Path) -> None:
+    _task(repo, "W-1")
+    _task(repo, "W-2")
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", "-b", "other", str(other))
+    hydrate(repo, "start", "W-1")
+    assert hydrate(other, "current").returncode == 1
+    hydrate(other, "start", "W-2")
+    assert hydrate(repo, "current").stdout == "W-1\n"
+    assert hydrate(other, "current").stdout == "W-2\n"
+    assert hydrate(other, "-C", str(repo), "current").stdout == "W-1\n"
+
+
+def test_start_follows_the_lifecycle(repo: Path) -> None:
+    _task(repo, "W-1")
+    hydrate(repo, "status", "W-1", "--set", "cancelled")
+    refused = hydrate(repo, "start", "W-1")
+    assert refused.returncode == 1
+    assert "cannot move from cancelled to in_progress" in refused.stderr
+    assert hydrate(repo, "current").returncode == 1  # nothing recorded

@@ -1,0 +1,389 @@
+"""git hydrate mcp: a real MCP client session (the SDK's stdio client) against the server.
+
+Every answer is checked for content and for size: exactly counted in tokens
+(the ``tokens`` extra is part of the test extra) or in bytes, never above the
+budget; a task too large for it ends with the summary of what was left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_prompt
+from git_hydrate.tokens import count_tokens
+
+from .conftest import ROOT, fsck, git, hydrate
+
+mcp = pytest.importorskip("mcp")
+
+#: A budget small enough that the large task below overflows it many times.
+BUDGET = 3000
+
+
+def _server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The test's isolated git environment, for the server process."""
+    env = {key: value for key, value in os.environ.items() if key.startswith(("GIT_", "HOME"))}
+    env["PYTHONPATH"] = str(ROOT)
+    env["XDG_CONFIG_HOME"] = os.environ.get("XDG_CONFIG_HOME", "")
+    env["TZ"] = "UTC"
+    env.update(extra or {})
+    return env
+
+
+def _session(
+    repo: Path,
+    body: Callable[[Any], Awaitable[Any]],
+    *,
+    args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> Any:
+    """Run ``body(session)`` in an initialised client session with a server on ``repo``."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "git_hydrate", "-C", str(repo), "mcp", *args],
+        env=_server_env(env),
+        cwd=str(repo.parent),
+    )
+
+    async def run() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert init.capabilities.tools is not None
+            assert init.capabilities.resources is not None  # or clients never look
+            return await body(session)
+
+    return anyio.run(run)
+
+
+def _text(result: Any) -> str:
+    """The one text content of a tool result: sent once, never also as structured content."""
+    assert result.structured_content is None
+    assert len(result.content) == 1
+    assert result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+def _tokens(text: str) -> int:
+    return count_tokens(text, "o200k_base")
+
+
+@pytest.fixture
+def stocked(repo: Path) -> Path:
+    """A small task S-1, a large task L-1 (100 attachments of ~1 KiB), 60 more tasks."""
+    git(repo, "config", "hydrate.mcpMaxTokens", str(BUDGET))
+    with Ledger(repo) as ledger:
+        ledger.add_task("S-1", "Add GET /healthz", "returns 200", title="Health check")
+        ledger.add_context("S-1", "The proxy sets X-Request-Id.\n", "notes.md", 10)
+        ledger.add_task("L-1", "Refactor the parser", "the tests pass", title="Large")
+        ledger.add_contexts(
+            "L-1",
+            [
+                (
+                    f"# part {i}\n" + f"line {i} of the parser notes, kept for context\n" * 24,
+                    f"docs/part-{i:03}.md",
+                    i,
+                    None,
+                )
+                for i in range(100)
+            ],
+        )
+        for i in range(60):
+            tags = ["bulk", "few"] if i < 5 else ["bulk"]
+            ledger.add_task(f"B-{i}", f"Bulk task number {i} " * 4, "done", tags=tags)
+    return repo
+
+
+def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> None:
+    async def body(session: Any) -> dict[str, Any]:
+        seen: dict[str, Any] = {"tools": await session.list_tools()}
+        calls = {
+            "list_s": ("list_tasks", {"tag": ["bulk", "few"], "status": ["open"]}),
+            "list_all": ("list_tasks", {}),
+            "show_s": ("show_task", {"id": "S-1"}),
+            "show_l": ("show_task", {"id": "L-1"}),
+            "prompt_s": ("get_prompt", {"id": "S-1"}),
+            "prompt_l": ("get_prompt", {"id": "L-1"}),
+            "attach": ("attach", {"id": "S-1", "text": "Use the v2 router.", "priority": 5}),
+            "checkpoint": ("checkpoint", {"id": "S-1", "summary": "route added", "tokens": 42}),
+            "move": ("move", {"id": "S-1", "station": "in_progress"}),
+        }
+        for key, (name, arguments) in calls.items():
+            seen[key] = await session.call_tool(name, arguments)
+        seen["templates"] = await session.list_resource_templates()
+        seen["listed"] = await session.list_resources()
+        seen["resource"] = await session.read_resource("hydrate://task/L-1/prompt")
+        return seen
+
+    seen = _session(stocked, body)
+
+    # tools/list: six tools, small
+    tools = seen["tools"].tools
+    assert [t.name for t in tools] == [
+        "list_tasks",
+        "show_task",
+        "get_prompt",
+        "attach",
+        "checkpoint",
+        "move",
+    ]
+    listed = json.dumps(
+        [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools],
+        separators=(",", ":"),
+    )
+    assert len(listed.encode()) < 2000 and _tokens(listed) < 500
+
+    answers = {
+        key: _text(result)
+        for key, result in seen.items()
+        if key not in ("tools", "templates", "resource", "listed")
+    }
+    for key, text in answers.items():
+        assert not seen[key].is_error, (key, text)
+        assert _tokens(text) <= BUDGET, key
+
+    small = json.loads(answers["list_s"])
+    assert small["count"] == 5 and "omitted" not in small
+    assert [t["task_id"] for t in small["tasks"]] == ["B-0", "B-1", "B-2", "B-3", "B-4"]
+    every = json.loads(answers["list_all"])
+    assert every["count"] == 62 and 0 < len(every["tasks"]) < 62
+    assert list(every)[-1] == "omitted"  # the answer ends with what it left out
+    assert every["omitted"]["tasks"] == 62 - len(every["tasks"])
+
+    show_s = json.loads(answers["show_s"])
+    assert show_s["task_id"] == "S-1" and show_s["context"][0]["source"] == "notes.md"
+    show_l = json.loads(answers["show_l"])
+    assert 0 < len(show_l["context"]) < 100
+    assert show_l["omitted"]["context"] == 100 - len(show_l["context"])
+
+    assert answers["prompt_s"].startswith("# Task S-1: Health check")
+    assert "X-Request-Id" in answers["prompt_s"] and "[omitted]" not in answers["prompt_s"]
+    large = answers["prompt_l"]
+    assert large.startswith("# Task L-1: Large")
+    tail = large.rstrip("\n").rsplit("\n", 1)[-1]
+    assert tail.startswith("[omitted] kept ") and "of 100 attachments" in tail
+    assert f"{BUDGET:,} tokens (o200k_base)" in tail
+    assert "git hydrate prompt L-1 -v" in tail
+
+    assert json.loads(answers["attach"])["created"] is True
+    assert json.loads(answers["checkpoint"])["number"] == 1
+    assert json.loads(answers["move"]) == {
+        "task_id": "S-1",
+        "from": "open",
+        "to": "in_progress",
+        "changed": True,
+    }
+
+    assert seen["listed"].resources == []  # no current task: the template reaches them all
+    (template,) = seen["templates"].resource_templates
+    assert template.uri_template == "hydrate://task/{id}/prompt"
+    (content,) = seen["resource"].contents
+    assert content.text == large  # the same packing as get_prompt
+
+    # the writes are the library's: one commit each, git fsck clean
+    status = hydrate(stocked, "--compact", "status", "S-1", "--json")
+    assert json.loads(status.stdout)["status"] == "in_progress"
+    assert json.loads(status.stdout)["attachments"] == 2
+    fsck(stocked)
+
+
+def test_refusals_are_tool_errors_and_write_nothing(stocked: Path) -> None:
+    before = git(stocked, "for-each-ref", "refs/hydrate")
+    secret = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+
+    async def body(session: Any) -> list[Any]:
+        return [
+            await session.call_tool(name, arguments)
+            for name, arguments in [
+                ("attach", {"id": "S-1", "text": secret}),
+                ("move", {"id": "S-1", "station": "done"}),  # not a move from open
+                ("move", {"id": "S-1", "station": "sideways"}),
+                ("get_prompt", {"id": "NOPE-1"}),
+                ("get_prompt", {}),
+                ("checkpoint", {"id": "S-1", "summary": "x", "tokens": "many"}),
+                ("frobnicate", {}),
+            ]
+        ]
+
+    results = _session(stocked, body)
+    texts = [_text(result) for result in results]
+    assert all(result.is_error for result in results), texts
+    assert all(text.startswith("error: ") and "\n" not in text for text in texts), texts
+    assert "looks like it contains a secret" in texts[0]
+    assert "no task 'NOPE-1'" in texts[3]
+    assert "'id' is required" in texts[4]
+    assert "'tokens' must be of type integer" in texts[5]
+    assert "unknown tool 'frobnicate'" in texts[6]
+    assert git(stocked, "for-each-ref", "refs/hydrate") == before
+
+
+def test_writes_need_an_identity(stocked: Path, tmp_path: Path) -> None:
+    git(stocked, "config", "user.useConfigOnly", "true")
+    nobody = {
+        "HOME": str(tmp_path / "nobody"),
+        "GIT_CONFIG_GLOBAL": str(tmp_path / "nobody" / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "",
+        "GIT_AUTHOR_EMAIL": "",
+        "GIT_COMMITTER_NAME": "",
+        "GIT_COMMITTER_EMAIL": "",
+        "EMAIL": "",
+    }
+    before = git(stocked, "for-each-ref", "refs/hydrate")
+
+    async def body(session: Any) -> list[Any]:
+        return [
+            await session.call_tool("checkpoint", {"id": "S-1", "summary": "x"}),
+            await session.call_tool("show_task", {"id": "S-1"}),  # reading needs none
+        ]
+
+    write, read = _session(stocked, body, env=nobody)
+    assert write.is_error and _text(write).startswith("error: git has no identity")
+    assert not read.is_error
+    assert git(stocked, "for-each-ref", "refs/hydrate") == before
+
+
+def test_two_servers_writing_at_once_lose_nothing(stocked: Path) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        async def body(session: Any) -> None:
+            for i in range(8):
+                result = await session.call_tool(
+                    "attach", {"id": "S-1", "text": f"note {n}-{i}\n", "source": f"w{n}"}
+                )
+                assert not result.is_error, _text(result)
+
+        try:
+            _session(stocked, body)
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    with Ledger(stocked) as ledger:
+        sources = [e["source"] for e in ledger.context_entries("S-1")]
+    assert sorted(sources).count("w0") == 8 and sources.count("w1") == 8
+    fsck(stocked)
+
+
+def test_max_tokens_option_and_setting_bound_every_answer(stocked: Path) -> None:
+    async def body(session: Any) -> list[str]:
+        return [
+            _text(await session.call_tool("get_prompt", {"id": "L-1"})),
+            _text(await session.call_tool("show_task", {"id": "L-1"})),
+            _text(await session.call_tool("list_tasks", {})),
+        ]
+
+    for text in _session(stocked, body, args=("--max-tokens", "900")):
+        assert _tokens(text) <= 900
+    git(stocked, "config", "hydrate.mcpMaxTokens", "1200")
+    texts = _session(stocked, body)
+    assert all(_tokens(text) <= 1200 for text in texts)
+    assert "1,200 tokens" in texts[0]
+
+
+# -- without a token counter: a byte budget ------------------------------------------------
+
+
+@pytest.mark.parametrize("tokens", [600, 2000, 3000])
+def test_a_byte_budget_bounds_every_answer(stocked: Path, tokens: int) -> None:
+    with Ledger(stocked) as ledger:
+        budget = answer_budget(ledger, tokens, count_tokens=False)
+        assert budget.unit == "bytes" and budget.limit == int(tokens * BYTES_PER_TOKEN)
+        for name, arguments in [
+            ("get_prompt", {"id": "L-1"}),
+            ("show_task", {"id": "L-1"}),
+            ("list_tasks", {}),
+        ]:
+            text = call(ledger, name, arguments, budget)
+            assert len(text.encode()) <= budget.limit, name
+            assert "omitted" in text, name
+        large = fit_prompt(ledger, "L-1", budget)
+        assert f"{budget.limit:,} bytes" in large.rsplit("[omitted]", 1)[1]
+
+
+def test_the_default_budget_is_the_setting(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        assert answer_budget(ledger).limit == 20000
+        assert answer_budget(ledger, count_tokens=False).limit == 50000
+
+
+def test_tools_option_prints_the_schema_and_its_size(repo: Path) -> None:
+    result = hydrate(repo, "--compact", "mcp", "--tools")
+    assert result.returncode == 0, result
+    assert json.loads(result.stdout) == {"tools": list(TOOLS)}
+    size = len(result.stdout.strip().encode())
+    assert result.stderr.startswith(f"tools: 6; {size:,} bytes, ")
+    assert size < 2000
+
+
+# -- the extra is optional -------------------------------------------------------------------
+
+
+def _python(code: str, cwd: Path, blocked: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (blocked, ROOT) if p is not None)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def test_without_the_extra_one_line_names_it(repo: Path, tmp_path: Path) -> None:
+    blocked = tmp_path / "blocked"
+    (blocked / "mcp").mkdir(parents=True)
+    (blocked / "mcp" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    proc = _python("from git_hydrate.cli import main; main(['mcp'])", repo, blocked)
+    assert proc.returncode != 0
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "error: git hydrate mcp needs the optional extra git-hydrate[mcp]: "
+        "pip install 'git-hydrate[mcp]'\n"
+    )
+
+
+@pytest.mark.parametrize("args", [["-h"], ["list"], ["mcp", "-h"], ["mcp", "--tools"]])
+def test_the_command_line_never_imports_the_sdk_otherwise(repo: Path, args: list[str]) -> None:
+    code = (
+        "import sys\nfrom git_hydrate.cli import run\n"
+        f"code = run({args!r})\n"
+        "sys.stdout.flush()\n"
+        "print('LOADED' if any(m == 'mcp' or m.startswith(('mcp.', 'mcp_types')) "
+        "for m in sys.modules) else 'CLEAN', code, file=sys.stderr)\n"
+    )
+    proc = _python(code, repo)
+    assert proc.stderr.strip().splitlines()[-1] == "CLEAN 0", proc.stderr
+
+
+def test_at_is_the_current_task_over_mcp(stocked: Path) -> None:
+    assert hydrate(stocked, "start", "S-1").returncode == 0
+
+    async def body(session: Any) -> list[Any]:
+        return [
+            await session.call_tool("get_prompt", {"id": "@"}),
+            await session.read_resource("hydrate://task/@/prompt"),
+            await session.list_resources(),
+            await session.call_tool("checkpoint", {"id": "@", "summary": "half way"}),
+        ]
+
+    prompt, resource, resources, checkpoint = _session(stocked, body)
+    assert _text(prompt).startswith("# Task S-1: Health check")
+    assert json.loads(_text(checkpoint))["task_id"] == "S-1"
+    assert [str(r.uri) for r in resources.resources] == ["hydrate://task/S-1/prompt"]
+    assert resource.contents[0].text == _text(prompt)

@@ -1,0 +1,145 @@
+"""Commit trailers: the prepare-commit-msg hook and ``log --commits``, with real commits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate.hooks import packet_sha256
+from git_hydrate.rendering import packet_json
+
+from .conftest import git, hydrate
+from .wrapper import hydrate_on_path
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return hydrate_on_path(tmp_path / "bin")
+
+
+def commit(repo: Path, env: dict[str, str], name: str, message: str) -> str:
+    (repo / name).write_text(name + "\n")
+    for args in (["add", name], ["commit", "-q", "-m", message]):
+        proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def trailers(repo: Path, rev: str = "HEAD") -> str:
+    return git(repo, "log", "-1", "--format=%(trailers:only,unfold)", rev).strip()
+
+
+@pytest.fixture
+def started(repo: Path, env: dict[str, str]) -> Path:
+    hydrate(repo, "task-add", "T-1", "--objective", "Fix the parser", "--acceptance", "tests")
+    result = hydrate(repo, "hooks", "install", "--commit-trailer")
+    assert result.returncode == 0, result
+    assert result.stdout.splitlines()[-1].endswith(".git/hooks/prepare-commit-msg")
+    return repo
+
+
+def test_commits_carry_the_task_and_the_packet(started: Path, env: dict[str, str]) -> None:
+    repo = started
+    before = commit(repo, env, "a", "before any task")
+    assert trailers(repo) == ""
+    hydrate(repo, "start", "T-1")
+    first = commit(repo, env, "b", "parser: keep commas")
+    with Ledger(repo) as ledger:
+        packet = ledger.prompt("T-1")["packet"]
+        assert packet_sha256(ledger, "T-1") == hashlib.sha256(packet_json(packet)).hexdigest()
+        expected = packet_sha256(ledger, "T-1")
+    assert trailers(repo) == f"Hydrate-Task: T-1\nHydrate-Packet: {expected}"
+    # new context: a new packet, so the next commit records another sha256
+    hydrate(repo, "add", "T-1", "--text", "Strings keep their commas.")
+    second = commit(repo, env, "c", "parser: strings")
+    packet_two = trailers(repo).splitlines()[1].split(": ")[1]
+    assert packet_two != expected and len(packet_two) == 64
+
+    listed = hydrate(repo, "--compact", "log", "T-1", "--commits", "--json")
+    assert listed.returncode == 0, listed
+    found = json.loads(listed.stdout)
+    assert [c["commit"] for c in found] == [second, first]  # not the task's own commits
+    assert [c["packet"] for c in found] == [packet_two, expected]
+    assert before not in [c["commit"] for c in found]
+    text = hydrate(repo, "log", "T-1", "--commits").stdout.splitlines()
+    assert text[0].startswith(second[:12]) and text[0].endswith(f"packet {packet_two[:12]}")
+    assert hydrate(repo, "log", "T-1", "--commits", "-n", "1").stdout.count("\n") == 1
+    assert hydrate(repo, "log", "X-9", "--commits").stdout == ""
+
+
+def test_an_amend_keeps_the_recorded_trailers(started: Path, env: dict[str, str]) -> None:
+    repo = started
+    hydrate(repo, "start", "T-1")
+    commit(repo, env, "b", "work")
+    recorded = trailers(repo)
+    hydrate(repo, "add", "T-1", "--text", "A later note.")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "--amend", "--no-edit"], cwd=repo, env=env, capture_output=True
+    )
+    assert proc.returncode == 0
+    assert trailers(repo) == recorded  # one of each, as first recorded
+
+
+def test_the_branch_names_the_task_when_none_was_started(
+    started: Path, env: dict[str, str]
+) -> None:
+    repo = started
+    git(repo, "checkout", "-q", "-b", "fix/T-1-commas")
+    commit(repo, env, "b", "work on the branch")
+    assert trailers(repo).startswith("Hydrate-Task: T-1\nHydrate-Packet: ")
+    assert len(json.loads(hydrate(repo, "log", "T-1", "--commits", "--json").stdout)) == 1
+
+
+def test_a_task_that_cannot_be_packed_never_stops_a_commit(
+    started: Path, env: dict[str, str]
+) -> None:
+    repo = started
+    hydrate(repo, "start", "T-1")
+    git(repo, "config", "hydrate.maxBytes", "10")  # the prompt cannot fit
+    (repo / "d").write_text("d\n")
+    git(repo, "add", "d")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "still commits"], cwd=repo, env=env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: git-hydrate prepare-commit-msg:" in proc.stderr
+    assert trailers(repo) == ""
+
+
+def test_a_foreign_hook_is_chained_and_restored_byte_identical(
+    repo: Path, env: dict[str, str]
+) -> None:
+    hooks = repo / ".git" / "hooks"
+    foreign = hooks / "prepare-commit-msg"
+    original = b'#!/bin/sh\nprintf "\\nSigned-off-by: Foreign <f@example.com>\\n" >> "$1"\n'
+    foreign.write_bytes(original)
+    foreign.chmod(0o755)
+    hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "hooks", "install", "--commit-trailer")
+    assert (hooks / "prepare-commit-msg.legacy").read_bytes() == original
+    status = json.loads(hydrate(repo, "--compact", "hooks", "status", "--json").stdout)
+    assert status["commit_trailer"]["installed"] and status["commit_trailer"]["current"]
+    hydrate(repo, "start", "T-1")
+    commit(repo, env, "b", "both hooks ran")
+    body = trailers(repo)
+    assert "Signed-off-by: Foreign <f@example.com>" in body and "Hydrate-Task: T-1" in body
+    again = hydrate(repo, "hooks", "install", "--commit-trailer", "--json")
+    assert json.loads(again.stdout)["commit_trailer"]["action"] == "unchanged"
+    removed = hydrate(repo, "hooks", "uninstall")
+    assert "removed" in removed.stdout and "prepare-commit-msg" in removed.stdout
+    assert foreign.read_bytes() == original
+    assert not (hooks / "prepare-commit-msg.legacy").exists()
+    assert not (hooks / "pre-push").exists()
+
+
+def test_the_committed_shims_match_the_generated_ones() -> None:
+    from git_hydrate import hooks
+
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "hooks" / "prepare-commit-msg").read_text() == hooks.trailer_shim_text("")
