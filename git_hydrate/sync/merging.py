@@ -56,12 +56,13 @@ def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
 
     Raises:
         CorruptData: unknown format, bad JSON, wrong id, a foreign entry in
-            the tree (see :mod:`git_hydrate.treeshape`), a body missing, or a
-            body that does not match its sha256 or size.
+            the tree (see :mod:`git_hydrate.treeshape`), a body missing, over
+            ``hydrate.maxBodyBytes``, or that does not match its sha256 or size.
     """
     state = refs.read_state(task_id, tip)
     assert state.tree is not None
     repo = refs.repo
+    limit = repo.settings.size("hydrate.maxBodyBytes")
     refuse_foreign(task_tree_problems(repo, state.tree), f"task {task_id}")
     seen: set[str] = set()
     for link in state.links:
@@ -72,13 +73,8 @@ def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
         entry = _tree_lookup(repo, state.tree, path)
         if entry is None or entry != link.oid.encode():
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not in its tree")
-        try:
-            data = repo.read_blob(entry)
-        except CorruptData:
-            raise CorruptData(
-                f"task {task_id}: body {link.sha256[:12]} is missing (blob absent)"
-            ) from None
-        refs.check_body(task_id, link, data, check_size=True)
+        # streamed: a remote's body is never whole in memory, nor over the limit
+        refs.check_stored_body(task_id, link, limit)
     return state
 
 
