@@ -146,7 +146,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "hydrate.maxBodyBytes",
         "bytes",
         8 * 1024 * 1024,
-        "The largest body context-add accepts (same suffixes).",
+        "The largest body context-add accepts (same suffixes); pull skips a remote's task "
+        "holding a larger one, naming the body.",
     ),
     Setting(
         "hydrate.allowSecrets",

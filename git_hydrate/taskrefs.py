@@ -615,6 +615,35 @@ class TaskRefs:
         except UnicodeDecodeError:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
 
+    def check_stored_body(self, task_id: str, link: Link, limit: int) -> None:
+        """Check the stored body ``link`` names without holding it in memory:
+        present, at most ``limit`` bytes, its sha256, its recorded size, UTF-8.
+
+        Raises:
+            CorruptData: naming the task and the body.
+        """
+        short = link.sha256[:12]
+        if link.size > limit:
+            raise CorruptData(
+                f"task {task_id}: body {short} is {link.size} bytes, over "
+                f"hydrate.maxBodyBytes ({limit})"
+            )
+        try:
+            size, sha256, utf8 = self.repo.blob_digest(link.oid.encode(), limit)
+        except CorruptData:
+            raise CorruptData(f"task {task_id}: body {short} is missing (blob absent)") from None
+        if sha256 is None:
+            raise CorruptData(
+                f"task {task_id}: body {short} is {size} bytes, over hydrate.maxBodyBytes "
+                f"({limit}), though its link says {link.size}"
+            )
+        if sha256 != link.sha256:
+            raise CorruptData(f"task {task_id}: body {short} does not match its sha256")
+        if size != link.size:
+            raise CorruptData(f"task {task_id}: body {short} does not match its size")
+        if not utf8:
+            raise CorruptData(f"task {task_id}: body {short} is not UTF-8")
+
     def read_body(self, task_id: str, link: Link) -> str:
         """The checked text of the body ``link`` names."""
         try:

@@ -9,7 +9,9 @@ neither pipe can fill up.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import hashlib
 import subprocess
 import tempfile
 import threading
@@ -192,6 +194,67 @@ class CatFile:
             self._stop()
             raise
         return results
+
+    def digest(
+        self, spec: bytes, limit: int, chunk: int = 1 << 20
+    ) -> tuple[bytes, int, str | None, bool] | None:
+        """``(type, size, sha256 hex, is UTF-8)`` of an object, read ``chunk``
+        bytes at a time (never whole in memory); ``None`` when it is missing.
+
+        An object over ``limit`` bytes is not read: its sha256 is ``None`` and
+        this process, whose answer is left unread, is stopped (the next read
+        starts another).
+        """
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        if self.broken:
+            raise self.failure()
+        self.settle()
+        if self.broken:
+            raise self.failure()
+        out = self._proc.stdout
+        try:
+            try:
+                self._proc.stdin.write((b"" if b"\n" in spec else spec) + b"\n")
+                self._proc.stdin.flush()
+            except BrokenPipeError:
+                raise self.failure() from None
+            header = out.readline()
+            if not header:
+                self._proc.wait()
+                raise self.failure()
+            parts = header.split()
+            if len(parts) != 3 or parts[1] in (b"missing", b"ambiguous"):
+                return None
+            size = int(parts[2])
+            if size > limit:
+                self._stop()
+                return parts[1], size, None, False
+            sha256 = hashlib.sha256()
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            utf8 = True
+            left = size
+            while left:
+                data = out.read(min(chunk, left))
+                if not data:
+                    self._proc.wait()
+                    raise self.failure()
+                sha256.update(data)
+                if utf8:
+                    try:
+                        decoder.decode(data)
+                    except UnicodeDecodeError:
+                        utf8 = False
+                left -= len(data)
+            out.read(1)
+            if utf8:
+                try:
+                    decoder.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    utf8 = False
+            return parts[1], size, sha256.hexdigest(), utf8
+        except BaseException:
+            self._stop()
+            raise
 
     def _answer(self) -> tuple[bytes, bytes] | None:
         assert self._proc.stdout is not None

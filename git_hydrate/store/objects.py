@@ -111,6 +111,22 @@ class Objects(RepositoryBase):
         """The content of the blob ``oid``."""
         return self._read_typed(oid, b"blob")
 
+    def blob_digest(self, oid: bytes, limit: int) -> tuple[int, str | None, bool]:
+        """``(size, sha256 hex, is UTF-8)`` of the blob ``oid``, streamed: a body
+        of any size costs a megabyte of memory. Over ``limit`` bytes it is not
+        read (sha256 ``None``).
+
+        Raises:
+            CorruptData: the blob is missing, or the object is not a blob.
+        """
+        found = self._batch().digest(oid, limit)
+        if found is None:
+            raise CorruptData(f"object {oid.decode('utf-8', 'replace')} is missing")
+        kind, size, sha256, utf8 = found
+        if kind != b"blob":
+            raise CorruptData(f"object {oid.decode()} is a {kind.decode()}, not a blob")
+        return size, sha256, utf8
+
     def read_tree(self, oid: bytes) -> dict[bytes, tuple[int, bytes]]:
         """The entries of the tree ``oid`` as ``{name: (mode, oid)}``."""
         return self.parse_tree(oid, self._read_typed(oid, b"tree"))

@@ -24,10 +24,31 @@ from ..taskrefs import (
 from ..treeshape import refuse_foreign, task_tree_problems
 from .union import commit_rank
 
-__all__ = ["MAX_BASE_DEPTH", "merge_task", "validate_remote"]
+__all__ = ["MAX_BASE_DEPTH", "MAX_MERGE_BASES", "merge_task", "validate_remote"]
 
 #: Virtual merge bases are built at most this deep (criss-cross histories).
 MAX_BASE_DEPTH: Final = 3
+#: A merge of two tips with more merge bases than this is refused, named.
+MAX_MERGE_BASES: Final = 64
+#: The work of building one virtual base: each ``git merge-base`` run and each
+#: state read counts one. Past it, the bases still to fold are merged without a
+#: base of their own (as histories with nothing in common), so a criss-cross
+#: history with many bases many levels deep costs this much, not bases**depth.
+_BASE_WORK: Final = 96
+
+
+class _Budget:
+    """What is left of :data:`_BASE_WORK` for one task merge."""
+
+    def __init__(self) -> None:
+        self.left = _BASE_WORK
+
+    def take(self, units: int) -> bool:
+        if units > self.left:
+            self.left = 0
+            return False
+        self.left -= units
+        return True
 
 
 def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
@@ -35,12 +56,13 @@ def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
 
     Raises:
         CorruptData: unknown format, bad JSON, wrong id, a foreign entry in
-            the tree (see :mod:`git_hydrate.treeshape`), a body missing, or a
-            body that does not match its sha256 or size.
+            the tree (see :mod:`git_hydrate.treeshape`), a body missing, over
+            ``hydrate.maxBodyBytes``, or that does not match its sha256 or size.
     """
     state = refs.read_state(task_id, tip)
     assert state.tree is not None
     repo = refs.repo
+    limit = repo.settings.size("hydrate.maxBodyBytes")
     refuse_foreign(task_tree_problems(repo, state.tree), f"task {task_id}")
     seen: set[str] = set()
     for link in state.links:
@@ -51,13 +73,8 @@ def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
         entry = _tree_lookup(repo, state.tree, path)
         if entry is None or entry != link.oid.encode():
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not in its tree")
-        try:
-            data = repo.read_blob(entry)
-        except CorruptData:
-            raise CorruptData(
-                f"task {task_id}: body {link.sha256[:12]} is missing (blob absent)"
-            ) from None
-        refs.check_body(task_id, link, data, check_size=True)
+        # streamed: a remote's body is never whole in memory, nor over the limit
+        refs.check_stored_body(task_id, link, limit)
     return state
 
 
@@ -85,15 +102,25 @@ def _side(refs: TaskRefs, task_id: str, oid: bytes, state: TaskState | None = No
 
 
 def _virtual_base(
-    refs: TaskRefs, task_id: str, bases: list[bytes], depth: int = 0
+    refs: TaskRefs, task_id: str, bases: list[bytes], budget: _Budget, depth: int = 0
 ) -> merge.Side | None:
-    """The merge base as a state; several bases (criss-cross) are merged first."""
-    if not bases or depth > MAX_BASE_DEPTH:
+    """The merge base as a state; several bases (criss-cross) are merged first.
+
+    Deterministic for a given set of bases (they come sorted), whichever side
+    merges: the inner merge bases are looked up while the budget lasts, in
+    order; a pair past it (or past :data:`MAX_BASE_DEPTH`) merges as if it
+    shared no history.
+    """
+    if not bases:
         return None
     try:
         result = _side(refs, task_id, bases[0])
         for other in bases[1:]:
-            inner = _virtual_base(refs, task_id, refs.repo.merge_bases(bases[0], other), depth + 1)
+            inner = None
+            if depth < MAX_BASE_DEPTH and budget.take(1):
+                inner_bases = refs.repo.merge_bases(bases[0], other)
+                if budget.take(len(inner_bases)):
+                    inner = _virtual_base(refs, task_id, inner_bases, budget, depth + 1)
             other_side = _side(refs, task_id, other)
             merged = merge.merge_states(inner, result, other_side)
             result = merge.Side(
@@ -140,7 +167,13 @@ def merge_task(
     mine = refs.read_state(task_id, local)
     ours = _side(refs, task_id, local, mine)
     other = _side(refs, task_id, remote_tip, theirs)
-    base = _virtual_base(refs, task_id, refs.repo.merge_bases(local, remote_tip))
+    bases = refs.repo.merge_bases(local, remote_tip)
+    if len(bases) > MAX_MERGE_BASES:
+        raise CorruptData(
+            f"{len(bases)} merge bases between the local and the remote history "
+            f"(a criss-cross history; at most {MAX_MERGE_BASES} are merged)"
+        )
+    base = _virtual_base(refs, task_id, bases, _Budget())
     result = merge.merge_states(base, ours, other)
     extras = _merged_extras(task_id, (ours, mine), (other, theirs))
     tree = _write_merged_task(refs, result, extras)

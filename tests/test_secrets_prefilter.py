@@ -1,0 +1,205 @@
+"""The one-pass prefilter (optional ``hyperscan``) finds exactly what the plain scan finds.
+
+``secrets._scan_plain`` runs every rule over the whole text, as the scanner
+always did; ``secrets._scan_prefiltered`` runs each rule only on the lines where
+one Hyperscan pass found the rule's anchors. Their findings must be the same, on
+every input: the existing vectors, random text with secrets placed anywhere (at
+the start and end of lines and of the text, across lines, beside non-ASCII
+letters whose lower case moves offsets) and real files.
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from git_hydrate import secrets
+from tests.test_secret_corpus import CORPUS
+from tests.test_secrets import GITHUB, HARMLESS, LOWER_CASE_KEYS, SAMPLES
+
+pytest.importorskip("hyperscan")
+PREFILTER = secrets._prefilter()
+LIMITS = (1, 3, 20)
+
+
+def same(text: str) -> None:
+    assert PREFILTER is not None
+    for limit in LIMITS:
+        fast = secrets._scan_prefiltered(PREFILTER, text, limit)
+        assert fast == secrets._scan_plain(text, limit), (limit, text[:200])
+
+
+def test_the_prefilter_is_used_when_installed() -> None:
+    assert PREFILTER is not None
+    text = "x = 1\n" + GITHUB
+    assert secrets._scan_prefiltered(PREFILTER, text, 20) == secrets.scan(text)
+    assert [f.rule for f in secrets.scan(text)] == ["github-token"]
+
+
+#: every anchored rule is listed, and names a rule that exists
+def test_anchors_name_rules() -> None:
+    names = {name for name, _pattern, _triggers in secrets.RULES}
+    assert set(secrets._ANCHORS) <= names
+    assert set(secrets._ANCHORS) | secrets._FOLDED | {"aws-secret-access-key"} == names
+
+
+#: the shortest values the line-bounded rules take, two findings of a rule on one
+#: line, keys named iv (``"iv": ...`` only the whole-text fallback reaches) and a key
+#: spelled with a long s, which a case-blind Unicode pattern takes for "s"
+EDGES = [
+    "Server=db;Password=" + "Zx9Yw8" + ";",
+    "Server=db; password = " + "Zx9Yw8",
+    "PASSWORD=" + "Abc123def456",
+    'key = "' + "Abc123def456" + '"',
+    "aesKey = " + "Abc123Def456Ghi7",
+    "hmac_key = " + "0123456789abcdef" * 2,
+    '{"token": "' + "Abc123def456Xyz" + '", "secret": "' + "Abc123def456Xyz" + '"}',
+    '"iv": "' + "0123456789abcdef" * 2 + '"',
+    # a key named iv with no trigger before its "=", a trigger in its value
+    "iv = " + "Abc1keyDef2Ghi3Jkl4",
+    "iv: " + "Abc1keyDef2Ghi3Jkl4",
+    "token=1;pa\u017f\u017fword=" + "Abcdefgh12" + ";",
+    "x=1;pa\u017f\u017fword=" + "Abcdefgh12" + "; # key:",
+]
+VECTORS = [
+    *EDGES,
+    *SAMPLES.values(),
+    *LOWER_CASE_KEYS,
+    *HARMLESS,
+    *(text for _category, text in CORPUS),
+]
+
+
+@pytest.mark.parametrize("text", VECTORS)
+def test_vectors_alone_and_in_context(text: str) -> None:
+    same(text)
+    same("first line\n" + text + "\nlast line")
+    same("x" + text + "x")
+    same(text.rstrip("\n") + text)
+    same(text.replace("\n", "\r\n"))
+    same("İ " + text)  # a character whose lower case is two
+    same("\u212a\n" + text)  # the Kelvin sign lower-cases to "k"
+    same("é" + text + "ſ")
+
+
+def test_many_findings_are_cut_the_same_way() -> None:
+    text = "\n".join(VECTORS * 3)
+    same(text)
+    same(text.replace("\n", " "))
+
+
+#: pieces random text is built from: secrets, their parts, key words and the
+#: characters the rules turn on (separators, quotes, blanks, line ends, non-ASCII)
+PIECES = [
+    *VECTORS,
+    *(v[: len(v) // 2] for v in SAMPLES.values()),
+    *(v[len(v) // 2 :] for v in SAMPLES.values()),
+    "password",
+    "Password",
+    "PASSWD",
+    "secret",
+    "token",
+    "KEY",
+    "key",
+    "iv",
+    "api_key",
+    "aws_secret_access_key",
+    "AWSSECRETACCESSKEY",
+    "ecret_access",
+    "://",
+    "@",
+    ":",
+    "=",
+    ";",
+    ",",
+    "'",
+    '"',
+    " ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\x1c",
+    "\u2028",
+    "\u00a0",
+    "-----",
+    "PRIVATE KEY",
+    "BLOCK",
+    "A1b2C3d4E5f6G7h8",
+    "0123456789abcdef0123456789abcdef",
+    "İ",
+    "\u212a",
+    "ſ",
+    "é",
+    "😀",
+    "SK",
+    "AC",
+    "hf_",
+    "key-",
+    "dapi",
+    "_auth",
+    '"auth"',
+    "eyJ",
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=12), max_size=30))
+@example(["redis://:", "pw", "@", "cache:6379/0"])
+@example(["PASSWORD", "=", "İ", "Abc123def456Xyz"])
+def test_random_text_with_secrets_anywhere(pieces: list[str]) -> None:
+    same("".join(pieces))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300),
+    st.sampled_from(VECTORS),
+    st.integers(min_value=0, max_value=300),
+)
+def test_a_secret_at_a_random_place(text: str, secret: str, at: int) -> None:
+    at = min(at, len(text))
+    same(text[:at] + secret + text[at:])
+    same(text[:at] + secret.rstrip("\n") + text[at:])
+
+
+def _real_files(limit_bytes: int) -> list[str]:
+    texts: list[str] = []
+    total = 0
+    root = sysconfig.get_paths()["purelib"]
+    for dirpath, _dirs, names in sorted(os.walk(root)):
+        for name in sorted(names):
+            if not name.endswith((".py", ".md", ".txt", ".json", ".cfg", ".toml", ".rst")):
+                continue
+            try:
+                text = Path(dirpath, name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            texts.append(text)
+            total += len(text)
+            if total >= limit_bytes:
+                return texts
+    return texts
+
+
+def test_real_files() -> None:
+    texts = _real_files(3_000_000)
+    assert len(texts) > 100
+    for text in texts:
+        same(text)
+
+
+def test_a_scan_while_another_thread_scans_takes_the_plain_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert PREFILTER is not None
+    monkeypatch.setattr(secrets, "_scanned", secrets._PREFILTER_AFTER)
+    text = "x = 1\n" + SAMPLES["jwt"]
+    with PREFILTER.lock:
+        assert secrets._scan_prefiltered(PREFILTER, text, 20) is None
+        assert [f.rule for f in secrets.scan(text)] == ["jwt"]
+    assert [f.rule for f in secrets.scan(text)] == ["jwt"]
