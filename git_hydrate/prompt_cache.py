@@ -30,36 +30,49 @@ from .store import Repository
 __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "PromptCache"]
 
 #: Bumped when what an entry holds or how a prompt is rendered changes.
-_FORMAT: Final = 2
+_FORMAT: Final = 3
+#: An entry file starts with this, then the header's length (4 bytes, big-endian),
+#: the header (msgpack), the prompt's bytes and the packet's compact JSON: a hit
+#: that prints the prompt reads neither the packet nor a decoded copy.
+_MAGIC: Final = b"GHPCACHE"
 #: At most this many prompts are kept, newest first.
 MAX_ENTRIES: Final = 64
 #: And at most this many bytes of them.
 MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
 
 
-class CachedPrompt(msgspec.Struct, array_like=True):
-    """One stored prompt: the prompt and its packet as the bytes written out, and
-    the rest of the result (sizes, omissions) as it was."""
-
+class _Header(msgspec.Struct, array_like=True):
     format: int
     key: str
     since: float | None  # the latest expiry at or before the moment of building
     until: float | None  # the earliest expiry after it
     fields: dict[str, Any]
-    prompt: bytes  # UTF-8
-    packet: bytes  # compact JSON
+    prompt_bytes: int
+    packet_bytes: int
+
+
+_decoder = msgspec.msgpack.Decoder(_Header)
+_encoder = msgspec.msgpack.Encoder()
+
+
+class CachedPrompt:
+    """One stored prompt: the result's fields (sizes, omissions) as they were, the
+    prompt's bytes, and the packet's JSON when it was asked for."""
+
+    def __init__(self, fields: dict[str, Any], prompt: bytes, packet: bytes | None) -> None:
+        self.fields = fields
+        self.prompt = prompt
+        self.packet = packet
 
     def result(self) -> dict[str, Any]:
         """The whole result, as :func:`git_hydrate.packing.prompt` returns it."""
+        if self.packet is None:
+            raise ValueError("this entry was read without its packet")
         return {
             **self.fields,
             "prompt": self.prompt.decode("utf-8"),
             "packet": msgspec.json.decode(self.packet),
         }
-
-
-_decoder = msgspec.msgpack.Decoder(CachedPrompt)
-_encoder = msgspec.msgpack.Encoder()
 
 
 class PromptCache:
@@ -78,20 +91,30 @@ class PromptCache:
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:40])
 
-    def get(self, key: str, moment: float) -> CachedPrompt | None:
-        """The prompt stored under ``key`` if it holds at ``moment``, else ``None``."""
+    def get(self, key: str, moment: float, *, packet: bool = True) -> CachedPrompt | None:
+        """The prompt stored under ``key`` if it holds at ``moment``, else ``None``;
+        without ``packet``, the packet is not read (a hit that only prints)."""
         try:
             with open(self._path(key), "rb") as fh:
-                entry = _decoder.decode(fh.read())
+                head = fh.read(len(_MAGIC) + 4)
+                if len(head) != len(_MAGIC) + 4 or not head.startswith(_MAGIC):
+                    return None
+                header = _decoder.decode(fh.read(int.from_bytes(head[len(_MAGIC) :], "big")))
+                if header.format != _FORMAT or header.key != key:
+                    return None
+                if header.since is not None and moment < header.since:
+                    return None
+                if header.until is not None and moment >= header.until:
+                    return None
+                prompt = fh.read(header.prompt_bytes)
+                json = fh.read(header.packet_bytes) if packet else None
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             return None
-        if entry.format != _FORMAT or entry.key != key:
-            return None
-        if entry.since is not None and moment < entry.since:
-            return None
-        if entry.until is not None and moment >= entry.until:
-            return None
-        return entry
+        if len(prompt) != header.prompt_bytes or (
+            json is not None and len(json) != header.packet_bytes
+        ):
+            return None  # cut short
+        return CachedPrompt(header.fields, prompt, json)
 
     def put(
         self, key: str, moment: float, expiries: Iterable[float], result: dict[str, Any]
@@ -101,25 +124,22 @@ class PromptCache:
         since = max((t for t in times if t <= moment), default=None)
         until = min((t for t in times if t > moment), default=None)
         fields = {k: v for k, v in result.items() if k not in ("prompt", "packet")}
-        entry = CachedPrompt(
-            _FORMAT,
-            key,
-            since,
-            until,
-            fields,
-            result["prompt"].encode("utf-8"),
-            msgspec.json.encode(result["packet"]),
-        )
-        data = _encoder.encode(entry)
-        if len(data) > MAX_TOTAL_BYTES:
+        prompt = result["prompt"].encode("utf-8")
+        packet = msgspec.json.encode(result["packet"])
+        if len(prompt) + len(packet) > MAX_TOTAL_BYTES:
             return
+        header = _encoder.encode(
+            _Header(_FORMAT, key, since, until, fields, len(prompt), len(packet))
+        )
         path = self._path(key)
         temporary = f"{path}.{os.getpid()}.tmp"
         # The cache only saves time: failing to write it is not an error.
         try:
             self.repo.make_dirs(self.directory)
             with open(temporary, "wb") as fh:
-                fh.write(data)
+                fh.write(_MAGIC + len(header).to_bytes(4, "big") + header)
+                fh.write(prompt)
+                fh.write(packet)
             self.repo.share(temporary)
             os.replace(temporary, path)
         except OSError:

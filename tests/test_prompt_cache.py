@@ -80,6 +80,9 @@ def test_turned_off_damaged_and_bounded(task: Path, monkeypatch: pytest.MonkeyPa
     again = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
     assert again.stdout == good.stdout  # rebuilt, and the entry written again
     assert entry.read_bytes() != b"\x93damaged"
+    entry.write_bytes(entry.read_bytes()[:-10])  # cut short: a miss, not a short prompt
+    cut = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    assert cut.stdout == good.stdout
     monkeypatch.setattr(pc, "MAX_ENTRIES", 3)
     with Ledger(task) as ledger:
         for budget in range(6):

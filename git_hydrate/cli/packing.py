@@ -244,7 +244,7 @@ def _cached_prompt(
             if tip is None:
                 return None
             store = PromptCache(repo)
-            return store.get(store.key(tip, limits), TaskRefs(repo).now(now))
+            return store.get(store.key(tip, limits), TaskRefs(repo).now(now), packet=False)
     except (HydrateError, OSError):
         return None
 
