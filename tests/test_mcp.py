@@ -118,6 +118,9 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
             "attach": ("attach", {"id": "S-1", "text": "Use the v2 router.", "priority": 5}),
             "checkpoint": ("checkpoint", {"id": "S-1", "summary": "route added", "tokens": 42}),
             "move": ("move", {"id": "S-1", "station": "in_progress"}),
+            "ready": ("ready", {"tag": ["bulk"]}),
+            "ready_all": ("ready", {}),
+            "claim": ("claim", {"as": "agent-1"}),
         }
         for key, (name, arguments) in calls.items():
             seen[key] = await session.call_tool(name, arguments)
@@ -128,7 +131,7 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
 
     seen = _session(stocked, body)
 
-    # tools/list: six tools, small
+    # tools/list: eight tools, small
     tools = seen["tools"].tools
     assert [t.name for t in tools] == [
         "list_tasks",
@@ -137,12 +140,14 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
         "attach",
         "checkpoint",
         "move",
+        "ready",
+        "claim",
     ]
     listed = json.dumps(
         [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools],
         separators=(",", ":"),
     )
-    assert len(listed.encode()) < 2000 and _tokens(listed) < 500
+    assert len(listed.encode()) < 2500 and _tokens(listed) < 600
 
     answers = {
         key: _text(result)
@@ -184,6 +189,16 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
         "to": "in_progress",
         "changed": True,
     }
+
+    queue = json.loads(answers["ready"])
+    assert queue["count"] == 60 and queue["tasks"][0]["task_id"] == "B-0"
+    first = json.loads(answers["ready_all"])["tasks"][0]["task_id"]
+    claimed = json.loads(answers["claim"])
+    assert (claimed["task_id"], claimed["assignee"], claimed["status"]) == (
+        first,
+        "agent-1",
+        "in_progress",
+    )
 
     assert seen["listed"].resources == []  # no current task: the template reaches them all
     (template,) = seen["templates"].resource_templates
@@ -330,8 +345,8 @@ def test_tools_option_prints_the_schema_and_its_size(repo: Path) -> None:
     assert result.returncode == 0, result
     assert json.loads(result.stdout) == {"tools": list(TOOLS)}
     size = len(result.stdout.strip().encode())
-    assert result.stderr.startswith(f"tools: 6; {size:,} bytes, ")
-    assert size < 2000
+    assert result.stderr.startswith(f"tools: 8; {size:,} bytes, ")
+    assert size < 2500
 
 
 # -- the extra is optional -------------------------------------------------------------------

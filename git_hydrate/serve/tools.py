@@ -25,6 +25,8 @@ PROMPT_URI: Final = "hydrate://task/{id}/prompt"
 
 _ID: Final = {"type": "string"}
 _STATIONS: Final = {"type": "string", "enum": list(STATIONS)}
+_KIND: Final = {"type": "string", "enum": list(KINDS)}
+_TAGS: Final = {"type": "array", "items": {"type": "string"}}
 
 #: ``(name, description, properties, required, read_only)`` of every tool.
 _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
@@ -79,6 +81,20 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
         "Move a task to a station.",
         {"id": _ID, "station": _STATIONS},
         ["id", "station"],
+        False,
+    ),
+    (
+        "ready",
+        "Open, unclaimed tasks whose dependencies are done, in the order to take them.",
+        {"kind": {"type": "array", "items": _KIND}, "tag": _TAGS, "remote": _ID},
+        [],
+        True,
+    ),
+    (
+        "claim",
+        "Take a task (no id: the first ready one) as holder `as`; through `remote`, atomic.",
+        {"id": _ID, "as": _ID, "remote": _ID},
+        [],
         False,
     ),
 )
@@ -236,6 +252,31 @@ def _move(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     return json_text(dict(ledger.set_status(args["id"], args["station"])))
 
 
+def _ready(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
+    if args.get("remote"):
+        ledger.pull_queue(args["remote"])
+    tasks: list[Any] = list(
+        ledger.ready(kind=args.get("kind") or None, tag=args.get("tag") or None)
+    )
+    return fit_items(
+        budget,
+        {"count": len(tasks)},
+        "tasks",
+        tasks,
+        lambda left: {
+            "tasks": left,
+            "reason": f"the answer's budget of {budget.describe()}",
+            "hint": "narrow the queue with kind or tag",
+        },
+    )
+
+
+def _claim(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
+    return json_text(
+        dict(ledger.claim(args.get("id"), holder=args.get("as"), remote=args.get("remote")))
+    )
+
+
 _HANDLERS: Final = {
     "list_tasks": _list_tasks,
     "show_task": _show_task,
@@ -243,4 +284,6 @@ _HANDLERS: Final = {
     "attach": _attach,
     "checkpoint": _checkpoint,
     "move": _move,
+    "ready": _ready,
+    "claim": _claim,
 }
