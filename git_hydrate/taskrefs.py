@@ -61,6 +61,7 @@ __all__ = [
     "names_a_task",
     "ref_name",
     "task_message",
+    "unknown_link_fields",
     "unknown_task_fields",
 ]
 
@@ -282,6 +283,18 @@ def unknown_task_fields(task_id: str, state: TaskState) -> tuple[dict[str, Any],
     return extras, nested
 
 
+def unknown_link_fields(task_id: str, state: TaskState) -> list[str]:
+    """The paths of ``links.json`` fields a newer version wrote, which this one drops."""
+    if not state.raw_links or state.shards is not None:
+        return []
+    kept = codec.encode(LinkList(links=state.links))
+    if kept == state.raw_links:
+        return []
+    raw = codec.decode_json(state.raw_links, f"task {task_id}: links.json")
+    built = msgspec.json.decode(kept)
+    return [f"links.json {p}" for p in codec.lost_fields(raw, built)]
+
+
 def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
     """Fields of ``task.json`` a newer version of the same format wrote, to keep.
 
@@ -293,12 +306,7 @@ def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
         Conflict: a field this version does not know would be lost.
     """
     extras, nested = unknown_task_fields(task_id, state)
-    if state.raw_links and state.shards is None:
-        kept = codec.encode(LinkList(links=state.links))
-        if kept != state.raw_links:
-            raw = codec.decode_json(state.raw_links, f"task {task_id}: links.json")
-            built = msgspec.json.decode(kept)
-            nested += [f"links.json {p}" for p in codec.lost_fields(raw, built)]
+    nested += unknown_link_fields(task_id, state)
     if nested:
         shown = ", ".join(nested[:5]) + (f" and {len(nested) - 5} more" if len(nested) > 5 else "")
         raise Conflict(

@@ -594,3 +594,41 @@ def test_a_stale_packed_refs_lock_is_named_at_once_and_cleared_by_doctor(repo: P
     assert f"removed stale lock {lock}" in cleared.stdout
     assert not lock.exists()
     assert hydrate(repo, "archive", "T-1").returncode == 0
+
+
+def test_unknown_nested_fields_stop_a_merge_of_that_task_only(tmp_path: Path) -> None:
+    """A merge cannot keep a newer version's nested field: it changes neither side of
+    that task, names the field, and merges the others; a fast-forward keeps it."""
+    remote = _remote(tmp_path)
+    a = _clone(remote, tmp_path / "a")
+    with Ledger(a) as ledger:
+        for task_id in ("T-1", "T-2"):
+            ledger.add_task(task_id, objective="o", acceptance="a")
+            ledger.add_checkpoint(task_id, "s", "e", "n", 1)
+    assert hydrate(a, "push").returncode == 0
+    b = _clone(remote, tmp_path / "b")
+    c = _clone(remote, tmp_path / "c")
+    assert hydrate(b, "pull").returncode == 0
+    assert hydrate(c, "pull").returncode == 0
+    doc = _doc(a, "T-1", "task.json")
+    doc["checkpoints"][0]["mood"] = "fine"  # type: ignore[index]
+    replace_in_task(a, "T-1", "task.json", json.dumps(doc).encode())
+    assert hydrate(a, "task-edit", "T-2", "--priority", "1").returncode == 0
+    assert git(a, "push", "-q", "origin", "refs/hydrate/tasks/*:refs/hydrate/tasks/*") == ""
+    assert hydrate(b, "task-edit", "T-1", "--priority", "3").returncode == 0
+    assert hydrate(b, "task-edit", "T-2", "--title", "b's title").returncode == 0
+    before = git(b, "rev-parse", "refs/hydrate/tasks/T-1")
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 1
+    outcomes = {o["task_id"]: o for o in json.loads(res.stdout)["tasks"]}
+    assert outcomes["T-1"]["action"] == "skipped"
+    assert (
+        "the remote task holds fields this git-hydrate does not know"
+        in (outcomes["T-1"]["detail"])
+    )
+    assert "task.json $.checkpoints[0].mood" in outcomes["T-1"]["detail"]
+    assert outcomes["T-2"]["action"] == "merged"
+    assert git(b, "rev-parse", "refs/hydrate/tasks/T-1") == before
+    # A clone with no change of its own takes the remote commit whole: nothing is lost.
+    assert hydrate(c, "pull").returncode == 0
+    assert _doc(c, "T-1", "task.json")["checkpoints"][0]["mood"] == "fine"  # type: ignore[index]

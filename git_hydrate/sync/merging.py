@@ -19,6 +19,7 @@ from ..taskrefs import (
     body_path,
     commit_message,
     link_tree_changes,
+    unknown_link_fields,
     unknown_task_fields,
 )
 from ..treeshape import refuse_foreign, task_tree_problems
@@ -165,6 +166,16 @@ def merge_task(
     refs: TaskRefs, task_id: str, local: bytes, remote_tip: bytes, theirs: TaskState, where: str
 ) -> tuple[bytes, merge.MergeResult]:
     mine = refs.read_state(task_id, local)
+    for side, state in (("the local", mine), ("the remote", theirs)):
+        nested = unknown_task_fields(task_id, state)[1] + unknown_link_fields(task_id, state)
+        if nested:
+            shown = ", ".join(nested[:3]) + (
+                f" and {len(nested) - 3} more" if len(nested) > 3 else ""
+            )
+            raise CorruptData(
+                f"{side} task holds fields this git-hydrate does not know ({shown}); a merge "
+                "would drop them, so neither side was changed: upgrade git-hydrate to merge it"
+            )
     ours = _side(refs, task_id, local, mine)
     other = _side(refs, task_id, remote_tip, theirs)
     bases = refs.repo.merge_bases(local, remote_tip)
