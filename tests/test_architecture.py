@@ -263,6 +263,7 @@ def test_the_public_api_is_pinned() -> None:
                 "names_a_task",
                 "ref_name",
                 "task_message",
+                "unknown_link_fields",
                 "unknown_task_fields",
             ],
         ),
