@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -985,3 +986,30 @@ def test_add_tree_then_prompt_in_one_process(repo: Path) -> None:
     alone = hydrate(repo, "prompt", TASK, "--no-cache")
     assert both.stdout == alone.stdout and "return 1" in both.stdout
     assert hydrate(repo, "add-tree", TASK, "--prompt", "--json").returncode == 2
+
+
+def test_a_git_lacking_check_attr_source_is_asked_once(repo: Path, tmp_path: Path) -> None:
+    write(repo, "src/app.py", "x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    make_task(repo)
+    features = repo / ".git" / "hydrate" / "git-features"
+    traces = []
+    for run in range(2):
+        trace = tmp_path / f"trace{run}"
+        res = hydrate(repo, "add-tree", TASK, "--no-rank", env={"GIT_TRACE": str(trace)})
+        assert res.returncode == 0, res
+        traces.append(trace.read_text())
+    probe = subprocess.run(
+        ["git", "check-attr", "--source=HEAD", "binary", "--", "x"],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode == 0:  # git >= 2.40: nothing to remember
+        assert not features.exists()
+        assert all("--source=" in t for t in traces)
+        return
+    assert "\tcheck-attr --source\n" in features.read_text()
+    assert "--source=" in traces[0] and "--source=" not in traces[1]
+    assert "check-attr -z --stdin --cached" in traces[1]

@@ -6,7 +6,11 @@ plain values; no other module builds a git command line.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from ..errors import GitFailed
 from .base import RepositoryBase
@@ -33,6 +37,22 @@ def git_in_directory(directory: str, args: list[str]) -> bytes | None:
     """stdout of ``git args`` run in ``directory`` as its own repository, or ``None``."""
     proc = run_git(args, cwd=directory, env=outside_env(), check=False)
     return proc.stdout if proc.returncode == 0 else None
+
+
+#: git's exit status for a usage error (an option it does not know).
+_USAGE_ERROR: Final = 129
+
+
+def _git_binary() -> str | None:
+    """The git binary ``PATH`` finds, as ``path size mtime`` (``None``: none found)."""
+    found = shutil.which("git")
+    if found is None:
+        return None
+    try:
+        stat = os.stat(found)
+    except OSError:
+        return None
+    return f"{os.path.realpath(found)} {stat.st_size} {stat.st_mtime_ns}"
 
 
 class Commands(RepositoryBase):
@@ -201,10 +221,41 @@ class Commands(RepositoryBase):
         if tree is None:
             proc = self.git([*base, *names], input=paths, check=False)
             return proc.stdout if proc.returncode == 0 else None
+        if self._lacks("check-attr --source"):
+            proc = self.git([*base, "--cached", *names], input=paths, check=False)
+            return proc.stdout if proc.returncode == 0 else None
         proc = self.git([*base, f"--source={tree}", *names], input=paths, check=False)
         if proc.returncode != 0:  # git < 2.40 has no --source
+            if proc.returncode == _USAGE_ERROR:
+                self._remember_lacking("check-attr --source")
             proc = self.git([*base, "--cached", *names], input=paths, check=False)
         return proc.stdout if proc.returncode == 0 else None
+
+    def _features_path(self) -> str:
+        return os.path.join(self.common_dir, "hydrate", "git-features")
+
+    def _lacks(self, feature: str) -> bool:
+        """Whether the installed git was found to lack ``feature`` (remembered per
+        git binary, so an upgraded git is asked again)."""
+        binary = _git_binary()
+        if binary is None:
+            return False
+        try:
+            with open(self._features_path(), encoding="utf-8") as fh:
+                return f"{binary}\t{feature}\n" in fh.read()
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def _remember_lacking(self, feature: str) -> None:
+        binary = _git_binary()
+        if binary is None:
+            return
+        path = self._features_path()
+        # Derived and disposable: failing to write it only costs the retry again.
+        with contextlib.suppress(OSError):
+            self.make_dirs(os.path.dirname(path))
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"{binary}\t{feature}\n")
 
     def diff(self, args: Sequence[str], *, numstat: bool = False) -> bytes:
         """``git diff`` with stable output options (``--numstat -z`` when asked)."""
