@@ -176,9 +176,26 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
     results["re-hydrate unchanged + prompt"] = median_time(rehydrate, runs)
 
     def prompt_only() -> None:
-        hydrate(repo, "prompt", "R", "--max-bytes", BIG)
+        hydrate(repo, "prompt", "R", "--max-bytes", BIG, "--no-cache")
 
-    results["prompt alone"] = median_time(prompt_only, runs)
+    results["prompt alone (built)"] = median_time(prompt_only, runs)
+
+    def one_pass_cold() -> None:
+        task = f"P-{next(counter)}"
+        hydrate(repo, "task-add", task, "--objective", "bench", "--acceptance", "fast")
+        hydrate(repo, "add-tree", task, *LIMITS, "--prompt", "--max-bytes", BIG)
+
+    results["one pass, cold: task-add + add-tree --prompt"] = median_time(
+        one_pass_cold, runs, fresh_task(True)
+    )
+
+    def refresh_warm() -> None:
+        hydrate(repo, "prompt", "R", "--max-bytes", BIG, "--refresh")
+
+    refresh_warm()  # the cache holds this prompt from here on
+    results["one pass, warm: prompt --refresh (recognised, cache hit)"] = median_time(
+        refresh_warm, runs
+    )
     alone: list[str] = []
 
     def new_task_no_cache() -> None:
@@ -228,9 +245,12 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
     if ftp:
         cold = results["cold: task-add + add-tree + prompt"]
         again = results["re-hydrate unchanged + prompt"]
+        one = results["one pass, cold: task-add + add-tree --prompt"]
+        warm = results["one pass, warm: prompt --refresh (recognised, cache hit)"]
         print(
             f"  cold / files-to-prompt: {cold / ftp:.2f}x; re-hydrate / files-to-prompt: "
-            f"{again / ftp:.2f}x"
+            f"{again / ftp:.2f}x\n  one pass cold / files-to-prompt: {one / ftp:.2f}x; "
+            f"warm --refresh / files-to-prompt: {warm / ftp:.2f}x"
         )
     print(
         f"\nreading {len(oids)} blobs in-process: git cat-file --batch {t_batch:.3f} s, "

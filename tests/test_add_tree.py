@@ -986,6 +986,11 @@ def test_add_tree_then_prompt_in_one_process(repo: Path) -> None:
     alone = hydrate(repo, "prompt", TASK, "--no-cache")
     assert both.stdout == alone.stdout and "return 1" in both.stdout
     assert hydrate(repo, "add-tree", TASK, "--prompt", "--json").returncode == 2
+    small = hydrate(repo, "add-tree", TASK, "--prompt", "--max-bytes", "400")
+    assert small.returncode == 0, small
+    assert len(small.stdout.encode()) <= 400 and "return 1" not in small.stdout
+    assert "omitted 2 (2 byte_budget)" in small.stderr
+    assert hydrate(repo, "add-tree", TASK, "--max-bytes", "400").returncode == 2
 
 
 def test_a_git_lacking_check_attr_source_is_asked_once(repo: Path, tmp_path: Path) -> None:

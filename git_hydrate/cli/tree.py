@@ -5,12 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
 from ..settings import default_help
-from ._common import ByteSize, echo_json, json_option, open_ledger, shown, task_id_argument
+from ._common import (
+    ByteSize,
+    budget_options,
+    echo_json,
+    json_option,
+    open_ledger,
+    shown,
+    task_id_argument,
+)
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -248,9 +257,10 @@ def hydration_options(what: str) -> Callable[[F], F]:
     "--prompt",
     "then_prompt",
     is_flag=True,
-    help="Then print the task's prompt (its default budget) on standard output, in the "
-    "same process; the report goes to standard error.",
+    help="Then print the task's prompt on standard output, in the same process, within "
+    "the budget options; the report goes to standard error.",
 )
+@budget_options
 @json_option
 @click.pass_context
 def add_tree(
@@ -268,6 +278,11 @@ def add_tree(
     allow_secrets: bool | None,
     verbose: bool,
     then_prompt: bool,
+    max_bytes: int | None,
+    now: datetime | None,
+    max_tokens: int | None,
+    encoding: str | None,
+    outline: bool | None,
     as_json: bool,
 ) -> None:
     """Attach the repository's files to the task ID as context.
@@ -303,6 +318,15 @@ def add_tree(
         raise click.UsageError("give at most one of --rev, --worktree and --dir")
     if then_prompt and as_json:
         raise click.UsageError("--prompt prints the prompt: it does not combine with --json")
+    budget = {
+        "max_bytes": max_bytes,
+        "now": now,
+        "max_tokens": max_tokens,
+        "encoding": encoding,
+        "outline": outline,
+    }
+    if not then_prompt and any(value is not None for value in budget.values()):
+        raise click.UsageError("the budget options size the prompt: give them with --prompt")
     from ..hydrate.pathspec import relative_to_top
 
     progress = _Progress()
@@ -345,7 +369,14 @@ def add_tree(
         if then_prompt:
             from .packing import summary_line
 
-            made = ledger.prompt(task_id)
+            made = ledger.prompt(
+                task_id,
+                max_bytes=max_bytes,
+                now=now,
+                max_tokens=max_tokens,
+                encoding=encoding,
+                outline=outline,
+            )
             sys.stdout.flush()
             sys.stdout.buffer.write(made["prompt"].encode("utf-8"))
             sys.stdout.buffer.flush()
