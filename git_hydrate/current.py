@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from typing import Any, Final
 
 from . import lifecycle, validate
@@ -121,18 +120,7 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
     task_id = resolve(refs, task_id)
     previous = _started(refs)
     moved = dict(lifecycle.set_status(refs, task_id, "in_progress"))
-    path = _path(refs)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".current-task.", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(task_id + "\n")
-        refs.repo.share(temp)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    refs.repo.replace_file(_path(refs), [task_id.encode("ascii") + b"\n"])
     moved["previous"] = previous
     return moved
 

@@ -91,17 +91,9 @@ class SummaryCache:
             return
         entries = {tip: item for tip, item in self._entries.items() if tip in keep}
         entries.update(new)
-        temporary = f"{self.path}.{os.getpid()}.tmp"
         # The cache only saves time: failing to write it is not an error.
-        try:
-            self.repo.make_dirs(os.path.dirname(self.path))
-            with open(temporary, "wb") as fh:
-                fh.write(msgspec.msgpack.encode(entries))
-            self.repo.share(temporary)
-            os.replace(temporary, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+        with contextlib.suppress(OSError):
+            self.repo.replace_file(self.path, [msgspec.msgpack.encode(entries)])
 
     def summaries(
         self, refs: TaskRefs, summarise: Callable[[TaskState], dict[str, Any]]

@@ -131,20 +131,12 @@ class PromptCache:
         header = _encoder.encode(
             _Header(_FORMAT, key, since, until, fields, len(prompt), len(packet))
         )
-        path = self._path(key)
-        temporary = f"{path}.{os.getpid()}.tmp"
         # The cache only saves time: failing to write it is not an error.
         try:
-            self.repo.make_dirs(self.directory)
-            with open(temporary, "wb") as fh:
-                fh.write(_MAGIC + len(header).to_bytes(4, "big") + header)
-                fh.write(prompt)
-                fh.write(packet)
-            self.repo.share(temporary)
-            os.replace(temporary, path)
+            self.repo.replace_file(
+                self._path(key), [_MAGIC + len(header).to_bytes(4, "big") + header, prompt, packet]
+            )
         except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
             return
         self._prune()
 

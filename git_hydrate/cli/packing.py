@@ -23,7 +23,16 @@ from ._common import (
     task_id_argument,
 )
 
-__all__ = ["LISTED_ON_A_TERMINAL", "expand", "listing", "pack", "prompt", "summary_line"]
+__all__ = [
+    "LISTED_ON_A_TERMINAL",
+    "expand",
+    "listing",
+    "pack",
+    "prompt",
+    "refreshed_line",
+    "summary_line",
+    "write_prompt",
+]
 
 #: How many omitted or shrunk attachments ``-v`` lists on a terminal (``-vv``: all).
 LISTED_ON_A_TERMINAL = 20
@@ -174,7 +183,7 @@ def prompt(
                 click.echo(refreshed_line(task_id, done), err=True)
     hit = None if no_cache or verbose else _cached_prompt(ctx, task_id, now, budget_args)
     if hit is not None:
-        _write_prompt(output, hit.prompt)
+        write_prompt(output, hit.prompt)
         click.echo(summary_line(task_id, hit.fields), err=True)
         return
     with open_ledger(ctx) as ledger:
@@ -189,7 +198,7 @@ def prompt(
         )
         # why each attachment packs where it does (ranking's reasons), for -v
         why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
-    _write_prompt(output, result["prompt"].encode("utf-8"))
+    write_prompt(output, result["prompt"].encode("utf-8"))
     click.echo(summary_line(task_id, result), err=True)
     if verbose:
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
@@ -211,7 +220,8 @@ def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
     return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
 
 
-def _write_prompt(output: str | None, data: bytes) -> None:
+def write_prompt(output: str | None, data: bytes) -> None:
+    """Write a prompt's bytes to ``output`` (``None`` or ``-``: standard output)."""
     if output is not None and output != "-":
         with open(output, "wb") as fh:
             fh.write(data)

@@ -367,7 +367,7 @@ def add_tree(
             err=then_prompt,
         )
         if then_prompt:
-            from .packing import summary_line
+            from .packing import summary_line, write_prompt
 
             made = ledger.prompt(
                 task_id,
@@ -377,9 +377,7 @@ def add_tree(
                 encoding=encoding,
                 outline=outline,
             )
-            sys.stdout.flush()
-            sys.stdout.buffer.write(made["prompt"].encode("utf-8"))
-            sys.stdout.buffer.flush()
+            write_prompt(None, made["prompt"].encode("utf-8"))
             click.echo(summary_line(task_id, made), err=True)
 
 

@@ -9,7 +9,6 @@ always safe), so hydrating from the same commit again reads no log.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Final
 
@@ -80,18 +79,13 @@ def read_history(repo: Repository, commit: str) -> History:
 
 def _save(repo: Repository, directory: str, path: str, history: History) -> None:
     """Write the cache file; failing to is not an error (it only saves time)."""
-    temporary = f"{path}.{os.getpid()}.tmp"
+    stored = _Stored(
+        _VERSION,
+        history.commits,
+        [[p.encode("utf-8", "surrogateescape") for p in ps] for ps in history.paths],
+    )
     try:
-        repo.make_dirs(directory)
-        with open(temporary, "wb") as fh:
-            stored = _Stored(
-                _VERSION,
-                history.commits,
-                [[p.encode("utf-8", "surrogateescape") for p in ps] for ps in history.paths],
-            )
-            fh.write(msgspec.msgpack.encode(stored))
-        repo.share(temporary)
-        os.replace(temporary, path)
+        repo.replace_file(path, [msgspec.msgpack.encode(stored)])
         entries = sorted(
             (os.path.join(directory, name) for name in os.listdir(directory)),
             key=os.path.getmtime,
@@ -99,5 +93,4 @@ def _save(repo: Repository, directory: str, path: str, history: History) -> None
         for old in entries[:-_KEEP]:
             os.unlink(old)
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        return

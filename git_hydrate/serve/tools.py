@@ -179,6 +179,21 @@ def call(ledger: Ledger, name: str, arguments: Mapping[str, Any], budget: Answer
     return _HANDLERS[name](ledger, given, budget)
 
 
+def _fit_tasks(budget: AnswerBudget, tasks: list[Any], hint: str) -> str:
+    """A list of tasks that fits the answer's budget, ending with what it left out."""
+    return fit_items(
+        budget,
+        {"count": len(tasks)},
+        "tasks",
+        tasks,
+        lambda left: {
+            "tasks": left,
+            "reason": f"the answer's budget of {budget.describe()}",
+            "hint": hint,
+        },
+    )
+
+
 def _list_tasks(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     tasks: list[Any] = list(
         ledger.list_tasks(
@@ -188,17 +203,7 @@ def _list_tasks(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> s
             archived=bool(args.get("archived")),
         )
     )
-    return fit_items(
-        budget,
-        {"count": len(tasks)},
-        "tasks",
-        tasks,
-        lambda left: {
-            "tasks": left,
-            "reason": f"the answer's budget of {budget.describe()}",
-            "hint": "narrow the list with status, kind or tag",
-        },
-    )
+    return _fit_tasks(budget, tasks, "narrow the list with status, kind or tag")
 
 
 def _show_task(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
@@ -255,20 +260,9 @@ def _move(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
 def _ready(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     if args.get("remote"):
         ledger.pull_queue(args["remote"])
-    tasks: list[Any] = list(
-        ledger.ready(kind=args.get("kind") or None, tag=args.get("tag") or None)
-    )
-    return fit_items(
-        budget,
-        {"count": len(tasks)},
-        "tasks",
-        tasks,
-        lambda left: {
-            "tasks": left,
-            "reason": f"the answer's budget of {budget.describe()}",
-            "hint": "narrow the queue with kind or tag",
-        },
-    )
+    kind, tag = args.get("kind") or None, args.get("tag") or None
+    tasks: list[Any] = list(ledger.ready(kind=kind, tag=tag))
+    return _fit_tasks(budget, tasks, "narrow the queue with kind or tag")
 
 
 def _claim(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:

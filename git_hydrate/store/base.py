@@ -8,9 +8,10 @@ committer identity, and the modes ``core.sharedRepository`` asks of new files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
@@ -222,6 +223,27 @@ class RepositoryBase:
         wanted = shared_file_mode(self.shared_mode, mode)
         if wanted != mode & 0o7777:
             os.chmod(path, wanted)
+
+    def replace_file(self, path: str, chunks: Iterable[bytes]) -> None:
+        """Write ``path`` whole or not at all: a temporary file beside it (directories
+        made and shared as needed), shared as ``core.sharedRepository`` asks, then
+        renamed over ``path``.
+
+        Raises:
+            OSError: nothing was replaced, and the temporary file is gone.
+        """
+        self.make_dirs(os.path.dirname(path))
+        temporary = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(temporary, "wb") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+            self.share(temporary)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
 
     def make_dirs(self, path: str) -> None:
         """``os.makedirs(path, exist_ok=True)``, sharing each directory it creates."""

@@ -251,22 +251,14 @@ class Commands(RepositoryBase):
         if binary is None:
             return
         path = self._features_path()
-        temporary = f"{path}.{os.getpid()}.tmp"
-        # Derived and disposable: failing to write it only costs the retry again.
         try:
-            self.make_dirs(os.path.dirname(path))
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    known = fh.read()
-            except (OSError, UnicodeDecodeError):
-                known = ""
-            with open(temporary, "w", encoding="utf-8") as fh:
-                fh.write(known + f"{binary}\t{feature}\n")
-            self.share(temporary)
-            os.replace(temporary, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+            with open(path, encoding="utf-8") as fh:
+                known = fh.read()
+        except (OSError, UnicodeDecodeError):
+            known = ""
+        # Derived and disposable: failing to write it only costs the retry again.
+        with contextlib.suppress(OSError):
+            self.replace_file(path, [(known + f"{binary}\t{feature}\n").encode("utf-8")])
 
     def diff(self, args: Sequence[str], *, numstat: bool = False) -> bytes:
         """``git diff`` with stable output options (``--numstat -z`` when asked)."""
