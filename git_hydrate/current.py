@@ -16,8 +16,9 @@ import os
 import re
 from typing import Any, Final
 
-from . import lifecycle, validate
-from .errors import NotFound, ValidationError
+from . import claims, lifecycle, validate
+from .errors import Conflict, NotFound, ValidationError
+from .model import INITIAL_STATION
 from .settings import SETTINGS, Settings
 from .taskrefs import TaskRefs
 
@@ -119,7 +120,22 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
     """
     task_id = resolve(refs, task_id)
     previous = _started(refs)
-    moved = dict(lifecycle.set_status(refs, task_id, "in_progress"))
+    task = refs.load(task_id).task
+    moved: dict[str, Any] | None = None
+    if task.status == INITIAL_STATION and not task.assignee:
+        # A ready task nobody holds is claimed here: its holder is shown, and the
+        # claim travels with the task (claim --remote makes it atomic for a team).
+        # One that waits for a dependency is only moved, as before claims existed.
+        with contextlib.suppress(Conflict):
+            claimed = claims.claim(refs, task_id)
+            moved = {
+                "task_id": task_id,
+                "from": INITIAL_STATION,
+                "to": claimed["status"],
+                "changed": claimed["changed"],
+            }
+    if moved is None:
+        moved = dict(lifecycle.set_status(refs, task_id, "in_progress"))
     refs.repo.replace_file(_path(refs), [task_id.encode("ascii") + b"\n"])
     moved["previous"] = previous
     return moved

@@ -24,7 +24,11 @@ def test_start_records_the_task_and_moves_it_in_progress(repo: Path) -> None:
                     "hydrate/current-task").strip())  # fmt: skip
     assert path.read_text() == "W-1\n"
     assert hydrate(repo, "current").stdout == "W-1\n"
-    assert json.loads(hydrate(repo, "status", "W-1", "--json").stdout)["status"] == "in_progress"
+    status = json.loads(hydrate(repo, "status", "W-1", "--json").stdout)
+    assert (status["status"], status["assignee"]) == (
+        "in_progress",
+        "Hydrate Tester <tester@example.com>",
+    )
     again = hydrate(repo, "start", "W-1")  # already in progress: nothing to move
     assert again.returncode == 0 and again.stdout == "started W-1\n"
     assert git(repo, "status", "--porcelain") == ""  # nothing in the work tree
@@ -101,3 +105,16 @@ def test_start_follows_the_lifecycle(repo: Path) -> None:
     assert refused.returncode == 1
     assert "cannot move from cancelled to in_progress" in refused.stderr
     assert hydrate(repo, "current").returncode == 1  # nothing recorded
+
+
+def test_start_claims_a_ready_task_and_only_moves_one_that_waits(repo: Path) -> None:
+    _task(repo, "W-1")
+    assert hydrate(repo, "task-add", "W-2", "--objective", "o", "--acceptance", "a",
+                   "--depends-on", "W-1").returncode == 0  # fmt: skip
+    waiting = hydrate(repo, "start", "W-2")
+    assert waiting.returncode == 0 and waiting.stdout == "started W-2 (open -> in_progress)\n"
+    assert json.loads(hydrate(repo, "show", "W-2", "--json").stdout)["assignee"] == ""
+    assert hydrate(repo, "claim", "W-1", "--as", "someone-else").returncode == 0
+    held = hydrate(repo, "start", "W-1")  # held by another: moved (it is), not taken
+    assert held.returncode == 0
+    assert json.loads(hydrate(repo, "show", "W-1", "--json").stdout)["assignee"] == "someone-else"
