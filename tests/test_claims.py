@@ -250,6 +250,8 @@ def test_local_claim_release_and_the_station_that_goes_with_it(repo: Path) -> No
     assert hydrate(repo, "claim", "A", "--kind", "fix").returncode == 2
     assert hydrate(repo, "claim", "A", "--as", "two\nlines").returncode == 1
     assert hydrate(repo, "claim", "NOPE").returncode == 1
+    no_current = hydrate(repo, "claim", "@")
+    assert no_current.returncode == 1 and "current task" in no_current.stderr
     fsck(repo)
 
 

@@ -159,6 +159,8 @@ def claim(
 ) -> None:
     """Take the task ID (or, with --next, the first ready one) and move it to in_progress.
 
+    ID may be @, the work tree's current task.
+
     Refused when someone else holds it or it is not ready (open, every
     dependency done). With --remote the claim is pulled, committed and pushed
     without force: when two workers claim at once the remote accepts one
@@ -179,6 +181,8 @@ def claim(
     age = _duration(stale_after, "--stale-after")
     assert age is not None
     with open_ledger(ctx) as ledger:
+        if task_id == "@":
+            task_id = ledger.resolve_id(task_id)  # the work tree's current task
         result = ledger.claim(
             task_id,
             holder=holder,
