@@ -57,6 +57,7 @@ __all__ = [
     "DEFAULT_STALE_AFTER",
     "claim",
     "default_holder",
+    "default_remote",
     "pull_queue",
     "ready",
     "release",
@@ -76,6 +77,14 @@ _SPREAD: Final = 8
 #: Pushes a remote claim tries before giving up (each refused one means that
 #: someone else moved a task meanwhile).
 CLAIM_ATTEMPTS: Final = 32
+
+
+def default_remote(refs: TaskRefs, remote: str | None, local: bool) -> str | None:
+    """The remote a claim goes through: ``remote``, else ``hydrate.claimRemote``;
+    ``None`` (this repository only) with ``local``."""
+    if local:
+        return None
+    return remote if remote is not None else refs.repo.settings.text("hydrate.claimRemote")
 
 
 def default_holder(refs: TaskRefs) -> str:
@@ -395,13 +404,15 @@ def claim(
     kind: str | Iterable[str] | None = None,
     tag: str | Iterable[str] | None = None,
     now: datetime | float | None = None,
+    local: bool = False,
 ) -> ClaimResult:
     """Claim ``task_id`` (``None``: the first ready task) for ``holder``.
 
     Args:
         holder: Who takes it (default: the git identity).
         remote: Claim through this remote (pull, then push without force);
-            ``None`` claims in this repository only.
+            ``None``: ``hydrate.claimRemote`` if set, else this repository only.
+        local: This repository only, whatever ``hydrate.claimRemote`` says.
         steal: Also take a task whose claim is stale at ``stale_after`` seconds.
         kind, tag: With no ``task_id``, only ready tasks of these.
 
@@ -410,6 +421,7 @@ def claim(
         NotFound: no such task; with no ``task_id``, no task is ready.
     """
     who = validate.holder(holder) if holder is not None else default_holder(refs)
+    remote = default_remote(refs, remote, local)
     if task_id is not None:
         validate.task_id(task_id)
     if stale_after <= 0:
@@ -453,6 +465,7 @@ def release(
     holder: str | None = None,
     remote: str | None = None,
     force: bool = False,
+    local: bool = False,
 ) -> ReleaseResult:
     """Give ``task_id`` back: nobody holds it, and an ``in_progress`` task is ``open`` again.
 
@@ -460,6 +473,7 @@ def release(
     :func:`claim` does.
     """
     who = validate.holder(holder) if holder is not None else default_holder(refs)
+    remote = default_remote(refs, remote, local)
     validate.task_id(task_id)
     change = _release_change(task_id, who, force)
     if remote is not None:

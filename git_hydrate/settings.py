@@ -192,6 +192,15 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         shown_default="<git dir>/hydrate/artefacts",
     ),
     Setting(
+        "hydrate.claimRemote",
+        "name",
+        None,
+        "The remote (name or URL) that claim, release and ready go through when --remote is "
+        "not given, so that claims are atomic for everyone sharing it; --local overrides "
+        "it. Unset, they work in this repository only.",
+        shown_default="none",
+    ),
+    Setting(
         "hydrate.prePushStrict",
         "bool",
         False,

@@ -299,6 +299,10 @@ def test_claim_through_a_remote_names_the_holder_to_the_loser(
         assert hsync.push(la.refs).ok
     with Ledger(b) as lb:
         assert hsync.pull(lb.refs).ok  # b has seen T-1 unclaimed
+    # hydrate.claimRemote makes the remote the default; --local overrides it.
+    git(b, "config", "hydrate.claimRemote", "origin")
+    assert json.loads(hydrate(b, "ready", "--json").stdout)[0]["task_id"] == "T-1"
+    assert hydrate(b, "claim", "T-1", "--local", "--remote", "origin").returncode == 2
     unknown = hydrate(a, "claim", "T-1", "--remote", "nowhere")
     assert unknown.returncode == 1
     assert unknown.stderr == (
@@ -308,7 +312,7 @@ def test_claim_through_a_remote_names_the_holder_to_the_loser(
     assert won.returncode == 0, won
     assert json.loads(won.stdout)["remote"] == "origin"
     # b claims with an out-of-date view: the claim pulls first and refuses.
-    lost = hydrate(b, "claim", "T-1", "--remote", "origin", "--as", "bob")
+    lost = hydrate(b, "claim", "T-1", "--as", "bob")  # through hydrate.claimRemote
     assert lost.returncode == 1
     assert "task T-1 is held by alice since" in lost.stderr
     # And when the remote moves between b's pull and b's push, the remote refuses the

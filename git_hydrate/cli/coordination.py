@@ -37,7 +37,13 @@ _remote_option = click.option(
     "--remote",
     metavar="REMOTE",
     shell_complete=complete_remotes,
-    help="Go through this remote (name or URL): pull first, push without force.",
+    help="Go through this remote (name or URL): pull first, push without force "
+    "(default: hydrate.claimRemote, if set).",
+)
+_local_option = click.option(
+    "--local",
+    is_flag=True,
+    help="This repository only, even when hydrate.claimRemote is set.",
 )
 _as_option = click.option(
     "--as",
@@ -66,6 +72,7 @@ def _ready_row(item: Mapping[str, Any]) -> str:
     help="Also list claimed tasks with no claim or checkpoint for AGE (90s, 30m, 2h, 1d, 1w).",
 )
 @_remote_option
+@_local_option
 @json_option
 @click.pass_context
 def ready(
@@ -74,6 +81,7 @@ def ready(
     tags: tuple[str, ...],
     include_stale: str | None,
     remote: str | None,
+    local: bool,
     as_json: bool,
 ) -> int:
     """List the tasks ready to be taken, in the order to take them.
@@ -88,7 +96,11 @@ def ready(
       git hydrate ready --include-stale 2h
     """
     stale = _duration(include_stale, "--include-stale")
+    if local and remote is not None:
+        raise click.UsageError("--local and --remote contradict each other")
     with open_ledger(ctx) as ledger:
+        if remote is None and not local:
+            remote = ledger.settings.text("hydrate.claimRemote")
         if remote is not None:
             report = ledger.pull_queue(remote)
             if not report.ok:
@@ -126,6 +138,7 @@ def _print_claim(result: Mapping[str, Any]) -> None:
 @click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_ids)
 @click.option("--next", "take_next", is_flag=True, help="Take the first ready task.")
 @_remote_option
+@_local_option
 @_as_option
 @click.option(
     "--steal",
@@ -150,6 +163,7 @@ def claim(
     task_id: str | None,
     take_next: bool,
     remote: str | None,
+    local: bool,
     holder: str | None,
     steal: bool,
     stale_after: str,
@@ -180,6 +194,8 @@ def claim(
         raise click.UsageError("--kind and --tag choose among ready tasks: use them with --next")
     age = _duration(stale_after, "--stale-after")
     assert age is not None
+    if local and remote is not None:
+        raise click.UsageError("--local and --remote contradict each other")
     with open_ledger(ctx) as ledger:
         if task_id == "@":
             task_id = ledger.resolve_id(task_id)  # the work tree's current task
@@ -191,6 +207,7 @@ def claim(
             stale_after=age,
             kind=kinds or None,
             tag=tags or None,
+            local=local,
         )
     if as_json:
         echo_json(ctx, result)
@@ -201,6 +218,7 @@ def claim(
 @click.command("release")
 @task_id_argument
 @_remote_option
+@_local_option
 @_as_option
 @click.option("--force", is_flag=True, help="Release it even if someone else holds it.")
 @json_option
@@ -209,6 +227,7 @@ def release(
     ctx: click.Context,
     task_id: str,
     remote: str | None,
+    local: bool,
     holder: str | None,
     force: bool,
     as_json: bool,
@@ -221,8 +240,10 @@ def release(
     Example:
       git hydrate release M-1002 --remote origin --as agent-7
     """
+    if local and remote is not None:
+        raise click.UsageError("--local and --remote contradict each other")
     with open_ledger(ctx) as ledger:
-        result = ledger.release(task_id, holder=holder, remote=remote, force=force)
+        result = ledger.release(task_id, holder=holder, remote=remote, force=force, local=local)
     if as_json:
         echo_json(ctx, result)
     elif result["changed"]:

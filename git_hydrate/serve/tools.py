@@ -258,8 +258,9 @@ def _move(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
 
 
 def _ready(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
-    if args.get("remote"):
-        ledger.pull_queue(args["remote"])
+    remote = args.get("remote") or ledger.settings.text("hydrate.claimRemote")
+    if remote:
+        ledger.pull_queue(remote)
     kind, tag = args.get("kind") or None, args.get("tag") or None
     tasks: list[Any] = list(ledger.ready(kind=kind, tag=tag))
     return _fit_tasks(budget, tasks, "narrow the queue with kind or tag")
