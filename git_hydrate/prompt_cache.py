@@ -75,6 +75,34 @@ class CachedPrompt:
         }
 
 
+#: Where the package's modules are.
+_HERE: Final = os.path.dirname(os.path.abspath(__file__))
+#: The modules whose code decides a prompt's bytes.
+_RENDERING_MODULES: Final = (
+    "rendering.py",
+    "context_expander.py",
+    "packing.py",
+    "tokens.py",
+    "outline.py",
+    "budgeting.py",
+)
+
+
+def _code_fingerprint() -> list[int]:
+    """Size and mtime of each module that renders a prompt: a development install
+    keeps its version string from commit to commit, and must not be answered with
+    what older code rendered. Read with ``stat`` only (nothing is imported)."""
+    found: list[int] = []
+    for name in _RENDERING_MODULES:
+        try:
+            stat = os.stat(os.path.join(_HERE, name))
+        except OSError:
+            found += [-1, -1]
+            continue
+        found += [stat.st_size, stat.st_mtime_ns]
+    return found
+
+
 class PromptCache:
     """The prompt cache of one repository."""
 
@@ -85,7 +113,7 @@ class PromptCache:
     @staticmethod
     def key(tip: bytes, budget: Iterable[Any]) -> str:
         """The key of a task tip under a budget, for this version's rendering."""
-        parts = [_FORMAT, __version__, tip.decode(), *budget]
+        parts = [_FORMAT, __version__, _code_fingerprint(), tip.decode(), *budget]
         return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
 
     def _path(self, key: str) -> str:

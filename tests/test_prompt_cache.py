@@ -88,3 +88,22 @@ def test_turned_off_damaged_and_bounded(task: Path, monkeypatch: pytest.MonkeyPa
         for budget in range(6):
             ledger.prompt("C-1", max_bytes=4000 + budget, now=T0)
     assert len(list(cache_dir(task).iterdir())) == 3
+
+
+def test_a_change_to_the_rendering_code_is_a_miss(
+    task: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A development install keeps its version string: the code itself is in the key."""
+    code = tmp_path / "package"
+    code.mkdir()
+    for name in pc._RENDERING_MODULES:
+        (code / name).write_text("# v1\n")
+    monkeypatch.setattr(pc, "_HERE", str(code))
+    with Ledger(task) as ledger:
+        tip = ledger.refs.tip("C-1")
+    assert tip is not None
+    budget = (1000, None, "o200k_base", False)
+    before = pc.PromptCache.key(tip, budget)
+    assert pc.PromptCache.key(tip, budget) == before
+    (code / "rendering.py").write_text("# v2, a longer line\n")
+    assert pc.PromptCache.key(tip, budget) != before
