@@ -25,6 +25,7 @@ from typing import Any, Final
 import msgspec
 
 from . import __version__
+from .fingerprint import PACKAGE_DIR, code_fingerprint
 from .store import Repository
 
 __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "PromptCache"]
@@ -75,8 +76,6 @@ class CachedPrompt:
         }
 
 
-#: Where the package's modules are.
-_HERE: Final = os.path.dirname(os.path.abspath(__file__))
 #: The modules whose code decides a prompt's bytes.
 _RENDERING_MODULES: Final = (
     "rendering.py",
@@ -86,21 +85,8 @@ _RENDERING_MODULES: Final = (
     "outline.py",
     "budgeting.py",
 )
-
-
-def _code_fingerprint() -> list[int]:
-    """Size and mtime of each module that renders a prompt: a development install
-    keeps its version string from commit to commit, and must not be answered with
-    what older code rendered. Read with ``stat`` only (nothing is imported)."""
-    found: list[int] = []
-    for name in _RENDERING_MODULES:
-        try:
-            stat = os.stat(os.path.join(_HERE, name))
-        except OSError:
-            found += [-1, -1]
-            continue
-        found += [stat.st_size, stat.st_mtime_ns]
-    return found
+#: Where they are (a test points it elsewhere).
+_HERE: str = PACKAGE_DIR
 
 
 class PromptCache:
@@ -113,7 +99,8 @@ class PromptCache:
     @staticmethod
     def key(tip: bytes, budget: Iterable[Any]) -> str:
         """The key of a task tip under a budget, for this version's rendering."""
-        parts = [_FORMAT, __version__, _code_fingerprint(), tip.decode(), *budget]
+        parts = [_FORMAT, __version__, code_fingerprint(_RENDERING_MODULES, _HERE)]
+        parts += [tip.decode(), *budget]
         return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
 
     def _path(self, key: str) -> str:

@@ -27,7 +27,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "git_hydrate"
 
 LAYERS: list[set[str]] = [
-    {"errors"},
+    {"errors", "fingerprint"},
     {"settings", "model"},
     {
         "codec",

@@ -199,6 +199,12 @@ def _pick(
 #: Bumped when the rules, reading or ranking change what a run attaches: a run
 #: recorded under another version is never taken as unchanged.
 SELECTION_VERSION: Final = 1
+#: The modules whose code decides what a run attaches, and how it is ranked.
+_DECIDING_MODULES: Final = (
+    *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
+    *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
+    "secrets.py",
+)
 #: How many add-tree selections a task remembers (the oldest is forgotten).
 MAX_SELECTIONS: Final = 16
 
