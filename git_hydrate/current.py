@@ -16,7 +16,7 @@ import os
 import re
 from typing import Any, Final
 
-from . import claims, lifecycle, validate
+from . import lifecycle, validate
 from .errors import Conflict, NotFound, ValidationError
 from .model import INITIAL_STATION
 from .settings import SETTINGS, Settings
@@ -126,8 +126,10 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
         # A ready task nobody holds is claimed here: its holder is shown, and the
         # claim travels with the task (claim --remote makes it atomic for a team).
         # One that waits for a dependency is only moved, as before claims existed.
+        from .claims import claim  # the sync layer it uses, only when a task is started
+
         with contextlib.suppress(Conflict):
-            claimed = claims.claim(refs, task_id)
+            claimed = claim(refs, task_id)
             moved = {
                 "task_id": task_id,
                 "from": INITIAL_STATION,

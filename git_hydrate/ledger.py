@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from . import claims, context, current, doctor, history, lifecycle, listing, packing, sync, tasks
+from . import context, doctor, history, lifecycle, listing, packing, sync, tasks
 from .hydrate import RankResult, add_diff, add_tree, refresh, rerank
 from .hydrate.tree import Progress
 from .results import (
@@ -307,20 +307,28 @@ class Ledger:
     ) -> list[ReadyItem]:
         """The open, unclaimed tasks whose dependencies are all done, in the order
         to take them (see :func:`git_hydrate.claims.ready`)."""
-        return claims.ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
+        from .claims import ready
+
+        return ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
 
     def pull_queue(self, remote: str) -> sync.Report:
         """Pull every task from ``remote`` before reading the queue (``ready --remote``)."""
-        return claims.pull_queue(self.refs, remote)
+        from .claims import pull_queue
+
+        return pull_queue(self.refs, remote)
 
     def claim(self, task_id: str | None = None, **options: Any) -> ClaimResult:
         """Claim a task (``None``: the first ready one), locally or through a remote
         (see :func:`git_hydrate.claims.claim` for the options)."""
-        return claims.claim(self.refs, task_id, **options)
+        from .claims import claim
+
+        return claim(self.refs, task_id, **options)
 
     def release(self, task_id: str, **options: Any) -> ReleaseResult:
         """Give a claimed task back (see :func:`git_hydrate.claims.release`)."""
-        return claims.release(self.refs, task_id, **options)
+        from .claims import release
+
+        return release(self.refs, task_id, **options)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -383,20 +391,28 @@ class Ledger:
     def start(self, task_id: str) -> dict[str, Any]:
         """Make ``task_id`` this work tree's current task and move it to ``in_progress``
         (see :func:`git_hydrate.current.start`)."""
-        return current.start(self.refs, task_id)
+        from .current import start
+
+        return start(self.refs, task_id)
 
     def current(self) -> dict[str, Any] | None:
         """This work tree's current task ``{task_id, source, branch}``, or ``None``:
         the one started here, else one named by the branch (``hydrate.taskPattern``)."""
-        return current.current(self.refs)
+        from .current import current
+
+        return current(self.refs)
 
     def clear_current(self) -> str | None:
         """Forget the task started in this work tree; return its id."""
-        return current.clear(self.refs)
+        from .current import clear
+
+        return clear(self.refs)
 
     def resolve_id(self, task_id: str) -> str:
         """``task_id``, or for ``@`` the current task's id (:class:`NotFound` if none)."""
-        return current.resolve(self.refs, task_id)
+        from .current import resolve
+
+        return resolve(self.refs, task_id)
 
     # -- hydration ------------------------------------------------------------------
 

@@ -62,6 +62,9 @@ LAZY_ALLOWED = {
     "hooks",
     "doctor",
     "sync",
+    # coordination (claims through remotes) and the current task, only when used
+    "claims",
+    "current",
     # the optional extras' wrappers and their caches, only when a budget asks for them
     "tokens",
     "outline",
