@@ -213,8 +213,9 @@ def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
     if done.get("recognised"):
         what = f"unchanged {done['unchanged']} (recognised: same commit, nothing listed)"
     else:
+        reranked = f"reranked {done['reranked']}, " if done.get("reranked") else ""
         what = (
-            f"added {done['added']}, updated {done['updated']}, "
+            f"added {done['added']}, updated {done['updated']}, {reranked}"
             f"unchanged {done['unchanged']}, removed {done['removed']}"
         )
     return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
