@@ -199,8 +199,13 @@ def _claim_change(
     holder: str,
     steal_after: float | None,
     moment: float,
+    via: str = "",
 ) -> Callable[[TaskState], Change[ClaimResult]]:
-    """The claim of ``task_id`` by ``holder`` as a change, refusing what may not be taken."""
+    """The claim of ``task_id`` by ``holder`` as a change, refusing what may not be taken.
+
+    ``via`` names the remote the claim is pushed to (``""``: this clone only); a
+    merge prefers a claim a remote accepted over one it did not.
+    """
     stations = station_of(refs, queue_summaries(refs))
 
     def result(task: Any, changed: bool) -> ClaimResult:
@@ -218,7 +223,11 @@ def _claim_change(
     def apply(state: TaskState) -> Change[ClaimResult]:
         task = state.task
         taken_from = ""
-        if task.assignee == holder and task.status == CLAIMED_STATION:
+        if (
+            task.assignee == holder
+            and task.status == CLAIMED_STATION
+            and (task.claimed_via or not via)
+        ):
             raise Unchanged(result(task, False))
         if task.assignee and task.assignee != holder:
             last = max((c.at for c in task.checkpoints), default="")
@@ -242,12 +251,15 @@ def _claim_change(
             waits = waiting_for(task.depends_on, stations)
             if waits:
                 raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
+        if task.assignee == holder and not taken_from:
+            taken_from = task.taken_from  # publishing one's own offline claim keeps it
         claimed = msgspec.structs.replace(
             task,
             status=CLAIMED_STATION,
             assignee=holder,
-            claimed_at=iso_utc(moment),
+            claimed_at=task.claimed_at if task.assignee == holder else iso_utc(moment),
             taken_from=taken_from,
+            claimed_via=via,
         )
         extra = {"taken_from": taken_from} if taken_from else {}
         return Change(
@@ -284,7 +296,7 @@ def _release_change(
             )
         status = INITIAL_STATION if task.status == CLAIMED_STATION else task.status
         released = msgspec.structs.replace(
-            task, assignee="", claimed_at="", taken_from="", status=status
+            task, assignee="", claimed_at="", taken_from="", claimed_via="", status=status
         )
         return Change(
             task=released,
@@ -312,13 +324,19 @@ def pull_queue(refs: TaskRefs, remote: str) -> Report:
     return report
 
 
-def _pull(refs: TaskRefs, remote: Remote, task_id: str | None) -> None:
-    """Pull everything from ``remote``; a failure to bring ``task_id`` is the claim's."""
+def _pull(refs: TaskRefs, remote: Remote, task_id: str | None) -> set[str]:
+    """Pull everything from ``remote``; a failure to bring ``task_id`` is the claim's.
+
+    Returns the tasks the pull skipped: their local state is not the remote's, so a
+    claim of one would only be refused (``claim --next`` passes them by).
+    """
     report = Report("pull", remote.display)
     pull_into(refs, remote, [], report)
+    skipped = {o.name for o in report.outcomes if o.is_task and o.action == "skipped"}
     for outcome in report.outcomes:
         if outcome.name == task_id and outcome.action == "skipped":
             raise Conflict(f"task {task_id}: pull from {remote.display} failed: {outcome.detail}")
+    return skipped
 
 
 def _publish(refs: TaskRefs, remote: Remote, task_id: str, commit: bytes) -> bool:
@@ -345,7 +363,7 @@ def _through_remote(
     remote: str,
     only: str | None,
     candidates: Callable[[], list[str]],
-    change_for: Callable[[str], Callable[[TaskState], Change[Any]]],
+    change_for: Callable[[str, str], Callable[[TaskState], Change[Any]]],
     first_error: Callable[[], Exception],
 ) -> Any:
     """Apply a claim or release through ``remote``: pull, commit, push without force.
@@ -358,8 +376,15 @@ def _through_remote(
     tried = 0
     last_error: Exception | None = None
     for _attempt in attempts(CLAIM_ATTEMPTS):
-        _pull(refs, where, only)
-        names = candidates()
+        passed_by = _pull(refs, where, only)
+        listed = candidates()
+        names = [name for name in listed if name not in passed_by]
+        if not names and listed:
+            shown = ", ".join(sorted(set(listed) & passed_by)[:5])
+            raise Conflict(
+                f"no task is ready that {where.display} agrees on: its pull skipped {shown} "
+                f"(see: git hydrate pull {where.display})"
+            )
         if not names:
             raise last_error or first_error()
         refused = False
@@ -369,7 +394,7 @@ def _through_remote(
             # would all try the same next task, so each then picks among the next few.
             task_id = queue.pop(random.randrange(min(len(queue), _SPREAD)) if refused else 0)
             try:
-                tip, commit, result = refs.prepare(task_id, change_for(task_id))
+                tip, commit, result = refs.prepare(task_id, change_for(task_id, where.display))
             except Conflict as exc:
                 last_error = exc  # taken or not ready any more: the next one
                 continue
@@ -428,8 +453,8 @@ def claim(
         raise ValidationError("the stale age must be positive")
     steal_after = stale_after if steal else None
 
-    def change_for(name: str) -> Callable[[TaskState], Change[ClaimResult]]:
-        return _claim_change(refs, name, who, steal_after, refs.now(now))
+    def change_for(name: str, via: str = "") -> Callable[[TaskState], Change[ClaimResult]]:
+        return _claim_change(refs, name, who, steal_after, refs.now(now), via)
 
     def candidates() -> list[str]:
         if task_id is not None:
@@ -484,7 +509,7 @@ def release(
                 remote,
                 task_id,
                 lambda: [task_id],
-                lambda _name: change,
+                lambda _name, _via: change,
                 lambda: NotFound(f"no task {task_id}"),
             ),
         )

@@ -67,6 +67,7 @@ OPTIONAL_TASK_FIELDS: Final = (
     "claimed_at",
     "taken_from",
     "selections",
+    "claimed_via",
 )
 _DEFAULT_TAILS: Final = tuple(
     (name, b',"%s":%s' % (name.encode(), b"[]" if name in ("depends_on", "selections") else b'""'))

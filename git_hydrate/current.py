@@ -129,7 +129,7 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
         from .claims import claim  # the sync layer it uses, only when a task is started
 
         with contextlib.suppress(Conflict):
-            claimed = claim(refs, task_id)
+            claimed = claim(refs, task_id, local=True)
             moved = {
                 "task_id": task_id,
                 "from": INITIAL_STATION,

@@ -95,7 +95,9 @@ def set_status(refs: TaskRefs, task_id: str, station: str) -> MoveResult:
         if target == INITIAL_STATION and task.assignee:
             # Back in the queue means nobody's: the claim goes with the move.
             released = {"released": task.assignee}
-            task = msgspec.structs.replace(task, assignee="", claimed_at="", taken_from="")
+            task = msgspec.structs.replace(
+                task, assignee="", claimed_at="", taken_from="", claimed_via=""
+            )
         return Change(
             task=task,
             links=state.links,

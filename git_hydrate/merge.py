@@ -21,11 +21,13 @@ The rules (also in the README, "Sharing through remotes"):
   other → kept (the change wins; reported). A link changed on both sides
   merges field by field with the rule above.
 * ``created_at`` keeps the earliest non-empty value.
-* The claim (``assignee``, ``claimed_at``, ``taken_from``) merges as one value.
-  Changed on both sides: a claim wins over a release, and of two claims the
-  earlier one wins (then the lower holder name). The side whose claim won also
-  decides the station, so a task is never left held but open. Reported as a
-  ``claim`` conflict.
+* The claim (``assignee``, ``claimed_at``, ``taken_from``, ``claimed_via``)
+  merges as one value. Changed on both sides: a claim wins over a release; a
+  claim a remote accepted (``claimed_via`` set by ``claim --remote``) wins over
+  one made in a single clone, whatever their times; then the earlier claim wins
+  (then the lower holder name). The side whose claim won also decides the
+  station, so a task is never left held but open, nor a published claim's
+  ``done`` undone by an offline claim. Reported as a ``claim`` conflict.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ SCALAR_FIELDS: Final = (
 #: Task fields merged item by item when both sides changed them.
 LIST_FIELDS: Final = ("acceptance_criteria", "scope", "tags", "files", "tests", "depends_on")
 #: Task fields that together say who holds a task, merged as one value.
-CLAIM_FIELDS: Final = ("assignee", "claimed_at", "taken_from")
+CLAIM_FIELDS: Final = ("assignee", "claimed_at", "taken_from", "claimed_via")
 #: Link fields merged one by one (``oid`` and ``size`` follow the body).
 LINK_FIELDS: Final = ("source", "priority", "expires", "origin", "path", "score", "reason")
 
@@ -211,22 +213,27 @@ def _merge_created(base: str, a: str, b: str) -> str:
     return min(present) if present else ""
 
 
-_CLAIM_RULE: Final = "a claim wins over a release; of two claims, the earlier (then lower holder)"
+_CLAIM_RULE: Final = (
+    "a claim wins over a release; a claim a remote accepted over one it did not; "
+    "then the earlier (then lower holder)"
+)
+
+Claim = tuple[str, str, str, str]
 
 
-def _claim_of(task: Task | None) -> tuple[str, str, str] | _Missing:
+def _claim_of(task: Task | None) -> Claim | _Missing:
     if task is None:
         return MISSING
-    return (task.assignee, task.claimed_at, task.taken_from)
+    return (task.assignee, task.claimed_at, task.taken_from, task.claimed_via)
 
 
-def _claim_dict(claim: tuple[str, str, str]) -> dict[str, str]:
+def _claim_dict(claim: Claim) -> dict[str, str]:
     return dict(zip(CLAIM_FIELDS, claim, strict=True))
 
 
 def _merge_claim(
     base: Task | None, a: Task, b: Task, conflicts: list[FieldConflict]
-) -> tuple[tuple[str, str, str], Task | None]:
+) -> tuple[Claim, Task | None]:
     """The merged claim, and the side it came from when both sides changed it."""
     ca, cb = _claim_of(a), _claim_of(b)
     assert not isinstance(ca, _Missing) and not isinstance(cb, _Missing)
@@ -235,9 +242,10 @@ def _merge_claim(
         assert not isinstance(simple, _Missing)  # one side's own claim
         return simple, None
 
-    def rank(claim: tuple[str, str, str]) -> tuple[bool, str, str, str]:
-        held, at, taken = claim
-        return (not held, at, held, taken)  # held first, then earlier, then lower name
+    def rank(claim: Claim) -> tuple[bool, bool, str, str, str, str]:
+        held, at, taken, via = claim
+        # held first, then published through a remote, then earlier, then lower name
+        return (not held, not via, at, held, taken, via)
 
     winner = a if rank(ca) <= rank(cb) else b
     chosen = _claim_of(winner)

@@ -145,6 +145,7 @@ class Task(msgspec.Struct, kw_only=True):
     claimed_at: str = ""
     taken_from: str = ""
     selections: list[Selection] = []
+    claimed_via: str = ""
 
 
 class Link(msgspec.Struct, kw_only=True):

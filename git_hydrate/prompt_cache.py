@@ -84,6 +84,9 @@ _RENDERING_MODULES: Final = (
     "tokens.py",
     "outline.py",
     "budgeting.py",
+    "tasks.py",
+    "codec.py",
+    "model.py",
 )
 #: Where they are (a test points it elsewhere).
 _HERE: str = PACKAGE_DIR
@@ -143,9 +146,12 @@ class PromptCache:
         packet = msgspec.json.encode(result["packet"])
         if len(prompt) + len(packet) > MAX_TOTAL_BYTES:
             return
-        header = _encoder.encode(
-            _Header(_FORMAT, key, since, until, fields, len(prompt), len(packet))
-        )
+        try:
+            header = _encoder.encode(
+                _Header(_FORMAT, key, since, until, fields, len(prompt), len(packet))
+            )
+        except (OverflowError, TypeError):
+            return  # a figure msgpack cannot hold: the prompt is simply not kept
         # The cache only saves time: failing to write it is not an error.
         try:
             self.repo.replace_file(

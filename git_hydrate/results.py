@@ -87,6 +87,7 @@ class TaskDict(TypedDict):
     assignee: str
     claimed_at: str
     taken_from: str
+    claimed_via: str
     checkpoint: LatestCheckpoint | None
     attachments: int
     tip: str | None

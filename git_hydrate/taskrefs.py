@@ -198,6 +198,8 @@ class TaskState(msgspec.Struct):
     #: version wrote that this one does not know (see :meth:`TaskRefs.write`).
     raw_task: bytes = b""
     raw_links: bytes = b""
+    #: Each ``links/<a>.json`` read, as stored (fanned-out tasks).
+    raw_shards: dict[str, bytes] = {}
 
 
 class Change(msgspec.Struct, Generic[R]):
@@ -284,8 +286,19 @@ def unknown_task_fields(task_id: str, state: TaskState) -> tuple[dict[str, Any],
 
 
 def unknown_link_fields(task_id: str, state: TaskState) -> list[str]:
-    """The paths of ``links.json`` fields a newer version wrote, which this one drops."""
-    if not state.raw_links or state.shards is not None:
+    """The paths of link fields a newer version wrote (in ``links.json``, or in the
+    ``links/<a>.json`` files read), which this one would drop."""
+    if state.shards is not None:
+        lost = []
+        for prefix, stored in sorted(state.raw_shards.items()):
+            group = state.shards.get(prefix, [])
+            kept = codec.encode(LinkList(format=LINKS_FANNED_FORMAT, links=group))
+            if kept != stored:
+                where = f"links/{prefix}.json"
+                raw = codec.decode_json(stored, f"task {task_id}: {where}")
+                lost += [f"{where} {p}" for p in codec.lost_fields(raw, msgspec.json.decode(kept))]
+        return lost
+    if not state.raw_links:
         return []
     kept = codec.encode(LinkList(links=state.links))
     if kept == state.raw_links:
@@ -526,6 +539,7 @@ class TaskRefs:
                     if firsts != prefix * len(group):
                         raise CorruptData(f"{where} holds a link of another prefix")
                     state.shards[prefix] = group
+                    state.raw_shards[prefix] = answer[1]
                 state.links = packing_sorted(
                     link for group in state.shards.values() for link in group
                 )

@@ -1018,3 +1018,54 @@ def test_a_git_lacking_check_attr_source_is_asked_once(repo: Path, tmp_path: Pat
     assert "\tcheck-attr --source\n" in features.read_text()
     assert "--source=" in traces[0] and "--source=" not in traces[1]
     assert "check-attr -z --stdin --cached" in traces[1]
+
+
+def test_refresh_never_runs_a_selection_recorded_in_another_clone(tmp_path: Path) -> None:
+    """Found in review: a task pulled from a teammate carried a --dir selection, and
+    prompt --refresh read that directory here and attached it for the next push."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    them, me = tmp_path / "them", tmp_path / "me"
+    for path in (them, me):
+        git(tmp_path, "clone", "-q", str(bare), str(path))
+    private = tmp_path / "private"
+    write(private, "notes.txt", "placeholder\n")
+    make_task(them)
+    assert hydrate(them, "add-tree", TASK, "--dir", str(private)).returncode == 0
+    assert hydrate(them, "push").returncode == 0
+    write(private, "secret-plan.txt", "internal host 10.1.2.3\n")
+    assert hydrate(me, "pull").returncode == 0
+    refreshed = hydrate(me, "prompt", TASK, "--refresh")
+    assert refreshed.returncode == 0, refreshed
+    assert "secret-plan" not in refreshed.stdout
+    assert "recorded in another clone, so not taken here" in refreshed.stderr
+    assert f"git hydrate add-tree {TASK} --dir {private}" in refreshed.stderr
+    assert "secret-plan" not in json.dumps(links(me))
+    # Run once here, the selection is this clone's own: refresh takes it from then on.
+    assert hydrate(me, "add-tree", TASK, "--dir", str(private)).returncode == 0
+    write(private, "later.txt", "later\n")
+    again = hydrate(me, "prompt", TASK, "--refresh")
+    assert "later.txt" in again.stdout and "another clone" not in again.stderr
+
+
+def test_refresh_is_not_fooled_by_a_change_outside_the_run(repo: Path, tmp_path: Path) -> None:
+    """Found in review: removing the link a file duplicated, or an attributes file
+    outside the tree, changes what a run attaches; neither was in the digest."""
+    write(repo, "a.txt", "same content here\n")
+    write(repo, "b.txt", "other\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "two")
+    make_task(repo)
+    note = tmp_path / "note.txt"
+    note.write_text("same content here\n")
+    assert hydrate(repo, "context-add", TASK, "--file", str(note)).returncode == 0
+    assert hydrate(repo, "add-tree", TASK).returncode == 0  # a.txt: a duplicate
+    original = [lk["sha256"] for lk in links(repo) if lk["source"] == "note.txt"]
+    assert hydrate(repo, "context-rm", TASK, original[0]).returncode == 0
+    after_rm = hydrate(repo, "prompt", TASK, "--refresh")
+    assert "recognised" not in after_rm.stderr and "added 1" in after_rm.stderr
+    assert "a.txt" in [lk.get("path") for lk in links(repo)]
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("b.txt linguist-generated\n")
+    generated = hydrate(repo, "prompt", TASK, "--refresh")
+    assert "recognised" not in generated.stderr and "removed 1" in generated.stderr

@@ -477,3 +477,44 @@ def test_eight_workers_claim_every_task_exactly_once_over_git_daemon(
     tmp_path: Path,
 ) -> None:
     race(daemon, tmp_path, tasks=40)
+
+
+def test_a_claim_a_remote_accepted_beats_an_older_offline_one(
+    remote: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Found in review: an earlier claim made in one clone only used to overturn a
+    later claim the remote had accepted, and to undo its ``done``."""
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    with Ledger(a) as la:
+        add(la, "T-1")
+        add(la, "T-2")
+        assert hsync.push(la.refs).ok
+    with Ledger(b, clock=Clock(T0)) as lb:
+        assert hsync.pull(lb.refs).ok
+        lb.claim("T-1", holder="bob")  # offline, and the earlier of the two
+        lb.claim("T-2", holder="bob")
+    with Ledger(a, clock=Clock(T0 + 60)) as la:
+        won = la.claim("T-1", holder="alice", remote="origin")
+        assert (won["assignee"], won["changed"]) == ("alice", True)
+        la.set_status("T-1", "review")
+        la.set_status("T-1", "done")
+        assert hsync.push(la.refs).ok
+        assert la.claim("T-2", holder="alice", remote="origin")["assignee"] == "alice"
+    with Ledger(b, clock=Clock(T0 + 120)) as lb:
+        report = hsync.sync(lb.refs)
+        assert report.ok, report.as_dict()
+        done = lb.get_task("T-1")
+        assert (done["assignee"], done["status"], done["claimed_via"]) == (
+            "alice",
+            "done",
+            "origin",
+        )
+        # Claiming through the remote now sees alice's accepted claim and refuses.
+        with pytest.raises(Exception, match="held by alice"):
+            lb.claim("T-2", holder="bob", remote="origin")
+    check = clone(remote, tmp_path / "check")
+    with Ledger(check) as lc:
+        assert hsync.pull(lc.refs).ok
+        assert lc.get_task("T-1")["status"] == "done"
+        assert lc.get_task("T-2")["assignee"] == "alice"

@@ -632,3 +632,28 @@ def test_unknown_nested_fields_stop_a_merge_of_that_task_only(tmp_path: Path) ->
     # A clone with no change of its own takes the remote commit whole: nothing is lost.
     assert hydrate(c, "pull").returncode == 0
     assert _doc(c, "T-1", "task.json")["checkpoints"][0]["mood"] == "fine"  # type: ignore[index]
+
+
+def test_unknown_link_fields_of_a_fanned_out_task_refuse_the_write(repo: Path) -> None:
+    """Found in review: a task of more than 1,000 links lost a newer version's link
+    field on a local write, where a smaller task's write was refused by name."""
+    with Ledger(repo) as ledger:
+        ledger.add_task("F-1", objective="o", acceptance="a")
+        ledger.add_contexts("F-1", [(f"body {i}\n", f"s{i}", 0, None) for i in range(1010)])
+    ref = "refs/hydrate/tasks/F-1"
+    shard = json.loads(git(repo, "cat-file", "blob", f"{ref}:links/0.json"))
+    shard["links"][0]["label"] = "from the future"
+    blob = git(repo, "hash-object", "-w", "--stdin", input=json.dumps(shard)).strip()
+    sub = [ln for ln in git(repo, "ls-tree", f"{ref}:links").splitlines()]
+    sub = [ln for ln in sub if not ln.endswith("\t0.json")] + [f"100644 blob {blob}\t0.json"]
+    links_tree = git(repo, "mktree", input="\n".join(sub) + "\n").strip()
+    top = [ln for ln in git(repo, "ls-tree", ref).splitlines() if not ln.endswith("\tlinks")]
+    top.append(f"040000 tree {links_tree}\tlinks")
+    tree = git(repo, "mktree", input="\n".join(top) + "\n").strip()
+    commit = git(repo, "commit-tree", tree, "-p", ref, "-m", "hydrate: crafted").strip()
+    git(repo, "update-ref", ref, commit)
+    other = next(lk for lk in shard["links"][1:] if lk["sha256"].startswith("0"))
+    res = hydrate(repo, "context-rm", "F-1", other["sha256"])
+    assert res.returncode == 1, res
+    assert "links/0.json $.links[" in res.stderr and ".label" in res.stderr
+    assert git(repo, "rev-parse", ref).strip() == commit

@@ -179,7 +179,7 @@ def budget_options(func: F) -> F:
     )(func)
     func = click.option(
         "--max-tokens",
-        type=click.IntRange(min=1),
+        type=click.IntRange(min=1, max=2**63 - 1),  # as git reads hydrate.maxTokens
         default=None,
         help="A token budget, counted exactly; with --max-bytes both apply "
         f"(default: {default_help('hydrate.maxTokens')}). Needs git-hydrate[tokens].",

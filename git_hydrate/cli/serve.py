@@ -38,8 +38,8 @@ def mcp(
 ) -> None:
     """Serve the tasks over MCP on stdin and stdout (needs git-hydrate[mcp]).
 
-    Tools: list_tasks, show_task, get_prompt, attach, checkpoint, move; the
-    resource hydrate://task/ID/prompt. Every answer fits the budget and ends
+    Tools: list_tasks, show_task, get_prompt, attach, checkpoint, move, ready,
+    claim; the resource hydrate://task/ID/prompt. Every answer fits the budget and ends
     with what it left out; writes follow the command line's rules (no
     credentials, an identity, compare-and-swap).
 

@@ -20,6 +20,7 @@ total budget; commit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterable
@@ -30,6 +31,7 @@ import msgspec
 
 from .. import __version__, validate
 from ..errors import ValidationError
+from ..fingerprint import code_fingerprint
 from ..model import Link, Selection, Task
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs
@@ -235,6 +237,35 @@ def _record(task: Task, selection: Selection) -> Task:
     return task if kept == task.selections else msgspec.structs.replace(task, selections=kept)
 
 
+#: git's default attributes file, under ``$XDG_CONFIG_HOME`` (``~/.config``).
+_XDG_ATTRIBUTES: Final = "git" + os.sep + "attributes"
+
+
+def _attribute_sources(refs: TaskRefs) -> list[object]:
+    """What else decides a revision's attributes than its tree: the repository's
+    ``info/attributes`` and ``core.attributesFile`` (or git's default one), as size
+    and mtime, and — for a git that reads attributes from the index — the staged
+    ``.gitattributes`` files."""
+    repo = refs.repo
+    configured = repo.settings.raw("core.attributesFile")
+    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    paths = [
+        os.path.join(repo.common_dir, "info", "attributes"),
+        os.path.expanduser(configured) if configured else os.path.join(home, _XDG_ATTRIBUTES),
+    ]
+    found: list[object] = []
+    if repo.lacks("check-attr --source"):
+        found.append(hashlib.sha256(repo.staged_attributes()).hexdigest())
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            found.append([path])
+            continue
+        found.append([path, stat.st_size, stat.st_mtime_ns])
+    return found
+
+
 def _pinned(refs: TaskRefs, selection: Selection) -> str | None:
     """The commit (or tree) a revision run reads; ``None`` for a work tree or directory,
     whose content has no id to compare."""
@@ -263,7 +294,11 @@ def _inputs(
         task.files,
         task.tests,
     ]
-    held = sorted((link.path, link.sha256, link.priority) for link in links if mine(link))
+    # Every link, not only the run's own: a file whose body another link holds is
+    # skipped as a duplicate, so removing that link changes what the run attaches.
+    held = sorted(
+        (link.sha256, link.source, link.path, link.origin, link.priority) for link in links
+    )
     parts = [
         SELECTION_VERSION,
         __version__,
@@ -373,13 +408,17 @@ def add_tree(
 
     pinned = _pinned(refs, selection)
     fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
+    here = _local(refs)
     if recognise and pinned is not None and fixed is not None:
         recorded = _recorded(task, selection)
-        if recorded is not None and recorded.inputs == _inputs(
-            fixed, selection, task, state.links, mine
+        if (
+            recorded is not None
+            and recorded.inputs == _inputs(fixed, selection, task, state.links, mine)
+            and _own(refs).get(_identity(task_id, selection)) == here
         ):
             # The same commit, options, rules, task and links as the run that recorded
-            # this: the result is known without listing a file.
+            # this (in the task), and the same code and attributes files here (in this
+            # clone's record): the result is known without listing a file.
             return _recognised(refs, task_id, state.links, mine, selection, pinned)
     source = _source(refs, rev, worktree, directory)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
@@ -434,21 +473,76 @@ def add_tree(
     )
     if source.mode == "dir":
         outcome["listing"] = source.listing
+    _adopt(refs, task_id, selection, here)
     return outcome
+
+
+def _own_path(refs: TaskRefs) -> str:
+    return os.path.join(refs.repo.common_dir, "hydrate", "own-selections")
+
+
+def _identity(task_id: str, selection: Selection) -> str:
+    """A selection of a task as this clone knows it (its options, not its digest)."""
+    options = msgspec.structs.replace(selection, inputs="")
+    return hashlib.sha256(msgspec.json.encode([task_id, options])).hexdigest()
+
+
+def _local(refs: TaskRefs) -> str:
+    """What decides a run here beside what the task records: the code of the modules
+    that decide it and the attributes files outside the tree (machine-local, so kept
+    in this clone's record, never in the shared task)."""
+    parts = [code_fingerprint(_DECIDING_MODULES), _attribute_sources(refs)]
+    return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
+
+
+def _own(refs: TaskRefs) -> dict[str, str]:
+    """This clone's runs: identity to the local digest of its last run."""
+    try:
+        with open(_own_path(refs), encoding="ascii") as fh:
+            pairs = [line.split() for line in fh]
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
+
+
+def _adopt(refs: TaskRefs, task_id: str, selection: Selection, local: str) -> None:
+    """Remember that this clone ran ``selection`` itself, and under what code and
+    attributes files (``prompt --refresh`` runs only such selections: one recorded
+    elsewhere could name any directory or ref)."""
+    known = _own(refs)
+    identity = _identity(task_id, selection)
+    if known.get(identity) == local:
+        return
+    known[identity] = local
+    lines = "".join(f"{key} {value}\n" for key, value in sorted(known.items()))
+    with contextlib.suppress(OSError):  # derived: losing it only asks for one add-tree again
+        refs.repo.replace_file(_own_path(refs), [lines.encode("ascii")])
 
 
 def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]]:
     """Take every add-tree run the task recorded again, in the order they were made.
 
     A revision run whose commit, options, rules, task and links are those it
-    recorded is recognised without listing a file (``recognised: True``). A run
-    that cannot be taken here (a directory of another machine, a revision this
-    clone lacks) is answered ``{"selection": ..., "error": ...}``; the others go on.
+    recorded is recognised without listing a file (``recognised: True``). Only
+    runs this clone made itself are taken: a selection that came with the task
+    from a remote could name any directory or ref here, so it is answered
+    ``{"selection": ..., "error": ...}`` with the add-tree command that adopts
+    it; so is a run that cannot be taken here. The others go on.
     """
     validate.task_id(task_id)
+    own = _own(refs)
     results: list[HydrateResult | dict[str, str]] = []
-    for selection in refs.load(task_id).task.selections:
+    for selection in refs.load(task_id).task.selections[-MAX_SELECTIONS:]:
         what = _described(selection)
+        if _identity(task_id, selection) not in own:
+            results.append(
+                {
+                    "selection": what,
+                    "error": "recorded in another clone, so not taken here; to take it, "
+                    f"run it once yourself: git hydrate add-tree {task_id} {what}",
+                }
+            )
+            continue
         try:
             results.append(
                 add_tree(

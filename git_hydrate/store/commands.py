@@ -221,7 +221,7 @@ class Commands(RepositoryBase):
         if tree is None:
             proc = self.git([*base, *names], input=paths, check=False)
             return proc.stdout if proc.returncode == 0 else None
-        if self._lacks("check-attr --source"):
+        if self.lacks("check-attr --source"):
             proc = self.git([*base, "--cached", *names], input=paths, check=False)
             return proc.stdout if proc.returncode == 0 else None
         proc = self.git([*base, f"--source={tree}", *names], input=paths, check=False)
@@ -231,10 +231,19 @@ class Commands(RepositoryBase):
             proc = self.git([*base, "--cached", *names], input=paths, check=False)
         return proc.stdout if proc.returncode == 0 else None
 
+    def staged_attributes(self) -> bytes:
+        """The index entries of every ``.gitattributes`` (mode, blob id, path): what a
+        git without ``check-attr --source`` reads attributes from for a commit."""
+        proc = self.git(
+            ["ls-files", "-s", "-z", "--", ":(glob)**/.gitattributes", ".gitattributes"],
+            check=False,
+        )
+        return proc.stdout if proc.returncode == 0 else b""
+
     def _features_path(self) -> str:
         return os.path.join(self.common_dir, "hydrate", "git-features")
 
-    def _lacks(self, feature: str) -> bool:
+    def lacks(self, feature: str) -> bool:
         """Whether the installed git was found to lack ``feature`` (remembered per
         git binary, so an upgraded git is asked again)."""
         binary = _git_binary()
