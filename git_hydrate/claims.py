@@ -31,7 +31,7 @@ from typing import Any, Final, cast
 import msgspec
 
 from . import validate
-from .dependencies import cycles, queue_summaries, station_of, waiting_for
+from .dependencies import cycles, find_cycle, queue_summaries, station_of, waiting_for
 from .errors import Conflict, GitFailed, NotFound, ValidationError
 from .listing import task_filter
 from .model import INITIAL_STATION
@@ -206,7 +206,9 @@ def _claim_change(
     ``via`` names the remote the claim is pushed to (``""``: this clone only); a
     merge prefers a claim a remote accepted over one it did not.
     """
-    stations = station_of(refs, queue_summaries(refs))
+    summaries = queue_summaries(refs)
+    stations = station_of(refs, summaries)
+    graph = {t: list(item["depends_on"]) for t, item in summaries.items() if "error" not in item}
 
     def result(task: Any, changed: bool) -> ClaimResult:
         return {
@@ -251,6 +253,12 @@ def _claim_change(
             waits = waiting_for(task.depends_on, stations)
             if waits:
                 raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
+            loop = find_cycle({**graph, task_id: list(task.depends_on)}, task_id)
+            if loop is not None:
+                raise Conflict(
+                    f"task {task_id} is not ready: it is on a dependency cycle "
+                    f"({' -> '.join(loop)}); break it with git hydrate task-edit"
+                )
         if task.assignee == holder and not taken_from:
             taken_from = task.taken_from  # publishing one's own offline claim keeps it
         claimed = msgspec.structs.replace(

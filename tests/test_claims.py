@@ -114,6 +114,12 @@ def test_a_cycle_made_by_a_merge_is_a_doctor_problem_and_never_ready(
     with Ledger(b) as lb:
         assert hsync.sync(lb.refs).ok
         assert lb.ready() == []
+        # Found in review: claim took a task on a cycle once the others were done.
+        lb.set_status("Y", "in_progress")
+        lb.set_status("Y", "done")
+        assert lb.ready() == []
+        with pytest.raises(Exception, match=r"on a dependency cycle \(X -> Y -> X\)"):
+            lb.claim("X", holder="bob")
     report = json.loads(hydrate(b, "doctor", "--json").stdout)
     problems = {t["task_id"]: t["problems"] for t in report["tasks"]}
     assert any("dependency cycle X -> Y -> X" in p for p in problems["X"])
