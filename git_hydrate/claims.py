@@ -324,8 +324,12 @@ def _release_change(
     return apply
 
 
-def pull_queue(refs: TaskRefs, remote: str) -> Report:
-    """Pull every task from ``remote`` before reading the queue (``ready --remote``)."""
+def pull_queue(refs: TaskRefs, remote: str | None = None, *, local: bool = False) -> Report | None:
+    """Pull every task from ``remote`` (:func:`default_remote`) before reading the
+    queue (``ready``); ``None`` when the queue is this repository's only."""
+    remote = default_remote(refs, remote, local)
+    if remote is None:
+        return None
     where = resolve_remote(refs, remote, takes_ids=False)
     report = Report("pull", where.display)
     pull_into(refs, where, [], report)

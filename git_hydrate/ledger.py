@@ -311,11 +311,12 @@ class Ledger:
 
         return ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
 
-    def pull_queue(self, remote: str) -> sync.Report:
-        """Pull every task from ``remote`` before reading the queue (``ready --remote``)."""
+    def pull_queue(self, remote: str | None = None, *, local: bool = False) -> sync.Report | None:
+        """Pull every task from ``remote`` (else ``hydrate.claimRemote``, unless
+        ``local``) before reading the queue; ``None`` when nothing was pulled."""
         from .claims import pull_queue
 
-        return pull_queue(self.refs, remote)
+        return pull_queue(self.refs, remote, local=local)
 
     def claim(self, task_id: str | None = None, **options: Any) -> ClaimResult:
         """Claim a task (``None``: the first ready one), locally or through a remote

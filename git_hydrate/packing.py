@@ -201,14 +201,11 @@ def prompt(
     tip, budget and expired attachments is read back instead of rebuilt."""
     limits = budget(refs, max_bytes, max_tokens, encoding, outline)
     moment = refs.now(now)
-    store = None
-    if cache and refs.repo.settings.boolean("hydrate.promptCache"):
-        store = PromptCache(refs.repo)
-        tip = refs.tip(validate.task_id(task_id))
-        if tip is not None:
-            hit = store.get(store.key(tip, limits), moment)
-            if hit is not None:
-                return cast(PromptResult, hit.result())
+    store = PromptCache.of(refs.repo) if cache else None
+    if store is not None:
+        hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment)
+        if hit is not None:
+            return cast(PromptResult, hit.result())
     job = _job(refs, task_id, limits, moment)
     result = context_expander.build_prompt(
         job.task, job.entries, job.budget.max_bytes, **job.walk_options(files=True)

@@ -99,6 +99,18 @@ class PromptCache:
         self.repo = repo
         self.directory = os.path.join(repo.common_dir, "hydrate", "prompt-cache")
 
+    @classmethod
+    def of(cls, repo: Repository) -> PromptCache | None:
+        """The repository's prompt cache, or ``None`` when ``hydrate.promptCache`` is off."""
+        return cls(repo) if repo.settings.boolean("hydrate.promptCache") else None
+
+    def find(
+        self, tip: bytes | None, budget: Iterable[Any], moment: float, *, packet: bool = True
+    ) -> CachedPrompt | None:
+        """The prompt of the task at ``tip`` under ``budget``, if stored and valid at
+        ``moment`` (``tip`` ``None``: no such task, so none)."""
+        return None if tip is None else self.get(self.key(tip, budget), moment, packet=packet)
+
     @staticmethod
     def key(tip: bytes, budget: Iterable[Any]) -> str:
         """The key of a task tip under a budget, for this version's rendering."""

@@ -99,17 +99,14 @@ def ready(
     if local and remote is not None:
         raise click.UsageError("--local and --remote contradict each other")
     with open_ledger(ctx) as ledger:
-        if remote is None and not local:
-            remote = ledger.settings.text("hydrate.claimRemote")
-        if remote is not None:
-            report = ledger.pull_queue(remote)
-            if not report.ok:
-                failed = [o.name for o in report.outcomes if o.action == "skipped"]
-                click.echo(
-                    f"warning: pull from {shown(report.remote)} skipped "
-                    f"{', '.join(map(shown, failed)) or 'some refs'}; see: git hydrate pull",
-                    err=True,
-                )
+        report = ledger.pull_queue(remote, local=local)
+        if report is not None and not report.ok:
+            failed = [o.name for o in report.outcomes if o.action == "skipped"]
+            click.echo(
+                f"warning: pull from {shown(report.remote)} skipped "
+                f"{', '.join(map(shown, failed)) or 'some refs'}; see: git hydrate pull",
+                err=True,
+            )
         items = ledger.ready(kind=kinds or None, tag=tags or None, include_stale=stale)
     if as_json:
         echo_json(ctx, items)

@@ -248,14 +248,15 @@ def _cached_prompt(
         return None
     try:
         with Repository((ctx.find_root().obj or {}).get("directory")) as repo:
-            if not repo.settings.boolean("hydrate.promptCache"):
+            store = PromptCache.of(repo)
+            if store is None:
                 return None
-            limits = resolve_budget(repo.settings, *budget_args)
-            tip = repo.read_ref(ref_name(task_id))
-            if tip is None:
-                return None
-            store = PromptCache(repo)
-            return store.get(store.key(tip, limits), TaskRefs(repo).now(now), packet=False)
+            return store.find(
+                repo.read_ref(ref_name(task_id)),
+                resolve_budget(repo.settings, *budget_args),
+                TaskRefs(repo).now(now),
+                packet=False,
+            )
     except (HydrateError, OSError):
         return None
 

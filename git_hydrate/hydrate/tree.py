@@ -281,7 +281,6 @@ def _inputs(
     selection: Selection,
     task: Task,
     links: list[Link],
-    mine: Callable[[Link], bool],
 ) -> str:
     """The digest of everything that decides a revision run's links."""
     ranking = [
@@ -408,12 +407,12 @@ def add_tree(
 
     pinned = _pinned(refs, selection)
     fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
-    here = _local(refs)
+    here = _local(refs) if pinned is not None else "-"  # only a revision run is recognised
     if recognise and pinned is not None and fixed is not None:
         recorded = _recorded(task, selection)
         if (
             recorded is not None
-            and recorded.inputs == _inputs(fixed, selection, task, state.links, mine)
+            and recorded.inputs == _inputs(fixed, selection, task, state.links)
             and _own(refs).get(_identity(task_id, selection)) == here
         ):
             # The same commit, options, rules, task and links as the run that recorded
@@ -445,7 +444,7 @@ def add_tree(
         progress(len(candidates), len(candidates), found.bytes_done)
 
     def record(current: Task, links: list[Link]) -> Task:
-        inputs = _inputs(fixed, selection, current, links, mine) if fixed is not None else ""
+        inputs = _inputs(fixed, selection, current, links) if fixed is not None else ""
         return _record(current, msgspec.structs.replace(selection, inputs=inputs))
 
     trailers = {"source": source.label}

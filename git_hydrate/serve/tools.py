@@ -258,9 +258,7 @@ def _move(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
 
 
 def _ready(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
-    remote = args.get("remote") or ledger.settings.text("hydrate.claimRemote")
-    if remote:
-        ledger.pull_queue(remote)
+    ledger.pull_queue(args.get("remote") or None)
     kind, tag = args.get("kind") or None, args.get("tag") or None
     tasks: list[Any] = list(ledger.ready(kind=kind, tag=tag))
     return _fit_tasks(budget, tasks, "narrow the queue with kind or tag")
