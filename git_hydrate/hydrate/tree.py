@@ -407,13 +407,12 @@ def add_tree(
 
     pinned = _pinned(refs, selection)
     fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
-    here = _local(refs) if pinned is not None else "-"  # only a revision run is recognised
     if recognise and pinned is not None and fixed is not None:
         recorded = _recorded(task, selection)
         if (
             recorded is not None
             and recorded.inputs == _inputs(fixed, selection, task, state.links)
-            and _own(refs).get(_identity(task_id, selection)) == here
+            and _own(refs).get(_identity(task_id, selection)) == _local(refs)
         ):
             # The same commit, options, rules, task and links as the run that recorded
             # this (in the task), and the same code and attributes files here (in this
@@ -472,7 +471,9 @@ def add_tree(
     )
     if source.mode == "dir":
         outcome["listing"] = source.listing
-    _adopt(refs, task_id, selection, here)
+    # Read again after the run: its first check-attr may just have found that this
+    # git lacks --source, which changes what the digest covers.
+    _adopt(refs, task_id, selection, _local(refs) if pinned is not None else "-")
     return outcome
 
 
