@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from .codec import encode_output
 from .errors import Conflict, ValidationError
@@ -31,6 +31,7 @@ from .rendering import (
     UNTRUSTED_BANNER,
     UNTRUSTED_FOOTER,
     assemble,
+    context_heading,
     guard_form,
     head_sections,
     is_guarded,
@@ -39,8 +40,9 @@ from .rendering import (
     outline_heading,
     packet_json,
     path_note,
+    prompt_pieces,
     render_prompt,
-    section_text,
+    section_pieces,
     utf8_len,
 )
 
@@ -270,6 +272,26 @@ class _Plan:
     outliner: Outliner | None = None
     #: Tokens the untrusted block costs around the first attachment.
     block_tokens: int = 0
+    #: Keep each kept section as its UTF-8 bytes, and no body in its item:
+    #: the prompt is then held once, in UTF-8 (a text with one wide character
+    #: costs up to 4 bytes per character as a ``str``).
+    lean: bool = False
+
+    def kept(
+        self,
+        index: int,
+        item: dict[str, Any],
+        section: tuple[str, ...],
+        cost_json: int,
+        cost_prompt: int,
+        shrunk: dict[str, Any] | None = None,
+    ) -> _Kept:
+        """What the walk keeps of an attachment that fits."""
+        if not self.lean:
+            return _Kept(index, item, section, cost_json, cost_prompt, shrunk)
+        lean = {"hash": item["hash"], "source": item["source"]}
+        encoded = b"".join([piece.encode("utf-8") for piece in section])
+        return _Kept(index, lean, encoded, cost_json, cost_prompt, shrunk)
 
 
 @dataclass
@@ -278,7 +300,9 @@ class _Kept:
 
     index: int
     item: dict[str, Any]
-    section: str
+    #: The section's pieces in the prompt (see :func:`rendering.section_pieces`),
+    #: or, in a lean walk, the section's UTF-8 bytes.
+    section: tuple[str, ...] | bytes
     cost_json: int
     cost_prompt: int
     shrunk: dict[str, Any] | None = None
@@ -318,11 +342,12 @@ def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key
 
 def _candidate(
     plan: _Plan, entry: Entry, item: dict[str, Any], heading: str, variant: str, first: bool
-) -> tuple[str, int, int, int]:
-    """``(section, json bytes, prompt bytes, tokens)`` one attachment would add."""
+) -> tuple[tuple[str, ...], int, int, int]:
+    """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add."""
+    # (the packet's size is reported by the prompt walk too, though not measured)
     encoded = encode_output(item)
     cost_json = len(encoded) + (0 if first else 1)
-    section = ""
+    section: tuple[str, ...] = ()
     cost_prompt = 0
     tokens = 0
     meter = plan.meter
@@ -330,12 +355,11 @@ def _candidate(
         tokens += _json_tokens(meter, encoded, item, _cache_key(entry, variant + ".json"))
         tokens += 0 if first else 1  # the comma
     if plan.prompt:
-        text = section_text(str(item["body"]))
-        section = heading + text
-        cost_prompt = utf8_len(section) + (BLOCK_OVERHEAD if first else 1)
+        section = section_pieces(heading, str(item["body"]))
+        cost_prompt = sum(map(utf8_len, section)) + (BLOCK_OVERHEAD if first else 1)
         if meter is not None:
             key = _cache_key(entry, "section" if variant == "full" else variant + ".section")
-            tokens += meter.count(heading) + meter.count_body(key, text)
+            tokens += meter.count(heading) + meter.count_body(key, "".join(section[1:]))
             tokens += plan.block_tokens if first else 1  # the block, or the line between
     return section, cost_json, cost_prompt, tokens
 
@@ -399,13 +423,13 @@ def _walk(
         if not too_big:
             body = _body_of(entry, load_body)
             item = {"hash": digest, "source": source, "body": body}
-            heading = f"### Context from {one_line(source)}\n"
+            heading = context_heading(source)
             section, cost_json, cost_prompt, tokens = _candidate(
                 plan, entry, item, heading, "full", not walked.kept
             )
             size = _measured(plan, cost_json, cost_prompt)
             if _fits(plan, walked, size, tokens):
-                walked.kept.append(_Kept(index, item, section, cost_json, cost_prompt))
+                walked.kept.append(plan.kept(index, item, section, cost_json, cost_prompt))
                 walked.used_bytes += size
                 walked.used_tokens += tokens
                 continue
@@ -450,7 +474,7 @@ def _keep_outline(
         "outline_hash": digest,
         "bytes_saved": full - utf8_len(outline),
     }
-    walked.kept.append(_Kept(index, item, section, cost_json, cost_prompt, shrunk))
+    walked.kept.append(plan.kept(index, item, section, cost_json, cost_prompt, shrunk))
     walked.used_bytes += size
     walked.used_tokens += tokens
     return True
@@ -712,11 +736,16 @@ def build_prompt(
     extra: Mapping[str, Any] | None = None,
     now: datetime | float | None = None,
     load_body: BodyLoader | None = None,
+    pieces: bool = False,
 ) -> dict[str, Any]:
     """The ``prompt`` walk: only the prompt's own UTF-8 bytes (and tokens) are measured.
 
     Same arguments as :func:`build_packet`; the packet is returned too (the
-    prompt is rendered from it) but its size does not count.
+    prompt is rendered from it) but its size does not count. With ``pieces``,
+    the result holds ``prompt_pieces`` instead of ``prompt`` and ``packet``:
+    the UTF-8 bytes that join into the prompt, for writing a prompt of
+    megabytes out. Without a token meter, each kept section is encoded as it
+    is kept and its text dropped, so the prompt is held once, as UTF-8.
 
     Raises:
         ValidationError: the prompt without attachments exceeds the budget.
@@ -734,6 +763,7 @@ def build_prompt(
         now=now,
         load_body=load_body,
         with_json=False,
+        pieces=pieces,
     )
 
 
@@ -751,6 +781,7 @@ def _render_walk(
     now: datetime | float | None,
     load_body: BodyLoader | None,
     with_json: bool,
+    pieces: bool = False,
 ) -> dict[str, Any]:
     _check_budgets(max_bytes, max_tokens, tokens)
     packet = _expanded_packet(task, files, tests, extra)
@@ -779,6 +810,7 @@ def _render_walk(
         meter=meter,
         outliner=outline,
         block_tokens=block_tokens,
+        lean=pieces and tokens is None,
     )
     ordered = dedupe_context(entries)
     moment = as_timestamp(now)
@@ -788,22 +820,37 @@ def _render_walk(
     def total_tokens(state: _Walked) -> int:
         assert tokens is not None
         packet["context"] = [k.item for k in state.kept]
-        counted["prompt"] = tokens.count(assemble(head, [k.section for k in state.kept]))
+        sections = [cast(tuple[str, ...], k.section) for k in state.kept]
+        counted["prompt"] = tokens.count(assemble(head, sections))
         counted["packet"] = tokens.count(packet_json(packet).decode("utf-8")) if with_json else 0
         return counted["prompt"] + counted["packet"]
 
     _back_off(walked, max_tokens, total_tokens)
     packet["context"] = [k.item for k in walked.kept]
     # The same sections render_prompt(packet) would produce, rendered once.
-    prompt = assemble(head, [k.section for k in walked.kept])
     packet_bytes = base_json + sum(k.cost_json for k in walked.kept)
     prompt_bytes = base_prompt + sum(k.cost_prompt for k in walked.kept)
-    result: dict[str, Any] = {"packet": packet, "prompt": prompt, "packet_bytes": packet_bytes}
+    result: dict[str, Any] = {}
+    if pieces:
+        mixed: list[str | bytes] = list(
+            prompt_pieces(head, [(cast(bytes, k.section),) for k in walked.kept])
+            if plan.lean
+            else prompt_pieces(head, [cast(tuple[str, ...], k.section) for k in walked.kept])
+        )
+        encoded = [p.encode("utf-8") if isinstance(p, str) else p for p in mixed]
+        result["prompt_pieces"] = encoded
+        characters = sum(len(p) if p.isascii() else len(p.decode("utf-8")) for p in encoded)
+    else:
+        result["packet"] = packet
+        texts = [cast(tuple[str, ...], k.section) for k in walked.kept]
+        result["prompt"] = assemble(head, texts)
+        characters = len(result["prompt"])
+    result["packet_bytes"] = packet_bytes
     result["prompt_bytes"] = prompt_bytes
     if with_json:
         result["total_bytes"] = packet_bytes + prompt_bytes
     result["max_bytes"] = max_bytes
-    result["token_estimate"] = estimate_tokens(prompt)
+    result["token_estimate"] = max(1, math.ceil(characters / CHARS_PER_TOKEN)) if characters else 0
     if tokens is not None:
         if not counted:
             total_tokens(walked)

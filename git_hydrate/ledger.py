@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import context, doctor, history, lifecycle, listing, packing, sync, tasks
 from .hydrate import RankResult, add_diff, add_tree, refresh, rerank
@@ -31,6 +31,7 @@ from .results import (
     LogEntry,
     MoveResult,
     PackResult,
+    PromptFields,
     PromptResult,
     ReadyItem,
     ReleaseResult,
@@ -41,6 +42,9 @@ from .results import (
 from .settings import Settings
 from .store import Repository
 from .taskrefs import TaskRefs
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["Ledger"]
 
@@ -287,6 +291,37 @@ class Ledger:
         return packing.prompt(
             self.refs,
             task_id,
+            max_bytes,
+            now,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+            cache=cache,
+        )
+
+    def write_prompt(
+        self,
+        task_id: str,
+        out: SupportsWrite[bytes],
+        max_bytes: int | None = None,
+        now: datetime | float | None = None,
+        *,
+        max_tokens: int | None = None,
+        encoding: str | None = None,
+        outline: bool | None = None,
+        cache: bool = True,
+    ) -> PromptFields:
+        """The prompt of :meth:`prompt`, written to the binary stream ``out`` as
+        UTF-8, in about half the memory: it is never held as one text.
+
+        Returns :meth:`prompt`'s result without ``prompt`` and ``packet``.
+        Nothing is written when the prompt cannot be built (the error is raised
+        first); the arguments are :meth:`prompt`'s.
+        """
+        return packing.write_prompt(
+            self.refs,
+            task_id,
+            out,
             max_bytes,
             now,
             max_tokens=max_tokens,

@@ -9,19 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from . import context_expander, validate
 from .budgeting import Budget, resolve_budget
 from .errors import CorruptData
 from .model import Link
 from .prompt_cache import PromptCache
-from .results import ExpandResult, PackResult, PromptResult
+from .results import ExpandResult, PackResult, PromptFields, PromptResult
 from .store import Prefetch
 from .taskrefs import TaskRefs
 from .tasks import task_dict
 
-__all__ = ["Budget", "body_loader", "budget", "expand", "pack", "packing_input", "prompt"]
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+__all__ = [
+    "Budget",
+    "body_loader",
+    "budget",
+    "expand",
+    "pack",
+    "packing_input",
+    "prompt",
+    "write_prompt",
+]
 
 #: The header of the token-count cache: counts are of texts derived from a body
 #: by context_expander's rendering rules; a change there bumps the version.
@@ -206,15 +218,61 @@ def prompt(
         hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment)
         if hit is not None:
             return cast(PromptResult, hit.result())
+    job, result = _built_prompt(refs, task_id, limits, moment, pieces=False)
+    if store is not None and job.task.get("tip"):
+        store.put(store.key(job.task["tip"].encode(), limits), moment, _expiries(job), result)
+    return cast(PromptResult, result)
+
+
+def write_prompt(
+    refs: TaskRefs,
+    task_id: str,
+    out: SupportsWrite[bytes],
+    max_bytes: int | None = None,
+    now: datetime | float | None = None,
+    *,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    outline: bool | None = None,
+    cache: bool = True,
+) -> PromptFields:
+    """The prompt written to ``out`` as UTF-8 (see ``Ledger.write_prompt``).
+
+    Nothing is written unless the whole prompt was built. The prompt is never
+    held as one text: the attachments' bodies are read once and written piece
+    by piece, to ``out`` and to the prompt cache.
+    """
+    limits = budget(refs, max_bytes, max_tokens, encoding, outline)
+    moment = refs.now(now)
+    store = PromptCache.of(refs.repo) if cache else None
+    if store is not None:
+        hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment, packet=False)
+        if hit is not None:
+            out.write(hit.prompt)
+            return cast(PromptFields, hit.fields)
+    job, result = _built_prompt(refs, task_id, limits, moment, pieces=True)
+    pieces: list[bytes] = result.pop("prompt_pieces")
+    if store is not None and job.task.get("tip"):
+        key = store.key(job.task["tip"].encode(), limits)
+        store.put_pieces(key, moment, _expiries(job), result, pieces)
+    for piece in pieces:
+        out.write(piece)
+    return cast(PromptFields, result)
+
+
+def _built_prompt(
+    refs: TaskRefs, task_id: str, limits: Budget, moment: float, *, pieces: bool
+) -> tuple[_Job, dict[str, Any]]:
     job = _job(refs, task_id, limits, moment)
     result = context_expander.build_prompt(
-        job.task, job.entries, job.budget.max_bytes, **job.walk_options(files=True)
+        job.task, job.entries, job.budget.max_bytes, pieces=pieces, **job.walk_options(files=True)
     )
     job.save()
-    if store is not None and job.task.get("tip"):
-        expiries = [e["expires"] for e in job.entries if e["expires"] is not None]
-        store.put(store.key(job.task["tip"].encode(), limits), moment, expiries, result)
-    return cast(PromptResult, result)
+    return job, result
+
+
+def _expiries(job: _Job) -> list[float]:
+    return [e["expires"] for e in job.entries if e["expires"] is not None]
 
 
 def body_loader(

@@ -31,10 +31,11 @@ from .store import Repository
 __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "PromptCache"]
 
 #: Bumped when what an entry holds or how a prompt is rendered changes.
-_FORMAT: Final = 3
+_FORMAT: Final = 4
 #: An entry file starts with this, then the header's length (4 bytes, big-endian),
-#: the header (msgpack), the prompt's bytes and the packet's compact JSON: a hit
-#: that prints the prompt reads neither the packet nor a decoded copy.
+#: the header (msgpack), the prompt's bytes and the packet's compact JSON (absent
+#: from an entry written by a prompt that was printed: ``packet_bytes`` is then
+#: -1). A hit that prints the prompt reads neither the packet nor a decoded copy.
 _MAGIC: Final = b"GHPCACHE"
 #: At most this many prompts are kept, newest first.
 MAX_ENTRIES: Final = 64
@@ -49,7 +50,7 @@ class _Header(msgspec.Struct, array_like=True):
     until: float | None  # the earliest expiry after it
     fields: dict[str, Any]
     prompt_bytes: int
-    packet_bytes: int
+    packet_bytes: int  # -1: no packet stored
 
 
 _decoder = msgspec.msgpack.Decoder(_Header)
@@ -136,6 +137,8 @@ class PromptCache:
                     return None
                 if header.until is not None and moment >= header.until:
                     return None
+                if packet and header.packet_bytes < 0:
+                    return None  # written without its packet
                 prompt = fh.read(header.prompt_bytes)
                 json = fh.read(header.packet_bytes) if packet else None
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
@@ -150,25 +153,67 @@ class PromptCache:
         self, key: str, moment: float, expiries: Iterable[float], result: dict[str, Any]
     ) -> None:
         """Store ``result``, valid while no expiry among ``expiries`` is crossed."""
+        fields = {k: v for k, v in result.items() if k not in ("prompt", "packet")}
+        prompt = result["prompt"].encode("utf-8")
+        self._write(key, moment, expiries, fields, [prompt], len(prompt), result["packet"])
+
+    def put_pieces(
+        self,
+        key: str,
+        moment: float,
+        expiries: Iterable[float],
+        fields: dict[str, Any],
+        pieces: list[bytes],
+    ) -> None:
+        """Store a prompt given as the UTF-8 pieces that join into it, without its
+        packet (see :func:`git_hydrate.context_expander.build_prompt`), and
+        ``fields``, the rest of its result."""
+        self._write(key, moment, expiries, fields, pieces, sum(map(len, pieces)), None)
+
+    def _write(
+        self,
+        key: str,
+        moment: float,
+        expiries: Iterable[float],
+        fields: dict[str, Any],
+        prompt: Iterable[bytes],
+        prompt_bytes: int,
+        packet: Any,
+    ) -> None:
         times = list(expiries)
         since = max((t for t in times if t <= moment), default=None)
         until = min((t for t in times if t > moment), default=None)
-        fields = {k: v for k, v in result.items() if k not in ("prompt", "packet")}
-        prompt = result["prompt"].encode("utf-8")
-        packet = msgspec.json.encode(result["packet"])
-        if len(prompt) + len(packet) > MAX_TOTAL_BYTES:
+        json = b"" if packet is None else msgspec.json.encode(packet)
+        if prompt_bytes + len(json) > MAX_TOTAL_BYTES:
             return
         try:
             header = _encoder.encode(
-                _Header(_FORMAT, key, since, until, fields, len(prompt), len(packet))
+                _Header(
+                    _FORMAT,
+                    key,
+                    since,
+                    until,
+                    fields,
+                    prompt_bytes,
+                    -1 if packet is None else len(json),
+                )
             )
         except (OverflowError, TypeError):
             return  # a figure msgpack cannot hold: the prompt is simply not kept
+
+        def chunks() -> Iterable[bytes]:
+            yield _MAGIC + len(header).to_bytes(4, "big") + header
+            written = 0
+            for chunk in prompt:
+                written += len(chunk)
+                yield chunk
+            if written != prompt_bytes:  # never stored: a hit would print it cut
+                raise OSError(f"prompt cache: {written} bytes written, {prompt_bytes} announced")
+            yield json
+
         # The cache only saves time: failing to write it is not an error.
         try:
-            self.repo.replace_file(
-                self._path(key), [_MAGIC + len(header).to_bytes(4, "big") + header, prompt, packet]
-            )
+            self.repo.replace_file(self._path(key), chunks())
         except OSError:
             return
         self._prune()

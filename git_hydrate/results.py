@@ -28,6 +28,7 @@ __all__ = [
     "Omission",
     "PackResult",
     "PathNoteDict",
+    "PromptFields",
     "PromptResult",
     "ReadyItem",
     "ReleaseResult",
@@ -205,6 +206,25 @@ class PromptResult(TypedDict):
 
     packet: dict[str, Any]
     prompt: str
+    packet_bytes: int
+    prompt_bytes: int
+    max_bytes: int | None
+    token_estimate: int
+    note: str
+    omitted: list[Omission]
+    kept: int
+    attachments: int
+    needed_bytes: int
+    token_count: NotRequired[int]
+    max_tokens: NotRequired[int | None]
+    token_encoding: NotRequired[str]
+    shrunk: NotRequired[list[Shrunk]]
+
+
+class PromptFields(TypedDict):
+    """``Ledger.write_prompt()``: what :class:`PromptResult` says of a prompt,
+    without the prompt (it was written out) and its packet."""
+
     packet_bytes: int
     prompt_bytes: int
     max_bytes: int | None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
@@ -25,13 +27,13 @@ from ._common import (
 
 __all__ = [
     "LISTED_ON_A_TERMINAL",
+    "Deferred",
     "expand",
     "listing",
     "pack",
     "prompt",
     "refreshed_line",
     "summary_line",
-    "write_prompt",
 ]
 
 #: How many omitted or shrunk attachments ``-v`` lists on a terminal (``-vv``: all).
@@ -123,7 +125,8 @@ def expand(
     "--output",
     type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     default=None,
-    help="Write the prompt to this file instead of standard output.",
+    help="Write the prompt to this file instead of standard output (whole or not at all: "
+    "written beside it, then renamed over it).",
 )
 @click.option(
     "-v",
@@ -183,22 +186,24 @@ def prompt(
                 click.echo(refreshed_line(task_id, done), err=True)
     hit = None if no_cache or verbose else _cached_prompt(ctx, task_id, now, budget_args)
     if hit is not None:
-        write_prompt(output, hit.prompt)
+        with Deferred(output) as out:
+            out.write(hit.prompt)
         click.echo(summary_line(task_id, hit.fields), err=True)
         return
     with open_ledger(ctx) as ledger:
-        result = ledger.prompt(
-            task_id,
-            max_bytes=max_bytes,
-            now=now,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-            cache=not no_cache,
-        )
+        with Deferred(output) as out:
+            result = ledger.write_prompt(
+                task_id,
+                out,
+                max_bytes=max_bytes,
+                now=now,
+                max_tokens=max_tokens,
+                encoding=encoding,
+                outline=outline,
+                cache=not no_cache,
+            )
         # why each attachment packs where it does (ranking's reasons), for -v
         why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
-    write_prompt(output, result["prompt"].encode("utf-8"))
     click.echo(summary_line(task_id, result), err=True)
     if verbose:
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
@@ -221,16 +226,69 @@ def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
     return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
 
 
-def write_prompt(output: str | None, data: bytes) -> None:
-    """Write a prompt's bytes to ``output`` (``None`` or ``-``: standard output)."""
-    if output is not None and output != "-":
-        with open(output, "wb") as fh:
-            fh.write(data)
-    else:
-        # Bytes straight to stdout: click.echo would scan megabytes for ANSI codes.
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+class Deferred:
+    """Where a prompt is written piece by piece: ``output`` (``None`` or ``-``:
+    standard output). Nothing is opened before the first write, so a prompt that
+    fails to build leaves no file behind; a file is written beside ``output``
+    and renamed over it when complete, so a failed write leaves the old one.
+    Used as a context manager: an error on the way removes what was written."""
+
+    def __init__(self, output: str | None) -> None:
+        self.output = None if output == "-" else output
+        self._fh: BinaryIO | None = None
+        self._temporary: str | None = None
+
+    def __enter__(self) -> Deferred:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.abort()
+
+    def write(self, data: bytes) -> int:
+        if self._fh is None:
+            self._fh = self._open()
+        self._fh.write(data)
+        return len(data)
+
+    def _open(self) -> BinaryIO:
+        if self.output is None:
+            sys.stdout.flush()
+            return sys.stdout.buffer
+        if os.path.exists(self.output) and not os.path.isfile(self.output):
+            return open(self.output, "wb")  # a device or a pipe: written in place
+        temporary = f"{self.output}.{os.getpid()}.tmp"
+        try:
+            fh = open(temporary, "wb")  # noqa: SIM115 (closed by close() or abort())
+        except OSError as error:  # named as what was asked for
+            raise OSError(error.errno, error.strerror, self.output) from None
+        self._temporary = temporary
+        return fh
+
+    def close(self) -> None:
+        """Finish: flush standard output, or put the file in place."""
+        fh, self._fh = self._fh, None
+        if fh is None:
+            return
+        if fh is sys.stdout.buffer:
+            fh.flush()
+            return
+        fh.close()
+        if self._temporary is not None and self.output is not None:
+            os.replace(self._temporary, self.output)
+            self._temporary = None
+
+    def abort(self) -> None:
+        """Give up: remove the file written so far (standard output keeps what it got)."""
+        fh, self._fh = self._fh, None
+        if fh is not None and fh is not sys.stdout.buffer:
+            fh.close()
+        if self._temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._temporary)
+            self._temporary = None
 
 
 def _cached_prompt(

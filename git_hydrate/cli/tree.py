@@ -367,17 +367,18 @@ def add_tree(
             err=then_prompt,
         )
         if then_prompt:
-            from .packing import summary_line, write_prompt
+            from .packing import Deferred, summary_line
 
-            made = ledger.prompt(
-                task_id,
-                max_bytes=max_bytes,
-                now=now,
-                max_tokens=max_tokens,
-                encoding=encoding,
-                outline=outline,
-            )
-            write_prompt(None, made["prompt"].encode("utf-8"))
+            with Deferred(None) as out:
+                made = ledger.write_prompt(
+                    task_id,
+                    out,
+                    max_bytes=max_bytes,
+                    now=now,
+                    max_tokens=max_tokens,
+                    encoding=encoding,
+                    outline=outline,
+                )
             click.echo(summary_line(task_id, made), err=True)
 
 

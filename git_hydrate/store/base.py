@@ -233,7 +233,8 @@ class RepositoryBase:
             OSError: nothing was replaced, and the temporary file is gone.
         """
         self.make_dirs(os.path.dirname(path))
-        temporary = f"{path}.{os.getpid()}.tmp"
+        # Unique per writer: two threads of one process may write the same path.
+        temporary = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:
             with open(temporary, "wb") as fh:
                 for chunk in chunks:
