@@ -299,6 +299,30 @@ class Ledger:
             cache=cache,
         )
 
+    def check_prompt_budget(
+        self,
+        task_id: str,
+        max_bytes: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        encoding: str | None = None,
+        outline: bool | None = None,
+    ) -> None:
+        """Check, before anything is attached, that the task's prompt without
+        attachments fits the budget (the arguments are :meth:`prompt`'s).
+
+        Raises:
+            ValidationError: as :meth:`prompt` would: the head does not fit.
+        """
+        packing.check_budget(
+            self.refs,
+            task_id,
+            max_bytes,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            outline=outline,
+        )
+
     def write_prompt(
         self,
         task_id: str,
@@ -473,6 +497,7 @@ class Ledger:
         max_total_bytes: int | None = None,
         progress: Progress | None = None,
         allow_secrets: bool | None = None,
+        keep_bodies: int = 0,
     ) -> HydrateResult:
         """Attach a file set to a task in one commit: one link per file path.
 
@@ -492,11 +517,17 @@ class Ledger:
         (every file at 0). The task's files in play and tests are attached
         even outside ``pathspecs``, or reported ``missing``.
 
+        ``keep_bodies``: keep up to this many bytes of the bodies this run reads,
+        for a prompt built next by this ledger (:meth:`write_prompt`,
+        :meth:`prompt`), which then takes them from memory instead of reading
+        and hashing them again (``add-tree --prompt``).
+
         Returns:
             ``{added, updated, unchanged, removed, removed_paths, skipped:
             [{path, reason, bytes[, same_as]}], total_bytes, files, changed,
             tip, task_id, mode, from, commit}``.
         """
+        self.refs.memo.limit = max(0, keep_bodies)
         return add_tree(
             self.refs,
             task_id,

@@ -28,6 +28,7 @@ __all__ = [
     "Budget",
     "body_loader",
     "budget",
+    "check_budget",
     "expand",
     "pack",
     "packing_input",
@@ -224,6 +225,31 @@ def prompt(
     return cast(PromptResult, result)
 
 
+def check_budget(
+    refs: TaskRefs,
+    task_id: str,
+    max_bytes: int | None = None,
+    *,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    outline: bool | None = None,
+) -> None:
+    """Raise what :func:`prompt` would if the prompt without attachments did not
+    fit the budget, without reading a body (see ``Ledger.check_prompt_budget``)."""
+    limits = budget(refs, max_bytes, max_tokens, encoding, outline)
+    meter = _meter(refs, limits.encoding, []) if limits.max_tokens is not None else None
+    task: dict[str, Any] = dict(task_dict(refs.load(task_id)))
+    context_expander.build_prompt(
+        task,
+        [],
+        limits.max_bytes,
+        max_tokens=limits.max_tokens,
+        tokens=meter,
+        files=task.get("files") or (),
+        tests=task.get("tests") or (),
+    )
+
+
 def write_prompt(
     refs: TaskRefs,
     task_id: str,
@@ -263,10 +289,17 @@ def write_prompt(
 def _built_prompt(
     refs: TaskRefs, task_id: str, limits: Budget, moment: float, *, pieces: bool
 ) -> tuple[_Job, dict[str, Any]]:
-    job = _job(refs, task_id, limits, moment)
-    result = context_expander.build_prompt(
-        job.task, job.entries, job.budget.max_bytes, pieces=pieces, **job.walk_options(files=True)
-    )
+    try:
+        job = _job(refs, task_id, limits, moment)
+        result = context_expander.build_prompt(
+            job.task,
+            job.entries,
+            job.budget.max_bytes,
+            pieces=pieces,
+            **job.walk_options(files=True),
+        )
+    finally:
+        refs.memo.clear()  # what add-tree kept for this prompt (see TaskRefs.memo)
     job.save()
     return job, result
 
@@ -297,12 +330,15 @@ def body_loader(
     cursor = [0]  # the next entry a round may take
     suspect: set[str] = set()  # in a round git stopped on: read alone, if asked
 
+    memo = refs.memo
+
     def unread_by_packer(entry: Mapping[str, Any]) -> bool:
         expires = entry.get("expires")
         return (
             int(entry["size"]) > window
             or (expires is not None and expires <= now)
             or str(entry["oid"]) in suspect
+            or str(entry["oid"]) in memo  # read already, by add-tree
         )
 
     def round_from(start: int, size: int = 0) -> list[str]:
@@ -326,6 +362,13 @@ def body_loader(
 
     def load(entry: Mapping[str, Any]) -> str:
         oid = str(entry["oid"])
+        known = memo.take(oid, str(entry["hash"])) if oid in memo else None
+        if known is not None:
+            # hashed in this process already (the sha256 is the link's): only decoded
+            try:
+                return known.decode("utf-8")
+            except UnicodeDecodeError:
+                pass  # read again below, so that the error names the body
         here = position.get(oid)
         if oid not in ready:
             for names, pending in inflight:

@@ -993,6 +993,63 @@ def test_add_tree_then_prompt_in_one_process(repo: Path) -> None:
     assert hydrate(repo, "add-tree", TASK, "--max-bytes", "400").returncode == 2
 
 
+def test_one_pass_reads_each_body_once_and_checks_the_budget_first(repo: Path) -> None:
+    """add-tree --prompt hands the bodies it read to the prompt: with their blobs
+    damaged in the object store afterwards, the prompt is still built, from memory,
+    and each body is given out once. A budget the head alone overflows is refused
+    before anything is attached."""
+    import io
+
+    from git_hydrate import CorruptData
+
+    write(repo, "src/app.py", "def run():\n    return 1\n")
+    write(repo, "src/lib.py", "VALUE = 'caf\u00e9'\n")
+    commit_all(repo)
+    make_task(repo)
+    refused = hydrate(repo, "add-tree", TASK, "--prompt", "--max-bytes", "10")
+    assert refused.returncode == 1 and "mandatory" in refused.stderr, refused
+    assert links(repo) == []  # nothing attached, no commit made
+    git(repo, "gc", "-q", "--prune=now")  # the files' blobs in one pack, damaged below
+    with Ledger(repo) as ledger:
+        ledger.add_tree(TASK)
+        expected = ledger.prompt(TASK, cache=False)["prompt"].encode()
+    (repo / ".git" / "hydrate" / "sha256-cache").unlink()  # so that T-2's run reads them
+    make_task(repo, "T-2")
+    with Ledger(repo) as ledger:
+        ledger.add_tree("T-2", keep_bodies=1 << 20)
+        kept = ledger.refs.memo.size
+        assert kept == sum(link["size"] for link in links(repo, "T-2")) > 40, kept
+        (pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
+        os.chmod(pack, 0o644)
+        with open(pack, "r+b") as fh:  # in place: open readers see it too
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(12)
+            fh.write(b"\0" * (size - 32))
+        out = io.BytesIO()
+        ledger.write_prompt("T-2", out, cache=False)
+        assert out.getvalue() == expected.replace(TASK.encode(), b"T-2")
+        assert ledger.refs.memo.size == 0  # given out once, then forgotten
+        with pytest.raises(CorruptData, match="T-2"):
+            ledger.write_prompt("T-2", io.BytesIO(), cache=False)
+
+
+def test_the_memo_gives_a_body_only_to_its_own_sha256() -> None:
+    from git_hydrate.taskrefs import BodyMemo
+
+    memo = BodyMemo()
+    memo.offer("a" * 40, "1" * 64, b"kept")  # off: the limit is 0
+    assert "a" * 40 not in memo
+    memo.limit = 6
+    memo.offer("a" * 40, "1" * 64, b"kept")
+    memo.offer("b" * 40, "2" * 64, b"too big")  # over the limit
+    assert "a" * 40 in memo and "b" * 40 not in memo and memo.size == 4
+    assert memo.take("a" * 40, "9" * 64) is None  # another link's sha256: not given
+    assert "a" * 40 not in memo and memo.size == 0
+    memo.offer("a" * 40, "1" * 64, b"kept")
+    assert memo.take("a" * 40, "1" * 64) == b"kept"
+    assert memo.take("a" * 40, "1" * 64) is None
+
+
 def test_a_git_lacking_check_attr_source_is_asked_once(repo: Path, tmp_path: Path) -> None:
     write(repo, "src/app.py", "x = 1\n")
     git(repo, "add", "-A")

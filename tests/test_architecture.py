@@ -252,6 +252,7 @@ def test_the_public_api_is_pinned() -> None:
                 "MAX_ATTEMPTS",
                 "STALE_LOCK_SECONDS",
                 "TASK_REF_PREFIX",
+                "BodyMemo",
                 "Change",
                 "TaskRefs",
                 "TaskState",

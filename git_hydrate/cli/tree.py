@@ -102,6 +102,19 @@ def _skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
 
 #: Up to this many files left out are listed; past it, a summary by reason (-v lists all).
 LIST_SKIPPED: Final = 10
+#: The most bytes of bodies ``add-tree --prompt`` keeps in memory for its prompt.
+MAX_KEPT_BODIES: Final = 256 << 20
+
+
+def _kept_for(ledger: Any, max_bytes: int | None, max_tokens: int | None) -> int:
+    """How many bytes of the bodies it reads ``add-tree --prompt`` keeps for the
+    prompt that follows: about what the budget can hold (the rest would be
+    read for nothing), between 8 MiB and :data:`MAX_KEPT_BODIES`."""
+    from ..budgeting import resolve_budget
+
+    limits = resolve_budget(ledger.repo.settings, max_bytes, max_tokens)
+    room = limits.max_bytes if limits.max_bytes is not None else 8 * (limits.max_tokens or 0)
+    return min(MAX_KEPT_BODIES, max(8 << 20, room))
 
 
 def budget_warning(ledger: Ledger, task_id: str) -> str | None:
@@ -258,7 +271,8 @@ def hydration_options(what: str) -> Callable[[F], F]:
     "then_prompt",
     is_flag=True,
     help="Then print the task's prompt on standard output, in the same process, within "
-    "the budget options; the report goes to standard error.",
+    "the budget options (a budget the task's head alone overflows is refused before "
+    "anything is attached); each body is read once; the report goes to standard error.",
 )
 @budget_options
 @json_option
@@ -338,6 +352,13 @@ def add_tree(
             if directory is not None
             else relative_to_top(pathspecs, ledger.repo.work_tree, cwd)
         )
+        keep = 0
+        if then_prompt:
+            # a budget the head alone overflows is refused before anything is attached
+            ledger.check_prompt_budget(
+                task_id, max_bytes, max_tokens=max_tokens, encoding=encoding, outline=outline
+            )
+            keep = _kept_for(ledger, max_bytes, max_tokens)
         try:
             result = ledger.add_tree(
                 task_id,
@@ -352,6 +373,7 @@ def add_tree(
                 max_total_bytes=max_total_bytes,
                 progress=progress,
                 allow_secrets=allow_secrets or None,
+                keep_bodies=keep,
             )
         finally:
             progress.close()

@@ -293,7 +293,7 @@ def classify(data: bytes) -> str:
     if data.startswith(_LFS_POINTER):
         return "lfs_pointer"
     try:
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "not_utf8"
     if b"\0" in data:
@@ -301,7 +301,7 @@ def classify(data: bytes) -> str:
         return "binary"
     from ..secrets import scan
 
-    if scan(data.decode("utf-8"), limit=1):
+    if scan(text, limit=1):
         return "secret"
     return "text"
 

@@ -141,6 +141,8 @@ def _read_from_disk(
     cls = classify(data)
     digest = hashlib.sha256(data).hexdigest()
     cache.put(oid, digest, cls)  # saves the read once these files are committed
+    if cls == "text":
+        refs.memo.offer(oid, digest, data)
     found.info[entry.path] = (oid, digest, cls, len(data))
     found.to_write[oid] = data
     found.files_done += 1
@@ -171,6 +173,8 @@ def _read_content(
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
         cache.put(oid, digest, cls)
+        if cls == "text":
+            refs.memo.offer(oid, digest, data)
         for entry in unread[oid]:
             found.info[entry.path] = (oid, digest, cls, len(data))
             found.files_done += 1
