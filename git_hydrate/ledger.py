@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import context, doctor, history, lifecycle, listing, packing, sync, tasks
+from . import context, history, lifecycle, listing, packing, tasks
 from .hydrate import RankResult, add_diff, add_tree, refresh, rerank
 from .hydrate.tree import Progress
 from .results import (
@@ -45,6 +45,8 @@ from .taskrefs import TaskRefs
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
+
+    from .sync import Report
 
 __all__ = ["Ledger"]
 
@@ -370,7 +372,7 @@ class Ledger:
 
         return ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
 
-    def pull_queue(self, remote: str | None = None, *, local: bool = False) -> sync.Report | None:
+    def pull_queue(self, remote: str | None = None, *, local: bool = False) -> Report | None:
         """Pull every task from ``remote`` (else ``hydrate.claimRemote``, unless
         ``local``) before reading the queue; ``None`` when nothing was pulled."""
         from .claims import pull_queue
@@ -568,18 +570,26 @@ class Ledger:
 
     # -- sharing and health ---------------------------------------------------------
 
-    def pull(self, remote: str | None = None, ids: Iterable[str] = ()) -> sync.Report:
+    def pull(self, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
         """Fetch the remote's tasks and merge them task by task (see :func:`sync.pull`)."""
-        return sync.pull(self.refs, remote, ids)
+        from .sync import pull
 
-    def push(self, remote: str | None = None, ids: Iterable[str] = ()) -> sync.Report:
+        return pull(self.refs, remote, ids)
+
+    def push(self, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
         """Push task refs without force (see :func:`sync.push`)."""
-        return sync.push(self.refs, remote, ids)
+        from .sync import push
 
-    def sync(self, remote: str | None = None, ids: Iterable[str] = ()) -> sync.Report:
+        return push(self.refs, remote, ids)
+
+    def sync(self, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
         """Pull, then push, retrying rejected pushes (see :func:`sync.sync`)."""
-        return sync.sync(self.refs, remote, ids)
+        from .sync import sync
+
+        return sync(self.refs, remote, ids)
 
     def doctor(self) -> dict[str, Any]:
         """Check every task, the shared refs and lock files (see :func:`doctor.check`)."""
-        return doctor.check(self.refs)
+        from .doctor import check
+
+        return check(self.refs)

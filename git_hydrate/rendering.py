@@ -7,6 +7,9 @@ re-exported by :mod:`git_hydrate.context_expander`, where the seed names them.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -140,6 +143,33 @@ _LOOKALIKES: Final = _Lookalikes()
 _ASCII_CONTROL: Final = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f]")
 
 
+#: The same, as bytes to delete, and the table that lower-cases ASCII bytes.
+_ASCII_CONTROL_BYTES: Final = bytes([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x1F, 0x7F])
+_ASCII_LOWER: Final = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+_GUARDED_BYTES: Final = tuple(word.encode() for word in _GUARDED_WORDS)
+
+
+def _marked_ascii(text: str, reader: bytes) -> str:
+    """:func:`neutralise` of an ASCII text without invisible controls, outside the
+    block, whose lower-cased bytes are ``reader``: only the lines holding a
+    guarded word can be guarded, so only those are read (a guarded word never
+    spans a line break, and collapsing whitespace never joins one)."""
+    lines = text.splitlines(keepends=True)
+    starts = list(itertools.accumulate(map(len, lines), initial=0))
+    candidates = set()
+    for word in _GUARDED_BYTES:
+        at = reader.find(word)
+        while at != -1:
+            candidates.add(bisect.bisect_right(starts, at) - 1)
+            at = reader.find(word, at + len(word))
+    marked = [i for i in sorted(candidates) if _GUARDED.match(guard_form(lines[i]))]
+    if not marked:
+        return text
+    for i in marked:
+        lines[i] = NEUTRALISE_MARK + lines[i]
+    return "".join(lines)
+
+
 def _ascii_lower(text: str) -> str:
     """An ASCII text lower-cased, without the controls a reader cannot see."""
     lower = text.lower()
@@ -158,6 +188,11 @@ def guard_form(line: str) -> str:
     return " ".join(_reader_text(line).split())
 
 
+_PRINTABLE_ASCII: Final = bytes(range(0x20, 0x7F))
+#: Printable ASCII, each to itself: a translation table holding them never misses.
+_ASCII_IDENTITY: Final[dict[int, str | None]] = {code: chr(code) for code in range(0x20, 0x7F)}
+
+
 def _mapped(text: str) -> str:
     """``text.translate(_LOOKALIKES)``, quicker on long texts.
 
@@ -165,15 +200,18 @@ def _mapped(text: str) -> str:
     one ``str.replace`` each (a memchr-speed pass), many with one translation
     by a table that holds every character present (a miss costs an exception).
     """
-    present = set(text)
+    # The characters present other than printable ASCII (which the table never
+    # changes): what is left of the text's bytes without those, at memory speed.
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _PRINTABLE_ASCII)
+    present = set(rest.decode("utf-8", "surrogatepass"))
     changes = {}
     for ch in present:
-        if ch >= "\x7f" or ch < " ":
-            value = _LOOKALIKES[ord(ch)]
-            if value != ch:
-                changes[ch] = value or ""
+        value = _LOOKALIKES[ord(ch)]
+        if value != ch:
+            changes[ch] = value or ""
     if len(changes) > 8:
-        return text.translate({ord(ch): changes.get(ch, ch) or None for ch in present})
+        table = {ord(ch): changes.get(ch, ch) or None for ch in present}
+        return text.translate(table | _ASCII_IDENTITY)
     for old, new in changes.items():
         text = text.replace(old, new)
     return text
@@ -228,9 +266,58 @@ def neutralise(text: str, *, headings: bool = False) -> str:
         elif "-" not in text and "#" not in text:
             return text
         else:
-            lower = _ascii_lower(text)
-            if not any(w in lower for w in _GUARDED_WORDS):
+            # The text as a reader sees it, lower-cased and without invisible
+            # controls, in one pass over its bytes (a regular expression over
+            # the text is ten times slower).
+            data = text.encode("ascii")
+            lowered = data.translate(_ASCII_LOWER, _ASCII_CONTROL_BYTES)
+            if not any(word in lowered for word in _GUARDED_BYTES):
                 return text
+            if len(lowered) == len(data):
+                return _marked_ascii(text, lowered)
+    elif not headings and _reads_no_guarded_word(text):
+        return text
+    return _walk_lines(text, headings)
+
+
+#: Bytes that are neither look-alikes nor invisible: printable ASCII, and the ASCII
+#: line breaks and spaces a reader keeps.
+_PLAIN_ASCII: Final = bytes(range(0x20, 0x7F)) + b"\t\n\x0b\x0c\r\x1c\x1d\x1e"
+
+
+def _reads_no_guarded_word(text: str) -> bool:
+    """Whether a text with characters beyond ASCII surely holds no guarded word as
+    a reader sees it, decided without reading it as a reader does (NFKC, look-alike
+    letters, case folding: ten times slower).
+
+    Sure when every character beyond plain ASCII is :func:`_inert` (a wall no
+    reading turns into or out of a letter) and the ASCII bytes, lower-cased,
+    hold no guarded word: then a guarded word could only be a run of ASCII
+    letters. Otherwise (``False``) the text is read in full.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    unusual = data.translate(None, _PLAIN_ASCII).decode("utf-8", "surrogatepass")
+    if not all(map(_inert, set(unusual))):
+        return False
+    lowered = data.translate(_ASCII_LOWER)
+    return not any(word in lowered for word in _GUARDED_BYTES)
+
+
+@functools.lru_cache(maxsize=4096)
+def _inert(ch: str) -> bool:
+    """Whether a character beyond ASCII is a wall inside a guarded word as a reader
+    sees it: read (alone) as something non-empty without an ASCII letter (a dash,
+    a space, a digit, a letter of another script), and neither a mark, which can
+    compose with its neighbour, nor a control or format character, which a
+    reader may drop."""
+    if unicodedata.combining(ch) or unicodedata.category(ch)[0] in "MC":
+        return False
+    form = _reader_text(ch)
+    return bool(form) and not any("a" <= c <= "z" or "A" <= c <= "Z" for c in form)
+
+
+def _walk_lines(text: str, headings: bool) -> str:
+    """:func:`neutralise`, line by line: every line read as a reader sees it."""
     lines = text.splitlines(keepends=True)
     forms: list[str] | None = None
     if not text.isascii():
