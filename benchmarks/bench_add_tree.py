@@ -245,9 +245,13 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
         lambda: sh(CAT_FLOOR, repo), runs
     )
     if files_to_prompt and os.path.exists(files_to_prompt):
-        results["files-to-prompt"] = median_time(lambda: sh([files_to_prompt, "."], repo), runs)
+        # stderr dropped: it warns once per binary file it skips (UnicodeDecodeError)
+        quiet = {"stderr": subprocess.DEVNULL}
+        results["files-to-prompt"] = median_time(
+            lambda: sh([files_to_prompt, "."], repo, **quiet), runs
+        )
         results["files-to-prompt --ignore-gitignore (raw read)"] = median_time(
-            lambda: sh([files_to_prompt, ".", "--ignore-gitignore"], repo), runs
+            lambda: sh([files_to_prompt, ".", "--ignore-gitignore"], repo, **quiet), runs
         )
     else:
         print("files-to-prompt not found; skipped")
