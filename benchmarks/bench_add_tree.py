@@ -132,7 +132,7 @@ def make_repo(path: Path, files: int, kib: int, seed: int = 1) -> int:
 
 
 def median_time(
-    fn: Callable[[], None], runs: int, setup: Callable[[], None] | None = None
+    fn: Callable[[], object], runs: int, setup: Callable[[], None] | None = None
 ) -> float:
     """The median wall time of ``runs`` calls of ``fn``; the median CPU seconds of its
     child processes (user + system) is left in ``LAST_CPU``."""

@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +65,11 @@ def run(cmd: list[str] | str, cwd: Path, out: str = os.devnull) -> tuple[float, 
     with open(out, "wb") as sink:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            cmd, cwd=cwd, env=ENV, stdout=sink, stderr=subprocess.DEVNULL,
+            cmd,
+            cwd=cwd,
+            env=ENV,
+            stdout=sink,
+            stderr=subprocess.DEVNULL,
             shell=isinstance(cmd, str),
         )
         _, status, usage = os.wait4(proc.pid, 0)
@@ -109,7 +114,7 @@ def main() -> None:
         b = run(hyd("add-tree", task, *LIMITS, "--prompt", "--max-bytes", BIG), repo)
         return a[0] + b[0], a[1] + b[1], max(a[2], b[2])
 
-    commands = {
+    commands: dict[str, Callable[[], tuple[float, float, int]]] = {
         "cold one pass (task-add + add-tree --prompt)": cold,
         "warm: prompt --refresh": lambda: run(
             hyd("prompt", f"{tag}-R", "--max-bytes", BIG, "--refresh"), repo
@@ -122,9 +127,7 @@ def main() -> None:
         "files-to-prompt . --ignore-gitignore (raw)": lambda: run(
             [ftp, ".", "--ignore-gitignore"], repo
         ),
-        "cat floor: git ls-files -z | xargs -0 cat": lambda: run(
-            CAT_FLOOR, repo
-        ),
+        "cat floor: git ls-files -z | xargs -0 cat": lambda: run(CAT_FLOOR, repo),
         "cat of the prompt's bytes": lambda: run(["cat", str(prompt_file)], repo),
         "interpreter start-up (python -c pass)": lambda: run([PY, "-c", "pass"], repo),
         "import floor (git_hydrate prompt --help)": lambda: run(hyd("prompt", "--help"), repo),
@@ -132,48 +135,56 @@ def main() -> None:
     names = list(commands)
     samples: dict[str, list[tuple[float, float, int]]] = {n: [] for n in names}
     for r in range(args.runs):
-        order = names[r % len(names):] + names[: r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             samples[name].append(commands[name]())
 
     def med(name: str, i: int) -> float:
         return statistics.median(s[i] for s in samples[name])
 
-    def ratio(a: str, b: str) -> float:
-        """Median of the per-round ratios (paired)."""
-        return statistics.median(x[0] / y[0] for x, y in zip(samples[a], samples[b], strict=True))
-
     print(f"{repo}: prompt of {out_bytes:,} bytes; median of {args.runs} alternating rounds")
     width = max(map(len, names)) + 2
     for name in names:
+        top = max(s[2] for s in samples[name]) / 1024
         print(
             f"  {name:<{width}} {med(name, 0):7.3f} s wall {med(name, 1):7.3f} s CPU "
-            f"{med(name, 2) / 1024:7.1f} MiB peak RSS (max {max(s[2] for s in samples[name]) / 1024:.1f})"
+            f"{med(name, 2) / 1024:7.1f} MiB peak RSS (max {top:.1f})"
         )
-    c, w = names[0], names[1]
-    d, raw = names[4], names[5]
-    hit, catp, start, imp = names[3], names[7], names[8], names[9]
-    floor = [x[0] + y[0] for x, y in zip(samples[catp], samples[start], strict=True)]
-    hit_ratio = statistics.median(h[0] / f for h, f in zip(samples[hit], floor, strict=True))
-    # medians: a round may miss the cache (a cold pass's entry can evict R's)
-    built_rss = med(names[2], 2) * 1024
-    hit_rss = med(hit, 2) * 1024
-    import_rss = med(imp, 2) * 1024
-    print("paired ratios (median of per-round ratios):")
-    print(f"  cold / ftp default {ratio(c, d):.2f}x (goal <= 0.7); cold / ftp raw {ratio(c, raw):.2f}x (goal <= 2)")
-    print(f"  warm / ftp default {ratio(w, d):.2f}x (goal <= 0.4); warm / ftp raw {ratio(w, raw):.2f}x (goal <= 1)")
-    print(f"  cache hit / (cat of prompt + python start-up) {hit_ratio:.2f}x (goal <= 1.5)")
+    c, w, built, hit, d, raw, _cat, catp, start, imp = names
+
+    def ratio(a: str, b: str, i: int) -> float:
+        """Median of the per-round ratios (paired); i 0: wall, 1: CPU."""
+        pairs = zip(samples[a], samples[b], strict=True)
+        return statistics.median(x[i] / y[i] for x, y in pairs)
+
+    def hit_ratio(i: int) -> float:
+        rounds = zip(samples[hit], samples[catp], samples[start], strict=True)
+        return statistics.median(h[i] / (x[i] + y[i]) for h, x, y in rounds)
+
+    print("paired ratios (median of per-round ratios), wall | CPU:")
+    for label, a, b, goal in (
+        ("cold / ftp default", c, d, 0.7),
+        ("cold / ftp raw", c, raw, 2),
+        ("warm / ftp default", w, d, 0.4),
+        ("warm / ftp raw", w, raw, 1),
+    ):
+        print(f"  {label:<20} {ratio(a, b, 0):5.2f}x | {ratio(a, b, 1):5.2f}x (goal <= {goal})")
     print(
-        f"  prompt --no-cache peak RSS {built_rss / 1e6:.1f} MB vs 2 x output {2 * out_bytes / 1e6:.1f} MB"
-        f" + import floor {import_rss / 1e6:.1f} MB = {(2 * out_bytes + import_rss) / 1e6:.1f} MB"
-        f" -> {built_rss / (2 * out_bytes + import_rss):.2f}x of the goal"
+        f"  cache hit / (cat + python start-up) {hit_ratio(0):.2f}x | {hit_ratio(1):.2f}x"
+        " (goal <= 1.5)"
     )
+    # medians: a round may miss the cache (a cold pass's entry can evict R's)
+    built_rss = med(built, 2) * 1024
+    hit_rss = med(hit, 2) * 1024
+    goal = 2 * out_bytes + med(imp, 2) * 1024
     print(
-        f"  cache hit peak RSS {hit_rss / 1e6:.1f} MB vs the same "
-        f"{(2 * out_bytes + import_rss) / 1e6:.1f} MB -> {hit_rss / (2 * out_bytes + import_rss):.2f}x"
+        f"  prompt --no-cache peak RSS {built_rss / 1e6:.1f} MB, cache hit {hit_rss / 1e6:.1f} MB;"
+        f" goal 2 x output + import floor = {goal / 1e6:.1f} MB"
+        f" -> {built_rss / goal:.2f}x and {hit_rss / goal:.2f}x of it"
     )
     if args.json:
-        Path(args.json).write_text(json.dumps({"out_bytes": out_bytes, "samples": samples}, indent=1))
+        data = {"out_bytes": out_bytes, "samples": samples}
+        Path(args.json).write_text(json.dumps(data, indent=1))
     prompt_file.unlink()
 
 
