@@ -26,6 +26,7 @@ new prompt-cache entry can evict the cached one, so one "cache hit" round misses
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import statistics
@@ -103,6 +104,7 @@ def main() -> None:
     run(hyd("task-add", f"{tag}-R", "--objective", "bench", "--acceptance", "fast"), repo)
     run(hyd("add-tree", f"{tag}-R", *LIMITS), repo)
     prompt_file = Path(f"/tmp/{tag}.prompt")
+    atexit.register(prompt_file.unlink, missing_ok=True)  # also when a command fails
     run(hyd("prompt", f"{tag}-R", "--max-bytes", BIG), repo, str(prompt_file))
     out_bytes = prompt_file.stat().st_size
 
@@ -185,7 +187,6 @@ def main() -> None:
     if args.json:
         data = {"out_bytes": out_bytes, "samples": samples}
         Path(args.json).write_text(json.dumps(data, indent=1))
-    prompt_file.unlink()
 
 
 if __name__ == "__main__":
