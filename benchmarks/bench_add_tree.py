@@ -5,6 +5,8 @@ Usage::
     python benchmarks/bench_add_tree.py [--files 2000] [--kib 10] [--runs 5]
         [--files-to-prompt PATH] [--small 10000] [--keep DIR] [--repo PATH ...]
 
+``--files 0 --small 0 --repo PATH`` benches only the real checkout(s).
+
 Generates a repository of ``--files`` source files (about ``--kib`` KiB each),
 commits it, packs it (as a clone would be), and times, as the median of
 ``--runs`` runs:
@@ -39,6 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIG = "1000000000"
 LIMITS = ("--max-total-bytes", BIG, "--max-file-bytes", BIG)
+# every regular tracked file read once; submodules (160000) and symlinks (120000)
+# are left out, as add-tree leaves them out (`cat` fails on a directory)
+CAT_FLOOR = "git ls-files -z --stage | grep -zEv '^(160000|120000) ' | cut -z -f2 | xargs -0 cat"
 WORDS = [
     "def",
     "class",
@@ -127,16 +132,30 @@ def make_repo(path: Path, files: int, kib: int, seed: int = 1) -> int:
 
 
 def median_time(
-    fn: Callable[[], None], runs: int, setup: Callable[[], None] | None = None
+    fn: Callable[[], object], runs: int, setup: Callable[[], None] | None = None
 ) -> float:
+    """The median wall time of ``runs`` calls of ``fn``; the median CPU seconds of its
+    child processes (user + system) is left in ``LAST_CPU``."""
+    global LAST_CPU
     times = []
+    cpus = []
     for _ in range(runs):
         if setup is not None:
             setup()
+        before = os.times()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
+        after = os.times()
+        cpus.append(
+            (after.children_user - before.children_user)
+            + (after.children_system - before.children_system)
+        )
+    LAST_CPU = statistics.median(cpus)
     return statistics.median(times)
+
+
+LAST_CPU = 0.0
 
 
 def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
@@ -161,6 +180,14 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
         return run
 
     results: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+
+    class Results(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: str, value: float) -> None:
+            super().__setitem__(key, value)
+            cpu[key] = LAST_CPU
+
+    results = Results()
     results["cold: task-add + add-tree + prompt"] = median_time(full(), runs, fresh_task(True))
     results["warm cache: task-add + add-tree + prompt"] = median_time(full(), runs)
     results["worktree: task-add + add-tree --worktree + prompt"] = median_time(
@@ -179,6 +206,10 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
         hydrate(repo, "prompt", "R", "--max-bytes", BIG, "--no-cache")
 
     results["prompt alone (built)"] = median_time(prompt_only, runs)
+    hydrate(repo, "prompt", "R", "--max-bytes", BIG)  # the prompt cache holds it now
+    results["prompt alone (cache hit)"] = median_time(
+        lambda: hydrate(repo, "prompt", "R", "--max-bytes", BIG), runs
+    )
 
     def one_pass_cold() -> None:
         task = f"P-{next(counter)}"
@@ -211,10 +242,17 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
         lambda: hydrate(repo, "add-tree", "R", *LIMITS, "--json"), runs
     )
     results["floor: git ls-files -z | xargs -0 cat"] = median_time(
-        lambda: sh("git ls-files -z | xargs -0 cat", repo), runs
+        lambda: sh(CAT_FLOOR, repo), runs
     )
     if files_to_prompt and os.path.exists(files_to_prompt):
-        results["files-to-prompt"] = median_time(lambda: sh([files_to_prompt, "."], repo), runs)
+        # stderr dropped: it warns once per binary file it skips (UnicodeDecodeError)
+        quiet = {"stderr": subprocess.DEVNULL}
+        results["files-to-prompt"] = median_time(
+            lambda: sh([files_to_prompt, "."], repo, **quiet), runs
+        )
+        results["files-to-prompt --ignore-gitignore (raw read)"] = median_time(
+            lambda: sh([files_to_prompt, ".", "--ignore-gitignore"], repo, **quiet), runs
+        )
     else:
         print("files-to-prompt not found; skipped")
 
@@ -240,7 +278,7 @@ def bench(repo: Path, runs: int, files_to_prompt: str | None) -> None:
     width = max(len(k) for k in results) + 2
     print(f"\nmedian of {runs} runs, whole processes, output to /dev/null")
     for name, seconds in results.items():
-        print(f"  {name:<{width}} {seconds:7.3f} s")
+        print(f"  {name:<{width}} {seconds:7.3f} s wall {cpu[name]:7.3f} s CPU")
     ftp = results.get("files-to-prompt")
     if ftp:
         cold = results["cold: task-add + add-tree + prompt"]
@@ -280,11 +318,12 @@ def main() -> None:
     base = Path(args.keep or tempfile.mkdtemp(prefix="bench-add-tree-"))
     base.mkdir(parents=True, exist_ok=True)
     repo = base / "repo"
-    if repo.exists():
-        shutil.rmtree(repo)
-    total = make_repo(repo, args.files, args.kib)
-    print(f"repository: {args.files} files, {total / 1e6:.1f} MB, packed ({repo})")
-    bench(repo, args.runs, args.files_to_prompt)
+    if args.files:  # --files 0: only the --repo checkouts
+        if repo.exists():
+            shutil.rmtree(repo)
+        total = make_repo(repo, args.files, args.kib)
+        print(f"repository: {args.files} files, {total / 1e6:.1f} MB, packed ({repo})")
+        bench(repo, args.runs, args.files_to_prompt)
     for real in args.repo:
         clone = base / ("real-" + Path(real).name)
         if clone.exists():
