@@ -203,3 +203,48 @@ def test_a_scan_while_another_thread_scans_takes_the_plain_path(
         assert secrets._scan_prefiltered(PREFILTER, text, 20) is None
         assert [f.rule for f in secrets.scan(text)] == ["jwt"]
     assert [f.rule for f in secrets.scan(text)] == ["jwt"]
+
+
+def test_a_compiled_prefilter_is_kept_and_loaded_with_the_same_findings() -> None:
+    import hyperscan
+
+    kept: dict[str, bytes] = {}
+    compiled = secrets._Prefilter(hyperscan, (kept.get, kept.__setitem__))
+    assert len(kept) == 1  # compiled, then stored under its key
+    (key, data) = next(iter(kept.items()))
+    loaded = secrets._Prefilter(hyperscan, (kept.get, lambda k, d: pytest.fail("saved twice")))
+    texts = [*(s for s in SAMPLES.values()), *HARMLESS, *_real_files(400_000)]
+    for text in texts:
+        for limit in LIMITS:
+            assert secrets._scan_prefiltered(loaded, text, limit) == secrets._scan_prefiltered(
+                compiled, text, limit
+            )
+    # A damaged or foreign database is compiled again, and stored again.
+    for bad in (data[: len(data) // 2], b"not a database", b""):
+        kept = {key: bad}
+        again = secrets._Prefilter(hyperscan, (kept.get, kept.__setitem__))
+        assert kept[key] != bad
+        assert secrets._scan_prefiltered(again, SAMPLES["jwt"], 20) == secrets._scan_plain(
+            SAMPLES["jwt"], 20
+        )
+
+
+def test_add_tree_keeps_the_compiled_prefilter_in_the_git_dir(repo: Path) -> None:
+    from tests.conftest import git, hydrate_process
+
+    (repo / "a.py").write_text("x = 1\n")
+    (repo / "b.env").write_text("token = " + GITHUB + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
+    kept = repo / ".git" / "hydrate" / "secret-prefilter"
+    for run in range(3):
+        task = f"K-{run}"
+        assert hydrate_process(repo, "task-add", task, "--objective", "o", "--acceptance", "a")
+        (repo / ".git" / "hydrate" / "sha256-cache").unlink(missing_ok=True)
+        result = hydrate_process(repo, "add-tree", task, "-v")
+        assert result.returncode == 0, result
+        assert "  secret        b.env (53 bytes)" in result.stdout
+        assert kept.read_bytes().startswith(b"# git-hydrate secret-prefilter ")
+        if run == 1:
+            kept.write_bytes(kept.read_bytes()[:200])  # damaged: rebuilt by the next run
+    assert len(kept.read_bytes()) > 1000

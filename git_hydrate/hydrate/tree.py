@@ -35,7 +35,7 @@ from ..fingerprint import code_fingerprint
 from ..model import Link, Selection, Task
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs
-from .cache import Sha256Cache
+from .cache import Sha256Cache, keep_compiled_prefilter
 from .links import TREE_TOP, Selector, commit_links, limit
 from .pathspec import Pathspec
 from .placement import Place, place
@@ -154,6 +154,7 @@ def _read_content(
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git."""
     cache = Sha256Cache.of(refs.repo)
+    keep_compiled_prefilter(refs.repo)
     found = Content()
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
