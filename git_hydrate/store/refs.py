@@ -24,8 +24,26 @@ from .process import reason
 #: A lock file older than this is held by no live writer (git holds one for
 #: milliseconds): a change it stops is refused at once, naming it.
 _STALE_LOCK_SECONDS: Final = 10.0
+#: A name with up to this many spellings is looked up spelling by spelling even
+#: in a small directory (4 letters; listing one costs about as much).
+_MIN_SPELLINGS: Final = 16
+#: Up to this many spellings, packed names are looked up one by one rather
+#: than indexed (indexing 10,000 names costs about as much as 4,000 lookups).
+_MAX_SPELLINGS: Final = 1024
 
 __all__ = ["RefRace", "RefUpdate", "Refs"]
+
+
+def _spellings(name: bytes, limit: int = _MAX_SPELLINGS) -> list[bytes] | None:
+    """Every way ``name`` can be spelt with its ASCII letters in either case
+    (``name`` itself included), or ``None`` when there are more than ``limit``."""
+    letters = [i for i, c in enumerate(name) if 65 <= c <= 90 or 97 <= c <= 122]
+    if 1 << len(letters) > limit:
+        return None
+    spellings = [bytearray(name.lower())]
+    for at in letters:
+        spellings += [s[:at] + s[at : at + 1].upper() + s[at + 1 :] for s in spellings]
+    return [bytes(s) for s in spellings]
 
 
 class RefRace(Exception):
@@ -42,6 +60,8 @@ class Refs(RepositoryBase):
 
     _packed_refs: dict[bytes, bytes] | None = None
     _packed_key: tuple[int, int, int] | None = None
+    _packed_folded: dict[bytes, list[bytes]] | None = None
+    _packed_folded_of: dict[bytes, bytes] | None = None
 
     def _packed(self) -> dict[bytes, bytes]:
         """``packed-refs`` as ``{name: oid}``, parsed again only when the file changed."""
@@ -129,21 +149,81 @@ class Refs(RepositoryBase):
         found.update(loose)
         return found
 
-    def names_in(self, prefix: bytes) -> list[str]:
-        """The names directly below ``prefix`` (loose or packed), as text, without
-        reading any ref: one directory listing plus the cached packed refs."""
+    def _packed_by_case(self, prefix: bytes, name: bytes) -> list[bytes]:
+        """The packed refs below ``prefix`` named ``name`` but for the case of
+        ASCII letters, without the prefix.
+
+        A name of few letters is looked up spelling by spelling; otherwise the
+        packed names are indexed by their lower-case form, once per state of
+        ``packed-refs``.
+        """
+        refs = self._packed()
+        spellings = _spellings(name)
+        if spellings is not None:
+            return [spelling for spelling in spellings if prefix + spelling in refs]
+        if self._packed_folded is None or self._packed_folded_of is not refs:
+            folded: dict[bytes, list[bytes]] = {}
+            for full in refs:
+                folded.setdefault(full.lower(), []).append(full)
+            self._packed_folded, self._packed_folded_of = folded, refs
+        same = self._packed_folded.get((prefix + name).lower(), [])
+        return [full[len(prefix) :] for full in same if full.startswith(prefix)]
+
+    def names_differing_by_case(self, prefix: bytes, name: str) -> list[str]:
+        """The names directly below ``prefix`` (loose or packed, ``name`` itself
+        included) that are ``name`` but for the case of ASCII letters, sorted.
+
+        Exact, and without reading any ref: each way ``name`` can be spelt
+        (two per letter) is looked up among the loose refs when those lookups
+        cost less than listing the directory (judged by its size), else the
+        directory is listed (also when a spelling exists, to learn its true
+        name on a file system that ignores case); the packed refs are looked
+        up the same way, or indexed by case once per state of ``packed-refs``
+        for a name of many letters. So a check costs the same at 10 or 10,000
+        refs.
+        """
+        if not name.isascii():
+            raise ValueError(f"not an ASCII name: {name!r}")
+        wanted = name.lower()
+        # Loose first, then packed, as git reads them: a concurrent pack-refs
+        # moves a ref from loose to packed, never back, so this order misses none.
+        found: set[str] = set()
+        base = os.path.join(self.common_dir, os.fsdecode(prefix))
+        if not self._spellings_absent(base, name):
+            try:
+                loose = os.listdir(base)
+            except (FileNotFoundError, NotADirectoryError):
+                loose = []
+            found.update(n for n in loose if n.isascii() and n.lower() == wanted)
+        packed = self._packed_by_case(prefix, name.encode("ascii"))
+        found.update(other.decode("ascii") for other in packed)
+        return sorted(n for n in found if not n.endswith(".lock"))
+
+    @staticmethod
+    def _spellings_absent(base: str, name: str) -> bool:
+        """Whether no spelling of ``name`` (ASCII letters in either case) exists in
+        the directory ``base``, found by looking each up; ``False`` when one does
+        or when there are more spellings than listing ``base`` would cost."""
         try:
-            loose = os.listdir(os.path.join(self.common_dir, os.fsdecode(prefix)))
+            size = os.stat(base).st_size
         except (FileNotFoundError, NotADirectoryError):
-            loose = []
-        names = {name for name in loose if not name.endswith(".lock")}
-        cut = len(prefix)
-        names.update(
-            name[cut:].decode("utf-8", "surrogateescape")
-            for name in self._packed()
-            if name.startswith(prefix) and b"/" not in name[cut:]
-        )
-        return sorted(names)
+            return True  # no directory, no loose ref
+        except OSError:
+            return False  # let the listing say what is wrong
+        # A lookup costs about as much as listing 6 entries; a directory holds
+        # an entry for every 20-40 bytes of its size, depending on the file system.
+        spellings = _spellings(os.fsencode(name), max(_MIN_SPELLINGS, size // 256))
+        if spellings is None:
+            return False
+        for spelling in spellings:
+            try:
+                os.lstat(os.path.join(base, os.fsdecode(spelling)))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:
+                return False
+            return False
+        return True
 
     def listed_ref_names(self, prefix: bytes) -> list[bytes]:
         """The full names ``git for-each-ref`` lists below ``prefix`` (the names git accepts)."""
