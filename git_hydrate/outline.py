@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-__all__ = ["ELLIPSIS", "is_marker", "language_for", "outline"]
+__all__ = ["ELLIPSIS", "grammars", "is_marker", "language_for", "outline"]
 
 ELLIPSIS = "..."
 MAX_LINE = 240  # longer lines are cut to a prefix of this many characters
@@ -428,6 +428,29 @@ _SPECS["tsx"] = _Spec(**{**_SPECS["typescript"].__dict__, "factory": "language_t
 _MAX_WHOLE = 25  # longer 'whole' declarations keep first line, marker, last line
 _CLOSERS = frozenset({"}", "};", "},", ");", ")"})
 _BLOCKS = frozenset({"statement_block", "block", "constructor_body"})
+
+
+@cache
+def grammars() -> str:
+    """Which tree-sitter grammars this process would use, as a fingerprint (each
+    package's location, size and modification time, or its absence), for the
+    caches of what outlines produce: installing or upgrading a grammar changes
+    outlines, so it changes their keys. Nothing is imported."""
+    import importlib.util
+
+    found = []
+    for name in sorted({"tree_sitter", *(spec.module for spec in _SPECS.values())}):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = spec.origin if spec is not None else None
+        try:
+            stat = os.stat(origin) if origin else None
+        except OSError:
+            stat = None
+        found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
+    return ";".join(found)
 
 
 @cache

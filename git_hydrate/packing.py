@@ -7,6 +7,7 @@ body loader that reads ahead through git while the walk measures.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
@@ -39,7 +40,7 @@ __all__ = [
 #: The header of the token-count cache: counts are of texts derived from a body
 #: by context_expander's rendering rules; a change there bumps the version.
 _TOKEN_CACHE_VERSION: Final = 1
-_OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 1\n"
+_OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
 
 
 def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -135,10 +136,13 @@ def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
 
 def _outliner(refs: TaskRefs, caches: list[Any]) -> context_expander.Outliner:
     from .hydrate.cache import DerivedCache
-    from .outline import language_for
+    from .outline import grammars, language_for
     from .outline import outline as outline_text
 
-    cache = DerivedCache.of(refs.repo, "outlines", _OUTLINE_CACHE_HEADER)
+    # the grammars installed decide outlines: another set, another cache
+    state = hashlib.sha256(grammars().encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    header = _OUTLINE_CACHE_HEADER % state.encode("ascii")
+    cache = DerivedCache.of(refs.repo, "outlines", header)
     caches.append(cache)
 
     def outline_of(entry: Mapping[str, Any], read: Callable[[], str]) -> str | None:

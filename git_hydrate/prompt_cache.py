@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -116,7 +117,12 @@ class PromptCache:
     def key(tip: bytes, budget: Iterable[Any]) -> str:
         """The key of a task tip under a budget, for this version's rendering."""
         parts = [_FORMAT, __version__, code_fingerprint(_RENDERING_MODULES, _HERE)]
-        parts += [tip.decode(), *budget]
+        # neutralise reads text through Python's Unicode tables
+        parts += [unicodedata.unidata_version, tip.decode(), *budget]
+        if getattr(budget, "outline", False):
+            from .outline import grammars  # what outlines come out depends on them
+
+            parts.append(grammars())
         return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
 
     def _path(self, key: str) -> str:

@@ -107,3 +107,32 @@ def test_a_change_to_the_rendering_code_is_a_miss(
     assert pc.PromptCache.key(tip, budget) == before
     (code / "rendering.py").write_text("# v2, a longer line\n")
     assert pc.PromptCache.key(tip, budget) != before
+
+
+def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
+    task: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outlines depend on which tree-sitter grammars import: installing or upgrading one
+    must not be answered with prompts (or outlines) made without it."""
+    from git_hydrate import outline
+    from git_hydrate.budgeting import Budget
+
+    with Ledger(task) as ledger:
+        tip = ledger.refs.tip("C-1")
+    assert tip is not None
+    plain = Budget(1000, None, "o200k_base", False)
+    shrunk = Budget(1000, None, "o200k_base", True)
+    before = (pc.PromptCache.key(tip, plain), pc.PromptCache.key(tip, shrunk))
+    assert "tree_sitter=" in outline.grammars()
+    monkeypatch.setattr(outline, "grammars", lambda: "tree_sitter=-")
+    after = (pc.PromptCache.key(tip, plain), pc.PromptCache.key(tip, shrunk))
+    assert after[0] == before[0] and after[1] != before[1]
+    code = "def f():\n" + "    x = 1\n" * 300
+    with Ledger(task, clock=lambda: T0) as ledger:
+        ledger.add_context("C-1", code, "src/m.py", priority=9)
+        assert ledger.prompt("C-1", max_bytes=1500, outline=True, now=T0)["shrunk"]
+    header = (task / ".git" / "hydrate" / "outlines").read_bytes().split(b"\n")[0]
+    monkeypatch.undo()
+    with Ledger(task) as ledger:
+        assert ledger.prompt("C-1", max_bytes=1500, outline=True, now=T0)["shrunk"]
+    assert (task / ".git" / "hydrate" / "outlines").read_bytes().split(b"\n")[0] != header
