@@ -529,6 +529,7 @@ class Ledger:
             [{path, reason, bytes[, same_as]}], total_bytes, files, changed,
             tip, task_id, mode, from, commit}``.
         """
+        self.refs.memo.clear()  # what an earlier run kept and no prompt took
         self.refs.memo.limit = max(0, keep_bodies)
         return add_tree(
             self.refs,

@@ -222,6 +222,7 @@ def prompt(
     if store is not None:
         hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment)
         if hit is not None:
+            refs.memo.clear()  # what add-tree kept for this prompt
             return cast(PromptResult, hit.result())
     job, result = _built_prompt(refs, task_id, limits, moment, pieces=False)
     if store is not None and job.task.get("tip"):
@@ -278,6 +279,7 @@ def write_prompt(
     if store is not None:
         hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment, packet=False)
         if hit is not None:
+            refs.memo.clear()  # what add-tree kept for this prompt
             out.write(hit.prompt)
             return cast(PromptFields, hit.fields)
     job, result = _built_prompt(refs, task_id, limits, moment, pieces=True)

@@ -27,7 +27,7 @@ import msgspec
 
 from . import __version__
 from .fingerprint import PACKAGE_DIR, code_fingerprint
-from .store import Repository
+from .store import Repository, private_file
 
 __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "PromptCache"]
 
@@ -133,6 +133,8 @@ class PromptCache:
         without ``packet``, the packet is not read (a hit that only prints)."""
         try:
             with open(self._path(key), "rb") as fh:
+                if not private_file(os.fstat(fh.fileno())):
+                    return None  # printed unchecked: only what this user wrote
                 head = fh.read(len(_MAGIC) + 4)
                 if len(head) != len(_MAGIC) + 4 or not head.startswith(_MAGIC):
                     return None
@@ -219,7 +221,7 @@ class PromptCache:
 
         # The cache only saves time: failing to write it is not an error.
         try:
-            self.repo.replace_file(self._path(key), chunks())
+            self.repo.replace_file(self._path(key), chunks(), private=True)
         except OSError:
             return
         self._prune()

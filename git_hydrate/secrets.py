@@ -490,6 +490,8 @@ def _scan_prefiltered(prefilter: _Prefilter, text: str, limit: int) -> list[Find
     anchors: dict[int, list[int]] = {}
     triggered: set[int] = set()
     for end, expression in events:
+        if not 0 <= expression < len(owners) or not 0 < end <= len(data):
+            return None  # not what this prefilter compiles: the plain path decides
         # the last character of what was found: on the line of the match
         if expression < nfolded:
             folded.append((end - 1, 1 << expression))

@@ -241,6 +241,7 @@ def test_the_public_api_is_pinned() -> None:
                 "current_umask",
                 "git_in_directory",
                 "parse_commit_tree",
+                "private_file",
                 "shared_file_mode",
                 "shared_repository_mode",
             ],

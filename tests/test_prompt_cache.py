@@ -136,3 +136,29 @@ def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
     with Ledger(task) as ledger:
         assert ledger.prompt("C-1", max_bytes=1500, outline=True, now=T0)["shrunk"]
     assert (task / ".git" / "hydrate" / "outlines").read_bytes().split(b"\n")[0] != header
+
+
+def test_an_entry_someone_else_could_have_written_is_a_miss(task: Path) -> None:
+    """A cached prompt is printed unchecked (no neutralising): in a shared repository
+    another member could plant one with forged boundary lines. Only entries this
+    user wrote, writable by nobody else, are trusted."""
+    git(task, "config", "core.sharedRepository", "group")
+    good = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    (entry,) = cache_dir(task).iterdir()
+    assert entry.stat().st_mode & 0o777 == 0o600  # private, whatever the sharing
+    forged = entry.read_bytes().replace(b"first body, kept", b"FORGED BODY,KEPT")
+    entry.write_bytes(forged)
+    entry.chmod(0o660)
+    again = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    assert again.stdout == good.stdout  # rebuilt, not the planted one
+    if os.geteuid() == 0:
+        entry.write_bytes(forged)
+        entry.chmod(0o600)
+        os.chown(entry, 4242, -1)  # another user's
+        third = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+        assert third.stdout == good.stdout
+    entry.write_bytes(forged)
+    entry.chmod(0o600)
+    os.chown(entry, os.geteuid(), -1)
+    mine = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
+    assert "FORGED BODY" in mine.stdout  # (the check is what tells them apart)

@@ -97,6 +97,16 @@ def test_a_failed_build_writes_nothing(task: Path) -> None:
     assert again.returncode != 0
     assert (task / "out.md").read_bytes() == b"previous"
     assert sorted(p.name for p in task.iterdir() if p.name.startswith("out.md")) == ["out.md"]
+    assert hydrate(task, "prompt", "S-1", "-o", "out.md").returncode == 0
+    # Written in place, as ">" would: through a symlink, keeping the file's mode.
+    (task / "target.md").write_bytes(b"old")
+    (task / "target.md").chmod(0o600)
+    (task / "link.md").symlink_to("target.md")
+    through = hydrate(task, "prompt", "S-1", "-o", "link.md")
+    assert through.returncode == 0, through
+    assert (task / "link.md").is_symlink()
+    assert (task / "target.md").read_bytes() == (task / "out.md").read_bytes() != b"previous"
+    assert (task / "target.md").stat().st_mode & 0o777 == 0o600
     missing = hydrate(task, "prompt", "S-1", "-o", "no/such/dir/out.md")
     assert missing.returncode == 1
     assert missing.stderr == "error: No such file or directory (no/such/dir/out.md)\n"

@@ -245,6 +245,46 @@ def test_add_tree_keeps_the_compiled_prefilter_in_the_git_dir(repo: Path) -> Non
         assert result.returncode == 0, result
         assert "  secret        b.env (53 bytes)" in result.stdout
         assert kept.read_bytes().startswith(b"# git-hydrate secret-prefilter ")
+        assert kept.stat().st_mode & 0o777 == 0o600  # nobody else can plant a scanner
         if run == 1:
             kept.write_bytes(kept.read_bytes()[:200])  # damaged: rebuilt by the next run
     assert len(kept.read_bytes()) > 1000
+
+
+def test_a_planted_prefilter_is_not_loaded(repo: Path) -> None:
+    """A compiled database that someone else could have written (group- or
+    world-writable, or another user's) is never loaded: one that finds nothing
+    would let every secret through."""
+    import hyperscan
+
+    from git_hydrate.hydrate.cache import keep_compiled_prefilter
+    from git_hydrate.store import Repository
+    from tests.conftest import git, hydrate_process
+
+    blind = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    blind.compile(expressions=[b"zzz-never-zzz"], ids=[0], elements=1, flags=[0])
+    (repo / "b.env").write_text("token = " + GITHUB + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
+    assert hydrate_process(repo, "task-add", "P-0", "--objective", "o", "--acceptance", "a")
+    assert hydrate_process(repo, "add-tree", "P-0").returncode == 0
+    kept = repo / ".git" / "hydrate" / "secret-prefilter"
+    header = kept.read_bytes().split(b"\n")[0] + b"\n"
+    kept.write_bytes(header + hyperscan.dumpb(blind))  # the right key, a blind scanner
+    with Repository(repo) as opened:
+        loaded: list[bytes | None] = []
+        original = secrets.keep_compiled
+        try:
+            secrets.keep_compiled = lambda load, save: loaded.append(load(header[31:-1].decode()))
+            kept.chmod(0o600)
+            keep_compiled_prefilter(opened)
+            kept.chmod(0o664)
+            keep_compiled_prefilter(opened)
+        finally:
+            secrets.keep_compiled = original
+    assert loaded[0] is not None and loaded[1] is None  # group-writable: not trusted
+    assert hydrate_process(repo, "task-add", "P-1", "--objective", "o", "--acceptance", "a")
+    (repo / ".git" / "hydrate" / "sha256-cache").unlink()
+    found = hydrate_process(repo, "add-tree", "P-1", "-v")
+    assert "  secret        b.env" in found.stdout, found
+    assert kept.stat().st_mode & 0o777 == 0o600 and len(kept.read_bytes()) > 1000

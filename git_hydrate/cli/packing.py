@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -125,8 +123,8 @@ def expand(
     "--output",
     type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     default=None,
-    help="Write the prompt to this file instead of standard output (whole or not at all: "
-    "written beside it, then renamed over it).",
+    help="Write the prompt to this file instead of standard output (opened only once "
+    "the prompt is built: a prompt that fails leaves the file as it was).",
 )
 @click.option(
     "-v",
@@ -180,17 +178,18 @@ def prompt(
       git hydrate prompt M-1002 --refresh -o M-1002.prompt.md
     """
     budget_args = (max_bytes, max_tokens, encoding, outline)
-    if refresh:
-        with open_ledger(ctx) as ledger:
-            for done in ledger.refresh(task_id):
-                click.echo(refreshed_line(task_id, done), err=True)
-    hit = None if no_cache or verbose else _cached_prompt(ctx, task_id, now, budget_args)
+    # (after --refresh the ledger is open already: its own cache lookup serves)
+    fast = not (no_cache or verbose or refresh)
+    hit = _cached_prompt(ctx, task_id, now, budget_args) if fast else None
     if hit is not None:
         with Deferred(output) as out:
             out.write(hit.prompt)
         click.echo(summary_line(task_id, hit.fields), err=True)
         return
     with open_ledger(ctx) as ledger:
+        if refresh:
+            for done in ledger.refresh(task_id):
+                click.echo(refreshed_line(task_id, done), err=True)
         with Deferred(output) as out:
             result = ledger.write_prompt(
                 task_id,
@@ -228,67 +227,41 @@ def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
 
 class Deferred:
     """Where a prompt is written piece by piece: ``output`` (``None`` or ``-``:
-    standard output). Nothing is opened before the first write, so a prompt that
-    fails to build leaves no file behind; a file is written beside ``output``
-    and renamed over it when complete, so a failed write leaves the old one.
-    Used as a context manager: an error on the way removes what was written."""
+    standard output). Nothing is opened before the first write, and the prompt
+    is built whole before it is written, so a prompt that fails to build leaves
+    no file behind and an existing one as it was. The file is written in place,
+    as ``>`` would: through a symlink, keeping its mode and hard links, and
+    ``/dev/stdout`` or a pipe work."""
 
     def __init__(self, output: str | None) -> None:
         self.output = None if output == "-" else output
         self._fh: BinaryIO | None = None
-        self._temporary: str | None = None
 
     def __enter__(self) -> Deferred:
         return self
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
-        if kind is None:
-            self.close()
-        else:
-            self.abort()
+        self.close()
 
     def write(self, data: bytes) -> int:
         if self._fh is None:
-            self._fh = self._open()
+            if self.output is None:
+                sys.stdout.flush()
+                self._fh = sys.stdout.buffer
+            else:
+                self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
         self._fh.write(data)
         return len(data)
 
-    def _open(self) -> BinaryIO:
-        if self.output is None:
-            sys.stdout.flush()
-            return sys.stdout.buffer
-        if os.path.exists(self.output) and not os.path.isfile(self.output):
-            return open(self.output, "wb")  # a device or a pipe: written in place
-        temporary = f"{self.output}.{os.getpid()}.tmp"
-        try:
-            fh = open(temporary, "wb")  # noqa: SIM115 (closed by close() or abort())
-        except OSError as error:  # named as what was asked for
-            raise OSError(error.errno, error.strerror, self.output) from None
-        self._temporary = temporary
-        return fh
-
     def close(self) -> None:
-        """Finish: flush standard output, or put the file in place."""
+        """Flush standard output, or close the file."""
         fh, self._fh = self._fh, None
         if fh is None:
             return
         if fh is sys.stdout.buffer:
             fh.flush()
-            return
-        fh.close()
-        if self._temporary is not None and self.output is not None:
-            os.replace(self._temporary, self.output)
-            self._temporary = None
-
-    def abort(self) -> None:
-        """Give up: remove the file written so far (standard output keeps what it got)."""
-        fh, self._fh = self._fh, None
-        if fh is not None and fh is not sys.stdout.buffer:
+        else:
             fh.close()
-        if self._temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self._temporary)
-            self._temporary = None
 
 
 def _cached_prompt(

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..store import Repository
+from ..store import Repository, private_file
 
 __all__ = ["DerivedCache", "Sha256Cache", "keep_compiled_prefilter"]
 
@@ -35,6 +35,8 @@ def keep_compiled_prefilter(repo: Repository) -> None:
         header = _PREFILTER_HEADER % key.encode("ascii")
         try:
             with open(path, "rb") as fh:
+                if not private_file(os.fstat(fh.fileno())):
+                    return None  # a scanner nobody else could have planted, or none
                 data = fh.read()
         except OSError:
             return None
@@ -42,7 +44,8 @@ def keep_compiled_prefilter(repo: Repository) -> None:
 
     def save(key: str, data: bytes) -> None:
         with contextlib.suppress(OSError):  # only saves time
-            repo.replace_file(path, [_PREFILTER_HEADER % key.encode("ascii"), data])
+            header = _PREFILTER_HEADER % key.encode("ascii")
+            repo.replace_file(path, [header, data], private=True)
 
     keep_compiled(load, save)
 

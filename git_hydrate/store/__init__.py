@@ -15,7 +15,7 @@ delegated to ``git rev-parse``. Its parts, one concern a module:
 
 from __future__ import annotations
 
-from .base import Identity
+from .base import Identity, private_file
 from .catfile import Prefetch
 from .commands import Commands, PushResult, git_in_directory
 from .objects import MODE_BLOB, MODE_TREE, CommitInfo, Objects, parse_commit_tree
@@ -35,6 +35,7 @@ __all__ = [
     "current_umask",
     "git_in_directory",
     "parse_commit_tree",
+    "private_file",
     "shared_file_mode",
     "shared_repository_mode",
 ]

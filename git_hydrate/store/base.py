@@ -48,6 +48,14 @@ def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:
     return head + b">", int(fields[0]), parse_tz(fields[1])
 
 
+def private_file(stat: os.stat_result) -> bool:
+    """Whether a file can only have been written by this user: owned by this user
+    and writable by nobody else (a derived file whose content is acted on
+    unchecked, such as a cached prompt or a compiled scanner, is trusted only
+    then: in a shared repository another member could have planted it)."""
+    return stat.st_uid == os.geteuid() and not stat.st_mode & 0o022
+
+
 class RepositoryBase:
     """A git repository as git-hydrate uses it (see :class:`~git_hydrate.store.Repository`).
 
@@ -224,10 +232,12 @@ class RepositoryBase:
         if wanted != mode & 0o7777:
             os.chmod(path, wanted)
 
-    def replace_file(self, path: str, chunks: Iterable[bytes]) -> None:
+    def replace_file(self, path: str, chunks: Iterable[bytes], *, private: bool = False) -> None:
         """Write ``path`` whole or not at all: a temporary file beside it (directories
         made and shared as needed), shared as ``core.sharedRepository`` asks, then
-        renamed over ``path``.
+        renamed over ``path``. ``private``: readable and writable by this user
+        only, whatever the sharing (a file that is trusted when read back only if
+        nobody else could have written it; see :func:`private_file`).
 
         Raises:
             OSError: nothing was replaced, and the temporary file is gone.
@@ -235,11 +245,13 @@ class RepositoryBase:
         self.make_dirs(os.path.dirname(path))
         # Unique per writer: two threads of one process may write the same path.
         temporary = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
-            with open(temporary, "wb") as fh:
+            with open(os.open(temporary, flags, 0o600 if private else 0o666), "wb") as fh:
                 for chunk in chunks:
                     fh.write(chunk)
-            self.share(temporary)
+            if not private:
+                self.share(temporary)
             os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(OSError):
