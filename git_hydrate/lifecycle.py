@@ -406,41 +406,46 @@ def unarchive(refs: TaskRefs, task_id: str) -> TaskDict:
     """
     validate.task_id(task_id)
     repo = refs.repo
-    for _attempt in attempts():
-        current = read_archive(repo)
-        entry = current.index.tasks.get(task_id)
-        live = refs.tip(task_id)
-        if entry is None:
+    with refs.name_lock(task_id):  # an id differing only by case, created meanwhile
+        for _attempt in attempts():
+            current = read_archive(repo)
+            entry = current.index.tasks.get(task_id)
+            live = refs.tip(task_id)
+            if entry is None:
+                if live is not None:
+                    raise Conflict(f"task {task_id} is not archived; it is live")
+                raise NotFound(f"task {task_id!r} is not in the archive")
             if live is not None:
-                raise Conflict(f"task {task_id} is not archived; it is live")
-            raise NotFound(f"task {task_id!r} is not in the archive")
-        if live is not None:
-            raise Conflict(
-                f"a live task {task_id} exists beside the archived one; rename or archive it first"
+                raise Conflict(
+                    f"a live task {task_id} exists beside the archived one; "
+                    "rename or archive it first"
+                )
+            refs.check_case_collision(task_id)
+            assert current.tip is not None
+            tip = entry.tip.encode("ascii")
+            state = refs.read_state(task_id, tip)
+            assert state.tree is not None
+            moment = refs.clock()
+            commit = repo.write_commit(
+                state.tree,
+                [tip],
+                task_message(f"unarchive {task_id}", "unarchive", task_id),
+                when=refs.commit_when(moment),
             )
-        refs.check_case_collision(task_id)
-        assert current.tip is not None
-        tip = entry.tip.encode("ascii")
-        state = refs.read_state(task_id, tip)
-        assert state.tree is not None
-        moment = refs.clock()
-        commit = repo.write_commit(
-            state.tree,
-            [tip],
-            task_message(f"unarchive {task_id}", "unarchive", task_id),
-            when=refs.commit_when(moment),
-        )
-        new_index = ArchiveIndex(
-            tasks={k: v for k, v in current.index.tasks.items() if k != task_id}
-        )
-        tree = index_tree(repo, current.tree, new_index, {task_id.encode("ascii"): None})
-        message = _ids_message("unarchive", [task_id])
-        new_tip = repo.write_commit(tree, [current.tip], message, when=refs.commit_when(moment))
-        try:
-            repo.update_refs(
-                [(ARCHIVE_REF, current.tip, new_tip), (ref_name(task_id), None, commit)], message
+            new_index = ArchiveIndex(
+                tasks={k: v for k, v in current.index.tasks.items() if k != task_id}
             )
-        except RefRace:
-            continue
-        return get_task(refs, task_id)
+            tree = index_tree(repo, current.tree, new_index, {task_id.encode("ascii"): None})
+            message = _ids_message("unarchive", [task_id])
+            new_tip = repo.write_commit(
+                tree, [current.tip], message, when=refs.commit_when(moment)
+            )
+            try:
+                repo.update_refs(
+                    [(ARCHIVE_REF, current.tip, new_tip), (ref_name(task_id), None, commit)],
+                    message,
+                )
+            except RefRace:
+                continue
+            return get_task(refs, task_id)
     raise Busy("the archive kept changing under this write; try again")

@@ -25,6 +25,7 @@ doctor — reads and writes tasks through :class:`TaskRefs` alone.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
@@ -38,7 +39,7 @@ import msgspec
 
 from . import codec, validate
 from .archive import ARCHIVE_REF, read_archive
-from .errors import Busy, Conflict, CorruptData, NoIdentity, NotFound
+from .errors import Busy, Conflict, CorruptData, NoIdentity, NotFound, NotWritable
 from .model import LINKS_FANNED_FORMAT, Link, LinkList, Task, packing_sorted
 from .store import MODE_BLOB, MODE_TREE, RefRace, Repository, parse_commit_tree
 
@@ -887,6 +888,50 @@ class TaskRefs:
                     f"task id {task_id!r} differs from existing task {other!r} only by case; "
                     "ids must stay distinct on case-insensitive file systems"
                 )
+
+    @contextlib.contextmanager
+    def name_lock(self, task_id: str) -> Iterator[None]:
+        """Hold the lock of ``task_id``'s case-folded form while a new id is checked
+        and its ref created: two writers bringing in ids that differ only by case
+        take turns, so the second sees the first and is refused.
+
+        A lock older than :data:`STALE_LOCK_SECONDS` (its writer died) is taken over.
+
+        Raises:
+            Busy: another writer held it for longer than that.
+        """
+        folded = task_id.casefold().encode("utf-8", "surrogatepass")
+        # beside git's own locks, so that nothing is left behind once released
+        name = f"hydrate-id-{hashlib.sha256(folded).hexdigest()[:32]}.lock"
+        path = os.path.join(self.repo.common_dir, name)
+        deadline = time.monotonic() + 2 * STALE_LOCK_SECONDS
+        while True:
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                break
+            except FileExistsError:
+                pass
+            except OSError as exc:  # a read-only repository, say: as any other write
+                why = exc.strerror or exc
+                raise NotWritable(
+                    f"cannot write to the repository ({self.repo.common_dir}): {why}"
+                ) from None
+            try:
+                age = time.time() - os.stat(path).st_mtime
+            except FileNotFoundError:
+                continue  # released meanwhile
+            if age > STALE_LOCK_SECONDS:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                continue
+            if time.monotonic() > deadline:
+                raise Busy(f"task id {task_id!r} is being created by another writer")
+            time.sleep(0.005 + random.random() * 0.01)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def check_new_id(self, task_id: str) -> None:
         """Refuse a new id that is archived, or differs from a live or archived

@@ -149,8 +149,6 @@ def add_task(
         depends_on=validate.dependencies(depends_on, task_id),
     )
     check_text_secrets(refs.repo.settings, free_text(task), allow_secrets)
-    refs.check_new_id(task_id)
-    check_no_cycle(refs, task_id, task.depends_on)
     change = Change(
         task=task,
         links=[],
@@ -159,13 +157,16 @@ def add_task(
         ),
         result=None,
     )
-    refs.create(
-        task_id,
-        change,
-        lambda: Conflict(
-            f"task {task_id} already exists; change it with: git hydrate task-edit {task_id}"
-        ),
-    )
+    with refs.name_lock(task_id):  # an id differing only by case, created meanwhile
+        refs.check_new_id(task_id)
+        check_no_cycle(refs, task_id, task.depends_on)
+        refs.create(
+            task_id,
+            change,
+            lambda: Conflict(
+                f"task {task_id} already exists; change it with: git hydrate task-edit {task_id}"
+            ),
+        )
     return get_task(refs, task_id)
 
 

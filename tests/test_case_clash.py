@@ -135,3 +135,54 @@ def test_an_archive_written_by_another_process_is_seen(repo: Path) -> None:
         other.unarchive("E-1")
         with pytest.raises(Conflict, match="differs from existing task 'E-1'"):
             add(ledger, "e-1")
+
+
+def test_concurrent_writers_of_ids_differing_by_case_take_turns(repo: Path) -> None:
+    """Writers creating ``Race-N``, ``RACE-N`` and ``race-N`` at the same moment: the
+    check and the creation are one step under a lock of the case-folded id, so
+    exactly one spelling of each id is created and the others are refused."""
+    import subprocess
+    import sys
+    import time
+
+    go = repo.parent / "go"
+    script = (
+        "import os, sys, time\n"
+        "from git_hydrate import Ledger, Conflict\n"
+        "with Ledger(sys.argv[1]) as ledger:\n"
+        "    ledger.list_tasks()\n"
+        "    while not os.path.exists(sys.argv[3]):\n"
+        "        time.sleep(0.001)\n"
+        "    for n in range(20):\n"
+        "        try:\n"
+        "            ledger.add_task(sys.argv[2] + f'-{n}', 't', 'o')\n"
+        "        except Conflict:\n"
+        "            pass\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(repo), spelling, str(go)])
+        for spelling in ("Race", "RACE", "race", "rAce")
+    ]
+    time.sleep(1.0)  # every writer started and waiting
+    go.touch()
+    assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
+    with Ledger(repo) as ledger:
+        ids = [task["task_id"] for task in ledger.list_tasks()]
+    assert sorted(i.casefold() for i in ids) == sorted(f"race-{n}" for n in range(20)), ids
+    assert not list((repo / ".git").glob("hydrate-id-*.lock"))
+
+
+def test_a_lock_left_by_a_dead_writer_is_taken_over(repo: Path) -> None:
+    import hashlib
+    import time
+
+    name = hashlib.sha256(b"dead-1").hexdigest()[:32]
+    lock = repo / ".git" / f"hydrate-id-{name}.lock"
+    lock.touch()
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    with Ledger(repo) as ledger:
+        ledger.add_task("Dead-1", "t", "o")  # the lock of "dead-1", stale: taken over
+        assert not lock.exists()
+        with pytest.raises(Conflict, match="only by case"):
+            ledger.add_task("DEAD-1", "t", "o")
