@@ -14,9 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import context, history, lifecycle, listing, packing, tasks
-from .hydrate import RankResult, add_diff, add_tree, refresh, rerank
-from .hydrate.tree import Progress
+from . import context, history, lifecycle, listing, tasks
 from .results import (
     AddManyResult,
     ArchivedItem,
@@ -46,6 +44,8 @@ from .taskrefs import TaskRefs
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
+    from .hydrate import RankResult
+    from .hydrate.tree import Progress
     from .sync import Report
 
 __all__ = ["Ledger"]
@@ -225,7 +225,9 @@ class Ledger:
             Conflict: the mandatory structure alone does not fit.
             ValidationError: a token budget without ``git-hydrate[tokens]``.
         """
-        return packing.pack(
+        from .packing import pack
+
+        return pack(
             self.refs,
             task_id,
             max_bytes,
@@ -256,7 +258,9 @@ class Ledger:
         Raises:
             ValidationError: the mandatory structure alone does not fit.
         """
-        return packing.expand(
+        from .packing import expand
+
+        return expand(
             self.refs,
             task_id,
             max_bytes,
@@ -290,7 +294,9 @@ class Ledger:
         Raises:
             ValidationError: the prompt without attachments does not fit.
         """
-        return packing.prompt(
+        from .packing import prompt
+
+        return prompt(
             self.refs,
             task_id,
             max_bytes,
@@ -316,7 +322,9 @@ class Ledger:
         Raises:
             ValidationError: as :meth:`prompt` would: the head does not fit.
         """
-        packing.check_budget(
+        from .packing import check_budget
+
+        check_budget(
             self.refs,
             task_id,
             max_bytes,
@@ -344,7 +352,9 @@ class Ledger:
         Nothing is written when the prompt cannot be built (the error is raised
         first); the arguments are :meth:`prompt`'s.
         """
-        return packing.write_prompt(
+        from .packing import write_prompt
+
+        return write_prompt(
             self.refs,
             task_id,
             out,
@@ -482,6 +492,8 @@ class Ledger:
         """Take every add-tree run the task recorded again (``prompt --refresh``);
         an unchanged revision run is recognised without listing a file (see
         :func:`git_hydrate.hydrate.tree.refresh`)."""
+        from .hydrate import refresh
+
         return refresh(self.refs, task_id)
 
     def add_tree(
@@ -531,6 +543,8 @@ class Ledger:
         """
         self.refs.memo.clear()  # what an earlier run kept and no prompt took
         self.refs.memo.limit = max(0, keep_bodies)
+        from .hydrate import add_tree
+
         return add_tree(
             self.refs,
             task_id,
@@ -562,11 +576,15 @@ class Ledger:
         ``max_file_bytes``, ``max_total_bytes``, ``allow_secrets`` (see
         :func:`git_hydrate.hydrate.add_diff`).
         """
+        from .hydrate import add_diff
+
         return add_diff(self.refs, task_id, rev_range, pathspecs, **options)
 
     def rank(self, task_id: str, *, rev: str | None = None) -> RankResult:
         """Rank the task's hydrated files again (after its files in play changed, or
         with the history of ``rev``): priorities only, one commit, no body read."""
+        from .hydrate import rerank
+
         return rerank(self.refs, task_id, rev=rev)
 
     # -- sharing and health ---------------------------------------------------------

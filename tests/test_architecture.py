@@ -58,6 +58,10 @@ LAZY_ALLOWED = {
     "dulwich",
     "fractions",
     "ledger",
+    # the ledger's packing and hydration, only for the commands that use them
+    "packing",
+    "hydrate",
+    "rerank",  # (git_hydrate.hydrate's function of that name, from its module)
     "codec",
     "hooks",
     "doctor",
