@@ -8,6 +8,8 @@ body loader that reads ahead through git while the walk measures.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
@@ -37,6 +39,8 @@ __all__ = [
     "write_prompt",
 ]
 
+#: The origin of add-tree's links, whose ``path`` is a file of the repository.
+TREE_ORIGIN: Final = "tree"
 #: The header of the token-count cache: counts are of texts derived from a body
 #: by context_expander's rendering rules; a change there bumps the version.
 _TOKEN_CACHE_VERSION: Final = 1
@@ -56,6 +60,8 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[di
             "expires": link.expires,
             "size": link.size,
             "oid": link.oid,
+            # a file's link names where the work tree may hold the same blob
+            **({"path": link.path} if link.origin == TREE_ORIGIN and link.path else {}),
         }
         for link in state.links
     ]
@@ -337,6 +343,25 @@ def body_loader(
     suspect: set[str] = set()  # in a round git stopped on: read alone, if asked
 
     memo = refs.memo
+    on_disk: dict[str, bytes] = {}  # oid -> the work-tree file that may hold it
+
+    def in_worktree(entry: Mapping[str, Any]) -> bool:
+        """Whether the work tree has a file of this body's size where the link says:
+        then it is read from there (and through git only if it holds something else)."""
+        path = entry.get("path")
+        if not path or refs.repo.work_tree is None:
+            return False
+        raw = os.fsencode(path)
+        if b".." in raw.split(b"/"):
+            return False
+        try:
+            info = os.lstat(os.path.join(os.fsencode(refs.repo.work_tree), raw))
+        except (OSError, ValueError):
+            return False
+        if not stat.S_ISREG(info.st_mode) or info.st_size != int(entry["size"]):
+            return False
+        on_disk[str(entry["oid"])] = raw
+        return True
 
     def unread_by_packer(entry: Mapping[str, Any]) -> bool:
         expires = entry.get("expires")
@@ -345,6 +370,7 @@ def body_loader(
             or (expires is not None and expires <= now)
             or str(entry["oid"]) in suspect
             or str(entry["oid"]) in memo  # read already, by add-tree
+            or in_worktree(entry)
         )
 
     def round_from(start: int, size: int = 0) -> list[str]:
@@ -366,6 +392,14 @@ def body_loader(
             if answer is not None and answer[0] == b"blob":
                 ready[name] = answer[1]
 
+    def read_ahead() -> None:
+        """Ask git for the next round, unless one is on its way."""
+        if not inflight and cursor[0] < len(entries):
+            names = round_from(cursor[0])
+            if names:
+                pending = refs.repo.prefetch([n.encode("ascii") for n in names])
+                inflight.append((names, pending))
+
     def load(entry: Mapping[str, Any]) -> str:
         oid = str(entry["oid"])
         known = memo.take(oid, str(entry["hash"])) if oid in memo else None
@@ -375,6 +409,17 @@ def body_loader(
                 return known.decode("utf-8")
             except UnicodeDecodeError:
                 pass  # read again below, so that the error names the body
+        link = Link(sha256=entry["hash"], oid=oid, size=entry["size"], source=entry["source"])
+        if oid not in ready and oid not in on_disk:
+            in_worktree(entry)
+        path = on_disk.pop(oid, None)
+        if path is not None:
+            copy = refs.repo.worktree_blob(path, oid, int(entry["size"]))
+            if copy is not None:
+                if oid in position:
+                    cursor[0] = max(cursor[0], position[oid] + 1)
+                read_ahead()
+                return refs.check_body(task_id, link, copy)
         here = position.get(oid)
         if oid not in ready:
             for names, pending in inflight:
@@ -399,13 +444,8 @@ def body_loader(
             except CorruptData:
                 # read alone below, so that the error names the body
                 suspect.update(names)
-        if not inflight and cursor[0] < len(entries):
-            names = round_from(cursor[0])
-            if names:
-                pending = refs.repo.prefetch([n.encode("ascii") for n in names])
-                inflight.append((names, pending))
+        read_ahead()
         data = ready.pop(oid, None)
-        link = Link(sha256=entry["hash"], oid=oid, size=entry["size"], source=entry["source"])
         if data is None:
             return refs.read_body(task_id, link)  # names what is wrong
         return refs.check_body(task_id, link, data)

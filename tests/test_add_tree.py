@@ -1029,6 +1029,8 @@ def test_one_pass_reads_each_body_once_and_checks_the_budget_first(repo: Path) -
         ledger.write_prompt("T-2", out, cache=False)
         assert out.getvalue() == expected.replace(TASK.encode(), b"T-2")
         assert ledger.refs.memo.size == 0  # given out once, then forgotten
+        for name in ("app.py", "lib.py"):  # nor can the work tree stand in for git
+            (repo / "src" / name).unlink()
         with pytest.raises(CorruptData, match="T-2"):
             ledger.write_prompt("T-2", io.BytesIO(), cache=False)
 

@@ -47,12 +47,17 @@ def list_tree(out: bytes) -> list[FileEntry]:
         if len(fields) != 4:
             raise CorruptData(f"unexpected git ls-tree output: {record[:80]!r}")
         mode = int(fields[0], 8)
-        size = int(fields[3]) if fields[3] != b"-" else 0
+        # git prints "-" as a submodule's size, and "BAD" for a blob it cannot read
+        if not fields[3].isdigit() and fields[3] not in (b"-", b"BAD"):
+            raise CorruptData(f"unexpected git ls-tree output: {record[:80]!r}")
+        size = int(fields[3]) if fields[3].isdigit() else 0
         kind = (
             "submodule"
             if mode == _MODE_GITLINK
             else "symlink"
             if mode == _MODE_SYMLINK
+            else "unreadable"
+            if fields[3] == b"BAD"
             else "file"
         )
         entries.append(

@@ -150,9 +150,15 @@ def _read_from_disk(
 
 
 def _read_content(
-    refs: TaskRefs, candidates: list[FileEntry], max_file: int, progress: Progress | None
+    refs: TaskRefs,
+    candidates: list[FileEntry],
+    max_file: int,
+    progress: Progress | None,
+    *,
+    worktree_copies: bool = False,
 ) -> Content:
-    """sha256, oid and class of every candidate: from the cache, the disk, or git."""
+    """sha256, oid and class of every candidate: from the cache, the disk, or git
+    (``worktree_copies``: a blob the work tree holds as it is, from there)."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
     found = Content()
@@ -170,7 +176,8 @@ def _read_content(
             continue
         found.info[entry.path] = (entry.oid, hit[0], hit[1], entry.size)
         found.files_done += 1
-    for oid, data in refs.repo.stream_blobs(list(unread)) if unread else ():
+
+    def take(oid: str, data: bytes) -> None:
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
         cache.put(oid, digest, cls)
@@ -182,6 +189,19 @@ def _read_content(
             found.bytes_done += len(data)
         if progress is not None:
             progress(found.files_done, total, found.bytes_done)
+
+    through_git = list(unread)
+    if worktree_copies and refs.repo.work_tree is not None:
+        through_git = []
+        for oid, entries in unread.items():
+            first = entries[0]
+            data = refs.repo.worktree_blob(first.raw_path, oid, first.size)
+            if data is None:
+                through_git.append(oid)
+            else:
+                take(oid, data)
+    for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
+        take(oid, data)
     cache.save()
     return found
 
@@ -425,7 +445,9 @@ def add_tree(
             return _recognised(refs, task_id, state.links, mine, selection, pinned)
     source = _source(refs, rev, worktree, directory)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
-    found = _read_content(refs, candidates, max_file, progress)
+    found = _read_content(
+        refs, candidates, max_file, progress, worktree_copies=source.mode != "dir"
+    )
     places = place(
         refs.repo,
         task,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -29,6 +30,9 @@ __all__ = ["MODE_BLOB", "MODE_TREE", "CommitInfo", "Objects", "parse_commit_tree
 
 MODE_BLOB: Final = 0o100644
 MODE_TREE: Final = 0o040000
+#: How a work-tree copy of a blob is opened: never through a final symlink, and
+#: without waiting on a FIFO that took a file's place.
+_COPY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class CommitInfo(NamedTuple):
@@ -196,6 +200,36 @@ class Objects(RepositoryBase):
         """
         argv, cwd, env = self.git_invocation()
         return stream_objects(argv, cwd, env, oids)
+
+    def worktree_blob(self, path: bytes, oid: str, size: int) -> bytes | None:
+        """The content of blob ``oid`` (``size`` bytes) read from the work tree file at
+        ``path`` (relative to its top), when that file holds exactly that blob: the
+        bytes read hash to ``oid``. ``None`` otherwise (no work tree; a missing,
+        modified, filtered or special file), and the blob is to be read through git.
+
+        A file the page cache holds is read far faster than git inflates the
+        object, and the check makes its bytes as certain as the object's.
+        """
+        if self.work_tree is None or not path or os.path.isabs(path):
+            return None
+        location = os.path.join(os.fsencode(self.work_tree), path)
+        try:
+            info = os.lstat(location)
+            if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+                return None
+            fd = os.open(location, _COPY_FLAGS)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                with open(fd, "rb", closefd=False) as fh:
+                    data = fh.read(size + 1)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        if len(data) != size or self.blob_id(data) != oid.encode("ascii"):
+            return None
+        return data
 
     def has_object(self, oid: bytes) -> bool:
         """Whether ``oid`` is present (loose, packed or in an alternate)."""
