@@ -29,6 +29,7 @@ __all__ = [
     "list_directory",
     "list_tree",
     "list_worktree",
+    "resolve_rev",
 ]
 
 _MODE_SYMLINK = 0o120000
@@ -215,14 +216,18 @@ class Source:
     listing: str = ""
 
 
-def from_rev(repo: Repository, rev: str) -> Source:
-    """The files of the commit (or tree) ``rev``.
+def resolve_rev(repo: Repository, rev: str) -> tuple[str | None, str]:
+    """The commit (``None`` for a tree) and the tree ``rev`` names: one ``git
+    rev-parse``, the tree then read from the commit.
 
     Raises:
-        ValidationError: ``rev`` names no commit or tree here.
+        ValidationError: ``rev`` is not a revision, or names no commit or tree here.
     """
     if not isinstance(rev, str) or not rev or rev.startswith("-") or not rev.isprintable():
         raise ValidationError(f"invalid revision {rev!r}")
+    commit = repo.rev_parse(rev, "commit")
+    if commit is not None:
+        return commit, repo.read_commit_tree(commit.encode("ascii"))[0].decode("ascii")
     tree = repo.rev_parse(rev, "tree")
     if tree is None:
         if rev == "HEAD":
@@ -230,9 +235,19 @@ def from_rev(repo: Repository, rev: str) -> Source:
                 "HEAD names no commit yet; commit first, or take the work tree with --worktree"
             )
         raise ValidationError(f"{rev!r} does not name a commit or tree in this repository")
-    commit = repo.rev_parse(rev, "commit")
-    resolved = commit or tree
-    label = f"{rev} {resolved}" if rev != resolved else rev
+    return None, tree
+
+
+def from_rev(repo: Repository, rev: str, resolved: tuple[str | None, str] | None = None) -> Source:
+    """The files of the commit (or tree) ``rev`` (``resolved``: what
+    :func:`resolve_rev` found for it already).
+
+    Raises:
+        ValidationError: ``rev`` names no commit or tree here.
+    """
+    commit, tree = resolve_rev(repo, rev) if resolved is None else resolved
+    pinned = commit or tree
+    label = f"{rev} {pinned}" if rev != pinned else rev
     return Source("rev", label, list_tree(repo.ls_tree(tree)), [], tree=tree, commit=commit)
 
 

@@ -40,7 +40,7 @@ from .links import TREE_TOP, Selector, commit_links, limit
 from .pathspec import Pathspec
 from .placement import Place, place
 from .rules import FileEntry, Skipped, attribute_rules, classify, path_rule
-from .sources import Source, from_directory, from_rev, from_worktree
+from .sources import Source, from_directory, from_rev, from_worktree, resolve_rev
 
 __all__ = ["MAX_SELECTIONS", "ORIGIN", "SELECTION_VERSION", "Progress", "add_tree", "refresh"]
 
@@ -70,13 +70,16 @@ def _prefix(value: str) -> str:
 
 
 def _source(
-    refs: TaskRefs, rev: str | None, worktree: bool, directory: str | os.PathLike[str] | None
+    refs: TaskRefs,
+    selection: Selection,
+    directory: str | os.PathLike[str] | None,
+    resolved: tuple[str | None, str] | None,
 ) -> Source:
     if directory is not None:
         return from_directory(os.fspath(directory))
-    if worktree:
+    if selection.mode == "worktree":
         return from_worktree(refs.repo)
-    return from_rev(refs.repo, "HEAD" if rev is None else rev)
+    return from_rev(refs.repo, selection.rev, resolved)
 
 
 def _apply_rules(
@@ -291,16 +294,6 @@ def _attribute_sources(refs: TaskRefs) -> list[object]:
     return found
 
 
-def _pinned(refs: TaskRefs, selection: Selection) -> str | None:
-    """The commit (or tree) a revision run reads; ``None`` for a work tree or directory,
-    whose content has no id to compare."""
-    if selection.mode != "rev":
-        return None
-    return refs.repo.rev_parse(selection.rev, "commit") or refs.repo.rev_parse(
-        selection.rev, "tree"
-    )
-
-
 def _inputs(
     fixed: list[object],
     selection: Selection,
@@ -430,7 +423,10 @@ def add_tree(
             and (spec.matches(link.path) or link.path in anchors)
         )
 
-    pinned = _pinned(refs, selection)
+    # The commit (or tree) a revision run reads; none for a work tree or directory,
+    # whose content has no id to compare.
+    resolved = resolve_rev(refs.repo, selection.rev) if selection.mode == "rev" else None
+    pinned = (resolved[0] or resolved[1]) if resolved is not None else None
     fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
     if recognise and pinned is not None and fixed is not None:
         recorded = _recorded(task, selection)
@@ -443,7 +439,7 @@ def add_tree(
             # this (in the task), and the same code and attributes files here (in this
             # clone's record): the result is known without listing a file.
             return _recognised(refs, task_id, state.links, mine, selection, pinned)
-    source = _source(refs, rev, worktree, directory)
+    source = _source(refs, selection, directory, resolved)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
     found = _read_content(
         refs, candidates, max_file, progress, worktree_copies=source.mode != "dir"
