@@ -7,6 +7,7 @@ own transactions; a lost race is told from a refusal by the refs themselves.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -179,6 +180,42 @@ def test_named_commands(store: Repository) -> None:
     assert store.rev_parse(two.decode()) == two.decode()
     assert store.rev_parse("no-such-rev") is None
     assert store.commit_time(two.decode()) == 1_700_000_000
+
+
+def test_rev_parse_answers_as_git_rev_parse_does(store: Repository, tmp_path: Path) -> None:
+    """rev_parse asks the open cat-file process (a spec with a path still goes to
+    git rev-parse): on every kind of name, the answer is git's own."""
+    work = Path(store.common_dir).parent
+    git(work, "config", "user.name", "T")
+    git(work, "config", "user.email", "t@example.com")
+    (work / "sub").mkdir()
+    for n in range(3):
+        (work / "sub" / "f.txt").write_text(f"{n}\n")
+        (work / "a b.txt").write_text(f"space {n}\n")
+        git(work, "add", "-A")
+        git(work, "commit", "-q", "-m", f"c{n}")
+    git(work, "tag", "light")
+    git(work, "tag", "-a", "annotated", "-m", "a tag", "HEAD~1")
+    git(work, "branch", "side", "HEAD~2")
+    head = git(work, "rev-parse", "HEAD").strip()
+    specs = [
+        "HEAD", "HEAD~1", "HEAD^", "HEAD^^", "side", "light", "annotated", "refs/tags/light",
+        head, head[:12], head[:4], "HEAD@{0}", "HEAD@{1}", "side@{0}", "@", "main", "master",
+        "no-such-rev", "HEAD~99", "HEAD^{tree}", "-h", "", "HEAD x", "HEAD:sub", "HEAD:sub/f.txt",
+        "HEAD:a b.txt", ":/c1", "HEAD:nope", "annotated^{}",
+    ]  # fmt: skip
+    for spec in specs:
+        for kind in ("commit", "tree", "object"):
+            proc = subprocess.run(
+                ["git", "rev-parse", "--verify", "--quiet", f"{spec}^{{{kind}}}"],
+                cwd=work,
+                capture_output=True,
+                text=True,
+            )
+            expected = proc.stdout.strip() if proc.returncode == 0 else None
+            assert store.rev_parse(spec, kind) == expected, (spec, kind)
+    store.write_blob(b"the cat-file process still answers reads in order\n")
+    assert store.read_blob(store.blob_id(b"the cat-file process still answers reads in order\n"))
 
 
 def test_a_failing_git_command_is_git_failed_not_corrupt_data(store: Repository) -> None:

@@ -257,13 +257,19 @@ class CatFile:
             raise
 
     def _answer(self) -> tuple[bytes, bytes] | None:
+        found = self._named_answer()
+        return None if found is None else (found[1], found[2])
+
+    def _named_answer(self) -> tuple[bytes, bytes, bytes] | None:
+        """``(oid, type, content)`` of the next answer, or ``None``: missing (or
+        ambiguous; git then repeats the whole request line, spaces and all)."""
         assert self._proc.stdout is not None
         header = self._proc.stdout.readline()
         if not header:
             self._proc.wait()  # so that its last words are in the errors file
             raise self.failure()
         parts = header.split()
-        if len(parts) != 3 or parts[1] in (b"missing", b"ambiguous"):
+        if len(parts) != 3 or parts[-1] in (b"missing", b"ambiguous"):
             return None
         size = int(parts[2])
         data = self._proc.stdout.read(size)
@@ -271,7 +277,28 @@ class CatFile:
         if len(data) != size:
             self._proc.wait()
             raise self.failure()
-        return parts[1], data
+        return parts[0], parts[1], data
+
+    def resolve(self, spec: bytes) -> tuple[bytes, bytes] | None:
+        """``(oid, type)`` of the object ``spec`` names (any revision git's object
+        name syntax takes, as ``git rev-parse`` would read it), or ``None``."""
+        assert self._proc.stdin is not None
+        if self.broken:
+            raise self.failure()
+        self.settle()  # earlier prefetches' answers come first on the pipe
+        if self.broken:
+            raise self.failure()
+        try:
+            try:
+                self._proc.stdin.write((b"" if b"\n" in spec else spec) + b"\n")
+                self._proc.stdin.flush()
+            except BrokenPipeError:
+                raise self.failure() from None
+            found = self._named_answer()
+        except BaseException:
+            self._stop()
+            raise
+        return None if found is None else (found[0], found[1])
 
     def close(self) -> None:
         self.broken = True  # a prefetch collected after this says so, clearly

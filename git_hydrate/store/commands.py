@@ -60,12 +60,6 @@ class Commands(RepositoryBase):
 
     # -- revisions ----------------------------------------------------------------
 
-    def rev_parse(self, spec: str, kind: str = "commit") -> str | None:
-        """The id ``spec^{kind}`` names (``commit``, ``tree``, ``object``), or ``None``."""
-        proc = self.git(["rev-parse", "--verify", "--quiet", f"{spec}^{{{kind}}}"], check=False)
-        oid = proc.stdout.decode("ascii", "replace").strip()
-        return oid if proc.returncode == 0 and oid else None
-
     def git_path(self, name: str) -> str:
         """``git rev-parse --git-path NAME``, absolute: where git keeps ``NAME`` for this
         work tree (a linked work tree has its own, except for the shared paths)."""

@@ -81,6 +81,25 @@ class Objects(RepositoryBase):
             self._cat_file = CatFile(self.git_dir, self._cwd, self._env)
         return self._cat_file
 
+    def resolve_object(self, spec: bytes) -> bytes | None:
+        """The id of the object ``spec`` names (git's object name syntax), or ``None``."""
+        found = self._batch().resolve(spec)
+        return None if found is None else found[0]
+
+    def rev_parse(self, spec: str, kind: str = "commit") -> str | None:
+        """The id ``spec^{kind}`` names (``commit``, ``tree``, ``object``), or ``None``.
+
+        Asked of the cat-file process that reads objects (no process of its own),
+        unless ``spec`` holds a path (``rev:path``, ``:/text``), which git reads
+        relative to the work tree and its current directory.
+        """
+        if ":" not in spec:
+            found = self.resolve_object(f"{spec}^{{{kind}}}".encode("utf-8", "surrogateescape"))
+            return None if found is None else found.decode("ascii")
+        proc = self.git(["rev-parse", "--verify", "--quiet", f"{spec}^{{{kind}}}"], check=False)
+        oid = proc.stdout.decode("ascii", "replace").strip()
+        return oid if proc.returncode == 0 and oid else None
+
     def read_raw(self, spec: bytes) -> tuple[bytes, bytes]:
         """``(type, content)`` of the object ``spec`` names (an id or ``rev:path``).
 
