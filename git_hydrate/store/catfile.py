@@ -172,12 +172,8 @@ class CatFile:
         answer later requests with earlier objects. (The caller settles
         earlier prefetches first, see :meth:`Repository.read_many`.)
         """
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        if self.broken:
-            raise self.failure()
-        self.settle()  # earlier prefetches' answers come first on the pipe
-        if self.broken:
-            raise self.failure()
+        assert self._proc.stdin is not None
+        self._ready()
         results: list[tuple[bytes, bytes] | None] = []
         try:
             for start in range(0, len(specs), chunk):
@@ -205,30 +201,18 @@ class CatFile:
         this process, whose answer is left unread, is stopped (the next read
         starts another).
         """
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        if self.broken:
-            raise self.failure()
-        self.settle()
-        if self.broken:
-            raise self.failure()
+        assert self._proc.stdout is not None
+        self._ready()
         out = self._proc.stdout
         try:
-            try:
-                self._proc.stdin.write((b"" if b"\n" in spec else spec) + b"\n")
-                self._proc.stdin.flush()
-            except BrokenPipeError:
-                raise self.failure() from None
-            header = out.readline()
-            if not header:
-                self._proc.wait()
-                raise self.failure()
-            parts = header.split()
-            if len(parts) != 3 or parts[1] in (b"missing", b"ambiguous"):
+            self._request(spec)
+            header = self._header()
+            if header is None:
                 return None
-            size = int(parts[2])
+            _oid, kind, size = header
             if size > limit:
                 self._stop()
-                return parts[1], size, None, False
+                return kind, size, None, False
             sha256 = hashlib.sha256()
             decoder = codecs.getincrementaldecoder("utf-8")()
             utf8 = True
@@ -251,7 +235,7 @@ class CatFile:
                     decoder.decode(b"", final=True)
                 except UnicodeDecodeError:
                     utf8 = False
-            return parts[1], size, sha256.hexdigest(), utf8
+            return kind, size, sha256.hexdigest(), utf8
         except BaseException:
             self._stop()
             raise
@@ -260,8 +244,8 @@ class CatFile:
         found = self._named_answer()
         return None if found is None else (found[1], found[2])
 
-    def _named_answer(self) -> tuple[bytes, bytes, bytes] | None:
-        """``(oid, type, content)`` of the next answer, or ``None``: missing (or
+    def _header(self) -> tuple[bytes, bytes, int] | None:
+        """``(oid, type, size)`` of the next answer, or ``None``: missing (or
         ambiguous; git then repeats the whole request line, spaces and all)."""
         assert self._proc.stdout is not None
         header = self._proc.stdout.readline()
@@ -271,29 +255,46 @@ class CatFile:
         parts = header.split()
         if len(parts) != 3 or parts[-1] in (b"missing", b"ambiguous"):
             return None
-        size = int(parts[2])
+        return parts[0], parts[1], int(parts[2])
+
+    def _named_answer(self) -> tuple[bytes, bytes, bytes] | None:
+        """``(oid, type, content)`` of the next answer, or ``None`` (missing)."""
+        assert self._proc.stdout is not None
+        header = self._header()
+        if header is None:
+            return None
+        oid, kind, size = header
         data = self._proc.stdout.read(size)
         self._proc.stdout.read(1)
         if len(data) != size:
             self._proc.wait()
             raise self.failure()
-        return parts[0], parts[1], data
+        return oid, kind, data
+
+    def _ready(self) -> None:
+        """Settle earlier prefetches (their answers come first on the pipe); raise
+        the failure if git has stopped."""
+        if self.broken:
+            raise self.failure()
+        self.settle()
+        if self.broken:
+            raise self.failure()
+
+    def _request(self, spec: bytes) -> None:
+        """Send one request line (a spec holding a line break asks for nothing)."""
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write((b"" if b"\n" in spec else spec) + b"\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            raise self.failure() from None
 
     def resolve(self, spec: bytes) -> tuple[bytes, bytes] | None:
         """``(oid, type)`` of the object ``spec`` names (any revision git's object
         name syntax takes, as ``git rev-parse`` would read it), or ``None``."""
-        assert self._proc.stdin is not None
-        if self.broken:
-            raise self.failure()
-        self.settle()  # earlier prefetches' answers come first on the pipe
-        if self.broken:
-            raise self.failure()
+        self._ready()
         try:
-            try:
-                self._proc.stdin.write((b"" if b"\n" in spec else spec) + b"\n")
-                self._proc.stdin.flush()
-            except BrokenPipeError:
-                raise self.failure() from None
+            self._request(spec)
             found = self._named_answer()
         except BaseException:
             self._stop()
