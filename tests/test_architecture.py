@@ -3,7 +3,7 @@
 The layers, lowest first (a module may import only from its own layer or
 below, and the whole graph must be free of cycles):
 
-    errors
+    errors, ids (the task-id rules, importing nothing heavy)
     settings, model
     codec, validate, secrets, merge, context_expander, results, tokens, outline
     store (the only git boundary)
@@ -27,7 +27,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "git_hydrate"
 
 LAYERS: list[set[str]] = [
-    {"errors", "fingerprint"},
+    {"errors", "fingerprint", "ids"},
     {"settings", "model"},
     {
         "codec",
