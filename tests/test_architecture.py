@@ -241,6 +241,7 @@ def test_the_public_api_is_pinned() -> None:
                 "PushResult",
                 "RefRace",
                 "RefUpdate",
+                "Refs",
                 "Repository",
                 "current_umask",
                 "git_in_directory",

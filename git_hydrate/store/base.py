@@ -11,17 +11,21 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
-from .catfile import CatFile
 from .perms import shared_file_mode, shared_repository_mode
 from .process import first_line, outside_env, parse_tz, run_git
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from dulwich.repo import Repo
+
+    from .catfile import CatFile
 
 __all__ = ["Identity", "RepositoryBase"]
 
@@ -46,14 +50,6 @@ def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:
     if not sep or b"<" not in head or len(fields) != 2 or not fields[0].isdigit():
         return None
     return head + b">", int(fields[0]), parse_tz(fields[1])
-
-
-def private_file(stat: os.stat_result) -> bool:
-    """Whether a file can only have been written by this user: owned by this user
-    and writable by nobody else (a derived file whose content is acted on
-    unchecked, such as a cached prompt or a compiled scanner, is trusted only
-    then: in a shared repository another member could have planted it)."""
-    return stat.st_uid == os.geteuid() and not stat.st_mode & 0o022
 
 
 class RepositoryBase:
@@ -144,6 +140,12 @@ class RepositoryBase:
     def object_format(self) -> Any:
         """dulwich's object format (SHA-1 or SHA-256) of this repository."""
         return self._repo.object_format
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Release the repository's file handles and helper process."""
@@ -308,6 +310,18 @@ class RepositoryBase:
             fixed = when if self._environ().get("GIT_COMMITTER_DATE") else None
             self._identity = Identity(name_email, tz, fixed)
         return self._identity
+
+    def git_now(self) -> float:
+        """POSIX seconds of git's idea of now: the date of ``GIT_COMMITTER_DATE``
+        when it is set (and git can read it), else the wall clock."""
+        if os.environ.get("GIT_COMMITTER_DATE"):
+            try:
+                fixed = self.identity().when
+            except NoIdentity:
+                fixed = None  # a read goes on; a write is refused where it signs
+            if fixed is not None:
+                return float(fixed)
+        return time.time()
 
     def author(self) -> Identity:
         """The author identity git would use here: the committer's, unless the
