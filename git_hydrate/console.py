@@ -10,11 +10,13 @@ settings' integer parser.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 from .settings import parse_int
 
@@ -26,6 +28,15 @@ __all__ = [
     "summary_line",
     "thousands",
 ]
+
+#: What a buffered copy moves at a time.
+_CHUNK: Final = 1 << 20
+#: Refusals of ``copy_file_range``/``sendfile`` that mean "not between these
+#: two": try the next way (a file opened to append, another file system, a
+#: terminal, a kernel without the call).
+_NOT_HERE: Final = frozenset(
+    {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EBADF}
+)
 
 
 def byte_size(value: str) -> int:
@@ -74,6 +85,32 @@ class Deferred:
         self._open().write(data)
         return len(data)
 
+    def copy_from(self, source: BinaryIO, offset: int, count: int) -> None:
+        """Write ``count`` bytes of the file ``source`` from ``offset`` on: by the
+        kernel (``copy_file_range`` to a regular file, which some file systems
+        answer with a reflink; else ``sendfile``) where the destination takes
+        it, otherwise through a buffer (a terminal, a file opened to append, a
+        stream without a file descriptor).
+
+        Raises:
+            OSError: the destination refused, or ``source`` ended early (then
+                part of it may have been written).
+        """
+        fh = self._open()
+        fh.flush()
+        try:
+            target = fh.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation too
+            target = -1
+        done = _kernel_copy(target, source.fileno(), offset, count) if target >= 0 else 0
+        source.seek(offset + done)
+        while done < count:
+            chunk = source.read(min(_CHUNK, count - done))
+            if not chunk:
+                raise OSError(errno.EIO, f"{count - done} bytes missing at the end of the source")
+            fh.write(chunk)
+            done += len(chunk)
+
     def close(self) -> None:
         """Flush standard output, or close the file."""
         fh, self._fh = self._fh, None
@@ -83,6 +120,39 @@ class Deferred:
             fh.flush()
         else:
             fh.close()
+
+
+def _kernel_copy(target: int, source: int, offset: int, count: int) -> int:
+    """How many bytes the kernel copied from ``source`` (at ``offset``) to ``target``
+    (at its position): ``copy_file_range`` first to a regular file, then
+    ``sendfile``, each until done or until it copies nothing more (the end of
+    ``source``, or a file system that answers 0). Fewer than ``count`` (0 when
+    neither works between these two): the caller copies the rest itself."""
+    ways = [_send]
+    if hasattr(os, "copy_file_range") and stat.S_ISREG(os.fstat(target).st_mode):
+        ways.insert(0, _copy_range)
+    done = 0
+    for way in ways:
+        try:
+            while done < count:
+                moved = way(target, source, offset + done, count - done)
+                if moved == 0:
+                    break
+                done += moved
+        except OSError as exc:
+            if done or exc.errno not in _NOT_HERE:
+                raise
+        if done == count:
+            break
+    return done
+
+
+def _copy_range(target: int, source: int, offset: int, count: int) -> int:
+    return os.copy_file_range(source, target, count, offset)
+
+
+def _send(target: int, source: int, offset: int, count: int) -> int:
+    return os.sendfile(target, source, offset, count)
 
 
 def thousands(number: int) -> str:

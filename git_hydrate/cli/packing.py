@@ -12,7 +12,7 @@ import click
 from ..console import Deferred, summary_line, thousands
 
 if TYPE_CHECKING:
-    from ..prompt_cache import CachedPrompt
+    from ..prompt_cache import Entry
 
 from ._common import (
     budget_options,
@@ -181,8 +181,8 @@ def prompt(
     fast = not (no_cache or verbose or refresh)
     hit = _cached_prompt(ctx, task_id, now, budget_args) if fast else None
     if hit is not None:
-        with Deferred(output) as out:
-            out.write(hit.prompt)
+        with hit, Deferred(output) as out:
+            out.copy_from(hit.file, hit.offset, hit.prompt_bytes)
         click.echo(summary_line(task_id, hit.fields), err=True)
         return
     with open_ledger(ctx) as ledger:
@@ -226,28 +226,17 @@ def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
 
 def _cached_prompt(
     ctx: click.Context, task_id: str, now: datetime | None, budget_args: tuple[Any, ...]
-) -> CachedPrompt | None:
-    """The prompt from the prompt cache, found without importing the packer (or ``None``:
-    then the ledger builds it, and says what is wrong if anything is)."""
-    from ..budgeting import resolve_budget
+) -> Entry | None:
+    """The prompt's entry in the prompt cache, found without importing the packer (or
+    ``None``: then the ledger builds it, and says what is wrong if anything is), by
+    :func:`git_hydrate.prompt_cache.lookup`, the one lookup of a hit."""
     from ..errors import HydrateError
-    from ..prompt_cache import PromptCache
-    from ..store import Repository
-    from ..taskrefs import TaskRefs, names_a_task, ref_name
+    from ..prompt_cache import lookup
 
-    if not names_a_task(task_id.encode("utf-8", "surrogateescape")):
-        return None
+    directory = (ctx.find_root().obj or {}).get("directory")
     try:
-        with Repository((ctx.find_root().obj or {}).get("directory")) as repo:
-            store = PromptCache.of(repo)
-            if store is None:
-                return None
-            return store.find(
-                repo.read_ref(ref_name(task_id)),
-                resolve_budget(repo.settings, *budget_args),
-                TaskRefs(repo).now(now),
-                packet=False,
-            )
+        # (--now is aware: IsoTime gives a value without a zone UTC's)
+        return lookup(directory, task_id, budget_args, None if now is None else now.timestamp())
     except (HydrateError, OSError):
         return None
 
