@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
 from .perms import shared_file_mode, shared_repository_mode
-from .process import first_line, outside_env, parse_tz, run_git
+from .process import GitRun, first_line, outside_env, parse_tz, run_git
 
 if TYPE_CHECKING:
     from typing import Self
@@ -165,7 +164,7 @@ class RepositoryBase:
         input: bytes | None = None,
         check: bool = True,
         what: str = "",
-    ) -> subprocess.CompletedProcess[bytes]:
+    ) -> GitRun:
         """Run ``git`` against this repository (``--git-dir``), honouring ``git -c``.
 
         Raises:
