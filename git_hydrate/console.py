@@ -1,11 +1,10 @@
 """What the command line says and writes that needs no click.
 
-Shared by the click commands (``git_hydrate.cli``) and whatever prints a
-prompt without loading click (the prompt cache's fast path, issue 19), so
-that both print the same bytes from the same code: the byte-size option
-values, where a prompt is written (:class:`Deferred`), its summary line, and
-an ``OSError`` as one line. Importing this module costs nothing beyond the
-settings' integer parser.
+Shared by the click commands (``git_hydrate.cli``) and the prompt cache's
+fast path (``git_hydrate.quick``), so that both print the same bytes from the
+same code: the byte-size option values, where a prompt is written
+(:class:`Deferred`), its summary line, and an ``OSError`` as one line.
+Importing this module costs nothing beyond the settings' integer parser.
 """
 
 from __future__ import annotations

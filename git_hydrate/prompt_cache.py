@@ -15,8 +15,9 @@ beyond :data:`MAX_ENTRIES` or :data:`MAX_TOTAL_BYTES`. A damaged or foreign
 file is a miss. ``hydrate.promptCache false`` turns it off.
 
 Reading an entry needs only the standard library, and :func:`lookup` only
-the task's ref and the settings, so that a hit can be printed without
-importing click, msgspec or dulwich (issue 19).
+the task's ref and the settings: the command line's fast path
+(``git_hydrate.quick``) answers a hit without importing click, msgspec or
+dulwich, through the same functions ``prompt`` uses.
 """
 
 from __future__ import annotations
@@ -397,8 +398,9 @@ def lookup(
     them. Without ``outlines``, also ``None`` when the budget keeps outlines (their
     key names the installed grammars, found by importing them).
 
-    Only the refs and the settings are read (no object, no ``cat-file``), so
-    that whatever prints a hit asks the same question the same way.
+    Only the refs and the settings are read (no object, no ``cat-file``), so the
+    command line's fast path (``git_hydrate.quick``) and ``prompt`` itself ask
+    the same question the same way.
 
     Raises:
         HydrateError: the repository, a setting or the task's ref cannot be read.
