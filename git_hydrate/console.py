@@ -14,10 +14,13 @@ import os
 import stat
 import sys
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, BinaryIO, Final
 
 from .settings import parse_int
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, BinaryIO, Final
 
 __all__ = [
     "Deferred",

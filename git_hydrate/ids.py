@@ -9,7 +9,10 @@ the model, without msgspec or the store.
 from __future__ import annotations
 
 import re
-from typing import Final
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "TASK_ID_RE",

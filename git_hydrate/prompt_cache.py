@@ -28,8 +28,6 @@ import os
 import stat
 import unicodedata
 import zlib
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from . import __version__
 from .budgeting import resolve_budget
@@ -37,7 +35,11 @@ from .fingerprint import PACKAGE_DIR, code_fingerprint
 from .ids import names_a_task, ref_name
 from .store import Refs, private_file
 
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, BinaryIO, Final
+
     from .store.base import RepositoryBase
 
 __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "Entry", "PromptCache", "lookup"]
@@ -126,7 +128,8 @@ def entry_key(tip: bytes, budget: Iterable[Any], grammars: str | None = None) ->
 
     The key is what decides the prompt, as compact JSON; an entry holds it
     whole and is a hit only for exactly that text. No digest is needed, so none
-    is computed (``hashlib`` costs 2.5 ms to import: it loads OpenSSL).
+    is computed (``hashlib`` costs the fast path 2.5 ms to import: it loads
+    OpenSSL).
     """
     parts = [_FORMAT, __version__, code_fingerprint(_RENDERING_MODULES, _HERE)]
     # neutralise reads text through Python's Unicode tables

@@ -28,14 +28,17 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Sequence
-from typing import BinaryIO, Final
 
 from .console import Deferred, byte_size, os_error_line, silence_stdout, summary_line
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, HydrateError
 from .ids import names_a_task
 from .prompt_cache import lookup
 from .settings import ENCODINGS
+
+TYPE_CHECKING = False  # typing costs a few ms to import: not at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import BinaryIO, Final
 
 __all__ = ["Request", "main", "parse", "serve_hit"]
 

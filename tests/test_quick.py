@@ -349,7 +349,8 @@ def process(
     start = "from git_hydrate.cli import main" if full else "from git_hydrate.quick import main"
     code = (
         "import atexit, sys\n"
-        "heavy = ('click', 'msgspec', 'dulwich', 'hashlib', 'subprocess')\n"
+        "heavy = ('click', 'msgspec', 'dulwich', 'hashlib', 'subprocess', 'typing',"
+        " 'dataclasses')\n"
         f"atexit.register(lambda: open({str(report)!r}, 'w').write("
         "' '.join(m for m in sorted(sys.modules) if m.split('.')[0] in heavy)))\n"
         f"{start}\n"
@@ -369,7 +370,7 @@ def process(
 
 def test_a_hit_imports_nothing_heavy(task: Path, tmp_path: Path) -> None:
     """The point of the fast path: no click, msgspec or dulwich, nor what costs a few
-    ms more (hashlib's OpenSSL, subprocess)."""
+    ms more to import (hashlib's OpenSSL, subprocess, typing, dataclasses)."""
     fill(task)
     fast, heavy = process(task, "prompt", "C-1")
     full, _ = process(task, "prompt", "C-1", full=True)

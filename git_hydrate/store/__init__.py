@@ -21,9 +21,10 @@ import (tempfile, hashlib, zlib...).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from .base import Identity
     from .catfile import Prefetch
     from .commands import PushResult, git_in_directory

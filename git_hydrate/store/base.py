@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
 from .perms import shared_file_mode, shared_repository_mode
 from .process import GitRun, first_line, outside_env, parse_tz, run_git
 
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
-    from typing import Self
+    from collections.abc import Iterable, Mapping
+    from typing import Any, Self
 
     from dulwich.repo import Repo
 
@@ -29,17 +29,34 @@ if TYPE_CHECKING:
 __all__ = ["Identity", "RepositoryBase"]
 
 
-class Identity(NamedTuple):
+class Identity(tuple[bytes, int, int | None]):
     """A git identity line (``Name <email>``) with its timezone offset in seconds.
 
     ``when`` is the POSIX time git would write for it when the environment
     fixes one (``GIT_COMMITTER_DATE``/``GIT_AUTHOR_DATE``), else ``None``
-    (the moment of writing).
+    (the moment of writing). (A tuple with named fields, not a
+    typing.NamedTuple: see git_hydrate.budgeting.Budget.)
     """
 
-    name_email: bytes
-    tz_offset: int
-    when: int | None = None
+    __slots__ = ()
+
+    def __new__(cls, name_email: bytes, tz_offset: int, when: int | None = None) -> Identity:
+        return super().__new__(cls, (name_email, tz_offset, when))
+
+    @property
+    def name_email(self) -> bytes:
+        return self[0]
+
+    @property
+    def tz_offset(self) -> int:
+        return self[1]
+
+    @property
+    def when(self) -> int | None:
+        return self[2]
+
+    def __repr__(self) -> str:
+        return f"Identity({self[0]!r}, {self[1]!r}, {self[2]!r})"
 
 
 def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:

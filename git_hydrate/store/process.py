@@ -19,10 +19,13 @@ program, never see. Every other command goes through subprocess.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Final
 
 from ..errors import GitFailed, NotARepository, NotWritable
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Final
 
 __all__ = [
     "REPO_ENV",
