@@ -47,7 +47,7 @@ __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "Entry", "PromptCac
 #: Bumped when what an entry holds or how a prompt is rendered changes.
 _FORMAT: Final = 5
 #: An entry file starts with this, then the header's length (4 bytes, big-endian),
-#: the header (compact JSON, ASCII), the prompt's bytes and the packet's compact
+#: the header (compact JSON, UTF-8), the prompt's bytes and the packet's compact
 #: JSON (absent from an entry written by a prompt that was printed:
 #: ``packet_bytes`` is then -1). A hit that prints the prompt reads neither the
 #: packet nor a decoded copy of the prompt, and needs only the standard library.
@@ -332,7 +332,9 @@ class PromptCache:
         if prompt_bytes + len(json_bytes) > MAX_TOTAL_BYTES:
             return
         try:
-            header = json.dumps(
+            # msgspec writes what the standard library reads (a tenth of json.dumps'
+            # time on a header of a thousand omissions); the expiries are integers.
+            header = msgspec.json.encode(
                 {
                     "format": _FORMAT,
                     "key": key,
@@ -341,10 +343,8 @@ class PromptCache:
                     "prompt_bytes": prompt_bytes,
                     "packet_bytes": -1 if packet is None else len(json_bytes),
                     "fields": fields,
-                },
-                separators=(",", ":"),
-                allow_nan=False,
-            ).encode("ascii")
+                }
+            )
             prefix = _MAGIC + len(header).to_bytes(4, "big")
         except (OverflowError, TypeError, ValueError, RecursionError):
             return  # a field JSON cannot hold: the prompt is simply not kept

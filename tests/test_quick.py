@@ -32,6 +32,7 @@ def task(repo: Path) -> Path:
         ledger.add_context("C-1", "first body, kept\n" * 40, "notes/a.md", priority=5)
         ledger.add_context("C-1", "second body\n" * 40, "notes/b.md", ttl=3600)
         ledger.add_context("C-1", "third body, the longest\n" * 200, "notes/c.md")
+        ledger.add_context("C-1", "ünïcödé body ✓\n" * 30, "notes/ünï ✓.md")
     return repo
 
 

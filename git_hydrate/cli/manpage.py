@@ -106,7 +106,7 @@ _STORAGE: Final = [
     ("$GIT_COMMON_DIR/hydrate/prompt-cache/", "The prompt cache (hydrate.promptCache): "
      "one file per prompt, named by two checksums of its key, written whole (0600) and "
      "trusted only when this user owns it and nobody else can write it. GHPCACHE, the "
-     "header's length (4 bytes, big-endian), the header (ASCII JSON: format 5, the key "
+     "header's length (4 bytes, big-endian), the header (UTF-8 JSON: format 5, the key "
      "that decides the prompt, compared whole; since and until, the window of moments in "
      "which the same attachments have expired; prompt_bytes; packet_bytes, -1 for none; "
      "the result's fields), the prompt, then the packet's JSON if it was built with one. "
