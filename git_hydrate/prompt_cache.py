@@ -38,7 +38,7 @@ from .store import Refs, private_file
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-    from typing import Any, BinaryIO, Final
+    from typing import Any, BinaryIO, Final, TypeGuard
 
     from .store.base import RepositoryBase
 
@@ -147,6 +147,13 @@ def _file_name(key: str) -> str:
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
+def _object_id(tip: bytes | None) -> TypeGuard[bytes]:
+    """Whether a ref's value names an object: ``None`` (no such ref) and what a
+    damaged ref holds are no entry's (whoever reads the task then says what is
+    wrong)."""
+    return tip is not None and len(tip) in (40, 64) and tip.isascii() and tip.isalnum()
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} in a prompt-cache header")
 
@@ -225,7 +232,9 @@ class PromptCache:
     ) -> CachedPrompt | None:
         """The prompt of the task at ``tip`` under ``budget``, if stored and valid at
         ``moment`` (``tip`` ``None``: no such task, so none)."""
-        return None if tip is None else self.get(self.key(tip, budget), moment, packet=packet)
+        if not _object_id(tip):
+            return None
+        return self.get(self.key(tip, budget), moment, packet=packet)
 
     @staticmethod
     def key(tip: bytes, budget: Iterable[Any]) -> str:
@@ -416,7 +425,7 @@ def lookup(
         if store is None:
             return None
         tip = repo.read_ref(ref_name(task_id))
-        if tip is None:
+        if not _object_id(tip):
             return None
         budget = resolve_budget(repo.settings, *budget_args)
         if budget.outline and not outlines:

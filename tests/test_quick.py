@@ -299,6 +299,18 @@ def test_packed_refs(task: Path) -> None:
     assert same(task, "prompt", "C-1")
 
 
+def test_a_ref_that_does_not_read_falls_through(task: Path) -> None:
+    fill(task)
+    ref = task / ".git" / "refs" / "hydrate" / "tasks" / "C-1"
+    ref.write_bytes(b"\xff\xfe not an object id\n")
+    assert not same(task, "prompt", "C-1")
+    ref.write_bytes(b"ref: refs/hydrate/tasks/C-2\n")  # symbolic: no such task
+    assert not same(task, "prompt", "C-1")
+    ref.unlink()
+    ref.mkdir()  # a directory where the ref would be
+    assert not same(task, "prompt", "C-1")
+
+
 def test_a_reftable_repository_falls_through(task: Path) -> None:
     fill(task)
     git(task, "config", "extensions.refStorage", "reftable")
