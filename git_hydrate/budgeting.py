@@ -25,6 +25,9 @@ class Budget(tuple[int | None, int | None, str, bool]):
     ) -> Budget:
         return super().__new__(cls, (max_bytes, max_tokens, encoding, outline))
 
+    def __getnewargs__(self) -> tuple[int | None, int | None, str, bool]:
+        return (self[0], self[1], self[2], self[3])  # copy and pickle, as a NamedTuple's
+
     @property
     def max_bytes(self) -> int | None:
         return self[0]

@@ -6,8 +6,10 @@ on real repositories.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -474,5 +476,7 @@ def test_a_budget_is_a_tuple_with_named_fields() -> None:
         True,
     )
     assert repr(budget).startswith("Budget(max_bytes=4096,")
+    assert copy.copy(budget) == copy.deepcopy(budget) == pickle.loads(pickle.dumps(budget))
+    assert type(pickle.loads(pickle.dumps(budget))) is Budget
     with pytest.raises(AttributeError):
         budget.max_bytes = 1  # type: ignore[misc]

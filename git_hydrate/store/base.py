@@ -43,6 +43,9 @@ class Identity(tuple[bytes, int, int | None]):
     def __new__(cls, name_email: bytes, tz_offset: int, when: int | None = None) -> Identity:
         return super().__new__(cls, (name_email, tz_offset, when))
 
+    def __getnewargs__(self) -> tuple[bytes, int, int | None]:
+        return (self[0], self[1], self[2])  # copy and pickle, as a NamedTuple's
+
     @property
     def name_email(self) -> bytes:
         return self[0]
