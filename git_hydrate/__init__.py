@@ -15,7 +15,7 @@ command line, which imports only what each command uses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 
 __version__ = "0.1.0"
 
@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from .errors import (
         Busy,
         Conflict,

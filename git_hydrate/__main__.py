@@ -1,6 +1,6 @@
 """``python -m git_hydrate``: the same as the ``git-hydrate`` command."""
 
-from .cli import main
+from .quick import main
 
 if __name__ == "__main__":
     main()

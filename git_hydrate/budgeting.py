@@ -6,21 +6,49 @@ packer is imported.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from .settings import Settings
 
 __all__ = ["Budget", "resolve_budget"]
 
 
-class Budget(NamedTuple):
+# A tuple with named fields, not a typing.NamedTuple: typing costs the fast path
+# a few ms to import (see git_hydrate.quick).
+class Budget(tuple[int | None, int | None, str, bool]):
     """What a packing may use: bytes and tokens (``None``: no such limit), the
-    token encoding, and whether outlines stand in for what does not fit."""
+    token encoding, and whether outlines stand in for what does not fit. A
+    tuple of the four, in that order (as the prompt cache's key lists them)."""
 
-    max_bytes: int | None
-    max_tokens: int | None
-    encoding: str
-    outline: bool
+    __slots__ = ()
+
+    def __new__(
+        cls, max_bytes: int | None, max_tokens: int | None, encoding: str, outline: bool
+    ) -> Budget:
+        return super().__new__(cls, (max_bytes, max_tokens, encoding, outline))
+
+    def __getnewargs__(self) -> tuple[int | None, int | None, str, bool]:
+        return (self[0], self[1], self[2], self[3])  # copy and pickle, as a NamedTuple's
+
+    @property
+    def max_bytes(self) -> int | None:
+        return self[0]
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self[1]
+
+    @property
+    def encoding(self) -> str:
+        return self[2]
+
+    @property
+    def outline(self) -> bool:
+        return self[3]
+
+    def __repr__(self) -> str:
+        return (
+            f"Budget(max_bytes={self[0]!r}, max_tokens={self[1]!r}, "
+            f"encoding={self[2]!r}, outline={self[3]!r})"
+        )
 
 
 def resolve_budget(

@@ -16,8 +16,9 @@ import os
 import re
 from typing import Any, Final
 
-from . import lifecycle, validate
+from . import lifecycle
 from .errors import Conflict, NotFound, ValidationError
+from .ids import is_task_id
 from .model import INITIAL_STATION
 from .settings import SETTINGS, Settings
 from .taskrefs import TaskRefs
@@ -68,7 +69,7 @@ def _started(refs: TaskRefs) -> str | None:
             value = fh.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return value if validate.is_task_id(value) else None
+    return value if is_task_id(value) else None
 
 
 def current(refs: TaskRefs) -> dict[str, Any] | None:
@@ -86,7 +87,7 @@ def current(refs: TaskRefs) -> dict[str, Any] | None:
     pattern = compile_task_pattern(refs.repo.settings)
     for match in pattern.finditer(branch):
         found = match.group(1) if pattern.groups else match.group(0)
-        if found and validate.is_task_id(found) and refs.exists(found):
+        if found and is_task_id(found) and refs.exists(found):
             return {"task_id": found, "source": "branch", "branch": branch}
     return None
 

@@ -13,6 +13,7 @@ __all__ = [
     "EXIT_BUG",
     "EXIT_BUSY",
     "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
     "EXIT_NOT_A_REPOSITORY",
     "EXIT_USAGE",
     "Busy",
@@ -35,6 +36,8 @@ EXIT_USAGE = 2
 EXIT_BUG = 3
 #: EX_TEMPFAIL from sysexits.h: "try again later".
 EXIT_BUSY = 75
+#: What a shell reports for a process ended by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
 #: What git itself exits with when it finds no repository.
 EXIT_NOT_A_REPOSITORY = 128
 

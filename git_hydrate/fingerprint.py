@@ -9,8 +9,11 @@ modules that compute it go into such keys; nothing is imported to get them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import Final
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Final
 
 __all__ = ["PACKAGE_DIR", "code_fingerprint"]
 

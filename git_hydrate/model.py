@@ -9,7 +9,6 @@ values from users are validated before anything is written (``validate``).
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Iterable
 from typing import Annotated, Final
 
@@ -76,8 +75,6 @@ Station = Annotated[
 ]
 # \Z, not $: "$" also matches before a final newline, which would let "abc\n" in.
 TaskId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")]
-
-TASK_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 class PathNote(msgspec.Struct, frozen=True):

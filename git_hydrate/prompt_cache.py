@@ -8,54 +8,56 @@ entry records the window of moments in which that set stays the same: from
 the latest expiry at or before the moment it was built, to the earliest one
 after it. A lookup at a moment outside the window is a miss.
 
-Derived and disposable, like every cache here: one msgpack file per entry in
-``<common dir>/hydrate/prompt-cache/``, written atomically, the oldest removed
+Derived and disposable, like every cache here: one file per entry in
+``<common dir>/hydrate/prompt-cache/`` (a JSON header, the prompt's bytes, the
+packet's JSON if it was asked for), written atomically, the oldest removed
 beyond :data:`MAX_ENTRIES` or :data:`MAX_TOTAL_BYTES`. A damaged or foreign
 file is a miss. ``hydrate.promptCache false`` turns it off.
+
+Reading an entry needs only the standard library, and :func:`lookup` only
+the task's ref and the settings: the command line's fast path
+(``git_hydrate.quick``) answers a hit without importing click, msgspec or
+dulwich, through the same functions ``prompt`` uses.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import json
 import os
+import stat
 import unicodedata
-from collections.abc import Iterable
-from typing import Any, Final
-
-import msgspec
+import zlib
 
 from . import __version__
+from .budgeting import resolve_budget
 from .fingerprint import PACKAGE_DIR, code_fingerprint
-from .store import Repository, private_file
+from .ids import names_a_task, ref_name
+from .store import Refs, private_file
 
-__all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "PromptCache"]
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, BinaryIO, Final, TypeGuard
+
+    from .store.base import RepositoryBase
+
+__all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "Entry", "PromptCache", "lookup"]
 
 #: Bumped when what an entry holds or how a prompt is rendered changes.
-_FORMAT: Final = 4
+_FORMAT: Final = 5
 #: An entry file starts with this, then the header's length (4 bytes, big-endian),
-#: the header (msgpack), the prompt's bytes and the packet's compact JSON (absent
-#: from an entry written by a prompt that was printed: ``packet_bytes`` is then
-#: -1). A hit that prints the prompt reads neither the packet nor a decoded copy.
+#: the header (compact JSON, UTF-8), the prompt's bytes and the packet's compact
+#: JSON (absent from an entry written by a prompt that was printed:
+#: ``packet_bytes`` is then -1). A hit that prints the prompt reads neither the
+#: packet nor a decoded copy of the prompt, and needs only the standard library.
 _MAGIC: Final = b"GHPCACHE"
+_PREFIX_BYTES: Final = len(_MAGIC) + 4
+_INF: Final = float("inf")
 #: At most this many prompts are kept, newest first.
 MAX_ENTRIES: Final = 64
 #: And at most this many bytes of them.
 MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
-
-
-class _Header(msgspec.Struct, array_like=True):
-    format: int
-    key: str
-    since: float | None  # the latest expiry at or before the moment of building
-    until: float | None  # the earliest expiry after it
-    fields: dict[str, Any]
-    prompt_bytes: int
-    packet_bytes: int  # -1: no packet stored
-
-
-_decoder = msgspec.msgpack.Decoder(_Header)
-_encoder = msgspec.msgpack.Encoder()
 
 
 class CachedPrompt:
@@ -69,6 +71,8 @@ class CachedPrompt:
 
     def result(self) -> dict[str, Any]:
         """The whole result, as :func:`git_hydrate.packing.prompt` returns it."""
+        import msgspec
+
         if self.packet is None:
             raise ValueError("this entry was read without its packet")
         return {
@@ -76,6 +80,123 @@ class CachedPrompt:
             "prompt": self.prompt.decode("utf-8"),
             "packet": msgspec.json.decode(self.packet),
         }
+
+
+class Entry:
+    """A stored prompt, opened: its header checked (format, key, the window of
+    moments it holds in, who wrote it) and the file exactly as long as the header
+    says, so its bytes can be copied from ``file`` (at ``offset``) unread.
+    Close it (or use it as a context manager)."""
+
+    def __init__(
+        self, file: BinaryIO, fields: dict[str, Any], offset: int, prompt_bytes: int, packet: int
+    ) -> None:
+        self.file = file
+        #: The result's fields (sizes, omissions), as :func:`git_hydrate.packing.prompt` made them.
+        self.fields = fields
+        #: Where the prompt starts in ``file``, and its length.
+        self.offset = offset
+        self.prompt_bytes = prompt_bytes
+        #: The length of the packet's JSON after it; -1: no packet stored.
+        self.packet_bytes = packet
+
+    def __enter__(self) -> Entry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.file.close()
+
+    def read(self, *, packet: bool) -> CachedPrompt | None:
+        """The prompt (and the packet with ``packet``) read whole; ``None`` when
+        the file ended early after all."""
+        self.file.seek(self.offset)
+        prompt = self.file.read(self.prompt_bytes)
+        json_bytes = self.file.read(self.packet_bytes) if packet else None
+        if len(prompt) != self.prompt_bytes or (
+            json_bytes is not None and len(json_bytes) != self.packet_bytes
+        ):
+            return None
+        return CachedPrompt(self.fields, prompt, json_bytes)
+
+
+def entry_key(tip: bytes, budget: Iterable[Any], grammars: str | None = None) -> str:
+    """The key of a task tip under a budget, for this version's rendering
+    (``grammars``: the installed outline grammars, when outlines are on).
+
+    The key is what decides the prompt, as compact JSON; an entry holds it
+    whole and is a hit only for exactly that text. No digest is needed, so none
+    is computed (``hashlib`` costs the fast path 2.5 ms to import: it loads
+    OpenSSL).
+    """
+    parts = [_FORMAT, __version__, code_fingerprint(_RENDERING_MODULES, _HERE)]
+    # neutralise reads text through Python's Unicode tables
+    parts += [unicodedata.unidata_version, tip.decode(), *budget]
+    if grammars is not None:
+        parts.append(grammars)
+    return json.dumps(parts, separators=(",", ":"))
+
+
+def _file_name(key: str) -> str:
+    """Where the entry of ``key`` is kept: two checksums of it (64 bits). Two keys
+    that share a name only take each other's place (a miss): the header holds
+    the key whole, and nothing else is a hit."""
+    data = key.encode()
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def _object_id(tip: bytes | None) -> TypeGuard[bytes]:
+    """Whether a ref's value names an object: ``None`` (no such ref) and what a
+    damaged ref holds are no entry's (whoever reads the task then says what is
+    wrong)."""
+    return tip is not None and len(tip) in (40, 64) and tip.isascii() and tip.isalnum()
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} in a prompt-cache header")
+
+
+def _header(data: bytes) -> dict[str, Any] | None:
+    """A header's fields, or ``None`` when they are not what :meth:`PromptCache._write`
+    writes (a damaged file is a miss)."""
+    try:
+        header = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict) or not isinstance(header.get("fields"), dict):
+        return None
+    sizes = (header.get("format"), header.get("prompt_bytes"), header.get("packet_bytes"))
+    if not all(type(size) is int for size in sizes) or not isinstance(header.get("key"), str):
+        return None
+    if header["prompt_bytes"] < 0 or header["packet_bytes"] < -1:
+        return None
+    if not _summarised(header["fields"]):
+        return None
+    for end in ("since", "until"):
+        moment = header.get(end, "")
+        if moment is not None and (type(moment) not in (int, float) or not -_INF < moment < _INF):
+            return None  # (NaN too: it compares false)
+    return header
+
+
+def _summarised(fields: dict[str, Any]) -> bool:
+    """Whether ``fields`` hold what every reader of a hit relies on: the figures of the
+    prompt's summary line, and its omitted and shrunk attachments as lists."""
+    figures = ("prompt_bytes", "kept", "attachments", "needed_bytes")
+    if not all(type(fields.get(name)) is int for name in figures):
+        return False
+    omitted, shrunk = fields.get("omitted"), fields.get("shrunk", [])
+    if not isinstance(omitted, list) or not isinstance(shrunk, list | None):
+        return False
+    return all(isinstance(item, dict) and isinstance(item.get("reason"), str) for item in omitted)
+
+
+def _holds_at(header: dict[str, Any], moment: float) -> bool:
+    """Whether ``moment`` lies in the entry's window: the same attachments expired."""
+    since, until = header["since"], header["until"]
+    return (since is None or moment >= since) and (until is None or moment < until)
 
 
 #: The modules whose code decides a prompt's bytes.
@@ -97,12 +218,12 @@ _HERE: str = PACKAGE_DIR
 class PromptCache:
     """The prompt cache of one repository."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: RepositoryBase) -> None:
         self.repo = repo
         self.directory = os.path.join(repo.common_dir, "hydrate", "prompt-cache")
 
     @classmethod
-    def of(cls, repo: Repository) -> PromptCache | None:
+    def of(cls, repo: RepositoryBase) -> PromptCache | None:
         """The repository's prompt cache, or ``None`` when ``hydrate.promptCache`` is off."""
         return cls(repo) if repo.settings.boolean("hydrate.promptCache") else None
 
@@ -111,51 +232,74 @@ class PromptCache:
     ) -> CachedPrompt | None:
         """The prompt of the task at ``tip`` under ``budget``, if stored and valid at
         ``moment`` (``tip`` ``None``: no such task, so none)."""
-        return None if tip is None else self.get(self.key(tip, budget), moment, packet=packet)
+        if not _object_id(tip):
+            return None
+        return self.get(self.key(tip, budget), moment, packet=packet)
 
     @staticmethod
     def key(tip: bytes, budget: Iterable[Any]) -> str:
         """The key of a task tip under a budget, for this version's rendering."""
-        parts = [_FORMAT, __version__, code_fingerprint(_RENDERING_MODULES, _HERE)]
-        # neutralise reads text through Python's Unicode tables
-        parts += [unicodedata.unidata_version, tip.decode(), *budget]
         if getattr(budget, "outline", False):
             from .outline import grammars  # what outlines come out depends on them
 
-            parts.append(grammars())
-        return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
+            return entry_key(tip, budget, grammars())
+        return entry_key(tip, budget)
 
     def _path(self, key: str) -> str:
-        return os.path.join(self.directory, key[:40])
+        return os.path.join(self.directory, _file_name(key))
 
     def get(self, key: str, moment: float, *, packet: bool = True) -> CachedPrompt | None:
         """The prompt stored under ``key`` if it holds at ``moment``, else ``None``;
         without ``packet``, the packet is not read (a hit that only prints)."""
-        try:
-            with open(self._path(key), "rb") as fh:
-                if not private_file(os.fstat(fh.fileno())):
-                    return None  # printed unchecked: only what this user wrote
-                head = fh.read(len(_MAGIC) + 4)
-                if len(head) != len(_MAGIC) + 4 or not head.startswith(_MAGIC):
-                    return None
-                header = _decoder.decode(fh.read(int.from_bytes(head[len(_MAGIC) :], "big")))
-                if header.format != _FORMAT or header.key != key:
-                    return None
-                if header.since is not None and moment < header.since:
-                    return None
-                if header.until is not None and moment >= header.until:
-                    return None
-                if packet and header.packet_bytes < 0:
-                    return None  # written without its packet
-                prompt = fh.read(header.prompt_bytes)
-                json = fh.read(header.packet_bytes) if packet else None
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        entry = self.open(key, moment, packet=packet)
+        if entry is None:
             return None
-        if len(prompt) != header.prompt_bytes or (
-            json is not None and len(json) != header.packet_bytes
-        ):
-            return None  # cut short
-        return CachedPrompt(header.fields, prompt, json)
+        with entry:
+            try:
+                return entry.read(packet=packet)
+            except OSError:
+                return None
+
+    def open(self, key: str, moment: float, *, packet: bool = False) -> Entry | None:
+        """The entry stored under ``key``, opened, if it holds at ``moment`` (and has
+        its packet, with ``packet``); else ``None``. Nothing of the prompt is read."""
+        try:
+            # O_NONBLOCK: a FIFO planted in the cache must not hang the reader.
+            fd = os.open(self._path(key), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        fh = open(fd, "rb")  # noqa: SIM115 (returned open in the entry, or closed here)
+        try:
+            entry = self._checked(fh, key, moment, packet)
+        except OSError:
+            entry = None
+        if entry is None:
+            fh.close()
+        return entry
+
+    @staticmethod
+    def _checked(fh: BinaryIO, key: str, moment: float, packet: bool) -> Entry | None:
+        status = os.fstat(fh.fileno())
+        if not stat.S_ISREG(status.st_mode) or not private_file(status):
+            return None  # printed unchecked: only what this user wrote
+        head = fh.read(_PREFIX_BYTES)
+        if len(head) != _PREFIX_BYTES or not head.startswith(_MAGIC):
+            return None
+        length = int.from_bytes(head[len(_MAGIC) :], "big")
+        if length > status.st_size - _PREFIX_BYTES:
+            return None
+        header = _header(fh.read(length))
+        if header is None or header["format"] != _FORMAT or header["key"] != key:
+            return None
+        if not _holds_at(header, moment):
+            return None
+        if packet and header["packet_bytes"] < 0:
+            return None  # written without its packet
+        offset = _PREFIX_BYTES + length
+        prompt_bytes, packet_bytes = header["prompt_bytes"], header["packet_bytes"]
+        if status.st_size != offset + prompt_bytes + max(packet_bytes, 0):
+            return None  # cut short (or longer than written): damaged
+        return Entry(fh, header["fields"], offset, prompt_bytes, packet_bytes)
 
     def put(
         self, key: str, moment: float, expiries: Iterable[float], result: dict[str, Any]
@@ -188,36 +332,41 @@ class PromptCache:
         prompt_bytes: int,
         packet: Any,
     ) -> None:
+        import msgspec
+
         times = list(expiries)
         since = max((t for t in times if t <= moment), default=None)
         until = min((t for t in times if t > moment), default=None)
-        json = b"" if packet is None else msgspec.json.encode(packet)
-        if prompt_bytes + len(json) > MAX_TOTAL_BYTES:
+        json_bytes = b"" if packet is None else msgspec.json.encode(packet)
+        if prompt_bytes + len(json_bytes) > MAX_TOTAL_BYTES:
             return
         try:
-            header = _encoder.encode(
-                _Header(
-                    _FORMAT,
-                    key,
-                    since,
-                    until,
-                    fields,
-                    prompt_bytes,
-                    -1 if packet is None else len(json),
-                )
+            # msgspec writes what the standard library reads (a tenth of json.dumps'
+            # time on a header of a thousand omissions); the expiries are integers.
+            header = msgspec.json.encode(
+                {
+                    "format": _FORMAT,
+                    "key": key,
+                    "since": since,
+                    "until": until,
+                    "prompt_bytes": prompt_bytes,
+                    "packet_bytes": -1 if packet is None else len(json_bytes),
+                    "fields": fields,
+                }
             )
-        except (OverflowError, TypeError):
-            return  # a figure msgpack cannot hold: the prompt is simply not kept
+            prefix = _MAGIC + len(header).to_bytes(4, "big")
+        except (OverflowError, TypeError, ValueError, RecursionError):
+            return  # a field JSON cannot hold: the prompt is simply not kept
 
         def chunks() -> Iterable[bytes]:
-            yield _MAGIC + len(header).to_bytes(4, "big") + header
+            yield prefix + header
             written = 0
             for chunk in prompt:
                 written += len(chunk)
                 yield chunk
             if written != prompt_bytes:  # never stored: a hit would print it cut
                 raise OSError(f"prompt cache: {written} bytes written, {prompt_bytes} announced")
-            yield json
+            yield json_bytes
 
         # The cache only saves time: failing to write it is not an error.
         try:
@@ -235,8 +384,8 @@ class PromptCache:
         found = []
         for name in names:
             with contextlib.suppress(OSError):
-                stat = os.stat(os.path.join(self.directory, name))
-                found.append((stat.st_mtime_ns, stat.st_size, name))
+                status = os.stat(os.path.join(self.directory, name))
+                found.append((status.st_mtime_ns, status.st_size, name))
         found.sort(reverse=True)
         total = 0
         for index, (_mtime, size, name) in enumerate(found):
@@ -244,3 +393,41 @@ class PromptCache:
             if index >= MAX_ENTRIES or total > MAX_TOTAL_BYTES:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.directory, name))
+
+
+def lookup(
+    directory: str | None,
+    task_id: str,
+    budget_args: Sequence[Any],
+    moment: float | None = None,
+    *,
+    outlines: bool = True,
+) -> Entry | None:
+    """The stored prompt ``git hydrate [-C directory] prompt task_id`` prints, opened;
+    ``None`` when there is none to print: not a task id, the cache turned off, no
+    such task, nothing stored, or not valid at ``moment`` (``None``: git's idea of
+    now). ``budget_args`` are the options given, as :func:`resolve_budget` takes
+    them. Without ``outlines``, also ``None`` when the budget keeps outlines (their
+    key names the installed grammars, found by importing them).
+
+    Only the refs and the settings are read (no object, no ``cat-file``), so the
+    command line's fast path (``git_hydrate.quick``) and ``prompt`` itself ask
+    the same question the same way.
+
+    Raises:
+        HydrateError: the repository, a setting or the task's ref cannot be read.
+        OSError: the file system refused a read.
+    """
+    if not names_a_task(task_id.encode("utf-8", "surrogateescape")):
+        return None
+    with Refs(directory) as repo:
+        store = PromptCache.of(repo)
+        if store is None:
+            return None
+        tip = repo.read_ref(ref_name(task_id))
+        if not _object_id(tip):
+            return None
+        budget = resolve_budget(repo.settings, *budget_args)
+        if budget.outline and not outlines:
+            return None
+        return store.open(store.key(tip, budget), repo.git_now() if moment is None else moment)

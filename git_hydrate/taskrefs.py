@@ -39,7 +39,8 @@ import msgspec
 
 from . import codec, validate
 from .archive import ARCHIVE_REF, read_archive
-from .errors import Busy, Conflict, CorruptData, NoIdentity, NotFound, NotWritable
+from .errors import Busy, Conflict, CorruptData, NotFound, NotWritable
+from .ids import TASK_REF_PREFIX, names_a_task, ref_name
 from .model import LINKS_FANNED_FORMAT, Link, LinkList, Task, packing_sorted
 from .store import MODE_BLOB, MODE_TREE, RefRace, Repository, parse_commit_tree
 
@@ -69,7 +70,6 @@ __all__ = [
 
 R = TypeVar("R")
 
-TASK_REF_PREFIX: Final = b"refs/hydrate/tasks/"
 #: How often a write re-applies its change after losing a race before giving up.
 MAX_ATTEMPTS: Final = 64
 #: A ref lock older than this was left behind by a writer that died: git holds
@@ -120,16 +120,6 @@ def attempts(limit: int = MAX_ATTEMPTS) -> Iterator[int]:
 def iso_utc(timestamp: float) -> str:
     """``2026-11-30T07:14:27Z`` for a POSIX timestamp."""
     return datetime.fromtimestamp(int(timestamp), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def ref_name(task_id: str) -> bytes:
-    """The ref of a task."""
-    return TASK_REF_PREFIX + task_id.encode("ascii")
-
-
-def names_a_task(name: bytes) -> bool:
-    """Whether a ref name below ``refs/hydrate/tasks/`` is a valid task id."""
-    return name.isascii() and validate.is_task_id(name.decode("ascii"))
 
 
 def default_title(objective: str) -> str:
@@ -379,22 +369,12 @@ class TaskRefs:
     def __init__(self, repo: Repository, clock: Callable[[], float] | None = None) -> None:
         self.repo = repo
         self._explicit_clock = clock is not None
-        self.clock: Callable[[], float] = clock if clock is not None else self._git_now
+        self.clock: Callable[[], float] = clock if clock is not None else repo.git_now
         #: How many writes lost a race and were re-applied.
         self.retries = 0
         #: Bodies read by add-tree, for a prompt built next in this process.
         self.memo = BodyMemo()
         self._archived_folded: tuple[bytes | None, dict[str, list[str]]] | None = None
-
-    def _git_now(self) -> float:
-        if os.environ.get("GIT_COMMITTER_DATE"):
-            try:
-                fixed = self.repo.identity().when
-            except NoIdentity:
-                fixed = None  # a read goes on; a write is refused where it signs
-            if fixed is not None:
-                return float(fixed)
-        return time.time()
 
     def commit_when(self, moment: float | None = None) -> float | None:
         """The date a commit gets: the explicit clock's (``moment``, when it was

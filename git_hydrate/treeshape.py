@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from . import validate
 from .errors import CorruptData
+from .ids import names_a_task
 from .store import MODE_BLOB, MODE_TREE, Repository
 
 __all__ = [
@@ -106,7 +106,7 @@ def archive_tree_problems(repo: Repository, tree: bytes) -> list[str]:
         if name == b"tasks" and mode == MODE_TREE:
             for task, (tmode, toid) in sorted(repo.read_tree(oid).items()):
                 path = b"tasks/" + task
-                named = task.isascii() and validate.is_task_id(task.decode("ascii"))
+                named = names_a_task(task)
                 if tmode != MODE_TREE or not named:
                     problems.append(_foreign(path, tmode))
                 else:

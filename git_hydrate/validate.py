@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .errors import ValidationError
-from .model import KINDS, STATIONS, TASK_ID_RE, PathNote
+from .ids import TASK_ID_RULES, is_task_id
+from .model import KINDS, STATIONS, PathNote
 
 __all__ = [
     "MAX_HOLDER_CHARS",
@@ -38,21 +39,6 @@ __all__ = [
 MAX_LABEL_CHARS: Final = 1024
 #: Default ceiling on one context body (``hydrate.maxBodyBytes``).
 DEFAULT_MAX_BODY_BYTES: Final = 8 * 1024 * 1024
-
-TASK_ID_RULES: Final = (
-    "1-128 characters from letters, digits, '.', '_' and '-', starting with a letter or "
-    "digit, without '..' and not ending in '.' or '.lock'"
-)
-
-
-def is_task_id(value: str) -> bool:
-    """Whether ``value`` is a valid task id (see :func:`task_id`)."""
-    return bool(
-        TASK_ID_RE.match(value)
-        and ".." not in value
-        and not value.endswith(".")
-        and not value.lower().endswith(".lock")
-    )
 
 
 def task_id(value: Any) -> str:

@@ -6,8 +6,10 @@ on real repositories.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -460,3 +462,21 @@ def test_a_second_identical_walk_never_runs_the_tokenizer() -> None:
     two = build_prompt(TASK, entries, None, max_tokens=300, tokens=again, now=NOW)
     assert again.calls == 0 and again._counter is None  # the backend was never loaded
     assert two == one
+
+
+def test_a_budget_is_a_tuple_with_named_fields() -> None:
+    from git_hydrate.budgeting import Budget
+
+    budget = Budget(4096, None, "cl100k_base", True)
+    assert budget == (4096, None, "cl100k_base", True) and len(budget) == 4
+    assert (budget.max_bytes, budget.max_tokens, budget.encoding, budget.outline) == (
+        4096,
+        None,
+        "cl100k_base",
+        True,
+    )
+    assert repr(budget).startswith("Budget(max_bytes=4096,")
+    assert copy.copy(budget) == copy.deepcopy(budget) == pickle.loads(pickle.dumps(budget))
+    assert type(pickle.loads(pickle.dumps(budget))) is Budget
+    with pytest.raises(AttributeError):
+        budget.max_bytes = 1  # type: ignore[misc]

@@ -4,6 +4,7 @@ prompt (a new commit, a budget, an expiry crossed) is ever answered from it."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,61 @@ def test_an_entry_someone_else_could_have_written_is_a_miss(task: Path) -> None:
     os.chown(entry, os.geteuid(), -1)
     mine = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
     assert "FORGED BODY" in mine.stdout  # (the check is what tells them apart)
+
+
+#: Ways an entry can be damaged; each must be a miss (and be written again).
+DAMAGES = {
+    "empty": lambda data: b"",
+    "no length": lambda data: data[:7],
+    "cut short": lambda data: data[:-1],
+    "longer than written": lambda data: data + b"x",
+    "magic": lambda data: b"GHPCACHX" + data[8:],
+    "length": lambda data: data[:8] + b"\xff\xff\xff\xff" + data[12:],
+    "format": lambda data: data.replace(b'"format":5', b'"format":4', 1),
+    "fields": lambda data: data.replace(b'"fields":{', b'"fields":[{', 1),
+    "until": lambda data: re.sub(rb'"until":[0-9.e+]+', b'"until":"x"', data, count=1),
+    "since NaN": lambda data: data.replace(b'"since":null', b'"since":NaN', 1),
+    "since inf": lambda data: data.replace(b'"since":null', b'"since":1e999', 1),
+    "since true": lambda data: data.replace(b'"since":null', b'"since":true', 1),
+    "no kept": lambda data: data.replace(b'"kept":', b'"kep_":', 1),
+    "omitted item": lambda data: data.replace(b'"omitted":[]', b'"omitted":[1]', 1),
+    "omitted map": lambda data: data.replace(b'"omitted":[]', b'"omitted":{}', 1),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_an_entry_that_does_not_read_is_a_miss(task: Path, damage: str) -> None:
+    good = hydrate(task, "prompt", "C-1")
+    (entry,) = cache_dir(task).iterdir()
+    damaged = DAMAGES[damage](entry.read_bytes())
+    assert damaged != entry.read_bytes()
+    entry.write_bytes(damaged)
+    again = hydrate(task, "prompt", "C-1")
+    assert (again.returncode, again.stdout, again.stderr) == (0, good.stdout, good.stderr)
+    assert entry.read_bytes() != damaged  # written again
+
+
+def test_a_fifo_in_place_of_an_entry_is_a_miss_and_does_not_hang(task: Path) -> None:
+    good = hydrate(task, "prompt", "C-1")
+    (entry,) = cache_dir(task).iterdir()
+    entry.unlink()
+    os.mkfifo(entry)
+    again = hydrate(task, "prompt", "C-1")
+    assert (again.returncode, again.stdout) == (0, good.stdout)
+    assert entry.is_file()
+
+
+def test_the_key_is_held_whole_and_decides(task: Path) -> None:
+    """Two keys that share a file name take each other's place; neither is answered
+    with the other's prompt."""
+    with Ledger(task) as ledger:
+        tip = ledger.refs.tip("C-1")
+        assert tip is not None
+        store = pc.PromptCache(ledger.repo)
+        small = ledger.prompt("C-1", max_bytes=900, now=T0)
+        small_key = store.key(tip, (900, None, "o200k_base", False))
+        big_key = store.key(tip, (131072, None, "o200k_base", False))
+        os.replace(store._path(small_key), store._path(big_key))  # as if their names clashed
+        assert store.get(big_key, T0) is None and store.get(small_key, T0) is None
+        big = ledger.prompt("C-1", now=T0)
+    assert small["omitted"] and not big["omitted"]

@@ -309,3 +309,15 @@ def test_an_unreadable_date_variable_is_refused_like_git(
     assert res.returncode != 0
     assert "invalid date format" in res.stderr
     assert git(path, "for-each-ref", "refs/hydrate") == ""
+
+
+def test_an_identity_is_a_tuple_with_named_fields() -> None:
+    import copy
+    import pickle
+
+    from git_hydrate.store import Identity
+
+    who = Identity(b"A U Thor <a@example.com>", 3600)
+    assert who == (b"A U Thor <a@example.com>", 3600, None) and who.when is None
+    assert (who.name_email, who.tz_offset) == (b"A U Thor <a@example.com>", 3600)
+    assert copy.deepcopy(who) == pickle.loads(pickle.dumps(who)) == who

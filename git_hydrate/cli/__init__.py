@@ -18,7 +18,8 @@ from typing import Any, Final
 import click
 
 from .. import __version__
-from ..errors import EXIT_BUG, EXIT_FAILURE, HydrateError
+from ..console import os_error_line, silence_stdout
+from ..errors import EXIT_BUG, EXIT_FAILURE, EXIT_INTERRUPTED, HydrateError
 from ._common import shown_block
 
 __all__ = ["COMMANDS", "cli", "main"]
@@ -141,9 +142,6 @@ _NO_ARGS_IS_HELP: Final[type[Exception] | tuple[()]] = getattr(
     click.exceptions, "NoArgsIsHelpError", ()
 )
 
-#: What a shell reports for a process ended by SIGINT (128 + 2).
-EXIT_INTERRUPTED: Final = 130
-
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line and exit with its status (never a traceback)."""
@@ -186,12 +184,11 @@ def run(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); say nothing more.
-        _silence_stdout()
+        silence_stdout()
         return EXIT_FAILURE
     except OSError as exc:
         # The file system refused something outside the library's own checks.
-        where = f" ({exc.filename})" if exc.filename else ""
-        click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+        click.echo(os_error_line(exc), err=True)
         return EXIT_FAILURE
     except Exception as exc:
         if os.environ.get("GIT_HYDRATE_DEBUG"):
@@ -250,11 +247,3 @@ def _prog_name() -> str:
     # Invoked by git as `git hydrate`, the program is still git-hydrate; say
     # what the user typed in usage lines.
     return "git hydrate" if os.environ.get("GIT_EXEC_PATH") else "git-hydrate"
-
-
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except OSError:
-        pass

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from ..console import byte_size
 from ..model import STATIONS
-from ..settings import ENCODINGS, default_help, parse_int
+from ..settings import ENCODINGS, default_help
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -105,12 +106,10 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, int):
             return value
-        number = parse_int(str(value).strip())
-        if number is None:
-            self.fail(f"{value!r} is not a number of bytes (such as 20000, 64k, 1m)", param, ctx)
-        if number < 1:
-            self.fail(f"{value!r} must be at least 1", param, ctx)
-        return number
+        try:
+            return byte_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

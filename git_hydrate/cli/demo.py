@@ -35,8 +35,9 @@ def demo(keep: bool, max_bytes: int) -> None:
     Example:
       git hydrate demo --keep
     """
+    from ..console import summary_line
     from ..ledger import Ledger
-    from .packing import listing, summary_line
+    from .packing import listing
 
     def show(command: str) -> None:
         click.echo(click.style(f"$ {command}", bold=True) if color else f"$ {command}")

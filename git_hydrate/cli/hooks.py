@@ -96,7 +96,7 @@ def pre_push(
             ctx, {**report, "strict": blocking, "blocked": blocking and bool(report["problems"])}
         )
     elif not quiet:
-        from .packing import summary_line
+        from ..console import summary_line
 
         for task in report["tasks"]:
             state = "wrote" if task["changed"] else "up to date:"

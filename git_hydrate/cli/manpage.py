@@ -103,6 +103,16 @@ _STORAGE: Final = [
      "disposable caches: a task's list summary and clock-independent status by tip "
      "commit, and each blob's sha256 and content class for add-tree. Deleting them is "
      "always safe."),
+    ("$GIT_COMMON_DIR/hydrate/prompt-cache/", "The prompt cache (hydrate.promptCache): "
+     "one file per prompt, named by two checksums of its key, written whole (0600) and "
+     "trusted only when this user owns it and nobody else can write it. GHPCACHE, the "
+     "header's length (4 bytes, big-endian), the header (UTF-8 JSON: format 5, the key "
+     "that decides the prompt, compared whole; since and until, the window of moments in "
+     "which the same attachments have expired; prompt_bytes; packet_bytes, -1 for none; "
+     "the result's fields), the prompt, then the packet's JSON if it was built with one. "
+     "A file that does not read, or whose size is not what its header says, is a miss. A "
+     "hit of prompt ID with only budget options, -o and -C is printed before the rest of "
+     "git-hydrate is loaded. Deleting the directory is always safe."),
     ("$GIT_DIR/hydrate/artefacts/<task-id>/", "The pre-push artefacts (see "
      "hydrate.artefactDir): <task-id>.prompt.md, <task-id>.packet.json (the expand "
      "result) and manifest.json (task, task tip, pushed commit, sha256 and size of each "

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..console import Deferred, summary_line, thousands
+
 if TYPE_CHECKING:
-    from ..prompt_cache import CachedPrompt
+    from ..prompt_cache import Entry
 
 from ._common import (
     budget_options,
@@ -25,13 +26,11 @@ from ._common import (
 
 __all__ = [
     "LISTED_ON_A_TERMINAL",
-    "Deferred",
     "expand",
     "listing",
     "pack",
     "prompt",
     "refreshed_line",
-    "summary_line",
 ]
 
 #: How many omitted or shrunk attachments ``-v`` lists on a terminal (``-vv``: all).
@@ -182,8 +181,8 @@ def prompt(
     fast = not (no_cache or verbose or refresh)
     hit = _cached_prompt(ctx, task_id, now, budget_args) if fast else None
     if hit is not None:
-        with Deferred(output) as out:
-            out.write(hit.prompt)
+        with hit, Deferred(output) as out:
+            out.copy_from(hit.file, hit.offset, hit.prompt_bytes)
         click.echo(summary_line(task_id, hit.fields), err=True)
         return
     with open_ledger(ctx) as ledger:
@@ -225,69 +224,19 @@ def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
     return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
 
 
-class Deferred:
-    """Where a prompt is written piece by piece: ``output`` (``None`` or ``-``:
-    standard output). Nothing is opened before the first write, and the prompt
-    is built whole before it is written, so a prompt that fails to build leaves
-    no file behind and an existing one as it was. The file is written in place,
-    as ``>`` would: through a symlink, keeping its mode and hard links, and
-    ``/dev/stdout`` or a pipe work."""
-
-    def __init__(self, output: str | None) -> None:
-        self.output = None if output == "-" else output
-        self._fh: BinaryIO | None = None
-
-    def __enter__(self) -> Deferred:
-        return self
-
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        self.close()
-
-    def write(self, data: bytes) -> int:
-        if self._fh is None:
-            if self.output is None:
-                sys.stdout.flush()
-                self._fh = sys.stdout.buffer
-            else:
-                self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
-        self._fh.write(data)
-        return len(data)
-
-    def close(self) -> None:
-        """Flush standard output, or close the file."""
-        fh, self._fh = self._fh, None
-        if fh is None:
-            return
-        if fh is sys.stdout.buffer:
-            fh.flush()
-        else:
-            fh.close()
-
-
 def _cached_prompt(
     ctx: click.Context, task_id: str, now: datetime | None, budget_args: tuple[Any, ...]
-) -> CachedPrompt | None:
-    """The prompt from the prompt cache, found without importing the packer (or ``None``:
-    then the ledger builds it, and says what is wrong if anything is)."""
-    from ..budgeting import resolve_budget
+) -> Entry | None:
+    """The prompt's entry in the prompt cache, found without importing the packer (or
+    ``None``: then the ledger builds it, and says what is wrong if anything is), by
+    :func:`git_hydrate.prompt_cache.lookup`, the one lookup of a hit."""
     from ..errors import HydrateError
-    from ..prompt_cache import PromptCache
-    from ..store import Repository
-    from ..taskrefs import TaskRefs, names_a_task, ref_name
+    from ..prompt_cache import lookup
 
-    if not names_a_task(task_id.encode("utf-8", "surrogateescape")):
-        return None
+    directory = (ctx.find_root().obj or {}).get("directory")
     try:
-        with Repository((ctx.find_root().obj or {}).get("directory")) as repo:
-            store = PromptCache.of(repo)
-            if store is None:
-                return None
-            return store.find(
-                repo.read_ref(ref_name(task_id)),
-                resolve_budget(repo.settings, *budget_args),
-                TaskRefs(repo).now(now),
-                packet=False,
-            )
+        # (--now is aware: IsoTime gives a value without a zone UTC's)
+        return lookup(directory, task_id, budget_args, None if now is None else now.timestamp())
     except (HydrateError, OSError):
         return None
 
@@ -297,45 +246,6 @@ def _stderr_is_a_terminal() -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def _count(number: int) -> str:
-    return f"{number:,}"
-
-
-def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
-    """The one line ``prompt`` and the pre-push hook say about a prompt's budget.
-
-    ``kept N of M attachments``; the prompt's bytes (and tokens) of the budget;
-    omitted by reason; shrunk; about how many bytes would hold everything.
-    Every figure is one of the result's own fields.
-    """
-    omitted = result["omitted"]
-    shrunk = result.get("shrunk") or []
-    kept = f"kept {result['kept']} of {result['attachments']} attachments"
-    if shrunk:
-        kept += f" ({len(shrunk)} as outlines)"
-    used = [f"{_count(result['prompt_bytes'])}"]
-    if result.get("max_bytes") is not None:
-        used[0] += f" of {_count(result['max_bytes'])}"
-    used[0] += " bytes"
-    if result.get("token_encoding"):
-        tokens = f"{_count(result['token_count'])}"
-        if result.get("max_tokens") is not None:
-            tokens += f" of {_count(result['max_tokens'])}"
-        used.append(f"{tokens} tokens ({result['token_encoding']})")
-    parts = [kept, ", ".join(used)]
-    if omitted:
-        reasons = Counter(str(item["reason"]) for item in omitted)
-        by_reason = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
-        parts.append(f"omitted {len(omitted)} ({by_reason})")
-    else:
-        parts.append("omitted 0")
-    parts.append(f"shrunk {len(shrunk)}")
-    if shrunk or any(item["reason"] != "expired" for item in omitted):
-        parts.append(f"everything would fit in about {_count(result['needed_bytes'])} bytes")
-    label = "warning" if omitted else "prompt"
-    return f"{label}: {task_id}: " + "; ".join(parts)
 
 
 def listing(
@@ -351,7 +261,7 @@ def listing(
     ]
     lines += [
         f"  shrunk  {short(item['hash'])} {shown(item['source'])} "
-        f"(outline {short(item['outline_hash'])}, {_count(item['bytes_saved'])} bytes saved)"
+        f"(outline {short(item['outline_hash'])}, {thousands(item['bytes_saved'])} bytes saved)"
         for item in result.get("shrunk") or []
     ]
     if limit is not None and len(lines) > limit:

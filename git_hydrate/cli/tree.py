@@ -389,7 +389,7 @@ def add_tree(
             err=then_prompt,
         )
         if then_prompt:
-            from .packing import Deferred, summary_line
+            from ..console import Deferred, summary_line
 
             with Deferred(None) as out:
                 made = ledger.write_prompt(

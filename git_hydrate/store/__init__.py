@@ -9,18 +9,29 @@ delegated to ``git rev-parse``. Its parts, one concern a module:
 * :mod:`.objects` — reading through one ``cat-file`` process, writing loose
   objects and packs;
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
+  :class:`Refs` alone is a repository that only needs its refs and settings;
 * :mod:`.commands` — every other git command, by name;
 * :mod:`.catfile`, :mod:`.perms`, :mod:`.process` — the helpers under them.
+
+Names are resolved lazily (as in ``git_hydrate`` itself): what needs only a
+task's ref and the settings (the prompt cache's lookup) opens a :class:`Refs`
+without importing the object store, the ``cat-file`` reader and what they
+import (tempfile, hashlib, zlib...).
 """
 
 from __future__ import annotations
 
-from .base import Identity, private_file
-from .catfile import Prefetch
-from .commands import Commands, PushResult, git_in_directory
-from .objects import MODE_BLOB, MODE_TREE, CommitInfo, Objects, parse_commit_tree
-from .perms import current_umask, shared_file_mode, shared_repository_mode
-from .refs import RefRace, Refs, RefUpdate
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+    from .base import Identity
+    from .catfile import Prefetch
+    from .commands import PushResult, git_in_directory
+    from .objects import MODE_BLOB, MODE_TREE, CommitInfo, parse_commit_tree
+    from .perms import current_umask, private_file, shared_file_mode, shared_repository_mode
+    from .refs import RefRace, Refs, RefUpdate
+    from .repository import Repository
 
 __all__ = [
     "MODE_BLOB",
@@ -31,6 +42,7 @@ __all__ = [
     "PushResult",
     "RefRace",
     "RefUpdate",
+    "Refs",
     "Repository",
     "current_umask",
     "git_in_directory",
@@ -40,23 +52,35 @@ __all__ = [
     "shared_repository_mode",
 ]
 
+#: Where each public name lives.
+_HOME: Final = {
+    "Identity": "base",
+    "Prefetch": "catfile",
+    "PushResult": "commands",
+    "git_in_directory": "commands",
+    "MODE_BLOB": "objects",
+    "MODE_TREE": "objects",
+    "CommitInfo": "objects",
+    "parse_commit_tree": "objects",
+    "current_umask": "perms",
+    "private_file": "perms",
+    "shared_file_mode": "perms",
+    "shared_repository_mode": "perms",
+    "RefRace": "refs",
+    "Refs": "refs",
+    "RefUpdate": "refs",
+    "Repository": "repository",
+}
 
-class Repository(Objects, Refs, Commands):
-    """A git repository as git-hydrate uses it: objects, refs and git commands.
 
-    Args:
-        path: Any directory git accepts as (inside) a repository. ``None``
-            means the current directory, honouring ``GIT_DIR`` like git does.
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(__import__(f"{__name__}.{home}", fromlist=[name]), name)
+    globals()[name] = value  # resolved once
+    return value
 
-    Raises:
-        NotARepository: ``path`` is not inside a git repository.
-        UnsupportedRepository: a repository this version cannot use safely.
 
-    Use it as a context manager so its helper process and files are closed.
-    """
-
-    def __enter__(self) -> Repository:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -10,33 +10,56 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+import time
 
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
-from .catfile import CatFile
 from .perms import shared_file_mode, shared_repository_mode
-from .process import first_line, outside_env, parse_tz, run_git
+from .process import GitRun, first_line, outside_env, parse_tz, run_git
 
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any, Self
+
     from dulwich.repo import Repo
+
+    from .catfile import CatFile
 
 __all__ = ["Identity", "RepositoryBase"]
 
 
-class Identity(NamedTuple):
+class Identity(tuple[bytes, int, int | None]):
     """A git identity line (``Name <email>``) with its timezone offset in seconds.
 
     ``when`` is the POSIX time git would write for it when the environment
     fixes one (``GIT_COMMITTER_DATE``/``GIT_AUTHOR_DATE``), else ``None``
-    (the moment of writing).
+    (the moment of writing). (A tuple with named fields, not a
+    typing.NamedTuple: see git_hydrate.budgeting.Budget.)
     """
 
-    name_email: bytes
-    tz_offset: int
-    when: int | None = None
+    __slots__ = ()
+
+    def __new__(cls, name_email: bytes, tz_offset: int, when: int | None = None) -> Identity:
+        return super().__new__(cls, (name_email, tz_offset, when))
+
+    def __getnewargs__(self) -> tuple[bytes, int, int | None]:
+        return (self[0], self[1], self[2])  # copy and pickle, as a NamedTuple's
+
+    @property
+    def name_email(self) -> bytes:
+        return self[0]
+
+    @property
+    def tz_offset(self) -> int:
+        return self[1]
+
+    @property
+    def when(self) -> int | None:
+        return self[2]
+
+    def __repr__(self) -> str:
+        return f"Identity({self[0]!r}, {self[1]!r}, {self[2]!r})"
 
 
 def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:
@@ -46,14 +69,6 @@ def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:
     if not sep or b"<" not in head or len(fields) != 2 or not fields[0].isdigit():
         return None
     return head + b">", int(fields[0]), parse_tz(fields[1])
-
-
-def private_file(stat: os.stat_result) -> bool:
-    """Whether a file can only have been written by this user: owned by this user
-    and writable by nobody else (a derived file whose content is acted on
-    unchecked, such as a cached prompt or a compiled scanner, is trusted only
-    then: in a shared repository another member could have planted it)."""
-    return stat.st_uid == os.geteuid() and not stat.st_mode & 0o022
 
 
 class RepositoryBase:
@@ -145,6 +160,12 @@ class RepositoryBase:
         """dulwich's object format (SHA-1 or SHA-256) of this repository."""
         return self._repo.object_format
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Release the repository's file handles and helper process."""
         if self._cat_file is not None:
@@ -163,7 +184,7 @@ class RepositoryBase:
         input: bytes | None = None,
         check: bool = True,
         what: str = "",
-    ) -> subprocess.CompletedProcess[bytes]:
+    ) -> GitRun:
         """Run ``git`` against this repository (``--git-dir``), honouring ``git -c``.
 
         Raises:
@@ -308,6 +329,18 @@ class RepositoryBase:
             fixed = when if self._environ().get("GIT_COMMITTER_DATE") else None
             self._identity = Identity(name_email, tz, fixed)
         return self._identity
+
+    def git_now(self) -> float:
+        """POSIX seconds of git's idea of now: the date of ``GIT_COMMITTER_DATE``
+        when it is set (and git can read it), else the wall clock."""
+        if os.environ.get("GIT_COMMITTER_DATE"):
+            try:
+                fixed = self.identity().when
+            except NoIdentity:
+                fixed = None  # a read goes on; a write is refused where it signs
+            if fixed is not None:
+                return float(fixed)
+        return time.time()
 
     def author(self) -> Identity:
         """The author identity git would use here: the committer's, unless the

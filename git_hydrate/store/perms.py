@@ -15,7 +15,7 @@ import stat
 from ..errors import UnsupportedRepository
 from ..settings import parse_bool
 
-__all__ = ["current_umask", "shared_file_mode", "shared_repository_mode"]
+__all__ = ["current_umask", "private_file", "shared_file_mode", "shared_repository_mode"]
 
 
 def shared_repository_mode(value: str | None, *, present: bool = True) -> int:
@@ -86,3 +86,11 @@ def shared_file_mode(setting: int, mode: int) -> int:
         new |= (new & 0o444) >> 2
         new |= stat.S_ISGID  # new entries inherit the directory's group
     return new & 0o7777
+
+
+def private_file(status: os.stat_result) -> bool:
+    """Whether a file can only have been written by this user: owned by this user
+    and writable by nobody else (a derived file whose content is acted on
+    unchecked, such as a cached prompt or a compiled scanner, is trusted only
+    then: in a shared repository another member could have planted it)."""
+    return status.st_uid == os.geteuid() and not status.st_mode & 0o022

@@ -4,19 +4,32 @@ Every git command git-hydrate runs goes through :func:`run_git` (one-shot) or
 :func:`git_argv` (long-running readers), so the environment git passes a
 subcommand is handled in one place and a failure always becomes
 :class:`~git_hydrate.errors.GitFailed` with git's own reason in one line.
+
+The two commands every command runs (discovery, ``git rev-parse``, and the
+settings, ``git config --list``) are started with ``os.posix_spawnp`` when
+they run in this directory, rather than through ``subprocess``: importing
+subprocess (with ``threading``, ``selectors``, ``locale``...) costs about 5
+ms, several times what ``git config`` itself takes, and a prompt-cache hit
+needs nothing else. Their child gets what ``subprocess.run(capture_output=True)``
+gives it but for one thing: glibc's posix_spawn leaves its two internal
+signals (32, 33) ignored in the child, which these two commands, starting no
+program, never see. Every other command goes through subprocess.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Mapping
-from typing import Final
 
 from ..errors import GitFailed, NotARepository, NotWritable
 
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Final
+
 __all__ = [
     "REPO_ENV",
+    "GitRun",
     "first_line",
     "format_tz",
     "not_writable",
@@ -56,7 +69,23 @@ def first_line(data: bytes) -> str:
     return message
 
 
-def reason(proc: subprocess.CompletedProcess[bytes]) -> str:
+class GitRun:
+    """What a one-shot git process gave: its arguments, exit status and outputs
+    (the fields of ``subprocess.CompletedProcess`` that git-hydrate reads)."""
+
+    __slots__ = ("args", "returncode", "stderr", "stdout")
+
+    def __init__(self, args: list[str], returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.args = args
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __repr__(self) -> str:
+        return f"GitRun({self.args!r}, returncode={self.returncode})"
+
+
+def reason(proc: GitRun) -> str:
     """The reason a git process failed, without git's ``fatal:``/``error:`` prefix."""
     lines = [
         line.strip()
@@ -76,28 +105,103 @@ def run_git(
     check: bool = True,
     env: Mapping[str, str] | None = None,
     what: str = "",
-) -> subprocess.CompletedProcess[bytes]:
+) -> GitRun:
     """Run the real ``git`` binary and capture its output.
 
     Raises:
         NotARepository: ``git`` is not installed.
         GitFailed: ``check`` and git exited non-zero (``what`` names the step).
     """
+    argv = ["git", *args]
+    spawn = cwd is None and input is None and _command(args) in _SPAWNED
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            input=input,
-            capture_output=True,
-            check=False,
-            env=None if env is None else dict(env),
-        )
+        ran = _spawned(argv, env) if spawn else None
+        if ran is None:
+            import subprocess  # (not for the two commands every command runs)
+
+            proc = subprocess.run(
+                argv,
+                cwd=cwd,
+                input=input,
+                capture_output=True,
+                check=False,
+                env=None if env is None else dict(env),
+            )
+            ran = GitRun(argv, proc.returncode, proc.stdout, proc.stderr)
     except FileNotFoundError:
         raise NotARepository("the git binary was not found on PATH") from None
-    if check and proc.returncode != 0:
+    if check and ran.returncode != 0:
         step = what or f"git {args[0] if args[0] != '--git-dir' else _command(args)}"
-        raise GitFailed(f"{step} failed: {reason(proc)}")
-    return proc
+        raise GitFailed(f"{step} failed: {reason(ran)}")
+    return ran
+
+
+def _spawned(argv: list[str], env: Mapping[str, str] | None) -> GitRun | None:
+    """``subprocess.run(argv, capture_output=True, env=env)`` by ``os.posix_spawnp``
+    (``None`` where that cannot give the same: no ``posix_spawnp``, or standard
+    streams closed so that a pipe would land on one of them).
+
+    As subprocess gives it, the child inherits standard input, writes to two
+    pipes read until both close, has SIGPIPE and SIGXFSZ back at their default
+    (Python ignores them), and is killed if reading is interrupted. Unlike
+    subprocess, it also inherits the descriptors this process was given marked
+    inheritable (git-hydrate opens none), and glibc leaves its internal signals
+    ignored in it (see the module's docstring).
+    """
+    if not hasattr(os, "posix_spawnp"):
+        return None
+    import select
+    import signal
+
+    pipes = os.pipe() + os.pipe()  # out_r, out_w, err_r, err_w (not inherited)
+    if min(pipes) < 3:
+        for fd in pipes:
+            os.close(fd)
+        return None
+    out_r, out_w, err_r, err_w = pipes
+    try:
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
+            os.environ if env is None else env,
+            file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )
+    except BaseException:
+        for fd in pipes:
+            os.close(fd)
+        raise
+    os.close(out_w)
+    os.close(err_w)
+    read: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    try:
+        poller = select.poll()
+        for fd in read:
+            poller.register(fd, select.POLLIN)
+        left = len(read)
+        while left:
+            for fd, _event in poller.poll():
+                data = os.read(fd, 65536)
+                if data:
+                    read[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    left -= 1
+        _pid, status = os.waitpid(pid, 0)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    return GitRun(
+        argv, os.waitstatus_to_exitcode(status), b"".join(read[out_r]), b"".join(read[err_r])
+    )
+
+
+#: What :func:`run_git` starts with ``posix_spawnp`` (in this directory, without input).
+_SPAWNED: Final = frozenset({"config", "rev-parse"})
 
 
 def _command(args: list[str]) -> str:

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
-from typing import Final
 
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
 from .process import reason
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Final
 
 #: A lock file older than this is held by no live writer (git holds one for
 #: milliseconds): a change it stops is refused at once, naming it.

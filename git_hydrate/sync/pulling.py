@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .. import validate
 from ..archive import ARCHIVE_REF, read_archive
 from ..errors import Busy, Conflict, CorruptData, ValidationError
-from ..model import TASK_ID_RE, RemovedTask
+from ..ids import TASK_ID_RE, is_task_id
+from ..model import RemovedTask
 from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
@@ -337,7 +337,7 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
     folded = {task_id.casefold(): task_id for task_id in all_local if task_id not in gone}
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
-        if not validate.is_task_id(task_id):
+        if not is_task_id(task_id):
             # Someone else's stray ref: reported, never taken, and no failure of
             # this pull (nothing here could fix it).
             planned.append(

@@ -9,7 +9,7 @@ from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ValidationError
-from ..model import TASK_ID_RE
+from ..ids import TASK_ID_RE
 from ..taskrefs import TaskRefs
 
 __all__ = ["MIRROR_PREFIX", "Remote", "overwriting_refspecs", "resolve_remote"]

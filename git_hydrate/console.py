@@ -1,0 +1,213 @@
+"""What the command line says and writes that needs no click.
+
+Shared by the click commands (``git_hydrate.cli``) and the prompt cache's
+fast path (``git_hydrate.quick``), so that both print the same bytes from the
+same code: the byte-size option values, where a prompt is written
+(:class:`Deferred`), its summary line, and an ``OSError`` as one line.
+Importing this module costs nothing beyond the settings' integer parser.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from collections import Counter
+
+from .settings import parse_int
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, BinaryIO, Final
+
+__all__ = [
+    "Deferred",
+    "byte_size",
+    "os_error_line",
+    "silence_stdout",
+    "summary_line",
+    "thousands",
+]
+
+#: What a buffered copy moves at a time.
+_CHUNK: Final = 1 << 20
+#: Refusals of ``copy_file_range``/``sendfile`` that mean "not between these
+#: two": try the next way (a file opened to append, another file system, a
+#: terminal, a kernel without the call).
+_NOT_HERE: Final = frozenset(
+    {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EBADF}
+)
+
+
+def byte_size(value: str) -> int:
+    """A ``--max-bytes`` value: a positive number of bytes, with git's ``k``/``m``/``g``
+    suffixes (``64k``), read as ``git config --type=int`` reads integers.
+
+    Raises:
+        ValueError: not such a number; the message says so, naming ``value``.
+    """
+    number = parse_int(value.strip())
+    if number is None:
+        raise ValueError(f"{value!r} is not a number of bytes (such as 20000, 64k, 1m)")
+    if number < 1:
+        raise ValueError(f"{value!r} must be at least 1")
+    return number
+
+
+class Deferred:
+    """Where a prompt is written piece by piece: ``output`` (``None`` or ``-``:
+    standard output). Nothing is opened before the first write, and the prompt
+    is built whole before it is written, so a prompt that fails to build leaves
+    no file behind and an existing one as it was. The file is written in place,
+    as ``>`` would: through a symlink, keeping its mode and hard links, and
+    ``/dev/stdout`` or a pipe work."""
+
+    def __init__(self, output: str | None) -> None:
+        self.output = None if output == "-" else output
+        self._fh: BinaryIO | None = None
+
+    def __enter__(self) -> Deferred:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        self.close()
+
+    def _open(self) -> BinaryIO:
+        if self._fh is None:
+            if self.output is None:
+                sys.stdout.flush()
+                self._fh = sys.stdout.buffer
+            else:
+                self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
+        return self._fh
+
+    def write(self, data: bytes) -> int:
+        self._open().write(data)
+        return len(data)
+
+    def copy_from(self, source: BinaryIO, offset: int, count: int) -> None:
+        """Write ``count`` bytes of the file ``source`` from ``offset`` on: by the
+        kernel (``copy_file_range`` to a regular file, which some file systems
+        answer with a reflink; else ``sendfile``) where the destination takes
+        it, otherwise through a buffer (a terminal, a file opened to append, a
+        stream without a file descriptor).
+
+        Raises:
+            OSError: the destination refused, or ``source`` ended early (then
+                part of it may have been written).
+        """
+        fh = self._open()
+        fh.flush()
+        try:
+            target = fh.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation too
+            target = -1
+        done = _kernel_copy(target, source.fileno(), offset, count) if target >= 0 else 0
+        source.seek(offset + done)
+        while done < count:
+            chunk = source.read(min(_CHUNK, count - done))
+            if not chunk:
+                raise OSError(errno.EIO, f"{count - done} bytes missing at the end of the source")
+            fh.write(chunk)
+            done += len(chunk)
+
+    def close(self) -> None:
+        """Flush standard output, or close the file."""
+        fh, self._fh = self._fh, None
+        if fh is None:
+            return
+        if fh is sys.stdout.buffer:
+            fh.flush()
+        else:
+            fh.close()
+
+
+def _kernel_copy(target: int, source: int, offset: int, count: int) -> int:
+    """How many bytes the kernel copied from ``source`` (at ``offset``) to ``target``
+    (at its position): ``copy_file_range`` first to a regular file, then
+    ``sendfile``, each until done or until it copies nothing more (the end of
+    ``source``, or a file system that answers 0). Fewer than ``count`` (0 when
+    neither works between these two): the caller copies the rest itself."""
+    ways = [_send]
+    if hasattr(os, "copy_file_range") and stat.S_ISREG(os.fstat(target).st_mode):
+        ways.insert(0, _copy_range)
+    done = 0
+    for way in ways:
+        try:
+            while done < count:
+                moved = way(target, source, offset + done, count - done)
+                if moved == 0:
+                    break
+                done += moved
+        except OSError as exc:
+            if done or exc.errno not in _NOT_HERE:
+                raise
+        if done == count:
+            break
+    return done
+
+
+def _copy_range(target: int, source: int, offset: int, count: int) -> int:
+    return os.copy_file_range(source, target, count, offset)
+
+
+def _send(target: int, source: int, offset: int, count: int) -> int:
+    return os.sendfile(target, source, offset, count)
+
+
+def thousands(number: int) -> str:
+    """``1,234,567``: how the summary and listings show a figure."""
+    return f"{number:,}"
+
+
+def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
+    """The one line ``prompt`` and the pre-push hook say about a prompt's budget.
+
+    ``kept N of M attachments``; the prompt's bytes (and tokens) of the budget;
+    omitted by reason; shrunk; about how many bytes would hold everything.
+    Every figure is one of the result's own fields.
+    """
+    omitted = result["omitted"]
+    shrunk = result.get("shrunk") or []
+    kept = f"kept {result['kept']} of {result['attachments']} attachments"
+    if shrunk:
+        kept += f" ({len(shrunk)} as outlines)"
+    used = [f"{thousands(result['prompt_bytes'])}"]
+    if result.get("max_bytes") is not None:
+        used[0] += f" of {thousands(result['max_bytes'])}"
+    used[0] += " bytes"
+    if result.get("token_encoding"):
+        tokens = f"{thousands(result['token_count'])}"
+        if result.get("max_tokens") is not None:
+            tokens += f" of {thousands(result['max_tokens'])}"
+        used.append(f"{tokens} tokens ({result['token_encoding']})")
+    parts = [kept, ", ".join(used)]
+    if omitted:
+        reasons = Counter(str(item["reason"]) for item in omitted)
+        by_reason = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+        parts.append(f"omitted {len(omitted)} ({by_reason})")
+    else:
+        parts.append("omitted 0")
+    parts.append(f"shrunk {len(shrunk)}")
+    if shrunk or any(item["reason"] != "expired" for item in omitted):
+        parts.append(f"everything would fit in about {thousands(result['needed_bytes'])} bytes")
+    label = "warning" if omitted else "prompt"
+    return f"{label}: {task_id}: " + "; ".join(parts)
+
+
+def os_error_line(exc: OSError) -> str:
+    """The one line for an ``OSError`` outside the library's own checks."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"error: {exc.strerror or exc}{where}"
+
+
+def silence_stdout() -> None:
+    """Point standard output at the null device: its reader went away (``| head``),
+    and flushing at exit must not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

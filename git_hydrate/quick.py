@@ -1,0 +1,256 @@
+"""The command line's entry point: a prompt-cache hit first, then the full CLI.
+
+``git hydrate prompt ID`` run again for an unchanged task is a copy of a file
+the prompt cache holds. Importing click, msgspec and the rest of the package
+would cost that copy several times over, so :func:`main` first tries
+:func:`serve_hit`, which takes only this exact grammar::
+
+    [-C PATH] [--compact] prompt ID [--max-bytes N | --max-bytes=N]
+        [--max-tokens N | --max-tokens=N] [--encoding E | --encoding=E]
+        [--outline | --no-outline] [-o FILE | --output FILE | --output=FILE]
+
+(options of ``prompt`` in any order around ``ID``, each at most once;
+``-C`` and ``--compact`` before ``prompt``, each at most once). It answers
+only a hit it is sure of: the same lookup as ``prompt`` (:func:`lookup`:
+the task's ref, the settings, the budget, the entry's header, owner and
+window), the same option parsers, the same writer (:class:`Deferred`) and
+summary line. Everything else goes to the full command line, untouched:
+any other command, option or spelling (``-v``, ``--now``, ``--refresh``,
+``--no-cache``, ``-h``, ``@``, ``--current``, ``-oFILE``, ``--``, a repeated
+option), a value it would not read exactly as click does, outlines on,
+``GIT_COMMITTER_DATE`` set (the clock is then git's), a miss, and any error
+before the first byte is written. The full command line then behaves as it
+always does.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+from .console import Deferred, byte_size, os_error_line, silence_stdout, summary_line
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED
+from .ids import names_a_task
+from .prompt_cache import lookup
+from .settings import ENCODINGS
+
+TYPE_CHECKING = False  # typing costs a few ms to import: not at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import BinaryIO, Final
+
+__all__ = ["Request", "main", "parse", "serve_hit"]
+
+#: ``--max-tokens`` is a ``click.IntRange(1, 2**63 - 1)``; taken here only when it
+#: is plain ASCII digits in that range, which ``int()`` (click's reading) reads
+#: the same way. Any other spelling (``+5``, `` 5``, ``1_000``) goes to click.
+_MAX_TOKENS: Final = 2**63 - 1
+#: The options of ``prompt`` that take a value, by each spelling.
+_VALUED: Final = {
+    "--max-bytes": "max_bytes",
+    "--max-tokens": "max_tokens",
+    "--encoding": "encoding",
+    "-o": "output",
+    "--output": "output",
+}
+_FLAGS: Final = {"--outline": True, "--no-outline": False}
+
+
+class Request:
+    """A ``prompt`` command the fast path understood, its values read as click reads them."""
+
+    __slots__ = (
+        "directory",
+        "encoding",
+        "max_bytes",
+        "max_tokens",
+        "outline",
+        "output",
+        "task_id",
+    )
+
+    def __init__(
+        self,
+        directory: str | None,
+        task_id: str,
+        max_bytes: int | None,
+        max_tokens: int | None,
+        encoding: str | None,
+        outline: bool | None,
+        output: str | None,
+    ) -> None:
+        self.directory = directory
+        self.task_id = task_id
+        self.max_bytes = max_bytes
+        self.max_tokens = max_tokens
+        self.encoding = encoding
+        self.outline = outline
+        self.output = output
+
+    @property
+    def budget_args(self) -> tuple[int | None, int | None, str | None, bool | None]:
+        """What :func:`git_hydrate.budgeting.resolve_budget` takes after the settings."""
+        return (self.max_bytes, self.max_tokens, self.encoding, self.outline)
+
+
+def parse(args: Sequence[str]) -> Request | None:
+    """``args`` (after the program name) as a :class:`Request`, or ``None`` when
+    they are not exactly of the fast path's grammar, or a value is one click
+    would refuse or might read differently."""
+    at, directory, seen = 0, None, set[str]()
+    while at < len(args) and args[at] != "prompt":
+        arg = args[at]
+        if arg in seen:
+            return None
+        seen.add(arg)
+        if arg == "-C" and at + 1 < len(args):
+            directory = args[at + 1]
+            at += 2
+        elif arg == "--compact":
+            at += 1
+        else:
+            return None
+    if at == len(args) or (directory is not None and not _usable_directory(directory)):
+        return None
+    task_id: str | None = None
+    outline: bool | None = None
+    values: dict[str, str] = {}
+    rest = args[at + 1 :]
+    at = 0
+    while at < len(rest):
+        arg = rest[at]
+        at += 1
+        if arg == "-" or not arg.startswith("-"):
+            if task_id is not None:
+                return None  # click: an unexpected extra argument
+            task_id = arg
+            continue
+        if arg in _FLAGS:
+            if outline is not None:
+                return None
+            outline = _FLAGS[arg]
+            continue
+        name, equals, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        option = _VALUED.get(name)
+        if option is None or option in values:
+            return None
+        if equals:
+            values[option] = attached
+        elif at < len(rest):
+            values[option] = rest[at]  # the next argument, whatever it looks like (as click)
+            at += 1
+        else:
+            return None
+    if task_id is None or not names_a_task(task_id.encode("utf-8", "surrogateescape")):
+        return None  # (``@``, the current task, is resolved by the full CLI)
+    try:
+        return Request(
+            directory,
+            task_id,
+            _max_bytes(values.get("max_bytes")),
+            _max_tokens(values.get("max_tokens")),
+            _encoding(values.get("encoding")),
+            outline,
+            _output(values.get("output")),
+        )
+    except ValueError:
+        return None
+
+
+def _usable_directory(path: str) -> bool:
+    """``-C PATH`` that click accepts (``click.Path(file_okay=False)``: readable,
+    not a file) and that is a directory: anything else is for the full CLI to say."""
+    return os.path.isdir(path) and os.access(path, os.R_OK)
+
+
+def _max_bytes(value: str | None) -> int | None:
+    return None if value is None else byte_size(value)
+
+
+def _max_tokens(value: str | None) -> int | None:
+    if value is None:
+        return None
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= _MAX_TOKENS:
+        raise ValueError(value)
+    return int(value)
+
+
+def _encoding(value: str | None) -> str | None:
+    if value is not None and value not in ENCODINGS:  # click.Choice: exact names
+        raise ValueError(value)
+    return value
+
+
+def _output(value: str | None) -> str | None:
+    """``-o FILE`` as ``click.Path(dir_okay=False, writable=True, allow_dash=True)``
+    accepts it; one click would refuse is not taken (nor an empty or unprintable
+    name: click would show it differently in an error)."""
+    if value is None or value == "-":
+        return value
+    if not value or not value.isprintable():
+        raise ValueError(value)
+    try:
+        status = os.stat(value)
+    except OSError:
+        return value  # to be created: click checks nothing more
+    if stat.S_ISDIR(status.st_mode) or not os.access(value, os.R_OK | os.W_OK):
+        raise ValueError(value)
+    return value
+
+
+def serve_hit(args: Sequence[str]) -> int | None:
+    """Print the prompt ``args`` ask for from the prompt cache, as ``git hydrate``
+    would, and return the exit status; ``None`` (nothing written) when this is
+    not a hit of the fast path's grammar: then the full command line must run."""
+    request = parse(args)
+    if request is None or os.environ.get("GIT_COMMITTER_DATE"):
+        return None
+    if sys.stdout is None or sys.stderr is None:
+        return None  # started with a standard stream closed: the full CLI says what
+    try:
+        entry = lookup(request.directory, request.task_id, request.budget_args, outlines=False)
+    except Exception:  # HydrateError, OSError, or a bug: the full CLI says which
+        return None
+    if entry is None:
+        return None
+    with entry:
+        try:
+            line = summary_line(request.task_id, entry.fields)
+        except Exception:  # fields this version cannot say: the full CLI says what
+            return None
+        if not line.isprintable():
+            return None  # click would strip what is not: leave it to click
+        return _write(request, entry.file, entry.offset, entry.prompt_bytes, line)
+
+
+def _write(request: Request, source: BinaryIO, offset: int, count: int, line: str) -> int:
+    """Copy the prompt and say the summary; errors as ``git_hydrate.cli.run`` says them."""
+    try:
+        with Deferred(request.output) as out:
+            out.copy_from(source, offset, count)
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()  # the reader went away (`| head`): say nothing more
+        return EXIT_FAILURE
+    except OSError as exc:
+        sys.stderr.write(os_error_line(exc) + "\n")
+        sys.stderr.flush()
+        return EXIT_FAILURE
+    return 0
+
+
+def main() -> None:
+    """``git-hydrate`` and ``python -m git_hydrate``: the fast path, else the full CLI."""
+    try:
+        status = serve_hit(sys.argv[1:])
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+    if status is None:
+        from .cli import main as full
+
+        full()
+    sys.exit(status)

@@ -1,0 +1,24 @@
+"""The repository class: objects, refs and git commands together."""
+
+from __future__ import annotations
+
+from .commands import Commands
+from .objects import Objects
+from .refs import Refs
+
+__all__ = ["Repository"]
+
+
+class Repository(Objects, Refs, Commands):
+    """A git repository as git-hydrate uses it: objects, refs and git commands.
+
+    Args:
+        path: Any directory git accepts as (inside) a repository. ``None``
+            means the current directory, honouring ``GIT_DIR`` like git does.
+
+    Raises:
+        NotARepository: ``path`` is not inside a git repository.
+        UnsupportedRepository: a repository this version cannot use safely.
+
+    Use it as a context manager so its helper process and files are closed.
+    """
