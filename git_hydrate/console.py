@@ -26,6 +26,9 @@ __all__ = [
     "Deferred",
     "byte_size",
     "os_error_line",
+    "refreshed_line",
+    "shown",
+    "shown_block",
     "silence_stdout",
     "summary_line",
     "thousands",
@@ -195,6 +198,49 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
         parts.append(f"everything would fit in about {thousands(result['needed_bytes'])} bytes")
     label = "warning" if omitted else "prompt"
     return f"{label}: {task_id}: " + "; ".join(parts)
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(value: Any) -> str:
+    """A one-line field (title, id, source label, station...) safe for a terminal.
+
+    Fields can come from a remote: a control character (ESC starting a CSI or
+    OSC sequence, another C0 or C1 control, DEL, a bidi or zero-width
+    character) would reach the user's terminal and could rewrite what it
+    shows. Every character that is not printable is escaped as ``\\xNN`` or
+    ``\\uNNNN``; JSON output never goes through here.
+    """
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in text)
+
+
+def shown_block(value: Any) -> str:
+    """Like :func:`shown`, for a text of several lines: line feeds and tabs are kept."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in " \n\t" else _escaped(ch) for ch in text)
+
+
+def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
+    """What ``prompt --refresh`` says of one recorded add-tree run."""
+    if "error" in done:
+        return f"warning: {shown(task_id)}: not refreshed: {shown(done['error'])}"
+    if done.get("recognised"):
+        what = f"unchanged {done['unchanged']} (recognised: same commit, nothing listed)"
+    else:
+        reranked = f"reranked {done['reranked']}, " if done.get("reranked") else ""
+        what = (
+            f"added {done['added']}, updated {done['updated']}, {reranked}"
+            f"unchanged {done['unchanged']}, removed {done['removed']}"
+        )
+    return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
 
 
 def os_error_line(exc: OSError) -> str:

@@ -33,6 +33,7 @@ from . import __version__
 from .budgeting import resolve_budget
 from .fingerprint import PACKAGE_DIR, code_fingerprint
 from .ids import names_a_task, ref_name
+from .refresh_memo import recall
 from .store import Refs, private_file
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
@@ -99,6 +100,9 @@ class Entry:
         self.prompt_bytes = prompt_bytes
         #: The length of the packet's JSON after it; -1: no packet stored.
         self.packet_bytes = packet
+        #: With :func:`lookup`'s ``refreshed``: what ``prompt --refresh`` says of each
+        #: recorded run first (see :mod:`git_hydrate.refresh_memo`).
+        self.refreshed: list[dict[str, Any]] = []
 
     def __enter__(self) -> Entry:
         return self
@@ -402,13 +406,17 @@ def lookup(
     moment: float | None = None,
     *,
     outlines: bool = True,
+    refreshed: bool = False,
 ) -> Entry | None:
     """The stored prompt ``git hydrate [-C directory] prompt task_id`` prints, opened;
     ``None`` when there is none to print: not a task id, the cache turned off, no
     such task, nothing stored, or not valid at ``moment`` (``None``: git's idea of
     now). ``budget_args`` are the options given, as :func:`resolve_budget` takes
     them. Without ``outlines``, also ``None`` when the budget keeps outlines (their
-    key names the installed grammars, found by importing them).
+    key names the installed grammars, found by importing them). With ``refreshed``,
+    the prompt ``prompt --refresh`` prints: ``None`` unless the refresh memo says
+    that refreshing would recognise every recorded run at this tip again (the
+    entry's ``refreshed`` then holds what the refresh says of each).
 
     Only the refs and the settings are read (no object, no ``cat-file``), so the
     command line's fast path (``git_hydrate.quick``) and ``prompt`` itself ask
@@ -430,4 +438,10 @@ def lookup(
         budget = resolve_budget(repo.settings, *budget_args)
         if budget.outline and not outlines:
             return None
-        return store.open(store.key(tip, budget), repo.git_now() if moment is None else moment)
+        said = recall(repo, task_id, tip) if refreshed else []
+        if said is None:
+            return None
+        entry = store.open(store.key(tip, budget), repo.git_now() if moment is None else moment)
+        if entry is not None:
+            entry.refreshed = said
+        return entry

@@ -8,6 +8,7 @@ would cost that copy several times over, so :func:`main` first tries
     [-C PATH] [--compact] prompt ID [--max-bytes N | --max-bytes=N]
         [--max-tokens N | --max-tokens=N] [--encoding E | --encoding=E]
         [--outline | --no-outline] [-o FILE | --output FILE | --output=FILE]
+        [--refresh]
 
 (options of ``prompt`` in any order around ``ID``, each at most once;
 ``-C`` and ``--compact`` before ``prompt``, each at most once). It answers
@@ -15,9 +16,11 @@ only a hit it is sure of: the same lookup as ``prompt`` (:func:`lookup`:
 the task's ref, the settings, the budget, the entry's header, owner and
 window), the same option parsers, the same writer (:class:`Deferred`) and
 summary line. Everything else goes to the full command line, untouched:
-any other command, option or spelling (``-v``, ``--now``, ``--refresh``,
+any other command, option or spelling (``-v``, ``--now``,
 ``--no-cache``, ``-h``, ``@``, ``--current``, ``-oFILE``, ``--``, a repeated
-option), a value it would not read exactly as click does, outlines on,
+option), ``--refresh`` unless the refresh memo shows that every recorded
+run would be recognised unchanged (:mod:`git_hydrate.refresh_memo`), a value
+it would not read exactly as click does, outlines on,
 ``GIT_COMMITTER_DATE`` set (the clock is then git's), a miss, and any error
 before the first byte is written. The full command line then behaves as it
 always does.
@@ -29,7 +32,14 @@ import os
 import stat
 import sys
 
-from .console import Deferred, byte_size, os_error_line, silence_stdout, summary_line
+from .console import (
+    Deferred,
+    byte_size,
+    os_error_line,
+    refreshed_line,
+    silence_stdout,
+    summary_line,
+)
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED
 from .ids import names_a_task
 from .prompt_cache import lookup
@@ -67,6 +77,7 @@ class Request:
         "max_tokens",
         "outline",
         "output",
+        "refresh",
         "task_id",
     )
 
@@ -79,8 +90,10 @@ class Request:
         encoding: str | None,
         outline: bool | None,
         output: str | None,
+        refresh: bool = False,
     ) -> None:
         self.directory = directory
+        self.refresh = refresh
         self.task_id = task_id
         self.max_bytes = max_bytes
         self.max_tokens = max_tokens
@@ -115,6 +128,7 @@ def parse(args: Sequence[str]) -> Request | None:
         return None
     task_id: str | None = None
     outline: bool | None = None
+    refresh = False
     values: dict[str, str] = {}
     rest = args[at + 1 :]
     at = 0
@@ -130,6 +144,11 @@ def parse(args: Sequence[str]) -> Request | None:
             if outline is not None:
                 return None
             outline = _FLAGS[arg]
+            continue
+        if arg == "--refresh":
+            if refresh:
+                return None
+            refresh = True
             continue
         name, equals, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         option = _VALUED.get(name)
@@ -153,6 +172,7 @@ def parse(args: Sequence[str]) -> Request | None:
             _encoding(values.get("encoding")),
             outline,
             _output(values.get("output")),
+            refresh,
         )
     except ValueError:
         return None
@@ -209,27 +229,38 @@ def serve_hit(args: Sequence[str]) -> int | None:
     if sys.stdout is None or sys.stderr is None:
         return None  # started with a standard stream closed: the full CLI says what
     try:
-        entry = lookup(request.directory, request.task_id, request.budget_args, outlines=False)
+        entry = lookup(
+            request.directory,
+            request.task_id,
+            request.budget_args,
+            outlines=False,
+            refreshed=request.refresh,
+        )
     except Exception:  # HydrateError, OSError, or a bug: the full CLI says which
         return None
     if entry is None:
         return None
     with entry:
         try:
+            said = [refreshed_line(request.task_id, done) for done in entry.refreshed]
             line = summary_line(request.task_id, entry.fields)
         except Exception:  # fields this version cannot say: the full CLI says what
             return None
-        if not line.isprintable():
+        if not all(text.isprintable() for text in (*said, line)):
             return None  # click would strip what is not: leave it to click
-        return _write(request, entry.file, entry.offset, entry.prompt_bytes, line)
+        return _write(request, entry.file, entry.offset, entry.prompt_bytes, [*said, line])
 
 
-def _write(request: Request, source: BinaryIO, offset: int, count: int, line: str) -> int:
-    """Copy the prompt and say the summary; errors as ``git_hydrate.cli.run`` says them."""
+def _write(request: Request, source: BinaryIO, offset: int, count: int, lines: list[str]) -> int:
+    """Say what the refresh found, copy the prompt and say the summary (the last
+    line); errors as ``git_hydrate.cli.run`` says them."""
     try:
+        for said in lines[:-1]:
+            sys.stderr.write(said + "\n")
+        sys.stderr.flush()
         with Deferred(request.output) as out:
             out.copy_from(source, offset, count)
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(lines[-1] + "\n")
         sys.stderr.flush()
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -43,7 +43,7 @@ LAYERS: list[set[str]] = [
         "outline",
     },
     {"store"},
-    {"archive", "treeshape", "prompt_cache"},
+    {"archive", "treeshape", "prompt_cache", "refresh_memo"},
     {"taskrefs"},
     {"tasks", "context", "listing", "history", "packing", "hydrate", "dependencies"},
     {"lifecycle", "sync", "doctor", "claims", "current"},

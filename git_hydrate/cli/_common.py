@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from ..console import byte_size
+from ..console import byte_size, shown, shown_block
 from ..model import STATIONS
 from ..settings import ENCODINGS, default_help
 
@@ -196,34 +196,6 @@ def budget_options(func: F) -> F:
         help=f"The byte budget (default: {default_help('hydrate.maxBytes')}).",
     )(func)
     return func
-
-
-def _escaped(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def shown(value: Any) -> str:
-    """A one-line field (title, id, source label, station...) safe for a terminal.
-
-    Fields can come from a remote: a control character (ESC starting a CSI or
-    OSC sequence, another C0 or C1 control, DEL, a bidi or zero-width
-    character) would reach the user's terminal and could rewrite what it
-    shows. Every character that is not printable is escaped as ``\\xNN`` or
-    ``\\uNNNN``; JSON output never goes through here.
-    """
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in text)
-
-
-def shown_block(value: Any) -> str:
-    """Like :func:`shown`, for a text of several lines: line feeds and tabs are kept."""
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch in " \n\t" else _escaped(ch) for ch in text)
 
 
 def short(digest: str) -> str:

@@ -113,6 +113,14 @@ _STORAGE: Final = [
      "A file that does not read, or whose size is not what its header says, is a miss. A "
      "hit of prompt ID with only budget options, -o and -C is printed before the rest of "
      "git-hydrate is loaded. Deleting the directory is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/own-selections, refresh-memo", "The add-tree runs this "
+     "clone made itself (prompt --refresh takes only those), and, for the newest 256 task "
+     "tips at which a refresh recognised every run, what it said and what it depended on "
+     "beside the tip (each run's resolved revision, the settings a run reads, the record "
+     "of own runs, the deciding code and attributes files): while all of it holds, "
+     "prompt ID --refresh is answered like a prompt-cache hit. Written 0600, trusted only "
+     "when this user owns it and nobody else can write it; deleting them is safe (the "
+     "next refresh names this clone's earlier runs as another clone's)."),
     ("$GIT_DIR/hydrate/artefacts/<task-id>/", "The pre-push artefacts (see "
      "hydrate.artefactDir): <task-id>.prompt.md, <task-id>.packet.json (the expand "
      "result) and manifest.json (task, task tip, pushed commit, sha256 and size of each "

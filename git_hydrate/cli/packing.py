@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..console import Deferred, summary_line, thousands
+from ..console import Deferred, refreshed_line, summary_line, thousands
 
 if TYPE_CHECKING:
     from ..prompt_cache import Entry
@@ -207,21 +207,6 @@ def prompt(
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
         for line in listing(result, limit, why):
             click.echo(line, err=True)
-
-
-def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:
-    """What ``prompt --refresh`` says of one recorded add-tree run."""
-    if "error" in done:
-        return f"warning: {shown(task_id)}: not refreshed: {shown(done['error'])}"
-    if done.get("recognised"):
-        what = f"unchanged {done['unchanged']} (recognised: same commit, nothing listed)"
-    else:
-        reranked = f"reranked {done['reranked']}, " if done.get("reranked") else ""
-        what = (
-            f"added {done['added']}, updated {done['updated']}, {reranked}"
-            f"unchanged {done['unchanged']}, removed {done['removed']}"
-        )
-    return f"refreshed {shown(task_id)} from {shown(done['from'])}: {what}"
 
 
 def _cached_prompt(

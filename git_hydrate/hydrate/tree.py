@@ -25,14 +25,14 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
 from .. import __version__, validate
 from ..errors import ValidationError
-from ..fingerprint import code_fingerprint
 from ..model import Link, Selection, Task
+from ..refresh_memo import local_inputs, own_runs, own_selections_path, remember
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache, keep_compiled_prefilter
@@ -229,12 +229,6 @@ def _pick(
 #: Bumped when the rules, reading or ranking change what a run attaches: a run
 #: recorded under another version is never taken as unchanged.
 SELECTION_VERSION: Final = 1
-#: The modules whose code decides what a run attaches, and how it is ranked.
-_DECIDING_MODULES: Final = (
-    *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
-    *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
-    "secrets.py",
-)
 #: How many add-tree selections a task remembers (the oldest is forgotten).
 MAX_SELECTIONS: Final = 16
 
@@ -263,35 +257,6 @@ def _record(task: Task, selection: Selection) -> Task:
     others = [s for s in task.selections if not _same_selection(s, selection)]
     kept = [*others, selection][-MAX_SELECTIONS:]
     return task if kept == task.selections else msgspec.structs.replace(task, selections=kept)
-
-
-#: git's default attributes file, under ``$XDG_CONFIG_HOME`` (``~/.config``).
-_XDG_ATTRIBUTES: Final = "git" + os.sep + "attributes"
-
-
-def _attribute_sources(refs: TaskRefs) -> list[object]:
-    """What else decides a revision's attributes than its tree: the repository's
-    ``info/attributes`` and ``core.attributesFile`` (or git's default one), as size
-    and mtime, and — for a git that reads attributes from the index — the staged
-    ``.gitattributes`` files."""
-    repo = refs.repo
-    configured = repo.settings.raw("core.attributesFile")
-    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    paths = [
-        os.path.join(repo.common_dir, "info", "attributes"),
-        os.path.expanduser(configured) if configured else os.path.join(home, _XDG_ATTRIBUTES),
-    ]
-    found: list[object] = []
-    if repo.lacks("check-attr --source"):
-        found.append(hashlib.sha256(repo.staged_attributes()).hexdigest())
-    for path in paths:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            found.append([path])
-            continue
-        found.append([path, stat.st_size, stat.st_mtime_ns])
-    return found
 
 
 def _inputs(
@@ -433,7 +398,7 @@ def add_tree(
         if (
             recorded is not None
             and recorded.inputs == _inputs(fixed, selection, task, state.links)
-            and _own(refs).get(_identity(task_id, selection)) == _local(refs)
+            and own_runs(refs.repo).get(_identity(task_id, selection)) == _local(refs)
         ):
             # The same commit, options, rules, task and links as the run that recorded
             # this (in the task), and the same code and attributes files here (in this
@@ -500,10 +465,6 @@ def add_tree(
     return outcome
 
 
-def _own_path(refs: TaskRefs) -> str:
-    return os.path.join(refs.repo.common_dir, "hydrate", "own-selections")
-
-
 def _identity(task_id: str, selection: Selection) -> str:
     """A selection of a task as this clone knows it (its options, not its digest)."""
     options = msgspec.structs.replace(selection, inputs="")
@@ -514,32 +475,21 @@ def _local(refs: TaskRefs) -> str:
     """What decides a run here beside what the task records: the code of the modules
     that decide it and the attributes files outside the tree (machine-local, so kept
     in this clone's record, never in the shared task)."""
-    parts = [code_fingerprint(_DECIDING_MODULES), _attribute_sources(refs)]
-    return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
-
-
-def _own(refs: TaskRefs) -> dict[str, str]:
-    """This clone's runs: identity to the local digest of its last run."""
-    try:
-        with open(_own_path(refs), encoding="ascii") as fh:
-            pairs = [line.split() for line in fh]
-    except (OSError, UnicodeDecodeError):
-        return {}
-    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
+    return hashlib.sha256(msgspec.json.encode(local_inputs(refs.repo))).hexdigest()
 
 
 def _adopt(refs: TaskRefs, task_id: str, selection: Selection, local: str) -> None:
     """Remember that this clone ran ``selection`` itself, and under what code and
     attributes files (``prompt --refresh`` runs only such selections: one recorded
     elsewhere could name any directory or ref)."""
-    known = _own(refs)
+    known = own_runs(refs.repo)
     identity = _identity(task_id, selection)
     if known.get(identity) == local:
         return
     known[identity] = local
     lines = "".join(f"{key} {value}\n" for key, value in sorted(known.items()))
     with contextlib.suppress(OSError):  # derived: losing it only asks for one add-tree again
-        refs.repo.replace_file(_own_path(refs), [lines.encode("ascii")])
+        refs.repo.replace_file(own_selections_path(refs.repo), [lines.encode("ascii")])
 
 
 def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]]:
@@ -553,22 +503,28 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     it; so is a run that cannot be taken here. The others go on.
     """
     validate.task_id(task_id)
-    own = _own(refs)
+    own = own_runs(refs.repo)
     results: list[HydrateResult | dict[str, str]] = []
+    # What a refresh at this tip answers while nothing else changes (the memo):
+    # each recognised run's revision and pin, and what was said of each run.
+    pinned: list[tuple[str, str]] = []
+    said: list[dict[str, Any]] = []
+    identities: list[str] = []
     for selection in refs.load(task_id).task.selections[-MAX_SELECTIONS:]:
         what = _described(selection)
-        if _identity(task_id, selection) not in own:
-            results.append(
-                {
-                    "selection": what,
-                    "error": "recorded in another clone, so not taken here; to take it, "
-                    f"run it once yourself: git hydrate add-tree {task_id} {what}",
-                }
-            )
+        identities.append(_identity(task_id, selection))
+        if identities[-1] not in own:
+            notice = {
+                "selection": what,
+                "error": "recorded in another clone, so not taken here; to take it, "
+                f"run it once yourself: git hydrate add-tree {task_id} {what}",
+            }
+            results.append(notice)
+            said.append(dict(notice))
             continue
         try:
             results.append(
-                add_tree(
+                done := add_tree(
                     refs,
                     task_id,
                     selection.pathspecs,
@@ -585,6 +541,16 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
             )
         except ValidationError as exc:
             results.append({"selection": what, "error": str(exc)})
+            said.append({})  # (never kept: an error here may be gone next time)
+            continue
+        if done.get("recognised") and done.get("commit"):
+            pinned.append((selection.rev, str(done["commit"])))
+            said.append({k: done[k] for k in ("from", "unchanged", "recognised")})
+        else:
+            said.append({})
+    tip = refs.tip(task_id)
+    if tip is not None and all(said):
+        remember(refs.repo, task_id, tip.decode("ascii"), pinned, identities, said)
     return results
 
 

@@ -29,6 +29,20 @@ if TYPE_CHECKING:
 __all__ = ["Identity", "RepositoryBase"]
 
 
+def _git_binary() -> str | None:
+    """The git binary ``PATH`` finds, as ``path size mtime`` (``None``: none found)."""
+    import shutil  # (only where a feature is asked about)
+
+    found = shutil.which("git")
+    if found is None:
+        return None
+    try:
+        stat = os.stat(found)
+    except OSError:
+        return None
+    return f"{os.path.realpath(found)} {stat.st_size} {stat.st_mtime_ns}"
+
+
 class Identity(tuple[bytes, int, int | None]):
     """A git identity line (``Name <email>``) with its timezone offset in seconds.
 
@@ -329,6 +343,44 @@ class RepositoryBase:
             fixed = when if self._environ().get("GIT_COMMITTER_DATE") else None
             self._identity = Identity(name_email, tz, fixed)
         return self._identity
+
+    def staged_attributes(self) -> bytes:
+        """The index entries of every ``.gitattributes`` (mode, blob id, path): what a
+        git without ``check-attr --source`` reads attributes from for a commit."""
+        proc = self.git(
+            ["ls-files", "-s", "-z", "--", ":(glob)**/.gitattributes", ".gitattributes"],
+            check=False,
+        )
+        return proc.stdout if proc.returncode == 0 else b""
+
+    def _features_path(self) -> str:
+        return os.path.join(self.common_dir, "hydrate", "git-features")
+
+    def lacks(self, feature: str) -> bool:
+        """Whether the installed git was found to lack ``feature`` (remembered per
+        git binary, so an upgraded git is asked again)."""
+        binary = _git_binary()
+        if binary is None:
+            return False
+        try:
+            with open(self._features_path(), encoding="utf-8") as fh:
+                return f"{binary}\t{feature}\n" in fh.read()
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def _remember_lacking(self, feature: str) -> None:
+        binary = _git_binary()
+        if binary is None:
+            return
+        path = self._features_path()
+        try:
+            with open(path, encoding="utf-8") as fh:
+                known = fh.read()
+        except (OSError, UnicodeDecodeError):
+            known = ""
+        # Derived and disposable: failing to write it only costs the retry again.
+        with contextlib.suppress(OSError):
+            self.replace_file(path, [(known + f"{binary}\t{feature}\n").encode("utf-8")])
 
     def git_now(self) -> float:
         """POSIX seconds of git's idea of now: the date of ``GIT_COMMITTER_DATE``

@@ -6,9 +6,6 @@ plain values; no other module builds a git command line.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -41,18 +38,6 @@ def git_in_directory(directory: str, args: list[str]) -> bytes | None:
 
 #: git's exit status for a usage error (an option it does not know).
 _USAGE_ERROR: Final = 129
-
-
-def _git_binary() -> str | None:
-    """The git binary ``PATH`` finds, as ``path size mtime`` (``None``: none found)."""
-    found = shutil.which("git")
-    if found is None:
-        return None
-    try:
-        stat = os.stat(found)
-    except OSError:
-        return None
-    return f"{os.path.realpath(found)} {stat.st_size} {stat.st_mtime_ns}"
 
 
 class Commands(RepositoryBase):
@@ -224,44 +209,6 @@ class Commands(RepositoryBase):
                 self._remember_lacking("check-attr --source")
             proc = self.git([*base, "--cached", *names], input=paths, check=False)
         return proc.stdout if proc.returncode == 0 else None
-
-    def staged_attributes(self) -> bytes:
-        """The index entries of every ``.gitattributes`` (mode, blob id, path): what a
-        git without ``check-attr --source`` reads attributes from for a commit."""
-        proc = self.git(
-            ["ls-files", "-s", "-z", "--", ":(glob)**/.gitattributes", ".gitattributes"],
-            check=False,
-        )
-        return proc.stdout if proc.returncode == 0 else b""
-
-    def _features_path(self) -> str:
-        return os.path.join(self.common_dir, "hydrate", "git-features")
-
-    def lacks(self, feature: str) -> bool:
-        """Whether the installed git was found to lack ``feature`` (remembered per
-        git binary, so an upgraded git is asked again)."""
-        binary = _git_binary()
-        if binary is None:
-            return False
-        try:
-            with open(self._features_path(), encoding="utf-8") as fh:
-                return f"{binary}\t{feature}\n" in fh.read()
-        except (OSError, UnicodeDecodeError):
-            return False
-
-    def _remember_lacking(self, feature: str) -> None:
-        binary = _git_binary()
-        if binary is None:
-            return
-        path = self._features_path()
-        try:
-            with open(path, encoding="utf-8") as fh:
-                known = fh.read()
-        except (OSError, UnicodeDecodeError):
-            known = ""
-        # Derived and disposable: failing to write it only costs the retry again.
-        with contextlib.suppress(OSError):
-            self.replace_file(path, [(known + f"{binary}\t{feature}\n").encode("utf-8")])
 
     def diff(self, args: Sequence[str], *, numstat: bool = False) -> bytes:
         """``git diff`` with stable output options (``--numstat -z`` when asked)."""

@@ -1,0 +1,216 @@
+"""What ``prompt --refresh`` found the last time every run of a task was recognised.
+
+``prompt --refresh`` takes again each add-tree run a task recorded; a revision
+run whose commit, options, rules, task and links are those it recorded is
+recognised without listing a file (:func:`git_hydrate.hydrate.tree.refresh`).
+When every run of the task at one tip was recognised (or was one this clone
+does not take), the same answer holds for as long as nothing it depends on
+changes: the tip itself (the task, its links and its recorded runs), what each
+run's revision resolves to, the settings that decide a run, this clone's record
+of its own runs, and what else decides a run here (:func:`local_inputs`: the
+code and the attributes files outside the tree). This memo keeps that answer,
+with those inputs as they were, so that the command line's fast path
+(``git_hydrate.quick``) can tell an unchanged refresh from the refs, a few
+``stat`` calls and one ``git rev-parse``, and print the cached prompt.
+
+Derived and disposable: one JSON file, ``<common dir>/hydrate/refresh-memo``,
+written atomically and readable by this user only, holding the newest
+:data:`MAX_TIPS` tips. A damaged or foreign file, or any input that differs,
+is a miss: the full command line then refreshes as it always does. Reading it
+needs only the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from . import __version__
+from .fingerprint import code_fingerprint
+from .store import private_file
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, Final
+
+    from .store.base import RepositoryBase
+
+__all__ = [
+    "DECIDING_MODULES",
+    "DECIDING_SETTINGS",
+    "MAX_TIPS",
+    "local_inputs",
+    "own_runs",
+    "own_selections_path",
+    "recall",
+    "remember",
+]
+
+#: Bumped when what a record holds changes.
+_FORMAT: Final = 1
+#: The modules whose code decides what an add-tree run attaches, and how it is ranked.
+DECIDING_MODULES: Final = (
+    *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
+    *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
+    "secrets.py",
+)
+#: The settings a recorded run reads when its own options leave them open.
+DECIDING_SETTINGS: Final = (
+    "hydrate.maxFileBytes",
+    "hydrate.maxTotalBytes",
+    "hydrate.allowSecrets",
+)
+#: How many task tips the memo holds (the oldest is forgotten).
+MAX_TIPS: Final = 256
+#: git's default attributes file, under ``$XDG_CONFIG_HOME`` (``~/.config``).
+_XDG_ATTRIBUTES: Final = "git" + os.sep + "attributes"
+
+
+def own_selections_path(repo: RepositoryBase) -> str:
+    """This clone's record of the add-tree runs it made itself."""
+    return os.path.join(repo.common_dir, "hydrate", "own-selections")
+
+
+def _memo_path(repo: RepositoryBase) -> str:
+    return os.path.join(repo.common_dir, "hydrate", "refresh-memo")
+
+
+def _attribute_sources(repo: RepositoryBase) -> list[object]:
+    """What else decides a revision's attributes than its tree: the repository's
+    ``info/attributes`` and ``core.attributesFile`` (or git's default one), as size
+    and mtime, and — for a git that reads attributes from the index — the staged
+    ``.gitattributes`` files."""
+    configured = repo.settings.raw("core.attributesFile")
+    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    paths = [
+        os.path.join(repo.common_dir, "info", "attributes"),
+        os.path.expanduser(configured) if configured else os.path.join(home, _XDG_ATTRIBUTES),
+    ]
+    found: list[object] = []
+    if repo.lacks("check-attr --source"):
+        found.append(repo.staged_attributes().decode("latin-1"))
+    for path in paths:
+        try:
+            status = os.stat(path)
+        except OSError:
+            found.append([path])
+            continue
+        found.append([path, status.st_size, status.st_mtime_ns])
+    return found
+
+
+def local_inputs(repo: RepositoryBase) -> list[object]:
+    """What decides an add-tree run here beside what the task records: the code of
+    the modules that decide it and the attributes files outside the tree
+    (machine-local, so never in the shared task). JSON-able, compared whole."""
+    return [code_fingerprint(DECIDING_MODULES), _attribute_sources(repo)]
+
+
+def own_runs(repo: RepositoryBase) -> dict[str, str]:
+    """This clone's own add-tree runs: each run's identity (its task and options) to
+    the digest of :func:`local_inputs` at its last run."""
+    try:
+        with open(own_selections_path(repo), encoding="ascii") as fh:
+            pairs = [line.split() for line in fh]
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
+
+
+def _own_entries(repo: RepositoryBase, identities: Sequence[str]) -> list[str | None]:
+    """What this clone's record says of each of ``identities`` (``None``: not its own)."""
+    own = own_runs(repo)
+    return [own.get(identity) for identity in identities]
+
+
+def _settings(repo: RepositoryBase) -> list[list[str | None]]:
+    return [repo.settings.all(key) for key in DECIDING_SETTINGS]
+
+
+def _resolved(repo: RepositoryBase, rev: str) -> str | None:
+    """The commit (or tree) ``rev`` names now, as a revision run pins it."""
+    for kind in ("commit", "tree"):
+        proc = repo.git(["rev-parse", "--verify", "--quiet", f"{rev}^{{{kind}}}"], check=False)
+        oid = proc.stdout.decode("ascii", "replace").strip()
+        if proc.returncode == 0 and oid:
+            return oid
+    return None
+
+
+def _read(repo: RepositoryBase) -> dict[str, Any]:
+    """The memo's records by tip (empty when missing, damaged, foreign or of another
+    version)."""
+    try:
+        with open(_memo_path(repo), "rb") as fh:
+            if not private_file(os.fstat(fh.fileno())):
+                return {}  # acted on unchecked: only what this user wrote
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return {}
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != _FORMAT
+        or data.get("version") != __version__
+        or not isinstance(data.get("tips"), dict)
+    ):
+        return {}
+    tips: dict[str, Any] = data["tips"]
+    return tips
+
+
+def remember(
+    repo: RepositoryBase,
+    task_id: str,
+    tip: str,
+    pinned: Sequence[tuple[str, str]],
+    identities: Sequence[str],
+    outcomes: Sequence[Mapping[str, Any]],
+) -> None:
+    """Keep that a refresh of ``task_id`` at ``tip`` recognised every run: ``pinned``
+    holds each recognised run's revision and the commit (or tree) it resolved to,
+    ``identities`` each recorded run's identity in this clone's record of its own
+    runs, ``outcomes`` what the refresh answered, in order (JSON-able)."""
+    record = {
+        "task": task_id,
+        "pinned": [list(pair) for pair in pinned],
+        "identities": list(identities),
+        "own": _own_entries(repo, identities),
+        "settings": _settings(repo),
+        "local": local_inputs(repo),
+        "outcomes": list(outcomes),
+    }
+    tips = _read(repo)
+    tips.pop(tip, None)
+    tips[tip] = record  # newest last
+    kept = dict(list(tips.items())[-MAX_TIPS:])
+    text = json.dumps({"format": _FORMAT, "version": __version__, "tips": kept})
+    # Derived and disposable: failing to write it only costs the next refresh.
+    with contextlib.suppress(OSError):
+        repo.replace_file(_memo_path(repo), [text.encode("utf-8")], private=True)
+
+
+def recall(repo: RepositoryBase, task_id: str, tip: bytes) -> list[dict[str, Any]] | None:
+    """What a refresh of ``task_id`` at ``tip`` answers, when it would recognise every
+    run again: the outcomes kept by :func:`remember`, if every input it depended on
+    is as it was; else ``None``."""
+    record = _read(repo).get(tip.decode("ascii", "replace"))
+    if not isinstance(record, dict) or record.get("task") != task_id:
+        return None
+    try:
+        if (
+            record["own"] != _own_entries(repo, record["identities"])
+            or record["settings"] != _settings(repo)
+            or record["local"] != local_inputs(repo)
+        ):
+            return None
+        for rev, pinned in record["pinned"]:
+            if _resolved(repo, rev) != pinned:
+                return None
+        outcomes = record["outcomes"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not isinstance(outcomes, list) or not all(isinstance(o, dict) for o in outcomes):
+        return None
+    return outcomes

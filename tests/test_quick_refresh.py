@@ -1,0 +1,189 @@
+"""``prompt ID --refresh`` on the fast path: answered from the refresh memo and the
+prompt cache only while a refresh would recognise every recorded run again, byte for
+byte what the full command line prints; any input a run depends on that changed sends
+it to the full command line, which refreshes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+
+from .conftest import git, hydrate
+from .test_quick import through_entry
+
+TASK = "R-1"
+
+
+def _commit(repo: Path, files: dict[str, str], message: str = "files") -> None:
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def task(repo: Path) -> Path:
+    """A task hydrated from HEAD, refreshed once by the full command line (which
+    recognises the run, keeps the memo and stores the prompt)."""
+    _commit(repo, {"src/app.py": "def run():\n    return 1\n", "README.md": "# app\n"})
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, "Fix the app", "tests pass", files=["src/app.py"])
+        ledger.add_tree(TASK)
+    first = hydrate(repo, "prompt", TASK, "--refresh")
+    assert first.returncode == 0 and "recognised" in first.stderr, first
+    return repo
+
+
+def same(repo: Path, *args: str) -> bool:
+    """Run ``args`` through the entry point; when the fast path served them, run them
+    through the full command line too and assert the same stdout, stderr and exit
+    status. (A refresh the fast path leaves to the full command line may change the
+    task, so it is not run twice.) Whether the fast path served them."""
+    fast = through_entry(repo, *args)
+    if not fast.served:  # type: ignore[attr-defined]
+        assert fast.returncode in (0, 2), fast
+        return False
+    full = hydrate(repo, *args)
+    assert (fast.stdout, fast.stderr, fast.returncode) == (
+        full.stdout,
+        full.stderr,
+        full.returncode,
+    ), (args, fast, full)
+    return True
+
+
+def memo(repo: Path) -> Path:
+    return repo / ".git" / "hydrate" / "refresh-memo"
+
+
+def test_an_unchanged_refresh_is_served_and_identical(task: Path, tmp_path: Path) -> None:
+    assert same(task, "prompt", TASK, "--refresh")
+    fast = through_entry(task, "prompt", TASK, "--refresh")
+    assert fast.stderr.splitlines()[0].startswith(f"refreshed {TASK} from HEAD ")
+    assert "unchanged 3 (recognised" in fast.stderr
+    assert not same(task, "prompt", "--refresh", TASK, "--max-bytes", "64k")  # a miss first
+    assert same(task, "prompt", "--refresh", TASK, "--max-bytes", "64k")
+    out = tmp_path / "out.md"
+    assert same(task, "prompt", TASK, "--refresh", "-o", str(out))
+    assert out.read_text() == hydrate(task, "prompt", TASK).stdout
+    assert not same(task, "prompt", TASK, "--refresh", "--refresh")  # left to click
+    assert not same(task, "prompt", TASK, "--refresh", "-v")
+
+
+def test_a_new_commit_is_refreshed_by_the_full_command_line(task: Path) -> None:
+    _commit(task, {"src/app.py": "def run():\n    return 2\n"}, "change")
+    fast = through_entry(task, "prompt", TASK, "--refresh")
+    assert not fast.served  # type: ignore[attr-defined]
+    assert "updated 1" in fast.stderr and "return 2" in fast.stdout
+    assert not same(task, "prompt", TASK, "--refresh")  # recognised: the memo kept
+    assert same(task, "prompt", TASK, "--refresh")
+    # the same tree at another commit is another pin
+    git(task, "commit", "-q", "--allow-empty", "-m", "empty")
+    assert not same(task, "prompt", TASK, "--refresh")
+
+
+def full_runs_until_served(repo: Path) -> int:
+    """How many times ``prompt --refresh`` went to the full command line (each time
+    with the same output as the fast path would give) before the fast path served it."""
+    for runs in range(4):
+        if same(repo, "prompt", TASK, "--refresh"):
+            return runs
+    raise AssertionError("never served")
+
+
+def test_what_decides_a_run_here_is_checked(task: Path) -> None:
+    assert full_runs_until_served(task) == 0
+    # a setting a run reads: a new budget re-runs it (a new tip, recognised next
+    # time); the default spelled out is recognised at once, under the new setting
+    for key, value, runs in (
+        ("hydrate.maxFileBytes", "100k", 2),
+        ("hydrate.maxTotalBytes", "1m", 2),
+        ("hydrate.allowSecrets", "false", 1),
+    ):
+        git(task, "config", key, value)
+        assert full_runs_until_served(task) == runs, key
+    # a valueless boolean is true, unlike an unset one
+    git(task, "config", "--unset", "hydrate.allowSecrets")
+    assert full_runs_until_served(task) == 1
+    with open(task / ".git" / "config", "a") as fh:
+        fh.write("[hydrate]\n\tallowSecrets\n")
+    assert full_runs_until_served(task) == 2
+    # an attributes file outside the tree
+    (task / ".git" / "info").mkdir(exist_ok=True)
+    (task / ".git" / "info" / "attributes").write_text("*.md binary\n")
+    assert full_runs_until_served(task) == 2
+    # this clone's record of its own runs: another task's run changes nothing here,
+    with Ledger(task) as ledger:
+        ledger.add_task("R-2", "Other", "none")
+        ledger.add_tree("R-2")
+    assert full_runs_until_served(task) == 0
+    # a different entry for this task's run is another answer: the run is taken again,
+    # which puts the entry back as it was (the tip unchanged), and then it is known
+    own = task / ".git" / "hydrate" / "own-selections"
+    lines = own.read_text().splitlines()
+    record = json.loads(memo(task).read_text())["tips"]
+    (mine,) = {i for r in record.values() for i in r["identities"]}
+    own.write_text(
+        "".join(f"{k} {'0' * 64 if k == mine else v}\n" for k, v in (x.split() for x in lines))
+    )
+    assert full_runs_until_served(task) == 1
+
+
+def test_a_run_of_another_clone_is_named_each_time(task: Path) -> None:
+    (task / ".git" / "hydrate" / "own-selections").unlink()
+    assert not same(task, "prompt", TASK, "--refresh")
+    assert same(task, "prompt", TASK, "--refresh")
+    fast = through_entry(task, "prompt", TASK, "--refresh")
+    assert fast.stderr.startswith(f"warning: {TASK}: not refreshed: recorded in another clone")
+
+
+def test_a_run_that_is_never_recognised_is_never_served(repo: Path) -> None:
+    _commit(repo, {"a.txt": "a\n"})
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, "Fix", "ok")
+        ledger.add_tree(TASK, worktree=True)  # a work tree has no id to compare
+    for _ in range(3):
+        assert not same(repo, "prompt", TASK, "--refresh")
+
+
+def test_a_damaged_or_foreign_memo_is_a_miss(task: Path) -> None:
+    assert same(task, "prompt", TASK, "--refresh")
+    data = json.loads(memo(task).read_text())
+    ((tip, record),) = data["tips"].items()
+    assert record["task"] == TASK and record["outcomes"][0]["recognised"] is True
+    memo(task).chmod(0o666)  # another member of a shared repository could write it
+    assert not same(task, "prompt", TASK, "--refresh")
+    for damage in (b"", b"{", b"[]", b'{"format": 1}', b"\xff\xfe"):
+        memo(task).write_bytes(damage)
+        os.chmod(memo(task), 0o600)
+        assert not same(task, "prompt", TASK, "--refresh"), damage
+        assert same(task, "prompt", TASK, "--refresh"), damage  # written again
+    # a record for another task at that tip, or with outcomes of the wrong shape
+    for change in ({"task": "R-9"}, {"outcomes": "x"}, {"outcomes": [1]}, {"pinned": [[1]]}):
+        data = json.loads(memo(task).read_text())
+        data["tips"][tip].update(change)
+        memo(task).write_text(json.dumps(data))
+        assert not same(task, "prompt", TASK, "--refresh"), change
+        assert same(task, "prompt", TASK, "--refresh"), change
+
+
+def test_only_the_newest_tips_are_kept(task: Path) -> None:
+    from git_hydrate import refresh_memo
+
+    assert same(task, "prompt", TASK, "--refresh")
+    data = json.loads(memo(task).read_text())
+    ((tip, record),) = data["tips"].items()
+    data["tips"] = {f"{n:040x}": record for n in range(refresh_memo.MAX_TIPS)} | {tip: record}
+    memo(task).write_text(json.dumps(data))
+    git(task, "commit", "-q", "--allow-empty", "-m", "move HEAD")
+    assert not same(task, "prompt", TASK, "--refresh")
+    assert not same(task, "prompt", TASK, "--refresh")  # recognised: kept, the oldest out
+    kept = json.loads(memo(task).read_text())["tips"]
+    assert len(kept) == refresh_memo.MAX_TIPS and f"{0:040x}" not in kept
