@@ -276,55 +276,76 @@ def _scan_lines(
 
 #: Where a rule can match, for the one-pass prefilter (:func:`_scan_prefiltered`):
 #: every match of the rule lies on one line and holds a match of one of these
-#: expressions (Hyperscan syntax, ASCII: a literal, or a short regex where the
-#: literal alone is common, like ``SK``); ``None``: every match holds one of the
-#: rule's triggers, which serve. A rule missing here (its match may span lines,
-#: and its case-blind key may be spelled with non-ASCII letters) runs over the
-#: whole text when one of its triggers occurs. ``tests/test_secrets_prefilter.py``
-#: checks that the prefiltered scan finds what the whole-text scan finds.
+#: expressions (Hyperscan syntax, ASCII), which never matches a newline: the
+#: rule's pattern with its lookarounds left out and each repeat cut to its least
+#: (so that a token reports one end, not one per character past it) — a superset
+#: of the rule's matches, in which a non-ASCII character (a "?" to Hyperscan) is
+#: taken only by a negated class, as the rule's own class takes it or not; the
+#: rule runs on the lines they are found on, and most texts have none (a bare
+#: "://" or "_auth" is on every other page of code). ``None``: every match holds
+#: one of the rule's triggers, which serve. A rule missing here (its match may
+#: span lines, and its case-blind key may be spelled with non-ASCII letters) runs
+#: over the whole text when one of its triggers occurs.
+#: ``tests/test_secrets_prefilter.py`` checks that the prefiltered scan finds what
+#: the whole-text scan finds.
 _ANCHORS: Final[dict[str, tuple[str, ...] | None]] = {
     "private-key": None,
     "putty-private-key": None,
-    "aws-access-key-id": ("AKIA", "ASIA", "ABIA", "ACCA"),
-    "github-token": (r"gh[pousr]_", "ghub_pat_"),
-    "gitlab-token": None,
-    "slack-token": None,
+    "aws-access-key-id": (r"A(KIA|SIA|BIA|CCA)[0-9A-Z]{16}",),
+    "github-token": (r"gh[pousr]_[A-Za-z0-9]{36}", r"ghub_pat_[A-Za-z0-9_]{60}"),
+    "gitlab-token": (r"glpat-[A-Za-z0-9_-]{20}",),
+    "slack-token": (r"xox[abposr]-[A-Za-z0-9-]{10}",),
     "webhook-url": None,
-    "sendgrid-key": None,
+    "sendgrid-key": (r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30}",),
     "twilio-api-key": (r"SK[0-9a-f]{32}",),
     "twilio-account-sid": (r"AC[0-9a-f]{32}",),
-    "shopify-token": (r"shp(at|ca|pa|ss)_",),
-    "vault-token": (r"hv[sb]\.",),
-    "digitalocean-token": (r"do[opr]_v1_",),
-    "pypi-token": ("pypi-AgE",),
+    "shopify-token": (r"shp(at|ca|pa|ss)_[a-fA-F0-9]{32}",),
+    "vault-token": (r"hv[sb]\.[A-Za-z0-9_-]{24}",),
+    "digitalocean-token": (r"do[opr]_v1_[a-f0-9]{64}",),
+    "pypi-token": (r"pypi-AgE[A-Za-z0-9_-]{50}",),
     "huggingface-token": (r"hf_[A-Za-z]{34}",),
-    "databricks-token": ("dapi",),
+    "databricks-token": (r"dapi[a-f0-9]{32}",),
     "mailgun-key": (r"key-[a-f0-9]{32}",),
-    "azure-connection-string": None,
-    "npmrc-auth": None,
-    "docker-auth": None,
-    "stripe-key": None,
-    "google-api-key": None,
-    "openai-key": None,
-    "anthropic-key": None,
-    "npm-token": None,
-    "jwt": None,
-    "url-credentials": None,
+    "azure-connection-string": (r"(AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20}",),
+    "npmrc-auth": (r"_auth(Token)?[ \t]*=[ \t]*[\"']?[A-Za-z0-9+/=_.:-]{12}",),
+    "docker-auth": (r"\"auth\"[ \t]*:[ \t]*\"[A-Za-z0-9+/]{12}",),
+    "stripe-key": (r"[rs]k_live_[A-Za-z0-9]{20}",),
+    "google-api-key": (r"AIza[0-9A-Za-z_-]{35}",),
+    "openai-key": (r"T3BlbkFJ[A-Za-z0-9_-]{20}",),
+    "anthropic-key": (r"sk-ant-[A-Za-z0-9_-]{32}",),
+    "npm-token": (r"npm_[A-Za-z0-9]{36}",),
+    "jwt": (r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10}",),
+    # (a user of 1-64 characters or none, a password of 6-128 or 2-128: a run and 2)
+    "url-credentials": (r"://[^\s/:@\"'<>\[]*:[^\s/:@\"'<>$%{}]{2,}@[^\s/@\"'<>]",),
 }
 
 
 #: What every match of a folded rule holds (caseless, in text without the letters
-#: below): a key word, the rest of the key, a separator and the first characters
-#: of a value (env-secret, json-secret and key-material), or "; password =" and six
-#: characters of a value (connection-string-password). A line without one cannot
-#: match the rules named beside. The first two also hold a trigger with "=" or ":"
-#: after it, so their lines are among those _scan_lines runs on; a line of the
-#: third alone (a key named iv) is checked for its triggers.
+#: below), each a superset of the rules named beside: a key word, the rest of the
+#: key, a separator, then a value — quoted with a digit in it (env-secret,
+#: json-secret and key-material's base64) or of 32 hex letters (key-material's
+#: hex), or unquoted and of 12 characters or more up to the end of the line or a
+#: comment (env-secret, key-material) — or "; password =" and six characters of a
+#: value (connection-string-password). A line without one cannot match those
+#: rules; most lines that assign something to a "key" or a "token" have none (a
+#: call, a name, an attribute: no digit, no line end after the value). All but
+#: the last hold a trigger with "=" or ":" after it, so their lines are among
+#: those _scan_lines runs on; a line of the last alone (a key named iv) is
+#: checked for its triggers.
+_FOLDED_KEY: Final = r"(secret|passw|token|key)[a-z0-9_.-]*[\"']?[ \t]*(:=|=>|=|:)[ \t]*"
 _FOLDED_ANCHORS: Final = (
     (
-        r"(secret|passw|token|key)[a-z0-9_.-]*[\"']?[ \t]*(:=|=>|=|:)[ \t]*[\"']?"
-        r"[a-z0-9_\-+/=!@%^&*.~]{12}",
+        # (after the closing quote: what env-secret, json-secret and key-material
+        # take there, a line end (MULTILINE: before a newline) included)
+        _FOLDED_KEY + r"[\"'][a-z0-9_\-+/=!@%^&*.~]*[0-9][a-z0-9_\-+/=!@%^&*.~]*[\"']"
+        r"[ \t]*([,;})\]]|#|//|\r|$)",
         ("env-secret", "json-secret", "key-material"),
+    ),
+    (_FOLDED_KEY + r"[\"'][a-f]{32}", ("key-material",)),
+    (
+        _FOLDED_KEY + r"[a-z0-9_\-+/=!@%^&*~]{12}[a-z0-9_\-+/=!@%^&*~]*[ \t]*([,;][ \t]*)?"
+        r"(#|//|\r|$)",
+        ("env-secret", "key-material"),
     ),
     (r";[ \t]*password[ \t]*=[ \t]*[^;\s\"'{}$%<>]{6}", ("connection-string-password",)),
     # (last: the one whose lines are checked for triggers)
@@ -348,7 +369,7 @@ class _Prefilter:
 
     def __init__(self, hyperscan: Any, store: _Store | None = None) -> None:
         expressions = [expression.encode() for expression, _rules in _FOLDED_ANCHORS]
-        flags = [hyperscan.HS_FLAG_CASELESS] * len(expressions)
+        flags = [hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE] * len(expressions)
         #: for each set of folded anchors found on a line (a bit each), the rules to run
         self.folded_rules = [
             [
@@ -371,8 +392,9 @@ class _Prefilter:
             index = len(self.rules)
             lined = name in _ANCHORS
             anchors = _ANCHORS.get(name) or ()
-            # triggers that are the anchors gate nothing: without one, no line runs
-            gated = bool(triggers) and (not lined or bool(anchors))
+            # A rule run by lines needs no gate: each of its matches holds one of
+            # its triggers (the plain path's premise), and one of its anchors.
+            gated = bool(triggers) and not lined
             self.rules.append((name, pattern, gated, lined))
             for anchor in anchors or map(re.escape, triggers if lined else ()):
                 expressions.append(anchor.encode())
