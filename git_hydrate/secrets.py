@@ -17,7 +17,6 @@ import functools
 import hashlib
 import platform
 import re
-import threading
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
@@ -427,8 +426,10 @@ class _Prefilter:
             if store is not None:
                 with contextlib.suppress(Exception):  # only saves time
                     store[1](key, hyperscan.dumpb(self.database))
-        # one scratch space: a second thread scanning meanwhile takes the plain path
-        self.lock = threading.Lock()
+        #: the scratch spaces not in use: one, so that a second thread scanning
+        #: meanwhile takes the plain path (popped and put back: atomic, and cheaper
+        #: than a lock)
+        self.scratches = [self.database.scratch]
 
 
 #: Where compiled prefilters are kept between processes: ``load(key)`` gives the
@@ -490,21 +491,35 @@ def _scan_prefiltered(prefilter: _Prefilter, text: str, limit: int) -> list[Find
     """:func:`_scan_plain`'s findings, each rule run only on the lines where one
     pass over the text found its anchors; None if the pass could not run.
     """
-    ascii = text.isascii()
-    # one "?" for each other character: offsets in the bytes are the text's
-    data = text.encode("ascii", "replace")
-    if not prefilter.lock.acquire(blocking=False):
+    scratches = prefilter.scratches
+    try:
+        scratch = scratches.pop()
+    except IndexError:  # another thread is scanning: the plain path decides
         return None
     events: list[tuple[int, int]] = []
     try:
-        prefilter.database.scan(data, match_event_handler=_collect, context=events)
+        # One "?" for each other character: offsets in the bytes are the text's.
+        # (Positional arguments: keywords cost a third of the call.)
+        prefilter.database.scan(text.encode("ascii", "replace"), _collect, 0, events, scratch)
     except Exception:  # hyperscan.error: the plain path decides
         return None
     finally:
-        prefilter.lock.release()
-    by_triggers = not ascii and any(trap in text for trap in _CASE_TRAPS)
-    if not events and not by_triggers and not prefilter.always:
-        return []
+        scratches.append(scratch)
+    if events or prefilter.always or (not text.isascii() and _has_case_trap(text)):
+        return _verdicts(prefilter, text, events, limit)
+    return []  # most texts: nothing to run a rule on
+
+
+def _has_case_trap(text: str) -> bool:
+    return any(trap in text for trap in _CASE_TRAPS)
+
+
+def _verdicts(
+    prefilter: _Prefilter, text: str, events: list[tuple[int, int]], limit: int
+) -> list[Finding] | None:
+    """The findings in ``text``, given the (end, expression) of what the
+    prefilter's pass found in it; None if that is not what it compiles."""
+    by_triggers = not text.isascii() and _has_case_trap(text)
     events.sort()
     nfolded = len(_FOLDED_ANCHORS)
     owners = prefilter.owners
@@ -512,7 +527,7 @@ def _scan_prefiltered(prefilter: _Prefilter, text: str, limit: int) -> list[Find
     anchors: dict[int, list[int]] = {}
     triggered: set[int] = set()
     for end, expression in events:
-        if not 0 <= expression < len(owners) or not 0 < end <= len(data):
+        if not 0 <= expression < len(owners) or not 0 < end <= len(text):
             return None  # not what this prefilter compiles: the plain path decides
         # the last character of what was found: on the line of the match
         if expression < nfolded:
