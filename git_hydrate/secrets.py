@@ -373,10 +373,19 @@ _FOLDED_ANCHORS: Final = (
         ("key-material",),
     ),
 )
-#: Letters that a case-blind pattern takes for an ASCII one (ſ for s, ı and İ for
-#: i, the Kelvin sign for k), or whose lower case is longer (İ): in text holding
-#: one, the folded rules go by their triggers alone, as in _scan_lines.
-_CASE_TRAPS: Final = ("\u0130", "\u0131", "\u017f", "\u212a")
+#: The two letters that make the folded rules' findings more than their anchors
+#: tell (see :func:`_folded_hits`): İ, whose lower case is two characters
+#: (_scan_lines then takes every match over the whole text), and ſ, which a
+#: case-blind "password" takes for "s" where Hyperscan sees a "?". (Of the other
+#: letters a case-blind pattern takes for an ASCII one, ı and the Kelvin sign,
+#: none is in "password", and the other folded rules are ASCII-only.)
+_DOTTED_I: Final = "\u0130"
+_LONG_S: Final = "\u017f"
+#: The index in RULES of connection-string-password, the folded rule that is not
+#: ASCII-only.
+_CONNECTION_PASSWORD: Final = next(
+    index for index, (name, _p, _t) in enumerate(RULES) if name == "connection-string-password"
+)
 
 
 class _Prefilter:
@@ -538,13 +547,9 @@ def _scan_prefiltered(prefilter: _Prefilter, text: str, limit: int) -> list[Find
         return None
     finally:
         scratches.append(scratch)
-    if events or prefilter.always or (not text.isascii() and _has_case_trap(text)):
+    if events or prefilter.always or (not text.isascii() and _LONG_S in text):
         return _verdicts(prefilter, text, events, limit)
     return []  # most texts: nothing to run a rule on
-
-
-def _has_case_trap(text: str) -> bool:
-    return any(trap in text for trap in _CASE_TRAPS)
 
 
 def _verdicts(
@@ -552,7 +557,6 @@ def _verdicts(
 ) -> list[Finding] | None:
     """The findings in ``text``, given the (end, expression) of what the
     prefilter's pass found in it; None if that is not what it compiles."""
-    by_triggers = not text.isascii() and _has_case_trap(text)
     events.sort()
     nfolded = len(_FOLDED_ANCHORS)
     owners = prefilter.owners
@@ -571,34 +575,8 @@ def _verdicts(
             anchors.setdefault(rule, []).append(end - 1)
         else:
             triggered.add(rule)
+    hits = _folded_hits(prefilter, text, folded)
     size = len(text)
-    if by_triggers:
-        hits = _scan_lines(text, _folded_rules(), _FOLDED_TRIGGERS)
-    else:
-        hits = []
-        at, count = 0, len(folded)
-        only_iv = 1 << (nfolded - 1)
-        while at < count:
-            position = folded[at][0]
-            end = text.find("\n", position)
-            end = size if end == -1 else end
-            start = text.rfind("\n", 0, position) + 1
-            mask = 0
-            while at < count and folded[at][0] < end:
-                mask |= folded[at][1]
-                at += 1
-            if mask == only_iv:
-                # as in _scan_lines: the line's leftmost trigger, then "=" or ":" after it
-                line = text[start:end].lower()
-                found = min((i for i in map(line.find, _FOLDED_TRIGGERS) if i != -1), default=-1)
-                if found == -1 or (line.find("=", found) == -1 and line.find(":", found) == -1):
-                    continue
-            for name, rule, anchored in prefilter.folded_rules[mask]:
-                pattern = _pattern(rule)
-                find = pattern.match if anchored else pattern.search
-                match = find(text, start, end)
-                if match is not None:
-                    hits.append((match.start(), name))
     rules = prefilter.rules
     for index in sorted({*anchors, *triggered, *prefilter.always}):
         name, rule, gated, lined = rules[index]
@@ -627,6 +605,77 @@ def _verdicts(
                 continue
             break
     return _findings(text, hits, limit)
+
+
+def _folded_hits(
+    prefilter: _Prefilter, text: str, folded: list[tuple[int, int]]
+) -> list[tuple[int, str]]:
+    """What :func:`_scan_lines` finds with the folded rules, each run on the lines
+    where the prefilter found its anchors (``folded``: (position, bit), in order).
+
+    Their matches lie within a line and hold their anchors, and those of
+    env-secret, json-secret and key-material are ASCII, so they are on lines the
+    rules run on here, which but for a line of a key named iv alone (checked) are
+    among those _scan_lines runs on. In text with İ, _scan_lines takes every match
+    over the whole text instead: here every match in each line, and no check. In
+    text with ſ, a case-blind "password" may hold it where Hyperscan sees a "?":
+    connection-string-password then runs as _scan_lines runs it, on the lines
+    holding a match of it (only those can give one).
+    """
+    ascii = text.isascii()
+    every = not ascii and _DOTTED_I in text
+    long_s = not ascii and _LONG_S in text
+    hits: list[tuple[int, str]] = []
+    size = len(text)
+    at, count = 0, len(folded)
+    only_iv = 1 << (len(_FOLDED_ANCHORS) - 1)
+    while at < count:
+        position = folded[at][0]
+        end = text.find("\n", position)
+        end = size if end == -1 else end
+        start = text.rfind("\n", 0, position) + 1
+        mask = 0
+        while at < count and folded[at][0] < end:
+            mask |= folded[at][1]
+            at += 1
+        if mask == only_iv and not every and not _triggered_line(text, start, end):
+            continue
+        for name, rule, anchored in prefilter.folded_rules[mask]:
+            if long_s and rule == _CONNECTION_PASSWORD:
+                continue
+            pattern = _pattern(rule)
+            if every:
+                hits += [(match.start(), name) for match in pattern.finditer(text, start, end)]
+                continue
+            find = pattern.match if anchored else pattern.search
+            match = find(text, start, end)
+            if match is not None:
+                hits.append((match.start(), name))
+    if long_s:
+        name = RULES[_CONNECTION_PASSWORD][0]
+        pattern = _pattern(_CONNECTION_PASSWORD)
+        if every:
+            return hits + [(match.start(), name) for match in pattern.finditer(text)]
+        done = -1
+        for match in pattern.finditer(text):
+            if match.start() < done:
+                continue  # on a line already run
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.start())
+            done = end = size if end == -1 else end
+            first = pattern.search(text, start, end) if _triggered_line(text, start, end) else None
+            if first is not None:
+                hits.append((first.start(), name))
+    return hits
+
+
+def _triggered_line(text: str, start: int, end: int) -> bool:
+    """Whether :func:`_scan_lines` runs the folded rules on the line
+    ``text[start:end]``: its leftmost trigger (lower-cased) has "=" or ":" after it
+    (in text whose lower case is as long)."""
+    line = text[start:end].lower()
+    found = min((i for i in map(line.find, _FOLDED_TRIGGERS) if i != -1), default=-1)
+    return found != -1 and (line.find("=", found) != -1 or line.find(":", found) != -1)
 
 
 def scan(text: str, *, limit: int = 20) -> list[Finding]:

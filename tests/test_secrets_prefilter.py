@@ -84,6 +84,13 @@ EDGES = [
     'aes_key = "' + "abcdefABCDEF" * 3 + '"',
     # the rule's case-blind key without a trigger: the plain path never runs it
     "AWSSECRETACCESSKEY=" + "A1b2C3d4E5" * 4,
+    # a key named iv with no trigger on its line (found only in text with İ, where
+    # the plain path takes every match), or a Kelvin sign's "key" (lower-cased)
+    "iv = " + "0123456789abcdef" * 2,
+    "iv = " + "0123456789abcdef" * 2 + " # \u212aey:",
+    # a long-s password alone on its line (no trigger: not run), twice on a line
+    "x;pa\u017f\u017fword=" + "Abcdefgh12" + ";",
+    "key=1;pa\u017fsword=" + "Abcdefgh12" + ";password=" + "Abcdefgh34" + ";",
 ]
 VECTORS = [
     *EDGES,
@@ -102,7 +109,9 @@ def test_vectors_alone_and_in_context(text: str) -> None:
     same(text.rstrip("\n") + text)
     same(text.replace("\n", "\r\n"))
     same("İ " + text)  # a character whose lower case is two
+    same(text + "\nİ")  # (on a line of its own)
     same("\u212a\n" + text)  # the Kelvin sign lower-cases to "k"
+    same("ı" + text)  # a dotless i, which a case-blind i takes
     same("é" + text + "ſ")
 
 
@@ -151,6 +160,7 @@ PIECES = [
     "A1b2C3d4E5f6G7h8",
     "0123456789abcdef0123456789abcdef",
     "İ",
+    "ı",
     "\u212a",
     "ſ",
     "é",
@@ -209,11 +219,9 @@ def anchored_lines(text: str) -> dict[str, set[int]]:
 
 def held_by_anchors(rule: str, text: str) -> bool:
     """Whether the prefilter relies on ``rule``'s anchors in ``text``: not where a
-    case-blind connection-string key may be spelled with letters Hyperscan does
-    not fold (ſ for s): such text takes the plain line search for that rule."""
-    return rule != "connection-string-password" or not any(
-        trap in text for trap in secrets._CASE_TRAPS
-    )
+    case-blind connection-string key may be spelled with ſ for s, which Hyperscan
+    does not fold (that rule then runs on the lines holding a match of it)."""
+    return rule != "connection-string-password" or "\u017f" not in text
 
 
 #: the rules the prefilter runs by lines: every one of their matches must lie on a
