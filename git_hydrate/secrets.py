@@ -339,39 +339,43 @@ _ANCHORS: Final[dict[str, tuple[str, ...] | None]] = {
 }
 
 
-#: What every match of a folded rule holds (caseless, in text without the letters
-#: below), each a superset of the rules named beside: a key word, the rest of the
-#: key, a separator, then a value — quoted with a digit in it (env-secret,
-#: json-secret and key-material's base64) or of 32 hex letters (key-material's
-#: hex), or unquoted and of 12 characters or more up to the end of the line or a
-#: comment (env-secret, key-material) — or "; password =" and six characters of a
-#: value (connection-string-password). A line without one cannot match those
-#: rules; most lines that assign something to a "key" or a "token" have none (a
-#: call, a name, an attribute: no digit, no line end after the value). All but
-#: the last hold a trigger with "=" or ":" after it, so their lines are among
-#: those _scan_lines runs on; a line of the last alone (a key named iv) is
-#: checked for its triggers.
-_FOLDED_KEY: Final = r"(secret|passw|token|key)[a-z0-9_.-]*[\"']?[ \t]*(:=|=>|=|:)[ \t]*"
+#: What every match of a folded rule holds (caseless), each a superset of the
+#: matches of the rules named beside: for env-secret and json-secret, a secret
+#: word, the rest of the key, a separator and a value, quoted with a digit in it
+#: or unquoted and of 12 characters or more up to the end of the line or a
+#: comment; for key-material, "key" (or "iv") right before the separator and a
+#: value of hex or base64 with a digit, or of 32 hex letters, up to the end of the
+#: line or a comment; for connection-string-password, "; password =" and six
+#: characters of a value. A line without one cannot match those rules, and most
+#: lines that assign something to a "key" or a "token" have none (a call, a name,
+#: an attribute: no digit, no line end after the value). All but the last hold a
+#: trigger with "=" or ":" after it, so their lines are among those _scan_lines
+#: runs on; a line of the last alone (a key named iv) is checked for its triggers.
+_SECRET_KEY: Final = (
+    r"(secret|passw|token|api[_-]?key|private[_-]?key|access[_-]?key)[a-z0-9_.-]*"
+    r"[\"']?[ \t]*(:=|=>|=|:)[ \t]*"
+)
+_KEY_MATERIAL: Final = (
+    r"[\"']?[ \t]*(:=|=>|=|:)[ \t]*[\"']?([a-z0-9+/]*[0-9][a-z0-9+/]*|[a-f]{32}[a-f]*)"
+    r"={0,2}[\"']?[ \t]*([,;][ \t]*)?(#|//|\r|$)"
+)
 _FOLDED_ANCHORS: Final = (
     (
-        # (after the closing quote: what env-secret, json-secret and key-material
-        # take there, a line end (MULTILINE: before a newline) included)
-        _FOLDED_KEY + r"[\"'][a-z0-9_\-+/=!@%^&*.~]*[0-9][a-z0-9_\-+/=!@%^&*.~]*[\"']"
+        # (after the closing quote: what env-secret and json-secret take there, a
+        # line end (MULTILINE: before a newline) included)
+        _SECRET_KEY + r"[\"'][a-z0-9_\-+/=!@%^&*.~]*[0-9][a-z0-9_\-+/=!@%^&*.~]*[\"']"
         r"[ \t]*([,;})\]]|#|//|\r|$)",
-        ("env-secret", "json-secret", "key-material"),
+        ("env-secret", "json-secret"),
     ),
-    (_FOLDED_KEY + r"[\"'][a-f]{32}", ("key-material",)),
     (
-        _FOLDED_KEY + r"[a-z0-9_\-+/=!@%^&*~]{12}[a-z0-9_\-+/=!@%^&*~]*[ \t]*([,;][ \t]*)?"
+        _SECRET_KEY + r"[a-z0-9_\-+/=!@%^&*~]{12}[a-z0-9_\-+/=!@%^&*~]*[ \t]*([,;][ \t]*)?"
         r"(#|//|\r|$)",
-        ("env-secret", "key-material"),
+        ("env-secret",),
     ),
+    ("key" + _KEY_MATERIAL, ("key-material",)),
     (r";[ \t]*password[ \t]*=[ \t]*[^;\s\"'{}$%<>]{6}", ("connection-string-password",)),
     # (last: the one whose lines are checked for triggers)
-    (
-        r"iv[a-z0-9_.-]*[\"']?[ \t]*(:=|=>|=|:)[ \t]*[\"']?[a-z0-9+/]{16}",
-        ("key-material",),
-    ),
+    ("iv" + _KEY_MATERIAL, ("key-material",)),
 )
 #: The two letters that make the folded rules' findings more than their anchors
 #: tell (see :func:`_folded_hits`): İ, whose lower case is two characters

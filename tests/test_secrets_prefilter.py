@@ -80,8 +80,10 @@ EDGES = [
     "iv: " + "Abc1keyDef2Ghi3Jkl4",
     "token=1;pa\u017f\u017fword=" + "Abcdefgh12" + ";",
     "x=1;pa\u017f\u017fword=" + "Abcdefgh12" + "; # key:",
-    # hex key material of letters alone, quoted (the one quoted value without a digit)
+    # hex key material of letters alone (the one value without a digit), as short
+    # as it can be
     'aes_key = "' + "abcdefABCDEF" * 3 + '"',
+    "aes_key = " + "abcdefABCDEFabcd" * 2,
     # the rule's case-blind key without a trigger: the plain path never runs it
     "AWSSECRETACCESSKEY=" + "A1b2C3d4E5" * 4,
     # a key named iv with no trigger on its line (found only in text with İ, where
