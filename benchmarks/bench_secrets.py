@@ -17,8 +17,10 @@ this checkout's, paired: the runs alternate (rotate) which goes first, and each
 figure is the median of CPU seconds (wall beside). In this process: REV's
 ``scan``, this checkout's plain path (every rule over the whole text, what runs
 without ``hyperscan``), its ``scan`` as installed (the Hyperscan prefilter when
-present) and, when the module has it, ``scan_many`` over all the bodies. Every
-file's findings must be the same for all of them; the recall on the corpus of
+present), ``scan_many`` when the module has one, and a probe of what a batched
+API would gain (:func:`batched`: one Hyperscan call per batch of texts joined by
+newlines, then the prefilter's verdicts per text). Every file's findings must be
+the same for all of them; the recall on the corpus of
 ``tests/test_secret_corpus.py`` is printed for each.
 
 Then whole fresh processes, REV's and this checkout's module each loaded from
@@ -181,6 +183,46 @@ def timed(function: Callable[[], object], passes: int = 1) -> Callable[[], tuple
     return job
 
 
+def batched(secrets: Any, texts: list[str], count: int, size: int = 1 << 62) -> list[Any]:
+    """What a batched ``scan_many`` would do: one Hyperscan call per batch of
+    ``count`` texts or ``size`` characters, joined by newlines (no anchor matches
+    one), each event mapped back to its text, then the prefilter's verdicts on the
+    texts with events (and those holding ſ), as ``scan`` gives them."""
+    import bisect
+
+    prefilter = secrets._prefilter()
+    found: list[Any] = []
+    at = 0
+    while at < len(texts):
+        end, chars = at, 0
+        while end < len(texts) and end - at < count and (end == at or chars < size):
+            chars += len(texts[end]) + 1
+            end += 1
+        batch = texts[at:end]
+        at = end
+        starts, offset = [], 0
+        for text in batch:
+            starts.append(offset)
+            offset += len(text) + 1
+        events: list[tuple[int, int]] = []
+        data = b"\n".join([text.encode("ascii", "replace") for text in batch])
+        scratch = prefilter.scratches.pop()
+        try:
+            prefilter.database.scan(data, secrets._collect, 0, events, scratch)
+        finally:
+            prefilter.scratches.append(scratch)
+        by_text: dict[int, list[tuple[int, int]]] = {}
+        for event_end, expression in events:
+            index = bisect.bisect_right(starts, event_end - 1) - 1
+            by_text.setdefault(index, []).append((event_end - starts[index], expression))
+        for index, text in enumerate(batch):
+            if index in by_text or (not text.isascii() and secrets._LONG_S in text):
+                found.append(secrets._verdicts(prefilter, text, by_text.get(index, []), 20))
+            else:
+                found.append([])
+    return found
+
+
 def compare(files: list[tuple[str, str]], old: ModuleType, revision: str, runs: int) -> None:
     """Paired runs of REV's scanner and this one's, in this process and in fresh ones."""
     from git_hydrate import secrets
@@ -195,6 +237,9 @@ def compare(files: list[tuple[str, str]], old: ModuleType, revision: str, runs: 
     }
     if hasattr(secrets, "scan_many"):
         scanners["scan_many"] = lambda ts: list(secrets.scan_many(ts))
+    if secrets._prefilter() is not None and hasattr(secrets, "_verdicts"):
+        scanners["batched, 64 texts (probe)"] = lambda ts: batched(secrets, ts, 64)
+        scanners["batched, 4 MB (probe)"] = lambda ts: batched(secrets, ts, 1 << 30, 4 << 20)
     prefilter = secrets._prefilter()
     print(f"{len(files)} files, {size:.1f} MB; hyperscan prefilter: {prefilter is not None}")
     verdicts = {name: scanner(texts) for name, scanner in scanners.items()}
