@@ -298,14 +298,14 @@ def _scan_lines(
 #: every match of the rule lies on one line and holds a match of one of these
 #: expressions (Hyperscan syntax, ASCII), which never matches a newline: the
 #: rule's pattern with its lookarounds left out and each repeat cut to its least
-#: (so that a token reports one end, not one per character past it) — a superset
-#: of the rule's matches, in which a non-ASCII character (a "?" to Hyperscan) is
-#: taken only by a negated class, as the rule's own class takes it or not; the
-#: rule runs on the lines they are found on, and most texts have none (a bare
-#: "://" or "_auth" is on every other page of code). ``None``: every match holds
-#: one of the rule's triggers, which serve. A rule missing here (its match may
-#: span lines, and its case-blind key may be spelled with non-ASCII letters) runs
-#: over the whole text when one of its triggers occurs.
+#: (so that a token reports one end, not one per character past it): a superset
+#: of the rule's matches (a non-ASCII character is a "?" to Hyperscan, which only
+#: a negated class takes; where a rule's class takes one, the anchor's is such a
+#: class). The rule runs on the lines they are found on, and most texts have
+#: none (a bare "://" or "_auth" is on every other page of code). ``None``: every
+#: match holds one of the rule's triggers, which serve. A rule missing here (its
+#: match may span lines, and its case-blind key may be spelled with non-ASCII
+#: letters) runs over the whole text when one of its triggers occurs.
 #: ``tests/test_secrets_prefilter.py`` checks that the prefiltered scan finds what
 #: the whole-text scan finds.
 _ANCHORS: Final[dict[str, tuple[str, ...] | None]] = {
@@ -396,8 +396,9 @@ _CONNECTION_PASSWORD: Final = next(
 class _Prefilter:
     """One Hyperscan database of every rule's anchors and triggers (optional extra).
 
-    Expression ids: first :data:`_FOLDED_ANCHORS` (caseless), then for each
-    other rule in order its anchors and its triggers (each reported once).
+    Expression ids: first :data:`_FOLDED_ANCHORS` (caseless, "$" at each line's
+    end), then for each other rule in order its anchors and its triggers (each
+    reported once).
     """
 
     def __init__(self, hyperscan: Any, store: _Store | None = None) -> None:
