@@ -197,10 +197,10 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
     )
 )
 def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) -> None:
-    from git_hydrate.secrets import _ANCHORED, _COMPILED, _FOLDED, _scan_lines
+    from git_hydrate.secrets import _ANCHORED, _FOLDED, _compiled, _scan_lines
 
     text = "\n".join(lines)
-    for name, pattern, triggers in _COMPILED:
+    for name, pattern, triggers in _compiled():
         if name in _FOLDED:
             # one match per line at most, from the line-by-line scan
             expected = sorted({text.rfind("\n", 0, m.start()) for m in pattern.finditer(text)})

@@ -11,6 +11,8 @@ letters whose lower case moves offsets) and real files.
 from __future__ import annotations
 
 import os
+import re
+import string
 import sysconfig
 from pathlib import Path
 
@@ -41,6 +43,19 @@ def test_the_prefilter_is_used_when_installed() -> None:
     assert [f.rule for f in secrets.scan(text)] == ["github-token"]
 
 
+def test_the_prefilter_compiles_only_the_rules_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that scans with the prefilter compiles a rule's pattern only when
+    a text holds one of its anchors (all of them cost ~6 ms, most texts none)."""
+    assert PREFILTER is not None
+    monkeypatch.setattr(secrets, "_patterns", [None] * len(secrets.RULES))
+    assert secrets._scan_prefiltered(PREFILTER, "x = 1\n" * 100 + HARMLESS[0], 20) == []
+    assert secrets._patterns == [None] * len(secrets.RULES)
+    found = secrets._scan_prefiltered(PREFILTER, "x = 1\n" + GITHUB, 20)
+    assert [f.rule for f in found or ()] == ["github-token"]
+    compiled = [secrets.RULES[i][0] for i, p in enumerate(secrets._patterns) if p is not None]
+    assert compiled == ["github-token"]
+
+
 #: every anchored rule is listed, and names a rule that exists
 def test_anchors_name_rules() -> None:
     names = {name for name, _pattern, _triggers in secrets.RULES}
@@ -65,6 +80,19 @@ EDGES = [
     "iv: " + "Abc1keyDef2Ghi3Jkl4",
     "token=1;pa\u017f\u017fword=" + "Abcdefgh12" + ";",
     "x=1;pa\u017f\u017fword=" + "Abcdefgh12" + "; # key:",
+    # hex key material of letters alone (the one value without a digit), as short
+    # as it can be
+    'aes_key = "' + "abcdefABCDEF" * 3 + '"',
+    "aes_key = " + "abcdefABCDEFabcd" * 2,
+    # the rule's case-blind key without a trigger: the plain path never runs it
+    "AWSSECRETACCESSKEY=" + "A1b2C3d4E5" * 4,
+    # a key named iv with no trigger on its line (found only in text with İ, where
+    # the plain path takes every match), or a Kelvin sign's "key" (lower-cased)
+    "iv = " + "0123456789abcdef" * 2,
+    "iv = " + "0123456789abcdef" * 2 + " # \u212aey:",
+    # a long-s password alone on its line (no trigger: not run), twice on a line
+    "x;pa\u017f\u017fword=" + "Abcdefgh12" + ";",
+    "key=1;pa\u017fsword=" + "Abcdefgh12" + ";password=" + "Abcdefgh34" + ";",
 ]
 VECTORS = [
     *EDGES,
@@ -83,7 +111,9 @@ def test_vectors_alone_and_in_context(text: str) -> None:
     same(text.rstrip("\n") + text)
     same(text.replace("\n", "\r\n"))
     same("İ " + text)  # a character whose lower case is two
+    same(text + "\nİ")  # (on a line of its own)
     same("\u212a\n" + text)  # the Kelvin sign lower-cases to "k"
+    same("ı" + text)  # a dotless i, which a case-blind i takes
     same("é" + text + "ſ")
 
 
@@ -132,6 +162,7 @@ PIECES = [
     "A1b2C3d4E5f6G7h8",
     "0123456789abcdef0123456789abcdef",
     "İ",
+    "ı",
     "\u212a",
     "ſ",
     "é",
@@ -167,6 +198,147 @@ def test_a_secret_at_a_random_place(text: str, secret: str, at: int) -> None:
     same(text[:at] + secret.rstrip("\n") + text[at:])
 
 
+def anchored_lines(text: str) -> dict[str, set[int]]:
+    """For each rule, the starts of the lines on which the prefilter's one pass
+    found one of the rule's anchors (what :func:`secrets._scan_prefiltered` runs
+    the rule on)."""
+    assert PREFILTER is not None
+    events: list[tuple[int, int]] = []
+    PREFILTER.database.scan(
+        text.encode("ascii", "replace"), match_event_handler=secrets._collect, context=events
+    )
+    lines: dict[str, set[int]] = {}
+    for end, expression in events:
+        if expression < len(secrets._FOLDED_ANCHORS):
+            names = secrets._FOLDED_ANCHORS[expression][1]
+        else:
+            rule, is_anchor = PREFILTER.owners[expression]
+            names = (PREFILTER.rules[rule][0],) if is_anchor else ()
+        for name in names:
+            lines.setdefault(name, set()).add(text.rfind("\n", 0, end - 1) + 1)
+    return lines
+
+
+def held_by_anchors(rule: str, text: str) -> bool:
+    """Whether the prefilter relies on ``rule``'s anchors in ``text``: not where a
+    case-blind connection-string key may be spelled with ſ for s, which Hyperscan
+    does not fold (that rule then runs on the lines holding a match of it)."""
+    return rule != "connection-string-password" or "\u017f" not in text
+
+
+#: the rules the prefilter runs by lines: every one of their matches must lie on a
+#: line where one of their anchors is found
+LINED = sorted(set(secrets._ANCHORS) | secrets._FOLDED)
+#: keys env-secret and json-secret take (hypothesis cannot draw them from the
+#: patterns: a random name rarely holds a secret word), in the cases they take
+KEYS = [
+    "password",
+    "DB_PASSWORD",
+    "passwd",
+    "api_key",
+    "API-KEY",
+    "apikey",
+    "secret",
+    "client_secret",
+    "SECRET_KEY_BASE",
+    "token",
+    "accessToken",
+    "auth.token",
+    "private_key",
+    "accessKey",
+    "passwords",
+    "passwordHash",
+    "key",
+    "hmac_key",
+    "iv",
+]
+
+
+def assignments() -> st.SearchStrategy[str]:
+    """Lines like the folded rules' matches: a key among :data:`KEYS` (quoted or
+    not) after what env-secret takes before a key, a separator, a value (quoted or
+    not, 8 to 40 characters of the rules' classes, some too short, or 30 to 34 hex
+    letters) and what the rules take after one (blanks, a comma, a comment, a
+    carriage return)."""
+    return st.tuples(
+        st.sampled_from(["", "  ", "\t", "- ", "export ", "ENV ", "const ", "$env:", "x = {"]),
+        st.sampled_from(["", '"', "'"]),
+        st.sampled_from(KEYS),
+        st.from_regex(r"[ \t]{0,2}(:=|=>|=|:)[ \t]{0,2}", fullmatch=True),
+        st.from_regex(
+            r"([\"'])[A-Za-z0-9_\-+/=!@%^&*.~]{8,40}\1|[A-Za-z0-9_\-+/=!@%^&*~]{8,40}"
+            r"|([\"']?)[a-fA-F]{30,34}\2",
+            fullmatch=True,
+        ),
+        st.from_regex(r"[ \t]{0,2}([,;})\]][ \t]{0,2})?((#|//)[^\n]{0,5})?\r?", fullmatch=True),
+    ).map(lambda p: p[0] + p[1] + p[2] + p[1] + "".join(p[3:]))
+
+
+@pytest.mark.parametrize("rule", LINED)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_match_of_a_rule_lies_on_a_line_where_its_anchor_is_found(
+    rule: str, data: st.DataObject
+) -> None:
+    """Each rule's anchors hold every match of the rule: matches drawn from the
+    rule's own pattern (its shortest and longest runs, any case, any character
+    its classes take), put among other text, are each on a line the prefilter
+    finds for the rule; and the findings are the plain path's."""
+    pattern = re.compile(dict((n, p) for n, p, _t in secrets.RULES)[rule], re.MULTILINE)
+    drawn = st.from_regex(pattern, fullmatch=True)
+    if rule in ("env-secret", "json-secret"):
+        drawn = assignments()
+    elif rule == "key-material":
+        drawn |= assignments()
+    context = st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=3).map("".join)
+    text = data.draw(context) + data.draw(drawn) + data.draw(context)
+    if held_by_anchors(rule, text):
+        found = anchored_lines(text).get(rule, set())
+        for match in pattern.finditer(text):
+            assert text.rfind("\n", 0, match.start()) + 1 in found, (rule, match.group())
+    same(text)
+
+
+#: characters to put in place of each character of a match: printable ASCII, the
+#: blanks and line ends the rules turn on, and a letter Hyperscan sees as "?"
+ALPHABET = "".join(sorted(set(string.printable) - {"\n", "\x0c"})) + "\xe9"
+PATTERNS = {name: re.compile(pattern, re.MULTILINE) for name, pattern, _t in secrets.RULES}
+
+
+def test_a_match_with_any_one_character_changed_lies_on_an_anchored_line() -> None:
+    """Each character of each sample, in turn, replaced by each character of
+    :data:`ALPHABET`: every match of the sample's rules then is on a line where
+    the prefilter finds the rule (a class of an anchor that leaves out a
+    character its rule takes fails here, where random text rarely tries it)."""
+    bases = [
+        *(SAMPLES[name].rstrip("\n") for name in LINED),
+        *LOWER_CASE_KEYS,
+        *EDGES,
+        '{"api_key": "' + "sk9Jd8fK2mQ7xLp3" + '"}',
+        "x = {'secret': '" + "Abc123def456Xyz" + "'}",
+    ]
+    for base in bases:
+        # (the rules the base matches: a change makes it match others rarely)
+        rules = [name for name in LINED if PATTERNS[name].search(base)]
+        for at in range(len(base)):
+            for character in ALPHABET:
+                text = base[:at] + character + base[at + 1 :]
+                matches = [
+                    (n, m)
+                    for n in rules
+                    if held_by_anchors(n, text)
+                    for m in PATTERNS[n].finditer(text)
+                ]
+                if not matches:
+                    continue
+                found = anchored_lines(text)
+                for name, match in matches:
+                    assert text.rfind("\n", 0, match.start()) + 1 in found.get(name, ()), (
+                        name,
+                        text,
+                    )
+
+
 def _real_files(limit_bytes: int) -> list[str]:
     texts: list[str] = []
     total = 0
@@ -199,9 +371,12 @@ def test_a_scan_while_another_thread_scans_takes_the_plain_path(
     assert PREFILTER is not None
     monkeypatch.setattr(secrets, "_scanned", secrets._PREFILTER_AFTER)
     text = "x = 1\n" + SAMPLES["jwt"]
-    with PREFILTER.lock:
+    scratch = PREFILTER.scratches.pop()  # as another thread's scan does
+    try:
         assert secrets._scan_prefiltered(PREFILTER, text, 20) is None
         assert [f.rule for f in secrets.scan(text)] == ["jwt"]
+    finally:
+        PREFILTER.scratches.append(scratch)
     assert [f.rule for f in secrets.scan(text)] == ["jwt"]
 
 
