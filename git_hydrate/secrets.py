@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
-__all__ = ["RULES", "Finding", "keep_compiled", "scan"]
+__all__ = ["PREFILTER_AFTER", "RULES", "Finding", "keep_compiled", "scan"]
 
 #: (rule name, pattern, triggers). A rule's regular expression runs only when
 #: one of its triggers (literals, case as the pattern requires) occurs in the
@@ -711,8 +711,8 @@ def scan(text: str, *, limit: int = 20) -> list[Finding]:
 #: Characters scanned in this process before the prefilter is built (Hyperscan
 #: compiles the rules' anchors in about 40 ms; the plain path compiles every rule
 #: in 6 ms, then scans 1 MB in 25-35 ms).
-_PREFILTER_AFTER: Final = 1_000_000
-_prefilter_after = _PREFILTER_AFTER
+PREFILTER_AFTER: Final = 1_000_000
+_prefilter_after = PREFILTER_AFTER
 _scanned = 0
 
 

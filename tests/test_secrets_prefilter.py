@@ -369,7 +369,7 @@ def test_a_scan_while_another_thread_scans_takes_the_plain_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert PREFILTER is not None
-    monkeypatch.setattr(secrets, "_scanned", secrets._PREFILTER_AFTER)
+    monkeypatch.setattr(secrets, "_scanned", secrets.PREFILTER_AFTER)
     text = "x = 1\n" + SAMPLES["jwt"]
     scratch = PREFILTER.scratches.pop()  # as another thread's scan does
     try:
@@ -463,3 +463,27 @@ def test_a_planted_prefilter_is_not_loaded(repo: Path) -> None:
     found = hydrate_process(repo, "add-tree", "P-1", "-v")
     assert "  secret        b.env" in found.stdout, found
     assert kept.stat().st_mode & 0o777 == 0o600 and len(kept.read_bytes()) > 1000
+
+
+def test_add_diff_keeps_the_prefilter_only_for_a_diff_worth_it(repo: Path) -> None:
+    """A diff of more than PREFILTER_AFTER bytes loads (or compiles and keeps) the
+    prefilter as add-tree does; a small one scans without it and keeps nothing."""
+    from tests.conftest import git, hydrate_process
+
+    (repo / "small.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
+    assert hydrate_process(repo, "task-add", "D-1", "--objective", "o", "--acceptance", "a")
+    kept = repo / ".git" / "hydrate" / "secret-prefilter"
+    (repo / "small.py").write_text("x = 2\n")
+    assert hydrate_process(repo, "add-diff", "D-1", "--worktree").returncode == 0
+    assert not kept.exists()
+    lines = "".join(f"value_{n} = {n} * 3\n" for n in range(9_000))  # a 200 KB diff a file
+    for n in range(1 + secrets.PREFILTER_AFTER // len(lines)):
+        (repo / f"big{n}.py").write_text(lines)
+    (repo / "key.env").write_text("token = " + GITHUB + "\n")
+    git(repo, "add", "-A")
+    result = hydrate_process(repo, "add-diff", "D-1", "--staged", "-v")
+    assert result.returncode == 0, result
+    assert "secret" in result.stdout, result  # found through the prefilter
+    assert kept.read_bytes().startswith(b"# git-hydrate secret-prefilter ")

@@ -21,13 +21,19 @@ __all__ = ["DerivedCache", "Sha256Cache", "keep_compiled_prefilter"]
 _PREFILTER_HEADER: Final = b"# git-hydrate secret-prefilter %s\n"
 
 
-def keep_compiled_prefilter(repo: Repository) -> None:
+def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) -> None:
     """Keep the secret scan's compiled prefilter (optional ``hyperscan``) in
     ``<common dir>/hydrate/secret-prefilter``, so that a process loads it instead
-    of compiling it (45 ms). Derived and disposable: the file names the key of
+    of compiling it (40 ms). Derived and disposable: the file names the key of
     what it holds (expressions, library version, machine); any other is rebuilt.
+    ``scanning``: how many bytes are about to be scanned; below what makes the
+    prefilter worth building (:data:`git_hydrate.secrets.PREFILTER_AFTER`), the
+    scan goes on without it and nothing is kept.
     """
-    from ..secrets import keep_compiled
+    from ..secrets import PREFILTER_AFTER, keep_compiled
+
+    if scanning is not None and scanning < PREFILTER_AFTER:
+        return
 
     path = os.path.join(repo.common_dir, "hydrate", "secret-prefilter")
 

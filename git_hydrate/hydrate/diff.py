@@ -22,6 +22,7 @@ from ..model import Link
 from ..results import HydrateResult
 from ..store import Repository
 from ..taskrefs import TaskRefs
+from .cache import keep_compiled_prefilter
 from .links import DIFF_TOP, Pick, Selector, commit_links, limit
 from .pathspec import Pathspec
 from .placement import Place, place
@@ -172,6 +173,9 @@ def _pick(
     allow_secrets: bool,
 ) -> tuple[list[Pick], list[Skipped]]:
     selector = Selector(max_total, allow_secrets)
+    keep_compiled_prefilter(
+        repo, scanning=sum(len(body[2]) for body in bodies if len(body[2]) <= max_file)
+    )
     ordered = sorted(bodies, key=lambda body: (-places[body[0]][0], body[0]))
     for path, source, data in ordered:
 
