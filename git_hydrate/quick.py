@@ -42,7 +42,6 @@ from .console import (
 )
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED
 from .ids import names_a_task
-from .prompt_cache import lookup
 from .settings import ENCODINGS
 
 TYPE_CHECKING = False  # typing costs a few ms to import: not at run time
@@ -228,6 +227,8 @@ def serve_hit(args: Sequence[str]) -> int | None:
         return None
     if sys.stdout is None or sys.stderr is None:
         return None  # started with a standard stream closed: the full CLI says what
+    from .prompt_cache import lookup  # (only for a command the fast path may answer)
+
     try:
         entry = lookup(
             request.directory,
@@ -276,8 +277,10 @@ def _write(request: Request, source: BinaryIO, offset: int, count: int, lines: l
 
 def main() -> None:
     """``git-hydrate`` and ``python -m git_hydrate``: the fast path, else the full CLI."""
+    args = sys.argv[1:]
     try:
-        status = serve_hit(sys.argv[1:])
+        # (any other command goes straight to the command line)
+        status = serve_hit(args) if "prompt" in args else None
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
     if status is None:

@@ -74,8 +74,10 @@ LAZY_ALLOWED = {
     "tokens",
     "outline",
     "cache",
-    # the full command line, when the entry point's fast path does not answer
+    # the full command line, when the entry point's fast path does not answer, and
+    # the prompt cache, only for a command the fast path may answer
     "cli",
+    "prompt_cache",
 }
 
 
