@@ -21,6 +21,7 @@ __all__ = [
     "LINKS_FANNED_FORMAT",
     "STATIONS",
     "TRANSITIONS",
+    "TREE_ORIGIN",
     "ArchiveIndex",
     "ArchivedTask",
     "Checkpoint",
@@ -44,6 +45,8 @@ FORMAT_VERSION: Final = 1
 LINKS_FANNED_FORMAT: Final = 2
 
 KINDS: Final = ("code", "fix", "closure", "planning", "product")
+#: The ``origin`` of add-tree's links: their ``path`` is a file of the repository.
+TREE_ORIGIN: Final = "tree"
 
 #: Lifecycle stations, in the order a task normally travels them.
 STATIONS: Final = ("open", "in_progress", "blocked", "review", "done", "cancelled")

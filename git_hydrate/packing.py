@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 from . import context_expander, validate
 from .budgeting import Budget, resolve_budget
 from .errors import CorruptData
-from .model import Link
+from .model import TREE_ORIGIN, Link
 from .prompt_cache import PromptCache
 from .results import ExpandResult, PackResult, PromptFields, PromptResult
 from .store import Prefetch
@@ -39,8 +38,6 @@ __all__ = [
     "write_prompt",
 ]
 
-#: The origin of add-tree's links, whose ``path`` is a file of the repository.
-TREE_ORIGIN: Final = "tree"
 #: The header of the token-count cache: counts are of texts derived from a body
 #: by context_expander's rendering rules; a change there bumps the version.
 _TOKEN_CACHE_VERSION: Final = 1
@@ -349,16 +346,10 @@ def body_loader(
         """Whether the work tree has a file of this body's size where the link says:
         then it is read from there (and through git only if it holds something else)."""
         path = entry.get("path")
-        if not path or refs.repo.work_tree is None:
+        if not path:
             return False
         raw = os.fsencode(path)
-        if b".." in raw.split(b"/"):
-            return False
-        try:
-            info = os.lstat(os.path.join(os.fsencode(refs.repo.work_tree), raw))
-        except (OSError, ValueError):
-            return False
-        if not stat.S_ISREG(info.st_mode) or info.st_size != int(entry["size"]):
+        if not refs.repo.worktree_has(raw, int(entry["size"])):
             return False
         on_disk[str(entry["oid"])] = raw
         return True
@@ -414,12 +405,14 @@ def body_loader(
             in_worktree(entry)
         path = on_disk.pop(oid, None)
         if path is not None:
-            copy = refs.repo.worktree_blob(path, oid, int(entry["size"]))
-            if copy is not None:
+            # the work tree's file is the body when it hashes to the link's sha256
+            copy = refs.repo.worktree_file(path, int(entry["size"]))
+            digest = hashlib.sha256(copy).hexdigest() if copy is not None else None
+            if copy is not None and digest == entry["hash"]:
                 if oid in position:
                     cursor[0] = max(cursor[0], position[oid] + 1)
                 read_ahead()
-                return refs.check_body(task_id, link, copy)
+                return refs.check_body(task_id, link, copy, sha256=digest)
         here = position.get(oid)
         if oid not in ready:
             for names, pending in inflight:

@@ -249,7 +249,14 @@ def serve_hit(args: Sequence[str]) -> int | None:
             return None
         if not all(text.isprintable() for text in (*said, line)):
             return None  # click would strip what is not: leave it to click
+        if not all(text.isascii() for text in (*said, line)) and not _utf8(sys.stderr):
+            return None  # click writes UTF-8 where a stream says ASCII: leave it to click
         return _write(request, entry.file, entry.offset, entry.prompt_bytes, [*said, line])
+
+
+def _utf8(stream: object) -> bool:
+    encoding = str(getattr(stream, "encoding", "") or "").lower().replace("_", "-")
+    return encoding in ("utf-8", "utf8")
 
 
 def _write(request: Request, source: BinaryIO, offset: int, count: int, lines: list[str]) -> int:

@@ -28,7 +28,7 @@ import os
 
 from . import __version__
 from .fingerprint import code_fingerprint
-from .store import private_file
+from .store import read_private
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -111,11 +111,10 @@ def local_inputs(repo: RepositoryBase) -> list[object]:
 def own_runs(repo: RepositoryBase) -> dict[str, str]:
     """This clone's own add-tree runs: each run's identity (its task and options) to
     the digest of :func:`local_inputs` at its last run."""
-    try:
-        with open(own_selections_path(repo), encoding="ascii") as fh:
-            pairs = [line.split() for line in fh]
-    except (OSError, UnicodeDecodeError):
+    data = read_private(own_selections_path(repo))  # (another user's could adopt anything)
+    if data is None:
         return {}
+    pairs = [line.split() for line in data.decode("ascii", "replace").splitlines()]
     return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
 
 
@@ -142,12 +141,12 @@ def _resolved(repo: RepositoryBase, rev: str) -> str | None:
 def _read(repo: RepositoryBase) -> dict[str, Any]:
     """The memo's records by tip (empty when missing, damaged, foreign or of another
     version)."""
+    raw = read_private(_memo_path(repo))  # acted on unchecked: only what this user wrote
+    if raw is None:
+        return {}
     try:
-        with open(_memo_path(repo), "rb") as fh:
-            if not private_file(os.fstat(fh.fileno())):
-                return {}  # acted on unchecked: only what this user wrote
-            data = json.loads(fh.read())
-    except (OSError, ValueError):
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # (RecursionError: nested too deep to read)
         return {}
     if (
         not isinstance(data, dict)

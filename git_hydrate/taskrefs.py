@@ -637,17 +637,24 @@ class TaskRefs:
         return self.tip(task_id) is not None
 
     def check_body(
-        self, task_id: str, link: Link, data: bytes, *, check_size: bool = False
+        self,
+        task_id: str,
+        link: Link,
+        data: bytes,
+        *,
+        check_size: bool = False,
+        sha256: str | None = None,
     ) -> str:
         """``data`` as text, after checking it is the body ``link`` names.
 
         ``check_size`` also holds the link's recorded size to the body (data from
-        a remote, whose sizes the packer will trust).
+        a remote, whose sizes the packer will trust); ``sha256`` is the digest of
+        ``data`` when the caller has just computed it.
 
         Raises:
             CorruptData: the body does not match, or is not UTF-8.
         """
-        if hashlib.sha256(data).hexdigest() != link.sha256:
+        if (sha256 or hashlib.sha256(data).hexdigest()) != link.sha256:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
         if check_size and len(data) != link.size:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")

@@ -252,6 +252,7 @@ def test_the_public_api_is_pinned() -> None:
                 "git_in_directory",
                 "parse_commit_tree",
                 "private_file",
+                "read_private",
                 "shared_file_mode",
                 "shared_repository_mode",
             ],

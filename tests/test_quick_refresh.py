@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from git_hydrate import Ledger
 
-from .conftest import git, hydrate
+from .conftest import ROOT, git, hydrate
 from .test_quick import through_entry
 
 TASK = "R-1"
@@ -160,7 +162,14 @@ def test_a_damaged_or_foreign_memo_is_a_miss(task: Path) -> None:
     assert record["task"] == TASK and record["outcomes"][0]["recognised"] is True
     memo(task).chmod(0o666)  # another member of a shared repository could write it
     assert not same(task, "prompt", TASK, "--refresh")
-    for damage in (b"", b"{", b"[]", b'{"format": 1}', b"\xff\xfe"):
+    for damage in (
+        b"",
+        b"{",
+        b"[]",
+        b'{"format": 1}',
+        b"\xff\xfe",
+        b"[" * 200_000 + b"]" * 200_000,
+    ):
         memo(task).write_bytes(damage)
         os.chmod(memo(task), 0o600)
         assert not same(task, "prompt", TASK, "--refresh"), damage
@@ -187,3 +196,57 @@ def test_only_the_newest_tips_are_kept(task: Path) -> None:
     assert not same(task, "prompt", TASK, "--refresh")  # recognised: kept, the oldest out
     kept = json.loads(memo(task).read_text())["tips"]
     assert len(kept) == refresh_memo.MAX_TIPS and f"{0:040x}" not in kept
+
+
+def test_a_writer_moving_the_task_during_a_refresh_keeps_nothing(
+    task: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer changes the task while a refresh recognises its runs: the
+    answer is of a state that is gone, so nothing is kept, and the next refresh
+    (at the new tip) is the full command line's."""
+    from git_hydrate.hydrate import tree
+
+    memo(task).unlink()
+    recognise = tree.add_tree
+
+    def then_another_writer(*args: object, **kwargs: object) -> object:
+        done = recognise(*args, **kwargs)  # type: ignore[arg-type]
+        with Ledger(task) as other:
+            other.remove_contexts(TASK, source="README.md")
+        return done
+
+    monkeypatch.setattr(tree, "add_tree", then_another_writer)
+    with Ledger(task) as ledger:
+        (outcome,) = ledger.refresh(TASK)
+    monkeypatch.undo()
+    assert outcome.get("recognised")  # recognised at the tip it started from
+    assert not memo(task).exists()
+    fast = through_entry(task, "prompt", TASK, "--refresh")
+    assert not fast.served  # type: ignore[attr-defined]
+    assert "added 1" in fast.stderr and "# app" in fast.stdout  # the file is back
+
+
+def test_a_line_beyond_ascii_on_an_ascii_stderr_is_left_to_click(task: Path) -> None:
+    """click writes UTF-8 where a stream says it is ASCII; Python's stderr would
+    escape the character: the fast path leaves such a line to the full CLI, so both
+    write the same bytes."""
+    git(task, "branch", "función")
+    with Ledger(task) as ledger:
+        ledger.add_tree(TASK, rev="función")
+    assert hydrate(task, "prompt", TASK, "--refresh").returncode == 0
+    assert hydrate(task, "prompt", TASK, "--refresh").returncode == 0  # recognised: kept
+    full = [sys.executable, "-c", "from git_hydrate.cli import main; main()"]
+    entry = [sys.executable, "-m", "git_hydrate"]
+    outputs = []
+    for argv in (entry, full):
+        proc = subprocess.run(
+            [*argv, "prompt", TASK, "--refresh"],
+            cwd=task,
+            capture_output=True,
+            env={**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+        outputs.append((proc.returncode, proc.stdout, proc.stderr))
+    assert outputs[0] == outputs[1]
+    assert "from función".encode() in outputs[0][2]
+    assert through_entry(task, "prompt", TASK, "--refresh").served  # type: ignore[attr-defined]

@@ -80,6 +80,19 @@ def test_no_git_identity_refuses_to_write(repo: Path, tmp_path: Path) -> None:
     assert hydrate(repo, "list", env=env).returncode == 0  # reading needs no identity
 
 
+#: Derived files whose content is acted on without a check of their own (a cached
+#: verdict, a compiled scanner, the runs a refresh takes): this user's alone.
+ACTED_ON_UNCHECKED = {
+    "secret-prefilter",
+    "sha256-cache",
+    "own-selections",
+    "refresh-memo",
+    "token-counts-o200k_base",
+    "token-counts-cl100k_base",
+    "outlines",
+}
+
+
 @pytest.mark.parametrize(
     ("shared", "umask", "dirs", "objects", "files"),
     [
@@ -145,7 +158,7 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
             mode = stat.S_IMODE(item.stat().st_mode)
             if item.is_dir():
                 expected = dirs
-            elif item.parent.name == "prompt-cache" or item.name == "secret-prefilter":
+            elif item.parent.name == "prompt-cache" or item.name in ACTED_ON_UNCHECKED:
                 expected = 0o600  # acted on unchecked: trusted only if nobody else wrote it
             elif "objects" in item.parts:
                 expected = objects

@@ -202,7 +202,8 @@ def test_rev_parse_answers_as_git_rev_parse_does(store: Repository, tmp_path: Pa
         "HEAD", "HEAD~1", "HEAD^", "HEAD^^", "side", "light", "annotated", "refs/tags/light",
         head, head[:12], head[:4], "HEAD@{0}", "HEAD@{1}", "side@{0}", "@", "main", "master",
         "no-such-rev", "HEAD~99", "HEAD^{tree}", "-h", "", "HEAD x", "HEAD:sub", "HEAD:sub/f.txt",
-        "HEAD:a b.txt", ":/c1", "HEAD:nope", "annotated^{}",
+        "HEAD:a b.txt", ":/c1", "HEAD:nope", "annotated^{}", "@{u}", "@{push}", "nosuch@{u}",
+        "HEAD@{5}", "main@{99999}", "master@{99999}", "@{-1}", "side@{u}",
     ]  # fmt: skip
     for spec in specs:
         for kind in ("commit", "tree", "object"):

@@ -101,7 +101,9 @@ _STORAGE: Final = [
      "into before merging task by task (never refs/hydrate/ itself, never refs/remotes/)."),
     ("$GIT_COMMON_DIR/hydrate/list-cache, status-cache, sha256-cache", "Derived, "
      "disposable caches: a task's list summary and clock-independent status by tip "
-     "commit, and each blob's sha256 and content class for add-tree. Deleting them is "
+     "commit, and each blob's sha256 and content class for add-tree (written 0600 and "
+     "trusted only when this user owns it and nobody else can write it, as the token-count "
+     "and outline caches are: their content is acted on unchecked). Deleting them is "
      "always safe."),
     ("$GIT_COMMON_DIR/hydrate/prompt-cache/", "The prompt cache (hydrate.promptCache): "
      "one file per prompt, named by two checksums of its key, written whole (0600) and "

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..store import Repository, private_file
+from ..store import Repository, read_private
 
 __all__ = ["DerivedCache", "Sha256Cache", "keep_compiled_prefilter"]
 
@@ -39,14 +39,8 @@ def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) ->
 
     def load(key: str) -> bytes | None:
         header = _PREFILTER_HEADER % key.encode("ascii")
-        try:
-            with open(path, "rb") as fh:
-                if not private_file(os.fstat(fh.fileno())):
-                    return None  # a scanner nobody else could have planted, or none
-                data = fh.read()
-        except OSError:
-            return None
-        return data[len(header) :] if data.startswith(header) else None
+        data = read_private(path)  # a scanner nobody else could have planted, or none
+        return data[len(header) :] if data is not None and data.startswith(header) else None
 
     def save(key: str, data: bytes) -> None:
         with contextlib.suppress(OSError):  # only saves time
@@ -71,7 +65,11 @@ class Sha256Cache:
     ``<oid> <sha256> <class>`` line per blob, appended as blobs are first
     read. A blob's content never changes, so an entry never goes stale; a
     missing, foreign or damaged file is simply rebuilt, and lines that do not
-    parse are ignored. Deleting the file is always safe.
+    parse are ignored. Deleting the file is always safe. Its verdicts are acted
+    on unchecked (a blob it calls text is not scanned for secrets again), so it
+    is written readable and writable by this user only and trusted only then
+    (:func:`~git_hydrate.store.read_private`): in a shared repository another
+    member could plant a line.
     """
 
     #: The version follows the classification rules (secrets): older files are rebuilt.
@@ -93,11 +91,7 @@ class Sha256Cache:
         if self._entries is not None:
             return self._entries
         entries: dict[str, tuple[str, str]] = {}
-        try:
-            with open(self.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            data = b""
+        data = read_private(self.path) or b""
         if not data.startswith(self.HEADER):
             self._rewrite = True
         else:
@@ -127,31 +121,45 @@ class Sha256Cache:
             for oid, (d, c) in (self._entries if self._rewrite else self._new).items()  # type: ignore[union-attr]
         )
         try:
-            if self.repo is not None:
-                self.repo.make_dirs(os.path.dirname(self.path))
-            else:
-                os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            if self._rewrite:
-                tmp = f"{self.path}.{os.getpid()}.tmp"
-                with open(tmp, "wb") as fh:
-                    fh.write(self.HEADER + lines)
-                if self.repo is not None:
-                    self.repo.share(tmp)
-                os.replace(tmp, self.path)
-            else:
-                # One O_APPEND write per run: concurrent runs interleave whole runs.
-                created = not os.path.exists(self.path)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    os.write(fd, lines)
-                finally:
-                    os.close(fd)
-                if created and self.repo is not None:
-                    self.repo.share(self.path)
+            _store(self.repo, self.path, self.HEADER, lines, whole=self._rewrite)
         except OSError:
             return
         self._new.clear()
         self._rewrite = False
+
+
+def _store(
+    repo: Repository | None, path: str, header: bytes, lines: bytes, *, whole: bool
+) -> None:
+    """Write a derived file for this user only: ``header`` and ``lines`` whole when
+    ``whole`` or when it is missing (a temporary file renamed over it), else
+    ``lines`` appended (one ``O_APPEND`` write: concurrent runs interleave whole
+    runs).
+
+    Raises:
+        OSError: nothing was written.
+    """
+    if whole or not os.path.exists(path):
+        if repo is not None:
+            repo.replace_file(path, [header, lines], private=True)
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            with open(os.open(tmp, flags, 0o600), "wb") as fh:
+                fh.write(header + lines)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        os.write(fd, lines)
+    finally:
+        os.close(fd)
 
 
 class DerivedCache:
@@ -162,7 +170,9 @@ class DerivedCache:
     per run. A blob never changes, so an entry never goes stale while the
     header (which names what derives the values) stays the same; a line that
     does not parse is ignored, a foreign header starts the file afresh, and
-    deleting the file is always safe. Used for token counts and outlines.
+    deleting the file is always safe. Used for token counts and outlines, which
+    a prompt takes unchecked: so, like :class:`Sha256Cache`, written for this user
+    only and trusted only then.
     """
 
     def __init__(self, path: str, header: bytes, repo: Repository | None = None) -> None:
@@ -180,13 +190,10 @@ class DerivedCache:
         return cls(os.path.join(repo.common_dir, "hydrate", name), header, repo)
 
     def _load(self) -> None:
-        try:
-            with open(self.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            data = b""
-        if not data.startswith(self.header):
-            self._rewrite = bool(data)
+        data = read_private(self.path)
+        if data is None or not data.startswith(self.header):
+            # missing, foreign or of another header: started afresh
+            self._rewrite = data is not None or os.path.lexists(self.path)
             return
         decoder = msgspec.json.Decoder()
         for line in data[len(self.header) :].split(b"\n"):
@@ -213,25 +220,7 @@ class DerivedCache:
             if "\t" not in key and "\n" not in key
         )
         try:
-            directory = os.path.dirname(self.path)
-            if self.repo is not None:
-                self.repo.make_dirs(directory)
-            else:
-                os.makedirs(directory, exist_ok=True)
-            if self._rewrite or not os.path.exists(self.path):
-                tmp = f"{self.path}.{os.getpid()}.tmp"
-                with open(tmp, "wb") as fh:
-                    fh.write(self.header + lines)
-                if self.repo is not None:
-                    self.repo.share(tmp)
-                os.replace(tmp, self.path)
-            else:
-                # One O_APPEND write per run: concurrent runs interleave whole runs.
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-                try:
-                    os.write(fd, lines)
-                finally:
-                    os.close(fd)
+            _store(self.repo, self.path, self.header, lines, whole=self._rewrite)
         except OSError:
             return
         self._stored.update(keys)

@@ -31,10 +31,10 @@ import msgspec
 
 from .. import __version__, validate
 from ..errors import ValidationError
-from ..model import Link, Selection, Task
+from ..model import TREE_ORIGIN, Link, Selection, Task
 from ..refresh_memo import local_inputs, own_runs, own_selections_path, remember
 from ..results import HydrateResult
-from ..taskrefs import TaskRefs
+from ..taskrefs import TaskRefs, TaskState
 from .cache import Sha256Cache, keep_compiled_prefilter
 from .links import TREE_TOP, Selector, commit_links, limit
 from .pathspec import Pathspec
@@ -44,7 +44,7 @@ from .sources import Source, from_directory, from_rev, from_worktree, resolve_re
 
 __all__ = ["MAX_SELECTIONS", "ORIGIN", "SELECTION_VERSION", "Progress", "add_tree", "refresh"]
 
-ORIGIN: Final = "tree"
+ORIGIN: Final = TREE_ORIGIN
 #: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
 Progress = Callable[[int, int, int], None]
 
@@ -293,15 +293,15 @@ def _inputs(
 
 
 def _recognised(
-    refs: TaskRefs,
     task_id: str,
-    links: list[Link],
+    state: TaskState,
     mine: Callable[[Link], bool],
     selection: Selection,
     pinned: str,
 ) -> HydrateResult:
-    held = [link for link in links if mine(link)]
-    tip = refs.tip(task_id)
+    """The answer of a recognised run: the state it was recognised at (its ``tip``)."""
+    held = [link for link in state.links if mine(link)]
+    tip = state.tip
     return {
         "task_id": task_id,
         "mode": "rev",
@@ -403,7 +403,7 @@ def add_tree(
             # The same commit, options, rules, task and links as the run that recorded
             # this (in the task), and the same code and attributes files here (in this
             # clone's record): the result is known without listing a file.
-            return _recognised(refs, task_id, state.links, mine, selection, pinned)
+            return _recognised(task_id, state, mine, selection, pinned)
     source = _source(refs, selection, directory, resolved)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
     found = _read_content(
@@ -481,7 +481,9 @@ def _local(refs: TaskRefs) -> str:
 def _adopt(refs: TaskRefs, task_id: str, selection: Selection, local: str) -> None:
     """Remember that this clone ran ``selection`` itself, and under what code and
     attributes files (``prompt --refresh`` runs only such selections: one recorded
-    elsewhere could name any directory or ref)."""
+    elsewhere could name any directory or ref). The record is this user's alone
+    (written ``0600``, trusted only then): another member of a shared repository
+    could otherwise adopt a selection for them."""
     known = own_runs(refs.repo)
     identity = _identity(task_id, selection)
     if known.get(identity) == local:
@@ -489,7 +491,9 @@ def _adopt(refs: TaskRefs, task_id: str, selection: Selection, local: str) -> No
     known[identity] = local
     lines = "".join(f"{key} {value}\n" for key, value in sorted(known.items()))
     with contextlib.suppress(OSError):  # derived: losing it only asks for one add-tree again
-        refs.repo.replace_file(own_selections_path(refs.repo), [lines.encode("ascii")])
+        refs.repo.replace_file(
+            own_selections_path(refs.repo), [lines.encode("ascii")], private=True
+        )
 
 
 def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]]:
@@ -510,7 +514,9 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     pinned: list[tuple[str, str]] = []
     said: list[dict[str, Any]] = []
     identities: list[str] = []
-    for selection in refs.load(task_id).task.selections[-MAX_SELECTIONS:]:
+    state = refs.load(task_id)
+    start = state.tip.decode("ascii") if state.tip is not None else None
+    for selection in state.task.selections[-MAX_SELECTIONS:]:
         what = _described(selection)
         identities.append(_identity(task_id, selection))
         if identities[-1] not in own:
@@ -543,14 +549,15 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
             results.append({"selection": what, "error": str(exc)})
             said.append({})  # (never kept: an error here may be gone next time)
             continue
-        if done.get("recognised") and done.get("commit"):
+        if done.get("recognised") and done.get("commit") and done.get("tip") == start:
             pinned.append((selection.rev, str(done["commit"])))
             said.append({k: done[k] for k in ("from", "unchanged", "recognised")})
         else:
             said.append({})
-    tip = refs.tip(task_id)
-    if tip is not None and all(said):
-        remember(refs.repo, task_id, tip.decode("ascii"), pinned, identities, said)
+    # Kept only for the tip every run was recognised at, and only if no other writer
+    # moved the task meanwhile: the answer must be of one state, the one it names.
+    if start is not None and all(said) and refs.tip(task_id) == state.tip:
+        remember(refs.repo, task_id, start, pinned, identities, said)
     return results
 
 

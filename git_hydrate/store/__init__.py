@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from .catfile import Prefetch
     from .commands import PushResult, git_in_directory
     from .objects import MODE_BLOB, MODE_TREE, CommitInfo, parse_commit_tree
-    from .perms import current_umask, private_file, shared_file_mode, shared_repository_mode
+    from .perms import (
+        current_umask,
+        private_file,
+        read_private,
+        shared_file_mode,
+        shared_repository_mode,
+    )
     from .refs import RefRace, Refs, RefUpdate
     from .repository import Repository
 
@@ -48,6 +54,7 @@ __all__ = [
     "git_in_directory",
     "parse_commit_tree",
     "private_file",
+    "read_private",
     "shared_file_mode",
     "shared_repository_mode",
 ]
@@ -64,6 +71,7 @@ _HOME: Final = {
     "parse_commit_tree": "objects",
     "current_umask": "perms",
     "private_file": "perms",
+    "read_private": "perms",
     "shared_file_mode": "perms",
     "shared_repository_mode": "perms",
     "RefRace": "refs",

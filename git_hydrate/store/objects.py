@@ -91,11 +91,19 @@ class Objects(RepositoryBase):
 
         Asked of the cat-file process that reads objects (no process of its own),
         unless ``spec`` holds a path (``rev:path``, ``:/text``), which git reads
-        relative to the work tree and its current directory.
+        relative to the work tree and its current directory, or a reflog or
+        branch-relation suffix (``@{u}``, ``@{5}``, ``@{push}``), on which cat-file
+        stops when there is nothing to name (where rev-parse says "no such
+        revision"): those, and any spec cat-file stops on, go to ``git rev-parse``.
         """
-        if ":" not in spec:
-            found = self.resolve_object(f"{spec}^{{{kind}}}".encode("utf-8", "surrogateescape"))
-            return None if found is None else found.decode("ascii")
+        if ":" not in spec and "@{" not in spec:
+            name = f"{spec}^{{{kind}}}".encode("utf-8", "surrogateescape")
+            try:
+                found = self.resolve_object(name)
+            except CorruptData:
+                pass  # the reader stopped on this spec (and is replaced): ask rev-parse
+            else:
+                return None if found is None else found.decode("ascii")
         proc = self.git(["rev-parse", "--verify", "--quiet", f"{spec}^{{{kind}}}"], check=False)
         oid = proc.stdout.decode("ascii", "replace").strip()
         return oid if proc.returncode == 0 and oid else None
@@ -220,22 +228,40 @@ class Objects(RepositoryBase):
         argv, cwd, env = self.git_invocation()
         return stream_objects(argv, cwd, env, oids)
 
-    def worktree_blob(self, path: bytes, oid: str, size: int) -> bytes | None:
-        """The content of blob ``oid`` (``size`` bytes) read from the work tree file at
-        ``path`` (relative to its top), when that file holds exactly that blob: the
-        bytes read hash to ``oid``. ``None`` otherwise (no work tree; a missing,
-        modified, filtered or special file), and the blob is to be read through git.
-
-        A file the page cache holds is read far faster than git inflates the
-        object, and the check makes its bytes as certain as the object's.
-        """
+    def _worktree_path(self, path: bytes, size: int) -> bytes | None:
+        """Where the work tree holds a regular file of ``size`` bytes at ``path``
+        (relative to its top, never climbing out of it), or ``None``."""
         if self.work_tree is None or not path or os.path.isabs(path):
             return None
+        if b".." in path.split(b"/"):
+            return None  # (a link's path can come from a remote)
         location = os.path.join(os.fsencode(self.work_tree), path)
         try:
             info = os.lstat(location)
-            if not stat.S_ISREG(info.st_mode) or info.st_size != size:
-                return None
+        except (OSError, ValueError):  # (ValueError: a NUL in the path)
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return None
+        return location
+
+    def worktree_has(self, path: bytes, size: int) -> bool:
+        """Whether :meth:`worktree_file` may find the file (one ``lstat``)."""
+        return self._worktree_path(path, size) is not None
+
+    def worktree_file(self, path: bytes, size: int) -> bytes | None:
+        """The ``size`` bytes of the regular file at ``path`` (relative to the work
+        tree's top), or ``None``: no work tree, a path that is absolute or climbs
+        out, a missing file, one of another size, a symlink (not followed), a FIFO
+        or device (never opened).
+
+        What the bytes are is the caller's to check (:meth:`worktree_blob`, or a
+        link's sha256): a file the page cache holds is read far faster than git
+        inflates the blob it may hold.
+        """
+        location = self._worktree_path(path, size)
+        if location is None:
+            return None
+        try:
             fd = os.open(location, _COPY_FLAGS)
             try:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -246,7 +272,16 @@ class Objects(RepositoryBase):
                 os.close(fd)
         except OSError:
             return None
-        if len(data) != size or self.blob_id(data) != oid.encode("ascii"):
+        return data if len(data) == size else None
+
+    def worktree_blob(self, path: bytes, oid: str, size: int) -> bytes | None:
+        """The content of blob ``oid`` (``size`` bytes) read from the work tree file at
+        ``path`` (see :meth:`worktree_file`), when that file holds exactly that blob:
+        the bytes read hash to ``oid``. ``None`` otherwise, and the blob is to be read
+        through git: a modified, filtered or missing file never stands in for it.
+        """
+        data = self.worktree_file(path, size)
+        if data is None or self.blob_id(data) != oid.encode("ascii"):
             return None
         return data
 

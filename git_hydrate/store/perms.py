@@ -15,7 +15,13 @@ import stat
 from ..errors import UnsupportedRepository
 from ..settings import parse_bool
 
-__all__ = ["current_umask", "private_file", "shared_file_mode", "shared_repository_mode"]
+__all__ = [
+    "current_umask",
+    "private_file",
+    "read_private",
+    "shared_file_mode",
+    "shared_repository_mode",
+]
 
 
 def shared_repository_mode(value: str | None, *, present: bool = True) -> int:
@@ -94,3 +100,15 @@ def private_file(status: os.stat_result) -> bool:
     unchecked, such as a cached prompt or a compiled scanner, is trusted only
     then: in a shared repository another member could have planted it)."""
     return status.st_uid == os.geteuid() and not status.st_mode & 0o022
+
+
+def read_private(path: str) -> bytes | None:
+    """The content of the file at ``path`` if :func:`private_file` trusts it, else
+    ``None`` (missing, unreadable, or one another user could have written)."""
+    try:
+        with open(path, "rb") as fh:
+            if not private_file(os.fstat(fh.fileno())):
+                return None
+            return fh.read()
+    except OSError:
+        return None
