@@ -49,6 +49,18 @@ def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = Non
     return proc.stdout
 
 
+def commit_files(repo: Path, files: dict[str, str], message: str = "files") -> str:
+    """Write ``files`` (path -> text) into the work tree, commit them all, and return
+    the new commit's id."""
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A fresh non-bare repository with one commit on main."""

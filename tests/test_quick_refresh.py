@@ -15,26 +15,17 @@ import pytest
 
 from git_hydrate import Ledger
 
-from .conftest import ROOT, git, hydrate
+from .conftest import ROOT, commit_files, git, hydrate
 from .test_quick import through_entry
 
 TASK = "R-1"
-
-
-def _commit(repo: Path, files: dict[str, str], message: str = "files") -> None:
-    for rel, text in files.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
 
 
 @pytest.fixture
 def task(repo: Path) -> Path:
     """A task hydrated from HEAD, refreshed once by the full command line (which
     recognises the run, keeps the memo and stores the prompt)."""
-    _commit(repo, {"src/app.py": "def run():\n    return 1\n", "README.md": "# app\n"})
+    commit_files(repo, {"src/app.py": "def run():\n    return 1\n", "README.md": "# app\n"})
     with Ledger(repo) as ledger:
         ledger.add_task(TASK, "Fix the app", "tests pass", files=["src/app.py"])
         ledger.add_tree(TASK)
@@ -80,7 +71,7 @@ def test_an_unchanged_refresh_is_served_and_identical(task: Path, tmp_path: Path
 
 
 def test_a_new_commit_is_refreshed_by_the_full_command_line(task: Path) -> None:
-    _commit(task, {"src/app.py": "def run():\n    return 2\n"}, "change")
+    commit_files(task, {"src/app.py": "def run():\n    return 2\n"}, "change")
     fast = through_entry(task, "prompt", TASK, "--refresh")
     assert not fast.served  # type: ignore[attr-defined]
     assert "updated 1" in fast.stderr and "return 2" in fast.stdout
@@ -147,7 +138,7 @@ def test_a_run_of_another_clone_is_named_each_time(task: Path) -> None:
 
 
 def test_a_run_that_is_never_recognised_is_never_served(repo: Path) -> None:
-    _commit(repo, {"a.txt": "a\n"})
+    commit_files(repo, {"a.txt": "a\n"})
     with Ledger(repo) as ledger:
         ledger.add_task(TASK, "Fix", "ok")
         ledger.add_tree(TASK, worktree=True)  # a work tree has no id to compare

@@ -15,25 +15,15 @@ from git_hydrate import Ledger
 from git_hydrate.hydrate.history import read_history
 from git_hydrate.hydrate.links import DIFF_TOP, TREE_TOP
 from git_hydrate.hydrate.rank import TOP_LEVEL, Candidate, TaskText, rank
-from tests.conftest import git, hydrate
+from tests.conftest import commit_files, git, hydrate
 
 TASK = "R-1"
-
-
-def commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for name, text in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture
 def project(repo: Path) -> Path:
     """A small project whose history couples parser.py with lexer.py."""
-    commit(
+    commit_files(
         repo,
         {
             "src/pkg/parser.py": "def parse(): ...\n",
@@ -47,12 +37,12 @@ def project(repo: Path) -> Path:
         "initial layout",
     )
     for i in range(3):
-        commit(
+        commit_files(
             repo,
             {"src/pkg/parser.py": f"def parse(): ...  # {i}\n", "src/pkg/lexer.py": f"# {i}\n"},
             f"parser and lexer change together {i}",
         )
-    commit(repo, {"docs/usage.md": "# Usage v2\n" * 30}, "docs only")
+    commit_files(repo, {"docs/usage.md": "# Usage v2\n" * 30}, "docs only")
     with Ledger(repo) as ledger:
         ledger.add_task(
             TASK,
@@ -128,7 +118,7 @@ def test_the_history_never_reaches_past_the_source_revision(project: Path) -> No
     source = git(project, "rev-parse", "HEAD").strip()
     # after the source revision, render.py starts changing with the parser
     for i in range(5):
-        commit(
+        commit_files(
             project,
             {"src/pkg/parser.py": f"def parse(): pass  # {i}\n", "src/pkg/render.py": f"# {i}\n"},
             f"later {i}",

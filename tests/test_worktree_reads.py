@@ -19,19 +19,10 @@ from pathlib import Path
 import pytest
 
 from git_hydrate import CorruptData, Ledger
-from tests.conftest import fsck, git
+from tests.conftest import commit_files, fsck, git
 
 TASK = "T-1"
 FILES = {"src/app.py": "def run():\n    return 1\n", "src/lib.py": "VALUE = 'caf\u00e9'\n"}
-
-
-def _commit(repo: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "files")
 
 
 def _task(repo: Path, task_id: str = TASK) -> None:
@@ -71,7 +62,7 @@ def test_add_tree_takes_unchanged_files_from_the_work_tree(repo: Path) -> None:
     """With the files' blobs corrupted in the object store, add-tree and the prompt
     still attach and print the committed text: they read nothing through git that
     the work tree held as committed."""
-    _commit(repo, FILES)
+    commit_files(repo, FILES)
     _task(repo)
     _corrupt_blobs(repo)
     with Ledger(repo) as ledger:
@@ -88,7 +79,7 @@ def test_add_tree_takes_unchanged_files_from_the_work_tree(repo: Path) -> None:
 def test_a_changed_file_of_the_same_size_is_read_through_git(repo: Path) -> None:
     """The work tree file differs from the blob (same size): the committed text is
     attached and printed, never the edit."""
-    _commit(repo, FILES)
+    commit_files(repo, FILES)
     _task(repo)
     edited = "def run():\n    return 2\n"
     assert len(edited) == len(FILES["src/app.py"])
@@ -105,7 +96,7 @@ def test_a_changed_file_of_the_same_size_is_read_through_git(repo: Path) -> None
 def test_with_damaged_objects_a_changed_file_is_not_trusted(repo: Path) -> None:
     """A file that no longer holds its blob cannot stand in for it: with the
     blob corrupted, the prompt fails and names the task, as reading git does."""
-    _commit(repo, FILES)
+    commit_files(repo, FILES)
     _task(repo)
     with Ledger(repo) as ledger:
         ledger.add_tree(TASK)
@@ -118,7 +109,7 @@ def test_with_damaged_objects_a_changed_file_is_not_trusted(repo: Path) -> None:
 def test_symlinks_and_fifos_at_a_path_are_never_read(repo: Path, tmp_path: Path) -> None:
     """A symlink (even to a file holding the same bytes) or a FIFO where the file
     was: read through git, without following or blocking."""
-    _commit(repo, FILES)
+    commit_files(repo, FILES)
     _task(repo)
     elsewhere = tmp_path / "same.py"
     elsewhere.write_text(FILES["src/app.py"])
@@ -148,7 +139,7 @@ def test_a_link_path_outside_the_work_tree_is_not_read(repo: Path, tmp_path: Pat
     from git_hydrate.store import Repository
     from git_hydrate.taskrefs import TaskRefs
 
-    _commit(repo, FILES)
+    commit_files(repo, FILES)
     outside = tmp_path / "outside.py"
     outside.write_text(FILES["src/app.py"])
     oid = git(repo, "rev-parse", "HEAD:src/app.py").strip()
@@ -174,7 +165,7 @@ def test_no_work_tree_reads_through_git(tmp_path: Path) -> None:
     """A bare clone has no work tree: everything comes from its objects."""
     source = tmp_path / "src-repo"
     git(tmp_path, "init", "-q", str(source))
-    _commit(source, FILES)
+    commit_files(source, FILES)
     bare = tmp_path / "bare.git"
     git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
     _task(bare)
@@ -189,7 +180,7 @@ def test_no_work_tree_reads_through_git(tmp_path: Path) -> None:
 def test_a_blob_missing_from_the_object_store_is_reported_unreadable(repo: Path) -> None:
     """git ls-tree sizes a blob it cannot read as "BAD": that file is skipped as
     unreadable, by name, and the others are attached (it used to crash)."""
-    _commit(repo, FILES)
+    commit_files(repo, FILES)
     _task(repo)
     oid = git(repo, "rev-parse", "HEAD:src/lib.py").strip()
     (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
