@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -95,12 +95,14 @@ def hydrate(
     *args: str,
     input: str | bytes | None = None,
     env: dict[str, str] | None = None,
+    entry: Callable[[list[str]], int] | None = None,
 ) -> Result:
     """Run the `git-hydrate` command line in this process (``cli.run``), as from ``cwd``.
 
     The same code path as the installed entry point, with stdin, stdout and
     stderr captured separately and ``env`` applied for the call; about 40
-    times faster than a new interpreter. Tests of what only a real process
+    times faster than a new interpreter. ``entry`` runs instead of ``cli.run``
+    (the arguments in, the exit status out). Tests of what only a real process
     shows (signals, hooks run by git, the entry point itself) use
     :func:`hydrate_process`.
     """
@@ -108,6 +110,8 @@ def hydrate(
 
     from git_hydrate.cli import run
 
+    if entry is None:
+        entry = run
     data = input.encode() if isinstance(input, str) else input
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
@@ -116,7 +120,7 @@ def hydrate(
         os.environ.update(env or {})
         os.chdir(cwd)
         with runner.isolation(input=data) as streams:
-            code = run(list(args))
+            code = entry(list(args))
             sys.stdout.flush()
             sys.stderr.flush()
             out, err = streams[0].getvalue(), streams[1].getvalue()

@@ -43,32 +43,17 @@ def cache_dir(repo: Path) -> Path:
 def through_entry(cwd: Path | str, *args: str, env: dict[str, str] | None = None) -> Result:
     """What ``git_hydrate.quick.main`` does, in this process: the fast path, else the
     full command line. ``served`` on the result says whether the fast path answered."""
-    from click.testing import CliRunner
-
     from git_hydrate.cli import run
 
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
     served = False
-    try:
-        os.environ.update(env or {})
-        os.chdir(cwd)
-        with CliRunner().isolation() as streams:
-            code = quick.serve_hit(list(args))
-            served = code is not None
-            if code is None:
-                code = run(list(args))
-            sys.stdout.flush()
-            sys.stderr.flush()
-            out, err = streams[0].getvalue(), streams[1].getvalue()
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    result = Result(
-        subprocess.CompletedProcess(
-            list(args), code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-        )
-    )
+
+    def entry(argv: list[str]) -> int:
+        nonlocal served
+        code = quick.serve_hit(argv)
+        served = code is not None
+        return run(argv) if code is None else code
+
+    result = hydrate(cwd, *args, env=env, entry=entry)
     result.served = served  # type: ignore[attr-defined]
     return result
 
