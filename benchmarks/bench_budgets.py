@@ -52,7 +52,7 @@ def stdlib_files(limit_bytes: int) -> list[Path]:
 def counting_speed(backend: str, files: list[Path]) -> float:
     code = (
         "import sys, time\n"
-        "from git_hydrate import tokens\n"
+        "from git_hydrate.pack import tokens\n"
         f"paths = {[str(f) for f in files]!r}\n"
         "texts = [open(p, encoding='utf-8', errors='replace').read() for p in paths]\n"
         "size = sum(len(t.encode()) for t in texts)\n"
@@ -168,7 +168,7 @@ def main() -> None:
     ).stderr
     extras = [
         m
-        for m in ("git_hydrate.tokens", "git_hydrate.outline", "toktok", "tree_sitter")
+        for m in ("git_hydrate.pack.tokens", "git_hydrate.pack.outline", "toktok", "tree_sitter")
         if m in imported
     ]
     rows += [

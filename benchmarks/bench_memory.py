@@ -10,7 +10,7 @@ with ``add-tree``, then measures the peak resident set of each process (``wait4`
 - ``prompt --no-cache``: the prompt built;
 - ``prompt``: a cache hit;
 - the floors: ``git hydrate -h`` (the command line's imports) and the imports of a
-  build (``python -c 'import git_hydrate.ledger, git_hydrate.packing'``).
+  build (``python -c 'import git_hydrate.ledger, git_hydrate.pack.stored'``).
 
 The goal (issue 19): a build peaks at most at 2x its output + the import floor.
 ``--against TREE`` runs the same commands from another source tree of git-hydrate
@@ -86,7 +86,7 @@ def main() -> None:
             "floor: build imports": [
                 sys.executable,
                 "-c",
-                "import git_hydrate.ledger, git_hydrate.packing, git_hydrate.context_expander",
+                "import git_hydrate.ledger, git_hydrate.pack.stored, git_hydrate.context_expander",
             ],
         }
         results: dict[tuple[str, str], list[int]] = {}

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = """
 import json, subprocess, sys, time
-from git_hydrate.rendering import neutralise
+from git_hydrate.pack.render import neutralise
 repo = sys.argv[1]
 names = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True, check=True)
 texts = []

@@ -11,6 +11,24 @@ The public API::
 
 Names are resolved lazily so that ``import git_hydrate`` stays cheap for the
 command line, which imports only what each command uses.
+
+The layers, lowest first. A module imports only from its own layer or below,
+and the import graph has no cycle (``tests/test_architecture.py`` reads this
+table and holds the code to it; ``docs/development.md`` says what each is)::
+
+    0  errors ids
+    1  settings model
+    2  codec validate secrets merge results context_expander
+       pack.budget pack.fingerprint pack.memo pack.tokens pack.outline
+       pack.render pack.seed pack.walk pack.assemble
+    3  store
+    4  archive treeshape pack.derived pack.refresh_memo pack.prompt_cache
+    5  taskrefs
+    6  tasks context listing history dependencies hydrate pack pack.loader pack.stored
+    7  lifecycle sync doctor claims current
+    8  ledger
+    9  hooks serve agents
+    10 cli console quick __main__
 """
 
 from __future__ import annotations

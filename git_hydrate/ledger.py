@@ -2,7 +2,7 @@
 
 A thin facade: each method validates nothing of its own and makes one call
 into the module that owns the operation (:mod:`.tasks`, :mod:`.context`,
-:mod:`.packing`, :mod:`.lifecycle`, :mod:`.history`, :mod:`.listing`,
+:mod:`.pack`, :mod:`.lifecycle`, :mod:`.history`, :mod:`.listing`,
 :mod:`.hydrate`, :mod:`.sync`, :mod:`.doctor`), all of which stand on the
 task-ref core (:class:`~git_hydrate.taskrefs.TaskRefs`).
 """
@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from . import context, history, lifecycle, listing, tasks
+from .pack.budget import Budget, resolve_budget
 from .results import (
     AddManyResult,
     ArchivedItem,
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 
     from .hydrate import RankResult
     from .hydrate.tree import Progress
+    from .pack.budget import BudgetOptions
+    from .pack.memo import BodyMemo
     from .sync import Report
 
 __all__ = ["Ledger"]
@@ -201,15 +204,30 @@ class Ledger:
 
     # -- packing ----------------------------------------------------------------
 
+    def budget(self, max_bytes: int | None = None, **options: Unpack[BudgetOptions]) -> Budget:
+        """The budget a packing uses: ``max_bytes`` and ``options`` (``max_tokens``,
+        ``encoding``, ``outline``), each ``None`` one taken from the ``hydrate.*``
+        settings. Build it once and pass it as ``budget=`` to :meth:`pack`,
+        :meth:`expand`, :meth:`prompt`, :meth:`write_prompt`."""
+        return resolve_budget(self.repo.settings, max_bytes, **options)
+
+    def _budget(
+        self, given: Budget | None, max_bytes: int | None, options: BudgetOptions
+    ) -> Budget:
+        if given is None:
+            return self.budget(max_bytes, **options)
+        if max_bytes is not None or options:
+            raise TypeError("give budget= or the budget's options, not both")
+        return given
+
     def pack(
         self,
         task_id: str,
         max_bytes: int | None = None,
         now: datetime | float | None = None,
         *,
-        max_tokens: int | None = None,
-        encoding: str | None = None,
-        outline: bool | None = None,
+        budget: Budget | None = None,
+        **options: Unpack[BudgetOptions],
     ) -> PackResult:
         """The task as a packet whose compact JSON fits ``max_bytes``.
 
@@ -220,22 +238,15 @@ class Ledger:
         are bounded too and ``token_count`` is exact (adds ``max_tokens`` and
         ``token_encoding``); with ``outline`` (or ``hydrate.outline``), what
         does not fit in full may be kept as its outline (adds ``shrunk``).
+        ``budget`` (from :meth:`budget`) stands for ``max_bytes`` and the options.
 
         Raises:
             Conflict: the mandatory structure alone does not fit.
             ValidationError: a token budget without ``git-hydrate[tokens]``.
         """
-        from .packing import pack
+        from .pack.stored import pack
 
-        return pack(
-            self.refs,
-            task_id,
-            max_bytes,
-            now,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-        )
+        return pack(self.refs, task_id, self._budget(budget, max_bytes, options), now)
 
     def expand(
         self,
@@ -244,32 +255,23 @@ class Ledger:
         now: datetime | float | None = None,
         *,
         extra: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        encoding: str | None = None,
-        outline: bool | None = None,
+        budget: Budget | None = None,
+        **options: Unpack[BudgetOptions],
     ) -> ExpandResult:
         """The packet *and* its prompt, measured together against ``max_bytes``.
 
         Returns ``{packet, prompt, packet_bytes, prompt_bytes, total_bytes,
-        max_bytes, token_estimate, note, omitted}``; ``max_tokens``,
-        ``encoding`` and ``outline`` as for :meth:`pack` (the token budget
-        bounds packet and prompt together, like the byte budget).
+        max_bytes, token_estimate, note, omitted}``; the budget as for
+        :meth:`pack` (a token budget bounds packet and prompt together, like the
+        byte budget).
 
         Raises:
             ValidationError: the mandatory structure alone does not fit.
         """
-        from .packing import expand
+        from .pack.stored import expand
 
-        return expand(
-            self.refs,
-            task_id,
-            max_bytes,
-            now,
-            extra=extra,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-        )
+        limits = self._budget(budget, max_bytes, options)
+        return expand(self.refs, task_id, limits, now, extra=extra)
 
     def prompt(
         self,
@@ -277,61 +279,44 @@ class Ledger:
         max_bytes: int | None = None,
         now: datetime | float | None = None,
         *,
-        max_tokens: int | None = None,
-        encoding: str | None = None,
-        outline: bool | None = None,
         cache: bool = True,
+        budget: Budget | None = None,
+        **options: Unpack[BudgetOptions],
     ) -> PromptResult:
         """The prompt, measured alone: its own UTF-8 bytes fit ``max_bytes``.
 
         Returns ``{packet, prompt, packet_bytes, prompt_bytes, max_bytes,
         token_estimate, note, omitted, kept, attachments, needed_bytes}``
-        (the packet the prompt renders comes along, unmeasured);
-        ``max_tokens``, ``encoding`` and ``outline`` as for :meth:`pack`.
-        ``cache``: read back a prompt built before for the same task tip, budget
-        and expired attachments (see :mod:`git_hydrate.prompt_cache`).
+        (the packet the prompt renders comes along, unmeasured); the budget as
+        for :meth:`pack`. ``cache``: read back a prompt built before for the
+        same task tip, budget and expired attachments (see
+        :mod:`git_hydrate.pack.prompt_cache`).
 
         Raises:
             ValidationError: the prompt without attachments does not fit.
         """
-        from .packing import prompt
+        from .pack.stored import prompt
 
-        return prompt(
-            self.refs,
-            task_id,
-            max_bytes,
-            now,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-            cache=cache,
-        )
+        limits = self._budget(budget, max_bytes, options)
+        return prompt(self.refs, task_id, limits, now, cache=cache)
 
     def check_prompt_budget(
         self,
         task_id: str,
         max_bytes: int | None = None,
         *,
-        max_tokens: int | None = None,
-        encoding: str | None = None,
-        outline: bool | None = None,
+        budget: Budget | None = None,
+        **options: Unpack[BudgetOptions],
     ) -> None:
         """Check, before anything is attached, that the task's prompt without
-        attachments fits the budget (the arguments are :meth:`prompt`'s).
+        attachments fits the budget (given as for :meth:`prompt`).
 
         Raises:
             ValidationError: as :meth:`prompt` would: the head does not fit.
         """
-        from .packing import check_budget
+        from .pack.stored import check_budget
 
-        check_budget(
-            self.refs,
-            task_id,
-            max_bytes,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-        )
+        check_budget(self.refs, task_id, self._budget(budget, max_bytes, options))
 
     def write_prompt(
         self,
@@ -340,31 +325,24 @@ class Ledger:
         max_bytes: int | None = None,
         now: datetime | float | None = None,
         *,
-        max_tokens: int | None = None,
-        encoding: str | None = None,
-        outline: bool | None = None,
         cache: bool = True,
+        memo: BodyMemo | None = None,
+        budget: Budget | None = None,
+        **options: Unpack[BudgetOptions],
     ) -> PromptFields:
         """The prompt of :meth:`prompt`, written to the binary stream ``out`` as
         UTF-8, in about half the memory: it is never held as one text.
 
         Returns :meth:`prompt`'s result without ``prompt`` and ``packet``.
         Nothing is written when the prompt cannot be built (the error is raised
-        first); the arguments are :meth:`prompt`'s.
+        first); the arguments are :meth:`prompt`'s. ``memo``: the bodies an
+        :meth:`add_tree` just read (given the same memo), taken from memory
+        instead of being read and hashed again.
         """
-        from .packing import write_prompt
+        from .pack.stored import write_prompt
 
-        return write_prompt(
-            self.refs,
-            task_id,
-            out,
-            max_bytes,
-            now,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-            cache=cache,
-        )
+        limits = self._budget(budget, max_bytes, options)
+        return write_prompt(self.refs, task_id, out, limits, now, cache=cache, memo=memo)
 
     # -- coordination -------------------------------------------------------------
 
@@ -511,7 +489,7 @@ class Ledger:
         max_total_bytes: int | None = None,
         progress: Progress | None = None,
         allow_secrets: bool | None = None,
-        keep_bodies: int = 0,
+        memo: BodyMemo | None = None,
     ) -> HydrateResult:
         """Attach a file set to a task in one commit: one link per file path.
 
@@ -531,18 +509,16 @@ class Ledger:
         (every file at 0). The task's files in play and tests are attached
         even outside ``pathspecs``, or reported ``missing``.
 
-        ``keep_bodies``: keep up to this many bytes of the bodies this run reads,
-        for a prompt built next by this ledger (:meth:`write_prompt`,
-        :meth:`prompt`), which then takes them from memory instead of reading
-        and hashing them again (``add-tree --prompt``).
+        ``memo``: a :class:`~git_hydrate.pack.BodyMemo` that keeps (up to its
+        limit) the bodies this run reads, for a prompt built next with the same
+        memo (:meth:`write_prompt`), which then takes them from memory instead
+        of reading and hashing them again (``add-tree --prompt``).
 
         Returns:
             ``{added, updated, unchanged, removed, removed_paths, skipped:
             [{path, reason, bytes[, same_as]}], total_bytes, files, changed,
             tip, task_id, mode, from, commit}``.
         """
-        self.refs.memo.clear()  # what an earlier run kept and no prompt took
-        self.refs.memo.limit = max(0, keep_bodies)
         from .hydrate import add_tree
 
         return add_tree(
@@ -559,6 +535,7 @@ class Ledger:
             max_total_bytes=max_total_bytes,
             progress=progress,
             allow_secrets=allow_secrets,
+            memo=memo,
         )
 
     def add_diff(

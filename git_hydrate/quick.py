@@ -19,7 +19,7 @@ summary line. Everything else goes to the full command line, untouched:
 any other command, option or spelling (``-v``, ``--now``,
 ``--no-cache``, ``-h``, ``@``, ``--current``, ``-oFILE``, ``--``, a repeated
 option), ``--refresh`` unless the refresh memo shows that every recorded
-run would be recognised unchanged (:mod:`git_hydrate.refresh_memo`), a value
+run would be recognised unchanged (:mod:`git_hydrate.pack.refresh_memo`), a value
 it would not read exactly as click does, outlines on,
 ``GIT_COMMITTER_DATE`` set (the clock is then git's), a miss, and any error
 before the first byte is written. The full command line then behaves as it
@@ -102,7 +102,7 @@ class Request:
 
     @property
     def budget_args(self) -> tuple[int | None, int | None, str | None, bool | None]:
-        """What :func:`git_hydrate.budgeting.resolve_budget` takes after the settings."""
+        """What :func:`git_hydrate.pack.budget.resolve_budget` takes after the settings."""
         return (self.max_bytes, self.max_tokens, self.encoding, self.outline)
 
 
@@ -227,7 +227,7 @@ def serve_hit(args: Sequence[str]) -> int | None:
         return None
     if sys.stdout is None or sys.stderr is None:
         return None  # started with a standard stream closed: the full CLI says what
-    from .prompt_cache import lookup  # (only for a command the fast path may answer)
+    from .pack.prompt_cache import lookup  # (only for a command the fast path may answer)
 
     try:
         entry = lookup(

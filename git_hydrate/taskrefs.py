@@ -49,7 +49,6 @@ __all__ = [
     "MAX_ATTEMPTS",
     "STALE_LOCK_SECONDS",
     "TASK_REF_PREFIX",
-    "BodyMemo",
     "Change",
     "TaskRefs",
     "TaskState",
@@ -321,40 +320,6 @@ def _unknown_task_fields(task_id: str, state: TaskState) -> dict[str, Any]:
     return extras
 
 
-class BodyMemo:
-    """Bodies this process has just read and hashed, kept for a packing that
-    follows in the same process (``add-tree --prompt``: one pass reads each
-    body once). Off (a limit of 0) unless asked for; each body is given out
-    once, and only to a link whose sha256 is the one computed here.
-    """
-
-    def __init__(self) -> None:
-        self.limit = 0
-        self.size = 0
-        self._bodies: dict[str, tuple[str, bytes]] = {}
-
-    def offer(self, oid: str, sha256: str, data: bytes) -> None:
-        """Keep ``data`` (the blob ``oid``, whose sha256 is ``sha256``) if it fits."""
-        if self.size + len(data) <= self.limit and oid not in self._bodies:
-            self._bodies[oid] = (sha256, data)
-            self.size += len(data)
-
-    def __contains__(self, oid: object) -> bool:
-        return oid in self._bodies
-
-    def take(self, oid: str, sha256: str) -> bytes | None:
-        """The body of blob ``oid`` if kept and its sha256 is ``sha256`` (given once)."""
-        kept = self._bodies.pop(oid, None)
-        if kept is None:
-            return None
-        self.size -= len(kept[1])
-        return kept[1] if kept[0] == sha256 else None
-
-    def clear(self) -> None:
-        self._bodies.clear()
-        self.size = 0
-
-
 class TaskRefs:
     """The tasks of one repository, as refs: read, decode, write.
 
@@ -372,8 +337,6 @@ class TaskRefs:
         self.clock: Callable[[], float] = clock if clock is not None else repo.git_now
         #: How many writes lost a race and were re-applied.
         self.retries = 0
-        #: Bodies read by add-tree, for a prompt built next in this process.
-        self.memo = BodyMemo()
         self._archived_folded: tuple[bytes | None, dict[str, list[str]]] | None = None
 
     def commit_when(self, moment: float | None = None) -> float | None:

@@ -18,6 +18,7 @@ from git_hydrate.hydrate.cache import Sha256Cache
 from git_hydrate.hydrate.pathspec import Pathspec
 from git_hydrate.hydrate.resources import hydrate_from_path, hydrate_paths
 from git_hydrate.hydrate.rules import REASONS, classify
+from git_hydrate.pack.memo import BodyMemo
 from tests.conftest import fsck, git, hydrate
 
 TASK = "T-1"
@@ -1015,9 +1016,10 @@ def test_one_pass_reads_each_body_once_and_checks_the_budget_first(repo: Path) -
         expected = ledger.prompt(TASK, cache=False)["prompt"].encode()
     (repo / ".git" / "hydrate" / "sha256-cache").unlink()  # so that T-2's run reads them
     make_task(repo, "T-2")
+    memo = BodyMemo(1 << 20)
     with Ledger(repo) as ledger:
-        ledger.add_tree("T-2", keep_bodies=1 << 20)
-        kept = ledger.refs.memo.size
+        ledger.add_tree("T-2", memo=memo)
+        kept = memo.size
         assert kept == sum(link["size"] for link in links(repo, "T-2")) > 40, kept
         (pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
         os.chmod(pack, 0o644)
@@ -1026,9 +1028,9 @@ def test_one_pass_reads_each_body_once_and_checks_the_budget_first(repo: Path) -
             fh.seek(12)
             fh.write(b"\0" * (size - 32))
         out = io.BytesIO()
-        ledger.write_prompt("T-2", out, cache=False)
+        ledger.write_prompt("T-2", out, cache=False, memo=memo)
         assert out.getvalue() == expected.replace(TASK.encode(), b"T-2")
-        assert ledger.refs.memo.size == 0  # given out once, then forgotten
+        assert memo.size == 0  # given out once, then forgotten
         for name in ("app.py", "lib.py"):  # nor can the work tree stand in for git
             (repo / "src" / name).unlink()
         with pytest.raises(CorruptData, match="T-2"):
@@ -1036,12 +1038,10 @@ def test_one_pass_reads_each_body_once_and_checks_the_budget_first(repo: Path) -
 
 
 def test_the_memo_gives_a_body_only_to_its_own_sha256() -> None:
-    from git_hydrate.taskrefs import BodyMemo
-
     memo = BodyMemo()
     memo.offer("a" * 40, "1" * 64, b"kept")  # off: the limit is 0
     assert "a" * 40 not in memo
-    memo.limit = 6
+    memo = BodyMemo(6)
     memo.offer("a" * 40, "1" * 64, b"kept")
     memo.offer("b" * 40, "2" * 64, b"too big")  # over the limit
     assert "a" * 40 in memo and "b" * 40 not in memo and memo.size == 4

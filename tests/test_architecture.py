@@ -1,56 +1,45 @@
 """The shape of the package: imports flow one way, privates stay home, the surface is pinned.
 
-The layers, lowest first (a module may import only from its own layer or
-below, and the whole graph must be free of cycles):
-
-    errors, ids (the task-id rules, importing nothing heavy)
-    settings, model
-    codec, validate, secrets, merge, context_expander, results, tokens, outline
-    store (the only git boundary)
-    archive, treeshape
-    taskrefs (the task-ref core)
-    tasks, context, listing, history, packing, hydrate
-    lifecycle, sync, doctor, current
-    ledger (the facade)
-    hooks, serve, agents
-    cli, console (what the command line says and writes without click), quick (the
-    entry point: the prompt cache's fast path, then cli)
+The layers are written once, in the package's docstring (``git_hydrate/__init__.py``),
+where a reader looks first; these tests read them from there. A module may import
+only from its own layer or below, and the whole graph must be free of cycles. A
+package is in the layer of its name (``hydrate``), unless one of its modules is
+named on its own (``pack.render``).
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "git_hydrate"
 
-LAYERS: list[set[str]] = [
-    {"errors", "fingerprint", "ids"},
-    {"settings", "model"},
-    {
-        "codec",
-        "budgeting",
-        "validate",
-        "secrets",
-        "merge",
-        "rendering",
-        "context_expander",
-        "results",
-        "tokens",
-        "outline",
-    },
-    {"store"},
-    {"archive", "treeshape", "prompt_cache", "refresh_memo"},
-    {"taskrefs"},
-    {"tasks", "context", "listing", "history", "packing", "hydrate", "dependencies"},
-    {"lifecycle", "sync", "doctor", "claims", "current"},
-    {"ledger"},
-    {"hooks", "serve", "agents"},
-    {"cli", "console", "quick", "__main__"},
-]
+
+def _declared_layers() -> list[set[str]]:
+    """The layer table of the package's docstring: ``N  name name...`` lines, a
+    line without a number continuing the layer above."""
+    import git_hydrate
+
+    doc = git_hydrate.__doc__ or ""
+    table = doc[doc.index("The layers, lowest first") :]
+    layers: list[set[str]] = []
+    for line in table.splitlines()[1:]:
+        numbered = re.fullmatch(r"    (\d+)\s+(.*)", line)
+        if numbered:
+            assert int(numbered.group(1)) == len(layers), line
+            layers.append(set(numbered.group(2).split()))
+        elif layers and re.fullmatch(r"       \S.*", line):
+            layers[-1].update(line.split())
+    assert layers, "the package docstring has no layer table"
+    return layers
+
+
+LAYERS: list[set[str]] = _declared_layers()
+
 
 #: Imports inside functions are allowed only to put off the cost of a heavy
 #: module until it is needed (never to break a cycle).
@@ -60,7 +49,7 @@ LAZY_ALLOWED = {
     "fractions",
     "ledger",
     # the ledger's packing and hydration, only for the commands that use them
-    "packing",
+    "stored",
     "hydrate",
     "rerank",  # (git_hydrate.hydrate's function of that name, from its module)
     "codec",
@@ -73,7 +62,6 @@ LAZY_ALLOWED = {
     # the optional extras' wrappers and their caches, only when a budget asks for them
     "tokens",
     "outline",
-    "cache",
     # the full command line, when the entry point's fast path does not answer, and
     # the prompt cache, only for a command the fast path may answer
     "cli",
@@ -130,11 +118,14 @@ def _imports(module: str, path: Path, known: set[str]) -> list[tuple[str, ast.AS
 
 
 def _layer(module: str) -> int:
-    top = module.split(".")[1] if module.count(".") else "__init__"
-    for index, layer in enumerate(LAYERS):
-        if top in layer:
-            return index
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS in this test")
+    parts = module.split(".")[1:] or ["__init__"]
+    for name in (".".join(parts[:2]), parts[0]):  # pack.render, else pack
+        for index, layer in enumerate(LAYERS):
+            if name in layer:
+                return index
+    raise AssertionError(
+        f"{module} is in no layer: add it to the table in git_hydrate/__init__.py"
+    )
 
 
 def test_imports_flow_down_the_layers_and_form_a_dag() -> None:
@@ -255,6 +246,7 @@ def test_the_public_api_is_pinned() -> None:
                 "read_private",
                 "shared_file_mode",
                 "shared_repository_mode",
+                "write_derived",
             ],
         ),
         (
@@ -264,7 +256,6 @@ def test_the_public_api_is_pinned() -> None:
                 "MAX_ATTEMPTS",
                 "STALE_LOCK_SECONDS",
                 "TASK_REF_PREFIX",
-                "BodyMemo",
                 "Change",
                 "TaskRefs",
                 "TaskState",
@@ -299,3 +290,28 @@ def test_only_the_store_runs_git_or_imports_dulwich() -> None:
         assert ('subprocess.run(["git"' not in text and '"git", "' not in text) or (
             module == "git_hydrate.cli.demo"
         ), f"{module} builds a git command line"
+
+
+#: Modules outside ``pack/`` that the packer imports but whose code cannot change a
+#: prompt's bytes: errors, ids, result types, settings (a budget enters the prompt
+#: cache's key resolved), the git boundary and the task-ref core (which decodes
+#: through ``codec`` and ``model``), argument checks.
+_NOT_DECIDING = {"errors", "ids", "results", "settings", "store", "taskrefs", "validate"}
+
+
+def test_the_prompt_cache_key_covers_every_module_that_decides_a_prompt() -> None:
+    from git_hydrate.pack.fingerprint import PACKER_INPUTS, packer_modules
+
+    outside: set[str] = set()
+    modules = _modules()
+    for module, path in modules.items():
+        if not module.startswith("git_hydrate.pack."):
+            continue
+        for target, _node, _top in _imports(module, path, set(modules)):
+            name = target.split(".")[1] if "." in target else "__init__"
+            if name not in ("pack", "__init__"):
+                outside.add(name)
+    assert outside - _NOT_DECIDING == {name.removesuffix(".py") for name in PACKER_INPUTS}
+    listed = packer_modules()
+    for path in sorted((PACKAGE / "pack").glob("*.py")):
+        assert f"pack/{path.name}" in listed

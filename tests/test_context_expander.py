@@ -729,6 +729,6 @@ def wide_texts(draw: Any) -> str:
 def test_the_quick_paths_mark_what_the_line_walk_marks(text: str) -> None:
     """Whatever shortcut neutralise takes (ASCII bytes, characters that are walls),
     its answer is the full walk's, which reads every line as a reader does."""
-    from git_hydrate import rendering
+    from git_hydrate.pack import render as rendering
 
     assert rendering.neutralise(text) == rendering._walk_lines(text, False)

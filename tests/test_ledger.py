@@ -422,7 +422,8 @@ def test_packing_reads_ahead_in_rounds_and_gives_the_same_prompt(
     expected = {b: s for b, s, _p, _t in bodies}
     assert {c["body"]: c["source"] for c in whole["packet"]["context"]} == expected
     # The oracle: the pure packer given every body in memory, no loader at all.
-    from git_hydrate import context_expander, packing
+    from git_hydrate import context_expander
+    from git_hydrate.pack import stored as packing
 
     task, entries = packing.packing_input(ledger.refs, "M-1002")
     by_hash = {hashlib.sha256(b.encode()).hexdigest(): b for b in expected}

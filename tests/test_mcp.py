@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from git_hydrate import Ledger
+from git_hydrate.pack.tokens import count_tokens
 from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_prompt
-from git_hydrate.tokens import count_tokens
 
 from .conftest import ROOT, fsck, git, hydrate
 

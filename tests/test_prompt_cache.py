@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from git_hydrate import Ledger
-from git_hydrate import prompt_cache as pc
+from git_hydrate.pack import prompt_cache as pc
 
 from .conftest import git, hydrate
 
@@ -95,9 +95,11 @@ def test_a_change_to_the_rendering_code_is_a_miss(
     task: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A development install keeps its version string: the code itself is in the key."""
+    from git_hydrate.pack.fingerprint import packer_modules
+
     code = tmp_path / "package"
-    code.mkdir()
-    for name in pc._RENDERING_MODULES:
+    (code / "pack").mkdir(parents=True)
+    for name in packer_modules():
         (code / name).write_text("# v1\n")
     monkeypatch.setattr(pc, "_HERE", str(code))
     with Ledger(task) as ledger:
@@ -106,8 +108,11 @@ def test_a_change_to_the_rendering_code_is_a_miss(
     budget = (1000, None, "o200k_base", False)
     before = pc.PromptCache.key(tip, budget)
     assert pc.PromptCache.key(tip, budget) == before
-    (code / "rendering.py").write_text("# v2, a longer line\n")
-    assert pc.PromptCache.key(tip, budget) != before
+    (code / "pack" / "render.py").write_text("# v2, a longer line\n")
+    changed = pc.PromptCache.key(tip, budget)
+    assert changed != before
+    (code / "pack" / "new_module.py").write_text("# a module added to pack/\n")
+    assert pc.PromptCache.key(tip, budget) not in (before, changed)
 
 
 def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
@@ -115,8 +120,8 @@ def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
 ) -> None:
     """Outlines depend on which tree-sitter grammars import: installing or upgrading one
     must not be answered with prompts (or outlines) made without it."""
-    from git_hydrate import outline
-    from git_hydrate.budgeting import Budget
+    from git_hydrate.pack import outline
+    from git_hydrate.pack.budget import Budget
 
     with Ledger(task) as ledger:
         tip = ledger.refs.tip("C-1")

@@ -175,7 +175,7 @@ def test_a_damaged_or_foreign_memo_is_a_miss(task: Path) -> None:
 
 
 def test_only_the_newest_tips_are_kept(task: Path) -> None:
-    from git_hydrate import refresh_memo
+    from git_hydrate.pack import refresh_memo
 
     assert same(task, "prompt", TASK, "--refresh")
     data = json.loads(memo(task).read_text())

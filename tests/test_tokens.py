@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from git_hydrate import tokens
 from git_hydrate.errors import ValidationError
+from git_hydrate.pack import tokens
 from tests.tokens_corpus import corpus
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -108,7 +108,7 @@ def test_no_network_at_import_or_first_use(block: str) -> None:
         sys.addaudithook(hook)
         if {block!r}:
             sys.modules[{block!r}] = None
-        from git_hydrate import tokens
+        from git_hydrate.pack import tokens
         assert tokens.count_tokens("hello world", "o200k_base") == 2
         assert tokens.count_tokens("hello world", "cl100k_base") == 2
         print(tokens.backend())

@@ -11,7 +11,7 @@ import pytest
 
 from git_hydrate import Ledger
 from git_hydrate.hooks import packet_sha256
-from git_hydrate.rendering import packet_json
+from git_hydrate.pack.render import packet_json
 
 from .conftest import git, hydrate
 from .wrapper import hydrate_on_path

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from git_hydrate import CorruptData, Ledger
+from git_hydrate.pack.memo import BodyMemo
 from tests.conftest import commit_files, fsck, git
 
 TASK = "T-1"
@@ -66,10 +67,11 @@ def test_add_tree_takes_unchanged_files_from_the_work_tree(repo: Path) -> None:
     _task(repo)
     _corrupt_blobs(repo)
     with Ledger(repo) as ledger:
-        result = ledger.add_tree(TASK, keep_bodies=1 << 20)
+        memo = BodyMemo(1 << 20)
+        result = ledger.add_tree(TASK, memo=memo)
         assert result["added"] == 2
         out = io.BytesIO()
-        ledger.write_prompt(TASK, out, cache=False)
+        ledger.write_prompt(TASK, out, cache=False, memo=memo)
         held = {c["source"]: c["hash"] for c in ledger.context_entries(TASK)}
     assert held == {rel: _sha(text) for rel, text in FILES.items()}
     for text in FILES.values():
@@ -135,7 +137,7 @@ def test_symlinks_and_fifos_at_a_path_are_never_read(repo: Path, tmp_path: Path)
 def test_a_link_path_outside_the_work_tree_is_not_read(repo: Path, tmp_path: Path) -> None:
     """A link whose path climbs out of the work tree (a task from a remote could
     carry one) is read through git only."""
-    from git_hydrate.packing import body_loader
+    from git_hydrate.pack.loader import BodyReader
     from git_hydrate.store import Repository
     from git_hydrate.taskrefs import TaskRefs
 
@@ -156,7 +158,7 @@ def test_a_link_path_outside_the_work_tree_is_not_read(repo: Path, tmp_path: Pat
     with Repository(repo) as store:
         assert store.worktree_blob(b"src/app.py", oid, entry["size"]) is not None
         assert store.worktree_blob(os.fsencode(outside), oid, entry["size"]) is None
-        load = body_loader(TaskRefs(store), TASK, [entry], 1 << 20, 0.0)
+        load = BodyReader(TaskRefs(store), TASK, [entry], 1 << 20, 0.0)
         with pytest.raises(CorruptData):
             load(entry)  # not from ../outside.py, though it holds the same bytes
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import click
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ..ledger import Ledger
 
 __all__ = [
+    "BUDGET_OPTIONS",
     "STATION_CHOICE",
     "ByteSize",
     "Duration",
@@ -161,41 +163,57 @@ def allow_secrets_option(what: str) -> Callable[[F], F]:
     )
 
 
+#: The options :func:`budget_options` gathers into one budget request.
+BUDGET_OPTIONS: Final = ("max_bytes", "max_tokens", "encoding", "outline")
+
+
 def budget_options(func: F) -> F:
     """``--max-bytes``, ``--max-tokens``, ``--encoding``, ``--outline`` and ``--now``,
-    shared by the packing commands."""
-    func = click.option(
+    shared by the packing commands.
+
+    The command receives the budget options given as one mapping, ``budget``
+    (for :meth:`git_hydrate.Ledger.budget`, which fills in the rest from the
+    settings), and ``now``: a new budget option is added here and in
+    :class:`git_hydrate.pack.budget.Budget`, not to every command.
+    """
+
+    @functools.wraps(func)
+    def gathered(*args: Any, **kwargs: Any) -> Any:
+        kwargs["budget"] = {name: kwargs.pop(name) for name in BUDGET_OPTIONS}
+        return func(*args, **kwargs)
+
+    command = cast(F, gathered)
+    command = click.option(
         "--outline/--no-outline",
         default=None,
         help="Keep the outline of an attachment that no longer fits in full, when the "
         f"outline fits (default: {default_help('hydrate.outline')}).",
-    )(func)
-    func = click.option(
+    )(command)
+    command = click.option(
         "--encoding",
         type=click.Choice(ENCODINGS),
         default=None,
         help=f"The token encoding of --max-tokens (default: {default_help('hydrate.encoding')}).",
-    )(func)
-    func = click.option(
+    )(command)
+    command = click.option(
         "--max-tokens",
         type=click.IntRange(min=1, max=2**63 - 1),  # as git reads hydrate.maxTokens
         default=None,
         help="A token budget, counted exactly; with --max-bytes both apply "
         f"(default: {default_help('hydrate.maxTokens')}). Needs git-hydrate[tokens].",
-    )(func)
-    func = click.option(
+    )(command)
+    command = click.option(
         "--now",
         type=IsoTime(),
         default=None,
         help="Judge expiry at this moment instead of the current time.",
-    )(func)
-    func = click.option(
+    )(command)
+    return click.option(
         "--max-bytes",
         type=ByteSize(),
         default=None,
         help=f"The byte budget (default: {default_help('hydrate.maxBytes')}).",
-    )(func)
-    return func
+    )(command)
 
 
 def short(digest: str) -> str:

@@ -12,9 +12,10 @@ import click
 from ..console import Deferred, refreshed_line, summary_line, thousands
 
 if TYPE_CHECKING:
-    from ..prompt_cache import Entry
+    from ..pack.prompt_cache import Entry
 
 from ._common import (
+    BUDGET_OPTIONS,
     budget_options,
     echo_json,
     json_option,
@@ -45,11 +46,8 @@ LISTED_ON_A_TERMINAL = 20
 def pack(
     ctx: click.Context,
     task_id: str,
-    max_bytes: int | None,
+    budget: dict[str, Any],
     now: datetime | None,
-    max_tokens: int | None,
-    encoding: str | None,
-    outline: bool | None,
     as_json: bool,
 ) -> None:
     """Pack the task ID into a JSON packet whose compact encoding fits --max-bytes.
@@ -65,14 +63,7 @@ def pack(
       git hydrate --compact pack M-6001 --max-bytes 3500 | jq .omitted
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.pack(
-            task_id,
-            max_bytes=max_bytes,
-            now=now,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-        )
+        result = ledger.pack(task_id, now=now, budget=ledger.budget(**budget))
     echo_json(ctx, result)
 
 
@@ -84,11 +75,8 @@ def pack(
 def expand(
     ctx: click.Context,
     task_id: str,
-    max_bytes: int | None,
+    budget: dict[str, Any],
     now: datetime | None,
-    max_tokens: int | None,
-    encoding: str | None,
-    outline: bool | None,
     as_json: bool,
 ) -> None:
     """Pack the task ID into a packet and a prompt that fit --max-bytes together.
@@ -103,14 +91,7 @@ def expand(
       git hydrate expand M-1002 --max-bytes 20000
     """
     with open_ledger(ctx) as ledger:
-        result = ledger.expand(
-            task_id,
-            max_bytes=max_bytes,
-            now=now,
-            max_tokens=max_tokens,
-            encoding=encoding,
-            outline=outline,
-        )
+        result = ledger.expand(task_id, now=now, budget=ledger.budget(**budget))
     echo_json(ctx, result)
 
 
@@ -149,11 +130,8 @@ def expand(
 def prompt(
     ctx: click.Context,
     task_id: str,
-    max_bytes: int | None,
+    budget: dict[str, Any],
     now: datetime | None,
-    max_tokens: int | None,
-    encoding: str | None,
-    outline: bool | None,
     output: str | None,
     verbose: int,
     refresh: bool,
@@ -176,7 +154,7 @@ def prompt(
       git hydrate prompt M-1002 --max-tokens 32000 --outline -v
       git hydrate prompt M-1002 --refresh -o M-1002.prompt.md
     """
-    budget_args = (max_bytes, max_tokens, encoding, outline)
+    budget_args = tuple(budget[name] for name in BUDGET_OPTIONS)
     # (after --refresh the ledger is open already: its own cache lookup serves)
     fast = not (no_cache or verbose or refresh)
     hit = _cached_prompt(ctx, task_id, now, budget_args) if fast else None
@@ -190,16 +168,8 @@ def prompt(
             for done in ledger.refresh(task_id):
                 click.echo(refreshed_line(task_id, done), err=True)
         with Deferred(output) as out:
-            result = ledger.write_prompt(
-                task_id,
-                out,
-                max_bytes=max_bytes,
-                now=now,
-                max_tokens=max_tokens,
-                encoding=encoding,
-                outline=outline,
-                cache=not no_cache,
-            )
+            limits = ledger.budget(**budget)
+            result = ledger.write_prompt(task_id, out, now=now, cache=not no_cache, budget=limits)
         # why each attachment packs where it does (ranking's reasons), for -v
         why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
     click.echo(summary_line(task_id, result), err=True)
@@ -214,9 +184,9 @@ def _cached_prompt(
 ) -> Entry | None:
     """The prompt's entry in the prompt cache, found without importing the packer (or
     ``None``: then the ledger builds it, and says what is wrong if anything is), by
-    :func:`git_hydrate.prompt_cache.lookup`, the one lookup of a hit."""
+    :func:`git_hydrate.pack.prompt_cache.lookup`, the one lookup of a hit."""
     from ..errors import HydrateError
-    from ..prompt_cache import lookup
+    from ..pack.prompt_cache import lookup
 
     directory = (ctx.find_root().obj or {}).get("directory")
     try:

@@ -66,7 +66,7 @@ def mcp(
 
 def _tokens(text: str) -> str:
     from ..errors import ValidationError
-    from ..tokens import count_tokens
+    from ..pack.tokens import count_tokens
 
     try:
         return f", {count_tokens(text, 'o200k_base'):,} tokens (o200k_base)"

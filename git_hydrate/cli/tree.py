@@ -23,6 +23,7 @@ from ._common import (
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
+    from ..pack.budget import Budget
     from ..results import HydrateResult
 
 __all__ = [
@@ -106,13 +107,10 @@ LIST_SKIPPED: Final = 10
 MAX_KEPT_BODIES: Final = 256 << 20
 
 
-def _kept_for(ledger: Any, max_bytes: int | None, max_tokens: int | None) -> int:
+def _kept_for(limits: Budget) -> int:
     """How many bytes of the bodies it reads ``add-tree --prompt`` keeps for the
     prompt that follows: about what the budget can hold (the rest would be
     read for nothing), between 8 MiB and :data:`MAX_KEPT_BODIES`."""
-    from ..budgeting import resolve_budget
-
-    limits = resolve_budget(ledger.repo.settings, max_bytes, max_tokens)
     room = limits.max_bytes if limits.max_bytes is not None else 8 * (limits.max_tokens or 0)
     return min(MAX_KEPT_BODIES, max(8 << 20, room))
 
@@ -292,11 +290,8 @@ def add_tree(
     allow_secrets: bool | None,
     verbose: bool,
     then_prompt: bool,
-    max_bytes: int | None,
+    budget: dict[str, Any],
     now: datetime | None,
-    max_tokens: int | None,
-    encoding: str | None,
-    outline: bool | None,
     as_json: bool,
 ) -> None:
     """Attach the repository's files to the task ID as context.
@@ -332,14 +327,7 @@ def add_tree(
         raise click.UsageError("give at most one of --rev, --worktree and --dir")
     if then_prompt and as_json:
         raise click.UsageError("--prompt prints the prompt: it does not combine with --json")
-    budget = {
-        "max_bytes": max_bytes,
-        "now": now,
-        "max_tokens": max_tokens,
-        "encoding": encoding,
-        "outline": outline,
-    }
-    if not then_prompt and any(value is not None for value in budget.values()):
+    if not then_prompt and (now is not None or any(v is not None for v in budget.values())):
         raise click.UsageError("the budget options size the prompt: give them with --prompt")
     from ..hydrate.pathspec import relative_to_top
 
@@ -352,13 +340,14 @@ def add_tree(
             if directory is not None
             else relative_to_top(pathspecs, ledger.repo.work_tree, cwd)
         )
-        keep = 0
+        memo = limits = None
         if then_prompt:
+            from ..pack.memo import BodyMemo
+
+            limits = ledger.budget(**budget)
             # a budget the head alone overflows is refused before anything is attached
-            ledger.check_prompt_budget(
-                task_id, max_bytes, max_tokens=max_tokens, encoding=encoding, outline=outline
-            )
-            keep = _kept_for(ledger, max_bytes, max_tokens)
+            ledger.check_prompt_budget(task_id, budget=limits)
+            memo = BodyMemo(_kept_for(limits))
         try:
             result = ledger.add_tree(
                 task_id,
@@ -373,7 +362,7 @@ def add_tree(
                 max_total_bytes=max_total_bytes,
                 progress=progress,
                 allow_secrets=allow_secrets or None,
-                keep_bodies=keep,
+                memo=memo,
             )
         finally:
             progress.close()
@@ -392,15 +381,7 @@ def add_tree(
             from ..console import Deferred, summary_line
 
             with Deferred(None) as out:
-                made = ledger.write_prompt(
-                    task_id,
-                    out,
-                    max_bytes=max_bytes,
-                    now=now,
-                    max_tokens=max_tokens,
-                    encoding=encoding,
-                    outline=outline,
-                )
+                made = ledger.write_prompt(task_id, out, now=now, memo=memo, budget=limits)
             click.echo(summary_line(task_id, made), err=True)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..history import PACKET_TRAILER, TASK_TRAILER
 from ..ledger import Ledger
-from ..rendering import packet_json
+from ..pack.render import packet_json
 
 __all__ = ["packet_sha256", "prepare_commit_msg"]
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import Any, Final
+from typing import Final
 
-import msgspec
+from ..store import Repository, read_private, write_derived
 
-from ..store import Repository, read_private
-
-__all__ = ["DerivedCache", "Sha256Cache", "keep_compiled_prefilter"]
+__all__ = ["Sha256Cache", "keep_compiled_prefilter"]
 
 #: The first line of the file holding the secret scan's compiled prefilter.
 _PREFILTER_HEADER: Final = b"# git-hydrate secret-prefilter %s\n"
@@ -121,107 +119,8 @@ class Sha256Cache:
             for oid, (d, c) in (self._entries if self._rewrite else self._new).items()  # type: ignore[union-attr]
         )
         try:
-            _store(self.repo, self.path, self.HEADER, lines, whole=self._rewrite)
+            write_derived(self.repo, self.path, self.HEADER, lines, whole=self._rewrite)
         except OSError:
             return
         self._new.clear()
-        self._rewrite = False
-
-
-def _store(
-    repo: Repository | None, path: str, header: bytes, lines: bytes, *, whole: bool
-) -> None:
-    """Write a derived file for this user only: ``header`` and ``lines`` whole when
-    ``whole`` or when it is missing (a temporary file renamed over it), else
-    ``lines`` appended (one ``O_APPEND`` write: concurrent runs interleave whole
-    runs).
-
-    Raises:
-        OSError: nothing was written.
-    """
-    if whole or not os.path.exists(path):
-        if repo is not None:
-            repo.replace_file(path, [header, lines], private=True)
-            return
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        try:
-            with open(os.open(tmp, flags, 0o600), "wb") as fh:
-                fh.write(header + lines)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        return
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
-    try:
-        os.write(fd, lines)
-    finally:
-        os.close(fd)
-
-
-class DerivedCache:
-    """A derived, disposable map from a key (a blob id and a variant) to a JSON value.
-
-    Stored as ``<common dir>/hydrate/<name>``: a header line naming the format,
-    then one ``<key> TAB <compact JSON value>`` line per entry, appended once
-    per run. A blob never changes, so an entry never goes stale while the
-    header (which names what derives the values) stays the same; a line that
-    does not parse is ignored, a foreign header starts the file afresh, and
-    deleting the file is always safe. Used for token counts and outlines, which
-    a prompt takes unchecked: so, like :class:`Sha256Cache`, written for this user
-    only and trusted only then.
-    """
-
-    def __init__(self, path: str, header: bytes, repo: Repository | None = None) -> None:
-        self.path = path
-        self.header = header
-        self.repo = repo
-        self.values: dict[str, Any] = {}
-        self._stored: set[str] = set()
-        self._rewrite = False
-        self._load()
-
-    @classmethod
-    def of(cls, repo: Repository, name: str, header: bytes) -> DerivedCache:
-        """The cache ``name`` of ``repo``, at ``<common dir>/hydrate/<name>``."""
-        return cls(os.path.join(repo.common_dir, "hydrate", name), header, repo)
-
-    def _load(self) -> None:
-        data = read_private(self.path)
-        if data is None or not data.startswith(self.header):
-            # missing, foreign or of another header: started afresh
-            self._rewrite = data is not None or os.path.lexists(self.path)
-            return
-        decoder = msgspec.json.Decoder()
-        for line in data[len(self.header) :].split(b"\n"):
-            key, tab, value = line.partition(b"\t")
-            if not tab:
-                continue
-            try:
-                self.values[key.decode("utf-8")] = decoder.decode(value)
-            except (msgspec.DecodeError, UnicodeDecodeError):
-                continue
-        self._stored = set(self.values)
-
-    def save(self) -> None:
-        """Append what is new (or rewrite a foreign file). Failures are ignored:
-        the cache only saves time."""
-        fresh = [key for key in self.values if key not in self._stored]
-        if not fresh and not self._rewrite:
-            return
-        encoder = msgspec.json.Encoder()
-        keys = list(self.values) if self._rewrite else fresh
-        lines = b"".join(
-            key.encode("utf-8") + b"\t" + encoder.encode(self.values[key]) + b"\n"
-            for key in keys
-            if "\t" not in key and "\n" not in key
-        )
-        try:
-            _store(self.repo, self.path, self.header, lines, whole=self._rewrite)
-        except OSError:
-            return
-        self._stored.update(keys)
         self._rewrite = False

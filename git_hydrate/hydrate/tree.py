@@ -32,7 +32,8 @@ import msgspec
 from .. import __version__, validate
 from ..errors import ValidationError
 from ..model import TREE_ORIGIN, Link, Selection, Task
-from ..refresh_memo import local_inputs, own_runs, own_selections_path, remember
+from ..pack.memo import BodyMemo
+from ..pack.refresh_memo import local_inputs, own_runs, own_selections_path, remember
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs, TaskState
 from .cache import Sha256Cache, keep_compiled_prefilter
@@ -59,6 +60,8 @@ class Content:
     skipped: list[Skipped] = field(default_factory=list)
     files_done: int = 0
     bytes_done: int = 0
+    #: Keeps the text bodies read, for the prompt that follows (``add-tree --prompt``).
+    memo: BodyMemo = field(default_factory=BodyMemo)
 
 
 def _prefix(value: str) -> str:
@@ -145,7 +148,7 @@ def _read_from_disk(
     digest = hashlib.sha256(data).hexdigest()
     cache.put(oid, digest, cls)  # saves the read once these files are committed
     if cls == "text":
-        refs.memo.offer(oid, digest, data)
+        found.memo.offer(oid, digest, data)
     found.info[entry.path] = (oid, digest, cls, len(data))
     found.to_write[oid] = data
     found.files_done += 1
@@ -159,12 +162,13 @@ def _read_content(
     progress: Progress | None,
     *,
     worktree_copies: bool = False,
+    memo: BodyMemo | None = None,
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git
     (``worktree_copies``: a blob the work tree holds as it is, from there)."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
-    found = Content()
+    found = Content(memo=memo) if memo is not None else Content()
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
     for entry in candidates:
@@ -185,7 +189,7 @@ def _read_content(
         digest = hashlib.sha256(data).hexdigest()
         cache.put(oid, digest, cls)
         if cls == "text":
-            refs.memo.offer(oid, digest, data)
+            found.memo.offer(oid, digest, data)
         for entry in unread[oid]:
             found.info[entry.path] = (oid, digest, cls, len(data))
             found.files_done += 1
@@ -347,6 +351,7 @@ def add_tree(
     progress: Progress | None = None,
     allow_secrets: bool | None = None,
     recognise: bool = False,
+    memo: BodyMemo | None = None,
 ) -> HydrateResult:
     """Attach the files of a commit, the work tree or a directory to a task.
 
@@ -407,7 +412,7 @@ def add_tree(
     source = _source(refs, selection, directory, resolved)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
     found = _read_content(
-        refs, candidates, max_file, progress, worktree_copies=source.mode != "dir"
+        refs, candidates, max_file, progress, worktree_copies=source.mode != "dir", memo=memo
     )
     places = place(
         refs.repo,

@@ -77,7 +77,7 @@ def answer_budget(
     forces either way; forcing it on without the extra is refused); otherwise
     the budget is :data:`BYTES_PER_TOKEN` bytes per token.
     """
-    from ..tokens import Meter
+    from ..pack.tokens import Meter
 
     tokens = max_tokens if max_tokens is not None else ledger.settings.size("hydrate.mcpMaxTokens")
     encoding = ledger.settings.text("hydrate.encoding") or "o200k_base"

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .base import Identity
     from .catfile import Prefetch
     from .commands import PushResult, git_in_directory
+    from .derived import write_derived
     from .objects import MODE_BLOB, MODE_TREE, CommitInfo, parse_commit_tree
     from .perms import (
         current_umask,
@@ -57,6 +58,7 @@ __all__ = [
     "read_private",
     "shared_file_mode",
     "shared_repository_mode",
+    "write_derived",
 ]
 
 #: Where each public name lives.
@@ -78,6 +80,7 @@ _HOME: Final = {
     "Refs": "refs",
     "RefUpdate": "refs",
     "Repository": "repository",
+    "write_derived": "derived",
 }
 
 

@@ -49,7 +49,7 @@ class Identity(tuple[bytes, int, int | None]):
     ``when`` is the POSIX time git would write for it when the environment
     fixes one (``GIT_COMMITTER_DATE``/``GIT_AUTHOR_DATE``), else ``None``
     (the moment of writing). (A tuple with named fields, not a
-    typing.NamedTuple: see git_hydrate.budgeting.Budget.)
+    typing.NamedTuple: see git_hydrate.pack.budget.Budget.)
     """
 
     __slots__ = ()

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from .codec import encode_output
+from ..codec import encode_output
 
 __all__ = [
     "BLOCK_OVERHEAD",

@@ -29,19 +29,19 @@ import stat
 import unicodedata
 import zlib
 
-from . import __version__
-from .budgeting import resolve_budget
-from .fingerprint import PACKAGE_DIR, code_fingerprint
-from .ids import names_a_task, ref_name
+from .. import __version__
+from ..ids import names_a_task, ref_name
+from ..store import Refs, private_file
+from .budget import resolve_budget
+from .fingerprint import PACKAGE_DIR, packer_fingerprint
 from .refresh_memo import recall
-from .store import Refs, private_file
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any, BinaryIO, Final, TypeGuard
 
-    from .store.base import RepositoryBase
+    from ..store.base import RepositoryBase
 
 __all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "Entry", "PromptCache", "lookup"]
 
@@ -71,7 +71,7 @@ class CachedPrompt:
         self.packet = packet
 
     def result(self) -> dict[str, Any]:
-        """The whole result, as :func:`git_hydrate.packing.prompt` returns it."""
+        """The whole result, as :func:`git_hydrate.pack.stored.prompt` returns it."""
         import msgspec
 
         if self.packet is None:
@@ -93,7 +93,7 @@ class Entry:
         self, file: BinaryIO, fields: dict[str, Any], offset: int, prompt_bytes: int, packet: int
     ) -> None:
         self.file = file
-        #: The result's fields (sizes, omissions), as :func:`git_hydrate.packing.prompt` made them.
+        #: The result's fields (sizes, omissions), as :func:`.stored.prompt` made them.
         self.fields = fields
         #: Where the prompt starts in ``file``, and its length.
         self.offset = offset
@@ -101,7 +101,7 @@ class Entry:
         #: The length of the packet's JSON after it; -1: no packet stored.
         self.packet_bytes = packet
         #: With :func:`lookup`'s ``refreshed``: what ``prompt --refresh`` says of each
-        #: recorded run first (see :mod:`git_hydrate.refresh_memo`).
+        #: recorded run first (see :mod:`git_hydrate.pack.refresh_memo`).
         self.refreshed: list[dict[str, Any]] = []
 
     def __enter__(self) -> Entry:
@@ -135,7 +135,7 @@ def entry_key(tip: bytes, budget: Iterable[Any], grammars: str | None = None) ->
     is computed (``hashlib`` costs the fast path 2.5 ms to import: it loads
     OpenSSL).
     """
-    parts = [_FORMAT, __version__, code_fingerprint(_RENDERING_MODULES, _HERE)]
+    parts = [_FORMAT, __version__, packer_fingerprint(_HERE)]
     # neutralise reads text through Python's Unicode tables
     parts += [unicodedata.unidata_version, tip.decode(), *budget]
     if grammars is not None:
@@ -203,19 +203,8 @@ def _holds_at(header: dict[str, Any], moment: float) -> bool:
     return (since is None or moment >= since) and (until is None or moment < until)
 
 
-#: The modules whose code decides a prompt's bytes.
-_RENDERING_MODULES: Final = (
-    "rendering.py",
-    "context_expander.py",
-    "packing.py",
-    "tokens.py",
-    "outline.py",
-    "budgeting.py",
-    "tasks.py",
-    "codec.py",
-    "model.py",
-)
-#: Where they are (a test points it elsewhere).
+#: Where the package is, whose packer code decides a prompt's bytes (a test
+#: points it elsewhere).
 _HERE: str = PACKAGE_DIR
 
 

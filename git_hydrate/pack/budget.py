@@ -1,12 +1,29 @@
 """The budget a packing uses: the arguments given, else the ``hydrate.*`` settings.
 
+One :class:`Budget` value is built once, where the options are given (the
+command line, ``Ledger.budget``), and carried through the packer to the walk:
+a new budget option is a field here and the code that reads it.
+
 Light on purpose: the prompt cache's fast path resolves a budget before the
 packer is imported.
 """
 
 from __future__ import annotations
 
-from .settings import Settings
+from ..settings import Settings
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    class BudgetOptions(TypedDict, total=False):
+        """The options of a budget besides ``max_bytes``, as the ``Ledger``'s
+        packing methods take them by keyword (``None``: from the settings)."""
+
+        max_tokens: int | None
+        encoding: str | None
+        outline: bool | None
+
 
 __all__ = ["Budget", "resolve_budget"]
 

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Final
 
-from .errors import ValidationError
-from .settings import ENCODINGS
+from ..errors import ValidationError
+from ..settings import ENCODINGS
 
 __all__ = ["MISSING_EXTRA", "Meter", "backend", "count_tokens", "heap_bpe_len"]
 

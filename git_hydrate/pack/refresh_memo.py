@@ -26,16 +26,16 @@ import contextlib
 import json
 import os
 
-from . import __version__
+from .. import __version__
+from ..store import read_private
 from .fingerprint import code_fingerprint
-from .store import read_private
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any, Final
 
-    from .store.base import RepositoryBase
+    from ..store.base import RepositoryBase
 
 __all__ = [
     "DECIDING_MODULES",

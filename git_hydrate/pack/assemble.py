@@ -1,0 +1,426 @@
+"""Packet and prompt assembly: the mandatory structure, the walk, the result.
+
+:func:`pack_packet` is ``Ledger.pack``'s measure (the packet's JSON alone),
+:func:`build_packet` is ``expand``'s (JSON plus prompt), :func:`build_prompt`
+is ``prompt``'s (the prompt alone). Each builds the mandatory structure,
+refuses when it alone does not fit, walks the attachments (:mod:`.walk`) and
+reports the exact sizes and every omission. Pure: no I/O, no git.
+
+Everything measured here is measured in bytes of UTF-8:
+
+* the *packet bytes* are the length of the packet's compact JSON encoding —
+  UTF-8, keys sorted, no insignificant whitespace (what
+  :func:`packet_json` returns);
+* the *prompt bytes* are the length of :func:`render_prompt`'s text in UTF-8.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, cast
+
+from ..errors import Conflict, ValidationError
+from .render import (
+    OUTPUT_CONTRACT,
+    UNTRUSTED_BANNER,
+    UNTRUSTED_FOOTER,
+    assemble,
+    guard_form,
+    head_sections,
+    is_guarded,
+    neutralise,
+    packet_json,
+    path_note,
+    prompt_pieces,
+    render_prompt,
+)
+from .seed import (
+    CHARS_PER_TOKEN,
+    EXPAND_NOTE,
+    EXPAND_REFUSAL,
+    EXPAND_TOKEN_REFUSAL,
+    PACK_NOTE,
+    PACK_REFUSAL,
+    PACK_TOKEN_REFUSAL,
+    TOKENS_NOTE,
+    TRUST_LINE,
+    BodyLoader,
+    Entry,
+    Outliner,
+    TokenMeter,
+    dedupe_context,
+    estimate_packet_tokens,
+    estimate_tokens,
+    split_budget,
+    summarize_packet,
+)
+from .walk import Plan, Walked, as_timestamp, back_off, needed, walk
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "EXPAND_NOTE",
+    "EXPAND_REFUSAL",
+    "EXPAND_TOKEN_REFUSAL",
+    "OUTPUT_CONTRACT",
+    "PACK_NOTE",
+    "PACK_REFUSAL",
+    "PACK_TOKEN_REFUSAL",
+    "TOKENS_NOTE",
+    "TRUST_LINE",
+    "UNTRUSTED_BANNER",
+    "UNTRUSTED_FOOTER",
+    "Outliner",
+    "TokenMeter",
+    "build_packet",
+    "build_prompt",
+    "dedupe_context",
+    "estimate_packet_tokens",
+    "estimate_tokens",
+    "guard_form",
+    "is_guarded",
+    "neutralise",
+    "pack_packet",
+    "packet_json",
+    "render_prompt",
+    "split_budget",
+    "summarize_packet",
+]
+
+
+def _check_budget(max_bytes: int | None, name: str = "max_bytes") -> None:
+    if max_bytes is None:
+        return
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ValidationError(f"{name} must be a positive integer, not {max_bytes!r}")
+
+
+def _check_budgets(max_bytes: int | None, max_tokens: int | None, meter: Any) -> None:
+    _check_budget(max_bytes)
+    _check_budget(max_tokens, "max_tokens")
+    if max_bytes is None and max_tokens is None:
+        raise ValidationError("a budget is needed: max_bytes, max_tokens or both")
+    if max_tokens is not None and meter is None:
+        raise ValidationError("max_tokens needs a token meter")
+
+
+def _mandatory(task: Mapping[str, Any]) -> dict[str, Any]:
+    task_id = task.get("task_id", task.get("id"))
+    checkpoint = task.get("checkpoint")
+    if checkpoint is not None:
+        checkpoint = {
+            "summary": str(checkpoint["summary"]),
+            "evidence": str(checkpoint["evidence"]),
+            "next_step": str(checkpoint["next_step"]),
+        }
+    return {
+        "task_id": str(task_id),
+        "title": str(task.get("title") or task_id),
+        "objective": str(task.get("objective") or ""),
+        "acceptance": str(task.get("acceptance") or ""),
+        "acceptance_criteria": [str(c) for c in task.get("acceptance_criteria") or ()],
+        "scope": [str(s) for s in task.get("scope") or ()],
+        "status": str(task.get("status") or "open"),
+        "kind": str(task.get("kind") or "code"),
+        "priority": int(task.get("priority") or 2),
+        "token_budget": int(task.get("token_budget") or 0),
+        "tags": [str(t) for t in task.get("tags") or ()],
+        "checkpoint": checkpoint,
+        "trust": TRUST_LINE,
+        "context": [],
+    }
+
+
+def _meter_fields(meter: TokenMeter | None, max_tokens: int | None) -> dict[str, Any]:
+    if meter is None:
+        return {}
+    return {"max_tokens": max_tokens, "token_encoding": meter.encoding}
+
+
+def pack_packet(
+    task: Mapping[str, Any],
+    entries: Iterable[Entry],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: Outliner | None = None,
+    now: datetime | float | None = None,
+    load_body: BodyLoader | None = None,
+) -> dict[str, Any]:
+    """The ``Ledger.pack`` walk: the packet's JSON alone is measured.
+
+    With ``max_tokens`` (and a ``tokens`` meter), its tokens are measured too;
+    with ``outline``, an attachment that does not fit in full may be kept as
+    its outline (listed in ``shrunk``).
+
+    Raises:
+        Conflict: the mandatory structure alone exceeds ``max_bytes`` (or ``max_tokens``).
+    """
+    _check_budgets(max_bytes, max_tokens, tokens)
+    packet = _mandatory(task)
+    base = len(packet_json(packet))
+    if max_bytes is not None and base > max_bytes:
+        raise Conflict(PACK_REFUSAL)
+    base_tokens = 0
+    if tokens is not None:
+        base_tokens = tokens.count(packet_json(packet).decode("utf-8"))
+        if max_tokens is not None and base_tokens > max_tokens:
+            raise Conflict(PACK_TOKEN_REFUSAL)
+    plan = Plan(
+        json=True,
+        prompt=False,
+        room_bytes=None if max_bytes is None else max_bytes - base,
+        room_tokens=None if max_tokens is None else max_tokens - base_tokens,
+        meter=tokens if max_tokens is not None else None,
+        outliner=outline,
+    )
+    walked = walk(dedupe_context(entries), plan, now=as_timestamp(now), load_body=load_body)
+
+    def total_tokens(state: Walked) -> int:
+        assert tokens is not None
+        packet["context"] = [k.item for k in state.kept]
+        return tokens.count(packet_json(packet).decode("utf-8"))
+
+    token_count = back_off(walked, max_tokens, total_tokens)
+    packet["context"] = [k.item for k in walked.kept]
+    if token_count is None and tokens is not None:
+        token_count = total_tokens(walked)
+    packet_bytes = base + sum(k.cost_json for k in walked.kept)
+    result = {
+        "packet": packet,
+        "packet_bytes": packet_bytes,
+        "max_bytes": max_bytes,
+        "token_estimate": packet_bytes // 4,
+        "token_count": token_count,
+        "note": PACK_NOTE if tokens is None else TOKENS_NOTE,
+        "omitted": [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])],
+    }
+    return _finish(result, walked, tokens, max_tokens, outline)
+
+
+def _finish(
+    result: dict[str, Any],
+    walked: Walked,
+    tokens: TokenMeter | None,
+    max_tokens: int | None,
+    outline: Outliner | None,
+) -> dict[str, Any]:
+    result.update(_meter_fields(tokens, max_tokens))
+    if outline is not None:
+        result["shrunk"] = [k.shrunk for k in walked.kept if k.shrunk is not None]
+    return result
+
+
+def _expanded_packet(
+    task: Mapping[str, Any],
+    files: Iterable[Any],
+    tests: Iterable[Any],
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    packet = _mandatory(task)
+    packet["files"] = [dict(zip(("path", "note"), path_note(f), strict=True)) for f in files]
+    packet["tests"] = [dict(zip(("path", "note"), path_note(t), strict=True)) for t in tests]
+    for key, value in (extra or {}).items():
+        packet.setdefault(str(key), value)
+    return packet
+
+
+def _block_tokens(meter: TokenMeter, head: list[str], base_prompt: int) -> int:
+    """Tokens the untrusted block adds around its attachments (banner, footer)."""
+    opening = "\n\n".join(head) + "\n\n" + UNTRUSTED_BANNER + "\n\n"
+    closing = UNTRUSTED_FOOTER + "\n\n" + OUTPUT_CONTRACT + "\n"
+    return meter.count(opening) + meter.count(closing) - base_prompt
+
+
+def build_packet(
+    task: Mapping[str, Any],
+    entries: Iterable[Entry],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: Outliner | None = None,
+    files: Iterable[Any] = (),
+    tests: Iterable[Any] = (),
+    extra: Mapping[str, Any] | None = None,
+    now: datetime | float | None = None,
+    load_body: BodyLoader | None = None,
+) -> dict[str, Any]:
+    """The ``expand`` walk: the packet's JSON *plus* its rendered prompt are measured.
+
+    Args:
+        task: The task's fields (``id`` or ``task_id``, ``title``, ``objective``...).
+        entries: Attachments ``{hash, source, priority, expires?, body | size}``.
+        max_bytes: The budget for ``packet_bytes + prompt_bytes`` (``None``: none).
+        max_tokens: The budget for ``packet_tokens + prompt_tokens`` (needs ``tokens``).
+        tokens: Counts tokens exactly (see :mod:`git_hydrate.pack.tokens`).
+        outline: Gives the outline of an attachment that does not fit in full.
+        files: Files in play: paths, ``(path, note)`` pairs or ``{path, note}``.
+        tests: Tests to write or update, same shapes.
+        extra: Keys merged in with ``setdefault``: they never replace mandatory ones.
+        now: The moment expiry is judged at (default: the current time).
+        load_body: Reads the body of an entry that carries only its ``size``.
+
+    Raises:
+        ValidationError: the mandatory structure alone exceeds the budget.
+    """
+    return _renderwalk(
+        task,
+        entries,
+        max_bytes,
+        max_tokens=max_tokens,
+        tokens=tokens,
+        outline=outline,
+        files=files,
+        tests=tests,
+        extra=extra,
+        now=now,
+        load_body=load_body,
+        with_json=True,
+    )
+
+
+def build_prompt(
+    task: Mapping[str, Any],
+    entries: Iterable[Entry],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: Outliner | None = None,
+    files: Iterable[Any] = (),
+    tests: Iterable[Any] = (),
+    extra: Mapping[str, Any] | None = None,
+    now: datetime | float | None = None,
+    load_body: BodyLoader | None = None,
+    pieces: bool = False,
+) -> dict[str, Any]:
+    """The ``prompt`` walk: only the prompt's own UTF-8 bytes (and tokens) are measured.
+
+    Same arguments as :func:`build_packet`; the packet is returned too (the
+    prompt is rendered from it) but its size does not count. With ``pieces``,
+    the result holds ``prompt_pieces`` instead of ``prompt`` and ``packet``:
+    the UTF-8 bytes that join into the prompt, for writing a prompt of
+    megabytes out. Without a token meter, each kept section is encoded as it
+    is kept and its text dropped, so the prompt is held once, as UTF-8.
+
+    Raises:
+        ValidationError: the prompt without attachments exceeds the budget.
+    """
+    return _renderwalk(
+        task,
+        entries,
+        max_bytes,
+        max_tokens=max_tokens,
+        tokens=tokens,
+        outline=outline,
+        files=files,
+        tests=tests,
+        extra=extra,
+        now=now,
+        load_body=load_body,
+        with_json=False,
+        pieces=pieces,
+    )
+
+
+def _renderwalk(
+    task: Mapping[str, Any],
+    entries: Iterable[Entry],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None,
+    tokens: TokenMeter | None,
+    outline: Outliner | None,
+    files: Iterable[Any],
+    tests: Iterable[Any],
+    extra: Mapping[str, Any] | None,
+    now: datetime | float | None,
+    load_body: BodyLoader | None,
+    with_json: bool,
+    pieces: bool = False,
+) -> dict[str, Any]:
+    _check_budgets(max_bytes, max_tokens, tokens)
+    packet = _expanded_packet(task, files, tests, extra)
+    base_json = len(packet_json(packet))
+    head = head_sections(packet)
+    base_prompt = len(assemble(head, []).encode("utf-8"))
+    base_bytes = base_prompt + (base_json if with_json else 0)
+    if max_bytes is not None and base_bytes > max_bytes:
+        raise ValidationError(EXPAND_REFUSAL)
+    meter = tokens if max_tokens is not None else None
+    base_tokens = 0
+    block_tokens = 0
+    if meter is not None:
+        base_prompt_tokens = meter.count(assemble(head, []))
+        base_tokens = base_prompt_tokens
+        if with_json:
+            base_tokens += meter.count(packet_json(packet).decode("utf-8"))
+        if max_tokens is not None and base_tokens > max_tokens:
+            raise ValidationError(EXPAND_TOKEN_REFUSAL)
+        block_tokens = _block_tokens(meter, head, base_prompt_tokens)
+    plan = Plan(
+        json=with_json,
+        prompt=True,
+        room_bytes=None if max_bytes is None else max_bytes - base_bytes,
+        room_tokens=None if max_tokens is None else max_tokens - base_tokens,
+        meter=meter,
+        outliner=outline,
+        block_tokens=block_tokens,
+        lean=pieces and tokens is None,
+    )
+    ordered = dedupe_context(entries)
+    moment = as_timestamp(now)
+    walked = walk(ordered, plan, now=moment, load_body=load_body)
+    counted: dict[str, int] = {}
+
+    def total_tokens(state: Walked) -> int:
+        assert tokens is not None
+        packet["context"] = [k.item for k in state.kept]
+        sections = [cast(tuple[str, ...], k.section) for k in state.kept]
+        counted["prompt"] = tokens.count(assemble(head, sections))
+        counted["packet"] = tokens.count(packet_json(packet).decode("utf-8")) if with_json else 0
+        return counted["prompt"] + counted["packet"]
+
+    back_off(walked, max_tokens, total_tokens)
+    packet["context"] = [k.item for k in walked.kept]
+    # The same sections render_prompt(packet) would produce, rendered once.
+    packet_bytes = base_json + sum(k.cost_json for k in walked.kept)
+    prompt_bytes = base_prompt + sum(k.cost_prompt for k in walked.kept)
+    result: dict[str, Any] = {}
+    if pieces:
+        mixed: list[str | bytes] = list(
+            prompt_pieces(head, [(cast(bytes, k.section),) for k in walked.kept])
+            if plan.lean
+            else prompt_pieces(head, [cast(tuple[str, ...], k.section) for k in walked.kept])
+        )
+        encoded = [p.encode("utf-8") if isinstance(p, str) else p for p in mixed]
+        result["prompt_pieces"] = encoded
+        characters = sum(len(p) if p.isascii() else len(p.decode("utf-8")) for p in encoded)
+    else:
+        result["packet"] = packet
+        texts = [cast(tuple[str, ...], k.section) for k in walked.kept]
+        result["prompt"] = assemble(head, texts)
+        characters = len(result["prompt"])
+    result["packet_bytes"] = packet_bytes
+    result["prompt_bytes"] = prompt_bytes
+    if with_json:
+        result["total_bytes"] = packet_bytes + prompt_bytes
+    result["max_bytes"] = max_bytes
+    result["token_estimate"] = max(1, math.ceil(characters / CHARS_PER_TOKEN)) if characters else 0
+    if tokens is not None:
+        if not counted:
+            total_tokens(walked)
+        result["token_count"] = counted["prompt"]
+        if with_json:
+            result["packet_tokens"] = counted["packet"]
+            result["total_tokens"] = counted["prompt"] + counted["packet"]
+    result["note"] = EXPAND_NOTE if tokens is None else TOKENS_NOTE
+    result["omitted"] = [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])]
+    if not with_json:
+        result["kept"] = len(walked.kept)
+        result["attachments"] = len(ordered)
+        result["needed_bytes"] = base_prompt + needed(walked, ordered, moment, plan)
+    return _finish(result, walked, tokens, max_tokens, outline)

@@ -1,0 +1,278 @@
+"""Packing a stored task: its packet and prompt under an exact budget.
+
+The walk and the assembly are pure (:mod:`.walk`, :mod:`.assemble`); this
+module feeds them a task's fields and its attachments in packing order, with a
+body reader that reads ahead through git while the walk measures
+(:mod:`.loader`), and keeps what it can in the prompt cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
+
+from .. import validate
+from ..model import TREE_ORIGIN
+from ..results import ExpandResult, PackResult, PromptFields, PromptResult
+from ..taskrefs import TaskRefs
+from ..tasks import task_dict
+from .assemble import build_packet, build_prompt, pack_packet
+from .budget import Budget
+from .derived import DerivedCache
+from .loader import BodyReader
+from .memo import BodyMemo
+from .prompt_cache import PromptCache
+from .seed import Outliner
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+__all__ = [
+    "check_budget",
+    "expand",
+    "pack",
+    "packing_input",
+    "prompt",
+    "write_prompt",
+]
+
+#: The header of the token-count cache: counts are of texts derived from a body
+#: by context_expander's rendering rules; a change there bumps the version.
+_TOKEN_CACHE_VERSION: Final = 1
+_OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
+
+
+def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The task's fields and its attachments (with size and oid, no bodies), in
+    packing order."""
+    state = refs.load(task_id)
+    task = dict(task_dict(state))
+    entries = [
+        {
+            "hash": link.sha256,
+            "source": link.source,
+            "priority": link.priority,
+            "expires": link.expires,
+            "size": link.size,
+            "oid": link.oid,
+            # a file's link names where the work tree may hold the same blob
+            **({"path": link.path} if link.origin == TREE_ORIGIN and link.path else {}),
+        }
+        for link in state.links
+    ]
+    return task, entries
+
+
+class _Job(NamedTuple):
+    """Everything one packing needs: the task's fields, its entries, the budget,
+    the moment expiry is judged at, the body loader, and the token meter and
+    outliner when the budget asks for them."""
+
+    task: dict[str, Any]
+    entries: list[dict[str, Any]]
+    budget: Budget
+    moment: float
+    load_body: Callable[[Mapping[str, Any]], str]
+    meter: Any
+    outliner: Outliner | None
+    caches: list[Any]
+
+    def save(self) -> None:
+        for cache in self.caches:
+            cache.save()
+
+    def walk_options(self, *, files: bool = False) -> dict[str, Any]:
+        """The keyword arguments every packer walk takes (``files``: with the task's
+        files in play and tests, for the prompt)."""
+        options: dict[str, Any] = {
+            "max_tokens": self.budget.max_tokens,
+            "tokens": self.meter,
+            "outline": self.outliner,
+            "now": self.moment,
+            "load_body": self.load_body,
+        }
+        if files:
+            options["files"] = self.task.get("files") or ()
+            options["tests"] = self.task.get("tests") or ()
+        return options
+
+
+def _job(
+    refs: TaskRefs,
+    task_id: str,
+    limits: Budget,
+    now: datetime | float | None,
+    memo: BodyMemo | None = None,
+) -> _Job:
+    caches: list[Any] = []
+    meter = None
+    if limits.max_tokens is not None:
+        # Before anything is read: a missing extra or a bad encoding refuses at once.
+        meter = _meter(refs, limits.encoding, caches)
+    shrink = _outliner(refs, caches) if limits.outline else None
+    task, entries = packing_input(refs, task_id)
+    moment = refs.now(now)
+    loader = BodyReader(refs, task_id, entries, limits.max_bytes, moment, memo)
+    return _Job(task, entries, limits, moment, loader, meter, shrink, caches)
+
+
+def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
+    from .tokens import Meter
+
+    meter = Meter(encoding)  # a missing extra or an unknown encoding refuses here
+    header = b"# git-hydrate token-counts %d %s\n" % (_TOKEN_CACHE_VERSION, encoding.encode())
+    cache = DerivedCache.of(refs.repo, f"token-counts-{encoding}", header)
+    caches.append(cache)
+    meter.remembered = cache.values
+    return meter
+
+
+def _outliner(refs: TaskRefs, caches: list[Any]) -> Outliner:
+    from .outline import grammars, language_for
+    from .outline import outline as outline_text
+
+    # the grammars installed decide outlines: another set, another cache
+    state = hashlib.sha256(grammars().encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    header = _OUTLINE_CACHE_HEADER % state.encode("ascii")
+    cache = DerivedCache.of(refs.repo, "outlines", header)
+    caches.append(cache)
+
+    def outline_of(entry: Mapping[str, Any], read: Callable[[], str]) -> str | None:
+        language = language_for(str(entry["source"]))
+        if language is None:
+            return None
+        key = f"{entry.get('oid') or entry['hash']} {language}"
+        if key in cache.values:
+            known = cache.values[key]
+            return known if isinstance(known, str) else None
+        text = outline_text(str(entry["source"]), read())
+        cache.values[key] = text
+        return text
+
+    return outline_of
+
+
+def pack(
+    refs: TaskRefs, task_id: str, limits: Budget, now: datetime | float | None = None
+) -> PackResult:
+    """The task as a packet whose compact JSON fits the budget (see ``Ledger.pack``)."""
+    job = _job(refs, task_id, limits, now)
+    result = pack_packet(job.task, job.entries, job.budget.max_bytes, **job.walk_options())
+    job.save()
+    return cast(PackResult, result)
+
+
+def expand(
+    refs: TaskRefs,
+    task_id: str,
+    limits: Budget,
+    now: datetime | float | None = None,
+    *,
+    extra: dict[str, Any] | None = None,
+) -> ExpandResult:
+    """The packet and its prompt, measured together (see ``Ledger.expand``)."""
+    job = _job(refs, task_id, limits, now)
+    if job.task.get("depends_on"):
+        # A documented extra key of expand's packet only: pack's key set is the seed's.
+        extra = {"depends_on": list(job.task["depends_on"]), **(extra or {})}
+    result = build_packet(
+        job.task, job.entries, job.budget.max_bytes, extra=extra, **job.walk_options(files=True)
+    )
+    job.save()
+    return cast(ExpandResult, result)
+
+
+def prompt(
+    refs: TaskRefs,
+    task_id: str,
+    limits: Budget,
+    now: datetime | float | None = None,
+    *,
+    cache: bool = True,
+    memo: BodyMemo | None = None,
+) -> PromptResult:
+    """The prompt measured alone (see ``Ledger.prompt``); with ``cache`` (and
+    ``hydrate.promptCache``, on by default) a prompt built before for the same
+    tip, budget and expired attachments is read back instead of rebuilt."""
+    moment = refs.now(now)
+    store = PromptCache.of(refs.repo) if cache else None
+    if store is not None:
+        hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment)
+        if hit is not None:
+            return cast(PromptResult, hit.result())
+    job, result = _built_prompt(refs, task_id, limits, moment, memo, pieces=False)
+    if store is not None and job.task.get("tip"):
+        store.put(store.key(job.task["tip"].encode(), limits), moment, _expiries(job), result)
+    return cast(PromptResult, result)
+
+
+def check_budget(refs: TaskRefs, task_id: str, limits: Budget) -> None:
+    """Raise what :func:`prompt` would if the prompt without attachments did not
+    fit the budget, without reading a body (see ``Ledger.check_prompt_budget``)."""
+    meter = _meter(refs, limits.encoding, []) if limits.max_tokens is not None else None
+    task: dict[str, Any] = dict(task_dict(refs.load(task_id)))
+    build_prompt(
+        task,
+        [],
+        limits.max_bytes,
+        max_tokens=limits.max_tokens,
+        tokens=meter,
+        files=task.get("files") or (),
+        tests=task.get("tests") or (),
+    )
+
+
+def write_prompt(
+    refs: TaskRefs,
+    task_id: str,
+    out: SupportsWrite[bytes],
+    limits: Budget,
+    now: datetime | float | None = None,
+    *,
+    cache: bool = True,
+    memo: BodyMemo | None = None,
+) -> PromptFields:
+    """The prompt written to ``out`` as UTF-8 (see ``Ledger.write_prompt``).
+
+    Nothing is written unless the whole prompt was built. The prompt is never
+    held as one text: the attachments' bodies are read once and written piece
+    by piece, to ``out`` and to the prompt cache.
+    """
+    moment = refs.now(now)
+    store = PromptCache.of(refs.repo) if cache else None
+    if store is not None:
+        hit = store.find(refs.tip(validate.task_id(task_id)), limits, moment, packet=False)
+        if hit is not None:
+            out.write(hit.prompt)
+            return cast(PromptFields, hit.fields)
+    job, result = _built_prompt(refs, task_id, limits, moment, memo, pieces=True)
+    pieces: list[bytes] = result.pop("prompt_pieces")
+    if store is not None and job.task.get("tip"):
+        key = store.key(job.task["tip"].encode(), limits)
+        store.put_pieces(key, moment, _expiries(job), result, pieces)
+    for piece in pieces:
+        out.write(piece)
+    return cast(PromptFields, result)
+
+
+def _built_prompt(
+    refs: TaskRefs,
+    task_id: str,
+    limits: Budget,
+    moment: float,
+    memo: BodyMemo | None,
+    *,
+    pieces: bool,
+) -> tuple[_Job, dict[str, Any]]:
+    job = _job(refs, task_id, limits, moment, memo)
+    result = build_prompt(
+        job.task, job.entries, limits.max_bytes, pieces=pieces, **job.walk_options(files=True)
+    )
+    job.save()
+    return job, result
+
+
+def _expiries(job: _Job) -> list[float]:
+    return [e["expires"] for e in job.entries if e["expires"] is not None]
