@@ -1,8 +1,8 @@
 """The Ledger: the library's one object — tasks and their context in a git repository.
 
 A thin facade: each method validates nothing of its own and makes one call
-into the module that owns the operation (:mod:`.tasks`, :mod:`.context`,
-:mod:`.pack`, :mod:`.lifecycle`, :mod:`.history`, :mod:`.listing`,
+into the module that owns the operation (:mod:`.tasks`, :mod:`.attachments`,
+:mod:`.pack`, :mod:`.lifecycle`, :mod:`.audit`, :mod:`.listing`,
 :mod:`.hydrate`, :mod:`.sync`, :mod:`.doctor`), all of which stand on the
 task-ref core (:class:`~git_hydrate.taskrefs.TaskRefs`).
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import context, history, lifecycle, listing, tasks
+from . import attachments, audit, lifecycle, listing, tasks
 from .pack.budget import Budget, resolve_budget
 from .results import (
     AddManyResult,
@@ -162,7 +162,7 @@ class Ledger:
         A body that looks like it carries a credential is refused unless
         ``allow_secrets`` (``None``: ``git config hydrate.allowSecrets``).
         """
-        return context.add_context(
+        return attachments.add_context(
             self.refs, task_id, body, source, priority, ttl, allow_secrets=allow_secrets
         )
 
@@ -174,11 +174,11 @@ class Ledger:
         allow_secrets: bool | None = None,
     ) -> AddManyResult:
         """Attach many bodies in one commit: ``(body, source, priority, ttl)`` each."""
-        return context.add_contexts(self.refs, task_id, items, allow_secrets=allow_secrets)
+        return attachments.add_contexts(self.refs, task_id, items, allow_secrets=allow_secrets)
 
     def remove_context(self, task_id: str, digest: str) -> ContextResult:
         """Detach the body ``digest`` (a full sha256, or a unique prefix of 4+ digits)."""
-        return context.remove_context(self.refs, task_id, digest)
+        return attachments.remove_context(self.refs, task_id, digest)
 
     def remove_contexts(
         self,
@@ -190,17 +190,17 @@ class Ledger:
     ) -> RemoveResult:
         """Detach several bodies in one commit: hashes (or prefixes), the ones whose
         source matches the glob ``source``, or ``everything``."""
-        return context.remove_contexts(
+        return attachments.remove_contexts(
             self.refs, task_id, digests, source=source, everything=everything
         )
 
     def context_entries(self, task_id: str) -> list[ContextEntry]:
         """The task's attachments in packing order: priority descending, then hash."""
-        return context.context_entries(self.refs, task_id)
+        return attachments.context_entries(self.refs, task_id)
 
     def read_body(self, task_id: str, digest: str) -> str:
         """The text of one attached body, checked against its sha256."""
-        return context.read_body(self.refs, task_id, digest)
+        return attachments.read_body(self.refs, task_id, digest)
 
     # -- packing ----------------------------------------------------------------
 
@@ -421,12 +421,12 @@ class Ledger:
 
     def log(self, task_id: str, limit: int | None = None) -> list[LogEntry]:
         """The task's history, newest first, from its commit chain."""
-        return history.log(self.refs, task_id, limit)
+        return audit.log(self.refs, task_id, limit)
 
     def commits(self, task_id: str) -> list[dict[str, str | None]]:
         """The work commits carrying ``Hydrate-Task: task_id``, newest first
-        (see :func:`git_hydrate.history.commits`)."""
-        return history.commits(self.refs, task_id)
+        (see :func:`git_hydrate.audit.commits`)."""
+        return audit.commits(self.refs, task_id)
 
     def archive(self, task_ids: Iterable[str] = (), *, done: bool = False) -> ArchiveResult:
         """Fold done/cancelled tasks into ``refs/hydrate/archive``; delete their refs."""

@@ -17,7 +17,7 @@ import msgspec
 
 from . import validate
 from .archive import ARCHIVE_REF, index_tree, read_archive
-from .context import check_text_secrets
+from .attachments import check_text_secrets
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
 from .listing import LIST_FIELDS, SummaryCache, station_filter, task_summary
 from .model import INITIAL_STATION, TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint

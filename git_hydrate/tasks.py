@@ -8,7 +8,7 @@ from typing import Any, Final, cast
 import msgspec
 
 from . import validate
-from .context import check_text_secrets
+from .attachments import check_text_secrets
 from .dependencies import check_no_cycle
 from .errors import Conflict, ValidationError
 from .model import INITIAL_STATION, Task

@@ -16,8 +16,8 @@ import pytest
 
 from git_hydrate import CorruptData, Ledger
 from git_hydrate import sync as hsync
-from git_hydrate import taskrefs as ledger_module
 from git_hydrate.doctor import check_task
+from git_hydrate.taskrefs import layout as ledger_module
 from git_hydrate.taskrefs import link_shard
 
 from .conftest import fsck, git

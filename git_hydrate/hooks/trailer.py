@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..history import PACKET_TRAILER, TASK_TRAILER
+from ..audit import PACKET_TRAILER, TASK_TRAILER
 from ..ledger import Ledger
 from ..pack.render import packet_json
 

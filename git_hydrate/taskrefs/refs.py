@@ -1,0 +1,395 @@
+"""The tasks of one repository as refs: list, read, check bodies, write.
+
+Every change is one commit, moved onto the task's ref by a compare-and-swap
+(:meth:`TaskRefs.write`, the one write loop). When another writer wins the
+race, the change is re-applied to the state it wrote, so concurrent writers
+never lose each other's work.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any
+
+from .. import codec, validate
+from ..archive import read_archive
+from ..errors import Busy, CorruptData, NotFound
+from ..ids import TASK_REF_PREFIX, names_a_task, ref_name
+from ..model import Link
+from ..store import RefRace, Repository
+from .admission import IdAdmission
+from .decode import read_states
+from .fields import fields_to_keep
+from .layout import TASK_FILE, TOP_LEVEL, Change, R, TaskState, Unchanged, link_tree_changes
+from .retry import attempts, busy, lock_left_behind
+
+__all__ = ["TaskRefs"]
+
+
+class TaskRefs:
+    """The tasks of one repository, as refs: read, decode, write.
+
+    Args:
+        repo: The repository.
+        clock: Returns the current POSIX time (commit and checkpoint times).
+            ``None`` means git's idea of now: ``GIT_COMMITTER_DATE`` when set,
+            else the wall clock; commits then carry git's author and
+            committer dates. An explicit clock wins over both.
+    """
+
+    def __init__(self, repo: Repository, clock: Callable[[], float] | None = None) -> None:
+        self.repo = repo
+        self._explicit_clock = clock is not None
+        self.clock: Callable[[], float] = clock if clock is not None else repo.git_now
+        #: How many writes lost a race and were re-applied.
+        self.retries = 0
+        #: The checks a new task id passes (see :class:`IdAdmission`).
+        self.admission = IdAdmission(repo)
+
+    def commit_when(self, moment: float | None = None) -> float | None:
+        """The date a commit gets: the explicit clock's (``moment``, when it was
+        read already); ``None`` without one, so the store writes git's dates."""
+        if not self._explicit_clock:
+            return None
+        return moment if moment is not None else self.clock()
+
+    def now(self, moment: datetime | float | None = None) -> float:
+        """POSIX seconds of ``moment`` (a naive datetime is UTC); the clock's when ``None``."""
+        if moment is None:
+            return self.clock()
+        if isinstance(moment, datetime):
+            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        return float(moment)
+
+    # -- listing -------------------------------------------------------------------
+
+    def tip(self, task_id: str) -> bytes | None:
+        """The tip commit of a live task, or ``None``."""
+        return self.repo.read_ref(ref_name(task_id))
+
+    def task_tips(self) -> dict[str, bytes]:
+        """Every live task id and its tip commit.
+
+        A ref under ``refs/hydrate/tasks/`` whose name is not a valid task id
+        (made by hand or by another tool) is left out; :meth:`stray_ref_names`
+        names it, so that ``list`` can warn and ``doctor`` report it.
+        """
+        refs = self.repo.refs_under(TASK_REF_PREFIX)
+        return {name.decode("ascii"): oid for name, oid in refs.items() if names_a_task(name)}
+
+    def task_ids(self) -> list[str]:
+        """Every live task id, sorted."""
+        return sorted(self.task_tips())
+
+    def task_names(self) -> list[str]:
+        """Every live task id, without reading a ref's value (one directory walk and
+        the packed refs): what a new id is checked against, cheaply at any size."""
+        names = self.repo.ref_names_under(TASK_REF_PREFIX)
+        return sorted(n.decode("ascii") for n in names if names_a_task(n))
+
+    def stray_ref_names(self) -> list[bytes]:
+        """The full names of the refs under ``refs/hydrate/tasks/`` that are not
+        valid task ids, as bytes, sorted."""
+        names = self.repo.ref_names_under(TASK_REF_PREFIX)
+        return sorted(TASK_REF_PREFIX + name for name in names if not names_a_task(name))
+
+    # -- reading -------------------------------------------------------------------
+
+    def read_state(self, task_id: str, tip: bytes, *, only: str | None = None) -> TaskState:
+        """Decode the state stored in the commit ``tip`` of ``task_id``.
+
+        ``only`` (a :func:`link_shard` prefix) reads, of a task whose links are fanned out,
+        just the links whose sha256 starts with it: a *partial* state, which
+        only a write that touches those links alone may use (see ``_write``).
+
+        Raises:
+            CorruptData: the tree is not a valid task, naming the task.
+        """
+        state = read_states(self.repo, {task_id: tip}, only)[task_id]
+        if isinstance(state, CorruptData):
+            raise state
+        return state
+
+    def load_many(self, task_ids: Iterable[str]) -> dict[str, TaskState | CorruptData]:
+        """The states of many live tasks in one pipelined read (absent ids are left out).
+
+        A task whose data cannot be read maps to the :class:`CorruptData` naming
+        it, so one damaged task never hides the others.
+        """
+        refs = self.repo.refs_under(TASK_REF_PREFIX)
+        tips: dict[str, bytes] = {}
+        for task_id in task_ids:
+            tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
+            if tip is not None:
+                tips[task_id] = tip
+        return read_states(self.repo, tips)
+
+    def missing(self, task_id: str) -> NotFound:
+        """The error for a task that is not live: archived (with the way back) or unknown."""
+        try:
+            archived = task_id in read_archive(self.repo).index.tasks
+        except CorruptData:
+            archived = False  # a damaged archive does not change what is missing here
+        if archived:
+            return NotFound(
+                f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
+            )
+        known = self.task_names()
+        same = [other for other in known if other.casefold() == task_id.casefold()]
+        close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
+        if close:
+            return NotFound(f"no task {task_id!r}; did you mean {close[0]}?")
+        return NotFound(
+            f"no task {task_id!r}; create it with: git hydrate task-add {task_id} "
+            "--objective TEXT --acceptance TEXT"
+        )
+
+    def load(self, task_id: str) -> TaskState:
+        """The current state of a live task.
+
+        Raises:
+            ValidationError: not a task id.
+            NotFound: no live task ``task_id`` (the message says if it is archived).
+            CorruptData: the task cannot be read.
+        """
+        validate.task_id(task_id)
+        tip = self.tip(task_id)
+        if tip is None:
+            raise self.missing(task_id)
+        return self.read_state(task_id, tip)
+
+    def load_any(self, task_id: str) -> tuple[TaskState, bool]:
+        """A task's state from its live ref, else from the archive: ``(state, archived)``.
+
+        Raises:
+            NotFound: neither live nor archived.
+        """
+        validate.task_id(task_id)
+        tip = self.tip(task_id)
+        if tip is not None:
+            return self.read_state(task_id, tip), False
+        entry = read_archive(self.repo).index.tasks.get(task_id)
+        if entry is None:
+            raise self.missing(task_id)
+        return self.read_state(task_id, entry.tip.encode("ascii")), True
+
+    def exists(self, task_id: str) -> bool:
+        """Whether a live task ``task_id`` exists."""
+        validate.task_id(task_id)
+        return self.tip(task_id) is not None
+
+    def check_body(
+        self,
+        task_id: str,
+        link: Link,
+        data: bytes,
+        *,
+        check_size: bool = False,
+        sha256: str | None = None,
+    ) -> str:
+        """``data`` as text, after checking it is the body ``link`` names.
+
+        ``check_size`` also holds the link's recorded size to the body (data from
+        a remote, whose sizes the packer will trust); ``sha256`` is the digest of
+        ``data`` when the caller has just computed it.
+
+        Raises:
+            CorruptData: the body does not match, or is not UTF-8.
+        """
+        if (sha256 or hashlib.sha256(data).hexdigest()) != link.sha256:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
+        if check_size and len(data) != link.size:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
+
+    def check_stored_body(self, task_id: str, link: Link, limit: int) -> None:
+        """Check the stored body ``link`` names without holding it in memory:
+        present, at most ``limit`` bytes, its sha256, its recorded size, UTF-8.
+
+        Raises:
+            CorruptData: naming the task and the body.
+        """
+        short = link.sha256[:12]
+        if link.size > limit:
+            raise CorruptData(
+                f"task {task_id}: body {short} is {link.size} bytes, over "
+                f"hydrate.maxBodyBytes ({limit})"
+            )
+        try:
+            size, sha256, utf8 = self.repo.blob_digest(link.oid.encode(), limit)
+        except CorruptData:
+            raise CorruptData(f"task {task_id}: body {short} is missing (blob absent)") from None
+        if sha256 is None:
+            raise CorruptData(
+                f"task {task_id}: body {short} is {size} bytes, over hydrate.maxBodyBytes "
+                f"({limit}), though its link says {link.size}"
+            )
+        if sha256 != link.sha256:
+            raise CorruptData(f"task {task_id}: body {short} does not match its sha256")
+        if size != link.size:
+            raise CorruptData(f"task {task_id}: body {short} does not match its size")
+        if not utf8:
+            raise CorruptData(f"task {task_id}: body {short} is not UTF-8")
+
+    def read_body(self, task_id: str, link: Link) -> str:
+        """The checked text of the body ``link`` names."""
+        try:
+            data = self.repo.read_blob(link.oid.encode())
+        except CorruptData as exc:
+            raise CorruptData(f"task {task_id}: body {link.sha256[:12]}: {exc}") from None
+        return self.check_body(task_id, link, data)
+
+    # -- writing -------------------------------------------------------------------
+
+    def write(
+        self,
+        task_id: str,
+        apply: Callable[[TaskState], Change[R]],
+        *,
+        only: str | None = None,
+    ) -> R:
+        """Apply ``apply`` to the live task's current state and commit it, retrying races.
+
+        ``apply`` receives the state read and returns the :class:`Change`, or
+        raises :class:`Unchanged`. It may run several times: it must derive
+        everything from its argument. A task that does not exist raises
+        :class:`NotFound` before ``apply`` runs.
+
+        ``only`` (a :func:`link_shard` prefix) promises that ``apply`` reads
+        and changes only links of that prefix and never removes one: a task
+        whose links are fanned out then reads and rewrites just that
+        ``links/<a>.json``, so the write costs the same at 10 or 10,000 links.
+        """
+
+        def on_state(state: TaskState | None) -> Change[R]:
+            if state is None:
+                raise self.missing(task_id)
+            return apply(state)
+
+        return self._write(task_id, on_state, only=only)
+
+    def create(self, task_id: str, change: Change[R], exists: Callable[[], Exception]) -> R:
+        """Create the task with ``change``; if it exists (even by a concurrent
+        writer), raise what ``exists`` returns."""
+
+        def on_state(state: TaskState | None) -> Change[R]:
+            if state is not None:
+                raise exists()
+            return change
+
+        return self._write(task_id, on_state)
+
+    def prepare(
+        self, task_id: str, apply: Callable[[TaskState], Change[R]]
+    ) -> tuple[bytes, bytes | None, R]:
+        """Commit ``apply``'s change on the live task's tip *without* moving its ref.
+
+        Returns ``(tip, commit, result)``; ``commit`` is ``None`` when nothing
+        would change. The caller publishes the commit elsewhere first (a push
+        the remote accepts or refuses as a whole) and then moves the local ref
+        with :meth:`advance`, or drops it.
+        """
+        tip = self.tip(task_id)
+        if tip is None:
+            raise self.missing(task_id)
+        state = self.read_state(task_id, tip)
+        try:
+            change = apply(state)
+        except Unchanged as done:
+            result: R = done.result
+            return tip, None, result
+        return tip, self._commit(task_id, tip, state, change), change.result
+
+    def advance(self, task_id: str, old: bytes, new: bytes, message: str) -> bool:
+        """Move the task's ref from ``old`` to ``new``; ``False`` if it moved meanwhile."""
+        try:
+            self.repo.compare_and_swap(ref_name(task_id), old, new, message)
+        except RefRace:
+            return False
+        return True
+
+    def _commit(
+        self, task_id: str, tip: bytes | None, state: TaskState | None, change: Change[Any]
+    ) -> bytes | None:
+        """The commit of ``change`` on ``tip`` (``None``: the tree would not change)."""
+        self.repo.identity()  # no identity, no commit (refused like git commit)
+        extras = fields_to_keep(task_id, state) if state is not None else {}
+        tree_changes = link_tree_changes(self.repo, change.links, state)
+        tree_changes[TASK_FILE] = self.repo.write_blob(
+            codec.encode_with_extras(change.task, extras)
+        )
+        tree_changes.update(change.bodies)
+        if state is not None and state.tree is not None:
+            tree_changes.update(self._foreign_top_level(state.tree))
+        tree = self.repo.update_tree(state.tree if state else None, tree_changes)
+        if state is not None and tree == state.tree:
+            return None
+        return self.repo.write_commit(
+            tree, [tip] if tip is not None else [], change.message, when=self.commit_when()
+        )
+
+    def _write(
+        self,
+        task_id: str,
+        apply: Callable[[TaskState | None], Change[R]],
+        *,
+        only: str | None = None,
+    ) -> R:
+        ref = ref_name(task_id)
+        for _attempt in attempts():
+            tip = self.tip(task_id)
+            state = self.read_state(task_id, tip, only=only) if tip is not None else None
+            try:
+                change = apply(state)
+            except Unchanged as done:
+                result: R = done.result
+                return result
+            commit = self._commit(task_id, tip, state, change)
+            if commit is None:
+                return change.result
+            try:
+                self.repo.compare_and_swap(ref, tip, commit, change.message)
+            except RefRace:
+                self.retries += 1
+                if lock_left_behind(self.repo, ref):
+                    break  # no writer holds a lock this long: say so now, not in a minute
+                continue
+            return change.result
+        raise busy(self.repo, task_id)
+
+    def _foreign_top_level(self, tree: bytes) -> dict[bytes, bytes | None]:
+        """Removals of the top-level entries of a task tree this version never
+        writes (a gitlink, a symlink, an unknown name): a write does not carry
+        them on, or a host with ``receive.fsckObjects`` may refuse the push.
+        ``doctor`` names them, deeper ones too."""
+        drop: dict[bytes, bytes | None] = {}
+        for name, (mode, _oid) in self.repo.read_tree(tree).items():
+            expected = TOP_LEVEL.get(name)
+            if expected is None or mode != expected:
+                drop[name] = None
+        return drop
+
+    def busy(self, task_id: str) -> Busy:
+        """Why a write of ``task_id`` gave up: a lock left behind, or constant change."""
+        return busy(self.repo, task_id)
+
+    # -- new ids -------------------------------------------------------------------
+
+    def check_case_collision(self, task_id: str) -> None:
+        """See :meth:`IdAdmission.check_case_collision`."""
+        self.admission.check_case_collision(task_id)
+
+    def check_new_id(self, task_id: str) -> None:
+        """See :meth:`IdAdmission.check_new_id`."""
+        self.admission.check_new_id(task_id)
+
+    def name_lock(self, task_id: str) -> AbstractContextManager[None]:
+        """See :meth:`IdAdmission.name_lock`."""
+        return self.admission.name_lock(task_id)
