@@ -31,7 +31,14 @@ from typing import Any, Final, cast
 import msgspec
 
 from . import validate
-from .dependencies import cycles, find_cycle, queue_summaries, station_of, waiting_for
+from .dependencies import (
+    blocking_graph,
+    cycles,
+    find_cycle,
+    queue_summaries,
+    station_of,
+    waiting_for,
+)
 from .errors import Conflict, GitFailed, NotFound, ValidationError
 from .listing import task_filter
 from .model import INITIAL_STATION
@@ -137,9 +144,8 @@ def ready(
     moment = refs.now(now)
     summaries = queue_summaries(refs)
     stations = station_of(refs, summaries)
-    looped = cycles(
-        {t: list(item["depends_on"]) for t, item in summaries.items() if "error" not in item}
-    )
+    blocking = blocking_graph(summaries)  # dependencies, then children
+    looped = cycles(blocking)
     found: list[ReadyItem] = []
     for task_id, item in summaries.items():
         if "error" in item or not match(item):
@@ -161,7 +167,7 @@ def ready(
         elif (
             item["status"] != INITIAL_STATION
             or task_id in looped
-            or waiting_for(item["depends_on"], stations)
+            or waiting_for(blocking[task_id], stations)
         ):
             continue
         found.append(
@@ -208,7 +214,9 @@ def _claim_change(
     """
     summaries = queue_summaries(refs)
     stations = station_of(refs, summaries)
-    graph = {t: list(item["depends_on"]) for t, item in summaries.items() if "error" not in item}
+    graph = blocking_graph(summaries)  # dependencies, then children
+    # its open children: what the graph holds for it after its dependencies
+    children = graph.get(task_id, [])[len(summaries.get(task_id, {}).get("depends_on", ())) :]
 
     def result(task: Any, changed: bool) -> ClaimResult:
         return {
@@ -250,10 +258,10 @@ def _claim_change(
                 raise Conflict(
                     f"task {task_id} is {task.status}, not open: only open tasks are claimed"
                 )
-            waits = waiting_for(task.depends_on, stations)
+            waits = waiting_for([*task.depends_on, *children], stations)
             if waits:
                 raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
-            loop = find_cycle({**graph, task_id: list(task.depends_on)}, task_id)
+            loop = find_cycle({**graph, task_id: [*task.depends_on, *children]}, task_id)
             if loop is not None:
                 raise Conflict(
                     f"task {task_id} is not ready: it is on a dependency cycle "

@@ -68,6 +68,7 @@ OPTIONAL_TASK_FIELDS: Final = (
     "taken_from",
     "selections",
     "claimed_via",
+    "parent",
 )
 _DEFAULT_TAILS: Final = tuple(
     (name, b',"%s":%s' % (name.encode(), b"[]" if name in ("depends_on", "selections") else b'""'))

@@ -1,6 +1,8 @@
 """Dependencies between tasks: the queue summary, cycles, and what a task waits for.
 
-A task may depend on others (``depends_on``). A dependency on a task this
+A task may depend on others (``depends_on``), and may be a part of a parent
+task (``parent``): the parent waits for each of its children as if it
+depended on them, so parent edges count for readiness and cycles alike. A dependency on a task this
 clone does not have is allowed (a pull may bring it); it is reported, never
 dropped. A change that would close a cycle is refused with the cycle named;
 cycles that still arise (two clones each adding one half, then a merge) are
@@ -21,9 +23,12 @@ from .listing import LIST_FIELDS, SummaryCache, task_summary
 from .taskrefs import TaskRefs, TaskState
 
 __all__ = [
+    "CANCELLED_STATION",
     "DONE_STATION",
     "QUEUE_FIELDS",
+    "blocking_graph",
     "check_no_cycle",
+    "children_of",
     "cycles",
     "find_cycle",
     "queue_summaries",
@@ -33,6 +38,8 @@ __all__ = [
 
 #: The station a dependency must reach before the tasks depending on it are ready.
 DONE_STATION: Final = "done"
+#: A child at this station no longer holds its parent back.
+CANCELLED_STATION: Final = "cancelled"
 #: The fields of a task's queue summary (and of a valid queue-cache entry).
 QUEUE_FIELDS: Final = (
     *LIST_FIELDS,
@@ -75,6 +82,30 @@ def station_of(refs: TaskRefs, live: Mapping[str, Mapping[str, Any]]) -> dict[st
         if "error" not in item:
             stations[task_id] = item["status"]
     return stations
+
+
+def children_of(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each live parent's live children, sorted."""
+    children: dict[str, list[str]] = {}
+    for task_id, item in sorted(summaries.items()):
+        parent = item.get("parent") if "error" not in item else None
+        if parent and parent in summaries:
+            children.setdefault(parent, []).append(task_id)
+    return children
+
+
+def blocking_graph(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each live task and what it waits for: its dependencies, then its children
+    (a cancelled child is no part of the work left)."""
+    children = {
+        parent: [c for c in ids if summaries[c].get("status") != CANCELLED_STATION]
+        for parent, ids in children_of(summaries).items()
+    }
+    return {
+        task_id: [*item["depends_on"], *children.get(task_id, ())]
+        for task_id, item in summaries.items()
+        if "error" not in item
+    }
 
 
 def waiting_for(depends_on: Iterable[str], stations: Mapping[str, str]) -> list[str]:
@@ -167,20 +198,29 @@ def cycles(graph: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     return found
 
 
-def check_no_cycle(refs: TaskRefs, task_id: str, depends_on: Sequence[str]) -> None:
-    """Refuse ``depends_on`` for ``task_id`` if it closes a dependency cycle.
+def check_no_cycle(
+    refs: TaskRefs,
+    task_id: str,
+    depends_on: Sequence[str] | None = None,
+    parent: str | None = None,
+) -> None:
+    """Refuse ``depends_on`` or ``parent`` for ``task_id`` (``None``: as they are)
+    if the change closes a cycle of dependencies and parent edges.
 
     Raises:
         ValidationError: naming the cycle, ``A -> B -> A``.
     """
-    if not depends_on:
+    if not depends_on and not parent:
         return
-    graph = {
-        other: list(item.get("depends_on", ()))
-        for other, item in queue_summaries(refs).items()
-        if "error" not in item
-    }
-    graph[task_id] = list(depends_on)
-    cycle = find_cycle(graph, task_id)
+    summaries = {t: dict(item) for t, item in queue_summaries(refs).items()}
+    mine = summaries.setdefault(task_id, {"depends_on": [], "parent": ""})
+    if "error" in mine:
+        return  # a damaged task: doctor names it; nothing to check against
+    if depends_on is not None:
+        mine["depends_on"] = list(depends_on)
+    if parent is not None:
+        mine["parent"] = parent
+    cycle = find_cycle(blocking_graph(summaries), task_id)
     if cycle is not None:
-        raise ValidationError(f"dependency cycle: {' -> '.join(cycle)}")
+        what = "dependency cycle" if parent is None else "cycle of parents and dependencies"
+        raise ValidationError(f"{what}: {' -> '.join(cycle)}")

@@ -14,7 +14,7 @@ import time
 from typing import Any, Final
 
 from .archive import ARCHIVE_REF, read_archive
-from .dependencies import cycles, queue_summaries, station_of
+from .dependencies import blocking_graph, cycles, queue_summaries, station_of
 from .errors import CorruptData
 from .store import MODE_BLOB, MODE_TREE, Repository
 from .sync.remotes import overwriting_refspecs
@@ -157,10 +157,10 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
     stations = station_of(refs, summaries)
     graph = {t: list(item["depends_on"]) for t, item in summaries.items() if "error" not in item}
     found: dict[str, dict[str, list[str]]] = {}
-    for task_id, cycle in cycles(graph).items():
+    for task_id, cycle in cycles(blocking_graph(summaries)).items():
         found.setdefault(task_id, {}).setdefault("problems", []).append(
             f"dependency cycle {' -> '.join(cycle)}: it can never be ready "
-            f"(break it with: git hydrate task-edit {task_id} --depends-on ...)"
+            f"(break it with: git hydrate task-edit {task_id} --depends-on ... or --no-parent)"
         )
     for task_id, deps in graph.items():
         for dep in deps:

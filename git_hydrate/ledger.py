@@ -131,6 +131,10 @@ class Ledger:
         """The task's fields (plus ``attachments``, ``tip``, ``archived``), live or archived."""
         return tasks.get_task(self.refs, task_id)
 
+    def children(self, task_id: str) -> list[ListItem]:
+        """The live tasks whose parent is ``task_id``, sorted by id."""
+        return listing.children(self.refs, task_id)
+
     def list_tasks(
         self,
         *,

@@ -26,10 +26,12 @@ __all__ = [
     "LIST_FIELDS",
     "SummaryCache",
     "archived_tasks",
+    "children",
     "list_tasks",
     "station_filter",
     "task_filter",
     "task_summary",
+    "tree_order",
 ]
 
 #: The fields of a task's list summary (and of a valid list-cache entry).
@@ -42,6 +44,7 @@ LIST_FIELDS: Final = (
     "tags",
     "attachments",
     "assignee",
+    "parent",
 )
 
 
@@ -57,6 +60,7 @@ def task_summary(state: TaskState) -> dict[str, Any]:
         "tags": list(task.tags),
         "attachments": len(state.links),
         "assignee": task.assignee,
+        "parent": task.parent,
     }
 
 
@@ -138,6 +142,43 @@ def list_tasks(
     match = task_filter(status=status, kind=kind, tag=tag)
     items = SummaryCache(refs.repo, "list-cache").summaries(refs, task_summary)
     return [cast(ListItem, item) for item in items.values() if "error" in item or match(item)]
+
+
+def children(refs: TaskRefs, task_id: str) -> list[ListItem]:
+    """The live tasks whose parent is ``task_id``, sorted by id."""
+    items = SummaryCache(refs.repo, "list-cache").summaries(refs, task_summary)
+    return [cast(ListItem, i) for i in items.values() if i.get("parent") == task_id]
+
+
+def tree_order(items: Iterable[ListItem]) -> list[tuple[int, ListItem]]:
+    """``items`` with each child under its parent: ``(depth, item)`` pairs.
+
+    A task whose parent is not among ``items`` (filtered out, archived, not
+    here) starts a tree of its own; a parent cycle merged in from two clones
+    is broken where it is entered, so every item is listed once.
+    """
+    rows = list(items)
+    present = {item["task_id"] for item in rows}
+    under: dict[str, list[ListItem]] = {}
+    roots: list[ListItem] = []
+    for item in rows:
+        parent = item.get("parent", "")
+        if parent and parent in present and parent != item["task_id"]:
+            under.setdefault(parent, []).append(item)
+        else:
+            roots.append(item)
+    result: list[tuple[int, ListItem]] = []
+    seen: set[str] = set()
+    for start in [*roots, *rows]:  # rows: on a parent cycle, none of them is a root
+        stack = [(0, start)] if start["task_id"] not in seen else []
+        while stack:  # depth first, children in id order, without recursion
+            depth, item = stack.pop()
+            if item["task_id"] in seen:
+                continue
+            seen.add(item["task_id"])
+            result.append((depth, item))
+            stack += [(depth + 1, c) for c in reversed(under.get(item["task_id"], ()))]
+    return result
 
 
 def archived_tasks(

@@ -59,6 +59,7 @@ SCALAR_FIELDS: Final = (
     "priority",
     "token_budget",
     "status",
+    "parent",
 )
 #: Task fields merged item by item when both sides changed them.
 LIST_FIELDS: Final = ("acceptance_criteria", "scope", "tags", "files", "tests", "depends_on")

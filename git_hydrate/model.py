@@ -78,6 +78,8 @@ Station = Annotated[
 ]
 # \Z, not $: "$" also matches before a final newline, which would let "abc\n" in.
 TaskId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")]
+#: A task id, or ``""`` for none (a task without a parent).
+OptionalTaskId = Annotated[str, msgspec.Meta(pattern=r"^(?:[A-Za-z0-9][A-Za-z0-9._-]{0,127})?\Z")]
 
 
 class PathNote(msgspec.Struct, frozen=True):
@@ -146,6 +148,8 @@ class Task(msgspec.Struct, kw_only=True):
     taken_from: str = ""
     selections: list[Selection] = []
     claimed_via: str = ""
+    #: The task this one is a part of (``""``: none); the parent waits for its children.
+    parent: OptionalTaskId = ""
 
 
 class Link(msgspec.Struct, kw_only=True):

@@ -89,6 +89,7 @@ class TaskDict(TypedDict):
     claimed_at: str
     taken_from: str
     claimed_via: str
+    parent: str
     checkpoint: LatestCheckpoint | None
     attachments: int
     tip: str | None
@@ -251,6 +252,8 @@ class ListItem(TypedDict, total=False):
     tags: list[str]
     attachments: int
     assignee: str
+    #: The task this one is a part of (``""``: none).
+    parent: str
     error: str
 
 

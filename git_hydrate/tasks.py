@@ -31,6 +31,7 @@ EDITABLE_FIELDS: Final = (
     "files",
     "tests",
     "depends_on",
+    "parent",
 )
 
 #: The check that normalises each editable field.
@@ -47,6 +48,7 @@ _CHECKS: Final[dict[str, Callable[[Any], Any]]] = {
     "files": lambda v: validate.path_notes(v, "file in play"),
     "tests": lambda v: validate.path_notes(v, "test"),
     "depends_on": lambda v: validate.dependencies(v, ""),  # then checked against the task
+    "parent": lambda v: validate.parent(v, ""),  # then checked against the task
 }
 
 
@@ -96,6 +98,13 @@ def task_dict(state: TaskState, archived: bool = False) -> TaskDict:
     return cast(TaskDict, data)
 
 
+def _check_parent(refs: TaskRefs, parent: str) -> None:
+    """Refuse a parent that is not a live task here (archived: say how to bring it back)."""
+    if parent and not refs.exists(parent):
+        missing = refs.missing(parent)
+        raise type(missing)(f"cannot be a part of {parent}: {missing}")
+
+
 def get_task(refs: TaskRefs, task_id: str) -> TaskDict:
     """A live or archived task's fields (``archived`` says which)."""
     state, archived = refs.load_any(task_id)
@@ -119,6 +128,7 @@ def add_task(
     tests: Iterable[Any] = (),
     status: str = INITIAL_STATION,
     depends_on: Iterable[str] = (),
+    parent: str | None = None,
     allow_secrets: bool | None = None,
 ) -> TaskDict:
     """Create a task. Creating one that exists is a :class:`Conflict`.
@@ -147,7 +157,9 @@ def add_task(
         status=validate.station(status),
         created_at=iso_utc(refs.clock()),
         depends_on=validate.dependencies(depends_on, task_id),
+        parent=validate.parent(parent, task_id),
     )
+    _check_parent(refs, task.parent)
     check_text_secrets(refs.repo.settings, free_text(task), allow_secrets)
     change = Change(
         task=task,
@@ -159,7 +171,7 @@ def add_task(
     )
     with refs.name_lock(task_id):  # an id differing only by case, created meanwhile
         refs.check_new_id(task_id)
-        check_no_cycle(refs, task_id, task.depends_on)
+        check_no_cycle(refs, task_id, task.depends_on, task.parent)
         refs.create(
             task_id,
             change,
@@ -184,7 +196,11 @@ def edit_task(
     values = {key: _CHECKS[key](value) for key, value in fields.items() if value is not None}
     if "depends_on" in values:
         values["depends_on"] = validate.dependencies(values["depends_on"], task_id)
-        check_no_cycle(refs, task_id, values["depends_on"])
+    if "parent" in values:
+        values["parent"] = validate.parent(values["parent"], task_id)
+        _check_parent(refs, values["parent"])
+    if "depends_on" in values or values.get("parent"):
+        check_no_cycle(refs, task_id, values.get("depends_on"), values.get("parent"))
     check_text_secrets(refs.repo.settings, _text_of(values), allow_secrets)
 
     def apply(state: TaskState) -> Change[None]:

@@ -25,6 +25,7 @@ __all__ = [
     "duration",
     "holder",
     "kind",
+    "parent",
     "path_notes",
     "priority",
     "source_label",
@@ -264,6 +265,16 @@ def dependencies(values: Iterable[Any] | None, task: str) -> list[str]:
         if dependency not in result:
             result.append(dependency)
     return result
+
+
+def parent(value: Any, task: str) -> str:
+    """The id of ``task``'s parent (``""``: none); never itself."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return ""
+    found = task_id(value.strip() if isinstance(value, str) else value)
+    if found == task:
+        raise ValidationError(f"task {task} cannot be its own parent")
+    return found
 
 
 _DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")

@@ -246,6 +246,7 @@ def test_status_json_golden(repo: Path, fixed: Ledger, clock: Clock) -> None:
         "archived": False,
         "attachments": 2,
         "assignee": "",
+        "parent": "",
         "live": 1,
         "expired": 1,
         "checkpoints": 1,

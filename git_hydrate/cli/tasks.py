@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
+from ..listing import tree_order
+from ..results import ListItem
 from ._common import (
     STATION_CHOICE,
     allow_secrets_option,
@@ -108,6 +110,12 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
                 shell_complete=complete_task_ids,
                 help="A task that must be done before this one is ready (repeatable).",
             ),
+            click.option(
+                "--parent",
+                metavar="ID",
+                shell_complete=complete_task_ids,
+                help="The task this one is a part of: it waits for its open children.",
+            ),
             *(
                 []
                 if creating
@@ -117,7 +125,10 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
                         "no_depends_on",
                         is_flag=True,
                         help="Depend on no task any more.",
-                    )
+                    ),
+                    click.option(
+                        "--no-parent", is_flag=True, help="Be a part of no task any more."
+                    ),
                 ]
             ),
             allow_secrets_option("the text"),
@@ -154,6 +165,18 @@ def _print_task(task: Mapping[str, Any]) -> None:
     )
     if task.get("depends_on"):
         click.echo(f"depends on: {', '.join(map(shown, task['depends_on']))}")
+    if task.get("parent"):
+        click.echo(f"part of: {shown(task['parent'])}")
+
+
+def _print_children(children: list[Mapping[str, Any]]) -> None:
+    """A parent's children and their progress: ``2 of 3 done``."""
+    done = sum(1 for child in children if child.get("status") == "done")
+    click.echo(f"\nChildren ({done} of {len(children)} done):")
+    for child in children:
+        if "error" in child:
+            continue
+        click.echo(f"  {shown(child['task_id'])}\t{station_shown(child)}\t{shown(child['title'])}")
 
 
 @click.command("task-add")
@@ -185,6 +208,7 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
             files=fields["files"],
             tests=fields["tests"],
             depends_on=fields["depends_on"],
+            parent=fields["parent"],
             allow_secrets=fields["allow_secrets"],
         )
     if as_json:
@@ -212,6 +236,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         "kind": fields["kind"],
         "priority": fields["priority"],
         "token_budget": fields["token_budget"],
+        "parent": fields["parent"],
     }
     for option, name in (
         ("criteria", "acceptance_criteria"),
@@ -227,6 +252,10 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         if fields["depends_on"]:
             raise click.UsageError("--no-depends-on and --depends-on contradict each other")
         changes["depends_on"] = []
+    if fields["no_parent"]:
+        if fields["parent"]:
+            raise click.UsageError("--no-parent and --parent contradict each other")
+        changes["parent"] = ""
     if all(value is None for value in changes.values()):
         raise click.UsageError("nothing to change: give at least one field option")
     with open_ledger(ctx) as ledger:
@@ -251,6 +280,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
 )
 @click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: all).")
 @click.option("--archived", is_flag=True, help="List the archived tasks instead.")
+@click.option("--tree", is_flag=True, help="Each child under its parent, indented.")
 @json_option
 @click.pass_context
 def list_tasks(
@@ -259,6 +289,7 @@ def list_tasks(
     kinds: tuple[str, ...],
     tags: tuple[str, ...],
     archived: bool,
+    tree: bool,
     as_json: bool,
 ) -> None:
     """List the live tasks (or the archived ones), optionally filtered.
@@ -267,7 +298,10 @@ def list_tasks(
     Example:
       git hydrate list --status in_progress --status review --tag api
       git hydrate list --archived --json
+      git hydrate list --tree
     """
+    if tree and archived:
+        raise click.UsageError("--tree lists live tasks: leave out --archived")
     with open_ledger(ctx) as ledger:
         tasks = ledger.list_tasks(
             status=stations or None, kind=kinds or None, tag=tags or None, archived=archived
@@ -279,13 +313,15 @@ def list_tasks(
         return
     damaged = 0
     rows: list[Mapping[str, Any]] = list(tasks)
-    for task in rows:
+    depths = tree_order(cast(list[ListItem], rows)) if tree else [(0, t) for t in rows]
+    for depth, task in depths:
+        indent = "  " * depth
         if "error" in task:
             damaged += 1
-            click.echo(f"{shown(task['task_id'])}\tdamaged\t{shown(task['error'])}")
+            click.echo(f"{indent}{shown(task['task_id'])}\tdamaged\t{shown(task['error'])}")
             continue
         click.echo(
-            f"{shown(task['task_id'])}\t{station_shown(task)}\t{shown(task['kind'])}"
+            f"{indent}{shown(task['task_id'])}\t{station_shown(task)}\t{shown(task['kind'])}"
             f"\tp{task['priority']}\t{task['attachments']} ctx\t{shown(task['title'])}"
         )
     if damaged:
@@ -308,10 +344,14 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
     with open_ledger(ctx) as ledger:
         task: Mapping[str, Any] = ledger.get_task(task_id)
         entries = ledger.context_entries(task_id)
+        children: list[Mapping[str, Any]] = list(ledger.children(task_id))
     if as_json:
-        echo_json(ctx, {**task, "context": entries})
+        ids = [child["task_id"] for child in children]
+        echo_json(ctx, {**task, "children": ids, "context": entries})
         return
     _print_task(task)
+    if children:
+        _print_children(children)
     for label, key in (("Objective", "objective"), ("Acceptance", "acceptance")):
         click.echo(f"\n{label}:\n{shown_block(task[key])}")
     if task["acceptance_criteria"]:

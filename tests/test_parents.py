@@ -1,0 +1,123 @@
+"""Parent tasks: a child names its parent; the parent waits for its open children.
+
+Parent edges count for readiness and for cycles alike, travel through sync and
+merge like any other field, and leave a task that never had a parent byte for
+byte as earlier versions wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger, NotFound, ValidationError
+
+from .conftest import fsck, git, hydrate
+
+
+def finish(ledger: Ledger, task_id: str) -> None:
+    for station in ("in_progress", "done"):
+        ledger.set_status(task_id, station)
+
+
+def family(ledger: Ledger) -> None:
+    ledger.add_task("P-1", objective="the whole feature", acceptance="all parts done")
+    ledger.add_task("C-1", objective="part one", acceptance="ok", parent="P-1")
+    ledger.add_task("C-2", objective="part two", acceptance="ok", parent="P-1")
+
+
+def test_a_parent_is_not_ready_while_a_child_is_open(repo: Path, ledger: Ledger) -> None:
+    family(ledger)
+    assert [item["task_id"] for item in ledger.ready()] == ["C-1", "C-2"]
+    out = hydrate(repo, "claim", "P-1", "--as", "alice")
+    assert out.returncode != 0
+    assert "waits for C-1 (open), C-2 (open)" in out.stderr
+    finish(ledger, "C-1")
+    assert [item["task_id"] for item in ledger.ready()] == ["C-2"]
+    ledger.set_status("C-2", "cancelled")  # no part of the work left
+    assert [item["task_id"] for item in ledger.ready()] == ["P-1"]
+    fsck(repo)
+
+
+def test_parent_must_exist_and_cannot_close_a_cycle(repo: Path, ledger: Ledger) -> None:
+    family(ledger)
+    with pytest.raises(NotFound, match="cannot be a part of NOPE: no task 'NOPE'"):
+        ledger.add_task("C-3", objective="x", acceptance="y", parent="NOPE")
+    with pytest.raises(ValidationError, match="cannot be its own parent"):
+        ledger.edit_task("C-1", parent="C-1")
+    with pytest.raises(ValidationError, match=r"cycle of parents and dependencies: P-1 -> C-1"):
+        ledger.edit_task("P-1", parent="C-1")
+    # a child that depends on its own parent could never be ready: refused too
+    with pytest.raises(ValidationError, match=r"dependency cycle: C-1 -> P-1 -> C-1"):
+        ledger.edit_task("C-1", depends_on=["P-1"])
+    assert ledger.get_task("P-1")["parent"] == ""
+    assert "C-3" not in {t["task_id"] for t in ledger.list_tasks()}
+
+
+def test_a_task_without_parent_keeps_the_bytes_earlier_versions_wrote(
+    repo: Path, ledger: Ledger
+) -> None:
+    ledger.add_task("P-1", objective="o", acceptance="a")
+    raw = git(repo, "cat-file", "-p", "refs/hydrate/tasks/P-1:task.json")
+    assert '"parent"' not in raw
+    ledger.add_task("C-1", objective="o", acceptance="a", parent="P-1")
+    child = json.loads(git(repo, "cat-file", "-p", "refs/hydrate/tasks/C-1:task.json"))
+    assert child["parent"] == "P-1"
+    ledger.edit_task("C-1", parent="")
+    cleared = git(repo, "cat-file", "-p", "refs/hydrate/tasks/C-1:task.json")
+    assert '"parent"' not in cleared
+
+
+def test_cli_tree_show_and_clearing(repo: Path, ledger: Ledger) -> None:
+    family(ledger)
+    ledger.add_task("A-1", objective="alone", acceptance="ok")
+    finish(ledger, "C-2")
+    listed = hydrate(repo, "list", "--tree").stdout.splitlines()
+    assert [line.split("\t")[0] for line in listed] == ["A-1", "P-1", "  C-1", "  C-2"]
+    shown = hydrate(repo, "show", "P-1").stdout
+    assert "Children (1 of 2 done):" in shown
+    assert "C-1\topen\tpart one" in shown
+    assert "part of: P-1" in hydrate(repo, "show", "C-1").stdout
+    data = json.loads(hydrate(repo, "show", "P-1", "--json").stdout)
+    assert data["children"] == ["C-1", "C-2"]
+    both = hydrate(repo, "task-edit", "C-1", "--parent", "P-1", "--no-parent")
+    assert both.returncode == 2 and "contradict" in both.stderr
+    assert hydrate(repo, "task-edit", "C-1", "--no-parent").returncode == 0
+    assert json.loads(hydrate(repo, "show", "P-1", "--json").stdout)["children"] == ["C-2"]
+    assert hydrate(repo, "list", "--tree", "--archived").returncode == 2
+
+
+def test_tree_order_survives_a_merged_parent_cycle() -> None:
+    from git_hydrate.listing import tree_order
+
+    rows = [
+        {"task_id": "A", "parent": "B"},
+        {"task_id": "B", "parent": "A"},
+        {"task_id": "C", "parent": ""},
+    ]
+    order = [(d, item["task_id"]) for d, item in tree_order(rows)]  # type: ignore[arg-type]
+    assert sorted(i for _d, i in order) == ["A", "B", "C"]
+    assert order[0] == (0, "C")
+
+
+def test_parent_travels_through_push_and_pull(tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    (seed / "README").write_text("x\n")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "initial")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    one, two = tmp_path / "one", tmp_path / "two"
+    for dest in (one, two):
+        git(tmp_path, "clone", "-q", str(bare), str(dest))
+    with Ledger(one) as ledger:
+        family(ledger)
+    assert hydrate(one, "push", "origin").returncode == 0
+    assert hydrate(two, "pull", "origin").returncode == 0
+    with Ledger(two) as ledger:
+        assert ledger.get_task("C-1")["parent"] == "P-1"
+        assert [c["task_id"] for c in ledger.children("P-1")] == ["C-1", "C-2"]
+    fsck(two)
