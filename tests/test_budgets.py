@@ -81,7 +81,8 @@ def test_a_prompt_of_exactly_n_bytes_fits_and_one_byte_less_does_not() -> None:
     assert build_prompt(TASK, [], base, now=NOW)["prompt_bytes"] == base
     with pytest.raises(ValidationError) as refused:
         build_prompt(TASK, entries, base - 1, now=NOW)
-    assert str(refused.value) == EXPAND_REFUSAL
+    # the seed's refusal, then the smallest budget that holds the mandatory part (issue 34)
+    assert str(refused.value) == f"{EXPAND_REFUSAL} (it needs --max-bytes {base} or more)"
 
 
 def test_prompt_keeps_what_expand_cannot() -> None:
@@ -178,10 +179,15 @@ def test_both_budgets_are_enforced_and_token_refusals_name_max_tokens() -> None:
     assert by_tokens["omitted"] and by_bytes["omitted"]
     with pytest.raises(ValidationError) as refused:
         build_prompt(TASK, entries, None, max_tokens=10, tokens=meter, now=NOW)
-    assert str(refused.value) == EXPAND_TOKEN_REFUSAL
+    prompt_base = build_prompt(TASK, [], None, max_tokens=10**6, tokens=meter, now=NOW)
+    needed = prompt_base["token_count"]
+    assert str(refused.value) == f"{EXPAND_TOKEN_REFUSAL} (it needs --max-tokens {needed} or more)"
+    assert build_prompt(TASK, entries, None, max_tokens=needed, tokens=meter, now=NOW)
     with pytest.raises(Conflict) as conflict:
         pack_packet(TASK, entries, None, max_tokens=10, tokens=meter, now=NOW)
-    assert str(conflict.value) == PACK_TOKEN_REFUSAL
+    needed = pack_packet(TASK, [], None, max_tokens=10**6, tokens=meter, now=NOW)["token_count"]
+    assert str(conflict.value) == f"{PACK_TOKEN_REFUSAL} (it needs --max-tokens {needed} or more)"
+    assert pack_packet(TASK, entries, None, max_tokens=needed, tokens=meter, now=NOW)
 
 
 def test_counts_cached_by_key_are_not_counted_again() -> None:
@@ -368,7 +374,21 @@ def test_token_budget_on_the_command_line(repo: Path) -> None:
     both = hydrate(repo, "prompt", "M-6001", "--max-tokens", "100000", "--max-bytes", "4000")
     assert "big-b" not in both.stdout and " of 100,000 tokens (o200k_base)" in both.stderr
     bad = hydrate(repo, "prompt", "M-6001", "--max-tokens", "10", "--encoding", "cl100k_base")
-    assert bad.returncode == 1 and bad.stderr == f"error: {EXPAND_TOKEN_REFUSAL}\n"
+    assert bad.returncode == 1 and bad.stderr.startswith(f"error: {EXPAND_TOKEN_REFUSAL} (it ")
+    # the refusal names the smallest budget that holds the mandatory part, and it does
+    needed = re.fullmatch(r".* \(it needs --max-tokens (\d+) or more\)\n", bad.stderr)
+    assert needed, bad.stderr
+    enough = ("prompt", "M-6001", "--max-tokens", needed[1], "--encoding", "cl100k_base")
+    assert hydrate(repo, *enough).returncode == 0
+    fewer = (
+        "prompt",
+        "M-6001",
+        "--max-tokens",
+        str(int(needed[1]) - 1),
+        "--encoding",
+        "cl100k_base",
+    )
+    assert hydrate(repo, *fewer).stderr == bad.stderr
 
 
 def test_outline_on_the_command_line(repo: Path) -> None:

@@ -220,10 +220,18 @@ def test_seed_worked_example() -> None:
 def test_refusals() -> None:
     with pytest.raises(Conflict) as refused:
         pack_packet(FULL_TASK, [], 50, now=NOW)
-    assert str(refused.value) == PACK_REFUSAL
+    # the seed's refusal, then the smallest budget that holds the mandatory part (issue 34)
+    smallest = pack_packet(FULL_TASK, [], 10**6, now=NOW)["packet_bytes"]
+    assert str(refused.value) == f"{PACK_REFUSAL} (it needs --max-bytes {smallest} or more)"
+    assert pack_packet(FULL_TASK, [], smallest, now=NOW)["packet_bytes"] == smallest
     with pytest.raises(ValidationError) as invalid:
         build_packet(FULL_TASK, [], 500, now=NOW)
-    assert str(invalid.value) == EXPAND_REFUSAL
+    whole = build_packet(FULL_TASK, [], 10**6, now=NOW)
+    smallest = whole["packet_bytes"] + whole["prompt_bytes"]
+    assert str(invalid.value) == f"{EXPAND_REFUSAL} (it needs --max-bytes {smallest} or more)"
+    assert build_packet(FULL_TASK, [], smallest, now=NOW)["packet"] == whole["packet"]
+    with pytest.raises(ValidationError):
+        build_packet(FULL_TASK, [], smallest - 1, now=NOW)
     with pytest.raises(ValidationError):
         pack_packet(FULL_TASK, [], 0, now=NOW)
 

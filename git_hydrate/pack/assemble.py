@@ -53,6 +53,7 @@ from .seed import (
     dedupe_context,
     estimate_packet_tokens,
     estimate_tokens,
+    refusal,
     split_budget,
     summarize_packet,
 )
@@ -162,12 +163,12 @@ def pack_packet(
     packet = _mandatory(task)
     base = len(packet_json(packet))
     if max_bytes is not None and base > max_bytes:
-        raise Conflict(PACK_REFUSAL)
+        raise Conflict(refusal(PACK_REFUSAL, base, "--max-bytes"))
     base_tokens = 0
     if tokens is not None:
         base_tokens = tokens.count(packet_json(packet).decode("utf-8"))
         if max_tokens is not None and base_tokens > max_tokens:
-            raise Conflict(PACK_TOKEN_REFUSAL)
+            raise Conflict(refusal(PACK_TOKEN_REFUSAL, base_tokens, "--max-tokens"))
     plan = Plan(
         json=True,
         prompt=False,
@@ -349,7 +350,7 @@ def _renderwalk(
     base_prompt = len(assemble(head, []).encode("utf-8"))
     base_bytes = base_prompt + (base_json if with_json else 0)
     if max_bytes is not None and base_bytes > max_bytes:
-        raise ValidationError(EXPAND_REFUSAL)
+        raise ValidationError(refusal(EXPAND_REFUSAL, base_bytes, "--max-bytes"))
     meter = tokens if max_tokens is not None else None
     base_tokens = 0
     block_tokens = 0
@@ -359,7 +360,7 @@ def _renderwalk(
         if with_json:
             base_tokens += meter.count(packet_json(packet).decode("utf-8"))
         if max_tokens is not None and base_tokens > max_tokens:
-            raise ValidationError(EXPAND_TOKEN_REFUSAL)
+            raise ValidationError(refusal(EXPAND_TOKEN_REFUSAL, base_tokens, "--max-tokens"))
         block_tokens = _block_tokens(meter, head, base_prompt_tokens)
     plan = Plan(
         json=with_json,

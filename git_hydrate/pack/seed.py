@@ -31,6 +31,7 @@ __all__ = [
     "dedupe_context",
     "estimate_packet_tokens",
     "estimate_tokens",
+    "refusal",
     "split_budget",
     "summarize_packet",
 ]
@@ -46,6 +47,17 @@ EXPAND_REFUSAL: Final = (
 #: The refusals when a token budget cannot hold the mandatory part.
 PACK_TOKEN_REFUSAL: Final = PACK_REFUSAL.replace("max_bytes", "max_tokens")
 EXPAND_TOKEN_REFUSAL: Final = EXPAND_REFUSAL.replace("max_bytes", "max_tokens")
+
+
+def refusal(message: str, needed: int, option: str) -> str:
+    """The seed's refusal ``message``, then the smallest budget that holds the mandatory part.
+
+    ``option`` is ``--max-bytes`` or ``--max-tokens``; ``needed`` what the
+    mandatory structure alone measures in that unit (issue 34).
+    """
+    return f"{message} (it needs {option} {needed} or more)"
+
+
 PACK_NOTE: Final = "Byte budget is exact; model tokenizer usage is unknown."
 #: The note of a result whose tokens were counted (token_count is exact).
 TOKENS_NOTE: Final = (
