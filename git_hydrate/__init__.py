@@ -24,7 +24,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     3  store
     4  archive treeshape pack.derived pack.refresh_memo pack.prompt_cache
     5  taskrefs
-    6  tasks attachments listing audit dependencies hydrate pack pack.loader pack.stored
+    6  tasks attachments listing audit dependencies search hydrate pack pack.loader pack.stored
     7  lifecycle sync doctor claims current
     8  ledger
     9  hooks serve agents

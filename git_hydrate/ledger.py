@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import attachments, audit, lifecycle, listing, tasks
+from . import attachments, audit, lifecycle, listing, search, tasks
 from .pack.budget import Budget, resolve_budget
 from .results import (
     AddManyResult,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .hydrate.tree import Progress
     from .pack.budget import BudgetOptions
     from .pack.memo import BodyMemo
+    from .search import SearchHit
     from .sync import Report
 
 __all__ = ["Ledger"]
@@ -130,6 +131,11 @@ class Ledger:
     def get_task(self, task_id: str) -> TaskDict:
         """The task's fields (plus ``attachments``, ``tip``, ``archived``), live or archived."""
         return tasks.get_task(self.refs, task_id)
+
+    def search(self, query: str, **options: Any) -> list[SearchHit]:
+        """Tasks matching ``query``, best first (``archived``, ``attachments``,
+        ``limit``: see :func:`git_hydrate.search.search_tasks`)."""
+        return search.search_tasks(self.refs, query, **options)
 
     def children(self, task_id: str) -> list[ListItem]:
         """The live tasks whose parent is ``task_id``, sorted by id."""
@@ -433,8 +439,10 @@ class Ledger:
         return audit.commits(self.refs, task_id)
 
     def archive(self, task_ids: Iterable[str] = (), *, done: bool = False) -> ArchiveResult:
-        """Fold done/cancelled tasks into ``refs/hydrate/archive``; delete their refs."""
-        return lifecycle.archive(self.refs, task_ids, done=done)
+        """Fold done/cancelled tasks into ``refs/hydrate/archive``; delete their refs
+        (one id may be given as a string)."""
+        ids = [task_ids] if isinstance(task_ids, str) else task_ids
+        return lifecycle.archive(self.refs, ids, done=done)
 
     def unarchive(self, task_id: str) -> TaskDict:
         """Restore an archived task's ref."""

@@ -30,6 +30,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "task-edit": ("tasks", "task_edit"),
     "list": ("tasks", "list_tasks"),
     "show": ("tasks", "show"),
+    "search": ("search", "search"),
     "context-add": ("context", "context_add"),
     "add": ("context", "context_add"),
     "context-rm": ("context", "context_rm"),

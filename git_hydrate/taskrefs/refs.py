@@ -120,9 +120,12 @@ class TaskRefs:
         A task whose data cannot be read maps to the :class:`CorruptData` naming
         it, so one damaged task never hides the others.
         """
+        wanted = list(task_ids)
+        if not wanted:
+            return {}  # (a warm listing: its summaries all came from a cache)
         refs = self.repo.refs_under(TASK_REF_PREFIX)
         tips: dict[str, bytes] = {}
-        for task_id in task_ids:
+        for task_id in wanted:
             tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
             if tip is not None:
                 tips[task_id] = tip

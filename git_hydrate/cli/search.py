@@ -1,0 +1,59 @@
+"""search: find tasks by their words."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import echo_json, json_option, open_ledger, shown
+
+__all__ = ["search"]
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--archived", is_flag=True, help="Search the archived tasks too.")
+@click.option(
+    "--attachments", is_flag=True, help="Search the attached bodies too (read once, then kept)."
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most N hits."
+)
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: tuple[str, ...],
+    archived: bool,
+    attachments: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Find the tasks whose words match QUERY, best first, each with the line
+    that matched.
+
+    Title, objective, acceptance, criteria, tags, files in play, tests and
+    checkpoints are searched (with --attachments, the bodies too); words
+    written in camelCase or snake_case match their parts.
+
+    \b
+    Example:
+      git hydrate search retry header
+      git hydrate search --archived --attachments "rate limit" --json
+    """
+    with open_ledger(ctx) as ledger:
+        hits = ledger.search(
+            " ".join(query), archived=archived, attachments=attachments, limit=limit
+        )
+    if as_json:
+        echo_json(ctx, hits)
+        return
+    if not hits:
+        click.echo(f"no task matches {shown(' '.join(query))}", err=True)
+        return
+    for hit in hits:
+        archived_mark = " (archived)" if hit["archived"] else ""
+        click.echo(
+            f"{shown(hit['task_id'])}\t{shown(hit['status'])}{archived_mark}"
+            f"\t{shown(hit['title'])}"
+        )
+        click.echo(f"    {shown(hit['field'])}: {shown(hit['snippet'])}")

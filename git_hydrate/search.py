@@ -1,0 +1,319 @@
+"""Finding tasks by their words: ranked hits with a one-line snippet.
+
+A task's searchable text — title, objective, acceptance, criteria, tags,
+files in play, tests and checkpoints — is a pure function of its tip commit,
+so its terms are kept in a disposable index keyed by tip
+(``<common dir>/hydrate/search-index-2``, a :class:`~git_hydrate.listing.SummaryCache`):
+a warm search reads the refs and that one file. Attached bodies
+(``attachments=True``) are indexed by blob id in ``search-bodies`` the same
+way, so a body shared by many tasks is read once.
+
+Ranking is BM25 over those terms (the title counts three times), with words
+split on case and ``_`` so that ``retryHeader`` and ``retry_header`` meet
+``retry header``. Ties fall to the task id: the order is deterministic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, TypedDict
+
+import msgspec
+
+from .archive import read_archive
+from .errors import CorruptData, ValidationError
+from .listing import SummaryCache
+from .store import Repository
+from .taskrefs import TaskRefs, TaskState
+from .taskrefs.decode import read_states
+
+__all__ = ["SearchHit", "search_tasks", "terms_of"]
+
+#: BM25's parameters (the usual ones).
+_K1: Final = 1.2
+_B: Final = 0.75
+#: How often the title's words count.
+_TITLE_WEIGHT: Final = 3
+#: The index file under ``<common dir>/hydrate/`` (a new layout, a new name).
+_INDEX: Final = "search-index-2"
+#: Index entries this version needs (older ones are rebuilt).
+_FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links")
+#: Bodies larger than this are not indexed for ``--attachments`` (named in the answer).
+_MAX_BODY_BYTES: Final = 1 << 20
+_SNIPPET_CHARS: Final = 120
+_WORD: Final = re.compile(r"[0-9A-Za-z]+")
+_PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+class SearchHit(TypedDict):
+    """One task found by :func:`search_tasks`."""
+
+    task_id: str
+    title: str
+    status: str
+    score: float
+    #: The line that matched best, trimmed to about 120 characters.
+    snippet: str
+    #: Where that line is: ``title``, ``objective``, ``checkpoint``, ``attachment <source>``...
+    field: str
+    archived: bool
+
+
+def terms_of(text: str) -> list[str]:
+    """The search terms of ``text``: each word lowercased, and a word written in
+    camelCase or snake_case also as its parts."""
+    found: list[str] = []
+    for word in _WORD.findall(text.replace("_", " ")):
+        lower = word.lower()
+        found.append(lower)
+        parts = _PARTS.findall(word)
+        if len(parts) > 1:
+            found += [part.lower() for part in parts]
+    return found
+
+
+def _lines(state: TaskState) -> list[tuple[str, str]]:
+    """``(field, line)`` of every searchable line of a task."""
+    task = state.task
+    lines: list[tuple[str, str]] = [("title", task.title)]
+    for field, text in (("objective", task.objective), ("acceptance", task.acceptance)):
+        lines += [(field, line) for line in text.splitlines() if line.strip()]
+    lines += [("criterion", c) for c in task.acceptance_criteria]
+    lines += [("tag", t) for t in task.tags]
+    lines += [("file", f"{n.path} {n.note}".strip()) for n in (*task.files, *task.tests)]
+    for checkpoint in task.checkpoints:
+        for text in (checkpoint.summary, checkpoint.evidence, checkpoint.next_step):
+            lines += [("checkpoint", line) for line in text.splitlines() if line.strip()]
+    return lines
+
+
+def _packed_terms(counts: Mapping[str, int]) -> str:
+    """Term counts as one string, `` term:count term:count ``: an index of 10,000
+    tasks then decodes as 10,000 strings instead of 10,000 dicts."""
+    return " " + " ".join(f"{term}:{n}" for term, n in sorted(counts.items())) + " "
+
+
+def _tf(packed: str, term: str) -> int:
+    """How often ``term`` is counted in a :func:`_packed_terms` string."""
+    at = packed.find(f" {term}:")
+    if at < 0:
+        return 0
+    start = at + len(term) + 2
+    return int(packed[start : packed.index(" ", start)])
+
+
+def _entry(state: TaskState) -> dict[str, Any]:
+    """A task's index entry: its term counts, length, lines, title and station."""
+    counts: Counter[str] = Counter()
+    lines = _lines(state)
+    for field, line in lines:
+        words = terms_of(line)
+        for _ in range(_TITLE_WEIGHT if field == "title" else 1):
+            counts.update(words)
+    return {
+        "task_id": state.task.id,
+        "terms": _packed_terms(counts),
+        "length": sum(counts.values()),
+        "lines": "\n".join(f"{field}\t{' '.join(line.split())}" for field, line in lines),
+        "title": state.task.title,
+        "status": state.task.status,
+        "links": [[link.oid, link.source, link.size] for link in state.links],
+    }
+
+
+def _unpacked(packed: str) -> list[str]:
+    """The terms of a :func:`_packed_terms` string."""
+    return [item.rpartition(":")[0] for item in packed.split()]
+
+
+def _split_lines(lines: str) -> list[tuple[str, str]]:
+    return [(field, line) for field, _tab, line in (x.partition("\t") for x in lines.split("\n"))]
+
+
+class _BodyIndex:
+    """Term counts and lines of attached bodies, by blob id (a disposable file)."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.path = os.path.join(repo.common_dir, "hydrate", "search-bodies")
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.changed = False
+        with contextlib.suppress(OSError, msgspec.DecodeError), open(self.path, "rb") as fh:
+            self.entries = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
+
+    def of(self, oids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        wanted = sorted(set(oids))
+        missing = [oid for oid in wanted if oid not in self.entries]
+        answers = self.repo.read_many([oid.encode() for oid in missing])
+        for oid, answer in zip(missing, answers, strict=True):
+            if answer is None or answer[0] != b"blob":
+                continue  # doctor names a missing body; search has nothing to say of it
+            text = answer[1].decode("utf-8", "replace")
+            lines = [line for line in text.splitlines() if line.strip()]
+            counts = Counter(term for line in lines for term in terms_of(line))
+            kept = [" ".join(line.split())[:400] for line in lines if terms_of(line)][:2000]
+            self.entries[oid] = {
+                "terms": dict(counts),
+                "length": sum(counts.values()),
+                "lines": kept,
+            }
+            self.changed = True
+        return {oid: self.entries[oid] for oid in wanted if oid in self.entries}
+
+    def save(self, keep: set[str]) -> None:
+        stale = set(self.entries) - keep
+        if not self.changed and not stale:
+            return
+        kept = {oid: e for oid, e in self.entries.items() if oid in keep}
+        with contextlib.suppress(OSError):
+            self.repo.replace_file(self.path, [msgspec.msgpack.encode(kept)])
+
+
+def _archived_entries(refs: TaskRefs) -> dict[str, dict[str, Any]]:
+    """Index entries of the archived tasks (read from their last commits)."""
+    try:
+        archived = read_archive(refs.repo).index.tasks
+    except CorruptData:
+        return {}
+    tips = {task_id: entry.tip.encode("ascii") for task_id, entry in archived.items()}
+    found: dict[str, dict[str, Any]] = {}
+    for task_id, state in read_states(refs.repo, tips).items():
+        if not isinstance(state, CorruptData):
+            found[task_id] = _entry(state)
+    return found
+
+
+def _bm25(query: list[str], docs: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """Each document's BM25 score for ``query`` (documents without a query term left out).
+
+    A document's ``terms`` are packed (:func:`_packed_terms`) or a dict."""
+    if not docs:
+        return {}
+    average = sum(d["length"] for d in docs.values()) / len(docs) or 1.0
+    scores: dict[str, float] = {}
+    for term in dict.fromkeys(query):
+        needle = f" {term}:"
+        having = []
+        for key, doc in docs.items():
+            terms = doc["terms"]
+            if isinstance(terms, str):
+                if needle in terms:
+                    having.append((key, doc, _tf(terms, term)))
+            elif term in terms:
+                having.append((key, doc, terms[term]))
+        if not having:
+            continue
+        idf = math.log(1 + (len(docs) - len(having) + 0.5) / (len(having) + 0.5))
+        for key, doc, tf in having:
+            norm = tf + _K1 * (1 - _B + _B * doc["length"] / average)
+            scores[key] = scores.get(key, 0.0) + idf * tf * (_K1 + 1) / norm
+    return scores
+
+
+def _snippet(query: set[str], lines: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    """The line holding the most query terms (the first such), trimmed around its first hit."""
+    best: tuple[int, str, str] = (0, "", "")
+    for field, line in lines:
+        hits = len(query & set(terms_of(line)))
+        if hits > best[0]:
+            best = (hits, field, line)
+    _hits, field, line = best
+    line = " ".join(line.split())
+    if len(line) > _SNIPPET_CHARS:
+        lowered = line.lower()
+        first = min((lowered.find(t) for t in query if t in lowered), default=0)
+        start = max(0, min(first - 30, len(line) - _SNIPPET_CHARS))
+        line = ("…" if start else "") + line[start : start + _SNIPPET_CHARS].strip() + "…"
+    return field, line
+
+
+def search_tasks(
+    refs: TaskRefs,
+    query: str,
+    *,
+    archived: bool = False,
+    attachments: bool = False,
+    limit: int = 20,
+) -> list[SearchHit]:
+    """The tasks that match ``query`` best, best first (see the module's docstring).
+
+    Raises:
+        ValidationError: the query holds no word, or ``limit`` is not positive.
+    """
+    words = terms_of(query)
+    if not words:
+        raise ValidationError(f"search for what? {query!r} holds no word to look for")
+    if limit < 1:
+        raise ValidationError(f"--limit must be a positive number, not {limit}")
+    entries = SummaryCache(refs.repo, _INDEX, required=_FIELDS).summaries(refs, _entry)
+    docs = {t: e for t, e in entries.items() if "error" not in e}
+    was_archived: set[str] = set()
+    if archived:
+        for task_id, entry in _archived_entries(refs).items():
+            if task_id not in docs:
+                docs[task_id] = entry
+                was_archived.add(task_id)
+    lines_of: dict[str, list[tuple[str, str]]] = {}
+    if attachments:
+        docs = _with_bodies(refs.repo, docs, lines_of)
+    scores = _bm25(words, docs)
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    wanted = set(words)
+    hits: list[SearchHit] = []
+    for task_id, score in ranked:
+        doc = docs[task_id]
+        field, snippet = _snippet(
+            wanted, [*_split_lines(doc["lines"]), *lines_of.get(task_id, ())]
+        )
+        hits.append(
+            {
+                "task_id": task_id,
+                "title": doc["title"],
+                "status": doc["status"],
+                "score": round(score, 4),
+                "snippet": snippet,
+                "field": field,
+                "archived": task_id in was_archived,
+            }
+        )
+    return hits
+
+
+def _with_bodies(
+    repo: Repository,
+    docs: dict[str, dict[str, Any]],
+    lines_of: dict[str, list[tuple[str, str]]],
+) -> dict[str, dict[str, Any]]:
+    """``docs`` with each task's attached bodies' terms added (and their lines to
+    ``lines_of``); bodies over 1 MiB are left out."""
+    index = _BodyIndex(repo)
+    oids = [
+        oid
+        for d in docs.values()
+        for oid, _s, size in d.get("links", ())
+        if size <= _MAX_BODY_BYTES
+    ]
+    bodies = index.of(oids)
+    index.save(set(oids))
+    merged: dict[str, dict[str, Any]] = {}
+    for task_id, doc in docs.items():
+        if not doc.get("links"):
+            merged[task_id] = doc
+            continue
+        counts = Counter({t: _tf(doc["terms"], t) for t in _unpacked(doc["terms"])})
+        length = doc["length"]
+        for oid, source, _size in doc.get("links", ()):
+            body = bodies.get(oid)
+            if body is None:
+                continue
+            counts.update(body["terms"])
+            length += body["length"]
+            lines = [(f"attachment {source}", line) for line in body["lines"]]
+            lines_of.setdefault(task_id, []).extend(lines)
+        merged[task_id] = {**doc, "terms": counts, "length": length}
+    return merged

@@ -1,0 +1,104 @@
+"""search: ranked hits over the tasks' words, from an index kept by tip."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger, ValidationError
+
+from .conftest import hydrate
+
+
+@pytest.fixture
+def tasks(ledger: Ledger) -> Ledger:
+    ledger.add_task(
+        "R-1",
+        objective="Send the Retry-After header when a client is throttled with 429.",
+        acceptance="clients back off",
+        title="Retry header on 429",
+    )
+    ledger.add_task(
+        "R-2",
+        objective="Per-user rate limiting; the helper is retryAfterSeconds.",
+        acceptance="limits hold",
+    )
+    ledger.add_task("D-1", objective="Write the deployment guide.", acceptance="reviewed")
+    ledger.add_checkpoint("D-1", "drafted the rate_limit section", "doc builds", "proofread", 10)
+    return ledger
+
+
+def test_ranked_by_bm25_with_the_title_counting_most(tasks: Ledger) -> None:
+    hits = tasks.search("retry header")
+    assert [h["task_id"] for h in hits] == ["R-1", "R-2"]
+    assert hits[0]["field"] == "title" and hits[0]["snippet"] == "Retry header on 429"
+    assert hits[0]["score"] > hits[1]["score"] > 0
+
+
+def test_words_split_on_case_and_underscore_and_checkpoints_count(tasks: Ledger) -> None:
+    hits = {h["task_id"]: h for h in tasks.search("rate limit")}
+    assert set(hits) == {"R-2", "D-1"}
+    assert hits["D-1"]["field"] == "checkpoint"
+    assert "rate_limit" in hits["D-1"]["snippet"]
+    assert [h["task_id"] for h in tasks.search("seconds")] == ["R-2"]  # retryAfterSeconds
+
+
+def test_archived_only_on_request_and_marked(tasks: Ledger) -> None:
+    tasks.set_status("D-1", "cancelled")
+    tasks.archive("D-1")
+    assert [h["task_id"] for h in tasks.search("deployment")] == []
+    found = tasks.search("deployment", archived=True)
+    assert [(h["task_id"], h["archived"]) for h in found] == [("D-1", True)]
+
+
+def test_attachments_are_searched_on_request(repo: Path, tasks: Ledger) -> None:
+    body = "def backoff():\n    # exponential jitter for the HTTP client\n    return 2\n"
+    tasks.add_context("D-1", body, "src/client.py")
+    assert tasks.search("jitter") == []
+    hit = tasks.search("jitter", attachments=True)[0]
+    assert hit["task_id"] == "D-1" and hit["field"] == "attachment src/client.py"
+    assert "exponential jitter" in hit["snippet"]
+    assert (repo / ".git" / "hydrate" / "search-bodies").exists()
+
+
+def test_index_is_disposable_and_follows_changes(repo: Path, tasks: Ledger) -> None:
+    assert tasks.search("guide")[0]["task_id"] == "D-1"
+    index = repo / ".git" / "hydrate" / "search-index-2"
+    assert index.exists()
+    index.write_bytes(b"\x00 not msgpack")
+    assert tasks.search("guide")[0]["task_id"] == "D-1"
+    tasks.edit_task("R-2", objective="Write a guide for the rate limiter.")
+    assert {h["task_id"] for h in tasks.search("guide")} == {"D-1", "R-2"}
+    os.remove(index)
+    assert {h["task_id"] for h in tasks.search("guide")} == {"D-1", "R-2"}
+
+
+def test_long_lines_are_trimmed_around_the_hit(ledger: Ledger) -> None:
+    text = "word " * 60 + "needle in the middle " + "tail " * 60
+    ledger.add_task("L-1", objective=text, acceptance="ok")
+    snippet = ledger.search("needle")[0]["snippet"]
+    assert "needle" in snippet and len(snippet) <= 122
+    assert snippet.startswith("…") and snippet.endswith("…")
+
+
+def test_cli_text_json_and_bad_input(repo: Path, tasks: Ledger) -> None:
+    out = hydrate(repo, "search", "retry", "header")
+    assert out.returncode == 0
+    assert out.stdout.splitlines()[:2] == [
+        "R-1\topen\tRetry header on 429",
+        "    title: Retry header on 429",
+    ]
+    data = json.loads(hydrate(repo, "search", "retry", "--json", "--limit", "1").stdout)
+    assert [h["task_id"] for h in data] == ["R-1"]
+    assert set(data[0]) == {"task_id", "title", "status", "score", "snippet", "field", "archived"}
+    none = hydrate(repo, "search", "zzzz")
+    assert none.returncode == 0 and none.stdout == "" and "no task matches" in none.stderr
+    blank = hydrate(repo, "search", "--", "  -- ")
+    assert blank.returncode == 1 and blank.stderr.count("\n") == 1
+    assert "holds no word" in blank.stderr
+    assert hydrate(repo, "search", "x", "--limit", "0").returncode == 2
+    with pytest.raises(ValidationError):
+        tasks.search("retry", limit=0)
