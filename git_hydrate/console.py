@@ -15,7 +15,7 @@ import stat
 import sys
 from collections import Counter
 
-from .settings import parse_int
+from .pack.budget import parse_size
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ __all__ = [
     "silence_stdout",
     "summary_line",
     "thousands",
+    "token_count",
 ]
 
 #: What a buffered copy moves at a time.
@@ -46,17 +47,23 @@ _NOT_HERE: Final = frozenset(
 
 def byte_size(value: str) -> int:
     """A ``--max-bytes`` value: a positive number of bytes, with git's ``k``/``m``/``g``
-    suffixes (``64k``), read as ``git config --type=int`` reads integers.
+    suffixes (``64k``), optionally followed by ``b`` or ``ib`` (``64KiB``), 1024-based
+    (see :func:`git_hydrate.pack.budget.parse_size`).
 
     Raises:
         ValueError: not such a number; the message says so, naming ``value``.
     """
-    number = parse_int(value.strip())
-    if number is None:
-        raise ValueError(f"{value!r} is not a number of bytes (such as 20000, 64k, 1m)")
-    if number < 1:
-        raise ValueError(f"{value!r} must be at least 1")
-    return number
+    return parse_size(value, "bytes")
+
+
+def token_count(value: str) -> int:
+    """A ``--max-tokens`` value: a positive number of tokens, with ``k``/``m``
+    (``16k``: 16,384, 1024-based as in git; see :func:`git_hydrate.pack.budget.parse_size`).
+
+    Raises:
+        ValueError: not such a number; the message says so, naming ``value``.
+    """
+    return parse_size(value, "tokens")
 
 
 class Deferred:

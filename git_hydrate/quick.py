@@ -39,6 +39,7 @@ from .console import (
     refreshed_line,
     silence_stdout,
     summary_line,
+    token_count,
 )
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED
 from .ids import names_a_task
@@ -51,10 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Request", "main", "parse", "serve_hit"]
 
-#: ``--max-tokens`` is a ``click.IntRange(1, 2**63 - 1)``; taken here only when it
-#: is plain ASCII digits in that range, which ``int()`` (click's reading) reads
-#: the same way. Any other spelling (``+5``, `` 5``, ``1_000``) goes to click.
-_MAX_TOKENS: Final = 2**63 - 1
 #: The options of ``prompt`` that take a value, by each spelling.
 _VALUED: Final = {
     "--max-bytes": "max_bytes",
@@ -188,11 +185,7 @@ def _max_bytes(value: str | None) -> int | None:
 
 
 def _max_tokens(value: str | None) -> int | None:
-    if value is None:
-        return None
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= _MAX_TOKENS:
-        raise ValueError(value)
-    return int(value)
+    return None if value is None else token_count(value)
 
 
 def _encoding(value: str | None) -> str | None:

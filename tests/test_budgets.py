@@ -501,3 +501,64 @@ def test_a_budget_is_a_tuple_with_named_fields() -> None:
     assert type(pickle.loads(pickle.dumps(budget))) is Budget
     with pytest.raises(AttributeError):
         budget.max_bytes = 1  # type: ignore[misc]
+
+
+# -- budget spellings (issue 27 item 7) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spelling", "unit", "value"),
+    [
+        ("64k", "bytes", 65536),
+        ("64KB", "bytes", 65536),
+        ("64KiB", "bytes", 65536),
+        ("64kb", "bytes", 65536),
+        ("64kib", "bytes", 65536),
+        ("1MiB", "bytes", 1024**2),
+        ("2gb", "bytes", 2 * 1024**3),
+        ("20000", "bytes", 20000),
+        ("16k", "tokens", 16384),
+        ("1m", "tokens", 1024**2),
+        ("300", "tokens", 300),
+    ],
+)
+def test_one_parser_reads_every_budget_spelling(spelling: str, unit: str, value: int) -> None:
+    from git_hydrate.pack.budget import parse_size
+
+    assert parse_size(spelling, unit) == value
+
+
+@pytest.mark.parametrize(
+    ("spelling", "unit"),
+    [("16kb", "tokens"), ("64KiB", "tokens"), ("7b", "bytes"), ("64 KiB x", "bytes"),
+     ("0", "bytes"), ("-1k", "tokens"), ("kb", "bytes"), ("", "tokens")],
+)  # fmt: skip
+def test_budget_spellings_that_mean_nothing_are_refused(spelling: str, unit: str) -> None:
+    from git_hydrate.pack.budget import parse_size
+
+    with pytest.raises(ValueError, match=re.escape(repr(spelling))):
+        parse_size(spelling, unit)
+
+
+def test_max_tokens_16k_and_max_bytes_64kib_on_the_command_line(repo: Path) -> None:
+    hydrate(repo, "task-add", "S-1", "--objective", "Spell budgets.", "--acceptance", "Read.")
+    hydrate(repo, "context-add", "S-1", "--text", "word " * 100, "--source-label", "notes")
+    for args in (["--max-bytes", "64KiB"], ["--max-bytes=64KB"], ["--max-bytes", "64kb"]):
+        result = hydrate(repo, "--compact", "expand", "S-1", *args)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["max_bytes"] == 65536
+    from git_hydrate.cli import cli
+
+    ctx = cli.make_context("git-hydrate", ["prompt", "S-1", "--max-tokens", "16k"])
+    command = cli.get_command(ctx, "prompt")
+    assert command is not None
+    sub = command.make_context("prompt", ["S-1", "--max-tokens", "16k"], parent=ctx)
+    assert sub.params["max_tokens"] == 16384
+
+
+def test_a_budget_spelling_refused_says_so_in_one_line(repo: Path) -> None:
+    hydrate(repo, "task-add", "S-2", "--objective", "Spell budgets.", "--acceptance", "Read.")
+    result = hydrate(repo, "prompt", "S-2", "--max-tokens", "16kb")
+    assert result.returncode == 2
+    assert "'16kb' is not a number of tokens" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""

@@ -178,7 +178,6 @@ FALL_THROUGH = [
     ("--max-bytes",),
     ("--max-bytes", "8k", "--max-bytes", "8k"),  # click: the last wins; left to it
     ("--max-tokens", "0"),
-    ("--max-tokens", "+300"),  # int() reads it; the fast path leaves it to click
     ("--max-tokens", "3_00"),
     ("--max-tokens", "x"),
     ("--encoding", "p50k_base"),
@@ -418,6 +417,7 @@ TOKENS = [
     "0x10", "010", " 7", "1_0", "+5", "-3", "", "--max-tokens", "--max-tokens=9", "5",
     "--encoding", "--encoding=o200k_base", "cl100k_base", "O200K_BASE", "--outline",
     "--no-outline", "-o", "--output", "--output=out.md", "out.md", "-", "--", "-v", "@",
+    "16k", "64KiB", "64kb", "64KB", "1mib", "2gb", "0x1kb", "7b", "9ib",
 ]  # fmt: skip
 
 

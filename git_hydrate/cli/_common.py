@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import click
 
-from ..console import byte_size, shown, shown_block
+from ..console import byte_size, shown, shown_block, token_count
 from ..model import STATIONS
 from ..settings import ENCODINGS, default_help
 
@@ -101,7 +101,8 @@ def json_option(func: F) -> F:
 
 
 class ByteSize(click.ParamType):  # type: ignore[type-arg]
-    """A positive number of bytes, with git's ``k``/``m``/``g`` suffixes (``8k``)."""
+    """A positive number of bytes, with git's ``k``/``m``/``g`` suffixes (``8k``),
+    optionally followed by ``b`` or ``ib`` (``64KiB``): 1024-based, as in git."""
 
     name = "BYTES"
 
@@ -110,6 +111,20 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
             return value
         try:
             return byte_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class TokenCount(click.ParamType):  # type: ignore[type-arg]
+    """A positive number of tokens, with git's ``k``/``m``/``g`` suffixes (``16k``)."""
+
+    name = "TOKENS"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        try:
+            return token_count(str(value))
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
@@ -197,9 +212,9 @@ def budget_options(func: F) -> F:
     )(command)
     command = click.option(
         "--max-tokens",
-        type=click.IntRange(min=1, max=2**63 - 1),  # as git reads hydrate.maxTokens
+        type=TokenCount(),  # as git reads hydrate.maxTokens
         default=None,
-        help="A token budget, counted exactly; with --max-bytes both apply "
+        help="A token budget, counted exactly (16k = 16,384); with --max-bytes both apply "
         f"(default: {default_help('hydrate.maxTokens')}). Needs git-hydrate[tokens].",
     )(command)
     command = click.option(
@@ -212,7 +227,8 @@ def budget_options(func: F) -> F:
         "--max-bytes",
         type=ByteSize(),
         default=None,
-        help=f"The byte budget (default: {default_help('hydrate.maxBytes')}).",
+        help="The byte budget; 64k, 64KB and 64KiB are all 65,536 bytes "
+        f"(default: {default_help('hydrate.maxBytes')}).",
     )(command)
 
 

@@ -10,7 +10,7 @@ packer is imported.
 
 from __future__ import annotations
 
-from ..settings import Settings
+from ..settings import Settings, parse_int
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -25,7 +25,40 @@ if TYPE_CHECKING:
         outline: bool | None
 
 
-__all__ = ["Budget", "resolve_budget"]
+__all__ = ["Budget", "parse_size", "resolve_budget"]
+
+#: What a budget option's suffix multiplies by: git's ``k``/``m``/``g`` (1024-based),
+#: and for bytes the same followed by ``b`` or ``ib`` in any case (``64KB``,
+#: ``64KiB``, ``64kb``: all 65,536, as git counts).
+_BYTE_SUFFIX_TAILS = ("ib", "b")
+_EXAMPLES = {"bytes": "20000, 64k, 64KiB, 1m", "tokens": "16000, 16k, 1m"}
+
+
+def parse_size(value: str, unit: str = "bytes") -> int:
+    """A budget option's value: a positive number of ``unit`` (``bytes`` or ``tokens``).
+
+    The one reading of every budget option (``--max-bytes``, ``--max-tokens``,
+    add-tree's byte limits, and the prompt cache's fast path): an integer as
+    ``git config --type=int`` reads it, with git's suffixes ``k``, ``m``, ``g``
+    (1024, 1024^2, 1024^3); a byte size may add ``b`` or ``ib`` to its suffix
+    (``64KB`` = ``64KiB`` = ``64kb`` = ``64k`` = 65,536 bytes: 1024-based, as in git).
+
+    Raises:
+        ValueError: not such a number; the message says so, naming ``value``.
+    """
+    text = value.strip()
+    if unit == "bytes":
+        lowered = text.lower()
+        for tail in _BYTE_SUFFIX_TAILS:
+            if lowered.endswith(tail) and lowered[: -len(tail)][-1:] in ("k", "m", "g"):
+                text = text[: -len(tail)]
+                break
+    number = parse_int(text)
+    if number is None:
+        raise ValueError(f"{value!r} is not a number of {unit} (such as {_EXAMPLES[unit]})")
+    if number < 1:
+        raise ValueError(f"{value!r} must be at least 1")
+    return number
 
 
 # A tuple with named fields, not a typing.NamedTuple: typing costs the fast path
