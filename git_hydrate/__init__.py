@@ -27,7 +27,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     6  tasks attachments listing audit dependencies search hydrate pack pack.loader pack.stored
     7  lifecycle sync doctor claims current
     8  ledger
-    9  hooks serve agents
+    9  hooks serve agents web
     10 cli console quick __main__
 """
 

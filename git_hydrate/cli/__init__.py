@@ -61,6 +61,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "ready": ("coordination", "ready"),
     "claim": ("coordination", "claim"),
     "release": ("coordination", "release"),
+    "web": ("web", "web"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}

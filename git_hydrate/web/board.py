@@ -1,0 +1,240 @@
+"""The board's data: one card per task, in columns by station, filtered and paged.
+
+Cards come from the queue summaries (:func:`git_hydrate.dependencies.queue_summaries`,
+cached by task tip on disk), so a board of ten thousand tasks reads the refs and
+one small file; the cards built from them are kept in memory until a ref under
+``refs/hydrate/`` moves (:func:`refs_version`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from ..dependencies import DONE_STATION, queue_summaries, station_of
+from ..listing import archived_tasks
+from ..model import STATIONS
+from ..taskrefs import TaskRefs
+
+__all__ = ["FACET_LIMIT", "Board", "Filters", "card", "claim_age", "refs_version"]
+
+#: The most values a filter list offers (the most used first).
+FACET_LIMIT: Final = 200
+_PREFIX: Final = b"refs/hydrate/"
+
+
+def refs_version(refs: TaskRefs) -> str:
+    """A short digest of every ref under ``refs/hydrate/``: it changes when a task,
+    the archive or a removal record changes, and only then."""
+    digest = hashlib.sha256()
+    for name, oid in sorted(refs.repo.refs_under(_PREFIX).items()):
+        digest.update(name + b" " + oid + b"\n")
+    return digest.hexdigest()[:20]
+
+
+def claim_age(claimed_at: str, now: float) -> int | None:
+    """Seconds since ``claimed_at`` (ISO 8601), or ``None`` when unknown."""
+    if not claimed_at:
+        return None
+    try:
+        moment = datetime.fromisoformat(claimed_at).timestamp()
+    except ValueError:
+        return None
+    return max(0, int(now - moment))
+
+
+def card(summary: Mapping[str, Any], stations: Mapping[str, str]) -> dict[str, Any]:
+    """The card of one live task (its queue summary), or of a damaged one."""
+    if "error" in summary:
+        return {
+            "task_id": summary["task_id"],
+            "title": "",
+            "status": "open",
+            "kind": "",
+            "priority": 3,
+            "tags": [],
+            "holder": "",
+            "claimed_at": "",
+            "depends": [],
+            "waiting": False,
+            "parent": "",
+            "attachments": 0,
+            "archived": False,
+            "error": summary["error"],
+        }
+    depends = [
+        {
+            "task_id": dep,
+            "station": stations.get(dep, "unknown"),
+            "waiting": stations.get(dep) != DONE_STATION,
+        }
+        for dep in summary.get("depends_on", [])
+    ]
+    return {
+        "task_id": summary["task_id"],
+        "title": summary["title"],
+        "status": summary["status"],
+        "kind": summary["kind"],
+        "priority": summary["priority"],
+        "tags": list(summary["tags"]),
+        "holder": summary.get("assignee", ""),
+        "claimed_at": summary.get("claimed_at", ""),
+        "depends": depends,
+        "waiting": any(d["waiting"] for d in depends),
+        # (a parent task, once tasks have one: issue 31)
+        "parent": summary.get("parent", "") or "",
+        "attachments": summary["attachments"],
+        "archived": False,
+    }
+
+
+def _archived_cards(refs: TaskRefs) -> list[dict[str, Any]]:
+    cards = []
+    for item in archived_tasks(refs):
+        cards.append(
+            {
+                "task_id": item["task_id"],
+                "title": item["title"],
+                "status": item["status"],
+                "kind": item["kind"],
+                "priority": item["priority"],
+                "tags": list(item["tags"]),
+                "holder": "",
+                "claimed_at": "",
+                "depends": [],
+                "waiting": False,
+                "parent": "",
+                "attachments": item["attachments"],
+                "archived": True,
+                "archived_at": item["archived_at"],
+            }
+        )
+    return cards
+
+
+class Filters:
+    """Which cards a board shows: all of ``tags``, any of ``kinds``, any of
+    ``holders`` (``-`` for no holder), archived tasks or not."""
+
+    def __init__(
+        self,
+        tags: Iterable[str] = (),
+        kinds: Iterable[str] = (),
+        holders: Iterable[str] = (),
+        archived: bool = False,
+    ) -> None:
+        self.tags = list(tags)
+        self.kinds = set(kinds)
+        self.holders = set(holders)
+        self.archived = archived
+
+    def match(self, item: Mapping[str, Any]) -> bool:
+        if self.kinds and item["kind"] not in self.kinds:
+            return False
+        if self.holders and (item["holder"] or "-") not in self.holders:
+            return False
+        return all(tag in item["tags"] for tag in self.tags)
+
+
+def _order(item: Mapping[str, Any]) -> tuple[int, str]:
+    return (item["priority"], item["task_id"])
+
+
+class Board:
+    """The cards of every task, rebuilt only when the refs move."""
+
+    def __init__(self) -> None:
+        self._version = ""
+        self._live: list[dict[str, Any]] = []
+        self._archived: list[dict[str, Any]] | None = None
+
+    def cards(self, refs: TaskRefs, version: str, archived: bool) -> list[dict[str, Any]]:
+        """Every card (sorted by priority, then id), archived ones too if asked."""
+        if version != self._version:
+            live = queue_summaries(refs)
+            stations = station_of(refs, live)
+            self._live = sorted((card(s, stations) for s in live.values()), key=_order)
+            self._archived = None
+            self._version = version
+        if not archived:
+            return self._live
+        if self._archived is None:
+            self._archived = sorted(_archived_cards(refs), key=_order)
+        return sorted([*self._live, *self._archived], key=_order)
+
+    def columns(
+        self,
+        refs: TaskRefs,
+        version: str,
+        filters: Filters,
+        limit: int,
+        now: float,
+    ) -> dict[str, Any]:
+        """The board: each station's first ``limit`` cards and its total, the
+        filter values on offer, and the version the board was read at."""
+        cards = self.cards(refs, version, filters.archived)
+        shown = [c for c in cards if filters.match(c)]
+        by_station: dict[str, list[dict[str, Any]]] = {s: [] for s in STATIONS}
+        for item in shown:
+            by_station.setdefault(item["status"], []).append(item)
+        return {
+            "version": version,
+            "total": len(cards),
+            "shown": len(shown),
+            "columns": [
+                {
+                    "station": station,
+                    "total": len(items),
+                    "items": _aged(items[:limit], now),
+                }
+                for station, items in by_station.items()
+            ],
+            "facets": _facets(cards),
+        }
+
+    def page(
+        self,
+        refs: TaskRefs,
+        version: str,
+        filters: Filters,
+        station: str | None,
+        offset: int,
+        limit: int,
+        now: float,
+    ) -> dict[str, Any]:
+        """One page of the filtered cards (of one station, or of all)."""
+        cards = self.cards(refs, version, filters.archived)
+        shown = [
+            c for c in cards if (station is None or c["status"] == station) and filters.match(c)
+        ]
+        return {
+            "version": version,
+            "station": station,
+            "total": len(shown),
+            "offset": offset,
+            "items": _aged(shown[offset : offset + limit], now),
+        }
+
+
+def _aged(items: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+    return [{**item, "claim_age": claim_age(item["claimed_at"], now)} for item in items]
+
+
+def _facets(cards: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    tags: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    holders: Counter[str] = Counter()
+    for item in cards:
+        tags.update(item["tags"])
+        if item["kind"]:
+            kinds[item["kind"]] += 1
+        holders[item["holder"] or "-"] += 1
+
+    def listed(counter: Counter[str]) -> list[dict[str, Any]]:
+        top = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:FACET_LIMIT]
+        return [{"value": value, "count": count} for value, count in top]
+
+    return {"tags": listed(tags), "kinds": listed(kinds), "holders": listed(holders)}

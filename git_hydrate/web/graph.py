@@ -1,0 +1,164 @@
+"""The dependency graph of the open tasks, laid out in layers for the page to draw.
+
+An edge runs from a dependency to the task that waits for it, for every
+dependency not yet done. Each connected group of tasks is laid out on its own,
+left to right: a task's column is the longest chain of open dependencies before
+it (tasks on a cycle, which ``doctor`` reports, are placed after the rest and
+marked), and the order within a column follows the neighbours' order (two
+barycentre sweeps), which keeps crossings few. Groups are stacked, the largest
+first. Open tasks with no open dependency and no open dependent are counted,
+not drawn.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+__all__ = ["CLOSED", "GAP_X", "GAP_Y", "NODE_H", "NODE_W", "dependency_graph", "layers"]
+
+#: Stations of tasks that block nothing any more.
+CLOSED: Final = ("done", "cancelled")
+NODE_W: Final = 200
+NODE_H: Final = 44
+GAP_X: Final = 70
+GAP_Y: Final = 14
+_GROUP_GAP: Final = 40
+
+
+def layers(
+    nodes: Sequence[str], deps: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, int], set[str]]:
+    """Each node's column (the longest chain of ``deps`` before it) and the nodes
+    on a cycle. ``deps`` maps a node to the nodes it depends on."""
+    members = set(nodes)
+    waiting = {n: sum(1 for d in deps.get(n, ()) if d in members) for n in nodes}
+    dependents: dict[str, list[str]] = defaultdict(list)
+    for node in nodes:
+        for dep in deps.get(node, ()):
+            dependents[dep].append(node)
+    column = dict.fromkeys(nodes, 0)
+    ready = [n for n in nodes if waiting[n] == 0]
+    placed: set[str] = set()
+    while ready:
+        node = ready.pop()
+        placed.add(node)
+        for nxt in dependents.get(node, ()):
+            column[nxt] = max(column[nxt], column[node] + 1)
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                ready.append(nxt)
+    cyclic = {n for n in nodes if n not in placed}
+    if cyclic:
+        after = max((column[n] for n in placed), default=-1) + 1
+        for node in sorted(cyclic):
+            column[node] = after
+    return column, cyclic
+
+
+def _groups(nodes: list[str], edges: list[tuple[str, str]]) -> list[list[str]]:
+    parent = {n: n for n in nodes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for a, b in edges:
+        parent[root(a)] = root(b)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for node in nodes:
+        groups[root(node)].append(node)
+    return sorted(groups.values(), key=lambda g: (-len(g), min(g)))
+
+
+def _order(
+    group: list[str], column: Mapping[str, int], edges: list[tuple[str, str]]
+) -> list[list[str]]:
+    width = max(column[n] for n in group) + 1
+    cols: list[list[str]] = [[] for _ in range(width)]
+    for node in sorted(group):
+        cols[column[node]].append(node)
+    neighbours: dict[str, list[str]] = defaultdict(list)
+    for a, b in edges:
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    for sweep in (range(1, width), range(width - 2, -1, -1)):
+        for index in sweep:
+            ref = cols[index - 1] if sweep.step == 1 else cols[index + 1]
+            where = {n: i for i, n in enumerate(ref)}
+
+            def centre(node: str, where: dict[str, int] = where) -> float:
+                seen = [where[m] for m in neighbours[node] if m in where]
+                return sum(seen) / len(seen) if seen else float("inf")
+
+            cols[index].sort(key=lambda n: (centre(n), n))
+    return cols
+
+
+def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str, Any]:
+    """The drawing of what blocks what among the open tasks of ``cards``: nodes
+    with their places, edges, the drawing's size, and what was left out."""
+    by_id = {c["task_id"]: c for c in cards if not c.get("archived")}
+    open_ids = {t for t, c in by_id.items() if c["status"] not in CLOSED and not c.get("error")}
+    edges: list[tuple[str, str]] = []
+    for task_id in sorted(open_ids):
+        for dep in by_id[task_id]["depends"]:
+            if dep["task_id"] in open_ids or dep["task_id"] not in by_id:
+                edges.append((dep["task_id"], task_id))
+    involved = sorted({n for edge in edges for n in edge})
+    lone = len(open_ids) - len(set(involved) & open_ids)
+    groups = _groups(involved, edges)
+    drawn: list[list[str]] = []
+    count = 0
+    for group in groups:
+        if count + len(group) > limit:
+            break
+        drawn.append(group)
+        count += len(group)
+    shown = {n for g in drawn for n in g}
+    edges = [(a, b) for a, b in edges if a in shown and b in shown]
+    deps: dict[str, list[str]] = defaultdict(list)
+    for a, b in edges:
+        deps[b].append(a)
+    nodes: list[dict[str, Any]] = []
+    top = 0
+    width = 0
+    for group in drawn:
+        column, cyclic = layers(group, deps)
+        cols = _order(group, column, edges)
+        for x, col in enumerate(cols):
+            for y, node in enumerate(col):
+                nodes.append(
+                    _node(node, by_id.get(node), x, top + y * (NODE_H + GAP_Y), node in cyclic)
+                )
+        width = max(width, len(cols) * (NODE_W + GAP_X) - GAP_X)
+        top += max(len(c) for c in cols) * (NODE_H + GAP_Y) - GAP_Y + _GROUP_GAP
+    return {
+        "nodes": nodes,
+        "edges": [{"from": a, "to": b} for a, b in edges],
+        "width": width,
+        "height": max(0, top - _GROUP_GAP),
+        "open": len(open_ids),
+        "lone": lone,
+        "left_out": len(involved) - len(shown),
+        "node_w": NODE_W,
+        "node_h": NODE_H,
+    }
+
+
+def _node(
+    task_id: str, item: Mapping[str, Any] | None, column: int, y: int, cyclic: bool
+) -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "title": item["title"] if item else "",
+        "status": item["status"] if item else "unknown",
+        "priority": item["priority"] if item else None,
+        "holder": item["holder"] if item else "",
+        "x": column * (NODE_W + GAP_X),
+        "y": y,
+        "cycle": cyclic,
+    }

@@ -1,0 +1,296 @@
+"""The HTTP server of ``git hydrate web``: the standard library's, read-only.
+
+Every response carries a strict Content-Security-Policy (scripts, styles and
+data from this server only; no inline script or style, no frames, no forms),
+``nosniff`` and no referrer. Task text reaches the page only as JSON, which the
+scripts put into the page as text. Only ``GET`` and ``HEAD`` are served; any
+other method is refused with 405, so nothing a page (or another site) sends can
+change the repository. A request whose ``Host`` is not this server's own name is
+refused too, so that a site that rebinds its name to 127.0.0.1 cannot read the
+tasks.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
+
+import msgspec
+
+from ..errors import Conflict, CorruptData, HydrateError, NotFound, ValidationError
+from ..ledger import Ledger
+from ..model import STATIONS
+from .board import Board, Filters, refs_version
+from .graph import dependency_graph
+from .query import Query
+from .taskpage import TaskPages
+
+__all__ = ["CSP", "STATIC_DIR", "WebApp", "WebServer", "json_bytes", "make_server"]
+
+#: The Content-Security-Policy of every response.
+CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_HEADERS: Final = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+#: The page's files, shipped with the package.
+STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
+_TYPES: Final = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+#: The pages: a path's pattern and the static file that renders it.
+_PAGES: Final = (
+    (re.compile(r"/\Z"), "board.html"),
+    (re.compile(r"/task/[^/]+\Z"), "task.html"),
+    (re.compile(r"/graph\Z"), "graph.html"),
+)
+_ALLOWED: Final = "GET, HEAD"
+_ANY_ADDRESS: Final = ("0.0.0.0", "::", "")
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def json_bytes(data: Any) -> bytes:
+    """``data`` as JSON with ``<``, ``>`` and ``&`` escaped: markup in task text
+    stays inert even where a browser would sniff the response as HTML."""
+    body = _ENCODER.encode(data)
+    # (these characters occur only inside JSON strings, where \uXXXX means the same)
+    return body.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    files = {}
+    for path in sorted(STATIC_DIR.iterdir()):
+        kind = _TYPES.get(path.suffix)
+        if kind is not None and path.is_file():
+            files[path.name] = (path.read_bytes(), kind)
+    return files
+
+
+class WebApp:
+    """The answers of the JSON endpoints, over one :class:`Ledger`.
+
+    The ledger's repository is not shared between threads: every call into it
+    holds :attr:`lock`.
+    """
+
+    def __init__(self, ledger: Ledger, clock: Callable[[], float] = time.time) -> None:
+        self.ledger = ledger
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.board = Board()
+        self.tasks = TaskPages(ledger)
+        self.routes: list[tuple[re.Pattern[str], Callable[..., Any]]] = [
+            (re.compile(r"/api/version\Z"), self.version),
+            (re.compile(r"/api/board\Z"), self.columns),
+            (re.compile(r"/api/tasks\Z"), self.task_list),
+            (re.compile(r"/api/graph\Z"), self.graph),
+            (re.compile(r"/api/task/([^/]+)\Z"), self.tasks.fields),
+            (re.compile(r"/api/task/([^/]+)/attachments\Z"), self.tasks.attachments),
+            (re.compile(r"/api/task/([^/]+)/prompt\Z"), self.tasks.prompt),
+            (re.compile(r"/api/task/([^/]+)/commits\Z"), self.tasks.commits),
+        ]
+
+    def answer(self, path: str, query: Query) -> Any:
+        """The JSON answer to ``path``; raises :class:`NotFound` for an unknown one."""
+        for pattern, handler in self.routes:
+            match = pattern.match(path)
+            if match:
+                with self.lock:
+                    return handler(query, *(unquote(g) for g in match.groups()))
+        raise NotFound(f"no such endpoint: {path}")
+
+    def version(self, _query: Query) -> dict[str, Any]:
+        return {"version": refs_version(self.ledger.refs)}
+
+    def _filters(self, query: Query) -> Filters:
+        return Filters(
+            tags=query.texts("tag"),
+            kinds=query.texts("kind"),
+            holders=query.texts("holder"),
+            archived=query.flag("archived"),
+        )
+
+    def columns(self, query: Query) -> dict[str, Any]:
+        _offset, limit = query.page(default_limit=50)
+        version = refs_version(self.ledger.refs)
+        return self.board.columns(
+            self.ledger.refs, version, self._filters(query), limit, self.clock()
+        )
+
+    def task_list(self, query: Query) -> dict[str, Any]:
+        offset, limit = query.page(default_limit=50)
+        station = query.text("station") or None
+        if station is not None and station not in STATIONS:
+            raise ValidationError(f"unknown station {station[:40]!r}")
+        version = refs_version(self.ledger.refs)
+        filters = self._filters(query)
+        refs = self.ledger.refs
+        return self.board.page(refs, version, filters, station, offset, limit, self.clock())
+
+    def graph(self, query: Query) -> dict[str, Any]:
+        limit = query.integer("limit", 300, low=1, high=2000)
+        assert limit is not None
+        version = refs_version(self.ledger.refs)
+        cards = self.board.cards(self.ledger.refs, version, archived=False)
+        return {"version": version, **dependency_graph(cards, limit)}
+
+
+class WebServer(ThreadingHTTPServer):
+    """A threading HTTP server that knows its app, its page files and its names."""
+
+    daemon_threads = True
+    app: WebApp
+    files: dict[str, tuple[bytes, str]]
+    hosts: frozenset[str]
+
+
+class _WebServer6(WebServer):
+    address_family = socket.AF_INET6
+
+
+def make_server(ledger: Ledger, host: str = "127.0.0.1", port: int = 0) -> WebServer:
+    """A server bound to ``host:port`` (``0``: any free port), not yet serving.
+
+    Raises:
+        HydrateError: the address cannot be bound (in use, not allowed, unknown).
+    """
+    try:
+        kind = _WebServer6 if ":" in host else WebServer
+        server = kind((host, port), Handler)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        hint = "; choose another with --port N (0: any free port)" if port else ""
+        raise HydrateError(f"cannot listen on {host}:{port}: {why}{hint}") from None
+    except (OverflowError, ValueError) as exc:  # pragma: no cover - the CLI checks ports
+        raise ValidationError(f"cannot listen on {host}:{port}: {exc}") from None
+    server.app = WebApp(ledger)
+    server.files = _static_files()
+    bound = server.server_address[1]
+    if host in _ANY_ADDRESS:
+        server.hosts = frozenset()  # on every interface, asked for: any name of this machine
+    else:
+        shown = f"[{host}]" if ":" in host else host
+        names = {shown, "127.0.0.1", "localhost", "[::1]"}
+        server.hosts = frozenset(f"{name}:{bound}" for name in names)
+    return server
+
+
+def _status(exc: HydrateError) -> HTTPStatus:
+    if isinstance(exc, NotFound):
+        return HTTPStatus.NOT_FOUND
+    if isinstance(exc, ValidationError):
+        return HTTPStatus.BAD_REQUEST
+    if isinstance(exc, Conflict):
+        return HTTPStatus.CONFLICT
+    if isinstance(exc, CorruptData):
+        return HTTPStatus.INTERNAL_SERVER_ERROR
+    return HTTPStatus.BAD_REQUEST
+
+
+class Handler(BaseHTTPRequestHandler):
+    """GET and HEAD of the pages, their files and the JSON endpoints; 405 otherwise."""
+
+    server: WebServer
+    server_version = "git-hydrate"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._respond(head=False)
+
+    def do_HEAD(self) -> None:
+        self._respond(head=True)
+
+    def __getattr__(self, name: str) -> Any:
+        # Every other method (POST, PUT, DELETE, OPTIONS, made-up ones) is refused.
+        if name.startswith("do_"):
+            return self._refuse
+        raise AttributeError(name)
+
+    def _refuse(self) -> None:
+        # A body may follow (POST): never read it, and close the connection after.
+        self.close_connection = True
+        self._send(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            _ENCODER.encode({"error": f"{self.command} is not allowed: this page is read-only"}),
+            "application/json",
+            head=False,
+            extra={"Allow": _ALLOWED, "Connection": "close"},
+        )
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # quiet: the terminal shows the address and errors only
+
+    def _respond(self, head: bool) -> None:
+        host = self.headers.get("Host", "")
+        if self.server.hosts and host not in self.server.hosts:
+            body = _ENCODER.encode({"error": "unexpected Host header"})
+            self._send(HTTPStatus.MISDIRECTED_REQUEST, body, "application/json", head)
+            return
+        target = urlsplit(self.path)
+        path = target.path
+        if path.startswith("/api/"):
+            self._api(path, target.query, head)
+            return
+        if path.startswith("/static/"):
+            found = self.server.files.get(path.removeprefix("/static/"))
+            if found is not None:
+                self._send(HTTPStatus.OK, found[0], found[1], head, cache="no-cache")
+                return
+        for pattern, page in _PAGES:
+            if pattern.match(path):
+                content, kind = self.server.files[page]
+                self._send(HTTPStatus.OK, content, kind, head, cache="no-cache")
+                return
+        self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8", head)
+
+    def _api(self, path: str, raw_query: str, head: bool) -> None:
+        try:
+            data = self.server.app.answer(path, Query(raw_query))
+            status = HTTPStatus.OK
+        except HydrateError as exc:
+            data, status = {"error": str(exc)}, _status(exc)
+        except Exception as exc:  # a bug: say so on the page and the terminal, keep serving
+            print(f"error: web: {type(exc).__name__}: {exc} ({path})", file=sys.stderr)
+            data = {"error": f"internal error: {type(exc).__name__}: {exc}"}
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+        self._send(status, json_bytes(data), "application/json", head)
+
+    def _send(
+        self,
+        status: HTTPStatus,
+        body: bytes,
+        kind: str,
+        head: bool,
+        *,
+        cache: str = "no-store",
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        for name, value in {**_HEADERS, **(extra or {})}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", cache)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)

@@ -1,0 +1,130 @@
+// The board: columns by station, filters, pages of cards, refreshed when refs move.
+"use strict";
+
+const PAGE = 50;
+const FILTERS = ["tag", "kind", "holder"];
+
+function filterParams() {
+  const params = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = document.getElementById(`f-${name}`).value;
+    if (value) params.set(name, value);
+  }
+  if (document.getElementById("f-archived").checked) params.set("archived", "1");
+  return params;
+}
+
+function card(item) {
+  const top = el("div", { class: "top" },
+    el("a", { href: taskHref(item.task_id), class: "task-link", text: item.task_id }),
+    item.priority ? el("span", { class: `badge p${item.priority}`, text: `P${item.priority}` }) : null,
+    item.kind ? el("span", { class: "badge kind", text: item.kind }) : null,
+    item.archived ? el("span", { class: "badge archived", text: "archived" }) : null);
+  const body = [top];
+  if (item.error) {
+    body.push(el("div", { class: "error", text: item.error }));
+    return el("div", { class: "card damaged", "data-task": item.task_id }, body);
+  }
+  body.push(el("div", { class: "title", text: item.title }));
+  if (item.holder) {
+    const since = item.claim_age === null ? "" : ` · claimed ${age(item.claim_age)} ago`;
+    body.push(el("div", { class: "meta holder", text: `held by ${item.holder}${since}` }));
+  }
+  if (item.depends.length) {
+    body.push(el("div", { class: "meta deps" }, "depends on ",
+      item.depends.map((dep) => el("a", {
+        href: taskHref(dep.task_id),
+        class: dep.waiting ? "dep waiting" : "dep",
+        title: dep.waiting ? `waiting: ${dep.station}` : dep.station,
+        text: dep.waiting ? `${dep.task_id} (waiting: ${dep.station})` : dep.task_id,
+      }))));
+  }
+  if (item.parent) {
+    body.push(el("div", { class: "meta parent" }, "parent ",
+      el("a", { href: taskHref(item.parent), text: item.parent })));
+  }
+  if (item.tags.length) {
+    body.push(el("div", { class: "tags" }, item.tags.map((t) => el("span", { class: "tag", text: t }))));
+  }
+  body.push(el("div", { class: "meta", text: `${item.attachments} attachments` }));
+  return el("div", { class: item.waiting ? "card waiting" : "card", "data-task": item.task_id }, body);
+}
+
+function column(col) {
+  const list = el("div", { class: "cards" }, col.items.map(card));
+  const node = el("section", { class: "column", "data-station": col.station },
+    el("h2", { text: `${col.station} (${thousands(col.total)})` }), list);
+  let loaded = col.items.length;
+  if (loaded < col.total) {
+    const more = el("button", { type: "button", class: "more", text: `show more (${thousands(col.total - loaded)} left)` });
+    more.addEventListener("click", async () => {
+      const params = filterParams();
+      params.set("station", col.station);
+      params.set("offset", String(loaded));
+      params.set("limit", String(PAGE));
+      try {
+        const page = await getJSON(`/api/tasks?${params}`);
+        page.items.forEach((item) => list.append(card(item)));
+        loaded += page.items.length;
+        if (loaded >= page.total || !page.items.length) more.remove();
+        else more.textContent = `show more (${thousands(page.total - loaded)} left)`;
+      } catch (err) {
+        more.textContent = String(err.message || err);
+      }
+    });
+    node.append(more);
+  }
+  return node;
+}
+
+function fillFacet(name, values) {
+  const select = document.getElementById(`f-${name}`);
+  const chosen = select.value;
+  clear(select).append(el("option", { value: "", text: "any" }));
+  for (const { value, count } of values) {
+    const label = name === "holder" && value === "-" ? "(nobody)" : value;
+    select.append(el("option", { value, text: `${label} (${count})` }));
+  }
+  if (chosen && !values.some((v) => v.value === chosen)) {
+    select.append(el("option", { value: chosen, text: chosen }));
+  }
+  select.value = chosen;
+}
+
+async function load() {
+  const params = filterParams();
+  history.replaceState(null, "", params.toString() ? `/?${params}` : "/");
+  params.set("limit", String(PAGE));
+  try {
+    const data = await getJSON(`/api/board?${params}`);
+    fillFacet("tag", data.facets.tags);
+    fillFacet("kind", data.facets.kinds);
+    fillFacet("holder", data.facets.holders);
+    clear(document.getElementById("board")).append(...data.columns.map(column));
+    document.getElementById("counts").textContent =
+      `${thousands(data.shown)} of ${thousands(data.total)} tasks`;
+    setStatus(`read at ${new Date().toLocaleTimeString()}`);
+    document.body.dataset.loaded = data.version;
+  } catch (err) {
+    showError("board", err);
+  }
+}
+
+function start() {
+  const given = new URLSearchParams(location.search);
+  for (const name of FILTERS) {
+    const value = given.get(name);
+    if (value) {
+      const select = document.getElementById(`f-${name}`);
+      select.append(el("option", { value, text: value }));
+      select.value = value;
+    }
+  }
+  document.getElementById("f-archived").checked = given.get("archived") === "1";
+  document.getElementById("filters").addEventListener("change", load);
+  document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
+  load();
+  pollVersion(load);
+}
+
+start();

