@@ -3,8 +3,9 @@
     python benchmarks/bench_neutralise.py REPO [--runs 7] [--against TREE]
 
 Reads every tracked file of REPO that is UTF-8, then times ``neutralise`` over all of
-them (ASCII and non-ASCII files apart), median of ``--runs``, in a fresh process for
-this tree and, with ``--against``, for another source tree of git-hydrate, alternating.
+them (ASCII and non-ASCII files apart), median of ``--runs`` (wall and CPU seconds), in
+a fresh process for this tree and, with ``--against``, for another source tree of
+git-hydrate, alternating.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ for name in names.stdout.split(b"\\0"):
 out = {}
 for label, group in (("ascii", [t for t in texts if t.isascii()]),
                      ("non-ascii", [t for t in texts if not t.isascii()])):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for text in group:
         neutralise(text)
-    out[label] = [len(group), sum(len(t.encode()) for t in group), time.perf_counter() - start]
+    took = [time.perf_counter() - start, time.process_time() - cpu]
+    out[label] = [len(group), sum(len(t.encode()) for t in group), *took]
 print(json.dumps(out))
 """
 
@@ -52,6 +54,7 @@ def main() -> None:
     if options.against:
         trees["against"] = str(Path(options.against).resolve())
     seconds: dict[tuple[str, str], list[float]] = {}
+    cpu_seconds: dict[tuple[str, str], list[float]] = {}
     sizes: dict[str, tuple[int, int]] = {}
     for run in range(options.runs):
         for tree in list(trees) if run % 2 == 0 else list(trees)[::-1]:
@@ -63,16 +66,18 @@ def main() -> None:
                 capture_output=True,
                 check=True,
             )
-            for label, (count, size, took) in json.loads(proc.stdout).items():
+            for label, (count, size, took, cpu) in json.loads(proc.stdout).items():
                 sizes[label] = (count, size)
                 seconds.setdefault((tree, label), []).append(took)
+                cpu_seconds.setdefault((tree, label), []).append(cpu)
     print(f"{options.repo}; {options.runs} runs, medians")
     for (tree, label), rows in seconds.items():
         count, size = sizes[label]
         took = statistics.median(rows)
+        cpu = statistics.median(cpu_seconds[tree, label])
         print(
             f"{tree:10} {label:10} {count:6} files {size / 1e6:7.2f} MB "
-            f"{took * 1000:8.1f} ms {size / took / 1e6:8.0f} MB/s"
+            f"{took * 1000:8.1f} ms {size / took / 1e6:8.0f} MB/s, CPU {cpu * 1000:8.1f} ms"
         )
 
 

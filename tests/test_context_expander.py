@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -490,7 +491,7 @@ def test_task_and_checkpoint_text_cannot_add_sections(text: str, summary: str, s
         task, [entry("body\n## Heading inside the block is data", "s")], 10**6, now=NOW
     )["prompt"]
     before_block = prompt.split(UNTRUSTED_BANNER)[0]
-    headings = [line for line in before_block.splitlines() if line.startswith("#")]
+    headings = [ln for ln in before_block.splitlines() if re.match(r"#{1,6}(\s|$)", ln)]
     assert set(headings) <= HEADINGS
     assert len(headings) == len(set(headings))
     assert prompt.endswith(OUTPUT_CONTRACT + "\n")
@@ -598,10 +599,9 @@ hostile_bodies = st.lists(st.one_of(lookalike_lines(), bodies), max_size=6).map(
 def test_no_body_line_reads_as_a_boundary_unmarked(body: str) -> None:
     from git_hydrate.context_expander import is_guarded, neutralise
 
-    for headings in (False, True):
-        for line in neutralise(body, headings=headings).splitlines():
-            if _reads_as_guarded(line) or is_guarded(line, headings=headings):
-                assert line.startswith("\\"), line
+    for line in neutralise(body).splitlines():
+        if _reads_as_guarded(line) or is_guarded(line):
+            assert line.startswith("\\"), line
 
 
 @pytest.mark.parametrize(
@@ -654,7 +654,7 @@ def test_ordinary_text_is_left_alone() -> None:
 
     for text in [
         "a - b -- c --- d",
-        "# comment in code\n--- a/file\n+++ b/file",
+        "#include <comment.h>\n--- a/file\n+++ b/file",
         "caf\u00e9 \u2014 na\u00efve r\u00e9sum\u00e9\n\u65e5\u672c\u8a9e",
         "the untrusted context contract --- is fine",
     ]:
@@ -732,11 +732,12 @@ def wide_texts(draw: Any) -> str:
     return "".join(part + draw(st.sampled_from(["", " ", *_ASCII_BREAKS])) for part in parts)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(wide_texts(), hostile_bodies, st.text()))
 def test_the_quick_paths_mark_what_the_line_walk_marks(text: str) -> None:
-    """Whatever shortcut neutralise takes (ASCII bytes, characters that are walls),
-    its answer is the full walk's, which reads every line as a reader does."""
-    from git_hydrate.pack import render as rendering
+    """Whatever shortcut neutralise takes (ASCII bytes, characters that read as
+    themselves), its answer is reading every line on its own."""
+    from git_hydrate.context_expander import is_guarded, neutralise
 
-    assert rendering.neutralise(text) == rendering._walk_lines(text, False)
+    lines = text.splitlines(keepends=True)
+    assert neutralise(text) == "".join("\\" + ln if is_guarded(ln) else ln for ln in lines)

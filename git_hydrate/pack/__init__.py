@@ -6,7 +6,9 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 * :mod:`.budget` — the one :class:`Budget` value (bytes, tokens, encoding,
   outlines), built once from the options and the settings;
 * :mod:`.tokens`, :mod:`.outline` — exact token counts and outlines (extras);
-* :mod:`.render` — the prompt's fixed layout, its untrusted block and marks;
+* :mod:`.boundaries` — the one rule that keeps untrusted text from reading as
+  the prompt's structure (``neutralise``);
+* :mod:`.render` — the prompt's fixed layout and its untrusted block;
 * :mod:`.seed` — the seed's helpers and exact strings (``dedupe_context``,
   ``split_budget``, the refusals and notes); :mod:`git_hydrate.context_expander`
   re-exports them under the seed's name;

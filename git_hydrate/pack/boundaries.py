@@ -1,0 +1,375 @@
+"""The one rule that keeps untrusted text from reading as the prompt's structure.
+
+The seed's prompt is Markdown: headings, then the untrusted block between its
+banner and footer, then the ``## Output contract`` heading. Text that comes
+from a repository or a worker (bodies, objectives, checkpoint summaries) is
+placed inside that structure, and must not be able to add to it. Rather than
+a list of look-alikes, one rule derived from the CommonMark grammar says which
+lines could:
+
+A line is **structural** when, read as a reader sees it (:func:`guard_form`:
+ANSI/OSC escape sequences and every other invisible character dropped, NFKC,
+look-alike dashes and letters mapped to ASCII, case-folded), it
+
+1. starts a CommonMark leaf block other than a paragraph or indented code,
+   after any run of container markers (``>``, ``-``/``+``/``*`` and ``1.``/``1)``
+   list markers) and any indentation: an ATX heading (``#`` followed by a space
+   or nothing), a setext underline or thematic break (a line of only ``=``,
+   ``-``, ``*``, ``_`` and spaces), a code fence (three backticks or tildes),
+   or an HTML block (``<`` then a letter, ``/``, ``!`` or ``?``); or
+2. spells one of the prompt's own boundaries once everything but its letters is
+   set aside: its letters begin with the banner's (``begin untrusted
+   context``), the footer's (``end untrusted context``) or the contract
+   heading's (``output contract``) — whatever wraps them (``**``, ``>``,
+   ``===``, spacing, a list marker).
+
+Indentation is ignored (inside a list item a heading can sit at any depth), so
+the rule marks more than CommonMark strictly needs and never less. A line that
+holds an escape sequence is read twice, with the sequence dropped (as a
+terminal shows it) and with only its control characters dropped (as a raw
+reader sees it); either reading can make it structural.
+
+A structural line gets :data:`NEUTRALISE_MARK` (a backslash) in front of it:
+a line that starts with a backslash starts no CommonMark block, so it is
+paragraph text wherever it stands, and it no longer reads as the real banner,
+footer or heading. No block (fence, HTML) can open inside the untrusted text,
+so none can swallow the real footer or the contract after it. The text itself
+is never changed otherwise. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Final
+
+__all__ = [
+    "NEUTRALISE_MARK",
+    "guard_form",
+    "is_guarded",
+    "neutralise",
+    "reads_as_structure",
+]
+
+#: The mark put in front of a structural line found inside text.
+NEUTRALISE_MARK: Final = "\\"
+
+# -- reading a line as a reader sees it ------------------------------------------
+
+#: Dashes and signs NFKC leaves alone, mapped to "-", and the sharp sign to "#".
+_EXTRA_DASHES: Final = "\u2212\u2043\u2796\u23af\u2500\u2501\u2574\u2576\u2578\u257a\u30fc\uff70"
+#: Cyrillic, Greek and Latin letters that look like the guarded words' letters.
+_LETTER_LOOKALIKES: Final = {
+    "a": "\u0430\u0410\u03b1\u0391\u0251",
+    "b": "\u0412\u0392\u042c\u044c",
+    "c": "\u0441\u0421\u03f2\u03f9\u217d",
+    "d": "\u0501\u217e",
+    "e": "\u0435\u0415\u0395\u04bd",
+    "g": "\u0261\u0581",
+    "h": "\u04bb\u041d\u0397",
+    "i": "\u0456\u0406\u03b9\u0399\u0131\u04c0\u2170",
+    "k": "\u043a\u041a\u03ba\u039a",
+    "n": "\u039d\u0578",
+    "o": "\u043e\u041e\u03bf\u039f\u0585\u0d20",
+    "p": "\u0440\u0420\u03c1\u03a1",
+    "r": "\u0433\u1d26",
+    "s": "\u0455\u0405",
+    "t": "\u0442\u0422\u03c4\u03a4",
+    "u": "\u03c5\u057d\u028b",
+    "x": "\u0445\u0425\u03c7\u03a7",
+}
+#: Default-ignorable code points outside category Cf (invisible when rendered).
+_IGNORABLE_RANGES: Final = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
+#: The line breaks Python's ``splitlines`` knows (a reader keeps them).
+_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+class _Lookalikes(dict[int, "str | None"]):
+    """A ``str.translate`` table filled on demand: what each character reads as.
+
+    Invisible characters (format controls such as zero-width and bidi
+    characters, C0/C1 controls other than line breaks and tab, other default
+    ignorables) read as nothing; dashes as ``-``; look-alike letters as the
+    ASCII letter; everything else as itself.
+    """
+
+    def __init__(self) -> None:
+        super().__init__({ord("\u266f"): "#"})
+        for ch in _EXTRA_DASHES:
+            self[ord(ch)] = "-"
+        for latin, alikes in _LETTER_LOOKALIKES.items():
+            for ch in alikes:
+                self[ord(ch)] = latin
+
+    def __missing__(self, code: int) -> str | None:
+        ch = chr(code)
+        category = unicodedata.category(ch)
+        value: str | None = ch
+        if category == "Cf" or any(lo <= code <= hi for lo, hi in _IGNORABLE_RANGES):
+            value = None
+        elif category == "Cc":
+            value = ch if ch in "\t" + _BREAKS else None
+        elif category == "Pd":
+            value = "-"
+        self[code] = value
+        return value
+
+
+_LOOKALIKES: Final = _Lookalikes()
+
+#: Terminal escape sequences (ECMA-48): CSI (``ESC [`` or U+009B, parameters,
+#: a final byte), OSC, DCS, SOS, PM and APC strings (up to BEL or the string
+#: terminator, never past a line break), and two-character escapes.
+_ESCAPES: Final = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]"
+    f"|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c{_BREAKS}]*(?:\x07|\x1b\\\\|\x9c)"
+    "|\x1b[ -/]*[0-~]"
+)
+
+
+def _mapped(text: str) -> str:
+    """``text.translate(_LOOKALIKES)``, quicker on long texts: only the characters
+    present beyond printable ASCII are looked up, and a few are replaced one
+    ``str.replace`` each (a memchr-speed pass)."""
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _PRINTABLE_ASCII)
+    present = set(rest.decode("utf-8", "surrogatepass"))
+    changes = {}
+    for ch in present:
+        value = _LOOKALIKES[ord(ch)]
+        if value != ch:
+            changes[ch] = value or ""
+    if len(changes) > 8:
+        table = {ord(ch): changes.get(ch, ch) or None for ch in present}
+        return text.translate(table | _ASCII_IDENTITY)
+    for old, new in changes.items():
+        text = text.replace(old, new)
+    return text
+
+
+_PRINTABLE_ASCII: Final = bytes(range(0x20, 0x7F))
+#: Printable ASCII, each to itself: a translation table holding them never misses.
+_ASCII_IDENTITY: Final[dict[int, str | None]] = {code: chr(code) for code in range(0x20, 0x7F)}
+
+
+def _reader_text(text: str, *, escapes: bool = True) -> str:
+    """``text`` as a reader sees it, line breaks kept (``escapes``: escape
+    sequences dropped whole, as a terminal shows them; otherwise only their
+    control characters, as a raw reader sees them)."""
+    if escapes and _has_escape(text):
+        text = _ESCAPES.sub("", text)
+    if text.isascii():
+        lower = text.lower()
+        return lower if lower.isprintable() else lower.translate(_ASCII_INVISIBLE)
+    # Twice: NFKC can produce a dash or a letter the table maps, and the table
+    # can leave a sequence that NFKC composes.
+    mapped = _mapped(unicodedata.normalize("NFKC", _mapped(text)))
+    return _mapped(unicodedata.normalize("NFKC", mapped.casefold()))
+
+
+#: ASCII controls a reader cannot see (line breaks and tab excepted), deleted.
+_ASCII_INVISIBLE: Final[dict[int, None]] = {
+    code: None for code in [*range(0x00, 0x20), 0x7F] if chr(code) not in "\t" + _BREAKS
+}
+
+
+def guard_form(line: str) -> str:
+    """A line as a reader sees it: escape sequences and invisible characters
+    dropped, NFKC (full-width and compatibility forms), look-alike dashes and
+    letters mapped to ASCII, case-folded, whitespace runs made one space and
+    trimmed."""
+    return " ".join(_reader_text(line).split())
+
+
+# -- the rule --------------------------------------------------------------------
+
+#: One CommonMark container marker (block quote, bullet or ordered list item),
+#: after any indentation.
+_CONTAINER: Final = re.compile(r"\s*(?:>|[-+*](?=\s|$)|[0-9]{1,9}[.)](?=\s|$))")
+#: The start of a CommonMark leaf block that is neither a paragraph nor
+#: indented code, after any indentation.
+_LEAF: Final = re.compile(r"\s*(?:#+(?:\s|$)|[-=*_][-=*_\s]*$|```|~~~|<[a-z/!?])")
+_NOT_A_LETTER: Final = re.compile(r"[^a-z]+")
+_NOT_LETTER_OR_BREAK: Final = re.compile(f"[^a-z{_BREAKS}]+")
+#: The letters the prompt's own boundaries begin with.
+_BOUNDARY_LETTERS: Final = ("beginuntrustedcontext", "enduntrustedcontext", "outputcontract")
+#: What a structural line's reader form starts with, once indentation is set
+#: aside (a leaf or container marker; digits for ordered lists).
+_OPENERS: Final = frozenset("#=-*_`~<>+0123456789")
+
+
+def reads_as_structure(form: str) -> bool:
+    """Whether a line, given as a reader sees it (lower-case, no line break), is
+    structural under the rule in this module's docstring."""
+    return opens_block(form) or spells_boundary(form)
+
+
+def opens_block(form: str) -> bool:
+    """Part 1 of the rule: a line (as a reader sees it) that starts a CommonMark
+    block other than a paragraph or indented code, inside any containers."""
+    pos = 0
+    while _LEAF.match(form, pos) is None:
+        container = _CONTAINER.match(form, pos)
+        if container is None:
+            return False
+        pos = container.end()
+    return True
+
+
+def spells_boundary(form: str) -> bool:
+    """Part 2 of the rule: a line whose letters begin with a boundary's."""
+    return _NOT_A_LETTER.sub("", form).startswith(_BOUNDARY_LETTERS)
+
+
+def is_guarded(line: str) -> bool:
+    """Whether :func:`neutralise` marks ``line`` (one line, any line break)."""
+    line = line.rstrip(_BREAKS)
+    forms = [_reader_text(line)]
+    if _has_escape(line):
+        forms.append(_reader_text(line, escapes=False))
+    return any(reads_as_structure(form) for form in forms)
+
+
+def neutralise(text: str) -> str:
+    """Mark every structural line of ``text`` (see the module docstring) with
+    :data:`NEUTRALISE_MARK`; leave every other byte as it is. Every line break
+    Python recognises counts, not only ``\\n``."""
+    data = text.encode("utf-8", "surrogatepass")
+    if _plain(data):
+        # Every line ends with "\n" and nothing in the text reads as anything
+        # but itself (lower-cased): the lines that start with an opener are read
+        # for part 1, the few that hold a boundary's letters for part 2.
+        lines = text.split("\n")
+        marked = [
+            i
+            for i, line in enumerate(lines)
+            if line.lstrip(" \t")[:1] in _OPENERS and _plain_line_opens_block(line)
+        ]
+        if _may_spell_boundary(data):
+            marked = sorted(
+                {*marked, *(i for i, ln in enumerate(lines) if spells_boundary(ln.lower()))}
+            )
+        joiner = "\n"
+    else:
+        lines = text.splitlines(keepends=True)
+        marked = _marked_lines(text, lines)
+        joiner = ""
+    if not marked:
+        return text
+    for index in marked:
+        lines[index] = NEUTRALISE_MARK + lines[index]
+    return joiner.join(lines)
+
+
+def _plain_line_opens_block(line: str) -> bool:
+    """:func:`opens_block` of a line that reads as itself, lower-cased, whose
+    first character after indentation is an opener; the common kinds in code
+    (a ``#`` comment, a ``_`` name, ``===``) decided without a regular expression."""
+    start = line.lstrip(" \t")
+    first = start[0]
+    if first == "#":
+        rest = start.lstrip("#")
+        return not rest or rest[0] in " \t\r"
+    if first in "_=":
+        return not start.strip("-=*_ \t\r")
+    if first in "`~":
+        return start.startswith(("```", "~~~"))
+    if first == "<":
+        return start[1:2].lower() in _HTML_SECOND
+    return opens_block(line.lower())
+
+
+#: What follows "<" at the start of an HTML block (after lower-casing).
+_HTML_SECOND: Final = frozenset("abcdefghijklmnopqrstuvwxyz/!?")
+
+
+def _marked_lines(text: str, lines: list[str]) -> list[int]:
+    """The indexes of the lines of ``text`` (``text.splitlines(keepends=True)``) that
+    :func:`neutralise` marks, each read as a reader sees it."""
+    # The whole text read at once, then cut into lines: one pass instead of one
+    # per line. Dropped characters can join a "\r" and a "\n" into one break;
+    # then each line is read on its own.
+    reader = _reader_text(text)
+    forms = reader.splitlines()
+    if len(forms) != len(lines):
+        forms = [_reader_text(line) for line in lines]
+    # Part 2 is read line by line only when the text's letters hold a boundary's
+    # core somewhere (line breaks kept: a core never spans two lines).
+    letters = _NOT_LETTER_OR_BREAK.sub("", reader)
+    spelled = "untrustedcontext" in letters or "outputcontract" in letters
+    marked = []
+    for index, (line, form) in enumerate(zip(lines, forms, strict=True)):
+        if _has_escape(line):
+            if is_guarded(line):
+                marked.append(index)
+        elif (form.lstrip()[:1] in _OPENERS and opens_block(form)) or (
+            spelled and spells_boundary(form)
+        ):
+            marked.append(index)
+    return marked
+
+
+def _has_escape(line: str) -> bool:
+    """Whether ``line`` may hold a terminal escape sequence (then it has two readings)."""
+    return "\x1b" in line or (not line.isascii() and not _ESCAPE_STARTS.isdisjoint(line))
+
+
+#: The characters that start an escape sequence.
+_ESCAPE_STARTS: Final = frozenset("\x1b\x90\x98\x9b\x9d\x9e\x9f")
+
+
+# -- the quick path --------------------------------------------------------------
+
+#: Bytes that read as themselves, lower-cased: printable ASCII, tab and "\n"
+#: ("\r" too, when it only ends lines).
+_SELF_READING: Final = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+#: The quick path's sweep: ASCII letters lower-cased, everything else but "\n" goes.
+_LETTER_SWEEP: Final = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz"
+)
+_NOT_LETTER_OR_NEWLINE: Final = bytes(
+    code for code in range(256) if not (0x61 <= code <= 0x7A or 0x41 <= code <= 0x5A or code == 10)
+)
+#: The letters a boundary line's letters hold, whichever it is.
+_BOUNDARY_CORES: Final = (b"untrustedcontext", b"outputcontract")
+
+
+def _plain(data: bytes) -> bool:
+    """Whether the quick path reads ``text`` right: its lines are split by "\\n"
+    (a "\\r" only before one) and every character beyond ASCII is :func:`_inert`."""
+    rest = data.translate(None, _SELF_READING)
+    if rest:
+        if not rest.isascii() and all(byte >= 0x80 for byte in rest):
+            unusual = rest.decode("utf-8", "surrogatepass")
+            if not all(map(_inert, set(unusual))):
+                return False
+        else:
+            return False
+    return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
+
+
+@functools.lru_cache(maxsize=4096)
+def _inert(ch: str) -> bool:
+    """Whether a character beyond ASCII reads as something other than ASCII and
+    white space, alone and beside its neighbours: then the rule never sees it
+    as an opener, a space or a letter of a boundary, in either reading."""
+    if unicodedata.combining(ch) or unicodedata.category(ch)[0] in "MCZ":
+        return False
+    form = _reader_text(ch)
+    return bool(form) and form.isprintable() and not any(c.isascii() or c.isspace() for c in form)
+
+
+def _may_spell_boundary(data: bytes) -> bool:
+    """Whether some "\\n"-separated line of ``data`` (which reads as itself) may
+    spell a boundary: its letters, lower-cased, hold a boundary's core."""
+    letters = data.translate(_LETTER_SWEEP, _NOT_LETTER_OR_NEWLINE)
+    return any(core in letters for core in _BOUNDARY_CORES)
