@@ -4,6 +4,7 @@ isolated from the user's git configuration and identity."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -61,15 +62,47 @@ def commit_files(repo: Path, files: dict[str, str], message: str = "files") -> s
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A fresh non-bare repository with one commit on main."""
-    path = tmp_path / "repo"
-    git(tmp_path, "init", "-q", "-b", "main", str(path))
+#: Templates built in this process (one pytest worker), by name: their directory.
+_TEMPLATES: dict[str, Path] = {}
+_TEMPLATE_ROOT: list[Path] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _template_root(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _TEMPLATE_ROOT[:] = [tmp_path_factory.mktemp("templates")]
+
+
+def from_template(name: str, build: Callable[[Path], None], dest: Path) -> Path:
+    """Copy the template ``name`` to ``dest`` (which must not exist) and return ``dest``.
+
+    ``build(path)`` makes the template once per session (per pytest worker),
+    under the tests' git identity; later calls copy it, a few milliseconds
+    instead of the git processes that made it. A template may hold anything
+    whose copy is as good as a fresh one: no absolute paths (a clone's
+    remote, a linked work tree), nothing the test then compares with the
+    clock of its own run (the commits are as old as the session).
+    """
+    made = _TEMPLATES.get(name)
+    if made is None:
+        made = _TEMPLATE_ROOT[0] / name
+        build(made)
+        _TEMPLATES[name] = made
+    shutil.copytree(made, dest, symlinks=True)
+    return dest
+
+
+def one_commit(path: Path) -> None:
+    """``git init`` ``path`` with one commit on main (the ``repo`` fixture's template)."""
+    git(path.parent, "init", "-q", "-b", "main", str(path))
     (path / "README").write_text("hello\n")
     git(path, "add", "README")
     git(path, "commit", "-q", "-m", "initial")
-    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fresh non-bare repository with one commit on main (a copy of a template)."""
+    return from_template("repo", one_commit, tmp_path / "repo")
 
 
 @pytest.fixture

@@ -470,6 +470,14 @@ def race(url: str, tmp_path: Path, tasks: int, workers: int = 8) -> None:
     fsck(check)
 
 
+def test_three_workers_claim_every_task_exactly_once_over_file(
+    remote: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    race(f"file://{remote}", tmp_path, tasks=9, workers=3)
+
+
+@pytest.mark.slow
 def test_eight_workers_claim_every_task_exactly_once_over_file(
     remote: Path,  # noqa: F811
     tmp_path: Path,

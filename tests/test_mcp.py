@@ -21,7 +21,7 @@ from git_hydrate import Ledger
 from git_hydrate.pack.tokens import count_tokens
 from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_prompt
 
-from .conftest import ROOT, fsck, git, hydrate
+from .conftest import ROOT, from_template, fsck, git, hydrate, one_commit
 
 mcp = pytest.importorskip("mcp")
 
@@ -67,6 +67,38 @@ def _session(
     return anyio.run(run)
 
 
+def _local_session(
+    repo: Path, body: Callable[[Any], Awaitable[Any]], *, max_tokens: int | None = None
+) -> Any:
+    """:func:`_session` with the server in this process (``build_server``, what
+    ``git hydrate mcp`` serves) over the SDK's in-memory streams: the same
+    requests and answers, without a server process to start (~1.5 CPU-seconds).
+    Tests of what the process adds (the command's options, stdio, identity from
+    its environment, two servers at once) use :func:`_session`."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    from git_hydrate.serve.server import build_server
+
+    server = build_server(str(repo), max_tokens)
+
+    async def run() -> Any:
+        streams = create_client_server_memory_streams()
+        async with streams as (client, served), anyio.create_task_group() as group:
+            options = server.create_initialization_options()
+            group.start_soon(server.run, served[0], served[1], options)
+            async with ClientSession(client[0], client[1]) as session:
+                init = await session.initialize()
+                assert init.capabilities.tools is not None
+                assert init.capabilities.resources is not None
+                answer = await body(session)
+            group.cancel_scope.cancel()
+        return answer
+
+    return anyio.run(run)
+
+
 def _text(result: Any) -> str:
     """The one text content of a tool result: sent once, never also as structured content."""
     assert result.structured_content is None
@@ -80,8 +112,14 @@ def _tokens(text: str) -> int:
 
 
 @pytest.fixture
-def stocked(repo: Path) -> Path:
-    """A small task S-1, a large task L-1 (100 attachments of ~1 KiB), 60 more tasks."""
+def stocked(tmp_path: Path) -> Path:
+    """A small task S-1, a large task L-1 (100 attachments of ~1 KiB), 60 more tasks
+    (a copy of a template made once)."""
+    return from_template("mcp-stocked", _stock, tmp_path / "repo")
+
+
+def _stock(repo: Path) -> None:
+    from_template("repo", one_commit, repo)
     git(repo, "config", "hydrate.mcpMaxTokens", str(BUDGET))
     with Ledger(repo) as ledger:
         ledger.add_task("S-1", "Add GET /healthz", "returns 200", title="Health check")
@@ -102,7 +140,6 @@ def stocked(repo: Path) -> Path:
         for i in range(60):
             tags = ["bulk", "few"] if i < 5 else ["bulk"]
             ledger.add_task(f"B-{i}", f"Bulk task number {i} " * 4, "done", tags=tags)
-    return repo
 
 
 def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> None:
@@ -231,7 +268,7 @@ def test_refusals_are_tool_errors_and_write_nothing(stocked: Path) -> None:
             ]
         ]
 
-    results = _session(stocked, body)
+    results = _local_session(stocked, body)
     texts = [_text(result) for result in results]
     assert all(result.is_error for result in results), texts
     assert all(text.startswith("error: ") and "\n" not in text for text in texts), texts
@@ -309,7 +346,7 @@ def test_max_tokens_option_and_setting_bound_every_answer(stocked: Path) -> None
     for text in _session(stocked, body, args=("--max-tokens", "900")):
         assert _tokens(text) <= 900
     git(stocked, "config", "hydrate.mcpMaxTokens", "1200")
-    texts = _session(stocked, body)
+    texts = _local_session(stocked, body)
     assert all(_tokens(text) <= 1200 for text in texts)
     assert "1,200 tokens" in texts[0]
 
@@ -397,7 +434,7 @@ def test_at_is_the_current_task_over_mcp(stocked: Path) -> None:
             await session.call_tool("checkpoint", {"id": "@", "summary": "half way"}),
         ]
 
-    prompt, resource, resources, checkpoint = _session(stocked, body)
+    prompt, resource, resources, checkpoint = _local_session(stocked, body)
     assert _text(prompt).startswith("# Task S-1: Health check")
     assert json.loads(_text(checkpoint))["task_id"] == "S-1"
     assert [str(r.uri) for r in resources.resources] == ["hydrate://task/S-1/prompt"]

@@ -405,7 +405,7 @@ def test_a_compiled_prefilter_is_kept_and_loaded_with_the_same_findings() -> Non
 
 
 def test_add_tree_keeps_the_compiled_prefilter_in_the_git_dir(repo: Path) -> None:
-    from tests.conftest import git, hydrate_process
+    from tests.conftest import git, hydrate, hydrate_process
 
     (repo / "a.py").write_text("x = 1\n")
     (repo / "b.env").write_text("token = " + GITHUB + "\n")
@@ -414,7 +414,10 @@ def test_add_tree_keeps_the_compiled_prefilter_in_the_git_dir(repo: Path) -> Non
     kept = repo / ".git" / "hydrate" / "secret-prefilter"
     for run in range(3):
         task = f"K-{run}"
-        assert hydrate_process(repo, "task-add", task, "--objective", "o", "--acceptance", "a")
+        assert (
+            hydrate(repo, "task-add", task, "--objective", "o", "--acceptance", "a").returncode
+            == 0
+        )
         (repo / ".git" / "hydrate" / "sha256-cache").unlink(missing_ok=True)
         result = hydrate_process(repo, "add-tree", task, "-v")
         assert result.returncode == 0, result
@@ -434,14 +437,16 @@ def test_a_planted_prefilter_is_not_loaded(repo: Path) -> None:
 
     from git_hydrate.hydrate.cache import keep_compiled_prefilter
     from git_hydrate.store import Repository
-    from tests.conftest import git, hydrate_process
+    from tests.conftest import git, hydrate, hydrate_process
 
     blind = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     blind.compile(expressions=[b"zzz-never-zzz"], ids=[0], elements=1, flags=[0])
     (repo / "b.env").write_text("token = " + GITHUB + "\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "files")
-    assert hydrate_process(repo, "task-add", "P-0", "--objective", "o", "--acceptance", "a")
+    assert (
+        hydrate(repo, "task-add", "P-0", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
     assert hydrate_process(repo, "add-tree", "P-0").returncode == 0
     kept = repo / ".git" / "hydrate" / "secret-prefilter"
     header = kept.read_bytes().split(b"\n")[0] + b"\n"
@@ -458,7 +463,9 @@ def test_a_planted_prefilter_is_not_loaded(repo: Path) -> None:
         finally:
             secrets.keep_compiled = original
     assert loaded[0] is not None and loaded[1] is None  # group-writable: not trusted
-    assert hydrate_process(repo, "task-add", "P-1", "--objective", "o", "--acceptance", "a")
+    assert (
+        hydrate(repo, "task-add", "P-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
     (repo / ".git" / "hydrate" / "sha256-cache").unlink()
     found = hydrate_process(repo, "add-tree", "P-1", "-v")
     assert "  secret        b.env" in found.stdout, found
@@ -468,12 +475,14 @@ def test_a_planted_prefilter_is_not_loaded(repo: Path) -> None:
 def test_add_diff_keeps_the_prefilter_only_for_a_diff_worth_it(repo: Path) -> None:
     """A diff of more than PREFILTER_AFTER bytes loads (or compiles and keeps) the
     prefilter as add-tree does; a small one scans without it and keeps nothing."""
-    from tests.conftest import git, hydrate_process
+    from tests.conftest import git, hydrate, hydrate_process
 
     (repo / "small.py").write_text("x = 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "files")
-    assert hydrate_process(repo, "task-add", "D-1", "--objective", "o", "--acceptance", "a")
+    assert (
+        hydrate(repo, "task-add", "D-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
     kept = repo / ".git" / "hydrate" / "secret-prefilter"
     (repo / "small.py").write_text("x = 2\n")
     assert hydrate_process(repo, "add-diff", "D-1", "--worktree").returncode == 0

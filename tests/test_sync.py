@@ -15,21 +15,26 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
-from .conftest import fsck, git, hydrate
+from .conftest import from_template, fsck, git, hydrate
 
 
 @pytest.fixture
 def remote(tmp_path: Path) -> Path:
-    """A bare repository over a file path, holding one commit on main."""
+    """A bare repository over a file path, holding one commit on main (a copy of a
+    template made once)."""
+    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
+
+
+def _seeded_remote(bare: Path) -> None:
+    tmp_path = bare.parent / "sync-remote-seed"
+    tmp_path.mkdir()
     seed = tmp_path / "seed"
     git(tmp_path, "init", "-q", "-b", "main", str(seed))
     (seed / "README").write_text("the project\n")
     (seed / "notes.txt").write_text("shared body text\n")
     git(seed, "add", ".")
     git(seed, "commit", "-q", "-m", "initial")
-    bare = tmp_path / "remote.git"
     git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
-    return bare
 
 
 def clone(remote: Path | str, dest: Path, *extra: str) -> Path:
@@ -1231,7 +1236,11 @@ def _final_state(path: Path, task_id: str) -> tuple[str, set[str], set[str]]:
         return task["title"], bodies, summaries
 
 
-@pytest.mark.parametrize("seed", [11, 21, 31, 41, 206])
+#: Seed 206 found a lost note (two archives of different changes); the others run in
+#: CI's slow step (``pytest -m slow``), ~2 CPU-seconds each.
+@pytest.mark.parametrize(
+    "seed", [11, 206, *(pytest.param(seed, marks=pytest.mark.slow) for seed in (21, 31, 41))]
+)
 def test_random_clones_with_archive_converge_and_keep_every_write(
     remote: Path, tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
