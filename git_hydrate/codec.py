@@ -69,6 +69,7 @@ OPTIONAL_TASK_FIELDS: Final = (
     "selections",
     "claimed_via",
     "parent",
+    "source",
 )
 _DEFAULT_TAILS: Final = tuple(
     (name, b',"%s":%s' % (name.encode(), b"[]" if name in ("depends_on", "selections") else b'""'))

@@ -28,6 +28,7 @@ __all__ = [
     "QUEUE_FIELDS",
     "blocking_graph",
     "check_no_cycle",
+    "check_no_cycles",
     "children_of",
     "cycles",
     "find_cycle",
@@ -224,3 +225,23 @@ def check_no_cycle(
     if cycle is not None:
         what = "dependency cycle" if parent is None else "cycle of parents and dependencies"
         raise ValidationError(f"{what}: {' -> '.join(cycle)}")
+
+
+def check_no_cycles(refs: TaskRefs, new: Mapping[str, Any]) -> None:
+    """Refuse tasks about to be created together (``{id: Task}``) if their
+    dependencies and parents close a cycle, among themselves or with the live ones.
+
+    Raises:
+        ValidationError: naming one cycle.
+    """
+    if not any(task.depends_on or task.parent for task in new.values()):
+        return
+    summaries: dict[str, Any] = dict(queue_summaries(refs))
+    for task_id, task in new.items():
+        summaries[task_id] = {"depends_on": list(task.depends_on), "parent": task.parent}
+    looped = cycles(blocking_graph(summaries))
+    for task_id in new:
+        if task_id in looped:
+            raise ValidationError(
+                f"cycle of parents and dependencies: {' -> '.join(looped[task_id])}"
+            )

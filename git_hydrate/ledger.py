@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from .hydrate import RankResult
     from .hydrate.tree import Progress
+    from .interop import ImportReport
     from .pack.budget import BudgetOptions
     from .pack.memo import BodyMemo
     from .search import SearchHit
@@ -131,6 +132,19 @@ class Ledger:
     def get_task(self, task_id: str) -> TaskDict:
         """The task's fields (plus ``attachments``, ``tip``, ``archived``), live or archived."""
         return tasks.get_task(self.refs, task_id)
+
+    def import_tasks(self, text: str, fmt: str | None = None, **options: Any) -> ImportReport:
+        """Create or update tasks from another tool's export (``origin``, ``prefix``,
+        ``dry_run``, ``allow_secrets``: see :func:`git_hydrate.interop.import_text`)."""
+        from .interop import import_text
+
+        return import_text(self.refs, text, fmt, **options)
+
+    def export_tasks(self, task_ids: Iterable[str], fmt: str = "markdown") -> str:
+        """Tasks as Markdown for an issue, or as beads or task-master JSON."""
+        from .interop import export_text
+
+        return export_text(self.refs, list(task_ids), fmt)
 
     def search(self, query: str, **options: Any) -> list[SearchHit]:
         """Tasks matching ``query``, best first (``archived``, ``attachments``,

@@ -60,6 +60,7 @@ SCALAR_FIELDS: Final = (
     "token_budget",
     "status",
     "parent",
+    "source",
 )
 #: Task fields merged item by item when both sides changed them.
 LIST_FIELDS: Final = ("acceptance_criteria", "scope", "tags", "files", "tests", "depends_on")

@@ -150,6 +150,8 @@ class Task(msgspec.Struct, kw_only=True):
     claimed_via: str = ""
     #: The task this one is a part of (``""``: none); the parent waits for its children.
     parent: OptionalTaskId = ""
+    #: Where an imported task came from: the issue's URL, or ``FORMAT:ID``.
+    source: str = ""
 
 
 class Link(msgspec.Struct, kw_only=True):

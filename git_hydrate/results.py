@@ -90,6 +90,7 @@ class TaskDict(TypedDict):
     taken_from: str
     claimed_via: str
     parent: str
+    source: str
     checkpoint: LatestCheckpoint | None
     attachments: int
     tip: str | None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any, Final, cast
 
@@ -9,13 +11,22 @@ import msgspec
 
 from . import validate
 from .attachments import check_text_secrets
-from .dependencies import check_no_cycle
+from .dependencies import check_no_cycle, check_no_cycles
 from .errors import Conflict, ValidationError
 from .model import INITIAL_STATION, Task
 from .results import TaskDict
 from .taskrefs import Change, TaskRefs, TaskState, Unchanged, default_title, iso_utc, task_message
 
-__all__ = ["EDITABLE_FIELDS", "add_task", "edit_task", "free_text", "get_task", "task_dict"]
+__all__ = [
+    "EDITABLE_FIELDS",
+    "add_task",
+    "add_tasks",
+    "edit_task",
+    "free_text",
+    "get_task",
+    "new_task_change",
+    "task_dict",
+]
 
 #: Fields ``edit_task`` may change (the station moves through ``set_status``).
 EDITABLE_FIELDS: Final = (
@@ -111,7 +122,7 @@ def get_task(refs: TaskRefs, task_id: str) -> TaskDict:
     return task_dict(state, archived)
 
 
-def add_task(
+def new_task_change(
     refs: TaskRefs,
     task_id: str,
     objective: str,
@@ -129,9 +140,11 @@ def add_task(
     status: str = INITIAL_STATION,
     depends_on: Iterable[str] = (),
     parent: str | None = None,
+    source: str = "",
     allow_secrets: bool | None = None,
-) -> TaskDict:
-    """Create a task. Creating one that exists is a :class:`Conflict`.
+    parent_checked: bool = False,
+) -> Change[None]:
+    """The change that creates a task, every field checked (see :func:`add_task`).
 
     Free text that looks like it holds a credential is refused
     (:class:`~git_hydrate.errors.SecretDetected`) unless ``allow_secrets``
@@ -158,8 +171,10 @@ def add_task(
         created_at=iso_utc(refs.clock()),
         depends_on=validate.dependencies(depends_on, task_id),
         parent=validate.parent(parent, task_id),
+        source=validate.one_line_text(source, "source").strip(),
     )
-    _check_parent(refs, task.parent)
+    if not parent_checked:
+        _check_parent(refs, task.parent)
     check_text_secrets(refs.repo.settings, free_text(task), allow_secrets)
     change = Change(
         task=task,
@@ -169,17 +184,53 @@ def add_task(
         ),
         result=None,
     )
+    return change
+
+
+def add_task(
+    refs: TaskRefs, task_id: str, objective: str, acceptance: str, **fields: Any
+) -> TaskDict:
+    """Create a task. Creating one that exists is a :class:`Conflict`.
+
+    Free text that looks like it holds a credential is refused
+    (:class:`~git_hydrate.errors.SecretDetected`) unless ``allow_secrets``
+    (``None``: ``git config hydrate.allowSecrets``). The fields are those of
+    :func:`new_task_change`.
+    """
+    change = new_task_change(refs, task_id, objective, acceptance, **fields)
     with refs.name_lock(task_id):  # an id differing only by case, created meanwhile
         refs.check_new_id(task_id)
-        check_no_cycle(refs, task_id, task.depends_on, task.parent)
-        refs.create(
-            task_id,
-            change,
-            lambda: Conflict(
-                f"task {task_id} already exists; change it with: git hydrate task-edit {task_id}"
-            ),
-        )
+        check_no_cycle(refs, task_id, change.task.depends_on, change.task.parent)
+        refs.create(task_id, change, lambda: _exists(task_id))
     return get_task(refs, task_id)
+
+
+def add_tasks(refs: TaskRefs, changes: dict[str, Change[None]]) -> list[str]:
+    """Create many tasks (each change from :func:`new_task_change`) in one ref
+    transaction; returns the ids created, in order.
+
+    The ids' case-folded locks are held together, each id is checked as
+    :func:`add_task` checks it, and the refs are created all at once. If a ref
+    appeared meanwhile, the tasks are created one by one instead, and the
+    first one that exists raises :class:`Conflict` (the ones before it are made).
+    """
+    with contextlib.ExitStack() as stack:
+        for task_id in sorted(changes, key=str.casefold):
+            stack.enter_context(refs.name_lock(task_id))
+        for task_id in changes:
+            refs.check_new_id(task_id)
+        check_no_cycles(refs, {tid: change.task for tid, change in changes.items()})
+        if refs.create_many(changes):
+            return list(changes)
+        for task_id, change in changes.items():
+            refs.create(task_id, change, functools.partial(_exists, task_id))
+    return list(changes)
+
+
+def _exists(task_id: str) -> Conflict:
+    return Conflict(
+        f"task {task_id} already exists; change it with: git hydrate task-edit {task_id}"
+    )
 
 
 def edit_task(

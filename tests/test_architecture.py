@@ -54,6 +54,8 @@ LAZY_ALLOWED = {
     "rerank",  # (git_hydrate.hydrate's function of that name, from its module)
     "codec",
     "hooks",
+    # import and export, only for those commands
+    "interop",
     "doctor",
     "sync",
     # coordination (claims through remotes) and the current task, only when used

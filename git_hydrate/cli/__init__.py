@@ -31,6 +31,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "list": ("tasks", "list_tasks"),
     "show": ("tasks", "show"),
     "search": ("search", "search"),
+    "import": ("interop", "import_cmd"),
+    "export": ("interop", "export_cmd"),
     "context-add": ("context", "context_add"),
     "add": ("context", "context_add"),
     "context-rm": ("context", "context_rm"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -288,6 +288,22 @@ class TaskRefs:
             return change
 
         return self._write(task_id, on_state)
+
+    def create_many(self, changes: Mapping[str, Change[Any]]) -> bool:
+        """Create every task of ``changes`` in one all-or-nothing ref transaction;
+        ``False`` (nothing created) if any of them exists meanwhile."""
+        updates = [
+            (ref_name(task_id), None, self._commit(task_id, None, None, change))
+            for task_id, change in changes.items()
+        ]
+        try:
+            self.repo.update_refs(
+                [(ref, old, new) for ref, old, new in updates if new is not None],
+                f"hydrate: task-add {len(updates)} task(s)",
+            )
+        except RefRace:
+            return False
+        return True
 
     def prepare(
         self, task_id: str, apply: Callable[[TaskState], Change[R]]

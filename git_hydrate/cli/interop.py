@@ -1,0 +1,121 @@
+"""import, export: tasks from other tools' formats, and back."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ._common import allow_secrets_option, echo_json, json_option, open_ledger, shown, warn
+
+__all__ = ["export_cmd", "import_cmd"]
+
+_FROM = click.Choice(["github", "gitlab", "beads", "taskmaster", "speckit"])
+#: The largest input read (a 50 MB export is refused before it is parsed).
+_MAX_INPUT = 32 * 1024 * 1024
+
+
+def _read(source: str) -> str:
+    """The text of FILE (``-``: standard input), at most 32 MiB, as UTF-8."""
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(_MAX_INPUT + 1)
+        else:
+            with open(source, "rb") as fh:
+                data = fh.read(_MAX_INPUT + 1)
+    except OSError as exc:
+        raise click.FileError(source, hint=exc.strerror or str(exc)) from None
+    if len(data) > _MAX_INPUT:
+        raise click.BadParameter(f"{source} is over 32 MiB; split it", param_hint="FILE")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise click.BadParameter(f"{source} is not UTF-8 text", param_hint="FILE") from None
+
+
+@click.command("import")
+@click.argument("source", metavar="FILE", default="-")
+@click.option("--from", "fmt", type=_FROM, help="The format (default: detected).")
+@click.option("--prefix", help="Put this before each source id (default: GH-, GL-, TM-, or none).")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the source fields not used.")
+@allow_secrets_option("the imported text")
+@json_option
+@click.pass_context
+def import_cmd(
+    ctx: click.Context,
+    source: str,
+    fmt: str | None,
+    prefix: str | None,
+    dry_run: bool,
+    verbose: bool,
+    allow_secrets: bool | None,
+    as_json: bool,
+) -> None:
+    """Create or update tasks from FILE (- or none: standard input): the JSON of
+    `gh issue list --json …` or `glab issue list --output json`, a beads JSONL
+    export, task-master's tasks.json or a spec-kit tasks.md.
+
+    Importing again updates each task by a three-way merge with what was
+    imported last (changes here are kept); it never makes a second task.
+
+    \b
+    Example:
+      gh issue list --json number,title,body,labels,state,url | git hydrate import
+      git hydrate import .taskmaster/tasks/tasks.json --dry-run
+    """
+    text = _read(source)
+    with open_ledger(ctx) as ledger:
+        report: Any = ledger.import_tasks(
+            text,
+            fmt,
+            origin=source if source != "-" else "stdin",
+            prefix=prefix,
+            dry_run=dry_run,
+            allow_secrets=allow_secrets,
+        )
+    if as_json:
+        echo_json(ctx, report)
+    else:
+        would = "would be " if dry_run else ""
+        for key in ("created", "updated"):
+            for task_id in report[key]:
+                click.echo(f"{would}{key} {shown(task_id)}")
+        for conflict in report["conflicts"]:
+            click.echo(
+                f"{shown(conflict['task_id'])}: {conflict['field']} changed here and upstream; "
+                "kept the upstream value"
+            )
+        counts = ", ".join(f"{len(report[k])} {k}" for k in ("created", "updated", "unchanged"))
+        click.echo(f"{report['format']}: {counts}, {len(report['errors'])} left out", err=True)
+        if verbose and report["ignored"]:
+            fields = ", ".join(f"{k} ({n})" for k, n in report["ignored"].items())
+            click.echo(f"fields not used: {fields}", err=True)
+    for error in report["errors"]:
+        warn(f"item {shown(error['item'])} left out: {error['error']}")
+    if report["errors"]:
+        ctx.exit(1)
+
+
+@click.command("export")
+@click.argument("task_ids", metavar="ID...", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json-beads", "json-taskmaster"]),
+    default="markdown",
+    show_default=True,
+    help="Markdown for an issue body, or the JSON import reads.",
+)
+@click.pass_context
+def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
+    """Write the tasks ID... as Markdown (for gh issue create --body-file -) or as
+    beads or task-master JSON.
+
+    \b
+    Example:
+      git hydrate export M-1002 | gh issue create --title "Add /healthz" --body-file -
+    """
+    with open_ledger(ctx) as ledger:
+        click.echo(ledger.export_tasks(task_ids, fmt), nl=False)

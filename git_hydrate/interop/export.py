@@ -1,0 +1,141 @@
+"""A task as other tools read it: Markdown for an issue, beads JSONL, task-master JSON.
+
+``markdown`` is ready for ``gh issue create --body-file -`` or ``gh issue
+comment``; ``json-beads`` and ``json-taskmaster`` are the formats ``import``
+reads, written so that an import of them changes nothing (every field both
+tools know makes the round trip).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..errors import ValidationError
+from ..model import Task
+from .formats import DEFAULT_PREFIX
+
+__all__ = ["EXPORT_FORMATS", "export_tasks"]
+
+#: The formats ``export --format`` writes.
+EXPORT_FORMATS: Final = ("markdown", "json-beads", "json-taskmaster")
+_TO_BEADS_STATUS: Final = {
+    "open": "open",
+    "in_progress": "in_progress",
+    "review": "in_progress",
+    "blocked": "blocked",
+    "done": "closed",
+    "cancelled": "closed",
+}
+_TO_BEADS_KIND: Final = {"fix": "bug", "planning": "epic"}
+_TO_TM_STATUS: Final = {
+    "open": "pending",
+    "in_progress": "in-progress",
+    "review": "review",
+    "blocked": "blocked",
+    "done": "done",
+    "cancelled": "cancelled",
+}
+_TO_TM_PRIORITY: Final = {1: "high", 2: "medium", 3: "low"}
+
+
+def export_tasks(tasks: Sequence[Task], fmt: str) -> str:
+    """``tasks`` in ``fmt`` (one of :data:`EXPORT_FORMATS`)."""
+    if fmt == "markdown":
+        return "\n---\n\n".join(_markdown(task) for task in tasks)
+    if fmt == "json-beads":
+        return "".join(json.dumps(_beads(t), ensure_ascii=False) + "\n" for t in tasks)
+    if fmt == "json-taskmaster":
+        return json.dumps({"tasks": _taskmaster(tasks)}, indent=2, ensure_ascii=False) + "\n"
+    raise ValidationError(f"unknown export format {fmt!r}; one of: {', '.join(EXPORT_FORMATS)}")
+
+
+def _markdown(task: Task) -> str:
+    lines = [f"# {task.title}", "", task.objective.strip(), "", "## Acceptance", ""]
+    lines += [task.acceptance.strip(), ""]
+    lines += [f"- [{'x' if task.status == 'done' else ' '}] {c}" for c in task.acceptance_criteria]
+    if task.acceptance_criteria:
+        lines.append("")
+    for heading, notes in (("Files in play", task.files), ("Tests", task.tests)):
+        if notes:
+            lines += [f"## {heading}", ""]
+            lines += [f"- `{n.path}`" + (f" — {n.note}" if n.note else "") for n in notes]
+            lines.append("")
+    if task.depends_on or task.parent:
+        lines += ["## Depends on", ""]
+        lines += [f"- {dep}" for dep in task.depends_on]
+        lines += [f"- part of {task.parent}"] if task.parent else []
+        lines.append("")
+    if task.checkpoints:
+        last = task.checkpoints[-1]
+        lines += ["## Latest checkpoint", "", f"{last.summary} ({last.at})", ""]
+        lines += [f"Evidence: {last.evidence}", f"Next: {last.next_step}", ""]
+    source = f" (from {task.source})" if task.source else ""
+    lines.append(f"_Task {task.id}, {task.status}{source}, exported by git-hydrate._")
+    return "\n".join(lines) + "\n"
+
+
+def _source_id(task_id: str, fmt: str) -> str:
+    prefix = DEFAULT_PREFIX[fmt]
+    return task_id[len(prefix) :] if prefix and task_id.startswith(prefix) else task_id
+
+
+def _beads(task: Task) -> dict[str, Any]:
+    deps: list[dict[str, str]] = [
+        {"issue_id": task.id, "depends_on_id": _source_id(d, "beads"), "type": "blocks"}
+        for d in task.depends_on
+    ]
+    if task.parent:
+        deps.append({"issue_id": task.id, "depends_on_id": task.parent, "type": "parent-child"})
+    return {
+        "id": _source_id(task.id, "beads"),
+        "title": task.title,
+        "description": task.objective,
+        "acceptance_criteria": task.acceptance,
+        "status": _TO_BEADS_STATUS[task.status],
+        "priority": task.priority,
+        "issue_type": _TO_BEADS_KIND.get(task.kind, "task"),
+        "labels": list(task.tags),
+        "dependencies": deps,
+    }
+
+
+def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
+    """Top-level tasks with their subtasks nested (a child of a task exported too)."""
+    chosen = {task.id for task in tasks}
+    by_parent: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_parent.setdefault(task.parent if task.parent in chosen else "", []).append(task)
+
+    def one(task: Task) -> dict[str, Any]:
+        source = _source_id(task.id, "taskmaster")
+        number: int | str = source.rsplit(".", 1)[-1]
+        if isinstance(number, str) and number.isdigit():
+            number = int(number)
+        entry: dict[str, Any] = {
+            "id": number,
+            "title": task.title,
+            "description": task.objective,
+            "details": "",
+            "testStrategy": task.acceptance,
+            "status": _TO_TM_STATUS[task.status],
+            "dependencies": [_tm_dep(d, task) for d in task.depends_on],
+            "priority": _TO_TM_PRIORITY.get(task.priority, "medium"),
+        }
+        children = by_parent.get(task.id, [])
+        if children:
+            entry["subtasks"] = [one(child) for child in children]
+        return entry
+
+    return [one(task) for task in by_parent.get("", [])]
+
+
+def _tm_dep(dep: str, task: Task) -> int | str:
+    """A dependency as task-master writes it: a number, or (between subtasks of one
+    parent) the sibling's number alone."""
+    source = _source_id(dep, "taskmaster")
+    parent = _source_id(task.parent, "taskmaster") if task.parent else ""
+    if parent and source.startswith(parent + "."):
+        source = source[len(parent) + 1 :]
+    return int(source) if source.isdigit() else source

@@ -1,0 +1,372 @@
+"""Reading the task formats other tools write: each item as one :class:`Item`.
+
+Nothing here touches the repository or the network: the user's own tools
+fetch (``gh issue list --json …``, ``glab issue list --output json``, a beads
+JSONL export, task-master's ``tasks.json``, a spec-kit ``tasks.md``) and this
+module turns their text into plain items, with the fields git-hydrate does not
+use named in ``ignored``. A malformed item is an :class:`Item` with ``error``
+set, so one bad item never stops the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..errors import ValidationError
+
+__all__ = ["FORMATS", "Item", "detect", "parse"]
+
+#: The formats ``import`` reads, as ``--from`` names them.
+FORMATS: Final = ("github", "gitlab", "beads", "taskmaster", "speckit")
+#: The id prefix of each format's tasks (``--prefix`` replaces it).
+DEFAULT_PREFIX: Final = {
+    "github": "GH-",
+    "gitlab": "GL-",
+    "beads": "",
+    "taskmaster": "TM-",
+    "speckit": "",
+}
+_CHECKBOX: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+?)\s*$")
+_PATHLIKE: Final = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w+)(?![\w/])")
+
+
+@dataclass
+class Item:
+    """One task as another tool holds it, in git-hydrate's terms."""
+
+    #: The id in the source (``123``, ``T001``, ``bd-a1b2``, ``4.2``).
+    source_id: str
+    title: str = ""
+    objective: str = ""
+    acceptance: str = ""
+    criteria: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    kind: str = "code"
+    priority: int = 2
+    #: ``open``, ``in_progress``, ``blocked``, ``done`` or ``cancelled``.
+    status: str = "open"
+    #: Source ids this item depends on, and its parent's.
+    depends_on: list[str] = field(default_factory=list)
+    parent: str = ""
+    #: Where it came from: the issue's URL, or ``FORMAT:ID`` (``beads:bd-a1``), which
+    #: stays the same when the file moves.
+    source: str = ""
+    #: Fields of the source that git-hydrate does not use (``-v`` lists them).
+    ignored: list[str] = field(default_factory=list)
+    #: Why this item cannot be imported (the rest still are).
+    error: str = ""
+
+
+def detect(text: str) -> str:
+    """The format of ``text``, or :class:`ValidationError` naming what was seen."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise ValidationError("nothing to import: the input is empty")
+    if stripped[0] not in "[{":
+        if re.search(r"^\s*[-*]\s+\[[ xX]\]\s+T\d+", text, re.M):
+            return "speckit"
+        raise ValidationError(
+            "unrecognised input: not JSON, JSONL or a spec-kit tasks.md checklist; "
+            f"name the format with --from ({', '.join(FORMATS)})"
+        )
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError:
+        first = stripped.splitlines()[0]
+        try:
+            data = json.loads(first)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
+        if isinstance(data, dict) and "id" in data and "title" in data:
+            return "beads"  # JSONL: one issue per line
+        raise ValidationError("unrecognised JSONL: lines without id and title") from None
+    if isinstance(data, dict) and ("tasks" in data or _tagged_tasks(data)):
+        return "taskmaster"
+    sample = data[0] if isinstance(data, list) and data else data
+    if isinstance(sample, dict):
+        if "iid" in sample or "web_url" in sample:
+            return "gitlab"
+        if "number" in sample:
+            return "github"
+        if "id" in sample and "title" in sample:
+            return "beads"
+    raise ValidationError(f"unrecognised JSON: name the format with --from ({', '.join(FORMATS)})")
+
+
+def parse(text: str, fmt: str, origin: str) -> list[Item]:
+    """Every item of ``text`` in format ``fmt``; ``origin`` names the file (``-``: stdin).
+
+    Raises:
+        ValidationError: the input as a whole cannot be read in that format.
+    """
+    parsers: dict[str, Callable[[str, str], Iterator[Item]]] = {
+        "github": _github,
+        "gitlab": _gitlab,
+        "beads": _beads,
+        "taskmaster": _taskmaster,
+        "speckit": _speckit,
+    }
+    if fmt not in parsers:
+        raise ValidationError(f"unknown format {fmt!r}; one of: {', '.join(FORMATS)}")
+    return list(parsers[fmt](text, origin))
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+def _objects(data: Any, what: str) -> list[Any]:
+    items = data if isinstance(data, list) else [data]
+    if not all(isinstance(item, dict) for item in items):
+        raise ValidationError(f"unrecognised {what} JSON: expected objects")
+    return items
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _criteria(body: str) -> list[str]:
+    """The checkbox lines of a Markdown body: acceptance criteria."""
+    return [m.group(2) for line in body.splitlines() if (m := _CHECKBOX.match(line))]
+
+
+def _paths(text: str) -> list[str]:
+    """Paths a text names (``src/x.py``), in order, once each."""
+    return list(dict.fromkeys(m.group(1) for m in _PATHLIKE.finditer(text)))
+
+
+def _unused(raw: dict[str, Any], used: set[str]) -> list[str]:
+    return sorted(key for key in raw if key not in used)
+
+
+def _issue(raw: dict[str, Any], source_id: str, body: str, url: str, labels: list[str]) -> Item:
+    """The fields GitHub and GitLab issues share."""
+    title = _text(raw.get("title")).strip()
+    criteria = _criteria(body)
+    kind = "fix" if any(label.lower() in ("bug", "type::bug") for label in labels) else "code"
+    return Item(
+        source_id=source_id,
+        title=title,
+        objective=body.strip() or title,
+        acceptance=(
+            "every acceptance criterion holds" if criteria else f"the issue is resolved: {url}"
+        ),
+        criteria=criteria,
+        tags=labels,
+        files=_paths(body),
+        kind=kind,
+        source=url,
+    )
+
+
+# -- the formats -------------------------------------------------------------------------
+
+
+def _github(text: str, origin: str) -> Iterator[Item]:
+    used = {"number", "title", "body", "labels", "state", "stateReason", "url"}
+    for raw in _objects(_json(text), "GitHub"):
+        number = raw.get("number")
+        if not isinstance(number, int) or isinstance(number, bool):
+            yield Item(source_id=str(number), error="GitHub issue without a number")
+            continue
+        labels = [
+            str(label.get("name")) if isinstance(label, dict) else str(label)
+            for label in raw.get("labels") or []
+        ]
+        url = _text(raw.get("url")) or f"{origin}#{number}"
+        item = _issue(raw, str(number), _text(raw.get("body")), url, labels)
+        if str(raw.get("state", "")).upper() == "CLOSED":
+            reason = str(raw.get("stateReason") or "").upper()
+            item.status = "cancelled" if reason == "NOT_PLANNED" else "done"
+        item.ignored = _unused(raw, used)
+        yield item
+
+
+def _gitlab(text: str, origin: str) -> Iterator[Item]:
+    used = {"iid", "title", "description", "labels", "state", "web_url"}
+    for raw in _objects(_json(text), "GitLab"):
+        iid = raw.get("iid")
+        if not isinstance(iid, int) or isinstance(iid, bool):
+            yield Item(source_id=str(iid), error="GitLab issue without an iid")
+            continue
+        labels = [str(label) for label in raw.get("labels") or []]
+        url = _text(raw.get("web_url")) or f"{origin}#{iid}"
+        item = _issue(raw, str(iid), _text(raw.get("description")), url, labels)
+        if raw.get("state") == "closed":
+            item.status = "done"
+        item.ignored = _unused(raw, used)
+        yield item
+
+
+_BEADS_STATUS: Final = {
+    "open": "open",
+    "in_progress": "in_progress",
+    "blocked": "blocked",
+    "closed": "done",
+}
+_BEADS_KIND: Final = {"bug": "fix", "epic": "planning", "feature": "code", "task": "code"}
+
+
+def _beads(text: str, origin: str) -> Iterator[Item]:
+    used = {"id", "title", "description", "acceptance_criteria", "status", "priority"}
+    used |= {"issue_type", "labels", "dependencies", "design", "notes"}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Item(source_id=f"line {number}", error=f"unreadable JSON: {exc.msg}")
+            continue
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+            yield Item(source_id=f"line {number}", error="a beads issue without an id")
+            continue
+        criteria_text = _text(raw.get("acceptance_criteria"))
+        description = _text(raw.get("description"))
+        extra = [_text(raw.get(k)) for k in ("design", "notes") if _text(raw.get(k)).strip()]
+        priority = raw.get("priority")
+        item = Item(
+            source_id=raw["id"],
+            title=_text(raw.get("title")).strip(),
+            objective="\n\n".join([description.strip(), *extra]).strip(),
+            acceptance=criteria_text.strip() or "the issue is closed",
+            criteria=_criteria(criteria_text),
+            tags=[str(label) for label in raw.get("labels") or []],
+            files=_paths(description),
+            kind=_BEADS_KIND.get(_text(raw.get("issue_type")), "code"),
+            priority=(1 if priority <= 1 else 2 if priority == 2 else 3)
+            if isinstance(priority, int)
+            else 2,
+            status=_BEADS_STATUS.get(_text(raw.get("status")), "open"),
+            source=f"beads:{raw['id']}",
+            ignored=_unused(raw, used),
+        )
+        item.objective = item.objective or item.title
+        for dep in raw.get("dependencies") or []:
+            if not isinstance(dep, dict):
+                continue
+            target = str(dep.get("depends_on_id") or "")
+            if dep.get("type") == "parent-child":
+                item.parent = target
+            elif target:
+                item.depends_on.append(target)
+        yield item
+
+
+def _tagged_tasks(data: dict[str, Any]) -> list[Any]:
+    """task-master's tagged layout: ``{"master": {"tasks": [...]}, ...}``."""
+    found: list[Any] = []
+    for value in data.values():
+        if isinstance(value, dict) and isinstance(value.get("tasks"), list):
+            found += value["tasks"]
+    return found
+
+
+_TM_STATUS: Final = {
+    "pending": "open",
+    "in-progress": "in_progress",
+    "review": "review",
+    "done": "done",
+    "deferred": "blocked",
+    "cancelled": "cancelled",
+    "blocked": "blocked",
+}
+_TM_PRIORITY: Final = {"high": 1, "medium": 2, "low": 3}
+
+
+def _taskmaster(text: str, origin: str) -> Iterator[Item]:
+    data = _json(text)
+    if not isinstance(data, dict):
+        raise ValidationError('unrecognised task-master JSON: expected {"tasks": [...]}')
+    tasks = data["tasks"] if isinstance(data.get("tasks"), list) else _tagged_tasks(data)
+    for raw in tasks:
+        yield from _tm_task(raw, origin, parent="")
+
+
+def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
+    used = {"id", "title", "description", "details", "testStrategy", "status"}
+    used |= {"dependencies", "priority", "subtasks"}
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), int | str):
+        yield Item(source_id=f"{parent}.?" if parent else "?", error="a task without an id")
+        return
+    source_id = f"{parent}.{raw['id']}" if parent else str(raw["id"])
+    details = _text(raw.get("details"))
+    strategy = _text(raw.get("testStrategy"))
+    description = _text(raw.get("description"))
+    deps = []
+    for dep in raw.get("dependencies") or []:
+        dep_id = str(dep)
+        # a subtask's dependencies name siblings by their number alone
+        deps.append(f"{parent}.{dep_id}" if parent and "." not in dep_id else dep_id)
+    item = Item(
+        source_id=source_id,
+        title=_text(raw.get("title")).strip(),
+        objective="\n\n".join(p for p in (description.strip(), details.strip()) if p),
+        acceptance=strategy.strip() or "the task is done",
+        files=_paths(f"{description}\n{details}"),
+        tests=_paths(strategy),
+        priority=_TM_PRIORITY.get(_text(raw.get("priority")), 2),
+        status=_TM_STATUS.get(_text(raw.get("status")), "open"),
+        depends_on=deps,
+        parent=parent,
+        source=f"taskmaster:{source_id}",
+        ignored=_unused(raw, used),
+    )
+    item.objective = item.objective or item.title
+    yield item
+    for sub in raw.get("subtasks") or []:
+        yield from _tm_task(sub, origin, parent=source_id)
+
+
+_SPECKIT_LINE: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(T\d+)\b\s*(.*)$")
+_SPECKIT_MARK: Final = re.compile(r"^\[([^\]]+)\]\s*")
+
+
+def _speckit(text: str, origin: str) -> Iterator[Item]:
+    """``- [ ] T001 [P] [US1] Create … in src/x.py`` lines; each ``## Phase`` heading
+    starts a phase whose tasks depend on every task of the phase before."""
+    previous: list[str] = []
+    current: list[str] = []
+    phase = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            if current:
+                previous, current = current, []
+            phase = line[3:].strip()
+            continue
+        match = _SPECKIT_LINE.match(line)
+        if not match:
+            continue
+        done, task_id, rest = match.groups()
+        tags: list[str] = []
+        while mark := _SPECKIT_MARK.match(rest):
+            tags.append("parallel" if mark.group(1) == "P" else mark.group(1))
+            rest = rest[mark.end() :]
+        description = rest.strip()
+        paths = _paths(description)
+        yield Item(
+            source_id=task_id,
+            title=description[:80] or task_id,
+            objective=description or task_id,
+            acceptance="the checklist item is done",
+            tags=tags + ([f"phase: {phase}"] if phase else []),
+            files=[p for p in paths if "test" not in p.lower()],
+            tests=[p for p in paths if "test" in p.lower()],
+            status="done" if done in "xX" else "open",
+            depends_on=list(previous),
+            source=f"speckit:{task_id}",
+        )
+        current.append(task_id)

@@ -1,0 +1,320 @@
+"""Bringing items of other tools in as tasks: created once, updated by a merge after.
+
+Each imported task records where it came from (``source``: the issue's URL, or
+``FORMAT:ID``). What the upstream said at the last import is kept as that
+task's *base* (``refs/hydrate/imports``: one commit whose tree holds one
+``task.json`` per imported task, written once per run), so importing again is
+a three-way merge by the same rules as a pull (:mod:`git_hydrate.merge`):
+fields changed upstream come in, fields changed only here stay, and a field
+changed on both sides takes the upstream value (the import is the newer
+side). A task id that exists here but came from elsewhere is refused.
+
+An item that cannot be imported (an id that cannot be a task id, a field over
+1 MiB, a secret in its text, a dependency cycle) is reported with its reason
+and nothing of it is written; the others are imported.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable
+from typing import Any, Final, TypedDict
+
+import msgspec
+
+from .. import codec, validate
+from ..attachments import check_text_secrets
+from ..errors import HydrateError, ValidationError
+from ..merge import Side, merge_states
+from ..model import PathNote, Task
+from ..store import RefRace
+from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, attempts, task_message
+from ..tasks import add_tasks, free_text, new_task_change
+from .formats import DEFAULT_PREFIX, Item
+
+__all__ = ["IMPORTS_REF", "ImportReport", "import_items"]
+
+#: The ref whose tree holds what the upstream said at the last import, per task.
+IMPORTS_REF: Final = b"refs/hydrate/imports"
+#: The largest text field an item may carry.
+MAX_FIELD_BYTES: Final = 1 << 20
+_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ImportReport(TypedDict):
+    """What one import did (or, with ``dry_run``, would do)."""
+
+    format: str
+    created: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    #: ``{"item": source id, "error": why}`` of each item left out.
+    errors: list[dict[str, str]]
+    #: Source fields git-hydrate does not use, with how many items had each.
+    ignored: dict[str, int]
+    #: ``{"task_id", "field", "kept"}`` where both sides had changed a field.
+    conflicts: list[dict[str, Any]]
+    dry_run: bool
+
+
+def task_id_for(item: Item, prefix: str) -> str:
+    """The task id of ``item``: the prefix, then its source id (spaces and the like
+    become ``-``)."""
+    return validate.task_id(prefix + _UNSAFE.sub("-", item.source_id).strip("-."))
+
+
+def _check_sizes(item: Item) -> None:
+    for what, value in (("title", item.title), ("objective", item.objective)):
+        if len(value.encode("utf-8", "replace")) > MAX_FIELD_BYTES:
+            raise ValidationError(f"its {what} is over 1 MiB")
+    if sum(len(c) for c in item.criteria) > MAX_FIELD_BYTES:
+        raise ValidationError("its acceptance criteria are over 1 MiB")
+
+
+def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
+    """The task fields an item sets (the same for a new task and an update)."""
+    title = " ".join(item.title.split())[:200]
+    deps = []
+    for dep in item.depends_on:
+        try:
+            deps.append(task_id_for(Item(source_id=dep), prefix))
+        except ValidationError:
+            continue  # an id that cannot be a task id cannot be waited for either
+    parent = ""
+    if item.parent:
+        try:
+            candidate = task_id_for(Item(source_id=item.parent), prefix)
+        except ValidationError:
+            candidate = ""
+        parent = candidate if candidate in known else ""
+    return {
+        "title": title or item.source_id,
+        "objective": item.objective,
+        "acceptance": item.acceptance,
+        "acceptance_criteria": [" ".join(c.split()) for c in item.criteria if c.strip()],
+        "tags": list(dict.fromkeys(" ".join(t.split()) for t in item.tags if t.strip())),
+        "files": [PathNote(path=p) for p in dict.fromkeys(item.files)],
+        "tests": [PathNote(path=p) for p in dict.fromkeys(item.tests)],
+        "kind": item.kind,
+        "priority": item.priority,
+        "status": item.status,
+        "depends_on": list(dict.fromkeys(deps)),
+        "parent": parent,
+        "source": item.source,
+    }
+
+
+def _parent_first(items: list[Item]) -> list[Item]:
+    """Items with each parent before its children (the input order otherwise)."""
+    by_id = {item.source_id: item for item in items}
+
+    def depth(item: Item) -> int:
+        seen: set[str] = set()
+        while item.parent in by_id and item.parent not in seen:
+            seen.add(item.parent)
+            item = by_id[item.parent]
+        return len(seen)
+
+    return sorted(items, key=depth)
+
+
+class _Bases:
+    """What the upstream said at the last import, per task id (``IMPORTS_REF``)."""
+
+    def __init__(self, refs: TaskRefs) -> None:
+        self.refs = refs
+        self.tip = refs.repo.read_ref(IMPORTS_REF)
+        self.tree: bytes | None = None
+        self.entries: dict[bytes, tuple[int, bytes]] = {}
+        if self.tip is not None:
+            self.tree, _parents = refs.repo.read_commit_tree(self.tip)
+            self.entries = refs.repo.read_tree(self.tree)
+        self.new: dict[str, Task] = {}
+
+    def get(self, task_id: str) -> Task | None:
+        entry = self.entries.get(task_id.encode())
+        if entry is None:
+            return None
+        data = self.refs.repo.read_blob(entry[1])
+        return codec.decode_task(data, f"{IMPORTS_REF.decode()}:{task_id}")
+
+    def save(self, summary: str) -> None:
+        """One commit holding every base written in this run (retried if another
+        import moved the ref meanwhile)."""
+        if not self.new:
+            return
+        repo = self.refs.repo
+        blobs = repo.write_blobs([codec.encode(task) for task in self.new.values()])
+        changes = {tid.encode(): oid for tid, oid in zip(self.new, blobs, strict=True)}
+        for _attempt in attempts():
+            tip = repo.read_ref(IMPORTS_REF)
+            root = repo.read_commit_tree(tip)[0] if tip is not None else None
+            tree = repo.update_tree(root, changes)
+            commit = repo.write_commit(tree, [tip] if tip else [], f"hydrate: {summary}\n")
+            try:
+                repo.compare_and_swap(IMPORTS_REF, tip, commit, summary)
+                return
+            except RefRace:
+                continue
+        raise self.refs.busy("imports")
+
+
+def import_items(
+    refs: TaskRefs,
+    items: Iterable[Item],
+    fmt: str,
+    *,
+    prefix: str | None = None,
+    dry_run: bool = False,
+    allow_secrets: bool | None = None,
+) -> ImportReport:
+    """Create or update one task per item (see the module's docstring)."""
+    chosen = DEFAULT_PREFIX.get(fmt, "") if prefix is None else prefix
+    report: ImportReport = {
+        "format": fmt,
+        "created": [],
+        "updated": [],
+        "unchanged": [],
+        "errors": [],
+        "ignored": {},
+        "conflicts": [],
+        "dry_run": dry_run,
+    }
+    listed = _parent_first(list(items))
+    known = set(refs.task_names())
+    bases = _Bases(refs)
+    seen: set[str] = set()
+    pending: dict[str, Change[None]] = {}
+    for item in listed:
+        for name in item.ignored:
+            report["ignored"][name] = report["ignored"].get(name, 0) + 1
+        try:
+            if item.error:
+                raise ValidationError(item.error)
+            task_id = task_id_for(item, chosen)
+            if task_id in seen:
+                raise ValidationError(f"appears twice in the input (as {task_id})")
+            seen.add(task_id)
+            _check_sizes(item)
+            fields = _fields(item, chosen, known | seen)
+            if task_id in known:
+                _update(refs, task_id, fields, bases, report, dry_run, allow_secrets)
+            else:
+                if fields["parent"] in pending:
+                    _flush(refs, pending, bases, report)  # a parent is made before its children
+                pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
+                known.add(task_id)
+        except HydrateError as exc:
+            report["errors"].append({"item": item.source_id, "error": str(exc)})
+    if dry_run:
+        report["created"] += list(pending)
+    else:
+        _flush(refs, pending, bases, report)
+        bases.save(f"import {fmt}: {len(bases.new)} task(s)")
+    report["ignored"] = dict(sorted(report["ignored"].items()))
+    return report
+
+
+def _creation(
+    refs: TaskRefs, task_id: str, fields: dict[str, Any], allow: bool | None
+) -> Change[None]:
+    """The checked change that creates ``task_id`` (nothing written yet)."""
+    return new_task_change(
+        refs,
+        task_id,
+        fields["objective"],
+        fields["acceptance"],
+        title=fields["title"],
+        acceptance_criteria=fields["acceptance_criteria"],
+        kind=fields["kind"],
+        priority=fields["priority"],
+        tags=fields["tags"],
+        files=fields["files"],
+        tests=fields["tests"],
+        status=fields["status"],
+        depends_on=fields["depends_on"],
+        parent=fields["parent"] or None,
+        source=fields["source"],
+        allow_secrets=allow,
+        # a parent imported in this run exists by the time its children are made
+        parent_checked=True,
+    )
+
+
+def _flush(
+    refs: TaskRefs, pending: dict[str, Change[None]], bases: _Bases, report: ImportReport
+) -> None:
+    """Create the pending tasks in one ref transaction and note their bases."""
+    if not pending:
+        return
+    try:
+        created = add_tasks(refs, pending)
+    except HydrateError as exc:  # a cycle among them, or an id made meanwhile
+        for task_id in pending:
+            report["errors"].append({"item": task_id, "error": str(exc)})
+        pending.clear()
+        return
+    for task_id in created:
+        bases.new[task_id] = pending[task_id].task
+    report["created"] += created
+    pending.clear()
+
+
+def _base_task(task: Task, fields: dict[str, Any]) -> Task:
+    """``task`` with the upstream's fields: what the next import merges against."""
+    return msgspec.structs.replace(task, **fields)
+
+
+def _update(
+    refs: TaskRefs,
+    task_id: str,
+    fields: dict[str, Any],
+    bases: _Bases,
+    report: ImportReport,
+    dry_run: bool,
+    allow: bool | None,
+) -> None:
+    base = bases.get(task_id)
+    state = refs.load(task_id)
+    if state.task.source != fields["source"]:
+        came = f"from {state.task.source}" if state.task.source else "by hand"
+        raise ValidationError(
+            f"task {task_id} exists here and was made {came}; import with another --prefix"
+        )
+    changed_upstream = base is None or any(
+        getattr(base, name) != value for name, value in fields.items()
+    )
+    if not changed_upstream:
+        report["unchanged"].append(task_id)
+        return
+    upstream_text = free_text(_base_task(state.task, fields))
+    check_text_secrets(refs.repo.settings, upstream_text, allow)
+    conflicts: list[dict[str, Any]] = []
+
+    def apply(current: TaskState) -> Change[None]:
+        theirs = _base_task(base if base is not None else current.task, fields)
+        ours = Side(current.task, current.links, time=int(time.time()) - 1, commit="")
+        upstream = Side(theirs, current.links, time=int(time.time()), commit="")
+        merged = merge_states(Side(base, current.links) if base else None, ours, upstream)
+        conflicts[:] = [
+            {"task_id": task_id, "field": c.field, "kept": c.chosen} for c in merged.conflicts
+        ]
+        if merged.task == current.task:
+            raise Unchanged(None)
+        return Change(
+            task=merged.task,
+            links=current.links,
+            message=task_message(f"import {task_id}", "import", task_id, source=fields["source"]),
+            result=None,
+        )
+
+    if dry_run:
+        report["updated"].append(task_id)
+        return
+    before = state.tip
+    refs.write(task_id, apply)
+    bases.new[task_id] = _base_task(base if base is not None else state.task, fields)
+    report["conflicts"] += conflicts
+    after = refs.tip(task_id)
+    report["updated" if after != before else "unchanged"].append(task_id)

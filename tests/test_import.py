@@ -1,0 +1,150 @@
+"""import and export: other tools' formats in, tasks updated by a merge, and back out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+
+from .conftest import fsck, git, hydrate
+
+SAMPLES = Path(__file__).parent / "import_samples"
+
+
+def objects(repo: Path) -> str:
+    return git(repo, "count-objects", "-v")
+
+
+def refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "refs/hydrate")
+
+
+@pytest.mark.parametrize(
+    ("sample", "fmt", "expected"),
+    [
+        ("github.json", "github", {"GH-12": "open", "GH-13": "done", "GH-14": "cancelled"}),
+        ("gitlab.json", "gitlab", {"GL-7": "open"}),
+        ("beads.jsonl", "beads", {"bd-a1": "open", "bd-a2": "in_progress", "bd-a3": "done"}),
+        (
+            "tasks.json",
+            "taskmaster",
+            {"TM-1": "done", "TM-1.1": "open", "TM-1.2": "open", "TM-2": "open"},
+        ),
+        ("tasks.md", "speckit", {"T001": "done", "T002": "open", "T003": "open"}),
+    ],
+)
+def test_each_format_is_detected_and_imported(
+    repo: Path, ledger: Ledger, sample: str, fmt: str, expected: dict[str, str]
+) -> None:
+    report = ledger.import_tasks((SAMPLES / sample).read_text(encoding="utf-8"))
+    assert report["format"] == fmt and report["errors"] == []
+    assert sorted(report["created"]) == sorted(expected)
+    got = {t["task_id"]: t["status"] for t in ledger.list_tasks()}
+    assert got == expected
+    again = ledger.import_tasks((SAMPLES / sample).read_text(encoding="utf-8"))
+    assert again["created"] == again["updated"] == [] and len(again["unchanged"]) == len(expected)
+    fsck(repo)
+
+
+def test_fields_are_mapped(ledger: Ledger) -> None:
+    ledger.import_tasks((SAMPLES / "github.json").read_text(encoding="utf-8"))
+    task = ledger.get_task("GH-12")
+    assert task["kind"] == "fix" and task["tags"] == ["bug", "api"]
+    assert task["acceptance_criteria"] == ["send Retry-After", "document it in docs/api.md"]
+    assert [f["path"] for f in task["files"]] == ["docs/api.md", "src/app/limits.py"]
+    assert task["source"] == "https://github.com/acme/shop/issues/12"
+    assert ledger.get_task("GH-13")["objective"] == "Ünïcode títle ✓"  # empty body: the title
+    ledger.import_tasks((SAMPLES / "tasks.json").read_text(encoding="utf-8"))
+    assert ledger.get_task("TM-1.2")["parent"] == "TM-1"
+    assert ledger.get_task("TM-1.2")["depends_on"] == ["TM-1.1"]
+    assert [t["path"] for t in ledger.get_task("TM-1")["tests"]] == ["tests/test_app.py"]
+    ledger.import_tasks((SAMPLES / "tasks.md").read_text(encoding="utf-8"))
+    assert ledger.get_task("T003")["depends_on"] == ["T001", "T002"]  # the phase before
+    assert "parallel" in ledger.get_task("T003")["tags"]
+
+
+def test_closed_upstream_is_never_ready(ledger: Ledger) -> None:
+    ledger.import_tasks((SAMPLES / "github.json").read_text(encoding="utf-8"))
+    assert [t["task_id"] for t in ledger.ready()] == ["GH-12"]
+
+
+def test_reimport_merges_upstream_changes_and_keeps_local_ones(repo: Path, ledger: Ledger) -> None:
+    text = (SAMPLES / "github.json").read_text(encoding="utf-8")
+    ledger.import_tasks(text)
+    ledger.edit_task("GH-12", priority=1, tags=["bug", "api", "local"])
+    changed = text.replace("Clients hammer us.", "Clients hammer us badly.").replace(
+        '"state": "OPEN"', '"state": "CLOSED"', 1
+    )
+    dry = ledger.import_tasks(changed, dry_run=True)
+    assert dry["updated"] == ["GH-12"]
+    assert ledger.get_task("GH-12")["objective"].startswith("Clients hammer us.")
+    report = ledger.import_tasks(changed)
+    assert report["updated"] == ["GH-12"] and report["unchanged"] == ["GH-13", "GH-14"]
+    task = ledger.get_task("GH-12")
+    assert task["objective"].startswith("Clients hammer us badly.")
+    assert task["status"] == "done"  # closed upstream
+    assert task["priority"] == 1 and "local" in task["tags"]  # changed here: kept
+    assert len(ledger.list_tasks()) == 3  # never a duplicate
+    fsck(repo)
+
+
+@pytest.mark.parametrize(
+    ("sample", "fmt"), [("beads.jsonl", "beads"), ("tasks.json", "taskmaster")]
+)
+def test_export_then_import_changes_nothing(ledger: Ledger, sample: str, fmt: str) -> None:
+    ledger.import_tasks((SAMPLES / sample).read_text(encoding="utf-8"))
+    ids = [t["task_id"] for t in ledger.list_tasks()]
+    before = {i: ledger.get_task(i)["tip"] for i in ids}
+    exported = ledger.export_tasks(ids, f"json-{fmt}")
+    report = ledger.import_tasks(exported)
+    assert report["format"] == fmt and report["errors"] == []
+    assert sorted(report["unchanged"]) == sorted(ids)
+    assert {i: ledger.get_task(i)["tip"] for i in ids} == before
+
+
+def test_bad_items_are_left_out_with_a_reason_and_write_nothing(
+    repo: Path, ledger: Ledger
+) -> None:
+    ledger.add_task("GH-99", objective="made by hand", acceptance="ok")
+    token = "ghp_" + "a1B2" * 9
+    items = [
+        {"number": 1, "title": "fine", "body": "ok", "url": "https://x/1"},
+        {"number": 2, "title": "huge", "body": "x" * (2 << 20), "url": "https://x/2"},
+        {"number": 3, "title": "secret", "body": f"token {token}", "url": "https://x/3"},
+        {"number": 1, "title": "again", "body": "dup", "url": "https://x/1"},
+        {"number": 99, "title": "clash", "body": "b", "url": "https://x/99"},
+        {"title": "no number"},
+    ]
+    report = ledger.import_tasks(json.dumps(items), "github")
+    assert report["created"] == ["GH-1"]
+    reasons = {e["item"]: e["error"] for e in report["errors"]}
+    assert "over 1 MiB" in reasons["2"]
+    assert "credential" in reasons["3"] or "secret" in reasons["3"].lower()
+    assert "twice" in reasons["1"]
+    assert "made by hand" in reasons["99"]
+    assert "without a number" in reasons["None"]
+    assert sorted(t["task_id"] for t in ledger.list_tasks()) == ["GH-1", "GH-99"]
+
+
+def test_cli_errors_dry_run_and_verbose(repo: Path) -> None:
+    bad = hydrate(repo, "import", "-", input="{not json")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "unreadable JSON" in bad.stderr
+    odd = hydrate(repo, "import", "-", input="hello world\n")
+    assert odd.returncode == 1 and "--from" in odd.stderr
+    missing = hydrate(repo, "import", "nope.json")
+    assert missing.returncode != 0 and "nope.json" in missing.stderr
+    before_objects, before_refs = objects(repo), refs(repo)
+    text = (SAMPLES / "github.json").read_text(encoding="utf-8")
+    dry = hydrate(repo, "import", "--dry-run", "-v", input=text)
+    assert dry.returncode == 0 and "would be created GH-12" in dry.stdout
+    assert "fields not used: assignees (2), comments (2)" in dry.stderr
+    assert (objects(repo), refs(repo)) == (before_objects, before_refs)
+    done = hydrate(repo, "import", "--prefix", "SHOP-", "--json", input=text)
+    assert json.loads(done.stdout)["created"] == ["SHOP-12", "SHOP-13", "SHOP-14"]
+    md = hydrate(repo, "export", "SHOP-12")
+    assert md.stdout.startswith("# Retry-After header on 429\n")
+    assert "- [ ] send Retry-After" in md.stdout and "`src/app/limits.py`" in md.stdout
+    assert hydrate(repo, "export", "NOPE").returncode != 0
