@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from .base import Identity
     from .catfile import Prefetch
-    from .commands import PushResult, git_in_directory
+    from .commands import FetchRace, PushResult, git_in_directory
     from .derived import write_derived
     from .objects import MODE_BLOB, MODE_TREE, CommitInfo, parse_commit_tree
     from .perms import (
@@ -44,6 +44,7 @@ __all__ = [
     "MODE_BLOB",
     "MODE_TREE",
     "CommitInfo",
+    "FetchRace",
     "Identity",
     "Prefetch",
     "PushResult",
@@ -65,6 +66,7 @@ __all__ = [
 _HOME: Final = {
     "Identity": "base",
     "Prefetch": "catfile",
+    "FetchRace": "commands",
     "PushResult": "commands",
     "git_in_directory": "commands",
     "MODE_BLOB": "objects",

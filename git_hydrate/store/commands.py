@@ -13,7 +13,7 @@ from ..errors import GitFailed
 from .base import RepositoryBase
 from .process import outside_env, reason, run_git
 
-__all__ = ["DIFF_OPTIONS", "Commands", "PushResult", "git_in_directory"]
+__all__ = ["DIFF_OPTIONS", "Commands", "FetchRace", "PushResult", "git_in_directory"]
 
 #: Options that make ``git diff`` output independent of the user's diff config.
 DIFF_OPTIONS = (
@@ -35,6 +35,14 @@ def git_in_directory(directory: str, args: list[str]) -> bytes | None:
     proc = run_git(args, cwd=directory, env=outside_env(), check=False)
     return proc.stdout if proc.returncode == 0 else None
 
+
+class FetchRace(GitFailed):
+    """A fetch lost the race for a ref's lock to a concurrent fetch in this clone
+    (git's ``cannot lock ref ...: is at X but expected Y``); fetch again."""
+
+
+#: What git says when another process held, or moved, a ref it was updating.
+_LOST_REF_LOCK: Final = (b"cannot lock ref", b"but expected")
 
 #: git's exit status for a usage error (an option it does not know).
 _USAGE_ERROR: Final = 129
@@ -238,6 +246,7 @@ class Commands(RepositoryBase):
         (a clone that has no hydrate history yet).
 
         Raises:
+            FetchRace: a concurrent fetch held or moved a ref this one updates.
             GitFailed: the fetch failed, with git's reason.
         """
         args: list[str] = []
@@ -259,7 +268,10 @@ class Commands(RepositoryBase):
         args += [target, *refspecs]
         proc = self.git(args, input=stdin, check=False)
         if proc.returncode != 0:
-            raise GitFailed(f"{what or 'git fetch ' + target} failed: {reason(proc)}")
+            message = f"{what or 'git fetch ' + target} failed: {reason(proc)}"
+            if any(lost in proc.stderr for lost in _LOST_REF_LOCK):
+                raise FetchRace(message)
+            raise GitFailed(message)
 
     def ls_remote(
         self, target: str, patterns: Sequence[str], *, what: str = ""

@@ -7,17 +7,30 @@ unpushed work) and never into ``refs/remotes/``: into
 
 from __future__ import annotations
 
+from typing import Final
+
+from ..errors import Busy
 from ..settings import parse_bool
-from ..store import Repository
+from ..store import FetchRace, Repository
+from ..taskrefs import attempts
 from .remotes import Remote
 
-__all__ = ["fetch_mirror"]
+__all__ = ["FETCH_ATTEMPTS", "fetch_mirror"]
+
+#: Fetches a pull makes before giving up on a mirror ref other fetches keep
+#: moving: fewer than a ref write's attempts, each being a round trip.
+FETCH_ATTEMPTS: Final = 16
 
 
 def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     """Fetch every ``refs/hydrate/*`` of the remote into its mirror; return the mirror.
 
+    Several processes of one clone (agents in worktrees of one repository)
+    fetch into the same mirror refs: a fetch that loses the race for one of
+    them to another fetch is retried, with the task writes' back-off.
+
     Raises:
+        Busy: every attempt lost such a race.
         GitFailed: the fetch failed (git's reason in the message).
     """
     mirror = remote.mirror_prefix
@@ -25,12 +38,21 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     # even in a partial clone, whereas a branch's blobs may be missing and
     # must not be assumed present (bodies can equal files of the project).
     tips = [prefix for prefix in (b"refs/hydrate/", mirror) if repo.has_refs_under(prefix)]
-    repo.fetch(
-        remote.target,
-        [f"+refs/hydrate/*:{mirror.decode()}*"],
-        negotiation_tips=[f"{prefix.decode()}*" for prefix in tips],
-        what=f"git fetch {remote.display}",
-    )
+    lost: FetchRace | None = None
+    for _attempt in attempts(FETCH_ATTEMPTS):
+        try:
+            repo.fetch(
+                remote.target,
+                [f"+refs/hydrate/*:{mirror.decode()}*"],
+                negotiation_tips=[f"{prefix.decode()}*" for prefix in tips],
+                what=f"git fetch {remote.display}",
+            )
+        except FetchRace as exc:
+            lost = exc  # another fetch of this clone moved a mirror ref: again
+            continue
+        break
+    else:
+        raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
     fetched = repo.refs_under(mirror)
     if fetched and _is_partial(repo):
         _fetch_missing(repo, remote, fetched)

@@ -1,0 +1,119 @@
+"""Lost races in one clone are retried: fetches of several processes into the
+same mirror refs (agents in worktrees of one repository), claims through a remote."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+
+from .conftest import ROOT, fsck, git, hydrate
+
+MIRROR_REF = "refs/hydrate-remotes/origin/tasks/T-1"
+
+
+def _shared(tmp_path: Path, tasks: int = 3) -> tuple[Path, Path, Path]:
+    """A bare remote, a clone ``a`` that pushed ``tasks`` tasks, a clone ``b`` that pulled them."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    a, b = tmp_path / "a", tmp_path / "b"
+    for path in (a, b):
+        git(tmp_path, "clone", "-q", str(bare), str(path))
+    with Ledger(a) as ledger:
+        for i in range(1, tasks + 1):
+            ledger.add_task(f"T-{i}", objective=f"do {i}", acceptance="works")
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0
+    return bare, a, b
+
+
+def test_a_fetch_that_finds_a_mirror_ref_locked_is_retried(tmp_path: Path) -> None:
+    # A concurrent fetch holding the mirror ref's lock, made deterministic: the
+    # remote's upload-pack (run by the fetch itself) takes the lock on the first
+    # fetch and lets it go on the next, as the winning fetch would.
+    _bare, a, b = _shared(tmp_path)
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="changed on a")
+    assert hydrate(a, "push").returncode == 0
+    lock = b / ".git" / (MIRROR_REF + ".lock")
+    marker = tmp_path / "fetched-once"
+    wrapper = tmp_path / "upload-pack"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f"if [ -e '{marker}' ]; then rm -f '{lock}'; "
+        f"else : > '{marker}'; : > '{lock}'; fi\n"
+        'exec git-upload-pack "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    git(b, "config", "remote.origin.uploadpack", str(wrapper))
+    res = hydrate(b, "pull")
+    assert res.returncode == 0, res
+    assert "T-1" in res.stdout and res.stderr == ""
+    assert marker.exists() and not lock.exists()
+    assert git(b, "rev-parse", "refs/hydrate/tasks/T-1") == git(
+        a, "rev-parse", "refs/hydrate/tasks/T-1"
+    )
+    fsck(b)
+
+
+@pytest.mark.slow  # every attempt is a fetch
+def test_a_lock_nobody_lets_go_is_busy_after_the_retries(tmp_path: Path) -> None:
+    _bare, a, b = _shared(tmp_path, tasks=1)
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="changed on a")
+    assert hydrate(a, "push").returncode == 0
+    (b / ".git" / (MIRROR_REF + ".lock")).write_text("")
+    res = hydrate(b, "pull")
+    assert res.returncode == 75, res
+    assert res.stdout == ""
+    assert res.stderr.startswith("error: git fetch origin failed: cannot lock ref"), res
+    assert res.stderr.rstrip().endswith("other fetches in this clone kept winning: try again")
+    assert len(res.stderr.splitlines()) == 1
+
+
+PULLER = """
+import sys
+from git_hydrate import Ledger
+from git_hydrate import sync
+with Ledger(".") as ledger:
+    for _ in range(int(sys.argv[1])):
+        report = sync.pull(ledger.refs)
+        print("ok" if report.ok else "failed", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_concurrent_pulls_in_one_clone_all_succeed(tmp_path: Path) -> None:
+    _bare, a, b = _shared(tmp_path, tasks=12)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    failures: list[str] = []
+    for round_ in range(4):
+        with Ledger(a) as ledger:
+            for i in range(1, 13):
+                ledger.edit_task(f"T-{i}", title=f"round {round_}")
+        assert hydrate(a, "push").returncode == 0
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", PULLER, "2"],
+                cwd=b,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            if proc.returncode != 0 or "failed" in out:
+                failures.append(err.strip().splitlines()[-1] if err.strip() else out)
+    assert failures == []
+    for i in range(1, 13):
+        ref = f"refs/hydrate/tasks/T-{i}"
+        assert git(b, "rev-parse", ref) == git(a, "rev-parse", ref)
+    fsck(b)
