@@ -1,9 +1,10 @@
-"""Health checks of stored tasks, and safe removal of lock files left by dead writers.
+"""Health checks of stored tasks, and safe removal of what dead writers left behind.
 
 Every problem is reported per task; one damaged task never stops the check of
 the others. Nothing here changes a task; ``clear_stale_locks`` removes only
 lock files under ``refs/hydrate/`` that are older than a threshold and that no
-running process holds open.
+running process holds open, and ``clear_stale_temporaries`` only the caches'
+temporary files whose writer is gone (see :mod:`git_hydrate.store.tempfiles`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .archive import ARCHIVE_REF, read_archive
 from .dependencies import blocking_graph, cycles, queue_summaries, station_of
 from .errors import CorruptData
 from .store import MODE_BLOB, MODE_TREE, Repository
+from .store.tempfiles import find_temporaries, remove_stale_temporaries
 from .sync.remotes import overwriting_refspecs
 from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
@@ -27,6 +29,7 @@ __all__ = [
     "check",
     "check_task",
     "clear_stale_locks",
+    "clear_stale_temporaries",
     "dependency_notes",
     "find_locks",
 ]
@@ -150,6 +153,11 @@ def clear_stale_locks(
     return removed
 
 
+def clear_stale_temporaries(common_dir: str, now: float | None = None) -> list[Any]:
+    """Remove the caches' temporary files left by writers that are gone; return them."""
+    return remove_stale_temporaries(os.path.join(common_dir, "hydrate"), now)
+
+
 def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
     """Per task, its dependency ``problems`` (a cycle: it can never be ready) and
     ``notes`` (a dependency this clone does not have: a pull may bring it)."""
@@ -175,7 +183,8 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
 def check(refs: TaskRefs) -> dict[str, Any]:
     """Check every live task, the shared refs, the lock files and the remotes'
     fetch refspecs (one that writes into ``refs/hydrate/``); ``ok`` is False on
-    any problem."""
+    any problem. The caches' temporary files are listed (``temporaries``); a
+    stale one wastes space but harms nothing, so it is no problem."""
     tasks = []
     notes = dependency_notes(refs)
     for task_id in refs.task_ids():
@@ -214,6 +223,7 @@ def check(refs: TaskRefs) -> dict[str, Any]:
         "refs": shared,
         "locks": locks,
         "config": config,
+        "temporaries": find_temporaries(os.path.join(refs.repo.common_dir, "hydrate")),
     }
 
 

@@ -234,6 +234,7 @@ def test_the_public_api_is_pinned() -> None:
                 "MODE_BLOB",
                 "MODE_TREE",
                 "CommitInfo",
+                "FetchRace",
                 "Identity",
                 "Prefetch",
                 "PushResult",

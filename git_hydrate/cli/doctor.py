@@ -16,6 +16,11 @@ __all__ = ["doctor"]
     help="Remove lock files under refs/hydrate/ older than --older-than that no process holds.",
 )
 @click.option(
+    "--clear-stale-temp",
+    is_flag=True,
+    help="Remove the caches' temporary files whose writer is gone (killed mid-write).",
+)
+@click.option(
     "--older-than",
     type=click.FloatRange(min=0),
     default=60.0,
@@ -25,31 +30,47 @@ __all__ = ["doctor"]
 )
 @json_option
 @click.pass_context
-def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_json: bool) -> int:
+def doctor(
+    ctx: click.Context,
+    clear_stale_locks: bool,
+    clear_stale_temp: bool,
+    older_than: float,
+    as_json: bool,
+) -> int:
     """Check every task (format, JSON, bodies against their sha256) and report per task.
 
     Also reports refs under refs/hydrate/tasks/ that are not task ids (which
     every other command ignores), and a remote's fetch refspec that writes
     into refs/hydrate/ (a `git clone --mirror` clone's +refs/*:refs/*), which
     lets a plain `git fetch` overwrite unpushed tasks. Exits 1 when a problem
-    was found.
+    was found. Lists the caches' temporary files under <git common
+    dir>/hydrate/: a stale one (its writer gone for a minute, or untouched
+    for an hour) only wastes space; --clear-stale-temp removes those.
 
     \b
     Examples:
       git hydrate doctor
       git hydrate doctor --clear-stale-locks --older-than 300
+      git hydrate doctor --clear-stale-temp
     """
     from ..doctor import clear_stale_locks as clear
+    from ..doctor import clear_stale_temporaries
 
     with open_ledger(ctx) as ledger:
         removed = clear(ledger.repo.common_dir, older_than) if clear_stale_locks else []
+        cleared = clear_stale_temporaries(ledger.repo.common_dir) if clear_stale_temp else []
         report = ledger.doctor()
     report["removed_locks"] = removed
+    report["removed_temporaries"] = cleared
     if as_json:
         echo_json(ctx, report)
     else:
         for lock in removed:
             click.echo(f"removed stale lock {shown(lock['path'])} ({lock['age_seconds']} s old)")
+        for temp in cleared:
+            click.echo(
+                f"removed stale temporary file {shown(temp['path'])} ({temp['size']} bytes)"
+            )
         for task in report["tasks"]:
             if task["ok"]:
                 click.echo(f"ok      {shown(task['task_id'])}")
@@ -65,6 +86,12 @@ def doctor(ctx: click.Context, clear_stale_locks: bool, older_than: float, as_js
         for lock in report["locks"]:
             state = "held by a running process" if lock["held"] else "not held"
             click.echo(f"lock    {shown(lock['path'])} ({lock['age_seconds']} s old, {state})")
+        for temp in report["temporaries"]:
+            state = "stale: --clear-stale-temp removes it" if temp["stale"] else "being written"
+            click.echo(
+                f"temp    {shown(temp['path'])} ({temp['size']} bytes, "
+                f"{temp['age_seconds']} s old, {state})"
+            )
         for entry in report["config"]:
             click.echo(f"problem {entry['key']}: {entry['problem']}")
         bad = sum(not t["ok"] for t in report["tasks"])

@@ -32,6 +32,7 @@ import zlib
 from .. import __version__
 from ..ids import names_a_task, ref_name
 from ..store import Refs, private_file
+from ..store.tempfiles import remove_stale_temporaries
 from .budget import resolve_budget
 from .fingerprint import PACKAGE_DIR, packer_fingerprint
 from .refresh_memo import recall
@@ -369,11 +370,13 @@ class PromptCache:
         self._prune()
 
     def _prune(self) -> None:
-        """Remove the oldest entries beyond the count and size limits."""
+        """Remove the oldest entries beyond the count and size limits, and the
+        temporary files of writers killed before they renamed theirs into place."""
         try:
             names = [n for n in os.listdir(self.directory) if not n.endswith(".tmp")]
         except OSError:
             return
+        remove_stale_temporaries(self.directory)
         found = []
         for name in names:
             with contextlib.suppress(OSError):

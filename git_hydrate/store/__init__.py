@@ -11,7 +11,9 @@ delegated to ``git rev-parse``. Its parts, one concern a module:
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
   :class:`Refs` alone is a repository that only needs its refs and settings;
 * :mod:`.commands` — every other git command, by name;
-* :mod:`.catfile`, :mod:`.perms`, :mod:`.process` — the helpers under them.
+* :mod:`.catfile`, :mod:`.perms`, :mod:`.process` — the helpers under them;
+* :mod:`.derived`, :mod:`.tempfiles` — the caches' files, and the temporary files
+  their writers leave when killed.
 
 Names are resolved lazily (as in ``git_hydrate`` itself): what needs only a
 task's ref and the settings (the prompt cache's lookup) opens a :class:`Refs`

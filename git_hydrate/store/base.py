@@ -16,6 +16,7 @@ from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
 from .perms import shared_file_mode, shared_repository_mode
 from .process import GitRun, first_line, outside_env, parse_tz, run_git
+from .tempfiles import temporary_name
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -278,8 +279,7 @@ class RepositoryBase:
             OSError: nothing was replaced, and the temporary file is gone.
         """
         self.make_dirs(os.path.dirname(path))
-        # Unique per writer: two threads of one process may write the same path.
-        temporary = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        temporary = temporary_name(path)  # a killed writer's is found and pruned by name
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
             with open(os.open(temporary, flags, 0o600 if private else 0o666), "wb") as fh:

@@ -12,6 +12,8 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
+from .tempfiles import temporary_name
+
 if TYPE_CHECKING:
     from .base import RepositoryBase
 
@@ -34,7 +36,7 @@ def write_derived(
             repo.replace_file(path, [header, lines], private=True)
             return
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        tmp = temporary_name(path)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
             with open(os.open(tmp, flags, 0o600), "wb") as fh:
