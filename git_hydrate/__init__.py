@@ -18,7 +18,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
 
     0  errors ids
     1  settings model
-    2  codec validate secrets merge results context_expander
+    2  codec validate secrets textpolicy merge results context_expander
        pack.budget pack.fingerprint pack.memo pack.tokens pack.outline
        pack.boundaries pack.render pack.seed pack.walk pack.assemble
     3  store

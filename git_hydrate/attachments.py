@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Final, cast
 
-from . import validate
+from . import textpolicy, validate
 from .errors import NotFound, SecretDetected, ValidationError
 from .model import Link
 from .results import AddManyResult, ContextEntry, ContextResult, RemoveResult
@@ -47,7 +47,7 @@ _HEX: Final = frozenset("0123456789abcdef")
 def secrets_allowed(settings: Settings, allow: bool | None) -> bool:
     """Whether bodies that look like credentials may be stored: ``allow`` when given,
     else ``hydrate.allowSecrets`` read as git reads booleans (``""`` is false)."""
-    return settings.boolean("hydrate.allowSecrets") if allow is None else allow
+    return textpolicy.secrets_allowed(settings, allow)
 
 
 def check_secrets(settings: Settings, data: bytes, what: str, allow: bool | None) -> None:
@@ -72,20 +72,26 @@ def check_secrets(settings: Settings, data: bytes, what: str, allow: bool | None
 def check_text_secrets(
     settings: Settings, fields: Iterable[tuple[str, str]], allow: bool | None
 ) -> None:
-    """Refuse free text written by a user or a worker (an objective, a title, a
-    checkpoint's evidence, a source label...) that looks like it holds a credential.
+    """Refuse free text written by a user or a worker (a checkpoint's evidence, a
+    source label...) that breaks the text policy (:mod:`git_hydrate.textpolicy`):
+    control characters, length, or a credential unless allowed.
 
-    ``fields`` are ``(what, text)`` pairs; the same rules and the same switch
-    (``allow``, else ``hydrate.allowSecrets``) as for bodies.
+    ``fields`` are ``(what, text)`` pairs, several lines each; a source label is one.
 
     Raises:
+        ValidationError: a control character, or too long.
         SecretDetected: naming the field, the rules and lines, never the text.
     """
-    texts = [(what, text) for what, text in fields if text]
-    if not texts or secrets_allowed(settings, allow):
-        return
-    for what, text in texts:
-        check_secrets(settings, text.encode("utf-8"), what, False)
+    textpolicy.check_all(
+        settings,
+        [
+            textpolicy.Field(
+                what, text, textpolicy.LINE if what == "source label" else textpolicy.BLOCK
+            )
+            for what, text in fields
+        ],
+        allow,
+    )
 
 
 def entry(link: Link) -> ContextEntry:

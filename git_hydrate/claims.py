@@ -30,7 +30,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
-from . import validate
+from . import textpolicy, validate
 from .dependencies import (
     blocking_graph,
     cycles,
@@ -57,6 +57,7 @@ from .taskrefs import (
     ref_name,
     task_message,
 )
+from .textpolicy import message_text
 
 __all__ = [
     "CLAIMED_STATION",
@@ -97,6 +98,11 @@ def default_remote(refs: TaskRefs, remote: str | None, local: bool) -> str | Non
 def default_holder(refs: TaskRefs) -> str:
     """The git identity (``Name <email>``) a claim records when no ``--as`` is given."""
     return refs.repo.identity().name_email.decode("utf-8", "replace")
+
+
+def _held_by(task: Any) -> str:
+    """``NAME since WHEN`` for a message, whatever the stored values hold."""
+    return f"{message_text(task.assignee)} since {message_text(task.claimed_at) or '?'}"
 
 
 def _epoch(iso: str) -> float | None:
@@ -241,16 +247,15 @@ def _claim_change(
             raise Unchanged(result(task, False))
         if task.assignee and task.assignee != holder:
             last = max((c.at for c in task.checkpoints), default="")
+            held = _held_by(task)
             if steal_after is None:
-                raise Conflict(
-                    f"task {task_id} is held by {task.assignee} since {task.claimed_at or '?'}"
-                )
+                raise Conflict(f"task {task_id} is held by {held}")
             if task.status not in _STEALABLE or not _stale(
                 task.assignee, task.claimed_at, last, moment, steal_after
             ):
                 raise Conflict(
-                    f"task {task_id} is held by {task.assignee} since {task.claimed_at or '?'} "
-                    f"(last checkpoint {last or 'none'}): not stale, so not taken"
+                    f"task {task_id} is held by {held} "
+                    f"(last checkpoint {message_text(last) or 'none'}): not stale, so not taken"
                 )
             taken_from = task.assignee
         elif not task.assignee:
@@ -307,7 +312,8 @@ def _release_change(
             )
         if task.assignee != holder and not force:
             raise Conflict(
-                f"task {task_id} is held by {task.assignee}, not {holder}: only its holder "
+                f"task {task_id} is held by {message_text(task.assignee)}, not {holder}: "
+                "only its holder "
                 "releases it (or take a stale claim with: git hydrate claim --steal)"
             )
         status = INITIAL_STATION if task.status == CLAIMED_STATION else task.status
@@ -466,6 +472,9 @@ def claim(
         NotFound: no such task; with no ``task_id``, no task is ready.
     """
     who = validate.holder(holder) if holder is not None else default_holder(refs)
+    textpolicy.check_all(
+        refs.repo.settings, [textpolicy.Field("holder name", who, textpolicy.HOLDER)], None
+    )
     remote = default_remote(refs, remote, local)
     if task_id is not None:
         validate.task_id(task_id)

@@ -9,8 +9,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
-from . import validate
-from .attachments import check_text_secrets
+from . import textpolicy, validate
 from .dependencies import check_no_cycle, check_no_cycles
 from .errors import Conflict, ValidationError
 from .model import INITIAL_STATION, Task
@@ -63,33 +62,19 @@ _CHECKS: Final[dict[str, Callable[[Any], Any]]] = {
 }
 
 
-#: The free-text fields of a task, as error messages name them.
-_TEXT_FIELDS: Final = {
-    "objective": "objective",
-    "acceptance": "acceptance",
-    "title": "title",  # after the objective its default comes from
-    "acceptance_criteria": "acceptance criterion",
-    "files": "file in play",
-    "tests": "test",
-}
-
-
-def _text_of(values: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(what, text)`` of every free-text value among a task's fields."""
-    found: list[tuple[str, str]] = []
-    for key, what in _TEXT_FIELDS.items():
-        value = values.get(key)
-        if isinstance(value, str):
-            found.append((what, value))
-        elif value:
-            for item in value:
-                found.append((what, item if isinstance(item, str) else item.note))
+def _fields_of(values: dict[str, Any]) -> list[textpolicy.Field]:
+    """The text-policy fields among ``values`` (editable field -> value)."""
+    found: list[textpolicy.Field] = []
+    for key in textpolicy.TASK_FIELDS:  # the objective first: a title may come from it
+        if values.get(key) is not None:
+            found += textpolicy.value_fields(key, values[key])
     return found
 
 
 def free_text(task: Task) -> list[tuple[str, str]]:
-    """``(what, text)`` of every free-text field of ``task`` a user wrote."""
-    return _text_of({key: getattr(task, key) for key in _TEXT_FIELDS})
+    """``(what, text)`` of every text field of ``task`` a user wrote."""
+    fields = _fields_of({key: getattr(task, key) for key in textpolicy.TASK_FIELDS})
+    return [(field.what, field.value) for field in fields]
 
 
 def task_dict(state: TaskState, archived: bool = False) -> TaskDict:
@@ -175,7 +160,11 @@ def new_task_change(
     )
     if not parent_checked:
         _check_parent(refs, task.parent)
-    check_text_secrets(refs.repo.settings, free_text(task), allow_secrets)
+    textpolicy.check_all(
+        refs.repo.settings,
+        _fields_of({key: getattr(task, key) for key in textpolicy.TASK_FIELDS}),
+        allow_secrets,
+    )
     change = Change(
         task=task,
         links=[],
@@ -252,7 +241,7 @@ def edit_task(
         _check_parent(refs, values["parent"])
     if "depends_on" in values or values.get("parent"):
         check_no_cycle(refs, task_id, values.get("depends_on"), values.get("parent"))
-    check_text_secrets(refs.repo.settings, _text_of(values), allow_secrets)
+    textpolicy.check_all(refs.repo.settings, _fields_of(values), allow_secrets)
 
     def apply(state: TaskState) -> Change[None]:
         changed = sorted(k for k, v in values.items() if getattr(state.task, k) != v)

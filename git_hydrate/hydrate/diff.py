@@ -172,7 +172,7 @@ def _pick(
     max_total: int,
     allow_secrets: bool,
 ) -> tuple[list[Pick], list[Skipped]]:
-    selector = Selector(max_total, allow_secrets)
+    selector = Selector(max_total, allow_secrets, [body[1] for body in bodies])
     keep_compiled_prefilter(
         repo, scanning=sum(len(body[2]) for body in bodies if len(body[2]) <= max_file)
     )

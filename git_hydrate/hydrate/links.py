@@ -6,11 +6,11 @@ exactly the links it manages (``in_scope``) and leaves every other alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from .. import validate
+from .. import textpolicy, validate
 from ..errors import ValidationError
 from ..model import Link, Task
 from ..results import HydrateResult
@@ -55,12 +55,15 @@ class Selector:
 
     Args:
         max_total: The bytes the picks may add up to.
-        allow_secrets: Whether content classed ``secret`` may be picked.
+        allow_secrets: Whether content classed ``secret`` may be picked, and
+            bodies whose label looks like a credential (a file named after a token).
+        labels: The labels that will be offered (scanned at once, not one by one).
     """
 
-    def __init__(self, max_total: int, allow_secrets: bool) -> None:
+    def __init__(self, max_total: int, allow_secrets: bool, labels: Iterable[str] = ()) -> None:
         self.remaining = max_total
         self.attachable = ("text", "secret") if allow_secrets else ("text",)
+        self._secret_labels = set() if allow_secrets else textpolicy.secret_values(labels)
         self.picks: list[Pick] = []
         self.skipped: list[Skipped] = []
         self._seen: dict[str, str] = {}
@@ -83,6 +86,8 @@ class Selector:
             shown = path
         if cls not in self.attachable:
             self.skipped.append(Skipped(shown, cls, size))
+        elif source in self._secret_labels:
+            self.skipped.append(Skipped(shown, "secret", size))
         elif len(source) > validate.MAX_LABEL_CHARS:
             self.skipped.append(Skipped(shown, "bad_path", size))
         elif digest in self._seen:

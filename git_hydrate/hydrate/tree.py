@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .. import __version__, validate
+from .. import __version__, textpolicy, validate
 from ..errors import ValidationError
 from ..model import TREE_ORIGIN, Link, Selection, Task
 from ..pack.memo import BodyMemo
@@ -384,6 +384,16 @@ def add_tree(
         max_file_bytes=max_file_bytes,
         max_total_bytes=max_total_bytes,
     )
+    textpolicy.check_all(
+        settings,
+        [
+            textpolicy.Field("--prefix", selection.prefix, textpolicy.PATH),
+            textpolicy.Field("--dir", selection.dir, textpolicy.PATH),
+            textpolicy.Field("revision", selection.rev, textpolicy.LINE),
+            *(textpolicy.Field("pathspec", s, textpolicy.PATH) for s in selection.pathspecs),
+        ],
+        allowed,
+    )
     anchors = {note.path for note in (*task.files, *task.tests)}
 
     def mine(link: Link) -> bool:
@@ -423,7 +433,7 @@ def add_tree(
         priority=priority,
         ranked=ranked,
     )
-    selector = Selector(max_total, allowed)
+    selector = Selector(max_total, allowed, [prefix + entry.path for entry in candidates])
     _pick(candidates, found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}
     skipped += [Skipped(path, "missing", 0) for path in sorted(anchors - listed)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .. import codec, merge
+from .. import codec, merge, textpolicy
 from ..errors import CorruptData
 from ..store import MODE_TREE, Repository
 from ..taskrefs import (
@@ -25,7 +25,13 @@ from ..taskrefs import (
 from ..treeshape import refuse_foreign, task_tree_problems
 from .union import commit_rank
 
-__all__ = ["MAX_BASE_DEPTH", "MAX_MERGE_BASES", "merge_task", "validate_remote"]
+__all__ = [
+    "MAX_BASE_DEPTH",
+    "MAX_MERGE_BASES",
+    "merge_task",
+    "neutralise_tip",
+    "validate_remote",
+]
 
 #: Virtual merge bases are built at most this deep (criss-cross histories).
 MAX_BASE_DEPTH: Final = 3
@@ -202,3 +208,35 @@ def merge_task(
     message = commit_message(subject, trailers, body)
     commit = refs.repo.write_commit(tree, [local, remote_tip], message, when=refs.commit_when())
     return commit, result
+
+
+def neutralise_tip(
+    refs: TaskRefs, task_id: str, tip: bytes, state: TaskState, where: str
+) -> tuple[bytes, dict[str, str]]:
+    """``tip``, or a commit on it whose task breaks no rule of the text policy.
+
+    What a remote sent is held to the rules a local write is
+    (:mod:`git_hydrate.textpolicy`): a holder, tag, label... with control
+    characters, over its length, or that looks like a credential (unless
+    ``hydrate.allowSecrets``) is neutralised in a commit of its own on top of
+    the remote's, which the next push publishes. Returns the commit to take
+    and ``{field: why}`` of what changed (empty: ``tip`` itself).
+    """
+    allowed = textpolicy.secrets_allowed(refs.repo.settings, None)
+    task, links, changed = textpolicy.neutralised_task(
+        state.task, state.links, secrets=not allowed
+    )
+    if not changed:
+        return tip, {}
+    repo = refs.repo
+    entries = link_tree_changes(repo, links, state)
+    extras = unknown_task_fields(task_id, state)[0]
+    entries[b"task.json"] = repo.write_blob(codec.encode_with_extras(task, extras))
+    tree = repo.update_tree(state.tree, entries)
+    body = "Values that break the text policy, as the remote sent them:\n" + "\n".join(
+        f"- {what}: {why}" for what, why in changed.items()
+    )
+    trailers = [("Action", "neutralise"), ("Task", task_id), ("Remote", where)]
+    trailers += [("Field", what) for what in changed]
+    message = commit_message(f"neutralise {task_id} from {where}", trailers, body)
+    return repo.write_commit(tree, [tip], message, when=refs.commit_when()), changed

@@ -18,7 +18,7 @@ from ..model import RemovedTask
 from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
-from .merging import merge_task, validate_remote
+from .merging import merge_task, neutralise_tip, validate_remote
 from .reconcile import archived_sides, reconcile_archived
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF, read_removed
@@ -128,6 +128,11 @@ def _plan_task(
         conflicts = [c.as_dict() for c in result.conflicts]
         if conflicts:
             note = "changed on both sides: " + ", ".join(c["field"] for c in conflicts)
+        theirs = refs.read_state(task_id, new)  # what to hold to the text policy
+    new, changed = neutralise_tip(refs, task_id, new, theirs, where)
+    if changed:
+        fixed = "neutralised " + ", ".join(f"{what} ({why})" for what, why in changed.items())
+        note = f"{note}; {fixed}" if note else fixed
     return Outcome(
         task_id,
         action,
