@@ -20,7 +20,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     1  settings model
     2  codec validate secrets textpolicy merge results context_expander
        pack.budget pack.fingerprint pack.memo pack.tokens pack.outline
-       pack.boundaries pack.render pack.seed pack.walk pack.assemble
+       pack.boundaries pack.render pack.formats pack.seed pack.walk pack.assemble
     3  store
     4  archive treeshape pack.derived pack.refresh_memo pack.prompt_cache
     5  taskrefs

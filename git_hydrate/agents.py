@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from .errors import Conflict, HydrateError, ValidationError
 from .ledger import Ledger
-from .serve.answers import AnswerBudget, fit_prompt
+from .serve.answers import AnswerBudget, fit_prompt, surface_format
 from .store import current_umask
 
 __all__ = [
@@ -242,7 +242,7 @@ def _aider_prompt(ledger: Ledger) -> str:
     found = ledger.current()
     if found is None:
         return _NO_TASK + "\n"
-    return str(ledger.prompt(str(found["task_id"]))["prompt"])
+    return str(ledger.prompt(str(found["task_id"]), format=surface_format(ledger))["prompt"])
 
 
 def _aider_file(ledger: Ledger) -> Path:

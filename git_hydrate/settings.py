@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MCP_MAX_TOKENS",
     "ENCODINGS",
+    "PROMPT_FORMATS",
     "SETTINGS",
     "Setting",
     "Settings",
@@ -50,6 +51,9 @@ DEFAULT_MAX_BYTES: Final = 131072
 #: The token encodings ``--encoding`` accepts, and the default one.
 ENCODINGS: Final = ("o200k_base", "cl100k_base")
 DEFAULT_ENCODING: Final = "o200k_base"
+#: The prompt formats ``--format`` accepts (see git_hydrate.pack.formats); the first
+#: is the default.
+PROMPT_FORMATS: Final = ("seed", "markdown", "xml")
 #: The budget of one answer of ``git hydrate mcp`` (below Claude Code's 25,000-token cap).
 DEFAULT_MCP_MAX_TOKENS: Final = 20000
 
@@ -141,6 +145,16 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "When true, pack, expand, prompt and the pre-push artefacts keep the outline of an "
         "attachment that no longer fits in full (Python always; JavaScript, TypeScript, Go, "
         "Rust and Java with pip install 'git-hydrate[outline]'), as --outline does.",
+    ),
+    Setting(
+        "hydrate.promptFormat",
+        "name",
+        "seed",
+        "How prompt, expand and the pre-push artefacts hold each attachment in the untrusted "
+        "block, as --format does: seed (the seed's layout; a body line that could read as "
+        "structure gets a backslash), markdown (each body unchanged in a fence nothing in it "
+        "can close) or xml (<documents>, each body escaped). git hydrate mcp and the agent "
+        "bridges use markdown unless this is set.",
     ),
     Setting(
         "hydrate.promptCache",

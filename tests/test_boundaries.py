@@ -47,10 +47,12 @@ def _letters(line: str) -> str:
     return re.sub(r"[^a-z\\]", "", _visible(line))
 
 
-def structure(prompt: str) -> dict[str, Any]:
+def structure(prompt: str, *, code_is_data: bool = False) -> dict[str, Any]:
     """The prompt as a CommonMark parser sees it: its headings (level and text),
-    the lines that spell the banner or the footer (in any block, unmarked), and
-    the kinds of block that no layout produces."""
+    the lines that spell the banner or the footer (in any block, unmarked; with
+    ``code_is_data``, outside code blocks), and the kinds of block that the seed's
+    layout never produces."""
+    counted = ("inline",) if code_is_data else ("inline", "code_block", "fence", "html_block")
     headings: list[tuple[int, str]] = []
     banners: list[int] = []
     footers: list[int] = []
@@ -62,7 +64,7 @@ def structure(prompt: str) -> dict[str, Any]:
             headings.append((int(token.tag[1]), text))
         if token.type in ("hr", "html_block", "fence"):
             kinds.add(token.type)
-        if token.type in ("inline", "code_block", "fence", "html_block"):
+        if token.type in counted:
             assert token.map is not None
             for offset, line in enumerate(token.content.split("\n")):
                 letters = _letters(line)

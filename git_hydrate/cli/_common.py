@@ -12,7 +12,7 @@ import click
 
 from ..console import byte_size, shown, shown_block, token_count
 from ..model import STATIONS
-from ..settings import ENCODINGS, default_help
+from ..settings import ENCODINGS, PROMPT_FORMATS, default_help
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -31,6 +31,7 @@ __all__ = [
     "complete_remotes",
     "complete_task_ids",
     "echo_json",
+    "format_option",
     "json_option",
     "label",
     "open_ledger",
@@ -179,7 +180,7 @@ def allow_secrets_option(what: str) -> Callable[[F], F]:
 
 
 #: The options :func:`budget_options` gathers into one budget request.
-BUDGET_OPTIONS: Final = ("max_bytes", "max_tokens", "encoding", "outline")
+BUDGET_OPTIONS: Final = ("max_bytes", "max_tokens", "encoding", "outline", "format")
 
 
 def budget_options(func: F) -> F:
@@ -194,7 +195,8 @@ def budget_options(func: F) -> F:
 
     @functools.wraps(func)
     def gathered(*args: Any, **kwargs: Any) -> Any:
-        kwargs["budget"] = {name: kwargs.pop(name) for name in BUDGET_OPTIONS}
+        # (--format only where a prompt is printed: see format_option)
+        kwargs["budget"] = {name: kwargs.pop(name, None) for name in BUDGET_OPTIONS}
         return func(*args, **kwargs)
 
     command = cast(F, gathered)
@@ -230,6 +232,22 @@ def budget_options(func: F) -> F:
         help="The byte budget; 64k, 64KB and 64KiB are all 65,536 bytes "
         f"(default: {default_help('hydrate.maxBytes')}).",
     )(command)
+
+
+def format_option(func: F) -> F:
+    """``--format``, for the commands that print a prompt (above :func:`budget_options`,
+    which gathers it into the budget)."""
+    return click.option(
+        "--format",
+        "format",
+        type=click.Choice(PROMPT_FORMATS),
+        default=None,
+        help="How the untrusted block holds each attachment: seed (the seed's layout; a "
+        "line that could read as structure gets a backslash), markdown (each body "
+        "unchanged in a fence nothing in it can close) or xml (<documents>, each body "
+        f"escaped). The budget measures the prompt in this format "
+        f"(default: {default_help('hydrate.promptFormat')}).",
+    )(func)
 
 
 def short(digest: str) -> str:

@@ -18,6 +18,7 @@ from ._common import (
     BUDGET_OPTIONS,
     budget_options,
     echo_json,
+    format_option,
     json_option,
     open_ledger,
     short,
@@ -69,6 +70,7 @@ def pack(
 
 @click.command("expand")
 @task_id_argument
+@format_option
 @budget_options
 @json_option
 @click.pass_context
@@ -97,6 +99,7 @@ def expand(
 
 @click.command("prompt")
 @task_id_argument
+@format_option
 @budget_options
 @click.option(
     "-o",

@@ -15,6 +15,7 @@ from ._common import (
     ByteSize,
     budget_options,
     echo_json,
+    format_option,
     json_option,
     open_ledger,
     shown,
@@ -272,6 +273,7 @@ def hydration_options(what: str) -> Callable[[F], F]:
     "the budget options (a budget the task's head alone overflows is refused before "
     "anything is attached); each body is read once; the report goes to standard error.",
 )
+@format_option
 @budget_options
 @json_option
 @click.pass_context

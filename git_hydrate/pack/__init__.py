@@ -9,6 +9,8 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 * :mod:`.boundaries` — the one rule that keeps untrusted text from reading as
   the prompt's structure (``neutralise``);
 * :mod:`.render` — the prompt's fixed layout and its untrusted block;
+* :mod:`.formats` — the prompt's formats (seed, markdown, xml): how the block
+  holds each attachment;
 * :mod:`.seed` — the seed's helpers and exact strings (``dedupe_context``,
   ``split_budget``, the refusals and notes); :mod:`git_hydrate.context_expander`
   re-exports them under the seed's name;

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from ..errors import Conflict, ValidationError
+from .formats import SEED, Layout
 from .render import (
     OUTPUT_CONTRACT,
     UNTRUSTED_BANNER,
@@ -228,10 +229,10 @@ def _expanded_packet(
     return packet
 
 
-def _block_tokens(meter: TokenMeter, head: list[str], base_prompt: int) -> int:
+def _block_tokens(meter: TokenMeter, head: list[str], base_prompt: int, layout: Layout) -> int:
     """Tokens the untrusted block adds around its attachments (banner, footer)."""
-    opening = "\n\n".join(head) + "\n\n" + UNTRUSTED_BANNER + "\n\n"
-    closing = UNTRUSTED_FOOTER + "\n\n" + OUTPUT_CONTRACT + "\n"
+    opening = "\n\n".join(head) + layout.opening
+    closing = layout.closing + "\n\n" + OUTPUT_CONTRACT + "\n"
     return meter.count(opening) + meter.count(closing) - base_prompt
 
 
@@ -248,6 +249,7 @@ def build_packet(
     extra: Mapping[str, Any] | None = None,
     now: datetime | float | None = None,
     load_body: BodyLoader | None = None,
+    layout: Layout = SEED,
 ) -> dict[str, Any]:
     """The ``expand`` walk: the packet's JSON *plus* its rendered prompt are measured.
 
@@ -263,6 +265,7 @@ def build_packet(
         extra: Keys merged in with ``setdefault``: they never replace mandatory ones.
         now: The moment expiry is judged at (default: the current time).
         load_body: Reads the body of an entry that carries only its ``size``.
+        layout: The prompt's format (see :mod:`git_hydrate.pack.formats`).
 
     Raises:
         ValidationError: the mandatory structure alone exceeds the budget.
@@ -280,6 +283,7 @@ def build_packet(
         now=now,
         load_body=load_body,
         with_json=True,
+        layout=layout,
     )
 
 
@@ -297,6 +301,7 @@ def build_prompt(
     now: datetime | float | None = None,
     load_body: BodyLoader | None = None,
     pieces: bool = False,
+    layout: Layout = SEED,
 ) -> dict[str, Any]:
     """The ``prompt`` walk: only the prompt's own UTF-8 bytes (and tokens) are measured.
 
@@ -324,6 +329,7 @@ def build_prompt(
         load_body=load_body,
         with_json=False,
         pieces=pieces,
+        layout=layout,
     )
 
 
@@ -342,6 +348,7 @@ def _renderwalk(
     load_body: BodyLoader | None,
     with_json: bool,
     pieces: bool = False,
+    layout: Layout = SEED,
 ) -> dict[str, Any]:
     _check_budgets(max_bytes, max_tokens, tokens)
     packet = _expanded_packet(task, files, tests, extra)
@@ -361,7 +368,7 @@ def _renderwalk(
             base_tokens += meter.count(packet_json(packet).decode("utf-8"))
         if max_tokens is not None and base_tokens > max_tokens:
             raise ValidationError(refusal(EXPAND_TOKEN_REFUSAL, base_tokens, "--max-tokens"))
-        block_tokens = _block_tokens(meter, head, base_prompt_tokens)
+        block_tokens = _block_tokens(meter, head, base_prompt_tokens, layout)
     plan = Plan(
         json=with_json,
         prompt=True,
@@ -371,6 +378,7 @@ def _renderwalk(
         outliner=outline,
         block_tokens=block_tokens,
         lean=pieces and tokens is None,
+        layout=layout,
     )
     ordered = dedupe_context(entries)
     moment = as_timestamp(now)
@@ -381,7 +389,7 @@ def _renderwalk(
         assert tokens is not None
         packet["context"] = [k.item for k in state.kept]
         sections = [cast(tuple[str, ...], k.section) for k in state.kept]
-        counted["prompt"] = tokens.count(assemble(head, sections))
+        counted["prompt"] = tokens.count(assemble(head, sections, layout.frame))
         counted["packet"] = tokens.count(packet_json(packet).decode("utf-8")) if with_json else 0
         return counted["prompt"] + counted["packet"]
 
@@ -393,9 +401,11 @@ def _renderwalk(
     result: dict[str, Any] = {}
     if pieces:
         mixed: list[str | bytes] = list(
-            prompt_pieces(head, [(cast(bytes, k.section),) for k in walked.kept])
+            prompt_pieces(head, [(cast(bytes, k.section),) for k in walked.kept], layout.frame)
             if plan.lean
-            else prompt_pieces(head, [cast(tuple[str, ...], k.section) for k in walked.kept])
+            else prompt_pieces(
+                head, [cast(tuple[str, ...], k.section) for k in walked.kept], layout.frame
+            )
         )
         encoded = [p.encode("utf-8") if isinstance(p, str) else p for p in mixed]
         result["prompt_pieces"] = encoded
@@ -403,7 +413,7 @@ def _renderwalk(
     else:
         result["packet"] = packet
         texts = [cast(tuple[str, ...], k.section) for k in walked.kept]
-        result["prompt"] = assemble(head, texts)
+        result["prompt"] = assemble(head, texts, layout.frame)
         characters = len(result["prompt"])
     result["packet_bytes"] = packet_bytes
     result["prompt_bytes"] = prompt_bytes

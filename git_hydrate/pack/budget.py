@@ -10,7 +10,8 @@ packer is imported.
 
 from __future__ import annotations
 
-from ..settings import Settings, parse_int
+from ..errors import ValidationError
+from ..settings import PROMPT_FORMATS, Settings, parse_int
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
         max_tokens: int | None
         encoding: str | None
         outline: bool | None
+        format: str | None
 
 
 __all__ = ["Budget", "parse_size", "resolve_budget"]
@@ -63,20 +65,26 @@ def parse_size(value: str, unit: str = "bytes") -> int:
 
 # A tuple with named fields, not a typing.NamedTuple: typing costs the fast path
 # a few ms to import (see git_hydrate.quick).
-class Budget(tuple[int | None, int | None, str, bool]):
+class Budget(tuple[int | None, int | None, str, bool, str]):
     """What a packing may use: bytes and tokens (``None``: no such limit), the
-    token encoding, and whether outlines stand in for what does not fit. A
-    tuple of the four, in that order (as the prompt cache's key lists them)."""
+    token encoding, whether outlines stand in for what does not fit, and the
+    prompt's format (its bytes and tokens are what the budget measures). A
+    tuple of the five, in that order (as the prompt cache's key lists them)."""
 
     __slots__ = ()
 
     def __new__(
-        cls, max_bytes: int | None, max_tokens: int | None, encoding: str, outline: bool
+        cls,
+        max_bytes: int | None,
+        max_tokens: int | None,
+        encoding: str,
+        outline: bool,
+        format: str = "seed",
     ) -> Budget:
-        return super().__new__(cls, (max_bytes, max_tokens, encoding, outline))
+        return super().__new__(cls, (max_bytes, max_tokens, encoding, outline, format))
 
-    def __getnewargs__(self) -> tuple[int | None, int | None, str, bool]:
-        return (self[0], self[1], self[2], self[3])  # copy and pickle, as a NamedTuple's
+    def __getnewargs__(self) -> tuple[int | None, int | None, str, bool, str]:
+        return (self[0], self[1], self[2], self[3], self[4])  # copy and pickle
 
     @property
     def max_bytes(self) -> int | None:
@@ -94,10 +102,14 @@ class Budget(tuple[int | None, int | None, str, bool]):
     def outline(self) -> bool:
         return self[3]
 
+    @property
+    def format(self) -> str:
+        return self[4]
+
     def __repr__(self) -> str:
         return (
             f"Budget(max_bytes={self[0]!r}, max_tokens={self[1]!r}, "
-            f"encoding={self[2]!r}, outline={self[3]!r})"
+            f"encoding={self[2]!r}, outline={self[3]!r}, format={self[4]!r})"
         )
 
 
@@ -107,6 +119,7 @@ def resolve_budget(
     max_tokens: int | None = None,
     encoding: str | None = None,
     outline: bool | None = None,
+    format: str | None = None,
 ) -> Budget:
     """The budget a packing uses: the arguments, else the ``hydrate.*`` settings.
 
@@ -120,4 +133,9 @@ def resolve_budget(
         max_bytes = settings.size("hydrate.maxBytes")
     name = encoding or settings.text("hydrate.encoding") or "o200k_base"
     shrink = settings.boolean("hydrate.outline") if outline is None else outline
-    return Budget(max_bytes, max_tokens, name, shrink)
+    shape = format or settings.text("hydrate.promptFormat") or PROMPT_FORMATS[0]
+    if shape not in PROMPT_FORMATS:
+        raise ValidationError(
+            f"hydrate.promptFormat must be one of {', '.join(PROMPT_FORMATS)}, not {shape!r}"
+        )
+    return Budget(max_bytes, max_tokens, name, shrink, shape)

@@ -17,6 +17,7 @@ __all__ = [
     "BLOCK_OVERHEAD",
     "NEUTRALISE_MARK",
     "OUTPUT_CONTRACT",
+    "SEED_FRAME",
     "UNTRUSTED_BANNER",
     "UNTRUSTED_FOOTER",
     "assemble",
@@ -167,28 +168,41 @@ def section_pieces(heading: str, body: str) -> tuple[str, ...]:
     return (heading, text) if text.endswith("\n") else (heading, text, "\n")
 
 
-def prompt_pieces(head: list[str], parts: Sequence[Sequence[_Piece]]) -> list[str | _Piece]:
+#: The untrusted block's frame in the seed's layout: what comes before its first
+#: section, between two, and after the last (see :mod:`.formats`).
+SEED_FRAME: Final = (f"\n\n{UNTRUSTED_BANNER}\n\n", "\n", UNTRUSTED_FOOTER)
+
+
+def prompt_pieces(
+    head: list[str],
+    parts: Sequence[Sequence[_Piece]],
+    frame: tuple[str, str, str] = SEED_FRAME,
+) -> list[str | _Piece]:
     """The prompt as the pieces that join into it, from its head sections and its
-    context sections (each given as its pieces: texts, or their UTF-8 bytes).
+    context sections (each given as its pieces: texts, or their UTF-8 bytes),
+    inside the block's ``frame`` (opening, separator, closing).
     Nothing is copied: a prompt of megabytes can be written piece by piece (see
     :func:`assemble`)."""
+    opening, separator, closing = frame
     pieces: list[str | _Piece] = ["\n\n".join(head)]
     if parts:
-        pieces += ["\n\n", UNTRUSTED_BANNER, "\n\n"]
+        pieces.append(opening)
         for index, part in enumerate(parts):
-            if index:
-                pieces.append("\n")
+            if index and separator:
+                pieces.append(separator)
             pieces += part
-        pieces.append(UNTRUSTED_FOOTER)
+        pieces.append(closing)
     pieces += ["\n\n", OUTPUT_CONTRACT, "\n"]
     return pieces
 
 
-def assemble(head: list[str], parts: Sequence[Sequence[str]]) -> str:
+def assemble(
+    head: list[str], parts: Sequence[Sequence[str]], frame: tuple[str, str, str] = SEED_FRAME
+) -> str:
     """The prompt from its head sections and its context sections' pieces."""
     # One join over all the pieces: the context is copied once, not once per
     # level of nesting (it can be megabytes).
-    return "".join(prompt_pieces(head, parts))
+    return "".join(prompt_pieces(head, parts, frame))
 
 
 def packet_json(packet: Mapping[str, Any]) -> bytes:

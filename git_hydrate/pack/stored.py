@@ -21,6 +21,7 @@ from ..tasks import task_dict
 from .assemble import build_packet, build_prompt, pack_packet
 from .budget import Budget
 from .derived import DerivedCache
+from .formats import layout
 from .loader import BodyReader
 from .memo import BodyMemo
 from .prompt_cache import PromptCache
@@ -85,7 +86,7 @@ class _Job(NamedTuple):
 
     def walk_options(self, *, files: bool = False) -> dict[str, Any]:
         """The keyword arguments every packer walk takes (``files``: with the task's
-        files in play and tests, for the prompt)."""
+        files in play and tests and the budget's format, for the prompt)."""
         options: dict[str, Any] = {
             "max_tokens": self.budget.max_tokens,
             "tokens": self.meter,
@@ -96,6 +97,7 @@ class _Job(NamedTuple):
         if files:
             options["files"] = self.task.get("files") or ()
             options["tests"] = self.task.get("tests") or ()
+            options["layout"] = layout(self.budget.format)
         return options
 
 
@@ -221,6 +223,7 @@ def check_budget(refs: TaskRefs, task_id: str, limits: Budget) -> None:
         tokens=meter,
         files=task.get("files") or (),
         tests=task.get("tests") or (),
+        layout=layout(limits.format),
     )
 
 

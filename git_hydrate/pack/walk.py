@@ -18,14 +18,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..codec import encode_output
-from .render import (
-    BLOCK_OVERHEAD,
-    context_heading,
-    one_line,
-    outline_heading,
-    section_pieces,
-    utf8_len,
-)
+from .formats import SEED, Layout
+from .render import utf8_len
 from .seed import BodyLoader, Entry, Outliner, TokenMeter
 
 __all__ = ["Kept", "Plan", "Walked", "as_timestamp", "back_off", "needed", "walk"]
@@ -86,6 +80,8 @@ class Plan:
     outliner: Outliner | None = None
     #: Tokens the untrusted block costs around the first attachment.
     block_tokens: int = 0
+    #: The prompt's format: how a section holds its body.
+    layout: Layout = SEED
     #: Keep each kept section as its UTF-8 bytes, and no body in its item:
     #: the prompt is then held once, in UTF-8 (a text with one wide character
     #: costs up to 4 bytes per character as a ``str``).
@@ -155,10 +151,12 @@ def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key
 
 
 def _candidate(
-    plan: Plan, entry: Entry, item: dict[str, Any], heading: str, variant: str, first: bool
+    plan: Plan, entry: Entry, item: dict[str, Any], variant: str, index: int
 ) -> tuple[tuple[str, ...], int, int, int]:
-    """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add."""
+    """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add
+    as the ``index``-th kept (from 1; an outline when ``variant`` says so)."""
     # (the packet's size is reported by the prompt walk too, though not measured)
+    first = index == 1
     encoded = encode_output(item)
     cost_json = len(encoded) + (0 if first else 1)
     section: tuple[str, ...] = ()
@@ -169,13 +167,23 @@ def _candidate(
         tokens += _json_tokens(meter, encoded, item, _cache_key(entry, variant + ".json"))
         tokens += 0 if first else 1  # the comma
     if plan.prompt:
-        section = section_pieces(heading, str(item["body"]))
-        cost_prompt = sum(map(utf8_len, section)) + (BLOCK_OVERHEAD if first else 1)
+        layout = plan.layout
+        outline = variant == "outline"
+        source = str(entry["source"])
+        section = layout.section(index, source, str(item["body"]), outline=outline)
+        between = len(layout.separator)
+        cost_prompt = sum(map(utf8_len, section)) + (layout.block_overhead if first else between)
         if meter is not None:
-            key = _cache_key(entry, "section" if variant == "full" else variant + ".section")
-            tokens += meter.count(heading) + meter.count_body(key, "".join(section[1:]))
-            tokens += plan.block_tokens if first else 1  # the block, or the line between
+            key = _cache_key(entry, _section_variant(variant, layout))
+            tokens += meter.count(section[0]) + meter.count_body(key, "".join(section[1:]))
+            tokens += plan.block_tokens if first else min(between, 1)  # the block, or the line
     return section, cost_json, cost_prompt, tokens
+
+
+def _section_variant(variant: str, layout: Layout) -> str:
+    """The token cache's name for a body's part of a section (the seed's names kept)."""
+    name = "section" if variant == "full" else variant + ".section"
+    return name if layout is SEED else f"{name}.{layout.name}"
 
 
 def _fits(plan: Plan, walked: Walked, size: int, tokens: int) -> bool:
@@ -206,7 +214,9 @@ def _floor(entry: Entry, source: str, plan: Plan, *, first: bool) -> int:
     if plan.json:
         floor += body + label + _ITEM_JSON_BYTES + separator
     if plan.prompt:
-        floor += body + label + _SECTION_BYTES + (BLOCK_OVERHEAD if first else 1)
+        layout = plan.layout
+        floor += body + label + _SECTION_BYTES
+        floor += layout.block_overhead if first else len(layout.separator)
     return floor
 
 
@@ -232,14 +242,14 @@ def walk(
         floor = _floor(entry, source, plan, first=not walked.kept) if per_body else 0
         too_big = plan.room_bytes is not None and walked.used_bytes + floor > plan.room_bytes
         if not too_big and plan.meter is not None and plan.room_tokens is not None:
-            known = plan.meter.known(_cache_key(entry, "section" if plan.prompt else "full.json"))
+            variant = _section_variant("full", plan.layout) if plan.prompt else "full.json"
+            known = plan.meter.known(_cache_key(entry, variant))
             too_big = known is not None and walked.used_tokens + known > plan.room_tokens
         if not too_big:
             body = _body_of(entry, load_body)
             item = {"hash": digest, "source": source, "body": body}
-            heading = context_heading(source)
             section, cost_json, cost_prompt, tokens = _candidate(
-                plan, entry, item, heading, "full", not walked.kept
+                plan, entry, item, "full", len(walked.kept) + 1
             )
             size = _measured(plan, cost_json, cost_prompt)
             if _fits(plan, walked, size, tokens):
@@ -276,7 +286,7 @@ def _keep_outline(
     digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
     item = {"hash": digest, "source": f"{source} (outline)", "body": outline}
     section, cost_json, cost_prompt, tokens = _candidate(
-        plan, entry, item, outline_heading(source), "outline", not walked.kept
+        plan, entry, item, "outline", len(walked.kept) + 1
     )
     size = _measured(plan, cost_json, cost_prompt)
     if not _fits(plan, walked, size, tokens):
@@ -336,9 +346,9 @@ def needed(walked: Walked, entries: Sequence[Entry], now: float, plan: Plan) -> 
         if plan.json:
             total += size + len(encode_output(source)) + len(str(entry["hash"])) + 30
         if plan.prompt:
-            total += len(f"### Context from {one_line(source)}\n".encode()) + size + 1
+            total += utf8_len("".join(plan.layout.section(count + 1, source, ""))) + size
         count += 1
     if count:
-        total += (count - 1) * (int(plan.json) + int(plan.prompt))
-        total += BLOCK_OVERHEAD if plan.prompt else 0
+        total += (count - 1) * (int(plan.json) + len(plan.layout.separator) * int(plan.prompt))
+        total += plan.layout.block_overhead if plan.prompt else 0
     return total

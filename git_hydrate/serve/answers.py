@@ -28,15 +28,23 @@ from ..ledger import Ledger
 
 __all__ = [
     "BYTES_PER_TOKEN",
+    "SURFACE_FORMAT",
     "AnswerBudget",
     "answer_budget",
     "fit_items",
     "fit_prompt",
     "json_text",
+    "surface_format",
 ]
 
 #: Bytes allowed per token of ``hydrate.mcpMaxTokens`` when tokens cannot be counted.
 BYTES_PER_TOKEN: Final = Fraction(5, 2)
+#: The prompt format of every surface an agent reads (the MCP server, the agent
+#: bridges) unless ``hydrate.promptFormat`` is set: markdown, whose fences no body
+#: can close, and which keeps each body byte for byte (xml's escaping of every
+#: ``<``, ``>`` and ``&`` costs code a few per cent of the budget and changes
+#: what the agent reads). See docs/packing.md.
+SURFACE_FORMAT: Final = "markdown"
 #: How many times the prompt is packed again when its summary pushed it over.
 _REPACKS: Final = 4
 
@@ -124,22 +132,35 @@ def _prompt_note(task_id: str, result: Mapping[str, Any], budget: AnswerBudget) 
     return "\n\n[omitted] " + "; ".join(parts) + ".\n"
 
 
+def surface_format(ledger: Ledger) -> str:
+    """The prompt format an agent surface uses: ``hydrate.promptFormat`` when it is
+    set, else :data:`SURFACE_FORMAT`."""
+    settings = ledger.settings
+    if settings.has("hydrate.promptFormat"):
+        return settings.text("hydrate.promptFormat") or SURFACE_FORMAT
+    return SURFACE_FORMAT
+
+
 def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
     """The task's prompt packed within ``budget``, ending with the omission summary.
 
-    The prompt is packed by :meth:`Ledger.prompt` with the answer's budget
-    (tokens, or bytes) less the summary's own size, packing again with less
-    room when the summary does not fit beside it.
+    The prompt is packed by :meth:`Ledger.prompt` in the surfaces' format
+    (:func:`surface_format`) with the answer's budget (tokens, or bytes) less
+    the summary's own size, packing again with less room when the summary does
+    not fit beside it.
 
     Raises:
         ValidationError: the task's fields alone do not fit the budget.
     """
     room = budget.limit
+    shape = surface_format(ledger)
     for _ in range(_REPACKS):
         if budget.unit == "tokens":
-            result = ledger.prompt(task_id, max_tokens=room, encoding=budget.encoding)
+            result = ledger.prompt(
+                task_id, max_tokens=room, encoding=budget.encoding, format=shape
+            )
         else:
-            result = ledger.prompt(task_id, max_bytes=room)
+            result = ledger.prompt(task_id, max_bytes=room, format=shape)
         note = _prompt_note(task_id, result, budget)
         text = result["prompt"] + note
         if (not note and room == budget.limit) or budget.fits(text):

@@ -1,0 +1,211 @@
+"""The prompt's formats: how its untrusted block holds the attachments.
+
+Every format renders the same sections in the same order (see
+:func:`.render.render_prompt`): the task's own sections, the untrusted block
+between the seed's banner and footer, and the ``## Output contract`` last. They
+differ in how the block holds each attachment:
+
+* ``seed`` (the default): the seed's layout, byte for byte. Each body stands
+  under ``### Context from <source>`` as it is, but for the lines that could
+  read as structure, which get a backslash (:mod:`.boundaries`).
+* ``markdown``: each body, unchanged, in a fenced code block whose fence is
+  longer than any run of backticks or tildes inside it, with the language as
+  its info string: nothing in a body can close the fence, so nothing in it
+  parses as a heading, a banner or anything else.
+* ``xml``: the long-context layout recommended for Claude: ``<documents>``,
+  one ``<document index="N">`` per attachment with its ``<source>`` and
+  ``<document_content>``, every ``&``, ``<`` and ``>`` of a body or source
+  escaped: a body holds no tag, so it cannot close its document.
+
+Text outside the block (objective, acceptance, checkpoint) goes through the
+same rule in every format. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .render import (
+    UNTRUSTED_BANNER,
+    UNTRUSTED_FOOTER,
+    assemble,
+    context_heading,
+    head_sections,
+    one_line,
+    outline_heading,
+    section_pieces,
+)
+
+__all__ = [
+    "FORMATS",
+    "SEED",
+    "Layout",
+    "MarkdownLayout",
+    "XmlLayout",
+    "language",
+    "layout",
+    "render",
+]
+
+
+class Layout:
+    """One format of the untrusted block (the ``seed`` one; see the subclasses).
+
+    A section is given as the pieces that join into it (the body is not
+    copied when it needs no change); ``opening`` comes before the first
+    section, ``separator`` between two, ``closing`` after the last.
+    """
+
+    name = "seed"
+    opening: str = f"\n\n{UNTRUSTED_BANNER}\n\n"
+    separator: str = "\n"
+    closing: str = UNTRUSTED_FOOTER
+
+    @property
+    def frame(self) -> tuple[str, str, str]:
+        """What the block puts before its first section, between two, after the last."""
+        return (self.opening, self.separator, self.closing)
+
+    @property
+    def block_overhead(self) -> int:
+        """Bytes the block costs around its sections (its opening and closing)."""
+        return len((self.opening + self.closing).encode("utf-8"))
+
+    def heading(self, source: str, *, outline: bool = False) -> str:
+        """The text that opens an attachment's section (its label)."""
+        return outline_heading(source) if outline else context_heading(source)
+
+    def section(
+        self, index: int, source: str, body: str, *, outline: bool = False
+    ) -> tuple[str, ...]:
+        """The ``index``-th (from 1) section of the block, as pieces that end with a
+        newline: the first holds everything that depends on the source and the
+        index, the rest depend on the body alone (so a body's token count can be
+        cached by the body)."""
+        return section_pieces(self.heading(source, outline=outline), body)
+
+
+class MarkdownLayout(Layout):
+    """Each body in a fenced code block that nothing inside it can close."""
+
+    name = "markdown"
+
+    def section(
+        self, index: int, source: str, body: str, *, outline: bool = False
+    ) -> tuple[str, ...]:
+        fence = "`" * _fence_length(body)
+        # (the heading and the fence's info string, which come from the source,
+        # are the first piece; the rest depends on the body alone)
+        heading = f"{self.heading(source, outline=outline)}{fence}{language(source)}\n"
+        if not body or body.endswith("\n"):
+            return (heading, body, f"{fence}\n")
+        return (heading, body, "\n", f"{fence}\n")
+
+
+def _fence_length(body: str) -> int:
+    """The length of a backtick fence longer than any backtick or tilde run in ``body``
+    (at least three, CommonMark's shortest)."""
+    length = 3
+    while "`" * length in body or "~" * length in body:
+        length += 1
+    return length
+
+
+class XmlLayout(Layout):
+    """The documents layout: every body and source escaped inside its tags."""
+
+    name = "xml"
+    opening = f"\n\n{UNTRUSTED_BANNER}\n\n<documents>\n"
+    separator = ""
+    closing = f"</documents>\n{UNTRUSTED_FOOTER}"
+
+    def heading(self, source: str, *, outline: bool = False) -> str:
+        label = f"{source} (outline, not the whole file)" if outline else source
+        return f"<source>{_escaped(one_line(label))}</source>\n"
+
+    def section(
+        self, index: int, source: str, body: str, *, outline: bool = False
+    ) -> tuple[str, ...]:
+        text = _escaped(body)
+        return (
+            f'<document index="{index}">\n{self.heading(source, outline=outline)}',
+            "<document_content>\n",
+            text if not text or text.endswith("\n") else text + "\n",
+            "</document_content>\n</document>\n",
+        )
+
+
+_ESCAPES: Final = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}
+
+
+def _escaped(text: str) -> str:
+    """``text`` with ``&``, ``<`` and ``>`` as XML character entities."""
+    if "&" not in text and "<" not in text and ">" not in text:
+        return text
+    return text.translate(_ESCAPES)
+
+
+#: The languages a fence names, by a source's file extension (the info string
+#: is never taken from the label itself: a label is repository text).
+_LANGUAGES: Final = {
+    "c": "c",
+    "cc": "cpp",
+    "cpp": "cpp",
+    "cs": "csharp",
+    "css": "css",
+    "go": "go",
+    "h": "c",
+    "hpp": "cpp",
+    "html": "html",
+    "java": "java",
+    "js": "javascript",
+    "json": "json",
+    "jsx": "jsx",
+    "kt": "kotlin",
+    "md": "markdown",
+    "php": "php",
+    "py": "python",
+    "pyi": "python",
+    "rb": "ruby",
+    "rs": "rust",
+    "rst": "rst",
+    "sh": "bash",
+    "sql": "sql",
+    "swift": "swift",
+    "toml": "toml",
+    "ts": "typescript",
+    "tsx": "tsx",
+    "txt": "text",
+    "xml": "xml",
+    "yaml": "yaml",
+    "yml": "yaml",
+}
+
+
+def language(source: str) -> str:
+    """The info string of a source's fence: its language, known by its extension, or ''."""
+    name = source.rsplit("/", 1)[-1]
+    stem, dot, extension = name.rpartition(".")
+    if not dot or not stem:
+        return ""
+    return _LANGUAGES.get(extension.lower(), "")
+
+
+SEED: Final = Layout()
+#: Every format, by name (``prompt --format``, ``hydrate.promptFormat``).
+FORMATS: Final = {"seed": SEED, "markdown": MarkdownLayout(), "xml": XmlLayout()}
+
+
+def layout(name: str) -> Layout:
+    """The format called ``name`` (one of :data:`FORMATS`)."""
+    return FORMATS[name]
+
+
+def render(packet: Mapping[str, Any], shape: Layout = SEED) -> str:
+    """:func:`.render.render_prompt` in any format: the packet as one deterministic text."""
+    parts = [
+        shape.section(index, str(c["source"]), str(c["body"]))
+        for index, c in enumerate(packet.get("context") or (), start=1)
+    ]
+    return assemble(head_sections(packet), parts, shape.frame)
