@@ -488,14 +488,11 @@ def test_a_second_identical_walk_never_runs_the_tokenizer() -> None:
 def test_a_budget_is_a_tuple_with_named_fields() -> None:
     from git_hydrate.pack.budget import Budget
 
-    budget = Budget(4096, None, "cl100k_base", True)
-    assert budget == (4096, None, "cl100k_base", True) and len(budget) == 4
-    assert (budget.max_bytes, budget.max_tokens, budget.encoding, budget.outline) == (
-        4096,
-        None,
-        "cl100k_base",
-        True,
-    )
+    budget = Budget(4096, None, "cl100k_base", True, "xml")
+    assert budget == (4096, None, "cl100k_base", True, "xml") and len(budget) == 5
+    fields = (budget.max_bytes, budget.max_tokens, budget.encoding, budget.outline)
+    assert (*fields, budget.format) == (4096, None, "cl100k_base", True, "xml")
+    assert Budget(1, None, "o200k_base", False).format == "seed"
     assert repr(budget).startswith("Budget(max_bytes=4096,")
     assert copy.copy(budget) == copy.deepcopy(budget) == pickle.loads(pickle.dumps(budget))
     assert type(pickle.loads(pickle.dumps(budget))) is Budget

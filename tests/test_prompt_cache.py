@@ -220,8 +220,8 @@ def test_the_key_is_held_whole_and_decides(task: Path) -> None:
         assert tip is not None
         store = pc.PromptCache(ledger.repo)
         small = ledger.prompt("C-1", max_bytes=900, now=T0)
-        small_key = store.key(tip, (900, None, "o200k_base", False))
-        big_key = store.key(tip, (131072, None, "o200k_base", False))
+        small_key = store.key(tip, (900, None, "o200k_base", False, "seed"))
+        big_key = store.key(tip, (131072, None, "o200k_base", False, "seed"))
         os.replace(store._path(small_key), store._path(big_key))  # as if their names clashed
         assert store.get(big_key, T0) is None and store.get(small_key, T0) is None
         big = ledger.prompt("C-1", now=T0)
