@@ -121,3 +121,24 @@ def test_parent_travels_through_push_and_pull(tmp_path: Path) -> None:
         assert ledger.get_task("C-1")["parent"] == "P-1"
         assert [c["task_id"] for c in ledger.children("P-1")] == ["C-1", "C-2"]
     fsck(two)
+
+
+def test_a_childs_prompt_carries_its_parents_title_and_objective(
+    repo: Path, ledger: Ledger
+) -> None:
+    family(ledger)
+    ledger.add_context("C-1", "the child's own notes\n", "notes")
+    prompt = ledger.prompt("C-1", max_bytes=64 * 1024)["prompt"]
+    parent_at = prompt.index("parent task P-1")
+    assert "the whole feature" in prompt[parent_at:]
+    assert parent_at < prompt.index("the child's own notes")  # before the child's own
+    ledger.edit_task("P-1", objective="the whole feature, rescoped")
+    again = ledger.prompt("C-1", max_bytes=64 * 1024)["prompt"]  # not a stale cache entry
+    assert "the whole feature, rescoped" in again
+    # an attachment like any other: inside the budget, and named when left out
+    result = ledger.prompt("C-1", max_bytes=len(prompt.encode()) - 20)
+    assert "parent task P-1" in result["prompt"]  # first in packing order: kept
+    assert "the child's own notes" not in result["prompt"]  # the child's own: left out
+    assert [o["source"] for o in result["omitted"]] == ["notes"]
+    alone = ledger.prompt("P-1", max_bytes=64 * 1024)["prompt"]
+    assert "parent task" not in alone

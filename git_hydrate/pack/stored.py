@@ -117,7 +117,35 @@ def _job(
     task, entries = packing_input(refs, task_id)
     moment = refs.now(now)
     loader = BodyReader(refs, task_id, entries, limits.max_bytes, moment, memo)
+    parent = _parent_entry(refs, task.get("parent") or "")
+    if parent is not None:
+        # first in packing order (its body is at hand: the loader never sees it)
+        top = max((int(e["priority"]) for e in entries), default=0)
+        parent["priority"] = min(top + 1, 2**31 - 1)
+        entries = [parent, *entries]
     return _Job(task, entries, limits, moment, loader, meter, shrink, caches)
+
+
+def _parent_entry(refs: TaskRefs, parent_id: str) -> dict[str, Any] | None:
+    """The parent task's title and objective as the child's first attachment
+    (``None``: no parent, or it is not live here)."""
+    if not parent_id:
+        return None
+    tip = refs.tip(parent_id)
+    if tip is None:
+        return None
+    parent = refs.read_state(parent_id, tip).task
+    objective = parent.objective.strip()
+    body = objective if objective.startswith(parent.title) else f"{parent.title}\n\n{objective}"
+    body += "\n"
+    return {
+        "hash": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        "source": f"parent task {parent_id}",
+        "priority": 0,
+        "expires": None,
+        "size": len(body.encode("utf-8")),
+        "body": body,
+    }
 
 
 def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
@@ -205,7 +233,7 @@ def prompt(
         if hit is not None:
             return cast(PromptResult, hit.result())
     job, result = _built_prompt(refs, task_id, limits, moment, memo, pieces=False)
-    if store is not None and job.task.get("tip"):
+    if store is not None and _cacheable(job):
         store.put(store.key(job.task["tip"].encode(), limits), moment, _expiries(job), result)
     return cast(PromptResult, result)
 
@@ -252,12 +280,18 @@ def write_prompt(
             return cast(PromptFields, hit.fields)
     job, result = _built_prompt(refs, task_id, limits, moment, memo, pieces=True)
     pieces: list[bytes] = result.pop("prompt_pieces")
-    if store is not None and job.task.get("tip"):
+    if store is not None and _cacheable(job):
         key = store.key(job.task["tip"].encode(), limits)
         store.put_pieces(key, moment, _expiries(job), result, pieces)
     for piece in pieces:
         out.write(piece)
     return cast(PromptFields, result)
+
+
+def _cacheable(job: _Job) -> bool:
+    """Whether the prompt depends on this task's tip alone: a child's prompt holds
+    its parent's text too, which changes without the child's tip changing."""
+    return bool(job.task.get("tip")) and not job.task.get("parent")
 
 
 def _built_prompt(
