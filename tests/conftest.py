@@ -19,6 +19,31 @@ GIT_NAME = "Hydrate Tester"
 GIT_EMAIL = "tester@example.com"
 
 
+def _keep_bytecode() -> None:
+    """Compiled modules kept under ``.pytest_cache/pycache`` when the environment
+    says not to write them beside the sources (``PYTHONDONTWRITEBYTECODE``).
+
+    Without them every ``git hydrate`` process a test starts compiles the modules
+    it imports again (~80 ms of its ~160), and every pytest process rewrites and
+    compiles every test module and plugin module again (~5 s). The sources stay
+    as clean as the setting asks: the cache is pytest's own, ignored by git.
+    """
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    prefix = ROOT / ".pytest_cache" / "pycache"
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return  # a checkout that cannot be written: compile as asked
+    del os.environ["PYTHONDONTWRITEBYTECODE"]  # for the processes tests start, too
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = str(prefix)
+
+
+_keep_bytecode()
+
+
 @pytest.fixture(autouse=True)
 def isolated_git(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -84,11 +109,17 @@ def from_template(name: str, build: Callable[[Path], None], dest: Path) -> Path:
     """
     made = _TEMPLATES.get(name)
     if made is None:
-        made = _TEMPLATE_ROOT[0] / name
+        made = template_path(name)
         build(made)
         _TEMPLATES[name] = made
     shutil.copytree(made, dest, symlinks=True)
     return dest
+
+
+def template_path(name: str) -> Path:
+    """Where the template ``name`` is (or will be) built: a path its copies may
+    hold (a remote's URL) and must replace by their own."""
+    return _TEMPLATE_ROOT[0] / name
 
 
 def one_commit(path: Path) -> None:
@@ -97,6 +128,19 @@ def one_commit(path: Path) -> None:
     (path / "README").write_text("hello\n")
     git(path, "add", "README")
     git(path, "commit", "-q", "-m", "initial")
+
+
+def stocked_repo(repo: Path, name: str, stock: Callable[[Path], None]) -> Path:
+    """Replace ``repo`` (the ``repo`` fixture's) by a copy of the template ``name``:
+    that repository with ``stock(path)`` (tasks, attachments, settings) applied once
+    per session. For fixtures every test of a file builds the same way."""
+
+    def build(path: Path) -> None:
+        from_template("repo", one_commit, path)
+        stock(path)
+
+    shutil.rmtree(repo)
+    return from_template(name, build, repo)
 
 
 @pytest.fixture

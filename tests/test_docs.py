@@ -20,7 +20,7 @@ import click
 import pytest
 
 from git_hydrate.cli import ALIASES, COMMANDS, cli
-from tests.conftest import ROOT, git
+from tests.conftest import ROOT, from_template, git, template_path
 from tests.wrapper import hydrate_on_path
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -36,9 +36,21 @@ def blocks(page: Path) -> list[tuple[str, bool]]:
     ]
 
 
-def scratch(tmp_path: Path) -> Path:
-    repo = tmp_path / "project"
-    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+def scratch(tmp_path: Path, *, with_task: bool) -> Path:
+    """The scratch repository ``project`` beside ``other-service`` and ``origin.git``
+    under ``tmp_path``, a copy of a template made once; ``with_task``: with the
+    task M-1002 the pages' examples work on."""
+    name = "docs-scratch-m1002" if with_task else "docs-scratch"
+    made = from_template(name, _with_task if with_task else _scratch, tmp_path / "scratch")
+    config = made / "project" / ".git" / "config"  # origin: this copy's, not the template's
+    config.write_text(config.read_text().replace(str(template_path(name)), str(made)))
+    return made / "project"
+
+
+def _scratch(root: Path) -> None:
+    repo = root / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", str(repo))
     files = {
         "README": "A small project.\n",
         "src/parser.py": "def parse(text):\n    return text.split(',')\n",
@@ -55,14 +67,38 @@ def scratch(tmp_path: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "initial")
     git(repo, "tag", "v1.2.0")
-    other = tmp_path / "other-service"  # a second resource, as the examples hydrate
+    other = root / "other-service"  # a second resource, as the examples hydrate
     other.mkdir()
     (other / "api.md").write_text("# The other service's API\n")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(origin))
+    origin = root / "origin.git"
+    git(root, "init", "-q", "--bare", str(origin))
     git(repo, "remote", "add", "origin", str(origin))
     git(repo, "push", "-q", "-u", "origin", "main")
-    return repo
+
+
+def _with_task(root: Path) -> None:
+    """The scratch with M-1002, made by the command line as a reader would."""
+    from_template("docs-scratch", _scratch, root)
+    config = root / "project" / ".git" / "config"
+    config.write_text(config.read_text().replace(str(template_path("docs-scratch")), str(root)))
+    subprocess.run(
+        [
+            "git",
+            "hydrate",
+            "task-add",
+            "M-1002",
+            "--objective",
+            "Add GET /healthz",
+            "--acceptance",
+            "200",
+            "--file-in-play",
+            "src/parser.py",
+        ],
+        cwd=root / "project",
+        env=hydrate_on_path(root.parent / "docs-bin"),
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
@@ -70,28 +106,10 @@ def test_every_shell_block_runs_verbatim(page: Path, tmp_path: Path) -> None:
     runnable = [body for body, runs in blocks(page) if runs]
     if not runnable:
         pytest.skip(f"{page.name} has no runnable shell block")
-    repo = scratch(tmp_path)
+    # the pages' examples work on a task M-1002; a page that does not create it finds it
+    with_task = "task-add M-1002" not in page.read_text(encoding="utf-8")
+    repo = scratch(tmp_path, with_task=with_task)
     env = hydrate_on_path(tmp_path / "bin")
-    if "task-add M-1002" not in page.read_text(encoding="utf-8"):
-        # the pages' examples work on a task M-1002; this page does not create it
-        subprocess.run(
-            [
-                "git",
-                "hydrate",
-                "task-add",
-                "M-1002",
-                "--objective",
-                "Add GET /healthz",
-                "--acceptance",
-                "200",
-                "--file-in-play",
-                "src/parser.py",
-            ],
-            cwd=repo,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
     for body in runnable:
         proc = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", body],

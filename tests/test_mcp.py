@@ -21,7 +21,7 @@ from git_hydrate import Ledger
 from git_hydrate.pack.tokens import count_tokens
 from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_prompt
 
-from .conftest import ROOT, from_template, fsck, git, hydrate, one_commit
+from .conftest import ROOT, fsck, git, hydrate, stocked_repo
 
 mcp = pytest.importorskip("mcp")
 
@@ -112,14 +112,13 @@ def _tokens(text: str) -> int:
 
 
 @pytest.fixture
-def stocked(tmp_path: Path) -> Path:
+def stocked(repo: Path) -> Path:
     """A small task S-1, a large task L-1 (100 attachments of ~1 KiB), 60 more tasks
     (a copy of a template made once)."""
-    return from_template("mcp-stocked", _stock, tmp_path / "repo")
+    return stocked_repo(repo, "mcp-stocked", _stock)
 
 
 def _stock(repo: Path) -> None:
-    from_template("repo", one_commit, repo)
     git(repo, "config", "hydrate.mcpMaxTokens", str(BUDGET))
     with Ledger(repo) as ledger:
         ledger.add_task("S-1", "Add GET /healthz", "returns 200", title="Health check")

@@ -12,7 +12,7 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate.pack import prompt_cache as pc
 
-from .conftest import git, hydrate
+from .conftest import git, hydrate, stocked_repo
 
 T0 = 1_800_000_000.0
 
@@ -28,11 +28,14 @@ def blob_file(repo: Path, ledger: Ledger, task_id: str, body_hash: str) -> Path:
 
 @pytest.fixture
 def task(repo: Path) -> Path:
+    return stocked_repo(repo, "prompt-cache-task", _stock)
+
+
+def _stock(repo: Path) -> None:
     with Ledger(repo, clock=lambda: T0) as ledger:
         ledger.add_task("C-1", "Cache the prompt", "hits are identical")
         ledger.add_context("C-1", "first body, kept\n" * 20, "notes/a.md", priority=5)
         ledger.add_context("C-1", "second body\n" * 20, "notes/b.md", ttl=3600)
-    return repo
 
 
 def test_a_hit_is_byte_identical_and_reads_no_body(task: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from git_hydrate import Ledger, ValidationError
 
-from .conftest import hydrate
+from .conftest import hydrate, stocked_repo
 
 T0 = 1_800_000_000.0
 
@@ -30,12 +30,15 @@ BODIES = {
 
 @pytest.fixture
 def task(repo: Path) -> Path:
+    return stocked_repo(repo, "prompt-stream-task", _stock)
+
+
+def _stock(repo: Path) -> None:
     with Ledger(repo, clock=lambda: T0) as ledger:
         ledger.add_task("S-1", "Stream the prompt", "the bytes are the prompt's")
         for priority, (source, body) in enumerate(BODIES.items()):
             ledger.add_context("S-1", body, source, priority=priority)
         ledger.add_context("S-1", "expired\n", "old.md", ttl=60)
-    return repo
 
 
 def written(ledger: Ledger, *args: object, **options: object) -> tuple[bytes, dict[str, object]]:

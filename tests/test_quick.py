@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from git_hydrate import Ledger, quick
 
-from .conftest import ROOT, Result, git, hydrate
+from .conftest import ROOT, Result, git, hydrate, stocked_repo
 from .test_prompt_cache import DAMAGES
 
 #: A moment two hours ago: attachments added then with a one-hour ttl have expired.
@@ -27,13 +27,16 @@ PAST = time.time() - 7200
 @pytest.fixture
 def task(repo: Path) -> Path:
     """A task of a few attachments (one expiring in an hour) in ``repo``."""
+    return stocked_repo(repo, "quick-task", _stock)
+
+
+def _stock(repo: Path) -> None:
     with Ledger(repo) as ledger:
         ledger.add_task("C-1", "Cache the prompt", "hits are identical")
         ledger.add_context("C-1", "first body, kept\n" * 40, "notes/a.md", priority=5)
         ledger.add_context("C-1", "second body\n" * 40, "notes/b.md", ttl=3600)
         ledger.add_context("C-1", "third body, the longest\n" * 200, "notes/c.md")
         ledger.add_context("C-1", "ünïcödé body ✓\n" * 30, "notes/ünï ✓.md")
-    return repo
 
 
 def cache_dir(repo: Path) -> Path:
@@ -418,15 +421,29 @@ TOKENS = [
     "--encoding", "--encoding=o200k_base", "cl100k_base", "O200K_BASE", "--outline",
     "--no-outline", "-o", "--output", "--output=out.md", "out.md", "-", "--", "-v", "@",
     "16k", "64KiB", "64kb", "64KB", "1mib", "2gb", "0x1kb", "7b", "9ib",
+    "--refresh", "--no-cache", "--now",
 ]  # fmt: skip
+
+
+#: What ``prompt`` reads that the fast path reads too (it answers nothing else).
+_PROMPT_PARAMS = {
+    "task_id", "max_bytes", "max_tokens", "encoding", "outline", "output", "refresh",
+}  # fmt: skip
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=9))
+@example(["prompt", "C-1", "--refresh"])
+@example(["--compact", "prompt", "--refresh", "C-1", "--output=out.md", "--no-outline"])
 def test_what_the_fast_path_takes_click_reads_the_same(args: list[str]) -> None:
+    """Every option the fast path parses (``-C``, ``--compact``, each of ``prompt``'s
+    it takes, ``--refresh`` included) is read as click reads it, in any order and
+    spelling; anything it does not take, it refuses (``None``)."""
     request = quick.parse(args)
     if request is None:
         return
+    from click.core import ParameterSource
+
     from git_hydrate.cli import cli
 
     ctx = cli.make_context("git-hydrate", list(args))
@@ -440,4 +457,8 @@ def test_what_the_fast_path_takes_click_reads_the_same(args: list[str]) -> None:
     assert (params["max_bytes"], params["max_tokens"]) == (request.max_bytes, request.max_tokens)
     assert (params["encoding"], params["outline"]) == (request.encoding, request.outline)
     assert params["output"] == request.output
-    assert not (params["verbose"] or params["refresh"] or params["no_cache"] or params["now"])
+    assert params["refresh"] == request.refresh
+    assert ctx.params["compact"] == ("--compact" in args[: args.index("prompt")])
+    # any other option of prompt (-v, --no-cache, --now, one added later) was not given
+    given = {name for name in params if sub.get_parameter_source(name) != ParameterSource.DEFAULT}
+    assert given <= _PROMPT_PARAMS, sorted(given)
