@@ -35,7 +35,7 @@ claimed = []
 while True:
     proc = subprocess.run(
         [sys.executable, "-m", "git_hydrate", "claim", "--next", "--remote", "origin",
-         "--as", name, "--json"],
+         "--as", name, "--another", "--json"],
         cwd=path, capture_output=True, text=True,
     )
     if proc.returncode != 0:

@@ -22,10 +22,10 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
        pack.budget pack.fingerprint pack.memo pack.tokens pack.outline
        pack.boundaries pack.render pack.formats pack.seed pack.walk pack.assemble
     3  store
-    4  archive treeshape pack.derived pack.refresh_memo pack.prompt_cache
+    4  archive treeshape sightings pack.derived pack.refresh_memo pack.prompt_cache
     5  taskrefs
     6  tasks attachments listing audit dependencies search hydrate pack pack.loader pack.stored
-    7  lifecycle sync doctor claims current interop
+    7  lifecycle sync doctor readyqueue claims current interop
     8  ledger
     9  hooks serve agents web
     10 cli console quick __main__

@@ -1,48 +1,45 @@
-"""Coordinating workers: the ready queue, and claims that are atomic through a git remote.
+"""Coordinating workers: claims that are atomic through a git remote.
 
-A task is *ready* when it is ``open``, nobody holds it, and every task it
-depends on is ``done`` (live or archived). ``ready`` orders them by task
-priority (1 first), then age, then id.
-
-A *claim* records the holder (``assignee``), the moment (``claimed_at``) and
-moves the task to ``in_progress`` in one commit. Locally that commit lands by
-compare-and-swap on the task's ref. Through a remote it is made on top of
-what a pull just brought, and pushed *without force* before the local ref
-moves: the remote accepts it only if nobody moved the task meanwhile, so of
-two workers claiming at once exactly one push succeeds. The other is refused
-by the remote itself, pulls, and reports who holds the task (``claim --next``
-goes on to the next ready task). A refused claim leaves nothing behind but an
-unreferenced commit.
+The ready queue, what a holder holds and when a claim is stale are
+:mod:`git_hydrate.readyqueue`'s. A *claim* records the holder (``assignee``),
+the moment (``claimed_at``) and moves the task to ``in_progress`` in one
+commit. Locally that commit lands by compare-and-swap on the task's ref.
+Through a remote it is made on top of what a pull just brought, and pushed
+*without force* before the local ref moves: the remote accepts it only if
+nobody moved the task meanwhile, so of two workers claiming at once exactly
+one push succeeds. The other is refused by the remote itself, pulls, and
+reports who holds the task (``claim --next`` goes on to the next ready task).
+A refused claim leaves nothing behind but an unreferenced commit.
 
 A claim is *stale* when neither the claim nor a checkpoint is more recent
-than a given age; ``claim --steal`` takes such a task and records whom it
+than a given age (on two clocks: see :func:`git_hydrate.readyqueue.is_stale`);
+``claim --steal`` takes such a task and records whom it
 took it from (``taken_from``). Two claims that meet in a merge anyway (one
 made offline) are settled by the merge rules: a claim wins over a release,
 the earlier of two claims wins (see :mod:`git_hydrate.merge`).
+
+``claim --next`` is idempotent per holder: a retried one (a worker killed
+after its push, before it heard the answer) finds the task that holder
+already holds, after the pull when through a remote, before taking another
+(unless ``another``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any, Final, cast
 
 import msgspec
 
 from . import textpolicy, validate
-from .dependencies import (
-    blocking_graph,
-    cycles,
-    find_cycle,
-    queue_summaries,
-    station_of,
-    waiting_for,
-)
+from .dependencies import blocking_graph, find_cycle, queue_summaries, station_of, waiting_for
 from .errors import Conflict, GitFailed, NotFound, ValidationError
-from .listing import task_filter
 from .model import INITIAL_STATION
-from .results import ClaimResult, ReadyItem, ReleaseResult
+from .readyqueue import CLAIMED_STATION, STEALABLE, held, is_stale, ready
+from .results import ClaimResult, ReleaseResult
+from .sightings import Sightings
 from .sync.pulling import pull_into
 from .sync.pushing import classify_refusal
 from .sync.remotes import Remote, resolve_remote
@@ -66,15 +63,12 @@ __all__ = [
     "claim",
     "default_holder",
     "default_remote",
+    "held",
     "pull_queue",
     "ready",
     "release",
 ]
 
-#: The station a claim moves a task to.
-CLAIMED_STATION: Final = "in_progress"
-#: Stations a held task may be at and still count as stale (taken over by ``--steal``).
-_STEALABLE: Final = (INITIAL_STATION, CLAIMED_STATION, "blocked")
 #: How old a claim (and its last checkpoint) must be before ``claim --steal`` takes it.
 DEFAULT_STALE_AFTER: Final = 4 * 3600.0
 #: What the remote says when a concurrent push held the ref's lock: a race
@@ -105,103 +99,6 @@ def _held_by(task: Any) -> str:
     return f"{message_text(task.assignee)} since {message_text(task.claimed_at) or '?'}"
 
 
-def _epoch(iso: str) -> float | None:
-    try:
-        return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
-
-
-def _stale(
-    assignee: str, claimed_at: str, last_checkpoint_at: str, now: float, age: float
-) -> bool:
-    """Held, and neither the claim nor any checkpoint is younger than ``age``."""
-    if not assignee:
-        return False
-    latest = _epoch(max(claimed_at, last_checkpoint_at))
-    return latest is None or now - latest >= age
-
-
-# -- the ready queue ---------------------------------------------------------------
-
-
-def _order(item: Mapping[str, Any]) -> tuple[int, str, str]:
-    return (item["priority"], item["created_at"] or "~", item["task_id"])
-
-
-def ready(
-    refs: TaskRefs,
-    *,
-    kind: str | Iterable[str] | None = None,
-    tag: str | Iterable[str] | None = None,
-    include_stale: float | None = None,
-    now: datetime | float | None = None,
-) -> list[ReadyItem]:
-    """The ready tasks, in the order workers should take them.
-
-    Args:
-        kind: Only these kinds (any of them).
-        tag: Only tasks with all these tags.
-        include_stale: Also list held tasks whose claim is stale at this age
-            (seconds); they carry ``stale: True``.
-        now: The moment staleness is judged at (default: now).
-    """
-    match = task_filter(kind=kind, tag=tag)
-    moment = refs.now(now)
-    summaries = queue_summaries(refs)
-    stations = station_of(refs, summaries)
-    blocking = blocking_graph(summaries)  # dependencies, then children
-    looped = cycles(blocking)
-    found: list[ReadyItem] = []
-    for task_id, item in summaries.items():
-        if "error" in item or not match(item):
-            continue
-        if item["assignee"]:
-            stale = (
-                include_stale is not None
-                and item["status"] in _STEALABLE
-                and _stale(
-                    item["assignee"],
-                    item["claimed_at"],
-                    item["last_checkpoint_at"],
-                    moment,
-                    include_stale,
-                )
-            )
-            if not stale:
-                continue
-        elif (
-            item["status"] != INITIAL_STATION
-            or task_id in looped
-            or waiting_for(blocking[task_id], stations)
-        ):
-            continue
-        found.append(
-            cast(
-                ReadyItem,
-                {
-                    key: item[key]
-                    for key in (
-                        "task_id",
-                        "title",
-                        "status",
-                        "kind",
-                        "priority",
-                        "tags",
-                        "attachments",
-                        "created_at",
-                        "depends_on",
-                        "assignee",
-                        "claimed_at",
-                    )
-                }
-                | {"stale": bool(item["assignee"])},
-            )
-        )
-    found.sort(key=_order)
-    return found
-
-
 # -- claim and release -------------------------------------------------------------------
 
 
@@ -223,6 +120,7 @@ def _claim_change(
     graph = blocking_graph(summaries)  # dependencies, then children
     # its open children: what the graph holds for it after its dependencies
     children = graph.get(task_id, [])[len(summaries.get(task_id, {}).get("depends_on", ())) :]
+    sightings = Sightings(refs.repo)
 
     def result(task: Any, changed: bool) -> ClaimResult:
         return {
@@ -250,8 +148,8 @@ def _claim_change(
             held = _held_by(task)
             if steal_after is None:
                 raise Conflict(f"task {task_id} is held by {held}")
-            if task.status not in _STEALABLE or not _stale(
-                task.assignee, task.claimed_at, last, moment, steal_after
+            if task.status not in STEALABLE or not is_stale(
+                sightings, task_id, task.assignee, task.claimed_at, last, moment, steal_after
             ):
                 raise Conflict(
                     f"task {task_id} is held by {held} "
@@ -456,8 +354,14 @@ def claim(
     tag: str | Iterable[str] | None = None,
     now: datetime | float | None = None,
     local: bool = False,
+    another: bool = False,
 ) -> ClaimResult:
     """Claim ``task_id`` (``None``: the first ready task) for ``holder``.
+
+    With no ``task_id``, a task ``holder`` already holds (``in_progress``, the
+    oldest claim first; on the remote too, once pulled) is the answer, unchanged
+    (``changed: False``): a retried claim finds the task the first one took
+    before it could say so. ``another`` takes the next ready task anyway.
 
     Args:
         holder: Who takes it (default: the git identity).
@@ -488,8 +392,9 @@ def claim(
     def candidates() -> list[str]:
         if task_id is not None:
             return [task_id]
+        mine = [] if another else held(refs, who, kind=kind, tag=tag, stations=[CLAIMED_STATION])
         queue = ready(refs, kind=kind, tag=tag, include_stale=steal_after, now=now)
-        return [item["task_id"] for item in queue]
+        return [item["task_id"] for item in (*mine, *queue)]
 
     def nothing_ready() -> Exception:
         return NotFound("no task is ready" + (" (nor stale)" if steal else ""))

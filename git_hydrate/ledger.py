@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import attachments, audit, lifecycle, listing, search, tasks
+from . import attachments, audit, lifecycle, listing, search, tasks, validate
 from .pack.budget import Budget, resolve_budget
 from .results import (
     AddManyResult,
@@ -383,6 +383,20 @@ class Ledger:
         from .claims import ready
 
         return ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
+
+    def held(
+        self,
+        holder: str | None = None,
+        *,
+        kind: str | Iterable[str] | None = None,
+        tag: str | Iterable[str] | None = None,
+    ) -> list[ReadyItem]:
+        """The tasks ``holder`` (default: the git identity) holds and has not finished,
+        oldest claim first (see :func:`git_hydrate.readyqueue.held`)."""
+        from .claims import default_holder, held
+
+        who = validate.holder(holder) if holder is not None else default_holder(self.refs)
+        return held(self.refs, who, kind=kind, tag=tag)
 
     def pull_queue(self, remote: str | None = None, *, local: bool = False) -> Report | None:
         """Pull every task from ``remote`` (else ``hydrate.claimRemote``, unless

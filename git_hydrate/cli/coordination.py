@@ -53,6 +53,13 @@ _as_option = click.option(
 )
 
 
+def _held_row(item: Mapping[str, Any]) -> str:
+    return (
+        f"{shown(item['task_id'])}\t{shown(item['status'])}\tsince {shown(item['claimed_at'])}"
+        f"\t{shown(item['title'])}"
+    )
+
+
 def _ready_row(item: Mapping[str, Any]) -> str:
     held = f"\tstale claim of {shown(item['assignee'])}" if item["stale"] else ""
     return (
@@ -71,6 +78,17 @@ def _ready_row(item: Mapping[str, Any]) -> str:
     metavar="AGE",
     help="Also list claimed tasks with no claim or checkpoint for AGE (90s, 30m, 2h, 1d, 1w).",
 )
+@click.option(
+    "--mine",
+    is_flag=True,
+    help="List the tasks you hold instead (see --as), oldest claim first.",
+)
+@click.option(
+    "--as",
+    "holder",
+    metavar="NAME",
+    help="With --mine: whose tasks (default: your git identity, Name <email>).",
+)
 @_remote_option
 @_local_option
 @json_option
@@ -80,6 +98,8 @@ def ready(
     kinds: tuple[str, ...],
     tags: tuple[str, ...],
     include_stale: str | None,
+    mine: bool,
+    holder: str | None,
     remote: str | None,
     local: bool,
     as_json: bool,
@@ -88,16 +108,24 @@ def ready(
 
     Ready: open, claimed by nobody, and every task it depends on is done
     (live or archived). Ordered by priority (1 first), then age, then id.
+    With --mine, the tasks you hold and have not finished (open, in_progress,
+    blocked or review) instead, oldest claim first: what a worker that lost
+    track of its claim (killed after its push) still holds.
 
     \b
     Examples:
       git hydrate ready
       git hydrate ready --remote origin --kind fix --json
       git hydrate ready --include-stale 2h
+      git hydrate ready --mine --remote origin --as agent-7
     """
     stale = _duration(include_stale, "--include-stale")
     if local and remote is not None:
         raise click.UsageError("--local and --remote contradict each other")
+    if holder is not None and not mine:
+        raise click.UsageError("--as names whose tasks --mine lists: use it with --mine")
+    if mine and include_stale is not None:
+        raise click.UsageError("--mine lists held tasks: --include-stale does not apply")
     with open_ledger(ctx) as ledger:
         report = ledger.pull_queue(remote, local=local)
         if report is not None and not report.ok:
@@ -107,14 +135,17 @@ def ready(
                 f"{', '.join(map(shown, failed)) or 'some refs'}; see: git hydrate pull",
                 err=True,
             )
-        items = ledger.ready(kind=kinds or None, tag=tags or None, include_stale=stale)
+        if mine:
+            items = ledger.held(holder, kind=kinds or None, tag=tags or None)
+        else:
+            items = ledger.ready(kind=kinds or None, tag=tags or None, include_stale=stale)
     if as_json:
         echo_json(ctx, items)
         return 0
     for item in items:
-        click.echo(_ready_row(item))
+        click.echo(_held_row(item) if mine else _ready_row(item))
     if not items:
-        click.echo("no task is ready", err=True)
+        click.echo("you hold no task" if mine else "no task is ready", err=True)
     return 0
 
 
@@ -153,6 +184,11 @@ def _print_claim(result: Mapping[str, Any]) -> None:
     "--kind", "kinds", multiple=True, type=KIND_CHOICE, help="With --next: only this kind."
 )
 @click.option("--tag", "tags", multiple=True, help="With --next: only tasks with this tag.")
+@click.option(
+    "--another",
+    is_flag=True,
+    help="With --next: take a ready task even if you already hold one in_progress.",
+)
 @json_option
 @click.pass_context
 def claim(
@@ -166,6 +202,7 @@ def claim(
     stale_after: str,
     kinds: tuple[str, ...],
     tags: tuple[str, ...],
+    another: bool,
     as_json: bool,
 ) -> None:
     """Take the task ID (or, with --next, the first ready one) and move it to in_progress.
@@ -179,6 +216,10 @@ def claim(
     (--next goes on to the next ready one). Without --remote the claim is
     made in this repository only.
 
+    --next is safe to retry: when you already hold a task in_progress (on the
+    remote too, once pulled: a claim killed after its push), that task is the
+    answer, unchanged, before any other is taken. --another takes a new one.
+
     \b
     Examples:
       git hydrate claim M-1002 --remote origin
@@ -189,6 +230,8 @@ def claim(
         raise click.UsageError("give the task ID or --next (not both)")
     if task_id is not None and (kinds or tags):
         raise click.UsageError("--kind and --tag choose among ready tasks: use them with --next")
+    if task_id is not None and another:
+        raise click.UsageError("--another chooses among ready tasks: use it with --next")
     age = _duration(stale_after, "--stale-after")
     assert age is not None
     if local and remote is not None:
@@ -205,6 +248,7 @@ def claim(
             kind=kinds or None,
             tag=tags or None,
             local=local,
+            another=another,
         )
     if as_json:
         echo_json(ctx, result)

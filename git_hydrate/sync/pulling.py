@@ -14,7 +14,8 @@ from typing import Any
 from ..archive import ARCHIVE_REF, read_archive
 from ..errors import Busy, Conflict, CorruptData, ValidationError
 from ..ids import TASK_ID_RE, is_task_id
-from ..model import RemovedTask
+from ..model import RemovedTask, Task
+from ..sightings import Sightings, activity
 from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
@@ -29,11 +30,21 @@ __all__ = ["Covered", "check_ids", "pull", "pull_into"]
 
 
 class Covered:
-    """Commits reachable from the removal record and the archive, computed once."""
+    """Commits reachable from the removal record and the archive, computed once;
+    and the claims this pull saw (:mod:`git_hydrate.sightings`)."""
 
     def __init__(self, refs: TaskRefs) -> None:
         self._refs = refs
         self._sets: dict[bytes, set[bytes]] = {}
+        self.sightings = Sightings(refs.repo)
+        self._moment = refs.clock()
+
+    def saw(self, task_id: str, task: Task) -> None:
+        """Note that this clone saw ``task``'s claim as it is now (first time counts)."""
+        if task.assignee:
+            last = max((c.at for c in task.checkpoints), default="")
+            state = activity(task.assignee, task.claimed_at, last)
+            self.sightings.note(task_id, state, self._moment)
 
     def of(self, ref: bytes) -> set[bytes]:
         if ref not in self._sets:
@@ -105,6 +116,7 @@ def _plan_task(
             )
     try:
         theirs = validate_remote(refs, task_id, remote_tip)
+        covered.saw(task_id, theirs.task)
     except CorruptData as exc:
         return Outcome(
             task_id,
@@ -371,6 +383,7 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
         report.up_to_date += sum(o.action == "up-to-date" for o in planned)
         planned = [o for o in planned if o.action != "up-to-date"]
     report.outcomes += planned
+    covered.sightings.save()
     # Last, so that a task just brought in meets the archive entry it collides with.
     report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
 
