@@ -71,9 +71,6 @@ __all__ = [
 
 #: How old a claim (and its last checkpoint) must be before ``claim --steal`` takes it.
 DEFAULT_STALE_AFTER: Final = 4 * 3600.0
-#: What the remote says when a concurrent push held the ref's lock: a race
-#: like a non-fast-forward (pull and try again), not a refusal.
-_LOST_LOCK: Final = ("failed to update ref", "failed to lock", "cannot lock ref")
 #: After a refused push, ``claim --next`` picks at random among this many next tasks.
 _SPREAD: Final = 8
 #: Pushes a remote claim tries before giving up (each refused one means that
@@ -276,7 +273,7 @@ def _publish(refs: TaskRefs, remote: Remote, task_id: str, commit: bytes) -> boo
         if flag in (" ", "*", "="):
             return True
         action, detail = classify_refusal(summary, remote.display, hooks)
-        if action == "rejected" or any(lost in summary for lost in _LOST_LOCK):
+        if action == "rejected":  # moved, or its lock held, by another push: a race
             return False
         raise Conflict(f"task {task_id}: {detail}")
     raise GitFailed(f"git push {remote.display} reported nothing for {ref}")

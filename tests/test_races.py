@@ -3,6 +3,7 @@ same mirror refs (agents in worktrees of one repository), claims through a remot
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -117,3 +118,25 @@ def test_concurrent_pulls_in_one_clone_all_succeed(tmp_path: Path) -> None:
         ref = f"refs/hydrate/tasks/T-{i}"
         assert git(b, "rev-parse", ref) == git(a, "rev-parse", ref)
     fsck(b)
+
+
+def test_a_push_that_meets_the_remotes_ref_lock_is_a_race_sync_retries(tmp_path: Path) -> None:
+    # Another push holding the remote ref's lock: git says "failed to lock" (or
+    # "cannot lock ref"); like a non-fast-forward, a pull and a new push settle it.
+    bare, a, _b = _shared(tmp_path, tasks=1)
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="changed on a")
+    lock = bare / "refs" / "hydrate" / "tasks" / "T-1.lock"
+    lock.write_text("")
+    res = hydrate(a, "push", "--json")
+    assert res.returncode == 1, res
+    (outcome,) = json.loads(res.stdout)["tasks"]
+    assert outcome["action"] == "rejected", outcome
+    assert "another push to origin held the ref meanwhile" in outcome["detail"]
+    synced = hydrate(a, "sync", "--json")
+    assert json.loads(synced.stdout)["rounds"] == 3  # retried, as a race
+    lock.unlink()
+    assert hydrate(a, "sync").returncode == 0
+    assert git(bare, "rev-parse", "refs/hydrate/tasks/T-1") == git(
+        a, "rev-parse", "refs/hydrate/tasks/T-1"
+    )

@@ -21,7 +21,7 @@ from .removal import REMOVED_REF
 from .report import Outcome, Report
 from .union import UNION_REFS
 
-__all__ = ["RACE_REASONS", "classify_refusal", "push", "push_into", "settled"]
+__all__ = ["LOST_LOCK_REASONS", "RACE_REASONS", "classify_refusal", "push", "push_into", "settled"]
 
 _PUSH_ACTIONS: Final = {
     "*": "pushed-new",
@@ -36,6 +36,9 @@ _PUSH_ACTIONS: Final = {
 #: The reasons git gives for a refusal that means "the remote moved since you
 #: last fetched": the only ones a pull (``sync``) can settle.
 RACE_REASONS: Final = ("fetch first", "non-fast-forward", "stale info")
+#: What the remote says when a concurrent push held the ref's lock: the same race
+#: (the other push won; pull and push again), not a refusal.
+LOST_LOCK_REASONS: Final = ("failed to update ref", "failed to lock", "cannot lock ref")
 
 
 def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -> tuple[str, str]:
@@ -49,6 +52,12 @@ def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -
         return (
             "rejected",
             f"{summary}; {where} has changes you do not have: run git hydrate sync {where}",
+        )
+    if any(lost in summary for lost in LOST_LOCK_REASONS):
+        return (
+            "rejected",
+            f"{summary}; another push to {where} held the ref meanwhile: "
+            f"run git hydrate sync {where}",
         )
     if "hidden ref" in summary:
         return "refused", (
