@@ -14,9 +14,10 @@ import sys
 import time
 from typing import Any, Final
 
+from . import textpolicy
 from .archive import ARCHIVE_REF, read_archive
 from .dependencies import blocking_graph, cycles, queue_summaries, station_of
-from .errors import CorruptData
+from .errors import CorruptData, HydrateError
 from .store import MODE_BLOB, MODE_TREE, Repository
 from .store.tempfiles import find_temporaries, remove_stale_temporaries
 from .sync.remotes import overwriting_refspecs
@@ -32,6 +33,7 @@ __all__ = [
     "clear_stale_temporaries",
     "dependency_notes",
     "find_locks",
+    "policy_notes",
 ]
 
 #: A lock older than this, held by no process, is considered left behind.
@@ -158,6 +160,25 @@ def clear_stale_temporaries(common_dir: str, now: float | None = None) -> list[A
     return remove_stale_temporaries(os.path.join(common_dir, "hydrate"), now)
 
 
+def policy_notes(refs: TaskRefs, task_id: str) -> list[str]:
+    """What of the task breaks the text policy (:mod:`git_hydrate.textpolicy`) other
+    than a credential (which ``--allow-secrets`` may have let in): stored before
+    git-hydrate held every field, or pulled before it neutralised them."""
+    try:
+        state = refs.load(task_id)
+    except HydrateError:
+        return []  # a damaged task: check_task says why
+    found: dict[str, str] = {}
+    for field in textpolicy.task_fields(state.task, state.links):
+        wrong = textpolicy.problem(field.value, field.rule)
+        if wrong is not None:
+            found.setdefault(field.what, wrong)
+    return [
+        f"{what} {wrong}: written before git-hydrate checked it; change or release it"
+        for what, wrong in found.items()
+    ]
+
+
 def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
     """Per task, its dependency ``problems`` (a cycle: it can never be ready) and
     ``notes`` (a dependency this clone does not have: a pull may bring it)."""
@@ -196,7 +217,7 @@ def check(refs: TaskRefs) -> dict[str, Any]:
                 "task_id": task_id,
                 "ok": not problems,
                 "problems": problems,
-                "notes": found.get("notes", []),
+                "notes": found.get("notes", []) + policy_notes(refs, task_id),
             }
         )
     shared = check_shared_refs(refs.repo) + [

@@ -198,3 +198,17 @@ def test_pull_reports_what_it_neutralised_without_the_value(tmp_path: Path) -> N
     git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), str(c))
     res = hydrate(c, "pull")
     assert res.returncode == 0 and "neutralised" not in res.stdout
+
+
+def test_doctor_notes_a_field_stored_before_the_policy_held_it(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("OLD-1", objective="o", acceptance="a")
+    _craft(repo, "OLD-1", assignee=HOSTILE_HOLDER, tags=["t" * 2000])
+    res = hydrate(repo, "doctor")
+    assert res.returncode == 0, res  # a note: the data reads, and a write can fix it
+    assert (
+        "note    OLD-1: holder must be one line without control characters: written before "
+        "git-hydrate checked it; change or release it\n"
+    ) in res.stdout
+    assert "note    OLD-1: tag is longer than 1024 characters" in res.stdout
+    assert "\x1b" not in res.stdout
