@@ -8,6 +8,7 @@ import json
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -384,7 +385,7 @@ def test_the_graph_draws_the_open_chain(served: tuple[Path, WebServer]) -> None:
     assert sorted(ids) == [f"B-{i}" for i in range(1, 8)]
     x = {n["task_id"]: n["x"] for n in graph["nodes"]}
     assert [x[f"B-{i}"] for i in range(1, 8)] == sorted(x.values())
-    assert {"from": "B-1", "to": "B-2"} in graph["edges"]
+    assert {"from": "B-1", "to": "B-2", "kind": "depends"} in graph["edges"]
     assert graph["lone"] == 1
 
 
@@ -459,3 +460,59 @@ def test_outside_a_repository_is_one_line(tmp_path: Path) -> None:
     result = hydrate(tmp_path, "web", "--port", "0")
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_parents_show_their_parts_on_the_board_page_and_graph(repo: Path) -> None:
+    from git_hydrate import Ledger
+
+    with Ledger(repo) as ledger:
+        ledger.add_task("EPIC-1", objective="the whole", acceptance="all parts done")
+        ledger.add_task("C-1", objective="part one", acceptance="a", parent="EPIC-1")
+        ledger.add_task("C-2", objective="part two", acceptance="a", parent="EPIC-1")
+        ledger.set_status("C-2", "cancelled")
+    server = make_server(Ledger(repo), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        cards = {i["task_id"]: i for i in get_json(server, "/api/tasks?limit=50")["items"]}
+        assert cards["C-1"]["parent"] == "EPIC-1"
+        assert cards["EPIC-1"]["children"] == [
+            {"task_id": "C-1", "station": "open", "waiting": True},
+            {"task_id": "C-2", "station": "cancelled", "waiting": False},
+        ]
+        assert cards["EPIC-1"]["waiting"] is True
+        task = get_json(server, "/api/task/EPIC-1")
+        assert [c["task_id"] for c in task["children"]] == ["C-1", "C-2"]
+        assert get_json(server, "/api/task/C-1")["parent"] == "EPIC-1"
+        graph = get_json(server, "/api/graph")
+        assert graph["edges"] == [{"from": "C-1", "to": "EPIC-1", "kind": "part"}]
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.app.ledger.close()
+
+
+def test_the_watch_reads_the_refs_again_only_when_they_may_have_moved(repo: Path) -> None:
+    from git_hydrate import Ledger
+    from git_hydrate.web.watch import FULL_READ_SECONDS, RefsWatch
+
+    hydrate(repo, "task-add", "W-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "task-add", "W-2", "--objective", "o", "--acceptance", "a")
+    moment = [time.time() + 100]  # every stamp old enough to trust
+    with Ledger(repo) as ledger:
+        watch = RefsWatch(ledger.refs, clock=lambda: moment[0])
+        first = watch.version()
+        assert watch.version() == first and watch.full_reads == 1
+        git(repo, "update-ref", "refs/hydrate/tasks/W-1", "refs/hydrate/tasks/W-2")
+        second = watch.version()
+        assert second != first and watch.full_reads == 2
+        git(repo, "pack-refs", "--all")
+        assert watch.version() == second and watch.full_reads == 3
+        assert watch.version() == second and watch.full_reads == 3
+        moment[0] += FULL_READ_SECONDS
+        assert watch.version() == second and watch.full_reads == 4
+        written = (repo / ".git" / "packed-refs").stat().st_mtime
+        racy = RefsWatch(ledger.refs, clock=lambda: written + 1)  # a stamp too recent to trust
+        racy.version()
+        racy.version()
+        assert racy.full_reads == 2

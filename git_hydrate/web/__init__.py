@@ -7,6 +7,7 @@ One concern per module, all on the :class:`~git_hydrate.Ledger`'s public API:
 * :mod:`.taskpage` — one task: fields, checkpoints, attachments in packing order
   with what a budget keeps, outlines and drops, the prompt, the work commits;
 * :mod:`.graph` — the dependency graph of the open tasks, laid out in layers;
+* :mod:`.watch` — whether a ref under ``refs/hydrate/`` moved, cheaply enough to poll;
 * :mod:`.server` — the HTTP server (standard library only): routes, the
   Content-Security-Policy and headers, GET and HEAD only.
 

@@ -2,37 +2,29 @@
 
 Cards come from the queue summaries (:func:`git_hydrate.dependencies.queue_summaries`,
 cached by task tip on disk), so a board of ten thousand tasks reads the refs and
-one small file; the cards built from them are kept in memory until a ref under
-``refs/hydrate/`` moves (:func:`refs_version`).
+one small file; the cards built from them, and the filter values on offer, are
+kept in memory until a ref under ``refs/hydrate/`` moves
+(:class:`~git_hydrate.web.watch.RefsWatch`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from ..dependencies import DONE_STATION, queue_summaries, station_of
+from ..dependencies import children_of, queue_summaries, station_of
 from ..listing import archived_tasks
 from ..model import STATIONS
 from ..taskrefs import TaskRefs
 
-__all__ = ["FACET_LIMIT", "Board", "Filters", "card", "claim_age", "refs_version"]
+__all__ = ["FACET_LIMIT", "SETTLED", "Board", "Filters", "card", "claim_age"]
 
+#: Stations at which a dependency or a part no longer holds a task back.
+SETTLED: Final = ("done", "cancelled")
 #: The most values a filter list offers (the most used first).
 FACET_LIMIT: Final = 200
-_PREFIX: Final = b"refs/hydrate/"
-
-
-def refs_version(refs: TaskRefs) -> str:
-    """A short digest of every ref under ``refs/hydrate/``: it changes when a task,
-    the archive or a removal record changes, and only then."""
-    digest = hashlib.sha256()
-    for name, oid in sorted(refs.repo.refs_under(_PREFIX).items()):
-        digest.update(name + b" " + oid + b"\n")
-    return digest.hexdigest()[:20]
 
 
 def claim_age(claimed_at: str, now: float) -> int | None:
@@ -46,8 +38,11 @@ def claim_age(claimed_at: str, now: float) -> int | None:
     return max(0, int(now - moment))
 
 
-def card(summary: Mapping[str, Any], stations: Mapping[str, str]) -> dict[str, Any]:
-    """The card of one live task (its queue summary), or of a damaged one."""
+def card(
+    summary: Mapping[str, Any], stations: Mapping[str, str], children: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The card of one live task (its queue summary and its children's ids), or of
+    a damaged one."""
     if "error" in summary:
         return {
             "task_id": summary["task_id"],
@@ -61,6 +56,7 @@ def card(summary: Mapping[str, Any], stations: Mapping[str, str]) -> dict[str, A
             "depends": [],
             "waiting": False,
             "parent": "",
+            "children": [],
             "attachments": 0,
             "archived": False,
             "error": summary["error"],
@@ -69,9 +65,13 @@ def card(summary: Mapping[str, Any], stations: Mapping[str, str]) -> dict[str, A
         {
             "task_id": dep,
             "station": stations.get(dep, "unknown"),
-            "waiting": stations.get(dep) != DONE_STATION,
+            "waiting": stations.get(dep) != "done",
         }
         for dep in summary.get("depends_on", [])
+    ]
+    parts = [
+        {"task_id": child, "station": stations[child], "waiting": stations[child] not in SETTLED}
+        for child in children
     ]
     return {
         "task_id": summary["task_id"],
@@ -83,9 +83,9 @@ def card(summary: Mapping[str, Any], stations: Mapping[str, str]) -> dict[str, A
         "holder": summary.get("assignee", ""),
         "claimed_at": summary.get("claimed_at", ""),
         "depends": depends,
-        "waiting": any(d["waiting"] for d in depends),
-        # (a parent task, once tasks have one: issue 31)
+        "waiting": any(d["waiting"] for d in [*depends, *parts]),
         "parent": summary.get("parent", "") or "",
+        "children": parts,
         "attachments": summary["attachments"],
         "archived": False,
     }
@@ -107,6 +107,7 @@ def _archived_cards(refs: TaskRefs) -> list[dict[str, Any]]:
                 "depends": [],
                 "waiting": False,
                 "parent": "",
+                "children": [],
                 "attachments": item["attachments"],
                 "archived": True,
                 "archived_at": item["archived_at"],
@@ -150,14 +151,18 @@ class Board:
         self._version = ""
         self._live: list[dict[str, Any]] = []
         self._archived: list[dict[str, Any]] | None = None
+        self._facets: dict[bool, dict[str, list[dict[str, Any]]]] = {}
 
     def cards(self, refs: TaskRefs, version: str, archived: bool) -> list[dict[str, Any]]:
         """Every card (sorted by priority, then id), archived ones too if asked."""
         if version != self._version:
             live = queue_summaries(refs)
             stations = station_of(refs, live)
-            self._live = sorted((card(s, stations) for s in live.values()), key=_order)
+            parts = children_of(live)
+            cards = (card(s, stations, parts.get(t, ())) for t, s in live.items())
+            self._live = sorted(cards, key=_order)
             self._archived = None
+            self._facets = {}
             self._version = version
         if not archived:
             return self._live
@@ -192,7 +197,7 @@ class Board:
                 }
                 for station, items in by_station.items()
             ],
-            "facets": _facets(cards),
+            "facets": self._facets.setdefault(filters.archived, _facets(cards)),
         }
 
     def page(

@@ -1,13 +1,14 @@
 """The dependency graph of the open tasks, laid out in layers for the page to draw.
 
 An edge runs from a dependency to the task that waits for it, for every
-dependency not yet done. Each connected group of tasks is laid out on its own,
-left to right: a task's column is the longest chain of open dependencies before
-it (tasks on a cycle, which ``doctor`` reports, are placed after the rest and
-marked), and the order within a column follows the neighbours' order (two
-barycentre sweeps), which keeps crossings few. Groups are stacked, the largest
-first. Open tasks with no open dependency and no open dependent are counted,
-not drawn.
+dependency not yet done, and from each open part (a child task) to its parent.
+Each connected group of tasks is laid out on its own, left to right: a task's
+column is the longest chain of open tasks before it (tasks on a cycle, which
+``doctor`` reports, are placed after the rest and marked), and the order within
+a column follows the neighbours' order (two barycentre sweeps), which keeps
+crossings few. Groups are placed the largest first, side by side in rows about
+a screen wide. Open tasks with no open dependency and no open dependent are
+counted, not drawn.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["CLOSED", "GAP_X", "GAP_Y", "NODE_H", "NODE_W", "dependency_graph", "layers"]
+__all__ = [
+    "CLOSED",
+    "GAP_X",
+    "GAP_Y",
+    "NODE_H",
+    "NODE_W",
+    "ROW_WIDTH",
+    "dependency_graph",
+    "layers",
+]
 
 #: Stations of tasks that block nothing any more.
 CLOSED: Final = ("done", "cancelled")
@@ -25,6 +35,8 @@ NODE_H: Final = 44
 GAP_X: Final = 70
 GAP_Y: Final = 14
 _GROUP_GAP: Final = 40
+#: How wide a row of small groups may grow before the next group starts a new row.
+ROW_WIDTH: Final = 1300
 
 
 def layers(
@@ -104,10 +116,15 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
     by_id = {c["task_id"]: c for c in cards if not c.get("archived")}
     open_ids = {t for t, c in by_id.items() if c["status"] not in CLOSED and not c.get("error")}
     edges: list[tuple[str, str]] = []
+    parts: set[tuple[str, str]] = set()
     for task_id in sorted(open_ids):
         for dep in by_id[task_id]["depends"]:
             if dep["task_id"] in open_ids or dep["task_id"] not in by_id:
                 edges.append((dep["task_id"], task_id))
+        for child in by_id[task_id].get("children", ()):
+            if child["task_id"] in open_ids and (child["task_id"], task_id) not in edges:
+                edges.append((child["task_id"], task_id))
+                parts.add((child["task_id"], task_id))
     involved = sorted({n for edge in edges for n in edge})
     lone = len(open_ids) - len(set(involved) & open_ids)
     groups = _groups(involved, edges)
@@ -124,23 +141,25 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
     for a, b in edges:
         deps[b].append(a)
     nodes: list[dict[str, Any]] = []
-    top = 0
-    width = 0
+    shelf = _Shelf()
     for group in drawn:
         column, cyclic = layers(group, deps)
         cols = _order(group, column, edges)
+        left, top = shelf.place(
+            len(cols) * (NODE_W + GAP_X) - GAP_X, max(len(c) for c in cols) * (NODE_H + GAP_Y)
+        )
         for x, col in enumerate(cols):
             for y, node in enumerate(col):
-                nodes.append(
-                    _node(node, by_id.get(node), x, top + y * (NODE_H + GAP_Y), node in cyclic)
-                )
-        width = max(width, len(cols) * (NODE_W + GAP_X) - GAP_X)
-        top += max(len(c) for c in cols) * (NODE_H + GAP_Y) - GAP_Y + _GROUP_GAP
+                place = (left + x * (NODE_W + GAP_X), top + y * (NODE_H + GAP_Y))
+                nodes.append(_node(node, by_id.get(node), place, node in cyclic))
     return {
         "nodes": nodes,
-        "edges": [{"from": a, "to": b} for a, b in edges],
-        "width": width,
-        "height": max(0, top - _GROUP_GAP),
+        "edges": [
+            {"from": a, "to": b, "kind": "part" if (a, b) in parts else "depends"}
+            for a, b in edges
+        ],
+        "width": shelf.width,
+        "height": shelf.height,
         "open": len(open_ids),
         "lone": lone,
         "left_out": len(involved) - len(shown),
@@ -149,8 +168,28 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
     }
 
 
+class _Shelf:
+    """Groups placed left to right in rows no wider than :data:`ROW_WIDTH` (a group
+    wider than that has a row of its own), rows top to bottom."""
+
+    def __init__(self) -> None:
+        self.x = self.y = self.row_height = 0
+        self.width = self.height = 0
+
+    def place(self, width: int, height: int) -> tuple[int, int]:
+        if self.x and self.x + width > ROW_WIDTH:
+            self.y += self.row_height + _GROUP_GAP
+            self.x = self.row_height = 0
+        left, top = self.x, self.y
+        self.x += width + _GROUP_GAP + GAP_X
+        self.row_height = max(self.row_height, height - GAP_Y)
+        self.width = max(self.width, left + width)
+        self.height = max(self.height, top + height - GAP_Y)
+        return left, top
+
+
 def _node(
-    task_id: str, item: Mapping[str, Any] | None, column: int, y: int, cyclic: bool
+    task_id: str, item: Mapping[str, Any] | None, place: tuple[int, int], cyclic: bool
 ) -> dict[str, Any]:
     return {
         "task_id": task_id,
@@ -158,7 +197,7 @@ def _node(
         "status": item["status"] if item else "unknown",
         "priority": item["priority"] if item else None,
         "holder": item["holder"] if item else "",
-        "x": column * (NODE_W + GAP_X),
-        "y": y,
+        "x": place[0],
+        "y": place[1],
         "cycle": cyclic,
     }

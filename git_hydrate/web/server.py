@@ -29,10 +29,11 @@ import msgspec
 from ..errors import Conflict, CorruptData, HydrateError, NotFound, ValidationError
 from ..ledger import Ledger
 from ..model import STATIONS
-from .board import Board, Filters, refs_version
+from .board import Board, Filters
 from .graph import dependency_graph
 from .query import Query
 from .taskpage import TaskPages
+from .watch import RefsWatch
 
 __all__ = ["CSP", "STATIC_DIR", "WebApp", "WebServer", "json_bytes", "make_server"]
 
@@ -97,6 +98,7 @@ class WebApp:
         self.clock = clock
         self.lock = threading.Lock()
         self.board = Board()
+        self.watch = RefsWatch(ledger.refs)
         self.tasks = TaskPages(ledger)
         self.routes: list[tuple[re.Pattern[str], Callable[..., Any]]] = [
             (re.compile(r"/api/version\Z"), self.version),
@@ -119,7 +121,7 @@ class WebApp:
         raise NotFound(f"no such endpoint: {path}")
 
     def version(self, _query: Query) -> dict[str, Any]:
-        return {"version": refs_version(self.ledger.refs)}
+        return {"version": self.watch.version()}
 
     def _filters(self, query: Query) -> Filters:
         return Filters(
@@ -131,7 +133,7 @@ class WebApp:
 
     def columns(self, query: Query) -> dict[str, Any]:
         _offset, limit = query.page(default_limit=50)
-        version = refs_version(self.ledger.refs)
+        version = self.watch.version()
         return self.board.columns(
             self.ledger.refs, version, self._filters(query), limit, self.clock()
         )
@@ -141,7 +143,7 @@ class WebApp:
         station = query.text("station") or None
         if station is not None and station not in STATIONS:
             raise ValidationError(f"unknown station {station[:40]!r}")
-        version = refs_version(self.ledger.refs)
+        version = self.watch.version()
         filters = self._filters(query)
         refs = self.ledger.refs
         return self.board.page(refs, version, filters, station, offset, limit, self.clock())
@@ -149,7 +151,7 @@ class WebApp:
     def graph(self, query: Query) -> dict[str, Any]:
         limit = query.integer("limit", 300, low=1, high=2000)
         assert limit is not None
-        version = refs_version(self.ledger.refs)
+        version = self.watch.version()
         cards = self.board.cards(self.ledger.refs, version, archived=False)
         return {"version": version, **dependency_graph(cards, limit)}
 

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..dependencies import queue_summaries, station_of
+from ..dependencies import children_of, queue_summaries, station_of
 from ..errors import HydrateError
 from ..ledger import Ledger
 from ..pack.budget import Budget
@@ -87,6 +87,10 @@ class TaskPages:
         task["dependents"] = sorted(
             other for other, item in live.items() if task_id in item.get("depends_on", ())
         )
+        task["children"] = [
+            {"task_id": child, "station": stations.get(child, "unknown")}
+            for child in children_of(live).get(task_id, [])
+        ]
         task["log"] = self.ledger.log(task_id, limit=_LOG_LIMIT)
         return task
 

@@ -43,6 +43,11 @@ function card(item) {
     body.push(el("div", { class: "meta parent" }, "parent ",
       el("a", { href: taskHref(item.parent), text: item.parent })));
   }
+  if (item.children.length) {
+    const open = item.children.filter((c) => c.waiting).length;
+    body.push(el("div", { class: open ? "meta parts waiting" : "meta parts",
+      text: `${item.children.length} parts, ${open} not done` }));
+  }
   if (item.tags.length) {
     body.push(el("div", { class: "tags" }, item.tags.map((t) => el("span", { class: "tag", text: t }))));
   }

@@ -19,7 +19,7 @@ function draw(data) {
     if (!a || !b) continue;
     const x1 = a.x + w; const y1 = a.y + h / 2; const x2 = b.x; const y2 = b.y + h / 2;
     const bend = Math.max(30, (x2 - x1) / 2);
-    root.append(svg("path", { class: "edge", "data-from": edge.from, "data-to": edge.to,
+    root.append(svg("path", { class: edge.kind === "part" ? "edge part" : "edge", "data-from": edge.from, "data-to": edge.to,
       d: `M ${x1} ${y1} C ${x1 + bend} ${y1}, ${x2 - bend} ${y2}, ${x2} ${y2}`, "marker-end": "url(#arrow)" }));
   }
   for (const n of data.nodes) {
@@ -28,8 +28,8 @@ function draw(data) {
     root.append(svg("a", { href: taskHref(n.task_id), class: classes, "data-task": n.task_id },
       svg("title", { text: `${n.task_id}: ${n.title} (${label}${n.cycle ? ", on a cycle" : ""})` }),
       svg("rect", { x: n.x, y: n.y, width: w, height: h }),
-      svg("text", { x: n.x + 8, y: n.y + 17, class: "id", text: clip(`${n.task_id} · ${label}`, 30) }),
-      svg("text", { x: n.x + 8, y: n.y + 34, text: clip(n.title, 30) })));
+      svg("text", { x: n.x + 8, y: n.y + 17, class: "id", text: clip(`${n.task_id} · ${label}`, 28) }),
+      svg("text", { x: n.x + 8, y: n.y + 34, text: clip(n.title, 25) })));
   }
   return root;
 }
@@ -41,7 +41,7 @@ async function load() {
     if (data.lone) parts.push(`${thousands(data.lone)} with no open dependency or dependent not drawn`);
     if (data.left_out) parts.push(`${thousands(data.left_out)} in smaller groups left out`);
     document.getElementById("graph-note").textContent =
-      `${parts.join("; ")}. An arrow runs from a dependency to the task waiting for it.`;
+      `${parts.join("; ")}. An arrow runs from a dependency to the task waiting for it; a dashed one from a part to its parent.`;
     clear(document.getElementById("graph")).append(data.nodes.length ? draw(data)
       : el("p", { class: "muted", text: "no open task waits for another" }));
     setStatus(`read at ${new Date().toLocaleTimeString()}`);

@@ -32,6 +32,10 @@ function renderFields(task) {
     href: taskHref(d.task_id), class: d.station === "done" ? "dep" : "dep waiting",
     text: d.station === "done" ? d.task_id : `${d.task_id} (waiting: ${d.station})`,
   }));
+  const parts = task.children.map((c) => el("a", {
+    href: taskHref(c.task_id), class: ["done", "cancelled"].includes(c.station) ? "dep" : "dep waiting",
+    text: `${c.task_id} (${c.station})`,
+  }));
   const dependents = task.dependents.map((id) => el("a", { href: taskHref(id), class: "dep", text: id }));
   clear(document.getElementById("fields")).append(head, dl([
     ["station", task.status + (task.archived ? " (archived)" : "")],
@@ -48,6 +52,7 @@ function renderFields(task) {
     ["tests", task.tests.length ? pathNotes(task.tests) : ""],
     ["depends on", deps],
     ["needed by", dependents],
+    ["parts", parts],
     ["token budget", task.token_budget ? thousands(task.token_budget) : ""],
     ["created", task.created_at],
     ["attachments", thousands(task.attachments)],
