@@ -404,12 +404,18 @@ def _cards(deps: dict[str, list[str]], status: str = "open") -> list[dict[str, A
 
 
 def test_a_hundred_tasks_are_laid_out_without_overlap() -> None:
-    deps = {f"T-{i:03d}": [f"T-{i // 3:03d}"] if i else [] for i in range(100)}
-    deps["T-050"].append("T-099")  # a second parent from a deeper column
+    deps = {f"T-{i:03d}": [f"T-{i // 3:03d}"] if i else [] for i in range(70)}
+    # and thirty in ten small groups, placed side by side
+    deps.update({f"S-{i:03d}": [f"S-{i - 1:03d}"] if i % 3 else [] for i in range(30)})
+    deps["T-030"].append("T-069")  # a second parent from a deeper column
     graph = dependency_graph(_cards(deps), limit=300)
-    assert len(graph["nodes"]) == 100 and len(graph["edges"]) == 100
-    boxes = {(n["x"], n["y"]) for n in graph["nodes"]}
-    assert len(boxes) == 100
+    assert len(graph["nodes"]) == 100 and len(graph["edges"]) == 70 + 20
+    boxes = sorted((n["x"], n["y"]) for n in graph["nodes"])
+    for i, (x1, y1) in enumerate(boxes):
+        for x2, y2 in boxes[i + 1 :]:
+            assert x1 + NODE_W <= x2 or y1 + NODE_H <= y2 or y2 + NODE_H <= y1, "overlap"
+    assert all(0 <= x <= graph["width"] - NODE_W and y >= 0 for x, y in boxes)
+    assert all(y <= graph["height"] - NODE_H for _x, y in boxes)
     at = {n["task_id"]: n for n in graph["nodes"]}
     for edge in graph["edges"]:
         assert at[edge["from"]]["x"] + NODE_W <= at[edge["to"]]["x"]
@@ -516,3 +522,19 @@ def test_the_watch_reads_the_refs_again_only_when_they_may_have_moved(repo: Path
         racy.version()
         racy.version()
         assert racy.full_reads == 2
+
+
+def test_dependencies_outside_the_board_are_drawn_only_while_they_block() -> None:
+    cards = _cards({"A": []})
+    cards[0]["depends"] = [
+        {"task_id": "GONE-1", "station": "unknown", "waiting": True},
+        {"task_id": "OLD-1", "station": "done", "waiting": False},
+        {"task_id": "DROPPED-1", "station": "cancelled", "waiting": True},
+    ]
+    graph = dependency_graph(cards, limit=10)
+    assert sorted((e["from"], e["to"]) for e in graph["edges"]) == [
+        ("DROPPED-1", "A"),
+        ("GONE-1", "A"),
+    ]
+    stations = {n["task_id"]: n["status"] for n in graph["nodes"]}
+    assert stations == {"A": "open", "GONE-1": "unknown", "DROPPED-1": "cancelled"}

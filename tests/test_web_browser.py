@@ -179,9 +179,9 @@ def test_the_board_shows_every_payload_as_text(site: tuple[Path, str], page: Any
     held = page.locator(".card[data-task='H-1'] .holder").text_content()
     assert held is not None and held.startswith("held by Hydrate Tester") and "claimed" in held
     assert page.locator(".card[data-task='P-01'] .dep.waiting").count() == 1
+    _shot(page, "board")
     page.hover(".card[data-task='P-35']")
     _no_script_ran(page)
-    _shot(page, "board")
     page.select_option("#f-tag", "web")
     playwright_api.expect(page.locator(".card")).to_have_count(1)
     assert "tag=web" in page.url

@@ -117,10 +117,14 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
     open_ids = {t for t, c in by_id.items() if c["status"] not in CLOSED and not c.get("error")}
     edges: list[tuple[str, str]] = []
     parts: set[tuple[str, str]] = set()
+    elsewhere: dict[str, str] = {}
     for task_id in sorted(open_ids):
         for dep in by_id[task_id]["depends"]:
-            if dep["task_id"] in open_ids or dep["task_id"] not in by_id:
+            outside = dep["task_id"] not in by_id  # archived, or not in this clone
+            if dep["task_id"] in open_ids or (outside and dep["waiting"]):
                 edges.append((dep["task_id"], task_id))
+                if outside:
+                    elsewhere[dep["task_id"]] = dep["station"]
         for child in by_id[task_id].get("children", ()):
             if child["task_id"] in open_ids and (child["task_id"], task_id) not in edges:
                 edges.append((child["task_id"], task_id))
@@ -151,7 +155,8 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
         for x, col in enumerate(cols):
             for y, node in enumerate(col):
                 place = (left + x * (NODE_W + GAP_X), top + y * (NODE_H + GAP_Y))
-                nodes.append(_node(node, by_id.get(node), place, node in cyclic))
+                item = by_id.get(node) or {"status": elsewhere.get(node, "unknown")}
+                nodes.append(_node(node, item, place, node in cyclic))
     return {
         "nodes": nodes,
         "edges": [
@@ -189,14 +194,14 @@ class _Shelf:
 
 
 def _node(
-    task_id: str, item: Mapping[str, Any] | None, place: tuple[int, int], cyclic: bool
+    task_id: str, item: Mapping[str, Any], place: tuple[int, int], cyclic: bool
 ) -> dict[str, Any]:
     return {
         "task_id": task_id,
-        "title": item["title"] if item else "",
-        "status": item["status"] if item else "unknown",
-        "priority": item["priority"] if item else None,
-        "holder": item["holder"] if item else "",
+        "title": item.get("title", ""),
+        "status": item["status"],
+        "priority": item.get("priority"),
+        "holder": item.get("holder", ""),
         "x": place[0],
         "y": place[1],
         "cycle": cyclic,
