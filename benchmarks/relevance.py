@@ -189,7 +189,9 @@ def order_path(case: Case, entries: list[dict[str, Any]], history: Any) -> list[
 
 def cochange_order(anchors: list[str], entries: list[dict[str, Any]], history: Any) -> list[str]:
     """The anchors, then every other file by co-change with them alone."""
-    only = Weights(test_pair=0, lexical=0, directory=0, size_exponent=0)
+    only = Weights(
+        test_pair=0, lexical=0, mention=0, seed_cochange=0, directory=0, prior=0, size_exponent=0
+    )
     candidates = [Candidate(e["source"], e["size"]) for e in entries]
     found = rank(candidates, TaskText("", files_in_play=anchors), history, only)
     first = {path: i for i, path in enumerate(anchors)}
@@ -216,10 +218,7 @@ def plain_bm25(query: str, entries: list[dict[str, Any]]) -> list[str]:
     body, lower-cased alphanumeric runs, no stemming, no splitting: the baseline
     a reader would write first. Best first; ties by path."""
     docs = {
-        e["source"]: _PLAIN.findall(
-            (e["source"] + "\n" + str(e["body"])).lower()
-        )
-        for e in entries
+        e["source"]: _PLAIN.findall((e["source"] + "\n" + str(e["body"])).lower()) for e in entries
     }
     n = len(docs) or 1
     average = sum(len(d) for d in docs.values()) / n or 1.0

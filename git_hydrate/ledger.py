@@ -45,7 +45,7 @@ from .taskrefs import TaskRefs
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-    from .hydrate import RankResult
+    from .hydrate import RankResult, Suggestion
     from .hydrate.tree import Progress
     from .interop import ImportReport
     from .pack.budget import BudgetOptions
@@ -603,6 +603,13 @@ class Ledger:
         from .hydrate import rerank
 
         return rerank(self.refs, task_id, rev=rev)
+
+    def suggest(self, task_id: str, *, rev: str | None = None) -> Suggestion:
+        """The files the task's text describes among ``rev``'s files (default HEAD),
+        with reasons, to accept into its files in play; writes nothing."""
+        from .hydrate import suggest
+
+        return suggest(self.refs, task_id, rev=rev)
 
     # -- sharing and health ---------------------------------------------------------
 

@@ -105,6 +105,11 @@ _STORAGE: Final = [
      "trusted only when this user owns it and nobody else can write it, as the token-count "
      "and outline caches are: their content is acted on unchecked). Deleting them is "
      "always safe."),
+    ("$GIT_COMMON_DIR/hydrate/blob-facts", "Derived, disposable: what ranking learned "
+     "of each blob (text or binary, size, word counts, defined names), keyed by blob id, "
+     "so add-tree, rank and rank --suggest read a body once. Bounded (60,000 blobs, those "
+     "the last run used kept first); a damaged or foreign file is a miss, rewritten by the "
+     "next run. Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/prompt-cache/", "The prompt cache (hydrate.promptCache): "
      "one file per prompt, named by two checksums of its key, written whole (0600) and "
      "trusted only when this user owns it and nobody else can write it. GHPCACHE, the "

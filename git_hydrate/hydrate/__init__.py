@@ -6,6 +6,9 @@
 * :mod:`.cache` — each blob's sha256 and class, read once ever;
 * :mod:`.links` — picks become links in one commit;
 * :mod:`.rank`, :mod:`.history`, :mod:`.placement` — the right files first;
+* :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a
+  task's text describes; :mod:`.facts` — each blob's words, kept once per repository;
+* :mod:`.suggestions` — ``rank --suggest``: the files to accept into ``--file-in-play``;
 * :mod:`.tree`, :mod:`.diff`, :mod:`.rerank`, :mod:`.resources` — the operations.
 """
 
@@ -16,6 +19,7 @@ from .pathspec import Pathspec, relative_to_top
 from .rerank import RankResult, rerank
 from .resources import hydrate_from_path, hydrate_paths
 from .rules import REASONS, SKIPPED_DIRS
+from .suggestions import Suggested, Suggestion, suggest
 from .tree import add_tree, refresh
 
 __all__ = [
@@ -23,6 +27,8 @@ __all__ = [
     "SKIPPED_DIRS",
     "Pathspec",
     "RankResult",
+    "Suggested",
+    "Suggestion",
     "add_diff",
     "add_tree",
     "default_base",
@@ -31,4 +37,5 @@ __all__ = [
     "refresh",
     "relative_to_top",
     "rerank",
+    "suggest",
 ]

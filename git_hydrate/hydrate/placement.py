@@ -17,9 +17,11 @@ from collections.abc import Mapping
 
 from ..model import Task
 from ..store import Repository
+from .facts import gather
 from .history import read_history
 from .links import ranked_priority
 from .rank import TOP_LEVEL, Candidate, TaskText, rank
+from .terms import BlobFacts
 
 __all__ = ["Place", "place", "task_text"]
 
@@ -53,6 +55,8 @@ def place(
     top: int,
     priority: int | None,
     ranked: bool,
+    oids: Mapping[str, str] | None = None,
+    known: Mapping[str, BlobFacts] | None = None,
 ) -> dict[str, Place]:
     """The place of every path in ``sizes`` (path -> bytes).
 
@@ -61,13 +65,17 @@ def place(
         top: The priority of the band's first file.
         priority: A priority the user gave: every file gets it, unranked.
         ranked: ``False`` for ``--no-rank`` (every file at 0).
+        oids: Each path's blob, to rank by its contents too (from the facts
+            cache, else ``known``, else read; without, by paths alone).
+        known: Facts of blobs just read (blob id -> facts).
     """
     if priority is not None or not ranked:
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
     history = read_history(repo, commit).paths if commit else []
     candidates = [Candidate(path, size) for path, size in sizes.items()]
+    facts = gather(repo, oids, known) if oids else {}
     return {
         path: (ranked_priority(top, TOP_LEVEL - found.level), found.score, found.reason)
-        for path, found in rank(candidates, task_text(task), history).items()
+        for path, found in rank(candidates, task_text(task), history, facts=facts).items()
     }

@@ -10,26 +10,30 @@ it. Signals, each measured on real history (``benchmarks/relevance.py``):
   changes at all (changelogs rank high for good reason);
 * test <-> module naming (``tests/test_termui.py`` <-> ``src/click/termui.py``);
 * the task's words (objective, acceptance, criteria, scope, title) against
-  the path's words (BM25);
-* directory proximity to a file in play.
+  each file's contents, path and defined names, and the paths the text names
+  (:mod:`.retrieval`); the best content hits then seed co-change and test
+  pairing as a file in play does, weighed by their strength;
+* directory proximity to a file in play;
+* how often a file changes at all — a small weight that never buys the
+  budget on its own.
 
 The signals combine as a noisy OR; files are then ordered by score per
 ``(size + 60) ** 0.25`` bytes, so that under a byte budget a few large,
-slightly relevant files do not crowd out many small, relevant ones. Only
-paths and sizes are read, never file contents: a task re-ranks without
-reading a body. The same inputs always give the same order.
+slightly relevant files do not crowd out many small, relevant ones. Contents
+come as per-blob facts (:mod:`.facts`), never as bodies: ranking itself reads
+no file. The same inputs always give the same order.
 """
 
 from __future__ import annotations
 
 import math
 import posixpath
-import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Final
+
+from .retrieval import Hits, lexical_hits
+from .terms import BlobFacts
 
 __all__ = ["TOP_LEVEL", "Candidate", "Ranked", "TaskText", "Weights", "rank"]
 
@@ -78,59 +82,25 @@ class Weights:
     """The ranking's parameters; the defaults are the measured ones."""
 
     test_pair: float = 0.2
-    lexical: float = 0.1
+    lexical: float = 0.3
+    mention: float = 0.6
+    seed_cochange: float = 0.9
+    #: How many of the best content hits seed co-change and test pairing, and how
+    #: close to the best one a hit must score to be a seed.
+    seeds: int = 3
+    seed_floor: float = 0.5
+    seed_smoothing: float = 4.0
+    #: How much of the prior a seed's co-change is smoothed towards (0: none).
+    seed_prior: float = 1.0
     directory: float = 0.02
+    #: How much "changes often" weighs alone: never enough to buy the budget.
+    prior: float = 0.15
     half_life: float = 100.0
     sweep: int = 30
     smoothing: float = 2.0
     size_exponent: float = 0.25
     overhead: int = 60
-
-
-#: Words too common in commit messages and paths to say anything.
-_STOP: Final = frozenset(
-    """
-    a an and are as at be been but by can could did do does for from has have if in
-    into is it its not of on or so such than that the their them then there these this
-    those to was were when where which while who will with would you your we our use
-    used uses using add added adds fix fixed fixes fixing make makes made instead also
-    now only more less should don can new old via like just all any some one two get
-    set sets none true false self file files code change changes changed update updated
-    updates updating remove removed removes test tests src lib main docs doc rst txt co
-    authored signed off merge pull request branch http https www com github issue
-    issues pr
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-
-_RAW: Final = re.compile(r"[A-Za-z0-9_]+")
-_WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-@lru_cache(maxsize=65536)
-def _words(raw: str) -> tuple[str, ...]:
-    """``get_metavarName`` -> the whole word and its snake and camel parts, lower-cased."""
-    out: list[str] = []
-    pieces = [p for p in raw.split("_") if p]
-    if len(pieces) > 1:
-        out.append(raw.lower().strip("_"))
-    for piece in pieces:
-        for word in _WORD.findall(piece):
-            parts = [p.lower() for p in _CAMEL.findall(word)]
-            out.append(word.lower())
-            if len(parts) > 1:
-                out.extend(parts)
-    return tuple(w for w in out if len(w) >= 3 and w not in _STOP and not w.isdigit())
-
-
-def tokenize(text: str) -> list[str]:
-    """The words of ``text`` the lexical signal compares."""
-    return [word for raw in _RAW.findall(text) for word in _words(raw)]
-
-
-def _path_words(path: str) -> list[str]:
-    stem = posixpath.splitext(path)[0]
-    return tokenize(stem.replace("/", " ").replace("-", " ").replace(".", " "))
+    level_scale: float = TOP_LEVEL
 
 
 def _test_subject(path: str) -> tuple[str, str] | None:
@@ -177,10 +147,13 @@ def _proximity(a: str, b: str) -> float:
 
 
 def _cochange(
-    anchors: set[str], history: Sequence[Sequence[str]], w: Weights
-) -> tuple[dict[str, float], dict[str, str]]:
-    """Smoothed, decayed P(file changes | a file in play changes), and for each file
-    the file in play it last changed with (for the reason)."""
+    anchors: set[str], history: Sequence[Sequence[str]], w: Weights, *, seeded: bool = False
+) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
+    """Smoothed, decayed P(file changes | an anchor changes); for each file the anchor
+    it last changed with (for the reason); and how often each file changes at all
+    (the prior, a share of the commits read). ``seeded``: the anchors are content
+    hits, not files the task names: only files that did change with them count
+    (smoothed towards zero, not towards the prior)."""
     decay = math.log(2) / w.half_life if w.half_life > 0 else 0.0
     total = hits = 0.0
     often: dict[str, float] = {}
@@ -200,41 +173,45 @@ def _cochange(
                 together[name] = together.get(name, 0.0) + weight
                 partner.setdefault(name, touched[0])
     if total <= 0:
-        return {}, {}
+        return {}, {}, {}
+    prior = {name: count / total for name, count in often.items()}
+    if hits <= 0:
+        return {}, partner, prior
+    if seeded:
+        a, share = w.seed_smoothing, w.seed_prior
+        scores = {
+            name: (together.get(name, 0.0) + a * share * prior[name]) / (hits + a)
+            for name in (often if share > 0 else together)
+            if name not in anchors
+        }
+        return scores, partner, prior
     a = w.smoothing
     scores = {
-        name: (together.get(name, 0.0) + a * count / total) / (hits + a)
-        for name, count in often.items()
+        name: (together.get(name, 0.0) + a * prior[name]) / (hits + a)
+        for name in often
         if name not in anchors
     }
-    return scores, partner
+    return scores, partner, prior
 
 
-def _bm25(query: Sequence[str], docs: Mapping[str, Sequence[str]]) -> dict[str, float]:
-    """BM25 of ``query`` against each document, scaled so the best is 1."""
-    if not query or not docs:
-        return {}
-    k1, b = 1.2, 0.75
-    df: Counter[str] = Counter()
-    for words in docs.values():
-        df.update(set(words))
-    n = len(docs)
-    average = sum(len(words) for words in docs.values()) / n or 1.0
-    asked = Counter(query)
+def _propagated(
+    hits: Hits, history: Sequence[Sequence[str]], paths: Sequence[str], w: Weights
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Co-change and test pairing propagated from the best content hits (the seeds),
+    each weighed by its seed's strength: ``({path: score}, {path: reason})``."""
     scores: dict[str, float] = {}
-    for path, words in docs.items():
-        tf = Counter(words)
-        score = 0.0
-        for word, times in asked.items():
-            f = tf.get(word, 0)
-            if f:
-                idf = math.log(1 + (n - df[word] + 0.5) / (df[word] + 0.5))
-                norm = f + k1 * (1 - b + b * len(words) / average)
-                score += (1 + math.log(times)) * idf * f * (k1 + 1) / norm
-        if score > 0:
-            scores[path] = score
-    top = max(scores.values(), default=0.0)
-    return {path: score / top for path, score in scores.items()} if top > 0 else {}
+    reasons: dict[str, str] = {}
+    for seed, strength in hits.seeds:
+        cochange, _partner, _prior = _cochange({seed}, history, w, seeded=True)
+        for path, value in cochange.items():
+            value = min(1.0, value) * strength * w.seed_cochange
+            if value > scores.get(path, 0.0):
+                scores[path], reasons[path] = value, f"co-change with {seed} (content hit)"
+        for path, why in _test_pairs(paths, [seed]).items():
+            value = strength * w.test_pair
+            if value > scores.get(path, 0.0):
+                scores[path], reasons[path] = value, f"{why} (content hit)"
+    return scores, reasons
 
 
 def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
@@ -261,6 +238,7 @@ def rank(
     task: TaskText,
     history: Sequence[Sequence[str]],
     weights: Weights | None = None,
+    facts: Mapping[str, BlobFacts] | None = None,
 ) -> dict[str, Ranked]:
     """Every candidate's level (higher packs first), score and reason.
 
@@ -270,6 +248,8 @@ def rank(
         history: Changed paths per commit, newest first, of the source
             revision and its ancestors only.
         weights: The parameters (default: the measured ones).
+        facts: What is known of each path's contents (:mod:`.facts`); a path
+            without is ranked by its path's words alone.
     """
     w = weights or Weights()
     sizes = {c.path: c.size for c in candidates}
@@ -277,12 +257,11 @@ def rank(
     in_play = list(dict.fromkeys(task.files_in_play))
     named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
     anchors = set(in_play)
-    cochange, partner = _cochange(anchors, history, w)
+    cochange, partner, prior = _cochange(anchors, history, w)
     pairs = _test_pairs(paths, in_play)
-    query = tokenize(task.text)
-    docs = {path: _path_words(path) * 2 for path in paths}
-    lexical = _bm25(query, docs)
-    asked = set(query)
+    hits = lexical_hits(task.text, paths, facts or {}, seeds=w.seeds, floor=w.seed_floor)
+    hits.seeds = [(p, s) for p, s in hits.seeds if p not in anchors and p not in named]
+    propagated, carried = _propagated(hits, history, paths, w)
 
     found: dict[str, Ranked] = {}
     for path in paths:
@@ -297,42 +276,57 @@ def rank(
         parts = {
             "cochange": min(1.0, cochange.get(path, 0.0)),
             "test_pair": w.test_pair if path in pairs else 0.0,
-            "lexical": w.lexical * lexical.get(path, 0.0),
+            "mention": w.mention if path in hits.mentioned else 0.0,
+            "lexical": w.lexical * hits.lexical.get(path, 0.0),
+            "propagated": propagated.get(path, 0.0),
             "directory": w.directory * near,
+            "prior": w.prior * min(1.0, prior.get(path, 0.0)),
         }
         missed = 1.0
         for value in parts.values():
             missed *= 1.0 - value
         score = 1.0 - missed
         best = max(sorted(parts), key=lambda name: parts[name])
-        reason = _reason(best, parts[best], path, partner, pairs, docs, asked, near)
-        # relevance per byte (1 / 61 ** 0.25 at most): a few large, slightly
-        # relevant files must not crowd out many small, relevant ones
+        why = _Why(partner, pairs, hits, carried, near)
+        # relevance per byte: a few large, slightly relevant files must not crowd
+        # out many small, relevant ones
         density = score / ((sizes[path] + w.overhead) ** w.size_exponent)
-        level = min(TOP_LEVEL - _TEST_LEVELS - 1, round(density * TOP_LEVEL))
-        found[path] = Ranked(level, round(score, 4), reason)
+        level = min(TOP_LEVEL - _TEST_LEVELS - 1, round(density * w.level_scale))
+        found[path] = Ranked(level, round(score, 4), why.reason(best, parts[best], path))
     return found
 
 
-def _reason(
-    best: str,
-    value: float,
-    path: str,
-    partner: Mapping[str, str],
-    pairs: Mapping[str, str],
-    docs: Mapping[str, Sequence[str]],
-    asked: set[str],
-    near: float,
-) -> str:
-    """The main reason a file ranks where it does, in a few words."""
-    if value <= 0:
-        return "no signal"
-    if best == "cochange":
-        other = partner.get(path)
-        return f"co-change with {other}" if other else "changes often"
-    if best == "test_pair":
-        return pairs[path]
-    if best == "lexical":
-        words = sorted({word for word in docs[path] if word in asked})[:3]
-        return "matches " + ", ".join(f"'{word}'" for word in words)
-    return "same directory" if near == 1.0 else "nearby directory"
+@dataclass(frozen=True)
+class _Why:
+    """What the reasons are taken from."""
+
+    partner: Mapping[str, str]
+    pairs: Mapping[str, str]
+    hits: Hits
+    carried: Mapping[str, str]
+    near: float
+
+    def reason(self, best: str, value: float, path: str) -> str:
+        """The main reason a file ranks where it does, in a few words."""
+        if value <= 0:
+            return "no signal"
+        if best == "cochange":
+            other = self.partner.get(path)
+            return f"co-change with {other}" if other else "changes often"
+        if best == "test_pair":
+            return self.pairs[path]
+        if best == "mention":
+            return f"named in the task ('{self.hits.mentioned[path]}')"
+        if best == "lexical":
+            defines = self.hits.defines.get(path)
+            if defines:
+                return "defines " + ", ".join(defines[:3])
+            matched = self.hits.matched.get(path, [])
+            return "matches " + ", ".join(f"'{word}'" for word in matched)
+        if best == "propagated" and not any(path == seed for seed, _ in self.hits.seeds):
+            return self.carried[path]
+        if best == "propagated":  # a content hit itself: its own words say more
+            return self.reason("lexical", 1.0, path)
+        if best == "prior":
+            return "changes often"
+        return "same directory" if self.near == 1.0 else "nearby directory"

@@ -64,6 +64,7 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
                 top=top,
                 priority=None,
                 ranked=True,
+                oids={link.path: link.oid for link in group} if origin == TREE_ORIGIN else None,
             )
             for link in group:
                 priority, score, reason = places[link.path]

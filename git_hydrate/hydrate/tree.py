@@ -42,6 +42,7 @@ from .pathspec import Pathspec
 from .placement import Place, place
 from .rules import FileEntry, Skipped, attribute_rules, classify, path_rule
 from .sources import Source, from_directory, from_rev, from_worktree, resolve_rev
+from .terms import BlobFacts, blob_facts
 
 __all__ = ["MAX_SELECTIONS", "ORIGIN", "SELECTION_VERSION", "Progress", "add_tree", "refresh"]
 
@@ -62,6 +63,15 @@ class Content:
     bytes_done: int = 0
     #: Keeps the text bodies read, for the prompt that follows (``add-tree --prompt``).
     memo: BodyMemo = field(default_factory=BodyMemo)
+    #: What ranking learns of each blob read (by blob id), so it reads none again;
+    #: nothing when the run does not rank.
+    facts: dict[str, BlobFacts] = field(default_factory=dict)
+    learning: bool = True
+
+    def learn(self, oid: str, cls: str, data: bytes) -> None:
+        """Keep the facts of a blob just read (a text's words; of others, none)."""
+        if self.learning:
+            self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
 
 
 def _prefix(value: str) -> str:
@@ -147,6 +157,7 @@ def _read_from_disk(
     cls = classify(data)
     digest = hashlib.sha256(data).hexdigest()
     cache.put(oid, digest, cls)  # saves the read once these files are committed
+    found.learn(oid, cls, data)
     if cls == "text":
         found.memo.offer(oid, digest, data)
     found.info[entry.path] = (oid, digest, cls, len(data))
@@ -163,12 +174,15 @@ def _read_content(
     *,
     worktree_copies: bool = False,
     memo: BodyMemo | None = None,
+    learning: bool = True,
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git
     (``worktree_copies``: a blob the work tree holds as it is, from there)."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
-    found = Content(memo=memo) if memo is not None else Content()
+    found = (
+        Content(memo=memo, learning=learning) if memo is not None else Content(learning=learning)
+    )
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
     for entry in candidates:
@@ -188,6 +202,7 @@ def _read_content(
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
         cache.put(oid, digest, cls)
+        found.learn(oid, cls, data)
         if cls == "text":
             found.memo.offer(oid, digest, data)
         for entry in unread[oid]:
@@ -422,7 +437,13 @@ def add_tree(
     source = _source(refs, selection, directory, resolved)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
     found = _read_content(
-        refs, candidates, max_file, progress, worktree_copies=source.mode != "dir", memo=memo
+        refs,
+        candidates,
+        max_file,
+        progress,
+        worktree_copies=source.mode != "dir",
+        memo=memo,
+        learning=ranked and priority is None,
     )
     places = place(
         refs.repo,
@@ -432,6 +453,8 @@ def add_tree(
         top=TREE_TOP,
         priority=priority,
         ranked=ranked,
+        oids={path: info[0] for path, info in found.info.items()},
+        known=found.facts,
     )
     selector = Selector(max_total, allowed, [prefix + entry.path for entry in candidates])
     _pick(candidates, found, prefix, places, selector)

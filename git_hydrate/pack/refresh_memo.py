@@ -54,6 +54,7 @@ _FORMAT: Final = 1
 DECIDING_MODULES: Final = (
     *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
     *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
+    *(f"hydrate/{name}.py" for name in ("retrieval", "terms", "facts")),
     "secrets.py",
 )
 #: The settings a recorded run reads when its own options leave them open.

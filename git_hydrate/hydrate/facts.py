@@ -1,0 +1,128 @@
+"""The per-blob facts cache: what ranking learned of each blob, computed once.
+
+Keyed by blob id (a blob never changes, so an entry never goes stale), shared
+by every task of the repository and its worktrees at
+``<common dir>/hydrate/blob-facts``, and disposable like the sha256 cache:
+deleting it is always safe, and a missing, foreign, damaged or unreadable file
+is a miss, never an error. It holds :class:`~.terms.BlobFacts` (size, text or
+binary, word counts, defined names); a run that has every candidate's facts
+reads no file body to rank. Bounded: past :data:`MAX_ENTRIES` blobs, those not
+used by the run that saves are dropped, oldest first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+import msgspec
+
+from ..store import Repository, read_private, write_derived
+from .terms import BlobFacts, blob_facts
+
+__all__ = ["MAX_ENTRIES", "FactsCache", "gather"]
+
+#: The file's first line; another (an older layout or stemmer) is a miss.
+HEADER: Final = b"# git-hydrate blob-facts 1\n"
+#: Blobs kept at most (about 3 KB each in a Python project).
+MAX_ENTRIES: Final = 60_000
+
+_decoder: Final = msgspec.msgpack.Decoder(dict[str, BlobFacts])
+_encoder: Final = msgspec.msgpack.Encoder()
+
+
+class FactsCache:
+    """A derived, disposable map from blob id to :class:`BlobFacts`."""
+
+    def __init__(self, path: str, repo: Repository | None = None) -> None:
+        self.path = path
+        self.repo = repo
+        self._entries: dict[str, BlobFacts] | None = None
+        self._new: dict[str, BlobFacts] = {}
+        self._used: set[str] = set()
+
+    @classmethod
+    def of(cls, repo: Repository) -> FactsCache:
+        """The cache of ``repo``, at ``<common dir>/hydrate/blob-facts``."""
+        return cls(os.path.join(repo.common_dir, "hydrate", "blob-facts"), repo)
+
+    def _read(self) -> dict[str, BlobFacts]:
+        data = read_private(self.path)
+        if data is None or not data.startswith(HEADER):
+            return {}
+        try:
+            return _decoder.decode(memoryview(data)[len(HEADER) :])
+        except (msgspec.DecodeError, ValueError):
+            return {}  # damaged: a miss, rewritten by the next save
+
+    def _load(self) -> dict[str, BlobFacts]:
+        if self._entries is None:
+            self._entries = self._read()
+        return self._entries
+
+    def get(self, oid: str) -> BlobFacts | None:
+        """The facts of blob ``oid``, if known."""
+        found = self._load().get(oid)
+        if found is not None:
+            self._used.add(oid)
+        return found
+
+    def put(self, oid: str, facts: BlobFacts) -> None:
+        """Remember a blob's facts (written by :meth:`save`)."""
+        entries = self._load()
+        self._used.add(oid)
+        if oid not in entries:
+            entries[oid] = facts
+            self._new[oid] = facts
+
+    def save(self) -> None:
+        """Write the new entries, merged with what the file holds now (another run
+        may have added some meanwhile), pruned to :data:`MAX_ENTRIES`. Failures
+        are ignored: the cache only saves time."""
+        if not self._new:
+            return
+        merged = self._read()
+        merged.update(self._new)
+        if len(merged) > MAX_ENTRIES:
+            # keep what this run used, then the newest of the rest (insertion order)
+            others = [oid for oid in merged if oid not in self._used]
+            drop = len(merged) - MAX_ENTRIES
+            for oid in others[:drop]:
+                del merged[oid]
+        with contextlib.suppress(OSError):
+            write_derived(self.repo, self.path, HEADER, _encoder.encode(merged), whole=True)
+            self._new.clear()
+
+
+def gather(
+    repo: Repository,
+    oids: Mapping[str, str],
+    known: Mapping[str, BlobFacts] | None = None,
+    cache: FactsCache | None = None,
+) -> dict[str, BlobFacts]:
+    """The facts of each path's blob (``oids``: path -> blob id): from the cache,
+    else from ``known`` (facts of blobs just read, by blob id), else read through
+    git. New facts are saved to the cache."""
+    cache = cache or FactsCache.of(repo)
+    by_oid: dict[str, BlobFacts] = {}
+    missing: list[str] = []
+    for oid in dict.fromkeys(oids.values()):
+        facts = cache.get(oid)
+        if facts is None and known is not None and oid in known:
+            facts = known[oid]
+            cache.put(oid, facts)
+        if facts is None:
+            missing.append(oid)
+        else:
+            by_oid[oid] = facts
+    for oid, data in _read(repo, missing):
+        by_oid[oid] = facts = blob_facts(data)
+        cache.put(oid, facts)
+    cache.save()
+    return {path: by_oid[oid] for path, oid in oids.items() if oid in by_oid}
+
+
+def _read(repo: Repository, oids: list[str]) -> Iterable[tuple[str, bytes]]:
+    return repo.stream_blobs(oids) if oids else ()

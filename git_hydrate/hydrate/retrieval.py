@@ -1,0 +1,173 @@
+"""Retrieval from the task's text: which files does it describe? Pure: no I/O.
+
+Three lexical signals, each a file's own measure in [0, 1]:
+
+* **contents** — BM25 of the task's words against each file's words (code,
+  docstrings, comments; identifiers split on case and ``_``), its path's words
+  and the names it defines, those two counted several times over (a file that
+  *defines* ``ShellComplete`` is more about it than one that calls it). The
+  inverse document frequency comes from the contents, so a word every file
+  holds (``option`` in click) weighs little, wherever it appears;
+* **mentions** — a path, a file name (``core.py``) or a module
+  (``click.core``) the text names;
+* **seeds** — the best content hits, with their strength: ranking then
+  propagates co-change and test pairing from them, as from a file in play.
+
+Without contents (a file whose facts are unknown) only its path's words count.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from .terms import BlobFacts, path_words, tokenize, words
+
+__all__ = ["Hits", "lexical_hits"]
+
+#: How many times a path's words and a file's defined names count, beside its contents.
+_PATH_BOOST: Final = 2
+_SYMBOL_BOOST: Final = 2
+#: A file whose contents hold none of the task's words, only its path does, keeps
+#: this share of its score: path words alone must not buy the budget.
+_PATH_ONLY: Final = 0.4
+_K1: Final = 1.2
+_B: Final = 0.75
+
+#: Files that collect every change's words (changelogs, release notes): their match
+#: counts this much, and they seed nothing.
+_AGGREGATE_SHARE: Final = 0.3
+_AGGREGATES: Final = re.compile(
+    r"(?:^|/)(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
+    r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$",
+    re.IGNORECASE,
+)
+
+_MENTION: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+")
+
+
+@dataclass
+class Hits:
+    """What the task's text finds: per path the content score (best = 1), the words
+    it matched, the names it defines that match, the mention that names it, and the
+    seeds (best hits first, with their score)."""
+
+    lexical: dict[str, float] = field(default_factory=dict)
+    matched: dict[str, list[str]] = field(default_factory=dict)
+    defines: dict[str, list[str]] = field(default_factory=dict)
+    mentioned: dict[str, str] = field(default_factory=dict)
+    seeds: list[tuple[str, float]] = field(default_factory=list)
+
+
+def _documents(
+    paths: Sequence[str], facts: Mapping[str, BlobFacts], asked: set[str]
+) -> tuple[dict[str, Counter[str]], dict[str, int], dict[str, list[str]], set[str]]:
+    """Each path's counts of the asked words, its length, its defined names that
+    hold an asked word, and the paths whose contents hold one."""
+    in_contents: set[str] = set()
+    tfs: dict[str, Counter[str]] = {}
+    lengths: dict[str, int] = {}
+    defines: dict[str, list[str]] = {}
+    for path in paths:
+        tf: Counter[str] = Counter()
+        own = path_words(path)
+        for word in own:
+            if word in asked:
+                tf[word] += _PATH_BOOST
+        length = len(own) * _PATH_BOOST
+        known = facts.get(path)
+        if known is not None and known.text:
+            for word in asked.intersection(known.terms):
+                tf[word] += known.terms[word]
+                in_contents.add(path)
+            length += known.length
+            for name in known.symbols:
+                hit = [w for w in words(name) if w in asked]
+                if hit:
+                    defines.setdefault(path, []).append(name)
+                    for word in hit:
+                        tf[word] += _SYMBOL_BOOST
+        tfs[path] = tf
+        lengths[path] = length
+    return tfs, lengths, defines, in_contents
+
+
+def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
+    """Paths the text names: a path's tail (``click/core.py``), a file name
+    (``core.py``) or a dotted module (``click.core``)."""
+    named = {m.strip("./").lower() for m in _MENTION.findall(text)}
+    if not named:
+        return {}
+    found: dict[str, str] = {}
+    for path in paths:
+        lower = path.lower()
+        base = posixpath.basename(lower)
+        module = posixpath.splitext(lower)[0].replace("/", ".")
+        for mention in sorted(named):
+            if (
+                lower == mention
+                or lower.endswith("/" + mention)
+                or (mention == base and "." in base)
+                or ("/" not in mention and module.endswith(mention) and "." in mention)
+            ):
+                found[path] = mention
+                break
+    return found
+
+
+def lexical_hits(
+    text: str,
+    paths: Sequence[str],
+    facts: Mapping[str, BlobFacts],
+    *,
+    seeds: int = 3,
+    floor: float = 0.5,
+) -> Hits:
+    """The files the task's ``text`` describes, by their contents and paths; the
+    ``seeds`` best that score at least ``floor`` of the best one seed the rest."""
+    hits = Hits(mentioned=_mentions(text, paths))
+    query = Counter(tokenize(text))
+    if not query or not paths:
+        return hits
+    asked = set(query)
+    tfs, lengths, defines, in_contents = _documents(paths, facts, asked)
+    n = len(paths)
+    average = sum(lengths.values()) / n or 1.0
+    df: Counter[str] = Counter()
+    for tf in tfs.values():
+        df.update(tf.keys())
+    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
+    scores: dict[str, float] = {}
+    for path, tf in tfs.items():
+        if not tf:
+            continue
+        norm = _K1 * (1 - _B + _B * lengths[path] / average)
+        score = sum(
+            (1 + math.log(query[w])) * idf[w] * f * (_K1 + 1) / (f + norm) for w, f in tf.items()
+        )
+        if path not in in_contents:
+            score *= _PATH_ONLY
+        if _AGGREGATES.search(path):
+            score *= _AGGREGATE_SHARE
+        scores[path] = score
+    top = max(scores.values(), default=0.0)
+    if top <= 0:
+        return hits
+    hits.lexical = {path: score / top for path, score in scores.items()}
+    for path, tf in tfs.items():
+        if path in hits.lexical:
+            hits.matched[path] = sorted(tf, key=lambda w: (-idf[w] * tf[w], w))[:3]
+    hits.defines = {
+        p: sorted(names, key=lambda name: (name.startswith("_"), len(name), name))
+        for p, names in defines.items()
+        if p in hits.lexical
+    }
+    best = sorted(hits.lexical, key=lambda p: (-hits.lexical[p], p))
+    best = [p for p in best if not _AGGREGATES.search(p)]
+    hits.seeds = [(p, hits.lexical[p]) for p in best[:seeds] if hits.lexical[p] >= floor]
+    return hits

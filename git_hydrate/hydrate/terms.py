@@ -1,0 +1,123 @@
+"""The words of a task and of a file, as ranking compares them. Pure: no I/O.
+
+Identifiers are split on case and ``_`` (``get_metavarName`` gives
+``get_metavarname``, ``get``, ``metavarname``, ``metavar``, ``name``), lower-cased,
+lightly stemmed (``completions`` and ``completion`` are one word), and words too
+common in code and commit messages to say anything are dropped. A file's
+:class:`BlobFacts` hold the counts of its words (code, docstrings, comments)
+and the names it defines (``def``, ``class``, ``func``...): computed once per
+blob and kept by :mod:`.facts`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Final
+
+import msgspec
+
+__all__ = ["MAX_TERMS", "BlobFacts", "blob_facts", "path_words", "tokenize"]
+
+#: Distinct words kept per file (the most frequent; a 256 KiB file rarely has more).
+MAX_TERMS: Final = 4000
+#: Names a file defines, kept at most.
+_MAX_SYMBOLS: Final = 400
+
+#: Words too common in commit messages, paths and code to say anything.
+_STOP: Final = frozenset(
+    """
+    a an and are as at be been but by can could did do does for from has have if in
+    into is it its not of on or so such than that the their them then there these this
+    those to was were when where which while who will with would you your we our use
+    used uses using add added adds fix fixed fixes fixing make makes made instead also
+    now only more less should don can new old via like just all any some one two get
+    set sets none true false self file files code change changes changed update updated
+    updates updating remove removed removes test tests src lib main docs doc rst txt co
+    authored signed off merge pull request branch http https www com github issue
+    issues pr return def class import else elif try except raise pass yield lambda
+    assert cls args kwargs str int bool dict list tuple def var let const function
+    null undefined none
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+_RAW: Final = re.compile(r"[A-Za-z0-9_]+")
+_WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_DEFINES: Final = re.compile(
+    rb"^[ \t]*(?:export[ \t]+)?(?:pub(?:\([a-z]+\))?[ \t]+)?(?:async[ \t]+)?"
+    rb"(?:def|class|func|function|fn|struct|interface|trait|enum|type|module)[ \t]+"
+    rb"\*?([A-Za-z_][A-Za-z0-9_]*)",
+    re.MULTILINE,
+)
+
+
+def _stem(word: str) -> str:
+    """A light stemmer: plurals and ``-ing``/``-ed`` forms meet their word."""
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=131072)
+def words(raw: str) -> tuple[str, ...]:
+    """``get_metavarName`` -> the whole word and its snake and camel parts, lower-cased
+    and stemmed; words under three letters, numbers and stop words dropped."""
+    out: list[str] = []
+    pieces = [p for p in raw.split("_") if p]
+    if len(pieces) > 1:
+        out.append(raw.lower().strip("_"))
+    for piece in pieces:
+        for word in _WORD.findall(piece):
+            parts = [p.lower() for p in _CAMEL.findall(word)]
+            out.append(word.lower())
+            if len(parts) > 1:
+                out.extend(parts)
+    return tuple(_stem(w) for w in out if len(w) >= 3 and w not in _STOP and not w.isdigit())
+
+
+def tokenize(text: str) -> list[str]:
+    """The words of ``text`` that ranking compares."""
+    return [word for raw in _RAW.findall(text) for word in words(raw)]
+
+
+def path_words(path: str) -> list[str]:
+    """The words of a path (``src/click/shell_completion.py``: ``click``,
+    ``shell_completion``, ``shell``, ``completion``)."""
+    stem = posixpath.splitext(path)[0]
+    return tokenize(stem.replace("/", " ").replace("-", " ").replace(".", " "))
+
+
+class BlobFacts(msgspec.Struct, array_like=True, frozen=True):
+    """What ranking knows of one blob: whether it is text, its size, how many words
+    it has, each word's count, and the names it defines (as written)."""
+
+    text: bool
+    size: int
+    length: int = 0
+    terms: dict[str, int] = {}
+    symbols: list[str] = []
+
+
+def blob_facts(data: bytes) -> BlobFacts:
+    """The facts of one blob's content (binary: no words)."""
+    if b"\0" in data[:8192]:
+        return BlobFacts(False, len(data))
+    text = data.decode("utf-8", "replace")
+    counts: Counter[str] = Counter()
+    for raw, times in Counter(_RAW.findall(text)).items():
+        for word in words(raw):
+            counts[word] += times
+    length = sum(counts.values())
+    if len(counts) > MAX_TERMS:
+        counts = Counter(dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS]))
+    symbols = sorted({m.decode("ascii") for m in _DEFINES.findall(data)})[:_MAX_SYMBOLS]
+    return BlobFacts(True, len(data), length, dict(sorted(counts.items())), symbols)

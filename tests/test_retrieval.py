@@ -1,0 +1,241 @@
+"""Retrieval from the objective (issue 27): ranking reads contents through the
+per-blob facts cache, finds the file a task describes when path words mislead,
+suggests files in play, and a second add-tree on an unchanged tree reads no body."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate.hydrate.facts import FactsCache
+from git_hydrate.hydrate.retrieval import lexical_hits
+from git_hydrate.hydrate.terms import blob_facts, tokenize
+from git_hydrate.store.objects import Objects
+from tests.conftest import commit_files, git, hydrate
+
+OBJECTIVE = "Prompt with hide_input shows the default value"
+
+#: A project whose path words point at the wrong files: the stubs are named after
+#: the objective's words, the code that shows the default lives in termui.py.
+FILES = {
+    "src/pkg/termui.py": (
+        '"""Terminal user interface helpers."""\n\n'
+        "def prompt(text, default=None, hide_input=False):\n"
+        '    """Ask for input; with hide_input the typed text is not echoed and the\n'
+        '    default value must not be shown either."""\n'
+        "    shown_default = None if hide_input else default\n"
+        "    return _build_prompt(text, shown_default)\n\n\n"
+        "def _build_prompt(text, default):\n"
+        "    return text if default is None else f'{text} [{default}]'\n"
+    ),
+    "src/pkg/core.py": "class Command:\n    def invoke(self, ctx):\n        return ctx\n" * 3,
+    "docs/typing/prompt_value_shows.py": "x: int = 1\n",
+    "docs/typing/default_hide_input.py": "y: str = ''\n",
+    "tests/test_termui.py": (
+        "from pkg.termui import prompt\n\n\ndef test_prompt_hides_default():\n"
+        "    assert prompt('Password', default='x', hide_input=True) == 'Password'\n"
+    ),
+    "tests/test_core.py": "from pkg.core import Command\n\n\ndef test_invoke():\n    ...\n",
+}
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    commit_files(repo, FILES, "layout")
+    for i in range(3):
+        commit_files(
+            repo,
+            {
+                "src/pkg/termui.py": FILES["src/pkg/termui.py"] + f"# {i}\n",
+                "tests/test_termui.py": FILES["tests/test_termui.py"] + f"# {i}\n",
+            },
+            f"termui and its test {i}",
+        )
+    with Ledger(repo) as ledger:
+        ledger.add_task("OBJ-1", objective=OBJECTIVE, acceptance="-")
+    return repo
+
+
+def sources(repo: Path, task_id: str) -> list[tuple[str, str]]:
+    with Ledger(repo) as ledger:
+        return [(e["source"], e["reason"]) for e in ledger.context_entries(task_id)]
+
+
+def test_terms_split_identifiers_and_stem() -> None:
+    assert tokenize("get_metavarName completions") == [
+        "get_metavarname",
+        "metavarname",
+        "metavar",
+        "name",
+        "completion",
+    ]
+    facts = blob_facts(b"class ShellComplete:\n    def get_completions(self): ...\n")
+    assert facts.text and facts.symbols == ["ShellComplete", "get_completions"]
+    assert facts.terms["completion"] == 1 and facts.terms["shellcomplete"] == 1
+    assert not blob_facts(b"\x00\x01binary").text
+
+
+def test_objective_only_finds_the_described_file_not_the_path_words(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree("OBJ-1")
+    ranked = sources(project, "OBJ-1")
+    order = [path for path, _reason in ranked]
+    # the module and its test first, before the stubs whose paths hold the words
+    assert sorted(order[:2]) == ["src/pkg/termui.py", "tests/test_termui.py"], ranked
+    reasons = dict(ranked)
+    assert reasons["src/pkg/termui.py"] == "defines prompt, _build_prompt"
+    # the test is found by its own words too, else through its module
+    assert reasons["tests/test_termui.py"].startswith(("defines", "tested by", "co-change"))
+
+
+def test_paths_the_objective_names_rank_high(repo: Path) -> None:
+    commit_files(repo, FILES, "layout")
+    with Ledger(repo) as ledger:
+        ledger.add_task("OBJ-2", objective="Speed up core.py when invoking", acceptance="-")
+        ledger.add_tree("OBJ-2")
+    ranked = dict(sources(repo, "OBJ-2"))
+    assert ranked["src/pkg/core.py"] == "named in the task ('core.py')"
+
+
+def test_the_same_inputs_give_the_same_order(project: Path) -> None:
+    facts = {path: blob_facts(text.encode()) for path, text in FILES.items()}
+    first = lexical_hits(OBJECTIVE, sorted(FILES), facts)
+    again = lexical_hits(OBJECTIVE, sorted(FILES, reverse=True), dict(reversed(facts.items())))
+    assert first == again and first.seeds[0][0] == "src/pkg/termui.py"
+
+
+#: What the running test records of the files this process opens (see ``_audit``).
+_SEEN: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    """Record every file this process opens while a test listens (an audit hook
+    cannot be removed: it records only then)."""
+    if _SEEN and event == "open" and isinstance(args[0], str | bytes):
+        _SEEN[-1].append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+def _reads(repo: Path, run: Callable[[], object]) -> list[str]:
+    """Every body ``run`` reads: the work tree files it opens (from the interpreter's
+    audit events) and the blobs it asks the object reader for (the real readers run,
+    recorded on the way in)."""
+    asked: list[str] = []
+    monkeypatch = pytest.MonkeyPatch()
+
+    def recording(name: str) -> None:
+        real = getattr(Objects, name)
+
+        def read(self: Objects, oids: Any, *args: Any) -> Any:
+            asked.extend([oids] if isinstance(oids, bytes | str) else oids)
+            return real(self, oids, *args)
+
+        monkeypatch.setattr(Objects, name, read)
+
+    for name in ("stream_blobs", "read_blob", "blob_digest"):
+        recording(name)
+    _SEEN.append([])
+    try:
+        run()
+    finally:
+        opened = _SEEN.pop()
+        monkeypatch.undo()
+    blobs = set(git(repo, "ls-tree", "-r", "--format=%(objectname)", "HEAD").split())
+    top = str(repo.resolve())
+    in_work_tree = [f for f in opened if f.startswith(top) and not f.startswith(top + "/.git")]
+    return in_work_tree + [os.fsdecode(oid) for oid in asked if os.fsdecode(oid) in blobs]
+
+
+def test_second_add_tree_on_an_unchanged_tree_reads_no_body(project: Path) -> None:
+    def add_tree(task_id: str) -> None:
+        with Ledger(project) as ledger:
+            ledger.add_task(task_id, objective=OBJECTIVE, acceptance="-")
+            ledger.add_tree(task_id)
+
+    first = _reads(project, lambda: add_tree("OBJ-A"))
+    assert len(first) >= len(FILES)  # every body, once: the reads are seen
+    assert (project / ".git" / "hydrate" / "blob-facts").is_file()
+    assert _reads(project, lambda: add_tree("OBJ-B")) == []
+    assert sources(project, "OBJ-B") == sources(project, "OBJ-A")
+    # a changed file is the one body read
+    commit_files(project, {"src/pkg/core.py": "class Command:\n    pass\n"}, "core")
+    core = git(project, "rev-parse", "HEAD:src/pkg/core.py").strip()
+    third = _reads(project, lambda: add_tree("OBJ-C"))
+    assert third and all(what.endswith("core.py") or what == core for what in third), third
+
+
+def test_a_damaged_facts_cache_is_a_miss_and_is_rewritten(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree("OBJ-1")
+    cache = project / ".git" / "hydrate" / "blob-facts"
+    good = cache.read_bytes()
+    damaged = [good[: len(good) // 2], b"# git-hydrate blob-facts 1\n\xc1garbage", b"", b"x"]
+    for i, damage in enumerate(damaged):
+        cache.write_bytes(damage)
+        assert FactsCache(str(cache)).get("0" * 40) is None
+        with Ledger(project) as ledger:
+            ledger.add_task(f"OBJ-D{i}", objective=OBJECTIVE, acceptance="-")
+            ledger.add_tree(f"OBJ-D{i}")
+        assert sources(project, f"OBJ-D{i}") == sources(project, "OBJ-1")
+        assert cache.read_bytes() == good  # rebuilt whole
+
+
+def test_rank_suggest_text_and_json(project: Path) -> None:
+    out = hydrate(project, "rank", "OBJ-1", "--suggest")
+    assert out.returncode == 0, out
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["src/pkg/termui.py", "1.00", "defines", "prompt,", "_build_prompt"]
+    assert out.stderr.startswith("accept: git hydrate task-edit OBJ-1 --file-in-play ")
+    as_json = hydrate(project, "rank", "OBJ-1", "--suggest", "--json")
+    assert as_json.returncode == 0, as_json
+    data = json.loads(as_json.stdout)
+    assert sorted(data) == ["commit", "in_play", "suggestions", "task_id"]
+    assert data["task_id"] == "OBJ-1" and data["in_play"] == []
+    assert data["commit"] == git(project, "rev-parse", "HEAD").strip()
+    first = data["suggestions"][0]
+    reason = "defines prompt, _build_prompt"
+    assert first == {"path": "src/pkg/termui.py", "score": 1.0, "reason": reason}
+    # accepted: the file is in play and no longer suggested; nothing else was written
+    tip = git(project, "rev-parse", "refs/hydrate/tasks/OBJ-1").strip()
+    hydrate(project, "rank", "OBJ-1", "--suggest")
+    assert git(project, "rev-parse", "refs/hydrate/tasks/OBJ-1").strip() == tip
+    edit = hydrate(project, "task-edit", "OBJ-1", "--file-in-play", "src/pkg/termui.py")
+    assert edit.returncode == 0, edit
+    again = json.loads(hydrate(project, "rank", "OBJ-1", "--suggest", "--json").stdout)
+    assert again["in_play"] == ["src/pkg/termui.py"]
+    assert "src/pkg/termui.py" not in [s["path"] for s in again["suggestions"]]
+
+
+def test_rank_suggest_with_nothing_to_match(repo: Path) -> None:
+    commit_files(repo, FILES, "layout")
+    with Ledger(repo) as ledger:
+        ledger.add_task("OBJ-3", objective="zzzqqq", acceptance="-")
+    out = hydrate(repo, "rank", "OBJ-3", "--suggest")
+    assert out.returncode == 0 and "no file suggested" in out.stdout
+    data = json.loads(hydrate(repo, "rank", "OBJ-3", "--suggest", "--json").stdout)
+    assert data["suggestions"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["rank", "NOPE-1", "--suggest"], "NOPE-1"),
+        (["rank", "OBJ-1", "--suggest", "--rev", "no-such-rev"], "no-such-rev"),
+        (["rank", "OBJ-1", "--suggest", "--rev", "-x"], "invalid revision"),
+        (["rank", "bad id!", "--suggest"], "bad id!"),
+    ],
+)
+def test_rank_suggest_bad_input(project: Path, args: list[str], message: str) -> None:
+    out = hydrate(project, *args)
+    assert out.returncode != 0 and out.stdout == ""
+    assert out.stderr.startswith("error: ") and message in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
