@@ -35,6 +35,7 @@ __all__ = [
     "check_text_secrets",
     "context_entries",
     "entry",
+    "find_attachment",
     "read_body",
     "remove_context",
     "remove_contexts",
@@ -124,6 +125,34 @@ def read_body(refs: TaskRefs, task_id: str, digest: str) -> str:
         if link.sha256 == digest:
             return refs.read_body(task_id, link)
     raise NotFound(f"task {task_id} has no context {digest}")
+
+
+def find_attachment(refs: TaskRefs, task_id: str, prefix: str) -> ContextEntry:
+    """The task's attachment whose sha256 is ``prefix`` or starts with it.
+
+    Raises:
+        ValidationError: ``prefix`` is not 4 to 64 hexadecimal digits, or it
+            starts the hashes of more than one attachment.
+        NotFound: no attachment's hash starts with ``prefix``.
+    """
+    wanted = prefix.lower()
+    if not 4 <= len(wanted) <= 64 or any(ch not in "0123456789abcdef" for ch in wanted):
+        shown = repr(prefix) if len(prefix) <= 80 else repr(prefix[:77]) + "…"
+        raise ValidationError(
+            f"invalid attachment hash {shown}: give 4 to 64 hexadecimal digits of a hash "
+            f"git hydrate show {task_id} lists"
+        )
+    found = [e for e in context_entries(refs, task_id) if e["hash"].startswith(wanted)]
+    if not found:
+        raise NotFound(f"task {task_id} has no attachment whose hash starts with {wanted}")
+    if len(found) > 1:
+        listed = ", ".join(e["hash"][:12] for e in found[:4])
+        more = f" and {len(found) - 4} more" if len(found) > 4 else ""
+        raise ValidationError(
+            f"{wanted} starts the hashes of {len(found)} attachments of {task_id} "
+            f"({listed}{more}); give more digits"
+        )
+    return found[0]
 
 
 def _expiry(now: float, ttl: float | None) -> int | None:

@@ -226,6 +226,12 @@ class Ledger:
         """The text of one attached body, checked against its sha256."""
         return attachments.read_body(self.refs, task_id, digest)
 
+    def attachment(self, task_id: str, prefix: str) -> tuple[ContextEntry, str]:
+        """The attachment whose hash starts with ``prefix``, and its body (see
+        :func:`git_hydrate.attachments.find_attachment` for the errors)."""
+        found = attachments.find_attachment(self.refs, task_id, prefix)
+        return found, attachments.read_body(self.refs, task_id, found["hash"])
+
     # -- packing ----------------------------------------------------------------
 
     def budget(self, max_bytes: int | None = None, **options: Unpack[BudgetOptions]) -> Budget:

@@ -54,8 +54,9 @@ DEFAULT_ENCODING: Final = "o200k_base"
 #: The prompt formats ``--format`` accepts (see git_hydrate.pack.formats); the first
 #: is the default.
 PROMPT_FORMATS: Final = ("seed", "markdown", "xml")
-#: The budget of one answer of ``git hydrate mcp`` (below Claude Code's 25,000-token cap).
-DEFAULT_MCP_MAX_TOKENS: Final = 20000
+#: The budget of one answer of ``git hydrate mcp``: a fifth under the 10,000 tokens
+#: past which Claude Code warns about a tool result (it refuses past 25,000).
+DEFAULT_MCP_MAX_TOKENS: Final = 8000
 
 
 # A plain class, not a dataclass: importing dataclasses (and inspect) costs about
@@ -170,10 +171,12 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "tokens",
         DEFAULT_MCP_MAX_TOKENS,
         "The budget of every answer git hydrate mcp sends: counted exactly in hydrate.encoding "
-        "with pip install 'git-hydrate[tokens]', else as a byte budget of 5/2 bytes per token "
-        "(50,000 bytes at the default). An answer that does not fit whole ends with a summary "
-        "of what it left out. The default stays below Claude Code's 25,000-token cap on a "
-        "tool result. The suffixes k and m multiply by 1024 and 1024^2.",
+        "with pip install 'git-hydrate[tokens]' and then never over 5 bytes a token (40,000 "
+        "bytes at the default), else as a byte budget of 5/2 bytes per token (20,000 bytes). "
+        "A long prompt or attachment is sent in parts; a list that does not fit whole ends "
+        "with a summary of what it left out. The default is a fifth under the 10,000 tokens "
+        "and 50,000 characters past which Claude Code warns about a tool result or moves it "
+        "to a file; the least is 400. The suffixes k and m multiply by 1024 and 1024^2.",
     ),
     Setting(
         "hydrate.maxBodyBytes",

@@ -21,9 +21,9 @@ __all__ = ["mcp"]
 )
 @click.option(
     "--max-tokens",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=400),
     default=None,
-    help="The budget of every answer (default: git config hydrate.mcpMaxTokens, else 20000); "
+    help="The budget of every answer (default: git config hydrate.mcpMaxTokens, else 8000); "
     "counted exactly with git-hydrate[tokens], else 5/2 bytes a token.",
 )
 @click.option(
@@ -38,10 +38,12 @@ def mcp(
 ) -> None:
     """Serve the tasks over MCP on stdin and stdout (needs git-hydrate[mcp]).
 
-    Tools: list_tasks, show_task, get_prompt, attach, checkpoint, move, ready,
-    claim; the resource hydrate://task/ID/prompt. Every answer fits the budget and ends
-    with what it left out; writes follow the command line's rules (no
-    credentials, an identity, compare-and-swap).
+    Tools: list_tasks, show_task, get_prompt, get_attachment, attach,
+    checkpoint, move, ready, claim, release; the resource
+    hydrate://task/ID/prompt; the prompts work_on_task and next_ready_task.
+    Every answer fits the budget: a long prompt or attachment comes in parts,
+    a long list ends with what it left out. Writes follow the command line's
+    rules (no credentials, an identity, compare-and-swap).
 
     \b
     Example:

@@ -332,15 +332,36 @@ def list_tasks(
 
 @click.command("show")
 @task_id_argument
+@click.option(
+    "--attachment",
+    "attachment",
+    metavar="HASH",
+    default=None,
+    help="Print one attachment's body instead, by its hash or a unique prefix (4 or more "
+    "hex digits), as untrusted data with its source and size.",
+)
+@click.option(
+    "--outline",
+    is_flag=True,
+    help="With --attachment: its outline instead of its body (git-hydrate[outline]).",
+)
 @json_option
 @click.pass_context
-def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
-    """Show the task ID and its context attachments.
+def show(
+    ctx: click.Context, task_id: str, attachment: str | None, outline: bool, as_json: bool
+) -> None:
+    """Show the task ID and its context attachments (or one attachment's body).
 
     \b
-    Example:
+    Examples:
       git hydrate show M-1002
+      git hydrate show M-1002 --attachment 3f2a9c
     """
+    if attachment is not None:
+        _show_attachment(ctx, task_id, attachment, outline, as_json)
+        return
+    if outline:
+        raise click.UsageError("--outline goes with --attachment HASH")
     with open_ledger(ctx) as ledger:
         task: Mapping[str, Any] = ledger.get_task(task_id)
         entries = ledger.context_entries(task_id)
@@ -393,3 +414,18 @@ def show(ctx: click.Context, task_id: str, as_json: bool) -> None:
                 f"  {short(entry['hash'])}  p{entry['priority']}  {entry['size']} B"
                 f"  {shown(entry['source'])}{expiry}{why}"
             )
+
+
+def _show_attachment(
+    ctx: click.Context, task_id: str, prefix: str, outline: bool, as_json: bool
+) -> None:
+    from ..serve.attachments import attachment_text, fetch_attachment
+
+    with open_ledger(ctx) as ledger:
+        task_id = ledger.resolve_id(task_id)
+        entry, body = fetch_attachment(ledger, task_id, prefix, outline=outline)
+    if as_json:
+        echo_json(ctx, {"task_id": task_id, **entry, "outline": outline, "body": body})
+        return
+    text = attachment_text(task_id, entry, body, outline=outline)
+    click.echo(text, nl=False)

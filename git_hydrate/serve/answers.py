@@ -1,18 +1,22 @@
 """Answers that fit: every text ``git hydrate mcp`` sends is measured against one budget.
 
-The budget is ``hydrate.mcpMaxTokens`` (default 20,000), counted exactly in
-``hydrate.encoding`` when the ``tokens`` extra is installed. Without it the
-same number is turned into bytes at :data:`BYTES_PER_TOKEN` (5/2): 50,000
-bytes at the default, which is also Claude Code's 50,000-character line past
-which it moves a tool result to a file (a byte count is never below the
-character count). Measured on this repository's own sources, tests and docs,
-o200k_base averages 3.5-4.0 bytes per token, so the byte budget holds under the
-token cap for code and prose; text of 2.5 bytes per token or fewer (base64,
-dense CJK) needs the extra for an exact bound.
+The budget is ``hydrate.mcpMaxTokens`` (default 8,000), counted exactly in
+``hydrate.encoding`` when the ``tokens`` extra is installed, and never more than
+:data:`BYTES_PER_TOKEN_CAP` (5) bytes a token. Without the extra the same number
+is turned into bytes at :data:`BYTES_PER_TOKEN` (5/2). The default is chosen
+from Claude Code's documented limits on an MCP tool result: it warns past
+10,000 tokens, refuses past 25,000 (``MAX_MCP_OUTPUT_TOKENS``) and moves a
+result over 50,000 characters to a file. 8,000 tokens is a fifth under the
+warning, and its byte cap (40,000 bytes; a byte count is never below the
+character count) a fifth under the file limit. Measured on this repository's
+own sources, tests and docs, o200k_base averages 3.5-4.0 bytes per token, so
+the byte budget holds under the token cap for code and prose; text of 2.5
+bytes per token or fewer (base64, dense CJK) needs the extra for an exact bound.
 
 An answer that does not fit whole keeps what fits, in order, and ends with
-a summary of what it left out. Nothing here prints or knows about MCP: the
-server (:mod:`.server`) only sends these texts.
+a summary of what it left out; a long text is sent in parts instead
+(:mod:`.pages`). Errors are bounded too (:func:`error_text`). Nothing here
+prints or knows about MCP: the server (:mod:`.server`) only sends these texts.
 """
 
 from __future__ import annotations
@@ -28,12 +32,17 @@ from ..ledger import Ledger
 
 __all__ = [
     "BYTES_PER_TOKEN",
+    "BYTES_PER_TOKEN_CAP",
+    "ERROR_CHARS",
+    "MIN_TOKENS",
     "SURFACE_FORMAT",
     "AnswerBudget",
     "answer_budget",
+    "error_text",
     "fit_items",
     "fit_prompt",
     "json_text",
+    "shown_value",
     "surface_format",
 ]
 
@@ -45,17 +54,36 @@ BYTES_PER_TOKEN: Final = Fraction(5, 2)
 #: ``<``, ``>`` and ``&`` costs code a few per cent of the budget and changes
 #: what the agent reads). See docs/packing.md.
 SURFACE_FORMAT: Final = "markdown"
+#: Bytes allowed per token when they are counted: above what code and prose take
+#: (3.5-4.0), so it binds only on unusual text, and at the default 8,000 tokens it
+#: keeps an answer within 40,000 bytes, under Claude Code's 50,000 characters.
+BYTES_PER_TOKEN_CAP: Final = 5
+#: The smallest budget an answer may be given: every tool shrinks to fit it.
+MIN_TOKENS: Final = 400
+#: The most characters of an error answer (one line).
+ERROR_CHARS: Final = 500
+#: The most characters of a value quoted back in an error.
+_VALUE_CHARS: Final = 80
 #: How many times the prompt is packed again when its summary pushed it over.
 _REPACKS: Final = 4
 
 
 class AnswerBudget(NamedTuple):
-    """The limit of one answer: ``limit`` tokens (``meter`` counts them) or bytes."""
+    """The limit of one answer: ``limit`` tokens (``meter`` counts them) or bytes,
+    and never more than ``max_bytes`` bytes."""
 
     limit: int
     unit: str  # "tokens" or "bytes"
     encoding: str
     meter: Any  # a tokens.Meter, or None for a byte budget
+    max_bytes: int = 0  # 0: ``limit`` (a byte budget), or limit x BYTES_PER_TOKEN_CAP
+
+    @property
+    def byte_cap(self) -> int:
+        """The most bytes an answer may take."""
+        if self.max_bytes:
+            return self.max_bytes
+        return self.limit * (BYTES_PER_TOKEN_CAP if self.meter is not None else 1)
 
     def size(self, text: str) -> int:
         """The text's size in the budget's unit."""
@@ -64,9 +92,12 @@ class AnswerBudget(NamedTuple):
         return int(self.meter.count(text))
 
     def fits(self, text: str) -> bool:
-        """Whether ``text`` is within the budget."""
-        if self.meter is not None and len(text.encode("utf-8")) <= self.limit:
-            return True  # a token is at least one byte
+        """Whether ``text`` is within the budget (and its byte cap)."""
+        size = len(text.encode("utf-8"))
+        if size > self.byte_cap:
+            return False
+        if self.meter is None or size <= self.limit:
+            return size <= self.limit  # (a token is at least one byte)
         return self.size(text) <= self.limit
 
     def describe(self) -> str:
@@ -88,6 +119,11 @@ def answer_budget(
     from ..pack.tokens import Meter
 
     tokens = max_tokens if max_tokens is not None else ledger.settings.size("hydrate.mcpMaxTokens")
+    if tokens < MIN_TOKENS:
+        where = "--max-tokens" if max_tokens is not None else "git config hydrate.mcpMaxTokens"
+        raise ValidationError(
+            f"{where} is {tokens:,}; an answer needs at least {MIN_TOKENS} tokens"
+        )
     encoding = ledger.settings.text("hydrate.encoding") or "o200k_base"
     meter = None
     if count_tokens is not False:
@@ -104,6 +140,24 @@ def answer_budget(
 def json_text(data: Any) -> str:
     """Compact JSON in the order given (so a summary put last stays last)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def shown_value(value: Any) -> str:
+    """``repr(value)`` of at most 80 characters: an error never echoes its input whole."""
+    text = repr(value)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+
+
+def error_text(message: str, budget: AnswerBudget | None = None) -> str:
+    """``message`` as one line of at most :data:`ERROR_CHARS` characters within ``budget``."""
+    line = " ".join(message.split())  # line breaks and runs of blanks: one space
+    line = "".join(ch if ch.isprintable() else "?" for ch in line)
+    limit = ERROR_CHARS
+    while True:
+        text = line if len(line) <= limit else line[: limit - 1] + "…"
+        if budget is None or budget.fits(text) or limit <= 1:
+            return text
+        limit //= 2
 
 
 # -- the prompt ---------------------------------------------------------------------------
@@ -152,23 +206,23 @@ def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
     Raises:
         ValidationError: the task's fields alone do not fit the budget.
     """
-    room = budget.limit
+    tokens, size = budget.limit, budget.byte_cap
     shape = surface_format(ledger)
     for _ in range(_REPACKS):
         if budget.unit == "tokens":
             result = ledger.prompt(
-                task_id, max_tokens=room, encoding=budget.encoding, format=shape
+                task_id, max_bytes=size, max_tokens=tokens, encoding=budget.encoding, format=shape
             )
         else:
-            result = ledger.prompt(task_id, max_bytes=room, format=shape)
+            result = ledger.prompt(task_id, max_bytes=min(tokens, size), format=shape)
         note = _prompt_note(task_id, result, budget)
         text = result["prompt"] + note
-        if (not note and room == budget.limit) or budget.fits(text):
-            # (the packer holds the prompt alone within ``room``)
+        if budget.fits(text):
             return text
-        over = budget.size(text) - budget.limit
-        room -= max(over, 16)
-        if room < 1:
+        # Less room for the prompt, in both measures: what the text is over by.
+        tokens -= max(budget.size(text) - budget.limit, 16)
+        size -= max(len(text.encode("utf-8")) - budget.byte_cap, 16)
+        if tokens < 1 or size < 1:
             break
     raise ValidationError(
         f"the prompt of {task_id} does not fit this answer's budget of {budget.describe()}"
@@ -191,8 +245,11 @@ def fit_items(
     The count kept is the largest that fits (a binary search measuring the
     whole text each time, so the bound is exact in tokens too).
 
+    When ``head`` alone does not fit, its long texts are cut to fit and
+    ``omitted`` says to what length.
+
     Raises:
-        ValidationError: ``head`` alone (with the summary) does not fit.
+        ValidationError: not even the cut ``head`` fits.
     """
 
     def text_with(kept: int) -> str:
@@ -205,17 +262,61 @@ def fit_items(
     whole = text_with(len(items))
     if budget.fits(whole):
         return whole
-    # Bytes bound the search first: in a token budget no more than 16 bytes a
-    # token are needed to place the upper end, and bytes cost nothing to count.
-    bytes_cap = budget.limit * (16 if budget.unit == "tokens" else 1)
+    if not budget.fits(text_with(0)):
+        return _shrunk(budget, head, key, len(items), summary)
+    # Bytes bound the search first: they cost nothing to count, and no answer
+    # may take more than the budget's byte cap.
     low, high = 0, len(items) - 1
     while low < high:
         middle = (low + high + 1) // 2
-        if len(text_with(middle).encode("utf-8")) <= bytes_cap:
+        if len(text_with(middle).encode("utf-8")) <= budget.byte_cap:
             low = middle
         else:
             high = middle - 1
     high, low = low, 0
+    while low < high:
+        middle = (low + high + 1) // 2
+        if budget.fits(text_with(middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return text_with(low)
+
+
+def _cut(value: Any, chars: int) -> Any:
+    """``value`` with every string longer than ``chars`` cut to ``chars`` (and "…")."""
+    if isinstance(value, str):
+        return value if len(value) <= chars else value[: chars - 1] + "…"
+    if isinstance(value, list):
+        return [_cut(item, chars) for item in value]
+    if isinstance(value, dict):
+        return {key: _cut(item, chars) for key, item in value.items()}
+    return value
+
+
+def _shrunk(
+    budget: AnswerBudget,
+    head: Mapping[str, Any],
+    key: str,
+    count: int,
+    summary: Callable[[int], Mapping[str, Any]],
+) -> str:
+    """``head`` alone, its long strings cut to the most characters that fit.
+
+    Raises:
+        ValidationError: not even strings of 8 characters fit (a budget far
+            below :data:`MIN_TOKENS`).
+    """
+
+    def text_with(chars: int) -> str:
+        data = {name: _cut(value, chars) for name, value in head.items()}
+        data[key] = []
+        left = dict(summary(count)) if count else {}
+        left["cut"] = f"texts cut to {chars} characters"
+        data["omitted"] = left
+        return json_text(data)
+
+    low, high = 8, max(8, max(len(json_text(value)) for value in head.values()))
     if not budget.fits(text_with(low)):
         raise ValidationError(f"this answer does not fit its budget of {budget.describe()}")
     while low < high:

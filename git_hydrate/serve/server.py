@@ -11,13 +11,15 @@ Only this module imports ``mcp``; the command line imports it only when
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Final
 
 from .. import __version__
 from ..errors import HydrateError, ValidationError
 from ..ledger import Ledger
-from .answers import answer_budget, fit_prompt
+from .answers import answer_budget, error_text
+from .prompts import PROMPTS, complete_task_id, get_prompt
 from .tools import PROMPT_URI, TOOLS, call, prompt_uri_task
 
 __all__ = ["INSTRUCTIONS", "MISSING_EXTRA", "build_server", "serve"]
@@ -29,7 +31,8 @@ MISSING_EXTRA: Final = (
 #: What the server tells the agent about itself at initialisation.
 INSTRUCTIONS: Final = (
     "Tasks of one git repository; id @ is the current task. get_prompt gives a task's "
-    "context, packed to fit; record progress with checkpoint and move."
+    "prompt (a long one in parts), get_attachment one attachment it left out; record "
+    "progress with checkpoint and move."
 )
 
 
@@ -61,19 +64,26 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        budget = None
         try:
             with Ledger(path) as ledger:
                 budget = answer_budget(ledger, max_tokens)
                 text = call(ledger, params.name, params.arguments or {}, budget)
         except HydrateError as exc:
-            return text_result(f"{exc.label}: {exc}", error=True)
+            return text_result(error_text(f"{exc.label}: {exc}", budget), error=True)
         except Exception as exc:  # never a dead server: the agent reads what went wrong
-            print(f"git-hydrate mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(error_text(f"git-hydrate mcp: {type(exc).__name__}: {exc}"), file=sys.stderr)
             return text_result(
-                f"error: git-hydrate {__version__} hit a bug ({type(exc).__name__}: {exc})",
+                error_text(
+                    f"error: git-hydrate {__version__} hit a bug ({type(exc).__name__}: {exc})",
+                    budget,
+                ),
                 error=True,
             )
         return text_result(text)
+
+    def refusal(exc: HydrateError) -> Any:
+        return MCPError(types.INVALID_PARAMS, error_text(f"{exc.label}: {exc}"))
 
     async def list_resources(ctx: Any, params: Any) -> Any:
         # The current task's prompt only: a resource per task would make this answer
@@ -109,15 +119,46 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
         uri = str(params.uri)
         task_id = prompt_uri_task(uri)
         if task_id is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri!r}; try {PROMPT_URI}")
+            raise MCPError(
+                types.INVALID_PARAMS, error_text(f"unknown resource {uri!r}; try {PROMPT_URI}")
+            )
         try:
             with Ledger(path) as ledger:
-                task_id = ledger.resolve_id(task_id)  # hydrate://task/@/prompt: the current one
-                text = fit_prompt(ledger, task_id, answer_budget(ledger, max_tokens))
+                # hydrate://task/@/prompt: the current one; a long prompt's first part
+                text = call(
+                    ledger, "get_prompt", {"id": task_id}, answer_budget(ledger, max_tokens)
+                )
         except HydrateError as exc:
-            raise MCPError(types.INVALID_PARAMS, f"{exc.label}: {exc}") from None
+            raise refusal(exc) from None
         contents = types.TextResourceContents(uri=uri, text=text, mime_type="text/markdown")
         return types.ReadResourceResult(contents=[contents])
+
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        return types.ListPromptsResult(prompts=[types.Prompt.model_validate(p) for p in PROMPTS])
+
+    async def prompt(ctx: Any, params: Any) -> Any:
+        try:
+            with Ledger(path) as ledger:
+                budget = answer_budget(ledger, max_tokens)
+                description, text = get_prompt(ledger, params.name, params.arguments or {}, budget)
+        except HydrateError as exc:
+            raise refusal(exc) from None
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text=text)
+        )
+        return types.GetPromptResult(description=description, messages=[message])
+
+    async def complete(ctx: Any, params: Any) -> Any:
+        values: list[str] = []
+        total = 0
+        if params.ref.type == "ref/prompt" or params.argument.name == "id":
+            try:
+                with Ledger(path) as ledger:
+                    values, total = complete_task_id(ledger, params.argument.value)
+            except HydrateError:
+                pass
+        completion = types.Completion(values=values, total=total, has_more=total > len(values))
+        return types.CompleteResult(completion=completion)
 
     return Server(
         "git-hydrate",
@@ -128,6 +169,9 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=prompt,
+        on_completion=complete,
     )
 
 
@@ -150,4 +194,30 @@ def serve(path: str | None = None, max_tokens: int | None = None) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+        _silence_stdout()  # the client went away mid-answer: the session is over
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every exception a group holds) says the client went away."""
+    import anyio
+
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in exc.exceptions)
+    gone = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError)
+    return isinstance(exc, gone) or (
+        isinstance(exc, anyio.ClosedResourceError) and exc.__context__ is not None
+    )
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that flushing at exit cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -16,9 +16,11 @@ from typing import Any, Final
 from ..errors import ValidationError
 from ..ledger import Ledger
 from ..model import KINDS, STATIONS
-from .answers import AnswerBudget, fit_items, fit_prompt, json_text
+from .answers import AnswerBudget, fit_items, json_text, shown_value, surface_format
+from .attachments import attachment_text, fetch_attachment
+from .pages import prompt_page, wrapped_page
 
-__all__ = ["PROMPT_URI", "TOOLS", "call", "prompt_uri_task"]
+__all__ = ["PROMPT_URI", "READ_ONLY", "TOOLS", "call", "prompt_uri_task"]
 
 #: The resource template of a task's prompt.
 PROMPT_URI: Final = "hydrate://task/{id}/prompt"
@@ -27,6 +29,7 @@ _ID: Final = {"type": "string"}
 _STATIONS: Final = {"type": "string", "enum": list(STATIONS)}
 _KIND: Final = {"type": "string", "enum": list(KINDS)}
 _TAGS: Final = {"type": "array", "items": {"type": "string"}}
+_PART: Final = {"type": "integer", "minimum": 1}
 
 #: ``(name, description, properties, required, read_only)`` of every tool.
 _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
@@ -51,9 +54,16 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     ),
     (
         "get_prompt",
-        "The task's prompt: its context packed to fit; omissions listed at the end.",
-        {"id": _ID},
+        "The task's prompt, as `git hydrate prompt` packs it; a long one in parts (`part`).",
+        {"id": _ID, "part": _PART},
         ["id"],
+        True,
+    ),
+    (
+        "get_attachment",
+        "One attachment's body (or `outline`) by hash or unique prefix; in parts.",
+        {"id": _ID, "hash": _ID, "part": _PART, "outline": {"type": "boolean"}},
+        ["id", "hash"],
         True,
     ),
     (
@@ -85,8 +95,8 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     ),
     (
         "ready",
-        "Open, unclaimed tasks whose dependencies are done, in the order to take them.",
-        {"kind": {"type": "array", "items": _KIND}, "tag": _TAGS, "remote": _ID},
+        "This repository's open, unclaimed tasks whose dependencies are done, in order.",
+        {"kind": {"type": "array", "items": _KIND}, "tag": _TAGS},
         [],
         True,
     ),
@@ -95,6 +105,13 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
         "Take a task (no id: the first ready one) as holder `as`; through `remote`, atomic.",
         {"id": _ID, "as": _ID, "remote": _ID},
         [],
+        False,
+    ),
+    (
+        "release",
+        "Give a claimed task back (holder `as`); through `remote`, atomic.",
+        {"id": _ID, "as": _ID, "remote": _ID},
+        ["id"],
         False,
     ),
 )
@@ -115,6 +132,8 @@ def _tool(
 #: The tools as ``tools/list`` describes them (MCP's wire names).
 TOOLS: Final[tuple[dict[str, Any], ...]] = tuple(_tool(*spec) for spec in _SPECS)
 _BY_NAME: Final = {spec[0]: spec for spec in _SPECS}
+#: The tools that change nothing: no ref, no object (the tests hold them to it).
+READ_ONLY: Final = frozenset(spec[0] for spec in _SPECS if spec[4])
 
 
 def prompt_uri_task(uri: str) -> str | None:
@@ -138,7 +157,7 @@ def _check(name: str, arguments: Mapping[str, Any]) -> None:
     for key, value in arguments.items():
         spec = properties.get(key)
         if spec is None:
-            raise ValidationError(f"{name}: unknown argument {key!r}")
+            raise ValidationError(f"{name}: unknown argument {shown_value(key)}")
         _check_value(name, key, spec, value)
 
 
@@ -153,6 +172,8 @@ def _check_value(name: str, key: str, spec: Mapping[str, Any], value: Any) -> No
         ok = isinstance(value, _TYPES[kind])
     if not ok:
         raise ValidationError(f"{name}: {key!r} must be of type {kind}")
+    if "minimum" in spec and value < spec["minimum"]:
+        raise ValidationError(f"{name}: {key!r} must be at least {spec['minimum']}")
     if kind == "array":
         for item in value:
             _check_value(name, key, spec["items"], item)
@@ -171,7 +192,9 @@ def call(ledger: Ledger, name: str, arguments: Mapping[str, Any], budget: Answer
             arguments the tool does not take.
     """
     if name not in _BY_NAME:
-        raise ValidationError(f"unknown tool {name!r}; the tools are {', '.join(_BY_NAME)}")
+        raise ValidationError(
+            f"unknown tool {shown_value(name)}; the tools are {', '.join(_BY_NAME)}"
+        )
     _check(name, arguments)
     given = dict(arguments)
     if "id" in given:
@@ -230,7 +253,29 @@ def _show_task(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> st
 
 
 def _get_prompt(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
-    return fit_prompt(ledger, args["id"], budget)
+    # The command line's prompt (its budget), in the surfaces' format
+    text = str(ledger.prompt(args["id"], format=surface_format(ledger))["prompt"])
+    return prompt_page(text, budget, args.get("part", 1), args["id"])
+
+
+def _get_attachment(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
+    task_id, outline = args["id"], bool(args.get("outline"))
+    entry, body = fetch_attachment(ledger, task_id, args["hash"], outline=outline)
+    call = {"id": task_id, "hash": str(entry["hash"])[:16]}
+    if outline:
+        call["outline"] = True
+
+    def wrap(piece: str, part: int, total: int) -> str:
+        text = attachment_text(task_id, entry, piece, outline=outline, part=(part, total))
+        if total == 1:
+            return text
+        if part == total:
+            return f"{text}\n[part {part} of {total}: the last]\n"
+        following = json_text({**call, "part": part + 1})
+        return f"{text}\n[part {part} of {total}; the next: get_attachment {following}]\n"
+
+    what = f"attachment {str(entry['hash'])[:12]} of {task_id}" + (" (outline)" if outline else "")
+    return wrapped_page(body, budget, args.get("part", 1), wrap, what)
 
 
 def _attach(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
@@ -258,7 +303,8 @@ def _move(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
 
 
 def _ready(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
-    ledger.pull_queue(args.get("remote") or None)
+    # Read-only: the queue as this repository has it (no pull, even with
+    # hydrate.claimRemote set); claim through a remote pulls first.
     kind, tag = args.get("kind") or None, args.get("tag") or None
     tasks: list[Any] = list(ledger.ready(kind=kind, tag=tag))
     return _fit_tasks(budget, tasks, "narrow the queue with kind or tag")
@@ -270,13 +316,21 @@ def _claim(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     )
 
 
+def _release(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
+    return json_text(
+        dict(ledger.release(args["id"], holder=args.get("as"), remote=args.get("remote")))
+    )
+
+
 _HANDLERS: Final = {
     "list_tasks": _list_tasks,
     "show_task": _show_task,
     "get_prompt": _get_prompt,
+    "get_attachment": _get_attachment,
     "attach": _attach,
     "checkpoint": _checkpoint,
     "move": _move,
     "ready": _ready,
     "claim": _claim,
+    "release": _release,
 }

@@ -1,0 +1,65 @@
+"""One attachment fetched on demand: its body (or outline) as untrusted data.
+
+What ``git hydrate show ID --attachment HASH`` prints and what the MCP tool
+``get_attachment`` answers, part by part (:mod:`.pages`): a heading naming the
+task, the attachment's source, size and hash, then the body between the
+untrusted block's banner and footer, neutralised as in a prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ValidationError
+from ..ledger import Ledger
+from ..pack.render import UNTRUSTED_BANNER, UNTRUSTED_FOOTER, neutralise, one_line
+
+__all__ = ["attachment_text", "fetch_attachment"]
+
+
+def fetch_attachment(
+    ledger: Ledger, task_id: str, prefix: str, *, outline: bool = False
+) -> tuple[Mapping[str, Any], str]:
+    """The attachment of ``task_id`` whose hash starts with ``prefix``, and its body
+    (with ``outline``: its outline).
+
+    Raises:
+        ValidationError: a bad or ambiguous prefix, or no outline for its language.
+        NotFound: no such task or attachment.
+    """
+    entry, body = ledger.attachment(task_id, prefix)
+    if outline:
+        from ..pack.outline import outline as make_outline
+
+        shape = make_outline(str(entry["source"]), body)
+        if shape is None:
+            raise ValidationError(
+                f"no outline of {one_line(str(entry['source']))[:80]}: its language is not "
+                "one git-hydrate outlines (see git hydrate doctor)"
+            )
+        body = shape
+    return entry, body
+
+
+def attachment_text(
+    task_id: str,
+    entry: Mapping[str, Any],
+    body: str,
+    *,
+    outline: bool = False,
+    part: tuple[int, int] = (1, 1),
+) -> str:
+    """The attachment as the reader sees it: a heading, then ``body`` in the block."""
+    what = "Outline of attachment" if outline else "Attachment"
+    number, total = part
+    of = f", part {number} of {total}" if total > 1 else ""
+    head = (
+        f"# {what} {str(entry['hash'])[:12]} of {task_id}{of}\n\n"
+        f"source: {one_line(str(entry['source']))}; {int(entry['size']):,} bytes; "
+        f"sha256 {entry['hash']}\n"
+    )
+    text = neutralise(body)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return f"{head}\n{UNTRUSTED_BANNER}\n\n{text}{UNTRUSTED_FOOTER}\n"
