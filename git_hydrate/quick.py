@@ -5,7 +5,7 @@ the prompt cache holds. Importing click, msgspec and the rest of the package
 would cost that copy several times over, so :func:`main` first tries
 :func:`serve_hit`, which takes only this exact grammar::
 
-    [-C PATH] [--compact] prompt ID [--max-bytes N | --max-bytes=N]
+    [-C PATH] [--compact] prompt (ID | @ | --current) [--max-bytes N | --max-bytes=N]
         [--max-tokens N | --max-tokens=N] [--encoding E | --encoding=E]
         [--outline | --no-outline] [-o FILE | --output FILE | --output=FILE]
         [--refresh]
@@ -17,8 +17,9 @@ the task's ref, the settings, the budget, the entry's header, owner and
 window), the same option parsers, the same writer (:class:`Deferred`) and
 summary line. Everything else goes to the full command line, untouched:
 any other command, option or spelling (``-v``, ``--now``,
-``--no-cache``, ``-h``, ``@``, ``--current``, ``-oFILE``, ``--``, a repeated
-option), ``--refresh`` unless the refresh memo shows that every recorded
+``--no-cache``, ``-h``, ``-oFILE``, ``--``, a repeated option), ``@`` or
+``--current`` when no task was started in the work tree (the branch's name
+may then name one), ``--refresh`` unless the refresh memo shows that every recorded
 run would be recognised unchanged (:mod:`git_hydrate.pack.refresh_memo`), a value
 it would not read exactly as click does, outlines on,
 ``GIT_COMMITTER_DATE`` set (the clock is then git's), a miss, and any error
@@ -124,7 +125,7 @@ def parse(args: Sequence[str]) -> Request | None:
         return None
     task_id: str | None = None
     outline: bool | None = None
-    refresh = False
+    refresh = current = False
     values: dict[str, str] = {}
     rest = args[at + 1 :]
     at = 0
@@ -146,6 +147,11 @@ def parse(args: Sequence[str]) -> Request | None:
                 return None
             refresh = True
             continue
+        if arg == "--current":
+            if current:
+                return None
+            current = True
+            continue
         name, equals, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         option = _VALUED.get(name)
         if option is None or option in values:
@@ -157,8 +163,14 @@ def parse(args: Sequence[str]) -> Request | None:
             at += 1
         else:
             return None
-    if task_id is None or not names_a_task(task_id.encode("utf-8", "surrogateescape")):
-        return None  # (``@``, the current task, is resolved by the full CLI)
+    if current:
+        if task_id is not None:
+            return None  # click: give ID or --current, not both
+        task_id = "@"
+    if task_id is None:
+        return None
+    if task_id != "@" and not names_a_task(task_id.encode("utf-8", "surrogateescape")):
+        return None  # (``@``, the current task, is resolved by the lookup)
     try:
         return Request(
             directory,
@@ -235,9 +247,10 @@ def serve_hit(args: Sequence[str]) -> int | None:
     if entry is None:
         return None
     with entry:
+        task_id = entry.task_id or request.task_id  # (``@``: the current task's id)
         try:
-            said = [refreshed_line(request.task_id, done) for done in entry.refreshed]
-            line = summary_line(request.task_id, entry.fields)
+            said = [refreshed_line(task_id, done) for done in entry.refreshed]
+            line = summary_line(task_id, entry.fields)
         except Exception:  # fields this version cannot say: the full CLI says what
             return None
         if not all(text.isprintable() for text in (*said, line)):

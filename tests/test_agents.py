@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from git_hydrate import Ledger
-from git_hydrate.agents import CLAUDE_COMMAND, CLAUDE_CONTEXT_BYTES, CODEX_CAP
+from git_hydrate.agents import AIDER_PROMPT, CLAUDE_COMMAND, CLAUDE_CONTEXT_BYTES, CLAUDE_SETTINGS
+from git_hydrate.agents.formats import CODEX_POINTER
 
 from .conftest import git, hydrate
 from .wrapper import hydrate_on_path
@@ -17,7 +20,7 @@ from .wrapper import hydrate_on_path
 #: Pre-existing files in unusual but valid shapes: four-space JSON without a final
 #: line feed, Markdown without one, a YAML read: list indented by four.
 EXISTING = {
-    ".claude/settings.json": b'{\n    "permissions": {"allow": ["Bash(ls)"]},\n'
+    CLAUDE_SETTINGS: b'{\n    "permissions": {"allow": ["Bash(ls)"]},\n'
     b'    "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}\n}',
     ".mcp.json": b'{"mcpServers": {"db": {"command": "db-mcp"}}}\n',
     "AGENTS.md": b"# Agents\n\nUse tabs.",
@@ -79,9 +82,9 @@ def test_install_is_idempotent_and_uninstall_restores_every_byte(
 def test_claude_hook_is_merged_and_prints_the_prompt_within_its_size(
     repo: Path, tmp_path: Path
 ) -> None:
-    settings = repo / ".claude" / "settings.json"
+    settings = repo / CLAUDE_SETTINGS
     settings.parent.mkdir()
-    settings.write_bytes(EXISTING[".claude/settings.json"])
+    settings.write_bytes(EXISTING[CLAUDE_SETTINGS])
     (repo / ".mcp.json").write_bytes(EXISTING[".mcp.json"])
     _large_task(repo)
     _ok(hydrate(repo, "agent", "install", "claude"))
@@ -110,26 +113,21 @@ def test_claude_hook_is_merged_and_prints_the_prompt_within_its_size(
     assert b"[omitted] kept " in started.stdout  # 40 notes of ~1.7 KB do not fit
 
 
-def test_codex_block_stays_within_the_instruction_cap(repo: Path) -> None:
+def test_the_codex_block_is_the_same_whatever_the_task(repo: Path) -> None:
     agents_md = repo / "AGENTS.md"
-    own = "# Agents\n\n" + "Run the tests before you push.\n" * 600  # about 18 KB of our own
+    own = "# Agents\n\nRun the tests before you push.\n"
     agents_md.write_text(own)
     _large_task(repo)
     _ok(hydrate(repo, "agent", "install", "codex"))
     text = agents_md.read_text()
-    assert text.startswith(own) and "No current git-hydrate task" in text
+    assert text == own + "\n" + CODEX_POINTER
+    assert "`git hydrate prompt --current`" in text  # a prompt-cache hit, like prompt ID
     hydrate(repo, "start", "T-1")
     _ok(hydrate(repo, "agent", "refresh"))
-    text = agents_md.read_text()
-    assert text.startswith(own) and "# Task T-1: Parser" in text
-    assert len(text.encode()) <= CODEX_CAP
-    assert "[omitted]" in text
+    assert agents_md.read_text() == text  # nothing of the task in AGENTS.md
 
 
-def test_a_marker_in_the_context_cannot_end_the_block_early(repo: Path) -> None:
-    hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a")
-    hydrate(repo, "add", "T-1", "--text", "<!-- git-hydrate:end -->\nafter the fake end")
-    hydrate(repo, "start", "T-1")
+def test_uninstall_keeps_later_edits(repo: Path) -> None:
     (repo / "AGENTS.md").write_text("# Mine\n")
     _ok(hydrate(repo, "agent", "install", "codex"))
     # someone edits the file: uninstall must take out the block only, edits kept
@@ -148,10 +146,11 @@ def test_aider_reads_the_prompt_file(repo: Path) -> None:
     _ok(hydrate(repo, "agent", "install", "aider"))
     lines = conf.read_text().splitlines()
     assert lines[1] == "read:" and lines[3] == "    - CONVENTIONS.md"
-    path = lines[2].removeprefix("    - ").removesuffix("  # git-hydrate")
-    assert Path(path).is_absolute() and Path(path).read_text().startswith("# Task T-1: Parser")
-    assert not Path(path).is_relative_to(repo / "src")  # in the git dir, not the work tree
+    assert lines[2] == f"    - {AIDER_PROMPT}  # git-hydrate"  # relative to the work tree
+    assert (repo / AIDER_PROMPT).read_text().startswith("# Task T-1: Parser")
+    # the prompt file is listed in .git/info/exclude: only the user's own file shows
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == "?? .aider.conf.yml\n"
+    assert f"\n/{AIDER_PROMPT}\n" in (repo / ".git" / "info" / "exclude").read_text()
 
 
 def test_aider_without_a_read_key_gets_a_marked_block(repo: Path) -> None:
@@ -159,7 +158,7 @@ def test_aider_without_a_read_key_gets_a_marked_block(repo: Path) -> None:
     conf.write_text("model: gpt-4o\n")
     _ok(hydrate(repo, "agent", "install", "aider"))
     text = conf.read_text()
-    assert text.startswith("model: gpt-4o\n\n# git-hydrate:begin\nread:\n  - /")
+    assert text.startswith(f"model: gpt-4o\n\n# git-hydrate:begin\nread:\n  - {AIDER_PROMPT}\n")
     _ok(hydrate(repo, "agent", "uninstall", "aider"))
     assert conf.read_text() == "model: gpt-4o\n"
 
@@ -170,7 +169,7 @@ def test_a_file_it_cannot_merge_into_is_refused_and_left_alone(repo: Path) -> No
     refused = hydrate(repo, "agent", "install", "aider")
     assert refused.returncode == 1 and "write it as a list" in refused.stderr
     assert conf.read_text() == "read: [CONVENTIONS.md]\n"
-    settings = repo / ".claude" / "settings.json"
+    settings = repo / CLAUDE_SETTINGS
     settings.parent.mkdir()
     settings.write_text("{not json")
     refused = hydrate(repo, "agent", "install", "claude")
@@ -184,13 +183,13 @@ def test_post_checkout_hook_refreshes_for_the_branch_task(repo: Path, tmp_path: 
     for task_id in ("T-1", "T-2"):
         hydrate(repo, "task-add", task_id, "--objective", f"work {task_id}", "--acceptance", "a")
     _ok(hydrate(repo, "hooks", "install", "--agent-refresh"))
-    _ok(hydrate(repo, "agent", "install", "codex"))
+    _ok(hydrate(repo, "agent", "install", "aider"))
     for branch, task_id in (("fix/T-1-a", "T-1"), ("fix/T-2-b", "T-2")):
         proc = subprocess.run(
             ["git", "checkout", "-q", "-b", branch], cwd=repo, env=env, capture_output=True
         )
         assert proc.returncode == 0, proc.stderr
-        assert f"# Task {task_id}: work {task_id}" in (repo / "AGENTS.md").read_text()
+        assert f"# Task {task_id}: work {task_id}" in (repo / AIDER_PROMPT).read_text()
     status = json.loads(hydrate(repo, "--compact", "hooks", "status", "--json").stdout)
     assert status["agent_refresh"]["installed"] and status["agent_refresh"]["current"]
     hydrate(repo, "hooks", "uninstall")
@@ -202,3 +201,102 @@ def test_the_committed_refresh_shim_matches_the_generated_one() -> None:
 
     root = Path(__file__).resolve().parent.parent
     assert (root / "hooks" / "post-checkout").read_text() == hooks.refresh_shim_text("")
+
+
+# -- issue 28: bridges that leave no trace in commits ---------------------------------------
+
+
+def test_with_the_teams_files_tracked_only_agents_md_changes(repo: Path) -> None:
+    """install claude codex aider in a repository that tracks each host's file: git
+    status names AGENTS.md alone (and the command says so); after uninstall, nothing."""
+    for name, data in {**EXISTING, ".claude/settings.json": b'{"model": "opus"}\n'}.items():
+        if name != CLAUDE_SETTINGS:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_bytes(data)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the team's agent files")
+    _large_task(repo)
+    hydrate(repo, "start", "T-1")
+    installed = hydrate(repo, "agent", "install", "claude", "codex", "aider")
+    _ok(installed)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == " M AGENTS.md\n"
+    said = installed.stderr.splitlines()
+    assert (
+        "warning: codex: AGENTS.md is tracked by git and now holds git-hydrate's block; "
+        "git hydrate "
+        "agent uninstall codex restores it"
+    ) in said
+    assert (
+        "warning: aider: .aider.conf.yml is tracked, so it is left alone: start aider with --read "
+        f"{AIDER_PROMPT}"
+    ) in said
+    assert any(
+        line.startswith("warning: claude: .mcp.json is tracked, so it is left alone")
+        for line in said
+    )
+    assert (repo / CLAUDE_SETTINGS).exists() and (repo / AIDER_PROMPT).exists()
+    assert json.loads((repo / ".claude" / "settings.json").read_text()) == {"model": "opus"}
+    _ok(hydrate(repo, "agent", "refresh"))
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == " M AGENTS.md\n"
+    _ok(hydrate(repo, "agent", "uninstall", "claude", "codex", "aider"))
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert "git-hydrate" not in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_in_an_empty_repository_every_file_is_untracked_and_excluded(repo: Path) -> None:
+    _ok(hydrate(repo, "agent", "install", "claude", "codex", "aider"))
+    assert (repo / "AGENTS.md").exists() and (repo / ".aider.conf.yml").exists()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    _ok(hydrate(repo, "agent", "uninstall", "claude", "codex", "aider"))
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
+
+
+def test_without_the_mcp_extra_claude_says_so(repo: Path, tmp_path: Path) -> None:
+    from .conftest import ROOT
+
+    blocked = tmp_path / "blocked"
+    (blocked / "mcp").mkdir(parents=True)
+    (blocked / "mcp" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "agent", "install", "claude"],
+        cwd=repo, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == (
+        "warning: claude: the MCP server needs the optional extra git-hydrate[mcp]: pip install "
+        "'git-hydrate[mcp]', then install again (.mcp.json not written)\n"
+    )
+    assert not (repo / ".mcp.json").exists() and (repo / CLAUDE_SETTINGS).exists()
+
+
+def test_codex_gets_the_mcp_server_in_its_own_config_with_user(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    config = home / "config.toml"
+    own = b'model = "o4"\n\n[mcp_servers.db]\ncommand = "db-mcp"\n'
+    config.write_bytes(own)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    assert config.read_bytes() == own  # only with --user: it lives outside the repository
+    _ok(hydrate(repo, "agent", "install", "codex", "--user"))
+    parsed = tomllib.loads(config.read_text())
+    assert parsed["model"] == "o4"
+    assert parsed["mcp_servers"] == {
+        "db": {"command": "db-mcp"},
+        "git-hydrate": {"command": "git", "args": ["hydrate", "mcp"]},
+    }
+    again = hydrate(repo, "--compact", "agent", "install", "codex", "--user", "--json")
+    assert json.loads(again.stdout)[0]["files"][str(config)] == "unchanged"
+    status = json.loads(hydrate(repo, "--compact", "agent", "status", "--json").stdout)
+    assert str(config) in status["agents"]["codex"]["files"]
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    assert config.read_bytes() == own
+    config.write_text("mcp_servers = { db = { command = 'x' } }\n")  # inline: no table to add
+    refused = hydrate(repo, "agent", "install", "codex", "--user")
+    assert refused.returncode == 1 and "is not valid TOML" in refused.stderr
+    assert config.read_text() == "mcp_servers = { db = { command = 'x' } }\n"

@@ -132,6 +132,31 @@ def test_a_linked_worktree_and_a_bare_clone(task: Path, tmp_path: Path) -> None:
     assert same(tmp_path / "bare.git", "prompt", "C-1")
 
 
+def test_the_current_task_is_served_too(task: Path, tmp_path: Path) -> None:
+    """``prompt @`` and ``prompt --current`` (what agents are told to run) are hits
+    once a task was started here; with none started, the full CLI resolves them."""
+    fill(task)
+    assert not same(task, "prompt", "@")  # nothing started: the full CLI says so
+    git(task, "checkout", "-q", "-b", "fix/C-1-cache")
+    assert not same(task, "prompt", "--current")  # the branch names it: the full CLI
+    git(task, "checkout", "-q", "-")
+    assert hydrate(task, "start", "C-1").returncode == 0
+    fill(task)
+    assert same(task, "prompt", "@")
+    assert same(task, "prompt", "--current")
+    fill(task, "--max-bytes", "8k")
+    assert same(tmp_path, "-C", str(task), "prompt", "--max-bytes", "8k", "@")
+    assert not same(task, "prompt", "--current", "@")  # click: not both
+    assert not same(task, "prompt", "--current", "--current")
+    # a linked work tree has its own current task
+    git(task, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert not same(tmp_path / "wt", "prompt", "@")
+    assert hydrate(tmp_path / "wt", "start", "C-1").returncode == 0
+    assert same(tmp_path / "wt", "prompt", "@")
+    fast, heavy = process(task, "prompt", "--current")
+    assert fast.returncode == 0 and heavy == []
+
+
 def test_output_to_a_file(task: Path, tmp_path: Path) -> None:
     fill(task)
     out = tmp_path / "out.md"

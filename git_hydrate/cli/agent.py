@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ._common import echo_json, json_option, open_ledger, shown, warn
@@ -27,16 +29,23 @@ def agent_group() -> None:
 
 @agent_group.command("install")
 @click.argument("agents", metavar="AGENT...", nargs=-1, required=True, type=_AGENT)
+@click.option(
+    "--user",
+    is_flag=True,
+    help="codex: also register the MCP server in Codex's own config.toml ($CODEX_HOME, "
+    "else ~/.codex), outside the repository.",
+)
 @json_option
 @click.pass_context
-def install(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> None:
+def install(ctx: click.Context, agents: tuple[str, ...], user: bool, as_json: bool) -> None:
     """Install the bridge of each AGENT (claude, codex, aider) in this work tree.
 
-    claude: a SessionStart hook in .claude/settings.json that prints the
+    claude: a SessionStart hook in .claude/settings.local.json that prints the
     current task's prompt (and, with git-hydrate[mcp], the server in
-    .mcp.json); codex: the prompt in a marked block of AGENTS.md, within
-    Codex's 32 KiB; aider: the prompt in a file named by .aider.conf.yml's
-    read: list.
+    .mcp.json); codex: a block in AGENTS.md, the same whatever the task,
+    telling Codex to run git hydrate prompt --current; aider: the prompt in
+    .git-hydrate-task.md, named by .aider.conf.yml's read: list. Files it
+    creates are listed in .git/info/exclude; a tracked file it changes is named.
 
     \b
     Example:
@@ -45,8 +54,16 @@ def install(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> None:
     from .. import agents as bridges
 
     with open_ledger(ctx) as ledger:
-        results = [bridges.install(ledger, name) for name in dict.fromkeys(agents)]
+        results = [bridges.install(ledger, name, user=user) for name in dict.fromkeys(agents)]
     _report(ctx, results, as_json)
+    for result in results:
+        for note in result["notes"]:
+            warn(f"{result['agent']}: {note}")
+        for path in result["tracked"]:
+            warn(
+                f"{result['agent']}: {shown(path)} is tracked by git and now holds git-hydrate's "
+                f"block; git hydrate agent uninstall {result['agent']} restores it"
+            )
 
 
 @agent_group.command("uninstall")
@@ -72,7 +89,7 @@ def uninstall(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> Non
 @json_option
 @click.pass_context
 def refresh(ctx: click.Context, quiet: bool, as_json: bool) -> None:
-    """Rewrite the installed agents' prompts for the current task (codex, aider).
+    """Rewrite the installed agents' prompts for the current task (aider's file).
 
     \b
     Example:
@@ -139,7 +156,7 @@ def context(ctx: click.Context, agent: str) -> None:
         click.echo(text, nl=not text.endswith("\n"))
 
 
-def _report(ctx: click.Context, results: list[dict[str, object]], as_json: bool) -> None:
+def _report(ctx: click.Context, results: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
         echo_json(ctx, results)
         return

@@ -44,7 +44,16 @@ if TYPE_CHECKING:
 
     from ..store.base import RepositoryBase
 
-__all__ = ["MAX_ENTRIES", "MAX_TOTAL_BYTES", "CachedPrompt", "Entry", "PromptCache", "lookup"]
+__all__ = [
+    "CURRENT_TASK",
+    "MAX_ENTRIES",
+    "MAX_TOTAL_BYTES",
+    "CachedPrompt",
+    "Entry",
+    "PromptCache",
+    "lookup",
+    "started_task",
+]
 
 #: Bumped when what an entry holds or how a prompt is rendered changes.
 _FORMAT: Final = 5
@@ -104,6 +113,8 @@ class Entry:
         #: With :func:`lookup`'s ``refreshed``: what ``prompt --refresh`` says of each
         #: recorded run first (see :mod:`git_hydrate.pack.refresh_memo`).
         self.refreshed: list[dict[str, Any]] = []
+        #: The task's id (:func:`lookup` of ``@``: the current task's).
+        self.task_id = ""
 
     def __enter__(self) -> Entry:
         return self
@@ -418,12 +429,17 @@ def lookup(
         HydrateError: the repository, a setting or the task's ref cannot be read.
         OSError: the file system refused a read.
     """
-    if not names_a_task(task_id.encode("utf-8", "surrogateescape")):
+    current = task_id == CURRENT_TASK
+    if not current and not names_a_task(task_id.encode("utf-8", "surrogateescape")):
         return None
     with Refs(directory) as repo:
         store = PromptCache.of(repo)
         if store is None:
             return None
+        if current:
+            task_id = started_task(repo.git_dir) or ""
+            if not task_id:
+                return None  # (none started: the branch may name one, the full CLI says)
         tip = repo.read_ref(ref_name(task_id))
         if not _object_id(tip):
             return None
@@ -436,4 +452,21 @@ def lookup(
         entry = store.open(store.key(tip, budget), repo.git_now() if moment is None else moment)
         if entry is not None:
             entry.refreshed = said
+            entry.task_id = task_id
         return entry
+
+
+#: The id that stands for the work tree's current task (``git_hydrate.current.CURRENT``).
+CURRENT_TASK: Final = "@"
+
+
+def started_task(git_dir: str) -> str | None:
+    """The task ``git hydrate start`` recorded for the work tree whose git directory is
+    ``git_dir`` (``hydrate/current-task``, as ``git_hydrate.current`` reads it), or
+    ``None``."""
+    try:
+        with open(os.path.join(git_dir, "hydrate", "current-task"), encoding="utf-8") as fh:
+            value = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return value if names_a_task(value.encode("utf-8", "surrogateescape")) else None

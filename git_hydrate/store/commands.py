@@ -196,6 +196,15 @@ class Commands(RepositoryBase):
             ]
         ).stdout
 
+    def tracked(self, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` (relative to the top of the work tree) are in the index."""
+        if not paths:
+            return set()
+        specs = [f":(top,literal){path}" for path in paths]
+        proc = self.git(["ls-files", "-z", "--full-name", "--", *specs])
+        found = {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
+        return {path for path in paths if path in found}
+
     def modified_files(self) -> list[bytes]:
         """Tracked paths whose work-tree content differs from the index."""
         proc = self.git(["diff-files", "-z", "--name-only"], check=False)

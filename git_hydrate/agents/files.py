@@ -1,0 +1,216 @@
+"""The files a bridge writes: each one's original kept, what was written remembered.
+
+What each file was before git-hydrate first touched it is kept in the work
+tree's git directory (``git rev-parse --git-path hydrate/agents/NAME.json``):
+when a file still holds exactly what git-hydrate last wrote, :func:`restore`
+puts the original bytes back; when someone edited it since, only
+git-hydrate's own part is taken out, and the edits stay. A file a bridge
+creates in the work tree is listed in ``.git/info/exclude`` (between
+git-hydrate's markers) so that ``git status`` stays clean; a file git already
+tracks is named in :attr:`Edits.tracked` so that the command can say so.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from ..errors import ValidationError
+from ..ledger import Ledger
+from ..store import current_umask
+from .formats import BEGIN, END, block_span, with_block, without_block
+
+__all__ = [
+    "Edits",
+    "load_state",
+    "read",
+    "restore",
+    "save_state",
+    "state_path",
+    "sync_exclude",
+    "top",
+    "write",
+]
+
+#: The comment that opens git-hydrate's block in ``info/exclude``.
+_EXCLUDE_HEAD: Final = f"# {BEGIN}: files of git hydrate agent install (uninstall removes them)"
+
+
+def top(ledger: Ledger) -> Path:
+    """The top of the work tree.
+
+    Raises:
+        ValidationError: a bare repository.
+    """
+    if ledger.repo.work_tree is None:
+        raise ValidationError("git hydrate agent needs a work tree (this repository is bare)")
+    return Path(ledger.repo.work_tree)
+
+
+def state_path(ledger: Ledger, agent: str) -> Path:
+    """Where the bridge of ``agent`` keeps what it wrote."""
+    return Path(ledger.repo.git_path(f"hydrate/agents/{agent}.json"))
+
+
+def load_state(ledger: Ledger, agent: str) -> dict[str, Any]:
+    """What the bridge of ``agent`` wrote (empty when it is not installed)."""
+    try:
+        data = json.loads(state_path(ledger, agent).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict):
+        data = {}
+    for key, empty in (("files", {}), ("dirs", []), ("excluded", []), ("user", {})):
+        data.setdefault(key, empty)
+    return data
+
+
+def save_state(ledger: Ledger, agent: str, state: dict[str, Any]) -> None:
+    path = state_path(ledger, agent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write(path, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def write(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` at once, keeping its mode."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        mode = os.stat(path).st_mode & 0o7777 if path.exists() else 0o666 & ~current_umask()
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _original(before: bytes | None) -> str | None:
+    return None if before is None else base64.b64encode(before).decode("ascii")
+
+
+class Edits:
+    """The changes one install makes for one agent: ``actions`` by path, the
+    ``tracked`` files among them, and ``notes`` to say."""
+
+    def __init__(self, ledger: Ledger, agent: str) -> None:
+        self.ledger = ledger
+        self.top = top(ledger)
+        self.state = load_state(ledger, agent)
+        self.actions: dict[str, str] = {}
+        self.tracked: list[str] = []
+        self.notes: list[str] = []
+
+    def edit(self, relative: str, change: Callable[[bytes | None], bytes]) -> str:
+        """Apply ``change`` to the work tree's file ``relative``; remember its original
+        the first time; a file created here is excluded. Returns the action."""
+        path = self.top / relative
+        before = read(path)
+        files = self.state["files"]
+        if relative not in files:
+            files[relative] = {"original": _original(before), "written": None}
+        after = change(before)
+        if after == before:
+            files[relative]["written"] = _sha(before)
+            return self._done(relative, "unchanged")
+        if not path.parent.exists():
+            for parent in reversed(path.parents):
+                if not parent.exists():
+                    self.state["dirs"].append(str(parent.relative_to(self.top)))
+            path.parent.mkdir(parents=True)
+        created = before is None and files[relative]["original"] is None
+        if created and relative not in self.state["excluded"]:
+            self.state["excluded"].append(relative)
+        write(path, after)
+        files[relative]["written"] = _sha(after)
+        return self._done(relative, "installed" if before is None else "updated")
+
+    def _done(self, relative: str, action: str) -> str:
+        self.actions[relative] = action
+        if relative not in self.state["excluded"] and self.ledger.repo.tracked([relative]):
+            self.tracked.append(relative)
+        return action
+
+    def edit_user(self, path: Path, change: Callable[[bytes | None], bytes]) -> str:
+        """Apply ``change`` to a file outside the repository (the user's own)."""
+        before = read(path)
+        users = self.state["user"]
+        key = str(path)
+        if key not in users:
+            users[key] = {"original": _original(before), "written": None}
+        after = change(before)
+        action = "unchanged"
+        if after != before:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path, after)
+            action = "installed" if before is None else "updated"
+        users[key]["written"] = _sha(after)
+        self.actions[key] = action
+        return action
+
+
+def restore(path: Path, record: dict[str, Any], remover: Callable[[bytes], bytes]) -> str:
+    """Take git-hydrate's part out of ``path``: its original bytes when nobody edited
+    it since, else only what ``remover`` takes out. Returns the action."""
+    now = read(path)
+    original = record.get("original")
+    before = None if original is None else base64.b64decode(original)
+    if now is None:
+        return "unchanged"
+    if _sha(now) == record.get("written"):
+        if before is None:
+            path.unlink()
+            return "removed"
+        if now != before:
+            write(path, before)
+        return "restored"
+    cleaned = remover(now)
+    if not cleaned and before is None:
+        path.unlink()
+        return "removed"
+    if cleaned != now:
+        write(path, cleaned)
+        return "cleaned"
+    return "unchanged"
+
+
+def sync_exclude(ledger: Ledger, add: list[str], drop: list[str]) -> None:
+    """List ``add`` in ``info/exclude`` (paths from the top), and no longer ``drop``."""
+    path = Path(ledger.repo.git_path("info/exclude"))
+    data = read(path)
+    text = (data or b"").decode("utf-8", "surrogateescape")
+    found = block_span(text)
+    listed: list[str] = []
+    if found is not None:
+        inside = text[found[0] : found[1]].splitlines()[1:-1]
+        listed = [line[1:] for line in inside if line.startswith("/")]
+    wanted = [p for p in dict.fromkeys([*listed, *add]) if p not in drop]
+    if wanted == listed:
+        return
+    if wanted:
+        lines = "".join(f"/{p}\n" for p in wanted)  # (the bridges' own plain names)
+        block = f"{_EXCLUDE_HEAD}\n{lines}# {END}\n"
+        text = with_block(text, block)
+    else:
+        text = without_block(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write(path, text.encode("utf-8", "surrogateescape"))

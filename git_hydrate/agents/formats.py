@@ -1,0 +1,268 @@
+"""What each host reads, merged and unmerged: pure functions of a file's bytes.
+
+* Claude Code: a ``SessionStart`` command hook in a settings file, and the
+  server in ``.mcp.json`` (``mcpServers``);
+* Codex: a marked block of Markdown in ``AGENTS.md``, and a marked
+  ``[mcp_servers.git-hydrate]`` table in its ``config.toml``;
+* aider: an entry of the ``read:`` list of ``.aider.conf.yml``.
+
+Each ``*_with`` function returns the new bytes (the same bytes when git-hydrate's
+part is there already; someone else's entry of the same name is never
+clobbered); each ``*_without`` takes only git-hydrate's part out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..errors import Conflict
+
+__all__ = [
+    "BEGIN",
+    "CLAUDE_COMMAND",
+    "CODEX_POINTER",
+    "END",
+    "MCP_ENTRY",
+    "MCP_NAME",
+    "aider_with",
+    "aider_without",
+    "block_span",
+    "claude_hook_with",
+    "claude_hook_without",
+    "codex_pointer_with",
+    "codex_toml_with",
+    "codex_toml_without",
+    "mcp_json_with",
+    "mcp_json_without",
+    "with_block",
+    "without_block",
+]
+
+#: The markers around git-hydrate's block in Markdown, YAML and TOML files.
+BEGIN: Final = "git-hydrate:begin"
+END: Final = "git-hydrate:end"
+#: The command Claude Code runs at session start.
+CLAUDE_COMMAND: Final = "git hydrate agent context claude"
+_SESSION_MATCHER: Final = "startup|resume|clear|compact"
+MCP_NAME: Final = "git-hydrate"
+MCP_ENTRY: Final = dict(command="git", args=["hydrate", "mcp"])
+_YAML_MARK: Final = "  # git-hydrate"
+#: What AGENTS.md holds for Codex: the same words whatever the task, so that a
+#: tracked AGENTS.md changes once, at install (``prompt --current`` is answered
+#: from the prompt cache like ``prompt ID``).
+CODEX_POINTER: Final = (
+    f"<!-- {BEGIN}: from git hydrate agent install codex; uninstall takes it out -->\n"
+    "## The current task\n\n"
+    "This work tree's current task, if it has one, is kept by git-hydrate. Before you "
+    "start, print its prompt with `git hydrate prompt --current` (nothing to do if it says "
+    "there is none) and follow its output contract; record progress with `git hydrate "
+    "checkpoint --current --summary TEXT`.\n"
+    f"<!-- {END} -->\n"
+)
+
+
+# -- marked blocks ----------------------------------------------------------------------------
+
+
+def block_span(text: str) -> tuple[int, int] | None:
+    """Where the marked block is: from its first line to after its last line."""
+    begin = re.search(rf"^.*{re.escape(BEGIN)}.*$", text, re.MULTILINE)
+    if begin is None:
+        return None
+    end = re.compile(rf"^.*{re.escape(END)}.*(\n|\Z)", re.MULTILINE).search(text, begin.end())
+    if end is None:
+        return None
+    return begin.start(), end.end()
+
+
+def with_block(text: str, block: str) -> str:
+    """``text`` with the marked block replaced, or appended after one line feed."""
+    found = block_span(text)
+    if found is not None:
+        return text[: found[0]] + block + text[found[1] :]
+    return text + ("\n" if text else "") + block
+
+
+def without_block(text: str) -> str:
+    """``text`` without the marked block and the one line feed put before it."""
+    found = block_span(text)
+    if found is None:
+        return text
+    start, stop = found
+    if start > 0 and text[start - 1] == "\n":
+        start -= 1
+    return text[:start] + text[stop:]
+
+
+def _text_change(change: Callable[[str], str]) -> Callable[[bytes | None], bytes]:
+    return lambda data: change((data or b"").decode("utf-8")).encode("utf-8")
+
+
+def codex_pointer_with(data: bytes | None) -> bytes:
+    """AGENTS.md with git-hydrate's pointer block."""
+    return _text_change(lambda text: with_block(text, CODEX_POINTER))(data)
+
+
+def markdown_without(data: bytes) -> bytes:
+    return without_block(data.decode("utf-8")).encode("utf-8")
+
+
+# -- JSON: Claude Code ----------------------------------------------------------------------
+
+
+def _json_object(data: bytes | None, name: str) -> dict[str, Any]:
+    if data is None or not data.strip():
+        return {}
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise Conflict(f"{name} is not valid JSON ({exc}); fix it, then install again") from None
+    if not isinstance(value, dict):
+        raise Conflict(f"{name} does not hold a JSON object; fix it, then install again")
+    return value
+
+
+def _dump(value: dict[str, Any]) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _is_our_group(group: Any) -> bool:
+    return isinstance(group, dict) and any(
+        isinstance(hook, dict) and hook.get("command") == CLAUDE_COMMAND
+        for hook in group.get("hooks") or []
+    )
+
+
+def claude_hook_with(name: str) -> Callable[[bytes | None], bytes]:
+    """The settings file ``name`` with git-hydrate's ``SessionStart`` hook."""
+
+    def change(data: bytes | None) -> bytes:
+        settings = _json_object(data, name)
+        hooks = settings.setdefault("hooks", {})
+        starts = hooks.setdefault("SessionStart", []) if isinstance(hooks, dict) else None
+        if not isinstance(starts, list):
+            raise Conflict(f"{name}: hooks.SessionStart is not a list")
+        if any(_is_our_group(group) for group in starts):
+            return data if data is not None else _dump(settings)
+        hook = {"type": "command", "command": CLAUDE_COMMAND}
+        starts.append({"matcher": _SESSION_MATCHER, "hooks": [hook]})
+        return _dump(settings)
+
+    return change
+
+
+def claude_hook_without(data: bytes) -> bytes:
+    settings = _json_object(data, "the settings file")
+    hooks = settings.get("hooks")
+    if isinstance(hooks, dict) and isinstance(hooks.get("SessionStart"), list):
+        kept = [g for g in hooks["SessionStart"] if not _is_our_group(g)]
+        if kept:
+            hooks["SessionStart"] = kept
+        else:
+            del hooks["SessionStart"]
+        if not hooks:
+            del settings["hooks"]
+    return _dump(settings) if settings else b""
+
+
+def mcp_json_with(data: bytes | None) -> bytes:
+    """``.mcp.json`` with the server ``git-hydrate``."""
+    config = _json_object(data, ".mcp.json")
+    servers = config.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise Conflict(".mcp.json: mcpServers is not an object")
+    if MCP_NAME in servers:  # ours already, or someone else's: never clobbered
+        return data if data is not None else _dump(config)
+    servers[MCP_NAME] = dict(MCP_ENTRY)
+    return _dump(config)
+
+
+def mcp_json_without(data: bytes) -> bytes:
+    config = _json_object(data, ".mcp.json")
+    servers = config.get("mcpServers")
+    if isinstance(servers, dict) and servers.get(MCP_NAME) == MCP_ENTRY:
+        del servers[MCP_NAME]
+        if not servers:
+            del config["mcpServers"]
+    return _dump(config) if config else b""
+
+
+# -- TOML: Codex's config.toml ----------------------------------------------------------------
+
+
+def _toml(text: str, name: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise Conflict(f"{name} is not valid TOML ({exc}); fix it, then install again") from None
+
+
+def codex_toml_with(name: str) -> Callable[[bytes | None], bytes]:
+    """Codex's ``config.toml`` (shown as ``name``) with ``[mcp_servers.git-hydrate]``."""
+
+    def change(data: bytes | None) -> bytes:
+        text = (data or b"").decode("utf-8")
+        if block_span(text) is not None:
+            return data or b""
+        servers = _toml(text, name).get("mcp_servers", {})
+        if isinstance(servers, dict) and MCP_NAME in servers:
+            return data or b""  # someone's own entry of that name: never clobbered
+        args = ", ".join(json.dumps(arg) for arg in MCP_ENTRY["args"])
+        block = (
+            f"# {BEGIN}: from git hydrate agent install codex --user\n"
+            f"[mcp_servers.{MCP_NAME}]\n"
+            f"command = {json.dumps(MCP_ENTRY['command'])}\n"
+            f"args = [{args}]\n"
+            f"# {END}\n"
+        )
+        new = with_block(text if not text or text.endswith("\n") else text + "\n", block)
+        _toml(new, name)  # (mcp_servers written inline, say: refused, not broken)
+        return new.encode("utf-8")
+
+    return change
+
+
+def codex_toml_without(data: bytes) -> bytes:
+    return without_block(data.decode("utf-8")).encode("utf-8")
+
+
+# -- YAML: aider ------------------------------------------------------------------------------
+
+
+def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
+    """``.aider.conf.yml`` whose ``read:`` list names ``prompt_file``."""
+
+    def change(data: bytes | None) -> bytes:
+        text = (data or b"").decode("utf-8")
+        if f"{prompt_file}{_YAML_MARK}" in text or block_span(text) is not None:
+            return data or b""
+        key = re.search(r"^read:[ \t]*(.*)$", text, re.MULTILINE)
+        if key is None:
+            block = f"# {BEGIN}\nread:\n  - {prompt_file}\n# {END}\n"
+            return with_block(text, block).encode("utf-8")
+        if key.group(1).strip() and not key.group(1).strip().startswith("#"):
+            raise Conflict(
+                ".aider.conf.yml has read: on one line; write it as a list, one "
+                "'  - FILE' line each, then install again"
+            )
+        if key.end() < len(text):  # after the line feed that ends ``read:``
+            at, head = key.end() + 1, text[: key.end() + 1]
+        else:
+            at, head = len(text), text + "\n"
+        item = re.compile(r"([ \t]+)- ").match(text, at)
+        indent = item.group(1) if item else "  "
+        return (head + f"{indent}- {prompt_file}{_YAML_MARK}\n" + text[at:]).encode("utf-8")
+
+    return change
+
+
+def aider_without(data: bytes) -> bytes:
+    text = without_block(data.decode("utf-8"))
+    lines = text.splitlines(keepends=True)
+    return "".join(line for line in lines if not line.rstrip("\n").endswith(_YAML_MARK)).encode(
+        "utf-8"
+    )
