@@ -66,11 +66,14 @@ def cut_points(
     text: str,
     fits: Callable[[str], bool],
     preferred: Sequence[int] = (),
+    most: int | None = None,
 ) -> list[int]:
     """The end of each part of ``text``: each ``text[start:end]`` satisfies ``fits``.
 
     ``preferred`` ends (sorted offsets) are taken when the part they end is at
-    least half as long as the longest one ending a line.
+    least half as long as the longest one ending a line. ``most``: no part is
+    longer than that many characters (a byte cap: a character is at least a
+    byte), so that a long text is never measured whole again and again.
 
     Raises:
         ValidationError: not even one character fits.
@@ -80,12 +83,13 @@ def cut_points(
     ends: list[int] = []
     start = 0
     while start < len(text):
-        if fits(text[start:]):
+        reach = len(text) if most is None else min(len(text), start + most)
+        if reach == len(text) and fits(text[start:]):
             ends.append(len(text))
             break
 
-        def part_fits(end: int, start: int = start) -> bool:
-            return fits(text[start:end])
+        def part_fits(end: int, start: int = start, reach: int = reach) -> bool:
+            return end <= reach and fits(text[start:end])
 
         by_line = _largest(lines, start, part_fits)
         by_break = _largest(wanted, start, part_fits)
@@ -94,7 +98,7 @@ def cut_points(
         elif by_line is not None:
             end = by_line
         else:
-            end = _largest(range(start + 1, len(text) + 1), start, part_fits) or 0
+            end = _largest(range(start + 1, reach + 1), start, part_fits) or 0
             if end <= start:
                 raise ValidationError("not one character fits this answer's budget")
         ends.append(end)
@@ -145,7 +149,7 @@ def prompt_page(text: str, budget: AnswerBudget, part: int, task_id: str) -> str
 
     def make() -> list[int]:
         breaks = [m.start() + 1 for m in _PROMPT_BREAKS.finditer(text)]
-        return cut_points(text, lambda piece: budget.fits(piece + worst), breaks)
+        return cut_points(text, lambda piece: budget.fits(piece + worst), breaks, budget.byte_cap)
 
     ends = _remembered(_key(text, budget, "prompt"), make)
     _check_part(part, len(ends), f"the prompt of {task_id}")
@@ -172,7 +176,10 @@ def wrapped_page(
         return wrap(text, 1, 1)
 
     def make() -> list[int]:
-        return cut_points(text, lambda piece: budget.fits(wrap(piece, 99998, 99999)))
+        def measure(piece: str) -> bool:
+            return budget.fits(wrap(piece, 99998, 99999))
+
+        return cut_points(text, measure, (), budget.byte_cap)
 
     ends = _remembered(_key(text, budget, what), make)
     _check_part(part, len(ends), what)
