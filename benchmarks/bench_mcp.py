@@ -315,20 +315,25 @@ def bench_latency(repo: str, reference: Path, runs: int) -> None:
         print(f"  {name:12} this {a:7.1f} ms  reference {b:7.1f} ms  ratio {a / b:.2f}x")
 
 
-def bench_current(repo: str, runs: int) -> None:
-    """``prompt @`` against ``prompt B-1``: both hits, whole processes, paired."""
+def bench_current(repo: str, reference: Path, runs: int) -> None:
+    """``prompt @`` against ``prompt B-1`` (both hits) and against the reference's
+    ``prompt @`` (before issue 28: the full command line), whole processes, paired."""
     subprocess.run(
         [sys.executable, "-m", "git_hydrate", "start", "B-1"], cwd=repo, env=env_for(ROOT),
         capture_output=True, check=True,
     )  # fmt: skip
-    sides = {"id": ["prompt", "B-1", "-o", os.devnull], "at": ["prompt", "@", "-o", os.devnull]}
-    for args in sides.values():
-        process(ROOT, repo, args)  # fill the cache
-    walls: dict[str, list[float]] = {"id": [], "at": []}
-    cpus: dict[str, list[float]] = {"id": [], "at": []}
+    sides = {
+        "id": (ROOT, ["prompt", "B-1", "-o", os.devnull]),
+        "at": (ROOT, ["prompt", "@", "-o", os.devnull]),
+        "before": (reference, ["prompt", "@", "-o", os.devnull]),
+    }
+    for root, args in sides.values():
+        process(root, repo, args)  # fill the caches
+    walls: dict[str, list[float]] = {label: [] for label in sides}
+    cpus: dict[str, list[float]] = {label: [] for label in sides}
     for i in range(runs):
-        for label in ("id", "at") if i % 2 == 0 else ("at", "id"):
-            wall, cpu = process(ROOT, repo, sides[label])
+        for label in list(sides) if i % 2 == 0 else list(sides)[::-1]:
+            wall, cpu = process(*sides[label])
             walls[label].append(wall)
             cpus[label].append(cpu)
     w = {k: statistics.median(v) * 1000 for k, v in walls.items()}
@@ -336,7 +341,8 @@ def bench_current(repo: str, runs: int) -> None:
     print(
         f"prompt @ {w['at']:.1f} ms (CPU {c['at']:.1f}) vs prompt B-1 {w['id']:.1f} ms "
         f"(CPU {c['id']:.1f}): {w['at'] / w['id']:.2f}x wall, {c['at'] / c['id']:.2f}x CPU "
-        "(goal within 1.2x)"
+        f"(goal within 1.2x); the reference's prompt @ {w['before']:.1f} ms "
+        f"(CPU {c['before']:.1f}): {w['before'] / w['at']:.2f}x this one's wall"
     )
 
 
@@ -350,7 +356,7 @@ def main() -> None:
         setup(repo)
         bench_session(repo)
         bench_latency(repo, options.reference, options.runs)
-        bench_current(repo, options.runs)
+        bench_current(repo, options.reference, options.runs)
         bench_mcp(repo, options.runs)
     bench_help(options.reference, options.runs)
 
