@@ -207,7 +207,7 @@ def _omitted(repo: str) -> list[str]:
     )  # fmt: skip
     every = [entry["hash"] for entry in json.loads(proc.stdout)["context"]]
     whole = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "prompt", "B-1"],
+        [sys.executable, "-m", "git_hydrate", "prompt", "B-1", "--format", "markdown"],
         cwd=repo, env=env_for(ROOT), capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     kept = whole.count("### Context from ")
@@ -258,7 +258,7 @@ def bench_session(repo: str) -> None:
 
     # (before the session's writes change the prompt)
     whole = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "prompt", "B-1"],
+        [sys.executable, "-m", "git_hydrate", "prompt", "B-1", "--format", "markdown"],
         cwd=repo, env=env_for(ROOT), capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     parts = anyio.run(main)
@@ -270,7 +270,7 @@ def bench_session(repo: str) -> None:
     print(
         f"session: {len(answers)} answers ({len(parts)} prompt parts); largest {tokens:,} tokens "
         f"(o200k_base), {size:,} bytes ({name}); largest in bytes {max(s[1] for s in sizes):,}; "
-        f"parts joined == prompt B-1: {joined == whole}"
+        f"parts joined == prompt B-1 --format markdown: {joined == whole}"
     )
 
 

@@ -58,7 +58,7 @@ def test_a_long_prompt_comes_in_parts_that_join_to_the_command_lines(stocked: Pa
         assert f"[part {number} of {len(parts)}" in part.rsplit("\n", 2)[-2]
     # cut between attachments wherever one fits: each part after the first opens one
     assert all(part.startswith("### Context from docs/part-") for part in parts[1:])
-    whole = hydrate(stocked, "prompt", "L-1")
+    whole = hydrate(stocked, "prompt", "L-1", "--format", "markdown")
     assert "".join(_body(part) for part in parts) == whole.stdout
 
 
@@ -66,7 +66,9 @@ def test_a_prompt_that_fits_is_the_command_lines_whole(stocked: Path) -> None:
     async def body(session: Any) -> str:
         return _text(await session.call_tool("get_prompt", {"id": "S-1"}))
 
-    assert _session(stocked, body) == hydrate(stocked, "prompt", "S-1").stdout
+    assert (
+        _session(stocked, body) == hydrate(stocked, "prompt", "S-1", "--format", "markdown").stdout
+    )
 
 
 def test_one_body_longer_than_a_part_is_cut_at_line_ends(stocked: Path) -> None:
@@ -80,7 +82,10 @@ def test_one_body_longer_than_a_part_is_cut_at_line_ends(stocked: Path) -> None:
         return prompt, attachment
 
     prompt, attachment = _session(stocked, body)
-    assert "".join(_body(part) for part in prompt) == hydrate(stocked, "prompt", "S-1").stdout
+    assert (
+        "".join(_body(part) for part in prompt)
+        == hydrate(stocked, "prompt", "S-1", "--format", "markdown").stdout
+    )
     assert all(_body(part).endswith("\n") for part in prompt)
     assert len(attachment) > 3
     lines = []

@@ -27,8 +27,10 @@ __all__ = ["PART_TRAILER", "cut_points", "prompt_page", "wrapped_page"]
 
 #: How a part that is not the whole text ends: ``\n\n[part N of M ...]\n``.
 PART_TRAILER: Final = "\n\n[part "
-#: Where a prompt is preferably cut: before an attachment or a section.
-_PROMPT_BREAKS: Final = re.compile(r"\n(?=### |## |--- (?:BEGIN|END) UNTRUSTED CONTEXT)")
+#: Where a prompt is preferably cut: before an attachment (any format) or a section.
+_PROMPT_BREAKS: Final = re.compile(
+    r"\n(?=### |## |<document |</documents>|--- (?:BEGIN|END) UNTRUSTED CONTEXT)"
+)
 _LINE_ENDS: Final = re.compile(r"\n")
 #: Cuts remembered: (text digest, budget, wrapping) -> the end of each part.
 _MEMORY: OrderedDict[tuple[str, ...], list[int]] = OrderedDict()
