@@ -64,8 +64,10 @@ MIN_TOKENS: Final = 400
 ERROR_CHARS: Final = 500
 #: The most characters of a value quoted back in an error.
 _VALUE_CHARS: Final = 80
-#: How many times the prompt is packed again when its summary pushed it over.
-_REPACKS: Final = 4
+#: How many times the prompt is packed again when its summary pushed it over; each
+#: time with twice as much less room as the time before (an attachment may be
+#: larger than what the text is over by: the packer then keeps the same ones).
+_REPACKS: Final = 8
 
 
 class AnswerBudget(NamedTuple):
@@ -208,7 +210,7 @@ def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
     """
     tokens, size = budget.limit, budget.byte_cap
     shape = surface_format(ledger)
-    for _ in range(_REPACKS):
+    for attempt in range(_REPACKS):
         if budget.unit == "tokens":
             result = ledger.prompt(
                 task_id, max_bytes=size, max_tokens=tokens, encoding=budget.encoding, format=shape
@@ -220,8 +222,8 @@ def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
         if budget.fits(text):
             return text
         # Less room for the prompt, in both measures: what the text is over by.
-        tokens -= max(budget.size(text) - budget.limit, 16)
-        size -= max(len(text.encode("utf-8")) - budget.byte_cap, 16)
+        tokens -= max(budget.size(text) - budget.limit, 16) << attempt
+        size -= max(len(text.encode("utf-8")) - budget.byte_cap, 16) << attempt
         if tokens < 1 or size < 1:
             break
     raise ValidationError(
