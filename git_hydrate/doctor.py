@@ -191,6 +191,14 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
             f"dependency cycle {' -> '.join(cycle)}: it can never be ready "
             f"(break it with: git hydrate task-edit {task_id} --depends-on ... or --no-parent)"
         )
+    for task_id, item in summaries.items():
+        parent = item.get("parent") if "error" not in item else None
+        if parent and parent not in summaries:
+            found.setdefault(task_id, {}).setdefault("notes", []).append(
+                f"part of {parent}, which is not live here (archived, removed or not pulled); "
+                f"its prompt goes without the parent's text (clear it with: git hydrate "
+                f"task-edit {task_id} --no-parent)"
+            )
     for task_id, deps in graph.items():
         for dep in deps:
             if dep not in stations:

@@ -46,7 +46,7 @@ _FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "lin
 #: Bodies larger than this are not indexed for ``--attachments`` (named in the answer).
 _MAX_BODY_BYTES: Final = 1 << 20
 _SNIPPET_CHARS: Final = 120
-_WORD: Final = re.compile(r"[0-9A-Za-z]+")
+_WORD: Final = re.compile(r"[^\W_]+")
 _PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -69,9 +69,8 @@ def terms_of(text: str) -> list[str]:
     camelCase or snake_case also as its parts."""
     found: list[str] = []
     for word in _WORD.findall(text.replace("_", " ")):
-        lower = word.lower()
-        found.append(lower)
-        parts = _PARTS.findall(word)
+        found.append(word.casefold())
+        parts = _PARTS.findall(word) if word.isascii() else []
         if len(parts) > 1:
             found += [part.lower() for part in parts]
     return found

@@ -125,7 +125,7 @@ def test_bad_items_are_left_out_with_a_reason_and_write_nothing(
     assert "credential" in reasons["3"] or "secret" in reasons["3"].lower()
     assert "twice" in reasons["1"]
     assert "made by hand" in reasons["99"]
-    assert "without a number" in reasons["None"]
+    assert "without a positive number" in reasons["None"]
     assert sorted(t["task_id"] for t in ledger.list_tasks()) == ["GH-1", "GH-99"]
 
 
@@ -148,3 +148,49 @@ def test_cli_errors_dry_run_and_verbose(repo: Path) -> None:
     assert md.stdout.startswith("# Retry-After header on 429\n")
     assert "- [ ] send Retry-After" in md.stdout and "`src/app/limits.py`" in md.stdout
     assert hydrate(repo, "export", "NOPE").returncode != 0
+
+
+def test_review_findings_dry_run_round_trip_cycles_and_lost_parents(
+    repo: Path, ledger: Ledger
+) -> None:
+    nested = (
+        '{"tasks":[{"id":1,"title":"API","description":"d","status":"pending",'
+        '"subtasks":[{"id":1,"title":"Routes","description":"r","status":"pending"}]}]}'
+    )
+    before = (objects(repo), refs(repo))
+    assert ledger.import_tasks(nested, dry_run=True)["created"] == ["TM-1", "TM-1.1"]
+    assert (objects(repo), refs(repo)) == before  # a dry run writes nothing, parents or not
+    ledger.import_tasks(nested)
+    # a subtask exported alone comes back as itself, under its parent
+    alone = ledger.export_tasks(["TM-1.1"], "json-taskmaster")
+    report = ledger.import_tasks(alone)
+    assert report["errors"] == [] and report["updated"] == []
+    assert ledger.get_task("TM-1")["title"] == "API"
+    assert ledger.get_task("TM-1.1")["parent"] == "TM-1"
+    # an update that would close a cycle is left out; other items still come in
+    line = '{"id":"%s","title":"%s","description":"x"%s}'
+    dep = ',"dependencies":[{"issue_id":"%s","depends_on_id":"%s","type":"blocks"}]'
+    v1 = "\n".join([line % ("bd-a", "A", ""), line % ("bd-b", "B", "")])
+    v2 = "\n".join(
+        [
+            line % ("bd-a", "A", dep % ("bd-a", "bd-b")),
+            line % ("bd-b", "B", dep % ("bd-b", "bd-a")),
+            line % ("bd-x", "X", ""),
+        ]
+    )
+    ledger.import_tasks(v1)
+    report = ledger.import_tasks(v2)
+    assert report["created"] == ["bd-x"] and report["updated"] == ["bd-a"]
+    assert [e["item"] for e in report["errors"]] == ["bd-b"]
+    assert "cycle" in report["errors"][0]["error"]
+    # a child whose parent was left out is left out too, never dangling
+    token = "ghp_" + "a1B2" * 9
+    pc = ',"dependencies":[{"issue_id":"bd-c","depends_on_id":"bd-p","type":"parent-child"}]'
+    text = "\n".join([line % ("bd-p", "P " + token, ""), line % ("bd-c", "C", pc)])
+    report = ledger.import_tasks(text)
+    assert report["created"] == [] and {e["item"] for e in report["errors"]} == {"bd-p", "bd-c"}
+    # an empty issue list, a negative number
+    assert ledger.import_tasks("[]")["created"] == []
+    bad = ledger.import_tasks('[{"number": -1, "title": "t"}]')
+    assert bad["created"] == [] and "positive" in bad["errors"][0]["error"]
+    fsck(repo)

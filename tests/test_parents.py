@@ -142,3 +142,12 @@ def test_a_childs_prompt_carries_its_parents_title_and_objective(
     assert [o["source"] for o in result["omitted"]] == ["notes"]
     alone = ledger.prompt("P-1", max_bytes=64 * 1024)["prompt"]
     assert "parent task" not in alone
+
+
+def test_doctor_notes_a_child_whose_parent_is_gone(repo: Path, ledger: Ledger) -> None:
+    family(ledger)
+    ledger.set_status("P-1", "cancelled")
+    ledger.archive(["P-1"])
+    out = hydrate(repo, "doctor")
+    assert "part of P-1, which is not live here" in out.stdout + out.stderr
+    assert "--no-parent" in out.stdout + out.stderr

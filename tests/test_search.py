@@ -102,3 +102,12 @@ def test_cli_text_json_and_bad_input(repo: Path, tasks: Ledger) -> None:
     assert hydrate(repo, "search", "x", "--limit", "0").returncode == 2
     with pytest.raises(ValidationError):
         tasks.search("retry", limit=0)
+
+
+def test_words_beyond_ascii(ledger: Ledger) -> None:
+    ledger.add_task("U-1", objective="Überweisung für Straße prüfen", acceptance="a")
+    ledger.add_task("R-9", objective="Port the R scripts to F#", acceptance="ok")
+    ledger.add_task("J-1", objective="日本語 の 翻訳", acceptance="ok")
+    assert [h["task_id"] for h in ledger.search("für")] == ["U-1"]
+    assert [h["task_id"] for h in ledger.search("STRASSE straße")][:1] == ["U-1"]
+    assert [h["task_id"] for h in ledger.search("日本語")] == ["J-1"]

@@ -218,7 +218,11 @@ def test_a_foreign_host_name_is_refused(served: tuple[Path, WebServer]) -> None:
         ("/api/tasks?offset=-1", 400, "offset must be a whole number"),
         ("/api/tasks?station=nowhere", 400, "unknown station"),
         ("/api/board?archived=maybe", 400, "archived must be 1 or 0"),
-        ("/api/task/X-1/attachments?max_bytes=12k", 400, "max_bytes must be a whole number"),
+        (
+            "/api/task/X-1/attachments?max_bytes=12q",
+            400,
+            "max_bytes: '12q' is not a number of bytes",
+        ),
         ("/api/task/NOPE-1", 404, "NOPE-1"),
         ("/api/task/..%2F..%2Fetc/attachments", 400, "task id"),
         ("/api/nothing", 404, "no such endpoint"),
@@ -538,3 +542,14 @@ def test_dependencies_outside_the_board_are_drawn_only_while_they_block() -> Non
     ]
     stations = {n["task_id"]: n["status"] for n in graph["nodes"]}
     assert stations == {"A": "open", "GONE-1": "unknown", "DROPPED-1": "cancelled"}
+
+
+def test_budget_query_takes_the_command_lines_spellings() -> None:
+    from git_hydrate.errors import ValidationError as Invalid
+    from git_hydrate.web.query import Query
+
+    budget = Query("max_bytes=64KiB&max_tokens=16k").budget()
+    assert (budget["max_bytes"], budget["max_tokens"]) == (65536, 16384)
+    assert Query("max_bytes=64k").budget()["max_bytes"] == 65536
+    with pytest.raises(Invalid, match="max_bytes"):
+        Query("max_bytes=lots").budget()

@@ -110,12 +110,13 @@ def import_cmd(
 )
 @click.pass_context
 def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
-    """Write the tasks ID... as Markdown (for gh issue create --body-file -) or as
-    beads or task-master JSON.
+    """Write the tasks ID... (@: the current task) as Markdown (for gh issue
+    create --body-file -) or as beads or task-master JSON.
 
     \b
     Example:
       git hydrate export M-1002 | gh issue create --title "Add /healthz" --body-file -
     """
     with open_ledger(ctx) as ledger:
-        click.echo(ledger.export_tasks(task_ids, fmt), nl=False)
+        ids = [ledger.resolve_id(task_id) for task_id in task_ids]  # @: the current task
+        click.echo(ledger.export_tasks(ids, fmt), nl=False)

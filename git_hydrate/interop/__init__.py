@@ -28,6 +28,8 @@ def import_text(
 ) -> ImportReport:
     """Import the tasks of ``text`` (its format detected unless ``fmt`` names it);
     ``origin`` names the file, for the sources of formats without URLs."""
+    if fmt is None and text.strip() == "[]":  # an empty issue list, from gh or glab
+        return import_items(refs, [], "empty", prefix=prefix, dry_run=dry_run)
     chosen = fmt or detect(text)
     items = parse(text, chosen, origin)
     return import_items(

@@ -110,7 +110,8 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
 
     def one(task: Task) -> dict[str, Any]:
         source = _source_id(task.id, "taskmaster")
-        number: int | str = source.rsplit(".", 1)[-1]
+        nested = task.parent in chosen
+        number: int | str = source.rsplit(".", 1)[-1] if nested else source
         if isinstance(number, str) and number.isdigit():
             number = int(number)
         entry: dict[str, Any] = {

@@ -179,14 +179,14 @@ def _github(text: str, origin: str) -> Iterator[Item]:
     used = {"number", "title", "body", "labels", "state", "stateReason", "url"}
     for raw in _objects(_json(text), "GitHub"):
         number = raw.get("number")
-        if not isinstance(number, int) or isinstance(number, bool):
-            yield Item(source_id=str(number), error="GitHub issue without a number")
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+            yield Item(source_id=str(number), error="GitHub issue without a positive number")
             continue
         labels = [
             str(label.get("name")) if isinstance(label, dict) else str(label)
             for label in raw.get("labels") or []
         ]
-        url = _text(raw.get("url")) or f"{origin}#{number}"
+        url = _text(raw.get("url")) or f"github:{number}"
         item = _issue(raw, str(number), _text(raw.get("body")), url, labels)
         if str(raw.get("state", "")).upper() == "CLOSED":
             reason = str(raw.get("stateReason") or "").upper()
@@ -199,11 +199,11 @@ def _gitlab(text: str, origin: str) -> Iterator[Item]:
     used = {"iid", "title", "description", "labels", "state", "web_url"}
     for raw in _objects(_json(text), "GitLab"):
         iid = raw.get("iid")
-        if not isinstance(iid, int) or isinstance(iid, bool):
-            yield Item(source_id=str(iid), error="GitLab issue without an iid")
+        if not isinstance(iid, int) or isinstance(iid, bool) or iid < 1:
+            yield Item(source_id=str(iid), error="GitLab issue without a positive iid")
             continue
         labels = [str(label) for label in raw.get("labels") or []]
-        url = _text(raw.get("web_url")) or f"{origin}#{iid}"
+        url = _text(raw.get("web_url")) or f"gitlab:{iid}"
         item = _issue(raw, str(iid), _text(raw.get("description")), url, labels)
         if raw.get("state") == "closed":
             item.status = "done"
@@ -297,6 +297,10 @@ def _taskmaster(text: str, origin: str) -> Iterator[Item]:
 
 
 def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
+    if not parent and isinstance(raw, dict) and "." in str(raw.get("id", "")):
+        # a subtask exported without its task: ``"id": "4.2"`` names its parent
+        parent = str(raw["id"]).rsplit(".", 1)[0]
+        raw = {**raw, "id": str(raw["id"]).rsplit(".", 1)[1]}
     used = {"id", "title", "description", "details", "testStrategy", "status"}
     used |= {"dependencies", "priority", "subtasks"}
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), int | str):

@@ -16,6 +16,7 @@ and nothing of it is written; the others are imported.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ import msgspec
 
 from .. import codec, validate
 from ..attachments import check_text_secrets
+from ..dependencies import check_no_cycle
 from ..errors import HydrateError, ValidationError
 from ..merge import Side, merge_states
 from ..model import PathNote, Task
@@ -103,6 +105,14 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
         "parent": parent,
         "source": item.source,
     }
+
+
+def _parent_id(item: Item, prefix: str) -> str:
+    """The task id of ``item``'s parent (``""``: none, or not a valid id)."""
+    try:
+        return task_id_for(Item(source_id=item.parent), prefix)
+    except ValidationError:
+        return ""
 
 
 def _parent_first(items: list[Item]) -> list[Item]:
@@ -186,6 +196,7 @@ def import_items(
     bases = _Bases(refs)
     seen: set[str] = set()
     pending: dict[str, Change[None]] = {}
+    left_out: set[str] = set()
     for item in listed:
         for name in item.ignored:
             report["ignored"][name] = report["ignored"].get(name, 0) + 1
@@ -197,20 +208,27 @@ def import_items(
                 raise ValidationError(f"appears twice in the input (as {task_id})")
             seen.add(task_id)
             _check_sizes(item)
-            fields = _fields(item, chosen, known | seen)
-            if task_id in known:
+            fields = _fields(item, chosen, known)
+            if task_id in known and task_id not in pending:
                 _update(refs, task_id, fields, bases, report, dry_run, allow_secrets)
             else:
-                if fields["parent"] in pending:
-                    _flush(refs, pending, bases, report)  # a parent is made before its children
+                if fields["parent"] in pending and not dry_run:
+                    # a parent is made before its children
+                    failed = _flush(refs, pending, bases, report)
+                    known -= failed
+                    left_out |= failed
+                if item.parent and _parent_id(item, chosen) in left_out:
+                    raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
                 known.add(task_id)
         except HydrateError as exc:
             report["errors"].append({"item": item.source_id, "error": str(exc)})
+            with contextlib.suppress(ValidationError):
+                left_out.add(task_id_for(item, chosen))
     if dry_run:
         report["created"] += list(pending)
     else:
-        _flush(refs, pending, bases, report)
+        known -= _flush(refs, pending, bases, report)
         bases.save(f"import {fmt}: {len(bases.new)} task(s)")
     report["ignored"] = dict(sorted(report["ignored"].items()))
     return report
@@ -244,21 +262,28 @@ def _creation(
 
 def _flush(
     refs: TaskRefs, pending: dict[str, Change[None]], bases: _Bases, report: ImportReport
-) -> None:
-    """Create the pending tasks in one ref transaction and note their bases."""
+) -> set[str]:
+    """Create the pending tasks (one ref transaction when all of them can be made;
+    else one by one, each failure named on its own) and note their bases.
+    Returns the ids that could not be made."""
+    failed: set[str] = set()
     if not pending:
-        return
+        return failed
     try:
         created = add_tasks(refs, pending)
-    except HydrateError as exc:  # a cycle among them, or an id made meanwhile
-        for task_id in pending:
-            report["errors"].append({"item": task_id, "error": str(exc)})
-        pending.clear()
-        return
+    except HydrateError:  # a cycle among them, or an id made meanwhile: find which
+        created = []
+        for task_id, change in pending.items():
+            try:
+                created += add_tasks(refs, {task_id: change})
+            except HydrateError as exc:
+                failed.add(task_id)
+                report["errors"].append({"item": task_id, "error": str(exc)})
     for task_id in created:
         bases.new[task_id] = pending[task_id].task
     report["created"] += created
     pending.clear()
+    return failed
 
 
 def _base_task(task: Task, fields: dict[str, Any]) -> Task:
@@ -302,6 +327,11 @@ def _update(
         ]
         if merged.task == current.task:
             raise Unchanged(None)
+        if (merged.task.depends_on, merged.task.parent) != (
+            current.task.depends_on,
+            current.task.parent,
+        ):
+            check_no_cycle(refs, task_id, merged.task.depends_on, merged.task.parent)
         return Change(
             task=merged.task,
             links=current.links,

@@ -73,13 +73,26 @@ class Query:
         assert offset is not None and limit is not None
         return offset, limit
 
+    def size(self, name: str, unit: str) -> int | None:
+        """``name`` as a budget spells it on the command line (``64k``, ``64KiB``,
+        ``16k`` tokens), or ``None`` when absent or empty."""
+        from ..pack.budget import parse_size
+
+        value = self.text(name)
+        if not value:
+            return None
+        try:
+            return parse_size(value[:40], unit)
+        except ValueError as exc:
+            raise ValidationError(f"{name}: {exc}") from None
+
     def budget(self) -> dict[str, Any]:
         """The budget asked for, as :meth:`git_hydrate.Ledger.budget` takes it
         (``None``: from the settings, as on the command line)."""
         outline = self.text("outline")
         return {
-            "max_bytes": self.integer("max_bytes", None, low=1),
-            "max_tokens": self.integer("max_tokens", None, low=1),
+            "max_bytes": self.size("max_bytes", "bytes"),
+            "max_tokens": self.size("max_tokens", "tokens"),
             "encoding": self.text("encoding") or None,
             "outline": None if outline == "" else self.flag("outline"),
         }
