@@ -333,7 +333,8 @@ def bench_current(repo: str, reference: Path, runs: int) -> None:
     cpus: dict[str, list[float]] = {label: [] for label in sides}
     for i in range(runs):
         for label in list(sides) if i % 2 == 0 else list(sides)[::-1]:
-            wall, cpu = process(*sides[label])
+            root, args = sides[label]
+            wall, cpu = process(root, repo, args)
             walls[label].append(wall)
             cpus[label].append(cpu)
     w = {k: statistics.median(v) * 1000 for k, v in walls.items()}
