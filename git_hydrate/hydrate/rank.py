@@ -147,13 +147,11 @@ def _proximity(a: str, b: str) -> float:
 
 
 def _cochange(
-    anchors: set[str], history: Sequence[Sequence[str]], w: Weights, *, seeded: bool = False
+    anchors: set[str], history: Sequence[Sequence[str]], w: Weights
 ) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
     """Smoothed, decayed P(file changes | an anchor changes); for each file the anchor
     it last changed with (for the reason); and how often each file changes at all
-    (the prior, a share of the commits read). ``seeded``: the anchors are content
-    hits, not files the task names: only files that did change with them count
-    (smoothed towards zero, not towards the prior)."""
+    (the prior, a share of the commits read)."""
     decay = math.log(2) / w.half_life if w.half_life > 0 else 0.0
     total = hits = 0.0
     often: dict[str, float] = {}
@@ -177,14 +175,6 @@ def _cochange(
     prior = {name: count / total for name, count in often.items()}
     if hits <= 0:
         return {}, partner, prior
-    if seeded:
-        a, share = w.seed_smoothing, w.seed_prior
-        scores = {
-            name: (together.get(name, 0.0) + a * share * prior[name]) / (hits + a)
-            for name in (often if share > 0 else together)
-            if name not in anchors
-        }
-        return scores, partner, prior
     a = w.smoothing
     scores = {
         name: (together.get(name, 0.0) + a * prior[name]) / (hits + a)
@@ -201,17 +191,71 @@ def _propagated(
     each weighed by its seed's strength: ``({path: score}, {path: reason})``."""
     scores: dict[str, float] = {}
     reasons: dict[str, str] = {}
-    for seed, strength in hits.seeds:
-        cochange, _partner, _prior = _cochange({seed}, history, w, seeded=True)
+    strengths = dict(hits.seeds)
+    for seed, cochange in _seeded_cochange(list(strengths), history, w).items():
+        strength = strengths[seed]
         for path, value in cochange.items():
             value = min(1.0, value) * strength * w.seed_cochange
             if value > scores.get(path, 0.0):
                 scores[path], reasons[path] = value, f"co-change with {seed} (content hit)"
-        for path, why in _test_pairs(paths, [seed]).items():
-            value = strength * w.test_pair
-            if value > scores.get(path, 0.0):
-                scores[path], reasons[path] = value, f"{why} (content hit)"
+    for path, (why, seed) in _test_pairs_of(paths, list(strengths)).items():
+        value = strengths[seed] * w.test_pair
+        if value > scores.get(path, 0.0):
+            scores[path], reasons[path] = value, f"{why} (content hit)"
     return scores, reasons
+
+
+def _seeded_cochange(
+    seeds: Sequence[str], history: Sequence[Sequence[str]], w: Weights
+) -> dict[str, dict[str, float]]:
+    """For each seed (a content hit, not a file the task names), the smoothed, decayed
+    P(file changes | the seed changes), all in one pass over the history; smoothed
+    towards :attr:`Weights.seed_prior` of the prior (0: only files that did change
+    with it count)."""
+    if not seeds:
+        return {}
+    decay = math.log(2) / w.half_life if w.half_life > 0 else 0.0
+    total = 0.0
+    often: dict[str, float] = {}
+    hits = dict.fromkeys(seeds, 0.0)
+    together: dict[str, dict[str, float]] = {seed: {} for seed in seeds}
+    for age, files in enumerate(history):
+        if not files or len(files) > w.sweep:
+            continue
+        weight = math.exp(-decay * age)
+        total += weight
+        for name in files:
+            often[name] = often.get(name, 0.0) + weight
+        for seed in seeds:
+            if seed in files:
+                hits[seed] += weight
+                mine = together[seed]
+                for name in files:
+                    mine[name] = mine.get(name, 0.0) + weight
+    if total <= 0:
+        return {}
+    a, share = w.seed_smoothing, w.seed_prior
+    found: dict[str, dict[str, float]] = {}
+    for seed in seeds:
+        if hits[seed] <= 0:
+            continue
+        mine = together[seed]
+        found[seed] = {
+            name: (mine.get(name, 0.0) + a * share * often[name] / total) / (hits[seed] + a)
+            for name in (often if share > 0 else mine)
+            if name != seed
+        }
+    return found
+
+
+def _test_pairs_of(paths: Sequence[str], seeds: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``_test_pairs`` of the seeds, in one pass: ``{path: (reason, seed)}``."""
+    found: dict[str, tuple[str, str]] = {}
+    for path, why in _test_pairs(paths, seeds).items():
+        seed = why.partition(" of ")[2] or why.partition(" by ")[2]
+        if seed in seeds:
+            found[path] = (why, seed)
+    return found
 
 
 def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:

@@ -82,11 +82,14 @@ def _documents(
         length = len(own) * _PATH_BOOST
         known = facts.get(path)
         if known is not None and known.text:
-            for word in asked.intersection(known.terms):
+            terms = known.terms
+            held = [word for word in asked if word in terms]  # (the query is the smaller)
+            for word in held:
                 tf[word] += known.terms[word]
                 in_contents.add(path)
             length += known.length
-            for name in known.symbols:
+            # a defined name's words are among the file's words: none held, none match
+            for name in known.symbols if held else ():
                 hit = [w for w in words(name) if w in asked]
                 if hit:
                     defines.setdefault(path, []).append(name)
