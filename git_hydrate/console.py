@@ -224,7 +224,10 @@ def shown(value: Any) -> str:
     text = str(value)
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch == " " else _escaped(ch) for ch in text)
+    # the emoji joiner and the soft hyphen are kept, as the text policy keeps them
+    return "".join(
+        ch if ch.isprintable() or ch in " \u200d\u00ad" else _escaped(ch) for ch in text
+    )
 
 
 def shown_block(value: Any) -> str:

@@ -32,6 +32,7 @@ import msgspec
 from .errors import SecretDetected, ValidationError
 from .model import Link, PathNote, Task
 from .settings import Settings
+from .validate import printable
 
 __all__ = [
     "BLOCK",
@@ -91,8 +92,8 @@ _BLOCK_ESCAPES: Final = {k: v for k, v in _ESCAPES.items() if chr(k) not in _BLO
 
 def _bad_character(value: str, rule: Rule) -> bool:
     if not rule.block:
-        return not value.isprintable()
-    if value.isprintable():
+        return not printable(value)
+    if printable(value):
         return False
     return any((ch < " " and ch not in _BLOCK_CONTROLS) or "\x7f" <= ch <= "\x9f" for ch in value)
 
@@ -103,7 +104,7 @@ def problem(value: str, rule: Rule) -> str | None:
         return f"is longer than {rule.limit} characters"
     if _bad_character(value, rule):
         if rule.block:
-            return "holds control characters (only line feeds and tabs may be in it)"
+            return "holds control characters (only line feeds, returns and tabs may be in it)"
         return "must be one line without control characters"
     try:
         value.encode("utf-8")

@@ -17,6 +17,7 @@ from .ids import TASK_ID_RULES, is_task_id
 from .model import KINDS, STATIONS, PathNote
 
 __all__ = [
+    "ALLOWED_INVISIBLE",
     "MAX_HOLDER_CHARS",
     "MAX_LABEL_CHARS",
     "body_bytes",
@@ -27,6 +28,7 @@ __all__ = [
     "kind",
     "parent",
     "path_notes",
+    "printable",
     "priority",
     "source_label",
     "station",
@@ -153,10 +155,21 @@ def text(value: Any, what: str, *, required: bool = False) -> str:
     return value
 
 
+#: Invisible characters that real titles and tags carry: the zero-width joiner of
+#: emoji sequences and the soft hyphen. Bidi controls, zero-width spaces and the
+#: like stay refused.
+ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad")
+
+
+def printable(value: str) -> bool:
+    """Whether ``value`` is one line of visible text (:data:`ALLOWED_INVISIBLE` allowed)."""
+    return value.isprintable() or all(ch.isprintable() or ch in ALLOWED_INVISIBLE for ch in value)
+
+
 def one_line_text(value: Any, what: str) -> str:
     """Text that must stay on one line (titles, tags, scope keys, paths)."""
     result = text(value, what)
-    if not result.isprintable():
+    if not printable(result):
         raise ValidationError(f"{what} must be one line without control characters")
     return result
 

@@ -212,3 +212,23 @@ def test_doctor_notes_a_field_stored_before_the_policy_held_it(repo: Path) -> No
     ) in res.stdout
     assert "note    OLD-1: tag is longer than 1024 characters" in res.stdout
     assert "\x1b" not in res.stdout
+
+
+def test_emoji_sequences_and_soft_hyphens_are_text_bidi_controls_are_not(
+    repo: Path,
+) -> None:
+    from git_hydrate import Ledger, ValidationError
+
+    with Ledger(repo) as ledger:
+        task = ledger.add_task(
+            "E-1",
+            objective="o",
+            acceptance="a",
+            title="Fix 👩\u200d💻 on\u00adboarding",
+            tags=["👨\u200d👩\u200d👧"],
+        )
+        assert task["title"] == "Fix 👩\u200d💻 on\u00adboarding"
+        with pytest.raises(ValidationError, match="title"):
+            ledger.add_task("E-2", objective="o", acceptance="a", title="bad \u202e rtl")
+    shown = hydrate(repo, "show", "E-1").stdout
+    assert "👩\u200d💻" in shown and "\\u200d" not in shown
