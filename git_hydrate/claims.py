@@ -27,6 +27,7 @@ already holds, after the pull when through a remote, before taking another
 from __future__ import annotations
 
 import random
+import shlex
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Final, cast
@@ -34,8 +35,16 @@ from typing import Any, Final, cast
 import msgspec
 
 from . import textpolicy, validate
-from .dependencies import blocking_graph, find_cycle, queue_summaries, station_of, waiting_for
+from .dependencies import (
+    blocking_graph,
+    find_cycle,
+    queue_summaries,
+    station_of,
+    waiting_for,
+    why_none_ready,
+)
 from .errors import Conflict, GitFailed, NotFound, ValidationError
+from .listing import task_filter
 from .model import INITIAL_STATION
 from .readyqueue import CLAIMED_STATION, STEALABLE, held, is_stale, ready
 from .results import ClaimResult, ReleaseResult
@@ -206,10 +215,11 @@ def _release_change(
                 }
             )
         if task.assignee != holder and not force:
+            shown = message_text(task.assignee)
             raise Conflict(
-                f"task {task_id} is held by {message_text(task.assignee)}, not {holder}: "
-                "only its holder "
-                "releases it (or take a stale claim with: git hydrate claim --steal)"
+                f"task {task_id} is held by {shown}, not {holder}: only its holder releases "
+                f"it; to release it anyway: git hydrate release {task_id} --force "
+                f"(or, as its holder: --as {shlex.quote(shown)})"
             )
         status = INITIAL_STATION if task.status == CLAIMED_STATION else task.status
         released = msgspec.structs.replace(
@@ -394,7 +404,8 @@ def claim(
         return [item["task_id"] for item in (*mine, *queue)]
 
     def nothing_ready() -> Exception:
-        return NotFound("no task is ready" + (" (nor stale)" if steal else ""))
+        why = why_none_ready(refs, task_filter(kind=kind, tag=tag))
+        return NotFound("no task is ready" + (" (nor stale)" if steal else "") + why)
 
     if remote is not None:
         return cast(

@@ -14,13 +14,15 @@ disposable cache keyed by tip, like ``list``'s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from .archive import read_archive
 from .errors import CorruptData, ValidationError
 from .listing import LIST_FIELDS, SummaryCache, task_summary
+from .model import INITIAL_STATION
 from .taskrefs import TaskRefs, TaskState
+from .textpolicy import message_text
 
 __all__ = [
     "CANCELLED_STATION",
@@ -32,9 +34,11 @@ __all__ = [
     "children_of",
     "cycles",
     "find_cycle",
+    "queue_order",
     "queue_summaries",
     "station_of",
     "waiting_for",
+    "why_none_ready",
 ]
 
 #: The station a dependency must reach before the tasks depending on it are ready.
@@ -116,6 +120,65 @@ def waiting_for(depends_on: Iterable[str], stations: Mapping[str, str]) -> list[
         for dep in depends_on
         if stations.get(dep) != DONE_STATION
     ]
+
+
+def queue_order(item: Mapping[str, Any]) -> tuple[int, str, str]:
+    """The order of the ready queue: task priority (1 first), then age, then id."""
+    return (item["priority"], item["created_at"] or "~", item["task_id"])
+
+
+def why_none_ready(
+    refs: TaskRefs, match: Callable[[dict[str, Any]], bool] | None = None, limit: int = 3
+) -> str:
+    """Why no task is ready, for ``claim --next`` and ``ready`` (issue 34): the
+    first ``limit`` waiting open tasks in queue order (among those ``match``
+    keeps) and what each waits for, as ``: T-3 waits for T-1, held by Alice
+    since …``; ``""`` when none waits.
+    """
+    summaries = queue_summaries(refs)
+    stations = station_of(refs, summaries)
+    blocking = blocking_graph(summaries)
+    looped = cycles(blocking)
+    waiting = sorted(
+        (
+            item
+            for item in summaries.values()
+            if "error" not in item
+            and item["status"] == INITIAL_STATION
+            and not item["assignee"]
+            and (match is None or match(item))
+        ),
+        key=queue_order,
+    )
+    if not waiting:
+        return ": no task is open (git hydrate list shows where each stands)"
+    reasons = []
+    for item in waiting:
+        task_id = item["task_id"]
+        blockers = [b for b in (_blocker(d, summaries, stations) for d in blocking[task_id]) if b]
+        if task_id in looped:
+            reasons.append(f"{task_id} is on a dependency cycle ({' -> '.join(looped[task_id])})")
+        elif blockers:
+            reasons.append(f"{task_id} waits for {' and '.join(blockers)}")
+        # else: ready after all (a claim through a remote lost it to a race)
+    if not reasons:
+        return ""
+    more = f"; {len(reasons) - limit} more wait" if len(reasons) > limit else ""
+    return ": " + "; ".join(reasons[:limit]) + more
+
+
+def _blocker(
+    dep: str, summaries: Mapping[str, Mapping[str, Any]], stations: Mapping[str, str]
+) -> str:
+    """``T-1, held by Alice since …`` or ``T-1 (open)``; ``""`` for a done one."""
+    station = stations.get(dep)
+    if station == DONE_STATION:
+        return ""
+    item = summaries.get(dep, {})
+    if item.get("assignee"):
+        since = f" since {message_text(item['claimed_at'])}" if item.get("claimed_at") else ""
+        return f"{dep}, held by {message_text(item['assignee'])}{since}"
+    return f"{dep} ({station or 'unknown'})"
 
 
 def find_cycle(graph: Mapping[str, Sequence[str]], start: str) -> list[str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,7 @@ import pytest
 
 from git_hydrate import Ledger, codec
 from git_hydrate import sync as hsync
+from git_hydrate.errors import NotFound
 from git_hydrate.merge import Side, merge_states
 from git_hydrate.model import Task
 
@@ -130,6 +132,42 @@ def test_a_cycle_made_by_a_merge_is_a_doctor_problem_and_never_ready(
 # -- the ready queue -------------------------------------------------------------------
 
 
+def test_an_empty_queue_names_what_the_nearest_tasks_wait_for(repo: Path) -> None:
+    # issue 34: claim --next and ready say why nothing is ready, at most three tasks
+    with Ledger(repo) as ledger:
+        with pytest.raises(NotFound) as empty:
+            ledger.claim(holder="w")
+        assert str(empty.value) == (
+            "no task is ready: no task is open (git hydrate list shows where each stands)"
+        )
+        add(ledger, "A")
+        add(ledger, "B", depends_on=["A"])
+        add(ledger, "C", depends_on=["A", "Z-9"], kind="fix")
+        add(ledger, "D", depends_on=["B"])
+        add(ledger, "E", depends_on=["B"])
+        holder = "Ann Lee <ann@example.com>"
+        since = ledger.claim("A", holder=holder)["claimed_at"]
+        with pytest.raises(NotFound) as waiting:
+            ledger.claim(holder="w")
+        assert str(waiting.value) == (
+            f"no task is ready: B waits for A, held by {holder} since {since}; "
+            f"C waits for A, held by {holder} since {since} and Z-9 (unknown); "
+            "D waits for B (open); 1 more wait"
+        )
+        with pytest.raises(NotFound) as fixes:
+            ledger.claim(holder="w", kind="fix")
+        assert str(fixes.value) == (
+            f"no task is ready: C waits for A, held by {holder} since {since} and Z-9 (unknown)"
+        )
+    # The release hint quotes the holder so that it can be pasted, and it works.
+    refused = hydrate(repo, "release", "A", "--as", "w")
+    assert refused.returncode == 1
+    hint = refused.stderr.rstrip("\n").rpartition("(or, as its holder: ")[2].removesuffix(")")
+    assert hint == "--as 'Ann Lee <ann@example.com>'"
+    released = hydrate(repo, "release", "A", *shlex.split(hint))
+    assert released.returncode == 0 and released.stdout.startswith("released A (held by Ann Lee")
+
+
 def test_ready_orders_by_priority_then_age_and_filters(repo: Path) -> None:
     clock = Clock()
     with Ledger(repo, clock=clock) as ledger:
@@ -230,10 +268,17 @@ def test_local_claim_release_and_the_station_that_goes_with_it(repo: Path) -> No
     assert "held by agent-1 since" in hydrate(repo, "show", "A").stdout
     assert "held by agent-1" in hydrate(repo, "status", "A").stdout
     nothing = hydrate(repo, "claim", "--next")
-    assert nothing.returncode == 1 and "no task is ready" in nothing.stderr
+    since = json.loads(hydrate(repo, "show", "A", "--json").stdout)["claimed_at"]
+    why = f"no task is ready: B waits for A, held by agent-1 since {since}"
+    assert nothing.returncode == 1 and nothing.stderr == f"error: {why}\n"
+    assert hydrate(repo, "ready").stderr == f"{why}\n"
     # Only the holder releases (or --force); the task is open again.
     refused = hydrate(repo, "release", "A", "--as", "agent-2")
-    assert refused.returncode == 1 and "only its holder releases it" in refused.stderr
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        "error: task A is held by agent-1, not agent-2: only its holder releases it; "
+        "to release it anyway: git hydrate release A --force (or, as its holder: --as agent-1)\n"
+    )
     released = hydrate(repo, "release", "A", "--as", "agent-1", "--json")
     assert json.loads(released.stdout) == {
         "task_id": "A",

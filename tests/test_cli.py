@@ -243,6 +243,17 @@ def test_readable_output_for_people(repo: Path) -> None:
     assert "Tests to write or update:\n  t.py" in shown.stdout
 
 
+def test_show_names_a_token_budget_only_when_the_task_has_one(repo: Path) -> None:
+    # issue 34: "token budget 0" read as a budget of nothing
+    hydrate(repo, "task-add", "B-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "task-add", "B-2", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "task-edit", "B-2", "--token-budget", "5000")
+    without = hydrate(repo, "show", "B-1").stdout.splitlines()[1]
+    assert without == "status open · kind code · priority 2 · 0 attachment(s)"
+    with_one = hydrate(repo, "show", "B-2").stdout.splitlines()[1]
+    assert with_one == "status open · kind code · priority 2 · token budget 5000 · 0 attachment(s)"
+
+
 def test_context_rm_takes_several_hashes_a_source_glob_or_all(repo: Path) -> None:
     hydrate(repo, "task-add", "X-1", "--objective", "o", "--acceptance", "a")
     hashes = []

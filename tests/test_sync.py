@@ -514,8 +514,12 @@ def test_default_remote_errors_and_url(tmp_path: Path, repo: Path, remote: Path)
     res = hydrate(repo, "push", "nosuch")
     assert res.returncode == 1
     assert res.stderr == (
-        "error: no remote named 'nosuch' (configured remotes: none); or give a URL\n"
+        "error: no remote named 'nosuch' (configured remotes: none); "
+        "add it with: git remote add nosuch URL\n"
     )
+    res = hydrate(repo, "setup")
+    assert res.returncode == 1
+    assert "; name one (git hydrate setup REMOTE) or add one with: " in res.stderr
     res = hydrate(repo, "pull", str(tmp_path / "missing.git"))
     assert res.returncode == 1
     assert res.stderr.startswith("error: git fetch ")
@@ -667,6 +671,28 @@ def test_pull_named_ids_only(remote: Path, tmp_path: Path) -> None:
     assert res.stderr == (
         "error: no remote named 'T-2' (configured remotes: origin); or give a URL; "
         "to name tasks, give the remote first: git hydrate pull origin T-2\n"
+    )
+    # each command's hint names that command, and the command it names works (issue 34)
+    res = hydrate(b, "push", "T-2")
+    assert res.returncode == 1
+    assert res.stderr.endswith(
+        "; to name tasks, give the remote first: git hydrate push origin T-2\n"
+    )
+    assert hydrate(b, "push", "origin", "T-2").returncode == 0
+    res = hydrate(b, "sync", "T-2")
+    assert res.returncode == 1
+    assert res.stderr.endswith(
+        "; sync takes no task ids: git hydrate pull origin T-2, then git hydrate push origin T-2\n"
+    )
+    res = hydrate(b, "setup", "T-2")
+    assert res.returncode == 1
+    assert (
+        res.stderr == "error: no remote named 'T-2' (configured remotes: origin); or give a URL\n"
+    )
+    res = hydrate(b, "setup", str(remote))
+    assert res.returncode == 1
+    assert res.stderr.endswith(
+        "; add one with: git remote add NAME URL, then: git hydrate setup NAME\n"
     )
     res = hydrate(b, "push", "origin", "bad/id")
     assert res.returncode == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,9 @@ from ._common import (
     task_id_argument,
 )
 from .tasks import KIND_CHOICE
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
 
 __all__ = ["claim", "ready", "release"]
 
@@ -139,14 +142,22 @@ def ready(
             items = ledger.held(holder, kind=kinds or None, tag=tags or None)
         else:
             items = ledger.ready(kind=kinds or None, tag=tags or None, include_stale=stale)
+        why = "" if items or mine or as_json else _why_none_ready(ledger, kinds, tags)
     if as_json:
         echo_json(ctx, items)
         return 0
     for item in items:
         click.echo(_held_row(item) if mine else _ready_row(item))
     if not items:
-        click.echo("you hold no task" if mine else "no task is ready", err=True)
+        click.echo("you hold no task" if mine else f"no task is ready{why}", err=True)
     return 0
+
+
+def _why_none_ready(ledger: Ledger, kinds: tuple[str, ...], tags: tuple[str, ...]) -> str:
+    from ..dependencies import why_none_ready
+    from ..listing import task_filter
+
+    return why_none_ready(ledger.refs, task_filter(kind=kinds or None, tag=tags or None))
 
 
 def _print_claim(result: Mapping[str, Any]) -> None:

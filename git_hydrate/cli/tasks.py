@@ -158,10 +158,11 @@ def station_shown(task: Mapping[str, Any]) -> str:
 def _print_task(task: Mapping[str, Any]) -> None:
     archived = " (archived)" if task.get("archived") else ""
     click.echo(f"task {shown(task['task_id'])}{archived}: {shown(task['title'])}")
+    # a task without a token budget (0) says nothing about one (issue 34)
+    budget = f" · token budget {task['token_budget']}" if task["token_budget"] else ""
     click.echo(
         f"status {shown(task['status'])}{held_by(task)} · kind {shown(task['kind'])}"
-        f" · priority {task['priority']}"
-        f" · token budget {task['token_budget']} · {task['attachments']} attachment(s)"
+        f" · priority {task['priority']}{budget} · {task['attachments']} attachment(s)"
     )
     if task.get("depends_on"):
         click.echo(f"depends on: {', '.join(map(shown, task['depends_on']))}")

@@ -59,7 +59,7 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     first. Each task's outcome is counted once, whatever the rounds.
     """
     wanted = check_ids(ids)
-    where = resolve_remote(refs, remote)
+    where = resolve_remote(refs, remote, command="sync")
     report = Report("sync", where.display)
     pull_into(refs, where, wanted, report)
     rounds = 1

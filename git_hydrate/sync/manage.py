@@ -24,9 +24,12 @@ def setup(refs: TaskRefs, remote: str | None = None) -> dict[str, Any]:
     refspecs that write into ``refs/hydrate/`` are reported under
     ``problems`` (with the fix), not changed.
     """
-    where = resolve_remote(refs, remote)
+    where = resolve_remote(refs, remote, takes_ids=False, command="setup")
     if where.is_url:
-        raise ValidationError("setup needs a configured remote name, not a URL")
+        raise ValidationError(
+            "setup needs a configured remote name, not a URL; add one with: "
+            "git remote add NAME URL, then: git hydrate setup NAME"
+        )
     refspec = f"+refs/hydrate/*:{where.mirror_prefix.decode()}*"
     key = f"remote.{where.target}.fetch"
     added = refspec not in refs.repo.settings.all(key)
@@ -64,7 +67,7 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
     where: Remote | None = None
     remote_tip: bytes | None = None
     if remote is not None:
-        where = resolve_remote(refs, remote)
+        where = resolve_remote(refs, remote, takes_ids=False)
         mirror = fetch_mirror(repo, where)
         remote_tip = mirror.get(b"tasks/" + task_id.encode())
         if tip is None and remote_tip is None:

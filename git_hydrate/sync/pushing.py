@@ -237,7 +237,7 @@ def push(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     ``action == "rejected"``; every other ref still goes through.
     """
     wanted = check_ids(ids)
-    where = resolve_remote(refs, remote)
+    where = resolve_remote(refs, remote, command="push")
     report = Report("push", where.display)
     push_into(refs, where, wanted or None, not wanted, report)
     return report

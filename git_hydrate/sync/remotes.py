@@ -53,11 +53,14 @@ def _mirror_for_url(display: str) -> str:
     return f"url-{slug}-{digest}" if slug else f"url-{digest}"
 
 
-def resolve_remote(refs: TaskRefs, remote: str | None = None, *, takes_ids: bool = True) -> Remote:
+def resolve_remote(
+    refs: TaskRefs, remote: str | None = None, *, takes_ids: bool = True, command: str = "pull"
+) -> Remote:
     """The remote to use: the given name or URL, else the current branch's, else origin.
 
     ``takes_ids``: the command also takes task ids after the remote, so an
     unknown name that looks like a task id gets a hint about the order.
+    ``command``: the command the hints name (``pull``, ``push``, ``sync``...).
 
     Raises:
         ValidationError: no remote given and none can be chosen, or an unknown name.
@@ -73,7 +76,8 @@ def resolve_remote(refs: TaskRefs, remote: str | None = None, *, takes_ids: bool
             if "origin" not in names:
                 raise ValidationError(
                     "no remote to sync with: the current branch has none and there is no "
-                    "'origin'; name one (git hydrate pull REMOTE) or add one with git remote add"
+                    f"'origin'; name one (git hydrate {command} REMOTE) or add one with: "
+                    "git remote add origin URL"
                 )
             remote = "origin"
     if not remote or remote.startswith("-") or "\n" in remote or "\0" in remote:
@@ -89,10 +93,20 @@ def resolve_remote(refs: TaskRefs, remote: str | None = None, *, takes_ids: bool
         display = _strip_credentials(remote)
         return Remote(target=remote, display=display, mirror=_mirror_for_url(display), is_url=True)
     known = ", ".join(names) if names else "none"
-    hint = "; or give a URL"
+    hint = "; or give a URL" if names else f"; add it with: git remote add {remote} URL"
     if takes_ids and names and TASK_ID_RE.match(remote):
-        hint += f"; to name tasks, give the remote first: git hydrate pull {names[0]} {remote}"
+        hint += _ids_hint(command, names[0], remote)
     raise ValidationError(f"no remote named {remote!r} (configured remotes: {known}){hint}")
+
+
+def _ids_hint(command: str, remote: str, task_id: str) -> str:
+    """How to name a task to ``command``: the remote comes first (issue 34)."""
+    if command == "sync":
+        return (
+            f"; sync takes no task ids: git hydrate pull {remote} {task_id}, "
+            f"then git hydrate push {remote} {task_id}"
+        )
+    return f"; to name tasks, give the remote first: git hydrate {command} {remote} {task_id}"
 
 
 def _may_write_hydrate(destination: str) -> bool:
