@@ -64,6 +64,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "claim": ("coordination", "claim"),
     "release": ("coordination", "release"),
     "web": ("web", "web"),
+    "help": ("manual", "help_command"),
 }
 #: Names that are only shortcuts for another command (not listed twice in help).
 ALIASES: Final = {"add": "context-add"}
@@ -135,6 +136,8 @@ def cli(ctx: click.Context, directory: str | None, compact: bool) -> None:
       git hydrate add M-1002 --file notes.txt --priority 10
       git hydrate prompt M-1002 --max-bytes 20000 | your-model
       git hydrate demo
+
+    The manual: git hydrate help (after any install, with or without man).
     """
     ctx.ensure_object(dict)
     ctx.obj["compact"] = compact
@@ -228,23 +231,17 @@ def _bug_site(exc: BaseException) -> str:
 
 
 def _open_manual(args: list[str]) -> bool:
-    """On a terminal, ``git-hydrate --help`` opens the man page, as ``git hydrate --help`` does.
+    """On a terminal, ``git-hydrate --help`` shows the manual page, as ``git hydrate --help``
+    does, rendered from the code that runs (so after any install: :mod:`.manual`).
 
-    ``-h`` (and ``--help`` when output is not a terminal or the page is not
-    installed) prints the short help.
+    ``-h`` (and ``--help`` when output is not a terminal) prints the short help.
     """
     if args != ["--help"] or not sys.stdout.isatty():
         return False
-    import shutil
-    import subprocess
-
-    man = shutil.which("man")
-    if man is None:
-        return False
-    found = subprocess.run([man, "-w", "git-hydrate"], capture_output=True, check=False)
-    if found.returncode != 0:
-        return False
-    return subprocess.run([man, "git-hydrate"], check=False).returncode == 0
+    # imported by name, as the commands are: the page is rendered from this package
+    manual = importlib.import_module(f"{__name__}.manual")
+    status: int = manual.show_manual()
+    return status == 0
 
 
 def _prog_name() -> str:

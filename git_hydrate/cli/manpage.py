@@ -69,7 +69,7 @@ _DESCRIPTION: Final = [
     "Installed as git-hydrate on PATH, it runs as git hydrate, from any directory of a "
     "work tree, in linked worktrees, in bare repositories and in SHA-256 repositories. "
     "git hydrate -h and git hydrate COMMAND -h print short help with an example; "
-    "git hydrate --help opens this page.",
+    "git hydrate help shows this page after any install, with or without man.",
 ]
 
 _STORAGE: Final = [
@@ -308,9 +308,13 @@ def render() -> str:
     lines += [
         ".sp",
         escape(
-            "Every command accepts -h and --help. git hydrate --help opens this page (git "
-            "runs man git-hydrate), and so does git-hydrate --help on a terminal; -h, and "
-            "--help after a command name, print the short help."
+            "Every command accepts -h and --help. git hydrate help shows this page after "
+            "any install (rendered from the code: through man -l on a terminal when man "
+            "is installed, else as plain text), and so does git-hydrate --help on a "
+            "terminal. git hydrate --help is answered by git, which runs man git-hydrate: "
+            "that finds the page a regular or pipx install puts in "
+            "<prefix>/share/man/man1, not after an editable install. -h, and --help after "
+            "a command name, print the short help."
         ),
     ]
 
