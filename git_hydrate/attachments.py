@@ -124,7 +124,7 @@ def read_body(refs: TaskRefs, task_id: str, digest: str) -> str:
     for link in state.links:
         if link.sha256 == digest:
             return refs.read_body(task_id, link)
-    raise NotFound(f"task {task_id} has no context {digest}")
+    raise NotFound(f"task {task_id} has no context {digest} (git hydrate show {task_id} lists it)")
 
 
 def find_attachment(refs: TaskRefs, task_id: str, prefix: str) -> ContextEntry:
@@ -224,7 +224,9 @@ def _matching(task_id: str, links: list[Link], digest: str) -> Link:
     """The one link a hash or unique prefix names."""
     matches = [lk for lk in links if lk.sha256.startswith(digest)]
     if not matches:
-        raise NotFound(f"task {task_id} has no context {digest}")
+        raise NotFound(
+            f"task {task_id} has no context {digest} (git hydrate show {task_id} lists it)"
+        )
     if len(matches) > 1:
         raise ValidationError(
             f"context hash prefix {digest} is ambiguous in task {task_id}; give more digits"

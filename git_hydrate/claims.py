@@ -153,7 +153,10 @@ def _claim_change(
             last = max((c.at for c in task.checkpoints), default="")
             held = _held_by(task)
             if steal_after is None:
-                raise Conflict(f"task {task_id} is held by {held}")
+                raise Conflict(
+                    f"task {task_id} is held by {held}; "
+                    "take a ready one with: git hydrate claim --next"
+                )
             if task.status not in STEALABLE or not is_stale(
                 sightings, task_id, task.assignee, task.claimed_at, last, moment, steal_after
             ):

@@ -86,9 +86,14 @@ def set_status(refs: TaskRefs, task_id: str, station: str) -> MoveResult:
             raise Unchanged({"task_id": task_id, "from": current, "to": target, "changed": False})
         allowed = allowed_moves(current)
         if target not in allowed:
+            via = [step for step in allowed if target in allowed_moves(step)][:1]
+            then = "".join(
+                f"; go through {step} first: git hydrate status {task_id} --set {step}"
+                for step in via
+            )
             raise Conflict(
                 f"task {task_id} cannot move from {current} to {target}; "
-                f"allowed from {current}: {', '.join(allowed) or 'none'}"
+                f"allowed from {current}: {', '.join(allowed) or 'none'}{then}"
             )
         task = msgspec.structs.replace(state.task, status=target)
         released = {}
@@ -414,7 +419,10 @@ def unarchive(refs: TaskRefs, task_id: str) -> TaskDict:
             if entry is None:
                 if live is not None:
                     raise Conflict(f"task {task_id} is not archived; it is live")
-                raise NotFound(f"task {task_id!r} is not in the archive")
+                raise NotFound(
+                    f"task {task_id!r} is not in the archive (git hydrate list --archived "
+                    "lists it)"
+                )
             if live is not None:
                 raise Conflict(
                     f"a live task {task_id} exists beside the archived one; "

@@ -243,6 +243,45 @@ def test_readable_output_for_people(repo: Path) -> None:
     assert "Tests to write or update:\n  t.py" in shown.stdout
 
 
+def test_errors_say_what_happened_and_the_next_command(repo: Path, tmp_path: Path) -> None:
+    # issue 34: read as a newcomer, each refusal names the command that moves on
+    outside = hydrate(tmp_path, "list")
+    assert outside.returncode == 128
+    assert outside.stderr == (
+        "fatal: not a git repository (or any of the parent directories): .git; "
+        "run it inside a repository (git init makes one) or name one with -C\n"
+    )
+    assert hydrate(tmp_path, "-C", str(repo), "list").returncode == 0
+    hydrate(repo, "task-add", "N-1", "--objective", "o", "--acceptance", "a")
+    done = hydrate(repo, "status", "N-1", "--set", "done")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: task N-1 cannot move from open to done; allowed from open: in_progress, "
+        "blocked, cancelled; go through in_progress first: git hydrate status N-1 --set "
+        "in_progress\n"
+    )
+    assert hydrate(repo, "status", "N-1", "--set", "in_progress").returncode == 0
+    assert hydrate(repo, "status", "N-1", "--set", "done").returncode == 0
+    unknown = hydrate(repo, "context-rm", "N-1", "abcdef")
+    assert unknown.stderr == (
+        "error: task N-1 has no context abcdef (git hydrate show N-1 lists it)\n"
+    )
+    assert hydrate(repo, "unarchive", "N-9").stderr == (
+        "error: task 'N-9' is not in the archive (git hydrate list --archived lists it)\n"
+    )
+    assert hydrate(repo, "task-rm", "N-9").stderr == (
+        "error: no task 'N-9' here; to remove it from a remote: "
+        "git hydrate task-rm N-9 --remote REMOTE\n"
+    )
+    hydrate(repo, "task-add", "N-2", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "task-add", "N-3", "--objective", "o", "--acceptance", "a")
+    assert hydrate(repo, "claim", "N-2", "--as", "ann").returncode == 0
+    held = hydrate(repo, "claim", "N-2", "--as", "bob")
+    assert held.returncode == 1
+    assert held.stderr.endswith("; take a ready one with: git hydrate claim --next\n")
+    assert hydrate(repo, "claim", "--next", "--as", "bob").stdout == "claimed N-3 for bob\n"
+
+
 def test_show_names_a_token_budget_only_when_the_task_has_one(repo: Path) -> None:
     # issue 34: "token budget 0" read as a budget of nothing
     hydrate(repo, "task-add", "B-1", "--objective", "o", "--acceptance", "a")

@@ -201,9 +201,16 @@ def test_every_station_move_is_allowed_or_refused_as_documented(
             allowed = ", ".join(TRANSITIONS[source])
             with pytest.raises(Conflict) as info:
                 ledger.set_status(task_id, target)
+            # where one step leads there, the refusal names it as a command (issue 34)
+            via = [step for step in TRANSITIONS[source] if target in TRANSITIONS[step]]
+            then = (
+                f"; go through {via[0]} first: git hydrate status {task_id} --set {via[0]}"
+                if via
+                else ""
+            )
             assert str(info.value) == (
                 f"task {task_id} cannot move from {source} to {target}; "
-                f"allowed from {source}: {allowed}"
+                f"allowed from {source}: {allowed}{then}"
             )
             assert refs(repo) == before
     with pytest.raises(ValidationError, match="invalid station 'finished': use one of open, "):

@@ -599,7 +599,10 @@ def test_task_rm_remote_and_propagation(remote: Path, tmp_path: Path) -> None:
     assert git(a, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-2", check=False) != ""
     res = hydrate(a, "task-rm", "NOPE")
     assert res.returncode == 1
-    assert res.stderr == "error: no task 'NOPE' here\n"
+    assert res.stderr == (
+        "error: no task 'NOPE' here; to remove it from a remote: "
+        "git hydrate task-rm NOPE --remote REMOTE\n"
+    )
     res = hydrate(a, "task-rm", "NOPE", "--remote", "origin")
     assert res.returncode == 1
     assert res.stderr == "error: no task 'NOPE' here or on origin\n"

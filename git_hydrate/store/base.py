@@ -128,8 +128,11 @@ class RepositoryBase:
         )
         lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
         if len(lines) < 5:
-            message = first_line(proc.stderr) or "not a git repository"
-            raise NotARepository(message.removeprefix("fatal: "))
+            message = first_line(proc.stderr).removeprefix("fatal: ") or "not a git repository"
+            if message.startswith("not a git repository"):
+                # what to do next (issue 34): git's own words first
+                message += "; run it inside a repository (git init makes one) or name one with -C"
+            raise NotARepository(message)
         self.git_dir = lines[0]
         self.common_dir = lines[1]
         self.is_bare = lines[2] == "true"

@@ -63,7 +63,10 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
     tip = repo.read_ref(ref)
     here = tip is not None
     if tip is None and remote is None:
-        raise NotFound(f"no task {task_id!r} here")
+        raise NotFound(
+            f"no task {task_id!r} here; to remove it from a remote: "
+            f"git hydrate task-rm {task_id} --remote REMOTE"
+        )
     where: Remote | None = None
     remote_tip: bytes | None = None
     if remote is not None:
