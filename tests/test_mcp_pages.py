@@ -218,6 +218,7 @@ def test_the_read_only_hint_is_true_of_every_tool_that_carries_it(
         == READ_ONLY
         == {
             "list_tasks",
+            "search_tasks",
             "show_task",
             "get_prompt",
             "get_attachment",

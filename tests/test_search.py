@@ -111,3 +111,23 @@ def test_words_beyond_ascii(ledger: Ledger) -> None:
     assert [h["task_id"] for h in ledger.search("für")] == ["U-1"]
     assert [h["task_id"] for h in ledger.search("STRASSE straße")][:1] == ["U-1"]
     assert [h["task_id"] for h in ledger.search("日本語")] == ["J-1"]
+
+
+def test_the_mcp_tool_answers_within_its_budget(repo: Path, tasks: Ledger) -> None:
+    import json as _json
+
+    from git_hydrate.serve.answers import AnswerBudget
+    from git_hydrate.serve.tools import READ_ONLY, call
+
+    assert "search_tasks" in READ_ONLY
+    answer = _json.loads(
+        call(
+            tasks,
+            "search_tasks",
+            {"query": "retry header"},
+            AnswerBudget(20000, "bytes", "", None),
+        )
+    )
+    assert [h["task_id"] for h in answer["tasks"]][:2] == ["R-1", "R-2"]
+    with pytest.raises(ValidationError, match="holds no word"):
+        call(tasks, "search_tasks", {"query": "  "}, AnswerBudget(20000, "bytes", "", None))

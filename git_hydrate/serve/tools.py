@@ -46,6 +46,13 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
         True,
     ),
     (
+        "search_tasks",
+        "Find tasks by words, best first.",
+        {"query": {"type": "string"}, "archived": {"type": "boolean"}},
+        ["query"],
+        True,
+    ),
+    (
         "show_task",
         "A task's fields, latest checkpoint and attachments.",
         {"id": _ID},
@@ -229,6 +236,14 @@ def _list_tasks(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> s
     return _fit_tasks(budget, tasks, "narrow the list with status, kind or tag")
 
 
+def _search_tasks(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
+    hits: list[Any] = ledger.search(
+        args["query"][:1000],
+        archived=bool(args.get("archived")),
+    )
+    return _fit_tasks(budget, hits, "ask for fewer hits with limit, or a narrower query")
+
+
 def _show_task(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     task_id = args["id"]
     task: dict[str, Any] = dict(ledger.get_task(task_id))
@@ -324,6 +339,7 @@ def _release(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
 
 _HANDLERS: Final = {
     "list_tasks": _list_tasks,
+    "search_tasks": _search_tasks,
     "show_task": _show_task,
     "get_prompt": _get_prompt,
     "get_attachment": _get_attachment,
