@@ -7,13 +7,14 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from git_hydrate import Ledger, NotFound, ValidationError
+from git_hydrate.context_expander import render_prompt
 from git_hydrate.hydrate.cache import Sha256Cache
 from git_hydrate.hydrate.pathspec import Pathspec
 from git_hydrate.hydrate.resources import hydrate_from_path, hydrate_paths
@@ -36,6 +37,18 @@ def write(root: Path, rel: str, data: str | bytes) -> None:
 def commit_all(repo: Path, message: str = "files") -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "-m", message)
+
+
+#: A prompt git-hydrate printed (of a task with one attachment).
+OLD_PROMPT: Final = render_prompt(
+    {
+        "task_id": "OLD-1",
+        "title": "Old",
+        "objective": "o",
+        "acceptance": "a",
+        "context": [{"hash": "0" * 64, "source": "n", "body": "body"}],
+    }
+)
 
 
 def make_task(repo: Path, task_id: str = TASK) -> None:
@@ -82,6 +95,7 @@ def every_reason(repo: Path) -> Path:
         "model.ckpt",
         "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n",
     )  # lfs_pointer
+    write(repo, "notes/renamed.txt", OLD_PROMPT)  # own_output, whatever its name
     write(repo, "zz/late.txt", "y" * 3000)  # total_budget with max_total_bytes=3000
     write(repo, "deploy.env", "API_TOKEN=" + "x9Y8z7W6v5U4t3S2" + "\n")  # secret
     write(repo, "bad\nname.txt", "odd\n")  # bad_path
@@ -111,6 +125,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "logo.png": "skipped_ext",
         "model.ckpt": "lfs_pointer",
         "node_modules/left/index.js": "skipped_dir",
+        "notes/renamed.txt": "own_output",
         "package-lock.json": "generated",
         "src/copy_of_app.py": "duplicate",
         "vendor/sub": "submodule",
@@ -144,7 +159,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "src/app.py",
     ]
     assert result["total_bytes"] == len("hello\n") + len("print('app')\n") + len("# Guide\n")
-    assert result["files"] == 19  # 16 skipped + 3 taken
+    assert result["files"] == 20  # 17 skipped + 3 taken
     fsck(repo)
 
 
@@ -1128,3 +1143,30 @@ def test_refresh_is_not_fooled_by_a_change_outside_the_run(repo: Path, tmp_path:
     (repo / ".git" / "info" / "attributes").write_text("b.txt linguist-generated\n")
     generated = hydrate(repo, "prompt", TASK, "--refresh")
     assert "recognised" not in generated.stderr and "removed 1" in generated.stderr
+
+
+def test_own_output_is_skipped_by_content_and_by_name(repo: Path) -> None:
+    """Issue 27 item 6: a prompt written into the work tree never feeds its task, even
+    copied or renamed; nor do a packet or a pre-push artefact. (The agent bridges'
+    files are kept out of git's view by .git/info/exclude.)"""
+    write(repo, "src/app.py", "def main():\n    return 1\n")
+    commit_all(repo)
+    make_task(repo)
+    assert hydrate(repo, "add-tree", TASK, "src").returncode == 0
+    assert hydrate(repo, "prompt", TASK, "-o", "T-1.md").returncode == 0
+    prompt = (repo / "T-1.md").read_text()
+    write(repo, "notes/handoff.txt", prompt)  # renamed
+    write(repo, "notes/quoted.md", "Before.\n\n" + prompt + "\nAfter.\n")  # pasted inside
+    packet = hydrate(repo, "expand", TASK)
+    write(repo, "out/packet.json", packet.stdout)
+    write(repo, "art/T-9/T-9.prompt.md", "whatever the hook wrote\n")  # by name
+    write(repo, "art/T-9/T-9.packet.json", "{}\n")
+    write(repo, "notes/about.md", "Our prompts end with an Output contract.\n")  # not ours
+    result = hydrate(repo, "--compact", "add-tree", TASK, "--worktree", "--json")
+    assert result.returncode == 0, result.stderr
+    reasons = by_path(json.loads(result.stdout))
+    for path in ("T-1.md", "notes/handoff.txt", "notes/quoted.md", "out/packet.json",
+                 "art/T-9/T-9.prompt.md", "art/T-9/T-9.packet.json"):  # fmt: skip
+        assert reasons.get(path) == "own_output", (path, reasons)
+    sources = {link["source"] for link in links(repo)}
+    assert "notes/about.md" in sources and "T-1.md" not in sources

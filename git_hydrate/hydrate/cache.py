@@ -51,7 +51,7 @@ def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) ->
 #: One cache line; anything else in the file is ignored.
 _CACHE_LINE: Final = re.compile(
     rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) "
-    rb"(text|empty|binary|not_utf8|lfs_pointer|secret)$",
+    rb"(text|empty|binary|not_utf8|lfs_pointer|own_output|secret)$",
     re.MULTILINE,
 )
 
@@ -70,8 +70,9 @@ class Sha256Cache:
     member could plant a line.
     """
 
-    #: The version follows the classification rules (secrets): older files are rebuilt.
-    HEADER: Final = b"# git-hydrate sha256-cache 7\n"
+    #: The version follows the classification rules (secrets, own_output): older files
+    #: are rebuilt.
+    HEADER: Final = b"# git-hydrate sha256-cache 8\n"
 
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path

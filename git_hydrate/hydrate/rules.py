@@ -42,6 +42,14 @@ Rules, applied in this order; the first that applies is the reason reported:
     not valid UTF-8 text.
 ``lfs_pointer``
     a Git LFS pointer, not the file it stands for.
+``own_output``
+    a file git-hydrate wrote: a prompt (``prompt -o``, a hook artefact, an
+    agent bridge's prompt file), a packet or an artefact manifest, recognised
+    by its content (:func:`is_own_output`: the prompt's title line and exact
+    Output contract, the packet's trust line, the manifest's generator) whatever
+    its name, and by name in the pre-push artefacts' layout
+    (``<ID>/<ID>.prompt.md``, ``<ID>/<ID>.packet.json``, ``<ID>/manifest.json``).
+    A prompt that fed itself back into its own task would grow with every run.
 ``secret``
     the text looks like it contains a credential (see ``git_hydrate.secrets``);
     taken anyway with ``--allow-secrets`` / ``hydrate.allowSecrets``.
@@ -64,6 +72,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from ..pack.render import OUTPUT_CONTRACT
+from ..pack.seed import TRUST_LINE
 from ..results import SkippedDict
 from ..store import Repository
 
@@ -181,6 +191,7 @@ REASONS: Final = (
     "binary",
     "not_utf8",
     "lfs_pointer",
+    "own_output",
     "secret",
     "unreadable",
     "total_budget",
@@ -189,6 +200,12 @@ REASONS: Final = (
 )
 
 _LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/v1\n"
+#: What every prompt git-hydrate renders ends with, whatever its budget or format.
+_OWN_CONTRACT: Final = OUTPUT_CONTRACT.encode("utf-8")
+#: The packet's in-band reminder, as its JSON (compact or indented) holds it.
+_OWN_TRUST: Final = TRUST_LINE.encode("utf-8")
+#: The pre-push artefacts' manifest.
+_OWN_GENERATOR: Final = b'"generator": "git-hydrate '
 _MODE_SYMLINK: Final = 0o120000
 _MODE_GITLINK: Final = 0o160000
 
@@ -243,6 +260,8 @@ def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
         return "generated"
     if entry.kind != "file":
         return entry.kind
+    if own_output_name(path):
+        return "own_output"
     if not path.isprintable():  # also catches undecodable bytes (surrogates)
         return "bad_path"
     if entry.size > max_file_bytes:
@@ -284,6 +303,28 @@ def attribute_rules(
     return result
 
 
+def is_own_output(data: bytes) -> bool:
+    """Whether ``data`` is something git-hydrate wrote (see ``own_output`` above):
+    a prompt (a ``# Task`` title line and the exact Output contract), a packet
+    (``task_id`` and the trust line in a JSON object) or a pre-push manifest."""
+    if _OWN_CONTRACT in data and (data.startswith(b"# Task ") or b"\n# Task " in data):
+        return True
+    if data.lstrip().startswith(b"{") and b'"task_id"' in data and _OWN_TRUST in data:
+        return True
+    return data.lstrip().startswith(b"{") and _OWN_GENERATOR in data and b'"task_tip"' in data
+
+
+def own_output_name(path: str) -> bool:
+    """Whether ``path`` is named as a pre-push artefact: ``<ID>/<ID>.prompt.md`` or
+    ``<ID>/<ID>.packet.json`` (in the task's own directory; its ``manifest.json``
+    is known by its content)."""
+    parts = path.split("/")
+    if len(parts) < 2:
+        return False
+    folder, name = parts[-2], parts[-1]
+    return name in (f"{folder}.prompt.md", f"{folder}.packet.json")
+
+
 def classify(data: bytes) -> str:
     """``"text"``, or the reason the content cannot be context."""
     if not data:
@@ -292,6 +333,8 @@ def classify(data: bytes) -> str:
         return "binary"
     if data.startswith(_LFS_POINTER):
         return "lfs_pointer"
+    if is_own_output(data):
+        return "own_output"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
