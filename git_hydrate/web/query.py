@@ -11,6 +11,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs
 
 from ..errors import ValidationError
+from ..pack.budget import parse_size
 
 __all__ = ["MAX_PAGE", "Query"]
 
@@ -76,8 +77,6 @@ class Query:
     def size(self, name: str, unit: str) -> int | None:
         """``name`` as a budget spells it on the command line (``64k``, ``64KiB``,
         ``16k`` tokens), or ``None`` when absent or empty."""
-        from ..pack.budget import parse_size
-
         value = self.text(name)
         if not value:
             return None
