@@ -180,11 +180,10 @@ def _prompt_note(task_id: str, result: Mapping[str, Any], budget: AnswerBudget) 
     ]
     if shrunk:
         parts.append(f"{len(shrunk)} kept as outlines")
-    listed = [str(item["source"]) for item in omitted[:5]]
-    if listed:
-        more = f" and {len(omitted) - len(listed)} more" if len(omitted) > len(listed) else ""
-        parts.append("first omitted: " + ", ".join(listed) + more)
+    # No source label or path here: this note follows the Output contract, and
+    # repository text never may (issue 29 D1). The list is one command away.
     parts.append(f"the whole list: git hydrate prompt {task_id} -v")
+    parts.append("each one: the get_attachment tool, or git hydrate show ID --attachment HASH")
     return "\n\n[omitted] " + "; ".join(parts) + ".\n"
 
 
