@@ -26,7 +26,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     5  taskrefs
     6  tasks attachments listing audit dependencies search hydrate pack pack.loader pack.stored
     7  lifecycle sync doctor readyqueue claims current interop
-    8  ledger
+    8  ledger ledger_packing
     9  hooks serve agents web
     10 cli console quick __main__
 """
