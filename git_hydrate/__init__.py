@@ -19,7 +19,8 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     0  errors ids
     1  settings model
     2  codec validate secrets textpolicy merge results context_expander
-       pack.budget pack.fingerprint pack.memo pack.tokens pack.outline
+       pack.budget pack.fingerprint pack.memo pack.tokens pack.outline pack.outline_lines
+       pack.outline_ts
        pack.boundaries pack.render pack.formats pack.seed pack.walk pack.assemble
     3  store
     4  archive treeshape sightings pack.derived pack.refresh_memo pack.prompt_cache

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_hydrate.pack import outline as ol
+from git_hydrate.pack import outline_ts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(HERE, "outline_samples")
@@ -43,7 +44,7 @@ def sample_files() -> list[str]:
 
 def has_grammar(path: str) -> bool:
     lang = ol.language_for(path)
-    return lang == "python" or (lang is not None and ol._parser(lang) is not None)
+    return lang == "python" or (lang is not None and outline_ts.parser_for(lang) is not None)
 
 
 # ------------------------------------------------------------------ golden
@@ -128,7 +129,7 @@ def test_unsupported_and_unparseable() -> None:
 
 
 def test_one_line_bodies_are_kept_whole() -> None:
-    if ol._parser("typescript") is None:
+    if outline_ts.parser_for("typescript") is None:
         pytest.skip("no typescript grammar")
     body = "function f() {}\nclass A { m(): void { return; } }\n"
     assert ol.outline("x.ts", body) == body

@@ -17,37 +17,16 @@ import os
 import re
 import tokenize
 import warnings
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from collections.abc import Sequence
+
+from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, marker
+from .outline_ts import grammars, ts_outline
 
 __all__ = ["ELLIPSIS", "grammars", "is_marker", "language_for", "outline"]
 
-ELLIPSIS = "..."
-MAX_LINE = 240  # longer lines are cut to a prefix of this many characters
-_LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 _CONST_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*\Z")
-_SHORT_CONST = 100  # a constant's source line is shown whole up to this length
 _WORDY = re.compile(r"\w")
-
-
-def is_marker(line: str) -> bool:
-    """True for an elision marker line (the only lines not taken from the body)."""
-    return line.strip() == ELLIPSIS
-
-
-def _marker(indent: str) -> str:
-    step = "\t" if "\t" in indent else "    "
-    return indent + step + ELLIPSIS
-
-
-def _indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _cap(line: str) -> str:
-    return line[:MAX_LINE].rstrip()
+_SHORT_CONST = 100  # a constant's source line is shown whole up to this length
 
 
 _EXTENSIONS = {
@@ -78,7 +57,7 @@ def outline(path: str, body: str) -> str | None:
     lang = language_for(path)
     if lang is None:
         return None
-    lines = _python_outline(body) if lang == "python" else _ts_outline(lang, body)
+    lines = _python_outline(body) if lang == "python" else ts_outline(lang, body)
     if lines is None:
         return None
     return "\n".join(lines) + ("\n" if lines else "")
@@ -89,7 +68,7 @@ def outline(path: str, body: str) -> str | None:
 
 class _PyOutliner:
     def __init__(self, body: str) -> None:
-        self.lines = _LINE_SPLIT.split(body)
+        self.lines = LINE_SPLIT.split(body)
         self.out: list[str] = []
 
     # -- helpers -----------------------------------------------------------
@@ -98,7 +77,7 @@ class _PyOutliner:
         return self.lines[lineno - 1]
 
     def emit(self, text: str) -> None:
-        self.out.append(_cap(text))
+        self.out.append(cap(text))
 
     def header_end(self, first: int, last: int) -> tuple[int, int]:
         """(lineno, char end) of the ':' closing the header starting at line ``first``.
@@ -198,7 +177,7 @@ class _PyOutliner:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             last = self.emit_header(stmt, stmt.body)
             self.docstring_line(stmt.body, last)
-            self.out.append(_marker(_indent_of(self.line(stmt.lineno))))
+            self.out.append(marker(indent_of(self.line(stmt.lineno))))
         elif isinstance(stmt, ast.ClassDef):
             last = self.emit_header(stmt, stmt.body)
             self.docstring_line(stmt.body, last)
@@ -211,14 +190,14 @@ class _PyOutliner:
                 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             ]
             if len(members) < len(rest):  # fields, assignments, ... are elided
-                self.out.append(_marker(_indent_of(self.line(stmt.lineno))))
+                self.out.append(marker(indent_of(self.line(stmt.lineno))))
             self.block(members, module_level=False)
         elif not module_level:
             return
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             self.emit(self.line(stmt.lineno))
             if (stmt.end_lineno or stmt.lineno) > stmt.lineno:
-                self.out.append(_marker(_indent_of(self.line(stmt.lineno))))
+                self.out.append(marker(indent_of(self.line(stmt.lineno))))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.constant(stmt)
         elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.AsyncWith)) and self.has_defs(stmt):
@@ -240,7 +219,7 @@ class _PyOutliner:
             # cut before the value: col_offset is in UTF-8 bytes
             text = text.encode("utf-8")[: value.col_offset].decode("utf-8", "ignore").rstrip()
         self.emit(text)
-        self.out.append(_marker(_indent_of(text)))
+        self.out.append(marker(indent_of(text)))
 
     def compound(self, stmt: ast.If | ast.Try | ast.With | ast.AsyncWith) -> None:
         """Module-level if/try/with holding defs: keep its clause lines and the defs."""
@@ -295,350 +274,4 @@ def _python_outline(body: str) -> list[str] | None:
     o = _PyOutliner(body)
     o.docstring_line(tree.body, 0)
     o.block(tree.body, module_level=True)
-    return o.out
-
-
-# ================================================================ tree-sitter
-
-
-@dataclass(frozen=True)
-class _Spec:
-    module: str  # grammar package's import name
-    factory: str  # function in it returning the language capsule
-    funcs: frozenset[str]  # header kept up to the body's '{', body elided
-    containers: frozenset[str]  # header kept, body's declarations outlined
-    whole: frozenset[str]  # kept whole when short (signatures, type declarations)
-    wrappers: frozenset[str]  # looked through (export ..., declare ...)
-    bodies: frozenset[str]  # inner lists looked through inside a container body
-    variables: frozenset[str]  # `const f = () => {}` declarations
-    comments: frozenset[str]
-    prefix: frozenset[str] = frozenset()  # sibling nodes kept in front (Rust attributes)
-
-
-_JS_FUNCS = frozenset(
-    {
-        "function_declaration",
-        "generator_function_declaration",
-        "method_definition",
-    }
-)
-_JS_VARS = frozenset({"lexical_declaration", "variable_declaration"})
-_TS_WHOLE = frozenset(
-    {
-        "interface_declaration",
-        "type_alias_declaration",
-        "enum_declaration",
-        "function_signature",
-        "method_signature",
-        "abstract_method_signature",
-    }
-)
-
-_SPECS: dict[str, _Spec] = {
-    "javascript": _Spec(
-        "tree_sitter_javascript",
-        "language",
-        funcs=_JS_FUNCS,
-        containers=frozenset({"class_declaration", "class"}),
-        whole=frozenset(),
-        wrappers=frozenset({"export_statement"}),
-        bodies=frozenset(),
-        variables=_JS_VARS,
-        comments=frozenset({"comment"}),
-        prefix=frozenset({"decorator"}),
-    ),
-    "typescript": _Spec(
-        "tree_sitter_typescript",
-        "language_typescript",
-        funcs=_JS_FUNCS,
-        containers=frozenset(
-            {
-                "class_declaration",
-                "abstract_class_declaration",
-                "class",
-                "internal_module",
-                "module",
-            }
-        ),
-        whole=_TS_WHOLE,
-        wrappers=frozenset({"export_statement", "ambient_declaration", "expression_statement"}),
-        bodies=frozenset(),
-        variables=_JS_VARS,
-        comments=frozenset({"comment"}),
-        prefix=frozenset({"decorator"}),
-    ),
-    "go": _Spec(
-        "tree_sitter_go",
-        "language",
-        funcs=frozenset({"function_declaration", "method_declaration"}),
-        containers=frozenset(),
-        whole=frozenset({"package_clause", "type_declaration"}),
-        wrappers=frozenset(),
-        bodies=frozenset(),
-        variables=frozenset(),
-        comments=frozenset({"comment"}),
-    ),
-    "rust": _Spec(
-        "tree_sitter_rust",
-        "language",
-        funcs=frozenset({"function_item"}),
-        containers=frozenset({"impl_item", "trait_item", "mod_item"}),
-        whole=frozenset(
-            {
-                "struct_item",
-                "enum_item",
-                "union_item",
-                "type_item",
-                "function_signature_item",
-                "associated_type",
-                "const_item",
-                "static_item",
-            }
-        ),
-        wrappers=frozenset(),
-        bodies=frozenset(),
-        variables=frozenset(),
-        comments=frozenset({"line_comment", "block_comment"}),
-        prefix=frozenset({"attribute_item"}),
-    ),
-    "java": _Spec(
-        "tree_sitter_java",
-        "language",
-        funcs=frozenset(
-            {"method_declaration", "constructor_declaration", "compact_constructor_declaration"}
-        ),
-        containers=frozenset(
-            {
-                "class_declaration",
-                "interface_declaration",
-                "enum_declaration",
-                "record_declaration",
-                "annotation_type_declaration",
-            }
-        ),
-        whole=frozenset({"annotation_type_element_declaration", "enum_constant"}),
-        wrappers=frozenset(),
-        bodies=frozenset({"enum_body_declarations"}),
-        variables=frozenset(),
-        comments=frozenset({"line_comment", "block_comment"}),
-    ),
-}
-_SPECS["tsx"] = _Spec(**{**_SPECS["typescript"].__dict__, "factory": "language_tsx"})
-
-_MAX_WHOLE = 25  # longer 'whole' declarations keep first line, marker, last line
-_CLOSERS = frozenset({"}", "};", "},", ");", ")"})
-_BLOCKS = frozenset({"statement_block", "block", "constructor_body"})
-
-
-@cache
-def grammars() -> str:
-    """Which tree-sitter grammars this process would use, as a fingerprint (each
-    package's location, size and modification time, or its absence), for the
-    caches of what outlines produce: installing or upgrading a grammar changes
-    outlines, so it changes their keys. Nothing is imported."""
-    import importlib.util
-
-    found = []
-    for name in sorted({"tree_sitter", *(spec.module for spec in _SPECS.values())}):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        origin = spec.origin if spec is not None else None
-        try:
-            stat = os.stat(origin) if origin else None
-        except OSError:
-            stat = None
-        found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
-    return ";".join(found)
-
-
-@cache
-def _parser(lang: str) -> Any | None:
-    spec = _SPECS[lang]
-    try:
-        import importlib
-
-        import tree_sitter
-
-        grammar = importlib.import_module(spec.module)
-        return tree_sitter.Parser(tree_sitter.Language(getattr(grammar, spec.factory)()))
-    except (ImportError, AttributeError, ValueError):
-        return None
-
-
-class _TsOutliner:
-    def __init__(self, spec: _Spec, source: bytes) -> None:
-        self.spec = spec
-        self.raw = source.split(b"\n")
-        self.out: list[str] = []
-        self.last_row = -1  # rows at or before this are already shown
-
-    def text(self, row: int, end_col: int | None = None) -> str:
-        line = self.raw[row]
-        if end_col is not None:
-            line = line[:end_col]
-        return line.rstrip(b"\r").decode("utf-8", "surrogatepass")
-
-    def emit_row(self, row: int, end_col: int | None = None) -> bool:
-        if row <= self.last_row:
-            return False
-        text = _cap(self.text(row, end_col))
-        if not text.strip():
-            return False
-        self.out.append(text)
-        self.last_row = row
-        return True
-
-    def marker(self, row: int) -> None:
-        self.out.append(_marker(_indent_of(self.text(row))))
-
-    def closer(self, node: Any, after_row: int) -> None:
-        row = node.end_point.row
-        if row > after_row and self.text(row).strip() in _CLOSERS:
-            self.emit_row(row)
-
-    # -- lead: doc comment and attributes before a declaration ------------
-
-    def lead(self, anchor: Any) -> None:
-        comments: list[Any] = []
-        attrs: list[Any] = []
-        row = anchor.start_point.row
-        prev = anchor.prev_sibling
-        while prev is not None and prev.end_point.row >= row - 1 and prev.end_point.row <= row:
-            if prev.type in self.spec.prefix:
-                attrs.append(prev)
-            elif prev.type in self.spec.comments:
-                comments.append(prev)
-            else:
-                break
-            row = prev.start_point.row
-            prev = prev.prev_sibling
-        # the first wordy line of the comment group, then the attribute lines
-        for node in reversed(comments):
-            done = False
-            for r in range(node.start_point.row, node.end_point.row + 1):
-                wordy = r < len(self.raw) and _WORDY.search(self.text(r))
-                if wordy and r > self.last_row and self.emit_row(r):
-                    done = True
-                    break
-            if done:
-                break
-        for node in reversed(attrs):
-            for r in range(node.start_point.row, node.end_point.row + 1):
-                self.emit_row(r)
-
-    # -- declarations -------------------------------------------------------
-
-    def header(self, node: Any, body: Any) -> int:
-        """Emit lines from the node's first row up to the body's opening brace."""
-        start: int = node.start_point.row
-        brow: int = body.start_point.row
-        for r in range(start, brow):
-            self.emit_row(r)
-        bcol: int = body.start_point.column
-        opening = self.raw[brow][bcol : bcol + 1]
-        self.emit_row(brow, bcol + 1 if opening in (b"{", b"(") else bcol)
-        return brow
-
-    def whole(self, node: Any) -> None:
-        start, end = node.start_point.row, node.end_point.row
-        if end - start + 1 <= _MAX_WHOLE:
-            for r in range(start, end + 1):
-                self.emit_row(r)
-        else:
-            self.emit_row(start)
-            self.marker(start)
-            self.closer(node, start)
-
-    def function(self, node: Any, body: Any | None) -> None:
-        if body is None or body.type not in _BLOCKS or body.end_point.row == body.start_point.row:
-            # no body, an expression body (`x => x + 1`), or a one-line body
-            self.whole(node)
-            return
-        brow = self.header(node, body)
-        self.marker(node.start_point.row)
-        self.closer(node, brow)
-
-    def container(self, node: Any) -> None:
-        body = node.child_by_field_name("body")
-        if body is None or body.start_point.row == body.end_point.row:
-            self.whole(node)
-            return
-        brow = self.header(node, body)
-        self.members(body.named_children)
-        self.closer(node, max(brow, self.last_row - 1))
-
-    def variable(self, node: Any) -> bool:
-        """`const f = (..) => {..}` / `= function` / `= class`: outline the value."""
-        for decl in node.named_children:
-            if decl.type != "variable_declarator":
-                continue
-            value = decl.child_by_field_name("value")
-            if value is None:
-                continue
-            if value.type in (
-                "arrow_function",
-                "function_expression",
-                "function",
-                "generator_function",
-            ):
-                body = value.child_by_field_name("body")
-                self.function(node, body)
-                return True
-            if value.type == "class":
-                body = value.child_by_field_name("body")
-                if body is not None:
-                    brow = self.header(node, body)
-                    self.members(body.named_children)
-                    self.closer(node, brow)
-                    return True
-        return False
-
-    def decl(self, node: Any, anchor: Any) -> None:
-        spec = self.spec
-        kind = node.type
-        if kind in spec.wrappers:
-            for child in node.named_children:
-                self.decl(child, anchor)
-            return
-        if kind in spec.bodies:
-            self.members(node.named_children)
-            return
-        if kind in spec.funcs:
-            self.lead(anchor)
-            self.function(node, node.child_by_field_name("body"))
-        elif kind in spec.containers:
-            self.lead(anchor)
-            self.container(node)
-        elif kind in spec.whole:
-            self.lead(anchor)
-            self.whole(node)
-        elif kind in spec.variables and node.parent is not None and _top_or_export(node):
-            saved = (len(self.out), self.last_row)
-            self.lead(anchor)
-            if not self.variable(node):
-                del self.out[saved[0] :]
-                self.last_row = saved[1]
-
-    def members(self, nodes: Iterable[Any]) -> None:
-        for child in nodes:
-            self.decl(child, child)
-
-
-def _top_or_export(node: Any) -> bool:
-    parent = node.parent
-    while parent is not None and parent.type in ("export_statement",):
-        parent = parent.parent
-    return parent is not None and parent.type in ("program", "statement_block", "class_body")
-
-
-def _ts_outline(lang: str, body: str) -> list[str] | None:
-    parser = _parser(lang)
-    if parser is None:
-        return None
-    source = body.encode("utf-8", "surrogatepass")
-    tree = parser.parse(source)
-    o = _TsOutliner(_SPECS[lang], source)
-    o.members(tree.root_node.named_children)
     return o.out
