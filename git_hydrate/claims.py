@@ -38,6 +38,7 @@ from . import textpolicy, validate
 from .dependencies import (
     blocking_graph,
     find_cycle,
+    open_children,
     queue_summaries,
     station_of,
     waiting_for,
@@ -124,8 +125,7 @@ def _claim_change(
     summaries = queue_summaries(refs)
     stations = station_of(refs, summaries)
     graph = blocking_graph(summaries)  # dependencies, then children
-    # its open children: what the graph holds for it after its dependencies
-    children = graph.get(task_id, [])[len(summaries.get(task_id, {}).get("depends_on", ())) :]
+    children = open_children(summaries).get(task_id, [])
     sightings = Sightings(refs.repo)
 
     def result(task: Any, changed: bool) -> ClaimResult:

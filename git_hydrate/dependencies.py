@@ -34,6 +34,7 @@ __all__ = [
     "children_of",
     "cycles",
     "find_cycle",
+    "open_children",
     "queue_order",
     "queue_summaries",
     "station_of",
@@ -99,13 +100,18 @@ def children_of(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[st
     return children
 
 
-def blocking_graph(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Each live task and what it waits for: its dependencies, then its children
-    (a cancelled child is no part of the work left)."""
-    children = {
+def open_children(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each live parent's children that hold it back (a cancelled child is no part
+    of the work left), sorted."""
+    return {
         parent: [c for c in ids if summaries[c].get("status") != CANCELLED_STATION]
         for parent, ids in children_of(summaries).items()
     }
+
+
+def blocking_graph(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each live task and what it waits for: its dependencies, then its open children."""
+    children = open_children(summaries)
     return {
         task_id: [*item["depends_on"], *children.get(task_id, ())]
         for task_id, item in summaries.items()

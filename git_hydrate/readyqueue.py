@@ -16,7 +16,14 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final, cast
 
-from .dependencies import blocking_graph, cycles, queue_summaries, station_of, waiting_for
+from .dependencies import (
+    blocking_graph,
+    cycles,
+    queue_order,
+    queue_summaries,
+    station_of,
+    waiting_for,
+)
 from .listing import task_filter
 from .model import INITIAL_STATION
 from .results import ReadyItem
@@ -62,10 +69,6 @@ def is_stale(
     seen = sightings.seen(task_id, activity(assignee, claimed_at, last_checkpoint_at))
     start = claim_start(max(claimed_at, last_checkpoint_at), seen)
     return start is None or now - start >= age
-
-
-def _order(item: Mapping[str, Any]) -> tuple[int, str, str]:
-    return (item["priority"], item["created_at"] or "~", item["task_id"])
 
 
 def _item(item: Mapping[str, Any], stale: bool) -> ReadyItem:
@@ -123,7 +126,7 @@ def ready(
         ):
             continue
         found.append(_item(item, bool(item["assignee"])))
-    found.sort(key=_order)
+    found.sort(key=queue_order)
     return found
 
 
