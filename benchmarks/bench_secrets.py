@@ -34,7 +34,6 @@ and without ``hyperscan`` (its import blocked: the plain path).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -75,16 +74,14 @@ print(json.dumps({"seconds": elapsed, "files": len(secrets.files)}))
 #: database's file (or ""), "plain" to block hyperscan (or ""). The files are
 #: read before the clock starts; the module is imported after.
 COLD = """
-import importlib.util, json, sys, time
+import json, sys, time
 from pathlib import Path
 paths, module_path, kept, plain = sys.argv[1:5]
 texts = [Path(p).read_text(encoding="utf-8") for p in json.load(open(paths))]
 if plain:
     sys.modules["hyperscan"] = None  # import hyperscan raises ImportError
 c0, w0 = time.process_time(), time.perf_counter()
-spec = importlib.util.spec_from_file_location("scanner", module_path)
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
+module = load_module(Path(module_path), "scanner")
 if kept:
     def load(key):
         try:
@@ -139,21 +136,56 @@ def collect(root: str, limit_bytes: int) -> list[tuple[str, str]]:
 
 
 def load_revision(revision: str) -> ModuleType:
-    """``git_hydrate/secrets.py`` as of ``revision``, as a module of its own."""
-    source = subprocess.run(
+    """The scanner as of ``revision``, as a module of its own: ``git_hydrate/secrets.py``,
+    or the package ``git_hydrate/secrets/`` it became."""
+    target = Path(tempfile.mkdtemp()) / f"secrets_{revision}"
+    shown = subprocess.run(
         ["git", "show", f"{revision}:git_hydrate/secrets.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,
+    )
+    if shown.returncode == 0:
+        path = target.with_suffix(".py")
+        path.write_text(shown.stdout)
+        return load_scanner(path)
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", f"{revision}:git_hydrate/secrets"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         check=True,
-    ).stdout
-    path = Path(tempfile.mkdtemp()) / f"secrets_{revision}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
+    ).stdout.split()
+    target.mkdir()
+    for name in names:
+        source = subprocess.run(
+            ["git", "show", f"{revision}:git_hydrate/secrets/{name}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        (target / name).write_text(source)
+    return load_scanner(target / "__init__.py")
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """The module at ``path`` under ``name`` (a package's ``__init__.py`` with its
+    modules beside it). The fresh processes of :data:`COLD` run this source too."""
+    import importlib.util
+
+    package = [str(path.parent)] if path.name == "__init__.py" else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=package)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # (a package's relative imports find it there)
     spec.loader.exec_module(module)
     return module
+
+
+def load_scanner(path: Path) -> ModuleType:
+    """The scanner at ``path`` under a name of its own."""
+    return load_module(path, f"scanner_{len(sys.modules)}")
 
 
 def paired(
@@ -183,7 +215,7 @@ def timed(function: Callable[[], object], passes: int = 1) -> Callable[[], tuple
     return job
 
 
-def batched(secrets: Any, texts: list[str], count: int, size: int = 1 << 62) -> list[Any]:
+def batched(texts: list[str], count: int, size: int = 1 << 62) -> list[Any]:
     """What a batched ``scan_many`` would do: one Hyperscan call per batch of
     ``count`` texts or ``size`` characters, joined by newlines (no anchor matches
     one), each event mapped back to its text, then the prefilter's verdicts on the
@@ -192,7 +224,11 @@ def batched(secrets: Any, texts: list[str], count: int, size: int = 1 << 62) -> 
     batch holding a trigger is told. The corpora here have no finding it changes.)"""
     import bisect
 
-    prefilter = secrets._prefilter()
+    from git_hydrate.secrets.anchors import LONG_S
+    from git_hydrate.secrets.prefilter import collect, shared_prefilter, verdicts
+
+    prefilter = shared_prefilter()
+    assert prefilter is not None
     found: list[Any] = []
     at = 0
     while at < len(texts):
@@ -210,7 +246,7 @@ def batched(secrets: Any, texts: list[str], count: int, size: int = 1 << 62) -> 
         data = b"\n".join([text.encode("ascii", "replace") for text in batch])
         scratch = prefilter.scratches.pop()
         try:
-            prefilter.database.scan(data, secrets._collect, 0, events, scratch)
+            prefilter.database.scan(data, collect, 0, events, scratch)
         finally:
             prefilter.scratches.append(scratch)
         by_text: dict[int, list[tuple[int, int]]] = {}
@@ -218,8 +254,8 @@ def batched(secrets: Any, texts: list[str], count: int, size: int = 1 << 62) -> 
             index = bisect.bisect_right(starts, event_end - 1) - 1
             by_text.setdefault(index, []).append((event_end - starts[index], expression))
         for index, text in enumerate(batch):
-            if index in by_text or (not text.isascii() and secrets._LONG_S in text):
-                found.append(secrets._verdicts(prefilter, text, by_text.get(index, []), 20))
+            if index in by_text or (not text.isascii() and LONG_S in text):
+                found.append(verdicts(prefilter, text, by_text.get(index, []), 20))
             else:
                 found.append([])
     return found
@@ -228,21 +264,23 @@ def batched(secrets: Any, texts: list[str], count: int, size: int = 1 << 62) -> 
 def compare(files: list[tuple[str, str]], old: ModuleType, revision: str, runs: int) -> None:
     """Paired runs of REV's scanner and this one's, in this process and in fresh ones."""
     from git_hydrate import secrets
+    from git_hydrate.secrets import plain
+    from git_hydrate.secrets import prefilter as prefilters
     from tests.test_secret_corpus import CORPUS
 
     texts = [text for _path, text in files]
     size = sum(len(text.encode()) for text in texts) / 1e6
     scanners: dict[str, Callable[[list[str]], list[Any]]] = {
         f"{revision} (before)": lambda ts: [old.scan(t) for t in ts],
-        "plain path": lambda ts: [secrets._scan_plain(t, 20) for t in ts],
+        "plain path": lambda ts: [plain.scan_plain(t, 20) for t in ts],
         "scan (as installed)": lambda ts: [secrets.scan(t) for t in ts],
     }
     if hasattr(secrets, "scan_many"):
         scanners["scan_many"] = lambda ts: list(secrets.scan_many(ts))
-    if secrets._prefilter() is not None and hasattr(secrets, "_verdicts"):
-        scanners["batched, 64 texts (probe)"] = lambda ts: batched(secrets, ts, 64)
-        scanners["batched, 4 MB (probe)"] = lambda ts: batched(secrets, ts, 1 << 30, 4 << 20)
-    prefilter = secrets._prefilter()
+    if prefilters.shared_prefilter() is not None:
+        scanners["batched, 64 texts (probe)"] = lambda ts: batched(ts, 64)
+        scanners["batched, 4 MB (probe)"] = lambda ts: batched(ts, 1 << 30, 4 << 20)
+    prefilter = prefilters.shared_prefilter()
     print(f"{len(files)} files, {size:.1f} MB; hyperscan prefilter: {prefilter is not None}")
     verdicts = {name: scanner(texts) for name, scanner in scanners.items()}
     first = next(iter(verdicts.values()))
@@ -276,6 +314,14 @@ def compare(files: list[tuple[str, str]], old: ModuleType, revision: str, runs: 
         print(f"{name:<40} {c * 1e3:7.1f} {w * 1e3:7.1f}")
 
 
+def _cold_source() -> str:
+    """:data:`COLD` with what it runs of this module (the module may not import)."""
+    import inspect
+
+    header = "from __future__ import annotations\nimport sys\nfrom pathlib import Path\n"
+    return header + inspect.getsource(load_module) + COLD
+
+
 def cold_processes(
     files: list[tuple[str, str]], old: ModuleType, revision: str, runs: int
 ) -> dict[str, dict[str, tuple[float, float]]]:
@@ -283,7 +329,10 @@ def cold_processes(
     scratch = Path(tempfile.mkdtemp())
     paths = scratch / "paths.json"
     paths.write_text(json.dumps([path for path, _text in files]))
-    modules = {revision: Path(old.__file__ or ""), "this": ROOT / "git_hydrate" / "secrets.py"}
+    modules = {
+        revision: Path(old.__file__ or ""),
+        "this": ROOT / "git_hydrate" / "secrets" / "__init__.py",
+    }
     configs: dict[str, list[str]] = {}
     for label, module in modules.items():
         configs[f"{label}, cold process"] = [str(module), "", ""]
@@ -294,7 +343,7 @@ def cold_processes(
 
     def process(name: str) -> None:
         out = subprocess.run(
-            [sys.executable, "-c", COLD, str(paths), *configs[name]],
+            [sys.executable, "-c", _cold_source(), str(paths), *configs[name]],
             capture_output=True,
             text=True,
             check=True,

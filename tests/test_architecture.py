@@ -318,3 +318,12 @@ def test_the_prompt_cache_key_covers_every_module_that_decides_a_prompt() -> Non
     listed = packer_modules()
     for path in sorted((PACKAGE / "pack").glob("*.py")):
         assert f"pack/{path.name}" in listed
+
+
+def test_the_refresh_memo_key_names_modules_that_exist() -> None:
+    """A module moved or renamed drops out of the refresh memo's key silently
+    (its fingerprint becomes "missing"): every name must be a file."""
+    from git_hydrate.pack.refresh_memo import DECIDING_MODULES
+
+    missing = [name for name in DECIDING_MODULES if not (PACKAGE / name).is_file()]
+    assert missing == []

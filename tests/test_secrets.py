@@ -197,16 +197,17 @@ def test_key_ids_inside_longer_tokens_are_not_flagged() -> None:
     )
 )
 def test_line_by_line_matching_equals_scanning_the_whole_text(lines: list[str]) -> None:
-    from git_hydrate.secrets import _ANCHORED, _FOLDED, _compiled, _scan_lines
+    from git_hydrate.secrets.plain import scan_lines
+    from git_hydrate.secrets.rules import ANCHORED, FOLDED, compiled
 
     text = "\n".join(lines)
-    for name, pattern, triggers in _compiled():
-        if name in _FOLDED:
+    for name, pattern, triggers in compiled():
+        if name in FOLDED:
             # one match per line at most, from the line-by-line scan
             expected = sorted({text.rfind("\n", 0, m.start()) for m in pattern.finditer(text)})
             got = sorted(
                 text.rfind("\n", 0, p)
-                for p, _n in _scan_lines(text, [(name, pattern, name in _ANCHORED)], triggers)
+                for p, _n in scan_lines(text, [(name, pattern, name in ANCHORED)], triggers)
             )
             assert got == expected
 

@@ -1,7 +1,7 @@
 """The one-pass prefilter (optional ``hyperscan``) finds exactly what the plain scan finds.
 
-``secrets._scan_plain`` runs every rule over the whole text, as the scanner
-always did; ``secrets._scan_prefiltered`` runs each rule only on the lines where
+``plain.scan_plain`` runs every rule over the whole text, as the scanner
+always did; ``prefilter.scan_prefiltered`` runs each rule only on the lines where
 one Hyperscan pass found the rule's anchors. Their findings must be the same, on
 every input: the existing vectors, random text with secrets placed anywhere (at
 the start and end of lines and of the text, across lines, beside non-ASCII
@@ -21,25 +21,26 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from git_hydrate import secrets
+from git_hydrate.secrets import anchors, plain, prefilter, rules
 from tests.test_secret_corpus import CORPUS
 from tests.test_secrets import GITHUB, HARMLESS, LOWER_CASE_KEYS, SAMPLES
 
 pytest.importorskip("hyperscan")
-PREFILTER = secrets._prefilter()
+PREFILTER = prefilter.shared_prefilter()
 LIMITS = (1, 3, 20)
 
 
 def same(text: str) -> None:
     assert PREFILTER is not None
     for limit in LIMITS:
-        fast = secrets._scan_prefiltered(PREFILTER, text, limit)
-        assert fast == secrets._scan_plain(text, limit), (limit, text[:200])
+        fast = prefilter.scan_prefiltered(PREFILTER, text, limit)
+        assert fast == plain.scan_plain(text, limit), (limit, text[:200])
 
 
 def test_the_prefilter_is_used_when_installed() -> None:
     assert PREFILTER is not None
     text = "x = 1\n" + GITHUB
-    assert secrets._scan_prefiltered(PREFILTER, text, 20) == secrets.scan(text)
+    assert prefilter.scan_prefiltered(PREFILTER, text, 20) == secrets.scan(text)
     assert [f.rule for f in secrets.scan(text)] == ["github-token"]
 
 
@@ -47,20 +48,20 @@ def test_the_prefilter_compiles_only_the_rules_it_runs(monkeypatch: pytest.Monke
     """A process that scans with the prefilter compiles a rule's pattern only when
     a text holds one of its anchors (all of them cost ~6 ms, most texts none)."""
     assert PREFILTER is not None
-    monkeypatch.setattr(secrets, "_patterns", [None] * len(secrets.RULES))
-    assert secrets._scan_prefiltered(PREFILTER, "x = 1\n" * 100 + HARMLESS[0], 20) == []
-    assert secrets._patterns == [None] * len(secrets.RULES)
-    found = secrets._scan_prefiltered(PREFILTER, "x = 1\n" + GITHUB, 20)
+    monkeypatch.setattr(rules, "_patterns", [None] * len(secrets.RULES))
+    assert prefilter.scan_prefiltered(PREFILTER, "x = 1\n" * 100 + HARMLESS[0], 20) == []
+    assert rules._patterns == [None] * len(secrets.RULES)
+    found = prefilter.scan_prefiltered(PREFILTER, "x = 1\n" + GITHUB, 20)
     assert [f.rule for f in found or ()] == ["github-token"]
-    compiled = [secrets.RULES[i][0] for i, p in enumerate(secrets._patterns) if p is not None]
+    compiled = [secrets.RULES[i][0] for i, p in enumerate(rules._patterns) if p is not None]
     assert compiled == ["github-token"]
 
 
 #: every anchored rule is listed, and names a rule that exists
 def test_anchors_name_rules() -> None:
     names = {name for name, _pattern, _triggers in secrets.RULES}
-    assert set(secrets._ANCHORS) <= names
-    assert set(secrets._ANCHORS) | secrets._FOLDED | {"aws-secret-access-key"} == names
+    assert set(anchors.ANCHORS) <= names
+    assert set(anchors.ANCHORS) | rules.FOLDED | {"aws-secret-access-key"} == names
 
 
 #: the shortest values the line-bounded rules take, two findings of a rule on one
@@ -200,17 +201,17 @@ def test_a_secret_at_a_random_place(text: str, secret: str, at: int) -> None:
 
 def anchored_lines(text: str) -> dict[str, set[int]]:
     """For each rule, the starts of the lines on which the prefilter's one pass
-    found one of the rule's anchors (what :func:`secrets._scan_prefiltered` runs
+    found one of the rule's anchors (what :func:`prefilter.scan_prefiltered` runs
     the rule on)."""
     assert PREFILTER is not None
     events: list[tuple[int, int]] = []
     PREFILTER.database.scan(
-        text.encode("ascii", "replace"), match_event_handler=secrets._collect, context=events
+        text.encode("ascii", "replace"), match_event_handler=prefilter.collect, context=events
     )
     lines: dict[str, set[int]] = {}
     for end, expression in events:
-        if expression < len(secrets._FOLDED_ANCHORS):
-            names = secrets._FOLDED_ANCHORS[expression][1]
+        if expression < len(anchors.FOLDED_ANCHORS):
+            names = anchors.FOLDED_ANCHORS[expression][1]
         else:
             rule, is_anchor = PREFILTER.owners[expression]
             names = (PREFILTER.rules[rule][0],) if is_anchor else ()
@@ -228,7 +229,7 @@ def held_by_anchors(rule: str, text: str) -> bool:
 
 #: the rules the prefilter runs by lines: every one of their matches must lie on a
 #: line where one of their anchors is found
-LINED = sorted(set(secrets._ANCHORS) | secrets._FOLDED)
+LINED = sorted(set(anchors.ANCHORS) | rules.FOLDED)
 #: keys env-secret and json-secret take (hypothesis cannot draw them from the
 #: patterns: a random name rarely holds a secret word), in the cases they take
 KEYS = [
@@ -373,7 +374,7 @@ def test_a_scan_while_another_thread_scans_takes_the_plain_path(
     text = "x = 1\n" + SAMPLES["jwt"]
     scratch = PREFILTER.scratches.pop()  # as another thread's scan does
     try:
-        assert secrets._scan_prefiltered(PREFILTER, text, 20) is None
+        assert prefilter.scan_prefiltered(PREFILTER, text, 20) is None
         assert [f.rule for f in secrets.scan(text)] == ["jwt"]
     finally:
         PREFILTER.scratches.append(scratch)
@@ -384,22 +385,22 @@ def test_a_compiled_prefilter_is_kept_and_loaded_with_the_same_findings() -> Non
     import hyperscan
 
     kept: dict[str, bytes] = {}
-    compiled = secrets._Prefilter(hyperscan, (kept.get, kept.__setitem__))
+    compiled = prefilter.Prefilter(hyperscan, (kept.get, kept.__setitem__))
     assert len(kept) == 1  # compiled, then stored under its key
     (key, data) = next(iter(kept.items()))
-    loaded = secrets._Prefilter(hyperscan, (kept.get, lambda k, d: pytest.fail("saved twice")))
+    loaded = prefilter.Prefilter(hyperscan, (kept.get, lambda k, d: pytest.fail("saved twice")))
     texts = [*(s for s in SAMPLES.values()), *HARMLESS, *_real_files(400_000)]
     for text in texts:
         for limit in LIMITS:
-            assert secrets._scan_prefiltered(loaded, text, limit) == secrets._scan_prefiltered(
+            assert prefilter.scan_prefiltered(loaded, text, limit) == prefilter.scan_prefiltered(
                 compiled, text, limit
             )
     # A damaged or foreign database is compiled again, and stored again.
     for bad in (data[: len(data) // 2], b"not a database", b""):
         kept = {key: bad}
-        again = secrets._Prefilter(hyperscan, (kept.get, kept.__setitem__))
+        again = prefilter.Prefilter(hyperscan, (kept.get, kept.__setitem__))
         assert kept[key] != bad
-        assert secrets._scan_prefiltered(again, SAMPLES["jwt"], 20) == secrets._scan_plain(
+        assert prefilter.scan_prefiltered(again, SAMPLES["jwt"], 20) == plain.scan_plain(
             SAMPLES["jwt"], 20
         )
 

@@ -55,7 +55,8 @@ DECIDING_MODULES: Final = (
     *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
     *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
     *(f"hydrate/{name}.py" for name in ("retrieval", "terms", "facts")),
-    "secrets.py",
+    *(f"secrets/{name}.py" for name in ("__init__", "rules", "findings", "plain")),
+    *(f"secrets/{name}.py" for name in ("anchors", "prefilter")),
 )
 #: The settings a recorded run reads when its own options leave them open.
 DECIDING_SETTINGS: Final = (
