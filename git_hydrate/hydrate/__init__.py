@@ -4,6 +4,8 @@
 * :mod:`.pathspec` — which of them a run takes;
 * :mod:`.rules` — one set of skip rules for files and diffs, with reasons;
 * :mod:`.cache` — each blob's sha256 and class, read once ever;
+* :mod:`.reading` — add-tree's reading stage: each candidate's blob id, sha256 and class;
+* :mod:`.selections` — the add-tree runs a task records, and recognising one again;
 * :mod:`.links` — picks become links in one commit;
 * :mod:`.rank`, :mod:`.history`, :mod:`.placement` — the right files first;
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a

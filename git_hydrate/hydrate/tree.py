@@ -14,64 +14,48 @@ attached (by an earlier path of the same run, or by another link) is
 reported as ``duplicate`` with ``same_as`` naming that link's source.
 
 The stages, each a function: choose the source; apply the path and attribute
-rules; read and classify what is left (:class:`Content`); pick within the
-total budget; commit.
+rules; read and classify what is left (:mod:`.reading`); rank (:mod:`.placement`);
+pick within the total budget; commit. What a task records of each run, and
+recognising a run again, is :mod:`.selections`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
 
-from .. import __version__, textpolicy, validate
+from .. import textpolicy, validate
 from ..errors import ValidationError
 from ..model import TREE_ORIGIN, Link, Selection, Task
 from ..pack.memo import BodyMemo
-from ..pack.refresh_memo import local_inputs, own_runs, own_selections_path, remember
+from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
-from ..taskrefs import TaskRefs, TaskState
-from .cache import Sha256Cache, keep_compiled_prefilter
+from ..taskrefs import TaskRefs
 from .links import TREE_TOP, Selector, commit_links, limit
 from .pathspec import Pathspec
 from .placement import Place, place
-from .rules import FileEntry, Skipped, attribute_rules, classify, path_rule
+from .reading import Content, Progress, read_content
+from .rules import FileEntry, Skipped, attribute_rules, path_rule
+from .selections import (
+    MAX_SELECTIONS,
+    SELECTION_VERSION,
+    adopt,
+    described,
+    identity,
+    inputs,
+    local,
+    recognised,
+    record,
+    recorded,
+)
 from .sources import Source, from_directory, from_rev, from_worktree, resolve_rev
-from .terms import BlobFacts, blob_facts
 
 __all__ = ["MAX_SELECTIONS", "ORIGIN", "SELECTION_VERSION", "Progress", "add_tree", "refresh"]
 
 ORIGIN: Final = TREE_ORIGIN
-#: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
-Progress = Callable[[int, int, int], None]
-
-
-@dataclass
-class Content:
-    """What reading the candidates found: per path ``(oid, sha256, class, size)``,
-    the bodies of files read from disk (to write if picked), and what failed."""
-
-    info: dict[str, tuple[str, str, str, int]] = field(default_factory=dict)
-    to_write: dict[str, bytes] = field(default_factory=dict)
-    skipped: list[Skipped] = field(default_factory=list)
-    files_done: int = 0
-    bytes_done: int = 0
-    #: Keeps the text bodies read, for the prompt that follows (``add-tree --prompt``).
-    memo: BodyMemo = field(default_factory=BodyMemo)
-    #: What ranking learns of each blob read (by blob id), so it reads none again;
-    #: nothing when the run does not rank.
-    facts: dict[str, BlobFacts] = field(default_factory=dict)
-    learning: bool = True
-
-    def learn(self, oid: str, cls: str, data: bytes) -> None:
-        """Keep the facts of a blob just read (a text's words; of others, none)."""
-        if self.learning:
-            self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
 
 
 def _prefix(value: str) -> str:
@@ -140,94 +124,6 @@ def _apply_rules(
     return candidates, skipped
 
 
-def _read_from_disk(
-    refs: TaskRefs, entry: FileEntry, max_file: int, cache: Sha256Cache, found: Content
-) -> None:
-    assert entry.location is not None
-    try:
-        with open(entry.location, "rb") as fh:
-            data = fh.read(max_file + 1)
-    except OSError:
-        found.skipped.append(Skipped(entry.path, "unreadable", entry.size))
-        return
-    if len(data) > max_file:
-        found.skipped.append(Skipped(entry.path, "too_large", len(data)))
-        return
-    oid = refs.repo.blob_id(data).decode("ascii")
-    cls = classify(data)
-    digest = hashlib.sha256(data).hexdigest()
-    cache.put(oid, digest, cls)  # saves the read once these files are committed
-    found.learn(oid, cls, data)
-    if cls == "text":
-        found.memo.offer(oid, digest, data)
-    found.info[entry.path] = (oid, digest, cls, len(data))
-    found.to_write[oid] = data
-    found.files_done += 1
-    found.bytes_done += len(data)
-
-
-def _read_content(
-    refs: TaskRefs,
-    candidates: list[FileEntry],
-    max_file: int,
-    progress: Progress | None,
-    *,
-    worktree_copies: bool = False,
-    memo: BodyMemo | None = None,
-    learning: bool = True,
-) -> Content:
-    """sha256, oid and class of every candidate: from the cache, the disk, or git
-    (``worktree_copies``: a blob the work tree holds as it is, from there)."""
-    cache = Sha256Cache.of(refs.repo)
-    keep_compiled_prefilter(refs.repo)
-    found = (
-        Content(memo=memo, learning=learning) if memo is not None else Content(learning=learning)
-    )
-    unread: dict[str, list[FileEntry]] = {}
-    total = len(candidates)
-    for entry in candidates:
-        if entry.oid is None:
-            _read_from_disk(refs, entry, max_file, cache, found)
-            if progress is not None:
-                progress(found.files_done, total, found.bytes_done)
-            continue
-        hit = cache.get(entry.oid)
-        if hit is None:
-            unread.setdefault(entry.oid, []).append(entry)
-            continue
-        found.info[entry.path] = (entry.oid, hit[0], hit[1], entry.size)
-        found.files_done += 1
-
-    def take(oid: str, data: bytes) -> None:
-        cls = classify(data)
-        digest = hashlib.sha256(data).hexdigest()
-        cache.put(oid, digest, cls)
-        found.learn(oid, cls, data)
-        if cls == "text":
-            found.memo.offer(oid, digest, data)
-        for entry in unread[oid]:
-            found.info[entry.path] = (oid, digest, cls, len(data))
-            found.files_done += 1
-            found.bytes_done += len(data)
-        if progress is not None:
-            progress(found.files_done, total, found.bytes_done)
-
-    through_git = list(unread)
-    if worktree_copies and refs.repo.work_tree is not None:
-        through_git = []
-        for oid, entries in unread.items():
-            first = entries[0]
-            data = refs.repo.worktree_blob(first.raw_path, oid, first.size)
-            if data is None:
-                through_git.append(oid)
-            else:
-                take(oid, data)
-    for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
-        take(oid, data)
-    cache.save()
-    return found
-
-
 def _pick(
     candidates: list[FileEntry],
     found: Content,
@@ -243,102 +139,6 @@ def _pick(
         selector.offer(
             entry.path, prefix + entry.path, digest, size, cls, oid, place=places[entry.path]
         )
-
-
-#: Bumped when the rules, reading or ranking change what a run attaches: a run
-#: recorded under another version is never taken as unchanged.
-SELECTION_VERSION: Final = 1
-#: How many add-tree selections a task remembers (the oldest is forgotten).
-MAX_SELECTIONS: Final = 16
-
-
-def _same_selection(a: Selection, b: Selection) -> bool:
-    """Whether two runs take the same files (their options may differ)."""
-    return (a.mode, a.rev, a.dir, a.pathspecs, a.prefix) == (
-        b.mode,
-        b.rev,
-        b.dir,
-        b.pathspecs,
-        b.prefix,
-    )
-
-
-def _recorded(task: Task, selection: Selection) -> Selection | None:
-    for known in task.selections:
-        if _same_selection(known, selection):
-            without = msgspec.structs.replace(known, inputs="")
-            return known if without == selection else None
-    return None
-
-
-def _record(task: Task, selection: Selection) -> Task:
-    """The task with ``selection`` recorded (replacing the same run's, newest last)."""
-    others = [s for s in task.selections if not _same_selection(s, selection)]
-    kept = [*others, selection][-MAX_SELECTIONS:]
-    return task if kept == task.selections else msgspec.structs.replace(task, selections=kept)
-
-
-def _inputs(
-    fixed: list[object],
-    selection: Selection,
-    task: Task,
-    links: list[Link],
-) -> str:
-    """The digest of everything that decides a revision run's links."""
-    ranking = [
-        task.title,
-        task.objective,
-        task.acceptance,
-        task.acceptance_criteria,
-        task.scope,
-        task.tags,
-        task.files,
-        task.tests,
-    ]
-    # Every link, not only the run's own: a file whose body another link holds is
-    # skipped as a duplicate, so removing that link changes what the run attaches.
-    held = sorted(
-        (link.sha256, link.source, link.path, link.origin, link.priority) for link in links
-    )
-    parts = [
-        SELECTION_VERSION,
-        __version__,
-        fixed,
-        msgspec.structs.replace(selection, inputs=""),
-        ranking,
-        held,
-    ]
-    return hashlib.sha256(msgspec.json.encode(parts)).hexdigest()
-
-
-def _recognised(
-    task_id: str,
-    state: TaskState,
-    mine: Callable[[Link], bool],
-    selection: Selection,
-    pinned: str,
-) -> HydrateResult:
-    """The answer of a recognised run: the state it was recognised at (its ``tip``)."""
-    held = [link for link in state.links if mine(link)]
-    tip = state.tip
-    return {
-        "task_id": task_id,
-        "mode": "rev",
-        "from": f"{selection.rev} {pinned}" if selection.rev != pinned else pinned,
-        "commit": pinned,
-        "files": len(held),
-        "added": 0,
-        "updated": 0,
-        "unchanged": len(held),
-        "reranked": 0,
-        "removed": 0,
-        "removed_paths": [],
-        "skipped": [],
-        "total_bytes": sum(link.size for link in held),
-        "changed": False,
-        "recognised": True,
-        "tip": tip.decode("ascii") if tip is not None else None,
-    }
 
 
 def _history_commit(refs: TaskRefs, source: Source) -> str | None:
@@ -424,19 +224,19 @@ def add_tree(
     pinned = (resolved[0] or resolved[1]) if resolved is not None else None
     fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
     if recognise and pinned is not None and fixed is not None:
-        recorded = _recorded(task, selection)
+        known = recorded(task, selection)
         if (
-            recorded is not None
-            and recorded.inputs == _inputs(fixed, selection, task, state.links)
-            and own_runs(refs.repo).get(_identity(task_id, selection)) == _local(refs)
+            known is not None
+            and known.inputs == inputs(fixed, selection, task, state.links)
+            and own_runs(refs.repo).get(identity(task_id, selection)) == local(refs)
         ):
             # The same commit, options, rules, task and links as the run that recorded
             # this (in the task), and the same code and attributes files here (in this
             # clone's record): the result is known without listing a file.
-            return _recognised(task_id, state, mine, selection, pinned)
+            return recognised(task_id, state, mine, selection, pinned)
     source = _source(refs, selection, directory, resolved)
     candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
-    found = _read_content(
+    found = read_content(
         refs,
         candidates,
         max_file,
@@ -468,9 +268,9 @@ def add_tree(
     if progress is not None:
         progress(len(candidates), len(candidates), found.bytes_done)
 
-    def record(current: Task, links: list[Link]) -> Task:
-        inputs = _inputs(fixed, selection, current, links) if fixed is not None else ""
-        return _record(current, msgspec.structs.replace(selection, inputs=inputs))
+    def recorded_in(current: Task, links: list[Link]) -> Task:
+        digest = inputs(fixed, selection, current, links) if fixed is not None else ""
+        return record(current, msgspec.structs.replace(selection, inputs=digest))
 
     trailers = {"source": source.label}
     if spec:
@@ -493,45 +293,15 @@ def add_tree(
             "commit": source.commit,
             "files": len(source.entries),
         },
-        task_update=record,
+        task_update=recorded_in,
     )
     if source.mode == "dir":
         outcome["listing"] = source.listing
     # Read again after the run: its first check-attr may just have found that this
     # git lacks --source, which changes what the digest covers.
-    _adopt(refs, task_id, selection, _local(refs) if pinned is not None else "-")
+    here = local(refs) if pinned is not None else "-"
+    adopt(refs, task_id, selection, here)
     return outcome
-
-
-def _identity(task_id: str, selection: Selection) -> str:
-    """A selection of a task as this clone knows it (its options, not its digest)."""
-    options = msgspec.structs.replace(selection, inputs="")
-    return hashlib.sha256(msgspec.json.encode([task_id, options])).hexdigest()
-
-
-def _local(refs: TaskRefs) -> str:
-    """What decides a run here beside what the task records: the code of the modules
-    that decide it and the attributes files outside the tree (machine-local, so kept
-    in this clone's record, never in the shared task)."""
-    return hashlib.sha256(msgspec.json.encode(local_inputs(refs.repo))).hexdigest()
-
-
-def _adopt(refs: TaskRefs, task_id: str, selection: Selection, local: str) -> None:
-    """Remember that this clone ran ``selection`` itself, and under what code and
-    attributes files (``prompt --refresh`` runs only such selections: one recorded
-    elsewhere could name any directory or ref). The record is this user's alone
-    (written ``0600``, trusted only then): another member of a shared repository
-    could otherwise adopt a selection for them."""
-    known = own_runs(refs.repo)
-    identity = _identity(task_id, selection)
-    if known.get(identity) == local:
-        return
-    known[identity] = local
-    lines = "".join(f"{key} {value}\n" for key, value in sorted(known.items()))
-    with contextlib.suppress(OSError):  # derived: losing it only asks for one add-tree again
-        refs.repo.replace_file(
-            own_selections_path(refs.repo), [lines.encode("ascii")], private=True
-        )
 
 
 def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]]:
@@ -555,8 +325,8 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     state = refs.load(task_id)
     start = state.tip.decode("ascii") if state.tip is not None else None
     for selection in state.task.selections[-MAX_SELECTIONS:]:
-        what = _described(selection)
-        identities.append(_identity(task_id, selection))
+        what = described(selection)
+        identities.append(identity(task_id, selection))
         if identities[-1] not in own:
             notice = {
                 "selection": what,
@@ -597,13 +367,3 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     if start is not None and all(said) and refs.tip(task_id) == state.tip:
         remember(refs.repo, task_id, start, pinned, identities, said)
     return results
-
-
-def _described(selection: Selection) -> str:
-    """A selection as the add-tree options that make it."""
-    words = {"rev": f"--rev {selection.rev}", "worktree": "--worktree"}.get(
-        selection.mode, f"--dir {selection.dir}"
-    )
-    if selection.prefix:
-        words += f" --prefix {selection.prefix}"
-    return " ".join([words, *selection.pathspecs])

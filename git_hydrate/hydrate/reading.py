@@ -1,0 +1,135 @@
+"""add-tree's reading stage: the sha256, blob id and class of every candidate.
+
+Each distinct blob is read once, ever: what reading learns goes to the sha256
+cache (:mod:`.cache`), so re-hydrating an unchanged tree reads no blob at all.
+A file read from disk (a work tree or directory) keeps its body, to be written
+as a blob if it is picked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..pack.memo import BodyMemo
+from ..taskrefs import TaskRefs
+from .cache import Sha256Cache, keep_compiled_prefilter
+from .rules import FileEntry, Skipped, classify
+from .terms import BlobFacts, blob_facts
+
+__all__ = ["Content", "Progress", "read_content"]
+
+#: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass
+class Content:
+    """What reading the candidates found: per path ``(oid, sha256, class, size)``,
+    the bodies of files read from disk (to write if picked), and what failed."""
+
+    info: dict[str, tuple[str, str, str, int]] = field(default_factory=dict)
+    to_write: dict[str, bytes] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    files_done: int = 0
+    bytes_done: int = 0
+    #: Keeps the text bodies read, for the prompt that follows (``add-tree --prompt``).
+    memo: BodyMemo = field(default_factory=BodyMemo)
+    #: What ranking learns of each blob read (by blob id), so it reads none again;
+    #: nothing when the run does not rank.
+    facts: dict[str, BlobFacts] = field(default_factory=dict)
+    learning: bool = True
+
+    def learn(self, oid: str, cls: str, data: bytes) -> None:
+        """Keep the facts of a blob just read (a text's words; of others, none)."""
+        if self.learning:
+            self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
+
+
+def _read_from_disk(
+    refs: TaskRefs, entry: FileEntry, max_file: int, cache: Sha256Cache, found: Content
+) -> None:
+    assert entry.location is not None
+    try:
+        with open(entry.location, "rb") as fh:
+            data = fh.read(max_file + 1)
+    except OSError:
+        found.skipped.append(Skipped(entry.path, "unreadable", entry.size))
+        return
+    if len(data) > max_file:
+        found.skipped.append(Skipped(entry.path, "too_large", len(data)))
+        return
+    oid = refs.repo.blob_id(data).decode("ascii")
+    cls = classify(data)
+    digest = hashlib.sha256(data).hexdigest()
+    cache.put(oid, digest, cls)  # saves the read once these files are committed
+    found.learn(oid, cls, data)
+    if cls == "text":
+        found.memo.offer(oid, digest, data)
+    found.info[entry.path] = (oid, digest, cls, len(data))
+    found.to_write[oid] = data
+    found.files_done += 1
+    found.bytes_done += len(data)
+
+
+def read_content(
+    refs: TaskRefs,
+    candidates: list[FileEntry],
+    max_file: int,
+    progress: Progress | None,
+    *,
+    worktree_copies: bool = False,
+    memo: BodyMemo | None = None,
+    learning: bool = True,
+) -> Content:
+    """sha256, oid and class of every candidate: from the cache, the disk, or git
+    (``worktree_copies``: a blob the work tree holds as it is, from there)."""
+    cache = Sha256Cache.of(refs.repo)
+    keep_compiled_prefilter(refs.repo)
+    found = (
+        Content(memo=memo, learning=learning) if memo is not None else Content(learning=learning)
+    )
+    unread: dict[str, list[FileEntry]] = {}
+    total = len(candidates)
+    for entry in candidates:
+        if entry.oid is None:
+            _read_from_disk(refs, entry, max_file, cache, found)
+            if progress is not None:
+                progress(found.files_done, total, found.bytes_done)
+            continue
+        hit = cache.get(entry.oid)
+        if hit is None:
+            unread.setdefault(entry.oid, []).append(entry)
+            continue
+        found.info[entry.path] = (entry.oid, hit[0], hit[1], entry.size)
+        found.files_done += 1
+
+    def take(oid: str, data: bytes) -> None:
+        cls = classify(data)
+        digest = hashlib.sha256(data).hexdigest()
+        cache.put(oid, digest, cls)
+        found.learn(oid, cls, data)
+        if cls == "text":
+            found.memo.offer(oid, digest, data)
+        for entry in unread[oid]:
+            found.info[entry.path] = (oid, digest, cls, len(data))
+            found.files_done += 1
+            found.bytes_done += len(data)
+        if progress is not None:
+            progress(found.files_done, total, found.bytes_done)
+
+    through_git = list(unread)
+    if worktree_copies and refs.repo.work_tree is not None:
+        through_git = []
+        for oid, entries in unread.items():
+            first = entries[0]
+            data = refs.repo.worktree_blob(first.raw_path, oid, first.size)
+            if data is None:
+                through_git.append(oid)
+            else:
+                take(oid, data)
+    for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
+        take(oid, data)
+    cache.save()
+    return found
