@@ -30,7 +30,7 @@ from typing import Final, NamedTuple
 import msgspec
 
 from .errors import SecretDetected, ValidationError
-from .model import Link, PathNote, Task
+from .model import Checkpoint, Link, PathNote, Selection, Task
 from .settings import Settings
 from .validate import printable
 
@@ -299,6 +299,45 @@ class _Fixer:
     def notes(self, what: str, notes: list[PathNote]) -> list[PathNote]:
         return [PathNote(self(what, n.path, PATH), self(what, n.note, LINE)) for n in notes]
 
+    def task_field(self, task: Task, name: str) -> str | list[str] | list[PathNote]:
+        """The value of one of :data:`TASK_FIELDS` (a string, a list, or notes), fixed."""
+        what, rule = TASK_FIELDS[name]
+        value = getattr(task, name)
+        if rule is None:
+            return self.notes(what, value)
+        if isinstance(value, str):
+            return self(what, value, rule)
+        return [self(what, item, rule) for item in value]
+
+    def checkpoint(self, c: Checkpoint) -> Checkpoint:
+        return msgspec.structs.replace(
+            c,
+            summary=self("checkpoint summary", c.summary, BLOCK),
+            evidence=self("checkpoint evidence", c.evidence, BLOCK),
+            next_step=self("checkpoint next step", c.next_step, BLOCK),
+            author=self("checkpoint author", c.author, HOLDER),
+            at=self("checkpoint time", c.at, STAMP),
+        )
+
+    def selection(self, s: Selection) -> Selection:
+        return msgspec.structs.replace(
+            s,
+            rev=self("add-tree revision", s.rev, LINE),
+            dir=self("add-tree directory", s.dir, PATH),
+            prefix=self("add-tree prefix", s.prefix, PATH),
+            inputs=self("add-tree inputs", s.inputs, LINE),
+            pathspecs=[self("add-tree pathspec", p, PATH) for p in s.pathspecs],
+        )
+
+    def link(self, link: Link) -> Link:
+        return msgspec.structs.replace(
+            link,
+            source=self("source label", link.source, LINE) or "(withheld)",
+            path=self("context path", link.path, PATH),
+            reason=self("ranking reason", link.reason, LINE),
+            origin=self("context origin", link.origin, STAMP),
+        )
+
 
 def neutralised_task(
     task: Task, links: list[Link], *, secrets: bool
@@ -315,38 +354,10 @@ def neutralised_task(
     ):
         return task, links, {}
     fix = _Fixer(secrets)
-    simple = {
-        name: (
-            fix.notes(what, getattr(task, name))
-            if rule is None
-            else fix(what, getattr(task, name), rule)
-            if isinstance(getattr(task, name), str)
-            else [fix(what, item, rule) for item in getattr(task, name)]
-        )
-        for name, (what, rule) in TASK_FIELDS.items()
-    }
-    checkpoints = [
-        msgspec.structs.replace(
-            c,
-            summary=fix("checkpoint summary", c.summary, BLOCK),
-            evidence=fix("checkpoint evidence", c.evidence, BLOCK),
-            next_step=fix("checkpoint next step", c.next_step, BLOCK),
-            author=fix("checkpoint author", c.author, HOLDER),
-            at=fix("checkpoint time", c.at, STAMP),
-        )
-        for c in task.checkpoints
-    ]
-    selections = [
-        msgspec.structs.replace(
-            s,
-            rev=fix("add-tree revision", s.rev, LINE),
-            dir=fix("add-tree directory", s.dir, PATH),
-            prefix=fix("add-tree prefix", s.prefix, PATH),
-            inputs=fix("add-tree inputs", s.inputs, LINE),
-            pathspecs=[fix("add-tree pathspec", p, PATH) for p in s.pathspecs],
-        )
-        for s in task.selections
-    ]
+    # (in this order: the first reason given for a field is the one reported)
+    simple = {name: fix.task_field(task, name) for name in TASK_FIELDS}
+    checkpoints = [fix.checkpoint(c) for c in task.checkpoints]
+    selections = [fix.selection(s) for s in task.selections]
     fixed = msgspec.structs.replace(
         task,
         **simple,
@@ -359,17 +370,7 @@ def neutralised_task(
         checkpoints=checkpoints,
         selections=selections,
     )
-    fixed_links = [
-        msgspec.structs.replace(
-            link,
-            source=fix("source label", link.source, LINE) or "(withheld)",
-            path=fix("context path", link.path, PATH),
-            reason=fix("ranking reason", link.reason, LINE),
-            origin=fix("context origin", link.origin, STAMP),
-        )
-        for link in links
-    ]
-    return fixed, fixed_links, fix.changed
+    return fixed, [fix.link(link) for link in links], fix.changed
 
 
 def secret_values(values: Iterable[str]) -> set[str]:
