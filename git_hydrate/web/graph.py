@@ -115,30 +115,10 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
     with their places, edges, the drawing's size, and what was left out."""
     by_id = {c["task_id"]: c for c in cards if not c.get("archived")}
     open_ids = {t for t, c in by_id.items() if c["status"] not in CLOSED and not c.get("error")}
-    edges: list[tuple[str, str]] = []
-    parts: set[tuple[str, str]] = set()
-    elsewhere: dict[str, str] = {}
-    for task_id in sorted(open_ids):
-        for dep in by_id[task_id]["depends"]:
-            outside = dep["task_id"] not in by_id  # archived, or not in this clone
-            if dep["task_id"] in open_ids or (outside and dep["waiting"]):
-                edges.append((dep["task_id"], task_id))
-                if outside:
-                    elsewhere[dep["task_id"]] = dep["station"]
-        for child in by_id[task_id].get("children", ()):
-            if child["task_id"] in open_ids and (child["task_id"], task_id) not in edges:
-                edges.append((child["task_id"], task_id))
-                parts.add((child["task_id"], task_id))
+    edges, parts, elsewhere = _blocking_edges(by_id, open_ids)
     involved = sorted({n for edge in edges for n in edge})
     lone = len(open_ids) - len(set(involved) & open_ids)
-    groups = _groups(involved, edges)
-    drawn: list[list[str]] = []
-    count = 0
-    for group in groups:
-        if count + len(group) > limit:
-            break
-        drawn.append(group)
-        count += len(group)
+    drawn = _first_groups(_groups(involved, edges), limit)
     shown = {n for g in drawn for n in g}
     edges = [(a, b) for a, b in edges if a in shown and b in shown]
     deps: dict[str, list[str]] = defaultdict(list)
@@ -171,6 +151,42 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
         "node_w": NODE_W,
         "node_h": NODE_H,
     }
+
+
+def _blocking_edges(
+    by_id: Mapping[str, Mapping[str, Any]], open_ids: set[str]
+) -> tuple[list[tuple[str, str]], set[tuple[str, str]], dict[str, str]]:
+    """``(edges, parts, elsewhere)``: (blocker, blocked) among the open tasks, a
+    dependency still waiting outside them (archived, or not in this clone) and a
+    child blocking its parent; which of the edges are a child's; and the station
+    of each blocker from outside."""
+    edges: list[tuple[str, str]] = []
+    parts: set[tuple[str, str]] = set()
+    elsewhere: dict[str, str] = {}
+    for task_id in sorted(open_ids):
+        for dep in by_id[task_id]["depends"]:
+            outside = dep["task_id"] not in by_id  # archived, or not in this clone
+            if dep["task_id"] in open_ids or (outside and dep["waiting"]):
+                edges.append((dep["task_id"], task_id))
+                if outside:
+                    elsewhere[dep["task_id"]] = dep["station"]
+        for child in by_id[task_id].get("children", ()):
+            if child["task_id"] in open_ids and (child["task_id"], task_id) not in edges:
+                edges.append((child["task_id"], task_id))
+                parts.add((child["task_id"], task_id))
+    return edges, parts, elsewhere
+
+
+def _first_groups(groups: list[list[str]], limit: int) -> list[list[str]]:
+    """The leading ``groups`` that hold at most ``limit`` nodes together."""
+    drawn: list[list[str]] = []
+    count = 0
+    for group in groups:
+        if count + len(group) > limit:
+            break
+        drawn.append(group)
+        count += len(group)
+    return drawn
 
 
 class _Shelf:
