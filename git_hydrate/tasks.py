@@ -160,20 +160,24 @@ def new_task_change(
     )
     if not parent_checked:
         _check_parent(refs, task.parent)
+    _check_text_policy(refs, task, allow_secrets)
+    return Change(task=task, links=[], message=_creation_message(task), result=None)
+
+
+def _check_text_policy(refs: TaskRefs, task: Task, allow_secrets: bool | None) -> None:
+    """Refuse a new task whose free text breaks the policy (see :mod:`.textpolicy`)."""
     textpolicy.check_all(
         refs.repo.settings,
         _fields_of({key: getattr(task, key) for key in textpolicy.TASK_FIELDS}),
         allow_secrets,
     )
-    change = Change(
-        task=task,
-        links=[],
-        message=task_message(
-            f"task-add {task_id}", "task-add", task_id, title=task.title, status=task.status
-        ),
-        result=None,
+
+
+def _creation_message(task: Task) -> str:
+    """The commit message of the change that creates ``task``."""
+    return task_message(
+        f"task-add {task.id}", "task-add", task.id, title=task.title, status=task.status
     )
-    return change
 
 
 def add_task(
