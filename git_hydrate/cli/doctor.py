@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ._common import echo_json, json_option, open_ledger, shown
@@ -65,35 +67,39 @@ def doctor(
     if as_json:
         echo_json(ctx, report)
     else:
-        for lock in removed:
-            click.echo(f"removed stale lock {shown(lock['path'])} ({lock['age_seconds']} s old)")
-        for temp in cleared:
-            click.echo(
-                f"removed stale temporary file {shown(temp['path'])} ({temp['size']} bytes)"
-            )
-        for task in report["tasks"]:
-            if task["ok"]:
-                click.echo(f"ok      {shown(task['task_id'])}")
-            for problem in task["problems"]:
-                click.echo(f"problem {shown(task['task_id'])}: {shown(problem)}")
-            for note in task["notes"]:
-                click.echo(f"note    {shown(task['task_id'])}: {shown(note)}")
-        for ref in report["refs"]:
-            if ref["ok"]:
-                click.echo(f"ok      {shown(ref['ref'])}")
-            for problem in ref["problems"]:
-                click.echo(f"problem {shown(ref['ref'])}: {shown(problem)}")
-        for lock in report["locks"]:
-            state = "held by a running process" if lock["held"] else "not held"
-            click.echo(f"lock    {shown(lock['path'])} ({lock['age_seconds']} s old, {state})")
-        for temp in report["temporaries"]:
-            state = "stale: --clear-stale-temp removes it" if temp["stale"] else "being written"
-            click.echo(
-                f"temp    {shown(temp['path'])} ({temp['size']} bytes, "
-                f"{temp['age_seconds']} s old, {state})"
-            )
-        for entry in report["config"]:
-            click.echo(f"problem {entry['key']}: {entry['problem']}")
-        bad = sum(not t["ok"] for t in report["tasks"])
-        click.echo(f"{len(report['tasks'])} task(s) checked, {bad} with problems")
+        _echo_report(report)
     return 0 if report["ok"] else 1
+
+
+def _echo_report(report: dict[str, Any]) -> None:
+    """The doctor's ``report`` as lines: what was removed, then each task, ref, lock,
+    temporary file and setting, then a count."""
+    for lock in report["removed_locks"]:
+        click.echo(f"removed stale lock {shown(lock['path'])} ({lock['age_seconds']} s old)")
+    for temp in report["removed_temporaries"]:
+        click.echo(f"removed stale temporary file {shown(temp['path'])} ({temp['size']} bytes)")
+    for task in report["tasks"]:
+        if task["ok"]:
+            click.echo(f"ok      {shown(task['task_id'])}")
+        for problem in task["problems"]:
+            click.echo(f"problem {shown(task['task_id'])}: {shown(problem)}")
+        for note in task["notes"]:
+            click.echo(f"note    {shown(task['task_id'])}: {shown(note)}")
+    for ref in report["refs"]:
+        if ref["ok"]:
+            click.echo(f"ok      {shown(ref['ref'])}")
+        for problem in ref["problems"]:
+            click.echo(f"problem {shown(ref['ref'])}: {shown(problem)}")
+    for lock in report["locks"]:
+        state = "held by a running process" if lock["held"] else "not held"
+        click.echo(f"lock    {shown(lock['path'])} ({lock['age_seconds']} s old, {state})")
+    for temp in report["temporaries"]:
+        state = "stale: --clear-stale-temp removes it" if temp["stale"] else "being written"
+        click.echo(
+            f"temp    {shown(temp['path'])} ({temp['size']} bytes, "
+            f"{temp['age_seconds']} s old, {state})"
+        )
+    for entry in report["config"]:
+        click.echo(f"problem {entry['key']}: {entry['problem']}")
+    bad = sum(not t["ok"] for t in report["tasks"])
+    click.echo(f"{len(report['tasks'])} task(s) checked, {bad} with problems")
