@@ -262,14 +262,7 @@ def remove_contexts(
         raise ValidationError("name the context to remove: HASH..., --source GLOB or --all")
 
     def apply(state: TaskState) -> Change[RemoveResult]:
-        gone = {_matching(task_id, state.links, d).sha256 for d in wanted}
-        if source is not None:
-            matched = {lk.sha256 for lk in state.links if fnmatch.fnmatchcase(lk.source, source)}
-            if not matched:
-                raise NotFound(f"task {task_id} has no context whose source matches {source!r}")
-            gone |= matched
-        if everything:
-            gone = {lk.sha256 for lk in state.links}
+        gone = _chosen(task_id, state.links, wanted, source, everything)
         removed = [lk for lk in state.links if lk.sha256 in gone]
         result: RemoveResult = {
             "task_id": task_id,
@@ -278,30 +271,42 @@ def remove_contexts(
         }
         if not removed:
             raise Unchanged(result)
-        first = removed[0]
-        summary = (
-            f"context-rm {task_id} {first.sha256[:12]} from {first.source}"
-            if len(removed) == 1
-            else f"context-rm {task_id} ({len(removed)} removed)"
-        )
         return Change(
             task=state.task,
             links=[lk for lk in state.links if lk.sha256 not in gone],
             bodies={body_path(lk.sha256): None for lk in removed},
-            message=task_message(
-                summary,
-                "context-rm",
-                task_id,
-                **(
-                    {"context": first.sha256, "source": first.source}
-                    if len(removed) == 1
-                    else {"count": str(len(removed))}
-                ),
-            ),
+            message=_removal_message(task_id, removed),
             result=result,
         )
 
     return refs.write(task_id, apply)
+
+
+def _chosen(
+    task_id: str, links: list[Link], wanted: list[str], source: str | None, everything: bool
+) -> set[str]:
+    """The sha256 of each attachment :func:`remove_contexts` is asked to remove."""
+    gone = {_matching(task_id, links, d).sha256 for d in wanted}
+    if source is not None:
+        matched = {lk.sha256 for lk in links if fnmatch.fnmatchcase(lk.source, source)}
+        if not matched:
+            raise NotFound(f"task {task_id} has no context whose source matches {source!r}")
+        gone |= matched
+    if everything:
+        gone = {lk.sha256 for lk in links}
+    return gone
+
+
+def _removal_message(task_id: str, removed: list[Link]) -> str:
+    """The commit message of a context-rm of ``removed`` (one named, or a count)."""
+    first = removed[0]
+    if len(removed) == 1:
+        summary = f"context-rm {task_id} {first.sha256[:12]} from {first.source}"
+        named = {"context": first.sha256, "source": first.source}
+    else:
+        summary = f"context-rm {task_id} ({len(removed)} removed)"
+        named = {"count": str(len(removed))}
+    return task_message(summary, "context-rm", task_id, **named)
 
 
 def remove_context(refs: TaskRefs, task_id: str, digest: str) -> ContextResult:
@@ -310,6 +315,32 @@ def remove_context(refs: TaskRefs, task_id: str, digest: str) -> ContextResult:
     _check_digest(digest)
     removed = remove_contexts(refs, task_id, [digest])["removed"][0]
     return cast(ContextResult, {**removed, "task_id": task_id, "removed": True})
+
+
+def _checked_items(
+    settings: Settings,
+    items: Iterable[tuple[str | bytes, str, int, float | None]],
+    now: float,
+    allow_secrets: bool | None,
+) -> dict[str, tuple[bytes, str, int, int | None]]:
+    """``{sha256: (body, source, priority, expires)}`` of :func:`add_contexts`'
+    items, each checked as :func:`add_context` checks one (the last of a body
+    met twice wins)."""
+    limit = settings.size("hydrate.maxBodyBytes")
+    prepared: dict[str, tuple[bytes, str, int, int | None]] = {}
+    for body, source, priority, ttl in items:
+        data = validate.body_bytes(body, limit)
+        label = validate.source_label(source)
+        check_text_secrets(settings, [("source label", label)], allow_secrets)
+        check_secrets(settings, data, f"context body from {label}", allow_secrets)
+        expires = _expiry(now, ttl)
+        prepared[hashlib.sha256(data).hexdigest()] = (
+            data,
+            label,
+            validate.context_priority(priority),
+            expires,
+        )
+    return prepared
 
 
 def add_contexts(
@@ -327,21 +358,7 @@ def add_contexts(
     """
     settings = refs.repo.settings
     validate.task_id(task_id)
-    limit = settings.size("hydrate.maxBodyBytes")
-    now = refs.clock()
-    prepared: dict[str, tuple[bytes, str, int, int | None]] = {}
-    for body, source, priority, ttl in items:
-        data = validate.body_bytes(body, limit)
-        label = validate.source_label(source)
-        check_text_secrets(settings, [("source label", label)], allow_secrets)
-        check_secrets(settings, data, f"context body from {label}", allow_secrets)
-        expires = _expiry(now, ttl)
-        prepared[hashlib.sha256(data).hexdigest()] = (
-            data,
-            label,
-            validate.context_priority(priority),
-            expires,
-        )
+    prepared = _checked_items(settings, items, refs.clock(), allow_secrets)
     digests = list(prepared)
     oids = refs.repo.write_blobs([prepared[d][0] for d in digests])
     new_links = {
