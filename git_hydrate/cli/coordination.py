@@ -237,12 +237,7 @@ def claim(
       git hydrate claim --next --remote origin --as agent-7 --json
       git hydrate claim M-1002 --steal --stale-after 1d
     """
-    if (task_id is None) == (not take_next):
-        raise click.UsageError("give the task ID or --next (not both)")
-    if task_id is not None and (kinds or tags):
-        raise click.UsageError("--kind and --tag choose among ready tasks: use them with --next")
-    if task_id is not None and another:
-        raise click.UsageError("--another chooses among ready tasks: use it with --next")
+    _check_which_task(task_id, take_next, bool(kinds or tags), another)
     age = _duration(stale_after, "--stale-after")
     assert age is not None
     if local and remote is not None:
@@ -265,6 +260,17 @@ def claim(
         echo_json(ctx, result)
     else:
         _print_claim(result)
+
+
+def _check_which_task(task_id: str | None, take_next: bool, filtered: bool, another: bool) -> None:
+    """Refuse a claim that names both or neither of an ID and --next, or that
+    gives an ID with the options that choose among ready tasks."""
+    if (task_id is None) == (not take_next):
+        raise click.UsageError("give the task ID or --next (not both)")
+    if task_id is not None and filtered:
+        raise click.UsageError("--kind and --tag choose among ready tasks: use them with --next")
+    if task_id is not None and another:
+        raise click.UsageError("--another chooses among ready tasks: use it with --next")
 
 
 @click.command("release")
