@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 #: The project root: subprocesses import git_hydrate from here, not from
 #: whatever copy happens to be installed.
@@ -42,6 +43,24 @@ def _keep_bytecode() -> None:
 
 
 _keep_bytecode()
+
+#: Property tests run a fifth of their examples in the default suite; CI's
+#: property step runs them all (``pytest -m hypothesis
+#: --hypothesis-profile=thorough``, the option overriding what is loaded here).
+settings.register_profile("quick", max_examples=20)
+settings.register_profile("thorough", max_examples=100)  # hypothesis's own default
+settings.load_profile("quick")
+
+
+def examples(n: int) -> int:
+    """A property test's ``max_examples``: ``n`` under the thorough profile, the
+    loaded profile's share of ``n`` (at least 10) otherwise.
+
+    Read when the test module is imported, after ``--hypothesis-profile``
+    loaded its profile.
+    """
+    share = settings.default.max_examples / 100
+    return n if share >= 1 else max(10, round(n * share))
 
 
 @pytest.fixture(autouse=True)

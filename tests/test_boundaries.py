@@ -25,6 +25,7 @@ from git_hydrate.context_expander import (
     render_prompt,
 )
 from git_hydrate.pack.boundaries import is_guarded, neutralise
+from tests.conftest import examples
 
 _COMMONMARK = MarkdownIt("commonmark")
 
@@ -233,7 +234,7 @@ _ordinary = st.sampled_from(
 texts = st.lists(st.one_of(lookalikes(), _ordinary), max_size=8).map("\n".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(bodies=st.lists(texts, min_size=0, max_size=3), objective=texts, summary=texts, step=texts)
 def test_no_text_adds_to_the_prompts_structure(
     bodies: list[str], objective: str, summary: str, step: str
@@ -410,7 +411,7 @@ def mixed_texts(draw: Any) -> str:
     return "".join(part + draw(st.sampled_from(_BREAKS)) for part in parts)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(st.one_of(mixed_texts(), texts, st.text()))
 def test_the_quick_path_marks_what_reading_every_line_marks(text: str) -> None:
     assert neutralise(text) == _reference(text)

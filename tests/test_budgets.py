@@ -30,7 +30,7 @@ from git_hydrate.context_expander import (
     render_prompt,
 )
 from git_hydrate.pack import tokens
-from tests.conftest import hydrate
+from tests.conftest import examples, hydrate
 
 NOW = 1_700_000_000.0
 TASK = {"id": "B-1", "title": "Budgets", "objective": "Fit the budget.", "acceptance": "It fits."}
@@ -114,7 +114,7 @@ def attachment_sets(draw: Any) -> list[dict[str, Any]]:
     ]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(attachment_sets(), st.integers(min_value=300, max_value=4000))
 def test_prompt_walk_properties(entries: list[dict[str, Any]], max_bytes: int) -> None:
     try:
@@ -139,7 +139,7 @@ def test_prompt_walk_properties(entries: list[dict[str, Any]], max_bytes: int) -
 # -- 2. tokens: linear, exact, both budgets -------------------------------------------------
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.lists(st.integers(min_value=1, max_value=3000), max_size=40),
     st.integers(min_value=400, max_value=40000),

@@ -34,6 +34,7 @@ from git_hydrate.context_expander import (
     split_budget,
     summarize_packet,
 )
+from tests.conftest import examples
 
 GOLDEN = Path(__file__).parent / "golden"
 NOW = 1_800_000_000.0
@@ -363,7 +364,7 @@ def attachment_sets(draw: Any) -> list[dict[str, Any]]:
     return [entry(b, s, p, e) for b, s, p, e in items]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(attachment_sets(), st.integers(min_value=300, max_value=6000))
 def test_pack_properties(entries: list[dict[str, Any]], max_bytes: int) -> None:
     try:
@@ -374,7 +375,7 @@ def test_pack_properties(entries: list[dict[str, Any]], max_bytes: int) -> None:
     _check_walk(result, entries, max_bytes, with_prompt=False)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(attachment_sets(), st.integers(min_value=1200, max_value=9000))
 def test_expand_properties(entries: list[dict[str, Any]], max_bytes: int) -> None:
     try:
@@ -429,7 +430,7 @@ def _check_walk(
         assert size > max_bytes
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(bodies, labels)
 def test_no_body_or_label_can_break_out_of_the_block(body: str, label: str) -> None:
     hostile = [
@@ -473,7 +474,7 @@ HEADINGS = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(bodies, bodies, bodies)
 def test_task_and_checkpoint_text_cannot_add_sections(text: str, summary: str, step: str) -> None:
     """Checkpoints come from workers: their text must not forge a heading either."""
@@ -594,7 +595,7 @@ def lookalike_lines(draw: Any) -> str:
 hostile_bodies = st.lists(st.one_of(lookalike_lines(), bodies), max_size=6).map("\n".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(hostile_bodies)
 def test_no_body_line_reads_as_a_boundary_unmarked(body: str) -> None:
     from git_hydrate.context_expander import is_guarded, neutralise
@@ -689,7 +690,7 @@ def ascii_texts(draw: Any) -> str:
     return "".join(out)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(ascii_texts(), st.text(alphabet=st.characters(max_codepoint=127))))
 def test_ascii_text_is_marked_line_by_line(text: str) -> None:
     """The quick path for ASCII text (only the lines holding a guarded word are read)
@@ -732,7 +733,7 @@ def wide_texts(draw: Any) -> str:
     return "".join(part + draw(st.sampled_from(["", " ", *_ASCII_BREAKS])) for part in parts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(wide_texts(), hostile_bodies, st.text()))
 def test_the_quick_paths_mark_what_the_line_walk_marks(text: str) -> None:
     """Whatever shortcut neutralise takes (ASCII bytes, characters that read as

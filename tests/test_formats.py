@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from git_hydrate.context_expander import OUTPUT_CONTRACT, UNTRUSTED_BANNER, UNTRUSTED_FOOTER
 from git_hydrate.pack.assemble import build_prompt
 from git_hydrate.pack.formats import FORMATS, language, render
-from tests.conftest import git, hydrate, hydrate_process
+from tests.conftest import examples, git, hydrate, hydrate_process
 from tests.test_boundaries import REPORTED, lookalikes, structure
 
 TASK = {"task_id": "F-1", "title": "formats", "objective": "o", "acceptance": "a"}
@@ -109,7 +109,7 @@ body_texts = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     bodies=st.lists(body_texts, min_size=1, max_size=5),
     room=st.integers(0, 3000),
@@ -159,7 +159,7 @@ def _every_lookalike() -> str:
     return "\n".join([*REPORTED, fences, closers, UNTRUSTED_FOOTER, "## Output contract"])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.one_of(hostile_bodies(), st.just(_every_lookalike())), min_size=1, max_size=4))
 @pytest.mark.parametrize("name", ["markdown", "xml"])
 def test_no_body_adds_a_heading_or_closes_its_block(name: str, bodies: list[str]) -> None:

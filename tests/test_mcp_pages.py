@@ -1,7 +1,9 @@
 """git hydrate mcp, issue 28: parts, attachments on demand, prompts, honest hints, bounds.
 
-Through the SDK's stdio client (the fixtures and helpers of ``test_mcp``), and
-the command line's ``show --attachment`` beside it.
+Through the SDK's client against the server in this process (the fixtures and
+helpers of ``test_mcp``: ``_local_session``, the same requests and answers as over
+stdio), and the command line's ``show --attachment`` beside it; a real server
+process where the process is the point (a client that goes away mid-answer).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from git_hydrate.serve.pages import PART_TRAILER
 from git_hydrate.serve.tools import READ_ONLY, call
 
 from .conftest import ROOT, git, hydrate
-from .test_mcp import BUDGET, _server_env, _session, _text, _tokens, stocked
+from .test_mcp import BUDGET, _local_session, _server_env, _text, _tokens, stocked
 
 pytest.importorskip("mcp")
 
@@ -51,7 +53,7 @@ def test_a_long_prompt_comes_in_parts_that_join_to_the_command_lines(stocked: Pa
     async def body(session: Any) -> list[str]:
         return await _all_parts(session, "get_prompt", {"id": "L-1"})
 
-    parts = _session(stocked, body)
+    parts = _local_session(stocked, body)
     assert len(parts) > 5
     for number, part in enumerate(parts, 1):
         assert _tokens(part) <= BUDGET
@@ -67,7 +69,8 @@ def test_a_prompt_that_fits_is_the_command_lines_whole(stocked: Path) -> None:
         return _text(await session.call_tool("get_prompt", {"id": "S-1"}))
 
     assert (
-        _session(stocked, body) == hydrate(stocked, "prompt", "S-1", "--format", "markdown").stdout
+        _local_session(stocked, body)
+        == hydrate(stocked, "prompt", "S-1", "--format", "markdown").stdout
     )
 
 
@@ -81,7 +84,7 @@ def test_one_body_longer_than_a_part_is_cut_at_line_ends(stocked: Path) -> None:
         attachment = await _all_parts(session, "get_attachment", {"id": "S-1", "hash": digest[:7]})
         return prompt, attachment
 
-    prompt, attachment = _session(stocked, body)
+    prompt, attachment = _local_session(stocked, body)
     assert (
         "".join(_body(part) for part in prompt)
         == hydrate(stocked, "prompt", "S-1", "--format", "markdown").stdout
@@ -111,7 +114,7 @@ def test_an_omitted_attachment_is_fetched_by_its_hash(stocked: Path) -> None:
             await session.call_tool("get_attachment", {"id": "@", "hash": "abcd"}),
         ]
 
-    found, bad, unknown, current = _session(stocked, body)
+    found, bad, unknown, current = _local_session(stocked, body)
     answer = _text(found)
     assert not found.is_error
     assert answer.startswith(f"# Attachment {last['hash'][:12]} of L-1\n")
@@ -182,7 +185,7 @@ def test_prompts_are_listed_got_and_completed(stocked: Path) -> None:
             ),
         ]
 
-    listed, work, ready, completed = _session(stocked, body)
+    listed, work, ready, completed = _local_session(stocked, body)
     assert [p.name for p in listed.prompts] == ["work_on_task", "next_ready_task"]
     assert [a.name for a in listed.prompts[0].arguments] == ["id"]
     (message,) = work.messages
@@ -250,7 +253,7 @@ def test_the_read_only_hint_is_true_of_every_tool_that_carries_it(
         results.append(await session.get_prompt("next_ready_task", {}))
         return results
 
-    results = _session(stocked, body)
+    results = _local_session(stocked, body)
     assert all(not r.is_error for r in results[:5]), [_text(r) for r in results[:5]]
     assert "T-9" not in _text(results[4])
     assert _text(results[5]) == "error: ready: unknown argument 'remote'"
@@ -274,7 +277,7 @@ def test_errors_never_echo_their_input_whole(stocked: Path) -> None:
             ),
         ]
 
-    results = _session(stocked, body)
+    results = _local_session(stocked, body)
     texts = [_text(r) for r in results]
     assert all(r.is_error for r in results), [t[:200] for t in texts]
     for text in texts:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from git_hydrate.merge import MISSING, Side, merge_json, merge_states
 from git_hydrate.model import Checkpoint, Link, PathNote, Task, packing_key
+from tests.conftest import examples
 
 DIGESTS = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(5)]
 
@@ -77,13 +78,13 @@ def _canon(result: Any) -> tuple[Any, ...]:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.one_of(st.none(), sides()), sides(), sides())
 def test_merge_is_symmetric(base: Side | None, a: Side, b: Side) -> None:
     assert _canon(merge_states(base, a, b)) == _canon(merge_states(base, b, a))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(sides(), sides())
 def test_one_sided_change_is_taken_whole(base: Side, b: Side) -> None:
     result = merge_states(base, base, b)
@@ -92,7 +93,7 @@ def test_one_sided_change_is_taken_whole(base: Side, b: Side) -> None:
     assert result.conflicts == []
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.one_of(st.none(), sides()), sides())
 def test_merging_equal_sides_is_identity(base: Side | None, a: Side) -> None:
     result = merge_states(base, a, a)
@@ -156,7 +157,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.one_of(st.just(MISSING), json_values), json_values, json_values, st.booleans())
 def test_merge_json_is_symmetric(base: Any, a: Any, b: Any, a_wins: bool) -> None:
     assert merge_json(base, a, b, a_wins) == merge_json(base, b, a, not a_wins)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from git_hydrate.pack import outline as ol
 from git_hydrate.pack import outline_ts
+from tests.conftest import examples
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(HERE, "outline_samples")
@@ -193,7 +194,7 @@ def test_never_text_the_body_lacks_stdlib_sample() -> None:
     assert outlined > 0.95 * (outlined + unparseable)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

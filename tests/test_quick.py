@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from git_hydrate import Ledger, quick
 
-from .conftest import ROOT, Result, git, hydrate, stocked_repo
+from .conftest import ROOT, Result, examples, git, hydrate, stocked_repo
 from .test_prompt_cache import DAMAGES
 
 #: A moment two hours ago: attachments added then with a one-hour ttl have expired.
@@ -456,7 +456,7 @@ _PROMPT_PARAMS = {
 }  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=9))
 @example(["prompt", "C-1", "--refresh"])
 @example(["--compact", "prompt", "--refresh", "C-1", "--output=out.md", "--no-outline"])

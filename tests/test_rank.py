@@ -15,7 +15,7 @@ from git_hydrate import Ledger
 from git_hydrate.hydrate.history import read_history
 from git_hydrate.hydrate.links import DIFF_TOP, TREE_TOP
 from git_hydrate.hydrate.rank import TOP_LEVEL, Candidate, TaskText, rank
-from tests.conftest import commit_files, git, hydrate
+from tests.conftest import commit_files, examples, git, hydrate
 
 TASK = "R-1"
 
@@ -191,7 +191,7 @@ def test_reasons_are_shown_and_the_cli_ranks(project: Path) -> None:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from(["a", "b/c", "b/d", "tests"]), st.integers(1, 5000)),

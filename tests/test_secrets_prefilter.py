@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from git_hydrate import secrets
 from git_hydrate.secrets import anchors, plain, prefilter, rules
+from tests.conftest import examples
 from tests.test_secret_corpus import CORPUS
 from tests.test_secrets import GITHUB, HARMLESS, LOWER_CASE_KEYS, SAMPLES
 
@@ -179,7 +180,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(PIECES) | st.text(max_size=12), max_size=30))
 @example(["redis://:", "pw", "@", "cache:6379/0"])
 @example(["PASSWORD", "=", "İ", "Abc123def456Xyz"])
@@ -187,7 +188,7 @@ def test_random_text_with_secrets_anywhere(pieces: list[str]) -> None:
     same("".join(pieces))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300),
     st.sampled_from(VECTORS),
@@ -276,7 +277,7 @@ def assignments() -> st.SearchStrategy[str]:
 
 
 @pytest.mark.parametrize("rule", LINED)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_match_of_a_rule_lies_on_a_line_where_its_anchor_is_found(
     rule: str, data: st.DataObject
