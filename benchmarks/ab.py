@@ -1,11 +1,11 @@
 """Paired A/B of two checkouts of git-hydrate: whole processes, alternating order, CPU beside wall.
 
-    python benchmarks/ab.py OLD_CHECKOUT [NEW_CHECKOUT] [--runs N]
+    python benchmarks/ab.py OLD_CHECKOUT [NEW_CHECKOUT] [--runs N] [--only CASE ...]
 
-Each command runs against the same scratch repository (a task of 100 attachments) under
-``PYTHONPATH=<checkout>``, old and new in alternating order; medians of wall time and of the
-child processes' CPU time are printed with new/old ratios. Read the ratios: both sides
-suffer the same machine load.
+Each command runs against the same scratch repository (a task of 100 attachments and three
+small ones) under ``PYTHONPATH=<checkout>``, old and new in alternating order; medians of
+wall time and of the child processes' CPU time are printed with new/old ratios. Read the
+ratios: both sides suffer the same machine load.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +43,7 @@ def main() -> None:
     parser.add_argument("old")
     parser.add_argument("new", nargs="?", default=str(ROOT))
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--only", nargs="*", help="run just these cases (default: all)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hydrate-ab-") as scratch:
         repo = os.path.join(scratch, "r")
@@ -49,26 +51,31 @@ def main() -> None:
         for key, value in (("user.name", "ab"), ("user.email", "ab@example.com")):
             subprocess.run(["git", "-C", repo, "config", key, value], check=True)
         subprocess.run(["git", "-C", repo, "commit", "-q", "--allow-empty", "-m", "i"], check=True)
-        run(options.new, repo, ["task-add", "B-1", "--objective", "o", "--acceptance", "a"])
+        for task_id in ("B-1", "B-2", "B-3", "B-4"):
+            run(options.new, repo, ["task-add", task_id, "--objective", "o", "--acceptance", "a"])
         for i in range(100):
             run(options.new, repo, ["add", "B-1", "--text", f"body {i} " * 20])
-        cases: dict[str, list[str] | None] = {
-            "-h": ["-h"],
-            "pack": ["pack", "B-1"],
-            "prompt": ["prompt", "B-1"],
-            "context-add": None,
-            "list": ["list"],
+        cases: dict[str, Callable[[int], list[str]]] = {
+            "-h": lambda _: ["-h"],
+            "pack": lambda _: ["pack", "B-1"],
+            "prompt": lambda _: ["prompt", "B-1"],
+            "context-add": lambda n: ["add", "B-1", "--text", f"fresh {n}"],
+            "list": lambda _: ["list"],
+            # an edit that adds no edge, and one that does (the graph lock and cycle check)
+            "task-edit": lambda n: ["task-edit", "B-2", "--title", f"title {n}"],
+            "edge-edit": lambda n: ["task-edit", "B-2", "--depends-on", f"B-{3 + n % 2}"],
         }
         serial = 0
         for name, args in cases.items():
+            if options.only and name not in options.only:
+                continue
             wall: dict[str, list[float]] = {"old": [], "new": []}
             cpu: dict[str, list[float]] = {"old": [], "new": []}
             for i in range(options.runs):
                 sides = [("old", options.old), ("new", options.new)]
                 for label, root in sides if i % 2 == 0 else reversed(sides):
                     serial += 1
-                    given = args or ["add", "B-1", "--text", f"fresh {serial}"]
-                    w, c = run(root, repo, given)
+                    w, c = run(root, repo, args(serial))
                     wall[label].append(w)
                     cpu[label].append(c)
             mo, mn = statistics.median(wall["old"]), statistics.median(wall["new"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any, Final, cast
 
 import msgspec
@@ -191,8 +192,9 @@ def add_task(
     :func:`new_task_change`.
     """
     change = new_task_change(refs, task_id, objective, acceptance, **fields)
-    with refs.name_lock(task_id):  # an id differing only by case, created meanwhile
-        refs.check_new_id(task_id)
+    edges = bool(change.task.depends_on or change.task.parent)
+    with refs.name_lock(task_id), _graph_lock(refs, edges):
+        refs.check_new_id(task_id)  # an id differing only by case, created meanwhile
         check_no_cycle(refs, task_id, change.task.depends_on, change.task.parent)
         refs.create(task_id, change, lambda: _exists(task_id))
     return get_task(refs, task_id)
@@ -212,12 +214,20 @@ def add_tasks(refs: TaskRefs, changes: dict[str, Change[None]]) -> list[str]:
             stack.enter_context(refs.name_lock(task_id))
         for task_id in changes:
             refs.check_new_id(task_id)
+        edges = any(change.task.depends_on or change.task.parent for change in changes.values())
+        stack.enter_context(_graph_lock(refs, edges))
         check_no_cycles(refs, {tid: change.task for tid, change in changes.items()})
         if refs.create_many(changes):
             return list(changes)
         for task_id, change in changes.items():
             refs.create(task_id, change, functools.partial(_exists, task_id))
     return list(changes)
+
+
+def _graph_lock(refs: TaskRefs, edges: bool) -> AbstractContextManager[None]:
+    """The graph lock when a write adds parent or dependency edges (its cycle
+    check and its ref update then see no other such write between them)."""
+    return refs.graph_lock() if edges else contextlib.nullcontext()
 
 
 def _exists(task_id: str) -> Conflict:
@@ -243,9 +253,8 @@ def edit_task(
     if "parent" in values:
         values["parent"] = validate.parent(values["parent"], task_id)
         _check_parent(refs, values["parent"])
-    if "depends_on" in values or values.get("parent"):
-        check_no_cycle(refs, task_id, values.get("depends_on"), values.get("parent"))
     textpolicy.check_all(refs.repo.settings, _fields_of(values), allow_secrets)
+    edges = "depends_on" in values or bool(values.get("parent"))
 
     def apply(state: TaskState) -> Change[None]:
         changed = sorted(k for k, v in values.items() if getattr(state.task, k) != v)
@@ -264,5 +273,8 @@ def edit_task(
             result=None,
         )
 
-    refs.write(task_id, apply)
+    with _graph_lock(refs, edges):
+        if edges:
+            check_no_cycle(refs, task_id, values.get("depends_on"), values.get("parent"))
+        refs.write(task_id, apply)
     return get_task(refs, task_id)

@@ -343,7 +343,8 @@ def _update(
         report["updated"].append(task_id)
         return
     before = state.tip
-    refs.write(task_id, apply)
+    with refs.graph_lock():  # the merge may add edges: checked and written in turn
+        refs.write(task_id, apply)
     bases.new[task_id] = _base_task(base if base is not None else state.task, fields)
     report["conflicts"] += conflicts
     after = refs.tip(task_id)

@@ -8,6 +8,7 @@ One concern per module:
 - :mod:`.decode` — tasks decoded from their tip commits, many at once;
 - :mod:`.fields` — fields a newer version wrote: kept, or the write refused;
 - :mod:`.retry` — the one retry policy of every writer and what a write that gave up says;
+- :mod:`.locks` — the lock files of this tool's own, beside git's ref locks;
 - :mod:`.admission` — a new id's checks and its case-folded lock;
 - :mod:`.refs` — :class:`TaskRefs`, through which everything above reads and writes tasks.
 

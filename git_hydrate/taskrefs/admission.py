@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
-import random
-import time
 from collections.abc import Iterator
 
 from .. import validate
 from ..archive import ARCHIVE_REF, read_archive
-from ..errors import Busy, Conflict, NotWritable
+from ..errors import Busy, Conflict
 from ..ids import TASK_REF_PREFIX, names_a_task
 from ..store import Repository
-from .retry import STALE_LOCK_SECONDS
+from .locks import held
 
 __all__ = ["IdAdmission"]
 
@@ -63,37 +60,10 @@ class IdAdmission:
             Busy: another writer held it for longer than that.
         """
         folded = task_id.casefold().encode("utf-8", "surrogatepass")
-        # beside git's own locks, so that nothing is left behind once released
         name = f"hydrate-id-{hashlib.sha256(folded).hexdigest()[:32]}.lock"
-        path = os.path.join(self.repo.common_dir, name)
-        deadline = time.monotonic() + 2 * STALE_LOCK_SECONDS
-        while True:
-            try:
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-                break
-            except FileExistsError:
-                pass
-            except OSError as exc:  # a read-only repository, say: as any other write
-                why = exc.strerror or exc
-                raise NotWritable(
-                    f"cannot write to the repository ({self.repo.common_dir}): {why}"
-                ) from None
-            try:
-                age = time.time() - os.stat(path).st_mtime
-            except FileNotFoundError:
-                continue  # released meanwhile
-            if age > STALE_LOCK_SECONDS:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-                continue
-            if time.monotonic() > deadline:
-                raise Busy(f"task id {task_id!r} is being created by another writer")
-            time.sleep(0.005 + random.random() * 0.01)
-        try:
+        busy = Busy(f"task id {task_id!r} is being created by another writer")
+        with held(self.repo, name, lambda: busy):
             yield
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
 
     def check_new_id(self, task_id: str) -> None:
         """Refuse a new id that is archived, or differs from a live or archived

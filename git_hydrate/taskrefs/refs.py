@@ -8,9 +8,11 @@ never lose each other's work.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -25,9 +27,14 @@ from .admission import IdAdmission
 from .decode import read_states
 from .fields import fields_to_keep
 from .layout import TASK_FILE, TOP_LEVEL, Change, R, TaskState, Unchanged, link_tree_changes
+from .locks import held
 from .retry import attempts, busy, lock_left_behind
 
 __all__ = ["TaskRefs"]
+
+#: The lock file a write that adds parent or dependency edges holds (see
+#: :meth:`TaskRefs.graph_lock`).
+GRAPH_LOCK = "hydrate-graph.lock"
 
 
 class TaskRefs:
@@ -49,6 +56,8 @@ class TaskRefs:
         self.retries = 0
         #: The checks a new task id passes (see :class:`IdAdmission`).
         self.admission = IdAdmission(repo)
+        self._graph_mutex = threading.RLock()
+        self._graph_depth = 0
 
     def commit_when(self, moment: float | None = None) -> float | None:
         """The date a commit gets: the explicit clock's (``moment``, when it was
@@ -412,3 +421,38 @@ class TaskRefs:
     def name_lock(self, task_id: str) -> AbstractContextManager[None]:
         """See :meth:`IdAdmission.name_lock`."""
         return self.admission.name_lock(task_id)
+
+    # -- the graph of parents and dependencies -----------------------------------
+
+    @contextlib.contextmanager
+    def graph_lock(self) -> Iterator[None]:
+        """Hold the repository's lock on the graph of parents and dependencies
+        while a write that adds edges checks the graph and moves its ref.
+
+        A cycle check reads every task, and the write moves one ref: two
+        writers each adding half of a cycle to different tasks would each
+        check a graph without the other's half. Writers that add edges take
+        turns here, so the second checks the graph the first wrote. Writes
+        that add no edge never take it. Re-entrant within one process.
+
+        Raises:
+            Busy: another writer held it for longer than a live writer does.
+        """
+        with self._graph_mutex:
+            if self._graph_depth:
+                self._graph_depth += 1
+                try:
+                    yield
+                finally:
+                    self._graph_depth -= 1
+                return
+            with held(self.repo, GRAPH_LOCK, _graph_busy):
+                self._graph_depth = 1
+                try:
+                    yield
+                finally:
+                    self._graph_depth = 0
+
+
+def _graph_busy() -> Busy:
+    return Busy("another writer kept the graph of parents and dependencies locked; try again")
