@@ -139,6 +139,20 @@ def test_help_on_a_terminal_without_man_pages_plain_text(tmp_path: Path, repo: P
     assert shown.startswith("GIT-HYDRATE(1)\n\nNAME\n")
 
 
+def test_help_on_a_terminal_shows_plain_text_when_man_fails(tmp_path: Path, repo: Path) -> None:
+    # a man that cannot show the page (as man-db without groff): exit status 16
+    bin_dir = tmp_path / "bin"
+    env = pager_env(hydrate_on_path(bin_dir))
+    (bin_dir / "man").write_text("#!/bin/sh\necho 'man: cannot format the page' >&2\nexit 16\n")
+    (bin_dir / "man").chmod(0o755)
+    (bin_dir / "cat").symlink_to(shutil.which("cat") or "/bin/cat")
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    status, shown = on_a_terminal(["git-hydrate", "help"], env, repo)
+    assert status == 0, shown
+    assert shown.startswith("GIT-HYDRATE(1)\n\nNAME\n")
+    assert "git hydrate help prompt" in shown
+
+
 # -- after the quick start's two installs ------------------------------------------------
 
 

@@ -310,9 +310,9 @@ def render() -> str:
         escape(
             "Every command accepts -h and --help. git hydrate help shows this page after "
             "any install (rendered from the code: through man -l on a terminal when man "
-            "is installed, else as plain text), and so does git-hydrate --help on a "
-            "terminal. git hydrate --help is answered by git, which runs man git-hydrate: "
-            "that finds the page a regular or pipx install puts in "
+            "is installed and can show it, else as plain text), and so does git-hydrate "
+            "--help on a terminal. git hydrate --help is answered by git, which runs man "
+            "git-hydrate: that finds the page a regular or pipx install puts in "
             "<prefix>/share/man/man1, not after an editable install. -h, and --help after "
             "a command name, print the short help."
         ),

@@ -6,7 +6,7 @@ finds the page only where a regular or pipx install put it
 installs no data files, so there git's ``--help`` finds nothing. The page is
 generated from the command tree (:mod:`git_hydrate.cli.manpage`), so this
 command renders it from the code that runs: through ``man -l`` on a terminal
-when ``man`` is installed, else as plain text (paged on a terminal).
+when ``man`` is installed and can show it, else as plain text (paged on a terminal).
 ``git-hydrate --help`` on a terminal shows the page the same way.
 """
 
@@ -132,9 +132,10 @@ def plain_text(page: str, width: int = 80) -> str:
 
 def show_manual(page: str | None = None) -> int:
     """Show the man ``page`` (default: this git-hydrate's): ``man -l`` on a terminal
-    when man exists, else plain text, paged on a terminal.
+    when man exists and can show it, else plain text, paged on a terminal.
 
-    Returns the exit status (man's, or 0).
+    Returns the exit status: 0, or man's when a signal ended it (the reader
+    interrupted it: the page is not shown again).
     """
     if page is None:
         from .manpage import render
@@ -142,17 +143,32 @@ def show_manual(page: str | None = None) -> int:
         page = render()
     man = shutil.which("man")
     if sys.stdout.isatty() and man is not None:
-        with tempfile.TemporaryDirectory(prefix="git-hydrate-") as tmp:
-            path = os.path.join(tmp, "git-hydrate.1")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(page)
-            return subprocess.run([man, "-l", path], check=False).returncode
+        status = _through_man(man, page)
+        if status is not None:
+            return status
     if sys.stdout.isatty():
         columns = shutil.get_terminal_size().columns
         click.echo_via_pager(plain_text(page, max(40, min(columns, 100) - 1)))
     else:
         click.echo(plain_text(page), nl=False)
     return 0
+
+
+def _through_man(man: str, page: str) -> int | None:
+    """Show ``page`` with ``man -l``; its status, or ``None`` when man failed (no
+    formatter, a broken man-db, a page it refuses): then the caller shows the text."""
+    with tempfile.TemporaryDirectory(prefix="git-hydrate-") as tmp:
+        path = os.path.join(tmp, "git-hydrate.1")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        try:
+            proc = subprocess.run([man, "-l", path], check=False, stderr=subprocess.PIPE)
+        except OSError:
+            return None  # found on PATH but cannot run
+    if proc.returncode == 0 or proc.returncode < 0:
+        sys.stderr.buffer.write(proc.stderr)  # man's own warnings, if any
+        return proc.returncode if proc.returncode == 0 else 128 - proc.returncode
+    return None
 
 
 @click.command("help")
@@ -162,8 +178,8 @@ def help_command(ctx: click.Context, command: tuple[str, ...]) -> int:
     """Show the manual page, or the short help of COMMAND.
 
     Works after any install (regular, editable, pipx) and without man: on a
-    terminal it opens the page with man -l when man is installed, else pages
-    plain text; piped, it prints plain text. (git answers git hydrate --help
+    terminal it opens the page with man -l when man is installed (and can show
+    it), else pages plain text; piped, it prints plain text. (git answers git hydrate --help
     itself by running man git-hydrate, which finds the page only where a
     regular or pipx install put it.)
 
