@@ -70,10 +70,13 @@ def _queue_summary(state: TaskState) -> dict[str, Any]:
     }
 
 
-def queue_summaries(refs: TaskRefs) -> dict[str, dict[str, Any]]:
-    """``{task_id: summary}`` of every live task (damaged ones as ``{task_id, error}``)."""
+def queue_summaries(
+    refs: TaskRefs, tips: Mapping[str, bytes] | None = None
+) -> dict[str, dict[str, Any]]:
+    """``{task_id: summary}`` of every live task (damaged ones as ``{task_id, error}``);
+    ``tips``: every live task's tip, when the caller has just read them."""
     return SummaryCache(refs.repo, "queue-cache", required=QUEUE_FIELDS).summaries(
-        refs, _queue_summary
+        refs, _queue_summary, tips
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, cast
 
 import msgspec
@@ -100,19 +100,24 @@ class SummaryCache:
             self.repo.replace_file(self.path, [msgspec.msgpack.encode(entries)])
 
     def summaries(
-        self, refs: TaskRefs, summarise: Callable[[TaskState], dict[str, Any]]
+        self,
+        refs: TaskRefs,
+        summarise: Callable[[TaskState], dict[str, Any]],
+        tips: Mapping[str, bytes] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """``{task_id: summary}`` of every live task, damaged ones as ``{task_id, error}``.
 
         Summaries of tips the cache knows are taken from it; the others are read
-        in one pipelined pass, summarised, and added to the cache.
+        in one pipelined pass, summarised, and added to the cache. The refs are
+        read once: ``tips`` (``{task_id: tip}`` of every live task, just read by
+        the caller) or, without it, :meth:`TaskRefs.task_tips` now.
         """
-        tips = refs.task_tips()
+        tips = refs.task_tips() if tips is None else tips
         known = self.load()
         missing = [t for t, tip in tips.items() if known.get(tip.decode(), {}).get("task_id") != t]
         fresh: dict[str, dict[str, Any]] = {}
         cached: dict[str, dict[str, Any]] = {}
-        for task_id, state in refs.load_many(missing).items():
+        for task_id, state in refs.load_many(missing, tips).items():
             if isinstance(state, CorruptData):
                 # listed, so that one damaged task neither hides nor breaks the rest
                 fresh[task_id] = {"task_id": task_id, "error": str(state)}

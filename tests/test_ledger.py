@@ -346,10 +346,10 @@ def test_the_cache_keys_what_it_read_by_the_tip_it_read(repo: Path) -> None:
         old = git(repo, "rev-parse", "refs/hydrate/tasks/R-1").strip()
         original = ledger.refs.load_many
 
-        def moved_meanwhile(ids):  # type: ignore[no-untyped-def]
+        def moved_meanwhile(ids, tips=None):  # type: ignore[no-untyped-def]
             with Ledger(repo) as other:
                 other.set_status("R-1", "in_progress")
-            return original(ids)
+            return original(ids, tips)
 
         ledger.refs.load_many = moved_meanwhile  # type: ignore[method-assign]
         ledger.list_tasks()

@@ -553,3 +553,32 @@ def test_budget_query_takes_the_command_lines_spellings() -> None:
     assert Query("max_bytes=64k").budget()["max_bytes"] == 65536
     with pytest.raises(Invalid, match="max_bytes"):
         Query("max_bytes=lots").budget()
+
+
+def test_a_board_reads_the_refs_once_and_sees_a_ref_git_moved(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_hydrate import Ledger
+    from git_hydrate.web.query import Query
+    from git_hydrate.web.server import WebApp
+
+    for task_id in ("R-1", "R-2"):
+        hydrate(repo, "task-add", task_id, "--objective", "o", "--acceptance", "a")
+    with Ledger(repo) as ledger:
+        app = WebApp(ledger)
+        reads: list[bytes] = []
+        real = ledger.refs.repo.refs_under
+
+        def counted(prefix: bytes) -> dict[bytes, bytes]:
+            reads.append(prefix)
+            return real(prefix)
+
+        monkeypatch.setattr(ledger.refs.repo, "refs_under", counted)
+        board = app.answer("/api/board", Query(""))
+        assert board["total"] == 2
+        assert reads == [b"refs/hydrate/"], "the version's read serves the cards too"
+        git(repo, "update-ref", "refs/hydrate/tasks/R-3", "refs/hydrate/tasks/R-1")
+        board = app.answer("/api/board", Query(""))
+        cards = [c["task_id"] for column in board["columns"] for c in column["items"]]
+        assert sorted(cards) == ["R-1", "R-2", "R-3"]
+        assert reads == [b"refs/hydrate/", b"refs/hydrate/"]

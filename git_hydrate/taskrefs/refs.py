@@ -123,22 +123,28 @@ class TaskRefs:
             raise state
         return state
 
-    def load_many(self, task_ids: Iterable[str]) -> dict[str, TaskState | CorruptData]:
+    def load_many(
+        self, task_ids: Iterable[str], tips: Mapping[str, bytes] | None = None
+    ) -> dict[str, TaskState | CorruptData]:
         """The states of many live tasks in one pipelined read (absent ids are left out).
 
+        ``tips`` (``{task_id: tip}``, as :meth:`task_tips` returned them a moment
+        ago) spares reading the refs again; without it they are read now.
         A task whose data cannot be read maps to the :class:`CorruptData` naming
         it, so one damaged task never hides the others.
         """
         wanted = list(task_ids)
         if not wanted:
             return {}  # (a warm listing: its summaries all came from a cache)
+        if tips is not None:
+            return read_states(self.repo, {t: tips[t] for t in wanted if t in tips})
         refs = self.repo.refs_under(TASK_REF_PREFIX)
-        tips: dict[str, bytes] = {}
+        found: dict[str, bytes] = {}
         for task_id in wanted:
             tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
             if tip is not None:
-                tips[task_id] = tip
-        return read_states(self.repo, tips)
+                found[task_id] = tip
+        return read_states(self.repo, found)
 
     def missing(self, task_id: str) -> NotFound:
         """The error for a task that is not live: archived (with the way back) or unknown."""

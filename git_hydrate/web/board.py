@@ -18,6 +18,7 @@ from ..dependencies import children_of, queue_summaries, station_of
 from ..listing import archived_tasks
 from ..model import STATIONS
 from ..taskrefs import TaskRefs
+from .watch import RefsWatch
 
 __all__ = ["FACET_LIMIT", "SETTLED", "Board", "Filters", "card", "claim_age"]
 
@@ -147,16 +148,22 @@ def _order(item: Mapping[str, Any]) -> tuple[int, str]:
 class Board:
     """The cards of every task, rebuilt only when the refs move."""
 
-    def __init__(self) -> None:
+    def __init__(self, watch: RefsWatch | None = None) -> None:
+        self.watch = watch
         self._version = ""
         self._live: list[dict[str, Any]] = []
         self._archived: list[dict[str, Any]] | None = None
         self._facets: dict[bool, dict[str, list[dict[str, Any]]]] = {}
 
     def cards(self, refs: TaskRefs, version: str, archived: bool) -> list[dict[str, Any]]:
-        """Every card (sorted by priority, then id), archived ones too if asked."""
+        """Every card (sorted by priority, then id), archived ones too if asked.
+
+        When ``version`` is the one the board's :class:`RefsWatch` read last,
+        the task tips that read found are used: the refs are read once.
+        """
         if version != self._version:
-            live = queue_summaries(refs)
+            tips = self.watch.tips_of(version) if self.watch is not None else None
+            live = queue_summaries(refs, tips)
             stations = station_of(refs, live)
             parts = children_of(live)
             cards = (card(s, stations, parts.get(t, ())) for t, s in live.items())

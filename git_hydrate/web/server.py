@@ -97,8 +97,8 @@ class WebApp:
         self.ledger = ledger
         self.clock = clock
         self.lock = threading.Lock()
-        self.board = Board()
         self.watch = RefsWatch(ledger.refs)
+        self.board = Board(self.watch)
         self.tasks = TaskPages(ledger)
         self.routes: list[tuple[re.Pattern[str], Callable[..., Any]]] = [
             (re.compile(r"/api/version\Z"), self.version),

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from ..taskrefs import TaskRefs
+from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task
 
 __all__ = ["FULL_READ_SECONDS", "RACY_SECONDS", "RefsWatch", "refs_version"]
 
@@ -28,13 +28,19 @@ RACY_SECONDS: Final = 2.0
 #: Read every ref again at least this often (seconds), whatever the stamp says.
 FULL_READ_SECONDS: Final = 30.0
 _PREFIX: Final = b"refs/hydrate/"
+#: Where the task refs are, below :data:`_PREFIX`.
+_PREFIX_TASKS: Final = TASK_REF_PREFIX.removeprefix(_PREFIX)
 
 
 def refs_version(refs: TaskRefs) -> str:
     """A short digest of every ref under ``refs/hydrate/``: it changes when a task,
     the archive or a removal record changes, and only then."""
+    return _digest(refs.repo.refs_under(_PREFIX))
+
+
+def _digest(found: dict[bytes, bytes]) -> str:
     digest = hashlib.sha256()
-    for name, oid in sorted(refs.repo.refs_under(_PREFIX).items()):
+    for name, oid in sorted(found.items()):
         digest.update(name + b" " + oid + b"\n")
     return digest.hexdigest()[:20]
 
@@ -59,6 +65,7 @@ class RefsWatch:
         self._trusted = False
         self._read_at = 0.0
         self._version = ""
+        self._tips: dict[str, bytes] = {}
 
     def stamp(self) -> list[tuple[str, tuple[int, int, int] | None]]:
         """What changes whenever a ref under ``refs/hydrate/`` is written."""
@@ -82,10 +89,23 @@ class RefsWatch:
         stamp = self.stamp()
         if self._trusted and stamp == self._stamp and now - self._read_at < FULL_READ_SECONDS:
             return self._version
-        self._version = refs_version(self.refs)
+        found = self.refs.repo.refs_under(_PREFIX)
+        self._version = _digest(found)
+        tasks = _PREFIX_TASKS
+        self._tips = {
+            name[len(tasks) :].decode("ascii"): oid
+            for name, oid in found.items()
+            if name.startswith(tasks) and names_a_task(name[len(tasks) :])
+        }
         self.full_reads += 1
         newest = max((s[0] for _path, s in stamp if s is not None), default=0) / 1e9
         self._trusted = now - newest > RACY_SECONDS
         self._stamp = stamp
         self._read_at = now
         return self._version
+
+    def tips_of(self, version: str) -> dict[str, bytes] | None:
+        """Every live task's tip as the read that gave ``version`` found them
+        (what :meth:`TaskRefs.task_tips` said then); ``None`` if that was not
+        the last read."""
+        return self._tips if version == self._version and version else None
