@@ -257,10 +257,13 @@ def edit_task(
     edges = "depends_on" in values or bool(values.get("parent"))
 
     def apply(state: TaskState) -> Change[None]:
-        changed = sorted(k for k, v in values.items() if getattr(state.task, k) != v)
+        wanted = dict(values)
+        if wanted.get("title") == "":  # as task-add: the objective's first line
+            wanted["title"] = default_title(wanted.get("objective", state.task.objective))
+        changed = sorted(k for k, v in wanted.items() if getattr(state.task, k) != v)
         if not changed:
             raise Unchanged(None)
-        task = msgspec.structs.replace(state.task, **{k: values[k] for k in changed})
+        task = msgspec.structs.replace(state.task, **{k: wanted[k] for k in changed})
         return Change(
             task=task,
             links=state.links,

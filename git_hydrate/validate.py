@@ -20,6 +20,7 @@ __all__ = [
     "ALLOWED_INVISIBLE",
     "MAX_HOLDER_CHARS",
     "MAX_LABEL_CHARS",
+    "MAX_TOKEN_COUNT",
     "body_bytes",
     "context_priority",
     "dependencies",
@@ -83,11 +84,18 @@ def context_priority(value: Any) -> int:
     return number
 
 
+#: The largest token count stored: the largest integer every JSON reader (a
+#: JavaScript page, an MCP client) holds exactly, 2**53 - 1.
+MAX_TOKEN_COUNT: Final = 2**53 - 1
+
+
 def token_count(value: Any, what: str = "token budget") -> int:
-    """A non-negative token count."""
+    """A token count from zero to :data:`MAX_TOKEN_COUNT`."""
     number = _int(value, what)
     if number < 0:
         raise ValidationError(f"{what} must be zero or more, not {number}")
+    if number > MAX_TOKEN_COUNT:
+        raise ValidationError(f"{what} must be at most {MAX_TOKEN_COUNT}, not {number}")
     return number
 
 

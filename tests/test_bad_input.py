@@ -115,6 +115,18 @@ MATRIX: list[Case] = [
         "--token-budget",
     ),
     Case(
+        "token budget past 2**53 - 1",
+        ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--token-budget", "1" * 20),
+        2,
+        "--token-budget",
+    ),
+    Case(
+        "checkpoint tokens past 2**53 - 1",
+        ("checkpoint", "M-1", "--summary", "s", "--tokens", str(2**53)),
+        2,
+        "9007199254740991",
+    ),
+    Case(
         "title on two lines",
         ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--title", "a\nb"),
         1,
@@ -324,6 +336,8 @@ def test_api_rejects_wrong_types(repo: Path) -> None:
             lambda: ledger.pack("T-1", max_bytes=-1),
             lambda: ledger.pack("T-1", max_bytes="big"),  # type: ignore[arg-type]
             lambda: ledger.edit_task("T-1", colour="red"),
+            lambda: ledger.edit_task("T-1", token_budget=2**53),
+            lambda: ledger.add_checkpoint("T-1", "s", tokens=10**20),
         ]
         before = git(repo, "for-each-ref")
         for call in bad_calls:

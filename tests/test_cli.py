@@ -363,3 +363,12 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(
     monkeypatch.setenv("NO_COLOR", "1")
     assert not colour(Terminal())
     assert label("error", "red") == "error:"  # stderr under pytest is not a terminal
+
+
+def test_task_edit_with_an_empty_title_takes_the_objectives_first_line(repo: Path) -> None:
+    hydrate(repo, "task-add", "E-1", "--objective", "Fix the login\nmore", "--acceptance", "a")
+    hydrate(repo, "task-edit", "E-1", "--title", "Short")
+    edited = hydrate(repo, "task-edit", "E-1", "--title", "", "--objective", "Rename it")
+    assert edited.returncode == 0, edited.stderr
+    assert edited.stdout == "updated task E-1: Rename it\n"
+    assert json.loads(hydrate(repo, "show", "E-1", "--json").stdout)["title"] == "Rename it"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..validate import MAX_TOKEN_COUNT
 from ._common import (
     STATION_CHOICE,
     IsoTime,
@@ -176,7 +177,7 @@ def status(
 @click.option(
     "--tokens",
     required=True,
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
     help="Cumulative tokens used on the task so far (never lower than the last checkpoint).",
 )
 @allow_secrets_option("the checkpoint")

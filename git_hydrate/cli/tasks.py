@@ -9,6 +9,7 @@ import click
 
 from ..listing import tree_order
 from ..results import ListItem
+from ..validate import MAX_TOKEN_COUNT
 from ._common import (
     STATION_CHOICE,
     allow_secrets_option,
@@ -82,7 +83,7 @@ def task_field_options(*, creating: bool) -> Callable[[F], F]:
             ),
             click.option(
                 "--token-budget",
-                type=click.IntRange(min=0),
+                type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
                 default=0 if creating else None,
                 show_default=creating,
                 help="The task's cumulative token budget.",
