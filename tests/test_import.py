@@ -194,3 +194,38 @@ def test_review_findings_dry_run_round_trip_cycles_and_lost_parents(
     bad = ledger.import_tasks('[{"number": -1, "title": "t"}]')
     assert bad["created"] == [] and "positive" in bad["errors"][0]["error"]
     fsck(repo)
+
+
+def test_import_without_file_on_a_terminal_says_so_instead_of_waiting(repo: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    primary, secondary = os.openpty()  # standard input is a terminal nobody types into
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "git_hydrate", "import"],
+            cwd=repo,
+            env=env,
+            stdin=secondary,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "error: give FILE, or pipe the export in (- reads standard input, even a terminal)"
+        " (see: git-hydrate import -h)\n"
+    )
+    assert refs(repo) == ""
+    piped = hydrate(repo, "import", input=(SAMPLES / "gitlab.json").read_text())
+    assert piped.returncode == 0, piped.stderr
+    assert "GL-7" in refs(repo)

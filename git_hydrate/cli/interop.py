@@ -34,8 +34,20 @@ def _read(source: str) -> str:
         raise click.BadParameter(f"{source} is not UTF-8 text", param_hint="FILE") from None
 
 
+def _source(ctx: click.Context, source: str | None) -> str:
+    """FILE as given, or ``-`` when none was and something is piped in."""
+    if source is not None:
+        return source
+    if sys.stdin is None or sys.stdin.isatty():
+        # nothing piped in: waiting for the terminal would look like a hang
+        raise click.UsageError(
+            "give FILE, or pipe the export in (- reads standard input, even a terminal)", ctx
+        )
+    return "-"
+
+
 @click.command("import")
-@click.argument("source", metavar="FILE", default="-")
+@click.argument("source", metavar="FILE", required=False)
 @click.option("--from", "fmt", type=_FROM, help="The format (default: detected).")
 @click.option("--prefix", help="Put this before each source id (default: GH-, GL-, TM-, or none).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
@@ -45,7 +57,7 @@ def _read(source: str) -> str:
 @click.pass_context
 def import_cmd(
     ctx: click.Context,
-    source: str,
+    source: str | None,
     fmt: str | None,
     prefix: str | None,
     dry_run: bool,
@@ -53,7 +65,7 @@ def import_cmd(
     allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
-    """Create or update tasks from FILE (- or none: standard input): the JSON of
+    """Create or update tasks from FILE (- or none: what is piped in): the JSON of
     `gh issue list --json …` or `glab issue list --output json`, a beads JSONL
     export, task-master's tasks.json or a spec-kit tasks.md.
 
@@ -65,6 +77,7 @@ def import_cmd(
       gh issue list --json number,title,body,labels,state,url | git hydrate import
       git hydrate import .taskmaster/tasks/tasks.json --dry-run
     """
+    source = _source(ctx, source)
     text = _read(source)
     with open_ledger(ctx) as ledger:
         report: Any = ledger.import_tasks(
