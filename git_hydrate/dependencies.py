@@ -33,6 +33,7 @@ __all__ = [
     "check_no_cycles",
     "children_of",
     "cycles",
+    "edge_graph",
     "find_cycle",
     "open_children",
     "queue_order",
@@ -114,7 +115,20 @@ def open_children(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[
 
 def blocking_graph(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
     """Each live task and what it waits for: its dependencies, then its open children."""
-    children = open_children(summaries)
+    return _graph(summaries, open_children(summaries))
+
+
+def edge_graph(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each live task and every edge out of it: its dependencies, then all its
+    children, cancelled ones too. A change is checked against this graph, not the
+    blocking one: a cancelled child can be reopened (a status change, checked
+    for nothing), and its edge then blocks again."""
+    return _graph(summaries, children_of(summaries))
+
+
+def _graph(
+    summaries: Mapping[str, Mapping[str, Any]], children: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
     return {
         task_id: [*item["depends_on"], *children.get(task_id, ())]
         for task_id, item in summaries.items()
@@ -293,7 +307,7 @@ def check_no_cycle(
         mine["depends_on"] = list(depends_on)
     if parent is not None:
         mine["parent"] = parent
-    cycle = find_cycle(blocking_graph(summaries), task_id)
+    cycle = find_cycle(edge_graph(summaries), task_id)
     if cycle is not None:
         what = "dependency cycle" if parent is None else "cycle of parents and dependencies"
         raise ValidationError(f"{what}: {' -> '.join(cycle)}")
@@ -311,7 +325,7 @@ def check_no_cycles(refs: TaskRefs, new: Mapping[str, Any]) -> None:
     summaries: dict[str, Any] = dict(queue_summaries(refs))
     for task_id, task in new.items():
         summaries[task_id] = {"depends_on": list(task.depends_on), "parent": task.parent}
-    looped = cycles(blocking_graph(summaries))
+    looped = cycles(edge_graph(summaries))
     for task_id in new:
         if task_id in looped:
             raise ValidationError(

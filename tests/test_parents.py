@@ -56,6 +56,19 @@ def test_parent_must_exist_and_cannot_close_a_cycle(repo: Path, ledger: Ledger) 
     assert "C-3" not in {t["task_id"] for t in ledger.list_tasks()}
 
 
+def test_a_cancelled_child_still_cannot_depend_on_its_parent(repo: Path, ledger: Ledger) -> None:
+    # reopening it (a status change, checked for nothing) would close the cycle
+    family(ledger)
+    ledger.set_status("C-1", "cancelled")
+    with pytest.raises(ValidationError, match=r"dependency cycle: C-1 -> P-1 -> C-1"):
+        ledger.edit_task("C-1", depends_on=["P-1"])
+    with pytest.raises(ValidationError, match=r"cycle of parents and dependencies"):
+        ledger.add_task("C-9", objective="x", acceptance="y", parent="C-1", depends_on=["P-1"])
+    ledger.set_status("C-1", "open")
+    report = hydrate(repo, "doctor")
+    assert report.returncode == 0 and "cycle" not in report.stdout, report.stdout
+
+
 def test_a_task_without_parent_keeps_the_bytes_earlier_versions_wrote(
     repo: Path, ledger: Ledger
 ) -> None:
