@@ -229,3 +229,12 @@ def test_import_without_file_on_a_terminal_says_so_instead_of_waiting(repo: Path
     piped = hydrate(repo, "import", input=(SAMPLES / "gitlab.json").read_text())
     assert piped.returncode == 0, piped.stderr
     assert "GL-7" in refs(repo)
+
+
+def test_a_task_named_twice_is_exported_once(repo: Path) -> None:
+    hydrate(repo, "task-add", "E-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "start", "E-1")
+    once = hydrate(repo, "export", "--format", "json-beads", "E-1")
+    twice = hydrate(repo, "export", "--format", "json-beads", "E-1", "@", "E-1")
+    assert twice.returncode == 0, twice.stderr
+    assert twice.stdout == once.stdout and once.stdout.count("\n") == 1

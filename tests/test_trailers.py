@@ -69,7 +69,10 @@ def test_commits_carry_the_task_and_the_packet(started: Path, env: dict[str, str
     text = hydrate(repo, "log", "T-1", "--commits").stdout.splitlines()
     assert text[0].startswith(second[:12]) and text[0].endswith(f"packet {packet_two[:12]}")
     assert hydrate(repo, "log", "T-1", "--commits", "-n", "1").stdout.count("\n") == 1
-    assert hydrate(repo, "log", "X-9", "--commits").stdout == ""
+    none = hydrate(repo, "log", "X-9", "--commits")
+    assert none.returncode == 0 and none.stdout == ""
+    assert none.stderr.startswith("no commit names X-9 in a Hydrate-Task trailer ")
+    assert none.stderr.count("\n") == 1
 
 
 def test_an_amend_keeps_the_recorded_trailers(started: Path, env: dict[str, str]) -> None:

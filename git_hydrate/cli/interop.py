@@ -131,5 +131,6 @@ def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
       git hydrate export M-1002 | gh issue create --title "Add /healthz" --body-file -
     """
     with open_ledger(ctx) as ledger:
-        ids = [ledger.resolve_id(task_id) for task_id in task_ids]  # @: the current task
+        # @: the current task; a task named twice (or as @ and by id) is written once
+        ids = list(dict.fromkeys(ledger.resolve_id(task_id) for task_id in task_ids))
         click.echo(ledger.export_tasks(ids, fmt), nl=False)

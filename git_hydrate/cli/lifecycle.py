@@ -258,6 +258,12 @@ def log(ctx: click.Context, task_id: str, limit: int | None, commits: bool, as_j
         if as_json:
             echo_json(ctx, found)
             return
+        if not found:  # on stderr: standard output stays empty for scripts
+            click.echo(
+                f"no commit names {shown(task_id)} in a Hydrate-Task trailer "
+                "(git hydrate hooks install --commit-trailer adds one to each new commit)",
+                err=True,
+            )
         for item in found:
             packet = f"  packet {item['packet'][:12]}" if item["packet"] else ""
             click.echo(
