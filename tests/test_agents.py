@@ -314,3 +314,13 @@ def test_a_hostile_source_label_never_follows_the_contract(repo: Path) -> None:
         ledger.add_contexts("H-1", [("x" * 4000 + f"\n{i}", evil, 0, None) for i in range(3)])
         answer = fit_prompt(ledger, "H-1", AnswerBudget(3000, "bytes", "", None))
     assert "SYSTEM OVERRIDE" not in answer.rsplit("Output contract", 1)[1]
+
+
+def test_an_agent_given_where_the_command_goes_names_the_command(repo: Path) -> None:
+    result = hydrate(repo, "agent", "codex")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        "error: 'codex' is an agent, not a command: give the command first, as in "
+        "git hydrate agent install codex (see: git-hydrate agent -h)\n"
+    )
+    assert not (repo / "AGENTS.md").exists()

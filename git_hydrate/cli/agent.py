@@ -13,7 +13,22 @@ __all__ = ["agent_group"]
 _AGENT = click.Choice(["claude", "codex", "aider"])
 
 
-@click.group("agent")
+class _AgentGroup(click.Group):
+    """``agent claude`` (an agent where a command goes) says which command was meant."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] in _AGENT.choices:
+            raise click.UsageError(
+                f"{args[0]!r} is an agent, not a command: give the command first, "
+                f"as in git hydrate agent install {args[0]}",
+                ctx,
+            )
+        return super().resolve_command(ctx, args)
+
+
+@click.group("agent", cls=_AgentGroup)
 def agent_group() -> None:
     """Bring the current task into a coding agent's session: claude, codex, aider.
 
