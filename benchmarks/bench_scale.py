@@ -181,28 +181,32 @@ OBJECTIVE = "Make the retry budget of the queue worker honour the session schema
 class Bench:
     """The fresh-task commands of one repository."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, code: Path = ROOT) -> None:
         self.repo = repo
         self.count = 0
         self.rounds = 0
+        self.env = {"PYTHONPATH": str(code)}  # (the code measured: this, or a reference)
+
+    def run(self, *args: str) -> Sample:
+        return run(hyd(*args), self.repo, self.env)
 
     def task(self) -> str:
         self.count += 1
-        name = f"S{os.getpid()}-{self.count}"
-        run(hyd("task-add", name, "--objective", OBJECTIVE, "--acceptance", "fast"), self.repo)
+        name = f"S{os.getpid()}-{id(self) % 10**6}-{self.count}"
+        self.run("task-add", name, "--objective", OBJECTIVE, "--acceptance", "fast")
         return name
 
     def first(self) -> Sample:
         shutil.rmtree(self.repo / ".git" / "hydrate", ignore_errors=True)
-        return run(hyd("add-tree", self.task(), *PROMPT), self.repo)
+        return self.run("add-tree", self.task(), *PROMPT)
 
     def new(self) -> Sample:
-        return run(hyd("add-tree", self.task(), *PROMPT), self.repo)
+        return self.run("add-tree", self.task(), *PROMPT)
 
     def changed(self) -> Sample:
         self.rounds += 1
         commit = changed_commit(self.repo, self.rounds)
-        return run(hyd("add-tree", self.task(), "--rev", commit, *PROMPT), self.repo)
+        return self.run("add-tree", self.task(), "--rev", commit, *PROMPT)
 
 
 def rounds(commands: dict[str, Callable[[], Sample]], runs: int) -> dict[str, list[Sample]]:
@@ -288,6 +292,11 @@ def main() -> None:
     parser.add_argument("--only", choices=("first", "new", "changed"), action="append")
     parser.add_argument("--files-to-prompt")
     parser.add_argument("--mypy", help="a checkout of python/mypy (or any real repository)")
+    parser.add_argument(
+        "--reference",
+        help="a checkout of the code before (its project root): each command also runs "
+        "with it, on a copy of each repository (their caches would clash), paired",
+    )
     parser.add_argument("--generate", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -307,12 +316,22 @@ def main() -> None:
             subprocess.run(cmd, check=True, env=ENV)
             print(f"generated {path} in {time.perf_counter() - start:.1f} s")
         benches[size] = Bench(path)
-        run(hyd("add-tree", benches[size].task(), *PROMPT), path)  # hydrated once
+        benches[size].run("add-tree", benches[size].task(), *PROMPT)  # hydrated once
+    refs: dict[int, Bench] = {}
+    if args.reference:
+        for size in sizes:
+            copy = keep / f"repo-{size}-ref"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(keep / f"repo-{size}", copy, symlinks=True)
+            refs[size] = Bench(copy, Path(args.reference).resolve())
+            refs[size].run("add-tree", refs[size].task(), *PROMPT)
     kinds = args.only or ["first", "new", "changed"]
     commands: dict[str, Callable[[], Sample]] = {}
     for size, bench in benches.items():
         for kind in kinds:
             commands[f"{kind} task, {size:,} files"] = getattr(bench, kind)
+            if size in refs:
+                commands[f"{kind} task, {size:,} files (reference)"] = getattr(refs[size], kind)
     samples = rounds(commands, args.runs)
     print(f"add-tree T --prompt --max-bytes 65536; medians of {args.runs} rotated rounds")
     goals = {
@@ -321,6 +340,13 @@ def main() -> None:
     }
     for name, got in samples.items():
         show(name, got, goals.get(name, ""))
+    for name in samples:
+        if name.endswith(" (reference)"):
+            this, ref = samples[name.removesuffix(" (reference)")], samples[name]
+            print(
+                f"  {name.removesuffix(' (reference)')}: this / reference (paired)"
+                f" {paired(this, ref, 0):.2f}x wall, {paired(this, ref, 1):.2f}x CPU"
+            )
     small, large = "new task, 3,000 files", "new task, 30,000 files"
     if small in samples and large in samples:
         print(

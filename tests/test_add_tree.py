@@ -363,7 +363,7 @@ def test_rehydration_reads_no_blob_again(repo: Path, monkeypatch: pytest.MonkeyP
         ledger.add_tree(TASK)
     cache = repo / ".git" / "hydrate" / "sha256-cache"
     assert cache.read_bytes().startswith(Sha256Cache.HEADER)
-    assert cache.read_text().count("\n") == 4  # header + README, a.py, b.bin
+    assert cache.read_text().count("\n") == 5  # header, rules + README, a.py, b.bin
 
     import git_hydrate.store.objects as module
 

@@ -101,10 +101,16 @@ _STORAGE: Final = [
      "into before merging task by task (never refs/hydrate/ itself, never refs/remotes/)."),
     ("$GIT_COMMON_DIR/hydrate/list-cache, status-cache, sha256-cache", "Derived, "
      "disposable caches: a task's list summary and clock-independent status by tip "
-     "commit, and each blob's sha256 and content class for add-tree (written 0600 and "
+     "commit, and each blob's sha256 and content class for add-tree (under the version "
+     "of the code that classifies: after the secret rules change, blobs are scanned again; "
+     "bounded at 400,000 blobs; written 0600 and "
      "trusted only when this user owns it and nobody else can write it, as the token-count "
      "and outline caches are: their content is acted on unchecked). Deleting them is "
      "always safe."),
+    ("$GIT_COMMON_DIR/hydrate/tree-listings/", "Derived, disposable: the listings of the "
+     "8 trees add-tree read last, one file per tree id, so a known tree is not listed "
+     "again and a tree near a kept one costs git's diff of the two. Written 0600. "
+     "Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/blob-facts", "Derived, disposable: what ranking learned "
      "of each blob (text or binary, size, word counts, defined names), keyed by blob id, "
      "so add-tree, rank and rank --suggest read a body once. Bounded (60,000 blobs, those "

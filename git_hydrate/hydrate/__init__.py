@@ -1,6 +1,8 @@
 """Hydrating tasks from the repository: add-tree, add-diff, and their rules.
 
 * :mod:`.sources` — where files come from (a commit, the work tree, a directory);
+* :mod:`.listings` — the listings of trees already read, kept by tree id (a near tree:
+  the kept one and git's diff of the two);
 * :mod:`.pathspec` — which of them a run takes;
 * :mod:`.rules` — one set of skip rules for files and diffs, with reasons;
 * :mod:`.cache` — each blob's sha256 and class, read once ever;

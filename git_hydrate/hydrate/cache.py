@@ -1,19 +1,62 @@
 """The sha256 cache: each blob's sha256 and content class, read once ever.
 
 Derived and disposable: deleting it is always safe (the next add-tree reads
-the blobs again).
+the blobs again). A class is a verdict of the rules of the day (the secret
+scan above all): the file names the version of the code that decides it
+(:func:`rules_version`), and a file of another version is dropped whole, so a
+blob is scanned again after the rules change. Bounded: past
+:data:`MAX_ENTRIES` blobs, those the saving run did not use go first, oldest
+first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
+from functools import lru_cache
 from typing import Final
 
 from ..store import Repository, read_private, write_derived
 
-__all__ = ["Sha256Cache", "keep_compiled_prefilter"]
+__all__ = ["MAX_ENTRIES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
+
+#: Blobs kept at most (about 110 bytes each: 44 MB).
+MAX_ENTRIES: Final = 400_000
+#: The code that decides a blob's class (package-relative): the secret rules (every
+#: module of ``secrets/``), the skip rules, and the marks of git-hydrate's own output.
+_DECIDING: Final = ("secrets/", "hydrate/rules.py", "pack/render.py", "pack/seed.py")
+_PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _deciding_files() -> list[str]:
+    files: list[str] = []
+    for name in _DECIDING:
+        path = os.path.join(_PACKAGE, name)
+        if not name.endswith("/"):
+            files.append(path)
+            continue
+        with contextlib.suppress(OSError):
+            files += [os.path.join(path, n) for n in sorted(os.listdir(path)) if n.endswith(".py")]
+    return files
+
+
+@lru_cache(maxsize=1)
+def rules_version() -> str:
+    """The digest of the code that classifies a blob (:data:`_DECIDING`): any change
+    to it, even one that looks harmless, makes every cached verdict unknown."""
+    digest = hashlib.sha256()
+    for path in _deciding_files():
+        digest.update(os.path.relpath(path, _PACKAGE).encode() + b"\0")
+        try:
+            with open(path, "rb") as fh:
+                digest.update(fh.read())
+        except OSError:
+            digest.update(b"-")  # (an install without the source: a version of its own)
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
 
 #: The first line of the file holding the secret scan's compiled prefilter.
 _PREFILTER_HEADER: Final = b"# git-hydrate secret-prefilter %s\n"
@@ -59,9 +102,10 @@ _CACHE_LINE: Final = re.compile(
 class Sha256Cache:
     """A derived, disposable map from blob id to ``(sha256, classification)``.
 
-    Stored as ``<common dir>/hydrate/sha256-cache``: a header line, then one
-    ``<oid> <sha256> <class>`` line per blob, appended as blobs are first
-    read. A blob's content never changes, so an entry never goes stale; a
+    Stored as ``<common dir>/hydrate/sha256-cache``: a header line, a line naming
+    the rules' version (:func:`rules_version`), then one ``<oid> <sha256>
+    <class>`` line per blob, appended as blobs are first read. A blob's content
+    never changes, so an entry never goes stale (under one version); a
     missing, foreign or damaged file is simply rebuilt, and lines that do not
     parse are ignored. Deleting the file is always safe. Its verdicts are acted
     on unchecked (a blob it calls text is not scanned for secrets again), so it
@@ -72,14 +116,20 @@ class Sha256Cache:
 
     #: The version follows the classification rules (secrets, own_output): older files
     #: are rebuilt.
-    HEADER: Final = b"# git-hydrate sha256-cache 8\n"
+    HEADER: Final = b"# git-hydrate sha256-cache 9\n"
 
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path
         self.repo = repo  # shares what it creates as core.sharedRepository asks
         self._entries: dict[str, tuple[str, str]] | None = None
         self._new: dict[str, tuple[str, str]] = {}
+        self._used: set[str] = set()
         self._rewrite = False
+
+    @property
+    def header(self) -> bytes:
+        """The file's first two lines: the layout, then the rules' version."""
+        return self.HEADER + b"# rules %s\n" % rules_version().encode("ascii")
 
     @classmethod
     def of(cls, repo: Repository) -> Sha256Cache:
@@ -91,21 +141,27 @@ class Sha256Cache:
             return self._entries
         entries: dict[str, tuple[str, str]] = {}
         data = read_private(self.path) or b""
-        if not data.startswith(self.HEADER):
-            self._rewrite = True
+        header = self.header
+        if not data.startswith(header):
+            self._rewrite = True  # none, another layout, or verdicts of other rules
         else:
-            for oid, digest, cls in _CACHE_LINE.findall(data, len(self.HEADER)):
+            for oid, digest, cls in _CACHE_LINE.findall(data, len(header)):
                 entries[oid.decode("ascii")] = (digest.decode("ascii"), cls.decode("ascii"))
         self._entries = entries
         return entries
 
     def get(self, oid: str) -> tuple[str, str] | None:
-        """``(sha256, class)`` of the blob ``oid`` if it was seen before."""
-        return self._load().get(oid)
+        """``(sha256, class)`` of the blob ``oid`` if it was seen before (under the
+        rules of this version)."""
+        found = self._load().get(oid)
+        if found is not None:
+            self._used.add(oid)
+        return found
 
     def put(self, oid: str, digest: str, cls: str) -> None:
         """Remember a blob (written by :meth:`save`)."""
         entries = self._load()
+        self._used.add(oid)
         if oid not in entries:
             entries[oid] = (digest, cls)
             self._new[oid] = (digest, cls)
@@ -115,12 +171,19 @@ class Sha256Cache:
         the cache only saves time."""
         if not self._new and not self._rewrite:
             return
+        entries = self._load()
+        if len(entries) > MAX_ENTRIES:
+            # keep what this run used, then the newest of the rest (insertion order)
+            others = [oid for oid in entries if oid not in self._used]
+            for oid in others[: len(entries) - MAX_ENTRIES]:
+                del entries[oid]
+            self._rewrite = True
         lines = b"".join(
             b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
-            for oid, (d, c) in (self._entries if self._rewrite else self._new).items()  # type: ignore[union-attr]
+            for oid, (d, c) in (entries if self._rewrite else self._new).items()
         )
         try:
-            write_derived(self.repo, self.path, self.HEADER, lines, whole=self._rewrite)
+            write_derived(self.repo, self.path, self.header, lines, whole=self._rewrite)
         except OSError:
             return
         self._new.clear()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..errors import CorruptData, ValidationError
@@ -238,9 +238,15 @@ def resolve_rev(repo: Repository, rev: str) -> tuple[str | None, str]:
     return None, tree
 
 
-def from_rev(repo: Repository, rev: str, resolved: tuple[str | None, str] | None = None) -> Source:
+def from_rev(
+    repo: Repository,
+    rev: str,
+    resolved: tuple[str | None, str] | None = None,
+    lister: Callable[[Repository, str], list[FileEntry]] | None = None,
+) -> Source:
     """The files of the commit (or tree) ``rev`` (``resolved``: what
-    :func:`resolve_rev` found for it already).
+    :func:`resolve_rev` found for it already; ``lister``: what lists a tree's
+    files as :func:`list_tree` does, instead of ``git ls-tree``).
 
     Raises:
         ValidationError: ``rev`` names no commit or tree here.
@@ -248,7 +254,8 @@ def from_rev(repo: Repository, rev: str, resolved: tuple[str | None, str] | None
     commit, tree = resolve_rev(repo, rev) if resolved is None else resolved
     pinned = commit or tree
     label = f"{rev} {pinned}" if rev != pinned else rev
-    return Source("rev", label, list_tree(repo.ls_tree(tree)), [], tree=tree, commit=commit)
+    entries = lister(repo, tree) if lister is not None else list_tree(repo.ls_tree(tree))
+    return Source("rev", label, entries, [], tree=tree, commit=commit)
 
 
 def from_worktree(repo: Repository) -> Source:

@@ -35,6 +35,7 @@ from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
 from ..taskrefs import TaskRefs
 from .links import TREE_TOP, Selector, commit_links, limit
+from .listings import tree_entries
 from .pathspec import Pathspec
 from .placement import Place, place
 from .reading import Content, Progress, read_content
@@ -76,7 +77,7 @@ def _source(
         return from_directory(os.fspath(directory))
     if selection.mode == "worktree":
         return from_worktree(refs.repo)
-    return from_rev(refs.repo, selection.rev, resolved)
+    return from_rev(refs.repo, selection.rev, resolved, tree_entries)
 
 
 def _apply_rules(

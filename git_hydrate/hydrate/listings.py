@@ -1,0 +1,187 @@
+"""The listings of trees already read, kept by tree id: a known tree is not listed again.
+
+``git ls-tree -r -l`` of a 30,000-file tree costs git a third of a second of CPU
+(it looks up every blob's size), and parsing it as much again. A tree never
+changes, so its listing is a pure function of its id: it is kept at
+``<common dir>/hydrate/tree-listings/<tree id>``, derived and disposable like the
+sha256 cache (a missing, foreign, damaged or unreadable file is a miss, never
+an error; deleting the folder is always safe).
+
+A tree that is not kept is listed from the newest kept one and git's own diff of
+the two trees (``git diff-tree -r``, which skips every subtree the two share by
+id), plus one ``git cat-file --batch-check`` for the sizes of the blobs it
+names: work in proportion to the change, not to the tree. The result is the
+listing ``git ls-tree`` would give, entry for entry (``tests/test_listings.py``).
+
+Bounded: the :data:`MAX_TREES` listings used last are kept (a use touches the
+file). A listing that names a blob this repository lacks (a partial clone) is
+not kept: the blob may arrive later. Trusted only when private to this user
+(:func:`~git_hydrate.store.read_private`): a planted listing could point a path
+at another blob.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Final
+
+import msgspec
+
+from ..errors import GitFailed
+from ..store import Repository, read_private
+from .rules import FileEntry, decode_path
+from .sources import list_tree
+
+__all__ = ["MAX_TREES", "tree_entries"]
+
+#: The first line of a kept listing; another (an older layout) is a miss.
+HEADER: Final = b"# git-hydrate tree-listing 1\n"
+#: Listings kept at most (about 60 bytes a file each).
+MAX_TREES: Final = 8
+#: A neighbour that differs in more than this share of its files is not used:
+#: listing the tree whole is then as cheap.
+_MOST_CHANGED: Final = 0.5
+
+_KINDS: Final = ("file", "symlink", "submodule", "unreadable")
+#: One entry: raw path, kind (an index of :data:`_KINDS`), blob id (20 or 32 bytes), size.
+_Row = tuple[bytes, int, bytes, int]
+_decoder: Final = msgspec.msgpack.Decoder(list[tuple[bytes, int, bytes, int]])
+_encoder: Final = msgspec.msgpack.Encoder()
+_MODE_SYMLINK: Final = 0o120000
+_MODE_GITLINK: Final = 0o160000
+
+
+def _folder(repo: Repository) -> str:
+    return os.path.join(repo.common_dir, "hydrate", "tree-listings")
+
+
+def _entries(rows: list[_Row]) -> list[FileEntry]:
+    return [
+        FileEntry(path=decode_path(raw), size=size, kind=_KINDS[kind], oid=oid.hex(), raw_path=raw)
+        for raw, kind, oid, size in rows
+    ]
+
+
+def _rows(entries: list[FileEntry]) -> list[_Row]:
+    return [
+        (e.raw_path, _KINDS.index(e.kind), bytes.fromhex(e.oid or ""), e.size) for e in entries
+    ]
+
+
+def _load(path: str) -> list[_Row] | None:
+    data = read_private(path)  # (a listing nobody else could have planted, or none)
+    if data is None or not data.startswith(HEADER):
+        return None
+    try:
+        return _decoder.decode(memoryview(data)[len(HEADER) :])
+    except (msgspec.DecodeError, ValueError):
+        return None
+
+
+def _neighbour(folder: str, tree: str) -> str | None:
+    """The kept listing used last, other than ``tree``'s."""
+    try:
+        with os.scandir(folder) as it:
+            kept = [(e.stat().st_mtime_ns, e.name) for e in it if e.name != tree]
+    except OSError:
+        return None
+    kept = [(when, name) for when, name in kept if len(name) in (40, 64)]
+    return max(kept)[1] if kept else None
+
+
+def _sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
+    """Each blob's size (``None``: this repository lacks it)."""
+    if not oids:
+        return {}
+    stdin = "".join(f"{oid}\n" for oid in oids).encode("ascii")
+    out = repo.git(["cat-file", "--batch-check=%(objectname) %(objectsize)"], input=stdin)
+    found: dict[str, int | None] = {}
+    for line in out.stdout.decode("ascii", "replace").splitlines():
+        oid, _, size = line.partition(" ")
+        found[oid] = int(size) if size.isdigit() else None
+    return found
+
+
+def _changed(repo: Repository, base: str, tree: str) -> list[tuple[int, str, bytes]]:
+    """``(new mode, new blob id, raw path)`` of each path that differs (mode 0: gone)."""
+    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", base, tree]).stdout
+    fields = out.split(b"\0")
+    changes: list[tuple[int, str, bytes]] = []
+    for meta, raw in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(b":"):
+            continue
+        _old_mode, new_mode, _old, new, _status = meta[1:].split(b" ")
+        changes.append((int(new_mode, 8), new.decode("ascii"), raw))
+    return changes
+
+
+def _patched(repo: Repository, rows: list[_Row], base: str, tree: str) -> list[_Row] | None:
+    """``tree``'s listing from ``base``'s (``rows``) and the diff of the two trees;
+    ``None`` when they differ too much for that to pay."""
+    changes = _changed(repo, base, tree)
+    if len(changes) > _MOST_CHANGED * max(len(rows), 1):
+        return None
+    blobs = [oid for mode, oid, _raw in changes if mode and mode != _MODE_GITLINK]
+    sizes = _sizes(repo, list(dict.fromkeys(blobs)))
+    by_path = {row[0]: row for row in rows}
+    for mode, oid, raw in changes:
+        if not mode:
+            by_path.pop(raw, None)
+            continue
+        size = 0 if mode == _MODE_GITLINK else sizes.get(oid)
+        kind = (
+            "submodule"
+            if mode == _MODE_GITLINK
+            else "unreadable"
+            if size is None
+            else "symlink"
+            if mode == _MODE_SYMLINK
+            else "file"
+        )
+        by_path[raw] = (raw, _KINDS.index(kind), bytes.fromhex(oid), size or 0)
+    # git lists a tree recursively in the byte order of the full paths
+    return [by_path[raw] for raw in sorted(by_path)]
+
+
+def _keep(repo: Repository, folder: str, tree: str, rows: list[_Row]) -> None:
+    if any(kind == _KINDS.index("unreadable") for _raw, kind, _oid, _size in rows):
+        return  # a blob this clone lacks may arrive: the listing would change
+    with contextlib.suppress(OSError):  # only saves time
+        repo.replace_file(
+            os.path.join(folder, tree), [HEADER, _encoder.encode(rows)], private=True
+        )
+        with os.scandir(folder) as it:
+            kept = sorted(
+                (e.stat().st_mtime_ns, e.path)
+                for e in it
+                if len(e.name) in (40, 64) and e.name != tree
+            )
+        for _when, path in kept[: max(len(kept) - MAX_TREES + 1, 0)]:
+            os.unlink(path)
+
+
+def tree_entries(repo: Repository, tree: str) -> list[FileEntry]:
+    """Every blob and submodule of ``tree``, as :func:`~.sources.list_tree` of
+    ``git ls-tree -r -z -l`` gives them: from the kept listing, else from the
+    newest kept one and the diff of the two trees, else from ``git ls-tree``."""
+    folder = _folder(repo)
+    path = os.path.join(folder, tree)
+    rows = _load(path)
+    if rows is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used last: kept longest
+        return _entries(rows)
+    base = _neighbour(folder, tree)
+    known = _load(os.path.join(folder, base)) if base is not None else None
+    if base is not None and known is not None:
+        try:
+            rows = _patched(repo, known, base, tree)
+        except GitFailed:
+            rows = None  # (the kept tree may be gone: pruned by git gc)
+        if rows is not None:
+            _keep(repo, folder, tree, rows)
+            return _entries(rows)
+    entries = list_tree(repo.ls_tree(tree))
+    _keep(repo, folder, tree, _rows(entries))
+    return entries

@@ -1,0 +1,88 @@
+"""The sha256 cache's verdicts: kept by blob id under one version of the rules, bounded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from git_hydrate.hydrate import cache as cache_module
+from git_hydrate.hydrate.cache import Sha256Cache, rules_version
+from tests.conftest import commit_files, git, hydrate
+
+SECRET = "API_TOKEN=" + "x9Y8z7W6v5U4t3S2" + "\n"
+
+
+def _skipped(repo: Path, task: str) -> dict[str, str]:
+    hydrate(repo, "task-add", task, "--objective", "o", "--acceptance", "a")
+    done = hydrate(repo, "add-tree", task, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    return {s["path"]: s["reason"] for s in out["skipped"]}
+
+
+def _forge_text(repo: Path, rules: str) -> None:
+    """A cache that calls the secret file text, under the rules version ``rules``."""
+    oid = git(repo, "rev-parse", "HEAD:deploy.env").strip()
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    path = repo / ".git" / "hydrate" / "sha256-cache"
+    header = Sha256Cache.HEADER + f"# rules {rules}\n".encode()
+    path.write_bytes(header + f"{oid} {digest} text\n".encode())
+    path.chmod(0o600)
+
+
+def test_a_verdict_is_trusted_only_under_the_rules_that_gave_it(repo: Path) -> None:
+    """A cached verdict is acted on unchecked, so one from other rules (an older
+    scan that missed what today's rules catch) is dropped and the blob scanned."""
+    commit_files(repo, {"deploy.env": SECRET, "ok.py": "x = 1\n"})
+    assert _skipped(repo, "V-1") == {"deploy.env": "secret"}
+    _forge_text(repo, "0" * 32)
+    assert _skipped(repo, "V-2") == {"deploy.env": "secret"}
+    data = (repo / ".git" / "hydrate" / "sha256-cache").read_bytes()
+    assert data.startswith(Sha256Cache.HEADER + f"# rules {rules_version()}\n".encode())
+    assert b" secret\n" in data
+    # the same forged line under today's version is taken as it says (which is why
+    # the file must be this user's alone): the version is what keeps it out above
+    _forge_text(repo, rules_version())
+    assert "deploy.env" not in _skipped(repo, "V-3")
+
+
+def test_the_rules_version_follows_the_deciding_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "pkg"
+    for name in ("secrets/rules.py", "secrets/plain.py", *cache_module._DECIDING[1:]):
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(f"# {name}\n")
+    monkeypatch.setattr(cache_module, "_PACKAGE", str(package))
+    versions = set()
+    for change in ("secrets/rules.py", "secrets/new_rules.py", "pack/seed.py"):
+        cache_module.rules_version.cache_clear()
+        versions.add(rules_version())
+        (package / change).write_text("# a new rule\n")
+    cache_module.rules_version.cache_clear()
+    versions.add(rules_version())
+    assert len(versions) == 4  # a changed module, a new one: each another version
+    monkeypatch.undo()
+    cache_module.rules_version.cache_clear()
+
+
+def test_the_cache_is_bounded_keeping_what_the_run_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_module, "MAX_ENTRIES", 3)
+    path = str(tmp_path / "sha256-cache")
+    first = Sha256Cache(path)
+    for n in range(3):
+        first.put(f"{n:040x}", f"{n:064x}", "text")
+    first.save()
+    second = Sha256Cache(path)
+    assert second.get(f"{0:040x}") is not None  # used by this run
+    second.put(f"{7:040x}", f"{7:064x}", "binary")
+    second.save()
+    third = Sha256Cache(path)
+    kept = [n for n in (0, 1, 2, 7) if third.get(f"{n:040x}") is not None]
+    assert kept == [0, 2, 7]  # the oldest unused (1) went first
+    assert third.get(f"{7:040x}") == (f"{7:064x}", "binary")
