@@ -1,117 +1,266 @@
-"""Time push, pull and a no-op sync of many tasks through a bare remote on a file path.
+"""Time pull, push and sync of many tasks against plain git on the same refs, in one run.
 
 Usage::
 
-    python benchmarks/bench_sync.py [--tasks 1000] [--repeat 3]
+    python benchmarks/bench_sync.py [--tasks 1000] [--repeat 3] [--profile]
 
-Each run builds a fresh clone with N tasks (one context body each), then times
-(median of --repeat runs, seconds):
+Every figure is a whole ``git-hydrate`` process (``python -m git_hydrate``,
+imports included) and its git children, wall and CPU (user + system of the
+process and everything it waited for), beside plain git doing the same
+transfer of the same refs in the same run, alternating which goes first from
+one repeat to the next. The remote is a bare repository reached through
+``file://``, so objects travel as a pack (upload-pack / receive-pack), as over
+a network; it is ``git gc``'ed first, as a real remote would be.
 
-* ``push``: the first push of all N tasks to an empty remote,
-* ``pull``: a fresh clone pulling all N tasks,
-* ``sync (no-op)``: a sync when nothing changed on either side,
-* ``pull (10 changed)``: a pull after another clone changed 10 tasks.
+Scenarios (median of ``--repeat``; each repeat starts from fresh clones):
 
-Beside each, plain git on the same refs with the same options, in the same
-run (objects packed by ``git gc`` first, as a real repository would be):
+* ``pull (fresh clone)``: a clone holding no task pulls all N vs ``git fetch
+  --no-tags --no-filter --prune origin +refs/hydrate/*:refs/hydrate-remotes/origin/*``
+  (the same objects travel; git writes N mirror refs, pull writes them and N tasks).
+* ``pull (10 changed)``: a clone holding all N pulls after 10 changed on the remote
+  vs the same ``git fetch`` (10 refs to update).
+* ``push (first)``: N new tasks to an empty remote
+  vs ``git push --porcelain --no-verify <remote> refs/hydrate/*:refs/hydrate/*``.
+* ``push (10 changed)``: 10 changed tasks vs the same git push.
+* ``sync (10 each side)``: 10 tasks changed here and 10 others on the remote:
+  fetch, merge, push vs ``git fetch`` then ``git push`` of the same refs.
+* ``sync (no-op)``: nothing changed anywhere vs ``git fetch`` alone.
 
-* ``git push``: ``git push --porcelain --no-verify`` of ``refs/hydrate/*``
-  to an empty remote,
-* ``git fetch``: a fresh clone fetching ``+refs/hydrate/*`` into the mirror
-  namespace (``--no-tags --no-filter --prune``),
-* ``git fetch+push (no-op)``: both again with nothing to do.
-
-It uses the library (``git_hydrate.sync``) and the real git binary, with an
-isolated git configuration.
+The tasks are generated with ``git fast-import`` from one task made through
+the library (same trees, same messages, one body each, ids and bodies
+distinct), because making 10,000 tasks one library call at a time takes most
+of an hour on a loaded 2-core machine; every pull validates them all (the
+benchmark fails unless all N are created).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from git_hydrate import Ledger
-from git_hydrate import sync as hsync
+from git_hydrate import Ledger  # noqa: E402
+
+#: The scenarios, each paired with the plain git run it is measured against.
+PAIRS = (
+    ("pull (fresh clone)", "git fetch (fresh clone)"),
+    ("pull (10 changed)", "git fetch (10 changed)"),
+    ("push (first)", "git push (first)"),
+    ("push (10 changed)", "git push (10 changed)"),
+    ("sync (10 each side)", "git fetch+push (10 each side)"),
+    ("sync (no-op)", "git fetch (no-op)"),
+)
+FETCH = [
+    *("git", "fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--prune", "--quiet"),
+    "origin",
+    "+refs/hydrate/*:refs/hydrate-remotes/origin/*",
+]
+PUSH = ["git", "push", "--porcelain", "--no-verify"]
+PLACEHOLDER = b"00000"
 
 
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, input=stdin
+    ).stdout
 
 
-def timed(func: Callable[[], object]) -> float:
+def measure(cwd: Path, commands: list[list[str]]) -> tuple[float, float]:
+    """Wall and CPU seconds (the processes and their children) of whole commands in a row."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    func()
-    return time.perf_counter() - start
+    for argv in commands:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"{argv} failed: {proc.stdout.decode()}{proc.stderr.decode()}")
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
-def one_run(root: Path, tasks: int) -> dict[str, float]:
-    remote = root / "remote.git"
-    git(root, "init", "-q", "--bare", str(remote))
-    a = root / "a"
-    git(root, "clone", "-q", str(remote), str(a))
-    with Ledger(a) as ledger:
-        for i in range(tasks):
-            task_id = f"T-{i:05d}"
-            ledger.add_task(task_id, objective=f"objective {i}", acceptance="done")
-            ledger.add_context(task_id, f"context body {i}\n" * 20, "bench")
-    git(a, "gc", "-q")
-    figures: dict[str, float] = {}
-    with Ledger(a) as ledger:
-        report = hsync.push(ledger.refs)
-        assert report.ok
-    # Time a second, independent first push (the remote is re-created), then
-    # plain git pushing the same refs to a third empty remote.
-    for name in ("remote2.git", "remote3.git"):
-        git(root, "init", "-q", "--bare", str(root / name))
-    with Ledger(a) as ledger:
-        figures["push"] = timed(lambda: hsync.push(ledger.refs, str(root / "remote2.git")))
-    figures["git push"] = timed(
-        lambda: git(
-            a,
-            *("push", "--porcelain", "--no-verify", str(root / "remote3.git")),
-            "refs/hydrate/*:refs/hydrate/*",
+def hydrate(*args: str) -> list[str]:
+    return [sys.executable, "-m", "git_hydrate", *args]
+
+
+def _template(root: Path) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """One task made by the library: ``(message, {path: content})`` per commit, oldest first."""
+    repo = root / "template"
+    git(root, "init", "-q", str(repo))
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-00000", objective="objective 00000", acceptance="done")
+        ledger.add_context("T-00000", "context body 00000\n" * 20, "bench")
+    commits = git(repo, "rev-list", "--reverse", "refs/hydrate/tasks/T-00000").split()
+    history = []
+    for commit in commits:
+        message = git(repo, "cat-file", "commit", commit.decode()).split(b"\n\n", 1)[1]
+        files = {}
+        for line in git(repo, "ls-tree", "-r", "-z", commit.decode()).split(b"\0"):
+            if line:
+                path = line.split(b"\t", 1)[1]
+                files[path] = git(repo, "cat-file", "blob", f"{commit.decode()}:{path.decode()}")
+        history.append((message, files))
+    return history
+
+
+def _blob_ids(body: bytes) -> tuple[bytes, bytes]:
+    sha = hashlib.sha256(body).hexdigest().encode()
+    oid = hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest().encode()
+    return sha, oid
+
+
+def generate(root: Path, repo: Path, count: int, start: int = 0) -> None:
+    """Write tasks ``T-<start>`` … into ``repo`` with one ``git fast-import``."""
+    history = _template(root)
+    body = next(c for p, c in history[-1][1].items() if p.startswith(b"bodies/"))
+    old_sha, old_oid = _blob_ids(body)
+    assert PLACEHOLDER not in old_sha + old_oid, "template hashes hold the placeholder"
+    stream = bytearray()
+    when = int(time.time())
+    for i in range(start, start + count):
+        number = b"%05d" % i
+        new_sha, new_oid = _blob_ids(body.replace(PLACEHOLDER, number))
+        pairs = ((old_sha, new_sha), (old_sha[:12], new_sha[:12]), (old_oid, new_oid))
+        sub = functools.partial(_substitute, [*pairs, (PLACEHOLDER, number)])
+        ref = b"refs/hydrate/tasks/T-" + number
+        for message, files in history:
+            stream += b"commit %s\n" % ref
+            stream += b"committer Bench <bench@example.com> %d +0000\n" % when
+            msg = sub(message)
+            stream += b"data %d\n%s\n" % (len(msg), msg)
+            stream += b"deleteall\n"
+            for path, content in files.items():
+                data = sub(content)
+                if path.startswith(b"bodies/"):
+                    path = b"bodies/%s/%s" % (new_sha[:2], new_sha)
+                stream += b"M 100644 inline %s\ndata %d\n%s\n" % (path, len(data), data)
+    git(repo, "fast-import", "--quiet", "--force", stdin=bytes(stream))
+
+
+def _substitute(pairs: list[tuple[bytes, bytes]], data: bytes) -> bytes:
+    for old, new in pairs:
+        data = data.replace(old, new)
+    return data
+
+
+def _edit(repo: Path, first: int, count: int, title: str) -> None:
+    with Ledger(repo) as ledger:
+        for i in range(first, first + count):
+            ledger.edit_task(f"T-{i:05d}", title=f"{title} {i}")
+
+
+class Run:
+    """One repeat: fresh repositories, every scenario once, ours and git's in turn."""
+
+    def __init__(self, root: Path, tasks: int, flip: bool) -> None:
+        self.root, self.tasks, self.flip = root, tasks, flip
+        self.figures: dict[str, tuple[float, float]] = {}
+        self.remote = root / "remote.git"
+        self.url = self.remote.as_uri()
+        self.a, self.b, self.c = root / "a", root / "b", root / "c"
+
+    def pair(self, ours: str, ours_argv: list[str], theirs: str, plain: list[list[str]]) -> None:
+        """``ours`` in clone b and plain git's commands in its twin c, in this repeat's order."""
+        steps = [(ours, self.b, [ours_argv]), (theirs, self.c, plain)]
+        for name, cwd, commands in reversed(steps) if self.flip else steps:
+            self.figures[name] = measure(cwd, commands)
+
+    def setup(self) -> None:
+        git(self.root, "init", "-q", "--bare", str(self.remote))
+        git(self.root, "clone", "-q", self.url, str(self.a))
+        git(self.a, "commit", "-q", "--allow-empty", "-m", "init")
+        git(self.a, "push", "-q", "origin", "HEAD")
+        generate(self.root, self.a, self.tasks)
+        git(self.a, "gc", "-q")
+        for clone in (self.b, self.c):
+            git(self.root, "clone", "-q", self.url, str(clone))
+
+    def first_push(self) -> None:
+        """b and c get a's tasks (fetched, not timed), then each pushes them to an empty remote."""
+        for clone in (self.b, self.c):
+            git(clone, "fetch", "-q", str(self.a), "+refs/hydrate/*:refs/hydrate/*")
+            git(clone, "gc", "-q")
+        ours, theirs = self.root / "first-b.git", self.root / "first-c.git"
+        for bare in (ours, theirs):
+            git(self.root, "init", "-q", "--bare", str(bare))
+        self.pair(
+            "push (first)",
+            hydrate("push", ours.as_uri()),
+            "git push (first)",
+            [[*PUSH, theirs.as_uri(), "refs/hydrate/*:refs/hydrate/*"]],
         )
-    )
-    git(remote, "gc", "-q")
-    b = root / "b"
-    git(root, "clone", "-q", str(remote), str(b))
-    with Ledger(b) as ledger:
-        figures["pull"] = timed(lambda: hsync.pull(ledger.refs))
-        assert len(ledger.task_ids()) == tasks
-        figures["sync (no-op)"] = timed(lambda: hsync.sync(ledger.refs))
-    c = root / "c"
-    git(root, "clone", "-q", str(remote), str(c))
-    fetch = (
-        *("fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--prune", "--quiet"),
-        "origin",
-        "+refs/hydrate/*:refs/hydrate-remotes/origin/*",
-    )
-    figures["git fetch"] = timed(lambda: git(c, *fetch))
-    # make c hold the tasks as b does, then time plain git doing nothing
-    git(c, "fetch", "-q", "origin", "+refs/hydrate/*:refs/hydrate/*")
+        if _tips(ours) != _tips(theirs):
+            raise SystemExit("push (first) did not publish the tasks git did")
 
-    def noop() -> None:
-        git(c, *fetch)
-        git(c, "push", "--porcelain", "--no-verify", "origin", "refs/hydrate/*:refs/hydrate/*")
+    def fresh_pull(self) -> None:
+        """The remote gets the tasks; b and c are fresh clones again; b pulls, c fetches."""
+        git(self.a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+        git(self.remote, "gc", "-q")
+        for clone in (self.b, self.c):
+            shutil.rmtree(clone)
+            git(self.root, "clone", "-q", self.url, str(clone))
+        self.pair("pull (fresh clone)", hydrate("pull"), "git fetch (fresh clone)", [FETCH])
+        with Ledger(self.b) as ledger:
+            got = len(ledger.task_ids())
+        if got != self.tasks:
+            raise SystemExit(f"the pull created {got} tasks of {self.tasks}")
+        git(self.c, "fetch", "-q", "origin", "+refs/hydrate/*:refs/hydrate/*")
 
-    figures["git fetch+push (no-op)"] = timed(noop)
-    figures["git fetch (no-op)"] = timed(lambda: git(c, *fetch))
-    with Ledger(a) as ledger:
-        for i in range(10):
-            ledger.edit_task(f"T-{i:05d}", title=f"changed {i}")
-        hsync.push(ledger.refs)
-    with Ledger(b) as ledger:
-        figures["pull (10 changed)"] = timed(lambda: hsync.pull(ledger.refs))
-    return figures
+    def changes(self) -> None:
+        """No-op sync; then 10 changed there, 10 here, and 10 on each side."""
+        twin = self.root / "twin.git"  # c's remote: a copy of b's
+        self.pair("sync (no-op)", hydrate("sync"), "git fetch (no-op)", [FETCH])
+        _edit(self.a, 0, 10, "there")
+        git(self.a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+        self.pair("pull (10 changed)", hydrate("pull"), "git fetch (10 changed)", [FETCH])
+        git(self.c, "fetch", "-q", "origin", "+refs/hydrate/*:refs/hydrate/*")
+        git(self.root, "clone", "-q", "--bare", self.url, str(twin))
+        git(self.c, "remote", "set-url", "origin", twin.as_uri())
+        for clone in (self.b, self.c):
+            _edit(clone, 10, 10, "here")
+        push = [*PUSH, "origin", "refs/hydrate/*:refs/hydrate/*"]
+        self.pair("push (10 changed)", hydrate("push"), "git push (10 changed)", [push])
+        _edit(self.a, 20, 10, "there")
+        git(
+            self.a, "push", "-q", "origin", "refs/hydrate/tasks/T-0002*:refs/hydrate/tasks/T-0002*"
+        )
+        git(twin, "fetch", "-q", self.url, "+refs/hydrate/*:refs/hydrate/*")
+        for clone in (self.b, self.c):
+            _edit(clone, 30, 10, "both")
+        some = "refs/hydrate/tasks/T-0003*:refs/hydrate/tasks/T-0003*"
+        self.pair(
+            "sync (10 each side)",
+            hydrate("sync"),
+            "git fetch+push (10 each side)",
+            [FETCH, [*PUSH, "origin", some]],
+        )
+        if _tips(self.remote) != _tips(self.b / ".git"):
+            raise SystemExit("after sync, the remote does not hold what b holds")
+
+
+def _tips(repo: Path) -> bytes:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/hydrate/tasks/")
+
+
+def one_run(root: Path, tasks: int, flip: bool) -> dict[str, tuple[float, float]]:
+    run = Run(root, tasks, flip)
+    run.setup()
+    run.first_push()
+    run.fresh_pull()
+    run.changes()
+    return run.figures
 
 
 def main() -> None:
@@ -127,22 +276,28 @@ def main() -> None:
             GIT_AUTHOR_EMAIL="bench@example.com",
             GIT_COMMITTER_NAME="Bench",
             GIT_COMMITTER_EMAIL="bench@example.com",
+            PYTHONPATH=str(ROOT),
         )
+        # as installed: byte-compiled once, not compiled again by every process
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([*hydrate("--version")], check=True, capture_output=True)
         runs = []
-        for _ in range(args.repeat):
+        for index in range(args.repeat):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(Path(tmp), args.tasks))
-    print(f"{args.tasks} tasks, median of {args.repeat} runs (git {_git_version()}):")
-    median = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
-    for name, value in median.items():
-        print(f"  {name:<24} {value:8.3f} s")
-    for ours, theirs in (
-        ("push", "git push"),
-        ("pull", "git fetch"),
-        ("sync (no-op)", "git fetch+push (no-op)"),
-        ("sync (no-op)", "git fetch (no-op)"),
-    ):
-        print(f"  {ours} / {theirs}: {median[ours] / median[theirs]:.2f}x")
+                runs.append(one_run(Path(tmp), args.tasks, flip=bool(index % 2)))
+    print(
+        f"{args.tasks} tasks, median of {args.repeat} runs (git {_git_version()}, "
+        f"load average {os.getloadavg()[0]:.1f}):"
+    )
+    print(f"  {'':<32} {'wall':>8} {'cpu':>8}")
+    for ours, theirs in PAIRS:
+        for name in (ours, theirs):
+            wall = statistics.median(run[name][0] for run in runs)
+            cpu = statistics.median(run[name][1] for run in runs)
+            print(f"  {name:<32} {wall:7.3f}s {cpu:7.3f}s")
+        ratio_wall = statistics.median(run[ours][0] / run[theirs][0] for run in runs)
+        ratio_cpu = statistics.median(run[ours][1] / run[theirs][1] for run in runs)
+        print(f"  {'  ratio (median of pairs)':<32} {ratio_wall:7.2f}x {ratio_cpu:7.2f}x")
 
 
 def _git_version() -> str:

@@ -6,6 +6,7 @@ own transactions; a lost race is told from a refusal by the refs themselves.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -322,3 +323,27 @@ def test_an_identity_is_a_tuple_with_named_fields() -> None:
     assert who == (b"A U Thor <a@example.com>", 3600, None) and who.when is None
     assert (who.name_email, who.tz_offset) == (b"A U Thor <a@example.com>", 3600)
     assert copy.deepcopy(who) == pickle.loads(pickle.dumps(who)) == who
+
+
+def test_remembering_answers_as_git_does_and_reads_each_object_once(store: Repository) -> None:
+    text, binary = store.write_blob(b"caf\xc3\xa9\n"), store.write_blob(b"\xff\xfe\n")
+    commit = _commit(store, b"remembered\n")
+    tree = store.read_commit_tree(commit)[0]
+    specs = [commit, tree, text, binary, commit + b":a/b.txt", b"0" * len(commit)]
+    expected = store.read_many(specs)
+    digests = [store.blob_digest(oid, limit) for oid in (text, binary) for limit in (1, 1 << 20)]
+    with store.remembering():
+        assert store.read_many(specs) == expected  # read ahead, once
+        store.close()  # the reader is gone: what follows is answered from memory
+        assert store.read_many(specs[:5]) == expected[:5]
+        assert store.read_tree(tree) == store.parse_tree(tree, expected[1][1])  # type: ignore[index]
+        again = [store.blob_digest(oid, limit) for oid in (text, binary) for limit in (1, 1 << 20)]
+        assert again == digests
+        assert store._cat_file is None  # no reader was started for any of them
+        assert digests[1][1:] == (hashlib.sha256(b"caf\xc3\xa9\n").hexdigest(), True)
+        assert digests[0][1] is None and digests[3][2] is False
+        with pytest.raises(CorruptData, match="is missing"):
+            store.read_raw(b"0" * len(commit))  # a missing object is asked again, not kept
+    # outside the block, nothing is kept: reads go to git again
+    assert store._memo is None
+    assert store.read_many(specs) == expected

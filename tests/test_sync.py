@@ -714,7 +714,7 @@ def test_concurrent_local_write_during_pull_is_not_lost(
 
     real_batch = pull_module._apply_batch
 
-    def racing_batch(refs: object, outcomes: list[hsync.Outcome], where: str) -> bool:
+    def racing_batch(refs: object, outcomes: list[hsync.Outcome], where: str) -> set[str]:
         # Another writer creates T-1 here between the plan and the transaction.
         make_task(b, "T-1", body="written meanwhile\n")
         return real_batch(refs, outcomes, where)  # type: ignore[arg-type]
@@ -729,19 +729,34 @@ def test_concurrent_local_write_during_pull_is_not_lost(
         ]
         sources = sorted(e["size"] for e in ledger.context_entries("T-1"))
         assert len(sources) == 2  # both bodies kept
-    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-2")
-    assert reflog.splitlines() == ["hydrate: pull T-2 from origin"]
+    # the task redone alone: a reflog entry for the one moved, none for the one created
+    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-1")
+    assert reflog.splitlines()[0] == "hydrate: pull T-1 from origin"
+    assert not (b / ".git/logs/refs/hydrate/tasks/T-2").exists()
     fsck(b)
 
 
-def test_batched_pull_writes_reflogs(remote: Path, tmp_path: Path) -> None:
+def test_pull_logs_the_tasks_it_moves_not_those_it_creates(remote: Path, tmp_path: Path) -> None:
     a = clone(remote, tmp_path / "a")
-    make_task(a, "T-1")
+    for task_id in ("T-1", "T-2"):
+        make_task(a, task_id)
     assert hydrate(a, "push").returncode == 0
     b = clone(remote, tmp_path / "b")
     assert hydrate(b, "pull").returncode == 0
-    reflog = git(b, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/T-1")
-    assert reflog.splitlines() == ["hydrate: pull from origin"]
+    # created: nothing earlier to recover (the remote and the mirror hold it)
+    assert not (b / ".git/logs/refs/hydrate/tasks/T-1").exists()
+    created = git(b, "rev-parse", "refs/hydrate/tasks/T-1")
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="moved")
+    make_task(a, "T-3")
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0
+    # moved: git's reflog holds the earlier tip, with the pull's message
+    reflog = git(b, "reflog", "show", "--format=%H %gs", "refs/hydrate/tasks/T-1")
+    assert reflog.splitlines()[0].endswith(" hydrate: pull from origin")
+    assert git(b, "rev-parse", "refs/hydrate/tasks/T-1@{1}") == created
+    assert not (b / ".git/logs/refs/hydrate/tasks/T-3").exists()
+    fsck(b)
 
 
 def test_sync_retries_when_someone_pushes_meanwhile(

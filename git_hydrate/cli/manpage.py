@@ -75,7 +75,8 @@ _DESCRIPTION: Final = [
 _STORAGE: Final = [
     ("refs/hydrate/tasks/<task-id>", "One ref per task, pointing at a commit; the commit "
      "chain is the task's history. Each change is one commit with Hydrate-Action: and "
-     "Hydrate-Task: trailers, moved by a compare-and-swap and logged in the reflog. A ref "
+     "Hydrate-Task: trailers, moved by a compare-and-swap and logged in the reflog (but for "
+     "a task a pull creates, which has no earlier value to recover). A ref "
      "there whose name is no task id is ignored: list and status warn, doctor reports it, "
      "push never publishes it, pull reports a remote one as ignored. What git-hydrate "
      "creates in the repository gets the permissions core.sharedRepository asks for, as "

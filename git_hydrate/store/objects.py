@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 import time
 import zlib
@@ -30,6 +31,14 @@ __all__ = ["MODE_BLOB", "MODE_TREE", "CommitInfo", "Objects", "parse_commit_tree
 
 MODE_BLOB: Final = 0o100644
 MODE_TREE: Final = 0o040000
+#: The largest object :meth:`Objects.remembering` keeps (bodies past it are streamed).
+_MEMO_OBJECT_BYTES: Final = 64 << 10
+#: What :meth:`Objects.remembering` keeps in all, at most.
+_MEMO_BYTES: Final = 64 << 20
+#: Reads sent at once while remembering (at most ~16 KiB of requests, under a pipe's buffer).
+_MEMO_CHUNK: Final = 256
+#: A spec naming the same object forever: a full id, or a full id and a path.
+_IMMUTABLE_SPEC: Final = re.compile(rb"\A(?:[0-9a-f]{40}|[0-9a-f]{64})(?::|\Z)")
 #: How a work-tree copy of a blob is opened: never through a final symlink, and
 #: without waiting on a FIFO that took a file's place.
 _COPY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -65,8 +74,24 @@ def parse_commit_tree(oid: bytes, data: bytes) -> tuple[bytes, list[bytes]]:
     return tree, parents
 
 
+def _digest(found: tuple[bytes, bytes], limit: int) -> tuple[bytes, int, str | None, bool]:
+    """What :meth:`CatFile.digest` answers, of an object already read."""
+    kind, data = found
+    if len(data) > limit:
+        return kind, len(data), None, False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return kind, len(data), hashlib.sha256(data).hexdigest(), False
+    return kind, len(data), hashlib.sha256(data).hexdigest(), True
+
+
 class Objects(RepositoryBase):
     """Reading and writing git objects (mixed into :class:`~git_hydrate.store.Repository`)."""
+
+    #: The objects :meth:`remembering` keeps, by the spec that read them.
+    _memo: dict[bytes, tuple[bytes, bytes]] | None = None
+    _memo_bytes = 0
 
     def _batch(self) -> CatFile:
         """The cat-file process, ready for a new read: earlier prefetches are
@@ -114,14 +139,48 @@ class Objects(RepositoryBase):
         Raises:
             CorruptData: the object is missing.
         """
-        found = self._batch().get(spec)
+        found = self.read_many([spec])[0]
         if found is None:
             raise CorruptData(f"object {spec.decode('utf-8', 'replace')} is missing")
         return found
 
     def read_many(self, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
         """``(type, content)`` or ``None`` (missing) for each spec, in one pipelined pass."""
-        return self._batch().get_many(specs)
+        memo = self._memo
+        if memo is None:
+            return self._batch().get_many(specs)
+        wanted = [spec for spec in specs if spec not in memo]
+        if wanted:
+            answers = self._batch().get_many(wanted, chunk=_MEMO_CHUNK)
+            for spec, found in zip(wanted, answers, strict=True):
+                if (
+                    found is not None
+                    and len(found[1]) <= _MEMO_OBJECT_BYTES
+                    and self._memo_bytes < _MEMO_BYTES
+                    and _IMMUTABLE_SPEC.match(spec)
+                ):
+                    memo[spec] = found
+                    self._memo_bytes += len(found[1]) + len(spec)
+            if len(wanted) == len(specs):
+                return answers
+        known = dict(zip(wanted, answers, strict=True)) if wanted else {}
+        return [memo[spec] if spec in memo else known[spec] for spec in specs]
+
+    @contextlib.contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Keep the small objects read by id (or ``id:path``) until the block
+        ends, so that many reads of one object cost one; with :meth:`read_many`
+        beforehand, checking thousands of fetched tasks takes a few pipelined
+        passes instead of a round trip per tree. Objects never change, so what
+        is kept cannot go stale; it costs memory (small objects only)."""
+        outer = self._memo
+        if outer is None:
+            self._memo, self._memo_bytes = {}, 0
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._memo, self._memo_bytes = None, 0
 
     def prefetch(self, specs: list[bytes]) -> Prefetch:
         """Send reads of ``specs`` (at most a few hundred) to git without waiting:
@@ -150,7 +209,11 @@ class Objects(RepositoryBase):
         Raises:
             CorruptData: the blob is missing, or the object is not a blob.
         """
-        found = self._batch().digest(oid, limit)
+        kept = self._memo.get(oid) if self._memo is not None else None
+        if kept is not None:
+            found: tuple[bytes, int, str | None, bool] | None = _digest(kept, limit)
+        else:
+            found = self._batch().digest(oid, limit)
         if found is None:
             raise CorruptData(f"object {oid.decode('utf-8', 'replace')} is missing")
         kind, size, sha256, utf8 = found

@@ -8,11 +8,12 @@ parents whose tree depends on the merged state alone.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Final
 
 from .. import codec, merge, textpolicy
 from ..errors import CorruptData
-from ..store import MODE_TREE, Repository
+from ..store import MODE_TREE, Repository, parse_commit_tree
 from ..taskrefs import (
     TaskRefs,
     TaskState,
@@ -30,9 +31,13 @@ __all__ = [
     "MAX_MERGE_BASES",
     "merge_task",
     "neutralise_tip",
+    "prefetch_remote",
     "validate_remote",
 ]
 
+#: Bodies up to this size are read ahead by :func:`prefetch_remote` (larger
+#: ones are streamed by the check itself, never whole in memory).
+_PREFETCH_BODY_BYTES: Final = 64 << 10
 #: Virtual merge bases are built at most this deep (criss-cross histories).
 MAX_BASE_DEPTH: Final = 3
 #: A merge of two tips with more merge bases than this is refused, named.
@@ -56,6 +61,50 @@ class _Budget:
             return False
         self.left -= units
         return True
+
+
+def prefetch_remote(repo: Repository, tips: list[bytes]) -> None:
+    """Read what :func:`validate_remote` of ``tips`` reads, a level of the trees
+    at a time, for a :meth:`~git_hydrate.store.Repository.remembering` block.
+
+    A pass per level (commits, task files and root trees, their subtrees,
+    the fan-out trees, the bodies) instead of a round trip per tree and per
+    body: a pull of thousands of new tasks checks them all in a few pipelined
+    reads. Only warms: whatever it cannot read or parse is left to the checks
+    themselves to report.
+    """
+    if not tips:
+        return
+    specs = [tip + suffix for tip in tips for suffix in (b"", b":task.json", b":links.json")]
+    answers = repo.read_many(specs)
+    roots: list[bytes] = []
+    bodies: list[bytes] = []
+    for index in range(0, len(answers), 3):
+        commit, _task, links = answers[index : index + 3]
+        with contextlib.suppress(CorruptData):
+            if commit is not None and commit[0] == b"commit":
+                roots.append(parse_commit_tree(specs[index], commit[1])[0])
+            if links is not None and links[0] == b"blob":
+                bodies += [
+                    link.oid.encode()
+                    for link in codec.decode_links(links[1], "links.json").links
+                    if link.size <= _PREFETCH_BODY_BYTES
+                ]
+    level = roots
+    for _depth in range(3):  # the root trees, bodies/ and links/, the fan-out trees
+        below: list[bytes] = []
+        for oid, found in zip(level, repo.read_many(level), strict=True):
+            if found is None or found[0] != b"tree":
+                continue
+            with contextlib.suppress(CorruptData):
+                entries = repo.parse_tree(oid, found[1]).items()
+                below += [
+                    entry
+                    for name, (mode, entry) in entries
+                    if mode == MODE_TREE and (level is not roots or name in (b"bodies", b"links"))
+                ]
+        level = below
+    repo.read_many(bodies)
 
 
 def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:

@@ -19,7 +19,7 @@ from ..sightings import Sightings, activity
 from ..store import RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
-from .merging import merge_task, neutralise_tip, validate_remote
+from .merging import merge_task, neutralise_tip, prefetch_remote, validate_remote
 from .reconcile import archived_sides, reconcile_archived
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF, read_removed
@@ -64,13 +64,13 @@ def _plan_task(
     covered: Covered,
     removed_index: dict[str, RemovedTask],
     folded_ids: dict[str, str],
+    known: dict[str, bytes] | None = None,
 ) -> Outcome | None:
     """Decide (and prepare, for a merge) what pulling ``remote_tip`` does; move no ref.
 
-    For the actions in :data:`WRITE_ACTIONS` the outcome's ``old``/``new``
-    are the compare-and-swap to apply; ``None`` means up to date.
-    """
-    local = refs.repo.read_ref(ref_name(task_id))
+    For :data:`WRITE_ACTIONS`, ``old``/``new`` are the compare-and-swap to apply; ``None``:
+    up to date. The local tip is read, or taken from ``known`` (if moved since, the CAS fails)."""
+    local = known.get(task_id) if known is not None else refs.repo.read_ref(ref_name(task_id))
     if local == remote_tip:
         return None
     note = ""
@@ -172,11 +172,11 @@ def _pull_task(
         assert outcome.new is not None
         old = outcome.old.encode() if outcome.old else None
         try:
-            refs.repo.compare_and_swap(
-                ref_name(task_id),
-                old,
-                outcome.new.encode(),
+            # a reflog entry for a task moved, none for one created (as in a batch)
+            refs.repo.update_refs(
+                [(ref_name(task_id), old, outcome.new.encode())],
                 f"hydrate: pull {task_id} from {where}",
+                reflog=old is not None,
             )
         except RefRace:
             continue
@@ -187,25 +187,34 @@ def _pull_task(
     raise Busy(f"task {task_id} kept changing under this pull; try again")
 
 
-def _apply_batch(refs: TaskRefs, outcomes: list[Outcome], where: str) -> bool:
-    """Move every planned ref in one ``git update-ref --stdin`` transaction.
+def _apply_batch(refs: TaskRefs, outcomes: list[Outcome], where: str) -> set[str]:
+    """Move the planned refs in ``git update-ref --stdin`` transactions; return
+    the tasks of a transaction that failed (the caller redoes them one by one).
 
-    All or nothing, each update checked against the old value it was planned
-    from, with reflog entries. ``False`` when any ref moved meanwhile (the
-    caller then goes task by task). One transaction instead of a locked,
-    fsync'ed write per task makes a first pull of many tasks several times
-    faster.
+    Each transaction is all or nothing, each update checked against the old
+    value it was planned from. The tasks this pull creates go in one without
+    reflogs (no earlier value to recover; the remote and the mirror hold this
+    one), which halves what git writes for a first pull of many tasks; the
+    tasks it moves (fast-forward, merge) go in another, with reflog entries.
+    One transaction instead of a locked write per task makes a first pull of
+    many tasks several times faster.
     """
-    updates = []
-    for outcome in outcomes:
-        assert outcome.new is not None
-        old = outcome.old.encode() if outcome.old is not None else None
-        updates.append((ref_name(outcome.name), old, outcome.new.encode()))
-    try:
-        refs.repo.update_refs(updates, f"hydrate: pull from {where}")
-    except (RefRace, Conflict):
-        return False
-    return True
+    created = [o for o in outcomes if o.old is None]
+    moved = [o for o in outcomes if o.old is not None]
+    failed: set[str] = set()
+    for group, reflog in ((created, False), (moved, True)):
+        if not group:
+            continue
+        updates = []
+        for outcome in group:
+            assert outcome.new is not None
+            old = outcome.old.encode() if outcome.old is not None else None
+            updates.append((ref_name(outcome.name), old, outcome.new.encode()))
+        try:
+            refs.repo.update_refs(updates, f"hydrate: pull from {where}", reflog=reflog)
+        except (RefRace, Conflict):
+            failed.update(o.name for o in group)
+    return failed
 
 
 def _drop_removed(
@@ -352,6 +361,31 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
     report.outcomes += archived
     gone |= {o.name for o in archived}
     folded = {task_id.casefold(): task_id for task_id in all_local if task_id not in gone}
+    with refs.repo.remembering():
+        # what the checks will read, read ahead (objects never change)
+        prefetch_remote(refs.repo, [t for i, t in remote_tasks.items() if all_local.get(i) != t])
+        deleted = {o.name for o in dropped + archived if o.action in ("removed", "archived")}
+        known = {k: v for k, v in all_local.items() if k not in deleted}
+        planned = _plan_all(refs, remote_tasks, known, where, covered, removed_index, folded)
+        report.up_to_date += sum(
+            1 for i, tip in remote_tasks.items() if known.get(i) == tip and is_task_id(i)
+        )
+        _apply_all(refs, planned, remote_tasks, where, covered, removed_index, folded, report)
+    covered.sightings.save()
+    # Last, so that a task just brought in meets the archive entry it collides with.
+    report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
+
+
+def _plan_all(
+    refs: TaskRefs,
+    remote_tasks: dict[str, bytes],
+    known: dict[str, bytes],
+    where: str,
+    covered: Covered,
+    removed_index: dict[str, RemovedTask],
+    folded: dict[str, str],
+) -> list[Outcome]:
+    """The planned outcome of each remote task that differs from its ``known`` local tip."""
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
         if not is_task_id(task_id):
@@ -367,25 +401,38 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
                 )
             )
             continue
-        outcome = _plan_task(refs, task_id, tip, where, covered, removed_index, folded)
-        if outcome is None:
-            report.up_to_date += 1
-        else:
-            planned.append(outcome)
+        if known.get(task_id) == tip:
+            continue  # up to date
+        outcome = _plan_task(refs, task_id, tip, where, covered, removed_index, folded, known)
+        assert outcome is not None  # (None only when the tips are equal)
+        planned.append(outcome)
+    return planned
+
+
+def _apply_all(
+    refs: TaskRefs,
+    planned: list[Outcome],
+    remote_tasks: dict[str, bytes],
+    where: str,
+    covered: Covered,
+    removed_index: dict[str, RemovedTask],
+    folded: dict[str, str],
+    report: Report,
+) -> None:
+    """Move the planned refs in one transaction, or task by task when something
+    moved meanwhile; add the outcomes to ``report``."""
     writes = [o for o in planned if o.action in WRITE_ACTIONS]
-    if writes and not _apply_batch(refs, writes, where):
+    failed = _apply_batch(refs, writes, where) if writes else set()
+    if failed:
         # Something moved meanwhile: task by task, each with its own retries.
         for index, outcome in enumerate(planned):
-            if outcome.action in WRITE_ACTIONS:
+            if outcome.action in WRITE_ACTIONS and outcome.name in failed:
                 tip = remote_tasks[outcome.name]
                 redone = _pull_task(refs, outcome.name, tip, where, covered, removed_index, folded)
                 planned[index] = redone or Outcome(outcome.name, "up-to-date")
         report.up_to_date += sum(o.action == "up-to-date" for o in planned)
         planned = [o for o in planned if o.action != "up-to-date"]
     report.outcomes += planned
-    covered.sightings.save()
-    # Last, so that a task just brought in meets the archive entry it collides with.
-    report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
 
 
 def pull(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
