@@ -1481,3 +1481,20 @@ def test_two_archives_of_different_changes_merge_into_one_live_task(
             assert ledger.task_ids() == ["Z-1"]
             assert ledger.list_tasks(archived=True) == []
             assert _bodies(ledger, "Z-1") == {"only A has this"}
+
+
+def test_a_task_ref_at_no_commit_is_never_pushed(tmp_path: Path, remote: Path) -> None:
+    # pushed, a ref at a blob or a tree would be pulled as a damaged task by every clone
+    local = clone(remote, tmp_path / "local")
+    make_task(local, "OK-1")
+    blob = git(local, "hash-object", "-w", "--stdin", input="not a task\n").strip()
+    git(local, "update-ref", "refs/hydrate/tasks/BAD-1", blob)
+    pushed = hydrate(local, "push", "origin")
+    assert pushed.returncode == 1
+    assert "SKIPPED        BAD-1  (damaged: its ref points at a blob, not a" in pushed.stdout
+    assert pushed.stderr == "error: skipped: BAD-1 (the report above says why)\n"
+    assert list(hydrate_refs(remote)) == ["refs/hydrate/tasks/OK-1"]
+    named = hydrate(local, "--compact", "push", "origin", "BAD-1", "--json")
+    assert named.returncode == 1
+    assert [t["action"] for t in json.loads(named.stdout)["tasks"]] == ["skipped"]
+    assert list(hydrate_refs(remote)) == ["refs/hydrate/tasks/OK-1"]

@@ -233,6 +233,16 @@ class Refs(RepositoryBase):
         proc = self.git(["for-each-ref", "--format=%(refname)", prefix.decode()], check=False)
         return proc.stdout.splitlines()
 
+    def refs_not_at_commits(self, patterns: Iterable[str]) -> dict[bytes, str]:
+        """``{full name: object type}`` of the refs ``git for-each-ref`` lists for
+        ``patterns`` that point at a blob, a tree or a tag instead of a commit
+        (one process)."""
+        proc = self.git(
+            ["for-each-ref", "--format=%(objecttype) %(refname)", *patterns], check=False
+        )
+        found = (line.partition(b" ") for line in proc.stdout.splitlines())
+        return {name: kind.decode() for kind, _sep, name in found if kind != b"commit"}
+
     # -- changing refs ------------------------------------------------------------
 
     def update_refs(

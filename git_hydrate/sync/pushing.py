@@ -14,7 +14,7 @@ from typing import Final
 from ..archive import ARCHIVE_REF
 from ..errors import Conflict
 from ..store import PushResult, RefRace, RefUpdate
-from ..taskrefs import TASK_REF_PREFIX, TaskRefs, ref_name
+from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF
@@ -71,6 +71,47 @@ def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -
             "ask the remote's owner"
         )
     return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
+
+
+def _task_refspecs(refs: TaskRefs, ids: list[str] | None, report: Report) -> list[str]:
+    """The refspecs that push ``ids`` (all tasks when ``None``): never a ref that
+    is not a task id, nor one at no commit (both reported)."""
+    repo = refs.repo
+    if ids is not None:
+        present = []
+        for task_id in ids:
+            if repo.read_ref(ref_name(task_id)) is None:
+                report.outcomes.append(Outcome(task_id, "absent", "no such task here"))
+            else:
+                present.append(ref_name(task_id).decode())
+        damaged = _damaged(refs, present, report) if present else []
+        return [f"{ref}:{ref}" for ref in present if ref not in damaged]
+    if not repo.has_refs_under(TASK_REF_PREFIX):
+        return []
+    refspecs = ["refs/hydrate/tasks/*:refs/hydrate/tasks/*"]
+    # Never publish a ref that is not a task id: a negative refspec (git
+    # 2.29+) for each one git would push. for-each-ref lists only the
+    # names git accepts (a broken name, it skips, and refuses in a refspec).
+    strays = set(refs.stray_ref_names())
+    if strays:
+        for listed_name in repo.listed_ref_names(TASK_REF_PREFIX):
+            if listed_name in strays:
+                refspecs.append("^" + os.fsdecode(listed_name))
+    refspecs += ["^" + name for name in _damaged(refs, [TASK_REF_PREFIX.decode()], report)]
+    return refspecs
+
+
+def _damaged(refs: TaskRefs, patterns: list[str], report: Report) -> list[str]:
+    """The task refs among ``patterns`` that point at no commit, each reported as
+    skipped: pushed, the damage would spread to every clone that pulls."""
+    names = []
+    for name, kind in refs.repo.refs_not_at_commits(patterns).items():
+        if names_a_task(name[len(TASK_REF_PREFIX) :]):
+            task_id = name[len(TASK_REF_PREFIX) :].decode()
+            detail = f"damaged: its ref points at a {kind}, not a commit; see: git hydrate doctor"
+            report.outcomes.append(Outcome(task_id, "skipped", detail))
+            names.append(os.fsdecode(name))
+    return names
 
 
 def _remote_tasks(
@@ -153,24 +194,7 @@ def push_into(
     """Push ``ids`` (all tasks when ``None``; the shared refs too with ``union``),
     adding each ref's outcome to ``report``."""
     repo = refs.repo
-    refspecs: list[str] = []
-    if ids is None:
-        if repo.has_refs_under(TASK_REF_PREFIX):
-            refspecs.append("refs/hydrate/tasks/*:refs/hydrate/tasks/*")
-            # Never publish a ref that is not a task id: a negative refspec (git
-            # 2.29+) for each one git would push. for-each-ref lists only the
-            # names git accepts (a broken name, it skips, and refuses in a refspec).
-            strays = set(refs.stray_ref_names())
-            if strays:
-                for listed_name in repo.listed_ref_names(TASK_REF_PREFIX):
-                    if listed_name in strays:
-                        refspecs.append("^" + os.fsdecode(listed_name))
-    else:
-        for task_id in ids:
-            if repo.read_ref(ref_name(task_id)) is None:
-                report.outcomes.append(Outcome(task_id, "absent", "no such task here"))
-            else:
-                refspecs.append(f"{ref_name(task_id).decode()}:{ref_name(task_id).decode()}")
+    refspecs = _task_refspecs(refs, ids, report)
     leases: list[str] = []
     # What the remote held, as far as the last fetch knows: the "old" side of
     # each pushed ref in the report, and the refs to delete there.
