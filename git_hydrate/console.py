@@ -15,7 +15,7 @@ import stat
 import sys
 from collections import Counter
 
-from .pack.budget import parse_size
+from .pack.budget import human_size, parse_size
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -203,7 +203,13 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
     parts.append(f"shrunk {len(shrunk)}")
     if shrunk or any(item["reason"] != "expired" for item in omitted):
         parts.append(f"everything would fit in about {thousands(result['needed_bytes'])} bytes")
-    label = "warning" if omitted else "prompt"
+    for item in result.get("flagged") or ():
+        # a file the task names is never left out or shrunk silently
+        what = "kept as outline" if item["kept"] == "outline" else "left out"
+        parts.append(
+            f"{item['named']} {shown(item['source'])} {what}, {human_size(item['size'])} > budget"
+        )
+    label = "warning" if omitted or result.get("flagged") else "prompt"
     return f"{label}: {task_id}: " + "; ".join(parts)
 
 

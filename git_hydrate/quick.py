@@ -21,7 +21,7 @@ any other command, option or spelling (``-v``, ``--now``,
 ``--current`` when no task was started in the work tree (the branch's name
 may then name one), ``--refresh`` unless the refresh memo shows that every recorded
 run would be recognised unchanged (:mod:`git_hydrate.pack.refresh_memo`), a value
-it would not read exactly as click does, outlines on,
+it would not read exactly as click does,
 ``GIT_COMMITTER_DATE`` set (the clock is then git's), a miss, and any error
 before the first byte is written. The full command line then behaves as it
 always does.
@@ -239,7 +239,6 @@ def serve_hit(args: Sequence[str]) -> int | None:
             request.directory,
             request.task_id,
             request.budget_args,
-            outlines=False,
             refreshed=request.refresh,
         )
     except Exception:  # HydrateError, OSError, or a bug: the full CLI says which

@@ -20,6 +20,7 @@ __all__ = [
     "ContextEntry",
     "ContextResult",
     "ExpandResult",
+    "Flagged",
     "HydrateResult",
     "ListItem",
     "LogEntry",
@@ -197,6 +198,16 @@ class ExpandResult(TypedDict):
     shrunk: NotRequired[list[Shrunk]]
 
 
+class Flagged(TypedDict):
+    """An attachment the task names (a file in play, a named test) that the prompt
+    does not hold whole; the summary line flags it."""
+
+    source: str
+    named: str  # "file in play" or "named test"
+    size: int
+    kept: Literal["outline", "omitted"]
+
+
 class PromptResult(TypedDict):
     """``Ledger.prompt()``: the prompt measured alone (its packet comes along).
 
@@ -221,6 +232,8 @@ class PromptResult(TypedDict):
     max_tokens: NotRequired[int | None]
     token_encoding: NotRequired[str]
     shrunk: NotRequired[list[Shrunk]]
+    flagged: NotRequired[list[Flagged]]
+    decisions: NotRequired[list[str]]
 
 
 class PromptFields(TypedDict):
@@ -240,6 +253,8 @@ class PromptFields(TypedDict):
     max_tokens: NotRequired[int | None]
     token_encoding: NotRequired[str]
     shrunk: NotRequired[list[Shrunk]]
+    flagged: NotRequired[list[Flagged]]
+    decisions: NotRequired[list[str]]
 
 
 class ListItem(TypedDict, total=False):

@@ -142,10 +142,11 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting(
         "hydrate.outline",
         "bool",
-        False,
-        "When true, pack, expand, prompt and the pre-push artefacts keep the outline of an "
-        "attachment that no longer fits in full (Python always; JavaScript, TypeScript, Go, "
-        "Rust and Java with pip install 'git-hydrate[outline]'), as --outline does.",
+        True,
+        "When true (the default), pack, expand, prompt and the pre-push artefacts keep the "
+        "outline of an attachment that no longer fits in full (Python, Markdown and "
+        "reStructuredText always; JavaScript, TypeScript, Go, Rust and Java with pip install "
+        "'git-hydrate[outline]'); false, or --no-outline, leaves it out instead.",
     ),
     Setting(
         "hydrate.promptFormat",

@@ -4,11 +4,13 @@ isolated from the user's git configuration and identity."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -269,3 +271,80 @@ def fsck(path: Path | str) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "error" not in proc.stderr.lower(), proc.stderr
+
+
+# -- the prompt's "### Not included" section (issue 27) -----------------------------
+
+
+def notice_of(prompt: str, name: str = "seed") -> str:
+    """The prompt's ``### Not included`` section (``""`` when it has none): from
+    its heading to the footer, as the packer renders it (in the ``xml`` format,
+    its ``<not_included>`` element)."""
+    from git_hydrate.context_expander import UNTRUSTED_FOOTER
+
+    if name == "xml":
+        start, close = prompt.rfind("<not_included>\n"), "</not_included>\n"
+        return "" if start == -1 else prompt[start : prompt.rindex(close) + len(close)]
+    at = prompt.rfind("\n### Not included\n")
+    if at == -1:
+        return ""
+    end = prompt.rindex(UNTRUSTED_FOOTER)
+    return prompt[at + 1 : end]
+
+
+def with_notice(rendered: str, notice: str) -> str:
+    """``render_prompt(packet)`` with the section ``notice`` as the block's last
+    part, as the packer places it (opening the block when nothing else does)."""
+    from git_hydrate.context_expander import OUTPUT_CONTRACT, UNTRUSTED_BANNER, UNTRUSTED_FOOTER
+
+    if not notice:
+        return rendered
+    if UNTRUSTED_FOOTER in rendered:
+        at = rendered.rindex(UNTRUSTED_FOOTER)
+        return rendered[:at] + "\n" + notice + rendered[at:]
+    at = rendered.rindex("\n\n" + OUTPUT_CONTRACT)
+    return (
+        rendered[:at] + f"\n\n{UNTRUSTED_BANNER}\n\n" + notice + UNTRUSTED_FOOTER + rendered[at:]
+    )
+
+
+def render_with_notice(packet: dict[str, Any], name: str, notice: str) -> str:
+    """The prompt of ``packet`` in the format ``name``, with ``notice`` as the
+    block's last part, as the packer places it."""
+    from git_hydrate.pack.formats import FORMATS
+    from git_hydrate.pack.render import assemble, head_sections
+
+    shape = FORMATS[name]
+    parts = [
+        shape.section(index, str(c["source"]), str(c["body"]))
+        for index, c in enumerate(packet.get("context") or (), start=1)
+    ]
+    return assemble(head_sections(packet), [*parts, *([(notice,)] if notice else [])], shape.frame)
+
+
+def without_line_of(notice: str, digest: str) -> str:
+    """``notice`` less the line naming ``digest`` (nothing left when it was the only one)."""
+    lines = notice.splitlines(keepends=True)
+    if len(lines) == 2 and "--attachment" not in notice:  # a notice that only counts
+        count, rest_of_line = lines[1][2:].split(" ", 1)
+        left = int(count.replace(",", "")) - 1
+        if not left:
+            return ""
+        rest_of_line = rest_of_line.replace("attachments ", "attachment ", 1)
+        if left > 1:
+            rest_of_line = rest_of_line.replace("attachment ", "attachments ", 1)
+        return lines[0] + f"- {left:,} " + rest_of_line
+    rest = [line for line in lines[2:] if digest not in line]
+    return "".join(lines[:2] + rest) if rest else ""
+
+
+def names_every_omission(notice: str, omitted: list[dict[str, str]]) -> bool:
+    """Whether ``notice`` names each omission, or (a notice that only counts, for a
+    budget without room for the list) counts them all; or there is no notice (no room)."""
+    if not notice:
+        return True
+    if "--attachment" not in notice:
+        return f"- {len(omitted):,} attachment" in notice
+    named = sum(1 for item in omitted if item["hash"] in notice)
+    more = re.search(r"^- and ([\d,]+) more not named here", notice, re.M)
+    return named + (int(more.group(1).replace(",", "")) if more else 0) == len(omitted)

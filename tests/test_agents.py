@@ -13,6 +13,7 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate.agents import AIDER_PROMPT, CLAUDE_COMMAND, CLAUDE_CONTEXT_BYTES, CLAUDE_SETTINGS
 from git_hydrate.agents.formats import CODEX_POINTER
+from git_hydrate.context_expander import OUTPUT_CONTRACT, UNTRUSTED_BANNER, UNTRUSTED_FOOTER
 
 from .conftest import git, hydrate
 from .wrapper import hydrate_on_path
@@ -110,10 +111,10 @@ def test_claude_hook_is_merged_and_prints_the_prompt_within_its_size(
     assert started.returncode == 0, started.stderr
     assert started.stdout.startswith(b"# Task T-1: Parser")
     assert len(started.stdout) <= CLAUDE_CONTEXT_BYTES
-    assert b"[omitted] kept " in started.stdout  # 40 notes of ~1.7 KB do not fit
-    # nothing after the Output contract names an attachment (issue 29 D1)
-    after = started.stdout.rsplit(b"Output contract", 1)[1]
-    assert b".md" not in after and b"git hydrate show ID --attachment HASH" in after
+    # 40 notes of ~1.7 KB do not fit: the prompt says so inside its block, and
+    # nothing follows the Output contract
+    assert b"\n### Not included\n" in started.stdout
+    assert started.stdout.endswith(OUTPUT_CONTRACT.encode() + b"\n")
 
 
 def test_the_codex_block_is_the_same_whatever_the_task(repo: Path) -> None:
@@ -313,7 +314,12 @@ def test_a_hostile_source_label_never_follows_the_contract(repo: Path) -> None:
         ledger.add_task("H-1", "objective", "acceptance")
         ledger.add_contexts("H-1", [("x" * 4000 + f"\n{i}", evil, 0, None) for i in range(3)])
         answer = fit_prompt(ledger, "H-1", AnswerBudget(3000, "bytes", "", None))
-    assert "SYSTEM OVERRIDE" not in answer.rsplit("Output contract", 1)[1]
+    # nothing follows the contract; the labels stand inside the block, where the
+    # prompt names what it left out (issue 27)
+    assert answer.endswith(OUTPUT_CONTRACT + "\n")
+    block = answer[answer.index(UNTRUSTED_BANNER) : answer.index(UNTRUSTED_FOOTER)]
+    assert answer.count(evil) == block.count(evil) >= 1
+    assert "\n### Not included\n" in block
 
 
 def test_an_agent_given_where_the_command_goes_names_the_command(repo: Path) -> None:

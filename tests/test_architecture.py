@@ -334,7 +334,6 @@ MAX_MODULE_LINES = 600
 #: and a function (its ``def`` line to its last, docstring included) at most this many.
 MAX_FUNCTION_LINES = 60
 
-_PACKER = "the packer's walk: the lead is reworking pack/ (issue 30)"
 _TREE = "hydrate/tree.py is being split for the scale work"
 _RANKING = "ranking is being tuned (issue 27); split once it settles"
 _TODO = "not split yet (issue 30)"
@@ -366,7 +365,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "ledger.py:Ledger.add_tree": (63, _TODO),
     "lifecycle.py:add_checkpoint": (75, _TODO),
     "merge.py:merge_states": (69, _TODO),
-    "pack/assemble.py:_renderwalk": (102, _PACKER),
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
     "store/process.py:_spawned": (62, _TODO),

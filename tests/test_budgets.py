@@ -30,7 +30,14 @@ from git_hydrate.context_expander import (
     render_prompt,
 )
 from git_hydrate.pack import tokens
-from tests.conftest import examples, hydrate
+from tests.conftest import (
+    examples,
+    hydrate,
+    names_every_omission,
+    notice_of,
+    with_notice,
+    without_line_of,
+)
 
 NOW = 1_700_000_000.0
 TASK = {"id": "B-1", "title": "Budgets", "objective": "Fit the budget.", "acceptance": "It fits."}
@@ -76,7 +83,9 @@ def test_a_prompt_of_exactly_n_bytes_fits_and_one_byte_less_does_not() -> None:
     short = build_prompt(TASK, entries, size - 1, now=NOW)
     assert [o["source"] for o in short["omitted"]] == ["b"]
     assert short["prompt_bytes"] <= size - 1
-    assert short["prompt"] == render_prompt(short["packet"])
+    notice = notice_of(short["prompt"])
+    assert short["prompt"] == with_notice(render_prompt(short["packet"]), notice)
+    assert short["omitted"][0]["hash"] in notice
     base = build_prompt(TASK, [], 10**6, now=NOW)["prompt_bytes"]
     assert build_prompt(TASK, [], base, now=NOW)["prompt_bytes"] == base
     with pytest.raises(ValidationError) as refused:
@@ -93,9 +102,24 @@ def test_prompt_keeps_what_expand_cannot() -> None:
     alone = build_prompt(task, entries[:1], 10**6, now=NOW)["prompt_bytes"]
     assert 3400 < alone < 3500
     assert build_packet(task, entries, alone, now=NOW)["packet"]["context"] == []
-    kept = build_prompt(task, entries, alone, now=NOW)
+    # the prompt also says what it left out: big-a fits beside that notice...
+    roomy = alone + 400
+    kept = build_prompt(task, entries, roomy, now=NOW)
     assert [c["source"] for c in kept["packet"]["context"]] == ["big-a"]
-    assert kept["prompt_bytes"] == alone and kept["kept"] == 1 and kept["attachments"] == 2
+    notice = notice_of(kept["prompt"])
+    assert (
+        "- `big-b` (2.9 KiB): left out, byte_budget; git hydrate show M-6001 --attachment "
+        in notice
+    )
+    assert kept["prompt_bytes"] == alone + len(notice) + 1 <= roomy
+    assert kept["kept"] == 1 and kept["attachments"] == 2
+    # ...and where it does not, the notice wins: the worker is told what is missing
+    tight = build_prompt(task, entries, alone, now=NOW)
+    assert tight["kept"] == 0 and tight["prompt_bytes"] <= alone
+    assert {o["source"] for o in tight["omitted"]} == {"big-a", "big-b"}
+    assert "- `big-a` " in notice_of(tight["prompt"]) and "- `big-b` " in notice_of(
+        tight["prompt"]
+    )
 
 
 @st.composite
@@ -123,16 +147,19 @@ def test_prompt_walk_properties(entries: list[dict[str, Any]], max_bytes: int) -
         return
     prompt = result["prompt"]
     assert result["prompt_bytes"] == len(prompt.encode("utf-8")) <= max_bytes
-    assert prompt == render_prompt(result["packet"])
+    notice = notice_of(prompt)
+    assert prompt == with_notice(render_prompt(result["packet"]), notice)
     kept = {c["hash"] for c in result["packet"]["context"]}
+    assert names_every_omission(notice, result["omitted"])
     for item in result["omitted"]:
         assert set(item) == {"hash", "source", "reason"}
-        if item["reason"] != "byte_budget":
-            continue
+        if item["reason"] != "byte_budget" or notice:
+            continue  # (with a notice, one may have been left out to make room for it)
         body = next(e["body"] for e in entries if e["hash"] == item["hash"])
         bigger = dict(result["packet"])
         bigger["context"] = [*bigger["context"], {**item, "body": body}]
-        assert len(render_prompt(bigger).encode("utf-8")) > max_bytes
+        rest = without_line_of(notice, item["hash"])
+        assert len(with_notice(render_prompt(bigger), rest).encode("utf-8")) > max_bytes
     assert result["kept"] == len(kept)
 
 
@@ -160,7 +187,16 @@ def test_token_walk_counts_each_part_once(sizes: list[int], budget: int, walk: s
     # per attachment (three of its JSON, two of its section), and one whole recount
     # per attachment the end had to drop
     backed_off = sum(1 for o in result["omitted"] if o["reason"] == "byte_budget")
-    assert meter.calls <= 6 + 5 * len(entries) + backed_off * 2
+    walks = 1
+    notice = notice_of(result["prompt"]) if walk != "pack" else ""
+    if walk != "pack" and result["omitted"]:
+        # no room for the notice's list: walked again with one that only counts,
+        # and once more without a notice when even that has no room
+        walks = 3 if not notice else 1 if "--attachment" in notice else 2
+    # (a walk whose notice made it leave attachments out again tries each of them
+    # once more, its body's count cached: at most five texts more each)
+    per_walk = 6 + 5 * len(entries) * (2 if walk != "pack" else 1)
+    assert meter.calls <= walks * per_walk + backed_off * 2 + 2
     text = result["prompt"] if walk != "pack" else ""
     packet_text = json.dumps(
         result["packet"], ensure_ascii=False, separators=(",", ":"), sort_keys=True
@@ -292,12 +328,13 @@ def test_prompt_command_measures_the_prompt(repo: Path) -> None:
     assert "### Context from big-a" in roomy.stdout and "### Context from big-b" in roomy.stdout
     assert len(roomy.stdout.encode()) <= 6700
     with Ledger(repo) as ledger:
-        one = ledger.prompt("M-6001", max_bytes=3500)
+        one = ledger.prompt("M-6001", max_bytes=3800)  # big-a, and the notice of big-b
     assert [c["source"] for c in one["packet"]["context"]] == ["big-a"]
     exact = hydrate(repo, "prompt", "M-6001", "--max-bytes", str(one["prompt_bytes"]))
     assert exact.stdout == one["prompt"]
     less = hydrate(repo, "prompt", "M-6001", "--max-bytes", str(one["prompt_bytes"] - 1))
-    assert "big-a" not in less.stdout
+    assert "### Context from big-a" not in less.stdout
+    assert "\n- `big-a` (2.9 KiB): left out, byte_budget; " in less.stdout
 
 
 def test_summary_line_numbers_equal_the_results(repo: Path) -> None:
@@ -337,8 +374,10 @@ def test_verbose_lists_every_omission_when_not_a_terminal(repo: Path) -> None:
         hydrate(repo, "add", "M-7", "--text", f"{i}" + "q" * 400, "--source-label", f"f{i}")
     out = hydrate(repo, "prompt", "M-7", "--max-bytes", "1000", "-v")
     lines = out.stderr.splitlines()
-    assert lines[0].startswith("warning: M-7: kept 1 of 25 attachments")
-    assert len(lines) == 25 and all(line.startswith("  omitted ") for line in lines[1:])
+    kept = re.match(r"warning: M-7: kept (\d+) of 25 attachments", lines[0])
+    assert kept is not None and int(kept.group(1)) < 25
+    assert len(lines) == 26 - int(kept.group(1))
+    assert all(line.startswith("  omitted ") for line in lines[1:])
 
 
 def test_missing_tokens_extra_is_one_line(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -372,7 +411,8 @@ def test_token_budget_on_the_command_line(repo: Path) -> None:
     cache = repo / ".git" / "hydrate" / "token-counts-o200k_base"
     assert cache.read_bytes().startswith(b"# git-hydrate token-counts 1 o200k_base\n")
     both = hydrate(repo, "prompt", "M-6001", "--max-tokens", "100000", "--max-bytes", "4000")
-    assert "big-b" not in both.stdout and " of 100,000 tokens (o200k_base)" in both.stderr
+    assert "### Context from big-b" not in both.stdout
+    assert " of 100,000 tokens (o200k_base)" in both.stderr
     bad = hydrate(repo, "prompt", "M-6001", "--max-tokens", "10", "--encoding", "cl100k_base")
     assert bad.returncode == 1 and bad.stderr.startswith(f"error: {EXPAND_TOKEN_REFUSAL} (it ")
     # the refusal names the smallest budget that holds the mandatory part, and it does
@@ -404,7 +444,10 @@ def test_outline_on_the_command_line(repo: Path) -> None:
     packed = json.loads(hydrate(repo, "pack", "M-8", "--max-bytes", "1500", "--outline").stdout)
     assert packed["packet"]["context"][0]["source"] == "mod.py (outline)"
     assert packed["shrunk"][0]["source"] == "mod.py"
-    plain = json.loads(hydrate(repo, "pack", "M-8", "--max-bytes", "1500").stdout)
+    # outlines are the default now; --no-outline drops instead
+    default = json.loads(hydrate(repo, "pack", "M-8", "--max-bytes", "1500").stdout)
+    assert default["shrunk"] == packed["shrunk"]
+    plain = json.loads(hydrate(repo, "pack", "M-8", "--max-bytes", "1500", "--no-outline").stdout)
     assert "shrunk" not in plain and plain["omitted"][0]["reason"] == "byte_budget"
 
 

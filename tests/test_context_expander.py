@@ -34,7 +34,7 @@ from git_hydrate.context_expander import (
     split_budget,
     summarize_packet,
 )
-from tests.conftest import examples
+from tests.conftest import examples, names_every_omission, notice_of, with_notice, without_line_of
 
 GOLDEN = Path(__file__).parent / "golden"
 NOW = 1_800_000_000.0
@@ -382,7 +382,9 @@ def test_expand_properties(entries: list[dict[str, Any]], max_bytes: int) -> Non
         result = build_packet(FULL_TASK, entries, max_bytes, files=["a.py"], now=NOW)
     except ValidationError:
         return
-    assert result["prompt"] == render_prompt(result["packet"])
+    notice = notice_of(result["prompt"])
+    assert result["prompt"] == with_notice(render_prompt(result["packet"]), notice)
+    assert names_every_omission(notice, result["omitted"])  # every one, when it has room
     assert result["prompt_bytes"] == len(result["prompt"].encode())
     assert result["total_bytes"] == result["packet_bytes"] + result["prompt_bytes"]
     _check_walk(result, entries, max_bytes, with_prompt=True)
@@ -412,7 +414,11 @@ def _check_walk(
     order = {e["hash"]: (-e["priority"], e["hash"]) for e in dedupe_context(entries)}
     assert [order[c["hash"]] for c in packet["context"]] == sorted(order[h] for h in kept)
     # an attachment dropped for the budget really did not fit where it was tried:
-    # adding it to the final packet would exceed the budget
+    # adding it to the final packet would exceed the budget (with a notice, the
+    # walk may also have left one out again to make room for the notice's lines:
+    # the notice's own tests cover that)
+    if notice_of(result.get("prompt", "")):
+        return
     for item in result["omitted"]:
         if item["reason"] != "byte_budget":
             continue
@@ -424,8 +430,9 @@ def _check_walk(
                 {"hash": item["hash"], "source": item["source"], "body": body},
             ],
         }
+        rest = without_line_of(notice_of(result.get("prompt", "")), item["hash"])
         size = len(packet_json(bigger)) + (
-            len(render_prompt(bigger).encode()) if with_prompt else 0
+            len(with_notice(render_prompt(bigger), rest).encode()) if with_prompt else 0
         )
         assert size > max_bytes
 

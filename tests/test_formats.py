@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from git_hydrate.context_expander import OUTPUT_CONTRACT, UNTRUSTED_BANNER, UNTRUSTED_FOOTER
 from git_hydrate.pack.assemble import build_prompt
 from git_hydrate.pack.formats import FORMATS, language, render
-from tests.conftest import examples, git, hydrate, hydrate_process
+from tests.conftest import examples, git, hydrate, hydrate_process, notice_of, render_with_notice
 from tests.test_boundaries import REPORTED, lookalikes, structure
 
 TASK = {"task_id": "F-1", "title": "formats", "objective": "o", "acceptance": "a"}
@@ -73,7 +73,11 @@ def bodies_of(prompt: str, name: str) -> list[tuple[str, str]]:
     root = ET.fromstring(prompt[start:stop].translate(_STAND_INS))
     assert root.tag == "documents"
     out = []
-    for index, document in enumerate(root, start=1):
+    documents = list(root)
+    if documents and documents[-1].tag == "not_included":
+        documents.pop()  # what did not fit: the last element, with no child element
+        assert len(root[-1]) == 0 and "git hydrate " in (root[-1].text or "")
+    for index, document in enumerate(documents, start=1):
         assert document.tag == "document"
         assert document.get("index") == str(index)
         assert [child.tag for child in document] == ["source", "document_content"]
@@ -141,7 +145,10 @@ def test_each_format_round_trips_under_the_budget(
     omitted = [o["source"] for o in result["omitted"]]
     assert sorted(kept + omitted) == sorted(e["source"] for e in entries(bodies))
     assert prompt.endswith(OUTPUT_CONTRACT + "\n")
-    assert prompt == render(result["packet"], shape)
+    # (what did not fit is named in the block's last part)
+    notice = notice_of(prompt, name)
+    assert prompt == render_with_notice(result["packet"], name, notice)
+    assert omitted or not notice  # a notice only when something is missing
     if name != "seed":
         by_source = {e["source"]: e["body"] for e in entries(bodies)}
         assert bodies_of(prompt, name) == [(s, as_kept(by_source[s])) for s in kept]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from git_hydrate import Ledger, ValidationError
+from git_hydrate.context_expander import OUTPUT_CONTRACT
 from git_hydrate.pack.tokens import count_tokens
 from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_prompt
 
@@ -213,7 +214,8 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
     assert show_l["omitted"]["context"] == 100 - len(show_l["context"])
 
     assert answers["prompt_s"].startswith("# Task S-1: Health check")
-    assert "X-Request-Id" in answers["prompt_s"] and "[omitted]" not in answers["prompt_s"]
+    assert "X-Request-Id" in answers["prompt_s"]
+    assert "### Not included" not in answers["prompt_s"]
     large = answers["prompt_l"]
     assert large.startswith("# Task L-1: Large")
     tail = large.rstrip("\n").rsplit("\n", 1)[-1]
@@ -373,7 +375,7 @@ def test_a_byte_budget_bounds_every_answer(stocked: Path, tokens: int) -> None:
             assert len(text.encode()) <= budget.limit, name
             assert ("[part 1 of " if name == "get_prompt" else "omitted") in text, name
         large = fit_prompt(ledger, "L-1", budget)
-        assert f"{budget.limit:,} bytes" in large.rsplit("[omitted]", 1)[1]
+        assert large.endswith(OUTPUT_CONTRACT + "\n") and "\n### Not included\n" in large
 
 
 def test_the_default_budget_fits_claude_codes_defaults(repo: Path) -> None:

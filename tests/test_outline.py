@@ -45,7 +45,9 @@ def sample_files() -> list[str]:
 
 def has_grammar(path: str) -> bool:
     lang = ol.language_for(path)
-    return lang == "python" or (lang is not None and outline_ts.parser_for(lang) is not None)
+    return lang in ("python", "markdown", "rst") or (
+        lang is not None and outline_ts.parser_for(lang) is not None
+    )
 
 
 # ------------------------------------------------------------------ golden
@@ -122,7 +124,10 @@ def test_go_rust_java_headers() -> None:
 
 
 def test_unsupported_and_unparseable() -> None:
-    assert ol.outline("README.md", "# hi\n") is None
+    assert ol.outline("README.md", "# hi\n") == "# hi\n"  # Markdown: by its headings
+    assert ol.outline("README.md", "no heading at all\n") is None
+    assert ol.outline("notes.rst", "plain text\n") is None
+    assert ol.outline("notes.txt", "# hi\n") is None
     assert ol.outline("Makefile", "all:\n") is None
     assert ol.outline("x.py", "def broken(:\n") is None
     assert ol.outline("x.py", "a = 1\0\n") is None
@@ -229,3 +234,21 @@ def test_python_outline_lines_come_from_the_body(lines: list[str]) -> None:
     if got is not None:
         assert unsupported_lines(got, body) == []
         assert ol.outline("gen.py", body) == got
+
+
+def test_markdown_and_rst_outlines_are_their_headings() -> None:
+    md = "# A\ntext\n```\n# in a fence\n```\nB\n===\nmore\n## C\n"
+    assert ol.outline("doc.md", md) == "# A\n...\nB\n===\n...\n## C\n"
+    assert unsupported_lines(ol.outline("doc.md", md), md) == []
+    rst = "Title\n=====\nbody\n\n----\n\nSub\n---\n"
+    assert ol.outline("doc.rst", rst) == "Title\n=====\n...\nSub\n---\n"
+
+
+def test_the_light_grammar_table_names_the_outliners_packages() -> None:
+    """The prompt cache keys outlines by :mod:`grammars` without importing the
+    outliner: its table must name every package the outliner imports."""
+    from git_hydrate.pack import grammars
+
+    assert {
+        lang: spec.module for lang, spec in outline_ts._SPECS.items()
+    } == grammars.GRAMMAR_MODULES

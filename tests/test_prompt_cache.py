@@ -11,6 +11,7 @@ import pytest
 
 from git_hydrate import Ledger
 from git_hydrate.pack import prompt_cache as pc
+from git_hydrate.pack.budget import Budget
 
 from .conftest import git, hydrate, stocked_repo
 
@@ -123,7 +124,7 @@ def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
 ) -> None:
     """Outlines depend on which tree-sitter grammars import: installing or upgrading one
     must not be answered with prompts (or outlines) made without it."""
-    from git_hydrate.pack import outline
+    from git_hydrate.pack import grammars, stored
     from git_hydrate.pack.budget import Budget
 
     with Ledger(task) as ledger:
@@ -132,8 +133,9 @@ def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
     plain = Budget(1000, None, "o200k_base", False)
     shrunk = Budget(1000, None, "o200k_base", True)
     before = (pc.PromptCache.key(tip, plain), pc.PromptCache.key(tip, shrunk))
-    assert "tree_sitter=" in outline.grammars()
-    monkeypatch.setattr(outline, "grammars", lambda: "tree_sitter=-")
+    assert "tree_sitter=" in grammars.grammars()
+    for module in (pc, stored):  # each reads it where it keys a cache
+        monkeypatch.setattr(module, "grammars", lambda: "tree_sitter=-")
     after = (pc.PromptCache.key(tip, plain), pc.PromptCache.key(tip, shrunk))
     assert after[0] == before[0] and after[1] != before[1]
     code = "def f():\n" + "    x = 1\n" * 300
@@ -223,8 +225,8 @@ def test_the_key_is_held_whole_and_decides(task: Path) -> None:
         assert tip is not None
         store = pc.PromptCache(ledger.repo)
         small = ledger.prompt("C-1", max_bytes=900, now=T0)
-        small_key = store.key(tip, (900, None, "o200k_base", False, "seed"))
-        big_key = store.key(tip, (131072, None, "o200k_base", False, "seed"))
+        small_key = store.key(tip, Budget(900, None, "o200k_base", True))
+        big_key = store.key(tip, Budget(131072, None, "o200k_base", True))
         os.replace(store._path(small_key), store._path(big_key))  # as if their names clashed
         assert store.get(big_key, T0) is None and store.get(small_key, T0) is None
         big = ledger.prompt("C-1", now=T0)

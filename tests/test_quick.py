@@ -198,7 +198,6 @@ FALL_THROUGH = [
     ("--refresh",),
     ("-h",),
     ("--help",),
-    ("--outline",),  # the key needs the installed grammars
     ("--max-bytes", "0"),
     ("--max-bytes", "-5"),
     ("--max-bytes", "lots"),
@@ -280,9 +279,13 @@ def test_a_turned_off_or_unreadable_setting_falls_through(task: Path) -> None:
     git(task, "config", "hydrate.maxBytes", "8k")
     fill(task)
     assert same(task, "prompt", "C-1")  # the setting is the budget, as for the full CLI
-    git(task, "config", "hydrate.outline", "true")
-    assert not same(task, "prompt", "C-1")  # outlines: the key needs the grammars
-    assert same(task, "prompt", "C-1", "--no-outline")
+    git(task, "config", "hydrate.outline", "false")
+    assert not same(task, "prompt", "C-1")  # another budget: a miss, built by the CLI
+    fill(task)
+    assert same(task, "prompt", "C-1")  # and then a hit (outlines off)
+    # outlines on (the default before the setting): the key names the grammars, and
+    # the entry stored before the setting changed answers
+    assert same(task, "prompt", "C-1", "--outline")
 
 
 def test_git_s_clock_falls_through(task: Path) -> None:

@@ -225,4 +225,6 @@ def listing(
     if limit is not None and len(lines) > limit:
         rest = len(lines) - limit
         lines = [*lines[:limit], f"  ... and {rest} more (-vv lists all)"]
+    # how value per byte placed a large attachment (see docs/packing.md)
+    lines += [f"  {shown(line)}" for line in result.get("decisions") or ()]
     return lines

@@ -5,7 +5,10 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 
 * :mod:`.budget` — the one :class:`Budget` value (bytes, tokens, encoding,
   outlines), built once from the options and the settings;
-* :mod:`.tokens`, :mod:`.outline` — exact token counts and outlines (extras);
+* :mod:`.tokens`, :mod:`.outline` — exact token counts and outlines: Python,
+  Markdown and reStructuredText (:mod:`.outline_markup`) always, five more
+  languages with the extra (:mod:`.outline_ts`); :mod:`.grammars` names the
+  installed grammars without importing them;
 * :mod:`.boundaries` — the one rule that keeps untrusted text from reading as
   the prompt's structure (``neutralise``);
 * :mod:`.render` — the prompt's fixed layout and its untrusted block;
@@ -14,7 +17,10 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 * :mod:`.seed` — the seed's helpers and exact strings (``dedupe_context``,
   ``split_budget``, the refusals and notes); :mod:`git_hydrate.context_expander`
   re-exports them under the seed's name;
-* :mod:`.walk` — the budget walk: attachments in order while they fit;
+* :mod:`.omissions` — the prompt's ``### Not included`` section;
+* :mod:`.measure`, :mod:`.value`, :mod:`.walk` — the budget walk: what it
+  holds and how it measures, value per byte, and the two passes that keep
+  attachments whole, as outlines, or name them as left out;
 * :mod:`.assemble` — the packet and the prompt: mandatory part, walk, result;
 * :mod:`.memo`, :mod:`.loader` — bodies for the walk: from what add-tree just
   read, the work tree, or git, read ahead in packing order;

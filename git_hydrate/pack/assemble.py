@@ -17,12 +17,13 @@ Everything measured here is measured in bytes of UTF-8:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ..errors import Conflict, ValidationError
 from .formats import SEED, Layout
+from .omissions import Notice, flagged
 from .render import (
     OUTPUT_CONTRACT,
     UNTRUSTED_BANNER,
@@ -210,8 +211,11 @@ def _finish(
     outline: Outliner | None,
 ) -> dict[str, Any]:
     result.update(_meter_fields(tokens, max_tokens))
-    if outline is not None:
-        result["shrunk"] = [k.shrunk for k in walked.kept if k.shrunk is not None]
+    shrunk = [k.shrunk for k in walked.kept if k.shrunk is not None]
+    if outline is not None and shrunk:
+        # (only when something was: outlines are on by default, and a result with
+        # nothing shrunk is byte for byte the seed's)
+        result["shrunk"] = shrunk
     return result
 
 
@@ -333,6 +337,17 @@ def build_prompt(
     )
 
 
+class _Frame(NamedTuple):
+    """What a prompt walk measures around its attachments: the packet without
+    them, its sections before the block, their sizes and tokens."""
+
+    packet: dict[str, Any]
+    head: list[str]
+    base_json: int
+    base_prompt: int
+    counted: dict[str, int]
+
+
 def _renderwalk(
     task: Mapping[str, Any],
     entries: Iterable[Entry],
@@ -351,7 +366,72 @@ def _renderwalk(
     layout: Layout = SEED,
 ) -> dict[str, Any]:
     _check_budgets(max_bytes, max_tokens, tokens)
-    packet = _expanded_packet(task, files, tests, extra)
+    frame, plan = _prompt_plan(
+        _expanded_packet(task, files, tests, extra), max_bytes, max_tokens, tokens, with_json
+    )
+    plan.outliner, plan.layout = outline, layout
+    plan.lean = pieces and tokens is None
+    plan.notice = Notice(
+        frame.packet["task_id"],
+        layout,
+        max_listed_bytes=_listing_room(plan.room_bytes),
+    )
+    if plan.meter is not None:
+        plan.block_tokens = _block_tokens(plan.meter, frame.head, frame.counted["base"], layout)
+    ordered = dedupe_context(entries)
+    moment = as_timestamp(now)
+    walked = walk(ordered, plan, now=moment, load_body=load_body)
+
+    def total_tokens(state: Walked) -> int:
+        assert tokens is not None
+        return _count_tokens(tokens, frame, state, with_json)
+
+    back_off(walked, max_tokens, total_tokens)
+    frame.packet["context"] = [k.item for k in walked.kept]
+    result = _rendered(frame, walked, pieces, max_bytes)
+    if tokens is not None:
+        if "prompt" not in frame.counted:
+            total_tokens(walked)
+        result["token_count"] = frame.counted["prompt"]
+        if with_json:
+            result["packet_tokens"] = frame.counted["packet"]
+            result["total_tokens"] = frame.counted["prompt"] + frame.counted["packet"]
+    result["note"] = EXPAND_NOTE if tokens is None else TOKENS_NOTE
+    _account(result, walked, ordered, moment, frame.base_prompt)
+    return _finish(result, walked, tokens, max_tokens, outline)
+
+
+def _account(
+    result: dict[str, Any], walked: Walked, ordered: Sequence[Entry], moment: float, base: int
+) -> None:
+    """What the result says of the attachments: omitted, and for ``prompt`` how
+    many were kept, what all would need, the named ones not held whole and how
+    value per byte decided."""
+    result["omitted"] = [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])]
+    if not walked.plan.json:
+        result["kept"] = len(walked.kept)
+        result["attachments"] = len(ordered)
+        result["needed_bytes"] = base + needed(walked, ordered, moment, walked.plan)
+    if walked.notice:
+        named = flagged(walked.notice.missing(), ordered)
+        if named:
+            result["flagged"] = named
+    if walked.decisions:
+        result["decisions"] = walked.decisions
+
+
+def _prompt_plan(
+    packet: dict[str, Any],
+    max_bytes: int | None,
+    max_tokens: int | None,
+    tokens: TokenMeter | None,
+    with_json: bool,
+) -> tuple[_Frame, Plan]:
+    """The mandatory part's sizes, and the walk's plan for the room left.
+
+    Raises:
+        ValidationError: the mandatory part alone does not fit.
+    """
     base_json = len(packet_json(packet))
     head = head_sections(packet)
     base_prompt = len(assemble(head, []).encode("utf-8"))
@@ -359,79 +439,80 @@ def _renderwalk(
     if max_bytes is not None and base_bytes > max_bytes:
         raise ValidationError(refusal(EXPAND_REFUSAL, base_bytes, "--max-bytes"))
     meter = tokens if max_tokens is not None else None
+    counted: dict[str, int] = {}
     base_tokens = 0
-    block_tokens = 0
     if meter is not None:
-        base_prompt_tokens = meter.count(assemble(head, []))
-        base_tokens = base_prompt_tokens
+        counted["base"] = base_tokens = meter.count(assemble(head, []))
         if with_json:
             base_tokens += meter.count(packet_json(packet).decode("utf-8"))
         if max_tokens is not None and base_tokens > max_tokens:
             raise ValidationError(refusal(EXPAND_TOKEN_REFUSAL, base_tokens, "--max-tokens"))
-        block_tokens = _block_tokens(meter, head, base_prompt_tokens, layout)
     plan = Plan(
         json=with_json,
         prompt=True,
         room_bytes=None if max_bytes is None else max_bytes - base_bytes,
         room_tokens=None if max_tokens is None else max_tokens - base_tokens,
         meter=meter,
-        outliner=outline,
-        block_tokens=block_tokens,
-        lean=pieces and tokens is None,
-        layout=layout,
+        value_per_byte=not with_json,
     )
-    ordered = dedupe_context(entries)
-    moment = as_timestamp(now)
-    walked = walk(ordered, plan, now=moment, load_body=load_body)
-    counted: dict[str, int] = {}
+    return _Frame(packet, head, base_json, base_prompt, counted), plan
 
-    def total_tokens(state: Walked) -> int:
-        assert tokens is not None
-        packet["context"] = [k.item for k in state.kept]
-        sections = [cast(tuple[str, ...], k.section) for k in state.kept]
-        counted["prompt"] = tokens.count(assemble(head, sections, layout.frame))
-        counted["packet"] = tokens.count(packet_json(packet).decode("utf-8")) if with_json else 0
-        return counted["prompt"] + counted["packet"]
 
-    back_off(walked, max_tokens, total_tokens)
-    packet["context"] = [k.item for k in walked.kept]
-    # The same sections render_prompt(packet) would produce, rendered once.
-    packet_bytes = base_json + sum(k.cost_json for k in walked.kept)
-    prompt_bytes = base_prompt + sum(k.cost_prompt for k in walked.kept)
+def _count_tokens(tokens: TokenMeter, frame: _Frame, state: Walked, with_json: bool) -> int:
+    """The exact tokens of the prompt (and the packet) ``state`` holds."""
+    frame.packet["context"] = [k.item for k in state.kept]
+    sections = [cast(tuple[str, ...], k.section) for k in state.kept] + _notice_part(state)
+    frame.counted["prompt"] = tokens.count(assemble(frame.head, sections, state.plan.layout.frame))
+    packet = tokens.count(packet_json(frame.packet).decode("utf-8")) if with_json else 0
+    frame.counted["packet"] = packet
+    return frame.counted["prompt"] + packet
+
+
+def _rendered(
+    frame: _Frame, walked: Walked, pieces: bool, max_bytes: int | None
+) -> dict[str, Any]:
+    """The prompt (or its pieces) and its sizes; the packet with it."""
+    plan = walked.plan
+    notice = _notice_part(walked)
+    packet_bytes = frame.base_json + sum(k.cost_json for k in walked.kept)
+    prompt_bytes = frame.base_prompt + sum(k.cost_prompt for k in walked.kept)
+    prompt_bytes += walked.notice_bytes() if notice else 0
     result: dict[str, Any] = {}
+    frame_texts = plan.layout.frame
     if pieces:
-        mixed: list[str | bytes] = list(
-            prompt_pieces(head, [(cast(bytes, k.section),) for k in walked.kept], layout.frame)
-            if plan.lean
-            else prompt_pieces(
-                head, [cast(tuple[str, ...], k.section) for k in walked.kept], layout.frame
-            )
-        )
+        mixed: list[str | bytes]
+        if plan.lean:
+            lean: list[tuple[bytes, ...]] = [(cast(bytes, k.section),) for k in walked.kept]
+            lean += [tuple(p.encode("utf-8") for p in part) for part in notice]
+            mixed = list(prompt_pieces(frame.head, lean, frame_texts))
+        else:
+            texts = [cast(tuple[str, ...], k.section) for k in walked.kept] + notice
+            mixed = list(prompt_pieces(frame.head, texts, frame_texts))
         encoded = [p.encode("utf-8") if isinstance(p, str) else p for p in mixed]
         result["prompt_pieces"] = encoded
         characters = sum(len(p) if p.isascii() else len(p.decode("utf-8")) for p in encoded)
     else:
-        result["packet"] = packet
-        texts = [cast(tuple[str, ...], k.section) for k in walked.kept]
-        result["prompt"] = assemble(head, texts, layout.frame)
+        result["packet"] = frame.packet
+        texts = [cast(tuple[str, ...], k.section) for k in walked.kept] + notice
+        result["prompt"] = assemble(frame.head, texts, frame_texts)
         characters = len(result["prompt"])
     result["packet_bytes"] = packet_bytes
     result["prompt_bytes"] = prompt_bytes
-    if with_json:
+    if plan.json:
         result["total_bytes"] = packet_bytes + prompt_bytes
     result["max_bytes"] = max_bytes
     result["token_estimate"] = max(1, math.ceil(characters / CHARS_PER_TOKEN)) if characters else 0
-    if tokens is not None:
-        if not counted:
-            total_tokens(walked)
-        result["token_count"] = counted["prompt"]
-        if with_json:
-            result["packet_tokens"] = counted["packet"]
-            result["total_tokens"] = counted["prompt"] + counted["packet"]
-    result["note"] = EXPAND_NOTE if tokens is None else TOKENS_NOTE
-    result["omitted"] = [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])]
-    if not with_json:
-        result["kept"] = len(walked.kept)
-        result["attachments"] = len(ordered)
-        result["needed_bytes"] = base_prompt + needed(walked, ordered, moment, plan)
-    return _finish(result, walked, tokens, max_tokens, outline)
+    return result
+
+
+def _listing_room(room: int | None) -> int | None:
+    """The most bytes the notice's named lines may take: a quarter of the room."""
+    return None if room is None else max(0, room) // 4
+
+
+def _notice_part(walked: Walked) -> list[tuple[str, ...]]:
+    """The ``### Not included`` section as the block's last part (none when
+    nothing is missing, or when the budget cannot hold it)."""
+    if walked.notice is None or not walked.notice or not walked.notice_fits:
+        return []
+    return [(walked.notice.section(),)]

@@ -27,13 +27,26 @@ if TYPE_CHECKING:
         format: str | None
 
 
-__all__ = ["Budget", "parse_size", "resolve_budget"]
+__all__ = ["Budget", "human_size", "parse_size", "resolve_budget"]
 
 #: What a budget option's suffix multiplies by: git's ``k``/``m``/``g`` (1024-based),
 #: and for bytes the same followed by ``b`` or ``ib`` in any case (``64KB``,
 #: ``64KiB``, ``64kb``: all 65,536, as git counts).
 _BYTE_SUFFIX_TAILS = ("ib", "b")
 _EXAMPLES = {"bytes": "20000, 64k, 64KiB, 1m", "tokens": "16000, 16k, 1m"}
+
+
+def human_size(size: int) -> str:
+    """``812 bytes``, ``9.5 KiB``, ``69 KiB``, ``1.2 MiB``: 1024-based, as budgets are."""
+    if size < 1024:
+        return f"{size:,} bytes"
+    value = size / 1024
+    unit = "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
 
 
 def parse_size(value: str, unit: str = "bytes") -> int:

@@ -32,6 +32,7 @@ from .render import (
     assemble,
     context_heading,
     head_sections,
+    neutralise,
     one_line,
     outline_heading,
     section_pieces,
@@ -85,6 +86,25 @@ class Layout:
         cached by the body)."""
         return section_pieces(self.heading(source, outline=outline), body)
 
+    def renumbered(self, section: tuple[str, ...] | bytes, index: int) -> tuple[str, ...] | bytes:
+        """A section made as another place's, as the ``index``-th (the same text
+        in every format but ``xml``, whose documents are numbered)."""
+        return section
+
+    # The ``### Not included`` section (:mod:`.omissions`), the block's last part.
+    notice_open: str = "### Not included\n"
+    notice_close: str = ""
+
+    def notice_line(self, source: str, rest: str) -> str:
+        """One line of the section: an attachment's source, then ``rest`` (the
+        tool's own words). The source is repository text: it stands in a code
+        span no backtick run in it can close, on one line, and a line that spells
+        a boundary is marked."""
+        label = one_line(source)
+        ticks = "`" * _longest_run(label, "`") + "`"
+        pad = " " if label.startswith("`") or label.endswith("`") or not label.strip() else ""
+        return neutralise(f"- {ticks}{pad}{label}{pad}{ticks} {rest}\n")
+
 
 class MarkdownLayout(Layout):
     """Each body in a fenced code block that nothing inside it can close."""
@@ -101,6 +121,15 @@ class MarkdownLayout(Layout):
         if not body or body.endswith("\n"):
             return (heading, body, f"{fence}\n")
         return (heading, body, "\n", f"{fence}\n")
+
+
+def _longest_run(text: str, char: str) -> int:
+    """The length of the longest run of ``char`` in ``text``."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == char else 0
+        longest = max(longest, run)
+    return longest
 
 
 def _fence_length(body: str) -> int:
@@ -134,6 +163,19 @@ class XmlLayout(Layout):
             text if not text or text.endswith("\n") else text + "\n",
             "</document_content>\n</document>\n",
         )
+
+    def renumbered(self, section: tuple[str, ...] | bytes, index: int) -> tuple[str, ...] | bytes:
+        if isinstance(section, bytes):
+            tail = section.partition(b">\n")[2]
+            return b'<document index="%d">\n' % index + tail
+        text = section[0].partition(">\n")[2]
+        return (f'<document index="{index}">\n{text}', *section[1:])
+
+    notice_open = "<not_included>\n"
+    notice_close = "</not_included>\n"
+
+    def notice_line(self, source: str, rest: str) -> str:
+        return neutralise(f"- {_escaped(one_line(source))} {_escaped(rest)}\n")
 
 
 _ESCAPES: Final = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}

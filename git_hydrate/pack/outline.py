@@ -3,11 +3,12 @@
 ``outline(path, body)`` returns a skeleton of ``body`` made only of text taken
 from it (whole lines, or prefixes of lines, indentation kept) plus elision
 marker lines (indentation + ``...``, see ``is_marker``).  It is pure and
-deterministic.  Python is outlined with the stdlib ``ast``; JavaScript,
+deterministic.  Python is outlined with the stdlib ``ast``; Markdown and
+reStructuredText by their headings (:mod:`.outline_markup`); JavaScript,
 TypeScript/TSX, Go, Rust and Java with tree-sitter, when the grammar packages
-are installed.  It returns None for an unsupported language, for Python that
-does not parse, and for the tree-sitter languages when their packages are
-missing.
+are installed (:mod:`.outline_ts`).  It returns None for an unsupported
+language, for Python that does not parse, for a document without headings, and
+for the tree-sitter languages when their packages are missing.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import tokenize
 import warnings
 from collections.abc import Sequence
 
+from .grammars import grammars
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, marker
-from .outline_ts import grammars, ts_outline
+from .outline_markup import markdown_outline, rst_outline
+from .outline_ts import ts_outline
 
 __all__ = ["ELLIPSIS", "grammars", "is_marker", "language_for", "outline"]
 
@@ -44,6 +47,10 @@ _EXTENSIONS = {
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".rst": "rst",
 }
 
 
@@ -57,7 +64,14 @@ def outline(path: str, body: str) -> str | None:
     lang = language_for(path)
     if lang is None:
         return None
-    lines = _python_outline(body) if lang == "python" else ts_outline(lang, body)
+    if lang == "python":
+        lines = _python_outline(body)
+    elif lang == "markdown":
+        lines = markdown_outline(body)
+    elif lang == "rst":
+        lines = rst_outline(body)
+    else:
+        lines = ts_outline(lang, body)
     if lines is None:
         return None
     return "\n".join(lines) + ("\n" if lines else "")

@@ -6,7 +6,6 @@ installed; without it :func:`ts_outline` returns ``None``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from typing import Any
 
 from .outline_lines import cap, indent_of, marker
 
-__all__ = ["grammars", "parser_for", "ts_outline"]
+__all__ = ["parser_for", "ts_outline"]
 
 _WORDY = re.compile(r"\w")
 
@@ -149,29 +148,6 @@ _SPECS["tsx"] = _Spec(**{**_SPECS["typescript"].__dict__, "factory": "language_t
 _MAX_WHOLE = 25  # longer 'whole' declarations keep first line, marker, last line
 _CLOSERS = frozenset({"}", "};", "},", ");", ")"})
 _BLOCKS = frozenset({"statement_block", "block", "constructor_body"})
-
-
-@cache
-def grammars() -> str:
-    """Which tree-sitter grammars this process would use, as a fingerprint (each
-    package's location, size and modification time, or its absence), for the
-    caches of what outlines produce: installing or upgrading a grammar changes
-    outlines, so it changes their keys. Nothing is imported."""
-    import importlib.util
-
-    found = []
-    for name in sorted({"tree_sitter", *(spec.module for spec in _SPECS.values())}):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        origin = spec.origin if spec is not None else None
-        try:
-            stat = os.stat(origin) if origin else None
-        except OSError:
-            stat = None
-        found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
-    return ";".join(found)
 
 
 @cache

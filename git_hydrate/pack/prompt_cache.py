@@ -35,6 +35,7 @@ from ..store import Refs, private_file
 from ..store.tempfiles import remove_stale_temporaries
 from .budget import resolve_budget
 from .fingerprint import PACKAGE_DIR, packer_fingerprint
+from .grammars import grammars
 from .refresh_memo import recall
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
@@ -245,8 +246,7 @@ class PromptCache:
     def key(tip: bytes, budget: Iterable[Any]) -> str:
         """The key of a task tip under a budget, for this version's rendering."""
         if getattr(budget, "outline", False):
-            from .outline import grammars  # what outlines come out depends on them
-
+            # what outlines come out depends on the installed grammars
             return entry_key(tip, budget, grammars())
         return entry_key(tip, budget)
 
@@ -408,15 +408,14 @@ def lookup(
     budget_args: Sequence[Any],
     moment: float | None = None,
     *,
-    outlines: bool = True,
     refreshed: bool = False,
 ) -> Entry | None:
     """The stored prompt ``git hydrate [-C directory] prompt task_id`` prints, opened;
     ``None`` when there is none to print: not a task id, the cache turned off, no
     such task, nothing stored, or not valid at ``moment`` (``None``: git's idea of
     now). ``budget_args`` are the options given, as :func:`resolve_budget` takes
-    them. Without ``outlines``, also ``None`` when the budget keeps outlines (their
-    key names the installed grammars, found by importing them). With ``refreshed``,
+    them (with outlines on, the key names the installed grammars, found without
+    importing them: :mod:`.grammars`). With ``refreshed``,
     the prompt ``prompt --refresh`` prints: ``None`` unless the refresh memo says
     that refreshing would recognise every recorded run at this tip again (the
     entry's ``refreshed`` then holds what the refresh says of each).
@@ -444,8 +443,6 @@ def lookup(
         if not _object_id(tip):
             return None
         budget = resolve_budget(repo.settings, *budget_args)
-        if budget.outline and not outlines:
-            return None
         said = recall(repo, task_id, tip) if refreshed else []
         if said is None:
             return None

@@ -22,6 +22,7 @@ from .assemble import build_packet, build_prompt, pack_packet
 from .budget import Budget
 from .derived import DerivedCache
 from .formats import layout
+from .grammars import grammars
 from .loader import BodyReader
 from .memo import BodyMemo
 from .prompt_cache import PromptCache
@@ -47,9 +48,11 @@ _OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
 
 def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The task's fields and its attachments (with size and oid, no bodies), in
-    packing order."""
+    packing order. An attachment of a file the task names (by its path, or its
+    source label) carries ``named``: ``file in play`` or ``named test``."""
     state = refs.load(task_id)
     task = dict(task_dict(state))
+    roles = _named_paths(task)
     entries = [
         {
             "hash": link.sha256,
@@ -63,7 +66,22 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[di
         }
         for link in state.links
     ]
+    for entry in entries:
+        role = roles.get(str(entry.get("path") or entry["source"]))
+        if role is not None:
+            entry["named"] = role
     return task, entries
+
+
+def _named_paths(task: Mapping[str, Any]) -> dict[str, str]:
+    """Each path the task names, and how: ``file in play`` or ``named test``."""
+    roles: dict[str, str] = {}
+    for key, role in (("tests", "named test"), ("files", "file in play")):
+        for item in task.get(key) or ():
+            path = item.get("path") if isinstance(item, Mapping) else item
+            if path:
+                roles[str(path)] = role
+    return roles
 
 
 class _Job(NamedTuple):
@@ -160,9 +178,6 @@ def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
 
 
 def _outliner(refs: TaskRefs, caches: list[Any]) -> Outliner:
-    from .outline import grammars, language_for
-    from .outline import outline as outline_text
-
     # the grammars installed decide outlines: another set, another cache
     state = hashlib.sha256(grammars().encode("utf-8", "surrogateescape")).hexdigest()[:16]
     header = _OUTLINE_CACHE_HEADER % state.encode("ascii")
@@ -170,6 +185,10 @@ def _outliner(refs: TaskRefs, caches: list[Any]) -> Outliner:
     caches.append(cache)
 
     def outline_of(entry: Mapping[str, Any], read: Callable[[], str]) -> str | None:
+        # (imported only when something does not fit: outlines are on by default)
+        from .outline import language_for
+        from .outline import outline as outline_text
+
         language = language_for(str(entry["source"]))
         if language is None:
             return None

@@ -1,268 +1,222 @@
 """The budget walk: keep attachments in packing order while they fit.
 
-Everything is measured in UTF-8 bytes (and, with a meter, exact tokens) of the
-texts the budget counts: the packet's compact JSON, the rendered prompt, or
-both. The walk never re-encodes the whole packet or prompt per attachment:
-each kept attachment adds exactly its own encoded length plus one separator,
-which is what makes the walk linear and the figure exact. A body that cannot
-fit by its recorded size is never read. Pure: no I/O, no git; the clock is a
-parameter.
+Two passes. The first keeps, in order, every attachment that fits whole; one
+the task names (a file in play, a named test: ``entry["named"]``) or that
+ranks high (the first 1/:data:`TOP_SHARE` of the order) that does not is kept
+as its outline at once. The others that do not fit, and a large attachment
+that would leave out :data:`DISPLACED` or more later ones that fit whole in
+its place (value per byte, :mod:`.value`), wait for the second pass, which
+tries them in packing order (whole first for the large ones, then as
+outlines) in the room left: an outline of a low-ranked file never pushes out
+a smaller file that fits whole. Kept attachments stay in packing order.
+
+Whatever is left out or shrunk is named in the prompt's ``### Not included``
+section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
+no longer fits beside what is kept, the last kept attachment the task does
+not name is left out again (:func:`_settle`). A body that cannot fit by its
+recorded size is never read. Each attachment is measured once, as the sum of
+its own parts (:mod:`.measure`); the caller verifies the token total of the
+result (:func:`back_off`). Pure: no I/O, no git; the clock is a parameter.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Final
 
 from ..codec import encode_output
-from .formats import SEED, Layout
+from .measure import (
+    Plan,
+    Walked,
+    as_timestamp,
+    body_of,
+    cache_key,
+    candidate,
+    expires_at,
+    fits,
+    floor,
+    measured,
+    min_body_bytes,
+    section_variant,
+)
 from .render import utf8_len
-from .seed import BodyLoader, Entry, Outliner, TokenMeter
+from .seed import BodyLoader, Entry
+from .value import waits
 
-__all__ = ["Kept", "Plan", "Walked", "as_timestamp", "back_off", "needed", "walk"]
+__all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "back_off", "needed", "walk"]
 
+#: The first 1/TOP_SHARE of the packing order (at least the first attachment) rank
+#: high: like a file the task names, one that does not fit is outlined in place.
+TOP_SHARE: Final = 10
+#: What a line of the notice costs besides its source (an upper bound): leaving
+#: out a file smaller than its own line gains nothing.
+_LINE_BYTES: Final = 200
 
-def as_timestamp(now: datetime | float | None) -> float:
-    """POSIX seconds for a moment (a naive datetime is UTC; ``None`` is now)."""
-    if now is None:
-        return datetime.now(UTC).timestamp()
-    if isinstance(now, datetime):
-        if now.tzinfo is None:
-            now = now.replace(tzinfo=UTC)
-        return now.timestamp()
-    return float(now)
-
-
-def _expires_at(entry: Entry) -> float | None:
-    value = entry.get("expires")
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return as_timestamp(value)
-    if isinstance(value, str):
-        return as_timestamp(datetime.fromisoformat(value))
-    return float(value)
-
-
-def _body_of(entry: Entry, load_body: BodyLoader | None) -> str:
-    if "body" in entry:
-        return str(entry["body"])
-    if load_body is None:
-        raise ValueError(f"context entry {entry['hash']} has no body and no loader was given")
-    return load_body(entry)
-
-
-def _min_body_bytes(entry: Entry) -> int:
-    size = entry.get("size")
-    if size is not None:
-        return int(size)
-    if "body" in entry:
-        return len(str(entry["body"]).encode("utf-8"))
-    return 0
-
-
-@dataclass
-class Plan:
-    """What a walk measures and how much room it has after the mandatory part.
-
-    ``json`` and ``prompt`` say which texts count against the budget; the
-    rooms are what is left of each budget (``None``: no such budget).
-    """
-
-    json: bool
-    prompt: bool
-    room_bytes: int | None
-    room_tokens: int | None
-    meter: TokenMeter | None = None
-    outliner: Outliner | None = None
-    #: Tokens the untrusted block costs around the first attachment.
-    block_tokens: int = 0
-    #: The prompt's format: how a section holds its body.
-    layout: Layout = SEED
-    #: Keep each kept section as its UTF-8 bytes, and no body in its item:
-    #: the prompt is then held once, in UTF-8 (a text with one wide character
-    #: costs up to 4 bytes per character as a ``str``).
-    lean: bool = False
-
-    def kept(
-        self,
-        index: int,
-        item: dict[str, Any],
-        section: tuple[str, ...],
-        cost_json: int,
-        cost_prompt: int,
-        shrunk: dict[str, Any] | None = None,
-    ) -> Kept:
-        """What the walk keeps of an attachment that fits."""
-        if not self.lean:
-            return Kept(index, item, section, cost_json, cost_prompt, shrunk)
-        lean = {"hash": item["hash"], "source": item["source"]}
-        encoded = b"".join([piece.encode("utf-8") for piece in section])
-        return Kept(index, lean, encoded, cost_json, cost_prompt, shrunk)
-
-
-@dataclass
-class Kept:
-    """One attachment the walk kept: in full, or as its outline."""
-
-    index: int
-    item: dict[str, Any]
-    #: The section's pieces in the prompt (see :func:`rendering.section_pieces`),
-    #: or, in a lean walk, the section's UTF-8 bytes.
-    section: tuple[str, ...] | bytes
-    cost_json: int
-    cost_prompt: int
-    shrunk: dict[str, Any] | None = None
-
-
-@dataclass
-class Walked:
-    kept: list[Kept] = field(default_factory=list)
-    omitted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
-    used_bytes: int = 0
-    used_tokens: int = 0
-
-    def omit(self, index: int, entry: Entry, reason: str) -> None:
-        self.omitted.append(
-            (index, {"hash": str(entry["hash"]), "source": str(entry["source"]), "reason": reason})
-        )
-
-
-def _cache_key(entry: Entry, variant: str) -> str:
-    return f"{entry.get('oid') or entry['hash']} {variant}"
-
-
-_JSON_HEAD: Final = '{"body":'
-
-
-def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key: str) -> int:
-    """Tokens of an item's compact JSON, its body's part counted (and cached) alone."""
-    tail = b',"hash":"%s","source":%s}' % (
-        str(item["hash"]).encode("ascii"),
-        encode_output(str(item["source"])),
-    )
-    body = encoded[len(_JSON_HEAD) : len(encoded) - len(tail)].decode("utf-8")
-    return (
-        meter.count(_JSON_HEAD) + meter.count_body(key, body) + meter.count(tail.decode("utf-8"))
-    )
-
-
-def _candidate(
-    plan: Plan, entry: Entry, item: dict[str, Any], variant: str, index: int
-) -> tuple[tuple[str, ...], int, int, int]:
-    """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add
-    as the ``index``-th kept (from 1; an outline when ``variant`` says so)."""
-    # (the packet's size is reported by the prompt walk too, though not measured)
-    first = index == 1
-    encoded = encode_output(item)
-    cost_json = len(encoded) + (0 if first else 1)
-    section: tuple[str, ...] = ()
-    cost_prompt = 0
-    tokens = 0
-    meter = plan.meter
-    if plan.json and meter is not None:
-        tokens += _json_tokens(meter, encoded, item, _cache_key(entry, variant + ".json"))
-        tokens += 0 if first else 1  # the comma
-    if plan.prompt:
-        layout = plan.layout
-        outline = variant == "outline"
-        source = str(entry["source"])
-        section = layout.section(index, source, str(item["body"]), outline=outline)
-        between = len(layout.separator)
-        cost_prompt = sum(map(utf8_len, section)) + (layout.block_overhead if first else between)
-        if meter is not None:
-            key = _cache_key(entry, _section_variant(variant, layout))
-            tokens += meter.count(section[0]) + meter.count_body(key, "".join(section[1:]))
-            tokens += plan.block_tokens if first else min(between, 1)  # the block, or the line
-    return section, cost_json, cost_prompt, tokens
-
-
-def _section_variant(variant: str, layout: Layout) -> str:
-    """The token cache's name for a body's part of a section (the seed's names kept)."""
-    name = "section" if variant == "full" else variant + ".section"
-    return name if layout is SEED else f"{name}.{layout.name}"
-
-
-def _fits(plan: Plan, walked: Walked, size: int, tokens: int) -> bool:
-    if plan.room_bytes is not None and walked.used_bytes + size > plan.room_bytes:
-        return False
-    return plan.room_tokens is None or walked.used_tokens + tokens <= plan.room_tokens
-
-
-def _measured(plan: Plan, cost_json: int, cost_prompt: int) -> int:
-    return (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
-
-
-#: What a context item costs in the packet's JSON besides its body and source:
-#: ``{"body":"","hash":"<64 hex>","source":""}``.
-_ITEM_JSON_BYTES: Final = len(encode_output({"body": "", "hash": "0" * 64, "source": ""}))
-#: What a section costs in the prompt besides its body and source: the heading's
-#: words and its line break.
-_SECTION_BYTES: Final = len("### Context from \n")
-
-
-def _floor(entry: Entry, source: str, plan: Plan, *, first: bool) -> int:
-    """The fewest bytes an attachment can cost in what the plan measures: its body,
-    its source and the fixed text around them (escaping and marks only add)."""
-    body = _min_body_bytes(entry)
-    label = utf8_len(source)
-    separator = 0 if first else 1
-    floor = 0
-    if plan.json:
-        floor += body + label + _ITEM_JSON_BYTES + separator
-    if plan.prompt:
-        layout = plan.layout
-        floor += body + label + _SECTION_BYTES
-        floor += layout.block_overhead if first else len(layout.separator)
-    return floor
+#: An attachment the first pass put off: its place, entry, body (when read),
+#: and whether it is a large one value per byte made wait.
+_Waiting = tuple[int, Entry, str | None, bool]
 
 
 def walk(
     entries: Sequence[Entry], plan: Plan, *, now: float, load_body: BodyLoader | None
 ) -> Walked:
-    """Keep attachments in order while they fit the plan's rooms.
+    """Keep attachments in packing order while they fit the plan's rooms (see the
+    module's doc). When the notice's list does not fit the room, the walk is
+    made again with a notice that only counts, and with none if even that does
+    not fit (the omissions are still reported beside the prompt)."""
+    walked = _walk(entries, plan, now=now, load_body=load_body)
+    if not walked.notice_fits and plan.notice is not None:
+        counting = plan.notice.counting()
+        walked = _walk(entries, replace(plan, notice=counting), now=now, load_body=load_body)
+        if not walked.notice_fits:
+            walked = _walk(entries, replace(plan, notice=None), now=now, load_body=load_body)
+            walked.notice_fits = False
+    return walked
 
-    Each attachment is measured once, as the sum of its own parts; the caller
-    verifies the token total of the result (see :func:`_back_off`).
-    """
-    walked = Walked()
-    per_body = int(plan.json) + int(plan.prompt)
+
+def _walk(
+    entries: Sequence[Entry], plan: Plan, *, now: float, load_body: BodyLoader | None
+) -> Walked:
+    walked = Walked(plan, notice=plan.notice)
+    waiting: list[_Waiting] = []
+    top = max(1, len(entries) // TOP_SHARE)
     for index, entry in enumerate(entries):
-        expires = _expires_at(entry)
+        expires = expires_at(entry)
         if expires is not None and expires <= now:
             walked.omit(index, entry, "expired")
+        else:
+            high = bool(entry.get("named")) or index < top
+            _first_pass(plan, walked, index, entry, load_body, entries, waiting, high=high)
+        _settle(plan, walked)
+    for index, entry, text, large in waiting:
+        if large and _keep_whole(plan, walked, index, entry, load_body):
+            walked.unnote(index)
             continue
-        digest, source = str(entry["hash"]), str(entry["source"])
-        body: str | None = None
-        # A body costs at least its own bytes in each measured text; when that
-        # alone cannot fit, it is not read (unless its outline is wanted).
-        floor = _floor(entry, source, plan, first=not walked.kept) if per_body else 0
-        too_big = plan.room_bytes is not None and walked.used_bytes + floor > plan.room_bytes
-        if not too_big and plan.meter is not None and plan.room_tokens is not None:
-            variant = _section_variant("full", plan.layout) if plan.prompt else "full.json"
-            known = plan.meter.known(_cache_key(entry, variant))
-            too_big = known is not None and walked.used_tokens + known > plan.room_tokens
-        if not too_big:
-            body = _body_of(entry, load_body)
-            item = {"hash": digest, "source": source, "body": body}
-            section, cost_json, cost_prompt, tokens = _candidate(
-                plan, entry, item, "full", len(walked.kept) + 1
-            )
-            size = _measured(plan, cost_json, cost_prompt)
-            if _fits(plan, walked, size, tokens):
-                walked.kept.append(plan.kept(index, item, section, cost_json, cost_prompt))
-                walked.used_bytes += size
-                walked.used_tokens += tokens
-                continue
         if plan.outliner is not None and _keep_outline(
-            plan, walked, index, entry, body, load_body
+            plan, walked, index, entry, text, load_body
         ):
             continue
         walked.omit(index, entry, "byte_budget")
+        _settle(plan, walked)
+    if walked.evicted:
+        _refill(plan, walked, entries, load_body)
+        _settle(plan, walked)  # (a line put back can cost more than it did)
+    walked.in_order()
     return walked
+
+
+def _first_pass(
+    plan: Plan,
+    walked: Walked,
+    index: int,
+    entry: Entry,
+    load_body: BodyLoader | None,
+    entries: Sequence[Entry],
+    waiting: list[_Waiting],
+    *,
+    high: bool,
+) -> None:
+    """One attachment's first pass: kept whole, outlined in place (named or ranking
+    high), put off to the second pass, or left out."""
+    large_ones = [w[1] for w in waiting if w[3]]
+    body = _whole(plan, walked, index, entry, load_body, entries, large_ones)
+    if body is _LARGE:
+        walked.note(index, entry, "byte_budget", outlined=True)
+        # ranks high: its outline, in place (the whole file may fit later)
+        if (
+            high
+            and plan.outliner is not None
+            and _keep_outline(plan, walked, index, entry, None, load_body)
+        ):
+            walked.kept[-1].named = True
+            return
+        waiting.append((index, entry, None, True))
+        return
+    if body is True:
+        return
+    text = body if isinstance(body, str) else None
+    if plan.outliner is None:
+        walked.omit(index, entry, "byte_budget")
+    elif high:
+        if _keep_outline(plan, walked, index, entry, text, load_body):
+            walked.kept[-1].named = True  # not left out again to make room for the notice
+        else:
+            walked.omit(index, entry, "byte_budget")
+    else:
+        walked.note(index, entry, "byte_budget", outlined=True)
+        waiting.append((index, entry, text, False))
+
+
+#: The attachment is large and would displace several others: it waits.
+_LARGE: Final = object()
+
+
+def _whole(
+    plan: Plan,
+    walked: Walked,
+    index: int,
+    entry: Entry,
+    load_body: BodyLoader | None,
+    entries: Sequence[Entry],
+    large_ones: Sequence[Entry],
+) -> str | bool | object | None:
+    """Keep an attachment whole if it fits (``True``); else its body if it was read,
+    ``None`` if it was not (it cannot fit by its size), or :data:`_LARGE` when
+    value per byte says it waits."""
+    digest, source = str(entry["hash"]), str(entry["source"])
+    # A body costs at least its own bytes in each measured text; when that
+    # alone cannot fit, it is not read (unless its outline is wanted).
+    if plan.json or plan.prompt:
+        least = floor(entry, source, plan, first=not walked.kept)
+        if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
+            return None
+    if plan.meter is not None and plan.room_tokens is not None:
+        variant = section_variant("full", plan.layout) if plan.prompt else "full.json"
+        known = plan.meter.known(cache_key(entry, variant))
+        if known is not None and walked.total_tokens() + known > plan.room_tokens:
+            return None
+    if waits(plan, walked, entries, index, large_ones):
+        return _LARGE
+    body = body_of(entry, load_body)
+    item = {"hash": digest, "source": source, "body": body}
+    section, cost_json, cost_prompt, tokens = candidate(
+        plan, entry, item, "full", len(walked.kept) + 1
+    )
+    size = measured(plan, cost_json, cost_prompt)
+    if not fits(plan, walked, size, tokens):
+        return body
+    kept = plan.kept(index, item, section, (cost_json, cost_prompt))
+    walked.keep(kept, size, tokens, named=bool(entry.get("named")))
+    walked.sizes[index] = _whole_size(entry, body)
+    return True
+
+
+def _whole_size(entry: Entry, body: str) -> int:
+    size = entry.get("size")
+    return int(size) if size is not None else utf8_len(body)
+
+
+def _keep_whole(
+    plan: Plan, walked: Walked, index: int, entry: Entry, load_body: BodyLoader | None
+) -> bool:
+    """Keep an attachment whole if it fits what is left (the second pass)."""
+    source = str(entry["source"])
+    least = floor(entry, source, plan, first=not walked.kept)
+    if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
+        return False
+    item = {"hash": str(entry["hash"]), "source": source, "body": body_of(entry, load_body)}
+    section, cost_json, cost_prompt, tokens = candidate(
+        plan, entry, item, "full", len(walked.kept) + 1
+    )
+    size = measured(plan, cost_json, cost_prompt)
+    if not fits(plan, walked, size, tokens):
+        return False
+    kept = plan.kept(index, item, section, (cost_json, cost_prompt))
+    walked.keep(kept, size, tokens, named=bool(entry.get("named")))
+    walked.sizes[index] = _whole_size(entry, str(item["body"]))
+    return True
 
 
 def _keep_outline(
@@ -277,7 +231,7 @@ def _keep_outline(
     assert plan.outliner is not None
 
     def read() -> str:
-        return body if body is not None else _body_of(entry, load_body)
+        return body if body is not None else body_of(entry, load_body)
 
     outline = plan.outliner(entry, read)
     if not outline:
@@ -285,23 +239,69 @@ def _keep_outline(
     source = str(entry["source"])
     digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
     item = {"hash": digest, "source": f"{source} (outline)", "body": outline}
-    section, cost_json, cost_prompt, tokens = _candidate(
+    walked.note(index, entry, "byte_budget", outlined=True)
+    section, cost_json, cost_prompt, tokens = candidate(
         plan, entry, item, "outline", len(walked.kept) + 1
     )
-    size = _measured(plan, cost_json, cost_prompt)
-    if not _fits(plan, walked, size, tokens):
+    size = measured(plan, cost_json, cost_prompt)
+    if not fits(plan, walked, size, tokens):
         return False
-    full = _min_body_bytes(entry) if body is None else utf8_len(body)
+    full = min_body_bytes(entry) if body is None else utf8_len(body)
     shrunk = {
         "hash": str(entry["hash"]),
         "source": source,
         "outline_hash": digest,
         "bytes_saved": full - utf8_len(outline),
     }
-    walked.kept.append(plan.kept(index, item, section, cost_json, cost_prompt, shrunk))
-    walked.used_bytes += size
-    walked.used_tokens += tokens
+    walked.sizes[index] = full
+    kept = plan.kept(index, item, section, (cost_json, cost_prompt), shrunk)
+    walked.keep(kept, size, tokens, named=bool(entry.get("named")))
     return True
+
+
+def _refill(
+    plan: Plan, walked: Walked, entries: Sequence[Entry], load_body: BodyLoader | None
+) -> None:
+    """After attachments were left out to make room for the notice, try the left-out
+    ones again in packing order: each kept now also takes its line off the notice."""
+    for index, item in sorted(walked.omitted):
+        if item["reason"] != "byte_budget":
+            continue
+        entry = entries[index]
+        walked.unnote(index)
+        if _keep_whole(plan, walked, index, entry, load_body):
+            walked.omitted.remove((index, item))
+        else:
+            walked.note(index, entry, "byte_budget", outlined=False)
+
+
+def _settle(plan: Plan, walked: Walked) -> None:
+    """After the notice grew: while it no longer fits beside what is kept, leave
+    out the last kept attachment (one the task does not name, if any, and whose
+    leaving frees more than the notice's line for it costs), which the notice
+    then names too. When nothing is left to drop and it still does not fit, the
+    notice is left out (the omissions are still reported)."""
+    if walked.notice is None or not walked.notice or not walked.notice_fits:
+        return
+    while (plan.room_bytes is not None and walked.total_bytes() > plan.room_bytes) or (
+        plan.room_tokens is not None and walked.total_tokens() > plan.room_tokens
+    ):
+        if not walked.kept:
+            walked.notice_fits = False  # (for good: the notice only grows)
+            return
+        walked.drop(_last_to_drop(walked, gain=True))
+
+
+def _last_to_drop(walked: Walked, *, gain: bool) -> int:
+    """The place of the last kept attachment the task does not name (else the
+    last); with ``gain``, the last whose leaving frees more than its line costs."""
+    for at in range(len(walked.kept) - 1, -1, -1):
+        kept = walked.kept[at]
+        if not kept.named and (
+            not gain or kept.size > _LINE_BYTES + utf8_len(str(kept.item["source"]))
+        ):
+            return at
+    return len(walked.kept) - 1
 
 
 def back_off(
@@ -318,13 +318,11 @@ def back_off(
         return None
     total = total_tokens(walked)
     while total > max_tokens and walked.kept:
-        last = walked.kept.pop()
-        entry = (
-            {"hash": last.shrunk["hash"], "source": last.shrunk["source"]}
-            if last.shrunk
-            else last.item
-        )
-        walked.omit(last.index, entry, "byte_budget")
+        walked.drop(_last_to_drop(walked, gain=False))
+        walked.in_order()
+        total = total_tokens(walked)
+    if total > max_tokens and walked.notice:
+        walked.notice_fits = False  # the notice alone does not fit: left out
         total = total_tokens(walked)
     return total
 
@@ -338,11 +336,11 @@ def needed(walked: Walked, entries: Sequence[Entry], now: float, plan: Plan) -> 
     total = 0
     count = 0
     for entry in entries:
-        expires = _expires_at(entry)
+        expires = expires_at(entry)
         if expires is not None and expires <= now:
             continue
         source = str(entry["source"])
-        size = _min_body_bytes(entry)
+        size = min_body_bytes(entry)
         if plan.json:
             total += size + len(encode_output(source)) + len(str(entry["hash"])) + 30
         if plan.prompt:

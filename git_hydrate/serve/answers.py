@@ -13,8 +13,10 @@ own sources, tests and docs, o200k_base averages 3.5-4.0 bytes per token, so
 the byte budget holds under the token cap for code and prose; text of 2.5
 bytes per token or fewer (base64, dense CJK) needs the extra for an exact bound.
 
-An answer that does not fit whole keeps what fits, in order, and ends with
-a summary of what it left out; a long text is sent in parts instead
+An answer that does not fit whole keeps what fits, in order, and says what it
+left out: a list ends with an ``omitted`` summary; a prompt names what it left
+out inside its own untrusted block (``### Not included``), never after its
+Output contract; a long text is sent in parts instead
 (:mod:`.pages`). Errors are bounded too (:func:`error_text`). Nothing here
 prints or knows about MCP: the server (:mod:`.server`) only sends these texts.
 """
@@ -22,7 +24,6 @@ prints or knows about MCP: the server (:mod:`.server`) only sends these texts.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Final, NamedTuple
@@ -64,10 +65,6 @@ MIN_TOKENS: Final = 400
 ERROR_CHARS: Final = 500
 #: The most characters of a value quoted back in an error.
 _VALUE_CHARS: Final = 80
-#: How many times the prompt is packed again when its summary pushed it over; each
-#: time with twice as much less room as the time before (an attachment may be
-#: larger than what the text is over by: the packer then keeps the same ones).
-_REPACKS: Final = 8
 
 
 class AnswerBudget(NamedTuple):
@@ -165,28 +162,6 @@ def error_text(message: str, budget: AnswerBudget | None = None) -> str:
 # -- the prompt ---------------------------------------------------------------------------
 
 
-def _prompt_note(task_id: str, result: Mapping[str, Any], budget: AnswerBudget) -> str:
-    """The summary that ends a prompt that left something out ("" when nothing was)."""
-    omitted: Sequence[Mapping[str, Any]] = result["omitted"]
-    shrunk: Sequence[Mapping[str, Any]] = result.get("shrunk") or []
-    if not omitted and not shrunk:
-        return ""
-    reasons = Counter(str(item["reason"]) for item in omitted)
-    by_reason = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
-    parts = [
-        f"kept {result['kept']} of {result['attachments']} attachments "
-        f"to fit this answer's budget of {budget.describe()}",
-        f"omitted {len(omitted)}" + (f" ({by_reason})" if by_reason else ""),
-    ]
-    if shrunk:
-        parts.append(f"{len(shrunk)} kept as outlines")
-    # No source label or path here: this note follows the Output contract, and
-    # repository text never may (issue 29 D1). The list is one command away.
-    parts.append(f"the whole list: git hydrate prompt {task_id} -v")
-    parts.append("each one: the get_attachment tool, or git hydrate show ID --attachment HASH")
-    return "\n\n[omitted] " + "; ".join(parts) + ".\n"
-
-
 def surface_format(ledger: Ledger) -> str:
     """The prompt format an agent surface uses: ``hydrate.promptFormat`` when it is
     set, else :data:`SURFACE_FORMAT`."""
@@ -197,37 +172,36 @@ def surface_format(ledger: Ledger) -> str:
 
 
 def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
-    """The task's prompt packed within ``budget``, ending with the omission summary.
+    """The task's prompt packed within ``budget``, in the surfaces' format
+    (:func:`surface_format`).
 
-    The prompt is packed by :meth:`Ledger.prompt` in the surfaces' format
-    (:func:`surface_format`) with the answer's budget (tokens, or bytes) less
-    the summary's own size, packing again with less room when the summary does
-    not fit beside it.
+    What did not fit is named by the prompt itself, in the ``### Not included``
+    section that ends its untrusted block: nothing is appended after the Output
+    contract, and no source label stands outside the block (issue 27 item 4).
+    The packer holds the prompt within both of the budget's measures exactly.
 
     Raises:
         ValidationError: the task's fields alone do not fit the budget.
     """
-    tokens, size = budget.limit, budget.byte_cap
     shape = surface_format(ledger)
-    for attempt in range(_REPACKS):
+    try:
         if budget.unit == "tokens":
             result = ledger.prompt(
-                task_id, max_bytes=size, max_tokens=tokens, encoding=budget.encoding, format=shape
+                task_id,
+                max_bytes=budget.byte_cap,
+                max_tokens=budget.limit,
+                encoding=budget.encoding,
+                format=shape,
             )
         else:
-            result = ledger.prompt(task_id, max_bytes=min(tokens, size), format=shape)
-        note = _prompt_note(task_id, result, budget)
-        text = result["prompt"] + note
-        if budget.fits(text):
-            return text
-        # Less room for the prompt, in both measures: what the text is over by.
-        tokens -= max(budget.size(text) - budget.limit, 16) << attempt
-        size -= max(len(text.encode("utf-8")) - budget.byte_cap, 16) << attempt
-        if tokens < 1 or size < 1:
-            break
-    raise ValidationError(
-        f"the prompt of {task_id} does not fit this answer's budget of {budget.describe()}"
-    )
+            result = ledger.prompt(
+                task_id, max_bytes=min(budget.limit, budget.byte_cap), format=shape
+            )
+    except ValidationError:
+        raise ValidationError(
+            f"the prompt of {task_id} does not fit this answer's budget of {budget.describe()}"
+        ) from None
+    return str(result["prompt"])
 
 
 # -- lists --------------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""Which tree-sitter grammars outlines would use, found without importing them.
+
+Light on purpose: outlines are on by default, the prompt cache's key then
+names the installed grammars, and the command line's fast path computes that
+key before anything else is imported (:mod:`git_hydrate.quick`).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+
+__all__ = ["GRAMMAR_MODULES", "grammars"]
+
+#: Each tree-sitter language's grammar package (its import name); the outliner's
+#: own table (:mod:`.outline_ts`) names the same packages.
+GRAMMAR_MODULES = {  # (not typing.Final: the fast path imports no typing)
+    "javascript": "tree_sitter_javascript",
+    "typescript": "tree_sitter_typescript",
+    "tsx": "tree_sitter_typescript",
+    "go": "tree_sitter_go",
+    "rust": "tree_sitter_rust",
+    "java": "tree_sitter_java",
+}
+
+
+@cache
+def grammars() -> str:
+    """Which tree-sitter grammars this process would use, as a fingerprint (each
+    package's location, size and modification time, or its absence), for the
+    caches of what outlines produce: installing or upgrading a grammar changes
+    outlines, so it changes their keys. Nothing is imported."""
+    import importlib.util
+
+    found = []
+    for name in sorted({"tree_sitter", *GRAMMAR_MODULES.values()}):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = spec.origin if spec is not None else None
+        try:
+            stat = os.stat(origin) if origin else None
+        except OSError:
+            stat = None
+        found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
+    return ";".join(found)

@@ -1,0 +1,365 @@
+"""What a budget walk holds and how it measures an attachment.
+
+Everything is measured in UTF-8 bytes (and, with a meter, exact tokens) of the
+texts the budget counts: the packet's compact JSON, the rendered prompt, or
+both. The walk never re-encodes the whole packet or prompt per attachment:
+each kept attachment adds exactly its own encoded length plus one separator,
+which is what makes the walk linear and the figure exact. :class:`Walked` is
+the walk's state: what it kept, what it left out, and the ``### Not included``
+notice (:mod:`.omissions`) whose cost it carries. Pure: no I/O, no git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ..codec import encode_output
+from .formats import SEED, Layout
+from .omissions import Missing, Notice
+from .render import utf8_len
+from .seed import BodyLoader, Entry, Outliner, TokenMeter
+
+__all__ = [
+    "Kept",
+    "Plan",
+    "Walked",
+    "as_timestamp",
+    "body_of",
+    "cache_key",
+    "candidate",
+    "expires_at",
+    "fits",
+    "floor",
+    "measured",
+    "min_body_bytes",
+    "section_variant",
+]
+
+
+def as_timestamp(now: datetime | float | None) -> float:
+    """POSIX seconds for a moment (a naive datetime is UTC; ``None`` is now)."""
+    if now is None:
+        return datetime.now(UTC).timestamp()
+    if isinstance(now, datetime):
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
+        return now.timestamp()
+    return float(now)
+
+
+def expires_at(entry: Entry) -> float | None:
+    value = entry.get("expires")
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return as_timestamp(value)
+    if isinstance(value, str):
+        return as_timestamp(datetime.fromisoformat(value))
+    return float(value)
+
+
+def body_of(entry: Entry, load_body: BodyLoader | None) -> str:
+    if "body" in entry:
+        return str(entry["body"])
+    if load_body is None:
+        raise ValueError(f"context entry {entry['hash']} has no body and no loader was given")
+    return load_body(entry)
+
+
+def min_body_bytes(entry: Entry) -> int:
+    size = entry.get("size")
+    if size is not None:
+        return int(size)
+    if "body" in entry:
+        return len(str(entry["body"]).encode("utf-8"))
+    return 0
+
+
+@dataclass
+class Plan:
+    """What a walk measures and how much room it has after the mandatory part.
+
+    ``json`` and ``prompt`` say which texts count against the budget; the
+    rooms are what is left of each budget (``None``: no such budget).
+    """
+
+    json: bool
+    prompt: bool
+    room_bytes: int | None
+    room_tokens: int | None
+    meter: TokenMeter | None = None
+    outliner: Outliner | None = None
+    #: Tokens the untrusted block costs around the first attachment.
+    block_tokens: int = 0
+    #: The prompt's format: how a section holds its body.
+    layout: Layout = SEED
+    #: Keep each kept section as its UTF-8 bytes, and no body in its item:
+    #: the prompt is then held once, in UTF-8 (a text with one wide character
+    #: costs up to 4 bytes per character as a ``str``).
+    lean: bool = False
+    #: The prompt's ``### Not included`` section, kept as the walk decides.
+    notice: Notice | None = None
+    #: Weigh a large attachment against what it would displace (``prompt``'s walk;
+    #: ``pack`` and ``expand`` keep the seed's strict priority order).
+    value_per_byte: bool = False
+
+    def kept(
+        self,
+        index: int,
+        item: dict[str, Any],
+        section: tuple[str, ...],
+        costs: tuple[int, int],
+        shrunk: dict[str, Any] | None = None,
+    ) -> Kept:
+        """What the walk keeps of an attachment that fits (``costs``: its JSON
+        and prompt bytes)."""
+        cost_json, cost_prompt = costs
+        if not self.lean:
+            return Kept(index, item, section, cost_json, cost_prompt, shrunk)
+        lean = {"hash": item["hash"], "source": item["source"]}
+        encoded = b"".join([piece.encode("utf-8") for piece in section])
+        return Kept(index, lean, encoded, cost_json, cost_prompt, shrunk)
+
+
+@dataclass
+class Kept:
+    """One attachment the walk kept: in full, or as its outline."""
+
+    index: int
+    item: dict[str, Any]
+    #: The section's pieces in the prompt (see :meth:`.formats.Layout.section`),
+    #: or, in a lean walk, the section's UTF-8 bytes.
+    section: tuple[str, ...] | bytes
+    cost_json: int
+    cost_prompt: int
+    shrunk: dict[str, Any] | None = None
+    #: What it adds to the measured texts (bytes, tokens), and whether the task
+    #: names it (or it ranks high): it is then the last to be left out again.
+    size: int = 0
+    tokens: int = 0
+    named: bool = False
+    #: Whether it opens the untrusted block (it was kept first).
+    opens: bool = False
+    #: Its place in the block when it was measured (from 1).
+    place: int = 0
+
+
+@dataclass
+class Walked:
+    """A walk's state: the attachments kept and left out, and what they cost."""
+
+    plan: Plan
+    kept: list[Kept] = field(default_factory=list)
+    omitted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    used_bytes: int = 0
+    used_tokens: int = 0
+    #: The prompt's ``### Not included`` section (``None``: the packet alone is measured).
+    notice: Notice | None = None
+    #: Whether the notice fits the budget (when not, it is left out of the prompt).
+    notice_fits: bool = True
+    #: How value per byte decided, one line each (``prompt -v``).
+    decisions: list[str] = field(default_factory=list)
+    #: Each attachment's whole size, by place in packing order, for the notice.
+    sizes: dict[int, int] = field(default_factory=dict)
+    #: How many kept attachments were left out again to make room for the notice.
+    evicted: int = 0
+
+    def omit(self, index: int, entry: Entry, reason: str) -> None:
+        self.omitted.append(
+            (index, {"hash": str(entry["hash"]), "source": str(entry["source"]), "reason": reason})
+        )
+        self.note(index, entry, reason, outlined=False)
+
+    def note(self, index: int, entry: Entry, reason: str, *, outlined: bool) -> None:
+        """Name the attachment in the notice: omitted, or kept as its outline."""
+        if self.notice is None:
+            return
+        size = self.sizes.get(index, min_body_bytes(entry))
+        self.sizes[index] = size
+        digest, source = str(entry["hash"]), str(entry["source"])
+        self.notice.add(Missing(index, digest, source, size, reason, outlined))
+
+    def unnote(self, index: int) -> None:
+        if self.notice is not None:
+            self.notice.remove(index)
+
+    def keep(self, kept: Kept, size: int, tokens: int, *, named: bool = False) -> None:
+        kept.size, kept.tokens, kept.named = size, tokens, named
+        kept.opens = not self.kept
+        kept.place = len(self.kept) + 1
+        self.kept.append(kept)
+        self.used_bytes += size
+        self.used_tokens += tokens
+
+    def drop(self, at: int) -> Kept:
+        """Leave out the kept attachment at ``at`` again (the notice names it)."""
+        self.evicted += 1
+        gone = self.kept.pop(at)
+        self.used_bytes -= gone.size
+        self.used_tokens -= gone.tokens
+        if gone.opens and self.kept:
+            self._opens(self.kept[0])
+        entry = (
+            {"hash": gone.shrunk["hash"], "source": gone.shrunk["source"]}
+            if gone.shrunk
+            else gone.item
+        )
+        self.omit(gone.index, entry, "byte_budget")
+        return gone
+
+    def _opens(self, kept: Kept) -> None:
+        """``kept`` is now the first attachment: it opens the block (its opening
+        and closing instead of a separator) and has no comma before it in the JSON."""
+        plan = self.plan
+        layout = plan.layout
+        json_change = -1 if plan.json else 0
+        between = len(layout.separator)
+        prompt_change = layout.block_overhead - between if plan.prompt else 0
+        kept.opens = True
+        kept.cost_json -= 1
+        kept.cost_prompt += prompt_change
+        kept.size += json_change + prompt_change
+        self.used_bytes += json_change + prompt_change
+        if plan.meter is not None:
+            block = plan.block_tokens - min(between, 1) if plan.prompt else 0
+            change = (-1 if plan.json else 0) + block
+            kept.tokens += change
+            self.used_tokens += change
+
+    def notice_bytes(self) -> int:
+        if self.notice is None or not self.notice:
+            return 0
+        return self.notice.cost(after_attachments=bool(self.kept))
+
+    def with_one_more(self) -> int:
+        """Bytes used, the notice's as it costs once an attachment is kept."""
+        notice = self.notice.cost(after_attachments=True) if self.notice else 0
+        return self.used_bytes + notice
+
+    def total_bytes(self) -> int:
+        """Bytes used: the kept attachments and the notice."""
+        return self.used_bytes + self.notice_bytes()
+
+    def total_tokens(self) -> int:
+        """Tokens used, the notice's estimated at half its bytes (the exact total is
+        checked once the walk is done)."""
+        return self.used_tokens + (self.notice_bytes() + 1) // 2
+
+    def in_order(self) -> None:
+        """Sort the kept attachments into packing order and number their sections
+        by their places (a format that numbers them measured each at the place it
+        was kept, never a shorter number than its final one: see
+        :meth:`.formats.Layout.renumbered`)."""
+        self.kept.sort(key=lambda kept: kept.index)
+        layout = self.plan.layout
+        for place, kept in enumerate(self.kept, start=1):
+            if kept.place == place or not self.plan.prompt:
+                continue
+            before = _section_bytes(kept.section)
+            kept.section = layout.renumbered(kept.section, place)
+            change = _section_bytes(kept.section) - before
+            kept.place = place
+            kept.cost_prompt += change
+            kept.size += change
+            self.used_bytes += change
+
+
+def _section_bytes(section: tuple[str, ...] | bytes) -> int:
+    return len(section) if isinstance(section, bytes) else sum(map(utf8_len, section))
+
+
+def cache_key(entry: Entry, variant: str) -> str:
+    return f"{entry.get('oid') or entry['hash']} {variant}"
+
+
+_JSON_HEAD: Final = '{"body":'
+
+
+def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key: str) -> int:
+    """Tokens of an item's compact JSON, its body's part counted (and cached) alone."""
+    tail = b',"hash":"%s","source":%s}' % (
+        str(item["hash"]).encode("ascii"),
+        encode_output(str(item["source"])),
+    )
+    body = encoded[len(_JSON_HEAD) : len(encoded) - len(tail)].decode("utf-8")
+    return (
+        meter.count(_JSON_HEAD) + meter.count_body(key, body) + meter.count(tail.decode("utf-8"))
+    )
+
+
+def candidate(
+    plan: Plan, entry: Entry, item: dict[str, Any], variant: str, index: int
+) -> tuple[tuple[str, ...], int, int, int]:
+    """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add
+    as the ``index``-th kept (from 1; an outline when ``variant`` says so)."""
+    # (the packet's size is reported by the prompt walk too, though not measured)
+    first = index == 1
+    encoded = encode_output(item)
+    cost_json = len(encoded) + (0 if first else 1)
+    section: tuple[str, ...] = ()
+    cost_prompt = 0
+    tokens = 0
+    meter = plan.meter
+    if plan.json and meter is not None:
+        tokens += _json_tokens(meter, encoded, item, cache_key(entry, variant + ".json"))
+        tokens += 0 if first else 1  # the comma
+    if plan.prompt:
+        layout = plan.layout
+        outline = variant == "outline"
+        source = str(entry["source"])
+        section = layout.section(index, source, str(item["body"]), outline=outline)
+        between = len(layout.separator)
+        cost_prompt = sum(map(utf8_len, section)) + (layout.block_overhead if first else between)
+        if meter is not None:
+            key = cache_key(entry, section_variant(variant, layout))
+            tokens += meter.count(section[0]) + meter.count_body(key, "".join(section[1:]))
+            tokens += plan.block_tokens if first else min(between, 1)  # the block, or the line
+    return section, cost_json, cost_prompt, tokens
+
+
+def section_variant(variant: str, layout: Layout) -> str:
+    """The token cache's name for a body's part of a section (the seed's names kept)."""
+    name = "section" if variant == "full" else variant + ".section"
+    return name if layout is SEED else f"{name}.{layout.name}"
+
+
+def fits(plan: Plan, walked: Walked, size: int, tokens: int) -> bool:
+    """Whether one more attachment of ``size`` bytes and ``tokens`` fits, beside
+    the kept ones and the notice as it stands."""
+    if plan.room_bytes is not None and walked.with_one_more() + size > plan.room_bytes:
+        return False
+    if plan.room_tokens is None:
+        return True
+    notice = (walked.notice.cost(after_attachments=True) + 1) // 2 if walked.notice else 0
+    return walked.used_tokens + notice + tokens <= plan.room_tokens
+
+
+def measured(plan: Plan, cost_json: int, cost_prompt: int) -> int:
+    return (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
+
+
+#: What a context item costs in the packet's JSON besides its body and source:
+#: ``{"body":"","hash":"<64 hex>","source":""}``.
+_ITEM_JSON_BYTES: Final = len(encode_output({"body": "", "hash": "0" * 64, "source": ""}))
+#: What a section costs in the prompt besides its body and source: the heading's
+#: words and its line break.
+_SECTION_BYTES: Final = len("### Context from \n")
+
+
+def floor(entry: Entry, source: str, plan: Plan, *, first: bool) -> int:
+    """The fewest bytes an attachment can cost in what the plan measures: its body,
+    its source and the fixed text around them (escaping and marks only add)."""
+    body = min_body_bytes(entry)
+    label = utf8_len(source)
+    separator = 0 if first else 1
+    least = 0
+    if plan.json:
+        least += body + label + _ITEM_JSON_BYTES + separator
+    if plan.prompt:
+        layout = plan.layout
+        least += body + label + _SECTION_BYTES
+        least += layout.block_overhead if first else len(layout.separator)
+    return least

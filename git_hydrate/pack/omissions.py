@@ -1,0 +1,188 @@
+"""The prompt's own account of what it left out: the ``### Not included`` section.
+
+When a walk omits an attachment or keeps only its outline, the prompt says so
+*inside* the untrusted block, as its last part, so that a worker (an agent
+that can fetch more) knows it did not receive everything and how to get the
+rest. Each line names the attachment's source (repository text: the format
+keeps it on one line and unable to read as structure, see
+:meth:`.formats.Layout.notice_line`), its size, what happened to it and why,
+and the command that prints it::
+
+    ### Not included
+    Left out or shrunk to fit the budget; the command on each line (or the get_attachment ...
+    - `src/big.py` (69 KiB): left out, byte_budget; git hydrate show T-1 --attachment <sha256>
+
+A prompt with nothing omitted or shrunk has no such section and renders as the
+seed specifies. The section names at most :data:`MAX_LISTED` attachments (and
+their lines at most a quarter of the room, so a small budget keeps room for
+attachments), in packing order, and ends with a count of the rest (``prompt
+-v`` lists every one); where the budget has no room for that, only the count.
+:class:`Notice` keeps its cost exact while the walk decides, without rendering
+it again per attachment. Pure: no I/O, no git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .budget import human_size
+from .formats import SEED, Layout
+from .render import utf8_len
+
+__all__ = ["MAX_LISTED", "Missing", "Notice", "flagged"]
+
+_INTRO: Final = (
+    "Left out or shrunk to fit the budget; the command on each line (or the "
+    "get_attachment tool) prints it whole.\n"
+)
+#: The most attachments the section names one by one; the rest are counted.
+MAX_LISTED: Final = 25
+#: What happened to an attachment, as its line says it.
+OMITTED: Final = "left out"
+OUTLINED: Final = "outlined"
+
+
+@dataclass(frozen=True)
+class Missing:
+    """One attachment the prompt does not hold whole."""
+
+    index: int  # its place in packing order
+    hash: str
+    source: str
+    size: int  # bytes of its whole body
+    reason: str  # "byte_budget" or "expired"
+    outlined: bool  # kept as its outline
+
+    def words(self, task_id: str) -> str:
+        """The line's text after the source."""
+        state = OUTLINED if self.outlined else OMITTED
+        return (
+            f"({human_size(self.size)}): {state}, {self.reason}; "
+            f"git hydrate show {task_id} --attachment {self.hash}"
+        )
+
+
+@dataclass
+class Notice:
+    """The ``### Not included`` section a walk is building, and what it costs.
+
+    Attachments are added in the order the walk decides; the section names the
+    first :data:`MAX_LISTED` of them (shown in packing order) and counts the
+    rest. Its cost is kept as a running sum of the listed lines' bytes.
+    """
+
+    task_id: str
+    layout: Layout = SEED
+    #: How many attachments it names one by one (0: it only counts them, for a
+    #: budget with no room for more).
+    cap: int = MAX_LISTED
+    #: The most bytes the named lines may take (``None``: no limit besides ``cap``),
+    #: so that on a small budget the list leaves room for the attachments.
+    max_listed_bytes: int | None = None
+    items: dict[int, Missing] = field(default_factory=dict)
+    _listed: list[int] = field(default_factory=list)
+    _listed_bytes: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def counting(self) -> Notice:
+        """An empty notice like this one that names none of its attachments."""
+        return Notice(self.task_id, self.layout, cap=0)
+
+    def add(self, missing: Missing) -> None:
+        """Name ``missing`` in the section (replacing what it said of that attachment)."""
+        if missing.index in self.items:
+            self.remove(missing.index)
+        self.items[missing.index] = missing
+        self._list(missing.index)
+
+    def _list(self, index: int) -> bool:
+        """Name the attachment at ``index`` one by one, if the list has room."""
+        if len(self._listed) >= self.cap:
+            return False
+        size = utf8_len(self._line(self.items[index]))
+        limit = self.max_listed_bytes
+        if limit is not None and self._listed_bytes + size > limit:
+            return False
+        self._listed.append(index)
+        self._listed_bytes += size
+        return True
+
+    def remove(self, index: int) -> None:
+        """Stop naming the attachment at ``index`` (it was kept whole after all)."""
+        missing = self.items.pop(index, None)
+        if missing is None or index not in self._listed:
+            return
+        self._listed.remove(index)
+        self._listed_bytes -= utf8_len(self._line(missing))
+        for other in self.items:
+            if other not in self._listed and not self._list(other):
+                break
+
+    def _line(self, missing: Missing) -> str:
+        return self.layout.notice_line(missing.source, missing.words(self.task_id))
+
+    def _more_line(self) -> str:
+        rest = len(self.items) - len(self._listed)
+        if rest <= 0:
+            return ""
+        if not self._listed:
+            return (
+                f"- {rest:,} attachment{'s' if rest > 1 else ''} left out or shrunk to fit: "
+                f"git hydrate prompt {self.task_id} -v lists every one\n"
+            )
+        return (
+            f"- and {rest:,} more not named here: git hydrate prompt {self.task_id} -v "
+            "lists every one\n"
+        )
+
+    def _frame(self) -> tuple[str, str]:
+        layout = self.layout
+        return layout.notice_open + (_INTRO if self.cap else ""), layout.notice_close
+
+    def section(self) -> str:
+        """The section's text (``""`` when nothing is missing); ends with a newline."""
+        if not self.items:
+            return ""
+        opening, closing = self._frame()
+        lines = [self._line(self.items[i]) for i in sorted(self._listed)]
+        return opening + "".join(lines) + self._more_line() + closing
+
+    def cost(self, *, after_attachments: bool) -> int:
+        """Bytes the section adds to the prompt: its text and the separator before
+        it, or the whole untrusted block when no attachment opened it."""
+        if not self.items:
+            return 0
+        opening, closing = self._frame()
+        own = utf8_len(opening) + self._listed_bytes + utf8_len(self._more_line())
+        own += utf8_len(closing)
+        layout = self.layout
+        return own + (len(layout.separator) if after_attachments else layout.block_overhead)
+
+    def missing(self) -> list[Missing]:
+        """Every attachment named or counted, in packing order."""
+        return [self.items[i] for i in sorted(self.items)]
+
+
+def flagged(
+    missing: Sequence[Missing], entries: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The attachments the task names (``entry["named"]``: ``file in play`` or
+    ``named test``) that the prompt does not hold whole: the summary line flags
+    each, so a named file is never left out or shrunk silently."""
+    out = []
+    for item in missing:
+        role = entries[item.index].get("named") if item.index < len(entries) else None
+        if role:
+            out.append(
+                {
+                    "source": item.source,
+                    "named": str(role),
+                    "size": item.size,
+                    "kept": "outline" if item.outlined else "omitted",
+                }
+            )
+    return out

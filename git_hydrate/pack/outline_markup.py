@@ -1,0 +1,98 @@
+"""Outlines of documents by their headings: Markdown and reStructuredText.
+
+A document's outline is its heading lines, as they stand in the body, with an
+elision marker (``...``) where text between two headings was left out: enough
+for a worker to see what the document covers and ask for the part it needs.
+Markdown headings are ATX (``#`` to ``######``) or setext (a line underlined by
+``===`` or ``---``), never inside a fenced code block; reStructuredText
+section titles are a line underlined (and perhaps overlined) by one repeated
+punctuation character at least as long as the title. A document without a
+heading has no outline (``None``). Pure; no extra needed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from .outline_lines import ELLIPSIS, LINE_SPLIT, cap
+
+__all__ = ["markdown_outline", "rst_outline"]
+
+_ATX: Final = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_SETEXT: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+_FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
+#: reStructuredText's adornment characters (any printable non-alphanumeric ASCII).
+_ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*")
+
+
+def _outlined(lines: list[str], headings: list[tuple[int, int]]) -> list[str] | None:
+    """The heading lines (``(first, last)`` line spans, in order) with a marker
+    wherever non-blank text between them was left out."""
+    if not headings:
+        return None
+    out: list[str] = []
+    at = 0
+    for first, last in headings:
+        if any(line.strip() for line in lines[at:first]):
+            out.append(ELLIPSIS)
+        out += [cap(line) for line in lines[first : last + 1]]
+        at = last + 1
+    if any(line.strip() for line in lines[at:]):
+        out.append(ELLIPSIS)
+    return out
+
+
+def markdown_outline(body: str) -> list[str] | None:
+    """The outline of a Markdown document: its headings (see the module doc)."""
+    lines = LINE_SPLIT.split(body)
+    headings: list[tuple[int, int]] = []
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            closes = opened is not None and opened.group(1)[0] == fence[0]
+            if closes and opened and len(opened.group(1)) >= len(fence):
+                fence = None if not line[opened.end() :].strip() else fence
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if _ATX.match(line):
+            headings.append((index, index))
+        elif (
+            index > 0
+            and _SETEXT.fullmatch(line)
+            and lines[index - 1].strip()
+            and not (headings and headings[-1][1] == index - 1)
+            and not _ATX.match(lines[index - 1])
+        ):
+            headings.append((index - 1, index))
+    return _outlined(lines, headings)
+
+
+def rst_outline(body: str) -> list[str] | None:
+    """The outline of a reStructuredText document: its section titles."""
+    lines = LINE_SPLIT.split(body)
+    headings: list[tuple[int, int]] = []
+    index = 1
+    while index < len(lines):
+        title, under = lines[index - 1], lines[index]
+        over = lines[index - 2] if index >= 2 else ""
+        # an overlined title may be inset; an underlined one starts the line
+        overlined = bool(_ADORNMENT.fullmatch(over)) and over.rstrip() == under.rstrip()
+        if (
+            title.strip()
+            and (overlined or not title[:1].isspace())
+            and _ADORNMENT.fullmatch(under)
+            and len(under.rstrip()) >= len(title.rstrip())
+            and not _ADORNMENT.fullmatch(title)
+        ):
+            first = index - 2 if overlined else index - 1
+            if headings and first <= headings[-1][1]:
+                first = headings[-1][1] + 1
+            headings.append((first, index))
+            index += 2
+            continue
+        index += 1
+    return _outlined(lines, headings)
