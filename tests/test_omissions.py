@@ -25,7 +25,7 @@ from git_hydrate.pack.outline import outline
 from git_hydrate.pack.render import BLOCK_OVERHEAD, context_heading, section_pieces, utf8_len
 from git_hydrate.pack.value import LARGE_SHARE
 from git_hydrate.pack.walk import Plan, walk
-from tests.conftest import commit_files, hydrate, notice_of
+from tests.conftest import commit_files, examples, hydrate, names_every_omission, notice_of
 
 NOW = 1_700_000_000.0
 TASK = {"id": "N-1", "title": "Notice", "objective": "Say what is missing.", "acceptance": "a"}
@@ -204,7 +204,7 @@ def _section_bytes(item: dict[str, Any]) -> int:
     return sum(map(utf8_len, section_pieces(context_heading(item["source"]), item["body"]))) + 1
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.integers(min_value=20, max_value=200), min_size=1, max_size=14),
     st.integers(min_value=300, max_value=3000),
@@ -302,3 +302,20 @@ def test_xml_documents_are_numbered_in_order_after_a_large_one_waited() -> None:
     numbers = [int(n) for n in re.findall(r'<document index="(\d+)">', prompt)]
     assert numbers == list(range(1, len(result["packet"]["context"]) + 1))
     assert result["packet"]["context"][0]["source"] == "big.txt"
+
+
+def test_the_notice_never_evicts_what_the_task_names() -> None:
+    """Many omissions after a named file's outline: the notice names fewer and counts
+    the rest rather than leave out the named file (click's test_termui.py case)."""
+    named = entry(python_module(60), "tests/test_termui.py", 9, named="named test")
+    rest = [entry(f"{i}:" + "r" * 2000, f"src/r{i:02}.txt", 5) for i in range(60)]
+    outlined = outline("tests/test_termui.py", named["body"])
+    assert outlined is not None
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    budget = base + len(outlined.encode()) + 600  # the outline, and little room besides
+    result = build_prompt(TASK, [named, *rest], budget, outline=outliner, now=NOW)
+    assert result["prompt_bytes"] <= budget
+    assert [c["source"] for c in result["packet"]["context"]] == ["tests/test_termui.py (outline)"]
+    assert result["flagged"][0]["kept"] == "outline"
+    notice = notice_of(result["prompt"])
+    assert names_every_omission(notice, result["omitted"]) and "more not named here" in notice

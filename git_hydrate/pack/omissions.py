@@ -122,6 +122,18 @@ class Notice:
             if other not in self._listed and not self._list(other):
                 break
 
+    def unlist_last(self) -> bool:
+        """Name one attachment fewer (the last in packing order; it is counted
+        instead), and no more from now on: for a notice that no longer fits beside
+        what the task names. ``False`` when it names none."""
+        if not self._listed:
+            return False
+        last = max(self._listed)
+        self._listed.remove(last)
+        self._listed_bytes -= utf8_len(self._line(self.items[last]))
+        self.cap = len(self._listed)
+        return True
+
     def _line(self, missing: Missing) -> str:
         return self.layout.notice_line(missing.source, missing.words(self.task_id))
 

@@ -12,11 +12,13 @@ a smaller file that fits whole. Kept attachments stay in packing order.
 
 Whatever is left out or shrunk is named in the prompt's ``### Not included``
 section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
-no longer fits beside what is kept, the last kept attachment the task does
-not name is left out again (:func:`_settle`). A body that cannot fit by its
-recorded size is never read. Each attachment is measured once, as the sum of
-its own parts (:mod:`.measure`); the caller verifies the token total of the
-result (:func:`back_off`). Pure: no I/O, no git; the clock is a parameter.
+no longer fits beside what is kept, the last kept attachment the task does not
+name (nor ranks high) is left out again, and when only such attachments are
+left, the notice names fewer and counts the rest (:func:`_settle`). A body
+that cannot fit by its recorded size is never read. Each attachment is
+measured once, as the sum of its own parts (:mod:`.measure`); the caller
+verifies the token total of the result (:func:`back_off`). Pure: no I/O, no
+git; the clock is a parameter.
 """
 
 from __future__ import annotations
@@ -283,25 +285,30 @@ def _settle(plan: Plan, walked: Walked) -> None:
     notice is left out (the omissions are still reported)."""
     if walked.notice is None or not walked.notice or not walked.notice_fits:
         return
+    notice = walked.notice
     while (plan.room_bytes is not None and walked.total_bytes() > plan.room_bytes) or (
         plan.room_tokens is not None and walked.total_tokens() > plan.room_tokens
     ):
-        if not walked.kept:
+        at = _last_to_drop(walked, gain=True)
+        if at is not None:
+            walked.drop(at)
+        elif not notice.unlist_last():
             walked.notice_fits = False  # (for good: the notice only grows)
             return
-        walked.drop(_last_to_drop(walked, gain=True))
 
 
-def _last_to_drop(walked: Walked, *, gain: bool) -> int:
-    """The place of the last kept attachment the task does not name (else the
-    last); with ``gain``, the last whose leaving frees more than its line costs."""
+def _last_to_drop(walked: Walked, *, gain: bool) -> int | None:
+    """The place of the last kept attachment the task does not name (nor ranks
+    high enough to be outlined in place); with ``gain``, only one whose leaving
+    frees more than its line in the notice costs (``None`` when there is none:
+    the notice then names fewer); without, the last kept when all are named."""
     for at in range(len(walked.kept) - 1, -1, -1):
         kept = walked.kept[at]
         if not kept.named and (
             not gain or kept.size > _LINE_BYTES + utf8_len(str(kept.item["source"]))
         ):
             return at
-    return len(walked.kept) - 1
+    return None if gain or not walked.kept else len(walked.kept) - 1
 
 
 def back_off(
@@ -318,7 +325,7 @@ def back_off(
         return None
     total = total_tokens(walked)
     while total > max_tokens and walked.kept:
-        walked.drop(_last_to_drop(walked, gain=False))
+        walked.drop(_last_to_drop(walked, gain=False) or 0)
         walked.in_order()
         total = total_tokens(walked)
     if total > max_tokens and walked.notice:
