@@ -1498,3 +1498,26 @@ def test_a_task_ref_at_no_commit_is_never_pushed(tmp_path: Path, remote: Path) -
     assert named.returncode == 1
     assert [t["action"] for t in json.loads(named.stdout)["tasks"]] == ["skipped"]
     assert list(hydrate_refs(remote)) == ["refs/hydrate/tasks/OK-1"]
+
+
+def test_removing_a_task_ref_at_no_commit_keeps_the_repository_sound(
+    tmp_path: Path, remote: Path
+) -> None:
+    # the removal record keeps removed tips as parents; a blob cannot be one
+    blob = git(remote, "hash-object", "-w", "--stdin", input="not a task\n").strip()
+    git(remote, "update-ref", "refs/hydrate/tasks/BAD-1", blob)
+    local = clone(remote, tmp_path / "local")
+    git(local, "update-ref", "refs/hydrate/tasks/BAD-2", git(local, "write-tree").strip())
+    removed = hydrate(local, "task-rm", "BAD-2")
+    assert removed.returncode == 0, removed.stderr
+    fsck(local)
+    there = hydrate(local, "task-rm", "BAD-1", "--remote", "origin")
+    assert there.returncode == 0, there.stderr
+    assert "deleted on origin" in there.stdout
+    assert hydrate_refs(remote) == {}
+    fsck(local)
+    fsck(remote)
+    assert set(json.loads(git(local, "show", "refs/hydrate/removed:removed.json"))["removed"]) == {
+        "BAD-1",
+        "BAD-2",
+    }

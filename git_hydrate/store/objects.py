@@ -144,6 +144,11 @@ class Objects(RepositoryBase):
             raise CorruptData(f"object {spec.decode('utf-8', 'replace')} is missing")
         return found
 
+    def is_commit(self, oid: bytes) -> bool:
+        """Whether ``oid`` is present here and a commit."""
+        found = self.read_many([oid])[0]
+        return found is not None and found[0] == b"commit"
+
     def read_many(self, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
         """``(type, content)`` or ``None`` (missing) for each spec, in one pipelined pass."""
         memo = self._memo

@@ -52,7 +52,10 @@ def record_removal(refs: TaskRefs, task_id: str, tip: bytes) -> None:
             f"task-rm {task_id}",
             [("Action", "task-rm"), ("Task", task_id), ("Tip", tip.decode())],
         )
-        parents = [current, tip] if current is not None else [tip]
+        # A tip at a blob or a tree (a damaged task) cannot be a parent: such a
+        # commit breaks fsck, fetch and push. It is named in removed.json only.
+        kept = [tip] if repo.is_commit(tip) else []
+        parents = [current, *kept] if current is not None else kept
         commit = repo.write_commit(tree, parents, message, when=refs.commit_when())
         try:
             repo.compare_and_swap(REMOVED_REF, current, commit, message)
