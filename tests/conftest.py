@@ -65,6 +65,29 @@ def examples(n: int) -> int:
     return n if share >= 1 else max(10, round(n * share))
 
 
+#: The template directory of every repository the tests make (``git init``,
+#: ``git clone``): git's own without its thirteen ``hooks/*.sample`` files, a
+#: third of a small repository's files, which every copy, clone and clean-up
+#: of a test repository would otherwise write and delete again.
+_GIT_TEMPLATE: list[Path] = []
+
+
+def _git_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not _GIT_TEMPLATE:
+        made = tmp_path_factory.mktemp("git-template")
+        (made / "hooks").mkdir()
+        (made / "branches").mkdir()
+        (made / "info").mkdir()
+        (made / "info" / "exclude").write_text(
+            "# git ls-files --others --exclude-from=.git/info/exclude\n"
+        )
+        (made / "description").write_text(
+            "Unnamed repository; edit this file 'description' to name the repository.\n"
+        )
+        _GIT_TEMPLATE.append(made)
+    return _GIT_TEMPLATE[0]
+
+
 @pytest.fixture(autouse=True)
 def isolated_git(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -74,6 +97,7 @@ def isolated_git(
     for key in list(os.environ):
         if key.startswith("GIT_") and key != "GIT_EXEC_PATH":
             monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(_git_template(tmp_path_factory)))
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -10,6 +10,7 @@ merge-base work of one task merge is bounded instead (see
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate.sync.merging import MAX_MERGE_BASES
 
-from .conftest import ROOT, fsck, git
+from .conftest import GIT_EMAIL, GIT_NAME, ROOT, fsck, git
 from .test_sync import clone, make_task, tree_of
 
 REF = "refs/hydrate/tasks/T-1"
@@ -36,6 +37,43 @@ def _tip(repo: Path) -> str:
 def _commit(repo: Path, tree: str, parents: list[str], message: str) -> str:
     args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-m", message]
     return git(repo, *args).strip()
+
+
+class _Commits:
+    """Commit objects made here and written by one ``git hash-object`` at the end,
+    instead of one ``git commit-tree`` process each (528 for the widest history
+    below); git checks every id computed here when it writes them."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.bodies: list[bytes] = []
+        self.ids: list[str] = []
+
+    def commit(self, tree: str, parents: list[str], message: str) -> str:
+        who = f"{GIT_NAME} <{GIT_EMAIL}> {int(time.time())} +0000"
+        body = "".join(
+            [
+                f"tree {tree}\n",
+                *(f"parent {parent}\n" for parent in parents),
+                f"author {who}\ncommitter {who}\n\n{message}\n",
+            ]
+        ).encode()
+        self.bodies.append(body)
+        self.ids.append(hashlib.sha1(b"commit %d\0" % len(body) + body).hexdigest())
+        return self.ids[-1]
+
+    def write(self, scratch: Path) -> None:
+        scratch.mkdir()
+        paths = []
+        for number, body in enumerate(self.bodies):
+            paths.append(scratch / str(number))
+            paths[-1].write_bytes(body)
+        paths_in = "".join(f"{path}\n" for path in paths)
+        written = git(
+            self.repo, "hash-object", "-w", "-t", "commit", "--stdin-paths", input=paths_in
+        )
+        assert written.split() == self.ids
+        shutil.rmtree(scratch)
 
 
 def _criss_cross(repo: Path, width: int, levels: int) -> tuple[str, str]:
@@ -54,15 +92,17 @@ def _criss_cross(repo: Path, width: int, levels: int) -> tuple[str, str]:
         for i in range(width):
             ledger.add_context("T-1", f"note {i}\n", f"n{i}")
     union = git(repo, "rev-parse", f"{REF}^{{tree}}").strip()
+    commits = _Commits(repo)
     for level in range(levels):
         merged = []
         for i in range(width):
             # two parents a commit, as git-hydrate's own merges: a chain over the level
-            tip = _commit(repo, union, branches[:2], f"level {level} merge {i}.1")
+            tip = commits.commit(union, branches[:2], f"level {level} merge {i}.1")
             for j, parent in enumerate(branches[2:], start=2):
-                tip = _commit(repo, union, [tip, parent], f"level {level} merge {i}.{j}")
+                tip = commits.commit(union, [tip, parent], f"level {level} merge {i}.{j}")
             merged.append(tip)
         branches = merged
+    commits.write(repo.parent / f"{repo.name}-commits")
     return branches[0], branches[1]
 
 
