@@ -239,15 +239,18 @@ def show(name: str, samples: list[Sample], goal: str = "") -> None:
 #: (share, functions whose cumulative time is that share), the first that matches.
 SHARES = (
     ("imports", ("<frozen importlib._bootstrap>:_find_and_load",)),
-    ("listing the source (ls-tree / ls-files)", ("sources.py:_source", "tree.py:_source")),
+    ("listing the source (ls-tree / kept listing)", ("tree.py:_source",)),
     ("path and attribute rules", ("tree.py:_apply_rules",)),
-    ("reading, hashing, classifying, scanning", ("tree.py:_read_content",)),
+    ("reading, hashing, classifying, scanning", ("reading.py:read_content",)),
+    ("  of which the facts of ranking (blob_facts)", ("terms.py:blob_facts",)),
     ("  of which secret scanning", ("secrets.py:scan", "secrets.py:find", "rules.py:classify")),
     ("  of which sha256/blob id", ("{built-in method _hashlib.openssl_sha256}",)),
     ("ranking (place)", ("placement.py:place",)),
+    ("  of which loading and saving the facts", ("facts.py:gather",)),
+    ("  of which lexical_hits", ("retrieval.py:lexical_hits",)),
     ("writing the links (commit_links)", ("links.py:commit_links",)),
-    ("the prompt (pack + render)", ("packing.py:_prompt_after", "cli/packing.py:prompt")),
-    ("prompt cache entry", ("prompt_cache.py:store", "prompt_cache.py:put")),
+    ("the prompt (pack, render, cache entry)", ("ledger_packing.py:write_prompt",)),
+    ("  of which the prompt cache entry", ("prompt_cache.py:_write",)),
 )
 
 

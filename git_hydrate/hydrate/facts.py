@@ -6,8 +6,12 @@ by every task of the repository and its worktrees at
 deleting it is always safe, and a missing, foreign, damaged or unreadable file
 is a miss, never an error. It holds :class:`~.terms.BlobFacts` (size, text or
 binary, word counts, defined names); a run that has every candidate's facts
-reads no file body to rank. Bounded: past :data:`MAX_ENTRIES` blobs, those not
-used by the run that saves are dropped, oldest first.
+reads no file body to rank. A run appends the facts it learned as one chunk
+(one ``O_APPEND`` write: a new commit of k files costs k entries written, not
+the whole file again, and concurrent runs never lose each other's chunks); a
+chunk that does not decode ends the file, which the next run rewrites whole.
+Bounded: past :data:`MAX_ENTRIES` blobs, the file is rewritten with those not
+used by the run that saves dropped, oldest first.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from .terms import BlobFacts, blob_facts
 
 __all__ = ["MAX_ENTRIES", "FactsCache", "gather"]
 
-#: The file's first line; another (an older layout or stemmer) is a miss.
-HEADER: Final = b"# git-hydrate blob-facts 1\n"
+#: The file's first line; another (an older layout or stemmer) is a miss. Then
+#: chunks, each ``<length>\n`` and that many bytes of msgpack (blob id -> facts).
+HEADER: Final = b"# git-hydrate blob-facts 2\n"
 #: Blobs kept at most (about 3 KB each in a Python project).
 MAX_ENTRIES: Final = 60_000
 
@@ -42,6 +47,7 @@ class FactsCache:
         self._entries: dict[str, BlobFacts] | None = None
         self._new: dict[str, BlobFacts] = {}
         self._used: set[str] = set()
+        self._whole = True  # (whether the file read was whole: else it is rewritten)
 
     @classmethod
     def of(cls, repo: Repository) -> FactsCache:
@@ -49,13 +55,28 @@ class FactsCache:
         return cls(os.path.join(repo.common_dir, "hydrate", "blob-facts"), repo)
 
     def _read(self) -> dict[str, BlobFacts]:
+        """Every chunk's entries, up to the first that does not decode."""
         data = read_private(self.path)
-        if data is None or not data.startswith(HEADER):
+        self._whole = data is not None and data.startswith(HEADER)
+        if data is None or not self._whole:
             return {}
-        try:
-            return _decoder.decode(memoryview(data)[len(HEADER) :])
-        except (msgspec.DecodeError, ValueError):
-            return {}  # damaged: a miss, rewritten by the next save
+        entries: dict[str, BlobFacts] = {}
+        view, start = memoryview(data), len(HEADER)
+        while start < len(data):
+            end = data.find(b"\n", start, start + 12)
+            if end < 0 or not data[start:end].isdigit():
+                self._whole = False
+                break
+            stop = end + 1 + int(data[start:end])
+            try:
+                if stop > len(data):
+                    raise ValueError("a chunk cut short")
+                entries.update(_decoder.decode(view[end + 1 : stop]))
+            except (msgspec.DecodeError, ValueError):
+                self._whole = False  # damaged: what follows is a miss, rewritten
+                break
+            start = stop
+        return entries
 
     def _load(self) -> dict[str, BlobFacts]:
         if self._entries is None:
@@ -78,12 +99,22 @@ class FactsCache:
             self._new[oid] = facts
 
     def save(self) -> None:
-        """Write the new entries, merged with what the file holds now (another run
-        may have added some meanwhile), pruned to :data:`MAX_ENTRIES`. Failures
-        are ignored: the cache only saves time."""
+        """Append the new entries as one chunk; rewrite the file whole instead when it
+        is missing, damaged or of another layout, or when it would hold more than
+        :data:`MAX_ENTRIES` (merged with what it holds now, pruned). Failures are
+        ignored: the cache only saves time."""
         if not self._new:
             return
-        merged = self._read()
+        entries = self._load()
+        if self._whole and len(entries) <= MAX_ENTRIES:
+            chunk = _encoder.encode(self._new)
+            with contextlib.suppress(OSError):
+                write_derived(
+                    self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=False
+                )
+                self._new.clear()
+            return
+        merged = self._read()  # (another run may have added some meanwhile)
         merged.update(self._new)
         if len(merged) > MAX_ENTRIES:
             # keep what this run used, then the newest of the rest (insertion order)
@@ -91,9 +122,13 @@ class FactsCache:
             drop = len(merged) - MAX_ENTRIES
             for oid in others[:drop]:
                 del merged[oid]
+        chunk = _encoder.encode(merged)
         with contextlib.suppress(OSError):
-            write_derived(self.repo, self.path, HEADER, _encoder.encode(merged), whole=True)
+            write_derived(
+                self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=True
+            )
             self._new.clear()
+            self._whole = True
 
 
 def gather(

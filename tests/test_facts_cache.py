@@ -1,0 +1,68 @@
+"""The blob-facts cache's layout: chunks appended, a damaged tail rewritten whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_hydrate.hydrate import facts as facts_module
+from git_hydrate.hydrate.facts import HEADER, FactsCache
+from git_hydrate.hydrate.terms import blob_facts
+
+
+def _oid(n: int) -> str:
+    return f"{n:040x}"
+
+
+def _fill(path: Path, numbers: range) -> None:
+    cache = FactsCache(str(path))
+    for n in numbers:
+        assert cache.get(_oid(n)) is None
+        cache.put(_oid(n), blob_facts(f"def name_{n}(): pass\n".encode()))
+    cache.save()
+
+
+def test_a_run_appends_what_it_learned(tmp_path: Path) -> None:
+    path = tmp_path / "blob-facts"
+    _fill(path, range(3))
+    first = path.read_bytes()
+    assert first.startswith(HEADER)
+    _fill(path, range(3, 5))
+    second = path.read_bytes()
+    assert second.startswith(first) and len(second) > len(first)  # appended, not rewritten
+    again = FactsCache(str(path))
+    for n in range(5):
+        found = again.get(_oid(n))
+        assert found is not None and f"name_{n}" in found.symbols
+
+
+def test_a_damaged_chunk_ends_the_file_and_the_next_save_rewrites_it(tmp_path: Path) -> None:
+    path = tmp_path / "blob-facts"
+    _fill(path, range(3))
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"999\n\xc1cut short")
+    cache = FactsCache(str(path))
+    assert cache.get(_oid(1)) is not None  # the chunks before the damage still count
+    cache.put(_oid(9), blob_facts(b"x = 1\n"))
+    cache.save()
+    data = path.read_bytes()
+    assert b"cut short" not in data
+    assert all(FactsCache(str(path)).get(_oid(n)) is not None for n in (0, 1, 2, 9))
+    for damage in (HEADER + b"12x\n", HEADER + b"5\n\xc1\xc1\xc1\xc1\xc1", b"# older 1\n"):
+        path.write_bytes(damage)
+        assert FactsCache(str(path)).get(_oid(0)) is None
+
+
+def test_past_the_bound_the_file_is_rewritten_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts_module, "MAX_ENTRIES", 4)
+    path = tmp_path / "blob-facts"
+    _fill(path, range(4))
+    _fill(path, range(4, 6))
+    cache = FactsCache(str(path))
+    kept = [n for n in range(6) if cache.get(_oid(n)) is not None]
+    assert kept == [2, 3, 4, 5]  # the oldest unused went first
+    length, _, chunk = path.read_bytes()[len(HEADER) :].partition(b"\n")
+    assert int(length) == len(chunk)  # one chunk: rewritten whole
