@@ -95,9 +95,13 @@ class SummaryCache:
             return
         entries = {tip: item for tip, item in self._entries.items() if tip in keep}
         entries.update(new)
+        try:
+            data = msgspec.msgpack.encode(entries)
+        except OverflowError:  # a count past 64 bits (stored before they were refused)
+            data = msgspec.msgpack.encode({t: i for t, i in entries.items() if _packs(i)})
         # The cache only saves time: failing to write it is not an error.
         with contextlib.suppress(OSError):
-            self.repo.replace_file(self.path, [msgspec.msgpack.encode(entries)])
+            self.repo.replace_file(self.path, [data])
 
     def summaries(
         self,
@@ -134,6 +138,15 @@ class SummaryCache:
             result[task_id] = item
         self.save(cached, keep={tip.decode() for tip in tips.values()} | set(cached))
         return result
+
+
+def _packs(item: dict[str, Any]) -> bool:
+    """Whether msgpack can hold ``item`` (such an entry is left out of a cache)."""
+    try:
+        msgspec.msgpack.encode(item)
+    except OverflowError:
+        return False
+    return True
 
 
 def list_tasks(

@@ -516,3 +516,24 @@ def test_links_stored_out_of_order_are_read_in_packing_order(repo: Path, ledger:
     commit = git(repo, "commit-tree", tree, "-p", tip, "-m", "reversed").strip()
     git(repo, "update-ref", "refs/hydrate/tasks/M-1002", commit)
     assert ledger.context_entries("M-1002") == expected
+
+
+def test_a_count_past_64_bits_stored_earlier_does_not_break_the_caches(repo: Path) -> None:
+    # counts are refused past 2**53 - 1 now; a task an older version wrote may hold more
+    with Ledger(repo) as ledger:
+        make_task(ledger, "BIG-1")
+        ledger.add_checkpoint("BIG-1", "s", tokens=5)
+    task_json = git(repo, "show", "refs/hydrate/tasks/BIG-1:task.json")
+    huge = task_json.replace('"tokens":5', '"tokens":100000000000000000000')
+    assert huge != task_json
+    blob = git(repo, "hash-object", "-w", "--stdin", input=huge).strip()
+    old_blob = git(repo, "rev-parse", "refs/hydrate/tasks/BIG-1:task.json").strip()
+    listing = git(repo, "ls-tree", "refs/hydrate/tasks/BIG-1")
+    tree = git(repo, "mktree", input=listing.replace(old_blob, blob)).strip()
+    parent = git(repo, "rev-parse", "refs/hydrate/tasks/BIG-1").strip()
+    commit = git(repo, "commit-tree", tree, "-p", parent, "-m", "hydrate: older").strip()
+    git(repo, "update-ref", "refs/hydrate/tasks/BIG-1", commit)
+    with Ledger(repo) as ledger:
+        for _ in range(2):  # cold, then from the cache
+            assert ledger.statuses()[0]["metrics"]["reported_tokens"] == 10**20
+            assert ledger.list_tasks()[0]["task_id"] == "BIG-1"
