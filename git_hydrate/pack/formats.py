@@ -95,15 +95,22 @@ class Layout:
     notice_open: str = "### Not included\n"
     notice_close: str = ""
 
-    def notice_line(self, source: str, rest: str) -> str:
-        """One line of the section: an attachment's source, then ``rest`` (the
-        tool's own words). The source is repository text: it stands in a code
-        span no backtick run in it can close, on one line, and a line that spells
-        a boundary is marked."""
+    def notice_start(self, source: str) -> str:
+        """How a line of the section starts: an attachment's source, which the
+        tool's own words then follow (they hold no boundary and no markup). The
+        source is repository text: it stands in a code span no backtick run in it
+        can close, on one line, and a line that spells a boundary is marked."""
         label = one_line(source)
         ticks = "`" * _longest_run(label, "`") + "`"
         pad = " " if label.startswith("`") or label.endswith("`") or not label.strip() else ""
-        return neutralise(f"- {ticks}{pad}{label}{pad}{ticks} {rest}\n")
+        return _marked(f"- {ticks}{pad}{label}{pad}{ticks} ")
+
+
+def _marked(start: str) -> str:
+    """``start`` marked as :func:`.boundaries.neutralise` marks a line that begins
+    with it (the words that follow cannot change the verdict)."""
+    marked = neutralise(start + "\n")
+    return marked[:-1] if marked.endswith("\n") else marked
 
 
 class MarkdownLayout(Layout):
@@ -174,8 +181,8 @@ class XmlLayout(Layout):
     notice_open = "<not_included>\n"
     notice_close = "</not_included>\n"
 
-    def notice_line(self, source: str, rest: str) -> str:
-        return neutralise(f"- {_escaped(one_line(source))} {_escaped(rest)}\n")
+    def notice_start(self, source: str) -> str:
+        return _marked(f"- {_escaped(one_line(source))} ")
 
 
 _ESCAPES: Final = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"}

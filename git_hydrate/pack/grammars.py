@@ -1,8 +1,11 @@
-"""Which tree-sitter grammars outlines would use, found without importing them.
+"""What outlines cover, found without importing the outliner: the language of a
+path, and which tree-sitter grammars are installed.
 
 Light on purpose: outlines are on by default, the prompt cache's key then
 names the installed grammars, and the command line's fast path computes that
-key before anything else is imported (:mod:`git_hydrate.quick`).
+key before anything else is imported (:mod:`git_hydrate.quick`); the packer
+asks a path's language of every attachment that does not fit, and imports the
+outliner only for one it can outline.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import os
 from functools import cache
 
-__all__ = ["GRAMMAR_MODULES", "grammars"]
+__all__ = ["GRAMMAR_MODULES", "grammars", "language_for"]
 
 #: Each tree-sitter language's grammar package (its import name); the outliner's
 #: own table (:mod:`.outline_ts`) names the same packages.
@@ -45,3 +48,30 @@ def grammars() -> str:
             stat = None
         found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
     return ";".join(found)
+
+
+_EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".rst": "rst",
+}
+
+
+def language_for(path: str) -> str | None:
+    """The outline language for a path, from its extension; None if unsupported."""
+    return _EXTENSIONS.get(os.path.splitext(path)[1].lower())

@@ -5,7 +5,7 @@ When a walk omits an attachment or keeps only its outline, the prompt says so
 that can fetch more) knows it did not receive everything and how to get the
 rest. Each line names the attachment's source (repository text: the format
 keeps it on one line and unable to read as structure, see
-:meth:`.formats.Layout.notice_line`), its size, what happened to it and why,
+:meth:`.formats.Layout.notice_start`), its size, what happened to it and why,
 and the command that prints it::
 
     ### Not included
@@ -42,6 +42,11 @@ MAX_LISTED: Final = 25
 #: What happened to an attachment, as its line says it.
 OMITTED: Final = "left out"
 OUTLINED: Final = "outlined"
+#: The fewest bytes a line can take: an empty source, a size under 1 KiB, the
+#: shortest reason, a task id of one character (the code span adds more).
+_SHORTEST_LINE: Final = len(
+    f"- ( bytes): {OMITTED}, expired; git hydrate show X --attachment {'0' * 64}\n"
+)
 
 
 @dataclass(frozen=True)
@@ -82,8 +87,14 @@ class Notice:
     #: so that on a small budget the list leaves room for the attachments.
     max_listed_bytes: int | None = None
     items: dict[int, Missing] = field(default_factory=dict)
-    _listed: list[int] = field(default_factory=list)
+    #: The places named one by one, and each named one's line and its bytes.
+    _listed: dict[int, tuple[str, int]] = field(default_factory=dict)
     _listed_bytes: int = 0
+    #: How each attachment's line starts (its source, as the format shows it).
+    _starts: dict[int, str] = field(default_factory=dict)
+    #: The section's own bytes, and the state they were measured in.
+    _own: int = 0
+    _cost_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -93,33 +104,48 @@ class Notice:
         return Notice(self.task_id, self.layout, cap=0)
 
     def add(self, missing: Missing) -> None:
-        """Name ``missing`` in the section (replacing what it said of that attachment)."""
-        if missing.index in self.items:
-            self.remove(missing.index)
-        self.items[missing.index] = missing
-        self._list(missing.index)
+        """Name ``missing`` in the section (replacing what it said of that attachment:
+        a line that was named stays named, at its new length)."""
+        index = missing.index
+        self.items[index] = missing
+        if index in self._listed:
+            self._listed_bytes -= self._listed.pop(index)[1]
+            line = self._line(missing)
+            self._listed[index] = (line, utf8_len(line))
+            self._listed_bytes += self._listed[index][1]
+        else:
+            self._list(index)
+
+    def line_bytes(self, index: int) -> int:
+        """The bytes of the line that names the attachment at ``index`` (0: none does)."""
+        named = self._listed.get(index)
+        return 0 if named is None else named[1]
 
     def _list(self, index: int) -> bool:
         """Name the attachment at ``index`` one by one, if the list has room."""
         if len(self._listed) >= self.cap:
             return False
-        size = utf8_len(self._line(self.items[index]))
         limit = self.max_listed_bytes
+        least = _SHORTEST_LINE + len(self.items[index].source)
+        if limit is not None and self._listed_bytes + least > limit:
+            return False  # (no line is shorter: none is made to be measured)
+        line = self._line(self.items[index])
+        size = utf8_len(line)
         if limit is not None and self._listed_bytes + size > limit:
             return False
-        self._listed.append(index)
+        self._listed[index] = (line, size)
         self._listed_bytes += size
         return True
 
     def remove(self, index: int) -> None:
-        """Stop naming the attachment at ``index`` (it was kept whole after all)."""
-        missing = self.items.pop(index, None)
-        if missing is None or index not in self._listed:
+        """Stop naming the attachment at ``index`` (it was kept whole after all);
+        one counted till now may take its place."""
+        if self.items.pop(index, None) is None or index not in self._listed:
             return
-        self._listed.remove(index)
-        self._listed_bytes -= utf8_len(self._line(missing))
+        self._listed_bytes -= self._listed.pop(index)[1]
         for other in self.items:
-            if other not in self._listed and not self._list(other):
+            if other not in self._listed:
+                self._list(other)
                 break
 
     def unlist_last(self) -> bool:
@@ -128,14 +154,15 @@ class Notice:
         what the task names. ``False`` when it names none."""
         if not self._listed:
             return False
-        last = max(self._listed)
-        self._listed.remove(last)
-        self._listed_bytes -= utf8_len(self._line(self.items[last]))
+        self._listed_bytes -= self._listed.pop(max(self._listed))[1]
         self.cap = len(self._listed)
         return True
 
     def _line(self, missing: Missing) -> str:
-        return self.layout.notice_line(missing.source, missing.words(self.task_id))
+        start = self._starts.get(missing.index)
+        if start is None:
+            start = self._starts[missing.index] = self.layout.notice_start(missing.source)
+        return f"{start}{missing.words(self.task_id)}\n"
 
     def _more_line(self) -> str:
         rest = len(self.items) - len(self._listed)
@@ -160,7 +187,7 @@ class Notice:
         if not self.items:
             return ""
         opening, closing = self._frame()
-        lines = [self._line(self.items[i]) for i in sorted(self._listed)]
+        lines = [self._listed[i][0] for i in sorted(self._listed)]
         return opening + "".join(lines) + self._more_line() + closing
 
     def cost(self, *, after_attachments: bool) -> int:
@@ -168,9 +195,16 @@ class Notice:
         it, or the whole untrusted block when no attachment opened it."""
         if not self.items:
             return 0
-        opening, closing = self._frame()
-        own = utf8_len(opening) + self._listed_bytes + utf8_len(self._more_line())
-        own += utf8_len(closing)
+        key = (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+        if key != self._cost_key:
+            # (the frame holds only ASCII: its length is its bytes)
+            opening, closing = self._frame()
+            more = utf8_len(self._more_line())
+            self._cost_key, self._own = (
+                key,
+                len(opening) + self._listed_bytes + more + len(closing),
+            )
+        own = self._own
         layout = self.layout
         return own + (len(layout.separator) if after_attachments else layout.block_overhead)
 

@@ -14,13 +14,12 @@ for the tree-sitter languages when their packages are missing.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import tokenize
 import warnings
 from collections.abc import Sequence
 
-from .grammars import grammars
+from .grammars import grammars, language_for
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, marker
 from .outline_markup import markdown_outline, rst_outline
 from .outline_ts import ts_outline
@@ -30,33 +29,6 @@ __all__ = ["ELLIPSIS", "grammars", "is_marker", "language_for", "outline"]
 _CONST_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*\Z")
 _WORDY = re.compile(r"\w")
 _SHORT_CONST = 100  # a constant's source line is shown whole up to this length
-
-
-_EXTENSIONS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".pyw": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".mdx": "markdown",
-    ".rst": "rst",
-}
-
-
-def language_for(path: str) -> str | None:
-    """The outline language for a path, from its extension; None if unsupported."""
-    return _EXTENSIONS.get(os.path.splitext(path)[1].lower())
 
 
 def outline(path: str, body: str) -> str | None:

@@ -22,7 +22,7 @@ from .assemble import build_packet, build_prompt, pack_packet
 from .budget import Budget
 from .derived import DerivedCache
 from .formats import layout
-from .grammars import grammars
+from .grammars import grammars, language_for
 from .loader import BodyReader
 from .memo import BodyMemo
 from .prompt_cache import PromptCache
@@ -185,13 +185,12 @@ def _outliner(refs: TaskRefs, caches: list[Any]) -> Outliner:
     caches.append(cache)
 
     def outline_of(entry: Mapping[str, Any], read: Callable[[], str]) -> str | None:
-        # (imported only when something does not fit: outlines are on by default)
-        from .outline import language_for
-        from .outline import outline as outline_text
-
         language = language_for(str(entry["source"]))
         if language is None:
             return None
+        # (imported only for what it can outline: outlines are on by default)
+        from .outline import outline as outline_text
+
         key = f"{entry.get('oid') or entry['hash']} {language}"
         if key in cache.values:
             known = cache.values[key]

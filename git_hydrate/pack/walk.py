@@ -83,6 +83,7 @@ def _walk(
 ) -> Walked:
     walked = Walked(plan, notice=plan.notice)
     waiting: list[_Waiting] = []
+    large: list[Entry] = []  # the waiting ones value per byte put off
     top = max(1, len(entries) // TOP_SHARE)
     for index, entry in enumerate(entries):
         expires = expires_at(entry)
@@ -90,10 +91,12 @@ def _walk(
             walked.omit(index, entry, "expired")
         else:
             high = bool(entry.get("named")) or index < top
-            _first_pass(plan, walked, index, entry, load_body, entries, waiting, high=high)
+            _first_pass(
+                plan, walked, (index, entry), load_body, entries, (waiting, large), high=high
+            )
         _settle(plan, walked)
-    for index, entry, text, large in waiting:
-        if large and _keep_whole(plan, walked, index, entry, load_body):
+    for index, entry, text, is_large in waiting:
+        if is_large and _keep_whole(plan, walked, index, entry, load_body):
             walked.unnote(index)
             continue
         if plan.outliner is not None and _keep_outline(
@@ -112,19 +115,21 @@ def _walk(
 def _first_pass(
     plan: Plan,
     walked: Walked,
-    index: int,
-    entry: Entry,
+    at: tuple[int, Entry],
     load_body: BodyLoader | None,
     entries: Sequence[Entry],
-    waiting: list[_Waiting],
+    put_off: tuple[list[_Waiting], list[Entry]],
     *,
     high: bool,
 ) -> None:
-    """One attachment's first pass: kept whole, outlined in place (named or ranking
-    high), put off to the second pass, or left out."""
-    large_ones = [w[1] for w in waiting if w[3]]
-    body = _whole(plan, walked, index, entry, load_body, entries, large_ones)
+    """One attachment's first pass (``at``: its place and entry): kept whole,
+    outlined in place (named or ranking high), put off to the second pass
+    (``put_off``: all that wait, and the large ones among them), or left out."""
+    index, entry = at
+    waiting, large = put_off
+    body = _whole(plan, walked, index, entry, load_body, entries, large)
     if body is _LARGE:
+        large.append(entry)
         walked.note(index, entry, "byte_budget", outlined=True)
         # ranks high: its outline, in place (the whole file may fit later)
         if (
@@ -266,10 +271,17 @@ def _refill(
 ) -> None:
     """After attachments were left out to make room for the notice, try the left-out
     ones again in packing order: each kept now also takes its line off the notice."""
+    notice = walked.notice
     for index, item in sorted(walked.omitted):
         if item["reason"] != "byte_budget":
             continue
         entry = entries[index]
+        if plan.room_bytes is not None:
+            # (what it costs at the least, less its line in the notice)
+            freed = notice.line_bytes(index) if notice is not None else 0
+            least = floor(entry, str(entry["source"]), plan, first=not walked.kept)
+            if walked.with_one_more() - freed + least > plan.room_bytes:
+                continue
         walked.unnote(index)
         if _keep_whole(plan, walked, index, entry, load_body):
             walked.omitted.remove((index, item))
