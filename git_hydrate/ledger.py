@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import attachments, audit, lifecycle, listing, search, tasks, validate
+from . import attachments, audit, lifecycle, listing, tasks, validate
 from .ledger_packing import Packing
 from .results import (
     AddManyResult,
@@ -142,7 +142,9 @@ class Ledger(Packing):
     def search(self, query: str, **options: Any) -> list[SearchHit]:
         """Tasks matching ``query``, best first (``archived``, ``attachments``,
         ``limit``: see :func:`git_hydrate.search.search_tasks`)."""
-        return search.search_tasks(self.refs, query, **options)
+        from .search import search_tasks  # (only for this command)
+
+        return search_tasks(self.refs, query, **options)
 
     def children(self, task_id: str) -> list[ListItem]:
         """The live tasks whose parent is ``task_id``, sorted by id."""

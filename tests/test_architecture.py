@@ -61,6 +61,8 @@ LAZY_ALLOWED = {
     # coordination (claims through remotes) and the current task, only when used
     "claims",
     "current",
+    # task search and its index, only for that command
+    "search",
     # the optional extras' wrappers and their caches, only when a budget asks for them
     "tokens",
     "outline",
@@ -418,3 +420,25 @@ def test_modules_and_functions_keep_to_the_size_goals() -> None:
     wrong = _over(modules, MAX_MODULE_LINES, LONG_MODULES)
     wrong += _over(functions, MAX_FUNCTION_LINES, LONG_FUNCTIONS)
     assert wrong == []
+
+
+def test_help_imports_neither_the_store_nor_the_task_refs(tmp_path: Path) -> None:
+    """``git hydrate -h`` reads no task: a module that one command line module
+    imports at its top (``listing`` for ``list --tree`` once did) is paid by every
+    command's start-up and by ``-h``: the store and the task refs cost ``-h`` a fifth
+    of its CPU (benchmarks/RESULTS.md, issue 30)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from git_hydrate.cli import run\n"
+        "run(['-h'])\n"
+        "loaded = [m for m in sys.modules if m.startswith(('git_hydrate.store',"
+        " 'git_hydrate.taskrefs', 'git_hydrate.listing', 'git_hydrate.search', 'dulwich'))]\n"
+        "sys.stderr.write(repr(sorted(loaded)) + '\\n')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert proc.stderr.splitlines()[-1] == "[]", proc.stderr

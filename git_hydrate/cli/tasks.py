@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from ..listing import tree_order
-from ..results import ListItem
 from ..validate import MAX_TOKEN_COUNT
 from ._common import (
     STATION_CHOICE,
@@ -24,6 +22,9 @@ from ._common import (
     warn,
     warn_stray_refs,
 )
+
+if TYPE_CHECKING:
+    from ..results import ListItem
 
 __all__ = [
     "EMPTY_HINT",
@@ -315,7 +316,11 @@ def list_tasks(
         return
     damaged = 0
     rows: list[Mapping[str, Any]] = list(tasks)
-    depths = tree_order(cast(list[ListItem], rows)) if tree else [(0, t) for t in rows]
+    depths: Sequence[tuple[int, Mapping[str, Any]]] = [(0, t) for t in rows]
+    if tree:
+        from ..listing import tree_order  # (here: `git hydrate -h` needs none of it)
+
+        depths = tree_order(cast("list[ListItem]", rows))
     for depth, task in depths:
         indent = "  " * depth
         if "error" in task:
