@@ -352,7 +352,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "cli/manpage.py:render": (85, _TODO),
     "cli/tasks.py:task_field_options": (91, _TODO),
     "cli/tasks.py:task_field_options.decorate": (86, _TODO),
-    "cli/tasks.py:show": (67, _TODO),
     "cli/tree.py:add_tree": (108, _TODO),
     "hooks/prepush.py:write_artefacts": (78, _TODO),
     "hydrate/diff.py:add_diff": (81, _TODO),

@@ -397,7 +397,12 @@ def show(
                     f"  {shown(note['path'])}"
                     + (f" — {shown(note['note'])}" if note["note"] else "")
                 )
-    checkpoints = task.get("checkpoints") or []
+    _print_latest_checkpoint(task.get("checkpoints") or [])
+    _print_context(entries)
+
+
+def _print_latest_checkpoint(checkpoints: Sequence[Mapping[str, Any]]) -> None:
+    """The last of a task's checkpoints, as ``show`` prints it (nothing if none)."""
     if checkpoints:
         latest = checkpoints[-1]
         click.echo(
@@ -412,6 +417,10 @@ def show(
             if latest[key]:
                 text = shown_block(str(latest[key])).replace("\n", "\n    ")
                 click.echo(f"  {label}: {text}")
+
+
+def _print_context(entries: Sequence[Mapping[str, Any]]) -> None:
+    """A task's attachments in packing order, one line each (nothing if none)."""
     if entries:
         click.echo("\nContext (packing order):")
         for entry in entries:
