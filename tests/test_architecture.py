@@ -368,7 +368,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "merge.py:merge_states": (69, _TODO),
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
-    "store/process.py:_spawned": (62, _TODO),
     "sync/manage.py:remove_task": (84, _TODO),
     "sync/pulling.py:_plan_task": (97, _TODO),
     "sync/pushing.py:push_into": (80, _TODO),

@@ -150,7 +150,6 @@ def _spawned(argv: list[str], env: Mapping[str, str] | None) -> GitRun | None:
     """
     if not hasattr(os, "posix_spawnp"):
         return None
-    import select
     import signal
 
     pipes = os.pipe() + os.pipe()  # out_r, out_w, err_r, err_w (not inherited)
@@ -173,20 +172,8 @@ def _spawned(argv: list[str], env: Mapping[str, str] | None) -> GitRun | None:
         raise
     os.close(out_w)
     os.close(err_w)
-    read: dict[int, list[bytes]] = {out_r: [], err_r: []}
     try:
-        poller = select.poll()
-        for fd in read:
-            poller.register(fd, select.POLLIN)
-        left = len(read)
-        while left:
-            for fd, _event in poller.poll():
-                data = os.read(fd, 65536)
-                if data:
-                    read[fd].append(data)
-                else:
-                    poller.unregister(fd)
-                    left -= 1
+        read = _drained(out_r, err_r)
         _pid, status = os.waitpid(pid, 0)
     except BaseException:
         os.kill(pid, signal.SIGKILL)
@@ -198,6 +185,27 @@ def _spawned(argv: list[str], env: Mapping[str, str] | None) -> GitRun | None:
     return GitRun(
         argv, os.waitstatus_to_exitcode(status), b"".join(read[out_r]), b"".join(read[err_r])
     )
+
+
+def _drained(*fds: int) -> dict[int, list[bytes]]:
+    """What each pipe of ``fds`` gives until it closes, read as it comes (so that
+    neither fills while the other is waited on)."""
+    import select
+
+    read: dict[int, list[bytes]] = {fd: [] for fd in fds}
+    poller = select.poll()
+    for fd in read:
+        poller.register(fd, select.POLLIN)
+    left = len(read)
+    while left:
+        for fd, _event in poller.poll():
+            data = os.read(fd, 65536)
+            if data:
+                read[fd].append(data)
+            else:
+                poller.unregister(fd)
+                left -= 1
+    return read
 
 
 #: What :func:`run_git` starts with ``posix_spawnp`` (in this directory, without input).
