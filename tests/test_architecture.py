@@ -362,7 +362,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "hydrate/sources.py:list_worktree": (63, _TODO),
     "hydrate/tree.py:add_tree": (152, _TREE),
     "hydrate/tree.py:refresh": (63, _TREE),
-    "interop/importer.py:import_items": (62, _TODO),
     "ledger.py:Ledger.add_tree": (63, _TODO),
     "lifecycle.py:add_checkpoint": (75, _TODO),
     "merge.py:merge_states": (69, _TODO),

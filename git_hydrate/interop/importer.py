@@ -181,16 +181,7 @@ def import_items(
 ) -> ImportReport:
     """Create or update one task per item (see the module's docstring)."""
     chosen = DEFAULT_PREFIX.get(fmt, "") if prefix is None else prefix
-    report: ImportReport = {
-        "format": fmt,
-        "created": [],
-        "updated": [],
-        "unchanged": [],
-        "errors": [],
-        "ignored": {},
-        "conflicts": [],
-        "dry_run": dry_run,
-    }
+    report = _empty_report(fmt, dry_run)
     listed = _parent_first(list(items))
     known = set(refs.task_names())
     bases = _Bases(refs)
@@ -232,6 +223,20 @@ def import_items(
         bases.save(f"import {fmt}: {len(bases.new)} task(s)")
     report["ignored"] = dict(sorted(report["ignored"].items()))
     return report
+
+
+def _empty_report(fmt: str, dry_run: bool) -> ImportReport:
+    """The report of an import of nothing yet."""
+    return {
+        "format": fmt,
+        "created": [],
+        "updated": [],
+        "unchanged": [],
+        "errors": [],
+        "ignored": {},
+        "conflicts": [],
+        "dry_run": dry_run,
+    }
 
 
 def _creation(
