@@ -32,7 +32,7 @@ The rules (also in the README, "Sharing through remotes"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -331,21 +331,7 @@ def merge_states(base: Side | None, a: Side, b: Side) -> MergeResult:
     values: dict[str, Any] = {}
     claim, claim_side = _merge_claim(base_task, a.task, b.task, conflicts)
     values.update(zip(CLAIM_FIELDS, claim, strict=True))
-    for name in SCALAR_FIELDS:
-        if name == "status" and claim_side is not None and a.task.status != b.task.status:
-            values[name] = claim_side.status  # a claim and its station travel together
-            conflicts.append(
-                FieldConflict(
-                    name,
-                    _sorted_pair(a.task.status, b.task.status),
-                    claim_side.status,
-                    "the station of the side whose claim won",
-                )
-            )
-            continue
-        values[name] = _three_way(
-            name, base_of(name), getattr(a.task, name), getattr(b.task, name), a_wins, conflicts
-        )
+    values.update(_merge_scalars(base_of, a.task, b.task, a_wins, claim_side, conflicts))
     for name in LIST_FIELDS:
         base_list = base_of(name)
         values[name] = _merge_items(
@@ -383,6 +369,35 @@ def merge_states(base: Side | None, a: Side, b: Side) -> MergeResult:
     )
     conflicts.sort(key=lambda c: c.field)
     return MergeResult(task=task, links=links, conflicts=conflicts)
+
+
+def _merge_scalars(
+    base_of: Callable[[str], Any],
+    a: Task,
+    b: Task,
+    a_wins: bool | None,
+    claim_side: Task | None,
+    conflicts: list[FieldConflict],
+) -> dict[str, Any]:
+    """The merged :data:`SCALAR_FIELDS`, three-way, but for a station that travels
+    with the claim that won (``claim_side``)."""
+    values: dict[str, Any] = {}
+    for name in SCALAR_FIELDS:
+        if name == "status" and claim_side is not None and a.status != b.status:
+            values[name] = claim_side.status  # a claim and its station travel together
+            conflicts.append(
+                FieldConflict(
+                    name,
+                    _sorted_pair(a.status, b.status),
+                    claim_side.status,
+                    "the station of the side whose claim won",
+                )
+            )
+            continue
+        values[name] = _three_way(
+            name, base_of(name), getattr(a, name), getattr(b, name), a_wins, conflicts
+        )
+    return values
 
 
 def merge_json(base: Any, a: Any, b: Any, a_wins: bool) -> Any:
