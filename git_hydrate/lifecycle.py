@@ -119,6 +119,39 @@ def set_status(refs: TaskRefs, task_id: str, station: str) -> MoveResult:
     return refs.write(task_id, apply)
 
 
+def _checked_checkpoint(
+    refs: TaskRefs,
+    summary: str,
+    evidence: str,
+    next_step: str,
+    tokens: int,
+    allow_secrets: bool | None,
+) -> Checkpoint:
+    """The checkpoint :func:`add_checkpoint` records, its text and count checked,
+    stamped with the clock and the git identity."""
+    summary = validate.text(summary, "checkpoint summary", required=True)
+    evidence = validate.text(evidence, "checkpoint evidence")
+    next_step = validate.text(next_step, "checkpoint next step")
+    tokens = validate.token_count(tokens, "cumulative tokens")
+    check_text_secrets(
+        refs.repo.settings,
+        [
+            ("checkpoint summary", summary),
+            ("checkpoint evidence", evidence),
+            ("checkpoint next step", next_step),
+        ],
+        allow_secrets,
+    )
+    return Checkpoint(
+        summary=summary,
+        evidence=evidence,
+        next_step=next_step,
+        tokens=tokens,
+        at=iso_utc(refs.clock()),
+        author=refs.repo.identity().name_email.decode("utf-8", "replace"),
+    )
+
+
 def add_checkpoint(
     refs: TaskRefs,
     task_id: str,
@@ -142,27 +175,8 @@ def add_checkpoint(
         NotFound: no live task ``task_id``.
     """
     validate.task_id(task_id)
-    summary = validate.text(summary, "checkpoint summary", required=True)
-    evidence = validate.text(evidence, "checkpoint evidence")
-    next_step = validate.text(next_step, "checkpoint next step")
-    tokens = validate.token_count(tokens, "cumulative tokens")
-    check_text_secrets(
-        refs.repo.settings,
-        [
-            ("checkpoint summary", summary),
-            ("checkpoint evidence", evidence),
-            ("checkpoint next step", next_step),
-        ],
-        allow_secrets,
-    )
-    checkpoint = Checkpoint(
-        summary=summary,
-        evidence=evidence,
-        next_step=next_step,
-        tokens=tokens,
-        at=iso_utc(refs.clock()),
-        author=refs.repo.identity().name_email.decode("utf-8", "replace"),
-    )
+    checkpoint = _checked_checkpoint(refs, summary, evidence, next_step, tokens, allow_secrets)
+    summary, tokens = checkpoint.summary, checkpoint.tokens
 
     def apply(state: TaskState) -> Change[CheckpointResult]:
         previous = state.task.checkpoints

@@ -363,7 +363,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "hydrate/tree.py:add_tree": (152, _TREE),
     "hydrate/tree.py:refresh": (63, _TREE),
     "ledger.py:Ledger.add_tree": (63, _TODO),
-    "lifecycle.py:add_checkpoint": (75, _TODO),
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
     "sync/manage.py:remove_task": (84, _TODO),
