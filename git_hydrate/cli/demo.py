@@ -8,8 +8,14 @@ import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..ledger import Ledger
 
 __all__ = ["demo"]
 
@@ -52,37 +58,7 @@ def demo(keep: bool, max_bytes: int) -> None:
         now = datetime.now(UTC)
         click.echo(f"# a throwaway repository: {root}\n")
         with Ledger(root) as ledger:
-            show(
-                'git hydrate task-add M-1002 --objective "Add GET /healthz" \\\n'
-                '    --acceptance "200 with the request id header" \\\n'
-                '    --criterion "responds 200" --criterion "echoes X-Request-Id" \\\n'
-                "    --scope api/health --tag api \\\n"
-                '    --file-in-play app/health.py:"new handler" --test tests/test_health.py'
-            )
-            ledger.add_task(
-                "M-1002",
-                objective="Add GET /healthz",
-                acceptance="200 with the request id header",
-                acceptance_criteria=["responds 200", "echoes X-Request-Id"],
-                scope=["api/health"],
-                tags=["api"],
-                files=[("app/health.py", "new handler")],
-                tests=[("tests/test_health.py", "")],
-            )
-            note = "The edge proxy sets X-Request-Id on every response."
-            show(
-                f'git hydrate add M-1002 --text "{note}" \\\n'
-                "    --source-label repo/edge-notes --priority 10"
-            )
-            ledger.add_context("M-1002", note, "repo/edge-notes", priority=10)
-            old = "Health checks were moved last sprint."
-            show(f'git hydrate add M-1002 --text "{old}" --source-label chat/old --ttl 1s')
-            ledger.add_context("M-1002", old, "chat/old", ttl=1)
-            show(
-                "git hydrate add M-1002 --text \"$(printf 'x%.0s' {1..4000})\" "
-                "--source-label logs/huge-trace --priority 1"
-            )
-            ledger.add_context("M-1002", "x" * 4000, "logs/huge-trace", priority=1)
+            _attach_the_examples(ledger, show)
             click.echo("# ... a few seconds later, the 1-second note has expired:")
             show(f"git hydrate prompt M-1002 --max-bytes {max_bytes} -v")
             result = ledger.prompt("M-1002", max_bytes=max_bytes, now=now.timestamp() + 5)
@@ -96,3 +72,38 @@ def demo(keep: bool, max_bytes: int) -> None:
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _attach_the_examples(ledger: Ledger, show: Callable[[str], None]) -> None:
+    """The demo's task and its three attachments, each shown as its command."""
+    show(
+        'git hydrate task-add M-1002 --objective "Add GET /healthz" \\\n'
+        '    --acceptance "200 with the request id header" \\\n'
+        '    --criterion "responds 200" --criterion "echoes X-Request-Id" \\\n'
+        "    --scope api/health --tag api \\\n"
+        '    --file-in-play app/health.py:"new handler" --test tests/test_health.py'
+    )
+    ledger.add_task(
+        "M-1002",
+        objective="Add GET /healthz",
+        acceptance="200 with the request id header",
+        acceptance_criteria=["responds 200", "echoes X-Request-Id"],
+        scope=["api/health"],
+        tags=["api"],
+        files=[("app/health.py", "new handler")],
+        tests=[("tests/test_health.py", "")],
+    )
+    note = "The edge proxy sets X-Request-Id on every response."
+    show(
+        f'git hydrate add M-1002 --text "{note}" \\\n'
+        "    --source-label repo/edge-notes --priority 10"
+    )
+    ledger.add_context("M-1002", note, "repo/edge-notes", priority=10)
+    old = "Health checks were moved last sprint."
+    show(f'git hydrate add M-1002 --text "{old}" --source-label chat/old --ttl 1s')
+    ledger.add_context("M-1002", old, "chat/old", ttl=1)
+    show(
+        "git hydrate add M-1002 --text \"$(printf 'x%.0s' {1..4000})\" "
+        "--source-label logs/huge-trace --priority 1"
+    )
+    ledger.add_context("M-1002", "x" * 4000, "logs/huge-trace", priority=1)
