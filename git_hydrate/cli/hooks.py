@@ -96,19 +96,29 @@ def pre_push(
             ctx, {**report, "strict": blocking, "blocked": blocking and bool(report["problems"])}
         )
     elif not quiet:
-        from ..console import summary_line
+        _echo_artefacts(report["tasks"])
+    if report["problems"]:
+        _echo_problems(ctx, report["problems"], blocking)
 
-        for task in report["tasks"]:
-            state = "wrote" if task["changed"] else "up to date:"
-            summary = summary_line(task["task"], task).split(": ", 2)[2]
-            click.echo(
-                f"hydrate: {shown(task['task'])}: {state} {shown(task['directory'])} ({summary})",
-                err=True,
-            )
-    if not report["problems"]:
-        return
+
+def _echo_artefacts(tasks: list[dict[str, Any]]) -> None:
+    """One line on stderr per task the push concerns: where its artefacts are."""
+    from ..console import summary_line
+
+    for task in tasks:
+        state = "wrote" if task["changed"] else "up to date:"
+        summary = summary_line(task["task"], task).split(": ", 2)[2]
+        click.echo(
+            f"hydrate: {shown(task['task'])}: {state} {shown(task['directory'])} ({summary})",
+            err=True,
+        )
+
+
+def _echo_problems(ctx: click.Context, problems: list[dict[str, Any]], blocking: bool) -> None:
+    """The tasks that could not be packed whole, as warnings, or as errors that
+    block the push (exit status 1)."""
     label = "error" if blocking else "warning"
-    for problem in report["problems"]:
+    for problem in problems:
         click.echo(f"{label}: task {shown(problem['task'])}: {shown(problem['reason'])}", err=True)
     if blocking:
         click.echo(
