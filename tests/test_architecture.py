@@ -339,6 +339,8 @@ MAX_FUNCTION_LINES = 60
 _TREE = "hydrate/tree.py is being split for the scale work"
 _RANKING = "ranking is being tuned (issue 27); split once it settles"
 _TODO = "not split yet (issue 30)"
+_FACADE = "the facade's signature and docstring are the API; its body is one call"
+_TABLE = "a table of option declarations, read top to bottom"
 
 #: Known exceptions, each with the size it has now and why it is over: an entry
 #: may only shrink. A module or function that grows past its size fails, and one
@@ -348,8 +350,8 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "claims.py:_claim_change": (91, _TODO),
     "claims.py:claim": (74, _TODO),
     "cli/manpage.py:render": (85, _TODO),
-    "cli/tasks.py:task_field_options": (91, _TODO),
-    "cli/tasks.py:task_field_options.decorate": (86, _TODO),
+    "cli/tasks.py:task_field_options": (91, _TABLE),
+    "cli/tasks.py:task_field_options.decorate": (86, _TABLE),
     "cli/tree.py:add_tree": (108, _TODO),
     "hooks/prepush.py:write_artefacts": (78, _TODO),
     "hydrate/diff.py:add_diff": (81, _TODO),
@@ -360,7 +362,7 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "hydrate/sources.py:list_worktree": (63, _TODO),
     "hydrate/tree.py:add_tree": (152, _TREE),
     "hydrate/tree.py:refresh": (63, _TREE),
-    "ledger.py:Ledger.add_tree": (63, _TODO),
+    "ledger.py:Ledger.add_tree": (63, _FACADE),
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
     "sync/manage.py:remove_task": (84, _TODO),
