@@ -92,7 +92,8 @@ def _git_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def isolated_git(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No user or system git config, a fixed identity, no GIT_* leaking in."""
+    """No system git config; a user config of its own holding only a fixed identity; no
+    GIT_* leaking in."""
     home = tmp_path_factory.mktemp("home")
     for key in list(os.environ):
         if key.startswith("GIT_") and key != "GIT_EXEC_PATH":
@@ -101,11 +102,10 @@ def isolated_git(
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # the identity configured, as a user's is: in GIT_AUTHOR_*/GIT_COMMITTER_* it made
+    # every repository that writes ask `git var` for the author too (a git process)
+    (home / ".gitconfig").write_text(f"[user]\n\tname = {GIT_NAME}\n\temail = {GIT_EMAIL}\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("GIT_AUTHOR_NAME", GIT_NAME)
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", GIT_EMAIL)
-    monkeypatch.setenv("GIT_COMMITTER_NAME", GIT_NAME)
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", GIT_EMAIL)
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.delenv("GIT_HYDRATE_DEBUG", raising=False)
 
