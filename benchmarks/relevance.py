@@ -66,6 +66,18 @@ REPOS = {
     "attrs": ("python-attrs/attrs", None),
     "werkzeug": ("pallets/werkzeug", None),
     "marshmallow": ("marshmallow-code/marshmallow", None),
+    "typer": ("tiangolo/typer", None),
+    "chi": ("go-chi/chi", None),
+    "zustand": ("pmndrs/zustand", None),
+    "starlette": ("encode/starlette", None),
+    "cattrs": ("python-attrs/cattrs", None),
+    "cobra": ("spf13/cobra", None),
+    "ky": ("sindresorhus/ky", None),
+    "uvicorn": ("encode/uvicorn", None),
+    "urfave-cli": ("urfave/cli", None),
+    "itsdangerous": ("pallets/itsdangerous", None),
+    "markupsafe": ("pallets/markupsafe", None),
+    "jotai": ("pmndrs/jotai", None),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30

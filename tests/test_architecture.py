@@ -357,7 +357,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "hydrate/diff.py:add_diff": (81, _TODO),
     "hydrate/links.py:commit_links": (90, _TODO),
     "hydrate/links.py:commit_links.apply": (61, _TODO),
-    "hydrate/rank.py:rank": (61, _RANKING),
     "hydrate/rerank.py:rerank": (64, _RANKING),
     "hydrate/sources.py:list_worktree": (63, _TODO),
     "hydrate/tree.py:add_tree": (152, _TREE),

@@ -15,6 +15,8 @@ import pytest
 
 from git_hydrate import Ledger
 from git_hydrate.hydrate.facts import FactsCache
+from git_hydrate.hydrate.history import read_history
+from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, rank
 from git_hydrate.hydrate.retrieval import lexical_hits
 from git_hydrate.hydrate.terms import blob_facts, tokenize
 from git_hydrate.store.objects import Objects
@@ -109,6 +111,65 @@ def test_the_same_inputs_give_the_same_order(project: Path) -> None:
     first = lexical_hits(OBJECTIVE, sorted(FILES), facts)
     again = lexical_hits(OBJECTIVE, sorted(FILES, reverse=True), dict(reversed(facts.items())))
     assert first == again and first.seeds[0][0] == "src/pkg/termui.py"
+
+
+def _ranked(
+    text: str, in_play: list[str], history: list[list[str]], subjects: list[str]
+) -> dict[str, Ranked]:
+    facts = {path: blob_facts(body.encode()) for path, body in FILES.items()}
+    candidates = [Candidate(path, len(body)) for path, body in FILES.items()]
+    task = TaskText(text, files_in_play=in_play)
+    return rank(candidates, task, history, facts=facts, subjects=subjects)
+
+
+def test_past_commits_like_the_task_point_at_the_files_they_changed() -> None:
+    # the words are in no file: only a past commit's subject matches them
+    text = "Windows console flickers when the spinner redraws"
+    history = [
+        ["src/pkg/core.py", "tests/test_core.py"],
+        ["src/pkg/termui.py", "tests/test_termui.py"],
+        ["src/pkg/core.py"],
+    ]
+    subjects = ["Speed up invoke", "Stop the spinner flicker on the Windows console", "tidy"]
+    alone = _ranked(text, [], history, subjects)
+    assert alone["src/pkg/termui.py"].reason == "changed by similar past commits"
+    assert alone["src/pkg/termui.py"].score > alone["src/pkg/core.py"].score
+    # without the subjects, or with a file in play, the signal is absent
+    assert _ranked(text, [], history, []) == _ranked(text, [], history, [""] * 3)
+    named = _ranked(text, ["src/pkg/core.py"], history, subjects)
+    assert named["src/pkg/termui.py"].reason != "changed by similar past commits"
+
+
+def test_the_history_keeps_each_commit_s_subject(project: Path) -> None:
+    with Ledger(project) as ledger:
+        head = ledger.repo.rev_parse("HEAD")
+        assert head is not None
+        read = read_history(ledger.repo, head)
+        again = read_history(ledger.repo, head)  # from the cache
+    assert read.subjects[:2] == ["termui and its test 2", "termui and its test 1"]
+    assert len(read.subjects) == len(read.commits) == len(read.paths)
+    assert again == read
+
+
+def test_changes_often_is_said_and_does_not_outrank_the_described_file() -> None:
+    # core.py changes in nearly every commit but never with the file the objective
+    # describes: it is not that file's co-change partner, and it ranks below it
+    history = [["src/pkg/core.py", "tests/test_core.py"]] * 6 + [["src/pkg/termui.py"]]
+    found = _ranked(OBJECTIVE, [], history, ["x"] * 7)
+    assert found["src/pkg/core.py"].reason == "changes often"
+    assert found["src/pkg/termui.py"].score > found["src/pkg/core.py"].score
+    assert found["src/pkg/termui.py"].level > found["src/pkg/core.py"].level
+
+
+def test_trailers_and_addresses_are_not_the_task_s_words() -> None:
+    facts = {
+        "AUTHORS.txt": blob_facts(b"Nate Prewitt <nate@example.org>\n"),
+        "src/pkg/termui.py": blob_facts(FILES["src/pkg/termui.py"].encode()),
+    }
+    text = "Hide the prompt input\n\nCo-authored-by: Nate Prewitt <nate@example.org>\n"
+    hits = lexical_hits(text, sorted(facts), facts)
+    assert "AUTHORS.txt" not in hits.lexical and "src/pkg/termui.py" in hits.lexical
+    assert lexical_hits("mail nate@example.org", sorted(facts), facts).lexical == {}
 
 
 #: What the running test records of the files this process opens (see ``_audit``).

@@ -1,4 +1,5 @@
-"""A source revision's history, as the ranking reads it: changed paths per commit.
+"""A source revision's history, as the ranking reads it: changed paths and the
+subject line of each commit.
 
 Only the revision and its ancestors are read (``git log REV``), so nothing
 after the state a task is hydrated from can leak into its ranking. The
@@ -23,16 +24,17 @@ MAX_COMMITS: Final = 5000
 #: Commits touching more files than this say nothing about coupling (sweeps).
 SWEEP: Final = 30
 #: The cache file's layout; another number is rebuilt.
-_VERSION: Final = 1
+_VERSION: Final = 2
 #: History files kept (the newest by use); older ones are removed.
 _KEEP: Final = 16
 
 
 class History(msgspec.Struct):
-    """The commits read (newest first) and the paths each one changed."""
+    """The commits read (newest first), the paths each one changed and its subject."""
 
     commits: list[str]
     paths: list[list[str]]
+    subjects: list[str] = []
 
 
 class _Stored(msgspec.Struct, array_like=True):
@@ -41,19 +43,23 @@ class _Stored(msgspec.Struct, array_like=True):
     version: int
     commits: list[str]
     paths: list[list[bytes]]
+    subjects: list[str] = []
 
 
 def _parse(raw: bytes) -> History:
     commits: list[str] = []
     paths: list[list[str]] = []
+    subjects: list[str] = []
     for chunk in raw.decode("utf-8", "surrogateescape").split("\0")[1:]:
         lines = chunk.split("\n")
         changed = [line for line in lines[1:] if line]
         if len(changed) > SWEEP:
             continue
-        commits.append(lines[0].strip())
+        commit, _, subject = lines[0].partition(" ")
+        commits.append(commit.strip())
         paths.append(changed)
-    return History(commits, paths)
+        subjects.append(subject.strip())
+    return History(commits, paths, subjects)
 
 
 def read_history(repo: Repository, commit: str) -> History:
@@ -69,6 +75,7 @@ def read_history(repo: Repository, commit: str) -> History:
             return History(
                 cached.commits,
                 [[p.decode("utf-8", "surrogateescape") for p in ps] for ps in cached.paths],
+                cached.subjects,
             )
     except (OSError, msgspec.DecodeError):
         pass
@@ -83,6 +90,7 @@ def _save(repo: Repository, directory: str, path: str, history: History) -> None
         _VERSION,
         history.commits,
         [[p.encode("utf-8", "surrogateescape") for p in ps] for ps in history.paths],
+        history.subjects,
     )
     try:
         repo.replace_file(path, [msgspec.msgpack.encode(stored)])

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from ..model import Task
 from ..store import Repository
 from .facts import gather
-from .history import read_history
+from .history import History, read_history
 from .links import ranked_priority
 from .rank import TOP_LEVEL, Candidate, TaskText, rank
 from .terms import BlobFacts
@@ -72,10 +72,13 @@ def place(
     if priority is not None or not ranked:
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
-    history = read_history(repo, commit).paths if commit else []
+    history = read_history(repo, commit) if commit else History([], [])
     candidates = [Candidate(path, size) for path, size in sizes.items()]
     facts = gather(repo, oids, known) if oids else {}
+    found = rank(
+        candidates, task_text(task), history.paths, facts=facts, subjects=history.subjects
+    )
     return {
-        path: (ranked_priority(top, TOP_LEVEL - found.level), found.score, found.reason)
-        for path, found in rank(candidates, task_text(task), history, facts=facts).items()
+        path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.reason)
+        for path, place in found.items()
     }

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from .retrieval import Hits, lexical_hits
+from .retrieval import Hits, lexical_hits, similar_commits
 from .terms import BlobFacts
 
 __all__ = ["TOP_LEVEL", "Candidate", "Ranked", "TaskText", "Weights", "rank"]
@@ -91,7 +91,13 @@ class Weights:
     seed_floor: float = 0.5
     seed_smoothing: float = 4.0
     #: How much of the prior a seed's co-change is smoothed towards (0: none).
-    seed_prior: float = 1.0
+    seed_prior: float = 0.5
+    #: With no file in play: the files changed by the past commits whose subjects
+    #: best match the task's text (the ``past_commits`` best, recency-decayed with
+    #: a half-life in commits), weighed by how well they match.
+    past: float = 0.3
+    past_commits: int = 20
+    past_half_life: float = 500.0
     directory: float = 0.02
     #: How much "changes often" weighs alone: never enough to buy the budget.
     prior: float = 0.15
@@ -209,9 +215,10 @@ def _seeded_cochange(
     seeds: Sequence[str], history: Sequence[Sequence[str]], w: Weights
 ) -> dict[str, dict[str, float]]:
     """For each seed (a content hit, not a file the task names), the smoothed, decayed
-    P(file changes | the seed changes), all in one pass over the history; smoothed
-    towards :attr:`Weights.seed_prior` of the prior (0: only files that did change
-    with it count)."""
+    P(file changes | the seed changes) of the files that did change with it, all in
+    one pass over the history; smoothed towards :attr:`Weights.seed_prior` of the
+    prior. A file that never changed with the seed gets nothing from it: how often
+    it changes must not buy it a place through a content hit."""
     if not seeds:
         return {}
     decay = math.log(2) / w.half_life if w.half_life > 0 else 0.0
@@ -241,8 +248,8 @@ def _seeded_cochange(
             continue
         mine = together[seed]
         found[seed] = {
-            name: (mine.get(name, 0.0) + a * share * often[name] / total) / (hits[seed] + a)
-            for name in (often if share > 0 else mine)
+            name: (count + a * share * often[name] / total) / (hits[seed] + a)
+            for name, count in mine.items()
             if name != seed
         }
     return found
@@ -283,6 +290,7 @@ def rank(
     history: Sequence[Sequence[str]],
     weights: Weights | None = None,
     facts: Mapping[str, BlobFacts] | None = None,
+    subjects: Sequence[str] = (),
 ) -> dict[str, Ranked]:
     """Every candidate's level (higher packs first), score and reason.
 
@@ -294,6 +302,7 @@ def rank(
         weights: The parameters (default: the measured ones).
         facts: What is known of each path's contents (:mod:`.facts`); a path
             without is ranked by its path's words alone.
+        subjects: The subject line of each commit of ``history`` (same order).
     """
     w = weights or Weights()
     sizes = {c.path: c.size for c in candidates}
@@ -306,6 +315,8 @@ def rank(
     hits = lexical_hits(task.text, paths, facts or {}, seeds=w.seeds, floor=w.seed_floor)
     hits.seeds = [(p, s) for p, s in hits.seeds if p not in anchors and p not in named]
     propagated, carried = _propagated(hits, history, paths, w)
+    # with nothing in play, the files past commits like this task changed
+    past = {} if in_play else _similar(task.text, subjects, history, w)
 
     found: dict[str, Ranked] = {}
     for path in paths:
@@ -325,19 +336,35 @@ def rank(
             "propagated": propagated.get(path, 0.0),
             "directory": w.directory * near,
             "prior": w.prior * min(1.0, prior.get(path, 0.0)),
+            "past": w.past * past.get(path, 0.0),
         }
-        missed = 1.0
-        for value in parts.values():
-            missed *= 1.0 - value
-        score = 1.0 - missed
+        level, score = _level(parts, sizes[path], w)
         best = max(sorted(parts), key=lambda name: parts[name])
         why = _Why(partner, pairs, hits, carried, near)
-        # relevance per byte: a few large, slightly relevant files must not crowd
-        # out many small, relevant ones
-        density = score / ((sizes[path] + w.overhead) ** w.size_exponent)
-        level = min(TOP_LEVEL - _TEST_LEVELS - 1, round(density * w.level_scale))
         found[path] = Ranked(level, round(score, 4), why.reason(best, parts[best], path))
     return found
+
+
+def _similar(
+    text: str, subjects: Sequence[str], history: Sequence[Sequence[str]], w: Weights
+) -> dict[str, float]:
+    """The files past commits like the task changed (:func:`.retrieval.similar_commits`)."""
+    if not subjects:
+        return {}
+    return similar_commits(
+        text, subjects, history, count=w.past_commits, half_life=w.past_half_life
+    )
+
+
+def _level(parts: Mapping[str, float], size: int, w: Weights) -> tuple[int, float]:
+    """The signals' noisy OR (the score) and the level it earns per byte: a few large,
+    slightly relevant files must not crowd out many small, relevant ones."""
+    missed = 1.0
+    for value in parts.values():
+        missed *= 1.0 - value
+    score = 1.0 - missed
+    density = score / ((size + w.overhead) ** w.size_exponent)
+    return min(TOP_LEVEL - _TEST_LEVELS - 1, round(density * w.level_scale)), score
 
 
 @dataclass(frozen=True)
@@ -369,6 +396,8 @@ class _Why:
             return "matches " + ", ".join(f"'{word}'" for word in matched)
         if best == "propagated" and not any(path == seed for seed, _ in self.hits.seeds):
             return self.carried[path]
+        if best == "past":
+            return "changed by similar past commits"
         if best == "propagated":  # a content hit itself: its own words say more
             return self.reason("lexical", 1.0, path)
         if best == "prior":

@@ -11,7 +11,10 @@ Three lexical signals, each a file's own measure in [0, 1]:
 * **mentions** — a path, a file name (``core.py``) or a module
   (``click.core``) the text names;
 * **seeds** — the best content hits, with their strength: ranking then
-  propagates co-change and test pairing from them, as from a file in play.
+  propagates co-change and test pairing from them, as from a file in play;
+* **past commits** — BM25 of the task's words against the subject lines of
+  the history's commits: the files the best-matching ones changed (a task is
+  often like an earlier change, in any language).
 
 Without contents (a file whose facts are unknown) only its path's words count.
 """
@@ -28,7 +31,7 @@ from typing import Final
 
 from .terms import BlobFacts, path_words, tokenize, words
 
-__all__ = ["Hits", "lexical_hits"]
+__all__ = ["Hits", "lexical_hits", "similar_commits"]
 
 #: How many times a path's words and a file's defined names count, beside its contents.
 _PATH_BOOST: Final = 2
@@ -47,6 +50,9 @@ _AGGREGATES: Final = re.compile(
     r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$",
     re.IGNORECASE,
 )
+
+#: Lines that say who, not what (``Co-authored-by: A <a@b>``), and e-mail addresses.
+_TRAILER: Final = re.compile(r"^[ \t]*[A-Za-z][A-Za-z-]*-by:.*$|\S+@\S+", re.MULTILINE)
 
 _MENTION: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+")
 
@@ -133,6 +139,7 @@ def lexical_hits(
 ) -> Hits:
     """The files the task's ``text`` describes, by their contents and paths; the
     ``seeds`` best that score at least ``floor`` of the best one seed the rest."""
+    text = _TRAILER.sub(" ", text)
     hits = Hits(mentioned=_mentions(text, paths))
     query = Counter(tokenize(text))
     if not query or not paths:
@@ -174,3 +181,54 @@ def lexical_hits(
     best = [p for p in best if not _AGGREGATES.search(p)]
     hits.seeds = [(p, hits.lexical[p]) for p in best[:seeds] if hits.lexical[p] >= floor]
     return hits
+
+
+def similar_commits(
+    text: str,
+    subjects: Sequence[str],
+    history: Sequence[Sequence[str]],
+    *,
+    count: int = 20,
+    half_life: float = 500.0,
+) -> dict[str, float]:
+    """The files changed by the ``count`` past commits whose subjects best match
+    ``text`` (BM25, recency-decayed with ``half_life`` commits), each file's value
+    a noisy OR of those commits' matches (the best = 1). ``subjects[i]`` is the
+    subject of the commit that changed ``history[i]``."""
+    query = set(tokenize(_TRAILER.sub(" ", text)))
+    if not query or not subjects:
+        return {}
+    # only subjects holding a query word's first letters are split into words (a
+    # word's every form shares them); a subject's length is its count of words
+    starts = {word[:5] for word in query}
+    docs: list[Counter[str]] = []
+    lengths: list[int] = []
+    for subject in subjects:
+        lower = subject.lower()
+        lengths.append(len(lower.split()))
+        held = any(start in lower for start in starts)
+        docs.append(Counter(w for w in tokenize(subject) if w in query) if held else Counter())
+    n = len(docs)
+    average = sum(lengths) / n or 1.0
+    df: Counter[str] = Counter()
+    for doc in docs:
+        df.update(doc.keys())
+    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in query}
+    matches: list[tuple[float, int]] = []
+    for age, doc in enumerate(docs):
+        if not doc:
+            continue
+        norm = _K1 * (1 - _B + _B * lengths[age] / average)
+        score = sum(idf[w] * f * (_K1 + 1) / (f + norm) for w, f in doc.items())
+        if half_life > 0:
+            score *= 0.5 ** (age / half_life)
+        matches.append((score, age))
+    matches.sort(key=lambda pair: (-pair[0], pair[1]))
+    if not matches or matches[0][0] <= 0:
+        return {}
+    top = matches[0][0]
+    missed: dict[str, float] = {}
+    for score, age in matches[:count]:
+        for path in history[age] if age < len(history) else ():
+            missed[path] = missed.get(path, 1.0) * (1.0 - score / top)
+    return {path: 1.0 - value for path, value in missed.items()}

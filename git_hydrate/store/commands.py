@@ -135,11 +135,11 @@ class Commands(RepositoryBase):
 
     def changed_paths(self, rev: str, limit: int) -> bytes:
         """``git log`` of ``rev`` and its ancestors only (newest first, at most ``limit``
-        non-merge commits): ``NUL<commit id>`` then one changed path per line."""
+        non-merge commits): ``NUL<commit id> <subject>`` then one changed path per line."""
         return self.git(
             [
                 *("-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"),
-                *("--name-only", "--format=%x00%H", f"--max-count={limit}", rev, "--"),
+                *("--name-only", "--format=%x00%H %s", f"--max-count={limit}", rev, "--"),
             ]
         ).stdout
 
