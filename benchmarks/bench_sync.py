@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_sync.py [--tasks 1000] [--repeat 3] [--profile]
+    python benchmarks/bench_sync.py [--tasks 1000] [--repeat 3] [--before CHECKOUT]
 
 Every figure is a whole ``git-hydrate`` process (``python -m git_hydrate``,
 imports included) and its git children, wall and CPU (user + system of the
@@ -77,12 +77,14 @@ def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
     ).stdout
 
 
-def measure(cwd: Path, commands: list[list[str]]) -> tuple[float, float]:
+def measure(
+    cwd: Path, commands: list[list[str]], env: dict[str, str] | None = None
+) -> tuple[float, float]:
     """Wall and CPU seconds (the processes and their children) of whole commands in a row."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     for argv in commands:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True)
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, env=env)
         if proc.returncode != 0:
             raise SystemExit(f"{argv} failed: {proc.stdout.decode()}{proc.stderr.decode()}")
     wall = time.perf_counter() - start
@@ -164,18 +166,26 @@ def _edit(repo: Path, first: int, count: int, title: str) -> None:
 class Run:
     """One repeat: fresh repositories, every scenario once, ours and git's in turn."""
 
-    def __init__(self, root: Path, tasks: int, flip: bool) -> None:
+    def __init__(self, root: Path, tasks: int, flip: bool, before: Path | None) -> None:
         self.root, self.tasks, self.flip = root, tasks, flip
         self.figures: dict[str, tuple[float, float]] = {}
         self.remote = root / "remote.git"
         self.url = self.remote.as_uri()
-        self.a, self.b, self.c = root / "a", root / "b", root / "c"
+        self.a, self.b, self.c, self.d = root / "a", root / "b", root / "c", root / "d"
+        #: ``--before``: another checkout's code, run in clone d on the scenarios
+        #: that leave the remote as they found it (first push, fresh pull, no-op sync).
+        self.before = None if before is None else {**os.environ, "PYTHONPATH": str(before)}
 
-    def pair(self, ours: str, ours_argv: list[str], theirs: str, plain: list[list[str]]) -> None:
-        """``ours`` in clone b and plain git's commands in its twin c, in this repeat's order."""
-        steps = [(ours, self.b, [ours_argv]), (theirs, self.c, plain)]
-        for name, cwd, commands in reversed(steps) if self.flip else steps:
-            self.figures[name] = measure(cwd, commands)
+    def pair(
+        self, ours: str, argv: list[str], theirs: str, plain: list[list[str]], *, old: bool = False
+    ) -> None:
+        """``ours`` in clone b, plain git's commands in its twin c (and with ``old``,
+        ``--before``'s code in clone d), in this repeat's order."""
+        steps = [(ours, self.b, [argv], None), (theirs, self.c, plain, None)]
+        if old and self.before is not None:
+            steps.append((f"{ours} before", self.d, [argv], self.before))
+        for name, cwd, commands, env in reversed(steps) if self.flip else steps:
+            self.figures[name] = measure(cwd, commands, env)
 
     def setup(self) -> None:
         git(self.root, "init", "-q", "--bare", str(self.remote))
@@ -184,22 +194,26 @@ class Run:
         git(self.a, "push", "-q", "origin", "HEAD")
         generate(self.root, self.a, self.tasks)
         git(self.a, "gc", "-q")
-        for clone in (self.b, self.c):
+        for clone in (self.b, self.c, self.d):
             git(self.root, "clone", "-q", self.url, str(clone))
 
     def first_push(self) -> None:
         """b and c get a's tasks (fetched, not timed), then each pushes them to an empty remote."""
-        for clone in (self.b, self.c):
+        for clone in (self.b, self.c, self.d):
             git(clone, "fetch", "-q", str(self.a), "+refs/hydrate/*:refs/hydrate/*")
             git(clone, "gc", "-q")
-        ours, theirs = self.root / "first-b.git", self.root / "first-c.git"
-        for bare in (ours, theirs):
+        ours, theirs, old = (self.root / f"first-{n}.git" for n in "bcd")
+        for bare in (ours, theirs, old):
             git(self.root, "init", "-q", "--bare", str(bare))
+        # (each clone pushes to its own empty remote, named the same in all three)
+        for clone, bare in ((self.b, ours), (self.c, theirs), (self.d, old)):
+            git(clone, "remote", "add", "first", bare.as_uri())
         self.pair(
             "push (first)",
-            hydrate("push", ours.as_uri()),
+            hydrate("push", "first"),
             "git push (first)",
-            [[*PUSH, theirs.as_uri(), "refs/hydrate/*:refs/hydrate/*"]],
+            [[*PUSH, "first", "refs/hydrate/*:refs/hydrate/*"]],
+            old=True,
         )
         if _tips(ours) != _tips(theirs):
             raise SystemExit("push (first) did not publish the tasks git did")
@@ -208,10 +222,12 @@ class Run:
         """The remote gets the tasks; b and c are fresh clones again; b pulls, c fetches."""
         git(self.a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
         git(self.remote, "gc", "-q")
-        for clone in (self.b, self.c):
+        for clone in (self.b, self.c, self.d):
             shutil.rmtree(clone)
             git(self.root, "clone", "-q", self.url, str(clone))
-        self.pair("pull (fresh clone)", hydrate("pull"), "git fetch (fresh clone)", [FETCH])
+        self.pair(
+            "pull (fresh clone)", hydrate("pull"), "git fetch (fresh clone)", [FETCH], old=True
+        )
         with Ledger(self.b) as ledger:
             got = len(ledger.task_ids())
         if got != self.tasks:
@@ -221,7 +237,7 @@ class Run:
     def changes(self) -> None:
         """No-op sync; then 10 changed there, 10 here, and 10 on each side."""
         twin = self.root / "twin.git"  # c's remote: a copy of b's
-        self.pair("sync (no-op)", hydrate("sync"), "git fetch (no-op)", [FETCH])
+        self.pair("sync (no-op)", hydrate("sync"), "git fetch (no-op)", [FETCH], old=True)
         _edit(self.a, 0, 10, "there")
         git(self.a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
         self.pair("pull (10 changed)", hydrate("pull"), "git fetch (10 changed)", [FETCH])
@@ -254,8 +270,10 @@ def _tips(repo: Path) -> bytes:
     return git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/hydrate/tasks/")
 
 
-def one_run(root: Path, tasks: int, flip: bool) -> dict[str, tuple[float, float]]:
-    run = Run(root, tasks, flip)
+def one_run(
+    root: Path, tasks: int, flip: bool, before: Path | None
+) -> dict[str, tuple[float, float]]:
+    run = Run(root, tasks, flip, before)
     run.setup()
     run.first_push()
     run.fresh_pull()
@@ -267,6 +285,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a checkout of earlier code, also timed on first push, fresh pull and no-op sync",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         os.environ.update(
@@ -281,10 +304,13 @@ def main() -> None:
         # as installed: byte-compiled once, not compiled again by every process
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run([*hydrate("--version")], check=True, capture_output=True)
+        if args.before is not None:
+            env = {**os.environ, "PYTHONPATH": str(args.before)}
+            subprocess.run([*hydrate("--version")], check=True, capture_output=True, env=env)
         runs = []
         for index in range(args.repeat):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(Path(tmp), args.tasks, flip=bool(index % 2)))
+                runs.append(one_run(Path(tmp), args.tasks, bool(index % 2), args.before))
     print(
         f"{args.tasks} tasks, median of {args.repeat} runs (git {_git_version()}, "
         f"load average {os.getloadavg()[0]:.1f}):"
@@ -298,6 +324,14 @@ def main() -> None:
         ratio_wall = statistics.median(run[ours][0] / run[theirs][0] for run in runs)
         ratio_cpu = statistics.median(run[ours][1] / run[theirs][1] for run in runs)
         print(f"  {'  ratio (median of pairs)':<32} {ratio_wall:7.2f}x {ratio_cpu:7.2f}x")
+        old = f"{ours} before"
+        if old in runs[0]:
+            wall = statistics.median(run[old][0] for run in runs)
+            cpu = statistics.median(run[old][1] for run in runs)
+            print(f"  {old:<32} {wall:7.3f}s {cpu:7.3f}s")
+            ratio_wall = statistics.median(run[ours][0] / run[old][0] for run in runs)
+            ratio_cpu = statistics.median(run[ours][1] / run[old][1] for run in runs)
+            print(f"  {'  now / before':<32} {ratio_wall:7.2f}x {ratio_cpu:7.2f}x")
 
 
 def _git_version() -> str:

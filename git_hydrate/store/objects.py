@@ -92,6 +92,7 @@ class Objects(RepositoryBase):
     #: The objects :meth:`remembering` keeps, by the spec that read them.
     _memo: dict[bytes, tuple[bytes, bytes]] | None = None
     _memo_bytes = 0
+    _memo_trees: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}  # noqa: RUF012 - replaced, never changed
 
     def _batch(self) -> CatFile:
         """The cat-file process, ready for a new read: earlier prefetches are
@@ -180,12 +181,12 @@ class Objects(RepositoryBase):
         is kept cannot go stale; it costs memory (small objects only)."""
         outer = self._memo
         if outer is None:
-            self._memo, self._memo_bytes = {}, 0
+            self._memo, self._memo_bytes, self._memo_trees = {}, 0, {}
         try:
             yield
         finally:
             if outer is None:
-                self._memo, self._memo_bytes = None, 0
+                self._memo, self._memo_bytes, self._memo_trees = None, 0, {}
 
     def prefetch(self, specs: list[bytes]) -> Prefetch:
         """Send reads of ``specs`` (at most a few hundred) to git without waiting:
@@ -227,8 +228,14 @@ class Objects(RepositoryBase):
         return size, sha256, utf8
 
     def read_tree(self, oid: bytes) -> dict[bytes, tuple[int, bytes]]:
-        """The entries of the tree ``oid`` as ``{name: (mode, oid)}``."""
-        return self.parse_tree(oid, self._read_typed(oid, b"tree"))
+        """The entries of the tree ``oid`` as ``{name: (mode, oid)}`` (a copy of
+        the parsed entries kept while :meth:`remembering`)."""
+        if self._memo is None:
+            return self.parse_tree(oid, self._read_typed(oid, b"tree"))
+        entries = self._memo_trees.get(oid)
+        if entries is None:
+            entries = self._memo_trees[oid] = self.parse_tree(oid, self._read_typed(oid, b"tree"))
+        return dict(entries)
 
     def parse_tree(self, oid: bytes, data: bytes) -> dict[bytes, tuple[int, bytes]]:
         """The entries of tree ``oid`` whose content is ``data`` (read elsewhere)."""

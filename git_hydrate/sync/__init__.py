@@ -61,9 +61,9 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     wanted = check_ids(ids)
     where = resolve_remote(refs, remote, command="sync")
     report = Report("sync", where.display)
-    pull_into(refs, where, wanted, report)
+    mirror = pull_into(refs, where, wanted, report)
     rounds = 1
-    unchanged = settled(refs, where, wanted or None)
+    unchanged = settled(refs, where, wanted or None, mirror)
     if unchanged is not None:
         # nothing to push: a no-op sync is one fetch
         report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
@@ -71,14 +71,14 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
         return report
     while True:
         pushed = Report("push", where.display)
-        push_into(refs, where, wanted or None, not wanted, pushed)
+        push_into(refs, where, wanted or None, not wanted, pushed, mirror)
         rejected = pushed.failed("rejected")
         # A task whose remote data was skipped stays rejected: no point pulling again.
         if not set(rejected) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
             break
         report.outcomes += [o for o in pushed.outcomes if o.action != "rejected"]
         rounds += 1
-        pull_into(refs, where, wanted, report)
+        mirror = pull_into(refs, where, wanted, report)
     report.outcomes += pushed.outcomes
     if any(o.action in ("pushed", "pushed-new") for o in report.outcomes):
         report.notes = []  # "lists no tasks" was only true before this push

@@ -97,10 +97,9 @@ def prefetch_remote(repo: Repository, tips: list[bytes]) -> None:
             if found is None or found[0] != b"tree":
                 continue
             with contextlib.suppress(CorruptData):
-                entries = repo.parse_tree(oid, found[1]).items()
                 below += [
                     entry
-                    for name, (mode, entry) in entries
+                    for name, (mode, entry) in repo.read_tree(oid).items()
                     if mode == MODE_TREE and (level is not roots or name in (b"bodies", b"links"))
                 ]
         level = below

@@ -317,23 +317,23 @@ def check_ids(ids: Iterable[str]) -> list[str]:
     return sorted(set(wanted))
 
 
-def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) -> None:
-    """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``."""
+def pull_into(
+    refs: TaskRefs, remote: Remote, ids: list[str], report: Report
+) -> dict[bytes, bytes]:
+    """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``;
+    return the mirror as this pull's fetch left it (what the remote then held)."""
     had_mirror = refs.repo.has_refs_under(remote.mirror_prefix)
     mirror = fetch_mirror(refs.repo, remote)
     where = remote.display
     if not mirror:
         # A fetch cannot tell "nothing there" from "hidden from you": say both.
         hidden = "uploadpack.hideRefs or transfer.hideRefs on the remote"
-        if had_mirror:
-            report.notes.append(
-                f"{where} lists no refs/hydrate/ refs any more: "
-                f"removed there, or hidden ({hidden})"
-            )
-        else:
-            report.notes.append(
-                f"{where} lists no refs/hydrate/ refs: none pushed yet, or hidden ({hidden})"
-            )
+        lists = (
+            "lists no refs/hydrate/ refs any more: removed there"
+            if had_mirror
+            else "lists no refs/hydrate/ refs: none pushed yet"
+        )
+        report.notes.append(f"{where} {lists}, or hidden ({hidden})")
     other_archived = archived_sides(refs.repo, mirror.get(ARCHIVE_REF[len(b"refs/hydrate/") :]))
     for ref in UNION_REFS:
         tip = mirror.get(ref[len(b"refs/hydrate/") :])
@@ -374,6 +374,7 @@ def pull_into(refs: TaskRefs, remote: Remote, ids: list[str], report: Report) ->
     covered.sightings.save()
     # Last, so that a task just brought in meets the archive entry it collides with.
     report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
+    return mirror
 
 
 def _plan_all(

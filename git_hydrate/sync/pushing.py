@@ -139,6 +139,7 @@ def _update_mirror(
     remote: Remote,
     mirror: dict[bytes, bytes],
     pushed: list[PushResult],
+    after: dict[str, bytes | None],
 ) -> None:
     """Make the mirror say what the remote now holds for every ref the push moved.
 
@@ -147,7 +148,7 @@ def _update_mirror(
     lease that is now stale, and is refused for nothing. The value recorded
     is the local ref's (read after the push: a ref changed in between leaves
     the mirror behind the remote, which the next fetch corrects and no lease
-    of a live task depends on).
+    of a live task depends on); ``after`` holds those values, read once.
     """
     updates: list[RefUpdate] = []
     for flag, dest, _summary in pushed:
@@ -155,7 +156,7 @@ def _update_mirror(
             continue
         name = dest.encode()[len(b"refs/hydrate/") :]
         known = mirror.get(name)
-        now = None if flag == "-" else refs.repo.read_ref(dest.encode())
+        now = None if flag == "-" else after[dest]
         if now != known and (now is not None or known is not None):
             updates.append((remote.mirror_prefix + name, known, now))
     if updates:
@@ -164,7 +165,9 @@ def _update_mirror(
             refs.repo.update_refs(updates, f"hydrate: push to {remote.display}", reflog=False)
 
 
-def settled(refs: TaskRefs, remote: Remote, ids: list[str] | None) -> int | None:
+def settled(
+    refs: TaskRefs, remote: Remote, ids: list[str] | None, mirror: dict[bytes, bytes] | None = None
+) -> int | None:
     """How many refs are up to date when a push would change nothing, else ``None``.
 
     Right after a fetch the mirror is what the remote holds: when every
@@ -172,9 +175,11 @@ def settled(refs: TaskRefs, remote: Remote, ids: list[str] | None) -> int | None
     the mirror holds nothing this clone lacks (no deletion due), the push
     would only report "up to date", so ``sync`` skips it — a no-op sync is one
     fetch. Any doubt (a stray ref, a difference) means ``None``: push.
+    ``mirror`` is the mirror as the fetch just left it (else it is read).
     """
     repo = refs.repo
-    mirror = repo.refs_under(remote.mirror_prefix)
+    if mirror is None:
+        mirror = repo.refs_under(remote.mirror_prefix)
     if ids is None:
         local = repo.refs_under(b"refs/hydrate/")
         if local != mirror:
@@ -188,65 +193,82 @@ def settled(refs: TaskRefs, remote: Remote, ids: list[str] | None) -> int | None
     return len(names)
 
 
+def _union_refspecs(
+    refs: TaskRefs, remote: Remote, mirror: dict[bytes, bytes]
+) -> tuple[list[str], list[str]]:
+    """The shared refs' refspecs and the deletions due, with their leases."""
+    repo = refs.repo
+    refspecs: list[str] = []
+    leases: list[str] = []
+    for ref in UNION_REFS:
+        if repo.read_ref(ref) is not None:
+            refspecs.append(f"{ref.decode()}:{ref.decode()}")
+    # Tasks archived or removed (here, or elsewhere and pulled) that the
+    # remote still has as live refs: delete them there, but only while the
+    # remote's tip is still one the archive or the removal record holds
+    # (the lease), so nobody's newer work is lost.
+    covered = Covered(refs)
+    gone = covered.of(ARCHIVE_REF) | covered.of(REMOVED_REF)
+    for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
+        local_tip = repo.read_ref(task_ref)
+        if local_tip is None:
+            if tip in gone:
+                refspecs.append(f":{task_ref.decode()}")
+                leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+        elif covered.any(tip) and local_tip != tip and not repo.is_ancestor(tip, local_tip):
+            # A new task with the id of one removed here: replace the
+            # remote's old copy, but only if it is still exactly that copy.
+            leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+    return refspecs, leases
+
+
 def push_into(
-    refs: TaskRefs, remote: Remote, ids: list[str] | None, union: bool, report: Report
+    refs: TaskRefs,
+    remote: Remote,
+    ids: list[str] | None,
+    union: bool,
+    report: Report,
+    mirror: dict[bytes, bytes] | None = None,
 ) -> None:
     """Push ``ids`` (all tasks when ``None``; the shared refs too with ``union``),
-    adding each ref's outcome to ``report``."""
+    adding each ref's outcome to ``report``. ``mirror``: the mirror as a fetch
+    just left it (else it is read); a lease taken from it that went stale fails
+    and is reported as a race, which ``sync`` settles."""
     repo = refs.repo
     refspecs = _task_refspecs(refs, ids, report)
     leases: list[str] = []
     # What the remote held, as far as the last fetch knows: the "old" side of
     # each pushed ref in the report, and the refs to delete there.
-    mirror = repo.refs_under(remote.mirror_prefix)
+    if mirror is None:
+        mirror = repo.refs_under(remote.mirror_prefix)
     if union:
-        for ref in UNION_REFS:
-            if repo.read_ref(ref) is not None:
-                refspecs.append(f"{ref.decode()}:{ref.decode()}")
-        # Tasks archived or removed (here, or elsewhere and pulled) that the
-        # remote still has as live refs: delete them there, but only while the
-        # remote's tip is still one the archive or the removal record holds
-        # (the lease), so nobody's newer work is lost.
-        covered = Covered(refs)
-        gone = covered.of(ARCHIVE_REF) | covered.of(REMOVED_REF)
-        for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
-            local_tip = repo.read_ref(task_ref)
-            if local_tip is None:
-                if tip in gone:
-                    refspecs.append(f":{task_ref.decode()}")
-                    leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
-            elif (
-                covered.any(tip) and local_tip != tip and not refs.repo.is_ancestor(tip, local_tip)
-            ):
-                # A new task with the id of one removed here: replace the
-                # remote's old copy, but only if it is still exactly that copy.
-                leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+        shared, leases = _union_refspecs(refs, remote, mirror)
+        refspecs += shared
     if not refspecs:
         return
     pushed, hook_lines = repo.push_with_messages(
         remote.target, refspecs, leases, what=f"git push {remote.display}"
     )
-    _update_mirror(refs, remote, mirror, pushed)
+    # each pushed ref's local value, read once for the mirror and the report
+    after = {dest: repo.read_ref(dest.encode()) for flag, dest, _ in pushed if flag in "* +="}
+    _update_mirror(refs, remote, mirror, pushed, after)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
-        name = dest[len(TASK_REF_PREFIX) :] if is_task else dest
         if action == "up-to-date":
             report.up_to_date += 1
             continue
         detail = ""
         if action == "rejected":
             action, detail = classify_refusal(summary, remote.display, hook_lines)
-        local = repo.read_ref(dest.encode()) if action in ("pushed", "pushed-new") else None
-        before = (
-            mirror.get(dest.encode()[len(b"refs/hydrate/") :]) if action != "pushed-new" else None
-        )
+        local = after.get(dest) if action in ("pushed", "pushed-new") else None
+        before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
         report.outcomes.append(
             Outcome(
-                name,
+                dest[len(TASK_REF_PREFIX) :] if is_task else dest,
                 action,
                 detail,
-                old=before.decode() if before else None,
+                old=before.decode() if before and action != "pushed-new" else None,
                 new=local.decode() if local else None,
                 is_task=is_task,
             )
