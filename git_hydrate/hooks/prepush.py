@@ -333,6 +333,62 @@ def write_atomic(path: Path, data: bytes, repo: Repository | None = None) -> boo
     return True
 
 
+def _pushed_time(ledger: Ledger, commit: str, tip: str | None) -> int:
+    """The pushed commit's committer time, which judges expiry (for what is not a
+    commit, a tag of a tree, the task's own time)."""
+    when = ledger.repo.commit_time(commit)
+    if when is None:
+        when = (ledger.repo.commit_time(tip) if tip else None) or 0
+    return when
+
+
+def _manifest(
+    task_id: str,
+    tip: str | None,
+    concern: Concern,
+    when: int,
+    result: Mapping[str, Any],
+    files: Mapping[str, bytes],
+) -> dict[str, Any]:
+    """What ``manifest.json`` says of the artefacts ``files`` made from ``result``."""
+    reported = {key: result.get(key) for key in _REPORTED if key in result}
+    manifest: dict[str, Any] = {
+        "format": ARTEFACT_FORMAT,
+        "generator": f"git-hydrate {__version__}",
+        "task": task_id,
+        "task_tip": tip,
+        "commit": concern.update.local_oid,
+        "ref": concern.update.local_ref,
+        "found_in": concern.found_in,
+        "now": iso_utc(when),
+        **reported,
+        "files": [
+            {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+            for name, data in files.items()
+        ],
+        "omitted": result["omitted"],
+    }
+    if "shrunk" in result:
+        manifest["shrunk"] = result["shrunk"]
+    return manifest
+
+
+def _made_directory(repo: Repository, target: Path) -> Repository | None:
+    """Make ``target``; the repository to share what is written there through
+    (``core.sharedRepository``) when it is inside the repository (the default),
+    so that every member of the group can rewrite it; else ``None``."""
+    inside = any(
+        os.path.commonpath([os.path.abspath(target), os.path.abspath(d)]) == os.path.abspath(d)
+        for d in (repo.git_dir, repo.common_dir)
+    )
+    shared = repo if inside else None
+    if shared is not None:
+        shared.make_dirs(str(target))
+    else:
+        target.mkdir(parents=True, exist_ok=True)
+    return shared
+
+
 def write_artefacts(
     ledger: Ledger, task_id: str, concern: Concern, directory: Path
 ) -> dict[str, Any]:
@@ -353,46 +409,16 @@ def write_artefacts(
     """
     tip = ledger.get_task(task_id)["tip"]
     commit = concern.update.local_oid
-    when = ledger.repo.commit_time(commit)
-    if when is None:  # not a commit (a tag of a tree?): the task's own time
-        when = (ledger.repo.commit_time(tip) if tip else None) or 0
+    when = _pushed_time(ledger, commit, tip)
     result = ledger.prompt(task_id, now=float(when))
     reported: dict[str, Any] = {key: result.get(key) for key in _REPORTED if key in result}
     files = {
         f"{task_id}.prompt.md": result["prompt"].encode("utf-8"),
         f"{task_id}.packet.json": (format_output(result) + "\n").encode("utf-8"),
     }
-    manifest: dict[str, Any] = {
-        "format": ARTEFACT_FORMAT,
-        "generator": f"git-hydrate {__version__}",
-        "task": task_id,
-        "task_tip": tip,
-        "commit": commit,
-        "ref": concern.update.local_ref,
-        "found_in": concern.found_in,
-        "now": iso_utc(when),
-        **reported,
-        "files": [
-            {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-            for name, data in files.items()
-        ],
-        "omitted": result["omitted"],
-    }
-    if "shrunk" in result:
-        manifest["shrunk"] = result["shrunk"]
+    manifest = _manifest(task_id, tip, concern, when, result, files)
     target = directory / task_id
-    # Inside the repository (the default), what git-hydrate creates is shared the
-    # way core.sharedRepository asks, so every member of the group can rewrite it.
-    repo = ledger.repo
-    inside = any(
-        os.path.commonpath([os.path.abspath(target), os.path.abspath(d)]) == os.path.abspath(d)
-        for d in (repo.git_dir, repo.common_dir)
-    )
-    shared = repo if inside else None
-    if shared is not None:
-        shared.make_dirs(str(target))
-    else:
-        target.mkdir(parents=True, exist_ok=True)
+    shared = _made_directory(ledger.repo, target)
     changed = False
     for name, data in files.items():
         changed |= write_atomic(target / name, data, shared)
