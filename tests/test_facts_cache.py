@@ -66,3 +66,33 @@ def test_past_the_bound_the_file_is_rewritten_pruned(
     assert kept == [2, 3, 4, 5]  # the oldest unused went first
     length, _, chunk = path.read_bytes()[len(HEADER) :].partition(b"\n")
     assert int(length) == len(chunk)  # one chunk: rewritten whole
+
+
+def test_a_blob_read_again_is_not_tokenised_again_when_its_facts_are_kept(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sha256 cache gone, the blob facts kept: every blob is read, hashed and
+    scanned again, but none is tokenised again, and the run ranks the same."""
+    from git_hydrate import Ledger
+    from git_hydrate.hydrate import reading
+    from tests.conftest import commit_files
+
+    commit_files(
+        repo, {f"src/mod_{n}.py": f"def retry_budget_{n}():\n    pass\n" for n in range(5)}
+    )
+
+    def run(task: str) -> list[tuple[str, int]]:
+        with Ledger(repo) as ledger:
+            ledger.add_task(task, objective="retry budget 3", acceptance="-")
+            ledger.add_tree(task)
+            return sorted((e["source"], e["priority"]) for e in ledger.context_entries(task))
+
+    first = run("F-1")
+    (repo / ".git" / "hydrate" / "sha256-cache").unlink()
+
+    def no_tokenising(data: bytes) -> object:
+        raise AssertionError("a blob whose facts are kept was tokenised again")
+
+    monkeypatch.setattr(reading, "blob_facts", no_tokenising)
+    assert run("F-2") == first
+    assert (repo / ".git" / "hydrate" / "sha256-cache").exists()  # read again, all of it

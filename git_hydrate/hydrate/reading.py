@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..pack.memo import BodyMemo
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache, keep_compiled_prefilter
+from .facts import FactsCache
 from .rules import FileEntry, Skipped, classify
 from .terms import BlobFacts, blob_facts
 
@@ -40,11 +41,16 @@ class Content:
     #: nothing when the run does not rank.
     facts: dict[str, BlobFacts] = field(default_factory=dict)
     learning: bool = True
+    #: The blob-facts cache, opened at the first blob read: a blob it knows (read
+    #: again because the sha256 cache missed) is not tokenised again.
+    kept: FactsCache | None = None
 
     def learn(self, oid: str, cls: str, data: bytes) -> None:
-        """Keep the facts of a blob just read (a text's words; of others, none)."""
-        if self.learning:
-            self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
+        """Keep the facts of a blob just read (a text's words; of others, none),
+        unless the facts cache has them already."""
+        if not self.learning or (self.kept is not None and self.kept.get(oid) is not None):
+            return
+        self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
 
 
 def _read_from_disk(
@@ -87,9 +93,8 @@ def read_content(
     (``worktree_copies``: a blob the work tree holds as it is, from there)."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
-    found = (
-        Content(memo=memo, learning=learning) if memo is not None else Content(learning=learning)
-    )
+    found = Content(memo=memo if memo is not None else BodyMemo(), learning=learning)
+    found.kept = FactsCache.of(refs.repo) if learning else None  # (read at the first read)
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
     for entry in candidates:
