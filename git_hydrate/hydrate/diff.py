@@ -18,7 +18,7 @@ from typing import Final
 
 from .. import validate
 from ..errors import CorruptData, ValidationError
-from ..model import Link
+from ..model import Link, Task
 from ..results import HydrateResult
 from ..store import Repository
 from ..taskrefs import TaskRefs
@@ -190,6 +190,48 @@ def _pick(
     return selector.picks, selector.skipped
 
 
+def _check_what_to_diff(rev_range: str | None, uncommitted: bool, log: bool) -> None:
+    """Refuse a range given with --staged/--worktree, and --log without a range."""
+    if rev_range is not None and uncommitted:
+        raise ValidationError("give a revision range or --staged/--worktree, not both")
+    if log and uncommitted:
+        raise ValidationError("--log needs a revision range (uncommitted changes have no log)")
+
+
+def _placed(
+    refs: TaskRefs,
+    task: Task,
+    bodies: list[tuple[str, str, bytes]],
+    label: str,
+    priority: int | None,
+    ranked: bool,
+) -> dict[str, Place]:
+    """Where each file's diff goes, and the log (``""``)."""
+    # The log first, then the diffs ranked like files, by the history of the
+    # range's newer side (HEAD for uncommitted changes).
+    places = place(
+        refs.repo,
+        task,
+        {path: len(data) for path, _source, data in bodies if path},
+        commit=refs.repo.rev_parse(label.split("..")[-1].lstrip(".") or "HEAD")
+        if ".." in label
+        else refs.repo.rev_parse("HEAD"),
+        top=DIFF_TOP - 1,  # the log, when asked for, is at DIFF_TOP
+        priority=priority,
+        ranked=ranked,
+    )
+    places[""] = (
+        (priority or 0, None, "")
+        if priority is not None or not ranked
+        else (
+            DIFF_TOP,
+            None,
+            "commit messages of the range",
+        )
+    )
+    return places
+
+
 def add_diff(
     refs: TaskRefs,
     task_id: str,
@@ -214,37 +256,13 @@ def add_diff(
     if priority is not None:
         priority = validate.context_priority(priority)
     spec = Pathspec(pathspecs)
-    if rev_range is not None and (staged or worktree):
-        raise ValidationError("give a revision range or --staged/--worktree, not both")
-    if log and (staged or worktree):
-        raise ValidationError("--log needs a revision range (uncommitted changes have no log)")
+    _check_what_to_diff(rev_range, staged or worktree, log)
     max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
     max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
     task = refs.load(task_id).task
     args, label = _diff_args(refs.repo, rev_range, staged, worktree)
     bodies, skipped, files = _bodies(refs.repo, args, label, spec, log)
-    # The log first, then the diffs ranked like files, by the history of the
-    # range's newer side (HEAD for uncommitted changes).
-    places = place(
-        refs.repo,
-        task,
-        {path: len(data) for path, _source, data in bodies if path},
-        commit=refs.repo.rev_parse(label.split("..")[-1].lstrip(".") or "HEAD")
-        if ".." in label
-        else refs.repo.rev_parse("HEAD"),
-        top=DIFF_TOP - 1,  # the log, when asked for, is at DIFF_TOP
-        priority=priority,
-        ranked=ranked,
-    )
-    places[""] = (
-        (priority or 0, None, "")
-        if priority is not None or not ranked
-        else (
-            DIFF_TOP,
-            None,
-            "commit messages of the range",
-        )
-    )
+    places = _placed(refs, task, bodies, label, priority, ranked)
     allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
     picks, late = _pick(refs.repo, bodies, places, max_file, max_total, allowed)
     prefix = f"diff:{label}:"
