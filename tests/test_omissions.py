@@ -319,3 +319,39 @@ def test_the_notice_never_evicts_what_the_task_names() -> None:
     assert result["flagged"][0]["kept"] == "outline"
     notice = notice_of(result["prompt"])
     assert names_every_omission(notice, result["omitted"]) and "more not named here" in notice
+
+
+@pytest.mark.parametrize("budget", [1200, 3000, 5000, 8000])
+def test_many_small_omissions_are_counted_at_least(budget: int) -> None:
+    """A notice that only counts costs nothing more per omission: small kept files
+    make room for it rather than the prompt saying nothing (found by review)."""
+    entries = [entry("y" * 60 + str(i), f"src/pkg/module_{i}.py") for i in range(100)]
+    result = build_prompt(TASK, entries, budget, now=NOW)
+    assert result["omitted"] and result["prompt_bytes"] <= budget
+    notice = notice_of(result["prompt"])
+    assert notice and names_every_omission(notice, result["omitted"])
+
+
+def test_a_named_file_left_out_is_flagged_even_without_a_notice() -> None:
+    named = entry("x" * 460, "src/m0.py", 1, named="file in play")
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    result = build_prompt(TASK, [named], base + 40, now=NOW)
+    assert [o["source"] for o in result["omitted"]] == ["src/m0.py"]
+    assert result["flagged"] == [
+        {"source": "src/m0.py", "named": "file in play", "size": 460, "kept": "omitted"}
+    ]
+
+
+def test_no_outline_is_read_when_not_even_its_heading_fits() -> None:
+    read: list[str] = []
+
+    def counting(item: Any, load: Any) -> str | None:
+        read.append(str(item["source"]))
+        return outline(str(item["source"]), load())
+
+    body = python_module(3)
+    entries = [entry(body, f"src/m{i}.py") for i in range(50)]
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    result = build_prompt(TASK, entries, base + 2000, outline=counting, now=NOW)
+    assert result["prompt_bytes"] <= base + 2000
+    assert 0 < len(read) < 50  # once the room is spent, no body is parsed

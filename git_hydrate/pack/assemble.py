@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, cast
 
 from ..errors import Conflict, ValidationError
 from .formats import SEED, Layout
-from .omissions import Notice, flagged
+from .omissions import Notice, flagged, missing
 from .render import (
     OUTPUT_CONTRACT,
     UNTRUSTED_BANNER,
@@ -412,10 +412,10 @@ def _account(
         result["kept"] = len(walked.kept)
         result["attachments"] = len(ordered)
         result["needed_bytes"] = base + needed(walked, ordered, moment, walked.plan)
-    if walked.notice:
-        named = flagged(walked.notice.missing(), ordered)
-        if named:
-            result["flagged"] = named
+    # (from what was left out and shrunk, whether or not the notice fit)
+    named = flagged(missing(walked, ordered), ordered)
+    if named:
+        result["flagged"] = named
     if walked.decisions:
         result["decisions"] = walked.decisions
 

@@ -31,7 +31,7 @@ from .budget import human_size
 from .formats import SEED, Layout
 from .render import utf8_len
 
-__all__ = ["MAX_LISTED", "Missing", "Notice", "flagged"]
+__all__ = ["MAX_LISTED", "Missing", "Notice", "flagged", "missing"]
 
 _INTRO: Final = (
     "Left out or shrunk to fit the budget; the command on each line (or the "
@@ -115,6 +115,13 @@ class Notice:
             self._listed_bytes += self._listed[index][1]
         else:
             self._list(index)
+
+    def would_list(self) -> bool:
+        """Whether one more attachment could be named one by one (else it is counted)."""
+        if len(self._listed) >= self.cap:
+            return False
+        limit = self.max_listed_bytes
+        return limit is None or self._listed_bytes + _SHORTEST_LINE <= limit
 
     def line_bytes(self, index: int) -> int:
         """The bytes of the line that names the attachment at ``index`` (0: none does)."""
@@ -232,3 +239,29 @@ def flagged(
                 }
             )
     return out
+
+
+def missing(walked: Any, entries: Sequence[Mapping[str, Any]]) -> list[Missing]:
+    """Every attachment a walk (:class:`.measure.Walked`) left out or kept as its
+    outline, in packing order, whether or not its notice fit the budget."""
+    out = []
+    for index, item in walked.omitted:
+        size = walked.sizes.get(index)
+        if size is None:
+            size = _size_of(entries[index])
+        out.append(Missing(index, item["hash"], item["source"], size, item["reason"], False))
+    for kept in walked.kept:
+        if kept.shrunk is not None:
+            size = walked.sizes.get(kept.index, 0)
+            shrunk = kept.shrunk
+            out.append(
+                Missing(kept.index, shrunk["hash"], shrunk["source"], size, "byte_budget", True)
+            )
+    return sorted(out, key=lambda item: item.index)
+
+
+def _size_of(entry: Mapping[str, Any]) -> int:
+    size = entry.get("size")
+    if size is not None:
+        return int(size)
+    return utf8_len(str(entry.get("body") or ""))

@@ -55,6 +55,8 @@ TOP_SHARE: Final = 10
 #: What a line of the notice costs besides its source (an upper bound): leaving
 #: out a file smaller than its own line gains nothing.
 _LINE_BYTES: Final = 200
+#: What counting one more omission can add to the notice (a digit, an "s").
+_COUNT_BYTES: Final = 8
 
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
@@ -236,6 +238,12 @@ def _keep_outline(
 ) -> bool:
     """Keep the outline of an attachment that did not fit in full, if it fits."""
     assert plan.outliner is not None
+    source = str(entry["source"])
+    if plan.room_bytes is not None:
+        # no room even for an outline's heading and one line: not read, not parsed
+        least = floor({"hash": entry["hash"], "size": 8}, source, plan, first=not walked.kept)
+        if walked.with_one_more() + least > plan.room_bytes:
+            return False
 
     def read() -> str:
         return body if body is not None else body_of(entry, load_body)
@@ -243,7 +251,6 @@ def _keep_outline(
     outline = plan.outliner(entry, read)
     if not outline:
         return False
-    source = str(entry["source"])
     digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
     item = {"hash": digest, "source": f"{source} (outline)", "body": outline}
     walked.note(index, entry, "byte_budget", outlined=True)
@@ -314,11 +321,13 @@ def _last_to_drop(walked: Walked, *, gain: bool) -> int | None:
     high enough to be outlined in place); with ``gain``, only one whose leaving
     frees more than its line in the notice costs (``None`` when there is none:
     the notice then names fewer); without, the last kept when all are named."""
+    # (a notice that names no more only counts the next one: leaving out any
+    # attachment but the smallest frees room)
+    lists = walked.notice is not None and walked.notice.would_list()
     for at in range(len(walked.kept) - 1, -1, -1):
         kept = walked.kept[at]
-        if not kept.named and (
-            not gain or kept.size > _LINE_BYTES + utf8_len(str(kept.item["source"]))
-        ):
+        line = _LINE_BYTES + utf8_len(str(kept.item["source"])) if lists else _COUNT_BYTES
+        if not kept.named and (not gain or kept.size > line):
             return at
     return None if gain or not walked.kept else len(walked.kept) - 1
 
