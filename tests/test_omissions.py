@@ -355,3 +355,17 @@ def test_no_outline_is_read_when_not_even_its_heading_fits() -> None:
     result = build_prompt(TASK, entries, base + 2000, outline=counting, now=NOW)
     assert result["prompt_bytes"] <= base + 2000
     assert 0 < len(read) < 50  # once the room is spent, no body is parsed
+
+
+def test_a_named_file_ranked_below_others_still_gets_its_outline() -> None:
+    """An explicit priority puts unnamed files first; a named file whose outline
+    fits once some of them are left out is outlined, not left out (found by review)."""
+    body = "".join(f"def f{i}(x):\n" + "    x += 1\n" * 30 for i in range(30))
+    others = [entry(f"{i}" + "z" * 700, f"n{i}.txt", 10) for i in range(8)]
+    named = entry(body, "named.py", 0, named="file in play")
+    result = build_prompt(TASK, [*others, named], 6000, outline=outliner, now=NOW)
+    assert result["prompt_bytes"] <= 6000
+    kept = [c["source"] for c in result["packet"]["context"]]
+    assert "named.py (outline)" in kept and len(kept) > 1
+    assert result["flagged"][0]["kept"] == "outline"
+    assert names_every_omission(notice_of(result["prompt"]), result["omitted"])

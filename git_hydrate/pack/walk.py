@@ -149,7 +149,8 @@ def _first_pass(
     if plan.outliner is None:
         walked.omit(index, entry, "byte_budget")
     elif high:
-        if _keep_outline(plan, walked, index, entry, text, load_body):
+        named = bool(entry.get("named"))
+        if _keep_outline(plan, walked, index, entry, text, load_body, make_room=named):
             walked.kept[-1].named = True  # not left out again to make room for the notice
         else:
             walked.omit(index, entry, "byte_budget")
@@ -235,8 +236,12 @@ def _keep_outline(
     entry: Entry,
     body: str | None,
     load_body: BodyLoader | None,
+    *,
+    make_room: bool = False,
 ) -> bool:
-    """Keep the outline of an attachment that did not fit in full, if it fits."""
+    """Keep the outline of an attachment that did not fit in full, if it fits;
+    with ``make_room`` (a file the task names), after leaving out kept attachments
+    the task does not name, last first, when that makes it fit a byte budget."""
     assert plan.outliner is not None
     source = str(entry["source"])
     if plan.room_bytes is not None:
@@ -258,8 +263,15 @@ def _keep_outline(
         plan, entry, item, "outline", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
-    if not fits(plan, walked, size, tokens):
-        return False
+    while not fits(plan, walked, size, tokens):
+        at = _unnamed_to_drop(plan, walked, size) if make_room else None
+        if at is None:
+            return False
+        walked.drop(at)
+        section, cost_json, cost_prompt, tokens = candidate(
+            plan, entry, item, "outline", len(walked.kept) + 1
+        )
+        size = measured(plan, cost_json, cost_prompt)
     full = min_body_bytes(entry) if body is None else utf8_len(body)
     shrunk = {
         "hash": str(entry["hash"]),
@@ -271,6 +283,19 @@ def _keep_outline(
     kept = plan.kept(index, item, section, (cost_json, cost_prompt), shrunk)
     walked.keep(kept, size, tokens, named=bool(entry.get("named")))
     return True
+
+
+def _unnamed_to_drop(plan: Plan, walked: Walked, size: int) -> int | None:
+    """The place of the last kept attachment the task does not name, when leaving
+    out all such would make room for ``size`` bytes (a byte budget only); else
+    ``None``: nothing is left out in vain."""
+    if plan.room_bytes is None or plan.room_tokens is not None:
+        return None
+    unnamed = [at for at, kept in enumerate(walked.kept) if not kept.named]
+    freed = sum(walked.kept[at].size for at in unnamed)
+    if not unnamed or walked.with_one_more() - freed + size > plan.room_bytes:
+        return None
+    return unnamed[-1]
 
 
 def _refill(
