@@ -361,7 +361,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "ledger.py:Ledger.add_tree": (63, _FACADE),
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
-    "sync/manage.py:remove_task": (84, _TODO),
     "sync/pulling.py:_plan_task": (97, _TODO),
     "sync/reconcile.py:reconcile_archived": (84, _TODO),
 }
