@@ -355,7 +355,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "hydrate/links.py:commit_links": (90, _TODO),
     "hydrate/links.py:commit_links.apply": (61, _TODO),
     "hydrate/rerank.py:rerank": (64, _RANKING),
-    "hydrate/sources.py:list_worktree": (63, _TODO),
     "hydrate/tree.py:add_tree": (152, _TREE),
     "hydrate/tree.py:refresh": (63, _TREE),
     "ledger.py:Ledger.add_tree": (63, _FACADE),

@@ -73,26 +73,15 @@ def list_tree(out: bytes) -> list[FileEntry]:
     return entries
 
 
-def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -> list[FileEntry]:
-    """The work tree as ``git ls-files --cached --others --exclude-standard`` sees it.
+def _listed_paths(listing: bytes, changed: set[bytes]) -> tuple[dict[bytes, str], list[bytes]]:
+    """``({path: index blob id or ""}, paths in listing order)`` of an ``ls-files`` listing.
 
-    Tracked files that git reports unmodified carry their index blob id (so
-    their content is known without reading them); untracked and modified
-    files are read from disk. Tracked files missing from the disk are left
-    out (they are gone from the work tree).
-
-    Args:
-        listing: The output of ``git ls-files -z [-s] --cached --others
-            --exclude-standard`` (with ``-s``, tracked entries carry their
-            index blob id).
-        top: The directory the listed paths are relative to.
-        modified: Paths ``git diff-files`` reports as changed.
+    The blob id is kept only for a path git reports unchanged at stage 0 that
+    is not a submodule; anything else must be read from the work tree.
     """
-    out = listing
-    changed = set(modified)
     index_oid: dict[bytes, str] = {}
     order: list[bytes] = []
-    for record in out.split(b"\0"):
+    for record in listing.split(b"\0"):
         if not record:
             continue
         meta, tab, raw_path = record.partition(b"\t")
@@ -110,6 +99,36 @@ def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -
             if record not in index_oid:
                 order.append(record)
                 index_oid[record] = ""
+    return index_oid, order
+
+
+def _kind_of(mode: int) -> str:
+    """The :class:`FileEntry` kind of a work tree entry with ``lstat`` mode ``mode``."""
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "submodule"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "special"  # a FIFO, socket or device node: reported, never opened
+
+
+def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -> list[FileEntry]:
+    """The work tree as ``git ls-files --cached --others --exclude-standard`` sees it.
+
+    Tracked files that git reports unmodified carry their index blob id (so
+    their content is known without reading them); untracked and modified
+    files are read from disk. Tracked files missing from the disk are left
+    out (they are gone from the work tree).
+
+    Args:
+        listing: The output of ``git ls-files -z [-s] --cached --others
+            --exclude-standard`` (with ``-s``, tracked entries carry their
+            index blob id).
+        top: The directory the listed paths are relative to.
+        modified: Paths ``git diff-files`` reports as changed.
+    """
+    index_oid, order = _listed_paths(listing, set(modified))
     entries: list[FileEntry] = []
     for raw_path in sorted(order):
         location = os.path.join(os.fsencode(top), raw_path)
@@ -117,14 +136,7 @@ def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -
             info = os.lstat(location)
         except (FileNotFoundError, NotADirectoryError):
             continue
-        if stat.S_ISLNK(info.st_mode):
-            kind = "symlink"
-        elif stat.S_ISDIR(info.st_mode):
-            kind = "submodule"
-        elif stat.S_ISREG(info.st_mode):
-            kind = "file"
-        else:  # a FIFO, socket or device node: reported, never opened
-            kind = "special"
+        kind = _kind_of(info.st_mode)
         entries.append(
             FileEntry(
                 path=decode_path(raw_path),
