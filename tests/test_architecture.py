@@ -361,7 +361,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
     "sync/pulling.py:_plan_task": (97, _TODO),
-    "sync/reconcile.py:reconcile_archived": (84, _TODO),
 }
 
 

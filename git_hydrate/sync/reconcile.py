@@ -23,6 +23,7 @@ becomes the index entry.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ..archive import ARCHIVE_REF, index_tree, read_archive
 from ..errors import Busy, CorruptData
@@ -74,6 +75,18 @@ def _readable(refs: TaskRefs, task_id: str, tip: bytes) -> bool:
     return True
 
 
+@dataclass
+class _Changes:
+    """What reconciling the archive changes: its new index, the tree of each id
+    touched (None: the task leaves the archive), the task refs to write, and
+    the outcomes to report."""
+
+    index: dict[str, ArchivedTask]
+    trees: dict[bytes, bytes | None] = field(default_factory=dict)
+    updates: list[RefUpdate] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
 def reconcile_archived(
     refs: TaskRefs,
     ids: list[str] | None,
@@ -95,69 +108,93 @@ def reconcile_archived(
             for task_id in current.index.tasks
             if (tip := repo.read_ref(ref_name(task_id))) is not None
         }
-        index = dict(current.index.tasks)
-        trees: dict[bytes, bytes | None] = {}
-        updates: list[RefUpdate] = []
-        outcomes: list[Outcome] = []
+        changes = _Changes(index=dict(current.index.tasks))
         for task_id, entry in sorted(current.index.tasks.items()):
             if ids is not None and task_id not in ids:
                 continue
-            entries = {entry.tip: entry}
-            entries.update((side.tip, side) for side in other_archived.get(task_id, []))
-            archived_tips = [tip.encode("ascii") for tip in entries]
-            local = live.get(task_id)
-            if local is None and len(set(archived_tips)) == 1:
-                continue
-            if not all(_readable(refs, task_id, tip) for tip in archived_tips):
-                continue  # a claim naming nothing readable: the pull keeps the task, and says so
-            heads = _heads(repo, archived_tips + ([local] if local is not None else []))
-            if len(heads) == 1:
-                head = heads[0]
-                if head == local:
-                    index.pop(task_id)
-                    trees[task_id.encode("ascii")] = None
-                    outcomes.append(
-                        Outcome(task_id, "unarchived", "live again elsewhere; left the archive")
-                    )
-                elif head != entry.tip.encode("ascii"):
-                    index[task_id] = entries[head.decode("ascii")]  # the newer archived version
-                    trees[task_id.encode("ascii")] = repo.read_commit_tree(head)[0]
-                continue  # (a live copy the archive holds is dropped by the pull)
-            try:
-                merged = _merge_heads(refs, task_id, heads)
-            except CorruptData as exc:
-                outcomes.append(
-                    Outcome(task_id, "skipped", f"cannot merge archived versions: {exc}")
-                )
-                continue
-            index.pop(task_id)
-            trees[task_id.encode("ascii")] = None
-            updates.append((ref_name(task_id), local, merged))
-            outcomes.append(
-                Outcome(
-                    task_id,
-                    "unarchived",
-                    f"archived on one side, changed on the other ({where}): "
-                    "merged into one live task; archive it again when finished",
-                    old=local.decode() if local is not None else None,
-                    new=merged.decode(),
-                )
-            )
-        if not trees:
-            return outcomes
-        leaving = sorted(t.decode() for t, tree in trees.items() if tree is None)
-        message = commit_message(
-            f"reconcile the archive with {where} ({', '.join(sorted(t.decode() for t in trees))})",
-            [("Action", "unarchive"), *(("Task", t) for t in leaving)],
-        )
-        tree = index_tree(repo, current.tree, ArchiveIndex(tasks=index), trees)
-        new_tip = repo.write_commit(tree, [current.tip], message, when=refs.commit_when())
-        try:
-            repo.update_refs([(ARCHIVE_REF, current.tip, new_tip), *updates], message)
-        except RefRace:
-            continue
-        return outcomes
+            sides = other_archived.get(task_id, [])
+            _reconcile_task(refs, changes, task_id, entry, sides, live.get(task_id), where)
+        if not changes.trees:
+            return changes.outcomes
+        if _commit_changes(refs, current.tip, current.tree, changes, where):
+            return changes.outcomes
     raise Busy("the archive kept changing under this pull; try again")
+
+
+def _reconcile_task(
+    refs: TaskRefs,
+    changes: _Changes,
+    task_id: str,
+    entry: ArchivedTask,
+    other_sides: list[ArchivedTask],
+    local: bytes | None,
+    where: str,
+) -> None:
+    """Add to ``changes`` what one archived task needs: nothing, its newer
+    archived version, leaving the archive (live again elsewhere), or merging
+    its concurrent versions into one live task."""
+    repo = refs.repo
+    entries = {entry.tip: entry}
+    entries.update((side.tip, side) for side in other_sides)
+    archived_tips = [tip.encode("ascii") for tip in entries]
+    if local is None and len(set(archived_tips)) == 1:
+        return
+    if not all(_readable(refs, task_id, tip) for tip in archived_tips):
+        return  # a claim naming nothing readable: the pull keeps the task, and says so
+    heads = _heads(repo, archived_tips + ([local] if local is not None else []))
+    if len(heads) == 1:
+        head = heads[0]
+        if head == local:
+            changes.index.pop(task_id)
+            changes.trees[task_id.encode("ascii")] = None
+            changes.outcomes.append(
+                Outcome(task_id, "unarchived", "live again elsewhere; left the archive")
+            )
+        elif head != entry.tip.encode("ascii"):
+            changes.index[task_id] = entries[head.decode("ascii")]  # the newer archived version
+            changes.trees[task_id.encode("ascii")] = repo.read_commit_tree(head)[0]
+        return  # (a live copy the archive holds is dropped by the pull)
+    try:
+        merged = _merge_heads(refs, task_id, heads)
+    except CorruptData as exc:
+        changes.outcomes.append(
+            Outcome(task_id, "skipped", f"cannot merge archived versions: {exc}")
+        )
+        return
+    changes.index.pop(task_id)
+    changes.trees[task_id.encode("ascii")] = None
+    changes.updates.append((ref_name(task_id), local, merged))
+    changes.outcomes.append(
+        Outcome(
+            task_id,
+            "unarchived",
+            f"archived on one side, changed on the other ({where}): "
+            "merged into one live task; archive it again when finished",
+            old=local.decode() if local is not None else None,
+            new=merged.decode(),
+        )
+    )
+
+
+def _commit_changes(
+    refs: TaskRefs, archive_tip: bytes, archive_tree: bytes, changes: _Changes, where: str
+) -> bool:
+    """Write ``changes`` as one archive commit on ``archive_tip``, moving the
+    archive and the task refs in one transaction; False when a ref moved meanwhile."""
+    repo = refs.repo
+    trees = changes.trees
+    leaving = sorted(t.decode() for t, tree in trees.items() if tree is None)
+    message = commit_message(
+        f"reconcile the archive with {where} ({', '.join(sorted(t.decode() for t in trees))})",
+        [("Action", "unarchive"), *(("Task", t) for t in leaving)],
+    )
+    tree = index_tree(repo, archive_tree, ArchiveIndex(tasks=changes.index), trees)
+    new_tip = repo.write_commit(tree, [archive_tip], message, when=refs.commit_when())
+    try:
+        repo.update_refs([(ARCHIVE_REF, archive_tip, new_tip), *changes.updates], message)
+    except RefRace:
+        return False
+    return True
 
 
 def _merge_heads(refs: TaskRefs, task_id: str, heads: list[bytes]) -> bytes:
