@@ -163,6 +163,92 @@ def _same_body(a: Link, b: Link) -> bool:
     )
 
 
+def _keep_unmoved(links: list[Link], old: dict[str, Link]) -> list[Link]:
+    """``links``, each replaced by its ``old`` link of the same path when only
+    its score moved: a score that left the priority where it was is not worth
+    a commit."""
+    return [
+        before
+        if (before := old.get(link.path)) is not None
+        and _same_body(before, link)
+        and before.priority == link.priority
+        else link
+        for link in links
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """How the new in-scope links differ from the old ones, path by path."""
+
+    added: int
+    updated: int
+    unchanged: int
+    reranked: int
+    removed: list[str]
+
+    @classmethod
+    def of(cls, links: list[Link], old: dict[str, Link]) -> _Counts:
+        """Compare ``links`` with the ``old`` in-scope links (by path)."""
+        added = sum(1 for link in links if link.path not in old)
+        unchanged = sum(1 for link in links if old.get(link.path) == link)
+        reranked = sum(
+            1
+            for link in links
+            if (before := old.get(link.path)) is not None
+            and before != link
+            and _same_body(before, link)
+        )
+        updated = len(links) - added - unchanged - reranked
+        new_paths = {link.path for link in links}
+        removed = sorted(path for path in old if path not in new_paths)
+        return cls(added, updated, unchanged, reranked, removed)
+
+    @property
+    def changed(self) -> bool:
+        """Whether any link was added, updated, removed or reranked."""
+        return bool(self.added or self.updated or self.removed or self.reranked)
+
+    def as_fields(self) -> dict[str, Any]:
+        """The counting fields of a :class:`HydrateResult`, in its order."""
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "reranked": self.reranked,
+            "removed": len(self.removed),
+            "removed_paths": self.removed,
+        }
+
+    def short(self) -> str:
+        """The commit subject's ``(+added ~updated -removed)``."""
+        return f"(+{self.added} ~{self.updated} -{len(self.removed)})"
+
+    def trailer(self) -> str:
+        """The commit's ``counts`` trailer."""
+        counts = f"added {self.added}, updated {self.updated}, removed {len(self.removed)}"
+        if self.reranked:
+            counts += f", reranked {self.reranked}"
+        return counts
+
+
+def _outcome(
+    task_id: str, result: dict[str, Any], counts: _Counts, skips: list[Skipped], links: list[Link]
+) -> HydrateResult:
+    """The result of hydrating ``task_id`` with ``links`` (``changed`` aside)."""
+    all_skips = sorted(skips, key=lambda s: (s.path, s.reason))
+    return cast(
+        HydrateResult,
+        {
+            "task_id": task_id,
+            **result,
+            **counts.as_fields(),
+            "skipped": [s.as_dict() for s in all_skips],
+            "total_bytes": sum(link.size for link in links),
+        },
+    )
+
+
 def commit_links(
     refs: TaskRefs,
     task_id: str,
@@ -191,60 +277,23 @@ def commit_links(
         old = {link.path: link for link in state.links if in_scope(link)}
         kept = [link for link in state.links if not in_scope(link)]
         links, late = _links_for(picks, {link.sha256: link.source for link in kept}, origin)
-        # A score that moved but left the priority where it was is not worth a commit.
-        links = [
-            before
-            if (before := old.get(link.path)) is not None
-            and _same_body(before, link)
-            and before.priority == link.priority
-            else link
-            for link in links
-        ]
-        added = sum(1 for link in links if link.path not in old)
-        unchanged = sum(1 for link in links if old.get(link.path) == link)
-        reranked = sum(
-            1
-            for link in links
-            if (before := old.get(link.path)) is not None
-            and before != link
-            and _same_body(before, link)
-        )
-        updated = len(links) - added - unchanged - reranked
-        new_paths = {link.path for link in links}
-        removed = sorted(path for path in old if path not in new_paths)
-        all_skips = sorted([*skipped, *late], key=lambda s: (s.path, s.reason))
-        outcome = cast(
-            HydrateResult,
-            {
-                "task_id": task_id,
-                **result,
-                "added": added,
-                "updated": updated,
-                "unchanged": unchanged,
-                "reranked": reranked,
-                "removed": len(removed),
-                "removed_paths": removed,
-                "skipped": [s.as_dict() for s in all_skips],
-                "total_bytes": sum(link.size for link in links),
-            },
-        )
+        links = _keep_unmoved(links, old)
+        counts = _Counts.of(links, old)
+        outcome = _outcome(task_id, result, counts, [*skipped, *late], links)
         final = [*kept, *links]
         task = task_update(state.task, final) if task_update is not None else state.task
-        if not (added or updated or removed or reranked) and task == state.task:
+        if not counts.changed and task == state.task:
             raise Unchanged({**outcome, "changed": False})
-        counts = f"added {added}, updated {updated}, removed {len(removed)}"
-        if reranked:
-            counts += f", reranked {reranked}"
         return Change(
             task=task,
             links=final,
             bodies=_body_changes(state.links, final),
             message=task_message(
-                f"{action} {task_id} {summary} (+{added} ~{updated} -{len(removed)})",
+                f"{action} {task_id} {summary} {counts.short()}",
                 action,
                 task_id,
                 **trailers,
-                counts=counts,
+                counts=counts.trailer(),
             ),
             result={**outcome, "changed": True},
         )
