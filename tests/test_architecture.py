@@ -358,7 +358,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "ledger.py:Ledger.add_tree": (63, _FACADE),
     "quick.py:parse": (80, _TODO),
     "serve/server.py:build_server": (130, _TODO),
-    "sync/pulling.py:_plan_task": (97, _TODO),
 }
 
 

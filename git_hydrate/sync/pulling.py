@@ -17,7 +17,7 @@ from ..ids import TASK_ID_RE, is_task_id
 from ..model import RemovedTask, Task
 from ..sightings import Sightings, activity
 from ..store import RefRace
-from ..taskrefs import TaskRefs, attempts, ref_name
+from ..taskrefs import TaskRefs, TaskState, attempts, ref_name
 from .fetch import fetch_mirror
 from .merging import merge_task, neutralise_tip, prefetch_remote, validate_remote
 from .reconcile import archived_sides, reconcile_archived
@@ -76,44 +76,16 @@ def _plan_task(
     note = ""
     bases: list[bytes] = []
     if local is None:
-        if covered.any(remote_tip):
-            return Outcome(
-                task_id,
-                "not-restored",
-                f"removed or archived here; {where} has no newer change",
-                new=remote_tip.decode(),
-            )
-        other = folded_ids.get(task_id.casefold())
-        if other is not None and other != task_id:
-            return Outcome(
-                task_id,
-                "skipped",
-                f"differs from local task {other!r} only by case",
-                new=remote_tip.decode(),
-            )
+        refused = _refuse_new_task(task_id, remote_tip, where, covered, folded_ids)
+        if refused is not None:
+            return refused
         if task_id in removed_index:
             note = f"removed here, but changed on {where} since; restored"
     else:
         bases = refs.repo.merge_bases(local, remote_tip)
-        if remote_tip in bases:
-            return Outcome(
-                task_id,
-                "ahead",
-                "local changes not on the remote yet; push them",
-                old=local.decode(),
-            )
-        if covered.any(remote_tip):
-            # The remote still has a copy removed (or archived) here, unchanged
-            # since; the local task of that id is a new one. Merging would bring
-            # the removed content back, so it is left out, and push replaces
-            # the remote copy (under a lease on exactly that copy).
-            return Outcome(
-                task_id,
-                "replaces-removed",
-                f"{where} still has the copy removed here; push replaces it",
-                old=local.decode(),
-                new=remote_tip.decode(),
-            )
+        refused = _refuse_over_local(task_id, local, remote_tip, bases, where, covered)
+        if refused is not None:
+            return refused
     try:
         theirs = validate_remote(refs, task_id, remote_tip)
         covered.saw(task_id, theirs.task)
@@ -125,6 +97,77 @@ def _plan_task(
             old=local.decode() if local else None,
             new=remote_tip.decode(),
         )
+    return _take_remote(refs, task_id, local, remote_tip, bases, theirs, where, note, folded_ids)
+
+
+def _refuse_new_task(
+    task_id: str, remote_tip: bytes, where: str, covered: Covered, folded_ids: dict[str, str]
+) -> Outcome | None:
+    """Why a task this clone lacks is not taken from the remote (None: it is):
+    it was removed or archived here, or its id clashes by case with a local one."""
+    if covered.any(remote_tip):
+        return Outcome(
+            task_id,
+            "not-restored",
+            f"removed or archived here; {where} has no newer change",
+            new=remote_tip.decode(),
+        )
+    other = folded_ids.get(task_id.casefold())
+    if other is not None and other != task_id:
+        return Outcome(
+            task_id,
+            "skipped",
+            f"differs from local task {other!r} only by case",
+            new=remote_tip.decode(),
+        )
+    return None
+
+
+def _refuse_over_local(
+    task_id: str,
+    local: bytes,
+    remote_tip: bytes,
+    bases: list[bytes],
+    where: str,
+    covered: Covered,
+) -> Outcome | None:
+    """Why the remote's tip does not change the local task (None: it does):
+    the local task is ahead, or the remote holds a copy removed here."""
+    if remote_tip in bases:
+        return Outcome(
+            task_id,
+            "ahead",
+            "local changes not on the remote yet; push them",
+            old=local.decode(),
+        )
+    if covered.any(remote_tip):
+        # The remote still has a copy removed (or archived) here, unchanged
+        # since; the local task of that id is a new one. Merging would bring
+        # the removed content back, so it is left out, and push replaces
+        # the remote copy (under a lease on exactly that copy).
+        return Outcome(
+            task_id,
+            "replaces-removed",
+            f"{where} still has the copy removed here; push replaces it",
+            old=local.decode(),
+            new=remote_tip.decode(),
+        )
+    return None
+
+
+def _take_remote(
+    refs: TaskRefs,
+    task_id: str,
+    local: bytes | None,
+    remote_tip: bytes,
+    bases: list[bytes],
+    theirs: TaskState,
+    where: str,
+    note: str,
+    folded_ids: dict[str, str],
+) -> Outcome:
+    """The new tip of a validated remote task: created (or restored), fast-forwarded
+    or merged with the local one, then held to the text policy."""
     conflicts: list[dict[str, Any]] = []
     if local is None:
         new, action = remote_tip, ("restored" if note else "created")
