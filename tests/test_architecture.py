@@ -351,7 +351,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "claims.py:claim": (74, _TODO),
     "cli/tasks.py:task_field_options": (91, _TABLE),
     "cli/tasks.py:task_field_options.decorate": (86, _TABLE),
-    "cli/tree.py:add_tree": (108, _TODO),
     "hydrate/rerank.py:rerank": (64, _RANKING),
     "hydrate/tree.py:add_tree": (152, _TREE),
     "hydrate/tree.py:refresh": (63, _TREE),

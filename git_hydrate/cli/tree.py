@@ -25,6 +25,7 @@ from ._common import (
 if TYPE_CHECKING:
     from ..ledger import Ledger
     from ..pack.budget import Budget
+    from ..pack.memo import BodyMemo
     from ..results import HydrateResult
 
 __all__ = [
@@ -279,22 +280,18 @@ def hydration_options(what: str) -> Callable[[F], F]:
 @click.pass_context
 def add_tree(
     ctx: click.Context,
+    /,
     task_id: str,
     pathspecs: tuple[str, ...],
     rev: str | None,
     worktree: bool,
     directory: str | None,
-    prefix: str,
-    priority: int | None,
-    no_rank: bool,
-    max_file_bytes: int | None,
-    max_total_bytes: int | None,
-    allow_secrets: bool | None,
     verbose: bool,
     then_prompt: bool,
     budget: dict[str, Any],
     now: datetime | None,
     as_json: bool,
+    **hydration: Any,
 ) -> None:
     """Attach the repository's files to the task ID as context.
 
@@ -325,66 +322,116 @@ def add_tree(
       git hydrate add-tree M-1002 --dir ../other-service --prefix svc
       git hydrate add-tree M-1002 src --prompt > M-1002.prompt.md
     """
+    _refuse_conflicts(rev, worktree, directory, then_prompt, as_json, now, budget)
+    with open_ledger(ctx) as ledger:
+        specs = _from_top(ctx, ledger, pathspecs, directory)
+        limits, memo = _prompt_budget(ledger, task_id, budget) if then_prompt else (None, None)
+        result = _attach(ledger, task_id, specs, memo, rev, worktree, directory, **hydration)
+        warning = budget_warning(ledger, task_id) if not then_prompt else None
+        origin = f"from {shown(result['from'])}"
+        _report(ctx, task_id, result, as_json, origin, verbose, warning, err=then_prompt)
+        if then_prompt:
+            _print_prompt(ledger, task_id, now=now, memo=memo, limits=limits)
+
+
+def _refuse_conflicts(
+    rev: str | None,
+    worktree: bool,
+    directory: str | None,
+    then_prompt: bool,
+    as_json: bool,
+    now: datetime | None,
+    budget: dict[str, Any],
+) -> None:
+    """Refuse the add-tree options that do not go together, as a usage error."""
     if sum((rev is not None, worktree, directory is not None)) > 1:
         raise click.UsageError("give at most one of --rev, --worktree and --dir")
     if then_prompt and as_json:
         raise click.UsageError("--prompt prints the prompt: it does not combine with --json")
     if not then_prompt and (now is not None or any(v is not None for v in budget.values())):
         raise click.UsageError("the budget options size the prompt: give them with --prompt")
+
+
+def _from_top(
+    ctx: click.Context, ledger: Ledger, pathspecs: tuple[str, ...], directory: str | None
+) -> list[str]:
+    """The PATHSPECs relative to the top of the work tree, as git reads them from
+    the current directory; with --dir, as given (relative to that directory)."""
     from ..hydrate.pathspec import relative_to_top
 
+    if directory is not None:
+        return list(pathspecs)
+    root_dir = (ctx.find_root().obj or {}).get("directory")
+    cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
+    return relative_to_top(pathspecs, ledger.repo.work_tree, cwd)
+
+
+def _prompt_budget(
+    ledger: Ledger, task_id: str, budget: dict[str, Any]
+) -> tuple[Budget, BodyMemo]:
+    """``add-tree --prompt``'s budget, checked against the task's head before
+    anything is attached, and the memo that keeps the bodies read for the prompt."""
+    from ..pack.memo import BodyMemo
+
+    limits = ledger.budget(**budget)
+    # a budget the head alone overflows is refused before anything is attached
+    ledger.check_prompt_budget(task_id, budget=limits)
+    return limits, BodyMemo(_kept_for(limits))
+
+
+def _attach(
+    ledger: Ledger,
+    task_id: str,
+    specs: list[str],
+    memo: BodyMemo | None,
+    rev: str | None,
+    worktree: bool,
+    directory: str | None,
+    *,
+    prefix: str,
+    priority: int | None,
+    no_rank: bool,
+    max_file_bytes: int | None,
+    max_total_bytes: int | None,
+    allow_secrets: bool | None,
+) -> HydrateResult:
+    """Attach the files the options select, with a progress bar on a terminal."""
     progress = _Progress()
-    with open_ledger(ctx) as ledger:
-        root_dir = (ctx.find_root().obj or {}).get("directory")
-        cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
-        specs = (
-            list(pathspecs)
-            if directory is not None
-            else relative_to_top(pathspecs, ledger.repo.work_tree, cwd)
-        )
-        memo = limits = None
-        if then_prompt:
-            from ..pack.memo import BodyMemo
-
-            limits = ledger.budget(**budget)
-            # a budget the head alone overflows is refused before anything is attached
-            ledger.check_prompt_budget(task_id, budget=limits)
-            memo = BodyMemo(_kept_for(limits))
-        try:
-            result = ledger.add_tree(
-                task_id,
-                specs,
-                rev=rev,
-                worktree=worktree,
-                directory=directory,
-                prefix=prefix,
-                priority=priority,
-                ranked=not no_rank,
-                max_file_bytes=max_file_bytes,
-                max_total_bytes=max_total_bytes,
-                progress=progress,
-                allow_secrets=allow_secrets or None,
-                memo=memo,
-            )
-        finally:
-            progress.close()
-        warning = budget_warning(ledger, task_id) if not then_prompt else None
-        _report(
-            ctx,
+    try:
+        return ledger.add_tree(
             task_id,
-            result,
-            as_json,
-            f"from {shown(result['from'])}",
-            verbose,
-            warning,
-            err=then_prompt,
+            specs,
+            rev=rev,
+            worktree=worktree,
+            directory=directory,
+            prefix=prefix,
+            priority=priority,
+            ranked=not no_rank,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+            progress=progress,
+            allow_secrets=allow_secrets or None,
+            memo=memo,
         )
-        if then_prompt:
-            from ..console import Deferred, summary_line
+    finally:
+        progress.close()
 
-            with Deferred(None) as out:
-                made = ledger.write_prompt(task_id, out, now=now, memo=memo, budget=limits)
-            click.echo(summary_line(task_id, made), err=True)
+
+def _print_prompt(
+    ledger: Ledger,
+    task_id: str,
+    *,
+    now: datetime | None,
+    memo: BodyMemo | None,
+    limits: Budget | None,
+) -> None:
+    """Print the task's prompt on standard output (``add-tree --prompt``), its
+    summary line on standard error."""
+    from ..console import Deferred, summary_line
+
+    with Deferred(None) as out:
+        made = ledger.write_prompt(task_id, out, now=now, memo=memo, budget=limits)
+    click.echo(summary_line(task_id, made), err=True)
 
 
 class _DashDashCommand(click.Command):
