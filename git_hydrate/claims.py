@@ -46,7 +46,7 @@ from .dependencies import (
 )
 from .errors import Conflict, GitFailed, NotFound, ValidationError
 from .listing import task_filter
-from .model import INITIAL_STATION
+from .model import INITIAL_STATION, Task
 from .readyqueue import CLAIMED_STATION, STEALABLE, held, is_stale, ready
 from .results import ClaimResult, ReleaseResult
 from .sightings import Sightings
@@ -128,18 +128,6 @@ def _claim_change(
     children = open_children(summaries).get(task_id, [])
     sightings = Sightings(refs.repo)
 
-    def result(task: Any, changed: bool) -> ClaimResult:
-        return {
-            "task_id": task_id,
-            "assignee": task.assignee,
-            "claimed_at": task.claimed_at,
-            "taken_from": task.taken_from,
-            "status": task.status,
-            "changed": changed,
-            "remote": None,
-            "attempts": 1,
-        }
-
     def apply(state: TaskState) -> Change[ClaimResult]:
         task = state.task
         taken_from = ""
@@ -148,37 +136,11 @@ def _claim_change(
             and task.status == CLAIMED_STATION
             and (task.claimed_via or not via)
         ):
-            raise Unchanged(result(task, False))
+            raise Unchanged(_claim_result(task_id, task, False))
         if task.assignee and task.assignee != holder:
-            last = max((c.at for c in task.checkpoints), default="")
-            held = _held_by(task)
-            if steal_after is None:
-                raise Conflict(
-                    f"task {task_id} is held by {held}; "
-                    "take a ready one with: git hydrate claim --next"
-                )
-            if task.status not in STEALABLE or not is_stale(
-                sightings, task_id, task.assignee, task.claimed_at, last, moment, steal_after
-            ):
-                raise Conflict(
-                    f"task {task_id} is held by {held} "
-                    f"(last checkpoint {message_text(last) or 'none'}): not stale, so not taken"
-                )
-            taken_from = task.assignee
+            taken_from = _steal_or_refuse(task_id, task, sightings, steal_after, moment)
         elif not task.assignee:
-            if task.status != INITIAL_STATION:
-                raise Conflict(
-                    f"task {task_id} is {task.status}, not open: only open tasks are claimed"
-                )
-            waits = waiting_for([*task.depends_on, *children], stations)
-            if waits:
-                raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
-            loop = find_cycle({**graph, task_id: [*task.depends_on, *children]}, task_id)
-            if loop is not None:
-                raise Conflict(
-                    f"task {task_id} is not ready: it is on a dependency cycle "
-                    f"({' -> '.join(loop)}); break it with git hydrate task-edit"
-                )
+            _refuse_unless_ready(task_id, task, [*task.depends_on, *children], stations, graph)
         if task.assignee == holder and not taken_from:
             taken_from = task.taken_from  # publishing one's own offline claim keeps it
         claimed = msgspec.structs.replace(
@@ -196,10 +158,72 @@ def _claim_change(
             message=task_message(
                 f"claim {task_id} for {holder}", "claim", task_id, holder=holder, **extra
             ),
-            result=result(claimed, True),
+            result=_claim_result(task_id, claimed, True),
         )
 
     return apply
+
+
+def _claim_result(task_id: str, task: Task, changed: bool) -> ClaimResult:
+    """What a claim of ``task_id`` answers, ``task`` being the task after it."""
+    return {
+        "task_id": task_id,
+        "assignee": task.assignee,
+        "claimed_at": task.claimed_at,
+        "taken_from": task.taken_from,
+        "status": task.status,
+        "changed": changed,
+        "remote": None,
+        "attempts": 1,
+    }
+
+
+def _steal_or_refuse(
+    task_id: str,
+    task: Task,
+    sightings: Sightings,
+    steal_after: float | None,
+    moment: float,
+) -> str:
+    """The holder a task held by someone else is taken from, when stealing is
+    asked and the claim is stale; else :class:`Conflict`."""
+    last = max((c.at for c in task.checkpoints), default="")
+    held = _held_by(task)
+    if steal_after is None:
+        raise Conflict(
+            f"task {task_id} is held by {held}; take a ready one with: git hydrate claim --next"
+        )
+    if task.status not in STEALABLE or not is_stale(
+        sightings, task_id, task.assignee, task.claimed_at, last, moment, steal_after
+    ):
+        raise Conflict(
+            f"task {task_id} is held by {held} "
+            f"(last checkpoint {message_text(last) or 'none'}): not stale, so not taken"
+        )
+    return task.assignee
+
+
+def _refuse_unless_ready(
+    task_id: str,
+    task: Task,
+    waits_on: list[str],
+    stations: dict[str, str],
+    graph: dict[str, list[str]],
+) -> None:
+    """:class:`Conflict` unless the unheld task is open, everything it waits on
+    (``waits_on``: its dependencies, then its open children) is done, and it is
+    on no dependency cycle."""
+    if task.status != INITIAL_STATION:
+        raise Conflict(f"task {task_id} is {task.status}, not open: only open tasks are claimed")
+    waits = waiting_for(waits_on, stations)
+    if waits:
+        raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
+    loop = find_cycle({**graph, task_id: waits_on}, task_id)
+    if loop is not None:
+        raise Conflict(
+            f"task {task_id} is not ready: it is on a dependency cycle "
+            f"({' -> '.join(loop)}); break it with git hydrate task-edit"
+        )
 
 
 def _release_change(
@@ -385,16 +409,11 @@ def claim(
         Conflict: someone else holds the task, or it is not ready (named).
         NotFound: no such task; with no ``task_id``, no task is ready.
     """
-    who = validate.holder(holder) if holder is not None else default_holder(refs)
-    textpolicy.check_all(
-        refs.repo.settings, [textpolicy.Field("holder name", who, textpolicy.HOLDER)], None
-    )
+    who = _claim_holder(refs, holder)
     remote = default_remote(refs, remote, local)
     if task_id is not None:
         validate.task_id(task_id)
-    if stale_after <= 0:
-        raise ValidationError("the stale age must be positive")
-    steal_after = stale_after if steal else None
+    steal_after = _steal_after(stale_after, steal)
 
     def change_for(name: str, via: str = "") -> Callable[[TaskState], Change[ClaimResult]]:
         return _claim_change(refs, name, who, steal_after, refs.now(now), via)
@@ -415,7 +434,32 @@ def claim(
             ClaimResult,
             _through_remote(refs, remote, task_id, candidates, change_for, nothing_ready),
         )
-    names = candidates()
+    return _claim_here(refs, candidates(), change_for, nothing_ready)
+
+
+def _steal_after(stale_after: float, steal: bool) -> float | None:
+    """The age (seconds) past which a claim may be taken over; None: ``steal`` is not asked."""
+    if stale_after <= 0:
+        raise ValidationError("the stale age must be positive")
+    return stale_after if steal else None
+
+
+def _claim_holder(refs: TaskRefs, holder: str | None) -> str:
+    """Who claims: ``holder`` (default: the git identity), held to the text policy."""
+    who = validate.holder(holder) if holder is not None else default_holder(refs)
+    textpolicy.check_all(
+        refs.repo.settings, [textpolicy.Field("holder name", who, textpolicy.HOLDER)], None
+    )
+    return who
+
+
+def _claim_here(
+    refs: TaskRefs,
+    names: list[str],
+    change_for: Callable[[str], Callable[[TaskState], Change[ClaimResult]]],
+    nothing_ready: Callable[[], Exception],
+) -> ClaimResult:
+    """Claim, in this repository only, the first of ``names`` still free when written."""
     if not names:
         raise nothing_ready()
     error: Exception | None = None
