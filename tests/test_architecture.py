@@ -354,7 +354,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "hydrate/tree.py:refresh": (63, _TREE),
     "ledger.py:Ledger.add_tree": (63, _FACADE),
     "quick.py:parse": (80, _TODO),
-    "serve/server.py:build_server": (130, _TODO),
 }
 
 

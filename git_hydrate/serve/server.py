@@ -49,9 +49,30 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
     ``max_tokens`` overrides ``hydrate.mcpMaxTokens``.
     """
     _require_sdk()
-    import mcp_types as types
     from mcp.server.lowlevel import Server
+
+    return Server(
+        "git-hydrate",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        **_tool_handlers(path, max_tokens),
+        **_resource_handlers(path, max_tokens),
+        **_prompt_handlers(path, max_tokens),
+    )
+
+
+def _refusal(exc: HydrateError) -> Any:
+    """The MCP invalid-params error that carries ``exc``'s one-line message."""
+    import mcp_types as types
     from mcp.shared.exceptions import MCPError
+
+    return MCPError(types.INVALID_PARAMS, error_text(f"{exc.label}: {exc}"))
+
+
+def _tool_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
+    """The server's ``on_list_tools`` and ``on_call_tool``: the tools of :mod:`.tools`,
+    every answer (an error too) one text content."""
+    import mcp_types as types
 
     tools = [types.Tool.model_validate(tool) for tool in TOOLS]
 
@@ -82,8 +103,14 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
             )
         return text_result(text)
 
-    def refusal(exc: HydrateError) -> Any:
-        return MCPError(types.INVALID_PARAMS, error_text(f"{exc.label}: {exc}"))
+    return {"on_list_tools": list_tools, "on_call_tool": call_tool}
+
+
+def _resource_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
+    """The server's ``on_list_resources``, ``on_list_resource_templates`` and
+    ``on_read_resource``: task prompts as resources (:data:`.tools.PROMPT_URI`)."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
 
     async def list_resources(ctx: Any, params: Any) -> Any:
         # The current task's prompt only: a resource per task would make this answer
@@ -129,9 +156,21 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
                     ledger, "get_prompt", {"id": task_id}, answer_budget(ledger, max_tokens)
                 )
         except HydrateError as exc:
-            raise refusal(exc) from None
+            raise _refusal(exc) from None
         contents = types.TextResourceContents(uri=uri, text=text, mime_type="text/markdown")
         return types.ReadResourceResult(contents=[contents])
+
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates,
+        "on_read_resource": read_resource,
+    }
+
+
+def _prompt_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
+    """The server's ``on_list_prompts``, ``on_get_prompt`` and ``on_completion``:
+    the prompts of :mod:`.prompts`, and task ids completed for their arguments."""
+    import mcp_types as types
 
     async def list_prompts(ctx: Any, params: Any) -> Any:
         return types.ListPromptsResult(prompts=[types.Prompt.model_validate(p) for p in PROMPTS])
@@ -142,7 +181,7 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
                 budget = answer_budget(ledger, max_tokens)
                 description, text = get_prompt(ledger, params.name, params.arguments or {}, budget)
         except HydrateError as exc:
-            raise refusal(exc) from None
+            raise _refusal(exc) from None
         message = types.PromptMessage(
             role="user", content=types.TextContent(type="text", text=text)
         )
@@ -160,19 +199,7 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
         completion = types.Completion(values=values, total=total, has_more=total > len(values))
         return types.CompleteResult(completion=completion)
 
-    return Server(
-        "git-hydrate",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=prompt,
-        on_completion=complete,
-    )
+    return {"on_list_prompts": list_prompts, "on_get_prompt": prompt, "on_completion": complete}
 
 
 def serve(path: str | None = None, max_tokens: int | None = None) -> None:
