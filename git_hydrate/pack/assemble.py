@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, cast
 
 from ..errors import Conflict, ValidationError
 from .formats import SEED, Layout
-from .omissions import Notice, flagged, missing
+from .omissions import Notice, flagged
 from .render import (
     OUTPUT_CONTRACT,
     UNTRUSTED_BANNER,
@@ -413,7 +413,7 @@ def _account(
         result["attachments"] = len(ordered)
         result["needed_bytes"] = base + needed(walked, ordered, moment, walked.plan)
     # (from what was left out and shrunk, whether or not the notice fit)
-    named = flagged(missing(walked, ordered), ordered)
+    named = flagged(walked.missing(ordered), ordered)
     if named:
         result["flagged"] = named
     if walked.decisions:

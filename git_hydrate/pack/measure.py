@@ -11,7 +11,7 @@ notice (:mod:`.omissions`) whose cost it carries. Pure: no I/O, no git.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -228,6 +228,34 @@ class Walked:
             change = (-1 if plan.json else 0) + block
             kept.tokens += change
             self.used_tokens += change
+
+    def missing(self, entries: Sequence[Entry]) -> list[Missing]:
+        """Every attachment left out or kept as its outline, in packing order,
+        whether or not the notice fit the budget."""
+        out = [
+            Missing(
+                index,
+                item["hash"],
+                item["source"],
+                self.sizes.get(index, min_body_bytes(entries[index])),
+                item["reason"],
+                False,
+            )
+            for index, item in self.omitted
+        ]
+        out += [
+            Missing(
+                k.index,
+                k.shrunk["hash"],
+                k.shrunk["source"],
+                self.sizes.get(k.index, 0),
+                "byte_budget",
+                True,
+            )
+            for k in self.kept
+            if k.shrunk is not None
+        ]
+        return sorted(out, key=lambda item: item.index)
 
     def notice_bytes(self) -> int:
         if self.notice is None or not self.notice:

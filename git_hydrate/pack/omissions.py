@@ -31,7 +31,7 @@ from .budget import human_size
 from .formats import SEED, Layout
 from .render import utf8_len
 
-__all__ = ["MAX_LISTED", "Missing", "Notice", "flagged", "missing"]
+__all__ = ["MAX_LISTED", "Missing", "Notice", "flagged"]
 
 _INTRO: Final = (
     "Left out or shrunk to fit the budget; the command on each line (or the "
@@ -215,10 +215,6 @@ class Notice:
         layout = self.layout
         return own + (len(layout.separator) if after_attachments else layout.block_overhead)
 
-    def missing(self) -> list[Missing]:
-        """Every attachment named or counted, in packing order."""
-        return [self.items[i] for i in sorted(self.items)]
-
 
 def flagged(
     missing: Sequence[Missing], entries: Sequence[Mapping[str, Any]]
@@ -239,29 +235,3 @@ def flagged(
                 }
             )
     return out
-
-
-def missing(walked: Any, entries: Sequence[Mapping[str, Any]]) -> list[Missing]:
-    """Every attachment a walk (:class:`.measure.Walked`) left out or kept as its
-    outline, in packing order, whether or not its notice fit the budget."""
-    out = []
-    for index, item in walked.omitted:
-        size = walked.sizes.get(index)
-        if size is None:
-            size = _size_of(entries[index])
-        out.append(Missing(index, item["hash"], item["source"], size, item["reason"], False))
-    for kept in walked.kept:
-        if kept.shrunk is not None:
-            size = walked.sizes.get(kept.index, 0)
-            shrunk = kept.shrunk
-            out.append(
-                Missing(kept.index, shrunk["hash"], shrunk["source"], size, "byte_budget", True)
-            )
-    return sorted(out, key=lambda item: item.index)
-
-
-def _size_of(entry: Mapping[str, Any]) -> int:
-    size = entry.get("size")
-    if size is not None:
-        return int(size)
-    return utf8_len(str(entry.get("body") or ""))

@@ -371,7 +371,8 @@ def back_off(
         return None
     total = total_tokens(walked)
     while total > max_tokens and walked.kept:
-        walked.drop(_last_to_drop(walked, gain=False) or 0)
+        at = _last_to_drop(walked, gain=False)
+        walked.drop(len(walked.kept) - 1 if at is None else at)
         walked.in_order()
         total = total_tokens(walked)
     if total > max_tokens and walked.notice:
