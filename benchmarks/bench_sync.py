@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/bench_sync.py [--tasks 1000] [--repeat 3] [--before CHECKOUT]
+        [--only fresh-pull|first-push]
 
 Every figure is a whole ``git-hydrate`` process (``python -m git_hydrate``,
 imports included) and its git children, wall and CPU (user + system of the
@@ -271,13 +272,16 @@ def _tips(repo: Path) -> bytes:
 
 
 def one_run(
-    root: Path, tasks: int, flip: bool, before: Path | None
+    root: Path, tasks: int, flip: bool, before: Path | None, only: str | None = None
 ) -> dict[str, tuple[float, float]]:
     run = Run(root, tasks, flip, before)
     run.setup()
-    run.first_push()
-    run.fresh_pull()
-    run.changes()
+    if only in (None, "first-push"):
+        run.first_push()
+    if only in (None, "fresh-pull"):
+        run.fresh_pull()
+    if only is None:
+        run.changes()
     return run.figures
 
 
@@ -289,6 +293,11 @@ def main() -> None:
         "--before",
         type=Path,
         help="a checkout of earlier code, also timed on first push, fresh pull and no-op sync",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("fresh-pull", "first-push"),
+        help="time this scenario alone (and its git pair), not all of them",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
@@ -310,13 +319,16 @@ def main() -> None:
         runs = []
         for index in range(args.repeat):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(one_run(Path(tmp), args.tasks, bool(index % 2), args.before))
+                flip = bool(index % 2)
+                runs.append(one_run(Path(tmp), args.tasks, flip, args.before, args.only))
     print(
         f"{args.tasks} tasks, median of {args.repeat} runs (git {_git_version()}, "
         f"load average {os.getloadavg()[0]:.1f}):"
     )
     print(f"  {'':<32} {'wall':>8} {'cpu':>8}")
     for ours, theirs in PAIRS:
+        if ours not in runs[0]:
+            continue
         for name in (ours, theirs):
             wall = statistics.median(run[name][0] for run in runs)
             cpu = statistics.median(run[name][1] for run in runs)

@@ -17,6 +17,7 @@ import time
 
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
+from .packed import create_packed
 from .process import reason
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
@@ -34,7 +35,11 @@ _MIN_SPELLINGS: Final = 16
 #: than indexed (indexing 10,000 names costs about as much as 4,000 lookups).
 _MAX_SPELLINGS: Final = 1024
 
-__all__ = ["RefRace", "RefUpdate", "Refs"]
+#: A transaction of at least this many creations (and nothing else, no reflog)
+#: goes straight into ``packed-refs`` (:mod:`.packed`); fewer are cheaper loose.
+PACKED_CREATIONS: Final = 64
+
+__all__ = ["PACKED_CREATIONS", "RefRace", "RefUpdate", "Refs"]
 
 
 def _spellings(name: bytes, limit: int = _MAX_SPELLINGS) -> list[bytes] | None:
@@ -90,6 +95,10 @@ class Refs(RepositoryBase):
             refs[name] = oid
         self._packed_refs, self._packed_key = refs, key
         return refs
+
+    def forget_packed(self) -> None:
+        """Read ``packed-refs`` again next time (this process has just rewritten it)."""
+        self._packed_refs, self._packed_key = None, None
 
     def read_ref(self, name: bytes) -> bytes | None:
         """The commit a ref points at, or ``None`` if it does not exist."""
@@ -261,6 +270,17 @@ class Refs(RepositoryBase):
                 name cannot exist beside another one), with git's reason.
         """
         planned = list(updates)
+        if (
+            not reflog
+            and len(planned) >= PACKED_CREATIONS
+            and all(old is None and new is not None for _name, old, new in planned)
+        ):
+            # many new refs: straight into packed-refs (see .packed), when git would agree
+            created = [(name, new) for name, _old, new in planned if new is not None]
+            written = create_packed(self.common_dir, self.settings, created)
+            self.forget_packed()
+            if written:
+                return
         lines = []
         for name, old, new in planned:
             ref = name.decode("ascii")

@@ -1,0 +1,185 @@
+"""Creating many refs at once straight into ``packed-refs``, under git's own locks.
+
+``git update-ref`` (and ``git fetch``) write every new ref as a loose file:
+at thousands of refs that costs a pull as much as the rest of its work, and
+every later command reads those files one by one. ``git clone`` writes
+``packed-refs`` directly because nobody else can be writing yet; a pull
+cannot assume that, so this module takes the locks git's files backend takes
+for a transaction: first ``<ref>.lock`` for every ref it creates (what a
+concurrent loose write of that ref must take too), then ``packed-refs.lock``
+(what ``git pack-refs`` and every packed deletion take). Under them it checks
+what git checks (no such ref, loose or packed; no ref in the way of its name
+or below it), then renames a rewritten ``packed-refs`` into place: all the
+refs appear at once, or none does.
+
+Whatever this cannot do exactly as git would — a lock another writer holds, a
+ref that exists, a setting that changes how git writes refs (a
+``reference-transaction`` hook, ``core.logAllRefUpdates=always``,
+``core.sharedRepository``, ``core.fsync``, ``core.hooksPath``), a name it
+does not vouch for — is left to ``git update-ref``: :func:`create_packed`
+returns ``False`` having changed nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import re
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from typing import Final
+
+    from ..settings import Settings
+
+__all__ = ["create_packed"]
+
+#: What git 2.39 writes as the first line of a ``packed-refs`` it creates.
+_HEADER: Final = b"# pack-refs with: peeled fully-peeled sorted \n"
+#: Names this module writes itself (every other name is left to git's checks).
+_PART: Final = rb"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
+_SAFE_NAME: Final = re.compile(rb"refs(?:/%s)+" % _PART)
+_OID: Final = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+#: Settings under which git writes refs differently from what this module does.
+_GIT_ONLY_SETTINGS: Final = ("core.sharedRepository", "core.fsync", "core.hooksPath")
+
+
+def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, bytes]]) -> bool:
+    """Create every ``(name, oid)`` (none may exist) in the ``packed-refs`` of the
+    git directory ``common``, as one transaction under git's locks; ``False``:
+    nothing changed, use git instead.
+
+    No reflog is written (as ``git update-ref`` without ``--create-reflog``
+    for a name outside ``refs/heads/``, ``refs/remotes/``, ``refs/notes/``).
+    """
+    if not _may_write(common, settings, creations):
+        return False
+    held: list[str] = []
+    try:
+        paths = [os.path.join(common, os.fsdecode(name)) for name, _oid in creations]
+        try:
+            for directory in {os.path.dirname(path) for path in paths}:
+                os.makedirs(directory, exist_ok=True)
+        except OSError:
+            return False  # a ref file where a directory must be: git will say so
+        for path in paths:
+            lock = _take(path + ".lock")
+            if lock is None:
+                return False  # another writer is changing it: git will say how
+            held.append(lock)
+        packed_lock = _take(os.path.join(common, "packed-refs.lock"))
+        if packed_lock is None:
+            return False
+        held.append(packed_lock)
+        if not _write_packed(common, creations, packed_lock):
+            return False
+        held.pop()  # packed-refs.lock: renamed into packed-refs
+        return True
+    finally:
+        for lock in held:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+
+
+def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, bytes]]) -> bool:
+    """Whether these creations are ones this module writes exactly as git would."""
+    if any(settings.has(key) for key in _GIT_ONLY_SETTINGS):
+        return False
+    if (settings.raw("core.logAllRefUpdates") or "").lower() == "always":
+        return False
+    if os.path.lexists(os.path.join(common, "hooks", "reference-transaction")):
+        return False
+    names = [name for name, _oid in creations]
+    if len(set(names)) != len(names):
+        return False
+    return all(
+        _SAFE_NAME.fullmatch(name)
+        and not any(part.endswith(b".lock") for part in name.split(b"/"))
+        and _OID.fullmatch(oid)
+        for name, oid in creations
+    )
+
+
+def _take(path: str) -> str | None:
+    """Create the lock file ``path`` (``None``: it exists, or cannot be made here)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:
+        return None  # held by another writer, or a ref file where a directory must be
+    os.close(fd)
+    return path
+
+
+def _write_packed(common: str, creations: list[tuple[bytes, bytes]], lock: str) -> bool:
+    """Under every lock: check that no ref is in the way, then rename the new
+    ``packed-refs`` (written into ``lock``) into place; ``False``: something is."""
+    for name, _oid in creations:
+        # a loose ref of that name, or a directory of refs below it
+        if os.path.lexists(os.path.join(common, os.fsdecode(name))):
+            return False
+    path = os.path.join(common, "packed-refs")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        data = b""
+    header, records = _parse(data)
+    if records is None:
+        return False  # not a packed-refs this module understands: git will
+    added = {name: b"%s %s\n" % (oid, name) for name, oid in creations}
+    if any(name in records for name in added):
+        return False
+    records.update(added)
+    ordered = sorted(records)
+    if any(_in_the_way(name, ordered) for name in added):
+        return False
+    content = header + b"".join(records[name] for name in ordered)
+    try:
+        with open(lock, "wb") as fh:
+            fh.write(content)
+        os.replace(lock, path)
+    except OSError:
+        return False
+    return True
+
+
+def _parse(data: bytes) -> tuple[bytes, dict[bytes, bytes] | None]:
+    """``(header, {name: its lines})`` of a ``packed-refs`` file (peeled lines
+    kept with their ref); the header says the records are sorted, as they will be."""
+    # (git has written a header since 1.x; without one nothing is known to be peeled)
+    header = _HEADER if not data else b"# pack-refs with: sorted \n"
+    records: dict[bytes, bytes] = {}
+    last: bytes | None = None
+    for line in data.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            return header, None
+        if line.startswith(b"# pack-refs with:"):
+            traits = line[len(b"# pack-refs with:") :].split()
+            if b"sorted" not in traits:
+                traits.append(b"sorted")
+            header = b"# pack-refs with: " + b" ".join(traits) + b" \n"
+        elif line.startswith(b"^"):
+            if last is None:
+                return header, None
+            records[last] += line
+        else:
+            oid, sep, name = line[:-1].partition(b" ")
+            if not sep or not _OID.fullmatch(oid) or not name:
+                return header, None
+            records[name] = line
+            last = name
+    return header, records
+
+
+def _in_the_way(name: bytes, ordered: list[bytes]) -> bool:
+    """Whether a ref among ``ordered`` is a directory of ``name`` or lies below it."""
+    parts = name.split(b"/")
+    for end in range(1, len(parts)):
+        parent = b"/".join(parts[:end])
+        at = bisect.bisect_left(ordered, parent)
+        if at < len(ordered) and ordered[at] == parent:
+            return True
+    below = name + b"/"
+    at = bisect.bisect_left(ordered, below)
+    return at < len(ordered) and ordered[at].startswith(below)

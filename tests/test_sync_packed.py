@@ -1,0 +1,206 @@
+"""Many new refs written straight into packed-refs (issue 33): the same refs as
+git's loose writes, under git's locks, and nothing lost to a concurrent writer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_hydrate.store import Repository
+from git_hydrate.store import refs as refs_module
+from git_hydrate.store.packed import create_packed
+
+from .conftest import from_template, fsck, git, hydrate
+from .test_sync import _seeded_remote, clone, make_task
+
+
+def _all_refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)")
+
+
+def _loose_task_refs(repo: Path) -> list[str]:
+    base = repo / ".git" / "refs" / "hydrate" / "tasks"
+    return sorted(os.listdir(base)) if base.is_dir() else []
+
+
+def _names(prefix: str, count: int) -> list[bytes]:
+    return [f"refs/hydrate/tasks/{prefix}-{i:03d}".encode() for i in range(count)]
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
+
+
+@pytest.fixture
+def commit(repo: Path) -> bytes:
+    return git(repo, "rev-parse", "HEAD").strip().encode()
+
+
+def test_fresh_pull_writes_the_refs_git_writes_packed(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    for i in range(4):
+        make_task(a, f"T-{i}", body=f"body {i}\n")
+    assert hydrate(a, "push").returncode == 0
+    loose, packed = clone(remote, tmp_path / "loose"), clone(remote, tmp_path / "packed")
+    assert hydrate(loose, "pull").returncode == 0  # 4 creations: git update-ref, loose
+    monkeypatch.setattr(refs_module, "PACKED_CREATIONS", 2)
+    res = hydrate(packed, "pull")
+    assert res.returncode == 0, res
+    assert "4 new here" in res.stdout
+    assert _loose_task_refs(loose) == ["T-0", "T-1", "T-2", "T-3"]
+    assert _loose_task_refs(packed) == []
+    assert _all_refs(packed) == _all_refs(loose)
+    assert not (packed / ".git" / "logs" / "refs" / "hydrate").exists()  # no reflog, as git
+    fsck(packed)
+    # git reads and changes them as its own: a task edit, a pull again, pack-refs
+    res = hydrate(packed, "task-edit", "T-1", "--title", "edited here")
+    assert res.returncode == 0, res
+    assert hydrate(packed, "pull").returncode == 0
+    before = _all_refs(packed)
+    git(packed, "pack-refs", "--all", "--prune")
+    assert _all_refs(packed) == before
+    fsck(packed)
+
+
+def test_existing_entries_and_peeled_tags_are_kept(repo: Path, commit: bytes) -> None:
+    git(repo, "tag", "-a", "-m", "a tag", "v1")
+    git(repo, "update-ref", "refs/hydrate/tasks/M-000", commit.decode())
+    git(repo, "pack-refs", "--all", "--prune")
+    before = _all_refs(repo)
+    names = [b"refs/hydrate/tasks/A-1", b"refs/hydrate/tasks/Z-1", b"refs/zzz/last"]
+    with Repository(repo) as store:
+        assert create_packed(store.common_dir, store.settings, [(name, commit) for name in names])
+        store.forget_packed()
+        assert store.read_ref(b"refs/hydrate/tasks/Z-1") == commit
+    after = _all_refs(repo)
+    assert set(before.splitlines()) < set(after.splitlines())
+    assert len(after.splitlines()) == len(before.splitlines()) + 3
+    lines = (repo / ".git" / "packed-refs").read_bytes().splitlines()
+    assert lines[0] == b"# pack-refs with: peeled fully-peeled sorted "
+    records = [line.split(b" ")[1] for line in lines[1:] if not line.startswith(b"^")]
+    assert records == sorted(records)
+    assert git(repo, "show-ref", "-d", "v1").count("\n") == 2  # the peeled line is still there
+    assert not list((repo / ".git" / "refs" / "hydrate" / "tasks").iterdir())  # no lock left
+    fsck(repo)
+
+
+def _refused(repo: Path, commit: bytes, names: list[bytes]) -> None:
+    """create_packed changes nothing and says so; git's own transaction decides."""
+    packed = repo / ".git" / "packed-refs"
+    before = (_all_refs(repo), packed.read_bytes() if packed.exists() else b"")
+    with Repository(repo) as store:
+        assert not create_packed(
+            store.common_dir, store.settings, [(name, commit) for name in names]
+        )
+    assert (_all_refs(repo), packed.read_bytes() if packed.exists() else b"") == before
+
+
+def test_a_lock_held_by_another_writer_leaves_it_to_git(repo: Path, commit: bytes) -> None:
+    names = _names("L", 3)
+    tasks = repo / ".git" / "refs" / "hydrate" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "L-001.lock").write_text("")
+    _refused(repo, commit, names)
+    assert sorted(os.listdir(tasks)) == ["L-001.lock"]  # only the other writer's lock
+    (tasks / "L-001.lock").unlink()
+    (repo / ".git" / "packed-refs.lock").write_text("")
+    _refused(repo, commit, names)
+    assert os.listdir(tasks) == []
+
+
+def test_a_ref_in_the_way_leaves_it_to_git(repo: Path, commit: bytes) -> None:
+    git(repo, "update-ref", "refs/hydrate/tasks/E-001", commit.decode())
+    _refused(repo, commit, _names("E", 3))  # exists, loose
+    git(repo, "pack-refs", "--all", "--prune")
+    _refused(repo, commit, _names("E", 3))  # exists, packed
+    git(repo, "update-ref", "refs/hydrate/tasks/D-000/below", commit.decode())
+    _refused(repo, commit, _names("D", 3))  # a ref below a name (loose)
+    git(repo, "pack-refs", "--all", "--prune")
+    _refused(repo, commit, _names("D", 3))  # the same, packed
+    _refused(repo, commit, [b"refs/hydrate/tasks/E-001/x", b"refs/hydrate/tasks/Q"])  # above
+    _refused(repo, commit, [b"refs/hydrate/tasks/R", b"refs/hydrate/tasks/R"])  # twice
+    _refused(repo, commit, [b"refs/hydrate/tasks/bad..name"])
+    _refused(repo, commit, [b"refs/hydrate/tasks/x", b"refs/hydrate/tasks/x/y"])
+
+
+def test_settings_that_change_what_git_writes_leave_it_to_git(repo: Path, commit: bytes) -> None:
+    """A reference-transaction hook sees the transaction; logAllRefUpdates=always
+    gets reflogs: through ``update_refs``, which then runs git."""
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    seen = repo.parent / "seen"
+    hook.write_text(f'#!/bin/sh\ncat >> "{seen}"\n')
+    hook.chmod(0o755)
+    names = _names("H", 3)
+    _refused(repo, commit, names)
+    with Repository(repo) as store:
+        store.update_refs([(name, None, commit) for name in names], "test", reflog=False)
+    assert seen.read_text().count("refs/hydrate/tasks/H-") == 3 * 2  # prepared, committed
+    hook.unlink()
+    git(repo, "config", "core.logAllRefUpdates", "always")
+    with Repository(repo) as store:
+        update = [(name, None, commit) for name in _names("G", 80)]
+        store.update_refs(update, "test", reflog=False)
+    assert (repo / ".git" / "logs" / "refs" / "hydrate" / "tasks" / "G-079").is_file()
+    git(repo, "config", "--unset", "core.logAllRefUpdates")
+    git(repo, "config", "core.sharedRepository", "group")
+    _refused(repo, commit, _names("S", 3))
+
+
+_WRITER = """
+import subprocess, sys
+repo, commit, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def run(*args, stdin=None):
+    return subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True).returncode
+for r in range(rounds):
+    # a name of its own, and one the other writer creates in the same round
+    for name in (f"refs/hydrate/tasks/W-{r:03d}", f"refs/hydrate/tasks/P{r:03d}-007"):
+        ok = run("update-ref", "--stdin", stdin=f"create {name} {commit}\\n".encode()) == 0
+        print(name, "ok" if ok else "lost", flush=True)
+    run("pack-refs", "--all", "--prune")
+"""
+
+
+def test_concurrent_writers_lose_nothing(repo: Path, commit: bytes) -> None:
+    """Batches of packed creations against a process creating refs of its own
+    and of the same names, and packing refs: every write that succeeded stays."""
+    other = git(repo, "commit-tree", "-m", "theirs", "HEAD^{tree}").strip()
+    rounds = 12
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(repo), other, str(rounds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    ours: dict[str, bool] = {}
+    with Repository(repo) as store:
+        for r in range(rounds):
+            batch = [(name, None, commit) for name in _names(f"P{r:03d}", 80)]
+            try:
+                store.update_refs(batch, "test", reflog=False)
+                ok = True
+            except refs_module.RefRace:
+                ok = False
+            ours.update({name.decode(): ok for name, _old, _new in batch})
+    out, _err = writer.communicate()
+    assert writer.returncode == 0
+    theirs = {name: state == "ok" for name, state in (line.split() for line in out.splitlines())}
+    refs = dict(
+        line.split()[::-1]
+        for line in git(repo, "for-each-ref", "--format=%(objectname) %(refname)").splitlines()
+    )
+    for name, ok in theirs.items():
+        if ok:
+            assert refs.get(name) == other, name
+    for name, ok in ours.items():
+        if ok:
+            assert refs.get(name) == commit.decode(), name
+        if name in theirs:
+            assert not (ok and theirs[name]), f"{name}: both creations succeeded"
+    assert sum(ours.values()) >= 80  # at least one batch went through
+    fsck(repo)
