@@ -350,7 +350,7 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "cli/tasks.py:task_field_options": (91, _TABLE),
     "cli/tasks.py:task_field_options.decorate": (86, _TABLE),
     "hydrate/rerank.py:rerank": (64, _RANKING),
-    "hydrate/tree.py:add_tree": (152, _TREE),
+    "hydrate/tree.py:add_tree": (142, _TREE),
     "hydrate/tree.py:refresh": (63, _TREE),
     "ledger.py:Ledger.add_tree": (63, _FACADE),
     "quick.py:parse": (80, _TODO),

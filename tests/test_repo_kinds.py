@@ -160,7 +160,7 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
             if item.is_dir():
                 expected = dirs
             elif (
-                item.parent.name in ("prompt-cache", "tree-listings")  # (a path's blob)
+                item.parent.name in ("prompt-cache", "tree-listings", "rank-index")
                 or item.name in ACTED_ON_UNCHECKED
             ):
                 expected = 0o600  # acted on unchecked: trusted only if nobody else wrote it

@@ -34,7 +34,10 @@ HEADER: Final = b"# git-hydrate blob-facts 2\n"
 #: Blobs kept at most (about 3 KB each in a Python project).
 MAX_ENTRIES: Final = 60_000
 
-_decoder: Final = msgspec.msgpack.Decoder(dict[str, BlobFacts])
+#: A chunk's entries are decoded one at a time, when asked: a run that needs the
+#: facts of 20 blobs of 30,000 does not make Python objects of the others.
+_decoder: Final = msgspec.msgpack.Decoder(dict[str, msgspec.Raw])
+_facts: Final = msgspec.msgpack.Decoder(BlobFacts)
 _encoder: Final = msgspec.msgpack.Encoder()
 
 
@@ -44,9 +47,10 @@ class FactsCache:
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path
         self.repo = repo
-        self._entries: dict[str, BlobFacts] | None = None
+        self._entries: dict[str, BlobFacts | msgspec.Raw] | None = None
         self._new: dict[str, BlobFacts] = {}
         self._used: set[str] = set()
+        self._damaged: set[str] = set()
         self._whole = True  # (whether the file read was whole: else it is rewritten)
 
     @classmethod
@@ -54,13 +58,13 @@ class FactsCache:
         """The cache of ``repo``, at ``<common dir>/hydrate/blob-facts``."""
         return cls(os.path.join(repo.common_dir, "hydrate", "blob-facts"), repo)
 
-    def _read(self) -> dict[str, BlobFacts]:
+    def _read(self) -> dict[str, BlobFacts | msgspec.Raw]:
         """Every chunk's entries, up to the first that does not decode."""
         data = read_private(self.path)
         self._whole = data is not None and data.startswith(HEADER)
         if data is None or not self._whole:
             return {}
-        entries: dict[str, BlobFacts] = {}
+        entries: dict[str, BlobFacts | msgspec.Raw] = {}
         view, start = memoryview(data), len(HEADER)
         while start < len(data):
             end = data.find(b"\n", start, start + 12)
@@ -78,14 +82,23 @@ class FactsCache:
             start = stop
         return entries
 
-    def _load(self) -> dict[str, BlobFacts]:
+    def _load(self) -> dict[str, BlobFacts | msgspec.Raw]:
         if self._entries is None:
             self._entries = self._read()
         return self._entries
 
     def get(self, oid: str) -> BlobFacts | None:
         """The facts of blob ``oid``, if known."""
-        found = self._load().get(oid)
+        entries = self._load()
+        found = entries.get(oid)
+        if isinstance(found, msgspec.Raw):
+            try:
+                found = entries[oid] = _facts.decode(found)
+            except (msgspec.DecodeError, ValueError):
+                del entries[oid]  # (a damaged entry is a miss; the file is rewritten)
+                self._damaged.add(oid)
+                self._whole = False
+                return None
         if found is not None:
             self._used.add(oid)
         return found
@@ -115,6 +128,8 @@ class FactsCache:
                 self._new.clear()
             return
         merged = self._read()  # (another run may have added some meanwhile)
+        for oid in self._damaged:
+            merged.pop(oid, None)
         merged.update(self._new)
         if len(merged) > MAX_ENTRIES:
             # keep what this run used, then the newest of the rest (insertion order)

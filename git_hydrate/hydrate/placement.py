@@ -19,6 +19,7 @@ from ..model import Task
 from ..store import Repository
 from .facts import gather
 from .history import History, read_history
+from .index import Served, WordIndex, keep, word_index
 from .links import ranked_priority
 from .rank import TOP_LEVEL, Candidate, TaskText, rank
 from .terms import BlobFacts
@@ -57,6 +58,7 @@ def place(
     ranked: bool,
     oids: Mapping[str, str] | None = None,
     known: Mapping[str, BlobFacts] | None = None,
+    tree: str | None = None,
 ) -> dict[str, Place]:
     """The place of every path in ``sizes`` (path -> bytes).
 
@@ -68,17 +70,45 @@ def place(
         oids: Each path's blob, to rank by its contents too (from the facts
             cache, else ``known``, else read; without, by paths alone).
         known: Facts of blobs just read (blob id -> facts).
+        tree: The tree ``oids`` lists, if one: a word index is kept by its id.
     """
     if priority is not None or not ranked:
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
     history = read_history(repo, commit) if commit else History([], [])
     candidates = [Candidate(path, size) for path, size in sizes.items()]
-    facts = gather(repo, oids, known) if oids else {}
+    facts, served = _contents(repo, oids, known, tree) if oids else ({}, None)
     found = rank(
-        candidates, task_text(task), history.paths, facts=facts, subjects=history.subjects
+        candidates,
+        task_text(task),
+        history.paths,
+        facts=facts,
+        subjects=history.subjects,
+        index=served,
     )
     return {
         path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.reason)
         for path, place in found.items()
     }
+
+
+def _contents(
+    repo: Repository,
+    oids: Mapping[str, str],
+    known: Mapping[str, BlobFacts] | None,
+    tree: str | None,
+) -> tuple[dict[str, BlobFacts], Served | None]:
+    """What ranking reads of the files' contents: a kept word index that serves most
+    of them and the facts of the rest; else the facts of every file, and (for a
+    tree) a new index built from them and kept."""
+    paths = list(oids)
+    served = word_index(repo, tree, paths, oids)
+    if served is not None:
+        rest = {path: oids[path] for path in served.unserved}
+        return (gather(repo, rest, known) if rest else {}), served
+    facts = gather(repo, oids, known)
+    if tree is None:
+        return facts, None
+    index = WordIndex.build(oids, facts)
+    keep(repo, tree, index)
+    return facts, Served(index, *index.serving(paths, oids))

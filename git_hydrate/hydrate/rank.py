@@ -30,10 +30,13 @@ import math
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .retrieval import Hits, lexical_hits, similar_commits
 from .terms import BlobFacts
+
+if TYPE_CHECKING:
+    from .index import Served
 
 __all__ = ["TOP_LEVEL", "Candidate", "Ranked", "TaskText", "Weights", "rank"]
 
@@ -291,6 +294,7 @@ def rank(
     weights: Weights | None = None,
     facts: Mapping[str, BlobFacts] | None = None,
     subjects: Sequence[str] = (),
+    index: Served | None = None,
 ) -> dict[str, Ranked]:
     """Every candidate's level (higher packs first), score and reason.
 
@@ -303,6 +307,7 @@ def rank(
         facts: What is known of each path's contents (:mod:`.facts`); a path
             without is ranked by its path's words alone.
         subjects: The subject line of each commit of ``history`` (same order).
+        index: A word index (:mod:`.index`): ``facts`` then of the paths it leaves.
     """
     w = weights or Weights()
     sizes = {c.path: c.size for c in candidates}
@@ -312,8 +317,7 @@ def rank(
     anchors = set(in_play)
     cochange, partner, prior = _cochange(anchors, history, w)
     pairs = _test_pairs(paths, in_play)
-    hits = lexical_hits(task.text, paths, facts or {}, seeds=w.seeds, floor=w.seed_floor)
-    hits.seeds = [(p, s) for p, s in hits.seeds if p not in anchors and p not in named]
+    hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named})
     propagated, carried = _propagated(hits, history, paths, w)
     # with nothing in play, the files past commits like this task changed
     past = {} if in_play else _similar(task.text, subjects, history, w)
@@ -343,6 +347,21 @@ def rank(
         why = _Why(partner, pairs, hits, carried, near)
         found[path] = Ranked(level, round(score, 4), why.reason(best, parts[best], path))
     return found
+
+
+def _lexical(
+    text: str,
+    paths: Sequence[str],
+    facts: Mapping[str, BlobFacts],
+    index: Served | None,
+    w: Weights,
+    named: set[str],
+) -> Hits:
+    """The content hits of the task's text (:func:`.retrieval.lexical_hits`); a
+    file the task names seeds nothing (it is an anchor already)."""
+    hits = lexical_hits(text, paths, facts, seeds=w.seeds, floor=w.seed_floor, index=index)
+    hits.seeds = [(p, s) for p, s in hits.seeds if p not in named]
+    return hits
 
 
 def _similar(

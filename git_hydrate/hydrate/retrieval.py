@@ -21,15 +21,20 @@ Without contents (a file whose facts are unknown) only its path's words count.
 
 from __future__ import annotations
 
+import heapq
 import math
 import posixpath
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from itertools import chain, compress
+from typing import TYPE_CHECKING, Final
 
 from .terms import BlobFacts, path_words, tokenize, words
+
+if TYPE_CHECKING:
+    from .index import Served
 
 __all__ = ["Hits", "lexical_hits", "similar_commits"]
 
@@ -45,8 +50,8 @@ _B: Final = 0.75
 #: Files that collect every change's words (changelogs, release notes): their match
 #: counts this much, and they seed nothing.
 _AGGREGATE_SHARE: Final = 0.3
-_AGGREGATES: Final = re.compile(
-    r"(?:^|/)(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
+_AGGREGATE_NAME: Final = re.compile(
+    r"(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
     r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$",
     re.IGNORECASE,
 )
@@ -70,13 +75,19 @@ class Hits:
     seeds: list[tuple[str, float]] = field(default_factory=list)
 
 
+#: Per path: its counts of the asked words, its length; the sum of all lengths; per
+#: path its defined names that hold an asked word; the paths whose contents hold one.
+_Documents = tuple[dict[str, dict[str, int]], dict[str, int], int, dict[str, list[str]], set[str]]
+
+
 def _documents(
     paths: Sequence[str], facts: Mapping[str, BlobFacts], asked: set[str]
-) -> tuple[dict[str, Counter[str]], dict[str, int], dict[str, list[str]], set[str]]:
+) -> _Documents:
     """Each path's counts of the asked words, its length, its defined names that
-    hold an asked word, and the paths whose contents hold one."""
+    hold an asked word, and the paths whose contents hold one: from each path and
+    its facts, one path at a time."""
     in_contents: set[str] = set()
-    tfs: dict[str, Counter[str]] = {}
+    tfs: dict[str, dict[str, int]] = {}
     lengths: dict[str, int] = {}
     defines: dict[str, list[str]] = {}
     for path in paths:
@@ -103,7 +114,50 @@ def _documents(
                         tf[word] += _SYMBOL_BOOST
         tfs[path] = tf
         lengths[path] = length
-    return tfs, lengths, defines, in_contents
+    return tfs, lengths, sum(lengths.values()), defines, in_contents
+
+
+def _indexed(
+    paths: Sequence[str], facts: Mapping[str, BlobFacts], asked: set[str], served: Served
+) -> _Documents:
+    """What :func:`_documents` gives, from a word index's postings of the asked words
+    (only the files that hold one are visited), and from their facts for the paths
+    the index does not answer for."""
+    index, live, unserved = served  # (postings, served files, the rest)
+    tfs, lengths, total, defines, in_contents = _documents(unserved, facts, asked)
+    total += _PATH_BOOST * sum(compress(index.path_lengths, live))
+    total += sum(compress(index.lengths, live))
+    found: dict[int, dict[str, int]] = {}
+    for word in asked:  # (a path's words first, as _documents counts them)
+        postings = index.path_words(word)
+        for i, times in zip(postings[0::2], postings[1::2], strict=True):
+            if live[i]:
+                tf = found.setdefault(i, {})
+                tf[word] = tf.get(word, 0) + times * _PATH_BOOST
+    held: set[int] = set()
+    for word in asked:
+        postings = index.terms(word)
+        for i, count in zip(postings[0::2], postings[1::2], strict=True):
+            if live[i]:
+                tf = found.setdefault(i, {})
+                tf[word] = tf.get(word, 0) + count
+                held.add(i)
+    # a defined name counts only in a file whose contents hold an asked word
+    names: dict[int, dict[str, None]] = {}
+    for word in asked:
+        for i, name, times in index.names(word):
+            if i in held:
+                tf = found[i]
+                tf[word] = tf.get(word, 0) + times * _SYMBOL_BOOST
+                names.setdefault(i, {})[name] = None
+    for i, tf in found.items():
+        path = index.paths[i]
+        tfs[path] = tf
+        lengths[path] = index.path_lengths[i] * _PATH_BOOST + index.lengths[i]
+    in_contents.update(index.paths[i] for i in held)
+    for i, named in names.items():
+        defines[index.paths[i]] = list(named)
+    return tfs, lengths, total, defines, in_contents
 
 
 def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
@@ -136,51 +190,62 @@ def lexical_hits(
     *,
     seeds: int = 3,
     floor: float = 0.5,
+    index: Served | None = None,
 ) -> Hits:
     """The files the task's ``text`` describes, by their contents and paths; the
-    ``seeds`` best that score at least ``floor`` of the best one seed the rest."""
+    ``seeds`` best that score at least ``floor`` of the best one seed the rest.
+    With a word ``index`` (:func:`.index.word_index`), the files it serves are
+    scored from its postings, the others from ``facts``: the same hits."""
     text = _TRAILER.sub(" ", text)
     hits = Hits(mentioned=_mentions(text, paths))
     query = Counter(tokenize(text))
     if not query or not paths:
         return hits
     asked = set(query)
-    tfs, lengths, defines, in_contents = _documents(paths, facts, asked)
+    tfs, lengths, total, defines, in_contents = (
+        _documents(paths, facts, asked) if index is None else _indexed(paths, facts, asked, index)
+    )
     n = len(paths)
-    average = sum(lengths.values()) / n or 1.0
-    df: Counter[str] = Counter()
-    for tf in tfs.values():
-        df.update(tf.keys())
+    average = total / n or 1.0
+    df = Counter(chain.from_iterable(tfs.values()))
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
+    # (each factor as the formula reads: (1 + log q) * idf * f * (k1 + 1) / (f + norm))
+    weight = {w: (1 + math.log(query[w])) * idf[w] for w in asked}
     scores: dict[str, float] = {}
     for path, tf in tfs.items():
         if not tf:
             continue
         norm = _K1 * (1 - _B + _B * lengths[path] / average)
-        score = sum(
-            (1 + math.log(query[w])) * idf[w] * f * (_K1 + 1) / (f + norm) for w, f in tf.items()
-        )
+        score = sum(weight[w] * f * (_K1 + 1) / (f + norm) for w, f in tf.items())
         if path not in in_contents:
             score *= _PATH_ONLY
-        if _AGGREGATES.search(path):
+        if _aggregate(path):
             score *= _AGGREGATE_SHARE
         scores[path] = score
     top = max(scores.values(), default=0.0)
     if top <= 0:
         return hits
     hits.lexical = {path: score / top for path, score in scores.items()}
+    rarity = {w: -value for w, value in idf.items()}
     for path, tf in tfs.items():
-        if path in hits.lexical:
-            hits.matched[path] = sorted(tf, key=lambda w: (-idf[w] * tf[w], w))[:3]
+        if tf:  # the three words that weigh most in it (ties: alphabetical)
+            ordered = sorted([(rarity[w] * f, w) for w, f in tf.items()])
+            hits.matched[path] = [w for _weight, w in ordered[:3]]
     hits.defines = {
         p: sorted(names, key=lambda name: (name.startswith("_"), len(name), name))
         for p, names in defines.items()
         if p in hits.lexical
     }
-    best = sorted(hits.lexical, key=lambda p: (-hits.lexical[p], p))
-    best = [p for p in best if not _AGGREGATES.search(p)]
-    hits.seeds = [(p, hits.lexical[p]) for p in best[:seeds] if hits.lexical[p] >= floor]
+    # the best hits at least ``floor`` of the best one (ties: by path), no aggregate
+    strong = [p for p, value in hits.lexical.items() if value >= floor and not _aggregate(p)]
+    best = heapq.nsmallest(seeds, strong, key=lambda p: (-hits.lexical[p], p))
+    hits.seeds = [(p, hits.lexical[p]) for p in best]
     return hits
+
+
+def _aggregate(path: str) -> bool:
+    """Whether ``path`` is a file that collects every change's words (a changelog)."""
+    return _AGGREGATE_NAME.match(path.rpartition("/")[2]) is not None
 
 
 def similar_commits(

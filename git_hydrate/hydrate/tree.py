@@ -142,6 +142,29 @@ def _pick(
         )
 
 
+def _place(
+    refs: TaskRefs,
+    task: Task,
+    source: Source,
+    found: Content,
+    priority: int | None,
+    ranked: bool,
+) -> dict[str, Place]:
+    """Each read candidate's place (:func:`.placement.place`)."""
+    return place(
+        refs.repo,
+        task,
+        {path: info[3] for path, info in found.info.items()},
+        commit=_history_commit(refs, source),
+        top=TREE_TOP,
+        priority=priority,
+        ranked=ranked,
+        oids={path: info[0] for path, info in found.info.items()},
+        known=found.facts,
+        tree=source.tree,  # (a word index is kept by tree id)
+    )
+
+
 def _history_commit(refs: TaskRefs, source: Source) -> str | None:
     """The commit whose history ranks this run: the one read, or HEAD for the work tree."""
     if source.mode == "rev":
@@ -246,17 +269,7 @@ def add_tree(
         memo=memo,
         learning=ranked and priority is None,
     )
-    places = place(
-        refs.repo,
-        task,
-        {path: info[3] for path, info in found.info.items()},
-        commit=_history_commit(refs, source),
-        top=TREE_TOP,
-        priority=priority,
-        ranked=ranked,
-        oids={path: info[0] for path, info in found.info.items()},
-        known=found.facts,
-    )
+    places = _place(refs, task, source, found, priority, ranked)
     selector = Selector(max_total, allowed, [prefix + entry.path for entry in candidates])
     _pick(candidates, found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}

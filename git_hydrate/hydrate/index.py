@@ -1,0 +1,320 @@
+"""Ranking's word index of a tree's files, kept by tree id: a new task scores only
+the files that hold its words, and decodes the facts of no other blob.
+
+Lexical scoring (:mod:`.retrieval`) needs, per asked word, the files whose
+contents, path or defined names hold it. Asking every file's facts that
+question costs a Python loop over the whole tree (and decoding every blob's
+facts first); the index turns it around: word -> postings ``(file, count)``,
+kept for the words of contents, of paths and of defined names (each name's
+postings say which name), with each file's blob id and lengths. Each word's
+postings are kept as encoded bytes and decoded only when the word is asked.
+
+It is derived and disposable like :mod:`.listings`: kept at
+``<common dir>/hydrate/rank-index/<tree id>``, private to this user, a
+missing, foreign, damaged or unreadable file is a miss, never an error;
+bounded (the :data:`MAX_INDEXES` used last are kept; a use touches the file).
+
+An index answers for a path only while the path's blob is the one it was
+built from: the others (a tree k files away, a path it never saw, a modified
+work-tree file) are scored from their facts, so any kept index serves any
+tree, in work proportional to the difference. When it serves too few of the
+candidates, :func:`word_index` gives none and the caller builds a new one
+from the facts (:meth:`WordIndex.build`) and keeps it (:func:`keep`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import zlib
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, NamedTuple
+
+import msgspec
+
+from ..store import Repository, read_private
+from .terms import BlobFacts, path_words, words
+
+__all__ = ["MAX_INDEXES", "Served", "WordIndex", "keep", "word_index"]
+
+#: The first line of a kept index; another (an older layout or stemmer) is a miss.
+HEADER: Final = b"# git-hydrate rank-index 1\n"
+#: Indexes kept at most (about the size of the blob facts of their trees each).
+MAX_INDEXES: Final = 4
+#: An index that would leave more than this share of the candidates to their facts
+#: is not used: building one anew is then about as cheap.
+_MOST_UNSERVED: Final = 0.125
+
+
+class _Layout(msgspec.Struct, array_like=True):
+    """The encoded index: per file (by position) its path, blob id (``""``: facts
+    unknown, never served), count of path words and of content words; per word the
+    encoded postings of contents and paths (``file, count, file, count...`` as
+    little-endian 32-bit integers in one bytes value) and of defined names
+    (``[[file, name, count]...]``), in three tables of buckets (a word is in bucket
+    ``crc32(word) % buckets``; each bucket a map of word to postings)."""
+
+    paths: list[str]
+    oids: list[str]
+    path_lengths: list[int]
+    lengths: list[int]
+    terms: list[msgspec.Raw]
+    path_words: list[msgspec.Raw]
+    names: list[msgspec.Raw]
+
+
+#: Words per bucket of a table, about: a word's postings are found by decoding its
+#: bucket alone (of a 30,000-file tree's 150,000 words, most named once, a Python
+#: object each would cost more than the search they save).
+_BUCKET: Final = 64
+
+_decoder: Final = msgspec.msgpack.Decoder(_Layout)
+_bucket: Final = msgspec.msgpack.Decoder(dict[str, msgspec.Raw])
+_bytes: Final = msgspec.msgpack.Decoder(bytes)
+_named: Final = msgspec.msgpack.Decoder(list[tuple[int, str, int]])
+_encoder: Final = msgspec.msgpack.Encoder()
+
+
+class WordIndex:
+    """Postings of the words of a set of files (see the module's docstring)."""
+
+    def __init__(self, layout: _Layout, data: bytes) -> None:
+        self._layout = layout
+        self._data = data  # (what the layout's postings are views of)
+        self._positions: dict[str, int] | None = None
+        self._buckets: dict[tuple[int, int], dict[str, msgspec.Raw]] = {}
+
+    @property
+    def paths(self) -> list[str]:
+        """The files indexed, by position."""
+        return self._layout.paths
+
+    @property
+    def path_lengths(self) -> list[int]:
+        """Each file's count of path words, by position."""
+        return self._layout.path_lengths
+
+    @property
+    def lengths(self) -> list[int]:
+        """Each file's count of content words (0: binary or unknown), by position."""
+        return self._layout.lengths
+
+    @classmethod
+    def build(cls, oids: Mapping[str, str], facts: Mapping[str, BlobFacts]) -> WordIndex:
+        """The index of the files ``oids`` names (path -> blob id), from ``facts``
+        (path -> the facts of its blob; a path without is indexed by its path only
+        and never served)."""
+        paths = sorted(oids)
+        # (arrays, not lists: 4 bytes a number, not an object each)
+        terms: dict[str, array[int]] = {}
+        in_paths: dict[str, array[int]] = {}
+        names: dict[str, list[tuple[int, str, int]]] = {}
+        blobs: list[str] = []
+        path_lengths: list[int] = []
+        lengths: list[int] = []
+        for position, path in enumerate(paths):
+            own = path_words(path)
+            path_lengths.append(len(own))
+            for word in dict.fromkeys(own):
+                postings = in_paths.get(word)
+                if postings is None:
+                    postings = in_paths[word] = array("I")
+                postings += array("I", (position, own.count(word)))
+            known = facts.get(path)
+            blobs.append(oids[path] if known is not None else "")
+            if known is None or not known.text:
+                lengths.append(0)
+                continue
+            lengths.append(known.length)
+            for word, count in known.terms.items():
+                postings = terms.get(word)
+                if postings is None:
+                    terms[word] = array("I", (position, count))
+                else:
+                    postings.append(position)
+                    postings.append(count)
+            for name in known.symbols:
+                split = words(name)
+                for word in dict.fromkeys(split):
+                    names.setdefault(word, []).append((position, name, split.count(word)))
+        # encoded as the layout reads it back (each table's values as Raw), then
+        # decoded: one small object per word while building, none per posting
+        data = _encoder.encode(
+            (
+                paths,
+                blobs,
+                path_lengths,
+                lengths,
+                _buckets(_packed(terms)),
+                _buckets(_packed(in_paths)),
+                _buckets(names),
+            )
+        )
+        del terms, in_paths, names
+        index = cls.decode(data)
+        assert index is not None  # (just encoded)
+        return index
+
+    def encode(self) -> bytes:
+        """The index as kept on disk (after :data:`HEADER`)."""
+        return self._data
+
+    @classmethod
+    def decode(cls, data: bytes) -> WordIndex | None:
+        """An index from :meth:`encode`'s bytes; ``None`` if they do not decode."""
+        try:
+            layout = _decoder.decode(data)
+        except (msgspec.DecodeError, ValueError):
+            return None
+        n = len(layout.paths)
+        if not len(layout.oids) == len(layout.path_lengths) == len(layout.lengths) == n:
+            return None
+        return cls(layout, data)
+
+    def serving(
+        self, paths: Iterable[str], oids: Mapping[str, str]
+    ) -> tuple[bytearray, list[str]]:
+        """Which files the index answers for among ``paths`` (a flag per position:
+        the path is asked and its blob, ``oids[path]``, is the one indexed), and the
+        paths it does not answer for, in the order given."""
+        if self._positions is None:
+            self._positions = {path: i for i, path in enumerate(self._layout.paths)}
+        positions, blobs = self._positions, self._layout.oids
+        live = bytearray(len(blobs))
+        unserved: list[str] = []
+        for path in paths:
+            i = positions.get(path)
+            if i is not None and blobs[i] and blobs[i] == oids.get(path):
+                live[i] = 1
+            else:
+                unserved.append(path)
+        return live, unserved
+
+    def terms(self, word: str) -> array[int]:
+        """``[file, count, ...]`` of the files whose contents hold ``word``."""
+        return self._postings(self._find(0, self._layout.terms, word))
+
+    def path_words(self, word: str) -> array[int]:
+        """``[file, count, ...]`` of the files whose paths hold ``word``."""
+        return self._postings(self._find(1, self._layout.path_words, word))
+
+    def names(self, word: str) -> list[tuple[int, str, int]]:
+        """``(file, name, count)`` of each defined name whose words hold ``word``."""
+        raw = self._find(2, self._layout.names, word)
+        try:
+            found = _named.decode(raw) if raw is not None else []
+        except (msgspec.DecodeError, ValueError):
+            return []  # (damaged: a miss, never an error)
+        n = len(self._layout.paths)
+        return found if all(0 <= i < n for i, _name, _count in found) else []
+
+    def _find(self, which: int, table: list[msgspec.Raw], word: str) -> msgspec.Raw | None:
+        """``word``'s encoded postings in ``table`` (the ``which``-th), if any."""
+        if not table:
+            return None
+        key = (which, zlib.crc32(word.encode("utf-8", "surrogatepass")) % len(table))
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            try:
+                bucket = self._buckets[key] = _bucket.decode(table[key[1]])
+            except (msgspec.DecodeError, ValueError):
+                bucket = self._buckets[key] = {}  # (damaged: a miss, never an error)
+        return bucket.get(word)
+
+    def _postings(self, raw: msgspec.Raw | None) -> array[int]:
+        found = array("I")
+        try:
+            found.frombytes(_bytes.decode(raw) if raw is not None else b"")
+        except (msgspec.DecodeError, ValueError):
+            return array("I")  # (damaged: a miss, never an error)
+        if sys.byteorder == "big":
+            found.byteswap()
+        files = found[0::2]
+        if len(found) % 2 or (files and not 0 <= min(files) <= max(files) < len(self.paths)):
+            return array("I")
+        return found
+
+
+class Served(NamedTuple):
+    """An index, which of its files it serves (a flag per position) and the paths it
+    leaves to their facts."""
+
+    postings: WordIndex
+    live: bytearray
+    unserved: list[str]
+
+
+def _buckets(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """``table`` in buckets of about :data:`_BUCKET` words (see :class:`_Layout`)."""
+    buckets: list[dict[str, Any]] = [{} for _ in range(max(1, len(table) // _BUCKET))]
+    for word, postings in table.items():
+        buckets[zlib.crc32(word.encode("utf-8", "surrogatepass")) % len(buckets)][word] = postings
+    return buckets
+
+
+def _packed(table: dict[str, array[int]]) -> dict[str, bytes]:
+    """Each word's postings as one little-endian bytes value (the arrays are freed)."""
+    packed: dict[str, bytes] = {}
+    while table:
+        word, postings = table.popitem()
+        if sys.byteorder == "big":
+            postings.byteswap()
+        packed[word] = postings.tobytes()
+    return packed
+
+
+def _folder(repo: Repository) -> str:
+    return os.path.join(repo.common_dir, "hydrate", "rank-index")
+
+
+def _kept(folder: str) -> list[tuple[int, str]]:
+    """``(last used, tree id)`` of each kept index."""
+    try:
+        with os.scandir(folder) as it:
+            found = [(e.stat().st_mtime_ns, e.name) for e in it if len(e.name) in (40, 64)]
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def _load(path: str) -> WordIndex | None:
+    data = read_private(path)
+    if data is None or not data.startswith(HEADER):
+        return None
+    return WordIndex.decode(data[len(HEADER) :])
+
+
+def word_index(
+    repo: Repository, tree: str | None, paths: Sequence[str], oids: Mapping[str, str]
+) -> Served | None:
+    """A kept index that serves most of ``paths`` (``oids``: their blobs): ``tree``'s
+    own, else the one used last; with which files it serves and the paths it leaves
+    to their facts. ``None`` when none is kept or it would serve too few."""
+    folder = _folder(repo)
+    names = [tree] if tree else []
+    names += [name for _when, name in reversed(_kept(folder)) if name != tree][:1]
+    for name in names:
+        path = os.path.join(folder, name)
+        index = _load(path)
+        if index is None:
+            continue
+        live, unserved = index.serving(paths, oids)
+        if len(unserved) > _MOST_UNSERVED * max(len(paths), 1):
+            continue
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used last: kept longest
+        return Served(index, live, unserved)
+    return None
+
+
+def keep(repo: Repository, tree: str, index: WordIndex) -> None:
+    """Keep ``index`` as ``tree``'s, and prune past :data:`MAX_INDEXES`. Failures are
+    ignored: the index only saves time."""
+    folder = _folder(repo)
+    with contextlib.suppress(OSError):
+        repo.replace_file(os.path.join(folder, tree), [HEADER, index.encode()], private=True)
+        kept = [name for _when, name in _kept(folder) if name != tree]
+        for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
+            os.unlink(os.path.join(folder, name))

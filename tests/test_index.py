@@ -1,0 +1,228 @@
+"""Ranking's word index (issue 33): lexical scoring through the index gives the same
+hits as scoring every file from its facts; the index is kept by tree id, serves a
+tree a few files away, and a new task on a known tree reads no facts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_hydrate import Ledger
+from git_hydrate.hydrate.index import HEADER, MAX_INDEXES, Served, WordIndex, keep, word_index
+from git_hydrate.hydrate.retrieval import Hits, lexical_hits
+from git_hydrate.hydrate.terms import BlobFacts, blob_facts
+from git_hydrate.store import Repository
+from tests.conftest import commit_files, examples, git
+
+#: Words of paths, code and tasks: camel and snake case, stems, stop words, repeats.
+_WORDS = [
+    "retry", "retries", "budget", "Queue", "queue_worker", "WorkerPool", "session",
+    "sessions", "schema", "parse_token", "TokenParser", "the", "and", "value", "x1",
+    "HTTPServer", "_private_name", "get_metavarName", "changes", "index", "core",
+]  # fmt: skip
+_DIRS = ["src/pkg", "tests", "docs", "", "src/pkg/retry", "CHANGES"]
+_NAMES = [
+    "core.py", "retry.py", "test_retry.py", "CHANGES.rst", "queue_worker.py",
+    "session-schema.md", "changelog", "NEWS", "WorkerPool.go", "x.py",
+]  # fmt: skip
+
+_words = st.lists(st.sampled_from(_WORDS), max_size=12)
+
+
+@st.composite
+def _body(draw: st.DrawFn) -> bytes:
+    """A file: lines of words, some defining a name; sometimes binary."""
+    if draw(st.integers(0, 9)) == 0:
+        return b"\0binary" + draw(st.binary(max_size=20))
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        words = draw(_words)
+        if words and draw(st.booleans()):
+            kind = draw(st.sampled_from(["def", "class", "func"]))
+            lines.append(f"{kind} {words[0].lstrip('_') or 'x'}_{len(lines)}({' '.join(words)}):")
+        else:
+            lines.append(" ".join(words))
+    return "\n".join(lines).encode()
+
+
+@st.composite
+def _case(draw: st.DrawFn) -> dict[str, Any]:
+    """Files (path -> body), the candidates asked, what the index was built from
+    (some paths at another blob, some absent, some extra), and a task's text."""
+    paths = draw(
+        st.lists(
+            st.builds(
+                lambda d, n: f"{d}/{n}".lstrip("/"),
+                st.sampled_from(_DIRS),
+                st.sampled_from(_NAMES),
+            ),
+            min_size=1,
+            max_size=14,
+            unique=True,
+        )
+    )
+    bodies = {path: draw(_body()) for path in paths}
+    candidates = sorted(draw(st.sets(st.sampled_from(paths), min_size=1)))
+    indexed: dict[str, bytes | None] = {}
+    for path in paths:
+        fate = draw(st.sampled_from(["same", "same", "same", "other", "absent", "unknown"]))
+        if fate == "same":
+            indexed[path] = bodies[path]
+        elif fate == "other":
+            indexed[path] = draw(_body())
+        elif fate == "unknown":
+            indexed[path] = None  # (facts not known when it was built)
+    for extra in draw(st.lists(st.sampled_from(_NAMES), max_size=3)):
+        indexed.setdefault("extra/" + extra, draw(_body()))
+    text = " ".join(
+        draw(st.lists(st.sampled_from([*_WORDS, "core.py", "pkg.retry"]), max_size=10))
+    )
+    return {"bodies": bodies, "candidates": candidates, "indexed": indexed, "text": text}
+
+
+def _oid(body: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
+
+
+def _assert_same(a: Hits, b: Hits) -> None:
+    assert a.lexical.keys() == b.lexical.keys()
+    for path, score in a.lexical.items():
+        assert abs(score - b.lexical[path]) <= 1e-12, path
+    assert [p for p, _ in a.seeds] == [p for p, _ in b.seeds]
+    assert all(abs(x - y) <= 1e-12 for (_, x), (_, y) in zip(a.seeds, b.seeds, strict=True))
+    assert a.matched == b.matched
+    assert a.defines == b.defines
+    assert a.mentioned == b.mentioned
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(_case(), st.integers(1, 4), st.sampled_from([0.0, 0.5, 0.9]))
+def test_scoring_through_the_index_equals_scoring_every_file(
+    case: dict[str, Any], seeds: int, floor: float
+) -> None:
+    bodies: dict[str, bytes] = case["bodies"]
+    paths: list[str] = case["candidates"]
+    oids = {path: _oid(bodies[path]) for path in paths}
+    facts = {path: blob_facts(bodies[path]) for path in paths}
+    built_oids = {p: _oid(b) for p, b in case["indexed"].items() if b is not None}
+    built_oids.update({p: "f" * 40 for p, b in case["indexed"].items() if b is None})
+    built_facts = {p: blob_facts(b) for p, b in case["indexed"].items() if b is not None}
+    index = WordIndex.decode(WordIndex.build(built_oids, built_facts).encode())
+    assert index is not None
+    live, unserved = index.serving(paths, oids)
+    rest = {path: facts[path] for path in unserved}
+    expected = lexical_hits(case["text"], paths, facts, seeds=seeds, floor=floor)
+    got = lexical_hits(
+        case["text"], paths, rest, seeds=seeds, floor=floor, index=Served(index, live, unserved)
+    )
+    _assert_same(expected, got)
+    # what it served is what it was built from, blob for blob
+    served = {index.paths[i] for i, flag in enumerate(live) if flag}
+    assert served == {p for p in paths if case["indexed"].get(p) == bodies[p]}
+
+
+def test_damaged_or_foreign_bytes_are_no_index() -> None:
+    index = WordIndex.build({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"retry": 1})})
+    data = index.encode()
+    assert WordIndex.decode(data) is not None
+    for damaged in (data[: len(data) // 2], b"", b"\xc1", b"\x96" + data[1:]):
+        assert WordIndex.decode(damaged) is None
+    # postings that name no file are no postings: an index of two files, cut to one
+    two = WordIndex.build(
+        {"a.py": "1" * 40, "b.py": "2" * 40},
+        {"a.py": BlobFacts(True, 1), "b.py": BlobFacts(True, 3, 1, {"retry": 1}, ["retry"])},
+    )
+    assert list(two.terms("retry")) == [1, 1] and two.names("retry") == [(1, "retry", 1)]
+    layout = msgspec.msgpack.decode(two.encode())
+    for column in range(4):
+        layout[column] = layout[column][:1]
+    cut = WordIndex.decode(msgspec.msgpack.encode(layout))
+    assert cut is not None and list(cut.terms("retry")) == [] and cut.names("retry") == []
+
+
+FILES = {
+    "src/pkg/retry.py": "def retry_budget(queue):\n    return queue.budget\n",
+    "src/pkg/session.py": "class SessionSchema:\n    schema = 'session'\n",
+    "src/pkg/core.py": "class Command:\n    def invoke(self, ctx):\n        return ctx\n",
+    "tests/test_retry.py": "from pkg.retry import retry_budget\n\ndef test_budget(): ...\n",
+    "CHANGES.rst": "retry budget, session schema, queue worker\n" * 3,
+    "logo.png": "\0png",
+}
+OBJECTIVE = "Make the retry budget of the queue worker honour the session schema"
+
+
+def _entries(repo: Path, task_id: str) -> list[tuple[str, int, str]]:
+    with Ledger(repo) as ledger:
+        return [(e["source"], e["priority"], e["reason"]) for e in ledger.context_entries(task_id)]
+
+
+def _add_tree(repo: Path, task_id: str, *args: str) -> list[tuple[str, int, str]]:
+    with Ledger(repo) as ledger:
+        ledger.add_task(task_id, objective=OBJECTIVE, acceptance="-")
+        ledger.add_tree(task_id, *args)
+    return _entries(repo, task_id)
+
+
+def test_a_new_task_on_a_known_tree_ranks_from_the_index_alone(repo: Path) -> None:
+    commit_files(repo, FILES, "files")
+    first = _add_tree(repo, "IX-1")
+    kept = repo / ".git" / "hydrate" / "rank-index"
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert [p.name for p in kept.iterdir()] == [tree]
+    assert (kept / tree).read_bytes().startswith(HEADER)
+    assert (kept / tree).stat().st_mode & 0o077 == 0  # private
+    # the facts of every blob gone: the index answers, and nothing reads them again
+    (repo / ".git" / "hydrate" / "blob-facts").unlink()
+    assert _add_tree(repo, "IX-2") == first
+    assert not (repo / ".git" / "hydrate" / "blob-facts").exists()
+
+
+def test_a_tree_a_few_files_away_is_served_by_the_kept_index(repo: Path) -> None:
+    commit_files(repo, {**FILES, **{f"src/more/m{i}.py": f"x{i} = {i}\n" for i in range(20)}})
+    _add_tree(repo, "IX-1")
+    kept = repo / ".git" / "hydrate" / "rank-index"
+    before = {p.name for p in kept.iterdir()}
+    commit_files(repo, {"src/pkg/core.py": "def worker_queue_retry():\n    pass\n"}, "core")
+    near = _add_tree(repo, "IX-2")
+    assert {p.name for p in kept.iterdir()} == before  # served, not built again
+    shutil.rmtree(kept)
+    assert _add_tree(repo, "IX-3") == near  # the same ranking, built from the facts
+
+
+def test_a_damaged_foreign_or_missing_index_is_a_miss(repo: Path) -> None:
+    commit_files(repo, FILES, "files")
+    first = _add_tree(repo, "IX-1")
+    kept = repo / ".git" / "hydrate" / "rank-index"
+    (path,) = kept.iterdir()
+    good = path.read_bytes()
+    for i, damage in enumerate([good[: len(good) // 2], b"# git-hydrate rank-index 0\n", b""]):
+        path.write_bytes(damage)
+        assert _add_tree(repo, f"IX-D{i}") == first
+        assert path.read_bytes() == good  # built again
+    os.chmod(path, 0o644)  # another user could have written it: not trusted
+    r = Repository(str(repo))
+    oids = {"a.py": "0" * 40}
+    assert word_index(r, path.name, ["a.py"], oids) is None
+    assert _add_tree(repo, "IX-F") == first
+
+
+def test_kept_indexes_are_bounded(repo: Path) -> None:
+    r = Repository(str(repo))
+    index = WordIndex.build({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"retry": 1})})
+    trees = [f"{i:040x}" for i in range(MAX_INDEXES + 3)]
+    for when, tree in enumerate(trees):
+        keep(r, tree, index)
+        os.utime(Path(r.common_dir) / "hydrate" / "rank-index" / tree, ns=(when, when))
+    kept = sorted(p.name for p in (Path(r.common_dir) / "hydrate" / "rank-index").iterdir())
+    assert len(kept) == MAX_INDEXES
+    assert kept == sorted(trees[-MAX_INDEXES:])
+    served = word_index(r, trees[0], ["a.py"], {"a.py": "1" * 40})
+    assert served is not None and served.unserved == []  # (the one used last serves it)
