@@ -1,0 +1,176 @@
+"""The facts of a blob, against a plain specification of what they are.
+
+:func:`blob_facts` counts raw tokens as bytes, splits each distinct one once
+and finds defined names with anchored patterns, for speed. The specification
+below says the same in the most direct way (decode, find every token in the
+text, split each occurrence, count, sort), so any shortcut that changes a
+single count or name fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_hydrate.hydrate.terms import MAX_TERMS, BlobFacts, blob_facts, tokenize, words
+
+STOP = frozenset(
+    """
+    a an and are as at be been but by can could did do does for from has have if in
+    into is it its not of on or so such than that the their them then there these this
+    those to was were when where which while who will with would you your we our use
+    used uses using add added adds fix fixed fixes fixing make makes made instead also
+    now only more less should don can new old via like just all any some one two get
+    set sets none true false self file files code change changes changed update updated
+    updates updating remove removed removes test tests src lib main docs doc rst txt co
+    authored signed off merge pull request branch http https www com github issue
+    issues pr return def class import else elif try except raise pass yield lambda
+    assert cls args kwargs str int bool dict list tuple def var let const function
+    null undefined none
+    """.split()  # noqa: SIM905 - the word list as the module has it
+)
+KEYWORDS = "def|class|func|function|fn|struct|interface|trait|enum|type|module"
+
+
+def spec_stem(word: str) -> str:
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def spec_words(raw: str) -> list[str]:
+    """A token's words: the whole (if it has ``_`` parts), each part, each part's
+    camel-case pieces (if more than one); lower-cased, filtered, stemmed."""
+    found: list[str] = []
+    parts = [p for p in raw.split("_") if p]
+    if len(parts) > 1:
+        found.append(raw.lower().strip("_"))
+    for part in parts:
+        for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", part):
+            found.append(word.lower())
+            pieces = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", word)
+            if len(pieces) > 1:
+                found.extend(piece.lower() for piece in pieces)
+    return [spec_stem(w) for w in found if len(w) >= 3 and w not in STOP and not w.isdigit()]
+
+
+def spec_facts(data: bytes) -> BlobFacts:
+    if b"\0" in data[:8192]:
+        return BlobFacts(False, len(data))
+    text = data.decode("utf-8", "replace")
+    counts: Counter[str] = Counter()
+    for raw in re.findall(r"[A-Za-z0-9_]+", text):
+        counts.update(spec_words(raw))
+    length = sum(counts.values())
+    kept = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS]
+    definition = re.compile(
+        rf"^[ \t]*(?:export[ \t]+)?(?:pub(?:\([a-z]+\))?[ \t]+)?(?:async[ \t]+)?"
+        rf"(?:{KEYWORDS})[ \t]+\*?([A-Za-z_][A-Za-z0-9_]*)",
+        re.MULTILINE,
+    )
+    names = sorted(set(definition.findall(text)))[:400]
+    return BlobFacts(True, len(data), length, dict(sorted(kept)), names)
+
+
+PIECES = [
+    "get_metavarName",
+    "HTTPServer",
+    "__init__",
+    "_x",
+    "x_",
+    "a__b",
+    "parseURL2Json",
+    "v1_2",
+    "123",
+    "0x1F",
+    "completions",
+    "parsing",
+    "added",
+    "agreed",
+    "libraries",
+    "class",
+    "self",
+    "def ",
+    "class ",
+    "    async def ",
+    "export function ",
+    "pub(crate) fn ",
+    "pub struct ",
+    "func (",
+    "type *",
+    "module\t",
+    "functionName",
+    "fnord",
+    "\t",
+    " ",
+    "\n",
+    "\r\n",
+    "\x00",
+    "é",
+    "naïve_größe",
+    "日本語",
+    "\u00a0",
+    "ǅ",
+    "_",
+    ":",
+    "(",
+    "*",
+]
+
+texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=12)), max_size=60).map(
+    "".join
+)
+
+
+def same(data: bytes) -> None:
+    assert blob_facts(data) == spec_facts(data)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_facts_are_those_of_the_specification(text: str) -> None:
+    same(text.encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=8), st.sampled_from(PIECES).map(str.encode))))
+def test_facts_of_any_bytes_are_those_of_the_specification(chunks: list[bytes]) -> None:
+    # invalid UTF-8 (lone continuation bytes, cut sequences) next to tokens
+    same(b"".join(chunks))
+
+
+def test_more_words_than_kept_keeps_the_most_frequent() -> None:
+    words = [
+        f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{i // 676}" for i in range(MAX_TERMS + 50)
+    ]
+    text = " ".join(words) + " " + " ".join(words[:100]) + "\nclass Kept:\n"
+    same(text.encode())
+    facts = blob_facts(text.encode())
+    assert len(facts.terms) == MAX_TERMS and facts.terms[words[0]] == 2
+
+
+def test_a_nul_late_in_a_text_is_still_counted_and_early_one_is_binary() -> None:
+    late = b"class Late:\n" + b"x = 1\n" * 2000 + b"\0 tail_words"
+    same(late)
+    assert blob_facts(late).symbols == ["Late"]
+    assert blob_facts(b"\0class Early:\n") == BlobFacts(False, 14)
+
+
+def test_query_words_match_file_words() -> None:
+    facts = blob_facts(b"def shell_complete(ctx): return ShellCompletions\n")
+    assert set(tokenize("shell completion")) <= set(facts.terms)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.sampled_from(PIECES), st.text(max_size=16)))
+def test_words_of_any_string_are_those_of_the_specification(raw: str) -> None:
+    assert list(words(raw)) == spec_words(raw)
