@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,13 @@ def test_prompt_v_says_why_each_omitted_file_ranked_where_it_did(project: Path) 
     assert any(
         line.endswith("(byte_budget; ranked: co-change with src/pkg/parser.py)") for line in lines
     ), lines
+
+
+def test_the_main_reason_is_the_first_strongest_signal_by_name() -> None:
+    from git_hydrate.hydrate.rank import _SIGNALS
+
+    assert list(_SIGNALS) == sorted(_SIGNALS)
+    # every signal rank() weighs is named (a reason can only name what it knows)
+    source = Path(rank.__code__.co_filename).read_text(encoding="utf-8")
+    weighed = re.findall(r'^\s+"(\w+)": ', source.split("parts = {", 1)[1].split("}", 1)[0], re.M)
+    assert sorted(weighed) == list(_SIGNALS)

@@ -323,6 +323,7 @@ def rank(
     past = {} if in_play else _similar(task.text, subjects, history, w)
 
     found: dict[str, Ranked] = {}
+    why = _Why(partner, pairs, hits, carried)
     for path in paths:
         if path in anchors:
             found[path] = Ranked(TOP_LEVEL, 1.0, "file in play")
@@ -331,7 +332,7 @@ def rank(
             level = TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)
             found[path] = Ranked(level, 1.0, "named test")
             continue
-        near = max((_proximity(path, f) for f in in_play), default=0.0)
+        near = max((_proximity(path, f) for f in in_play), default=0.0) if in_play else 0.0
         parts = {
             "cochange": min(1.0, cochange.get(path, 0.0)),
             "test_pair": w.test_pair if path in pairs else 0.0,
@@ -343,9 +344,8 @@ def rank(
             "past": w.past * past.get(path, 0.0),
         }
         level, score = _level(parts, sizes[path], w)
-        best = max(sorted(parts), key=lambda name: parts[name])
-        why = _Why(partner, pairs, hits, carried, near)
-        found[path] = Ranked(level, round(score, 4), why.reason(best, parts[best], path))
+        best = max(_SIGNALS, key=parts.__getitem__)  # (ties: the first by name)
+        found[path] = Ranked(level, round(score, 4), why.reason(best, parts[best], path, near))
     return found
 
 
@@ -375,6 +375,20 @@ def _similar(
     )
 
 
+#: The signals a file's score combines, by name: the main reason is the first of the
+#: strongest in this order.
+_SIGNALS: Final = (
+    "cochange",
+    "directory",
+    "lexical",
+    "mention",
+    "past",
+    "prior",
+    "propagated",
+    "test_pair",
+)
+
+
 def _level(parts: Mapping[str, float], size: int, w: Weights) -> tuple[int, float]:
     """The signals' noisy OR (the score) and the level it earns per byte: a few large,
     slightly relevant files must not crowd out many small, relevant ones."""
@@ -394,10 +408,10 @@ class _Why:
     pairs: Mapping[str, str]
     hits: Hits
     carried: Mapping[str, str]
-    near: float
 
-    def reason(self, best: str, value: float, path: str) -> str:
-        """The main reason a file ranks where it does, in a few words."""
+    def reason(self, best: str, value: float, path: str, near: float = 0.0) -> str:
+        """The main reason a file ranks where it does, in a few words (``near``: its
+        proximity to a file in play)."""
         if value <= 0:
             return "no signal"
         if best == "cochange":
@@ -418,7 +432,7 @@ class _Why:
         if best == "past":
             return "changed by similar past commits"
         if best == "propagated":  # a content hit itself: its own words say more
-            return self.reason("lexical", 1.0, path)
+            return self.reason("lexical", 1.0, path, near)
         if best == "prior":
             return "changes often"
-        return "same directory" if self.near == 1.0 else "nearby directory"
+        return "same directory" if near == 1.0 else "nearby directory"

@@ -132,16 +132,22 @@ def _indexed(
         postings = index.path_words(word)
         for i, times in zip(postings[0::2], postings[1::2], strict=True):
             if live[i]:
-                tf = found.setdefault(i, {})
-                tf[word] = tf.get(word, 0) + times * _PATH_BOOST
+                tf = found.get(i)
+                if tf is None:
+                    found[i] = {word: times * _PATH_BOOST}
+                else:
+                    tf[word] = times * _PATH_BOOST
     held: set[int] = set()
     for word in asked:
         postings = index.terms(word)
-        for i, count in zip(postings[0::2], postings[1::2], strict=True):
-            if live[i]:
-                tf = found.setdefault(i, {})
+        counts = {i: c for i, c in zip(postings[0::2], postings[1::2], strict=True) if live[i]}
+        held.update(counts)
+        for i, count in counts.items():
+            tf = found.get(i)
+            if tf is None:
+                found[i] = {word: count}
+            else:
                 tf[word] = tf.get(word, 0) + count
-                held.add(i)
     # a defined name counts only in a file whose contents hold an asked word
     names: dict[int, dict[str, None]] = {}
     for word in asked:
@@ -216,7 +222,9 @@ def lexical_hits(
         if not tf:
             continue
         norm = _K1 * (1 - _B + _B * lengths[path] / average)
-        score = sum(weight[w] * f * (_K1 + 1) / (f + norm) for w, f in tf.items())
+        score = 0.0
+        for w, f in tf.items():
+            score += weight[w] * f * (_K1 + 1) / (f + norm)
         if path not in in_contents:
             score *= _PATH_ONLY
         if _aggregate(path):
