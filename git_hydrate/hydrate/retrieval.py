@@ -138,9 +138,11 @@ def _indexed(
                 else:
                     tf[word] = times * _PATH_BOOST
     held: set[int] = set()
+    every = all(live)  # (a new task on a known tree: no posting to filter)
     for word in asked:
         postings = index.terms(word)
-        counts = {i: c for i, c in zip(postings[0::2], postings[1::2], strict=True) if live[i]}
+        pairs = zip(postings[0::2], postings[1::2], strict=True)
+        counts = dict(pairs) if every else {i: c for i, c in pairs if live[i]}
         held.update(counts)
         for i, count in counts.items():
             tf = found.get(i)
@@ -240,7 +242,7 @@ def lexical_hits(
             ordered = sorted([(rarity[w] * f, w) for w, f in tf.items()])
             hits.matched[path] = [w for _weight, w in ordered[:3]]
     hits.defines = {
-        p: sorted(names, key=lambda name: (name.startswith("_"), len(name), name))
+        p: sorted(names, key=_public_short_first) if len(names) > 1 else names
         for p, names in defines.items()
         if p in hits.lexical
     }
@@ -249,6 +251,10 @@ def lexical_hits(
     best = heapq.nsmallest(seeds, strong, key=lambda p: (-hits.lexical[p], p))
     hits.seeds = [(p, hits.lexical[p]) for p in best]
     return hits
+
+
+def _public_short_first(name: str) -> tuple[bool, int, str]:
+    return name.startswith("_"), len(name), name
 
 
 def _aggregate(path: str) -> bool:
