@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from .. import codec, merge, textpolicy
 from ..errors import CorruptData
-from ..store import MODE_TREE, Repository, parse_commit_tree
+from ..store import MODE_TREE, Repository
 from ..taskrefs import (
     TaskRefs,
     TaskState,
@@ -63,33 +63,30 @@ class _Budget:
         return True
 
 
-def prefetch_remote(repo: Repository, tips: list[bytes]) -> None:
-    """Read what :func:`validate_remote` of ``tips`` reads, a level of the trees
-    at a time, for a :meth:`~git_hydrate.store.Repository.remembering` block.
+def prefetch_remote(refs: TaskRefs, tips: dict[str, bytes]) -> dict[str, TaskState | CorruptData]:
+    """Decode the state at each of ``tips`` (``{task_id: tip}``) and read what
+    :func:`validate_remote` of them reads, a level of the trees at a time, for
+    a :meth:`~git_hydrate.store.Repository.remembering` block.
 
-    A pass per level (commits, task files and root trees, their subtrees,
+    A pass per level (commits and task files, the root trees, their subtrees,
     the fan-out trees, the bodies) instead of a round trip per tree and per
     body: a pull of thousands of new tasks checks them all in a few pipelined
-    reads. Only warms: whatever it cannot read or parse is left to the checks
-    themselves to report.
+    reads, and decodes each task once. Returns the states for
+    :func:`validate_remote` (a task that cannot be decoded maps to the error
+    naming it); whatever cannot be read further is left to the checks.
     """
     if not tips:
-        return
-    specs = [tip + suffix for tip in tips for suffix in (b"", b":task.json", b":links.json")]
-    answers = repo.read_many(specs)
+        return {}
+    states = refs.load_many(list(tips), tips)
     roots: list[bytes] = []
     bodies: list[bytes] = []
-    for index in range(0, len(answers), 3):
-        commit, _task, links = answers[index : index + 3]
-        with contextlib.suppress(CorruptData):
-            if commit is not None and commit[0] == b"commit":
-                roots.append(parse_commit_tree(specs[index], commit[1])[0])
-            if links is not None and links[0] == b"blob":
-                bodies += [
-                    link.oid.encode()
-                    for link in codec.decode_links(links[1], "links.json").links
-                    if link.size <= _PREFETCH_BODY_BYTES
-                ]
+    for state in states.values():
+        if isinstance(state, TaskState) and state.tree is not None:
+            roots.append(state.tree)
+            bodies += [
+                link.oid.encode() for link in state.links if link.size <= _PREFETCH_BODY_BYTES
+            ]
+    repo = refs.repo
     level = roots
     for _depth in range(3):  # the root trees, bodies/ and links/, the fan-out trees
         below: list[bytes] = []
@@ -104,17 +101,25 @@ def prefetch_remote(repo: Repository, tips: list[bytes]) -> None:
                 ]
         level = below
     repo.read_many(bodies)
+    return states
 
 
-def validate_remote(refs: TaskRefs, task_id: str, tip: bytes) -> TaskState:
-    """Decode a fetched task tip and check every body against its link.
+def validate_remote(
+    refs: TaskRefs, task_id: str, tip: bytes, decoded: TaskState | CorruptData | None = None
+) -> TaskState:
+    """Decode a fetched task tip (or take ``decoded``, its state as
+    :func:`prefetch_remote` decoded it) and check every body against its link.
 
     Raises:
         CorruptData: unknown format, bad JSON, wrong id, a foreign entry in
             the tree (see :mod:`git_hydrate.treeshape`), a body missing, over
             ``hydrate.maxBodyBytes``, or that does not match its sha256 or size.
     """
-    state = refs.read_state(task_id, tip)
+    if isinstance(decoded, CorruptData):
+        raise decoded
+    state = decoded if decoded is not None and decoded.tip == tip else None
+    if state is None:
+        state = refs.read_state(task_id, tip)
     assert state.tree is not None
     repo = refs.repo
     limit = repo.settings.size("hydrate.maxBodyBytes")

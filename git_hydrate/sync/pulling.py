@@ -65,11 +65,13 @@ def _plan_task(
     removed_index: dict[str, RemovedTask],
     folded_ids: dict[str, str],
     known: dict[str, bytes] | None = None,
+    decoded: dict[str, TaskState | CorruptData] | None = None,
 ) -> Outcome | None:
     """Decide (and prepare, for a merge) what pulling ``remote_tip`` does; move no ref.
 
     For :data:`WRITE_ACTIONS`, ``old``/``new`` are the compare-and-swap to apply; ``None``:
-    up to date. The local tip is read, or taken from ``known`` (if moved since, the CAS fails)."""
+    up to date. The local tip is read, or taken from ``known`` (if moved since, the CAS fails);
+    the remote's state is decoded, or taken from ``decoded`` (:func:`prefetch_remote`)."""
     local = known.get(task_id) if known is not None else refs.repo.read_ref(ref_name(task_id))
     if local == remote_tip:
         return None
@@ -87,7 +89,7 @@ def _plan_task(
         if refused is not None:
             return refused
     try:
-        theirs = validate_remote(refs, task_id, remote_tip)
+        theirs = validate_remote(refs, task_id, remote_tip, (decoded or {}).get(task_id))
         covered.saw(task_id, theirs.task)
     except CorruptData as exc:
         return Outcome(
@@ -369,14 +371,7 @@ def pull_into(
     mirror = fetch_mirror(refs.repo, remote)
     where = remote.display
     if not mirror:
-        # A fetch cannot tell "nothing there" from "hidden from you": say both.
-        hidden = "uploadpack.hideRefs or transfer.hideRefs on the remote"
-        lists = (
-            "lists no refs/hydrate/ refs any more: removed there"
-            if had_mirror
-            else "lists no refs/hydrate/ refs: none pushed yet"
-        )
-        report.notes.append(f"{where} {lists}, or hidden ({hidden})")
+        report.notes.append(_nothing_listed(where, had_mirror))
     other_archived = archived_sides(refs.repo, mirror.get(ARCHIVE_REF[len(b"refs/hydrate/") :]))
     for ref in UNION_REFS:
         tip = mirror.get(ref[len(b"refs/hydrate/") :])
@@ -406,10 +401,13 @@ def pull_into(
     folded = {task_id.casefold(): task_id for task_id in all_local if task_id not in gone}
     with refs.repo.remembering():
         # what the checks will read, read ahead (objects never change)
-        prefetch_remote(refs.repo, [t for i, t in remote_tasks.items() if all_local.get(i) != t])
+        differ = {i: t for i, t in remote_tasks.items() if all_local.get(i) != t and is_task_id(i)}
+        decoded = prefetch_remote(refs, differ)
         deleted = {o.name for o in dropped + archived if o.action in ("removed", "archived")}
         known = {k: v for k, v in all_local.items() if k not in deleted}
-        planned = _plan_all(refs, remote_tasks, known, where, covered, removed_index, folded)
+        planned = _plan_all(
+            refs, remote_tasks, known, where, covered, removed_index, folded, decoded
+        )
         report.up_to_date += sum(
             1 for i, tip in remote_tasks.items() if known.get(i) == tip and is_task_id(i)
         )
@@ -420,6 +418,18 @@ def pull_into(
     return mirror
 
 
+def _nothing_listed(where: str, had_mirror: bool) -> str:
+    """The note for a fetch that found no ``refs/hydrate/`` ref: a fetch cannot
+    tell "nothing there" from "hidden from you", so it says both."""
+    hidden = "uploadpack.hideRefs or transfer.hideRefs on the remote"
+    lists = (
+        "lists no refs/hydrate/ refs any more: removed there"
+        if had_mirror
+        else "lists no refs/hydrate/ refs: none pushed yet"
+    )
+    return f"{where} {lists}, or hidden ({hidden})"
+
+
 def _plan_all(
     refs: TaskRefs,
     remote_tasks: dict[str, bytes],
@@ -428,8 +438,10 @@ def _plan_all(
     covered: Covered,
     removed_index: dict[str, RemovedTask],
     folded: dict[str, str],
+    decoded: dict[str, TaskState | CorruptData],
 ) -> list[Outcome]:
-    """The planned outcome of each remote task that differs from its ``known`` local tip."""
+    """The planned outcome of each remote task that differs from its ``known`` local tip
+    (its state decoded ahead in ``decoded``)."""
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
         if not is_task_id(task_id):
@@ -447,7 +459,9 @@ def _plan_all(
             continue
         if known.get(task_id) == tip:
             continue  # up to date
-        outcome = _plan_task(refs, task_id, tip, where, covered, removed_index, folded, known)
+        outcome = _plan_task(
+            refs, task_id, tip, where, covered, removed_index, folded, known, decoded
+        )
         assert outcome is not None  # (None only when the tips are equal)
         planned.append(outcome)
     return planned
