@@ -6,7 +6,8 @@ somebody's work:
 
 * Fetch into a mirror namespace, ``refs/hydrate-remotes/<remote>/``, never
   straight into ``refs/hydrate/`` and never into ``refs/remotes/``; then merge
-  task by task (:mod:`.pull`). Every write is a compare-and-swap.
+  task by task (:mod:`.pull`), telling behind from ahead for all tasks at once
+  (:mod:`.ancestry`). Every write is a compare-and-swap.
 * Fetch with ``--no-filter`` so partial clones get the bodies.
 * Push without force and read the per-ref results (:mod:`.push`).
 * Config gets at most one wildcard fetch refspec (``setup``); never

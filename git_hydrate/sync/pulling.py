@@ -9,6 +9,7 @@ tasks another clone removed or archived, unchanged here since, are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..archive import ARCHIVE_REF, read_archive
@@ -18,6 +19,7 @@ from ..model import RemovedTask, Task
 from ..sightings import Sightings, activity
 from ..store import RefRace
 from ..taskrefs import TaskRefs, TaskState, attempts, ref_name
+from .ancestry import quick_bases
 from .fetch import fetch_mirror
 from .merging import merge_task, neutralise_tip, prefetch_remote, validate_remote
 from .reconcile import archived_sides, reconcile_archived
@@ -56,6 +58,39 @@ class Covered:
         return any(oid in self.of(ref) for ref in UNION_REFS)
 
 
+@dataclass(frozen=True)
+class ReadAhead:
+    """What a pull learnt of all tasks at once before planning each one: the
+    local tips (``known``), the remote states decoded (:func:`prefetch_remote`)
+    and the merge bases of tips one of which holds the other (:func:`quick_bases`)."""
+
+    known: dict[str, bytes]
+    decoded: dict[str, TaskState | CorruptData]
+    bases: dict[tuple[bytes, bytes], list[bytes]]
+
+
+def _read_ahead(
+    refs: TaskRefs, remote_tasks: dict[str, bytes], known: dict[str, bytes]
+) -> ReadAhead:
+    """Read what planning every remote task needs, in a few pipelined passes: the
+    histories of tasks moved on either side, then the remote tasks to check
+    (not those the local task is ahead of: nothing of theirs is taken)."""
+    moved = [
+        (known[i], tip)
+        for i, tip in remote_tasks.items()
+        if i in known and known[i] != tip and is_task_id(i)
+    ]
+    bases = quick_bases(refs.repo, moved)
+    differ = {
+        i: tip
+        for i, tip in remote_tasks.items()
+        if known.get(i) != tip
+        and is_task_id(i)
+        and (i not in known or bases.get((known[i], tip)) != [tip])
+    }
+    return ReadAhead(known, prefetch_remote(refs, differ), bases)
+
+
 def _plan_task(
     refs: TaskRefs,
     task_id: str,
@@ -64,15 +99,18 @@ def _plan_task(
     covered: Covered,
     removed_index: dict[str, RemovedTask],
     folded_ids: dict[str, str],
-    known: dict[str, bytes] | None = None,
-    decoded: dict[str, TaskState | CorruptData] | None = None,
+    ahead: ReadAhead | None = None,
 ) -> Outcome | None:
     """Decide (and prepare, for a merge) what pulling ``remote_tip`` does; move no ref.
 
     For :data:`WRITE_ACTIONS`, ``old``/``new`` are the compare-and-swap to apply; ``None``:
-    up to date. The local tip is read, or taken from ``known`` (if moved since, the CAS fails);
-    the remote's state is decoded, or taken from ``decoded`` (:func:`prefetch_remote`)."""
-    local = known.get(task_id) if known is not None else refs.repo.read_ref(ref_name(task_id))
+    up to date. The local tip is read, the merge bases asked of git and the remote's state
+    decoded, or each is taken from ``ahead`` (a local tip moved since fails the CAS)."""
+    if ahead is None:
+        ahead = ReadAhead({}, {}, {})
+        local = refs.repo.read_ref(ref_name(task_id))
+    else:
+        local = ahead.known.get(task_id)
     if local == remote_tip:
         return None
     note = ""
@@ -84,12 +122,12 @@ def _plan_task(
         if task_id in removed_index:
             note = f"removed here, but changed on {where} since; restored"
     else:
-        bases = refs.repo.merge_bases(local, remote_tip)
+        bases = ahead.bases.get((local, remote_tip)) or refs.repo.merge_bases(local, remote_tip)
         refused = _refuse_over_local(task_id, local, remote_tip, bases, where, covered)
         if refused is not None:
             return refused
     try:
-        theirs = validate_remote(refs, task_id, remote_tip, (decoded or {}).get(task_id))
+        theirs = validate_remote(refs, task_id, remote_tip, ahead.decoded.get(task_id))
         covered.saw(task_id, theirs.task)
     except CorruptData as exc:
         return Outcome(
@@ -400,14 +438,11 @@ def pull_into(
     gone |= {o.name for o in archived}
     folded = {task_id.casefold(): task_id for task_id in all_local if task_id not in gone}
     with refs.repo.remembering():
-        # what the checks will read, read ahead (objects never change)
-        differ = {i: t for i, t in remote_tasks.items() if all_local.get(i) != t and is_task_id(i)}
-        decoded = prefetch_remote(refs, differ)
         deleted = {o.name for o in dropped + archived if o.action in ("removed", "archived")}
         known = {k: v for k, v in all_local.items() if k not in deleted}
-        planned = _plan_all(
-            refs, remote_tasks, known, where, covered, removed_index, folded, decoded
-        )
+        # what the checks will read, read ahead (objects never change)
+        ahead = _read_ahead(refs, remote_tasks, known)
+        planned = _plan_all(refs, remote_tasks, where, covered, removed_index, folded, ahead)
         report.up_to_date += sum(
             1 for i, tip in remote_tasks.items() if known.get(i) == tip and is_task_id(i)
         )
@@ -433,15 +468,14 @@ def _nothing_listed(where: str, had_mirror: bool) -> str:
 def _plan_all(
     refs: TaskRefs,
     remote_tasks: dict[str, bytes],
-    known: dict[str, bytes],
     where: str,
     covered: Covered,
     removed_index: dict[str, RemovedTask],
     folded: dict[str, str],
-    decoded: dict[str, TaskState | CorruptData],
+    ahead: ReadAhead,
 ) -> list[Outcome]:
-    """The planned outcome of each remote task that differs from its ``known`` local tip
-    (its state decoded ahead in ``decoded``)."""
+    """The planned outcome of each remote task that differs from its local tip
+    (as ``ahead`` knows it)."""
     planned: list[Outcome] = []
     for task_id, tip in sorted(remote_tasks.items()):
         if not is_task_id(task_id):
@@ -457,11 +491,9 @@ def _plan_all(
                 )
             )
             continue
-        if known.get(task_id) == tip:
+        if ahead.known.get(task_id) == tip:
             continue  # up to date
-        outcome = _plan_task(
-            refs, task_id, tip, where, covered, removed_index, folded, known, decoded
-        )
+        outcome = _plan_task(refs, task_id, tip, where, covered, removed_index, folded, ahead)
         assert outcome is not None  # (None only when the tips are equal)
         planned.append(outcome)
     return planned
