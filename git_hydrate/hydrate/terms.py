@@ -49,11 +49,13 @@ _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: A line that defines a name (``def``, ``class``, ``func``...), from its start.
 #: The blanks are possessive (``*+``, ``++``): what follows each is a letter or
 #: ``*``, so giving a blank back can never match, and trying it at every width
-#: was most of the cost (5x); ``_DEFINES`` is this at the first line,
+#: was most of the cost (5x). A line whose first letter cannot start a match
+#: fails at the lookahead. ``_DEFINES`` is this at the first line,
 #: ``_DEFINES_AFTER`` at every other (after its ``\n``, which the regex engine
 #: finds without trying each byte, unlike a multi-line ``^``).
 _DEFINITION: Final = (
-    rb"[ \t]*+(?:export[ \t]++)?(?:pub(?:\([a-z]+\))?[ \t]++)?(?:async[ \t]++)?"
+    rb"[ \t]*+(?=[acdefimpst])"
+    rb"(?:export[ \t]++)?(?:pub(?:\([a-z]+\))?[ \t]++)?(?:async[ \t]++)?"
     rb"(?:def|class|func|function|fn|struct|interface|trait|enum|type|module)[ \t]++"
     rb"\*?([A-Za-z_][A-Za-z0-9_]*)"
 )
