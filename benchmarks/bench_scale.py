@@ -362,13 +362,15 @@ def main() -> None:
             profile(bench, f"first task, {size:,} files", True)
             profile(bench, f"new task, {size:,} files", False)
     if args.mypy and args.files_to_prompt:
-        mypy(Path(args.mypy).resolve(), args.files_to_prompt, args.runs)
+        reference = Path(args.reference).resolve() if args.reference else None
+        mypy(Path(args.mypy).resolve(), args.files_to_prompt, args.runs, reference)
 
 
-def mypy(repo: Path, ftp: str, runs: int) -> None:
+def mypy(repo: Path, ftp: str, runs: int, reference: Path | None = None) -> None:
     """The cold one pass on a real checkout against files-to-prompt's default run;
     the warm pass (``prompt --refresh`` of an unchanged task) on a copy of it, whose
-    caches no cold pass removes."""
+    caches no cold pass removes; with ``reference``, that code's cold pass too (on a
+    third copy), paired."""
     bench = Bench(repo)
     warm_repo = repo.with_name(repo.name + "-warm")
     shutil.rmtree(warm_repo, ignore_errors=True)
@@ -376,10 +378,13 @@ def mypy(repo: Path, ftp: str, runs: int) -> None:
     kept = Bench(warm_repo)
     limits = ("--max-total-bytes", "1000000000", "--max-file-bytes", "1000000000")
 
-    def cold() -> Sample:
-        shutil.rmtree(repo / ".git" / "hydrate", ignore_errors=True)
-        task = bench.task()
-        return bench.run("add-tree", task, *limits, "--prompt", "--max-bytes", "1000000000")
+    def cold_of(which: Bench) -> Callable[[], Sample]:
+        def cold() -> Sample:
+            shutil.rmtree(which.repo / ".git" / "hydrate", ignore_errors=True)
+            task = which.task()
+            return which.run("add-tree", task, *limits, "--prompt", "--max-bytes", "1000000000")
+
+        return cold
 
     def warm() -> Sample:
         return kept.run("prompt", task, "--max-bytes", "1000000000", "--refresh")
@@ -387,14 +392,17 @@ def mypy(repo: Path, ftp: str, runs: int) -> None:
     task = kept.task()
     kept.run("add-tree", task, *limits)
     warm()  # (the first builds the prompt and its cache entry)
-    samples = rounds(
-        {
-            "cold one pass": cold,
-            "warm prompt --refresh": warm,
-            "ftp": lambda: run([ftp, "."], repo),
-        },
-        runs,
-    )
+    commands = {
+        "cold one pass": cold_of(bench),
+        "warm prompt --refresh": warm,
+        "ftp": lambda: run([ftp, "."], repo),
+    }
+    if reference is not None:
+        ref_repo = repo.with_name(repo.name + "-ref")
+        shutil.rmtree(ref_repo, ignore_errors=True)
+        shutil.copytree(repo, ref_repo, symlinks=True)
+        commands["cold one pass (reference)"] = cold_of(Bench(ref_repo, reference))
+    samples = rounds(commands, runs)
     print(f"{repo}: medians of {runs} rotated rounds")
     for name, got in samples.items():
         show(name, got)
@@ -403,6 +411,13 @@ def mypy(repo: Path, ftp: str, runs: int) -> None:
         print(
             f"  {name} / files-to-prompt default: {paired(a, b, 0):.2f}x wall,"
             f" {paired(a, b, 1):.2f}x CPU (goal <= {goal}x)"
+        )
+    if reference is not None:
+        a, b = samples["cold one pass"], samples["cold one pass (reference)"]
+        print(
+            f"  cold one pass: this / reference (paired) {paired(a, b, 0):.2f}x wall,"
+            f" {paired(a, b, 1):.2f}x CPU; the reference / files-to-prompt"
+            f" {paired(b, samples['ftp'], 1):.2f}x CPU"
         )
 
 
