@@ -108,6 +108,36 @@ def parse(args: Sequence[str]) -> Request | None:
     """``args`` (after the program name) as a :class:`Request`, or ``None`` when
     they are not exactly of the fast path's grammar, or a value is one click
     would refuse or might read differently."""
+    before = _before_prompt(args)
+    if before is None:
+        return None
+    directory, at = before
+    options = _PromptOptions()
+    if not options.read(args[at + 1 :]):
+        return None
+    task_id = options.task_id()
+    if task_id is None:
+        return None
+    values = options.values
+    try:
+        return Request(
+            directory,
+            task_id,
+            _max_bytes(values.get("max_bytes")),
+            _max_tokens(values.get("max_tokens")),
+            _encoding(values.get("encoding")),
+            options.outline,
+            _output(values.get("output")),
+            options.refresh,
+        )
+    except ValueError:
+        return None
+
+
+def _before_prompt(args: Sequence[str]) -> tuple[str | None, int] | None:
+    """``-C PATH`` and where ``prompt`` is in ``args``, or ``None`` when what comes
+    before it is not ``[-C PATH] [--compact]`` (each at most once), there is no
+    ``prompt``, or ``PATH`` is not a directory click would accept."""
     at, directory, seen = 0, None, set[str]()
     while at < len(args) and args[at] != "prompt":
         arg = args[at]
@@ -123,67 +153,86 @@ def parse(args: Sequence[str]) -> Request | None:
             return None
     if at == len(args) or (directory is not None and not _usable_directory(directory)):
         return None
-    task_id: str | None = None
-    outline: bool | None = None
-    refresh = current = False
-    values: dict[str, str] = {}
-    rest = args[at + 1 :]
-    at = 0
-    while at < len(rest):
-        arg = rest[at]
-        at += 1
-        if arg == "-" or not arg.startswith("-"):
-            if task_id is not None:
-                return None  # click: an unexpected extra argument
-            task_id = arg
-            continue
+    return directory, at
+
+
+class _PromptOptions:
+    """The arguments after ``prompt`` as they were given, not yet checked."""
+
+    __slots__ = ("current", "given_id", "outline", "refresh", "values")
+
+    def __init__(self) -> None:
+        self.given_id: str | None = None
+        self.outline: bool | None = None
+        self.refresh = self.current = False
+        self.values: dict[str, str] = {}
+
+    def read(self, rest: Sequence[str]) -> bool:
+        """Take ``rest``; ``False`` at the first argument the grammar has no
+        place for (an unknown or repeated option, a second ``ID``, no value)."""
+        at = 0
+        while at < len(rest):
+            arg = rest[at]
+            at += 1
+            if arg == "-" or not arg.startswith("-"):
+                if self.given_id is not None:
+                    return False  # click: an unexpected extra argument
+                self.given_id = arg
+            elif arg in _FLAGS or arg in ("--refresh", "--current"):
+                if not self._flag(arg):
+                    return False
+            else:
+                taken = self._valued(arg, rest[at] if at < len(rest) else None)
+                if taken is None:
+                    return False
+                at += taken
+        return True
+
+    def _flag(self, arg: str) -> bool:
+        """Set the flag ``arg``; ``False`` when it (or its negation) was given already."""
         if arg in _FLAGS:
-            if outline is not None:
-                return None
-            outline = _FLAGS[arg]
-            continue
-        if arg == "--refresh":
-            if refresh:
-                return None
-            refresh = True
-            continue
-        if arg == "--current":
-            if current:
-                return None
-            current = True
-            continue
+            if self.outline is not None:
+                return False
+            self.outline = _FLAGS[arg]
+        elif arg == "--refresh":
+            if self.refresh:
+                return False
+            self.refresh = True
+        else:
+            if self.current:
+                return False
+            self.current = True
+        return True
+
+    def _valued(self, arg: str, following: str | None) -> int | None:
+        """Keep the value of the option ``arg`` (``--name=value``, or ``following``
+        whatever it looks like, as click takes it); how many more arguments that
+        took, or ``None`` for an unknown or repeated option without its value."""
         name, equals, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         option = _VALUED.get(name)
-        if option is None or option in values:
+        if option is None or option in self.values:
             return None
         if equals:
-            values[option] = attached
-        elif at < len(rest):
-            values[option] = rest[at]  # the next argument, whatever it looks like (as click)
-            at += 1
-        else:
+            self.values[option] = attached
+            return 0
+        if following is None:
             return None
-    if current:
-        if task_id is not None:
-            return None  # click: give ID or --current, not both
-        task_id = "@"
-    if task_id is None:
-        return None
-    if task_id != "@" and not names_a_task(task_id.encode("utf-8", "surrogateescape")):
-        return None  # (``@``, the current task, is resolved by the lookup)
-    try:
-        return Request(
-            directory,
-            task_id,
-            _max_bytes(values.get("max_bytes")),
-            _max_tokens(values.get("max_tokens")),
-            _encoding(values.get("encoding")),
-            outline,
-            _output(values.get("output")),
-            refresh,
-        )
-    except ValueError:
-        return None
+        self.values[option] = following
+        return 1
+
+    def task_id(self) -> str | None:
+        """The task asked for (``@`` for ``--current``), or ``None`` when none, both,
+        or a name that is no task id (``@`` itself is resolved by the lookup)."""
+        if self.current:
+            if self.given_id is not None:
+                return None  # click: give ID or --current, not both
+            return "@"
+        task_id = self.given_id
+        if task_id is None:
+            return None
+        if task_id != "@" and not names_a_task(task_id.encode("utf-8", "surrogateescape")):
+            return None
+        return task_id
 
 
 def _usable_directory(path: str) -> bool:
