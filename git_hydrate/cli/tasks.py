@@ -51,95 +51,110 @@ KIND_CHOICE = click.Choice(["code", "fix", "closure", "planning", "product"])
 
 def task_field_options(*, creating: bool) -> Callable[[F], F]:
     """The options task-add and task-edit share (required ones only on task-add)."""
+    options = [
+        *_text_options(creating),
+        *_planning_options(creating),
+        *_link_options(creating),
+        allow_secrets_option("the text"),
+    ]
 
     def decorate(func: F) -> F:
-        options = [
-            click.option("--objective", required=creating, help="What the task must achieve."),
-            click.option("--acceptance", required=creating, help="How success is judged."),
-            click.option(
-                "--title", help="A one-line title (default: the objective's first line)."
-            ),
-            click.option(
-                "--criterion",
-                "criteria",
-                multiple=True,
-                help="An acceptance criterion (repeatable).",
-            ),
-            click.option(
-                "--scope", multiple=True, metavar="KEY", help="A scope key (repeatable)."
-            ),
-            click.option(
-                "--kind",
-                type=KIND_CHOICE,
-                default="code" if creating else None,
-                show_default=creating,
-                help="The kind of work.",
-            ),
-            click.option(
-                "--priority",
-                type=click.IntRange(1, 3),
-                default=2 if creating else None,
-                show_default=creating,
-                help="1 (highest) to 3.",
-            ),
-            click.option(
-                "--token-budget",
-                type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
-                default=0 if creating else None,
-                show_default=creating,
-                help="The task's cumulative token budget.",
-            ),
-            click.option("--tag", "tags", multiple=True, help="A tag (repeatable)."),
-            click.option(
-                "--file-in-play",
-                "files",
-                multiple=True,
-                metavar="PATH[:NOTE]",
-                help="A file the worker will touch (repeatable).",
-            ),
-            click.option(
-                "--test",
-                "tests",
-                multiple=True,
-                metavar="PATH[:NOTE]",
-                help="A test to write or update (repeatable).",
-            ),
-            click.option(
-                "--depends-on",
-                "depends_on",
-                multiple=True,
-                metavar="ID",
-                shell_complete=complete_task_ids,
-                help="A task that must be done before this one is ready (repeatable).",
-            ),
-            click.option(
-                "--parent",
-                metavar="ID",
-                shell_complete=complete_task_ids,
-                help="The task this one is a part of: it waits for its open children.",
-            ),
-            *(
-                []
-                if creating
-                else [
-                    click.option(
-                        "--no-depends-on",
-                        "no_depends_on",
-                        is_flag=True,
-                        help="Depend on no task any more.",
-                    ),
-                    click.option(
-                        "--no-parent", is_flag=True, help="Be a part of no task any more."
-                    ),
-                ]
-            ),
-            allow_secrets_option("the text"),
-        ]
         for option in reversed(options):
             func = option(func)
         return func
 
     return decorate
+
+
+def _text_options(creating: bool) -> list[Callable[[F], F]]:
+    """What the task says: objective, acceptance, title, criteria, scope."""
+    return [
+        click.option("--objective", required=creating, help="What the task must achieve."),
+        click.option("--acceptance", required=creating, help="How success is judged."),
+        click.option("--title", help="A one-line title (default: the objective's first line)."),
+        click.option(
+            "--criterion",
+            "criteria",
+            multiple=True,
+            help="An acceptance criterion (repeatable).",
+        ),
+        click.option("--scope", multiple=True, metavar="KEY", help="A scope key (repeatable)."),
+    ]
+
+
+def _planning_options(creating: bool) -> list[Callable[[F], F]]:
+    """How the task is planned: kind, priority, token budget, tags (with
+    their defaults only when creating: task-edit leaves unset what is not given)."""
+    return [
+        click.option(
+            "--kind",
+            type=KIND_CHOICE,
+            default="code" if creating else None,
+            show_default=creating,
+            help="The kind of work.",
+        ),
+        click.option(
+            "--priority",
+            type=click.IntRange(1, 3),
+            default=2 if creating else None,
+            show_default=creating,
+            help="1 (highest) to 3.",
+        ),
+        click.option(
+            "--token-budget",
+            type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
+            default=0 if creating else None,
+            show_default=creating,
+            help="The task's cumulative token budget.",
+        ),
+        click.option("--tag", "tags", multiple=True, help="A tag (repeatable)."),
+    ]
+
+
+def _link_options(creating: bool) -> list[Callable[[F], F]]:
+    """What the task points at: files, tests, the tasks it depends on, its
+    parent (and, on task-edit, the flags that drop the last two)."""
+    options = [
+        click.option(
+            "--file-in-play",
+            "files",
+            multiple=True,
+            metavar="PATH[:NOTE]",
+            help="A file the worker will touch (repeatable).",
+        ),
+        click.option(
+            "--test",
+            "tests",
+            multiple=True,
+            metavar="PATH[:NOTE]",
+            help="A test to write or update (repeatable).",
+        ),
+        click.option(
+            "--depends-on",
+            "depends_on",
+            multiple=True,
+            metavar="ID",
+            shell_complete=complete_task_ids,
+            help="A task that must be done before this one is ready (repeatable).",
+        ),
+        click.option(
+            "--parent",
+            metavar="ID",
+            shell_complete=complete_task_ids,
+            help="The task this one is a part of: it waits for its open children.",
+        ),
+    ]
+    if not creating:
+        options += [
+            click.option(
+                "--no-depends-on",
+                "no_depends_on",
+                is_flag=True,
+                help="Depend on no task any more.",
+            ),
+            click.option("--no-parent", is_flag=True, help="Be a part of no task any more."),
+        ]
+    return options
 
 
 def held_by(task: Mapping[str, Any]) -> str:
