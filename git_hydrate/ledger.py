@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from . import attachments, audit, lifecycle, listing, tasks, validate
 from .ledger_packing import Packing
@@ -47,6 +47,22 @@ if TYPE_CHECKING:
     from .sync import Report
 
 __all__ = ["Ledger"]
+
+
+class TreeOptions(TypedDict, total=False):
+    """What :meth:`Ledger.add_tree` takes by keyword besides ``progress`` and
+    ``memo``: the file set's source, its ranking and limits (``None``: from
+    the ``hydrate.*`` settings)."""
+
+    rev: str | None
+    worktree: bool
+    directory: str | os.PathLike[str] | None
+    prefix: str
+    priority: int | None
+    ranked: bool
+    max_file_bytes: int | None
+    max_total_bytes: int | None
+    allow_secrets: bool | None
 
 
 class Ledger(Packing):
@@ -378,17 +394,9 @@ class Ledger(Packing):
         task_id: str,
         pathspecs: Iterable[str] = (),
         *,
-        rev: str | None = None,
-        worktree: bool = False,
-        directory: str | os.PathLike[str] | None = None,
-        prefix: str = "",
-        priority: int | None = None,
-        ranked: bool = True,
-        max_file_bytes: int | None = None,
-        max_total_bytes: int | None = None,
         progress: Progress | None = None,
-        allow_secrets: bool | None = None,
         memo: BodyMemo | None = None,
+        **options: Unpack[TreeOptions],
     ) -> HydrateResult:
         """Attach a file set to a task in one commit: one link per file path.
 
@@ -420,22 +428,7 @@ class Ledger(Packing):
         """
         from .hydrate import add_tree
 
-        return add_tree(
-            self.refs,
-            task_id,
-            pathspecs,
-            rev=rev,
-            worktree=worktree,
-            directory=directory,
-            prefix=prefix,
-            priority=priority,
-            ranked=ranked,
-            max_file_bytes=max_file_bytes,
-            max_total_bytes=max_total_bytes,
-            progress=progress,
-            allow_secrets=allow_secrets,
-            memo=memo,
-        )
+        return add_tree(self.refs, task_id, pathspecs, progress=progress, memo=memo, **options)
 
     def add_diff(
         self,
