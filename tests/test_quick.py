@@ -450,7 +450,7 @@ TOKENS = [
     "--encoding", "--encoding=o200k_base", "cl100k_base", "O200K_BASE", "--outline",
     "--no-outline", "-o", "--output", "--output=out.md", "out.md", "-", "--", "-v", "@",
     "16k", "64KiB", "64kb", "64KB", "1mib", "2gb", "0x1kb", "7b", "9ib",
-    "--refresh", "--no-cache", "--now",
+    "--refresh", "--no-cache", "--now", "--current",
 ]  # fmt: skip
 
 
@@ -460,14 +460,54 @@ _PROMPT_PARAMS = {
 }  # fmt: skip
 
 
+#: Each option of ``prompt`` the fast path takes, with its spellings.
+_SPELLINGS = [
+    ("--max-bytes",), ("--max-tokens",), ("--encoding",), ("-o", "--output"),
+    ("--outline", "--no-outline"), ("--refresh",),
+]  # fmt: skip
+#: Values each valued option takes (the commands also try any token in their place).
+_GOOD_VALUES = {
+    "--max-bytes": ["8k", "5", "64KiB", "1mib"], "--max-tokens": ["5", "16k"],
+    "--encoding": ["o200k_base", "cl100k_base"], "-o": ["out.md", "-"], "--output": ["out.md"],
+}  # fmt: skip
+
+
+@st.composite
+def _commands(draw: st.DrawFn) -> list[str]:
+    """A command line of the fast path's grammar: ``-C .`` and ``--compact`` in
+    either order, ``prompt``, then the task (an id, ``@`` or ``--current``) among
+    any of its options in any order and spelling, each value any token (a valid
+    one, or one click refuses or reads differently), now and then one token more."""
+    before = draw(st.permutations([["-C", "."], ["--compact"]]))
+    args = [arg for words in before[: draw(st.integers(0, 2))] for arg in words]
+    options = [[draw(st.sampled_from(["C-1", "X-2", "@", "--current"]))]]
+    for spellings in draw(st.lists(st.sampled_from(_SPELLINGS), unique=True)):
+        spelling = draw(st.sampled_from(spellings))
+        value = draw(
+            st.sampled_from(_GOOD_VALUES.get(spelling) or TOKENS) | st.sampled_from(TOKENS)
+        )
+        if spelling not in _GOOD_VALUES:
+            options.append([spelling])
+        elif spelling.startswith("--") and draw(st.booleans()):
+            options.append([f"{spelling}={value}"])
+        else:
+            options.append([spelling, value])
+    ordered = draw(st.permutations(options))
+    extra = draw(st.lists(st.sampled_from(TOKENS), max_size=1))
+    at = draw(st.integers(0, len(ordered)))
+    return [*args, "prompt", *[arg for words in ordered[:at] for arg in words], *extra,
+            *[arg for words in ordered[at:] for arg in words]]  # fmt: skip
+
+
 @settings(max_examples=examples(400), deadline=None)
-@given(st.lists(st.sampled_from(TOKENS), max_size=9))
+@given(st.one_of(st.lists(st.sampled_from(TOKENS), max_size=9), _commands()))
 @example(["prompt", "C-1", "--refresh"])
 @example(["--compact", "prompt", "--refresh", "C-1", "--output=out.md", "--no-outline"])
+@example(["-C", ".", "prompt", "--max-tokens=9", "--current", "--refresh"])
 def test_what_the_fast_path_takes_click_reads_the_same(args: list[str]) -> None:
     """Every option the fast path parses (``-C``, ``--compact``, each of ``prompt``'s
-    it takes, ``--refresh`` included) is read as click reads it, in any order and
-    spelling; anything it does not take, it refuses (``None``)."""
+    it takes, ``--refresh`` and ``--current`` included) is read as click reads it,
+    in any order and spelling; anything it does not take, it refuses (``None``)."""
     request = quick.parse(args)
     if request is None:
         return
