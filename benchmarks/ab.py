@@ -59,6 +59,9 @@ def main() -> None:
             "-h": lambda _: ["-h"],
             "pack": lambda _: ["pack", "B-1"],
             "prompt": lambda _: ["prompt", "B-1"],
+            # budgets that leave attachments out: the walk's omissions, the notice
+            "pack-tight": lambda _: ["pack", "B-1", "--max-bytes", "4k"],
+            "prompt-tight": lambda _: ["prompt", "B-1", "--no-cache", "--max-bytes", "4k"],
             "context-add": lambda n: ["add", "B-1", "--text", f"fresh {n}"],
             "list": lambda _: ["list"],
             # an edit that adds no edge, and one that does (the graph lock and cycle check)

@@ -223,7 +223,9 @@ def test_value_per_byte_never_lets_one_file_displace_several_that_fit(
     walked = walk(entries, plan, now=NOW, load_body=None)
     free = room - walked.used_bytes
     # in packing order: what the walk would have packed in its place
-    left_out = [_section_bytes(entries[i]) for i, _ in sorted(walked.omitted)]
+    left_out = [
+        _section_bytes(entries[o.index]) for o in sorted(walked.omitted, key=lambda o: o.index)
+    ]
     for kept in walked.kept:
         own = kept.cost_prompt - (BLOCK_OVERHEAD - 1 if kept.opens else 0)
         if own * LARGE_SHARE <= room:

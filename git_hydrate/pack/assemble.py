@@ -198,7 +198,7 @@ def pack_packet(
         "token_estimate": packet_bytes // 4,
         "token_count": token_count,
         "note": PACK_NOTE if tokens is None else TOKENS_NOTE,
-        "omitted": [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])],
+        "omitted": walked.omitted_parts(),
     }
     return _finish(result, walked, tokens, max_tokens, outline)
 
@@ -211,7 +211,7 @@ def _finish(
     outline: Outliner | None,
 ) -> dict[str, Any]:
     result.update(_meter_fields(tokens, max_tokens))
-    shrunk = [k.shrunk for k in walked.kept if k.shrunk is not None]
+    shrunk = [k.shrunk.part() for k in walked.kept if k.shrunk is not None]
     if outline is not None and shrunk:
         # (only when something was: outlines are on by default, and a result with
         # nothing shrunk is byte for byte the seed's)
@@ -407,7 +407,7 @@ def _account(
     """What the result says of the attachments: omitted, and for ``prompt`` how
     many were kept, what all would need, the named ones not held whole and how
     value per byte decided."""
-    result["omitted"] = [o for _, o in sorted(walked.omitted, key=lambda pair: pair[0])]
+    result["omitted"] = walked.omitted_parts()
     if not walked.plan.json:
         result["kept"] = len(walked.kept)
         result["attachments"] = len(ordered)

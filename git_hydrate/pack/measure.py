@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import msgspec
+
 from ..codec import encode_output
 from .formats import SEED, Layout
 from .omissions import Missing, Notice
@@ -24,7 +26,9 @@ from .seed import BodyLoader, Entry, Outliner, TokenMeter
 
 __all__ = [
     "Kept",
+    "Omitted",
     "Plan",
+    "Shrunk",
     "Walked",
     "as_timestamp",
     "body_of",
@@ -78,6 +82,38 @@ def min_body_bytes(entry: Entry) -> int:
     return 0
 
 
+class Omitted(msgspec.Struct, frozen=True):
+    """An attachment the walk left out: its place in packing order, and why."""
+
+    index: int
+    hash: str
+    source: str
+    reason: str
+
+    def part(self) -> dict[str, str]:
+        """As a result's ``omitted`` lists it."""
+        return {"hash": self.hash, "source": self.source, "reason": self.reason}
+
+
+class Shrunk(msgspec.Struct, frozen=True):
+    """An attachment kept as its outline: what it was, the outline's hash, and
+    the bytes that saved."""
+
+    hash: str
+    source: str
+    outline_hash: str
+    bytes_saved: int
+
+    def part(self) -> dict[str, Any]:
+        """As a result's ``shrunk`` lists it."""
+        return {
+            "hash": self.hash,
+            "source": self.source,
+            "outline_hash": self.outline_hash,
+            "bytes_saved": self.bytes_saved,
+        }
+
+
 @dataclass
 class Plan:
     """What a walk measures and how much room it has after the mandatory part.
@@ -112,7 +148,7 @@ class Plan:
         item: dict[str, Any],
         section: tuple[str, ...],
         costs: tuple[int, int],
-        shrunk: dict[str, Any] | None = None,
+        shrunk: Shrunk | None = None,
     ) -> Kept:
         """What the walk keeps of an attachment that fits (``costs``: its JSON
         and prompt bytes)."""
@@ -135,7 +171,7 @@ class Kept:
     section: tuple[str, ...] | bytes
     cost_json: int
     cost_prompt: int
-    shrunk: dict[str, Any] | None = None
+    shrunk: Shrunk | None = None
     #: What it adds to the measured texts (bytes, tokens), and whether the task
     #: names it (or it ranks high): it is then the last to be left out again.
     size: int = 0
@@ -153,7 +189,7 @@ class Walked:
 
     plan: Plan
     kept: list[Kept] = field(default_factory=list)
-    omitted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    omitted: list[Omitted] = field(default_factory=list)
     used_bytes: int = 0
     used_tokens: int = 0
     #: The prompt's ``### Not included`` section (``None``: the packet alone is measured).
@@ -168,10 +204,12 @@ class Walked:
     evicted: int = 0
 
     def omit(self, index: int, entry: Entry, reason: str) -> None:
-        self.omitted.append(
-            (index, {"hash": str(entry["hash"]), "source": str(entry["source"]), "reason": reason})
-        )
+        self.omitted.append(Omitted(index, str(entry["hash"]), str(entry["source"]), reason))
         self.note(index, entry, reason, outlined=False)
+
+    def omitted_parts(self) -> list[dict[str, str]]:
+        """What was left out, in packing order, as a result's ``omitted`` lists it."""
+        return [o.part() for o in sorted(self.omitted, key=_place)]
 
     def note(self, index: int, entry: Entry, reason: str, *, outlined: bool) -> None:
         """Name the attachment in the notice: omitted, or kept as its outline."""
@@ -202,11 +240,8 @@ class Walked:
         self.used_tokens -= gone.tokens
         if gone.opens and self.kept:
             self._opens(self.kept[0])
-        entry = (
-            {"hash": gone.shrunk["hash"], "source": gone.shrunk["source"]}
-            if gone.shrunk
-            else gone.item
-        )
+        shrunk = gone.shrunk  # (an outline left out: the whole attachment is)
+        entry = gone.item if shrunk is None else {"hash": shrunk.hash, "source": shrunk.source}
         self.omit(gone.index, entry, "byte_budget")
         return gone
 
@@ -234,20 +269,20 @@ class Walked:
         whether or not the notice fit the budget."""
         out = [
             Missing(
-                index,
-                item["hash"],
-                item["source"],
-                self.sizes.get(index, min_body_bytes(entries[index])),
-                item["reason"],
+                o.index,
+                o.hash,
+                o.source,
+                self.sizes.get(o.index, min_body_bytes(entries[o.index])),
+                o.reason,
                 False,
             )
-            for index, item in self.omitted
+            for o in self.omitted
         ]
         out += [
             Missing(
                 k.index,
-                k.shrunk["hash"],
-                k.shrunk["source"],
+                k.shrunk.hash,
+                k.shrunk.source,
                 self.sizes.get(k.index, 0),
                 "byte_budget",
                 True,
@@ -293,6 +328,10 @@ class Walked:
             kept.cost_prompt += change
             kept.size += change
             self.used_bytes += change
+
+
+def _place(omitted: Omitted) -> int:
+    return omitted.index
 
 
 def _section_bytes(section: tuple[str, ...] | bytes) -> int:

@@ -31,6 +31,7 @@ from typing import Final
 from ..codec import encode_output
 from .measure import (
     Plan,
+    Shrunk,
     Walked,
     as_timestamp,
     body_of,
@@ -273,12 +274,7 @@ def _keep_outline(
         )
         size = measured(plan, cost_json, cost_prompt)
     full = min_body_bytes(entry) if body is None else utf8_len(body)
-    shrunk = {
-        "hash": str(entry["hash"]),
-        "source": source,
-        "outline_hash": digest,
-        "bytes_saved": full - utf8_len(outline),
-    }
+    shrunk = Shrunk(str(entry["hash"]), source, digest, full - utf8_len(outline))
     walked.sizes[index] = full
     kept = plan.kept(index, item, section, (cost_json, cost_prompt), shrunk)
     walked.keep(kept, size, tokens, named=bool(entry.get("named")))
@@ -304,9 +300,10 @@ def _refill(
     """After attachments were left out to make room for the notice, try the left-out
     ones again in packing order: each kept now also takes its line off the notice."""
     notice = walked.notice
-    for index, item in sorted(walked.omitted):
-        if item["reason"] != "byte_budget":
+    for omitted in sorted(walked.omitted, key=lambda o: o.index):
+        if omitted.reason != "byte_budget":
             continue
+        index = omitted.index
         entry = entries[index]
         if plan.room_bytes is not None:
             # (what it costs at the least, less its line in the notice)
@@ -316,7 +313,7 @@ def _refill(
                 continue
         walked.unnote(index)
         if _keep_whole(plan, walked, index, entry, load_body):
-            walked.omitted.remove((index, item))
+            walked.omitted.remove(omitted)
         else:
             walked.note(index, entry, "byte_budget", outlined=False)
 
