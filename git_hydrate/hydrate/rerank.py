@@ -49,41 +49,9 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
         raise ValidationError(f"{rev!r} does not name a commit in this repository")
 
     def apply(state: TaskState) -> Change[RankResult]:
-        links = {id(link): link for link in state.links}
-        for origin, top in ((TREE_ORIGIN, TREE_TOP), (DIFF_ORIGIN, DIFF_TOP - 1)):
-            group = [
-                link
-                for link in state.links
-                if link.origin == origin and link.score is not None and link.path
-            ]
-            places = place(
-                refs.repo,
-                state.task,
-                {link.path: link.size for link in group},
-                commit=commit,
-                top=top,
-                priority=None,
-                ranked=True,
-                oids={link.path: link.oid for link in group} if origin == TREE_ORIGIN else None,
-            )
-            for link in group:
-                priority, score, reason = places[link.path]
-                if priority != link.priority:  # a score alone is not worth a commit
-                    links[id(link)] = msgspec.structs.replace(
-                        link, priority=priority, score=score, reason=reason
-                    )
-        new: list[Link] = list(links.values())
-        moved = sum(1 for a, b in zip(state.links, new, strict=True) if a != b)
-        attached = {link.path for link in state.links}
-        wanted = [note.path for note in (*state.task.files, *state.task.tests)]
-        result: RankResult = {
-            "task_id": task_id,
-            "reranked": moved,
-            "unchanged": sum(1 for link in new if link.score is not None) - moved,
-            "missing": [path for path in dict.fromkeys(wanted) if path not in attached],
-            "changed": bool(moved),
-            "commit": commit,
-        }
+        new = _ranked_again(refs, state, commit)
+        result = _result(task_id, state, new, commit)
+        moved = result["reranked"]
         if not moved:
             raise Unchanged(result)
         return Change(
@@ -100,3 +68,47 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
         )
 
     return refs.write(task_id, apply)
+
+
+def _ranked_again(refs: TaskRefs, state: TaskState, commit: str | None) -> list[Link]:
+    """The task's links in their order, each ranked tree and diff link with its
+    new place where its priority changed (a score alone is not worth a commit)."""
+    links = {id(link): link for link in state.links}
+    for origin, top in ((TREE_ORIGIN, TREE_TOP), (DIFF_ORIGIN, DIFF_TOP - 1)):
+        group = [
+            link
+            for link in state.links
+            if link.origin == origin and link.score is not None and link.path
+        ]
+        places = place(
+            refs.repo,
+            state.task,
+            {link.path: link.size for link in group},
+            commit=commit,
+            top=top,
+            priority=None,
+            ranked=True,
+            oids={link.path: link.oid for link in group} if origin == TREE_ORIGIN else None,
+        )
+        for link in group:
+            priority, score, reason = places[link.path]
+            if priority != link.priority:
+                links[id(link)] = msgspec.structs.replace(
+                    link, priority=priority, score=score, reason=reason
+                )
+    return list(links.values())
+
+
+def _result(task_id: str, state: TaskState, new: list[Link], commit: str | None) -> RankResult:
+    """What ranking ``state``'s links as ``new`` did."""
+    moved = sum(1 for a, b in zip(state.links, new, strict=True) if a != b)
+    attached = {link.path for link in state.links}
+    wanted = [note.path for note in (*state.task.files, *state.task.tests)]
+    return {
+        "task_id": task_id,
+        "reranked": moved,
+        "unchanged": sum(1 for link in new if link.score is not None) - moved,
+        "missing": [path for path in dict.fromkeys(wanted) if path not in attached],
+        "changed": bool(moved),
+        "commit": commit,
+    }
