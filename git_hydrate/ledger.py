@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from . import attachments, audit, lifecycle, listing, tasks, validate
 from .ledger_packing import Packing
@@ -40,29 +40,13 @@ from .taskrefs import TaskRefs
 
 if TYPE_CHECKING:
     from .hydrate import RankResult, Suggestion
-    from .hydrate.tree import Progress
+    from .hydrate.tree import Progress, TreeOptions
     from .interop import ImportReport
     from .pack.memo import BodyMemo
     from .search import SearchHit
     from .sync import Report
 
 __all__ = ["Ledger"]
-
-
-class TreeOptions(TypedDict, total=False):
-    """What :meth:`Ledger.add_tree` takes by keyword besides ``progress`` and
-    ``memo``: the file set's source, its ranking and limits (``None``: from
-    the ``hydrate.*`` settings)."""
-
-    rev: str | None
-    worktree: bool
-    directory: str | os.PathLike[str] | None
-    prefix: str
-    priority: int | None
-    ranked: bool
-    max_file_bytes: int | None
-    max_total_bytes: int | None
-    allow_secrets: bool | None
 
 
 class Ledger(Packing):

@@ -336,18 +336,6 @@ MAX_MODULE_LINES = 600
 #: and a function (its ``def`` line to its last, docstring included) at most this many.
 MAX_FUNCTION_LINES = 60
 
-_TREE = "hydrate/tree.py is being split for the scale work"
-_RANKING = "ranking is being tuned (issue 27); split once it settles"
-
-#: Known exceptions, each with the size it has now and why it is over: an entry
-#: may only shrink. A module or function that grows past its size fails, and one
-#: that fits the goal fails until its entry is removed.
-LONG_MODULES: dict[str, tuple[int, str]] = {}
-LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
-    "hydrate/tree.py:add_tree": (142, _TREE),
-    "hydrate/tree.py:refresh": (63, _TREE),
-}
-
 
 def _function_sizes(tree: ast.AST, prefix: str = "") -> dict[str, int]:
     """``{qualified name: lines}`` of every function in ``tree``, nested ones too."""
@@ -363,21 +351,13 @@ def _function_sizes(tree: ast.AST, prefix: str = "") -> dict[str, int]:
     return sizes
 
 
-def _over(found: dict[str, int], limit: int, known: dict[str, tuple[int, str]]) -> list[str]:
-    """What breaks the goal beyond ``known``, what grew past its entry in
-    ``known``, and the entries no longer needed."""
-    wrong = [
+def _over(found: dict[str, int], limit: int) -> list[str]:
+    """What breaks the goal (there are no known exceptions: split before growing past it)."""
+    return [
         f"{name}: {size} lines (at most {limit}; split it)"
         for name, size in sorted(found.items())
-        if size > limit and name not in known
+        if size > limit
     ]
-    for name, (size, reason) in sorted(known.items()):
-        now = found.get(name, 0)
-        if now > size:
-            wrong.append(f"{name}: {now} lines, grew past its known {size} ({reason})")
-        elif now <= limit:
-            wrong.append(f"{name}: {now} lines now: remove it from the known exceptions")
-    return wrong
 
 
 def test_modules_and_functions_keep_to_the_size_goals() -> None:
@@ -389,8 +369,7 @@ def test_modules_and_functions_keep_to_the_size_goals() -> None:
         modules[name] = text.count("\n")
         for function, size in _function_sizes(ast.parse(text)).items():
             functions[f"{name}:{function}"] = size
-    wrong = _over(modules, MAX_MODULE_LINES, LONG_MODULES)
-    wrong += _over(functions, MAX_FUNCTION_LINES, LONG_FUNCTIONS)
+    wrong = _over(modules, MAX_MODULE_LINES) + _over(functions, MAX_FUNCTION_LINES)
     assert wrong == []
 
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, TypedDict, Unpack
 
 import msgspec
 
@@ -33,8 +34,9 @@ from ..model import TREE_ORIGIN, Link, Selection, Task
 from ..pack.memo import BodyMemo
 from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
-from ..taskrefs import TaskRefs
-from .links import TREE_TOP, Selector, commit_links, limit
+from ..settings import Settings
+from ..taskrefs import TaskRefs, TaskState
+from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
 from .pathspec import Pathspec
 from .placement import Place, place
@@ -54,7 +56,15 @@ from .selections import (
 )
 from .sources import Source, from_directory, from_rev, from_worktree, resolve_rev
 
-__all__ = ["MAX_SELECTIONS", "ORIGIN", "SELECTION_VERSION", "Progress", "add_tree", "refresh"]
+__all__ = [
+    "MAX_SELECTIONS",
+    "ORIGIN",
+    "SELECTION_VERSION",
+    "Progress",
+    "TreeOptions",
+    "add_tree",
+    "refresh",
+]
 
 ORIGIN: Final = TREE_ORIGIN
 
@@ -174,23 +184,116 @@ def _history_commit(refs: TaskRefs, source: Source) -> str | None:
     return None
 
 
+class TreeOptions(TypedDict, total=False):
+    """What :func:`add_tree` (and :meth:`git_hydrate.Ledger.add_tree`) take by
+    keyword besides ``progress`` and ``memo``: the file set's source, its ranking
+    and limits (``None``: from the ``hydrate.*`` settings)."""
+
+    rev: str | None
+    worktree: bool
+    directory: str | os.PathLike[str] | None
+    prefix: str
+    priority: int | None
+    ranked: bool
+    max_file_bytes: int | None
+    max_total_bytes: int | None
+    allow_secrets: bool | None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One add-tree run's options, checked and resolved against the settings: the
+    selection it records, its pathspec, the directory as given, and the limits."""
+
+    selection: Selection
+    spec: Pathspec
+    directory: str | os.PathLike[str] | None
+    max_file: int
+    max_total: int
+    allowed: bool
+
+    @classmethod
+    def of(
+        cls, settings: Settings, task_id: str, pathspecs: Iterable[str], options: TreeOptions
+    ) -> _Run:
+        """Check ``options`` (before the task is read: a bad one fails first)."""
+        validate.task_id(task_id)
+        priority = options.get("priority")
+        if priority is not None:
+            priority = validate.context_priority(priority)
+        rev, directory = options.get("rev"), options.get("directory")
+        worktree = bool(options.get("worktree", False))
+        if sum((rev is not None, worktree, directory is not None)) > 1:
+            raise ValidationError("give at most one of rev, worktree and directory")
+        prefix = _prefix(options.get("prefix", ""))
+        spec = Pathspec(pathspecs)
+        max_file_bytes = options.get("max_file_bytes")
+        max_total_bytes = options.get("max_total_bytes")
+        max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
+        max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
+        allow_secrets = options.get("allow_secrets")
+        allowed = (
+            settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
+        )
+        selection = Selection(
+            mode="dir" if directory is not None else "worktree" if worktree else "rev",
+            rev="" if directory is not None or worktree else ("HEAD" if rev is None else rev),
+            dir=os.path.abspath(os.fspath(directory)) if directory is not None else "",
+            pathspecs=list(spec.specs),
+            prefix=prefix,
+            priority=priority,
+            ranked=options.get("ranked", True),
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+        )
+        return cls(selection, spec, directory, max_file, max_total, allowed)
+
+    def check_text(self, settings: Settings) -> None:
+        """Refuse a prefix, directory, revision or pathspec the text policy refuses."""
+        selection = self.selection
+        textpolicy.check_all(
+            settings,
+            [
+                textpolicy.Field("--prefix", selection.prefix, textpolicy.PATH),
+                textpolicy.Field("--dir", selection.dir, textpolicy.PATH),
+                textpolicy.Field("revision", selection.rev, textpolicy.LINE),
+                *(textpolicy.Field("pathspec", s, textpolicy.PATH) for s in selection.pathspecs),
+            ],
+            self.allowed,
+        )
+
+    def fixed(self, pinned: str) -> list[object]:
+        """What a revision run pinned to ``pinned`` depends on besides the task,
+        its links and the code."""
+        return [pinned, self.max_file, self.max_total, self.allowed]
+
+
+class _Scope:
+    """Whether a link is one this run answers for: a file link under its prefix,
+    within its pathspec or one of the task's files in play and tests."""
+
+    __slots__ = ("anchors", "prefix", "spec")
+
+    def __init__(self, prefix: str, spec: Pathspec, anchors: set[str]) -> None:
+        self.prefix, self.spec, self.anchors = prefix, spec, anchors
+
+    def __call__(self, link: Link) -> bool:
+        return (
+            link.origin == ORIGIN
+            and link.source == self.prefix + link.path
+            and (self.spec.matches(link.path) or link.path in self.anchors)
+        )
+
+
 def add_tree(
     refs: TaskRefs,
     task_id: str,
     pathspecs: Iterable[str] = (),
     *,
-    rev: str | None = None,
-    worktree: bool = False,
-    directory: str | os.PathLike[str] | None = None,
-    prefix: str = "",
-    priority: int | None = None,
-    ranked: bool = True,
-    max_file_bytes: int | None = None,
-    max_total_bytes: int | None = None,
     progress: Progress | None = None,
-    allow_secrets: bool | None = None,
     recognise: bool = False,
     memo: BodyMemo | None = None,
+    **options: Unpack[TreeOptions],
 ) -> HydrateResult:
     """Attach the files of a commit, the work tree or a directory to a task.
 
@@ -200,102 +303,107 @@ def add_tree(
     listing a file (``prompt --refresh``); the answer then lists no skips.
     """
     settings = refs.repo.settings
-    validate.task_id(task_id)
-    if priority is not None:
-        priority = validate.context_priority(priority)
-    if sum((rev is not None, bool(worktree), directory is not None)) > 1:
-        raise ValidationError("give at most one of rev, worktree and directory")
-    prefix = _prefix(prefix)
-    spec = Pathspec(pathspecs)
-    max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
-    max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
-    allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
+    run = _Run.of(settings, task_id, pathspecs, options)
     state = refs.load(task_id)  # a missing task fails before any file is read
-    task = state.task
-    selection = Selection(
-        mode="dir" if directory is not None else "worktree" if worktree else "rev",
-        rev="" if directory is not None or worktree else ("HEAD" if rev is None else rev),
-        dir=os.path.abspath(os.fspath(directory)) if directory is not None else "",
-        pathspecs=list(spec.specs),
-        prefix=prefix,
-        priority=priority,
-        ranked=ranked,
-        max_file_bytes=max_file_bytes,
-        max_total_bytes=max_total_bytes,
-    )
-    textpolicy.check_all(
-        settings,
-        [
-            textpolicy.Field("--prefix", selection.prefix, textpolicy.PATH),
-            textpolicy.Field("--dir", selection.dir, textpolicy.PATH),
-            textpolicy.Field("revision", selection.rev, textpolicy.LINE),
-            *(textpolicy.Field("pathspec", s, textpolicy.PATH) for s in selection.pathspecs),
-        ],
-        allowed,
-    )
-    anchors = {note.path for note in (*task.files, *task.tests)}
-
-    def mine(link: Link) -> bool:
-        return (
-            link.origin == ORIGIN
-            and link.source == prefix + link.path
-            and (spec.matches(link.path) or link.path in anchors)
-        )
-
+    run.check_text(settings)
+    anchors = {note.path for note in (*state.task.files, *state.task.tests)}
+    selection = run.selection
+    mine = _Scope(selection.prefix, run.spec, anchors)
     # The commit (or tree) a revision run reads; none for a work tree or directory,
     # whose content has no id to compare.
     resolved = resolve_rev(refs.repo, selection.rev) if selection.mode == "rev" else None
     pinned = (resolved[0] or resolved[1]) if resolved is not None else None
-    fixed = [pinned, max_file, max_total, allowed] if pinned is not None else None
-    if recognise and pinned is not None and fixed is not None:
-        known = recorded(task, selection)
-        if (
-            known is not None
-            and known.inputs == inputs(fixed, selection, task, state.links)
-            and own_runs(refs.repo).get(identity(task_id, selection)) == local(refs)
-        ):
-            # The same commit, options, rules, task and links as the run that recorded
-            # this (in the task), and the same code and attributes files here (in this
-            # clone's record): the result is known without listing a file.
-            return recognised(task_id, state, mine, selection, pinned)
-    source = _source(refs, selection, directory, resolved)
-    candidates, skipped = _apply_rules(refs, source, spec, anchors, max_file, max_total)
+    if recognise and pinned is not None and _unchanged(refs, task_id, state, run, pinned):
+        return recognised(task_id, state, mine, selection, pinned)
+    source = _source(refs, selection, run.directory, resolved)
+    picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo)
+    fixed = run.fixed(pinned) if pinned is not None else None
+    outcome = _commit(refs, task_id, run, source, picks, skipped, mine, fixed)
+    # Read again after the run: its first check-attr may just have found that this
+    # git lacks --source, which changes what the digest covers.
+    here = local(refs) if pinned is not None else "-"
+    adopt(refs, task_id, selection, here)
+    return outcome
+
+
+def _unchanged(refs: TaskRefs, task_id: str, state: TaskState, run: _Run, pinned: str) -> bool:
+    """Whether this revision run is the one the task recorded: the same commit,
+    options, rules, task and links (in the task), and the same code and
+    attributes files here (in this clone's record): its result is then known
+    without listing a file."""
+    known = recorded(state.task, run.selection)
+    return (
+        known is not None
+        and known.inputs == inputs(run.fixed(pinned), run.selection, state.task, state.links)
+        and own_runs(refs.repo).get(identity(task_id, run.selection)) == local(refs)
+    )
+
+
+def _select(
+    refs: TaskRefs,
+    task: Task,
+    run: _Run,
+    source: Source,
+    anchors: set[str],
+    progress: Progress | None,
+    memo: BodyMemo | None,
+) -> tuple[list[Pick], list[Skipped]]:
+    """Apply the rules, read what is left, rank it and pick within the total
+    budget: the picks (their new blobs written) and every skip with its reason."""
+    selection, prefix = run.selection, run.selection.prefix
+    candidates, skipped = _apply_rules(
+        refs, source, run.spec, anchors, run.max_file, run.max_total
+    )
     found = read_content(
         refs,
         candidates,
-        max_file,
+        run.max_file,
         progress,
         worktree_copies=source.mode != "dir",
         memo=memo,
-        learning=ranked and priority is None,
+        learning=selection.ranked and selection.priority is None,
     )
-    places = _place(refs, task, source, found, priority, ranked)
-    selector = Selector(max_total, allowed, [prefix + entry.path for entry in candidates])
+    places = _place(refs, task, source, found, selection.priority, selection.ranked)
+    selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
     _pick(candidates, found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}
     skipped += [Skipped(path, "missing", 0) for path in sorted(anchors - listed)]
-    picks = selector.picks
-    for pick in picks:
+    for pick in selector.picks:
         content = found.to_write.get(pick.oid)
         if content is not None:
             refs.repo.write_blob(content)
     if progress is not None:
         progress(len(candidates), len(candidates), found.bytes_done)
+    return selector.picks, [*skipped, *found.skipped, *selector.skipped]
+
+
+def _commit(
+    refs: TaskRefs,
+    task_id: str,
+    run: _Run,
+    source: Source,
+    picks: list[Pick],
+    skipped: list[Skipped],
+    mine: _Scope,
+    fixed: list[object] | None,
+) -> HydrateResult:
+    """Commit the picks and the removal of the links gone, recording the run in the task."""
+    selection = run.selection
 
     def recorded_in(current: Task, links: list[Link]) -> Task:
         digest = inputs(fixed, selection, current, links) if fixed is not None else ""
         return record(current, msgspec.structs.replace(selection, inputs=digest))
 
     trailers = {"source": source.label}
-    if spec:
-        trailers["pathspec"] = " ".join(spec.specs)
-    if prefix:
-        trailers["prefix"] = prefix
+    if run.spec:
+        trailers["pathspec"] = " ".join(run.spec.specs)
+    if selection.prefix:
+        trailers["prefix"] = selection.prefix
     outcome = commit_links(
         refs,
         task_id,
         picks,
-        [*skipped, *found.skipped, *selector.skipped],
+        skipped,
         origin=ORIGIN,
         in_scope=mine,
         action="add-tree",
@@ -311,10 +419,6 @@ def add_tree(
     )
     if source.mode == "dir":
         outcome["listing"] = source.listing
-    # Read again after the run: its first check-attr may just have found that this
-    # git lacks --source, which changes what the digest covers.
-    here = local(refs) if pinned is not None else "-"
-    adopt(refs, task_id, selection, here)
     return outcome
 
 
@@ -342,31 +446,12 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
         what = described(selection)
         identities.append(identity(task_id, selection))
         if identities[-1] not in own:
-            notice = {
-                "selection": what,
-                "error": "recorded in another clone, so not taken here; to take it, "
-                f"run it once yourself: git hydrate add-tree {task_id} {what}",
-            }
+            notice = _not_taken_here(task_id, what)
             results.append(notice)
             said.append(dict(notice))
             continue
         try:
-            results.append(
-                done := add_tree(
-                    refs,
-                    task_id,
-                    selection.pathspecs,
-                    rev=selection.rev if selection.mode == "rev" else None,
-                    worktree=selection.mode == "worktree",
-                    directory=selection.dir if selection.mode == "dir" else None,
-                    prefix=selection.prefix,
-                    priority=selection.priority,
-                    ranked=selection.ranked,
-                    max_file_bytes=selection.max_file_bytes,
-                    max_total_bytes=selection.max_total_bytes,
-                    recognise=True,
-                )
-            )
+            results.append(done := _again(refs, task_id, selection))
         except ValidationError as exc:
             results.append({"selection": what, "error": str(exc)})
             said.append({})  # (never kept: an error here may be gone next time)
@@ -381,3 +466,30 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     if start is not None and all(said) and refs.tip(task_id) == state.tip:
         remember(refs.repo, task_id, start, pinned, identities, said)
     return results
+
+
+def _not_taken_here(task_id: str, what: str) -> dict[str, str]:
+    """What a refresh answers for a run another clone recorded."""
+    return {
+        "selection": what,
+        "error": "recorded in another clone, so not taken here; to take it, "
+        f"run it once yourself: git hydrate add-tree {task_id} {what}",
+    }
+
+
+def _again(refs: TaskRefs, task_id: str, selection: Selection) -> HydrateResult:
+    """The recorded run ``selection`` taken again, recognised when nothing changed."""
+    return add_tree(
+        refs,
+        task_id,
+        selection.pathspecs,
+        rev=selection.rev if selection.mode == "rev" else None,
+        worktree=selection.mode == "worktree",
+        directory=selection.dir if selection.mode == "dir" else None,
+        prefix=selection.prefix,
+        priority=selection.priority,
+        ranked=selection.ranked,
+        max_file_bytes=selection.max_file_bytes,
+        max_total_bytes=selection.max_total_bytes,
+        recognise=True,
+    )
