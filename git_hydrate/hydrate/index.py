@@ -80,7 +80,7 @@ _encoder: Final = msgspec.msgpack.Encoder()
 class WordIndex:
     """Postings of the words of a set of files (see the module's docstring)."""
 
-    def __init__(self, layout: _Layout, data: bytes) -> None:
+    def __init__(self, layout: _Layout, data: bytes | memoryview) -> None:
         self._layout = layout
         self._data = data  # (what the layout's postings are views of)
         self._positions: dict[str, int] | None = None
@@ -157,12 +157,12 @@ class WordIndex:
         assert index is not None  # (just encoded)
         return index
 
-    def encode(self) -> bytes:
+    def encode(self) -> bytes | memoryview:
         """The index as kept on disk (after :data:`HEADER`)."""
         return self._data
 
     @classmethod
-    def decode(cls, data: bytes) -> WordIndex | None:
+    def decode(cls, data: bytes | memoryview) -> WordIndex | None:
         """An index from :meth:`encode`'s bytes; ``None`` if they do not decode."""
         try:
             layout = _decoder.decode(data)
@@ -283,7 +283,7 @@ def _load(path: str) -> WordIndex | None:
     data = read_private(path)
     if data is None or not data.startswith(HEADER):
         return None
-    return WordIndex.decode(data[len(HEADER) :])
+    return WordIndex.decode(memoryview(data)[len(HEADER) :])  # (no copy of the file)
 
 
 def word_index(
@@ -314,7 +314,7 @@ def keep(repo: Repository, tree: str, index: WordIndex) -> None:
     ignored: the index only saves time."""
     folder = _folder(repo)
     with contextlib.suppress(OSError):
-        repo.replace_file(os.path.join(folder, tree), [HEADER, index.encode()], private=True)
+        repo.replace_file(os.path.join(folder, tree), [HEADER, bytes(index.encode())], private=True)
         kept = [name for _when, name in _kept(folder) if name != tree]
         for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
             os.unlink(os.path.join(folder, name))
