@@ -314,7 +314,9 @@ def keep(repo: Repository, tree: str, index: WordIndex) -> None:
     ignored: the index only saves time."""
     folder = _folder(repo)
     with contextlib.suppress(OSError):
-        repo.replace_file(os.path.join(folder, tree), [HEADER, bytes(index.encode())], private=True)
+        repo.replace_file(
+            os.path.join(folder, tree), [HEADER, bytes(index.encode())], private=True
+        )
         kept = [name for _when, name in _kept(folder) if name != tree]
         for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
             os.unlink(os.path.join(folder, name))
