@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_sync.py [--tasks 1000] [--repeat 3] [--before CHECKOUT]
-        [--only fresh-pull|first-push]
+        [--only fresh-pull|first-push|moved-pull]
 
 Every figure is a whole ``git-hydrate`` process (``python -m git_hydrate``,
 imports included) and its git children, wall and CPU (user + system of the
@@ -26,6 +26,8 @@ Scenarios (median of ``--repeat``; each repeat starts from fresh clones):
 * ``sync (10 each side)``: 10 tasks changed here and 10 others on the remote:
   fetch, merge, push vs ``git fetch`` then ``git push`` of the same refs.
 * ``sync (no-op)``: nothing changed anywhere vs ``git fetch`` alone.
+* ``pull (a fifth moved)`` (``--only moved-pull`` alone): after a fresh pull, N/5 tasks
+  changed on the remote; the pull fast-forwards them vs the same ``git fetch``.
 
 The tasks are generated with ``git fast-import`` from one task made through
 the library (same trees, same messages, one body each, ids and bodies
@@ -62,6 +64,7 @@ PAIRS = (
     ("push (10 changed)", "git push (10 changed)"),
     ("sync (10 each side)", "git fetch+push (10 each side)"),
     ("sync (no-op)", "git fetch (no-op)"),
+    ("pull (a fifth moved)", "git fetch (a fifth moved)"),
 )
 FETCH = [
     *("git", "fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--prune", "--quiet"),
@@ -266,6 +269,14 @@ class Run:
         if _tips(self.remote) != _tips(self.b / ".git"):
             raise SystemExit("after sync, the remote does not hold what b holds")
 
+    def moved(self) -> None:
+        """A fifth of the tasks changed on the remote: b pulls (fast-forwards), c fetches."""
+        _edit(self.a, 0, self.tasks // 5, "moved")
+        git(self.a, "push", "-q", "origin", "refs/hydrate/*:refs/hydrate/*")
+        self.pair(
+            "pull (a fifth moved)", hydrate("pull"), "git fetch (a fifth moved)", [FETCH], old=True
+        )
+
 
 def _tips(repo: Path) -> bytes:
     return git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/hydrate/tasks/")
@@ -278,8 +289,10 @@ def one_run(
     run.setup()
     if only in (None, "first-push"):
         run.first_push()
-    if only in (None, "fresh-pull"):
+    if only in (None, "fresh-pull", "moved-pull"):
         run.fresh_pull()
+    if only == "moved-pull":
+        run.moved()
     if only is None:
         run.changes()
     return run.figures
@@ -296,7 +309,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("fresh-pull", "first-push"),
+        choices=("fresh-pull", "first-push", "moved-pull"),
         help="time this scenario alone (and its git pair), not all of them",
     )
     args = parser.parse_args()
