@@ -313,6 +313,46 @@ def test_an_unreadable_date_variable_is_refused_like_git(
     assert git(path, "for-each-ref", "refs/hydrate") == ""
 
 
+@pytest.mark.parametrize(
+    ("config", "env"),
+    [
+        ({}, {}),  # the tests' identity, from the user's config
+        ({"user.name": "Zoë Ünïcode", "committer.email": "z@example.org"}, {"TZ": "Asia/Kolkata"}),
+        ({"committer.name": "Commit Ter"}, {"TZ": "America/St_Johns"}),
+        ({"user.name": " Padded. "}, {}),  # git strips the ends: git's answer is taken
+        ({"user.email": "<angled@example.com>"}, {}),
+        ({"user.name": "In<side>"}, {}),
+        ({}, {"GIT_COMMITTER_NAME": "From Env"}),
+        ({}, {"GIT_COMMITTER_EMAIL": ""}),  # git refuses: so does the store
+    ],
+)
+def test_the_committer_identity_is_what_git_var_says(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, str], env: dict[str, str]
+) -> None:
+    """Read from the settings where that is certain (no ``git var`` process), else
+    asked of git: either way what ``git var GIT_COMMITTER_IDENT`` says, the time
+    zone included."""
+    from git_hydrate.errors import NoIdentity
+
+    for key, value in config.items():
+        git(repo, "config", key, value)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    proc = subprocess.run(["git", "var", "GIT_COMMITTER_IDENT"], cwd=repo, capture_output=True)
+    with Repository(repo) as store:
+        if proc.returncode != 0:
+            with pytest.raises(NoIdentity):
+                store.identity()
+            return
+        name_email, _, moment = proc.stdout.strip().rpartition(b">")
+        tz = moment.split()[1].decode()
+        who = store.identity()
+    assert who.name_email == name_email + b">"
+    sign = -1 if tz.startswith("-") else 1
+    assert who.tz_offset == sign * (int(tz[1:3]) * 3600 + int(tz[3:]) * 60)
+    assert who.when is None
+
+
 def test_an_identity_is_a_tuple_with_named_fields() -> None:
     import copy
     import pickle
@@ -347,3 +387,59 @@ def test_remembering_answers_as_git_does_and_reads_each_object_once(store: Repos
     # outside the block, nothing is kept: reads go to git again
     assert store._memo is None
     assert store.read_many(specs) == expected
+
+
+def _cat_file(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
+    """What a fresh ``git cat-file --batch`` answers for ``specs``."""
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=path,
+        input=b"".join(spec + b"\n" for spec in specs),
+        capture_output=True,
+        check=True,
+    ).stdout
+    answers: list[tuple[bytes, bytes] | None] = []
+    for _spec in specs:
+        header, _, out = out.partition(b"\n")
+        fields = header.split()
+        if fields[-1] == b"missing":
+            answers.append(None)
+            continue
+        size = int(fields[2])
+        answers.append((fields[1], out[:size]))
+        out = out[size + 1 :]
+    return answers
+
+
+def test_reads_answer_as_cat_file_from_loose_files_packs_and_replace_refs(
+    store: Repository, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Loose objects are read without starting git, whatever the spec asks (an id,
+    a path, one not there, one through a blob); once an object is not loose (packed),
+    or replace refs change what git reads, git answers, and the answers are the same."""
+    path = Path(store.git_dir).parent
+    first = _commit(store, b"first\n")
+    blob = store.write_blob(b"second\n")
+    tree = store.update_tree(None, {b"a/b.txt": blob, b"top.txt": blob, b"a/c/d.txt": blob})
+    tip = store.write_commit(tree, [first], "hydrate: second\n", when=1_700_000_000)
+    specs = [tip, tip + b":a/b.txt", tip + b":a/c", tip + b":top.txt", tip + b":nothing"]
+    specs += [tip + b":a/nothing", first + b":a/b.txt", tip + b":top.txt/x", tip + b":a//b.txt"]
+    specs += [tree, b"0" * len(tip), tip + b":a/c/d.txt"]
+    expected = _cat_file(path, specs[:7])
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    with Repository(path) as fresh:
+        assert fresh.read_many(specs[:7]) == expected
+    assert "cat-file" not in trace.read_text()  # all of it from the loose files
+    monkeypatch.delenv("GIT_TRACE")
+    with Repository(path) as fresh:  # the odd paths and a missing object: git says
+        assert fresh.read_many(specs) == _cat_file(path, specs)
+    git(path, "repack", "-adq")
+    git(path, "prune-packed")
+    with Repository(path) as fresh:
+        assert fresh.read_many(specs) == _cat_file(path, specs)
+    other = _commit(store, b"replacement\n")
+    git(path, "replace", tip.decode(), other.decode())
+    with Repository(path) as fresh:
+        replaced = fresh.read_many(specs[:4])
+    assert replaced == _cat_file(path, specs[:4]) and replaced[1] == (b"blob", b"replacement\n")

@@ -6,8 +6,8 @@ bare repository) and honours ``GIT_DIR`` and friends, because discovery is
 delegated to ``git rev-parse``. Its parts, one concern a module:
 
 * :mod:`.base` — discovery, settings (one ``git config`` read), identity, modes;
-* :mod:`.objects` — reading through one ``cat-file`` process, writing loose
-  objects and packs;
+* :mod:`.objects` — reading (loose objects in-process, :mod:`.loose`; the rest
+  through one ``cat-file`` process), writing loose objects and packs;
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
   :class:`Refs` alone is a repository that only needs its refs and settings;
 * :mod:`.commands` — every other git command, by name;

@@ -21,7 +21,7 @@ from .tempfiles import temporary_name
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from typing import Any, Self
+    from typing import Any, Final, Self
 
     from dulwich.repo import Repo
 
@@ -84,6 +84,37 @@ def _parse_ident(line: bytes) -> tuple[bytes, int, int] | None:
     if not sep or b"<" not in head or len(fields) != 2 or not fields[0].isdigit():
         return None
     return head + b">", int(fields[0]), parse_tz(fields[1])
+
+
+#: Characters git strips from both ends of an identity's name and email (``crud``
+#: in git's ident.c), and the ones it drops inside them.
+_CRUD: Final = frozenset(".,:;<>\"\\'")
+_DROPPED: Final = frozenset("<>\n")
+
+
+def _clean_ident(value: str) -> bool:
+    """Whether git writes ``value`` (a configured name or email) as it is: no
+    character it strips from the ends or drops inside, nothing undecodable."""
+    if "\ufffd" in value or any(c in _DROPPED for c in value):
+        return False
+    return all(not (c <= " " or c in _CRUD) for c in (value[0], value[-1]))
+
+
+#: The ``TZ`` the C library's time zone was last set from (see :func:`_local_offset`).
+_TZ_SET: list[str | None] = [os.environ.get("TZ")]
+
+
+def _local_offset(environ: Mapping[str, str]) -> int | None:
+    """The local time zone's offset now, in seconds east of UTC, as a git started
+    with ``environ`` takes it; ``None`` when ``environ`` is not this process's
+    as to ``TZ``. (``TZ`` is read again when it changed since last read.)"""
+    zone = environ.get("TZ")
+    if zone != os.environ.get("TZ"):
+        return None
+    if zone != _TZ_SET[0]:
+        time.tzset()
+        _TZ_SET[0] = zone
+    return time.localtime().tm_gmtoff
 
 
 class RepositoryBase:
@@ -342,10 +373,34 @@ class RepositoryBase:
                 writing is refused rather than signed by a made-up author.
         """
         if self._identity is None:
-            name_email, when, tz = self._ident("GIT_COMMITTER_IDENT")
-            fixed = when if self._environ().get("GIT_COMMITTER_DATE") else None
-            self._identity = Identity(name_email, tz, fixed)
+            configured = self._configured_committer()
+            if configured is not None:
+                self._identity = configured
+            else:
+                name_email, when, tz = self._ident("GIT_COMMITTER_IDENT")
+                fixed = when if self._environ().get("GIT_COMMITTER_DATE") else None
+                self._identity = Identity(name_email, tz, fixed)
         return self._identity
+
+    def _configured_committer(self) -> Identity | None:
+        """The committer identity read from the settings already read, where that
+        is certainly what ``git var GIT_COMMITTER_IDENT`` would say (saving the
+        process a write paid for): a name and an email configured
+        (``committer.*`` over ``user.*``) that git would write unchanged, no
+        ``GIT_COMMITTER_*`` in the environment, and the local time zone's offset.
+        ``None``: ask git."""
+        environ = self._environ()
+        if any(f"GIT_COMMITTER_{key}" in environ for key in ("NAME", "EMAIL", "DATE")):
+            return None
+        settings = self.settings
+        name = settings.raw("committer.name") or settings.raw("user.name")
+        email = settings.raw("committer.email") or settings.raw("user.email")
+        if not name or not email or not (_clean_ident(name) and _clean_ident(email)):
+            return None
+        offset = _local_offset(environ)
+        if offset is None:
+            return None
+        return Identity(f"{name} <{email}>".encode(), offset, None)
 
     def staged_attributes(self) -> bytes:
         """The index entries of every ``.gitattributes`` (mode, blob id, path): what a

@@ -1,9 +1,10 @@
 """Objects: reading through the cat-file reader, writing loose objects and packs.
 
-Reads go through one ``git cat-file --batch`` process (no dulwich import for
-commands that only read); writes produce loose objects exactly as git does
-(temporary file, rename) so that concurrent writers and ``git gc`` never see
-half an object; many new blobs at once go into one pack through dulwich.
+Reads of loose objects are answered in-process (:mod:`.loose`), the rest by one
+``git cat-file --batch`` process (no dulwich import for commands that only
+read); writes produce loose objects exactly as git does (temporary file,
+rename) so that concurrent writers and ``git gc`` never see half an object;
+many new blobs at once go into one pack through dulwich.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import stat
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from ..errors import CorruptData, NotWritable
 from .base import Identity, RepositoryBase
 from .catfile import CatFile, Prefetch, stream_objects
+from .loose import LooseReader
 from .perms import current_umask, shared_file_mode
 from .process import format_tz, not_writable
 
@@ -93,6 +95,7 @@ class Objects(RepositoryBase):
     _memo: dict[bytes, tuple[bytes, bytes]] | None = None
     _memo_bytes = 0
     _memo_trees: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}  # noqa: RUF012 - replaced, never changed
+    _loose: LooseReader | Literal[False] | None = None  # False: git reads all (see _answers)
 
     def _batch(self) -> CatFile:
         """The cat-file process, ready for a new read: earlier prefetches are
@@ -154,10 +157,10 @@ class Objects(RepositoryBase):
         """``(type, content)`` or ``None`` (missing) for each spec, in one pipelined pass."""
         memo = self._memo
         if memo is None:
-            return self._batch().get_many(specs)
+            return self._answers(specs)
         wanted = [spec for spec in specs if spec not in memo]
         if wanted:
-            answers = self._batch().get_many(wanted, chunk=_MEMO_CHUNK)
+            answers = self._answers(wanted, chunk=_MEMO_CHUNK)
             for spec, found in zip(wanted, answers, strict=True):
                 if (
                     found is not None
@@ -171,6 +174,19 @@ class Objects(RepositoryBase):
                 return answers
         known = dict(zip(wanted, answers, strict=True)) if wanted else {}
         return [memo[spec] if spec in memo else known[spec] for spec in specs]
+
+    def _answers(self, specs: list[bytes], chunk: int = 64) -> list[tuple[bytes, bytes] | None]:
+        """What ``git cat-file --batch`` answers for each spec: from the loose files
+        while they can tell, then from git, for good (see :mod:`.loose`)."""
+        if self._loose is None:
+            self._loose = (
+                LooseReader.opened(self.common_dir, self._environ(), self._sha256) or False
+            )
+        answers = self._loose.read_many(specs) if self._loose else []
+        if len(answers) == len(specs):
+            return answers
+        self._loose = False
+        return answers + self._batch().get_many(specs[len(answers) :], chunk)
 
     @contextlib.contextmanager
     def remembering(self) -> Iterator[None]:
