@@ -151,6 +151,12 @@ def test_settings_that_change_what_git_writes_leave_it_to_git(repo: Path, commit
     git(repo, "config", "--unset", "core.logAllRefUpdates")
     git(repo, "config", "core.sharedRepository", "group")
     _refused(repo, commit, _names("S", 3))
+    git(repo, "config", "--unset", "core.sharedRepository")
+    git(repo, "pack-refs", "--all")
+    packed = repo / ".git" / "packed-refs"
+    packed.rename(repo / ".git" / "elsewhere")
+    packed.symlink_to(repo / ".git" / "elsewhere")
+    _refused(repo, commit, _names("Y", 3))
 
 
 _WRITER = """

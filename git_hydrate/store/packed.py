@@ -15,9 +15,9 @@ refs appear at once, or none does.
 Whatever this cannot do exactly as git would — a lock another writer holds, a
 ref that exists, a setting that changes how git writes refs (a
 ``reference-transaction`` hook, ``core.logAllRefUpdates=always``,
-``core.sharedRepository``, ``core.fsync``, ``core.hooksPath``), a name it
-does not vouch for — is left to ``git update-ref``: :func:`create_packed`
-returns ``False`` having changed nothing.
+``core.sharedRepository``, ``core.fsync``, ``core.hooksPath``; a symlinked
+``packed-refs``), a name it does not vouch for — is left to ``git update-ref``:
+:func:`create_packed` returns ``False`` having changed nothing.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, byt
         return False
     if os.path.lexists(os.path.join(common, "hooks", "reference-transaction")):
         return False
+    if os.path.islink(os.path.join(common, "packed-refs")):
+        return False  # git rewrites the file it points at; leave that to git
     names = [name for name, _oid in creations]
     if len(set(names)) != len(names):
         return False
