@@ -224,9 +224,9 @@ def lexical_hits(
         if not tf:
             continue
         norm = _K1 * (1 - _B + _B * lengths[path] / average)
-        score = 0.0
-        for w, f in tf.items():
-            score += weight[w] * f * (_K1 + 1) / (f + norm)
+        # exactly rounded: the same in any order of words (the index's and the facts'
+        # differ; a last bit breaks ties between equal files)
+        score = math.fsum(weight[w] * f * (_K1 + 1) / (f + norm) for w, f in tf.items())
         if path not in in_contents:
             score *= _PATH_ONLY
         if _aggregate(path):
