@@ -224,7 +224,11 @@ def test_a_damaged_foreign_or_missing_index_is_a_miss(repo: Path) -> None:
     kept = repo / ".git" / "hydrate" / "rank-index"
     (path,) = kept.iterdir()
     good = path.read_bytes()
-    for i, damage in enumerate([good[: len(good) // 2], b"# git-hydrate rank-index 0\n", b""]):
+    flipped = [bytearray(good) for _ in range(3)]
+    for k, at in enumerate((len(HEADER) + 12, len(good) // 2, len(good) - 1)):
+        flipped[k][at] ^= 1  # one bit: it may still decode, to other postings
+    damages = [good[: len(good) // 2], b"# git-hydrate rank-index 0\n", b"", *map(bytes, flipped)]
+    for i, damage in enumerate(damages):
         path.write_bytes(damage)
         assert _add_tree(repo, f"IX-D{i}") == first
         assert path.read_bytes() == good  # built again

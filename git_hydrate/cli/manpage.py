@@ -120,6 +120,12 @@ _STORAGE: Final = [
      "so add-tree, rank and rank --suggest read a body once. Bounded (60,000 blobs, those "
      "the last run used kept first); a damaged or foreign file is a miss, rewritten by the "
      "next run. Written 0600. Deleting it is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/rank-index/", "Derived, disposable: ranking's word index "
+     "of the 4 trees ranked last, one file per tree id (each word's files and counts, "
+     "of contents, paths and defined names, and each file's blob id), so a new task on "
+     "a known tree scores only the files that hold its words; a file whose blob changed "
+     "is scored from its facts. A file that fails its CRC-32, is foreign or damaged is a "
+     "miss, built again. Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/prompt-cache/", "The prompt cache (hydrate.promptCache): "
      "one file per prompt, named by two checksums of its key, written whole (0600) and "
      "trusted only when this user owns it and nobody else can write it. GHPCACHE, the "

@@ -11,7 +11,8 @@ postings are kept as encoded bytes and decoded only when the word is asked.
 
 It is derived and disposable like :mod:`.listings`: kept at
 ``<common dir>/hydrate/rank-index/<tree id>``, private to this user, a
-missing, foreign, damaged or unreadable file is a miss, never an error;
+missing, foreign, damaged (checked by its CRC-32) or unreadable file is a miss,
+never an error;
 bounded (the :data:`MAX_INDEXES` used last are kept; a use touches the file).
 
 An index answers for a path only while the path's blob is the one it was
@@ -40,7 +41,10 @@ from .terms import BlobFacts, path_words, words
 __all__ = ["MAX_INDEXES", "Served", "WordIndex", "keep", "word_index"]
 
 #: The first line of a kept index; another (an older layout or stemmer) is a miss.
-HEADER: Final = b"# git-hydrate rank-index 1\n"
+#: The second is the CRC-32 of the rest, in hex: a file that does not match it is
+#: a miss too (a flipped bit would decode, and rank otherwise than the facts).
+HEADER: Final = b"# git-hydrate rank-index 2\n"
+_CHECK: Final = len(b"01234567\n")
 #: Indexes kept at most (about the size of the blob facts of their trees each).
 MAX_INDEXES: Final = 4
 #: An index that would leave more than this share of the candidates to their facts
@@ -283,7 +287,10 @@ def _load(path: str) -> WordIndex | None:
     data = read_private(path)
     if data is None or not data.startswith(HEADER):
         return None
-    return WordIndex.decode(memoryview(data)[len(HEADER) :])  # (no copy of the file)
+    body = memoryview(data)[len(HEADER) + _CHECK :]  # (no copy of the file)
+    if data[len(HEADER) : len(HEADER) + _CHECK] != b"%08x\n" % zlib.crc32(body):
+        return None  # damaged (or cut short): built again
+    return WordIndex.decode(body)
 
 
 def word_index(
@@ -314,9 +321,9 @@ def keep(repo: Repository, tree: str, index: WordIndex) -> None:
     ignored: the index only saves time."""
     folder = _folder(repo)
     with contextlib.suppress(OSError):
-        repo.replace_file(
-            os.path.join(folder, tree), [HEADER, bytes(index.encode())], private=True
-        )
+        data = bytes(index.encode())
+        check = b"%08x\n" % zlib.crc32(data)
+        repo.replace_file(os.path.join(folder, tree), [HEADER, check, data], private=True)
         kept = [name for _when, name in _kept(folder) if name != tree]
         for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
             os.unlink(os.path.join(folder, name))
