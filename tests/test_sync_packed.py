@@ -74,7 +74,7 @@ def test_existing_entries_and_peeled_tags_are_kept(repo: Path, commit: bytes) ->
     git(repo, "update-ref", "refs/hydrate/tasks/M-000", commit.decode())
     git(repo, "pack-refs", "--all", "--prune")
     before = _all_refs(repo)
-    names = [b"refs/hydrate/tasks/A-1", b"refs/hydrate/tasks/Z-1", b"refs/zzz/last"]
+    names = [b"refs/hydrate/tasks/A-1", b"refs/hydrate/tasks/Z-1", b"refs/hydrate-remotes/z/l"]
     with Repository(repo) as store:
         assert create_packed(store.common_dir, store.settings, [(name, commit) for name in names])
         store.forget_packed()
@@ -83,12 +83,47 @@ def test_existing_entries_and_peeled_tags_are_kept(repo: Path, commit: bytes) ->
     assert set(before.splitlines()) < set(after.splitlines())
     assert len(after.splitlines()) == len(before.splitlines()) + 3
     lines = (repo / ".git" / "packed-refs").read_bytes().splitlines()
-    assert lines[0] == b"# pack-refs with: peeled fully-peeled sorted "
+    assert lines[0] == b"# pack-refs with: peeled sorted "  # (not fully-peeled any more)
     records = [line.split(b" ")[1] for line in lines[1:] if not line.startswith(b"^")]
     assert records == sorted(records)
     assert git(repo, "show-ref", "-d", "v1").count("\n") == 2  # the peeled line is still there
     assert not list((repo / ".git" / "refs" / "hydrate" / "tasks").iterdir())  # no lock left
     fsck(repo)
+
+
+def test_a_tag_object_added_is_peeled_by_git(repo: Path) -> None:
+    """A creation is not read: the header must not promise every ref is peeled."""
+    git(repo, "tag", "-a", "-m", "a tag", "v1")
+    tag = git(repo, "rev-parse", "v1").strip()
+    git(repo, "pack-refs", "--all", "--prune")  # git's header says fully-peeled
+    with Repository(repo) as store:
+        assert create_packed(
+            store.common_dir, store.settings, [(b"refs/hydrate/x/t", tag.encode())]
+        )
+    peeled = git(repo, "show-ref", "-d", "refs/hydrate/x/t").splitlines()
+    assert peeled[-1].split()[0] == git(repo, "rev-parse", "v1^{commit}").strip()
+    fsck(repo)
+
+
+def test_names_outside_its_namespaces_and_odd_files_are_left_to_git(
+    repo: Path, commit: bytes
+) -> None:
+    for name in (b"refs/tags/v9", b"refs/heads/b", b"refs/notes/n", b"refs/zzz/last"):
+        _refused(repo, commit, [name])
+    packed = repo / ".git" / "packed-refs"
+    git(repo, "update-ref", "refs/hydrate/tasks/K-0", commit.decode())
+    git(repo, "pack-refs", "--all", "--prune")
+    good = packed.read_bytes()
+    # files git itself refuses to read ("unexpected line"): a header after the first
+    # line, CRLF line ends
+    for odd in (good + b"# pack-refs with: peeled\n", good.replace(b"\n", b"\r\n")):
+        packed.write_bytes(odd)
+        with Repository(repo) as store:
+            assert not create_packed(
+                store.common_dir, store.settings, [(b"refs/hydrate/tasks/K-1", commit)]
+            )
+        assert packed.read_bytes() == odd
+    packed.write_bytes(good)
 
 
 def _refused(repo: Path, commit: bytes, names: list[bytes]) -> None:

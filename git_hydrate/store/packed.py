@@ -35,11 +35,16 @@ if TYPE_CHECKING:
 
 __all__ = ["create_packed"]
 
-#: What git 2.39 writes as the first line of a ``packed-refs`` it creates.
-_HEADER: Final = b"# pack-refs with: peeled fully-peeled sorted \n"
-#: Names this module writes itself (every other name is left to git's checks).
+#: The first line of a ``packed-refs`` this module creates: ``peeled`` (a ref under
+#: refs/tags/ that peels has its ``^`` line: none is written here) but not
+#: ``fully-peeled``, which would say that of every ref: git peels the ones added here
+#: itself when asked (a creation is not read, so whether it is a tag is not known).
+_HEADER: Final = b"# pack-refs with: peeled sorted \n"
+#: Names this module writes itself, in git-hydrate's own namespaces (not refs/tags/,
+#: whose peeled lines it does not write, nor refs/heads/, refs/remotes/ or
+#: refs/notes/, where git keeps reflogs); every other name is left to git.
 _PART: Final = rb"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
-_SAFE_NAME: Final = re.compile(rb"refs(?:/%s)+" % _PART)
+_SAFE_NAME: Final = re.compile(rb"refs/hydrate(?:-remotes)?(?:/%s)+" % _PART)
 _OID: Final = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 #: Settings under which git writes refs differently from what this module does.
 _GIT_ONLY_SETTINGS: Final = ("core.sharedRepository", "core.fsync", "core.hooksPath")
@@ -153,11 +158,15 @@ def _parse(data: bytes) -> tuple[bytes, dict[bytes, bytes] | None]:
     header = _HEADER if not data else b"# pack-refs with: sorted \n"
     records: dict[bytes, bytes] = {}
     last: bytes | None = None
-    for line in data.splitlines(keepends=True):
-        if not line.endswith(b"\n"):
-            return header, None
+    for number, line in enumerate(data.splitlines(keepends=True)):
+        if not line.endswith(b"\n") or b"\r" in line:
+            return header, None  # (git reads such a file as damaged: so it is left to git)
         if line.startswith(b"# pack-refs with:"):
+            if number:
+                return header, None  # a header only as the first line, as git reads it
             traits = line[len(b"# pack-refs with:") :].split()
+            # the refs added are not peeled: "fully-peeled" would no longer hold
+            traits = [t for t in traits if t != b"fully-peeled"]
             if b"sorted" not in traits:
                 traits.append(b"sorted")
             header = b"# pack-refs with: " + b" ".join(traits) + b" \n"
