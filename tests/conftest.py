@@ -110,6 +110,9 @@ def isolated_git(
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.delenv("GIT_HYDRATE_DEBUG", raising=False)
+    # a test's directory is outside any repository even when TMPDIR lies inside one
+    # (a developer's checkout): git stops looking for one at the run's base directory
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path_factory.getbasetemp()))
 
 
 def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = None) -> str:
