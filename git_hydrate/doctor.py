@@ -120,13 +120,15 @@ def _held_open(path: str) -> bool:
 
 
 def find_locks(common_dir: str, now: float | None = None) -> list[dict[str, Any]]:
-    """Every ``*.lock`` file under ``refs/hydrate/``, and ``packed-refs.lock``: path,
-    age in seconds, held open."""
+    """Every ``*.lock`` file under ``refs/hydrate/`` and ``refs/hydrate-remotes/``
+    (a pull's or push's mirror), and ``packed-refs.lock``: path, age in seconds,
+    held open."""
     now = time.time() if now is None else now
-    base = os.path.join(common_dir, "refs", "hydrate")
+    bases = [os.path.join(common_dir, "refs", name) for name in ("hydrate", "hydrate-remotes")]
     locks = []
     # packed-refs.lock stops every ref change, tasks' too
-    walked = [(common_dir, ["packed-refs.lock"]), *((d, f) for d, _s, f in os.walk(base))]
+    walked = [(common_dir, ["packed-refs.lock"])]
+    walked += [(d, f) for base in bases for d, _s, f in os.walk(base)]
     for dirpath, files in walked:
         for name in files:
             if not name.endswith(".lock"):

@@ -154,6 +154,21 @@ def test_stale_lock_is_named_and_cleared(populated: Path) -> None:
     assert hydrate(populated, "add", "GOOD-1", "--text", "new").returncode == 0
 
 
+def test_a_stale_lock_of_a_remote_mirror_is_cleared(populated: Path) -> None:
+    """A pull or push takes locks under refs/hydrate-remotes/ too (packed writes)."""
+    mirror = populated / ".git" / "refs" / "hydrate-remotes" / "origin" / "tasks"
+    mirror.mkdir(parents=True)
+    lock = mirror / "GOOD-1.lock"
+    lock.write_text("")
+    old = time.time() - 7200
+    os.utime(lock, (old, old))
+    report = json.loads(hydrate(populated, "doctor", "--json").stdout)
+    assert [entry["path"] for entry in report["locks"]] == [str(lock)]
+    cleared = hydrate(populated, "doctor", "--clear-stale-locks")
+    assert f"removed stale lock {lock}" in cleared.stdout
+    assert not lock.exists()
+
+
 def test_doctor_checks_the_archive_and_removal_record(populated: Path) -> None:
     with Ledger(populated) as ledger:
         ledger.set_status("GOOD-1", "cancelled")

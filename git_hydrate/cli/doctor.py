@@ -15,7 +15,10 @@ __all__ = ["doctor"]
 @click.option(
     "--clear-stale-locks",
     is_flag=True,
-    help="Remove lock files under refs/hydrate/ older than --older-than that no process holds.",
+    help=(
+        "Remove lock files under refs/hydrate/ and refs/hydrate-remotes/ (and "
+        "packed-refs.lock) older than --older-than that no process holds."
+    ),
 )
 @click.option(
     "--clear-stale-temp",
