@@ -18,7 +18,17 @@ from ..settings import Settings
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, body_path, task_message
 from .rules import Skipped
 
-__all__ = ["DIFF_TOP", "TREE_TOP", "Pick", "Selector", "commit_links", "limit", "ranked_priority"]
+__all__ = [
+    "DIFF_TOP",
+    "TREE_TOP",
+    "Pick",
+    "Reason",
+    "Selector",
+    "commit_links",
+    "limit",
+    "ranked_priority",
+    "spelled",
+]
 
 #: The priority of a ranked diff of a file in play (add-diff); less relevant
 #: diffs rank down from it. Below a note's default (0), so notes pack first
@@ -27,6 +37,16 @@ DIFF_TOP: Final = -1
 #: The priority of a ranked file in play (add-tree); the other files rank down
 #: from it. Below every ranked diff, so a task's changes pack before whole files.
 TREE_TOP: Final = -100_000
+
+
+#: Why a file packs where it does: the words, or a function that spells them (called
+#: only for a file that is kept: most ranked files are not).
+Reason = str | Callable[[], str]
+
+
+def spelled(reason: Reason) -> str:
+    """The words of ``reason``."""
+    return reason if isinstance(reason, str) else reason()
 
 
 def ranked_priority(top: int, below: int) -> int:
@@ -77,7 +97,7 @@ class Selector:
         cls: str,
         oid: str | Callable[[], str],
         shown: str = "",
-        place: tuple[int, float | None, str] = (0, None, ""),
+        place: tuple[int, float | None, Reason] = (0, None, ""),
     ) -> None:
         """Pick the body or record why not (under ``shown``, else ``path``); an
         ``oid`` that is a function (writing the blob) is called only for a pick.
@@ -96,7 +116,10 @@ class Selector:
             self.skipped.append(Skipped(shown, "total_budget", size))
         else:
             found = oid() if callable(oid) else oid
-            self.picks.append(Pick(path, source, found, digest, size, *place))
+            priority, score, reason = place
+            self.picks.append(
+                Pick(path, source, found, digest, size, priority, score, spelled(reason))
+            )
             self._seen[digest] = source
             self.remaining -= size
 

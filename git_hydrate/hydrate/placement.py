@@ -20,14 +20,15 @@ from ..store import Repository
 from .facts import gather
 from .history import History, read_history
 from .index import Served, WordIndex, keep, word_index
-from .links import ranked_priority
+from .links import Reason, ranked_priority
 from .rank import TOP_LEVEL, Candidate, TaskText, rank
 from .terms import BlobFacts
 
 __all__ = ["Place", "place", "task_text"]
 
-#: ``(priority, score, reason)`` of one file.
-Place = tuple[int, float | None, str]
+#: ``(priority, score, reason)`` of one file (the reason spelled when it is kept:
+#: :func:`.links.spelled`).
+Place = tuple[int, float | None, Reason]
 
 
 def task_text(task: Task) -> TaskText:
@@ -87,7 +88,7 @@ def place(
         index=served,
     )
     return {
-        path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.reason)
+        path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.explain)
         for path, place in found.items()
     }
 

@@ -64,7 +64,6 @@ TOP_LEVEL: Final = 10_000
 _TEST_LEVELS: Final = 100
 
 
-@dataclass(frozen=True)
 class Ranked:
     """A file's place: ``level`` from 0 to :data:`TOP_LEVEL` (higher packs first;
     files in play at the top, then named tests, then by relevance per byte);
@@ -73,11 +72,48 @@ class Ranked:
 
     Levels are a file's own measure, not its position among the others, so
     adding or removing one file does not move every other.
+
+    The reason is spelled when first asked (``because``: what it is spelled from):
+    of tens of thousands of files ranked, only the few hundred kept show theirs.
+    Equal, hashed and shown by all three values, as a plain record.
     """
 
-    level: int
-    score: float
-    reason: str
+    __slots__ = ("_because", "_reason", "level", "score")
+
+    def __init__(
+        self,
+        level: int,
+        score: float,
+        reason: str = "",
+        because: tuple[_Why, str, float, str, float] | None = None,
+    ) -> None:
+        self.level, self.score, self._reason, self._because = level, score, reason, because
+
+    @property
+    def reason(self) -> str:
+        """Why the file ranks where it does."""
+        if self._because is not None:
+            why, best, value, path, near = self._because
+            self._reason, self._because = why.reason(best, value, path, near), None
+        return self._reason
+
+    def explain(self) -> str:
+        """:attr:`reason`, as a function (a place's reason, spelled when kept)."""
+        return self.reason
+
+    def _values(self) -> tuple[int, float, str]:
+        return self.level, self.score, self.reason
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Ranked):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"Ranked(level={self.level!r}, score={self.score!r}, reason={self.reason!r})"
 
 
 @dataclass(frozen=True)
@@ -345,7 +381,7 @@ def rank(
         }
         level, score = _level(parts, sizes[path], w)
         best = max(_SIGNALS, key=parts.__getitem__)  # (ties: the first by name)
-        found[path] = Ranked(level, round(score, 4), why.reason(best, parts[best], path, near))
+        found[path] = Ranked(level, round(score, 4), because=(why, best, parts[best], path, near))
     return found
 
 

@@ -17,7 +17,7 @@ from ..errors import ValidationError
 from ..model import Link
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, task_message
 from .diff import ORIGIN as DIFF_ORIGIN
-from .links import DIFF_TOP, TREE_TOP
+from .links import DIFF_TOP, TREE_TOP, spelled
 from .placement import place
 from .tree import ORIGIN as TREE_ORIGIN
 
@@ -94,7 +94,7 @@ def _ranked_again(refs: TaskRefs, state: TaskState, commit: str | None) -> list[
             priority, score, reason = places[link.path]
             if priority != link.priority:
                 links[id(link)] = msgspec.structs.replace(
-                    link, priority=priority, score=score, reason=reason
+                    link, priority=priority, score=score, reason=spelled(reason)
                 )
     return list(links.values())
 

@@ -67,6 +67,7 @@ Rules, applied in this order; the first that applies is the reason reported:
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -249,10 +250,9 @@ class Skipped:
 def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
     """The reason to skip ``entry`` judged from its path, kind and size alone."""
     path = entry.path
-    parts = path.split("/")
-    if any(part in SKIPPED_DIRS for part in parts[:-1]):
+    folder, _, name = path.rpartition("/")
+    if folder and _skipped_folder(folder):
         return "skipped_dir"
-    name = parts[-1]
     lower = name.lower()
     if os.path.splitext(lower)[1] in SKIPPED_EXTENSIONS:
         return "skipped_ext"
@@ -260,7 +260,7 @@ def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
         return "generated"
     if entry.kind != "file":
         return entry.kind
-    if own_output_name(path):
+    if name.endswith(_OWN_OUTPUT_SUFFIXES) and own_output_name(path):
         return "own_output"
     if not path.isprintable():  # also catches undecodable bytes (surrogates)
         return "bad_path"
@@ -269,6 +269,17 @@ def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
     if entry.size == 0:
         return "empty"
     return None
+
+
+#: What every name :func:`own_output_name` accepts ends with (a cheap test first).
+_OWN_OUTPUT_SUFFIXES: Final = (".prompt.md", ".packet.json")
+
+
+@functools.lru_cache(maxsize=4096)
+def _skipped_folder(folder: str) -> bool:
+    """Whether a folder path has a part in :data:`SKIPPED_DIRS` (a tree has far
+    fewer folders than files: each is judged once)."""
+    return not SKIPPED_DIRS.isdisjoint(folder.split("/"))
 
 
 def decode_path(raw: bytes) -> str:

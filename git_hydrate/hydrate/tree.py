@@ -143,13 +143,14 @@ def _pick(
     selector: Selector,
 ) -> None:
     """Offer every read candidate to ``selector``, in packing order (ranked first)."""
-    known = [entry for entry in candidates if entry.path in found.info]
-    known.sort(key=lambda entry: (-places[entry.path][0], entry.path))
-    for entry in known:
-        oid, digest, cls, size = found.info[entry.path]
-        selector.offer(
-            entry.path, prefix + entry.path, digest, size, cls, oid, place=places[entry.path]
-        )
+    info = found.info
+    known = sorted(
+        (-places[path][0], path) for entry in candidates if (path := entry.path) in info
+    )
+    offer = selector.offer  # (30,000 files at a time: no lookups in the loop)
+    for _priority, path in known:
+        oid, digest, cls, size = info[path]
+        offer(path, prefix + path, digest, size, cls, oid, "", places[path])
 
 
 def _place(

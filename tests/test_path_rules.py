@@ -1,0 +1,96 @@
+"""The path rule judged cheaply (each folder once, a name's suffix first) gives the
+verdicts of the plain rule, and a lazily spelled reason is the one rank() would spell."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, rank
+from git_hydrate.hydrate.rules import (
+    GENERATED_NAMES,
+    GENERATED_SUFFIXES,
+    SKIPPED_DIRS,
+    SKIPPED_EXTENSIONS,
+    FileEntry,
+    own_output_name,
+    path_rule,
+)
+from tests.conftest import examples
+
+
+def plain_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
+    """The rule as first written: every part of the path looked at, for every file."""
+    parts = entry.path.split("/")
+    if any(part in SKIPPED_DIRS for part in parts[:-1]):
+        return "skipped_dir"
+    name = parts[-1]
+    lower = name.lower()
+    if os.path.splitext(lower)[1] in SKIPPED_EXTENSIONS:
+        return "skipped_ext"
+    if name in GENERATED_NAMES or lower.endswith(GENERATED_SUFFIXES):
+        return "generated"
+    if entry.kind != "file":
+        return entry.kind
+    if own_output_name(entry.path):
+        return "own_output"
+    if not entry.path.isprintable():
+        return "bad_path"
+    if entry.size > max_file_bytes:
+        return "too_large"
+    if entry.size == 0:
+        return "empty"
+    return None
+
+
+_PARTS = st.one_of(
+    st.sampled_from(sorted(SKIPPED_DIRS)),
+    st.sampled_from(["src", "T1", "a.b", "", ".", "..", "node", "Node_Modules", "x\ty"]),
+    st.text(min_size=0, max_size=6),
+)
+_NAMES = st.one_of(
+    st.sampled_from(sorted(GENERATED_NAMES)),
+    st.sampled_from(["T1.prompt.md", "T1.packet.json", "x.prompt.md", "README", ".bashrc"]),
+    st.builds(
+        lambda stem, ext: stem + ext,
+        st.text(max_size=5),
+        st.sampled_from([*sorted(SKIPPED_EXTENSIONS), *GENERATED_SUFFIXES, ".py", ".", ""]),
+    ),
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    folders=st.lists(_PARTS, max_size=4),
+    name=_NAMES,
+    kind=st.sampled_from(["file", "symlink", "submodule", "special"]),
+    size=st.integers(0, 200),
+    limit=st.integers(1, 150),
+)
+def test_path_rule_equals_the_plain_rule(
+    folders: list[str], name: str, kind: str, size: int, limit: int
+) -> None:
+    path = "/".join([*folders, name])
+    entry = FileEntry(path=path, size=size, kind=kind)
+    assert path_rule(entry, limit) == plain_rule(entry, limit)
+    if folders and folders[-1] and kind == "file":  # its own output, where it is the folder's
+        own = FileEntry(path="/".join([*folders, f"{folders[-1]}.prompt.md"]), size=size)
+        assert path_rule(own, limit) == plain_rule(own, limit)
+
+
+def test_a_reason_spelled_late_is_the_reason_and_compares_as_one() -> None:
+    candidates = [Candidate(p, 100) for p in ("src/queue.py", "src/retry.py", "docs/x.md")]
+    task = TaskText("retry the queue", files_in_play=["src/queue.py"])
+    history = [["src/queue.py", "src/retry.py"], ["docs/x.md"]]
+    found = rank(candidates, task, history)
+    again = rank(candidates, task, history)
+    # equal before any reason was asked, and each is then the reason spelled at once
+    assert found == again
+    spelled = {path: (r.level, r.score, r.reason) for path, r in found.items()}
+    assert found == {path: Ranked(*values) for path, values in spelled.items()}
+    assert spelled["src/queue.py"][2] == "file in play"
+    assert spelled["src/retry.py"][2] == "co-change with src/queue.py"
+    assert hash(found["src/retry.py"]) == hash(Ranked(*spelled["src/retry.py"]))
+    assert "co-change with src/queue.py" in repr(found["src/retry.py"])
