@@ -191,22 +191,25 @@ def _whole(
     if waits(plan, walked, entries, index, large_ones):
         return _LARGE
     body = body_of(entry, load_body)
-    item = {"hash": digest, "source": source, "body": body}
+    return True if _keep_if_fits(plan, walked, index, entry, digest, body) else body
+
+
+def _keep_if_fits(
+    plan: Plan, walked: Walked, index: int, entry: Entry, digest: str, body: str
+) -> bool:
+    """Keep the attachment's whole ``body`` if its measured section fits."""
+    item = {"hash": digest, "source": str(entry["source"]), "body": body}
     section, cost_json, cost_prompt, tokens = candidate(
         plan, entry, item, "full", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
     if not fits(plan, walked, size, tokens):
-        return body
+        return False
     kept = plan.kept(index, item, section, (cost_json, cost_prompt))
     walked.keep(kept, size, tokens, named=bool(entry.get("named")))
-    walked.sizes[index] = _whole_size(entry, body)
+    size_field = entry.get("size")
+    walked.sizes[index] = int(size_field) if size_field is not None else utf8_len(body)
     return True
-
-
-def _whole_size(entry: Entry, body: str) -> int:
-    size = entry.get("size")
-    return int(size) if size is not None else utf8_len(body)
 
 
 def _keep_whole(
@@ -217,17 +220,8 @@ def _keep_whole(
     least = floor(entry, source, plan, first=not walked.kept)
     if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
         return False
-    item = {"hash": str(entry["hash"]), "source": source, "body": body_of(entry, load_body)}
-    section, cost_json, cost_prompt, tokens = candidate(
-        plan, entry, item, "full", len(walked.kept) + 1
-    )
-    size = measured(plan, cost_json, cost_prompt)
-    if not fits(plan, walked, size, tokens):
-        return False
-    kept = plan.kept(index, item, section, (cost_json, cost_prompt))
-    walked.keep(kept, size, tokens, named=bool(entry.get("named")))
-    walked.sizes[index] = _whole_size(entry, str(item["body"]))
-    return True
+    body = body_of(entry, load_body)
+    return _keep_if_fits(plan, walked, index, entry, str(entry["hash"]), body)
 
 
 def _keep_outline(
