@@ -1,9 +1,11 @@
 """Opening a repository: discovery, configuration, identity and file modes.
 
 :class:`RepositoryBase` is what every part of the store stands on: where the
-repository is (found by ``git rev-parse``, so ``GIT_DIR`` and friends are
-honoured), how to run git on it, its settings (one ``git config`` read), the
-committer identity, and the modes ``core.sharedRepository`` asks of new files.
+repository is and its settings (found and read in-process where that is
+certainly what git would find and read, :mod:`.discover`; else by ``git
+rev-parse`` and one ``git config`` read, so ``GIT_DIR`` and friends are
+honoured), how to run git on it, the committer identity, and the modes
+``core.sharedRepository`` asks of new files.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
+from .discover import discover
 from .perms import shared_file_mode, shared_repository_mode
 from .process import GitRun, first_line, outside_env, parse_tz, run_git
 from .tempfiles import temporary_name
@@ -140,6 +143,27 @@ class RepositoryBase:
                 raise NotARepository(f"cannot change to '{cwd}': not a directory")
             # An explicit path wins over the GIT_DIR of an enclosing git call.
             env = outside_env()
+        self._env = env
+        self._cwd = cwd
+        self._dulwich: Repo | None = None
+        self._cat_file: CatFile | None = None
+        self._identity: Identity | None = None
+        self._author: Identity | None = None
+        self._shared: int | None = None
+        self._settings: Settings | None = None
+        found = discover(cwd, self._environ())
+        if found is not None:
+            self.git_dir, self.common_dir = found.git_dir, found.common_dir
+            self.is_bare, self._sha256 = found.is_bare, found.sha256
+            self.work_tree: str | None = found.work_tree
+            self._settings = Settings(parse_records(found.config))
+        else:
+            self._ask_git()
+        self._check_extensions()
+
+    def _ask_git(self) -> None:
+        """Where the repository is, as ``git rev-parse`` finds it (what :func:`discover`
+        leaves to git)."""
         proc = run_git(
             [
                 "rev-parse",
@@ -153,8 +177,8 @@ class RepositoryBase:
                 # repositories and a cwd inside the git directory.
                 "--show-toplevel",
             ],
-            cwd=cwd,
-            env=env,
+            cwd=self._cwd,
+            env=self._env,
             check=False,
         )
         lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
@@ -170,16 +194,7 @@ class RepositoryBase:
         # git's answer, never a guess from the config text: ids are SHA-1 or SHA-256.
         self._sha256 = lines[3].strip() == "sha256"
         inside = lines[4] == "true" and len(lines) > 5
-        self.work_tree: str | None = lines[5] if inside else None
-        self._env = env
-        self._cwd = cwd
-        self._dulwich: Repo | None = None
-        self._cat_file: CatFile | None = None
-        self._identity: Identity | None = None
-        self._author: Identity | None = None
-        self._shared: int | None = None
-        self._settings: Settings | None = None
-        self._check_extensions()
+        self.work_tree = lines[5] if inside else None
 
     @property
     def _repo(self) -> Repo:
