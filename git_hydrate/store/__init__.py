@@ -2,10 +2,14 @@
 
 A :class:`Repository` is opened from any path git itself would accept (a work
 tree or one of its subdirectories, a linked worktree, a ``.git`` directory, a
-bare repository) and honours ``GIT_DIR`` and friends, because discovery is
-delegated to ``git rev-parse``. Its parts, one concern a module:
+bare repository) and honours ``GIT_DIR`` and friends: it is found and its
+configuration read in-process only where that is certainly git's answer
+(:mod:`.discover`, :mod:`.configfile`), and by ``git rev-parse`` and ``git
+config`` otherwise. Its parts, one concern a module:
 
-* :mod:`.base` — discovery, settings (one ``git config`` read), identity, modes;
+* :mod:`.base` — opening, settings, identity, modes;
+* :mod:`.discover`, :mod:`.configfile` — git's discovery and configuration
+  files read without a process, or handed back to git;
 * :mod:`.objects` — reading (loose objects in-process, :mod:`.loose`; the rest
   through one ``cat-file`` process), writing loose objects and packs;
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;

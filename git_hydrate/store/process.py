@@ -5,9 +5,10 @@ Every git command git-hydrate runs goes through :func:`run_git` (one-shot) or
 subcommand is handled in one place and a failure always becomes
 :class:`~git_hydrate.errors.GitFailed` with git's own reason in one line.
 
-The two commands every command runs (discovery, ``git rev-parse``, and the
-settings, ``git config --list``) are started with ``os.posix_spawnp`` when
-they run in this directory, rather than through ``subprocess``: importing
+The two commands that open a repository where :mod:`.discover` leaves it to
+git (``git rev-parse``, and the settings, ``git config --list``) are started
+with ``os.posix_spawnp`` when they run in this directory, rather than through
+``subprocess``: importing
 subprocess (with ``threading``, ``selectors``, ``locale``...) costs about 5
 ms, several times what ``git config`` itself takes, and a prompt-cache hit
 needs nothing else. Their child gets what ``subprocess.run(capture_output=True)``
