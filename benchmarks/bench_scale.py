@@ -307,7 +307,7 @@ def main() -> None:
         return
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "git_hydrate")], check=True)
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.big else [])
-    keep = Path(args.keep)
+    keep = Path(args.keep).resolve()  # (absolute: changed_commit names a file under it)
     keep.mkdir(parents=True, exist_ok=True)
     benches: dict[int, Bench] = {}
     for size in sizes:

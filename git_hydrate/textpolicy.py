@@ -375,11 +375,11 @@ def neutralised_task(
 
 def secret_values(values: Iterable[str]) -> set[str]:
     """The values that look like they hold a credential (one joined scan first)."""
-    listed = [Field("", value, PATH) for value in values]
+    listed = list(values)
     if not listed:
         return set()
     from .secrets import scan
 
-    if not scan("\n".join(f.value for f in listed), limit=1):
+    if not scan("\n".join(listed), limit=1):
         return set()
-    return {f.value for f in listed if f.value and scan(f.value, limit=1)}
+    return {value for value in listed if value and scan(value, limit=1)}

@@ -245,5 +245,6 @@ def test_the_main_reason_is_the_first_strongest_signal_by_name() -> None:
     assert list(_SIGNALS) == sorted(_SIGNALS)
     # every signal rank() weighs is named (a reason can only name what it knows)
     source = Path(rank.__code__.co_filename).read_text(encoding="utf-8")
-    weighed = re.findall(r'^\s+"(\w+)": ', source.split("parts = {", 1)[1].split("}", 1)[0], re.M)
+    table = source.split("table = (", 1)[1].split("\n    )\n", 1)[0]
+    weighed = re.findall(r'^\s+\("(\w+)", ', table, re.M)
     assert sorted(weighed) == list(_SIGNALS)

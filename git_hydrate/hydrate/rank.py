@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -309,11 +310,18 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     subjects = {s: f for f in anchors if (s := _test_subject(f))}
     stems = {s: f for f in anchors if (s := _module_stem(f))}
     found: dict[str, str] = {}
+    if not subjects and not stems:
+        return found
     names = {name for name, _ext in (*subjects, *stems)}
+    # (a file whose name holds none of them, and no package's, cannot pair: most
+    # files, skipped by one search each without parsing their names)
+    may_pair = re.compile(
+        "|".join([*map(re.escape, sorted(names)), *(f"^{re.escape(n)}" for n in _PACKAGE_FILES)])
+    ).search
     for path in paths:
         base = path.rpartition("/")[2]
-        if not any(name in base for name in names) and not base.startswith(_PACKAGE_FILES):
-            continue  # cannot pair: most files, skipped without parsing their names
+        if may_pair(base) is None:
+            continue
         subject = _test_subject(path)
         stem = _module_stem(path)
         if subject is not None and subject in stems:
@@ -358,31 +366,69 @@ def rank(
     # with nothing in play, the files past commits like this task changed
     past = {} if in_play else _similar(task.text, subjects, history, w)
 
-    found: dict[str, Ranked] = {}
+    near = {path: _nearest(path, in_play) for path in paths} if in_play else {}
+    # each signal's nonzero values, in the order the noisy OR multiplies them
+    table = (
+        ("cochange", {path: min(1.0, value) for path, value in cochange.items()}),
+        ("test_pair", dict.fromkeys(pairs, w.test_pair)),
+        ("mention", dict.fromkeys(hits.mentioned, w.mention)),
+        ("lexical", {path: w.lexical * value for path, value in hits.lexical.items()}),
+        ("propagated", propagated),
+        ("directory", {path: w.directory * value for path, value in near.items()}),
+        ("prior", {path: w.prior * min(1.0, value) for path, value in prior.items()}),
+        ("past", {path: w.past * value for path, value in past.items()}),
+    )
     why = _Why(partner, pairs, hits, carried)
+    return _placed(paths, sizes, set(in_play), named, table, why, near, w)
+
+
+def _placed(
+    paths: Sequence[str],
+    sizes: Mapping[str, int],
+    anchors: set[str],
+    named: list[str],
+    table: Sequence[tuple[str, Mapping[str, float]]],
+    why: _Why,
+    near: Mapping[str, float],
+    w: Weights,
+) -> dict[str, Ranked]:
+    """Each file's place from its signals' values (``table``: per signal, by path)."""
+    parts_of: dict[str, list[tuple[str, float]]] = {}
+    for name, values in table:  # (a signal at 0 changes neither the noisy OR nor the reason)
+        for path, value in values.items():
+            if value:
+                parts_of.setdefault(path, []).append((name, value))
+    found: dict[str, Ranked] = {}
+    divisors: dict[int, float] = {}  # (by size: many files share one)
+    highest = TOP_LEVEL - _TEST_LEVELS - 1
     for path in paths:
         if path in anchors:
             found[path] = Ranked(TOP_LEVEL, 1.0, "file in play")
-            continue
-        if path in named:
+        elif path in named:
             level = TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)
             found[path] = Ranked(level, 1.0, "named test")
-            continue
-        near = max((_proximity(path, f) for f in in_play), default=0.0) if in_play else 0.0
-        parts = {
-            "cochange": min(1.0, cochange.get(path, 0.0)),
-            "test_pair": w.test_pair if path in pairs else 0.0,
-            "mention": w.mention if path in hits.mentioned else 0.0,
-            "lexical": w.lexical * hits.lexical.get(path, 0.0),
-            "propagated": propagated.get(path, 0.0),
-            "directory": w.directory * near,
-            "prior": w.prior * min(1.0, prior.get(path, 0.0)),
-            "past": w.past * past.get(path, 0.0),
-        }
-        level, score = _level(parts, sizes[path], w)
-        best = max(_SIGNALS, key=parts.__getitem__)  # (ties: the first by name)
-        found[path] = Ranked(level, round(score, 4), because=(why, best, parts[best], path, near))
+        else:
+            # the signals' noisy OR (the score) and the level it earns per byte: a few
+            # large, slightly relevant files must not crowd out many small, relevant ones
+            parts = parts_of.get(path, ())
+            missed = 1.0
+            for _name, value in parts:
+                missed *= 1.0 - value
+            score = 1.0 - missed
+            size = sizes[path]
+            divisor = divisors.get(size)
+            if divisor is None:
+                divisor = divisors[size] = (size + w.overhead) ** w.size_exponent
+            level = min(highest, round(score / divisor * w.level_scale))
+            best, value = _strongest(parts)
+            because = (why, best, value, path, near.get(path, 0.0))
+            found[path] = Ranked(level, round(score, 4), because=because)
     return found
+
+
+def _nearest(path: str, in_play: Sequence[str]) -> float:
+    """The proximity of ``path`` to the nearest file in play."""
+    return max((_proximity(path, f) for f in in_play), default=0.0)
 
 
 def _lexical(
@@ -423,17 +469,17 @@ _SIGNALS: Final = (
     "propagated",
     "test_pair",
 )
+_ORDER: Final = {name: i for i, name in enumerate(_SIGNALS)}
 
 
-def _level(parts: Mapping[str, float], size: int, w: Weights) -> tuple[int, float]:
-    """The signals' noisy OR (the score) and the level it earns per byte: a few large,
-    slightly relevant files must not crowd out many small, relevant ones."""
-    missed = 1.0
-    for value in parts.values():
-        missed *= 1.0 - value
-    score = 1.0 - missed
-    density = score / ((size + w.overhead) ** w.size_exponent)
-    return min(TOP_LEVEL - _TEST_LEVELS - 1, round(density * w.level_scale)), score
+def _strongest(parts: Sequence[tuple[str, float]]) -> tuple[str, float]:
+    """The main signal among a file's nonzero ``(name, value)`` parts: the strongest,
+    the first in :data:`_SIGNALS` of equals (no part: ``cochange`` at 0)."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return _SIGNALS[0], 0.0
+    return min(parts, key=lambda part: (-part[1], _ORDER[part[0]]))
 
 
 @dataclass(frozen=True)

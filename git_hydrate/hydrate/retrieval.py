@@ -26,7 +26,7 @@ import math
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Final
@@ -50,11 +50,13 @@ _B: Final = 0.75
 #: Files that collect every change's words (changelogs, release notes): their match
 #: counts this much, and they seed nothing.
 _AGGREGATE_SHARE: Final = 0.3
-_AGGREGATE_NAME: Final = re.compile(
+_AGGREGATE_WORDS: Final = (
     r"(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
-    r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$",
-    re.IGNORECASE,
+    r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$"
 )
+_AGGREGATE_NAME: Final = re.compile(_AGGREGATE_WORDS, re.IGNORECASE)
+#: The same names among names one a line (a cheap test of a whole tree first).
+_AGGREGATE_NAME_IN: Final = re.compile("^" + _AGGREGATE_WORDS, re.IGNORECASE | re.MULTILINE)
 
 #: Lines that say who, not what (``Co-authored-by: A <a@b>``), and e-mail addresses.
 _TRAILER: Final = re.compile(r"^[ \t]*[A-Za-z][A-Za-z-]*-by:.*$|\S+@\S+", re.MULTILINE)
@@ -69,8 +71,8 @@ class Hits:
     seeds (best hits first, with their score)."""
 
     lexical: dict[str, float] = field(default_factory=dict)
-    matched: dict[str, list[str]] = field(default_factory=dict)
-    defines: dict[str, list[str]] = field(default_factory=dict)
+    matched: Mapping[str, list[str]] = field(default_factory=dict)
+    defines: Mapping[str, list[str]] = field(default_factory=dict)
     mentioned: dict[str, str] = field(default_factory=dict)
     seeds: list[tuple[str, float]] = field(default_factory=list)
 
@@ -219,38 +221,99 @@ def lexical_hits(
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
     # (each factor as the formula reads: (1 + log q) * idf * f * (k1 + 1) / (f + norm))
     weight = {w: (1 + math.log(query[w])) * idf[w] for w in asked}
-    scores: dict[str, float] = {}
-    for path, tf in tfs.items():
-        if not tf:
-            continue
-        norm = _K1 * (1 - _B + _B * lengths[path] / average)
-        # exactly rounded: the same in any order of words (the index's and the facts'
-        # differ; a last bit breaks ties between equal files)
-        score = math.fsum(weight[w] * f * (_K1 + 1) / (f + norm) for w, f in tf.items())
-        if path not in in_contents:
-            score *= _PATH_ONLY
-        if _aggregate(path):
-            score *= _AGGREGATE_SHARE
-        scores[path] = score
+    aggregates = _aggregates(tfs)
+    scores = _scores(tfs, lengths, average, weight, in_contents, aggregates)
     top = max(scores.values(), default=0.0)
     if top <= 0:
         return hits
     hits.lexical = {path: score / top for path, score in scores.items()}
-    rarity = {w: -value for w, value in idf.items()}
-    for path, tf in tfs.items():
-        if tf:  # the three words that weigh most in it (ties: alphabetical)
-            ordered = sorted([(rarity[w] * f, w) for w, f in tf.items()])
-            hits.matched[path] = [w for _weight, w in ordered[:3]]
-    hits.defines = {
-        p: sorted(names, key=_public_short_first) if len(names) > 1 else names
-        for p, names in defines.items()
-        if p in hits.lexical
-    }
+    hits.matched = _Matched(tfs, {w: -value for w, value in idf.items()})
+    hits.defines = _Defines({p: names for p, names in defines.items() if p in scores})
     # the best hits at least ``floor`` of the best one (ties: by path), no aggregate
-    strong = [p for p, value in hits.lexical.items() if value >= floor and not _aggregate(p)]
+    strong = [p for p, value in hits.lexical.items() if value >= floor and p not in aggregates]
     best = heapq.nsmallest(seeds, strong, key=lambda p: (-hits.lexical[p], p))
     hits.seeds = [(p, hits.lexical[p]) for p in best]
     return hits
+
+
+def _scores(
+    tfs: Mapping[str, Mapping[str, int]],
+    lengths: Mapping[str, int],
+    average: float,
+    weight: Mapping[str, float],
+    in_contents: set[str],
+    aggregates: set[str],
+) -> dict[str, float]:
+    """Each path's BM25 score (of the files with a matched word)."""
+    k1 = _K1 + 1
+    norms: dict[int, float] = {}  # (by length: many files share one)
+    fsum = math.fsum
+    scores: dict[str, float] = {}
+    for path, tf in tfs.items():
+        if not tf:
+            continue
+        length = lengths[path]
+        norm = norms.get(length)
+        if norm is None:
+            norm = norms[length] = _K1 * (1 - _B + _B * length / average)
+        # exactly rounded: the same in any order of words (the index's and the facts'
+        # differ; a last bit breaks ties between equal files)
+        score = fsum([weight[w] * f * k1 / (f + norm) for w, f in tf.items()])
+        if path not in in_contents:
+            score *= _PATH_ONLY
+        if path in aggregates:
+            score *= _AGGREGATE_SHARE
+        scores[path] = score
+    return scores
+
+
+class _Matched(Mapping[str, list[str]]):
+    """Per path with a matched word, the three that weigh most in it (ties:
+    alphabetical), worked out when asked: only the reasons of the files kept
+    are spelled."""
+
+    def __init__(self, tfs: Mapping[str, Mapping[str, int]], rarity: Mapping[str, float]) -> None:
+        self._tfs, self._rarity = tfs, rarity
+        self._spelled: dict[str, list[str]] = {}
+
+    def __getitem__(self, path: str) -> list[str]:
+        found = self._spelled.get(path)
+        if found is None:
+            tf = self._tfs.get(path)
+            if not tf:
+                raise KeyError(path)
+            rarity = self._rarity
+            ordered = sorted([(rarity[w] * f, w) for w, f in tf.items()])
+            found = self._spelled[path] = [w for _weight, w in ordered[:3]]
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (path for path, tf in self._tfs.items() if tf)
+
+    def __len__(self) -> int:
+        return sum(1 for tf in self._tfs.values() if tf)
+
+
+class _Defines(Mapping[str, list[str]]):
+    """Per path, its defined names that hold an asked word (public, then short,
+    first), sorted when asked."""
+
+    def __init__(self, names: dict[str, list[str]]) -> None:
+        self._names = names
+        self._sorted: set[str] = set()
+
+    def __getitem__(self, path: str) -> list[str]:
+        names = self._names[path]
+        if path not in self._sorted and len(names) > 1:
+            names = self._names[path] = sorted(names, key=_public_short_first)
+        self._sorted.add(path)
+        return names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _public_short_first(name: str) -> tuple[bool, int, str]:
@@ -260,6 +323,14 @@ def _public_short_first(name: str) -> tuple[bool, int, str]:
 def _aggregate(path: str) -> bool:
     """Whether ``path`` is a file that collects every change's words (a changelog)."""
     return _AGGREGATE_NAME.match(path.rpartition("/")[2]) is not None
+
+
+def _aggregates(paths: Iterable[str]) -> set[str]:
+    """The paths :func:`_aggregate` accepts (one search over all their names)."""
+    names = "\n".join(path.rpartition("/")[2] for path in paths)
+    if _AGGREGATE_NAME_IN.search(names) is None:
+        return set()
+    return {path for path in paths if _aggregate(path)}
 
 
 def similar_commits(

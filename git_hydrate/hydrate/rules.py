@@ -298,9 +298,11 @@ def attribute_rules(
     paths = [e for e in entries if e.kind == "file"]
     if not paths:
         return {}
-    stdin = b"".join(e.raw_path + b"\0" for e in paths)
+    stdin = b"\0".join([e.raw_path for e in paths]) + b"\0"
     out = repo.check_attr(["linguist-generated", "binary"], stdin, tree)
-    if not out:
+    # (every record is path, name, value: without a value "set" or "true" anywhere,
+    # as in a tree without attributes, nothing is marked, and nothing is decoded)
+    if not out or (b"\0set\0" not in out and b"\0true\0" not in out):
         return {}
     fields = out.split(b"\0")
     result: dict[str, str] = {}
