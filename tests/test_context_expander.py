@@ -275,6 +275,35 @@ def test_body_is_not_read_when_its_size_cannot_fit() -> None:
     assert [o["source"] for o in result["omitted"]] == ["huge"]
 
 
+def test_dict_entries_in_dicts_out_and_callbacks_get_the_callers_entries() -> None:
+    """The packer walks typed attachments; the seed's functions take and give dicts.
+    Entries are converted after deduplication (a duplicate left out is never
+    read, whatever it holds), and the loader sees the caller's own keys."""
+    seen: list[Mapping[str, Any]] = []
+
+    def load(e: Mapping[str, Any]) -> str:
+        seen.append(e)
+        return "loaded\n"
+
+    digest = hashlib.sha256(b"loaded\n").hexdigest()
+    entries = [
+        {"hash": digest, "source": "sized", "priority": 3, "size": 7, "mine": [1]},
+        {"hash": digest, "source": "dropped", "priority": 1, "expires": "not a date"},
+        entry("kept\n", "notes", 2, expires="2099-01-01T00:00:00+00:00"),
+    ]
+    for result in (
+        pack_packet(FULL_TASK, entries, 10_000, now=NOW, load_body=load),
+        build_packet(FULL_TASK, entries, 10_000, now=NOW, load_body=load),
+    ):
+        context = result["packet"]["context"]
+        assert [type(item) for item in context] == [dict, dict]
+        assert [list(item) for item in context] == [["hash", "source", "body"]] * 2
+        assert [item["source"] for item in context] == ["sized", "notes"]
+        assert json.loads(json.dumps(result)) == result
+    assert [e["mine"] for e in seen] == [[1], [1]]
+    assert entries[0] == {"hash": digest, "source": "sized", "priority": 3, "size": 7, "mine": [1]}
+
+
 def test_token_estimates() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("a") == 1

@@ -427,7 +427,7 @@ def test_packing_reads_ahead_in_rounds_and_gives_the_same_prompt(
 
     task, entries = packing.packing_input(ledger.refs, "M-1002")
     by_hash = {hashlib.sha256(b.encode()).hexdigest(): b for b in expected}
-    in_memory = [{**e, "body": by_hash[e["hash"]]} for e in entries]
+    in_memory = [{**e.as_entry(), "body": by_hash[e.hash]} for e in entries]
     for budget in (5_000, 70_000, 300_000, 2_000_000):
         packed = ledger.expand("M-1002", max_bytes=budget, now=0)
         assert packed == context_expander.build_packet(

@@ -20,6 +20,7 @@ from git_hydrate.context_expander import (
     UNTRUSTED_FOOTER,
     build_prompt,
 )
+from git_hydrate.pack.entries import Attachment
 from git_hydrate.pack.formats import FORMATS
 from git_hydrate.pack.outline import outline
 from git_hydrate.pack.render import BLOCK_OVERHEAD, context_heading, section_pieces, utf8_len
@@ -220,7 +221,7 @@ def test_value_per_byte_never_lets_one_file_displace_several_that_fit(
     sizes = [*sizes[:at], large, *sizes[at:]]
     entries = [entry(f"{i}:" + "v" * size, f"f{i}.txt", 100 - i) for i, size in enumerate(sizes)]
     plan = Plan(json=False, prompt=True, room_bytes=room, room_tokens=None, value_per_byte=True)
-    walked = walk(entries, plan, now=NOW, load_body=None)
+    walked = walk([Attachment.of(e) for e in entries], plan, now=NOW, load_body=None)
     free = room - walked.used_bytes
     # in packing order: what the walk would have packed in its place
     left_out = [
@@ -235,7 +236,7 @@ def test_value_per_byte_never_lets_one_file_displace_several_that_fit(
             if size <= space:
                 space -= size
                 fitting += 1
-        assert fitting < 2, (kept.item["source"], fitting)
+        assert fitting < 2, (kept.item.source, fitting)
     # and what waited is packed after the rest when it still fits
     assert walked.used_bytes <= room
 

@@ -137,6 +137,7 @@ def test_symlinks_and_fifos_at_a_path_are_never_read(repo: Path, tmp_path: Path)
 def test_a_link_path_outside_the_work_tree_is_not_read(repo: Path, tmp_path: Path) -> None:
     """A link whose path climbs out of the work tree (a task from a remote could
     carry one) is read through git only."""
+    from git_hydrate.pack.entries import Attachment
     from git_hydrate.pack.loader import BodyReader
     from git_hydrate.store import Repository
     from git_hydrate.taskrefs import TaskRefs
@@ -158,9 +159,10 @@ def test_a_link_path_outside_the_work_tree_is_not_read(repo: Path, tmp_path: Pat
     with Repository(repo) as store:
         assert store.worktree_blob(b"src/app.py", oid, entry["size"]) is not None
         assert store.worktree_blob(os.fsencode(outside), oid, entry["size"]) is None
-        load = BodyReader(TaskRefs(store), TASK, [entry], 1 << 20, 0.0)
+        attachment = Attachment.of(entry)
+        load = BodyReader(TaskRefs(store), TASK, [attachment], 1 << 20, 0.0)
         with pytest.raises(CorruptData):
-            load(entry)  # not from ../outside.py, though it holds the same bytes
+            load(attachment)  # not from ../outside.py, though it holds the same bytes
 
 
 def test_no_work_tree_reads_through_git(tmp_path: Path) -> None:

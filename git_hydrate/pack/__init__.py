@@ -17,6 +17,10 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 * :mod:`.seed` — the seed's helpers and exact strings (``dedupe_context``,
   ``split_budget``, the refusals and notes); :mod:`git_hydrate.context_expander`
   re-exports them under the seed's name;
+* :mod:`.entries` — the typed entries inside the packer: an attachment
+  (:class:`~.entries.Attachment`) and a packet's context item
+  (:class:`~.entries.Item`), converted from and to the seed's dicts once, at
+  the seed-named functions' edge;
 * :mod:`.omissions` — the prompt's ``### Not included`` section;
 * :mod:`.measure`, :mod:`.value`, :mod:`.walk` — the budget walk: what it
   holds and how it measures, value per byte, and the two passes that keep

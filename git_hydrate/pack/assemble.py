@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, cast
 
 from ..errors import Conflict, ValidationError
+from .entries import Attachment, AttachmentLoader, AttachmentOutliner, SeedEdge, dedupe
 from .formats import SEED, Layout
 from .omissions import Notice, flagged
 from .render import (
@@ -84,8 +85,10 @@ __all__ = [
     "guard_form",
     "is_guarded",
     "neutralise",
+    "pack_attachments",
     "pack_packet",
     "packet_json",
+    "render_attachments",
     "render_prompt",
     "split_budget",
     "summarize_packet",
@@ -161,6 +164,31 @@ def pack_packet(
     Raises:
         Conflict: the mandatory structure alone exceeds ``max_bytes`` (or ``max_tokens``).
     """
+    edge = SeedEdge(entries)
+    return pack_attachments(
+        task,
+        edge,
+        max_bytes,
+        max_tokens=max_tokens,
+        tokens=tokens,
+        outline=edge.outliner(outline),
+        now=now,
+        load_body=edge.loader(load_body),
+    )
+
+
+def pack_attachments(
+    task: Mapping[str, Any],
+    attachments: Iterable[Attachment],
+    max_bytes: int | None,
+    *,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: AttachmentOutliner | None = None,
+    now: datetime | float | None = None,
+    load_body: AttachmentLoader | None = None,
+) -> dict[str, Any]:
+    """:func:`pack_packet` of typed attachments (the stored-task packer's)."""
     _check_budgets(max_bytes, max_tokens, tokens)
     packet = _mandatory(task)
     base = len(packet_json(packet))
@@ -179,17 +207,17 @@ def pack_packet(
         meter=tokens if max_tokens is not None else None,
         outliner=outline,
     )
-    walked = walk(dedupe_context(entries), plan, now=as_timestamp(now), load_body=load_body)
+    walked = walk(dedupe(attachments), plan, now=as_timestamp(now), load_body=load_body)
 
     def total_tokens(state: Walked) -> int:
         assert tokens is not None
-        packet["context"] = [k.item for k in state.kept]
+        packet["context"] = [k.item for k in state.kept]  # (an Item encodes as its dict)
         return tokens.count(packet_json(packet).decode("utf-8"))
 
     token_count = back_off(walked, max_tokens, total_tokens)
-    packet["context"] = [k.item for k in walked.kept]
     if token_count is None and tokens is not None:
         token_count = total_tokens(walked)
+    packet["context"] = [k.item.as_dict() for k in walked.kept]
     packet_bytes = base + sum(k.cost_json for k in walked.kept)
     result = {
         "packet": packet,
@@ -208,7 +236,7 @@ def _finish(
     walked: Walked,
     tokens: TokenMeter | None,
     max_tokens: int | None,
-    outline: Outliner | None,
+    outline: AttachmentOutliner | None,
 ) -> dict[str, Any]:
     result.update(_meter_fields(tokens, max_tokens))
     shrunk = [k.shrunk.part() for k in walked.kept if k.shrunk is not None]
@@ -274,18 +302,19 @@ def build_packet(
     Raises:
         ValidationError: the mandatory structure alone exceeds the budget.
     """
-    return _renderwalk(
+    edge = SeedEdge(entries)
+    return render_attachments(
         task,
-        entries,
+        edge,
         max_bytes,
         max_tokens=max_tokens,
         tokens=tokens,
-        outline=outline,
+        outline=edge.outliner(outline),
         files=files,
         tests=tests,
         extra=extra,
         now=now,
-        load_body=load_body,
+        load_body=edge.loader(load_body),
         with_json=True,
         layout=layout,
     )
@@ -319,18 +348,19 @@ def build_prompt(
     Raises:
         ValidationError: the prompt without attachments exceeds the budget.
     """
-    return _renderwalk(
+    edge = SeedEdge(entries)
+    return render_attachments(
         task,
-        entries,
+        edge,
         max_bytes,
         max_tokens=max_tokens,
         tokens=tokens,
-        outline=outline,
+        outline=edge.outliner(outline),
         files=files,
         tests=tests,
         extra=extra,
         now=now,
-        load_body=load_body,
+        load_body=edge.loader(load_body),
         with_json=False,
         pieces=pieces,
         layout=layout,
@@ -348,23 +378,25 @@ class _Frame(NamedTuple):
     counted: dict[str, int]
 
 
-def _renderwalk(
+def render_attachments(
     task: Mapping[str, Any],
-    entries: Iterable[Entry],
+    attachments: Iterable[Attachment],
     max_bytes: int | None,
     *,
-    max_tokens: int | None,
-    tokens: TokenMeter | None,
-    outline: Outliner | None,
-    files: Iterable[Any],
-    tests: Iterable[Any],
-    extra: Mapping[str, Any] | None,
-    now: datetime | float | None,
-    load_body: BodyLoader | None,
+    max_tokens: int | None = None,
+    tokens: TokenMeter | None = None,
+    outline: AttachmentOutliner | None = None,
+    files: Iterable[Any] = (),
+    tests: Iterable[Any] = (),
+    extra: Mapping[str, Any] | None = None,
+    now: datetime | float | None = None,
+    load_body: AttachmentLoader | None = None,
     with_json: bool,
     pieces: bool = False,
     layout: Layout = SEED,
 ) -> dict[str, Any]:
+    """:func:`build_packet` (``with_json``) or :func:`build_prompt` of typed
+    attachments (the stored-task packer's)."""
     _check_budgets(max_bytes, max_tokens, tokens)
     frame, plan = _prompt_plan(
         _expanded_packet(task, files, tests, extra), max_bytes, max_tokens, tokens, with_json
@@ -378,7 +410,7 @@ def _renderwalk(
     )
     if plan.meter is not None:
         plan.block_tokens = _block_tokens(plan.meter, frame.head, frame.counted["base"], layout)
-    ordered = dedupe_context(entries)
+    ordered = dedupe(attachments)
     moment = as_timestamp(now)
     walked = walk(ordered, plan, now=moment, load_body=load_body)
 
@@ -387,11 +419,11 @@ def _renderwalk(
         return _count_tokens(tokens, frame, state, with_json)
 
     back_off(walked, max_tokens, total_tokens)
-    frame.packet["context"] = [k.item for k in walked.kept]
+    if tokens is not None and "prompt" not in frame.counted:
+        total_tokens(walked)
+    frame.packet["context"] = [k.item.as_dict() for k in walked.kept]
     result = _rendered(frame, walked, pieces, max_bytes)
     if tokens is not None:
-        if "prompt" not in frame.counted:
-            total_tokens(walked)
         result["token_count"] = frame.counted["prompt"]
         if with_json:
             result["packet_tokens"] = frame.counted["packet"]
@@ -402,7 +434,11 @@ def _renderwalk(
 
 
 def _account(
-    result: dict[str, Any], walked: Walked, ordered: Sequence[Entry], moment: float, base: int
+    result: dict[str, Any],
+    walked: Walked,
+    ordered: Sequence[Attachment],
+    moment: float,
+    base: int,
 ) -> None:
     """What the result says of the attachments: omitted, and for ``prompt`` how
     many were kept, what all would need, the named ones not held whole and how
@@ -460,7 +496,7 @@ def _prompt_plan(
 
 def _count_tokens(tokens: TokenMeter, frame: _Frame, state: Walked, with_json: bool) -> int:
     """The exact tokens of the prompt (and the packet) ``state`` holds."""
-    frame.packet["context"] = [k.item for k in state.kept]
+    frame.packet["context"] = [k.item for k in state.kept]  # (an Item encodes as its dict)
     sections = [cast(tuple[str, ...], k.section) for k in state.kept] + _notice_part(state)
     frame.counted["prompt"] = tokens.count(assemble(frame.head, sections, state.plan.layout.frame))
     packet = tokens.count(packet_json(frame.packet).decode("utf-8")) if with_json else 0

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
 from ..errors import CorruptData
 from ..model import Link
 from ..store import Prefetch
 from ..taskrefs import TaskRefs
+from .entries import Attachment
 from .memo import BodyMemo
 
 __all__ = ["BodyReader"]
@@ -31,7 +32,7 @@ _ROUND_BYTES: Final = 1 << 20
 
 
 class BodyReader:
-    """The body loader of one packing of ``task_id``: call it with an entry.
+    """The body loader of one packing of ``task_id``: call it with an attachment.
 
     A round leaves out what the walk will skip unread (expired, or larger than a
     round): such a body is read only if asked for. Bodies the walk has passed
@@ -40,8 +41,8 @@ class BodyReader:
     Args:
         refs: The task refs (bodies are checked against their links there).
         task_id: The task packed.
-        entries: Its attachments in packing order (``oid``, ``hash``, ``size``,
-            ``source``, ``expires`` and, for a file, ``path``).
+        entries: Its attachments in packing order, as stored: each has its
+            ``oid`` and ``size`` (and, for a file, its ``path``).
         max_bytes: The byte budget (a round reads no more than it).
         now: The moment expiry is judged at.
         memo: Bodies add-tree read in this process, taken from there first.
@@ -51,7 +52,7 @@ class BodyReader:
         self,
         refs: TaskRefs,
         task_id: str,
-        entries: Sequence[Mapping[str, Any]],
+        entries: Sequence[Attachment],
         max_bytes: int | None,
         now: float,
         memo: BodyMemo | None = None,
@@ -62,7 +63,7 @@ class BodyReader:
         self.now = now
         self.memo = memo if memo is not None else BodyMemo()
         #: Each entry's index in packing order, by blob id.
-        self.position = {str(entry["oid"]): index for index, entry in enumerate(entries)}
+        self.position = {_oid(entry): index for index, entry in enumerate(entries)}
         # (an invalid budget is the walk's to refuse, before any body is read)
         usable = max_bytes if isinstance(max_bytes, int) and max_bytes > 0 else _ROUND_BYTES
         #: The bytes one round reads at most.
@@ -78,17 +79,17 @@ class BodyReader:
         #: The work-tree file that may hold a blob, by blob id.
         self.on_disk: dict[str, bytes] = {}
 
-    def __call__(self, entry: Mapping[str, Any]) -> str:
+    def __call__(self, entry: Attachment) -> str:
         """The checked text of ``entry``'s body."""
-        oid = str(entry["oid"])
-        known = self.memo.take(oid, str(entry["hash"])) if oid in self.memo else None
+        oid = _oid(entry)
+        known = self.memo.take(oid, entry.hash) if oid in self.memo else None
         if known is not None:
             # hashed in this process already (the sha256 is the link's): only decoded
             try:
                 return known.decode("utf-8")
             except UnicodeDecodeError:
                 pass  # read again below, so that the error names the body
-        link = Link(sha256=entry["hash"], oid=oid, size=entry["size"], source=entry["source"])
+        link = Link(sha256=entry.hash, oid=oid, size=_size(entry), source=entry.source)
         from_disk = self._from_worktree(entry, link)
         if from_disk is not None:
             return from_disk
@@ -102,7 +103,7 @@ class BodyReader:
             return self.refs.read_body(self.task_id, link)  # names what is wrong
         return self.refs.check_body(self.task_id, link, data)
 
-    def _from_worktree(self, entry: Mapping[str, Any], link: Link) -> str | None:
+    def _from_worktree(self, entry: Attachment, link: Link) -> str | None:
         """The body from the work tree's file, when that file hashes to the link's
         sha256; ``None``: read it through git."""
         oid = link.oid
@@ -111,7 +112,7 @@ class BodyReader:
         path = self.on_disk.pop(oid, None)
         if path is None:
             return None
-        copy = self.refs.repo.worktree_file(path, int(entry["size"]))
+        copy = self.refs.repo.worktree_file(path, link.size)
         digest = hashlib.sha256(copy).hexdigest() if copy is not None else None
         if copy is None or digest != link.sha256:
             return None
@@ -120,24 +121,24 @@ class BodyReader:
         self._read_ahead()
         return self.refs.check_body(self.task_id, link, copy, sha256=digest)
 
-    def _in_worktree(self, entry: Mapping[str, Any]) -> bool:
+    def _in_worktree(self, entry: Attachment) -> bool:
         """Whether the work tree has a file of this body's size where the link says:
         then it is read from there (and through git only if it holds something else)."""
-        path = entry.get("path")
+        path = entry.path
         if not path:
             return False
         raw = os.fsencode(path)
-        if not self.refs.repo.worktree_has(raw, int(entry["size"])):
+        if not self.refs.repo.worktree_has(raw, _size(entry)):
             return False
-        self.on_disk[str(entry["oid"])] = raw
+        self.on_disk[_oid(entry)] = raw
         return True
 
-    def _unread_by_walk(self, entry: Mapping[str, Any]) -> bool:
+    def _unread_by_walk(self, entry: Attachment) -> bool:
         """Whether a round leaves this body out (read only if asked for)."""
-        expires = entry.get("expires")
-        oid = str(entry["oid"])
+        expires = entry.expires
+        oid = _oid(entry)
         return (
-            int(entry["size"]) > self.window
+            _size(entry) > self.window
             or (expires is not None and expires <= self.now)
             or oid in self.suspect
             or oid in self.memo  # read already, by add-tree
@@ -152,10 +153,10 @@ class BodyReader:
         while index < len(self.entries) and len(names) < _ROUND_BODIES:
             later = self.entries[index]
             if not self._unread_by_walk(later):
-                if size + int(later["size"]) > self.window:
+                if size + _size(later) > self.window:
                     break
-                names.append(str(later["oid"]))
-                size += int(later["size"])
+                names.append(_oid(later))
+                size += _size(later)
             index += 1
         self.cursor = max(self.cursor, index)
         return names
@@ -179,15 +180,15 @@ class BodyReader:
             for name in [n for n in self.ready if self.position.get(n, here) < here]:
                 del self.ready[name]  # passed by the walk
 
-    def _read_now(self, entry: Mapping[str, Any]) -> None:
+    def _read_now(self, entry: Attachment) -> None:
         """Read ``entry``'s body now, with the round after it when the walk will read it."""
-        oid = str(entry["oid"])
+        oid = _oid(entry)
         names = [oid]
         here = self.position.get(oid)
         if here is not None:
             self.cursor = max(self.cursor, here + 1)
             if not self._unread_by_walk(entry):
-                names += self._round_from(here + 1, int(entry["size"]))
+                names += self._round_from(here + 1, _size(entry))
         try:
             self._absorb(names, self.refs.repo.read_many([n.encode("ascii") for n in names]))
         except CorruptData:
@@ -200,3 +201,15 @@ class BodyReader:
             if names:
                 pending = self.refs.repo.prefetch([n.encode("ascii") for n in names])
                 self.inflight.append((names, pending))
+
+
+def _oid(entry: Attachment) -> str:
+    """A stored attachment's blob id (a body at hand is never asked for)."""
+    assert entry.oid is not None, entry.source
+    return entry.oid
+
+
+def _size(entry: Attachment) -> int:
+    """A stored attachment's recorded size."""
+    assert entry.size is not None, entry.source
+    return entry.size

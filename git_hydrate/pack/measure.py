@@ -11,18 +11,18 @@ notice (:mod:`.omissions`) whose cost it carries. Pure: no I/O, no git.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
 from ..codec import encode_output
+from .entries import Attachment, AttachmentLoader, AttachmentOutliner, Item, as_timestamp
 from .formats import SEED, Layout
 from .omissions import Missing, Notice
 from .render import utf8_len
-from .seed import BodyLoader, Entry, Outliner, TokenMeter
+from .seed import TokenMeter
 
 __all__ = [
     "Kept",
@@ -32,9 +32,7 @@ __all__ = [
     "Walked",
     "as_timestamp",
     "body_of",
-    "cache_key",
     "candidate",
-    "expires_at",
     "fits",
     "floor",
     "measured",
@@ -43,42 +41,19 @@ __all__ = [
 ]
 
 
-def as_timestamp(now: datetime | float | None) -> float:
-    """POSIX seconds for a moment (a naive datetime is UTC; ``None`` is now)."""
-    if now is None:
-        return datetime.now(UTC).timestamp()
-    if isinstance(now, datetime):
-        if now.tzinfo is None:
-            now = now.replace(tzinfo=UTC)
-        return now.timestamp()
-    return float(now)
-
-
-def expires_at(entry: Entry) -> float | None:
-    value = entry.get("expires")
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return as_timestamp(value)
-    if isinstance(value, str):
-        return as_timestamp(datetime.fromisoformat(value))
-    return float(value)
-
-
-def body_of(entry: Entry, load_body: BodyLoader | None) -> str:
-    if "body" in entry:
-        return str(entry["body"])
+def body_of(entry: Attachment, load_body: AttachmentLoader | None) -> str:
+    if entry.body is not None:
+        return entry.body
     if load_body is None:
-        raise ValueError(f"context entry {entry['hash']} has no body and no loader was given")
+        raise ValueError(f"context entry {entry.hash} has no body and no loader was given")
     return load_body(entry)
 
 
-def min_body_bytes(entry: Entry) -> int:
-    size = entry.get("size")
-    if size is not None:
-        return int(size)
-    if "body" in entry:
-        return len(str(entry["body"]).encode("utf-8"))
+def min_body_bytes(entry: Attachment) -> int:
+    if entry.size is not None:
+        return entry.size
+    if entry.body is not None:
+        return len(entry.body.encode("utf-8"))
     return 0
 
 
@@ -104,7 +79,7 @@ class Shrunk(msgspec.Struct, frozen=True):
     outline_hash: str
     bytes_saved: int
 
-    def part(self) -> dict[str, Any]:
+    def part(self) -> dict[str, str | int]:
         """As a result's ``shrunk`` lists it."""
         return {
             "hash": self.hash,
@@ -127,7 +102,7 @@ class Plan:
     room_bytes: int | None
     room_tokens: int | None
     meter: TokenMeter | None = None
-    outliner: Outliner | None = None
+    outliner: AttachmentOutliner | None = None
     #: Tokens the untrusted block costs around the first attachment.
     block_tokens: int = 0
     #: The prompt's format: how a section holds its body.
@@ -144,28 +119,30 @@ class Plan:
 
     def kept(
         self,
-        index: int,
-        item: dict[str, Any],
+        at: tuple[int, Attachment],
+        item: Item,
         section: tuple[str, ...],
         costs: tuple[int, int],
         shrunk: Shrunk | None = None,
     ) -> Kept:
-        """What the walk keeps of an attachment that fits (``costs``: its JSON
-        and prompt bytes)."""
+        """What the walk keeps of an attachment that fits (``at``: its place and
+        entry; ``costs``: its JSON and prompt bytes)."""
+        index, entry = at
         cost_json, cost_prompt = costs
         if not self.lean:
-            return Kept(index, item, section, cost_json, cost_prompt, shrunk)
-        lean = {"hash": item["hash"], "source": item["source"]}
+            return Kept(index, entry, item, section, cost_json, cost_prompt, shrunk)
+        lean = Item("", item.hash, item.source)
         encoded = b"".join([piece.encode("utf-8") for piece in section])
-        return Kept(index, lean, encoded, cost_json, cost_prompt, shrunk)
+        return Kept(index, entry, lean, encoded, cost_json, cost_prompt, shrunk)
 
 
-@dataclass
-class Kept:
+class Kept(msgspec.Struct, gc=False):
     """One attachment the walk kept: in full, or as its outline."""
 
     index: int
-    item: dict[str, Any]
+    entry: Attachment
+    #: Its packet item (in a lean walk without its body: the section holds it).
+    item: Item
     #: The section's pieces in the prompt (see :meth:`.formats.Layout.section`),
     #: or, in a lean walk, the section's UTF-8 bytes.
     section: tuple[str, ...] | bytes
@@ -203,22 +180,21 @@ class Walked:
     #: How many kept attachments were left out again to make room for the notice.
     evicted: int = 0
 
-    def omit(self, index: int, entry: Entry, reason: str) -> None:
-        self.omitted.append(Omitted(index, str(entry["hash"]), str(entry["source"]), reason))
+    def omit(self, index: int, entry: Attachment, reason: str) -> None:
+        self.omitted.append(Omitted(index, entry.hash, entry.source, reason))
         self.note(index, entry, reason, outlined=False)
 
     def omitted_parts(self) -> list[dict[str, str]]:
         """What was left out, in packing order, as a result's ``omitted`` lists it."""
         return [o.part() for o in sorted(self.omitted, key=_place)]
 
-    def note(self, index: int, entry: Entry, reason: str, *, outlined: bool) -> None:
+    def note(self, index: int, entry: Attachment, reason: str, *, outlined: bool) -> None:
         """Name the attachment in the notice: omitted, or kept as its outline."""
         if self.notice is None:
             return
         size = self.sizes.get(index, min_body_bytes(entry))
         self.sizes[index] = size
-        digest, source = str(entry["hash"]), str(entry["source"])
-        self.notice.add(Missing(index, digest, source, size, reason, outlined))
+        self.notice.add(Missing(index, entry.hash, entry.source, size, reason, outlined))
 
     def unnote(self, index: int) -> None:
         if self.notice is not None:
@@ -240,9 +216,7 @@ class Walked:
         self.used_tokens -= gone.tokens
         if gone.opens and self.kept:
             self._opens(self.kept[0])
-        shrunk = gone.shrunk  # (an outline left out: the whole attachment is)
-        entry = gone.item if shrunk is None else {"hash": shrunk.hash, "source": shrunk.source}
-        self.omit(gone.index, entry, "byte_budget")
+        self.omit(gone.index, gone.entry, "byte_budget")  # (the whole, for an outline too)
         return gone
 
     def _opens(self, kept: Kept) -> None:
@@ -264,7 +238,7 @@ class Walked:
             kept.tokens += change
             self.used_tokens += change
 
-    def missing(self, entries: Sequence[Entry]) -> list[Missing]:
+    def missing(self, entries: Sequence[Attachment]) -> list[Missing]:
         """Every attachment left out or kept as its outline, in packing order,
         whether or not the notice fit the budget."""
         out = [
@@ -338,18 +312,14 @@ def _section_bytes(section: tuple[str, ...] | bytes) -> int:
     return len(section) if isinstance(section, bytes) else sum(map(utf8_len, section))
 
 
-def cache_key(entry: Entry, variant: str) -> str:
-    return f"{entry.get('oid') or entry['hash']} {variant}"
-
-
 _JSON_HEAD: Final = '{"body":'
 
 
-def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key: str) -> int:
+def _json_tokens(meter: TokenMeter, encoded: bytes, item: Item, key: str) -> int:
     """Tokens of an item's compact JSON, its body's part counted (and cached) alone."""
     tail = b',"hash":"%s","source":%s}' % (
-        str(item["hash"]).encode("ascii"),
-        encode_output(str(item["source"])),
+        item.hash.encode("ascii"),
+        encode_output(item.source),
     )
     body = encoded[len(_JSON_HEAD) : len(encoded) - len(tail)].decode("utf-8")
     return (
@@ -358,7 +328,7 @@ def _json_tokens(meter: TokenMeter, encoded: bytes, item: Mapping[str, Any], key
 
 
 def candidate(
-    plan: Plan, entry: Entry, item: dict[str, Any], variant: str, index: int
+    plan: Plan, entry: Attachment, item: Item, variant: str, index: int
 ) -> tuple[tuple[str, ...], int, int, int]:
     """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add
     as the ``index``-th kept (from 1; an outline when ``variant`` says so)."""
@@ -371,17 +341,16 @@ def candidate(
     tokens = 0
     meter = plan.meter
     if plan.json and meter is not None:
-        tokens += _json_tokens(meter, encoded, item, cache_key(entry, variant + ".json"))
+        tokens += _json_tokens(meter, encoded, item, entry.cache_key(variant + ".json"))
         tokens += 0 if first else 1  # the comma
     if plan.prompt:
         layout = plan.layout
         outline = variant == "outline"
-        source = str(entry["source"])
-        section = layout.section(index, source, str(item["body"]), outline=outline)
+        section = layout.section(index, entry.source, item.body, outline=outline)
         between = len(layout.separator)
         cost_prompt = sum(map(utf8_len, section)) + (layout.block_overhead if first else between)
         if meter is not None:
-            key = cache_key(entry, section_variant(variant, layout))
+            key = entry.cache_key(section_variant(variant, layout))
             tokens += meter.count(section[0]) + meter.count_body(key, "".join(section[1:]))
             tokens += plan.block_tokens if first else min(between, 1)  # the block, or the line
     return section, cost_json, cost_prompt, tokens
@@ -416,10 +385,10 @@ _ITEM_JSON_BYTES: Final = len(encode_output({"body": "", "hash": "0" * 64, "sour
 _SECTION_BYTES: Final = len("### Context from \n")
 
 
-def floor(entry: Entry, source: str, plan: Plan, *, first: bool) -> int:
-    """The fewest bytes an attachment can cost in what the plan measures: its body,
-    its source and the fixed text around them (escaping and marks only add)."""
-    body = min_body_bytes(entry)
+def floor(body: int, source: str, plan: Plan, *, first: bool) -> int:
+    """The fewest bytes an attachment of ``body`` bytes can cost in what the plan
+    measures: its body, its source and the fixed text around them (escaping and
+    marks only add)."""
     label = utf8_len(source)
     separator = 0 if first else 1
     least = 0

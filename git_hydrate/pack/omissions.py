@@ -23,11 +23,14 @@ it again per attachment. Pure: no I/O, no git.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
+
+import msgspec
 
 from .budget import human_size
+from .entries import Attachment
 from .formats import SEED, Layout
 from .render import utf8_len
 
@@ -49,8 +52,7 @@ _SHORTEST_LINE: Final = len(
 )
 
 
-@dataclass(frozen=True)
-class Missing:
+class Missing(msgspec.Struct, frozen=True, gc=False):
     """One attachment the prompt does not hold whole."""
 
     index: int  # its place in packing order
@@ -217,19 +219,19 @@ class Notice:
 
 
 def flagged(
-    missing: Sequence[Missing], entries: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """The attachments the task names (``entry["named"]``: ``file in play`` or
-    ``named test``) that the prompt does not hold whole: the summary line flags
+    missing: Sequence[Missing], entries: Sequence[Attachment]
+) -> list[dict[str, str | int]]:
+    """The attachments the task names (:attr:`.Attachment.named`: ``file in play``
+    or ``named test``) that the prompt does not hold whole: the summary line flags
     each, so a named file is never left out or shrunk silently."""
-    out = []
+    out: list[dict[str, str | int]] = []
     for item in missing:
-        role = entries[item.index].get("named") if item.index < len(entries) else None
+        role = entries[item.index].named if item.index < len(entries) else None
         if role:
             out.append(
                 {
                     "source": item.source,
-                    "named": str(role),
+                    "named": role,
                     "size": item.size,
                     "kept": "outline" if item.outlined else "omitted",
                 }

@@ -18,18 +18,20 @@ from ..model import TREE_ORIGIN
 from ..results import ExpandResult, PackResult, PromptFields, PromptResult
 from ..taskrefs import TaskRefs
 from ..tasks import task_dict
-from .assemble import build_packet, build_prompt, pack_packet
+from .assemble import pack_attachments, render_attachments
 from .budget import Budget
 from .derived import DerivedCache
+from .entries import Attachment, AttachmentOutliner
 from .formats import layout
 from .grammars import grammars, language_for
 from .loader import BodyReader
 from .memo import BodyMemo
 from .prompt_cache import PromptCache
-from .seed import Outliner
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
+
+    from .tokens import Meter
 
 __all__ = [
     "check_budget",
@@ -46,30 +48,29 @@ _TOKEN_CACHE_VERSION: Final = 1
 _OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
 
 
-def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[Attachment]]:
     """The task's fields and its attachments (with size and oid, no bodies), in
     packing order. An attachment of a file the task names (by its path, or its
     source label) carries ``named``: ``file in play`` or ``named test``."""
     state = refs.load(task_id)
     task = dict(task_dict(state))
     roles = _named_paths(task)
-    entries = [
-        {
-            "hash": link.sha256,
-            "source": link.source,
-            "priority": link.priority,
-            "expires": link.expires,
-            "size": link.size,
-            "oid": link.oid,
-            # a file's link names where the work tree may hold the same blob
-            **({"path": link.path} if link.origin == TREE_ORIGIN and link.path else {}),
-        }
-        for link in state.links
-    ]
-    for entry in entries:
-        role = roles.get(str(entry.get("path") or entry["source"]))
-        if role is not None:
-            entry["named"] = role
+    entries = []
+    for link in state.links:
+        # a file's link names where the work tree may hold the same blob
+        path = link.path if link.origin == TREE_ORIGIN and link.path else None
+        entries.append(
+            Attachment(
+                link.sha256,
+                link.source,
+                priority=link.priority,
+                expires=link.expires,
+                size=link.size,
+                oid=link.oid,
+                path=path,
+                named=roles.get(path or link.source),
+            )
+        )
     return task, entries
 
 
@@ -90,33 +91,52 @@ class _Job(NamedTuple):
     outliner when the budget asks for them."""
 
     task: dict[str, Any]
-    entries: list[dict[str, Any]]
+    entries: list[Attachment]
     budget: Budget
     moment: float
-    load_body: Callable[[Mapping[str, Any]], str]
-    meter: Any
-    outliner: Outliner | None
-    caches: list[Any]
+    load_body: BodyReader
+    meter: Meter | None
+    outliner: AttachmentOutliner | None
+    caches: list[DerivedCache]
 
     def save(self) -> None:
         for cache in self.caches:
             cache.save()
 
-    def walk_options(self, *, files: bool = False) -> dict[str, Any]:
-        """The keyword arguments every packer walk takes (``files``: with the task's
-        files in play and tests and the budget's format, for the prompt)."""
-        options: dict[str, Any] = {
-            "max_tokens": self.budget.max_tokens,
-            "tokens": self.meter,
-            "outline": self.outliner,
-            "now": self.moment,
-            "load_body": self.load_body,
-        }
-        if files:
-            options["files"] = self.task.get("files") or ()
-            options["tests"] = self.task.get("tests") or ()
-            options["layout"] = layout(self.budget.format)
-        return options
+    def pack(self) -> dict[str, Any]:
+        """The ``pack`` walk over the task's attachments."""
+        return pack_attachments(
+            self.task,
+            self.entries,
+            self.budget.max_bytes,
+            max_tokens=self.budget.max_tokens,
+            tokens=self.meter,
+            outline=self.outliner,
+            now=self.moment,
+            load_body=self.load_body,
+        )
+
+    def render(
+        self, *, with_json: bool, pieces: bool = False, extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The ``expand`` walk (``with_json``) or the ``prompt`` walk, with the task's
+        files in play and tests and the budget's format."""
+        return render_attachments(
+            self.task,
+            self.entries,
+            self.budget.max_bytes,
+            max_tokens=self.budget.max_tokens,
+            tokens=self.meter,
+            outline=self.outliner,
+            files=self.task.get("files") or (),
+            tests=self.task.get("tests") or (),
+            extra=extra,
+            now=self.moment,
+            load_body=self.load_body,
+            with_json=with_json,
+            pieces=pieces,
+            layout=layout(self.budget.format),
+        )
 
 
 def _job(
@@ -126,7 +146,7 @@ def _job(
     now: datetime | float | None,
     memo: BodyMemo | None = None,
 ) -> _Job:
-    caches: list[Any] = []
+    caches: list[DerivedCache] = []
     meter = None
     if limits.max_tokens is not None:
         # Before anything is read: a missing extra or a bad encoding refuses at once.
@@ -135,18 +155,17 @@ def _job(
     task, entries = packing_input(refs, task_id)
     moment = refs.now(now)
     loader = BodyReader(refs, task_id, entries, limits.max_bytes, moment, memo)
-    parent = _parent_entry(refs, task.get("parent") or "")
+    # first in packing order (its body is at hand: the loader never sees it)
+    top = max((e.priority for e in entries), default=0)
+    parent = _parent_entry(refs, task.get("parent") or "", min(top + 1, 2**31 - 1))
     if parent is not None:
-        # first in packing order (its body is at hand: the loader never sees it)
-        top = max((int(e["priority"]) for e in entries), default=0)
-        parent["priority"] = min(top + 1, 2**31 - 1)
         entries = [parent, *entries]
     return _Job(task, entries, limits, moment, loader, meter, shrink, caches)
 
 
-def _parent_entry(refs: TaskRefs, parent_id: str) -> dict[str, Any] | None:
-    """The parent task's title and objective as the child's first attachment
-    (``None``: no parent, or it is not live here)."""
+def _parent_entry(refs: TaskRefs, parent_id: str, priority: int) -> Attachment | None:
+    """The parent task's title and objective as the child's first attachment, at
+    ``priority`` (``None``: no parent, or it is not live here)."""
     if not parent_id:
         return None
     tip = refs.tip(parent_id)
@@ -156,17 +175,17 @@ def _parent_entry(refs: TaskRefs, parent_id: str) -> dict[str, Any] | None:
     objective = parent.objective.strip()
     body = objective if objective.startswith(parent.title) else f"{parent.title}\n\n{objective}"
     body += "\n"
-    return {
-        "hash": hashlib.sha256(body.encode("utf-8")).hexdigest(),
-        "source": f"parent task {parent_id}",
-        "priority": 0,
-        "expires": None,
-        "size": len(body.encode("utf-8")),
-        "body": body,
-    }
+    data = body.encode("utf-8")
+    return Attachment(
+        hashlib.sha256(data).hexdigest(),
+        f"parent task {parent_id}",
+        priority,
+        size=len(data),
+        body=body,
+    )
 
 
-def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
+def _meter(refs: TaskRefs, encoding: str, caches: list[DerivedCache]) -> Meter:
     from .tokens import Meter
 
     meter = Meter(encoding)  # a missing extra or an unknown encoding refuses here
@@ -177,25 +196,25 @@ def _meter(refs: TaskRefs, encoding: str, caches: list[Any]) -> Any:
     return meter
 
 
-def _outliner(refs: TaskRefs, caches: list[Any]) -> Outliner:
+def _outliner(refs: TaskRefs, caches: list[DerivedCache]) -> AttachmentOutliner:
     # the grammars installed decide outlines: another set, another cache
     state = hashlib.sha256(grammars().encode("utf-8", "surrogateescape")).hexdigest()[:16]
     header = _OUTLINE_CACHE_HEADER % state.encode("ascii")
     cache = DerivedCache.of(refs.repo, "outlines", header)
     caches.append(cache)
 
-    def outline_of(entry: Mapping[str, Any], read: Callable[[], str]) -> str | None:
-        language = language_for(str(entry["source"]))
+    def outline_of(entry: Attachment, read: Callable[[], str]) -> str | None:
+        language = language_for(entry.source)
         if language is None:
             return None
         # (imported only for what it can outline: outlines are on by default)
         from .outline import outline as outline_text
 
-        key = f"{entry.get('oid') or entry['hash']} {language}"
+        key = entry.cache_key(language)
         if key in cache.values:
             known = cache.values[key]
             return known if isinstance(known, str) else None
-        text = outline_text(str(entry["source"]), read())
+        text = outline_text(entry.source, read())
         cache.values[key] = text
         return text
 
@@ -207,7 +226,7 @@ def pack(
 ) -> PackResult:
     """The task as a packet whose compact JSON fits the budget (see ``Ledger.pack``)."""
     job = _job(refs, task_id, limits, now)
-    result = pack_packet(job.task, job.entries, job.budget.max_bytes, **job.walk_options())
+    result = job.pack()
     job.save()
     return cast(PackResult, result)
 
@@ -225,9 +244,7 @@ def expand(
     if job.task.get("depends_on"):
         # A documented extra key of expand's packet only: pack's key set is the seed's.
         extra = {"depends_on": list(job.task["depends_on"]), **(extra or {})}
-    result = build_packet(
-        job.task, job.entries, job.budget.max_bytes, extra=extra, **job.walk_options(files=True)
-    )
+    result = job.render(with_json=True, extra=extra)
     job.save()
     return cast(ExpandResult, result)
 
@@ -261,7 +278,7 @@ def check_budget(refs: TaskRefs, task_id: str, limits: Budget) -> None:
     fit the budget, without reading a body (see ``Ledger.check_prompt_budget``)."""
     meter = _meter(refs, limits.encoding, []) if limits.max_tokens is not None else None
     task: dict[str, Any] = dict(task_dict(refs.load(task_id)))
-    build_prompt(
+    render_attachments(
         task,
         [],
         limits.max_bytes,
@@ -270,6 +287,7 @@ def check_budget(refs: TaskRefs, task_id: str, limits: Budget) -> None:
         files=task.get("files") or (),
         tests=task.get("tests") or (),
         layout=layout(limits.format),
+        with_json=False,
     )
 
 
@@ -322,12 +340,10 @@ def _built_prompt(
     pieces: bool,
 ) -> tuple[_Job, dict[str, Any]]:
     job = _job(refs, task_id, limits, moment, memo)
-    result = build_prompt(
-        job.task, job.entries, limits.max_bytes, pieces=pieces, **job.walk_options(files=True)
-    )
+    result = job.render(with_json=False, pieces=pieces)
     job.save()
     return job, result
 
 
 def _expiries(job: _Job) -> list[float]:
-    return [e["expires"] for e in job.entries if e["expires"] is not None]
+    return [e.expires for e in job.entries if e.expires is not None]

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .measure import Plan, Walked, floor
+from .entries import Attachment
+from .measure import Plan, Walked, floor, min_body_bytes
 from .render import one_line
-from .seed import Entry
 
 __all__ = ["DISPLACED", "LARGE_SHARE", "waits"]
 
@@ -33,16 +33,20 @@ _LOOKAHEAD: Final = 256
 
 
 def waits(
-    plan: Plan, walked: Walked, entries: Sequence[Entry], index: int, waiting: Sequence[Entry]
+    plan: Plan,
+    walked: Walked,
+    entries: Sequence[Attachment],
+    index: int,
+    waiting: Sequence[Attachment],
 ) -> bool:
     """Whether the attachment at ``index`` waits (see the module's doc); the
     decision is said in ``walked.decisions``."""
     entry = entries[index]
-    if not plan.value_per_byte or plan.room_bytes is None or entry.get("named"):
+    if not plan.value_per_byte or plan.room_bytes is None or entry.named:
         return False
-    source = str(entry["source"])
+    source = entry.source
     # (its floor, and the line break a body without one ends with)
-    own = floor(entry, source, plan, first=False) + 1
+    own = floor(min_body_bytes(entry), source, plan, first=False) + 1
     if own * LARGE_SHARE <= plan.room_bytes:
         return False
     displaced = _displaced(plan, walked, [*waiting, *entries[index + 1 :]], own)
@@ -56,7 +60,7 @@ def waits(
     return True
 
 
-def _displaced(plan: Plan, walked: Walked, others: Sequence[Entry], cost: int) -> int:
+def _displaced(plan: Plan, walked: Walked, others: Sequence[Attachment], cost: int) -> int:
     """How many of ``others`` (the attachments still to come: those waiting, then
     the next ones; by their stored sizes, greedily in order) fit whole in the room
     left, less how many fit beside ``cost``."""
@@ -70,7 +74,7 @@ def _displaced(plan: Plan, walked: Walked, others: Sequence[Entry], cost: int) -
     def fitting(room: int) -> int:
         count = 0
         for later in others[:_LOOKAHEAD]:
-            size = floor(later, str(later["source"]), plan, first=False) + 1
+            size = floor(min_body_bytes(later), later.source, plan, first=False) + 1
             if size <= room:
                 room -= size
                 count += 1

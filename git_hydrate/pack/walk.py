@@ -1,7 +1,7 @@
 """The budget walk: keep attachments in packing order while they fit.
 
 Two passes. The first keeps, in order, every attachment that fits whole; one
-the task names (a file in play, a named test: ``entry["named"]``) or that
+the task names (a file in play, a named test: :attr:`.Attachment.named`) or that
 ranks high (the first 1/:data:`TOP_SHARE` of the order) that does not is kept
 as its outline at once. The others that do not fit, and a large attachment
 that would leave out :data:`DISPLACED` or more later ones that fit whole in
@@ -29,15 +29,14 @@ from dataclasses import replace
 from typing import Final
 
 from ..codec import encode_output
+from .entries import Attachment, AttachmentLoader, Item
 from .measure import (
     Plan,
     Shrunk,
     Walked,
     as_timestamp,
     body_of,
-    cache_key,
     candidate,
-    expires_at,
     fits,
     floor,
     measured,
@@ -45,7 +44,6 @@ from .measure import (
     section_variant,
 )
 from .render import utf8_len
-from .seed import BodyLoader, Entry
 from .value import waits
 
 __all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "back_off", "needed", "walk"]
@@ -61,11 +59,11 @@ _COUNT_BYTES: Final = 8
 
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
-_Waiting = tuple[int, Entry, str | None, bool]
+_Waiting = tuple[int, Attachment, str | None, bool]
 
 
 def walk(
-    entries: Sequence[Entry], plan: Plan, *, now: float, load_body: BodyLoader | None
+    entries: Sequence[Attachment], plan: Plan, *, now: float, load_body: AttachmentLoader | None
 ) -> Walked:
     """Keep attachments in packing order while they fit the plan's rooms (see the
     module's doc). When the notice's list does not fit the room, the walk is
@@ -82,18 +80,17 @@ def walk(
 
 
 def _walk(
-    entries: Sequence[Entry], plan: Plan, *, now: float, load_body: BodyLoader | None
+    entries: Sequence[Attachment], plan: Plan, *, now: float, load_body: AttachmentLoader | None
 ) -> Walked:
     walked = Walked(plan, notice=plan.notice)
     waiting: list[_Waiting] = []
-    large: list[Entry] = []  # the waiting ones value per byte put off
+    large: list[Attachment] = []  # the waiting ones value per byte put off
     top = max(1, len(entries) // TOP_SHARE)
     for index, entry in enumerate(entries):
-        expires = expires_at(entry)
-        if expires is not None and expires <= now:
+        if entry.expires is not None and entry.expires <= now:
             walked.omit(index, entry, "expired")
         else:
-            high = bool(entry.get("named")) or index < top
+            high = bool(entry.named) or index < top
             _first_pass(
                 plan, walked, (index, entry), load_body, entries, (waiting, large), high=high
             )
@@ -118,10 +115,10 @@ def _walk(
 def _first_pass(
     plan: Plan,
     walked: Walked,
-    at: tuple[int, Entry],
-    load_body: BodyLoader | None,
-    entries: Sequence[Entry],
-    put_off: tuple[list[_Waiting], list[Entry]],
+    at: tuple[int, Attachment],
+    load_body: AttachmentLoader | None,
+    entries: Sequence[Attachment],
+    put_off: tuple[list[_Waiting], list[Attachment]],
     *,
     high: bool,
 ) -> None:
@@ -150,7 +147,7 @@ def _first_pass(
     if plan.outliner is None:
         walked.omit(index, entry, "byte_budget")
     elif high:
-        named = bool(entry.get("named"))
+        named = bool(entry.named)
         if _keep_outline(plan, walked, index, entry, text, load_body, make_room=named):
             walked.kept[-1].named = True  # not left out again to make room for the notice
         else:
@@ -168,69 +165,64 @@ def _whole(
     plan: Plan,
     walked: Walked,
     index: int,
-    entry: Entry,
-    load_body: BodyLoader | None,
-    entries: Sequence[Entry],
-    large_ones: Sequence[Entry],
+    entry: Attachment,
+    load_body: AttachmentLoader | None,
+    entries: Sequence[Attachment],
+    large_ones: Sequence[Attachment],
 ) -> str | bool | object | None:
     """Keep an attachment whole if it fits (``True``); else its body if it was read,
     ``None`` if it was not (it cannot fit by its size), or :data:`_LARGE` when
     value per byte says it waits."""
-    digest, source = str(entry["hash"]), str(entry["source"])
     # A body costs at least its own bytes in each measured text; when that
     # alone cannot fit, it is not read (unless its outline is wanted).
     if plan.json or plan.prompt:
-        least = floor(entry, source, plan, first=not walked.kept)
+        least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
         if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
             return None
     if plan.meter is not None and plan.room_tokens is not None:
         variant = section_variant("full", plan.layout) if plan.prompt else "full.json"
-        known = plan.meter.known(cache_key(entry, variant))
+        known = plan.meter.known(entry.cache_key(variant))
         if known is not None and walked.total_tokens() + known > plan.room_tokens:
             return None
     if waits(plan, walked, entries, index, large_ones):
         return _LARGE
     body = body_of(entry, load_body)
-    return True if _keep_if_fits(plan, walked, index, entry, digest, body) else body
+    return True if _keep_if_fits(plan, walked, index, entry, body) else body
 
 
-def _keep_if_fits(
-    plan: Plan, walked: Walked, index: int, entry: Entry, digest: str, body: str
-) -> bool:
+def _keep_if_fits(plan: Plan, walked: Walked, index: int, entry: Attachment, body: str) -> bool:
     """Keep the attachment's whole ``body`` if its measured section fits."""
-    item = {"hash": digest, "source": str(entry["source"]), "body": body}
+    item = Item(body, entry.hash, entry.source)
     section, cost_json, cost_prompt, tokens = candidate(
         plan, entry, item, "full", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
     if not fits(plan, walked, size, tokens):
         return False
-    kept = plan.kept(index, item, section, (cost_json, cost_prompt))
-    walked.keep(kept, size, tokens, named=bool(entry.get("named")))
-    size_field = entry.get("size")
-    walked.sizes[index] = int(size_field) if size_field is not None else utf8_len(body)
+    kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt))
+    walked.keep(kept, size, tokens, named=bool(entry.named))
+    walked.sizes[index] = entry.size if entry.size is not None else utf8_len(body)
     return True
 
 
 def _keep_whole(
-    plan: Plan, walked: Walked, index: int, entry: Entry, load_body: BodyLoader | None
+    plan: Plan, walked: Walked, index: int, entry: Attachment, load_body: AttachmentLoader | None
 ) -> bool:
     """Keep an attachment whole if it fits what is left (the second pass)."""
-    source = str(entry["source"])
-    least = floor(entry, source, plan, first=not walked.kept)
+    least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
     if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
         return False
     body = body_of(entry, load_body)
-    return _keep_if_fits(plan, walked, index, entry, str(entry["hash"]), body)
+    return _keep_if_fits(plan, walked, index, entry, body)
 
 
 def _keep_outline(
     plan: Plan,
     walked: Walked,
     index: int,
-    entry: Entry,
+    entry: Attachment,
     body: str | None,
-    load_body: BodyLoader | None,
+    load_body: AttachmentLoader | None,
     *,
     make_room: bool = False,
 ) -> bool:
@@ -238,10 +230,10 @@ def _keep_outline(
     with ``make_room`` (a file the task names), after leaving out kept attachments
     the task does not name, last first, when that makes it fit a byte budget."""
     assert plan.outliner is not None
-    source = str(entry["source"])
+    source = entry.source
     if plan.room_bytes is not None:
         # no room even for an outline's heading and one line: not read, not parsed
-        least = floor({"hash": entry["hash"], "size": 8}, source, plan, first=not walked.kept)
+        least = floor(8, source, plan, first=not walked.kept)
         if walked.with_one_more() + least > plan.room_bytes:
             return False
 
@@ -252,7 +244,7 @@ def _keep_outline(
     if not outline:
         return False
     digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
-    item = {"hash": digest, "source": f"{source} (outline)", "body": outline}
+    item = Item(outline, digest, f"{source} (outline)")
     walked.note(index, entry, "byte_budget", outlined=True)
     section, cost_json, cost_prompt, tokens = candidate(
         plan, entry, item, "outline", len(walked.kept) + 1
@@ -268,10 +260,10 @@ def _keep_outline(
         )
         size = measured(plan, cost_json, cost_prompt)
     full = min_body_bytes(entry) if body is None else utf8_len(body)
-    shrunk = Shrunk(str(entry["hash"]), source, digest, full - utf8_len(outline))
+    shrunk = Shrunk(entry.hash, source, digest, full - utf8_len(outline))
     walked.sizes[index] = full
-    kept = plan.kept(index, item, section, (cost_json, cost_prompt), shrunk)
-    walked.keep(kept, size, tokens, named=bool(entry.get("named")))
+    kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt), shrunk)
+    walked.keep(kept, size, tokens, named=bool(entry.named))
     return True
 
 
@@ -289,7 +281,7 @@ def _unnamed_to_drop(plan: Plan, walked: Walked, size: int) -> int | None:
 
 
 def _refill(
-    plan: Plan, walked: Walked, entries: Sequence[Entry], load_body: BodyLoader | None
+    plan: Plan, walked: Walked, entries: Sequence[Attachment], load_body: AttachmentLoader | None
 ) -> None:
     """After attachments were left out to make room for the notice, try the left-out
     ones again in packing order: each kept now also takes its line off the notice."""
@@ -302,7 +294,7 @@ def _refill(
         if plan.room_bytes is not None:
             # (what it costs at the least, less its line in the notice)
             freed = notice.line_bytes(index) if notice is not None else 0
-            least = floor(entry, str(entry["source"]), plan, first=not walked.kept)
+            least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
             if walked.with_one_more() - freed + least > plan.room_bytes:
                 continue
         walked.unnote(index)
@@ -342,7 +334,7 @@ def _last_to_drop(walked: Walked, *, gain: bool) -> int | None:
     lists = walked.notice is not None and walked.notice.would_list()
     for at in range(len(walked.kept) - 1, -1, -1):
         kept = walked.kept[at]
-        line = _LINE_BYTES + utf8_len(str(kept.item["source"])) if lists else _COUNT_BYTES
+        line = _LINE_BYTES + utf8_len(kept.item.source) if lists else _COUNT_BYTES
         if not kept.named and (not gain or kept.size > line):
             return at
     return None if gain or not walked.kept else len(walked.kept) - 1
@@ -372,7 +364,7 @@ def back_off(
     return total
 
 
-def needed(walked: Walked, entries: Sequence[Entry], now: float, plan: Plan) -> int:
+def needed(walked: Walked, entries: Sequence[Attachment], now: float, plan: Plan) -> int:
     """Bytes of the measured texts that would hold every live attachment in full.
 
     Exact for attachments the walk read; for one it skipped unread, its size
@@ -381,13 +373,12 @@ def needed(walked: Walked, entries: Sequence[Entry], now: float, plan: Plan) -> 
     total = 0
     count = 0
     for entry in entries:
-        expires = expires_at(entry)
-        if expires is not None and expires <= now:
+        if entry.expires is not None and entry.expires <= now:
             continue
-        source = str(entry["source"])
+        source = entry.source
         size = min_body_bytes(entry)
         if plan.json:
-            total += size + len(encode_output(source)) + len(str(entry["hash"])) + 30
+            total += size + len(encode_output(source)) + len(entry.hash) + 30
         if plan.prompt:
             total += utf8_len("".join(plan.layout.section(count + 1, source, ""))) + size
         count += 1
