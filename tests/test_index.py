@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from git_hydrate import Ledger
 from git_hydrate.hydrate.index import HEADER, MAX_INDEXES, Served, WordIndex, keep, word_index
+from git_hydrate.hydrate.indexing import build as build_index
 from git_hydrate.hydrate.retrieval import Hits, lexical_hits
 from git_hydrate.hydrate.terms import BlobFacts, blob_facts
 from git_hydrate.store import Repository
@@ -117,7 +118,7 @@ def test_equal_files_tie_the_same_way_through_the_index() -> None:
     paths = list(bodies)
     oids = {path: _oid(data) for path, data in bodies.items()}
     facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = WordIndex.build(oids, facts)
+    index = build_index(oids, facts)
     served = Served(index, *index.serving(paths, oids))
     for text in ("gamma delta alpha beta omega parse", "parse alpha delta", "omega beta"):
         expected = lexical_hits(text, paths, facts)
@@ -136,7 +137,7 @@ def test_scoring_through_the_index_equals_scoring_every_file(
     built_oids = {p: _oid(b) for p, b in case["indexed"].items() if b is not None}
     built_oids.update({p: "f" * 40 for p, b in case["indexed"].items() if b is None})
     built_facts = {p: blob_facts(b) for p, b in case["indexed"].items() if b is not None}
-    index = WordIndex.decode(WordIndex.build(built_oids, built_facts).encode())
+    index = WordIndex.decode(build_index(built_oids, built_facts).encode())
     assert index is not None
     live, unserved = index.serving(paths, oids)
     rest = {path: facts[path] for path in unserved}
@@ -151,13 +152,13 @@ def test_scoring_through_the_index_equals_scoring_every_file(
 
 
 def test_damaged_or_foreign_bytes_are_no_index() -> None:
-    index = WordIndex.build({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"retry": 1})})
+    index = build_index({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"retry": 1})})
     data = index.encode()
     assert WordIndex.decode(data) is not None
     for damaged in (data[: len(data) // 2], b"", b"\xc1", b"\x96" + data[1:]):
         assert WordIndex.decode(damaged) is None
     # postings that name no file are no postings: an index of two files, cut to one
-    two = WordIndex.build(
+    two = build_index(
         {"a.py": "1" * 40, "b.py": "2" * 40},
         {"a.py": BlobFacts(True, 1), "b.py": BlobFacts(True, 3, 1, {"retry": 1}, ["retry"])},
     )
@@ -241,7 +242,7 @@ def test_a_damaged_foreign_or_missing_index_is_a_miss(repo: Path) -> None:
 
 def test_kept_indexes_are_bounded(repo: Path) -> None:
     r = Repository(str(repo))
-    index = WordIndex.build({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"retry": 1})})
+    index = build_index({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"retry": 1})})
     trees = [f"{i:040x}" for i in range(MAX_INDEXES + 3)]
     for when, tree in enumerate(trees):
         keep(r, tree, index)

@@ -13,6 +13,7 @@
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a
   task's text describes; :mod:`.facts` — each blob's words, kept once per repository;
   :mod:`.index` — a tree's word index, kept by tree id (a new task reads no blob's facts);
+  :mod:`.indexing` — building it while a tree's blobs are read;
 * :mod:`.suggestions` — ``rank --suggest``: the files to accept into ``--file-in-play``;
 * :mod:`.tree`, :mod:`.diff`, :mod:`.rerank`, :mod:`.resources` — the operations.
 """

@@ -48,7 +48,7 @@ class FactsCache:
         self.path = path
         self.repo = repo
         self._entries: dict[str, BlobFacts | msgspec.Raw] | None = None
-        self._new: dict[str, BlobFacts] = {}
+        self._new: dict[str, BlobFacts | msgspec.Raw] = {}
         self._used: set[str] = set()
         self._damaged: set[str] = set()
         self._whole = True  # (whether the file read was whole: else it is rewritten)
@@ -102,6 +102,28 @@ class FactsCache:
         if found is not None:
             self._used.add(oid)
         return found
+
+    def peek(self, oid: str) -> BlobFacts | None:
+        """The facts of blob ``oid``, if known, decoded for this use only (kept
+        encoded: the facts of a whole tree, asked once each, as objects would
+        be most of a first run's memory)."""
+        found = self._load().get(oid)
+        if isinstance(found, msgspec.Raw):
+            try:
+                decoded: BlobFacts = _facts.decode(found)
+            except (msgspec.DecodeError, ValueError):
+                return self.get(oid)  # (a damaged entry: dropped as get() drops it)
+            found = decoded
+        if found is not None:
+            self._used.add(oid)
+        return found
+
+    def put_encoded(self, oid: str, facts: BlobFacts) -> None:
+        """:meth:`put`, the facts kept encoded until asked (:meth:`peek`)."""
+        entries = self._load()
+        self._used.add(oid)
+        if oid not in entries:
+            entries[oid] = self._new[oid] = msgspec.Raw(_encoder.encode(facts))
 
     def put(self, oid: str, facts: BlobFacts) -> None:
         """Remember a blob's facts (written by :meth:`save`)."""

@@ -20,7 +20,7 @@ built from: the others (a tree k files away, a path it never saw, a modified
 work-tree file) are scored from their facts, so any kept index serves any
 tree, in work proportional to the difference. When it serves too few of the
 candidates, :func:`word_index` gives none and the caller builds a new one
-from the facts (:meth:`WordIndex.build`) and keeps it (:func:`keep`).
+(:mod:`.indexing`) and keeps it (:func:`keep`).
 """
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ import sys
 import zlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 import msgspec
 
 from ..store import Repository, read_private
-from .terms import BlobFacts, path_words, words
 
 __all__ = ["MAX_INDEXES", "Served", "WordIndex", "keep", "word_index"]
 
@@ -84,7 +83,7 @@ _encoder: Final = msgspec.msgpack.Encoder()
 class WordIndex:
     """Postings of the words of a set of files (see the module's docstring)."""
 
-    def __init__(self, layout: _Layout, data: bytes | memoryview) -> None:
+    def __init__(self, layout: _Layout, data: bytes | bytearray | memoryview) -> None:
         self._layout = layout
         self._data = data  # (what the layout's postings are views of)
         self._positions: dict[str, int] | None = None
@@ -105,68 +104,12 @@ class WordIndex:
         """Each file's count of content words (0: binary or unknown), by position."""
         return self._layout.lengths
 
-    @classmethod
-    def build(cls, oids: Mapping[str, str], facts: Mapping[str, BlobFacts]) -> WordIndex:
-        """The index of the files ``oids`` names (path -> blob id), from ``facts``
-        (path -> the facts of its blob; a path without is indexed by its path only
-        and never served)."""
-        paths = sorted(oids)
-        # (arrays, not lists: 4 bytes a number, not an object each)
-        terms: dict[str, array[int]] = {}
-        in_paths: dict[str, array[int]] = {}
-        names: dict[str, list[tuple[int, str, int]]] = {}
-        blobs: list[str] = []
-        path_lengths: list[int] = []
-        lengths: list[int] = []
-        for position, path in enumerate(paths):
-            own = path_words(path)
-            path_lengths.append(len(own))
-            for word in dict.fromkeys(own):
-                postings = in_paths.get(word)
-                if postings is None:
-                    postings = in_paths[word] = array("I")
-                postings += array("I", (position, own.count(word)))
-            known = facts.get(path)
-            blobs.append(oids[path] if known is not None else "")
-            if known is None or not known.text:
-                lengths.append(0)
-                continue
-            lengths.append(known.length)
-            for word, count in known.terms.items():
-                postings = terms.get(word)
-                if postings is None:
-                    terms[word] = array("I", (position, count))
-                else:
-                    postings.append(position)
-                    postings.append(count)
-            for name in known.symbols:
-                split = words(name)
-                for word in dict.fromkeys(split):
-                    names.setdefault(word, []).append((position, name, split.count(word)))
-        # encoded as the layout reads it back (each table's values as Raw), then
-        # decoded: one small object per word while building, none per posting
-        data = _encoder.encode(
-            (
-                paths,
-                blobs,
-                path_lengths,
-                lengths,
-                _buckets(_packed(terms)),
-                _buckets(_packed(in_paths)),
-                _buckets(names),
-            )
-        )
-        del terms, in_paths, names
-        index = cls.decode(data)
-        assert index is not None  # (just encoded)
-        return index
-
-    def encode(self) -> bytes | memoryview:
+    def encode(self) -> bytes | bytearray | memoryview:
         """The index as kept on disk (after :data:`HEADER`)."""
         return self._data
 
     @classmethod
-    def decode(cls, data: bytes | memoryview) -> WordIndex | None:
+    def decode(cls, data: bytes | bytearray | memoryview) -> WordIndex | None:
         """An index from :meth:`encode`'s bytes; ``None`` if they do not decode."""
         try:
             layout = _decoder.decode(data)
@@ -250,25 +193,6 @@ class Served(NamedTuple):
     unserved: list[str]
 
 
-def _buckets(table: dict[str, Any]) -> list[dict[str, Any]]:
-    """``table`` in buckets of about :data:`_BUCKET` words (see :class:`_Layout`)."""
-    buckets: list[dict[str, Any]] = [{} for _ in range(max(1, len(table) // _BUCKET))]
-    for word, postings in table.items():
-        buckets[zlib.crc32(word.encode("utf-8", "surrogatepass")) % len(buckets)][word] = postings
-    return buckets
-
-
-def _packed(table: dict[str, array[int]]) -> dict[str, bytes]:
-    """Each word's postings as one little-endian bytes value (the arrays are freed)."""
-    packed: dict[str, bytes] = {}
-    while table:
-        word, postings = table.popitem()
-        if sys.byteorder == "big":
-            postings.byteswap()
-        packed[word] = postings.tobytes()
-    return packed
-
-
 def _folder(repo: Repository) -> str:
     return os.path.join(repo.common_dir, "hydrate", "rank-index")
 
@@ -321,9 +245,11 @@ def keep(repo: Repository, tree: str, index: WordIndex) -> None:
     ignored: the index only saves time."""
     folder = _folder(repo)
     with contextlib.suppress(OSError):
-        data = bytes(index.encode())
+        data = index.encode()
         check = b"%08x\n" % zlib.crc32(data)
-        repo.replace_file(os.path.join(folder, tree), [HEADER, check, data], private=True)
+        # (a new index's buffer is written as it is: no copy of it)
+        body = cast(bytes, data) if isinstance(data, bytearray) else bytes(data)
+        repo.replace_file(os.path.join(folder, tree), [HEADER, check, body], private=True)
         kept = [name for _when, name in _kept(folder) if name != tree]
         for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
             os.unlink(os.path.join(folder, name))

@@ -20,11 +20,12 @@ from ..store import Repository
 from .facts import gather
 from .history import History, read_history
 from .index import Served, WordIndex, keep, word_index
+from .indexing import Building, build
 from .links import Reason, ranked_priority
 from .rank import TOP_LEVEL, Candidate, TaskText, rank
 from .terms import BlobFacts
 
-__all__ = ["Place", "place", "task_text"]
+__all__ = ["Place", "place", "prepare", "task_text"]
 
 #: ``(priority, score, reason)`` of one file (the reason spelled when it is kept:
 #: :func:`.links.spelled`).
@@ -60,6 +61,7 @@ def place(
     oids: Mapping[str, str] | None = None,
     known: Mapping[str, BlobFacts] | None = None,
     tree: str | None = None,
+    index: WordIndex | Building | None = None,
 ) -> dict[str, Place]:
     """The place of every path in ``sizes`` (path -> bytes).
 
@@ -72,13 +74,15 @@ def place(
             cache, else ``known``, else read; without, by paths alone).
         known: Facts of blobs just read (blob id -> facts).
         tree: The tree ``oids`` lists, if one: a word index is kept by its id.
+        index: That tree's word index, looked for before its blobs were read
+            (:func:`prepare`): a kept one, or one built while they were read.
     """
     if priority is not None or not ranked:
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
     history = read_history(repo, commit) if commit else History([], [])
     candidates = [Candidate(path, size) for path, size in sizes.items()]
-    facts, served = _contents(repo, oids, known, tree) if oids else ({}, None)
+    facts, served = _contents(repo, oids, known, tree, index) if oids else ({}, None)
     found = rank(
         candidates,
         task_text(task),
@@ -98,18 +102,39 @@ def _contents(
     oids: Mapping[str, str],
     known: Mapping[str, BlobFacts] | None,
     tree: str | None,
+    index: WordIndex | Building | None,
 ) -> tuple[dict[str, BlobFacts], Served | None]:
     """What ranking reads of the files' contents: a kept word index that serves most
     of them and the facts of the rest; else the facts of every file, and (for a
     tree) a new index built from them and kept."""
     paths = list(oids)
-    served = word_index(repo, tree, paths, oids)
+    if isinstance(index, Building):
+        served = index.served(oids)
+        if served is not None:
+            return {}, served
+    if isinstance(index, WordIndex):
+        live, unserved = index.serving(paths, oids)
+        served = Served(index, live, unserved)
+    else:
+        served = word_index(repo, tree, paths, oids)
     if served is not None:
         rest = {path: oids[path] for path in served.unserved}
         return (gather(repo, rest, known) if rest else {}), served
     facts = gather(repo, oids, known)
     if tree is None:
         return facts, None
-    index = WordIndex.build(oids, facts)
-    keep(repo, tree, index)
-    return facts, Served(index, *index.serving(paths, oids))
+    built = build(oids, facts)
+    keep(repo, tree, built)
+    return facts, Served(built, *built.serving(paths, oids))
+
+
+def prepare(
+    repo: Repository, tree: str | None, oids: Mapping[str, str]
+) -> WordIndex | Building | None:
+    """The word index of ``tree`` (``oids``: the blob of each file to rank), looked
+    for before the blobs are read: a kept index that serves most of them, else one
+    to build while they are read; ``None`` without a tree."""
+    if tree is None:
+        return None
+    served = word_index(repo, tree, list(oids), oids)
+    return served.postings if served is not None else Building(repo, tree, oids)

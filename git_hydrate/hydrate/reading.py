@@ -9,13 +9,14 @@ as a blob if it is picked.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..pack.memo import BodyMemo
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache, keep_compiled_prefilter
 from .facts import FactsCache
+from .indexing import Building
 from .rules import FileEntry, Skipped, classify
 from .terms import BlobFacts, blob_facts
 
@@ -44,11 +45,25 @@ class Content:
     #: The blob-facts cache, opened at the first blob read: a blob it knows (read
     #: again because the sha256 cache missed) is not tokenised again.
     kept: FactsCache | None = None
+    #: The tree's word index being built: it takes the facts of each blob read
+    #: instead of :attr:`facts` (and the facts cache, encoded).
+    building: Building | None = None
 
-    def learn(self, oid: str, cls: str, data: bytes) -> None:
+    def learn(self, oid: str, cls: str, data: bytes, paths: Iterable[str]) -> None:
         """Keep the facts of a blob just read (a text's words; of others, none),
-        unless the facts cache has them already."""
-        if not self.learning or (self.kept is not None and self.kept.get(oid) is not None):
+        unless the facts cache has them already; or give them to the index being
+        built, for the files ``paths`` that hold the blob."""
+        if not self.learning:
+            return
+        building = self.building
+        if building is not None:
+            known = building.known(oid)
+            new = known is None
+            if known is None:
+                known = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
+            building.learn(oid, paths, known, new=new)
+            return
+        if self.kept is not None and self.kept.get(oid) is not None:
             return
         self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
 
@@ -70,13 +85,28 @@ def _read_from_disk(
     cls = classify(data)
     digest = hashlib.sha256(data).hexdigest()
     cache.put(oid, digest, cls)  # saves the read once these files are committed
-    found.learn(oid, cls, data)
+    found.learn(oid, cls, data, (entry.path,))
     if cls == "text":
         found.memo.offer(oid, digest, data)
     found.info[entry.path] = (oid, digest, cls, len(data))
     found.to_write[oid] = data
     found.files_done += 1
     found.bytes_done += len(data)
+
+
+def _from_worktree(
+    refs: TaskRefs, unread: dict[str, list[FileEntry]], take: Callable[[str, bytes], None]
+) -> list[str]:
+    """``take`` each blob the work tree holds as it is; the others, to read through git."""
+    through_git = []
+    for oid, entries in unread.items():
+        first = entries[0]
+        data = refs.repo.worktree_blob(first.raw_path, oid, first.size)
+        if data is None:
+            through_git.append(oid)
+        else:
+            take(oid, data)
+    return through_git
 
 
 def read_content(
@@ -88,12 +118,15 @@ def read_content(
     worktree_copies: bool = False,
     memo: BodyMemo | None = None,
     learning: bool = True,
+    building: Building | None = None,
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git
-    (``worktree_copies``: a blob the work tree holds as it is, from there)."""
+    (``worktree_copies``: a blob the work tree holds as it is, from there).
+    ``building``: the word index built from the facts of the blobs read."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
     found = Content(memo=memo if memo is not None else BodyMemo(), learning=learning)
+    found.building = building if learning else None
     found.kept = FactsCache.of(refs.repo) if learning else None  # (read at the first read)
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
@@ -114,7 +147,7 @@ def read_content(
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
         cache.put(oid, digest, cls)
-        found.learn(oid, cls, data)
+        found.learn(oid, cls, data, [entry.path for entry in unread[oid]])
         if cls == "text":
             found.memo.offer(oid, digest, data)
         for entry in unread[oid]:
@@ -126,14 +159,7 @@ def read_content(
 
     through_git = list(unread)
     if worktree_copies and refs.repo.work_tree is not None:
-        through_git = []
-        for oid, entries in unread.items():
-            first = entries[0]
-            data = refs.repo.worktree_blob(first.raw_path, oid, first.size)
-            if data is None:
-                through_git.append(oid)
-            else:
-                take(oid, data)
+        through_git = _from_worktree(refs, unread, take)
     for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
         take(oid, data)
     cache.save()

@@ -14,12 +14,21 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Final
 
 import msgspec
 
-__all__ = ["MAX_TERMS", "BlobFacts", "blob_facts", "path_words", "tokenize"]
+__all__ = [
+    "MAX_TERMS",
+    "BlobFacts",
+    "blob_facts",
+    "path_words",
+    "paths_words",
+    "symbol_words",
+    "tokenize",
+]
 
 #: Distinct words kept per file (the most frequent; a 256 KiB file rarely has more).
 MAX_TERMS: Final = 4000
@@ -128,6 +137,28 @@ def path_words(path: str) -> list[str]:
     return tokenize(stem.replace("/", " ").replace("-", " ").replace(".", " "))
 
 
+def paths_words(paths: Iterable[str]) -> Iterator[list[str]]:
+    """:func:`path_words` of each of ``paths``, in order: a folder's words found once,
+    a file name's raw tokens split without :func:`words`'s cache (a tree's file
+    names, most met once, would stay in it)."""
+    folders: dict[str, list[str]] = {}
+    names: dict[str, tuple[str, ...]] = {}
+    for path in paths:
+        head, slash, name = path.rpartition("/")
+        own = folders.get(head) if slash else []
+        if own is None:
+            own = folders[head] = tokenize(head)
+        own = own.copy()
+        for raw in _RAW.findall(posixpath.splitext(name)[0]):
+            split = names.get(raw)
+            if split is None:
+                if len(names) >= _SPLIT_LIMIT:
+                    names.clear()
+                split = names[raw] = _words(raw)
+            own += split
+        yield own
+
+
 class BlobFacts(msgspec.Struct, array_like=True, frozen=True):
     """What ranking knows of one blob: whether it is text, its size, how many words
     it has, each word's count, and the names it defines (as written)."""
@@ -144,6 +175,17 @@ def _words_of(raw: bytes) -> tuple[str, ...]:
         _split.clear()
     found = _split[raw] = _words(raw.decode("ascii"))
     return found
+
+
+def symbol_words(name: str) -> tuple[str, ...]:
+    """``words(name)`` of a name a blob defines, through the blobs' split cache: a
+    defined name is one of its blob's raw tokens, split just before (and kept out
+    of :func:`words`'s cache, where the names of a whole tree would stay)."""
+    if not name.isascii():
+        return words(name)
+    raw = name.encode("ascii")
+    found = _split.get(raw)
+    return found if found is not None else _words_of(raw)
 
 
 def defined_names(data: bytes) -> list[str]:

@@ -36,10 +36,12 @@ from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import TaskRefs, TaskState
+from .index import WordIndex
+from .indexing import Building
 from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
 from .pathspec import Pathspec
-from .placement import Place, place
+from .placement import Place, place, prepare
 from .reading import Content, Progress, read_content
 from .rules import FileEntry, Skipped, attribute_rules, path_rule
 from .selections import (
@@ -160,6 +162,7 @@ def _place(
     found: Content,
     priority: int | None,
     ranked: bool,
+    index: WordIndex | Building | None,
 ) -> dict[str, Place]:
     """Each read candidate's place (:func:`.placement.place`)."""
     return place(
@@ -173,7 +176,13 @@ def _place(
         oids={path: info[0] for path, info in found.info.items()},
         known=found.facts,
         tree=source.tree,  # (a word index is kept by tree id)
+        index=index,
     )
+
+
+def _blobs(candidates: list[FileEntry]) -> dict[str, str]:
+    """Each candidate's blob id (those of a tree all have one)."""
+    return {entry.path: entry.oid for entry in candidates if entry.oid is not None}
 
 
 def _history_commit(refs: TaskRefs, source: Source) -> str | None:
@@ -355,6 +364,9 @@ def _select(
     candidates, skipped = _apply_rules(
         refs, source, run.spec, anchors, run.max_file, run.max_total
     )
+    ranking = selection.ranked and selection.priority is None
+    # (a tree's index is looked for before its blobs are read: else built as they are)
+    index = prepare(refs.repo, source.tree, _blobs(candidates)) if ranking else None
     found = read_content(
         refs,
         candidates,
@@ -362,9 +374,10 @@ def _select(
         progress,
         worktree_copies=source.mode != "dir",
         memo=memo,
-        learning=selection.ranked and selection.priority is None,
+        learning=ranking,
+        building=index if isinstance(index, Building) else None,
     )
-    places = _place(refs, task, source, found, selection.priority, selection.ranked)
+    places = _place(refs, task, source, found, selection.priority, selection.ranked, index)
     selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
     _pick(candidates, found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}

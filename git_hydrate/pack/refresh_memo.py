@@ -54,7 +54,7 @@ _FORMAT: Final = 1
 DECIDING_MODULES: Final = (
     *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
     *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
-    *(f"hydrate/{name}.py" for name in ("retrieval", "terms", "facts", "index")),
+    *(f"hydrate/{name}.py" for name in ("retrieval", "terms", "facts", "index", "indexing")),
     *(f"secrets/{name}.py" for name in ("__init__", "rules", "findings", "plain")),
     *(f"secrets/{name}.py" for name in ("anchors", "prefilter")),
 )

@@ -1,0 +1,286 @@
+"""Building a tree's word index (:mod:`.index`) while its blobs are read.
+
+A first task on a tree reads every blob, and ranking then needs the index of
+the whole tree. :class:`IndexBuilder` takes each file's facts as reading learns
+them and appends its postings at once (per word, compact arrays: 4 bytes a
+number; a word met in one file only, one ``bytes``), so no blob's facts are
+kept as objects, and :meth:`IndexBuilder.finish` encodes the tables one bucket
+at a time into one buffer, freeing what it has encoded as it goes.
+
+The bytes are those of an index built from every file's facts in path order
+(:func:`build`, the reference): per word its postings by file position; the
+words of a bucket in the order of the file that first holds them (as that
+file's facts list them). When files are fed out of path order (a blob read
+through git after the work tree's, a second path of a blob, facts taken from
+the cache), each touched word's postings are sorted by position at the end:
+the same postings; only the order of words within a bucket may then differ.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import zlib
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import Any, Final, TypeAlias
+
+import msgspec
+
+from ..store import Repository
+from .facts import FactsCache
+from .index import Served, WordIndex, keep
+from .terms import BlobFacts, blob_facts, paths_words, symbol_words
+
+__all__ = ["Building", "IndexBuilder", "build"]
+
+#: Words per bucket of a table, about (see :class:`.index._Layout`).
+_BUCKET: Final = 64
+#: One posting ``(file, count)`` in the machine's order (the file's is little-endian).
+_PAIR: Final = struct.Struct("=II").pack
+_encoder: Final = msgspec.msgpack.Encoder()
+_named_decoder: Final = msgspec.msgpack.Decoder(list[tuple[int, str, int]])
+
+#: A word's postings while building: one pair as bytes, or an array of pairs.
+_Postings: TypeAlias = "bytes | array[int]"
+
+
+class IndexBuilder:
+    """The word index of ``paths`` (sorted: a file's position is its index in
+    them), built from each file's facts as they come (:meth:`add`)."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = list(paths)
+        self.positions = {path: i for i, path in enumerate(self.paths)}
+        self._oids = [""] * len(self.paths)  # "": facts not known (never served)
+        self._lengths = [0] * len(self.paths)
+        self._terms: dict[str, _Postings] = {}
+        #: Per word its postings of defined names, each ``[file, name, count]`` as
+        #: msgpack, one after the other; how many, for words in more than one.
+        self._names: dict[str, bytes | bytearray] = {}
+        self._named: dict[str, int] = {}
+        self._last = -1  # (the greatest position fed: one below it is out of order)
+        self._unsorted: set[str] = set()
+        self._unsorted_names: set[str] = set()
+
+    def has(self, path: str) -> bool:
+        """Whether ``path``'s facts were fed."""
+        return self._oids[self.positions[path]] != ""
+
+    def add(self, path: str, oid: str, facts: BlobFacts) -> None:
+        """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``."""
+        position = self.positions[path]
+        if self._oids[position]:
+            return  # (fed once)
+        self._oids[position] = oid
+        if not facts.text:
+            return
+        self._lengths[position] = facts.length
+        late = position < self._last
+        if not late:
+            self._last = position
+        terms, pair = self._terms, _PAIR
+        get = terms.get
+        for word, count in facts.terms.items():
+            postings = get(word)
+            if postings is None:
+                terms[word] = pair(position, count)
+            elif isinstance(postings, bytes):
+                grown = terms[word] = array("I", postings)
+                grown.append(position)
+                grown.append(count)
+            else:
+                postings.append(position)
+                postings.append(count)
+        if facts.symbols:
+            self._add_names(position, facts.symbols, late)
+        if late:
+            self._unsorted.update(facts.terms)
+
+    def _add_names(self, position: int, symbols: Iterable[str], late: bool) -> None:
+        names, named, encode = self._names, self._named, _encoder.encode
+        for name in symbols:
+            split = symbol_words(name)
+            for word in dict.fromkeys(split) if len(split) > 1 else split:
+                entry = encode((position, name, split.count(word)))
+                held = names.get(word)
+                if held is None:
+                    names[word] = entry
+                elif isinstance(held, bytes):
+                    names[word] = bytearray(held) + entry
+                    named[word] = 2
+                else:
+                    held += entry
+                    named[word] += 1
+                if late:
+                    self._unsorted_names.add(word)
+
+    def finish(self) -> WordIndex:
+        """The index (the builder is spent: its tables are freed as they are encoded)."""
+        self._sort_late()
+        path_lengths, in_paths = _path_table(self.paths)
+        out = bytearray(_array_header(7))
+        for part in (self.paths, self._oids, path_lengths, self._lengths):
+            out += _encoder.encode(part)
+        out += _table(_postings(self._terms))
+        out += _table(_postings(in_paths))
+        named = self._named
+        out += _table(
+            self._names, lambda word, held: msgspec.Raw(_array_header(named.get(word, 1)) + held)
+        )
+        index = WordIndex.decode(out)
+        assert index is not None  # (just encoded)
+        return index
+
+    def _sort_late(self) -> None:
+        """Put the postings of the words fed out of path order in position order."""
+        terms = self._terms
+        for word in self._unsorted:
+            postings = terms[word]
+            if type(postings) is array:
+                pairs = sorted(zip(postings[0::2], postings[1::2], strict=True))
+                terms[word] = array("I", [n for pair in pairs for n in pair])
+        names, named = self._names, self._named
+        for word in self._unsorted_names:
+            held = names[word]
+            if type(held) is bytes:
+                continue  # (one posting)
+            entries = _named_decoder.decode(_array_header(named[word]) + held)
+            entries.sort(key=itemgetter(0))  # (stable: a file's own order is kept)
+            names[word] = bytearray(b"".join(map(_encoder.encode, entries)))
+        self._unsorted.clear()
+        self._unsorted_names.clear()
+
+
+def _path_table(paths: Sequence[str]) -> tuple[list[int], dict[str, _Postings]]:
+    """Each path's count of words, and per word the paths holding it (in order)."""
+    lengths: list[int] = []
+    table: dict[str, _Postings] = {}
+    get, pair = table.get, _PAIR
+    for position, own in enumerate(paths_words(paths)):
+        lengths.append(len(own))
+        for word in dict.fromkeys(own) if len(own) > 1 else own:
+            postings = get(word)
+            if postings is None:
+                table[word] = pair(position, own.count(word))
+            elif isinstance(postings, bytes):
+                grown = table[word] = array("I", postings)
+                grown += array("I", (position, own.count(word)))
+            else:
+                postings.append(position)
+                postings.append(own.count(word))
+    return lengths, table
+
+
+def _postings(table: dict[str, _Postings]) -> dict[str, _Postings]:
+    """``table`` with each word's postings as the file keeps them (little-endian
+    32-bit integers): as they are on a little-endian machine."""
+    if sys.byteorder == "big":
+        for word, postings in table.items():
+            swapped = array("I", postings)
+            swapped.byteswap()
+            table[word] = swapped
+    return table
+
+
+def _table(
+    table: dict[str, Any], raw: Callable[[str, Any], msgspec.Raw] | None = None
+) -> bytearray:
+    """``table`` encoded as buckets of about :data:`_BUCKET` words (a word in bucket
+    ``crc32(word) % buckets``), each word's postings as they are (an array as its
+    bytes) or, with ``raw``, as ``raw(word, postings)`` encodes them. A bucket holds
+    its words last met first for postings, first met first with ``raw`` (as the
+    reference build did). ``table`` is emptied as it is encoded."""
+    count = max(1, len(table) // _BUCKET)
+    buckets: list[list[str]] = [[] for _ in range(count)]
+    for word in table if raw is not None else reversed(table):
+        buckets[zlib.crc32(word.encode("utf-8", "surrogatepass")) % count].append(word)
+    out = bytearray(_array_header(count))
+    pop, encode = table.pop, _encoder.encode
+    for words in buckets:
+        if raw is not None:
+            out += encode({word: raw(word, pop(word)) for word in words})
+            continue
+        bucket = {word: pop(word) for word in words}
+        for word, postings in bucket.items():
+            if type(postings) is array:
+                bucket[word] = memoryview(postings)
+        out += encode(bucket)
+    return out
+
+
+def _array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` items (the shortest form)."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+def build(oids: Mapping[str, str], facts: Mapping[str, BlobFacts]) -> WordIndex:
+    """The index of the files ``oids`` names (path -> blob id), from ``facts``
+    (path -> the facts of its blob; a path without is indexed by its path only
+    and never served)."""
+    builder = IndexBuilder(sorted(oids))
+    for path in builder.paths:
+        known = facts.get(path)
+        if known is not None:
+            builder.add(path, oids[path], known)
+    return builder.finish()
+
+
+class Building:
+    """The word index of the tree an add-tree run reads, built while its blobs are
+    read: reading gives each blob's facts (:meth:`learn`: to the builder and, when
+    new, encoded to the facts cache); :meth:`served` completes it (the files not
+    read: their facts from the cache, else read through git), saves the facts
+    and keeps the index."""
+
+    def __init__(self, repo: Repository, tree: str, paths: Iterable[str]) -> None:
+        self.repo, self.tree = repo, tree
+        self.builder = IndexBuilder(sorted(paths))
+        self.cache = FactsCache.of(repo)
+
+    def known(self, oid: str) -> BlobFacts | None:
+        """The facts the cache holds of blob ``oid``."""
+        return self.cache.peek(oid)
+
+    def learn(self, oid: str, paths: Iterable[str], facts: BlobFacts, *, new: bool) -> None:
+        """Index the files ``paths`` of blob ``oid`` by ``facts`` (``new``: just
+        computed, to keep in the cache)."""
+        if new:
+            self.cache.put_encoded(oid, facts)
+        positions, add = self.builder.positions, self.builder.add
+        for path in paths:
+            if path in positions:
+                add(path, oid, facts)
+
+    def served(self, oids: Mapping[str, str]) -> Served | None:
+        """The index of ``oids`` (path -> blob id: the files read), kept, and which
+        of them it serves; ``None`` if they are not the files it was begun for (the
+        facts learned are saved either way). Called once: the builder and the
+        facts learned are dropped."""
+        builder = self.builder
+        positions = builder.positions
+        if len(oids) != len(positions) or not all(path in positions for path in oids):
+            self.cache.save()
+            return None
+        missing: dict[str, list[str]] = {}
+        for path, oid in oids.items():
+            if not builder.has(path):
+                known = self.cache.peek(oid)
+                if known is None:
+                    missing.setdefault(oid, []).append(path)
+                else:
+                    builder.add(path, oid, known)
+        for oid, data in self.repo.stream_blobs(list(missing)) if missing else ():
+            self.learn(oid, missing[oid], blob_facts(data), new=True)
+        self.cache.save()
+        # (what ranking allocates next reuses their memory)
+        self.cache, self.builder = FactsCache.of(self.repo), IndexBuilder(())
+        index = builder.finish()
+        del builder
+        keep(self.repo, self.tree, index)
+        return Served(index, *index.serving(oids, oids))
