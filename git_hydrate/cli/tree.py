@@ -15,6 +15,7 @@ from ._common import (
     ByteSize,
     budget_options,
     echo_json,
+    few_collections,
     format_option,
     json_option,
     open_ledger,
@@ -323,7 +324,7 @@ def add_tree(
       git hydrate add-tree M-1002 src --prompt > M-1002.prompt.md
     """
     _refuse_conflicts(rev, worktree, directory, then_prompt, as_json, now, budget)
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx) as ledger, few_collections():
         specs = _from_top(ctx, ledger, pathspecs, directory)
         limits, memo = _prompt_budget(ledger, task_id, budget) if then_prompt else (None, None)
         result = _attach(ledger, task_id, specs, memo, rev, worktree, directory, **hydration)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final, cast
 
 from .. import textpolicy, validate
@@ -122,6 +123,25 @@ class Selector:
             )
             self._seen[digest] = source
             self.remaining -= size
+
+    def refuse(self, rows: Iterable[tuple[str, str, str, int, str]]) -> None:
+        """Record why each of ``rows`` — ``(path, source, digest, size, class)``, in
+        the order offered — is not picked, as :meth:`offer` would when none of them
+        fits what is left of the budget (the caller knows that)."""
+        attachable, secret_labels, seen = self.attachable, self._secret_labels, self._seen
+        longest = validate.MAX_LABEL_CHARS
+        self.skipped += [
+            Skipped(path, cls, size)
+            if cls not in attachable
+            else Skipped(path, "secret", size)
+            if source in secret_labels
+            else Skipped(path, "bad_path", size)
+            if len(source) > longest
+            else Skipped(path, "duplicate", size, same_as=seen[digest])
+            if digest in seen
+            else Skipped(path, "total_budget", size)
+            for path, source, digest, size, cls in rows
+        ]
 
 
 def limit(settings: Settings, value: int | None, key: str, what: str) -> int:
@@ -259,7 +279,7 @@ def _outcome(
     task_id: str, result: dict[str, Any], counts: _Counts, skips: list[Skipped], links: list[Link]
 ) -> HydrateResult:
     """The result of hydrating ``task_id`` with ``links`` (``changed`` aside)."""
-    all_skips = sorted(skips, key=lambda s: (s.path, s.reason))
+    all_skips = sorted(skips, key=attrgetter("path", "reason"))
     return cast(
         HydrateResult,
         {

@@ -240,7 +240,9 @@ class Skipped:
     def as_dict(self) -> SkippedDict:
         """The JSON shape ``{path, reason, bytes}`` (plus ``same_as`` for duplicates)."""
         # A path that is not UTF-8 is shown with \xNN escapes (JSON cannot carry raw bytes).
-        path = self.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        path = self.path
+        if not path.isascii():
+            path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         data: SkippedDict = {"path": path, "reason": self.reason, "bytes": self.bytes}
         if self.same_as:
             data["same_as"] = self.same_as

@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import itemgetter
 from typing import Any, Final, TypedDict, Unpack
 
 import msgspec
@@ -138,19 +140,33 @@ def _apply_rules(
 
 
 def _pick(
-    candidates: list[FileEntry],
     found: Content,
     prefix: str,
     places: dict[str, Place],
     selector: Selector,
 ) -> None:
-    """Offer every read candidate to ``selector``, in packing order (ranked first)."""
-    info = found.info
-    known = sorted(
-        (-places[path][0], path) for entry in candidates if (path := entry.path) in info
-    )
+    """Offer every file read (each has a place) to ``selector``, in packing order
+    (ranked first).
+
+    Once what is left of the budget is below the size of every file still to come,
+    none of them can be picked: they are refused at once, each for the reason
+    :meth:`.Selector.offer` would give.
+    """
+    info = found.info  # (the paths placed are those read: ``places`` has them all)
+    known = sorted([(-place[0], path) for path, place in places.items()])
+    sizes = map(itemgetter(3), map(info.__getitem__, map(itemgetter(1), reversed(known))))
+    smallest_after = list(accumulate(sizes, min))[::-1]
     offer = selector.offer  # (30,000 files at a time: no lookups in the loop)
-    for _priority, path in known:
+    for at, (_priority, path) in enumerate(known):
+        if selector.remaining < smallest_after[at]:
+            selector.refuse(
+                [
+                    (path, prefix + path if prefix else path, digest, size, cls)
+                    for _priority, path in known[at:]
+                    for _oid, digest, cls, size in (info[path],)
+                ]
+            )
+            break
         oid, digest, cls, size = info[path]
         offer(path, prefix + path, digest, size, cls, oid, "", places[path])
 
@@ -379,7 +395,7 @@ def _select(
     )
     places = _place(refs, task, source, found, selection.priority, selection.ranked, index)
     selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
-    _pick(candidates, found, prefix, places, selector)
+    _pick(found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}
     skipped += [Skipped(path, "missing", 0) for path in sorted(anchors - listed)]
     for pick in selector.picks:
