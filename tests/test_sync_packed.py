@@ -3,6 +3,7 @@ git's loose writes, under git's locks, and nothing lost to a concurrent writer."
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from git_hydrate.store import Repository
+from git_hydrate.store import packed as packed_module
 from git_hydrate.store import refs as refs_module
 from git_hydrate.store.packed import create_packed
 
@@ -148,6 +150,65 @@ def test_a_lock_held_by_another_writer_leaves_it_to_git(repo: Path, commit: byte
     (repo / ".git" / "packed-refs.lock").write_text("")
     _refused(repo, commit, names)
     assert os.listdir(tasks) == []
+
+
+def test_the_locks_are_links_to_one_file_that_git_honours(
+    repo: Path, commit: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``<ref>.lock`` after the first is a hard link to it (no inode per
+    ref), and git's own writer of such a ref is kept out while they are held."""
+    names = _names("N", 5)
+    tasks = repo / ".git" / "refs" / "hydrate" / "tasks"
+    seen: list[tuple[set[int], set[int], int]] = []
+    write_packed = packed_module._write_packed
+
+    def while_held(common: str, creations: list[tuple[bytes, bytes]], lock: str) -> bool:
+        stats = [os.stat(tasks / f"N-{i:03d}.lock") for i in range(5)]
+        late = subprocess.run(
+            ["git", "-C", str(repo), "update-ref", "refs/hydrate/tasks/N-003", commit.decode()],
+            capture_output=True,
+        )
+        seen.append(({s.st_ino for s in stats}, {s.st_nlink for s in stats}, late.returncode))
+        return write_packed(common, creations, lock)
+
+    monkeypatch.setattr(packed_module, "_write_packed", while_held)
+    with Repository(repo) as store:
+        assert create_packed(store.common_dir, store.settings, [(n, commit) for n in names])
+    [(inodes, links, late)] = seen
+    assert len(inodes) == 1 and links == {5}
+    assert late != 0  # git's writer found N-003.lock taken
+    assert os.listdir(tasks) == []
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks/").split() == [
+        n.decode() for n in names
+    ]
+    fsck(repo)
+
+
+def test_where_links_cannot_be_made_each_lock_is_a_file(
+    repo: Path, commit: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without hard links, or a file at its link limit: the lock is
+    a file of its own (and the next ones link to it); a lock held is still refused."""
+    calls = []
+
+    def refuse_every_other(source: str, target: str) -> None:
+        calls.append(target)
+        if len(calls) % 2:
+            raise OSError(errno.EMLINK, "Too many links", target)
+        real_link(source, target)
+
+    real_link = os.link
+    monkeypatch.setattr(os, "link", refuse_every_other)
+    names = _names("F", 6)
+    with Repository(repo) as store:
+        assert create_packed(store.common_dir, store.settings, [(n, commit) for n in names])
+    assert len(calls) >= 3
+    tasks = repo / ".git" / "refs" / "hydrate" / "tasks"
+    assert os.listdir(tasks) == []
+    assert len(git(repo, "for-each-ref", "refs/hydrate/tasks/").splitlines()) == 6
+    (tasks / "G-003.lock").write_text("")
+    _refused(repo, commit, _names("G", 6))
+    assert os.listdir(tasks) == ["G-003.lock"]
 
 
 def test_a_ref_in_the_way_leaves_it_to_git(repo: Path, commit: bytes) -> None:

