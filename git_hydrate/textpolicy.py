@@ -53,6 +53,7 @@ __all__ = [
     "secret_values",
     "secrets_allowed",
     "task_fields",
+    "untouched_tasks",
     "value_fields",
 ]
 
@@ -349,9 +350,7 @@ def neutralised_task(
     secret scan (with ``secrets``) over all the strings.
     """
     fields = task_fields(task, links)
-    if all(problem(f.value, f.rule) is None for f in fields) and not (
-        secrets and findings(fields, limit=1)
-    ):
+    if _within_rules(fields) and not (secrets and findings(fields, limit=1)):
         return task, links, {}
     fix = _Fixer(secrets)
     # (in this order: the first reason given for a field is the one reported)
@@ -371,6 +370,51 @@ def neutralised_task(
         selections=selections,
     )
     return fixed, [fix.link(link) for link in links], fix.changed
+
+
+def _within_rules(fields: list[Field]) -> bool:
+    """Whether :func:`problem` finds nothing in any of ``fields``: every length
+    within its limit, then the line texts (and the block texts) printable as
+    one string, which they are exactly when each is, and all of it encodable.
+    Only when that fails is each field asked on its own."""
+    if any(len(f.value) > f.rule.limit for f in fields):
+        return False
+    lines = "".join([f.value for f in fields if not f.rule.block])
+    blocks = "".join([f.value for f in fields if f.rule.block])
+    if lines.isprintable() and blocks.isprintable():
+        try:
+            lines.encode("utf-8")
+            blocks.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return all(problem(f.value, f.rule) is None for f in fields)
+
+
+#: Tasks whose strings one secret scan covers in :func:`untouched_tasks` (a scan
+#: that finds something sends only these back to be scanned one by one).
+_SCAN_GROUP: Final = 256
+
+
+def untouched_tasks(items: list[tuple[Task, list[Link]]], *, secrets: bool) -> list[bool]:
+    """For each ``(task, links)``, whether :func:`neutralised_task` would leave it
+    as it is: the same checks, but the secret scan of many tasks' strings joined
+    (as :func:`findings` joins one task's), so that a pull of thousands of tasks
+    scans their text in a few calls rather than one per task (a joined text holds
+    a match exactly when one of its parts does: parts are whole lines)."""
+    fields = [task_fields(task, links) for task, links in items]
+    verdicts = [_within_rules(listed) for listed in fields]
+    if not secrets:
+        return verdicts
+    from .secrets import scan
+
+    for start in range(0, len(items), _SCAN_GROUP):
+        group = [i for i in range(start, min(start + _SCAN_GROUP, len(items))) if verdicts[i]]
+        text = "\n".join(f.value for i in group for f in fields[i] if f.value)
+        if text and scan(text, limit=1):
+            for i in group:
+                verdicts[i] = not findings(fields[i], limit=1)
+    return verdicts
 
 
 def secret_values(values: Iterable[str]) -> set[str]:

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from git_hydrate import Ledger, textpolicy
+from git_hydrate.model import Link, Task
 from git_hydrate.textpolicy import BLOCK, HOLDER, LINE, neutralise, problem
 
 from .conftest import git, hydrate
@@ -232,3 +233,65 @@ def test_emoji_sequences_and_soft_hyphens_are_text_bidi_controls_are_not(
             ledger.add_task("E-2", objective="o", acceptance="a", title="bad \u202e rtl")
     shown = hydrate(repo, "show", "E-1").stdout
     assert "👩\u200d💻" in shown and "\\u200d" not in shown
+
+
+_PIECES = st.sampled_from(
+    [
+        "",
+        "plain",
+        "x" * 70,
+        "y" * 1100,
+        "a\tb",
+        "two\nlines",
+        "bell\x07",
+        "\u202e",
+        TOKEN,
+        f"key {TOKEN}",
+        "\ud800",
+        "emoji\u200d",
+        "password = Xy7kQ9mZ2",
+        "ok: fine",
+    ]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(_PIECES, _PIECES, _PIECES, st.lists(_PIECES, max_size=3), _PIECES),
+        max_size=12,
+    ),
+    st.booleans(),
+)
+def test_many_tasks_at_once_get_the_verdict_each_gets_alone(
+    values: list[tuple[str, str, str, list[str], str]], secrets: bool
+) -> None:
+    """untouched_tasks (what a pull asks of thousands of tasks, the secret scan
+    joined) says of each task exactly what neutralised_task says of it alone."""
+    items = []
+    for number, (title, objective, holder, tags, label) in enumerate(values):
+        task = Task(
+            id=f"T-{number}",
+            title=title,
+            objective=objective,
+            acceptance="a",
+            assignee=holder,
+            tags=tags,
+            claimed_at=label,
+        )
+        link = Link(sha256="0" * 64, oid="1" * 40, size=1, source=label, path=title)
+        items.append((task, [link]))
+    alone = [not textpolicy.neutralised_task(t, ls, secrets=secrets)[2] for t, ls in items]
+    assert textpolicy.untouched_tasks(items, secrets=secrets) == alone
+
+
+def test_a_secret_in_one_task_of_a_group_marks_that_task_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(textpolicy, "_SCAN_GROUP", 4)
+    items = [
+        (Task(id=f"T-{i}", title=TOKEN if i == 5 else "t", objective="o", acceptance="a"), [])
+        for i in range(10)
+    ]
+    verdicts = textpolicy.untouched_tasks(items, secrets=True)
+    assert verdicts == [i != 5 for i in range(10)]
+    assert textpolicy.untouched_tasks(items, secrets=False) == [True] * 10

@@ -32,6 +32,7 @@ __all__ = [
     "merge_task",
     "neutralise_tip",
     "prefetch_remote",
+    "untouched_remote",
     "validate_remote",
 ]
 
@@ -261,6 +262,18 @@ def merge_task(
     message = commit_message(subject, trailers, body)
     commit = refs.repo.write_commit(tree, [local, remote_tip], message, when=refs.commit_when())
     return commit, result
+
+
+def untouched_remote(refs: TaskRefs, decoded: dict[str, TaskState | CorruptData]) -> set[str]:
+    """The tasks among ``decoded`` (remote states, as :func:`prefetch_remote`
+    decoded them) that :func:`neutralise_tip` would leave as they are: the text
+    policy's checks of all of them at once (:func:`textpolicy.untouched_tasks`)."""
+    states = [(task_id, s) for task_id, s in decoded.items() if isinstance(s, TaskState)]
+    allowed = textpolicy.secrets_allowed(refs.repo.settings, None)
+    verdicts = textpolicy.untouched_tasks(
+        [(state.task, state.links) for _id, state in states], secrets=not allowed
+    )
+    return {task_id for (task_id, _s), ok in zip(states, verdicts, strict=True) if ok}
 
 
 def neutralise_tip(

@@ -21,7 +21,13 @@ from ..store import RefRace
 from ..taskrefs import TaskRefs, TaskState, attempts, ref_name
 from .ancestry import quick_bases
 from .fetch import fetch_mirror
-from .merging import merge_task, neutralise_tip, prefetch_remote, validate_remote
+from .merging import (
+    merge_task,
+    neutralise_tip,
+    prefetch_remote,
+    untouched_remote,
+    validate_remote,
+)
 from .reconcile import archived_sides, reconcile_archived
 from .remotes import Remote, resolve_remote
 from .removal import REMOVED_REF, read_removed
@@ -61,12 +67,14 @@ class Covered:
 @dataclass(frozen=True)
 class ReadAhead:
     """What a pull learnt of all tasks at once before planning each one: the
-    local tips (``known``), the remote states decoded (:func:`prefetch_remote`)
-    and the merge bases of tips one of which holds the other (:func:`quick_bases`)."""
+    local tips (``known``), the remote states decoded (:func:`prefetch_remote`),
+    the merge bases of tips one of which holds the other (:func:`quick_bases`)
+    and the decoded states the text policy leaves as they are (:func:`untouched_remote`)."""
 
     known: dict[str, bytes]
     decoded: dict[str, TaskState | CorruptData]
     bases: dict[tuple[bytes, bytes], list[bytes]]
+    untouched: frozenset[str] = frozenset()
 
 
 def _read_ahead(
@@ -88,7 +96,8 @@ def _read_ahead(
         and is_task_id(i)
         and (i not in known or bases.get((known[i], tip)) != [tip])
     }
-    return ReadAhead(known, prefetch_remote(refs, differ), bases)
+    decoded = prefetch_remote(refs, differ)
+    return ReadAhead(known, decoded, bases, frozenset(untouched_remote(refs, decoded)))
 
 
 def _plan_task(
@@ -137,7 +146,11 @@ def _plan_task(
             old=local.decode() if local else None,
             new=remote_tip.decode(),
         )
-    return _take_remote(refs, task_id, local, remote_tip, bases, theirs, where, note, folded_ids)
+    # (the text policy's verdict on exactly this state, found with all the others)
+    untouched = task_id in ahead.untouched and theirs is ahead.decoded.get(task_id)
+    return _take_remote(
+        refs, task_id, (local, remote_tip), bases, theirs, where, note, folded_ids, untouched
+    )
 
 
 def _refuse_new_task(
@@ -198,16 +211,18 @@ def _refuse_over_local(
 def _take_remote(
     refs: TaskRefs,
     task_id: str,
-    local: bytes | None,
-    remote_tip: bytes,
+    tips: tuple[bytes | None, bytes],
     bases: list[bytes],
     theirs: TaskState,
     where: str,
     note: str,
     folded_ids: dict[str, str],
+    untouched: bool = False,
 ) -> Outcome:
     """The new tip of a validated remote task: created (or restored), fast-forwarded
-    or merged with the local one, then held to the text policy."""
+    or merged with the local one, then held to the text policy (``untouched``:
+    ``theirs`` is known to pass it; a merge's result is checked all the same)."""
+    local, remote_tip = tips
     conflicts: list[dict[str, Any]] = []
     if local is None:
         new, action = remote_tip, ("restored" if note else "created")
@@ -224,7 +239,8 @@ def _take_remote(
         if conflicts:
             note = "changed on both sides: " + ", ".join(c["field"] for c in conflicts)
         theirs = refs.read_state(task_id, new)  # what to hold to the text policy
-    new, changed = neutralise_tip(refs, task_id, new, theirs, where)
+        untouched = False
+    new, changed = (new, {}) if untouched else neutralise_tip(refs, task_id, new, theirs, where)
     if changed:
         fixed = "neutralised " + ", ".join(f"{what} ({why})" for what, why in changed.items())
         note = f"{note}; {fixed}" if note else fixed
