@@ -147,7 +147,7 @@ class CatFile:
         try:
             while self._pending:
                 pending = self._pending[0]
-                pending.answers = [self._answer() for _ in range(pending.count)]
+                pending.answers = self._answers(pending.count)
                 self._pending.pop(0)
         except CorruptData as exc:
             self._stop()
@@ -184,8 +184,7 @@ class CatFile:
                     self._proc.stdin.flush()
                 except BrokenPipeError:
                     raise self.failure() from None
-                for _spec in batch:
-                    results.append(self._answer())
+                results += self._answers(len(batch))
         except BaseException:
             self._stop()
             raise
@@ -240,9 +239,30 @@ class CatFile:
             self._stop()
             raise
 
-    def _answer(self) -> tuple[bytes, bytes] | None:
-        found = self._named_answer()
-        return None if found is None else (found[1], found[2])
+    def _answers(self, count: int) -> list[tuple[bytes, bytes] | None]:
+        """``(type, content)`` or ``None`` (missing) of the next ``count`` answers, as
+        :meth:`_named_answer` reads one (inlined: a pull of thousands of tasks reads
+        tens of thousands of small objects)."""
+        assert self._proc.stdout is not None
+        readline, read = self._proc.stdout.readline, self._proc.stdout.read
+        answers: list[tuple[bytes, bytes] | None] = []
+        for _ in range(count):
+            header = readline()
+            if not header:
+                self._proc.wait()  # so that its last words are in the errors file
+                raise self.failure()
+            parts = header.split()
+            if len(parts) != 3 or parts[2] in (b"missing", b"ambiguous"):
+                answers.append(None)
+                continue
+            size = int(parts[2])
+            data = read(size)
+            read(1)
+            if len(data) != size:
+                self._proc.wait()
+                raise self.failure()
+            answers.append((parts[1], data))
+        return answers
 
     def _header(self) -> tuple[bytes, bytes, int] | None:
         """``(oid, type, size)`` of the next answer, or ``None``: missing (or
