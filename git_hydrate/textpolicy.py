@@ -397,11 +397,12 @@ _SCAN_GROUP: Final = 256
 
 
 def untouched_tasks(items: list[tuple[Task, list[Link]]], *, secrets: bool) -> list[bool]:
-    """For each ``(task, links)``, whether :func:`neutralised_task` would leave it
-    as it is: the same checks, but the secret scan of many tasks' strings joined
-    (as :func:`findings` joins one task's), so that a pull of thousands of tasks
-    scans their text in a few calls rather than one per task (a joined text holds
-    a match exactly when one of its parts does: parts are whole lines)."""
+    """For each ``(task, links)``, whether :func:`neutralised_task`'s first check
+    clears it (it then leaves the task as it is; ``False``: ask it): the same
+    checks, but the secret scan of many tasks' strings joined (as :func:`findings`
+    joins one task's), so that a pull of thousands of tasks scans their text in a
+    few calls rather than one per task (a joined text holds a match exactly when
+    one of its parts does: parts are whole lines)."""
     fields = [task_fields(task, links) for task, links in items]
     verdicts = [_within_rules(listed) for listed in fields]
     if not secrets:

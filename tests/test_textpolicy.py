@@ -266,7 +266,8 @@ def test_many_tasks_at_once_get_the_verdict_each_gets_alone(
     values: list[tuple[str, str, str, list[str], str]], secrets: bool
 ) -> None:
     """untouched_tasks (what a pull asks of thousands of tasks, the secret scan
-    joined) says of each task exactly what neutralised_task says of it alone."""
+    joined) clears exactly the tasks neutralised_task's own check clears alone, and
+    neutralised_task leaves each of them as it is."""
     items = []
     for number, (title, objective, holder, tags, label) in enumerate(values):
         task = Task(
@@ -280,8 +281,15 @@ def test_many_tasks_at_once_get_the_verdict_each_gets_alone(
         )
         link = Link(sha256="0" * 64, oid="1" * 40, size=1, source=label, path=title)
         items.append((task, [link]))
-    alone = [not textpolicy.neutralised_task(t, ls, secrets=secrets)[2] for t, ls in items]
-    assert textpolicy.untouched_tasks(items, secrets=secrets) == alone
+    verdicts = textpolicy.untouched_tasks(items, secrets=secrets)
+    for (task, links), untouched in zip(items, verdicts, strict=True):
+        fields = textpolicy.task_fields(task, links)
+        alone = all(problem(f.value, f.rule) is None for f in fields) and not (
+            secrets and textpolicy.findings(fields, limit=1)
+        )
+        assert untouched == alone
+        if untouched:
+            assert textpolicy.neutralised_task(task, links, secrets=secrets)[2] == {}
 
 
 def test_a_secret_in_one_task_of_a_group_marks_that_task_only(
