@@ -57,7 +57,7 @@ def min_body_bytes(entry: Attachment) -> int:
     return 0
 
 
-class Omitted(msgspec.Struct, frozen=True):
+class Omitted(msgspec.Struct, frozen=True, gc=False):
     """An attachment the walk left out: its place in packing order, and why."""
 
     index: int
@@ -70,7 +70,7 @@ class Omitted(msgspec.Struct, frozen=True):
         return {"hash": self.hash, "source": self.source, "reason": self.reason}
 
 
-class Shrunk(msgspec.Struct, frozen=True):
+class Shrunk(msgspec.Struct, frozen=True, gc=False):
     """An attachment kept as its outline: what it was, the outline's hash, and
     the bytes that saved."""
 
