@@ -94,3 +94,11 @@ def test_a_reason_spelled_late_is_the_reason_and_compares_as_one() -> None:
     assert spelled["src/retry.py"][2] == "co-change with src/queue.py"
     assert hash(found["src/retry.py"]) == hash(Ranked(*spelled["src/retry.py"]))
     assert "co-change with src/queue.py" in repr(found["src/retry.py"])
+
+
+@settings(max_examples=examples(500))
+@given(name=st.text(st.sampled_from(".aZ_-~é"), max_size=8))
+def test_a_names_extension_is_what_splitext_gives(name: str) -> None:
+    from git_hydrate.hydrate.rules import _extension
+
+    assert _extension(name) == os.path.splitext(name)[1]
