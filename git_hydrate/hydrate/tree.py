@@ -160,11 +160,9 @@ def _pick(
     for at, (_priority, path) in enumerate(known):
         if selector.remaining < smallest_after[at]:
             selector.refuse(
-                [
-                    (path, prefix + path if prefix else path, digest, size, cls)
-                    for _priority, path in known[at:]
-                    for _oid, digest, cls, size in (info[path],)
-                ]
+                (path, prefix + path if prefix else path, digest, size, cls)
+                for _priority, path in known[at:]
+                for _oid, digest, cls, size in (info[path],)
             )
             break
         oid, digest, cls, size = info[path]
