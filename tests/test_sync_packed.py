@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from git_hydrate.errors import GitFailed
 from git_hydrate.store import Repository
 from git_hydrate.store import packed as packed_module
 from git_hydrate.store import refs as refs_module
@@ -69,6 +70,70 @@ def test_fresh_pull_writes_the_refs_git_writes_packed(
     git(packed, "pack-refs", "--all", "--prune")
     assert _all_refs(packed) == before
     fsck(packed)
+
+
+def _loose_mirror_refs(repo: Path) -> list[str]:
+    base = repo / ".git" / "refs" / "hydrate-remotes"
+    return sorted(str(Path(d, f).relative_to(base)) for d, _s, fs in os.walk(base) for f in fs)
+
+
+def test_a_first_pull_fills_the_mirror_packed_with_what_git_fetch_writes(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into an empty mirror, many refs: listed, their tips fetched by id (no ref
+    written by git), the mirror created packed: the refs and objects a git fetch
+    leaves; later pulls fetch as always, and a remote change still arrives."""
+    a = clone(remote, tmp_path / "a")
+    for i in range(4):
+        make_task(a, f"T-{i}", body=f"body {i}\n")
+    assert hydrate(a, "push").returncode == 0
+    plain, first = clone(remote, tmp_path / "plain"), clone(remote, tmp_path / "first")
+    git(plain, "fetch", "-q", "origin", "+refs/hydrate/*:refs/hydrate-remotes/origin/*")
+    monkeypatch.setattr(refs_module, "PACKED_CREATIONS", 2)
+    res = hydrate(first, "pull")
+    assert res.returncode == 0, res
+    assert "4 new here" in res.stdout
+    assert _loose_mirror_refs(first) == [] and _loose_task_refs(first) == []
+    mirror = "refs/hydrate-remotes/"
+    assert git(first, "for-each-ref", mirror) == git(plain, "for-each-ref", mirror)
+    fsck(first)
+    res = hydrate(a, "task-edit", "T-2", "--title", "moved there")
+    assert res.returncode == 0 and hydrate(a, "push").returncode == 0
+    res = hydrate(first, "pull")  # the mirror is not empty now: git fetch, as always
+    assert res.returncode == 0 and "1 updated" in res.stdout, res
+    assert git(first, "rev-parse", "refs/hydrate/tasks/T-2") == git(
+        a, "rev-parse", "refs/hydrate/tasks/T-2"
+    )
+    assert _loose_mirror_refs(first) == ["origin/tasks/T-2"]
+    fsck(first)
+
+
+def test_a_first_fetch_by_id_that_fails_is_a_git_fetch_again(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that takes no wants by id (or no longer has a listed tip): nothing
+    is written by that path, and git fetch fills the mirror as before."""
+    a = clone(remote, tmp_path / "a")
+    for i in range(3):
+        make_task(a, f"T-{i}", body=f"body {i}\n")
+    assert hydrate(a, "push").returncode == 0
+    monkeypatch.setattr(refs_module, "PACKED_CREATIONS", 2)
+    fetch = Repository.fetch
+    asked: list[bool] = []
+
+    def refusing(self: Repository, target: str, refspecs: list[str], **kw: object) -> None:
+        asked.append(kw.get("stdin") is not None)
+        if kw.get("stdin") is not None:
+            raise GitFailed("git fetch origin failed: Server does not allow request")
+        fetch(self, target, refspecs, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Repository, "fetch", refusing)
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 0 and "3 new here" in res.stdout, res
+    assert asked == [True, False]
+    assert _loose_mirror_refs(b) == [f"origin/tasks/T-{i}" for i in range(3)]
+    fsck(b)
 
 
 def test_existing_entries_and_peeled_tags_are_kept(repo: Path, commit: bytes) -> None:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import complete_remotes, echo_json, json_option, open_ledger, shown, task_id_argument
+from ._common import (
+    complete_remotes,
+    echo_json,
+    few_collections,
+    json_option,
+    open_ledger,
+    shown,
+    task_id_argument,
+)
 
 if TYPE_CHECKING:
     from ..sync import Report
@@ -130,7 +138,8 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
       git hydrate pull
       git hydrate pull origin M-1002 M-1003
     """
-    with open_ledger(ctx) as ledger:
+    # (thousands of tasks decoded and checked: no cyclic garbage among them)
+    with few_collections(), open_ledger(ctx) as ledger:
         report = ledger.pull(remote, task_ids)
     return _render(ctx, report, as_json)
 
@@ -153,7 +162,8 @@ def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
       git hydrate push
       git hydrate push origin M-1002
     """
-    with open_ledger(ctx) as ledger:
+    # (thousands of tasks decoded and checked: no cyclic garbage among them)
+    with few_collections(), open_ledger(ctx) as ledger:
         report = ledger.push(remote, task_ids)
     return _render(ctx, report, as_json)
 
@@ -174,7 +184,8 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
       git hydrate sync
       git hydrate sync upstream --json
     """
-    with open_ledger(ctx) as ledger:
+    # (thousands of tasks decoded and checked: no cyclic garbage among them)
+    with few_collections(), open_ledger(ctx) as ledger:
         report = ledger.sync(remote)
     return _render(ctx, report, as_json)
 

@@ -247,19 +247,23 @@ class Commands(RepositoryBase):
         negotiation_tips: Sequence[str] = (),
         prune: bool = True,
         stdin: bytes | None = None,
+        shared_nothing: bool | None = None,
         what: str = "",
     ) -> None:
         """``git fetch`` of ``refspecs`` (or of the ids on ``stdin``) without a filter.
 
         With no ``negotiation_tips``, git is told to assume nothing is shared
-        (a clone that has no hydrate history yet).
+        (a clone that has no hydrate history yet); ``shared_nothing`` says so
+        for a fetch of ids too (by default, git negotiates from every ref).
 
         Raises:
             FetchRace: a concurrent fetch held or moved a ref this one updates.
             GitFailed: the fetch failed, with git's reason.
         """
         args: list[str] = []
-        if not negotiation_tips and stdin is None:
+        if shared_nothing is None:
+            shared_nothing = not negotiation_tips and stdin is None
+        if shared_nothing:
             args += ["-c", "fetch.negotiationAlgorithm=noop"]
         args += [
             "fetch",

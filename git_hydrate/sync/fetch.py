@@ -7,11 +7,13 @@ unpushed work) and never into ``refs/remotes/``: into
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-from ..errors import Busy
+from ..errors import Busy, Conflict, GitFailed
 from ..settings import parse_bool
-from ..store import FetchRace, Repository
+from ..store import FetchRace, RefRace, Repository
+from ..store import refs as store_refs
 from ..taskrefs import attempts
 from .remotes import Remote
 
@@ -20,6 +22,7 @@ __all__ = ["FETCH_ATTEMPTS", "fetch_mirror"]
 #: Fetches a pull makes before giving up on a mirror ref other fetches keep
 #: moving: fewer than a ref write's attempts, each being a round trip.
 FETCH_ATTEMPTS: Final = 16
+_OBJECT_ID: Final = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
@@ -38,6 +41,11 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     # even in a partial clone, whereas a branch's blobs may be missing and
     # must not be assumed present (bodies can equal files of the project).
     tips = [prefix for prefix in (b"refs/hydrate/", mirror) if repo.has_refs_under(prefix)]
+    if mirror not in tips and _first_fetch(repo, remote, tips):
+        fetched = repo.refs_under(mirror)
+        if fetched and _is_partial(repo):
+            _fetch_missing(repo, remote, fetched)
+        return fetched
     lost: FetchRace | None = None
     for _attempt in attempts(FETCH_ATTEMPTS):
         try:
@@ -57,6 +65,51 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     if fetched and _is_partial(repo):
         _fetch_missing(repo, remote, fetched)
     return fetched
+
+
+def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
+    """Fill an empty mirror with many refs for less than ``git fetch`` writes them:
+    list the remote's ``refs/hydrate/`` refs, fetch their tips by id (git writes no
+    ref) and create the mirror refs in one transaction, packed under git's locks
+    (:func:`git_hydrate.store.packed.create_packed`), instead of a loose file per
+    ref; ``False`` when nothing was written, and ``git fetch`` must do it.
+
+    That is so for fewer refs than a packed write takes, a name outside what it
+    writes itself, a server that takes no wants by id (protocol v0 without
+    ``uploadpack.allowTipSHA1InWant``) or that no longer has a listed tip, and a
+    mirror ref another fetch created meanwhile. The mirror then holds the
+    remote's refs as listed, a moment before the fetch: what a push's leases need
+    (a ref moved since is refused there, and the next pull fetches it).
+    """
+    where = f"git ls-remote {remote.display}"
+    try:
+        listed = repo.ls_remote(remote.target, ["refs/hydrate/*"], what=where)
+    except GitFailed:
+        return False  # git fetch will say why, as it always did
+    prefix = b"refs/hydrate/"
+    refs = {name[len(prefix) :]: oid for name, oid in listed.items() if name.startswith(prefix)}
+    if len(refs) < store_refs.PACKED_CREATIONS or not all(
+        map(_OBJECT_ID.fullmatch, refs.values())
+    ):
+        return False  # (each id goes to git as a line of refspecs: nothing else may)
+    try:
+        repo.fetch(
+            remote.target,
+            [],
+            negotiation_tips=[f"{tip.decode()}*" for tip in tips],
+            prune=False,
+            stdin=b"".join(oid + b"\n" for oid in sorted(set(refs.values()))),
+            shared_nothing=not tips,
+            what=f"git fetch {remote.display} (the listed tips)",
+        )
+    except GitFailed:
+        return False
+    creations = [(remote.mirror_prefix + name, None, oid) for name, oid in refs.items()]
+    try:
+        repo.update_refs(creations, f"hydrate: fetch {remote.display}", reflog=False)
+    except (RefRace, Conflict):
+        return False  # another fetch filled the mirror meanwhile, or a name git refuses
+    return True
 
 
 def _is_partial(repo: Repository) -> bool:
