@@ -96,3 +96,36 @@ def test_a_blob_read_again_is_not_tokenised_again_when_its_facts_are_kept(
     monkeypatch.setattr(reading, "blob_facts", no_tokenising)
     assert run("F-2") == first
     assert (repo / ".git" / "hydrate" / "sha256-cache").exists()  # read again, all of it
+
+
+def test_a_run_learning_many_blobs_appends_them_a_chunk_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """put_encoded holds about _FLUSH bytes of new facts, never all of them: each
+    full chunk is appended at once, the rest by save(); all read back, in order."""
+    monkeypatch.setattr(facts_module, "_FLUSH", 200)
+    path = tmp_path / "blob-facts"
+    cache = FactsCache(str(path))
+    learned = {_oid(n): blob_facts(f"def name_{n}(): pass\n".encode()) for n in range(40)}
+    for oid, found in learned.items():
+        cache.put_encoded(oid, found)
+        cache.put_encoded(oid, found)  # (once)
+        assert cache.peek(oid) == (
+            found if oid in cache._new else None
+        )  # (appended: asked no more)
+        assert sum(len(raw) for raw in cache._new.values()) < 200 + 100
+    assert path.exists()  # (chunks appended while learning)
+    cache.save()
+    read = FactsCache(str(path))
+    assert {oid: read.get(oid) for oid in learned} == learned
+    assert list(read._load()) == list(learned)
+    data = path.read_bytes()
+    assert data.startswith(HEADER) and data.count(b"\n") > 5  # several chunks
+    # past the bound, what is left is merged and the file rewritten pruned
+    monkeypatch.setattr(facts_module, "MAX_ENTRIES", 50)
+    more = FactsCache(str(path))
+    for n in range(40, 60):
+        more.put_encoded(_oid(n), blob_facts(f"def name_{n}(): pass\n".encode()))
+    more.save()
+    kept = FactsCache(str(path))._load()
+    assert len(kept) == 50 and all(_oid(n) in kept for n in range(40, 60))

@@ -178,12 +178,12 @@ class Sha256Cache:
             for oid in others[: len(entries) - MAX_ENTRIES]:
                 del entries[oid]
             self._rewrite = True
-        lines = b"".join(
-            b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
-            for oid, (d, c) in (entries if self._rewrite else self._new).items()
-        )
+        # (one buffer grown line by line: not a list of every line, then their join)
+        lines = bytearray()
+        for oid, (d, c) in (entries if self._rewrite else self._new).items():
+            lines += b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
         try:
-            write_derived(self.repo, self.path, self.header, lines, whole=self._rewrite)
+            write_derived(self.repo, self.path, self.header, bytes(lines), whole=self._rewrite)
         except OSError:
             return
         self._new.clear()

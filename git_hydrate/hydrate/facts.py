@@ -8,8 +8,9 @@ is a miss, never an error. It holds :class:`~.terms.BlobFacts` (size, text or
 binary, word counts, defined names); a run that has every candidate's facts
 reads no file body to rank. A run appends the facts it learned as one chunk
 (one ``O_APPEND`` write: a new commit of k files costs k entries written, not
-the whole file again, and concurrent runs never lose each other's chunks); a
-chunk that does not decode ends the file, which the next run rewrites whole.
+the whole file again, and concurrent runs never lose each other's chunks), or
+a chunk per megabyte when it learns a whole tree; a chunk that does not decode
+ends the file, which the next run rewrites whole.
 Bounded: past :data:`MAX_ENTRIES` blobs, the file is rewritten with those not
 used by the run that saves dropped, oldest first.
 """
@@ -39,6 +40,10 @@ MAX_ENTRIES: Final = 60_000
 _decoder: Final = msgspec.msgpack.Decoder(dict[str, msgspec.Raw])
 _facts: Final = msgspec.msgpack.Decoder(BlobFacts)
 _encoder: Final = msgspec.msgpack.Encoder()
+#: Bytes of encoded facts a run learning many blobs holds before it appends them as
+#: a chunk (:meth:`FactsCache.put_encoded`): a tree's worth would be 10 MB at
+#: 30,000 files, and twice that again while being written.
+_FLUSH: Final = 1 << 20
 
 
 class FactsCache:
@@ -52,6 +57,10 @@ class FactsCache:
         self._used: set[str] = set()
         self._damaged: set[str] = set()
         self._whole = True  # (whether the file read was whole: else it is rewritten)
+        #: Entries this run appended already (:meth:`put_encoded`), and the bytes of
+        #: encoded facts in :attr:`_new`.
+        self._saved: set[str] = set()
+        self._pending = 0
 
     @classmethod
     def of(cls, repo: Repository) -> FactsCache:
@@ -61,7 +70,8 @@ class FactsCache:
     def _read(self) -> dict[str, BlobFacts | msgspec.Raw]:
         """Every chunk's entries, up to the first that does not decode."""
         data = read_private(self.path)
-        self._whole = data is not None and data.startswith(HEADER)
+        # (a missing file is whole: the first chunk appended makes it)
+        self._whole = data is None or data.startswith(HEADER)
         if data is None or not self._whole:
             return {}
         entries: dict[str, BlobFacts | msgspec.Raw] = {}
@@ -107,7 +117,7 @@ class FactsCache:
         """The facts of blob ``oid``, if known, decoded for this use only (kept
         encoded: the facts of a whole tree, asked once each, as objects would
         be most of a first run's memory)."""
-        found = self._load().get(oid)
+        found = self._load().get(oid) or self._new.get(oid)
         if isinstance(found, msgspec.Raw):
             try:
                 decoded: BlobFacts = _facts.decode(found)
@@ -119,11 +129,34 @@ class FactsCache:
         return found
 
     def put_encoded(self, oid: str, facts: BlobFacts) -> None:
-        """:meth:`put`, the facts kept encoded until asked (:meth:`peek`)."""
+        """:meth:`put` for a run that learns many blobs: the facts are kept encoded
+        (:meth:`peek` decodes them) and appended a chunk at a time, about
+        :data:`_FLUSH` bytes each (no more are held; only :meth:`put`'s and
+        :meth:`get`'s entries are asked back)."""
         entries = self._load()
         self._used.add(oid)
-        if oid not in entries:
-            entries[oid] = self._new[oid] = msgspec.Raw(_encoder.encode(facts))
+        if oid in entries or oid in self._new or oid in self._saved:
+            return
+        raw = self._new[oid] = msgspec.Raw(_encoder.encode(facts))
+        self._pending += len(raw)
+        if self._pending >= _FLUSH and self._whole and self._held() <= MAX_ENTRIES:
+            self._append()
+
+    def _held(self) -> int:
+        """How many entries the file would hold with the new ones."""
+        entries = self._load()
+        return len(entries) + len(self._saved) + sum(oid not in entries for oid in self._new)
+
+    def _append(self) -> None:
+        """Append :attr:`_new` as one chunk (one ``O_APPEND`` write)."""
+        chunk = _encoder.encode(self._new)
+        with contextlib.suppress(OSError):
+            write_derived(
+                self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=False
+            )
+            self._saved.update(self._new)
+            self._new.clear()
+            self._pending = 0
 
     def put(self, oid: str, facts: BlobFacts) -> None:
         """Remember a blob's facts (written by :meth:`save`)."""
@@ -134,20 +167,15 @@ class FactsCache:
             self._new[oid] = facts
 
     def save(self) -> None:
-        """Append the new entries as one chunk; rewrite the file whole instead when it
-        is missing, damaged or of another layout, or when it would hold more than
+        """Append the new entries as one chunk (the first makes a missing file);
+        rewrite the file whole instead when it is damaged or of another layout, or
+        when it would hold more than
         :data:`MAX_ENTRIES` (merged with what it holds now, pruned). Failures are
         ignored: the cache only saves time."""
         if not self._new:
             return
-        entries = self._load()
-        if self._whole and len(entries) <= MAX_ENTRIES:
-            chunk = _encoder.encode(self._new)
-            with contextlib.suppress(OSError):
-                write_derived(
-                    self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=False
-                )
-                self._new.clear()
+        if self._whole and self._held() <= MAX_ENTRIES:
+            self._append()
             return
         merged = self._read()  # (another run may have added some meanwhile)
         for oid in self._damaged:
