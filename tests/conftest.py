@@ -134,6 +134,18 @@ def commit_files(repo: Path, files: dict[str, str], message: str = "files") -> s
         path.write_text(text)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
+    return head_of(repo)
+
+
+def head_of(repo: Path) -> str:
+    """The commit ``HEAD`` names in ``repo`` (a work tree), read as ``git rev-parse
+    HEAD`` would: from the branch's loose ref a commit just wrote, else git's answer."""
+    dot_git = repo / ".git"
+    head = (dot_git / "HEAD").read_text() if dot_git.is_dir() else ""
+    if head.startswith("ref: refs/heads/"):
+        loose = repo / ".git" / head[5:].strip()
+        if loose.is_file():
+            return loose.read_text().strip()
     return git(repo, "rev-parse", "HEAD").strip()
 
 

@@ -543,3 +543,38 @@ def test_the_store_opens_a_repository_without_a_process(
         assert [args[0] for args in started] == ["rev-parse", "--git-dir"]
         monkeypatch.delenv("GIT_DISCOVERY_ACROSS_FILESYSTEM")
         started.clear()
+
+
+def test_git_paths_the_store_names_without_a_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``git_path`` of the names git-hydrate asks about, in a main and a linked work
+    tree (its own ``hydrate/``, the shared ``info/exclude``), as ``git rev-parse
+    --git-path`` says, without a process; other names are still git's answer."""
+    from git_hydrate.store import Repository, base
+
+    started: list[list[str]] = []
+    real = base.run_git
+
+    def counted(args: list[str], **kwargs: object) -> object:
+        started.append(args)
+        return real(args, **kwargs)  # type: ignore[arg-type]
+
+    repo = plain(tmp_path)
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+    (repo / ".git" / "hydrate").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (repo / ".git" / "hydrate" / "agents").symlink_to(tmp_path / "elsewhere")
+    names = ["hydrate/current-task", "hydrate/agents/claude.json", "info/exclude", "index"]
+    names += ["hooks/pre-push", "logs/HEAD", "hydrate/../config"]
+    for where in (repo, repo / "a", tmp_path / "linked"):
+        with Repository(where) as opened:
+            assert opened.found_in_process
+            for name in names:
+                said = git(where, "rev-parse", "--path-format=absolute", "--git-path", name)
+                started.clear()
+                monkeypatch.setattr(base, "run_git", counted)
+                assert opened.git_path(name) == said.rstrip("\n"), (where, name)
+                monkeypatch.setattr(base, "run_git", real)
+                in_process = name.startswith("hydrate/") and ".." not in name
+                assert (started == []) == (in_process or name == "info/exclude"), name

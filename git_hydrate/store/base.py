@@ -152,6 +152,8 @@ class RepositoryBase:
         self._shared: int | None = None
         self._settings: Settings | None = None
         found = discover(cwd, self._environ())
+        #: Whether git's answers were read in-process (no variable redirects git).
+        self.found_in_process = found is not None
         if found is not None:
             self.git_dir, self.common_dir = found.git_dir, found.common_dir
             self.is_bare, self._sha256 = found.is_bare, found.sha256

@@ -6,6 +6,7 @@ plain values; no other module builds a git command line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -55,9 +56,28 @@ class Commands(RepositoryBase):
 
     def git_path(self, name: str) -> str:
         """``git rev-parse --git-path NAME``, absolute: where git keeps ``NAME`` for this
-        work tree (a linked work tree has its own, except for the shared paths)."""
+        work tree (a linked work tree has its own, except for the shared paths).
+
+        Without a process for the names git-hydrate asks about, where the repository
+        was found in-process (no variable redirects git's paths): ``hydrate/...`` is
+        the work tree's own, ``info/exclude`` shared (git's ``common_list``).
+        """
+        known = self._known_git_path(name)
+        if known is not None:
+            return known
         proc = self.git(["rev-parse", "--path-format=absolute", "--git-path", name])
         return proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
+    def _known_git_path(self, name: str) -> str | None:
+        if not self.found_in_process or any(p in ("", ".", "..") for p in name.split("/")):
+            return None
+        if name.startswith("hydrate/"):
+            home = self.git_dir
+        elif name == "info/exclude":
+            home = self.common_dir
+        else:
+            return None
+        return os.path.realpath(os.path.join(home, name))
 
     def symbolic_ref(self, name: str) -> str | None:
         """The short name of the branch the symbolic ref ``name`` points at, or ``None``."""
