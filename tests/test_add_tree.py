@@ -1170,3 +1170,30 @@ def test_own_output_is_skipped_by_content_and_by_name(repo: Path) -> None:
         assert reasons.get(path) == "own_output", (path, reasons)
     sources = {link["source"] for link in links(repo)}
     assert "notes/about.md" in sources and "T-1.md" not in sources
+
+
+def test_the_command_pauses_cyclic_collection_and_restores_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import git_hydrate.hydrate.tree as tree
+
+    make_task(repo)
+    during: list[bool] = []
+    reading = tree.read_content
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        during.append(gc.isenabled())
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(tree, "read_content", observed)
+    assert gc.isenabled()
+    assert hydrate(repo, "add-tree", TASK).returncode == 0
+    assert during == [False] and gc.isenabled()
+    gc.disable()  # (a caller's own choice is left as it was)
+    try:
+        assert hydrate(repo, "add-tree", TASK, "--rev", "HEAD", "--no-rank").returncode == 0
+        assert during == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
