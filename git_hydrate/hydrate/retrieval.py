@@ -160,13 +160,12 @@ def _indexed(
                 tf = found[i]
                 tf[word] = tf.get(word, 0) + times * _SYMBOL_BOOST
                 names.setdefault(i, {})[name] = None
-    for i, tf in found.items():
-        path = index.paths[i]
-        tfs[path] = tf
-        lengths[path] = index.path_lengths[i] * _PATH_BOOST + index.lengths[i]
-    in_contents.update(index.paths[i] for i in held)
+    at, path_lengths, content_lengths = index.paths.__getitem__, index.path_lengths, index.lengths
+    tfs.update(zip(map(at, found), found.values(), strict=True))
+    lengths.update({at(i): path_lengths[i] * _PATH_BOOST + content_lengths[i] for i in found})
+    in_contents.update(map(at, held))
     for i, named in names.items():
-        defines[index.paths[i]] = list(named)
+        defines[at(i)] = list(named)
     return tfs, lengths, total, defines, in_contents
 
 
