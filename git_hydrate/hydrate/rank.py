@@ -393,11 +393,9 @@ def _placed(
     w: Weights,
 ) -> dict[str, Ranked]:
     """Each file's place from its signals' values (``table``: per signal, by path)."""
-    parts_of: dict[str, list[tuple[str, float]]] = {}
-    for name, values in table:  # (a signal at 0 changes neither the noisy OR nor the reason)
-        for path, value in values.items():
-            if value:
-                parts_of.setdefault(path, []).append((name, value))
+    # a signal at 0 changes neither the noisy OR nor the reason: only the signals some
+    # file has are asked, and a file's parts are those it has (most: one or two)
+    active = [(name, values) for name, values in table if values]
     found: dict[str, Ranked] = {}
     divisors: dict[int, float] = {}  # (by size: many files share one)
     highest = TOP_LEVEL - _TEST_LEVELS - 1
@@ -410,7 +408,7 @@ def _placed(
         else:
             # the signals' noisy OR (the score) and the level it earns per byte: a few
             # large, slightly relevant files must not crowd out many small, relevant ones
-            parts = parts_of.get(path, ())
+            parts = [(name, value) for name, values in active if (value := values.get(path))]
             missed = 1.0
             for _name, value in parts:
                 missed *= 1.0 - value
