@@ -79,6 +79,7 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
         )
         for note in report.notes:
             click.echo(f"warning: {shown(note)}", err=True)
+        lines = []
         for outcome in report.outcomes:
             if outcome.action == "not-restored":
                 continue  # counted above; every pull would list them again (--json has them)
@@ -86,9 +87,10 @@ def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
             line = f"  {label:<14} {shown(outcome.name)}"
             if outcome.detail:
                 line += f"  ({shown(outcome.detail)})"
-            click.echo(line)
-            for conflict in outcome.conflicts:
-                click.echo(_conflict_line(conflict))
+            lines.append(line)
+            lines += [_conflict_line(conflict) for conflict in outcome.conflicts]
+        if lines:  # (one write: a first pull lists thousands of tasks)
+            click.echo("\n".join(lines))
     if report.ok:
         return 0
     rejected, skipped = report.failed("rejected"), report.failed("skipped")

@@ -98,10 +98,9 @@ def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, byt
     names = [name for name, _oid in creations]
     if len(set(names)) != len(names):
         return False
+    # (a part ending in ".lock" is exactly a ".lock/" in the name and a slash)
     return all(
-        _SAFE_NAME.fullmatch(name)
-        and not any(part.endswith(b".lock") for part in name.split(b"/"))
-        and _OID.fullmatch(oid)
+        _SAFE_NAME.fullmatch(name) and b".lock/" not in name + b"/" and _OID.fullmatch(oid)
         for name, oid in creations
     )
 
