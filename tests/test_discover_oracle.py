@@ -637,3 +637,76 @@ def test_discovery_property(tmp_path: Path) -> None:
                 assert theirs is not None or mine is None
 
     check()
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        [],
+        ["origin"],
+        ["zeta", "alpha", "Mid", "a.b", "with space", "d"],
+        ["/slash", "origin"],  # git warns and leaves it out: git's answer
+        ["x"],
+    ],
+)
+def test_remotes_as_git_remote_lists_them(
+    tmp_path: Path, names: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``remotes()`` from the settings read in-process: ``git remote``'s words,
+    whatever key names the remote; a legacy ``remotes/`` file lists nothing."""
+    from git_hydrate.store import Repository, base
+
+    repo = plain(tmp_path)
+    for number, name in enumerate(names):
+        key = ("url", "fetch", "pushurl")[number % 3]
+        value = f"+refs/heads/*:refs/remotes/{name}/*" if key == "fetch" else f"/r{number}"
+        git(repo, "config", f"remote.{name}.{key}", value.replace(" ", "-"))
+    git(repo, "config", "remote.pushDefault", "origin")
+    (repo / ".git" / "remotes").mkdir()
+    (repo / ".git" / "remotes" / "legacy").write_text("URL: /legacy\n")
+    started: list[list[str]] = []
+    real = base.run_git
+
+    def counted(args: list[str], **kwargs: object) -> object:
+        started.append(args)
+        return real(args, **kwargs)  # type: ignore[arg-type]
+
+    with Repository(repo) as opened:
+        monkeypatch.setattr(base, "run_git", counted)
+        listed = opened.remotes()
+    assert listed == git(repo, "remote").split()
+    assert (started == []) == (not any(name.startswith("/") for name in names))
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("fetch", "/not/a/refspec"),
+        ("fetch", "+refs/heads/*:refs/remotes/o/*"),
+        ("fetch", "^refs/hydrate/*"),
+        ("fetch", "refs/heads/a..b:refs/x"),
+        ("fetch", "refs/heads/x.lock:refs/remotes/o/x"),
+        ("fetch", "refs/heads/x.:refs/remotes/o/x"),
+        ("fetch", "+refs/heads/a/*:refs/remotes/o/a/*"),
+        ("fetch", "+refs/heads/*:refs/remotes/o/main"),
+        ("fetch", "refs/heads/main:refs/remotes/o/main"),
+        ("prune", "maybe"),
+        ("skipDefaultUpdate", "true"),
+        ("url", None),
+    ],
+)
+def test_remotes_a_configuration_git_may_refuse_is_gits(
+    tmp_path: Path, key: str, value: str | None
+) -> None:
+    """A remote's key git reads otherwise than as a name, or a value it may refuse:
+    git is asked (its list, or its refusal, as before)."""
+    from git_hydrate.store import Repository
+
+    repo = plain(tmp_path)
+    git(repo, "config", "remote.origin.url", "/o")
+    config = repo / ".git" / "config"
+    line = f"\t{key}\n" if value is None else f"\t{key} = {value}\n"
+    config.write_text(config.read_text() + '[remote "origin"]\n' + line)
+    proc = subprocess.run(["git", "remote"], cwd=repo, capture_output=True, check=False)
+    with Repository(repo) as opened:
+        assert opened.remotes() == proc.stdout.decode().split()

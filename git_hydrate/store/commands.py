@@ -255,9 +255,43 @@ class Commands(RepositoryBase):
     # -- remotes ---------------------------------------------------------------------
 
     def remotes(self) -> list[str]:
-        """The configured remote names."""
+        """The configured remote names (``git remote``'s words)."""
+        configured = self._configured_remotes() if self.found_in_process else None
+        if configured is not None:
+            return configured
         proc = self.git(["remote"], check=False)
         return proc.stdout.decode("utf-8", "replace").split()
+
+    def _configured_remotes(self) -> list[str] | None:
+        """``git remote``'s list from the settings read in-process: every name a
+        ``remote.<name>.url``, ``.pushurl`` or ``.fetch`` gives, in byte order.
+        ``None`` (ask git, which may refuse the configuration) for any other key of
+        a remote (git reads some of them as booleans), a value git might refuse (a
+        refspec of another form than ``[+]refs/...:refs/...`` or ``^refs/...``, a
+        key without a value), or a name git warns about or that did not decode."""
+        import re
+
+        ref = r"refs(/[\w-][\w.-]*)+"
+        refspec = re.compile(  # a star on both sides or neither
+            rf"\+?{ref}/\*:{ref}/\*|\+?{ref}:{ref}|\^{ref}(/\*)?"
+        )
+        odd = re.compile(r"\.(lock)?(/|:|$)")  # a name git refuses: "x.lock", "x."
+        names = set()
+        for key in self.settings.keys("remote."):
+            name, dot, variable = key[len("remote.") :].rpartition(".")
+            if not dot:
+                continue  # remote.pushDefault and the like name no remote
+            if not name or name.startswith("/") or "\ufffd" in name:
+                return None
+            for value in self.settings.all(key):
+                if variable not in ("url", "pushurl", "fetch") or value is None:
+                    return None
+                if variable == "fetch" and (
+                    not refspec.fullmatch(value) or ".." in value or odd.search(value)
+                ):
+                    return None
+            names.add(name.encode("utf-8", "surrogateescape"))
+        return b"\n".join(sorted(names)).decode("utf-8", "replace").split()
 
     def fetch(
         self,
