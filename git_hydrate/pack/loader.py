@@ -147,9 +147,13 @@ class BodyReader:
 
     def _round_from(self, start: int, size: int = 0) -> list[str]:
         """The blob ids of the round that starts at entry ``start`` (``size``:
-        bytes the round holds already)."""
+        bytes the round holds already). A round looks no further than a window's
+        bytes of attachments, read or not: when the work tree holds the bodies, a
+        round takes none of them, and looking at every attachment of a task (each
+        an ``lstat``) cost more than a walk that reads a few dozen."""
         names: list[str] = []
         index = start
+        looked = size
         while index < len(self.entries) and len(names) < _ROUND_BODIES:
             later = self.entries[index]
             if not self._unread_by_walk(later):
@@ -157,7 +161,10 @@ class BodyReader:
                     break
                 names.append(_oid(later))
                 size += _size(later)
+            looked += _size(later)
             index += 1
+            if looked > self.window:
+                break
         self.cursor = max(self.cursor, index)
         return names
 

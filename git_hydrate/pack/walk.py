@@ -95,6 +95,8 @@ def _walk(
                 plan, walked, (index, entry), load_body, entries, (waiting, large), high=high
             )
         _settle(plan, walked)
+        if not walked.notice_fits:
+            return walked  # (for good: walk() walks again with a smaller notice)
     for index, entry, text, is_large in waiting:
         if is_large and _keep_whole(plan, walked, index, entry, load_body):
             walked.unnote(index)
@@ -105,6 +107,8 @@ def _walk(
             continue
         walked.omit(index, entry, "byte_budget")
         _settle(plan, walked)
+        if not walked.notice_fits:
+            return walked
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
         _settle(plan, walked)  # (a line put back can cost more than it did)
