@@ -343,6 +343,10 @@ def test_no_git_on_the_path_goes_to_git(tmp_path: Path) -> None:
         ([("core.repositoryformatversion", "1"), ("extensions.refStorage", "files")], False),
         ([("core.repositoryformatversion", "1"), ("extensions.objectFormat", "SHA1")], False),
         ([("core.repositoryformatversion", "0"), ("extensions.objectFormat", "sha256")], False),
+        ([("core.repositoryformatversion", "0"), ("extensions.objectFormat", "sha1")], False),
+        ([("core.repositoryformatversion", "1"), ("extensions.preciousObjects", "maybe")], False),
+        ([("extensions.preciousObjects", "maybe")], False),
+        ([("extensions.preciousObjects", "off")], True),
         ([("core.repositoryformatversion", "2")], False),
         ([("core.worktree", "..")], False),
         ([("core.bare", "true")], False),  # a work tree git then does not use
@@ -359,6 +363,26 @@ def test_formats_extensions_and_settings_git_decides(
     for key, value in settings:
         git(repo, "config", key, value)
     agrees(repo, answers=answers)
+
+
+def test_an_extension_without_a_value_goes_to_git(tmp_path: Path) -> None:
+    """``[extensions] partialclone`` with no value: git 2.39 crashes on it, so its
+    answer is not compared; the repository is git's either way."""
+    repo = plain(tmp_path)
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write("[extensions]\n\tpartialclone\n")
+    assert ours(repo) is None
+
+
+def test_a_large_git_file_goes_to_git(tmp_path: Path) -> None:
+    """git refuses a ``.git`` file over 1 MiB; one over 64 KiB is left to git."""
+    target = plain(tmp_path, "target") / ".git"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".git").write_bytes(f"gitdir: {target}\n".encode())
+    assert ours(work) is not None  # the plain shape is answered here
+    (work / ".git").write_bytes(f"gitdir: {target}".encode() + b"\n" * 70000)
+    assert ours(work) is None
 
 
 def test_core_bare_in_the_user_configuration(tmp_path: Path) -> None:

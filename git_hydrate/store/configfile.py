@@ -19,7 +19,7 @@ case and takes ``\\`` escapes; the old ``[section.subsection]`` is folded
 whole), a key without ``=`` has no value, and a value drops its leading and
 trailing blanks, turns each blank inside it into a space, and knows the escapes
 ``\\n``, ``\\t``, ``\\b``, ``\\\\``, ``\\"`` and a backslash before a newline.
-``tests/test_config_oracle.py`` holds it to git's own output.
+``tests/test_discover_oracle.py`` holds it to git's own output.
 """
 
 from __future__ import annotations

@@ -133,10 +133,11 @@ def _gitfile(path: str) -> str | None:
     or ``None`` when it is not the plain ``gitdir: PATH`` git writes."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read(65536)
+            data = fh.read(65537)
     except OSError:
         return None
-    if not data.startswith(b"gitdir: "):
+    if len(data) > 65536 or not data.startswith(b"gitdir: "):
+        # (git refuses a .git file over 1 MiB in its own words: larger ones are git's)
         return None
     named = data[8:].rstrip(b"\r\n")
     if not named or b"\0" in named or b"\n" in named:
@@ -220,13 +221,17 @@ def _format(own: list[Record]) -> bool | None:
             version = value if value is not None else b"?"
         elif key.startswith(b"extensions."):
             extensions[key[11:]] = value
+    if version == b"0" and b"objectformat" in extensions:
+        return None  # git refuses a v1-only extension in version 0, even "sha1"
     objects = extensions.pop(b"objectformat", b"sha1")
-    if version == b"0" and objects != b"sha1":
-        return None  # git refuses an object format in a version 0 repository
     if version not in (b"0", b"1") or objects not in (b"sha1", b"sha256"):
         return None
     if not set(extensions) <= _HARMLESS_EXTENSIONS:
         return None
+    if b"partialclone" in extensions and extensions[b"partialclone"] is None:
+        return None  # a key without a value: git fails (2.39 even crashes)
+    if b"preciousobjects" in extensions and _flag(extensions[b"preciousobjects"]) is None:
+        return None  # not a boolean: git stops with "bad boolean config value"
     return objects == b"sha256"
 
 
