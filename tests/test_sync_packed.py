@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from git_hydrate.errors import GitFailed
+from git_hydrate.errors import Conflict, GitFailed
 from git_hydrate.store import Repository
 from git_hydrate.store import packed as packed_module
 from git_hydrate.store import refs as refs_module
@@ -134,6 +134,41 @@ def test_a_first_fetch_by_id_that_fails_is_a_git_fetch_again(
     assert asked == [True, False]
     assert _loose_mirror_refs(b) == [f"origin/tasks/T-{i}" for i in range(3)]
     fsck(b)
+
+
+def test_a_listed_name_the_packed_write_leaves_to_git_makes_it_a_git_fetch(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One name on the remote that the packed write does not write itself (here not
+    ASCII) hands the whole first fetch to git: the pull reports that ref as it
+    always did (it had stopped on a bug), and brings the tasks."""
+    a = clone(remote, tmp_path / "a")
+    for i in range(3):
+        make_task(a, f"T-{i}", body=f"body {i}\n")
+    assert hydrate(a, "push").returncode == 0
+    tip = git(remote, "rev-parse", "refs/hydrate/tasks/T-0").strip()
+    git(remote, "update-ref", "refs/hydrate/tasks/\u00e9", tip)
+    monkeypatch.setattr(refs_module, "PACKED_CREATIONS", 2)
+    b = clone(remote, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 0, res
+    assert "3 new here" in res.stdout and "not a valid task id" in res.stdout, res
+    assert "\u00e9" in res.stdout
+    assert _loose_mirror_refs(b) == sorted(
+        [f"origin/tasks/T-{i}" for i in range(3)] + ["origin/tasks/\u00e9"]
+    )
+    fsck(b)
+
+
+def test_a_transaction_passes_names_to_git_as_bytes(repo: Path, commit: bytes) -> None:
+    """A name that is not ASCII is git's to take (it does) or refuse (a Conflict
+    naming it), never a crash while the transaction is written."""
+    name = "refs/hydrate/tasks/\u00e9".encode()
+    with Repository(repo) as store:
+        store.update_refs([(name, None, commit)], "hydrate: test")
+        with pytest.raises(Conflict, match="cannot create refs/hydrate/tasks/\u00e9\\.\\."):
+            store.update_refs([(name + b"..", None, commit)], "hydrate: test")
+    assert git(repo, "rev-parse", name.decode()).strip().encode() == commit
 
 
 def test_existing_entries_and_peeled_tags_are_kept(repo: Path, commit: bytes) -> None:

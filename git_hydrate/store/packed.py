@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from ..settings import Settings
 
-__all__ = ["create_packed"]
+__all__ = ["create_packed", "packable_name"]
 
 #: The first line of a ``packed-refs`` this module creates: ``peeled`` (a ref under
 #: refs/tags/ that peels has its ``^`` line: none is written here) but not
@@ -98,11 +98,13 @@ def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, byt
     names = [name for name, _oid in creations]
     if len(set(names)) != len(names):
         return False
+    return all(packable_name(name) and _OID.fullmatch(oid) for name, oid in creations)
+
+
+def packable_name(name: bytes) -> bool:
+    """Whether ``name`` is one this module writes itself (see ``_SAFE_NAME``)."""
     # (a part ending in ".lock" is exactly a ".lock/" in the name and a slash)
-    return all(
-        _SAFE_NAME.fullmatch(name) and b".lock/" not in name + b"/" and _OID.fullmatch(oid)
-        for name, oid in creations
-    )
+    return bool(_SAFE_NAME.fullmatch(name)) and b".lock/" not in name + b"/"
 
 
 def _take_all(locks: list[str], held: list[str]) -> bool:

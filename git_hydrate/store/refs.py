@@ -283,19 +283,19 @@ class Refs(RepositoryBase):
                 return
         lines = []
         for name, old, new in planned:
-            ref = name.decode("ascii")
+            # (bytes throughout: a name git refuses is git's to refuse, as a Conflict)
             if new is None:
                 if old is None:
-                    raise ValueError(f"update of {ref} neither creates nor deletes")
-                lines.append(f"delete {ref} {old.decode()}")
+                    raise ValueError(f"update of {name!r} neither creates nor deletes")
+                lines.append(b"delete " + name + b" " + old)
             elif old is None:
-                lines.append(f"create {ref} {new.decode()}")
+                lines.append(b"create " + name + b" " + new)
             else:
-                lines.append(f"update {ref} {new.decode()} {old.decode()}")
+                lines.append(b"update " + name + b" " + new + b" " + old)
         subject = message.splitlines()[0] if message else "hydrate"
         proc = self.git(
             ["update-ref", *(["--create-reflog"] if reflog else []), "-m", subject, "--stdin"],
-            input=("\n".join(lines) + "\n").encode("ascii"),
+            input=b"\n".join(lines) + b"\n",
             check=False,
         )
         if proc.returncode == 0:
@@ -306,7 +306,7 @@ class Refs(RepositoryBase):
         """Tell a lost race from a refusal by looking at the refs again, not at git's words."""
         for name, old, _new in planned:
             if self.read_ref(name) != old:
-                raise RefRace(f"{name.decode()} moved")
+                raise RefRace(f"{name.decode(errors='replace')} moved")
         locks = [(name, lock) for name, _old, _new in planned for lock in self.ref_locks(name)]
         now = time.time()
         for name, lock in locks:
@@ -329,7 +329,8 @@ class Refs(RepositoryBase):
         name, old, _new = planned[0]
         verb = "create" if old is None else "update"
         more = f" (and {len(planned) - 1} more)" if len(planned) > 1 else ""
-        raise Conflict(f"cannot {verb} {name.decode()}{more}: {why} (see: git hydrate doctor)")
+        shown = name.decode(errors="replace")
+        raise Conflict(f"cannot {verb} {shown}{more}: {why} (see: git hydrate doctor)")
 
     def ref_lock(self, name: bytes) -> str:
         """The lock file git takes to change ``name``."""

@@ -14,6 +14,7 @@ from ..errors import Busy, Conflict, GitFailed
 from ..settings import parse_bool
 from ..store import FetchRace, RefRace, Repository
 from ..store import refs as store_refs
+from ..store.packed import packable_name
 from ..taskrefs import attempts
 from .remotes import Remote
 
@@ -92,6 +93,8 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
         map(_OBJECT_ID.fullmatch, refs.values())
     ):
         return False  # (each id goes to git as a line of refspecs: nothing else may)
+    if not all(packable_name(remote.mirror_prefix + name) for name in refs):
+        return False  # a name the packed write leaves to git: git fetch judges it
     try:
         repo.fetch(
             remote.target,
