@@ -37,7 +37,7 @@ import msgspec
 
 from ..store import Repository, read_private
 
-__all__ = ["MAX_INDEXES", "Served", "WordIndex", "keep", "word_index"]
+__all__ = ["MAX_INDEXES", "Served", "WordIndex", "has_index", "keep", "word_index"]
 
 #: The first line of a kept index; another (an older layout or stemmer) is a miss.
 #: The second is the CRC-32 of the rest, in hex: a file that does not match it is
@@ -215,6 +215,11 @@ def _load(path: str) -> WordIndex | None:
     if data[len(HEADER) : len(HEADER) + _CHECK] != b"%08x\n" % zlib.crc32(body):
         return None  # damaged (or cut short): built again
     return WordIndex.decode(body)
+
+
+def has_index(repo: Repository, tree: str) -> bool:
+    """Whether an index of ``tree`` is kept (not whether it is sound)."""
+    return os.path.isfile(os.path.join(_folder(repo), tree))
 
 
 def word_index(

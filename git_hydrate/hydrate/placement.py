@@ -19,7 +19,7 @@ from ..model import Task
 from ..store import Repository
 from .facts import gather
 from .history import History, read_history
-from .index import Served, WordIndex, keep, word_index
+from .index import Served, has_index, keep, word_index
 from .indexing import Building, build
 from .links import Reason, ranked_priority
 from .rank import TOP_LEVEL, Candidate, TaskText, rank
@@ -61,7 +61,7 @@ def place(
     oids: Mapping[str, str] | None = None,
     known: Mapping[str, BlobFacts] | None = None,
     tree: str | None = None,
-    index: WordIndex | Building | None = None,
+    index: Building | None = None,
 ) -> dict[str, Place]:
     """The place of every path in ``sizes`` (path -> bytes).
 
@@ -74,8 +74,8 @@ def place(
             cache, else ``known``, else read; without, by paths alone).
         known: Facts of blobs just read (blob id -> facts).
         tree: The tree ``oids`` lists, if one: a word index is kept by its id.
-        index: That tree's word index, looked for before its blobs were read
-            (:func:`prepare`): a kept one, or one built while they were read.
+        index: That tree's word index, built while its blobs were read
+            (:func:`prepare`); ``None``: a kept one is looked for.
     """
     if priority is not None or not ranked:
         flat = priority or 0
@@ -102,21 +102,17 @@ def _contents(
     oids: Mapping[str, str],
     known: Mapping[str, BlobFacts] | None,
     tree: str | None,
-    index: WordIndex | Building | None,
+    index: Building | None,
 ) -> tuple[dict[str, BlobFacts], Served | None]:
     """What ranking reads of the files' contents: a kept word index that serves most
     of them and the facts of the rest; else the facts of every file, and (for a
     tree) a new index built from them and kept."""
     paths = list(oids)
-    if isinstance(index, Building):
+    if index is not None:
         served = index.served(oids)
         if served is not None:
             return {}, served
-    if isinstance(index, WordIndex):
-        live, unserved = index.serving(paths, oids)
-        served = Served(index, live, unserved)
-    else:
-        served = word_index(repo, tree, paths, oids)
+    served = word_index(repo, tree, paths, oids)
     if served is not None:
         rest = {path: oids[path] for path in served.unserved}
         return (gather(repo, rest, known) if rest else {}), served
@@ -128,13 +124,11 @@ def _contents(
     return facts, Served(built, *built.serving(paths, oids))
 
 
-def prepare(
-    repo: Repository, tree: str | None, oids: Mapping[str, str]
-) -> WordIndex | Building | None:
-    """The word index of ``tree`` (``oids``: the blob of each file to rank), looked
-    for before the blobs are read: a kept index that serves most of them, else one
-    to build while they are read; ``None`` without a tree."""
-    if tree is None:
+def prepare(repo: Repository, tree: str | None, oids: Mapping[str, str]) -> Building | None:
+    """The word index to build while the blobs of ``tree`` are read (``oids``: the
+    blob of each file to rank), or ``None``: no tree, or a kept index will serve
+    (the tree's own; else the one used last, if it serves most files). Looked for
+    again after reading, not held meanwhile: the sha256 cache is in memory then."""
+    if tree is None or has_index(repo, tree):
         return None
-    served = word_index(repo, tree, list(oids), oids)
-    return served.postings if served is not None else Building(repo, tree, oids)
+    return None if word_index(repo, None, list(oids), oids) else Building(repo, tree, oids)

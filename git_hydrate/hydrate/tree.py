@@ -38,7 +38,6 @@ from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import TaskRefs, TaskState
-from .index import WordIndex
 from .indexing import Building
 from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
@@ -176,7 +175,7 @@ def _place(
     found: Content,
     priority: int | None,
     ranked: bool,
-    index: WordIndex | Building | None,
+    index: Building | None,
 ) -> dict[str, Place]:
     """Each read candidate's place (:func:`.placement.place`)."""
     return place(
@@ -379,7 +378,7 @@ def _select(
         refs, source, run.spec, anchors, run.max_file, run.max_total
     )
     ranking = selection.ranked and selection.priority is None
-    # (a tree's index is looked for before its blobs are read: else built as they are)
+    # (a tree no kept index serves is indexed as its blobs are read)
     index = prepare(refs.repo, source.tree, _blobs(candidates)) if ranking else None
     found = read_content(
         refs,
@@ -389,7 +388,7 @@ def _select(
         worktree_copies=source.mode != "dir",
         memo=memo,
         learning=ranking,
-        building=index if isinstance(index, Building) else None,
+        building=index,
     )
     places = _place(refs, task, source, found, selection.priority, selection.ranked, index)
     selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
