@@ -129,3 +129,62 @@ def test_a_run_learning_many_blobs_appends_them_a_chunk_at_a_time(
     more.save()
     kept = FactsCache(str(path))._load()
     assert len(kept) == 50 and all(_oid(n) in kept for n in range(40, 60))
+
+
+def test_a_file_that_is_there_but_not_trusted_is_rewritten_not_appended_to(
+    tmp_path: Path,
+) -> None:
+    """A cache another user could have written (group-writable, as `chmod -R g+w`
+    leaves it) is not read; the next save makes it private and whole again, so it
+    is read after (appending to it would grow a file nobody reads)."""
+    path = tmp_path / "blob-facts"
+    _fill(path, range(3))
+    path.chmod(0o620)
+    assert FactsCache(str(path)).get(_oid(0)) is None  # not trusted: not read
+    _fill(path, range(3, 5))
+    assert path.stat().st_mode & 0o077 == 0
+    read = FactsCache(str(path))
+    assert [n for n in range(5) if read.get(_oid(n)) is not None] == [3, 4]
+
+
+def test_an_append_that_fails_is_not_tried_again_for_every_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk that cannot be appended (a full disk, a file another user made)
+    leaves the run's facts to save(), which tries once to rewrite the file: not
+    one write and one encoding of everything held for each blob learned after."""
+    monkeypatch.setattr(facts_module, "_FLUSH", 200)
+    writes: list[bool] = []
+
+    def refused(*args: object, whole: bool) -> None:
+        writes.append(whole)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(facts_module, "write_derived", refused)
+    cache = FactsCache(str(tmp_path / "blob-facts"))
+    for n in range(200):
+        cache.put_encoded(_oid(n), blob_facts(f"def name_{n}(): pass\n".encode()))
+    cache.save()
+    assert writes == [False, True]  # one append tried, then one rewrite
+
+
+def test_past_the_bound_the_count_is_not_made_for_every_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full cache declines to append; how many it would hold is asked again only
+    after another chunk's worth of facts, not for each blob."""
+    monkeypatch.setattr(facts_module, "_FLUSH", 200)
+    monkeypatch.setattr(facts_module, "MAX_ENTRIES", 0)
+    asked: list[int] = []
+    held = FactsCache._held
+
+    def counted(self: FactsCache) -> int:
+        asked.append(1)
+        return held(self)
+
+    monkeypatch.setattr(FactsCache, "_held", counted)
+    cache = FactsCache(str(tmp_path / "blob-facts"))
+    for n in range(200):
+        cache.put_encoded(_oid(n), blob_facts(f"def name_{n}(): pass\n".encode()))
+    size = sum(len(raw) for raw in cache._new.values())
+    assert 0 < len(asked) <= size // 200 + 1

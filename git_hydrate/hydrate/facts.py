@@ -70,9 +70,14 @@ class FactsCache:
     def _read(self) -> dict[str, BlobFacts | msgspec.Raw]:
         """Every chunk's entries, up to the first that does not decode."""
         data = read_private(self.path)
-        # (a missing file is whole: the first chunk appended makes it)
-        self._whole = data is None or data.startswith(HEADER)
-        if data is None or not self._whole:
+        if data is None:
+            # A missing file is whole: the first chunk appended makes it. One that
+            # is there but not read (another user could have written it, or it
+            # cannot be read) is rewritten whole: appending to it heals nothing.
+            self._whole = not os.path.lexists(self.path)
+            return {}
+        self._whole = data.startswith(HEADER)
+        if not self._whole:
             return {}
         entries: dict[str, BlobFacts | msgspec.Raw] = {}
         view, start = memoryview(data), len(HEADER)
@@ -139,8 +144,10 @@ class FactsCache:
             return
         raw = self._new[oid] = msgspec.Raw(_encoder.encode(facts))
         self._pending += len(raw)
-        if self._pending >= _FLUSH and self._whole and self._held() <= MAX_ENTRIES:
-            self._append()
+        if self._pending >= _FLUSH and self._whole:
+            if self._held() <= MAX_ENTRIES:
+                self._append()
+            self._pending = 0  # (past the bound: asked again a chunk's worth later)
 
     def _held(self) -> int:
         """How many entries the file would hold with the new ones."""
@@ -150,13 +157,18 @@ class FactsCache:
     def _append(self) -> None:
         """Append :attr:`_new` as one chunk (one ``O_APPEND`` write)."""
         chunk = _encoder.encode(self._new)
-        with contextlib.suppress(OSError):
+        try:
             write_derived(
                 self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=False
             )
-            self._saved.update(self._new)
-            self._new.clear()
-            self._pending = 0
+        except OSError:
+            # not appended (a full disk, a file another user made): no chunk is
+            # tried again this run; save() tries to rewrite the file once
+            self._whole = False
+            return
+        self._saved.update(self._new)
+        self._new.clear()
+        self._pending = 0
 
     def put(self, oid: str, facts: BlobFacts) -> None:
         """Remember a blob's facts (written by :meth:`save`)."""
