@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from git_hydrate.hydrate import facts as facts_module
@@ -41,7 +43,7 @@ def test_a_damaged_chunk_ends_the_file_and_the_next_save_rewrites_it(tmp_path: P
     path = tmp_path / "blob-facts"
     _fill(path, range(3))
     whole = path.read_bytes()
-    path.write_bytes(whole + b"999\n\xc1cut short")
+    path.write_bytes(whole + b"999 0\n\xc1cut short")
     cache = FactsCache(str(path))
     assert cache.get(_oid(1)) is not None  # the chunks before the damage still count
     cache.put(_oid(9), blob_facts(b"x = 1\n"))
@@ -49,7 +51,7 @@ def test_a_damaged_chunk_ends_the_file_and_the_next_save_rewrites_it(tmp_path: P
     data = path.read_bytes()
     assert b"cut short" not in data
     assert all(FactsCache(str(path)).get(_oid(n)) is not None for n in (0, 1, 2, 9))
-    for damage in (HEADER + b"12x\n", HEADER + b"5\n\xc1\xc1\xc1\xc1\xc1", b"# older 1\n"):
+    for damage in (HEADER + b"12x\n", HEADER + b"5 0\n\xc1\xc1\xc1\xc1\xc1", b"# older 1\n"):
         path.write_bytes(damage)
         assert FactsCache(str(path)).get(_oid(0)) is None
 
@@ -64,8 +66,8 @@ def test_past_the_bound_the_file_is_rewritten_pruned(
     cache = FactsCache(str(path))
     kept = [n for n in range(6) if cache.get(_oid(n)) is not None]
     assert kept == [2, 3, 4, 5]  # the oldest unused went first
-    length, _, chunk = path.read_bytes()[len(HEADER) :].partition(b"\n")
-    assert int(length) == len(chunk)  # one chunk: rewritten whole
+    frame, _, chunk = path.read_bytes()[len(HEADER) :].partition(b"\n")
+    assert frame == b"%d %d" % (len(chunk), zlib.crc32(chunk))  # one chunk: rewritten whole
 
 
 def test_a_blob_read_again_is_not_tokenised_again_when_its_facts_are_kept(
@@ -188,3 +190,27 @@ def test_past_the_bound_the_count_is_not_made_for_every_blob(
         cache.put_encoded(_oid(n), blob_facts(f"def name_{n}(): pass\n".encode()))
     size = sum(len(raw) for raw in cache._new.values())
     assert 0 < len(asked) <= size // 200 + 1
+
+
+def test_a_bit_flipped_in_a_chunk_is_damage_not_other_facts(tmp_path: Path) -> None:
+    """Each chunk carries a CRC-32: a flipped bit that msgspec would still decode
+    (here inside a word) is a damaged chunk, dropped and rewritten, never facts
+    that rank otherwise; so is a chunk cut short with another appended after it."""
+    path = tmp_path / "blob-facts"
+    _fill(path, range(3))
+    data = path.read_bytes()
+    at = data.index(b"name_1")
+    path.write_bytes(data[:at] + b"nbme_1" + data[at + 6 :])
+    flipped = FactsCache(str(path))
+    assert all(flipped.get(_oid(n)) is None for n in range(3))
+    flipped.put(_oid(9), blob_facts(b"x = 1\n"))
+    flipped.save()
+    assert FactsCache(str(path)).get(_oid(9)) is not None and b"nbme_1" not in path.read_bytes()
+    _fill(path, range(3))
+    whole = path.read_bytes()
+    later = {_oid(10): blob_facts(b"def name_10(): pass\n")}
+    appended = facts_module._framed(msgspec.msgpack.encode(later))
+    path.write_bytes(whole[:-5] + appended)  # another run's chunk after a cut one
+    read = FactsCache(str(path))
+    assert read.get(_oid(9)) is not None  # the chunks before the cut one still count
+    assert read.get(_oid(0)) is None and read.get(_oid(10)) is None

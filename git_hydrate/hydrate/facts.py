@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Final
 
@@ -30,8 +31,8 @@ from .terms import BlobFacts, blob_facts
 __all__ = ["MAX_ENTRIES", "FactsCache", "gather"]
 
 #: The file's first line; another (an older layout or stemmer) is a miss. Then
-#: chunks, each ``<length>\n`` and that many bytes of msgpack (blob id -> facts).
-HEADER: Final = b"# git-hydrate blob-facts 2\n"
+#: chunks, each ``<length> <CRC-32>\n`` and that many bytes of msgpack (blob id -> facts).
+HEADER: Final = b"# git-hydrate blob-facts 3\n"
 #: Blobs kept at most (about 3 KB each in a Python project).
 MAX_ENTRIES: Final = 60_000
 
@@ -44,6 +45,13 @@ _encoder: Final = msgspec.msgpack.Encoder()
 #: a chunk (:meth:`FactsCache.put_encoded`): a tree's worth would be 10 MB at
 #: 30,000 files, and twice that again while being written.
 _FLUSH: Final = 1 << 20
+
+
+def _framed(chunk: bytes) -> bytes:
+    """A chunk as the file holds it: its length and CRC-32 on a line, then itself
+    (a bit flipped, or a chunk cut short and another appended after it, is a
+    damaged chunk, not facts that decode otherwise)."""
+    return b"%d %d\n%s" % (len(chunk), zlib.crc32(chunk), chunk)
 
 
 class FactsCache:
@@ -82,14 +90,15 @@ class FactsCache:
         entries: dict[str, BlobFacts | msgspec.Raw] = {}
         view, start = memoryview(data), len(HEADER)
         while start < len(data):
-            end = data.find(b"\n", start, start + 12)
-            if end < 0 or not data[start:end].isdigit():
+            end = data.find(b"\n", start, start + 24)
+            size, _, crc = data[start:end].partition(b" ")
+            if end < 0 or not size.isdigit() or not crc.isdigit():
                 self._whole = False
                 break
-            stop = end + 1 + int(data[start:end])
+            stop = end + 1 + int(size)
             try:
-                if stop > len(data):
-                    raise ValueError("a chunk cut short")
+                if stop > len(data) or zlib.crc32(view[end + 1 : stop]) != int(crc):
+                    raise ValueError("a chunk cut short or damaged")
                 entries.update(_decoder.decode(view[end + 1 : stop]))
             except (msgspec.DecodeError, ValueError):
                 self._whole = False  # damaged: what follows is a miss, rewritten
@@ -158,9 +167,7 @@ class FactsCache:
         """Append :attr:`_new` as one chunk (one ``O_APPEND`` write)."""
         chunk = _encoder.encode(self._new)
         try:
-            write_derived(
-                self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=False
-            )
+            write_derived(self.repo, self.path, HEADER, _framed(chunk), whole=False)
         except OSError:
             # not appended (a full disk, a file another user made): no chunk is
             # tried again this run; save() tries to rewrite the file once
@@ -201,9 +208,7 @@ class FactsCache:
                 del merged[oid]
         chunk = _encoder.encode(merged)
         with contextlib.suppress(OSError):
-            write_derived(
-                self.repo, self.path, HEADER, b"%d\n%s" % (len(chunk), chunk), whole=True
-            )
+            write_derived(self.repo, self.path, HEADER, _framed(chunk), whole=True)
             self._new.clear()
             self._whole = True
 
