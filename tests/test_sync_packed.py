@@ -4,9 +4,11 @@ git's loose writes, under git's locks, and nothing lost to a concurrent writer."
 from __future__ import annotations
 
 import errno
+import http.server
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -406,3 +408,39 @@ def test_concurrent_writers_lose_nothing(repo: Path, commit: bytes) -> None:
             assert not (ok and theirs[name]), f"{name}: both creations succeeded"
     assert sum(ours.values()) >= 80  # at least one batch went through
     fsck(repo)
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """A git server over http that wants credentials and takes none."""
+
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="tasks"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_first_pull_asks_for_credentials_once(tmp_path: Path, repo: Path) -> None:
+    """Without a credential helper, the listing of a first pull asks for nothing:
+    the remote's refusal hands the pull to git fetch, which asks once (it asked
+    twice, once per connection)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    asked = tmp_path / "asked"
+    askpass = tmp_path / "askpass"
+    askpass.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> "{asked}"\necho wrong\n')
+    askpass.chmod(0o755)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/tasks.git"
+        res = hydrate(repo, "pull", url, env={"GIT_ASKPASS": str(askpass)})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert res.returncode != 0 and res.stderr.startswith("error:"), res
+    assert len(res.stderr.splitlines()) == 1, res
+    prompts = asked.read_text().splitlines()
+    assert [p.split(" ", 1)[0] for p in prompts] == ["Username", "Password"], prompts

@@ -42,6 +42,11 @@ class FetchRace(GitFailed):
     (git's ``cannot lock ref ...: is at X but expected Y``); fetch again."""
 
 
+#: The environment of a git that must not ask for credentials: no terminal prompt,
+#: and an empty askpass program (which git takes as none, not falling back to
+#: ``core.askPass`` or ``SSH_ASKPASS``).
+_NO_PROMPT: Final = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+
 #: What git says when another process held, or moved, a ref it was updating.
 _LOST_REF_LOCK: Final = (b"cannot lock ref", b"but expected")
 
@@ -341,14 +346,23 @@ class Commands(RepositoryBase):
             raise GitFailed(message)
 
     def ls_remote(
-        self, target: str, patterns: Sequence[str], *, what: str = ""
+        self, target: str, patterns: Sequence[str], *, what: str = "", prompt: bool = True
     ) -> dict[bytes, bytes]:
         """``{ref: id}`` of the remote's refs matching ``patterns`` (``git ls-remote``).
+
+        ``prompt=False``: git asks for no credentials (no terminal prompt, no askpass
+        program); a credential helper still answers, and a remote that wants what
+        none gives fails as refused.
 
         Raises:
             GitFailed: the remote could not be listed, with git's reason.
         """
-        proc = self.git(["ls-remote", "--refs", target, *patterns], check=False)
+        args = ["ls-remote", "--refs", target, *patterns]
+        if prompt:
+            proc = self.git(args, check=False)
+        else:
+            env = {**self._environ(), **_NO_PROMPT}
+            proc = run_git(self._prefix() + args, cwd=self._cwd, env=env, check=False)
         if proc.returncode != 0:
             raise GitFailed(f"{what or 'git ls-remote ' + target} failed: {reason(proc)}")
         found: dict[bytes, bytes] = {}

@@ -75,7 +75,9 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
     (:func:`git_hydrate.store.packed.create_packed`), instead of a loose file per
     ref; ``False`` when nothing was written, and ``git fetch`` must do it.
 
-    That is so for fewer refs than a packed write takes, a name outside what it
+    That is so for a remote that wants credentials no helper gives (the listing
+    asks for none: ``git fetch`` then asks once, not the listing and the fetch
+    each), for fewer refs than a packed write takes, a name outside what it
     writes itself, a server that takes no wants by id (protocol v0 without
     ``uploadpack.allowTipSHA1InWant``) or that no longer has a listed tip, and a
     mirror ref another fetch created meanwhile. The mirror then holds the
@@ -84,7 +86,8 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
     """
     where = f"git ls-remote {remote.display}"
     try:
-        listed = repo.ls_remote(remote.target, ["refs/hydrate/*"], what=where)
+        # (asking for no credentials: where a prompt would answer, git fetch asks once)
+        listed = repo.ls_remote(remote.target, ["refs/hydrate/*"], what=where, prompt=False)
     except GitFailed:
         return False  # git fetch will say why, as it always did
     prefix = b"refs/hydrate/"
