@@ -264,14 +264,16 @@ def test_the_locks_are_links_to_one_file_that_git_honours(
     seen: list[tuple[set[int], set[int], int]] = []
     write_packed = packed_module._write_packed
 
-    def while_held(common: str, creations: list[tuple[bytes, bytes]], lock: str) -> bool:
+    def while_held(
+        common: str, creations: list[tuple[bytes, bytes]], lock: str, paths: list[str]
+    ) -> bool:
         stats = [os.stat(tasks / f"N-{i:03d}.lock") for i in range(5)]
         late = subprocess.run(
             ["git", "-C", str(repo), "update-ref", "refs/hydrate/tasks/N-003", commit.decode()],
             capture_output=True,
         )
         seen.append(({s.st_ino for s in stats}, {s.st_nlink for s in stats}, late.returncode))
-        return write_packed(common, creations, lock)
+        return write_packed(common, creations, lock, paths)
 
     monkeypatch.setattr(packed_module, "_write_packed", while_held)
     with Repository(repo) as store:
