@@ -30,7 +30,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     7  lifecycle sync doctor readyqueue claims current interop
     8  ledger ledger_packing
     9  hooks serve agents web
-    10 cli console quick __main__
+    10 cli console quick quicksync __main__
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The command line's entry point: a prompt-cache hit first, then the full CLI.
 
+(``pull``, ``push`` and ``sync`` are run without click too, by :func:`run_sharing`:
+see :mod:`git_hydrate.quicksync`.)
+
 ``git hydrate prompt ID`` run again for an unchanged task is a copy of a file
 the prompt cache holds. Importing click, msgspec and the rest of the package
 would cost that copy several times over, so :func:`main` first tries
@@ -51,7 +54,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import BinaryIO, Final
 
-__all__ = ["Request", "main", "parse", "serve_hit"]
+__all__ = ["Request", "main", "parse", "run_sharing", "serve_hit"]
 
 #: The options of ``prompt`` that take a value, by each spelling.
 _VALUED: Final = {
@@ -337,11 +340,13 @@ def _write(request: Request, source: BinaryIO, offset: int, count: int, lines: l
 
 
 def main() -> None:
-    """``git-hydrate`` and ``python -m git_hydrate``: the fast path, else the full CLI."""
+    """``git-hydrate`` and ``python -m git_hydrate``: a fast path, else the full CLI."""
     args = sys.argv[1:]
     try:
         # (any other command goes straight to the command line)
         status = serve_hit(args) if "prompt" in args else None
+        if status is None and _SHARING.intersection(args):
+            status = run_sharing(args)
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
     if status is None:
@@ -349,3 +354,20 @@ def main() -> None:
 
         full()
     sys.exit(status)
+
+
+#: The commands :mod:`git_hydrate.quicksync` runs without click.
+_SHARING: Final = frozenset({"pull", "push", "sync"})
+
+
+def run_sharing(args: Sequence[str]) -> int | None:
+    """``pull``, ``push`` or ``sync`` without click (:func:`git_hydrate.quicksync.serve_sharing`);
+    an exception said as the full command line says it."""
+    from .quicksync import serve_sharing
+
+    try:
+        return serve_sharing(args)
+    except Exception as exc:
+        from .cli import failure_status
+
+        return failure_status(exc)

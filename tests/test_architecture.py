@@ -70,6 +70,8 @@ LAZY_ALLOWED = {
     # the prompt cache, only for a command the fast path may answer
     "cli",
     "prompt_cache",
+    # pull, push and sync without click, only for those commands
+    "quicksync",
 }
 
 

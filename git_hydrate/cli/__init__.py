@@ -22,7 +22,7 @@ from ..console import os_error_line, silence_stdout
 from ..errors import EXIT_BUG, EXIT_FAILURE, EXIT_INTERRUPTED, HydrateError
 from ._common import shown_block
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMANDS", "cli", "failure_status", "main"]
 
 #: command name -> (module under git_hydrate.cli, attribute). Aliases share a target.
 COMMANDS: Final[dict[str, tuple[str, str]]] = {
@@ -161,6 +161,23 @@ def run(argv: list[str] | None = None) -> int:
         if _open_manual(sys.argv[1:] if argv is None else argv):
             return 0
         result: Any = cli.main(args=argv, prog_name=_prog_name(), standalone_mode=False, obj={})
+    except Exception as exc:
+        return failure_status(exc)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    if isinstance(result, int):
+        return result
+    return 0
+
+
+def failure_status(exc: BaseException) -> int:
+    """Say ``exc`` (raised by a command) as one line on stderr; return the exit status.
+
+    Also what :func:`git_hydrate.quick.main` calls for an exception of a command it
+    ran without click. Anything but an :class:`Exception` or a ``KeyboardInterrupt``
+    is raised again."""
+    try:
+        raise exc
     except HydrateError as exc:
         click.echo(f"{_label(exc.label)} {shown_block(exc)}", err=True)
         return exc.exit_code
@@ -208,9 +225,6 @@ def run(argv: list[str] | None = None) -> int:
             err=True,
         )
         return EXIT_BUG
-    if isinstance(result, int):
-        return result
-    return 0
 
 
 def _label(word: str) -> str:

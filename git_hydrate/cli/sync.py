@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..quicksync import render_report
 from ._common import (
+    compact,
     complete_remotes,
     echo_json,
     few_collections,
@@ -23,99 +23,14 @@ if TYPE_CHECKING:
 
 __all__ = ["pull", "push", "setup", "sync", "task_rm"]
 
-_LABELS = {
-    "created": "new here",
-    "fast-forward": "updated",
-    "merged": "merged",
-    "restored": "restored",
-    "unarchived": "unarchived",
-    "removed": "removed",
-    "kept": "kept",
-    "not-restored": "removed here, not brought back",
-    "replaces-removed": "replaces a removed copy",
-    "ahead": "to push",
-    "absent": "absent",
-    "skipped": "SKIPPED",
-    "ignored": "ignored",
-    "pushed": "pushed",
-    "pushed-new": "pushed (new)",
-    "forced": "forced",
-    "deleted-remote": "deleted there",
-    "rejected": "REJECTED",
-    "refused": "REFUSED",
-}
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _conflict_line(conflict: Mapping[str, Any]) -> str:
-    """What a merge kept of a field both sides changed, and the value it dropped."""
-    chosen = conflict["chosen"]
-    dropped = [value for value in conflict["values"] if value != chosen]
-    line = f"      kept {conflict['field']} = {_shown(chosen)}"
-    if dropped:
-        line += f", dropped {_shown(dropped[0])}"
-    return line + f" ({conflict['rule']})"
-
 
 def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
     """Print a pull/push/sync report; return the exit status (1 if anything failed)."""
-    if as_json:
-        echo_json(ctx, report.as_dict())
-    else:
-        counts = report.counts()
-        parts = [
-            f"{n} {_LABELS.get(action, action)}"
-            for action, n in counts.items()
-            if n and action != "up-to-date"
-        ]
-        if counts["up-to-date"] or not report.notes:
-            parts.append(f"{counts['up-to-date']} up to date")
-        click.echo(
-            f"{report.operation} {shown(report.remote)}: {', '.join(parts) or 'nothing to do'}"
-        )
-        for note in report.notes:
-            click.echo(f"warning: {shown(note)}", err=True)
-        lines = []
-        for outcome in report.outcomes:
-            if outcome.action == "not-restored":
-                continue  # counted above; every pull would list them again (--json has them)
-            label = _LABELS.get(outcome.action, outcome.action)
-            line = f"  {label:<14} {shown(outcome.name)}"
-            if outcome.detail:
-                line += f"  ({shown(outcome.detail)})"
-            lines.append(line)
-            lines += [_conflict_line(conflict) for conflict in outcome.conflicts]
-        if lines:  # (one write: a first pull lists thousands of tasks)
-            click.echo("\n".join(lines))
-    if report.ok:
-        return 0
-    rejected, skipped = report.failed("rejected"), report.failed("skipped")
-    absent = report.failed("absent")
-    if rejected:
-        click.echo(
-            f"error: rejected by {shown(report.remote)}: {', '.join(map(shown, rejected))}; "
-            f"run git hydrate sync {shown(report.remote)}",
-            err=True,
-        )
-    refused: dict[str, list[str]] = {}
-    for outcome in report.outcomes:
-        if outcome.action == "refused":
-            refused.setdefault(outcome.detail, []).append(outcome.name)
-    for detail, names in refused.items():
-        click.echo(f"error: refused by {report.remote}: {', '.join(names)}: {detail}", err=True)
-    if skipped:
-        click.echo(
-            f"error: skipped: {', '.join(map(shown, skipped))} (the report above says why)",
-            err=True,
-        )
-    if absent:
-        where = f"on {shown(report.remote)}" if report.operation == "pull" else "here"
-        click.echo(f"error: no such task {where}: {', '.join(map(shown, absent))}", err=True)
-    return 1
+    return render_report(report, as_json, compact(ctx), _click_echo)
+
+
+def _click_echo(text: str, to_stderr: bool) -> None:
+    click.echo(text, err=to_stderr)
 
 
 @click.command("pull")

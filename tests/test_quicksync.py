@@ -1,0 +1,159 @@
+"""pull, push and sync without click (git_hydrate.quicksync): byte for byte what the full
+command line prints and the same exit status, on twin clones and twin remotes; anything
+outside the fast path's grammar goes to the full command line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger, quick
+from git_hydrate.quicksync import parse_sharing
+
+from .conftest import ROOT, Result, git, hydrate
+
+
+def _world(root: Path) -> Path:
+    """A bare remote holding three tasks (one with a body), and ``root/a``, a clone
+    that pushed them; ``root/b`` a fresh clone. Returns ``root``."""
+    root.mkdir(exist_ok=True)
+    bare = root / "remote.git"
+    git(root, "init", "-q", "--bare", str(bare))
+    git(root, "clone", "-q", str(bare), str(root / "a"))
+    with Ledger(root / "a") as ledger:
+        for task_id in ("Q-1", "Q-2", "Q-3"):
+            ledger.add_task(task_id, objective=f"do {task_id}", acceptance="works")
+        ledger.add_context("Q-1", "a body\n" * 10, "notes")
+        ledger.push()
+        ledger.add_task("Q-4", objective="only here", acceptance="works")
+    git(root, "clone", "-q", str(bare), str(root / "b"))
+    return root
+
+
+@pytest.fixture
+def twins(tmp_path: Path) -> tuple[Path, Path]:
+    """Two identical worlds: one for the fast path, one for the full command line."""
+    one = _world(tmp_path / "one")
+    two = tmp_path / "two"
+    shutil.copytree(one, two, symlinks=True)
+    for clone in ("a", "b"):  # (each twin's clones point at its own remote)
+        git(two / clone, "remote", "set-url", "origin", str(two / "remote.git"))
+    return one, two
+
+
+def _fast(cwd: Path, *args: str) -> Result:
+    """What ``git_hydrate.quick.main`` does for ``args``, in this process; ``served``
+    on the result says whether the fast path answered."""
+    from git_hydrate.cli import run
+
+    served = False
+
+    def entry(argv: list[str]) -> int:
+        nonlocal served
+        code = quick.run_sharing(argv)
+        served = code is not None
+        return run(argv) if code is None else code
+
+    result = hydrate(cwd, *args, entry=entry)
+    result.served = served  # type: ignore[attr-defined]
+    return result
+
+
+def _same(twins: tuple[Path, Path], clone: str, *args: str) -> Result:
+    """``args`` through the fast path in one twin and the full command line in the
+    other: the same stdout, stderr and exit status, and the fast path answered."""
+    fast = _fast(twins[0] / clone, *args)
+    full = hydrate(twins[1] / clone, *args)
+    assert (fast.stdout, fast.stderr, fast.returncode) == (
+        full.stdout,
+        full.stderr,
+        full.returncode,
+    ), (args, fast, full)
+    assert fast.served, args  # type: ignore[attr-defined]
+    return fast
+
+
+def test_pull_push_sync_say_what_the_full_command_line_says(twins: tuple[Path, Path]) -> None:
+    pulled = _same(twins, "b", "pull")
+    assert pulled.returncode == 0 and "3 new here" in pulled.stdout
+    assert _same(twins, "b", "pull", "--json").stdout.startswith("{\n")
+    assert _same(twins, "a", "push", "--compact", "--json").stdout.startswith('{"counts"')
+    assert "up to date" in _same(twins, "a", "sync").stdout
+    absent = _same(twins, "b", "pull", "origin", "Q-1", "Q-9")
+    assert absent.returncode == 1 and "no such task on origin: Q-9" in absent.stderr
+    unknown = _same(twins, "b", "sync", "nowhere")
+    assert unknown.returncode == 1 and unknown.stderr.startswith("error: no remote named")
+    empty = _same(twins, "b", "push", "")
+    assert empty.returncode == 1 and "invalid remote" in empty.stderr
+    for twin in twins:  # (both twins' clones hold the same tasks at the same tips)
+        assert git(twin / "b", "for-each-ref", "refs/hydrate/") == git(
+            twins[0] / "b", "for-each-ref", "refs/hydrate/"
+        )
+
+
+def test_directory_and_compact_before_the_command(twins: tuple[Path, Path]) -> None:
+    for twin in twins:  # (run from elsewhere: -C names the clone)
+        (twin / "elsewhere").mkdir()
+    fast = _fast(twins[0] / "elsewhere", "-C", "../b", "--compact", "pull", "--json")
+    full = hydrate(twins[1] / "elsewhere", "-C", "../b", "--compact", "pull", "--json")
+    assert fast.served and (fast.stdout, fast.stderr) == (full.stdout, full.stderr)  # type: ignore[attr-defined]
+    assert fast.stdout.startswith('{"counts":{"created":3')
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pull", "-h"],
+        ["push", "--help"],
+        ["sync", "origin", "extra"],
+        ["pull", "--json", "--json"],
+        ["pull", "--", "origin"],
+        ["pull", "-x"],
+        ["-C", "no-such-directory", "pull"],
+        ["-C", "a", "-C", "b", "pull"],
+        ["--compact", "--compact", "pull"],
+        ["--version", "pull"],
+        ["task-add", "pull"],
+        ["-C", "pull"],
+    ],
+)
+def test_anything_else_goes_to_the_full_command_line(args: list[str]) -> None:
+    assert parse_sharing(args) is None
+
+
+def test_the_grammar_it_takes(tmp_path: Path) -> None:
+    request = parse_sharing(["-C", str(tmp_path), "pull", "--json", "origin", "Q-1", "Q-2"])
+    assert request is not None
+    assert (request.command, request.directory) == ("pull", str(tmp_path))
+    assert request.remote == "origin"
+    assert (request.task_ids, request.as_json, request.compact) == (("Q-1", "Q-2"), True, False)
+    request = parse_sharing(["--compact", "sync"])
+    assert request is not None and (request.remote, request.compact) == (None, True)
+
+
+def test_a_real_pull_imports_no_click(tmp_path: Path) -> None:
+    world = _world(tmp_path)
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'click {\"click\" in sys.modules}\\n'))\n"
+        "sys.argv[0] = 'git-hydrate'\n"
+        "from git_hydrate.quick import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "pull"],
+        cwd=world / "b",
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("pull origin: 3 new here")
+    assert proc.stderr.endswith("click False\n")
