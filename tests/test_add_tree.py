@@ -1058,13 +1058,25 @@ def test_the_memo_gives_a_body_only_to_its_own_sha256() -> None:
     assert "a" * 40 not in memo
     memo = BodyMemo(6)
     memo.offer("a" * 40, "1" * 64, b"kept")
-    memo.offer("b" * 40, "2" * 64, b"too big")  # over the limit
-    assert "a" * 40 in memo and "b" * 40 not in memo and memo.size == 4
+    memo.offer("a" * 40, "1" * 64, b"kept")  # (offered twice: kept once)
+    assert "a" * 40 in memo and memo.size == 4
     assert memo.take("a" * 40, "9" * 64) is None  # another link's sha256: not given
     assert "a" * 40 not in memo and memo.size == 0
     memo.offer("a" * 40, "1" * 64, b"kept")
     assert memo.take("a" * 40, "1" * 64) == b"kept"
     assert memo.take("a" * 40, "1" * 64) is None
+
+
+def test_a_memo_that_cannot_hold_every_body_keeps_none() -> None:
+    """Bodies are offered in reading order, not packing order: once one does not
+    fit, what the memo holds is an arbitrary part of what was read, and it is
+    dropped (the prompt reads those bodies again, from the work tree or git)."""
+    memo = BodyMemo(10)
+    memo.offer("a" * 40, "1" * 64, b"kept")
+    memo.offer("b" * 40, "2" * 64, b"too big")  # over the limit: the memo ends
+    assert "a" * 40 not in memo and "b" * 40 not in memo and memo.size == 0
+    memo.offer("c" * 40, "3" * 64, b"fits")  # nothing more is kept
+    assert "c" * 40 not in memo and memo.take("c" * 40, "3" * 64) is None
 
 
 def test_a_git_lacking_check_attr_source_is_asked_once(repo: Path, tmp_path: Path) -> None:

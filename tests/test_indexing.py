@@ -137,7 +137,10 @@ def test_the_index_is_the_reference_in_any_order(case: dict[str, Any], rnd: rand
     oids = {path: _oid(body) for path, body in bodies.items()}
     facts = {p: blob_facts(b) for p, b in bodies.items() if p not in case["unknown"]}
     expected = _reference(oids, facts)
-    assert bytes(build(oids, facts).encode()) == expected  # (path order: byte for byte)
+    built = build(oids, facts)
+    assert bytes(built.encode()) == expected  # (path order: byte for byte)
+    # the parts it holds (not decoded again) are those it encoded
+    assert msgspec.msgpack.encode(built._layout) == expected
     builder = IndexBuilder(sorted(oids))
     order = list(facts)
     rnd.shuffle(order)
@@ -146,6 +149,7 @@ def test_the_index_is_the_reference_in_any_order(case: dict[str, Any], rnd: rand
         builder.add(path, oids[path], facts[path])  # (a file fed twice counts once)
     index = builder.finish()
     assert _tables(index.encode()) == _tables(expected)
+    assert msgspec.msgpack.encode(index._layout) == bytes(index.encode())
     paths = sorted(bodies)
     served = Served(index, *index.serving(paths, oids))
     every = {p: blob_facts(b) for p, b in bodies.items()}

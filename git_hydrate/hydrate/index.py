@@ -83,11 +83,33 @@ _encoder: Final = msgspec.msgpack.Encoder()
 class WordIndex:
     """Postings of the words of a set of files (see the module's docstring)."""
 
-    def __init__(self, layout: _Layout, data: bytes | bytearray | memoryview) -> None:
+    def __init__(
+        self,
+        layout: _Layout,
+        data: bytes | bytearray | memoryview,
+        positions: dict[str, int] | None = None,
+    ) -> None:
         self._layout = layout
         self._data = data  # (what the layout's postings are views of)
-        self._positions: dict[str, int] | None = None
+        self._positions = positions
         self._buckets: dict[tuple[int, int], dict[str, msgspec.Raw]] = {}
+
+    @classmethod
+    def of_parts(
+        cls,
+        data: bytearray,
+        files: tuple[list[str], list[str], list[int], list[int]],
+        tables: Sequence[Sequence[tuple[int, int]]],
+        positions: dict[str, int],
+    ) -> WordIndex:
+        """The index whose encoding :meth:`encode` gives is ``data``, from the parts
+        it was encoded from, not decoded again (a first task's paths, blob ids and
+        lengths would be held twice): ``files`` are the paths, blob ids, path and
+        content lengths; ``tables`` the span of each bucket of each table in
+        ``data``; ``positions`` each path's position."""
+        view = memoryview(data)  # (``data`` can no longer grow: the layout views it)
+        buckets = [[msgspec.Raw(view[start:end]) for start, end in spans] for spans in tables]
+        return cls(_Layout(*files, *buckets), data, positions)
 
     @property
     def paths(self) -> list[str]:

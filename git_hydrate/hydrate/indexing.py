@@ -31,7 +31,7 @@ import msgspec
 from ..store import Repository
 from .facts import FactsCache
 from .index import Served, WordIndex, keep
-from .terms import BlobFacts, blob_facts, paths_words, symbol_words
+from .terms import BlobFacts, blob_facts, forget_splits, paths_words, symbol_words
 
 __all__ = ["Building", "IndexBuilder", "build"]
 
@@ -121,17 +121,20 @@ class IndexBuilder:
         self._sort_late()
         path_lengths, in_paths = _path_table(self.paths)
         out = bytearray(_array_header(7))
-        for part in (self.paths, self._oids, path_lengths, self._lengths):
-            out += _encoder.encode(part)
-        out += _table(_postings(self._terms))
-        out += _table(_postings(in_paths))
+        files = (self.paths, self._oids, path_lengths, self._lengths)
+        for part in files:
+            _encoder.encode_into(part, out, -1)
         named = self._named
-        out += _table(
-            self._names, lambda word, held: msgspec.Raw(_array_header(named.get(word, 1)) + held)
+        tables = (
+            _table(out, _postings(self._terms)),
+            _table(out, _postings(in_paths)),
+            _table(
+                out,
+                self._names,
+                lambda word, held: msgspec.Raw(_array_header(named.get(word, 1)) + held),
+            ),
         )
-        index = WordIndex.decode(out)
-        assert index is not None  # (just encoded)
-        return index
+        return WordIndex.of_parts(out, files, tables, self.positions)
 
     def _sort_late(self) -> None:
         """Put the postings of the words fed out of path order in position order."""
@@ -185,29 +188,33 @@ def _postings(table: dict[str, _Postings]) -> dict[str, _Postings]:
 
 
 def _table(
-    table: dict[str, Any], raw: Callable[[str, Any], msgspec.Raw] | None = None
-) -> bytearray:
-    """``table`` encoded as buckets of about :data:`_BUCKET` words (a word in bucket
-    ``crc32(word) % buckets``), each word's postings as they are (an array as its
-    bytes) or, with ``raw``, as ``raw(word, postings)`` encodes them. A bucket holds
-    its words last met first for postings, first met first with ``raw`` (as the
-    reference build did). ``table`` is emptied as it is encoded."""
+    out: bytearray, table: dict[str, Any], raw: Callable[[str, Any], msgspec.Raw] | None = None
+) -> list[tuple[int, int]]:
+    """Append ``table`` to ``out`` as buckets of about :data:`_BUCKET` words (a word
+    in bucket ``crc32(word) % buckets``), each word's postings as they are (an
+    array as its bytes) or, with ``raw``, as ``raw(word, postings)`` encodes them;
+    the span of each bucket in ``out``. A bucket holds its words last met first
+    for postings, first met first with ``raw`` (as the reference build did).
+    ``table`` is emptied as it is encoded."""
     count = max(1, len(table) // _BUCKET)
     buckets: list[list[str]] = [[] for _ in range(count)]
     for word in table if raw is not None else reversed(table):
         buckets[zlib.crc32(word.encode("utf-8", "surrogatepass")) % count].append(word)
-    out = bytearray(_array_header(count))
-    pop, encode = table.pop, _encoder.encode
+    out += _array_header(count)
+    spans: list[tuple[int, int]] = []
+    pop, encode = table.pop, _encoder.encode_into
     for words in buckets:
+        start = len(out)
         if raw is not None:
-            out += encode({word: raw(word, pop(word)) for word in words})
-            continue
-        bucket = {word: pop(word) for word in words}
-        for word, postings in bucket.items():
-            if type(postings) is array:
-                bucket[word] = memoryview(postings)
-        out += encode(bucket)
-    return out
+            encode({word: raw(word, pop(word)) for word in words}, out, -1)
+        else:
+            bucket = {word: pop(word) for word in words}
+            for word, postings in bucket.items():
+                if type(postings) is array:
+                    bucket[word] = memoryview(postings)
+            encode(bucket, out, -1)
+        spans.append((start, len(out)))
+    return spans
 
 
 def _array_header(n: int) -> bytes:
@@ -282,5 +289,6 @@ class Building:
         self.cache, self.builder = FactsCache.of(self.repo), IndexBuilder(())
         index = builder.finish()
         del builder
+        forget_splits()
         keep(self.repo, self.tree, index)
         return Served(index, *index.serving(oids, oids))

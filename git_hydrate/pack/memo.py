@@ -16,7 +16,12 @@ class BodyMemo:
     """Bodies this process has just read and hashed, up to ``limit`` bytes.
 
     Each body is given out once, and only to a link whose sha256 is the one
-    computed here.
+    computed here. The first body that does not fit ends the memo: what it
+    holds is dropped and nothing more is kept. Bodies come in reading order
+    (paths), not packing order, so a memo that cannot hold them all holds an
+    arbitrary part of the tree: on 30,000 files at 8 MiB, about 200 of the 3,687
+    bodies the prompt reads, for 8 MiB held through ranking (the others come
+    from the work tree or git, as every body of a task that read none does).
     """
 
     def __init__(self, limit: int = 0) -> None:
@@ -25,10 +30,16 @@ class BodyMemo:
         self._bodies: dict[str, tuple[str, bytes]] = {}
 
     def offer(self, oid: str, sha256: str, data: bytes) -> None:
-        """Keep ``data`` (the blob ``oid``, whose sha256 is ``sha256``) if it fits."""
-        if self.size + len(data) <= self.limit and oid not in self._bodies:
+        """Keep ``data`` (the blob ``oid``, whose sha256 is ``sha256``) if it fits;
+        if it does not, keep nothing (see the class)."""
+        if oid in self._bodies:
+            return
+        if self.size + len(data) <= self.limit:
             self._bodies[oid] = (sha256, data)
             self.size += len(data)
+        elif self.limit:
+            self._bodies.clear()
+            self.size = self.limit = 0
 
     def __contains__(self, oid: object) -> bool:
         return oid in self._bodies
