@@ -26,6 +26,8 @@ import sys
 from git_hydrate import Ledger, Busy
 name, count, tasks = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 with Ledger(".") as led:
+    print("ready", flush=True)
+    sys.stdin.readline()  # every writer starts writing at once
     for i in range(count):
         task = tasks[i % len(tasks)]
         body = f"{name} write {i}"
@@ -61,22 +63,34 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
     with Ledger(repo) as ledger:
         for task in tasks:
             ledger.add_task(task, objective="stress", acceptance="nothing lost")
-    writers, per_writer = 8, 50
+    # 8 writers x 25 writes. They start writing together (each waits, once its
+    # interpreter is up, for a word on stdin), so all eight race from the first write
+    # whatever the machine's load; without that barrier each started as its
+    # interpreter came up and wrote 50 times so that the last ones met the first.
+    # The races are asserted below: some write had to retry its ref update (it was
+    # ~2 retries a write), and maintenance rounds (pack-refs, repack) ended while
+    # the writers wrote.
+    writers, per_writer = 8, 25
     # Stopped by a file, not a signal: a signal would stop the loop but leave its
-    # running `git repack -d` pruning loose objects under the fsck below.
+    # running `git repack -d` pruning loose objects under the fsck below. Each round
+    # that completes adds a line to `rounds`.
     stop = repo.parent / "stop-maintenance"
+    rounds = repo.parent / "maintenance-rounds"
     maintenance = subprocess.Popen(
         [
             "sh",
             "-c",
             f"while [ ! -e '{stop}' ]; do git gc --auto --quiet; git pack-refs --all --prune; "
-            "git repack -d -q; sleep 0.05; done",
+            f"git repack -d -q; echo >> '{rounds}'; sleep 0.05; done",
         ],
         cwd=repo,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    start = time.perf_counter()
+
+    def rounds_done() -> int:
+        return len(rounds.read_text().splitlines()) if rounds.exists() else 0
+
     try:
         # writers 0-3 all hammer S-0; 4-7 spread over every task
         procs = [
@@ -91,17 +105,29 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
                 ],
                 cwd=repo,
                 env=python_env(),
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
             for n in range(writers)
         ]
+        for proc in procs:  # (nothing else is written before the word: no read-ahead)
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line == "ready\n", line + proc.communicate()[1]
+        start, before = time.perf_counter(), rounds_done()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
         outputs = [p.communicate(timeout=300) for p in procs]
+        elapsed = time.perf_counter() - start
+        # rounds that ended while the writers wrote: packs made, refs packed under them
+        during = rounds_done() - before
     finally:
         stop.touch()
         maintenance.wait(timeout=120)
-    elapsed = time.perf_counter() - start
     acknowledged: dict[str, set[str]] = {t: set() for t in tasks}
     retries = 0
     for (out, err), proc in zip(outputs, procs, strict=True):
@@ -115,6 +141,8 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
                 retries += int(rest[0])
     total = sum(len(v) for v in acknowledged.values())
     assert total == writers * per_writer  # no writer gave up with "busy"
+    assert retries > 0, "no write ever had to retry: the writers did not race"
+    assert during > 0, "no maintenance round completed while the writers wrote"
     with Ledger(repo) as ledger:
         for task in tasks:
             present = {e["hash"] for e in ledger.context_entries(task)}
@@ -123,7 +151,8 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
     fsck(repo)
     print(
         f"\nload: {writers} writers x {per_writer} writes = {total} writes in {elapsed:.1f} s "
-        f"({total / elapsed:.0f} writes/s), {retries} retries, 0 lost"
+        f"({total / elapsed:.0f} writes/s), {retries} retries, {during} maintenance rounds, "
+        "0 lost"
     )
 
 
