@@ -115,6 +115,13 @@ _STORAGE: Final = [
      "8 trees add-tree read last, one file per tree id, so a known tree is not listed "
      "again and a tree near a kept one costs git's diff of the two. Written 0600. "
      "Deleting it is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/tree-attributes/", "Derived, disposable: the answer of "
+     "git check-attr (linguist-generated, binary) for the 8 trees add-tree checked last, "
+     "one file per tree id, with the digest of what else decides it (info/attributes, "
+     "core.attributesFile, the system file, GIT_ATTR_NOSYSTEM and GIT_ATTR_SOURCE, and "
+     "the staged .gitattributes for a git without check-attr --source): a change to any "
+     "of them, a foreign file or one that fails its CRC-32 is a miss, checked again. "
+     "Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/blob-facts", "Derived, disposable: what ranking learned "
      "of each blob (text or binary, size, word counts, defined names), keyed by blob id, "
      "so add-tree, rank and rank --suggest read a body once. Bounded (60,000 blobs, those "

@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 from functools import lru_cache
+from itertools import compress
 from typing import Final
 
 from ..store import Repository, read_private, write_derived
@@ -156,6 +157,12 @@ class Sha256Cache:
         found = self._load().get(oid)
         if found is not None:
             self._used.add(oid)
+        return found
+
+    def known(self, oids: list[str]) -> list[tuple[str, str] | None]:
+        """What :meth:`get` answers for each of ``oids`` (``None``: unknown), at once."""
+        found = list(map(self._load().get, oids))
+        self._used.update(compress(oids, found))
         return found
 
     def put(self, oid: str, digest: str, cls: str) -> None:

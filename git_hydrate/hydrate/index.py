@@ -31,6 +31,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from operator import eq
 from typing import Final, NamedTuple, cast
 
 import msgspec
@@ -148,9 +149,17 @@ class WordIndex:
         """Which files the index answers for among ``paths`` (a flag per position:
         the path is asked and its blob, ``oids[path]``, is the one indexed), and the
         paths it does not answer for, in the order given."""
+        blobs = self._layout.oids
+        paths = list(paths)
+        if paths == list(oids) and all(oids.values()):
+            # the paths asked are those of ``oids``: each position's flag at once, without
+            # a step per path; when every path asked is served, none is left
+            live = bytearray(map(eq, map(oids.get, self._layout.paths), blobs))
+            if live.count(1) == len(paths):
+                return live, []
         if self._positions is None:
             self._positions = {path: i for i, path in enumerate(self._layout.paths)}
-        positions, blobs = self._positions, self._layout.oids
+        positions = self._positions
         live = bytearray(len(blobs))
         unserved: list[str] = []
         for path in paths:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Final, cast
 
+import msgspec
+
 from .. import textpolicy, validate
 from ..errors import ValidationError
 from ..model import Link, Task
@@ -55,8 +57,7 @@ def ranked_priority(top: int, below: int) -> int:
     return max(top - below, -(2**31))
 
 
-@dataclass(frozen=True, slots=True)
-class Pick:
+class Pick(msgspec.Struct, frozen=True, gc=False):
     """A file (or a file's diff) chosen to become a link, and where it packs."""
 
     path: str

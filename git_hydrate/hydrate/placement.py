@@ -14,6 +14,7 @@ The priority scale (higher packs first; ties by sha256, as the seed orders):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 
 from ..model import Task
 from ..store import Repository
@@ -91,10 +92,15 @@ def place(
         subjects=history.subjects,
         index=served,
     )
-    return {
-        path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.explain)
-        for path, place in found.items()
-    }
+    # (ranked_priority(top, TOP_LEVEL - level) of each, without a call per file while no
+    # level can fall below its floor)
+    base, floor = top - TOP_LEVEL, ranked_priority(top, 2**62)
+    if min(map(attrgetter("level"), found.values()), default=0) < 0 or base < floor:
+        return {
+            path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.explain)
+            for path, place in found.items()
+        }
+    return {path: (base + p.level, p.score, p.explain) for path, p in found.items()}
 
 
 def _contents(

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+import msgspec
+
 from .retrieval import Hits, lexical_hits, similar_commits
 from .terms import BlobFacts
 
@@ -42,8 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["TOP_LEVEL", "Candidate", "Ranked", "TaskText", "Weights", "rank"]
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(msgspec.Struct, frozen=True, gc=False):
     """A file that may be attached: its repository-relative path and size."""
 
     path: str
@@ -86,7 +87,7 @@ class Ranked:
         level: int,
         score: float,
         reason: str = "",
-        because: tuple[_Why, str, float, str, float] | None = None,
+        because: tuple[_Why, str, float] | None = None,
     ) -> None:
         self.level, self.score, self._reason, self._because = level, score, reason, because
 
@@ -94,8 +95,8 @@ class Ranked:
     def reason(self) -> str:
         """Why the file ranks where it does."""
         if self._because is not None:
-            why, best, value, path, near = self._because
-            self._reason, self._because = why.reason(best, value, path, near), None
+            why, path, near = self._because
+            self._reason, self._because = why.main_reason(path, near), None
         return self._reason
 
     def explain(self) -> str:
@@ -378,8 +379,11 @@ def rank(
         ("prior", {path: w.prior * min(1.0, value) for path, value in prior.items()}),
         ("past", {path: w.past * value for path, value in past.items()}),
     )
-    why = _Why(partner, pairs, hits, carried)
-    return _placed(paths, sizes, set(in_play), named, table, why, near, w)
+    # a signal at 0 changes neither the noisy OR nor the reason: only the signals some
+    # file has are asked
+    active = tuple((name, values) for name, values in table if values)
+    why = _Why(partner, pairs, hits, carried, active)
+    return _placed(paths, sizes, set(in_play), named, active, why, near, w)
 
 
 def _placed(
@@ -387,18 +391,26 @@ def _placed(
     sizes: Mapping[str, int],
     anchors: set[str],
     named: list[str],
-    table: Sequence[tuple[str, Mapping[str, float]]],
+    active: Sequence[tuple[str, Mapping[str, float]]],
     why: _Why,
     near: Mapping[str, float],
     w: Weights,
 ) -> dict[str, Ranked]:
-    """Each file's place from its signals' values (``table``: per signal, by path)."""
-    # a signal at 0 changes neither the noisy OR nor the reason: only the signals some
-    # file has are asked, and a file's parts are those it has (most: one or two)
-    active = [(name, values) for name, values in table if values]
+    """Each file's place from its signals' values (``active``: per signal, by path)."""
+    # the signals' noisy OR (the score), taken signal by signal: each file's factors
+    # multiply in the table's order, as they would file by file (most files have one
+    # or two signals of eight: a file's main one is found when its reason is spelled)
+    missed: dict[str, float] = {}
+    prior = missed.get
+    for _name, values in active:
+        for path, value in values.items():
+            if value:
+                missed[path] = prior(path, 1.0) * (1.0 - value)
     found: dict[str, Ranked] = {}
     divisors: dict[int, float] = {}  # (by size: many files share one)
     highest = TOP_LEVEL - _TEST_LEVELS - 1
+    scale, overhead, exponent = w.level_scale, w.overhead, w.size_exponent
+    missing, nowhere = missed.get, near.get
     for path in paths:
         if path in anchors:
             found[path] = Ranked(TOP_LEVEL, 1.0, "file in play")
@@ -406,21 +418,15 @@ def _placed(
             level = TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)
             found[path] = Ranked(level, 1.0, "named test")
         else:
-            # the signals' noisy OR (the score) and the level it earns per byte: a few
-            # large, slightly relevant files must not crowd out many small, relevant ones
-            parts = [(name, value) for name, values in active if (value := values.get(path))]
-            missed = 1.0
-            for _name, value in parts:
-                missed *= 1.0 - value
-            score = 1.0 - missed
+            # the level it earns per byte: a few large, slightly relevant files must
+            # not crowd out many small, relevant ones
+            score = 1.0 - missing(path, 1.0)
             size = sizes[path]
             divisor = divisors.get(size)
             if divisor is None:
-                divisor = divisors[size] = (size + w.overhead) ** w.size_exponent
-            level = min(highest, round(score / divisor * w.level_scale))
-            best, value = _strongest(parts)
-            because = (why, best, value, path, near.get(path, 0.0))
-            found[path] = Ranked(level, round(score, 4), because=because)
+                divisor = divisors[size] = (size + overhead) ** exponent
+            level = min(highest, round(score / divisor * scale))
+            found[path] = Ranked(level, round(score, 4), because=(why, path, nowhere(path, 0.0)))
     return found
 
 
@@ -488,6 +494,14 @@ class _Why:
     pairs: Mapping[str, str]
     hits: Hits
     carried: Mapping[str, str]
+    #: Per signal some file has, its nonzero values by path (in the table's order).
+    active: Sequence[tuple[str, Mapping[str, float]]] = ()
+
+    def main_reason(self, path: str, near: float = 0.0) -> str:
+        """The reason of ``path``'s strongest signal (:func:`_strongest`)."""
+        parts = [(name, value) for name, values in self.active if (value := values.get(path))]
+        best, value = _strongest(parts)
+        return self.reason(best, value, path, near)
 
     def reason(self, best: str, value: float, path: str, near: float = 0.0) -> str:
         """The main reason a file ranks where it does, in a few words (``near``: its

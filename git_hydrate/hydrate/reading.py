@@ -130,18 +130,19 @@ def read_content(
     found.kept = FactsCache.of(refs.repo) if learning else None  # (read at the first read)
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
-    for entry in candidates:
-        if entry.oid is None:
+    info = found.info  # (30,000 files at a time: the cache asked once)
+    oids = [e.oid or "" for e in candidates]  # ("": read from disk)
+    for entry, hit in zip(candidates, cache.known(oids), strict=True):
+        oid = entry.oid
+        if oid is None:
             _read_from_disk(refs, entry, max_file, cache, found)
             if progress is not None:
                 progress(found.files_done, total, found.bytes_done)
-            continue
-        hit = cache.get(entry.oid)
-        if hit is None:
-            unread.setdefault(entry.oid, []).append(entry)
-            continue
-        found.info[entry.path] = (entry.oid, hit[0], hit[1], entry.size)
-        found.files_done += 1
+        elif hit is None:
+            unread.setdefault(oid, []).append(entry)
+        else:
+            info[entry.path] = (oid, hit[0], hit[1], entry.size)
+            found.files_done += 1
 
     def take(oid: str, data: bytes) -> None:
         cls = classify(data)

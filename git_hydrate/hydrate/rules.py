@@ -69,8 +69,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from ..pack.render import OUTPUT_CONTRACT
 from ..pack.seed import TRUST_LINE
@@ -87,6 +88,7 @@ __all__ = [
     "SKIPPED_EXTENSIONS",
     "FileEntry",
     "Skipped",
+    "attribute_answer",
     "attribute_rules",
     "classify",
     "path_rule",
@@ -210,8 +212,7 @@ _MODE_SYMLINK: Final = 0o120000
 _MODE_GITLINK: Final = 0o160000
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(msgspec.Struct, frozen=True, gc=False):
     """One path of a file set.
 
     ``oid`` is the blob id when the file set comes from git objects (a
@@ -227,8 +228,7 @@ class FileEntry:
     raw_path: bytes = b""
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(msgspec.Struct, frozen=True, gc=False):
     """A path that was not attached, and why."""
 
     path: str
@@ -306,11 +306,20 @@ def attribute_rules(
     Attributes are read as of ``tree`` when git can (``check-attr --source``,
     git >= 2.40), else from the index for a commit, or from the work tree.
     """
+    return attribute_answer(repo, entries, tree=tree) or {}
+
+
+def attribute_answer(
+    repo: Repository, entries: Iterable[FileEntry], *, tree: str | None = None
+) -> dict[str, str] | None:
+    """:func:`attribute_rules`, or ``None`` when git could not answer."""
     paths = [e for e in entries if e.kind == "file"]
     if not paths:
         return {}
     stdin = b"\0".join([e.raw_path for e in paths]) + b"\0"
     out = repo.check_attr(["linguist-generated", "binary"], stdin, tree)
+    if out is None:
+        return None
     # (every record is path, name, value: without a value "set" or "true" anywhere,
     # as in a tree without attributes, nothing is marked, and nothing is decoded)
     if not out or (b"\0set\0" not in out and b"\0true\0" not in out):

@@ -38,6 +38,7 @@ from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import TaskRefs, TaskState
+from .attributes import tree_attribute_rules
 from .indexing import Building
 from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
@@ -110,13 +111,13 @@ def _apply_rules(
     unmatched = spec.unmatched(listed)
     if unmatched:
         raise ValidationError(f"pathspec '{unmatched[0]}' did not match any files")
-    entries = source.entries = [
-        e for e in source.entries if spec.matches(e.path) or e.path in anchors
-    ]
+    every = source.entries
+    entries = source.entries = [e for e in every if spec.matches(e.path) or e.path in anchors]
     by_attribute: dict[str, str] = {}
-    if source.mode != "dir":
-        tree = source.tree if source.mode == "rev" else None
-        by_attribute = attribute_rules(refs.repo, entries, tree=tree)
+    if source.mode == "rev" and source.tree is not None:
+        by_attribute = tree_attribute_rules(refs.repo, source.tree, every, entries)
+    elif source.mode != "dir":
+        by_attribute = attribute_rules(refs.repo, entries, tree=None)
     skipped = [
         s
         for s in source.skipped

@@ -79,7 +79,7 @@ def _memo_path(repo: RepositoryBase) -> str:
     return os.path.join(repo.common_dir, "hydrate", "refresh-memo")
 
 
-def _attribute_sources(repo: RepositoryBase) -> list[object]:
+def attribute_sources(repo: RepositoryBase) -> list[object]:
     """What else decides a revision's attributes than its tree: the repository's
     ``info/attributes`` and ``core.attributesFile`` (or git's default one), as size
     and mtime, and — for a git that reads attributes from the index — the staged
@@ -107,7 +107,7 @@ def local_inputs(repo: RepositoryBase) -> list[object]:
     """What decides an add-tree run here beside what the task records: the code of
     the modules that decide it and the attributes files outside the tree
     (machine-local, so never in the shared task). JSON-able, compared whole."""
-    return [code_fingerprint(DECIDING_MODULES), _attribute_sources(repo)]
+    return [code_fingerprint(DECIDING_MODULES), attribute_sources(repo)]
 
 
 def own_runs(repo: RepositoryBase) -> dict[str, str]:

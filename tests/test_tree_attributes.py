@@ -1,0 +1,144 @@
+"""Kept attribute answers: a known tree runs no check-attr, and answers as git would."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+from git_hydrate.hydrate import attributes
+from git_hydrate.hydrate.attributes import tree_attribute_rules
+from git_hydrate.hydrate.listings import tree_entries
+from git_hydrate.hydrate.rules import attribute_rules
+from git_hydrate.store import Repository
+from tests.conftest import commit_files, git
+
+GITATTRIBUTES = (
+    "gen/** linguist-generated\n*.svg binary\nvendor/** linguist-generated=true\ncaf* binary\n"
+)
+FILES = {
+    ".gitattributes": GITATTRIBUTES,
+    "gen/api_pb2.py": "generated = True\n",
+    "icon.svg": "<svg/>\n",
+    "src/real.py": "real = True\n",
+    "src/other.py": "other = True\n",
+    "vendor/lib.js": "lib()\n",
+    "caf\udce9.txt": "latin-1 name\n",
+}
+
+
+def _tree(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD^{tree}").strip()
+
+
+def _kept(repo: Path) -> Path:
+    return repo / ".git" / "hydrate" / "tree-attributes"
+
+
+def _answers(repo: Path, narrowed: bool = False) -> tuple[dict[str, str], dict[str, str]]:
+    """(the kept path's answer, check-attr's) for the tree at HEAD."""
+    tree = _tree(repo)
+    with Repository(repo) as store:
+        listed = tree_entries(store, tree)
+        asked = [e for e in listed if e.path.startswith("src/")] if narrowed else listed
+        return (
+            tree_attribute_rules(store, tree, listed, asked),
+            attribute_rules(store, asked, tree=tree),
+        )
+
+
+def _stock(repo: Path) -> None:
+    commit_files(repo, FILES, "attributes")
+
+
+def test_a_trees_answer_is_kept_and_equals_check_attr(repo: Path) -> None:
+    _stock(repo)
+    # (the first check-attr here may find that this git lacks --source: its answer,
+    # read from the index instead, is not kept)
+    for _ in range(2):
+        first, reference = _answers(repo)
+        assert first == reference
+    assert reference == {
+        "gen/api_pb2.py": "generated",
+        "icon.svg": "binary",
+        "vendor/lib.js": "generated",
+        "caf\udce9.txt": "binary",  # (a name that is not UTF-8, kept as its bytes)
+    }
+    assert os.listdir(_kept(repo)) == [_tree(repo)]
+    again, reference = _answers(repo)  # (from the kept answer)
+    assert again == reference
+    narrowed, reference = _answers(repo, narrowed=True)
+    assert narrowed == reference == {}
+
+
+def test_the_kept_answer_is_used_without_git(repo: Path) -> None:
+    """A kept answer is what a known tree gets: shown by one planted (and private)."""
+    _stock(repo)
+    _answers(repo)
+    tree = _tree(repo)
+    with Repository(repo) as store:
+        listed = tree_entries(store, tree)
+        sources = attributes._sources(store)
+        attributes._keep(store, tree, sources, {"src/real.py": "binary"})
+        assert tree_attribute_rules(store, tree, listed, listed) == {"src/real.py": "binary"}
+
+
+def test_what_else_decides_attributes_is_a_miss(repo: Path) -> None:
+    """info/attributes and core.attributesFile change the answer: never the kept one."""
+    _stock(repo)
+    _answers(repo)
+    info = repo / ".git" / "info" / "attributes"
+    info.parent.mkdir(exist_ok=True)
+    info.write_text("src/real.py linguist-generated\n")
+    kept, reference = _answers(repo)
+    assert kept == reference
+    assert kept["src/real.py"] == "generated"
+    elsewhere = repo.parent / "global-attributes"
+    elsewhere.write_text("src/other.py binary\n")
+    git(repo, "config", "core.attributesFile", str(elsewhere))
+    kept, reference = _answers(repo)
+    assert kept == reference
+    assert kept["src/other.py"] == "binary"
+
+
+def test_a_damaged_or_foreign_answer_is_a_miss(repo: Path) -> None:
+    _stock(repo)
+    _answers(repo)
+    _answers(repo)
+    path = _kept(repo) / _tree(repo)
+    good = path.read_bytes()
+    damaged = [
+        b"",
+        good[: len(good) // 2],
+        good[:-1] + bytes([good[-1] ^ 1]),
+        b"# git-hydrate tree-attributes 0\n" + good.split(b"\n", 1)[1],
+        attributes.HEADER + b"00000000\n" + b"\xc1garbage",
+        b"\x00" * 64,
+    ]
+    for data in damaged:
+        path.write_bytes(data)
+        os.chmod(path, 0o600)
+        kept, reference = _answers(repo)
+        assert kept == reference
+        assert path.read_bytes() == good  # (checked again and rewritten)
+    with Repository(repo) as store:
+        sources = attributes._sources(store)
+    planted = attributes._encoder.encode(attributes._Kept(sources, [(b"src/real.py", 1)]))
+    path.write_bytes(attributes.HEADER + b"%08x\n" % zlib.crc32(planted) + planted)
+    os.chmod(path, 0o664)  # another user could have written it: not trusted
+    kept, reference = _answers(repo)
+    assert kept == reference
+    assert "src/real.py" not in kept
+
+
+def test_answers_kept_are_bounded(repo: Path) -> None:
+    trees = []
+    for i in range(attributes.MAX_TREES + 3):
+        commit_files(repo, {".gitattributes": f"f{i} binary\n", f"f{i}": "x\n"}, f"c{i}")
+        trees.append(_tree(repo))
+        kept, reference = _answers(repo)
+        assert kept == reference == {f"f{i}": "binary"}
+    left = sorted(os.listdir(_kept(repo)))
+    assert len(left) == attributes.MAX_TREES
+    assert trees[-1] in left
+    assert trees[0] not in left
