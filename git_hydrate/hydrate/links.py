@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any, Final, cast
 
 import msgspec
@@ -131,6 +132,16 @@ class Selector:
         fits what is left of the budget (the caller knows that)."""
         attachable, secret_labels, seen = self.attachable, self._secret_labels, self._seen
         longest = validate.MAX_LABEL_CHARS
+        rows = list(rows)
+        if (
+            set(map(itemgetter(4), rows)).issubset(attachable)
+            and secret_labels.isdisjoint(map(itemgetter(1), rows))
+            and max(map(len, map(itemgetter(1), rows)), default=0) <= longest
+            and seen.keys().isdisjoint(map(itemgetter(2), rows))
+        ):  # (as most often: all over the budget, and nothing else)
+            over = repeat("total_budget")
+            self.skipped += map(Skipped, map(itemgetter(0), rows), over, map(itemgetter(3), rows))
+            return
         self.skipped += [
             Skipped(path, cls, size)
             if cls not in attachable

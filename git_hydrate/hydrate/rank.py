@@ -29,8 +29,10 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -316,10 +318,9 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     names = {name for name, _ext in (*subjects, *stems)}
     # (a file whose name holds none of them, and no package's, cannot pair: most
     # files, skipped by one search each without parsing their names)
-    may_pair = re.compile(
-        "|".join([*map(re.escape, sorted(names)), *(f"^{re.escape(n)}" for n in _PACKAGE_FILES)])
-    ).search
-    for path in paths:
+    alternatives = [*map(re.escape, sorted(names)), *(f"^{re.escape(n)}" for n in _PACKAGE_FILES)]
+    may_pair = re.compile("|".join(alternatives)).search
+    for path in _may_pair(paths, alternatives):
         base = path.rpartition("/")[2]
         if may_pair(base) is None:
             continue
@@ -330,6 +331,19 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
         elif stem is not None and stem in subjects:
             found[path] = f"tested by {subjects[stem]}"
     return found
+
+
+def _may_pair(paths: Sequence[str], alternatives: list[str]) -> Sequence[str]:
+    """The ``paths`` whose names one of ``alternatives`` may be found in (``^``: at
+    the name's start): some of them, by one search over all the names, one a line
+    (a name holding a line break, or one a line break could be found in: all)."""
+    names = "\n".join([path.rpartition("/")[2] for path in paths])
+    if names.count("\n") != len(paths) - 1 or any("\n" in a for a in alternatives):
+        return paths  # (and no path: none)
+    starts = [0, *accumulate(len(path.rpartition("/")[2]) + 1 for path in paths)]
+    found = re.compile("|".join(alternatives), re.MULTILINE).finditer(names)
+    lines = sorted({bisect_right(starts, match.start()) - 1 for match in found})
+    return [paths[line] for line in lines]
 
 
 def rank(

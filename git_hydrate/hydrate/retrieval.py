@@ -28,13 +28,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import add, mul, not_, truediv
 from typing import TYPE_CHECKING, Final
 
 from .terms import BlobFacts, path_words, tokenize, words
 
 if TYPE_CHECKING:
-    from .index import Served
+    from .index import Served, WordIndex
 
 __all__ = ["Hits", "lexical_hits", "similar_commits"]
 
@@ -119,54 +120,138 @@ def _documents(
     return tfs, lengths, sum(lengths.values()), defines, in_contents
 
 
-def _indexed(
-    paths: Sequence[str], facts: Mapping[str, BlobFacts], asked: set[str], served: Served
-) -> _Documents:
-    """What :func:`_documents` gives, from a word index's postings of the asked words
-    (only the files that hold one are visited), and from their facts for the paths
-    the index does not answer for."""
-    index, live, unserved = served  # (postings, served files, the rest)
-    tfs, lengths, total, defines, in_contents = _documents(unserved, facts, asked)
-    total += _PATH_BOOST * sum(compress(index.path_lengths, live))
-    total += sum(compress(index.lengths, live))
-    found: dict[int, dict[str, int]] = {}
-    for word in asked:  # (a path's words first, as _documents counts them)
-        postings = index.path_words(word)
-        for i, times in zip(postings[0::2], postings[1::2], strict=True):
-            if live[i]:
-                tf = found.get(i)
-                if tf is None:
-                    found[i] = {word: times * _PATH_BOOST}
-                else:
-                    tf[word] = times * _PATH_BOOST
-    held: set[int] = set()
+class _Columns:
+    """The files a word index serves that hold an asked word (:func:`_columns`), a
+    column per asked word: each file's count of it (path and defined names counted
+    over, as :func:`_documents` counts them), so that scoring is a few passes over
+    columns rather than a step per file and word."""
+
+    def __init__(self, index: WordIndex, held: set[int], found: set[int]) -> None:
+        self.positions = sorted(found)  # (in the index)
+        self.paths = list(map(index.paths.__getitem__, self.positions))
+        path_lengths, content_lengths = index.path_lengths, index.lengths
+        self.lengths = list(
+            map(
+                add,
+                map(mul, map(path_lengths.__getitem__, self.positions), repeat(_PATH_BOOST)),
+                map(content_lengths.__getitem__, self.positions),
+            )
+        )
+        #: Whether each file's contents hold an asked word (else its path alone does).
+        self.held = list(map(held.__contains__, self.positions))
+        self.counts: dict[str, list[int]] = {}
+        self._at: dict[int, int] | None = None
+        self._rows: dict[str, int] | None = None
+
+    def at(self) -> dict[int, int]:
+        """Each file's row, by its position in the index."""
+        if self._at is None:
+            self._at = dict(zip(self.positions, range(len(self.positions)), strict=True))
+        return self._at
+
+    def tf(self, path: str) -> dict[str, int] | None:
+        """The asked words of ``path`` with their counts (``None``: not here)."""
+        if self._rows is None:
+            self._rows = dict(zip(self.paths, range(len(self.paths)), strict=True))
+        row = self._rows.get(path)
+        if row is None:
+            return None
+        return {word: count for word, column in self.counts.items() if (count := column[row])}
+
+    def scores(
+        self, average: float, weight: Mapping[str, float], aggregates: set[str]
+    ) -> dict[str, float]:
+        """Each file's BM25 score, as :func:`_scores` gives it."""
+        norms: dict[int, float] = {}  # (by length: many files share one)
+        for length in set(self.lengths):
+            norms[length] = _K1 * (1 - _B + _B * length / average)
+        rows = list(map(norms.__getitem__, self.lengths))
+        k1 = _K1 + 1
+        # per word and file weight * f * k1 / (f + norm), as the formula reads (a word a
+        # file lacks adds an exact 0.0: the sum, exactly rounded, is the same)
+        terms = [
+            list(
+                map(
+                    truediv,
+                    map(mul, map(mul, repeat(weight[word]), column), repeat(k1)),
+                    map(add, column, rows),
+                )
+            )
+            for word, column in self.counts.items()
+        ]
+        scores = list(map(math.fsum, zip(*terms, strict=True)))
+        for row in compress(range(len(scores)), map(not_, self.held)):
+            scores[row] *= _PATH_ONLY
+        if aggregates:
+            for row, path in enumerate(self.paths):
+                if path in aggregates:
+                    scores[row] *= _AGGREGATE_SHARE
+        return dict(zip(self.paths, scores, strict=True))
+
+
+def _columns(served: Served, asked: set[str]) -> tuple[_Columns, int, dict[str, list[str]]]:
+    """The files ``served`` answers for that hold an asked word, as columns; the
+    sum of the lengths of every file it serves; and per file its defined names
+    that hold an asked word (in a file whose contents hold one)."""
+    index, live = served.postings, served.live
     every = all(live)  # (a new task on a known tree: no posting to filter)
+    total = _PATH_BOOST * sum(compress(index.path_lengths, live))
+    total += sum(compress(index.lengths, live))
+    by_path: dict[str, dict[int, int]] = {}
+    for word in asked:
+        postings = index.path_words(word)
+        pairs = zip(postings[0::2], postings[1::2], strict=True)
+        by_path[word] = {i: times * _PATH_BOOST for i, times in pairs if live[i]}
+    by_contents: dict[str, dict[int, int]] = {}
+    held: set[int] = set()
     for word in asked:
         postings = index.terms(word)
         pairs = zip(postings[0::2], postings[1::2], strict=True)
-        counts = dict(pairs) if every else {i: c for i, c in pairs if live[i]}
+        by_contents[word] = counts = dict(pairs) if every else {i: c for i, c in pairs if live[i]}
         held.update(counts)
-        for i, count in counts.items():
-            tf = found.get(i)
-            if tf is None:
-                found[i] = {word: count}
-            else:
-                tf[word] = tf.get(word, 0) + count
+    found = held.union(*(words.keys() for words in by_path.values()))
+    columns = _Columns(index, held, found)
+    rows = columns.positions
+    for word in asked:
+        column = list(map(by_contents[word].get, rows, repeat(0)))
+        if by_path[word]:
+            at = columns.at()
+            for i, times in by_path[word].items():
+                column[at[i]] += times
+        columns.counts[word] = column
     # a defined name counts only in a file whose contents hold an asked word
     names: dict[int, dict[str, None]] = {}
     for word in asked:
+        column, at = columns.counts[word], columns.at()
         for i, name, times in index.names(word):
             if i in held:
-                tf = found[i]
-                tf[word] = tf.get(word, 0) + times * _SYMBOL_BOOST
+                column[at[i]] += times * _SYMBOL_BOOST
                 names.setdefault(i, {})[name] = None
-    at, path_lengths, content_lengths = index.paths.__getitem__, index.path_lengths, index.lengths
-    tfs.update(zip(map(at, found), found.values(), strict=True))
-    lengths.update({at(i): path_lengths[i] * _PATH_BOOST + content_lengths[i] for i in found})
-    in_contents.update(map(at, held))
-    for i, named in names.items():
-        defines[at(i)] = list(named)
-    return tfs, lengths, total, defines, in_contents
+    path_at = index.paths.__getitem__
+    defines = {path_at(i): list(named) for i, named in names.items()}
+    return columns, total, defines
+
+
+class _Tfs(Mapping[str, Mapping[str, int]]):
+    """Per path its counts of the asked words: of the files scored from their facts
+    (a dict each) and of those the index served (from their columns, when asked)."""
+
+    def __init__(self, tfs: Mapping[str, Mapping[str, int]], columns: _Columns) -> None:
+        self._tfs, self._columns = tfs, columns
+
+    def __getitem__(self, path: str) -> Mapping[str, int]:
+        found = self._tfs.get(path)
+        if found is None:
+            found = self._columns.tf(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return chain(self._tfs, self._columns.paths)
+
+    def __len__(self) -> int:
+        return len(self._tfs) + len(self._columns.paths)
 
 
 def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
@@ -211,25 +296,41 @@ def lexical_hits(
     if not query or not paths:
         return hits
     asked = set(query)
-    tfs, lengths, total, defines, in_contents = (
-        _documents(paths, facts, asked) if index is None else _indexed(paths, facts, asked, index)
-    )
+    columns: _Columns | None = None
+    if index is None:
+        tfs, lengths, total, defines, in_contents = _documents(paths, facts, asked)
+    else:  # (the files the index serves from their postings, the others from their facts)
+        tfs, lengths, total, defines, in_contents = _documents(index.unserved, facts, asked)
+        columns, served_total, served_defines = _columns(index, asked)
+        total += served_total
+        defines.update(served_defines)
     n = len(paths)
     average = total / n or 1.0
     df = Counter(chain.from_iterable(tfs.values()))
+    scored = list(tfs)
+    if columns is not None:
+        for word, column in columns.counts.items():
+            df[word] += len(column) - column.count(0)
+        scored += columns.paths
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
     # (each factor as the formula reads: (1 + log q) * idf * f * (k1 + 1) / (f + norm))
     weight = {w: (1 + math.log(query[w])) * idf[w] for w in asked}
-    aggregates = _aggregates(tfs)
+    aggregates = _aggregates(scored)
     scores = _scores(tfs, lengths, average, weight, in_contents, aggregates)
+    if columns is not None:
+        scores.update(columns.scores(average, weight, aggregates))
     top = max(scores.values(), default=0.0)
     if top <= 0:
         return hits
-    hits.lexical = {path: score / top for path, score in scores.items()}
-    hits.matched = _Matched(tfs, {w: -value for w, value in idf.items()})
+    hits.lexical = dict(zip(scores, map(truediv, scores.values(), repeat(top)), strict=True))
+    every_tf = tfs if columns is None else _Tfs(tfs, columns)
+    hits.matched = _Matched(every_tf, {w: -value for w, value in idf.items()})
     hits.defines = _Defines({p: names for p, names in defines.items() if p in scores})
     # the best hits at least ``floor`` of the best one (ties: by path), no aggregate
     strong = [p for p, value in hits.lexical.items() if value >= floor and p not in aggregates]
+    if len(strong) > seeds > 0:  # (the best are among those at least the seeds-th best value)
+        least = heapq.nlargest(seeds, map(hits.lexical.__getitem__, strong))[-1]
+        strong = [p for p in strong if hits.lexical[p] >= least]
     best = heapq.nsmallest(seeds, strong, key=lambda p: (-hits.lexical[p], p))
     hits.seeds = [(p, hits.lexical[p]) for p in best]
     return hits

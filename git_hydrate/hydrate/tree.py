@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import itemgetter
+from operator import itemgetter, neg
 from typing import Any, Final, TypedDict, Unpack
 
 import msgspec
@@ -107,12 +107,16 @@ def _apply_rules(
     ``source.entries`` is narrowed (in place) to the pathspec, plus the task's
     files in play and tests (``anchors``), which are taken wherever they are.
     """
-    listed = [e.path for e in source.entries] + [s.path.rstrip("/") for s in source.skipped]
-    unmatched = spec.unmatched(listed)
-    if unmatched:
-        raise ValidationError(f"pathspec '{unmatched[0]}' did not match any files")
     every = source.entries
-    entries = source.entries = [e for e in every if spec.matches(e.path) or e.path in anchors]
+    if spec:
+        listed = [e.path for e in every] + [s.path.rstrip("/") for s in source.skipped]
+        unmatched = spec.unmatched(listed)
+        if unmatched:
+            raise ValidationError(f"pathspec '{unmatched[0]}' did not match any files")
+        entries = [e for e in every if spec.matches(e.path) or e.path in anchors]
+    else:
+        entries = list(every)  # (no pathspec: every file)
+    source.entries = entries
     by_attribute: dict[str, str] = {}
     if source.mode == "rev" and source.tree is not None:
         by_attribute = tree_attribute_rules(refs.repo, source.tree, every, entries)
@@ -153,19 +157,28 @@ def _pick(
     :meth:`.Selector.offer` would give.
     """
     info = found.info  # (the paths placed are those read: ``places`` has them all)
-    known = sorted([(-place[0], path) for path, place in places.items()])
-    sizes = map(itemgetter(3), map(info.__getitem__, map(itemgetter(1), reversed(known))))
-    smallest_after = list(accumulate(sizes, min))[::-1]
+    # by priority (higher first), then path: sorted by path, then stably by priority
+    lower = dict(zip(places, map(neg, map(itemgetter(0), places.values())), strict=True))
+    order = sorted(places)
+    order.sort(key=lower.__getitem__)
+    rows = list(map(info.__getitem__, order))  # (oid, digest, class, size)
+    smallest_after = list(accumulate(map(itemgetter(3), reversed(rows)), min))[::-1]
     offer = selector.offer  # (30,000 files at a time: no lookups in the loop)
-    for at, (_priority, path) in enumerate(known):
+    for at, path in enumerate(order):
         if selector.remaining < smallest_after[at]:
+            rest, left = order[at:], rows[at:]
             selector.refuse(
-                (path, prefix + path if prefix else path, digest, size, cls)
-                for _priority, path in known[at:]
-                for _oid, digest, cls, size in (info[path],)
+                zip(
+                    rest,
+                    [prefix + path for path in rest] if prefix else rest,
+                    map(itemgetter(1), left),
+                    map(itemgetter(3), left),
+                    map(itemgetter(2), left),
+                    strict=True,
+                )
             )
             break
-        oid, digest, cls, size = info[path]
+        oid, digest, cls, size = rows[at]
         offer(path, prefix + path, digest, size, cls, oid, "", places[path])
 
 

@@ -53,6 +53,7 @@ _FORMAT: Final = 1
 #: The modules whose code decides what an add-tree run attaches, and how it is ranked.
 DECIDING_MODULES: Final = (
     *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
+    "hydrate/attributes.py",
     *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
     *(f"hydrate/{name}.py" for name in ("retrieval", "terms", "facts", "index", "indexing")),
     *(f"secrets/{name}.py" for name in ("__init__", "rules", "findings", "plain")),
