@@ -47,6 +47,10 @@ def _keep_bytecode() -> None:
 
 _keep_bytecode()
 
+#: The environment the session started with (before any test's changes): the
+#: fork server of `git hydrate` processes (``tests/wrapper.py``) runs in it.
+SESSION_ENV = dict(os.environ)
+
 #: Property tests run a fifth of their examples in the default suite; CI's
 #: property step runs them all (``pytest -m hypothesis
 #: --hypothesis-profile=thorough``, the option overriding what is loaded here).
@@ -313,7 +317,10 @@ def hydrate_process(
     input: str | bytes | None = None,
     env: dict[str, str] | None = None,
 ) -> Result:
-    """Run `git-hydrate` as a real process (the installed entry point's code)."""
+    """Run `git-hydrate` as a real process (the installed entry point's code),
+    forked from a server that imported it (``tests/zygote.py``)."""
+    from .wrapper import hydrate_command
+
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), full_env.get("PYTHONPATH", "")) if p
@@ -321,7 +328,7 @@ def hydrate_process(
     if env:
         full_env.update(env)
     proc = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", *args],
+        [*hydrate_command(), *args],
         cwd=cwd,
         capture_output=True,
         text=not isinstance(input, bytes),

@@ -21,6 +21,7 @@ from git_hydrate.hydrate.resources import hydrate_from_path, hydrate_paths
 from git_hydrate.hydrate.rules import REASONS, classify
 from git_hydrate.pack.memo import BodyMemo
 from tests.conftest import fsck, git, hydrate
+from tests.wrapper import hydrate_command
 
 TASK = "T-1"
 
@@ -802,7 +803,6 @@ def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> N
 def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
     import pty
     import subprocess
-    import sys
     import threading
 
     from tests.conftest import ROOT
@@ -828,7 +828,7 @@ def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     proc = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "add-tree", TASK, "--json"],
+        [*hydrate_command(), "add-tree", TASK, "--json"],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=secondary,
@@ -890,7 +890,6 @@ def test_sha256_cache_round_trip(
 
 def test_concurrent_runs_with_different_prefixes_both_land(repo: Path, tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     from tests.conftest import ROOT
 
@@ -902,7 +901,9 @@ def test_concurrent_runs_with_different_prefixes_both_land(repo: Path, tmp_path:
     procs = [
         subprocess.Popen(
             [
-                *(sys.executable, "-m", "git_hydrate", "add-tree", TASK),
+                *hydrate_command(),
+                "add-tree",
+                TASK,
                 *("--dir", str(tmp_path / name), "--prefix", name),
             ],
             cwd=repo,

@@ -16,12 +16,12 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT, hydrate
+from .wrapper import hydrate_command
 
 #: The hook: on ``prepared`` of a task ref's update in a run that names a
 #: barrier, note this writer's arrival and wait (about 2 s) for the other's.
@@ -48,7 +48,7 @@ def _race(repo: Path, barrier: Path, *edits: list[str]) -> list[subprocess.Compl
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "git_hydrate", *args],
+            [*hydrate_command(), *args],
             cwd=repo,
             env=env,
             stdout=subprocess.PIPE,

@@ -10,6 +10,7 @@ import pytest
 from git_hydrate import Ledger
 
 from .conftest import fsck, git, hydrate
+from .wrapper import hydrate_command
 
 SAMPLES = Path(__file__).parent / "import_samples"
 
@@ -199,7 +200,6 @@ def test_review_findings_dry_run_round_trip_cycles_and_lost_parents(
 def test_import_without_file_on_a_terminal_says_so_instead_of_waiting(repo: Path) -> None:
     import os
     import subprocess
-    import sys
 
     from .conftest import ROOT
 
@@ -207,7 +207,7 @@ def test_import_without_file_on_a_terminal_says_so_instead_of_waiting(repo: Path
     primary, secondary = os.openpty()  # standard input is a terminal nobody types into
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "git_hydrate", "import"],
+            [*hydrate_command(), "import"],
             cwd=repo,
             env=env,
             stdin=secondary,

@@ -23,6 +23,7 @@ from git_hydrate.pack.tokens import count_tokens
 from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_prompt
 
 from .conftest import ROOT, fsck, git, hydrate, stocked_repo
+from .wrapper import hydrate_command
 
 mcp = pytest.importorskip("mcp")
 
@@ -51,9 +52,10 @@ def _session(
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
+    command = hydrate_command()  # a real process, forked by tests/zygote.py
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "git_hydrate", "-C", str(repo), "mcp", *args],
+        command=command[0],
+        args=[*command[1:], "-C", str(repo), "mcp", *args],
         env=_server_env(env),
         cwd=str(repo.parent),
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from git_hydrate.serve.tools import READ_ONLY, call
 
 from .conftest import ROOT, git, hydrate
 from .test_mcp import BUDGET, _local_session, _server_env, _text, _tokens, stocked
+from .wrapper import hydrate_command
 
 pytest.importorskip("mcp")
 
@@ -310,7 +310,7 @@ def test_every_tool_shrinks_to_a_small_budget(stocked: Path, tokens: int) -> Non
 
 def test_a_client_that_goes_away_mid_answer_ends_the_server_quietly(stocked: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
+        [*hydrate_command(), "-C", str(stocked), "mcp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

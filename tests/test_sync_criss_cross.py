@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from git_hydrate.sync.merging import MAX_MERGE_BASES
 
 from .conftest import GIT_EMAIL, GIT_NAME, ROOT, fsck, git
 from .test_sync import clone, make_task, tree_of
+from .wrapper import hydrate_command
 
 REF = "refs/hydrate/tasks/T-1"
 
@@ -110,7 +110,7 @@ def _pull(repo: Path, remote: Path, timeout: float, code: int = 0) -> dict[str, 
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "pull", str(remote), "--json"],
+        [*hydrate_command(), "pull", str(remote), "--json"],
         cwd=repo,
         capture_output=True,
         text=True,
