@@ -23,7 +23,6 @@ ref that exists, a setting that changes how git writes refs (a
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import os
 import re
@@ -63,9 +62,11 @@ def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, 
         return False
     held: list[str] = []
     try:
-        paths = [os.path.join(common, os.fsdecode(name)) for name, _oid in creations]
+        # (the names are ASCII, checked by _may_write: a path is the name after common/)
+        base = os.path.join(common, "")
+        paths = [base + name.decode("ascii") for name, _oid in creations]
         try:
-            for directory in {os.path.dirname(path) for path in paths}:
+            for directory in {path.rpartition("/")[0] for path in paths}:
                 os.makedirs(directory, exist_ok=True)
         except OSError:
             return False  # a ref file where a directory must be: git will say so
@@ -159,7 +160,7 @@ def _write_packed(
     ``stat`` per ref (1,000 refs of one directory: one ``getdents`` call or a few)."""
     listed: dict[str, set[str]] = {}
     for path in paths:
-        directory, base = os.path.split(path)
+        directory, _slash, base = path.rpartition("/")
         entries = listed.get(directory)
         if entries is None:
             try:
@@ -181,10 +182,9 @@ def _write_packed(
     if any(name in records for name in added):
         return False
     records.update(added)
-    ordered = sorted(records)
-    if any(_in_the_way(name, ordered) for name in added):
+    if _in_the_way(records):
         return False
-    content = header + b"".join(records[name] for name in ordered)
+    content = header + b"".join(records[name] for name in sorted(records))
     try:
         with open(lock, "wb") as fh:
             fh.write(content)
@@ -226,14 +226,16 @@ def _parse(data: bytes) -> tuple[bytes, dict[bytes, bytes] | None]:
     return header, records
 
 
-def _in_the_way(name: bytes, ordered: list[bytes]) -> bool:
-    """Whether a ref among ``ordered`` is a directory of ``name`` or lies below it."""
-    parts = name.split(b"/")
-    for end in range(1, len(parts)):
-        parent = b"/".join(parts[:end])
-        at = bisect.bisect_left(ordered, parent)
-        if at < len(ordered) and ordered[at] == parent:
-            return True
-    below = name + b"/"
-    at = bisect.bisect_left(ordered, below)
-    return at < len(ordered) and ordered[at].startswith(below)
+def _in_the_way(names: dict[bytes, bytes]) -> bool:
+    """Whether one of ``names`` is a directory of another (``a/b`` beside ``a/b/c``).
+
+    The directories the names imply are few (``refs/hydrate/tasks`` and those
+    above it, for thousands of refs): they are gathered once and looked up, not
+    each name's parents and children searched for among the others. (A clash
+    between refs already packed is found too: git is then left to say it.)"""
+    implied: set[bytes] = set()
+    for directory in {name.rpartition(b"/")[0] for name in names}:
+        while directory and directory not in implied:
+            implied.add(directory)
+            directory = directory.rpartition(b"/")[0]
+    return any(directory in names for directory in implied)
