@@ -389,6 +389,22 @@ def test_remembering_answers_as_git_does_and_reads_each_object_once(store: Repos
     assert store.read_many(specs) == expected
 
 
+def test_read_trees_parses_each_tree_once_and_names_what_is_none(store: Repository) -> None:
+    blob = store.write_blob(b"not a tree\n")
+    commit = _commit(store, b"trees\n")
+    tree = store.read_commit_tree(commit)[0]
+    missing = b"0" * len(commit)
+    entries = store.parse_tree(tree, store.read_raw(tree)[1])
+    assert store.read_trees([tree, blob, missing, commit]) == [entries, None, None, None]
+    with store.remembering():
+        [first] = store.read_trees([tree])
+        store.close()  # kept: answered without a reader
+        [again] = store.read_trees([tree])
+        assert again is first and first == entries
+        assert store.read_tree(tree) == entries
+        assert store._cat_file is None
+
+
 def _cat_file(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
     """What a fresh ``git cat-file --batch`` answers for ``specs``."""
     out = subprocess.run(

@@ -253,6 +253,22 @@ class Objects(RepositoryBase):
             entries = self._memo_trees[oid] = self.parse_tree(oid, self._read_typed(oid, b"tree"))
         return dict(entries)
 
+    def read_trees(self, oids: list[bytes]) -> list[Mapping[bytes, tuple[int, bytes]] | None]:
+        """The entries of each tree of ``oids`` (``None``: missing, not a tree, or
+        malformed), read in one pipelined pass, each parsed once and kept while
+        :meth:`remembering` (then the kept entries themselves: not to be changed)."""
+        trees: list[Mapping[bytes, tuple[int, bytes]] | None] = []
+        kept = self._memo_trees if self._memo is not None else None
+        for oid, found in zip(oids, self.read_many(oids), strict=True):
+            entries = None if kept is None else kept.get(oid)
+            if entries is None and found is not None and found[0] == b"tree":
+                with contextlib.suppress(CorruptData):
+                    entries = self.parse_tree(oid, found[1])
+                    if kept is not None:
+                        kept[oid] = entries
+            trees.append(entries)
+        return trees
+
     def parse_tree(self, oid: bytes, data: bytes) -> dict[bytes, tuple[int, bytes]]:
         """The entries of tree ``oid`` whose content is ``data`` (read elsewhere)."""
         size = 32 if self._sha256 else 20

@@ -8,7 +8,6 @@ parents whose tree depends on the merged state alone.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Final
 
 from .. import codec, merge, textpolicy
@@ -91,13 +90,11 @@ def prefetch_remote(refs: TaskRefs, tips: dict[str, bytes]) -> dict[str, TaskSta
     level = roots
     for _depth in range(3):  # the root trees, bodies/ and links/, the fan-out trees
         below: list[bytes] = []
-        for oid, found in zip(level, repo.read_many(level), strict=True):
-            if found is None or found[0] != b"tree":
-                continue
-            with contextlib.suppress(CorruptData):
+        for entries in repo.read_trees(level):
+            if entries is not None:
                 below += [
                     entry
-                    for name, (mode, entry) in repo.read_tree(oid).items()
+                    for name, (mode, entry) in entries.items()
                     if mode == MODE_TREE and (level is not roots or name in (b"bodies", b"links"))
                 ]
         level = below
