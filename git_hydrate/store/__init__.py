@@ -15,7 +15,8 @@ config`` otherwise. Its parts, one concern a module:
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
   :class:`Refs` alone is a repository that only needs its refs and settings;
 * :mod:`.commands` — every other git command, by name;
-* :mod:`.catfile`, :mod:`.perms`, :mod:`.process` — the helpers under them;
+* :mod:`.catfile`, :mod:`.commits`, :mod:`.perms`, :mod:`.process` — the helpers
+  under them;
 * :mod:`.derived`, :mod:`.tempfiles` — the caches' files, and the temporary files
   their writers leave when killed.
 
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
     from .base import Identity
     from .catfile import Prefetch
     from .commands import FetchRace, PushResult, git_in_directory
+    from .commits import CommitInfo, parse_commit_tree
     from .derived import write_derived
-    from .objects import MODE_BLOB, MODE_TREE, CommitInfo, parse_commit_tree
+    from .objects import MODE_BLOB, MODE_TREE
     from .perms import (
         current_umask,
         private_file,
@@ -77,8 +79,8 @@ _HOME: Final = {
     "git_in_directory": "commands",
     "MODE_BLOB": "objects",
     "MODE_TREE": "objects",
-    "CommitInfo": "objects",
-    "parse_commit_tree": "objects",
+    "CommitInfo": "commits",
+    "parse_commit_tree": "commits",
     "current_umask": "perms",
     "private_file": "perms",
     "read_private": "perms",

@@ -17,11 +17,12 @@ import stat
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import CorruptData, NotWritable
 from .base import Identity, RepositoryBase
 from .catfile import CatFile, Prefetch, stream_objects
+from .commits import CommitInfo, parse_commit_tree
 from .loose import LooseReader
 from .perms import current_umask, shared_file_mode
 from .process import format_tz, not_writable
@@ -44,36 +45,6 @@ _IMMUTABLE_SPEC: Final = re.compile(rb"\A(?:[0-9a-f]{40}|[0-9a-f]{64})(?::|\Z)")
 #: How a work-tree copy of a blob is opened: never through a final symlink, and
 #: without waiting on a FIFO that took a file's place.
 _COPY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-class CommitInfo(NamedTuple):
-    """What a history walk needs from one commit."""
-
-    oid: bytes
-    tree: bytes
-    parents: list[bytes]
-    author: str
-    author_time: int
-    committer: str
-    commit_time: int
-    message: str
-
-
-def parse_commit_tree(oid: bytes, data: bytes) -> tuple[bytes, list[bytes]]:
-    """The tree id and parent ids from a raw commit."""
-    tree = b""
-    parents = []
-    for line in data.split(b"\n"):
-        if not line:
-            break
-        key, _, value = line.partition(b" ")
-        if key == b"tree":
-            tree = value
-        elif key == b"parent":
-            parents.append(value)
-    if not tree:
-        raise CorruptData(f"commit {oid.decode()} has no tree")
-    return tree, parents
 
 
 def _digest(found: tuple[bytes, bytes], limit: int) -> tuple[bytes, int, str | None, bool]:
