@@ -107,23 +107,23 @@ def test_a_names_extension_is_what_splitext_gives(name: str) -> None:
 @settings(max_examples=examples(300), deadline=None)
 @given(
     names=st.lists(st.text(st.sampled_from("ab_.\n/é"), max_size=6), max_size=12),
-    asked=st.lists(st.text(st.sampled_from("ab_.\né"), max_size=3), min_size=1, max_size=3),
-    anchored=st.lists(st.text(st.sampled_from("ab_."), min_size=1, max_size=3), max_size=2),
+    inside=st.lists(st.text(st.sampled_from("ab_.\né"), max_size=3), min_size=1, max_size=3),
+    leading=st.lists(st.text(st.sampled_from("ab_.\n"), max_size=3), max_size=2),
 )
 def test_one_search_of_every_name_misses_no_name_a_search_of_each_finds(
-    names: list[str], asked: list[str], anchored: list[str]
+    names: list[str], inside: list[str], leading: list[str]
 ) -> None:
-    """Test pairing looks for a few names in every file's name by one search of all
+    """Test pairing looks for a few words in every file's name by one search of all
     of them (a name a line): it keeps, in order, every path a search of its own
-    name alone would keep, whatever the names hold (line breaks, ``^``)."""
+    name alone would keep, whatever the names hold (line breaks, empty words)."""
     import re
 
     from git_hydrate.hydrate.rank import _may_pair
 
     paths = [f"dir/{name}" if i % 2 else name for i, name in enumerate(names)]
-    alternatives = [*map(re.escape, asked), *(f"^{re.escape(a)}" for a in anchored)]
-    search = re.compile("|".join(alternatives)).search
-    kept = _may_pair(paths, alternatives)
+    pattern = "|".join([*map(re.escape, inside), *(f"^{re.escape(w)}" for w in leading)])
+    search = re.compile(pattern).search
+    kept = _may_pair(paths, inside, leading)
     wanted = [p for p in paths if search(p.rpartition("/")[2])]
     assert [p for p in kept if p in wanted] == wanted
     assert all(p in paths for p in kept)

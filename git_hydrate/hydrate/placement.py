@@ -14,7 +14,8 @@ The priority scale (higher packs first; ties by sha256, as the seed orders):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import attrgetter
+from itertools import repeat
+from operator import add, attrgetter
 
 from ..model import Task
 from ..store import Repository
@@ -82,7 +83,7 @@ def place(
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
     history = read_history(repo, commit) if commit else History([], [])
-    candidates = [Candidate(path, size) for path, size in sizes.items()]
+    candidates = list(map(Candidate, sizes, sizes.values()))
     facts, served = _contents(repo, oids, known, tree, index) if oids else ({}, None)
     found = rank(
         candidates,
@@ -95,12 +96,16 @@ def place(
     # (ranked_priority(top, TOP_LEVEL - level) of each, without a call per file while no
     # level can fall below its floor)
     base, floor = top - TOP_LEVEL, ranked_priority(top, 2**62)
-    if min(map(attrgetter("level"), found.values()), default=0) < 0 or base < floor:
+    places = found.values()
+    levels = list(map(attrgetter("level"), places))
+    if min(levels, default=0) < 0 or base < floor:
         return {
             path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.explain)
             for path, place in found.items()
         }
-    return {path: (base + p.level, p.score, p.explain) for path, p in found.items()}
+    priorities = map(add, repeat(base), levels)
+    scores, reasons = map(attrgetter("score"), places), map(attrgetter("explain"), places)
+    return dict(zip(found, zip(priorities, scores, reasons, strict=True), strict=True))
 
 
 def _contents(

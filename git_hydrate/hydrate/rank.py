@@ -32,7 +32,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add, attrgetter, itemgetter, mul, sub, truediv
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -320,7 +321,7 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     # files, skipped by one search each without parsing their names)
     alternatives = [*map(re.escape, sorted(names)), *(f"^{re.escape(n)}" for n in _PACKAGE_FILES)]
     may_pair = re.compile("|".join(alternatives)).search
-    for path in _may_pair(paths, alternatives):
+    for path in _may_pair(paths, sorted(names), _PACKAGE_FILES):
         base = path.rpartition("/")[2]
         if may_pair(base) is None:
             continue
@@ -333,16 +334,24 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def _may_pair(paths: Sequence[str], alternatives: list[str]) -> Sequence[str]:
-    """The ``paths`` whose names one of ``alternatives`` may be found in (``^``: at
-    the name's start): some of them, by one search over all the names, one a line
-    (a name holding a line break, or one a line break could be found in: all)."""
-    names = "\n".join([path.rpartition("/")[2] for path in paths])
-    if names.count("\n") != len(paths) - 1 or any("\n" in a for a in alternatives):
+def _may_pair(paths: Sequence[str], inside: list[str], leading: Sequence[str]) -> Sequence[str]:
+    """The ``paths`` whose names may hold one of ``inside`` or start with one of
+    ``leading``: some of them, found by ``str.find`` in all the names, one a line (a
+    name holding a line break, or a word that is empty or holds one: all)."""
+    bases = list(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
+    names = "\n".join(bases)
+    words = [*inside, *leading]
+    if names.count("\n") != len(paths) - 1 or not all(words) or any("\n" in w for w in words):
         return paths  # (and no path: none)
-    starts = [0, *accumulate(len(path.rpartition("/")[2]) + 1 for path in paths)]
-    found = re.compile("|".join(alternatives), re.MULTILINE).finditer(names)
-    lines = sorted({bisect_right(starts, match.start()) - 1 for match in found})
+    found: set[int] = set()
+    for word, shift in (*((w, 0) for w in inside), *(("\n" + w, 1) for w in leading)):
+        at = names.find(word)
+        while at >= 0:
+            found.add(at + shift)
+            at = names.find(word, at + 1)
+    found.update(0 for word in leading if names.startswith(word))
+    starts = [0, *accumulate(map(add, map(len, bases), repeat(1)))]
+    lines = sorted({bisect_right(starts, at) - 1 for at in found})
     return [paths[line] for line in lines]
 
 
@@ -369,7 +378,7 @@ def rank(
         index: A word index (:mod:`.index`): ``facts`` then of the paths it leaves.
     """
     w = weights or Weights()
-    sizes = {c.path: c.size for c in candidates}
+    sizes = dict(zip(map(_path, candidates), map(_size, candidates), strict=True))
     paths = sorted(sizes)
     in_play = list(dict.fromkeys(task.files_in_play))
     named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
@@ -387,7 +396,7 @@ def rank(
         ("cochange", {path: min(1.0, value) for path, value in cochange.items()}),
         ("test_pair", dict.fromkeys(pairs, w.test_pair)),
         ("mention", dict.fromkeys(hits.mentioned, w.mention)),
-        ("lexical", {path: w.lexical * value for path, value in hits.lexical.items()}),
+        ("lexical", _times(w.lexical, hits.lexical)),
         ("propagated", propagated),
         ("directory", {path: w.directory * value for path, value in near.items()}),
         ("prior", {path: w.prior * min(1.0, value) for path, value in prior.items()}),
@@ -398,6 +407,15 @@ def rank(
     active = tuple((name, values) for name, values in table if values)
     why = _Why(partner, pairs, hits, carried, active)
     return _placed(paths, sizes, set(in_play), named, active, why, near, w)
+
+
+_path: Final = attrgetter("path")
+_size: Final = attrgetter("size")
+
+
+def _times(weight: float, values: Mapping[str, float]) -> dict[str, float]:
+    """``{path: weight * value}`` of ``values`` (a step in C per file)."""
+    return dict(zip(values, map(mul, repeat(weight), values.values()), strict=True))
 
 
 def _placed(
@@ -417,30 +435,30 @@ def _placed(
     missed: dict[str, float] = {}
     prior = missed.get
     for _name, values in active:
+        if not missed:  # (1.0 times a factor is the factor; a factor of 1.0 changes nothing)
+            missed = dict(zip(values, map(sub, repeat(1.0), values.values()), strict=True))
+            prior = missed.get
+            continue
         for path, value in values.items():
             if value:
                 missed[path] = prior(path, 1.0) * (1.0 - value)
-    found: dict[str, Ranked] = {}
-    divisors: dict[int, float] = {}  # (by size: many files share one)
+    # the level each earns per byte: a few large, slightly relevant files must not crowd
+    # out many small, relevant ones (every file at once, each step as a file's formula)
+    overhead, exponent = w.overhead, w.size_exponent
+    divisors = {size: (size + overhead) ** exponent for size in set(sizes.values())}
+    scores = list(map(sub, repeat(1.0), map(missed.get, paths, repeat(1.0))))
+    per_byte = map(truediv, scores, map(divisors.__getitem__, map(sizes.__getitem__, paths)))
     highest = TOP_LEVEL - _TEST_LEVELS - 1
-    scale, overhead, exponent = w.level_scale, w.overhead, w.size_exponent
-    missing, nowhere = missed.get, near.get
-    for path in paths:
-        if path in anchors:
-            found[path] = Ranked(TOP_LEVEL, 1.0, "file in play")
-        elif path in named:
+    levels = map(min, repeat(highest), map(round, map(mul, per_byte, repeat(w.level_scale))))
+    because = zip(repeat(why), paths, map(near.get, paths, repeat(0.0)), strict=False)
+    rounded = map(round, scores, repeat(4))
+    found = dict(zip(paths, map(Ranked, levels, rounded, repeat(""), because), strict=True))
+    for path in anchors & found.keys():
+        found[path] = Ranked(TOP_LEVEL, 1.0, "file in play")
+    for path in named:
+        if path in found:
             level = TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)
             found[path] = Ranked(level, 1.0, "named test")
-        else:
-            # the level it earns per byte: a few large, slightly relevant files must
-            # not crowd out many small, relevant ones
-            score = 1.0 - missing(path, 1.0)
-            size = sizes[path]
-            divisor = divisors.get(size)
-            if divisor is None:
-                divisor = divisors[size] = (size + overhead) ** exponent
-            level = min(highest, round(score / divisor * scale))
-            found[path] = Ranked(level, round(score, 4), because=(why, path, nowhere(path, 0.0)))
     return found
 
 

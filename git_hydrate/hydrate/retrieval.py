@@ -26,10 +26,10 @@ import math
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
-from operator import add, mul, not_, truediv
+from operator import add, ge, itemgetter, mul, not_, truediv
 from typing import TYPE_CHECKING, Final
 
 from .terms import BlobFacts, path_words, tokenize, words
@@ -327,7 +327,9 @@ def lexical_hits(
     hits.matched = _Matched(every_tf, {w: -value for w, value in idf.items()})
     hits.defines = _Defines({p: names for p, names in defines.items() if p in scores})
     # the best hits at least ``floor`` of the best one (ties: by path), no aggregate
-    strong = [p for p, value in hits.lexical.items() if value >= floor and p not in aggregates]
+    strong = list(compress(hits.lexical, map(ge, hits.lexical.values(), repeat(floor))))
+    if aggregates:
+        strong = [p for p in strong if p not in aggregates]
     if len(strong) > seeds > 0:  # (the best are among those at least the seeds-th best value)
         least = heapq.nlargest(seeds, map(hits.lexical.__getitem__, strong))[-1]
         strong = [p for p in strong if hits.lexical[p] >= least]
@@ -425,9 +427,9 @@ def _aggregate(path: str) -> bool:
     return _AGGREGATE_NAME.match(path.rpartition("/")[2]) is not None
 
 
-def _aggregates(paths: Iterable[str]) -> set[str]:
+def _aggregates(paths: Sequence[str]) -> set[str]:
     """The paths :func:`_aggregate` accepts (one search over all their names)."""
-    names = "\n".join(path.rpartition("/")[2] for path in paths)
+    names = "\n".join(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
     if _AGGREGATE_NAME_IN.search(names) is None:
         return set()
     return {path for path in paths if _aggregate(path)}
