@@ -86,3 +86,24 @@ def test_the_cache_is_bounded_keeping_what_the_run_used(
     kept = [n for n in (0, 1, 2, 7) if third.get(f"{n:040x}") is not None]
     assert kept == [0, 2, 7]  # the oldest unused (1) went first
     assert third.get(f"{7:040x}") == (f"{7:064x}", "binary")
+
+
+def test_what_a_run_added_stays_its_own_when_it_saves_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A blob a run added is used by that run, also after a save wrote it: a later
+    save of the same run prunes none of them (only what the run did not touch)."""
+    monkeypatch.setattr(cache_module, "MAX_ENTRIES", 2)
+    path = str(tmp_path / "sha256-cache")
+    first = Sha256Cache(path)
+    for n in range(2):
+        first.put(f"{n:040x}", f"{n:064x}", "text")
+    first.save()
+    run = Sha256Cache(path)
+    assert run.get(f"{0:040x}") is not None  # used
+    run.put(f"{7:040x}", f"{7:064x}", "text")
+    run.save()  # three: the unused one (1) goes
+    run.put(f"{8:040x}", f"{8:064x}", "text")
+    run.save()  # three again, each used by this run: none goes
+    kept = Sha256Cache(path)
+    assert [n for n in (0, 1, 7, 8) if kept.get(f"{n:040x}") is not None] == [0, 7, 8]

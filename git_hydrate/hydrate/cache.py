@@ -17,7 +17,7 @@ import os
 import re
 from functools import lru_cache
 from itertools import compress
-from typing import Final
+from typing import Final, cast
 
 from ..store import Repository, read_private, write_derived
 
@@ -168,10 +168,10 @@ class Sha256Cache:
     def put(self, oid: str, digest: str, cls: str) -> None:
         """Remember a blob (written by :meth:`save`)."""
         entries = self._load()
-        self._used.add(oid)
-        if oid not in entries:
-            entries[oid] = (digest, cls)
-            self._new[oid] = (digest, cls)
+        if oid in entries:
+            self._used.add(oid)
+        else:  # (new: used by this run as such, not named in ``_used`` too)
+            entries[oid] = self._new[oid] = (digest, cls)
 
     def save(self) -> None:
         """Append the new entries (or rewrite a damaged file). Failures are ignored:
@@ -181,7 +181,8 @@ class Sha256Cache:
         entries = self._load()
         if len(entries) > MAX_ENTRIES:
             # keep what this run used, then the newest of the rest (insertion order)
-            others = [oid for oid in entries if oid not in self._used]
+            used, new = self._used, self._new
+            others = [oid for oid in entries if oid not in used and oid not in new]
             for oid in others[: len(entries) - MAX_ENTRIES]:
                 del entries[oid]
             self._rewrite = True
@@ -190,8 +191,12 @@ class Sha256Cache:
         for oid, (d, c) in (entries if self._rewrite else self._new).items():
             lines += b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
         try:
-            write_derived(self.repo, self.path, self.header, bytes(lines), whole=self._rewrite)
+            # (the buffer as it is: no copy of 30,000 lines)
+            write_derived(
+                self.repo, self.path, self.header, cast(bytes, lines), whole=self._rewrite
+            )
         except OSError:
             return
+        self._used.update(self._new)  # (still used by this run, if it saves again)
         self._new.clear()
         self._rewrite = False

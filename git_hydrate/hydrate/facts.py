@@ -148,7 +148,8 @@ class FactsCache:
         :data:`_FLUSH` bytes each (no more are held; only :meth:`put`'s and
         :meth:`get`'s entries are asked back)."""
         entries = self._load()
-        self._used.add(oid)
+        if oid in entries:
+            self._used.add(oid)  # (a new one is used as such: see save())
         if oid in entries or oid in self._new or oid in self._saved:
             return
         raw = self._new[oid] = msgspec.Raw(_encoder.encode(facts))
@@ -180,10 +181,10 @@ class FactsCache:
     def put(self, oid: str, facts: BlobFacts) -> None:
         """Remember a blob's facts (written by :meth:`save`)."""
         entries = self._load()
-        self._used.add(oid)
-        if oid not in entries:
-            entries[oid] = facts
-            self._new[oid] = facts
+        if oid in entries:
+            self._used.add(oid)
+        else:  # (new: used by this run as such, see save())
+            entries[oid] = self._new[oid] = facts
 
     def save(self) -> None:
         """Append the new entries as one chunk (the first makes a missing file);
@@ -201,14 +202,17 @@ class FactsCache:
             merged.pop(oid, None)
         merged.update(self._new)
         if len(merged) > MAX_ENTRIES:
-            # keep what this run used, then the newest of the rest (insertion order)
-            others = [oid for oid in merged if oid not in self._used]
+            # keep what this run used (asked, learned, appended), then the newest of
+            # the rest (insertion order)
+            used = self._used | self._new.keys() | self._saved
+            others = [oid for oid in merged if oid not in used]
             drop = len(merged) - MAX_ENTRIES
             for oid in others[:drop]:
                 del merged[oid]
         chunk = _encoder.encode(merged)
         with contextlib.suppress(OSError):
             write_derived(self.repo, self.path, HEADER, _framed(chunk), whole=True)
+            self._used.update(self._new)  # (still used by this run, if it saves again)
             self._new.clear()
             self._whole = True
 

@@ -87,30 +87,34 @@ class WordIndex:
     def __init__(
         self,
         layout: _Layout,
-        data: bytes | bytearray | memoryview,
+        data: bytes | bytearray | memoryview | list[bytes],
         positions: dict[str, int] | None = None,
     ) -> None:
         self._layout = layout
-        self._data = data  # (what the layout's postings are views of)
+        self._data = data  # (what the layout's postings are views of, or its parts)
         self._positions = positions
         self._buckets: dict[tuple[int, int], dict[str, msgspec.Raw]] = {}
 
     @classmethod
     def of_parts(
         cls,
-        data: bytearray,
+        head: list[bytes],
         files: tuple[list[str], list[str], list[int], list[int]],
-        tables: Sequence[Sequence[tuple[int, int]]],
+        tables: Sequence[tuple[bytes, list[bytes]]],
         positions: dict[str, int],
     ) -> WordIndex:
-        """The index whose encoding :meth:`encode` gives is ``data``, from the parts
-        it was encoded from, not decoded again (a first task's paths, blob ids and
-        lengths would be held twice): ``files`` are the paths, blob ids, path and
-        content lengths; ``tables`` the span of each bucket of each table in
-        ``data``; ``positions`` each path's position."""
-        view = memoryview(data)  # (``data`` can no longer grow: the layout views it)
-        buckets = [[msgspec.Raw(view[start:end]) for start, end in spans] for spans in tables]
-        return cls(_Layout(*files, *buckets), data, positions)
+        """The index whose encoding is ``head`` then each table's header and buckets,
+        held as those parts: not decoded again (a first task's paths, blob ids and
+        lengths would be held twice), nor joined (one buffer the size of the index,
+        beside the tables it was encoded from). ``files`` are the paths, blob ids,
+        path and content lengths ``head`` encodes; ``positions`` each path's
+        position."""
+        parts = list(head)
+        for header, buckets in tables:
+            parts.append(header)
+            parts += buckets
+        raws = [[msgspec.Raw(bucket) for bucket in buckets] for _header, buckets in tables]
+        return cls(_Layout(*files, *raws), parts, positions)
 
     @property
     def paths(self) -> list[str]:
@@ -129,7 +133,13 @@ class WordIndex:
 
     def encode(self) -> bytes | bytearray | memoryview:
         """The index as kept on disk (after :data:`HEADER`)."""
-        return self._data
+        data = self._data
+        return b"".join(data) if isinstance(data, list) else data
+
+    def chunks(self) -> list[bytes | bytearray | memoryview]:
+        """:meth:`encode`'s bytes in parts, as they are held (not joined)."""
+        data = self._data
+        return list(data) if isinstance(data, list) else [data]
 
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview) -> WordIndex | None:
@@ -281,11 +291,14 @@ def keep(repo: Repository, tree: str, index: WordIndex) -> None:
     ignored: the index only saves time."""
     folder = _folder(repo)
     with contextlib.suppress(OSError):
-        data = index.encode()
-        check = b"%08x\n" % zlib.crc32(data)
-        # (a new index's buffer is written as it is: no copy of it)
-        body = cast(bytes, data) if isinstance(data, bytearray) else bytes(data)
-        repo.replace_file(os.path.join(folder, tree), [HEADER, check, body], private=True)
+        chunks = index.chunks()
+        crc = 0
+        for chunk in chunks:
+            crc = zlib.crc32(chunk, crc)
+        # (a new index's parts are written as they are: no copy of them)
+        body = [cast(bytes, chunk) for chunk in chunks]
+        path = os.path.join(folder, tree)
+        repo.replace_file(path, [HEADER, b"%08x\n" % crc, *body], private=True)
         kept = [name for _when, name in _kept(folder) if name != tree]
         for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
             os.unlink(os.path.join(folder, name))

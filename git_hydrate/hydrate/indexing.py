@@ -120,21 +120,18 @@ class IndexBuilder:
         """The index (the builder is spent: its tables are freed as they are encoded)."""
         self._sort_late()
         path_lengths, in_paths = _path_table(self.paths)
-        out = bytearray(_array_header(7))
         files = (self.paths, self._oids, path_lengths, self._lengths)
-        for part in files:
-            _encoder.encode_into(part, out, -1)
+        head = [_array_header(7), *map(_encoder.encode, files)]
         named = self._named
         tables = (
-            _table(out, _postings(self._terms)),
-            _table(out, _postings(in_paths)),
+            _table(_postings(self._terms)),
+            _table(_postings(in_paths)),
             _table(
-                out,
                 self._names,
                 lambda word, held: msgspec.Raw(_array_header(named.get(word, 1)) + held),
             ),
         )
-        return WordIndex.of_parts(out, files, tables, self.positions)
+        return WordIndex.of_parts(head, files, tables, self.positions)
 
     def _sort_late(self) -> None:
         """Put the postings of the words fed out of path order in position order."""
@@ -188,33 +185,30 @@ def _postings(table: dict[str, _Postings]) -> dict[str, _Postings]:
 
 
 def _table(
-    out: bytearray, table: dict[str, Any], raw: Callable[[str, Any], msgspec.Raw] | None = None
-) -> list[tuple[int, int]]:
-    """Append ``table`` to ``out`` as buckets of about :data:`_BUCKET` words (a word
-    in bucket ``crc32(word) % buckets``), each word's postings as they are (an
-    array as its bytes) or, with ``raw``, as ``raw(word, postings)`` encodes them;
-    the span of each bucket in ``out``. A bucket holds its words last met first
-    for postings, first met first with ``raw`` (as the reference build did).
-    ``table`` is emptied as it is encoded."""
+    table: dict[str, Any], raw: Callable[[str, Any], msgspec.Raw] | None = None
+) -> tuple[bytes, list[bytes]]:
+    """``table`` encoded as buckets of about :data:`_BUCKET` words (a word in bucket
+    ``crc32(word) % buckets``), each word's postings as they are (an array as its
+    bytes) or, with ``raw``, as ``raw(word, postings)`` encodes them: the table's
+    header and each bucket's bytes. A bucket holds its words last met first for
+    postings, first met first with ``raw`` (as the reference build did). ``table``
+    is emptied as it is encoded."""
     count = max(1, len(table) // _BUCKET)
     buckets: list[list[str]] = [[] for _ in range(count)]
     for word in table if raw is not None else reversed(table):
         buckets[zlib.crc32(word.encode("utf-8", "surrogatepass")) % count].append(word)
-    out += _array_header(count)
-    spans: list[tuple[int, int]] = []
-    pop, encode = table.pop, _encoder.encode_into
+    out: list[bytes] = []
+    pop, encode = table.pop, _encoder.encode
     for words in buckets:
-        start = len(out)
         if raw is not None:
-            encode({word: raw(word, pop(word)) for word in words}, out, -1)
-        else:
-            bucket = {word: pop(word) for word in words}
-            for word, postings in bucket.items():
-                if type(postings) is array:
-                    bucket[word] = memoryview(postings)
-            encode(bucket, out, -1)
-        spans.append((start, len(out)))
-    return spans
+            out.append(encode({word: raw(word, pop(word)) for word in words}))
+            continue
+        bucket = {word: pop(word) for word in words}
+        for word, postings in bucket.items():
+            if type(postings) is array:
+                bucket[word] = memoryview(postings)
+        out.append(encode(bucket))
+    return _array_header(count), out
 
 
 def _array_header(n: int) -> bytes:
