@@ -82,6 +82,8 @@ import sys
 from git_hydrate import Ledger
 from git_hydrate import sync
 with Ledger(".") as ledger:
+    print("ready", flush=True)
+    sys.stdin.readline()  # every puller starts pulling at once
     for _ in range(int(sys.argv[1])):
         report = sync.pull(ledger.refs)
         print("ok" if report.ok else "failed", flush=True)
@@ -93,7 +95,11 @@ def test_concurrent_pulls_in_one_clone_all_succeed(tmp_path: Path) -> None:
     _bare, a, b = _shared(tmp_path, tasks=12)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     failures: list[str] = []
-    for round_ in range(4):
+    # Two rounds of four pullers released together (each waits, once its interpreter
+    # is up, for a word on stdin), their fetches into the one clone overlapping
+    # whatever the machine's load; started as they came up (a pull is shorter than an
+    # interpreter's start), four rounds had been run for some pulls to meet.
+    for round_ in range(2):
         with Ledger(a) as ledger:
             for i in range(1, 13):
                 ledger.edit_task(f"T-{i}", title=f"round {round_}")
@@ -103,12 +109,21 @@ def test_concurrent_pulls_in_one_clone_all_succeed(tmp_path: Path) -> None:
                 [sys.executable, "-c", PULLER, "2"],
                 cwd=b,
                 env=env,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
             for _ in range(4)
         ]
+        for proc in procs:  # (nothing else is written before the word)
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line == "ready\n", line + proc.communicate()[1]
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
         for proc in procs:
             out, err = proc.communicate(timeout=120)
             if proc.returncode != 0 or "failed" in out:
