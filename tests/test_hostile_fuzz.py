@@ -9,6 +9,7 @@ pull neither crashes nor hangs nor writes outside ``refs/hydrate``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,31 @@ def _mktree(repo: Path, lines: list[str]) -> str:
     return git(repo, "mktree", "--missing", input="".join(f"{ln}\n" for ln in lines)).strip()
 
 
+#: The repositories every example starts from, made once per process: an empty
+#: bare remote, ``a`` (whose object store the examples' crafted objects go to; they
+#: reach a remote only through a push of their own) and ``b``, a clone with a task
+#: of its own. Each example pulls into its own copy of ``b`` from its own copy of
+#: the remote, as fresh as a repository made for it.
+_TEMPLATE: list[Path] = []
+
+
+def _template(tmp_path_factory: Any) -> Path:
+    if not _TEMPLATE:
+        base = tmp_path_factory.mktemp("fuzz-template")
+        remote = base / "remote.git"
+        git(base, "init", "-q", "--bare", str(remote))
+        a, b = base / "a", base / "b"
+        for repo in (a, b):
+            git(base, "init", "-q", "-b", "main", str(repo))
+            git(repo, "remote", "add", "origin", str(remote))
+            git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+        with Ledger(b) as ledger:
+            ledger.add_task("MINE", objective="o", acceptance="a")
+            ledger.add_context("MINE", "my notes\n", "notes")
+        _TEMPLATE.append(base)
+    return _TEMPLATE[0]
+
+
 @settings(
     max_examples=25,
     deadline=None,
@@ -114,17 +140,14 @@ def _mktree(repo: Path, lines: list[str]) -> str:
 )
 @given(data=st.data())
 def test_random_remote_data_never_crashes_a_pull(tmp_path_factory: Any, data: Any) -> None:
+    template = _template(tmp_path_factory)
     base = tmp_path_factory.mktemp("fuzz")
-    remote = base / "remote.git"
-    git(base, "init", "-q", "--bare", str(remote))
-    a, b = base / "a", base / "b"
-    for repo in (a, b):
-        git(base, "init", "-q", "-b", "main", str(repo))
-        git(repo, "remote", "add", "origin", str(remote))
-        git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
-    with Ledger(b) as ledger:
-        ledger.add_task("MINE", objective="o", acceptance="a")
-        ledger.add_context("MINE", "my notes\n", "notes")
+    remote, a, b = base / "remote.git", template / "a", base / "b"
+    shutil.copytree(template / "remote.git", remote, symlinks=True)
+    shutil.copytree(template / "b", b, symlinks=True)
+    config = b / ".git" / "config"
+    config.write_text(config.read_text().replace(str(template / "remote.git"), str(remote)))
+    assert git(b, "remote", "get-url", "origin").strip() == str(remote)
     task_id = "FUZZ-1"
     lines = [
         f"100644 blob {_blob(a, data.draw(task_documents(task_id)))}\ttask.json",
@@ -182,7 +205,7 @@ def test_random_remote_data_never_crashes_a_pull(tmp_path_factory: Any, data: An
             entries.append(f"160000 commit {FAKE}\tevil")
         shared_commit = git(a, "commit-tree", _mktree(a, entries), "-p", commit, "-m", "s").strip()
         refs.append(f"{shared_commit}:refs/hydrate/{shared}")
-    git(a, "push", "-q", "origin", *refs)
+    git(a, "push", "-q", str(remote), *refs)
 
     outside = git(
         b, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"
