@@ -734,3 +734,75 @@ def test_remotes_a_configuration_git_may_refuse_is_gits(
     proc = subprocess.run(["git", "remote"], cwd=repo, capture_output=True, check=False)
     with Repository(repo) as opened:
         assert opened.remotes() == proc.stdout.decode().split()
+
+
+def _short_head(where: Path) -> str | None:
+    proc = subprocess.run(
+        ["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=where, capture_output=True
+    )
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def test_the_branch_head_names_as_git_symbolic_ref_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``symbolic_ref("HEAD")`` is ``git symbolic-ref -q --short HEAD``'s answer: read
+    from the file without a process on a branch (born or not, in a main or linked
+    work tree, named with slashes) and when detached; git's where its ``--short``
+    could print more or the file is not the plain form (a tag or a ref named like
+    the branch, packed or loose; a branch that is itself a symbolic ref; ``HEAD`` a
+    symbolic link, or written without the space)."""
+    from git_hydrate.store import Repository, base
+
+    started: list[list[str]] = []
+    real = base.run_git
+
+    def counted(args: list[str], **kwargs: object) -> object:
+        started.append(args)
+        return real(args, **kwargs)  # type: ignore[arg-type]
+
+    def check(where: Path, in_process: bool) -> None:
+        with Repository(where) as opened:
+            started.clear()
+            monkeypatch.setattr(base, "run_git", counted)
+            try:
+                assert opened.symbolic_ref("HEAD") == _short_head(where), where
+            finally:
+                monkeypatch.setattr(base, "run_git", real)
+            assert (started == []) == in_process, (where, started)
+
+    repo = plain(tmp_path)
+    check(repo, True)
+    check(repo / "a" / "b", True)
+    unborn = plain(tmp_path, "unborn")
+    git(unborn, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    check(unborn, True)
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"), "-b", "feature/x")
+    check(tmp_path / "linked", True)
+    git(tmp_path / "linked", "checkout", "-q", "--detach")
+    check(tmp_path / "linked", True)
+    git(repo, "checkout", "-q", "--detach")
+    check(repo, True)
+    for branch, make in [
+        ("dup", ["tag", "dup"]),  # a loose tag of the branch's name
+        ("hooks", None),  # .git/hooks
+        ("v", ["tag", "v"]),  # packed below
+        ("thing", ["update-ref", "refs/thing", "HEAD"]),
+    ]:
+        git(repo, "checkout", "-q", "-B", branch)
+        if make:
+            git(repo, *make)
+        if branch == "v":
+            git(repo, "pack-refs", "--all")
+        check(repo, False)
+    git(repo, "checkout", "-q", "-B", "main")
+    git(repo, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    git(repo, "symbolic-ref", "HEAD", "refs/heads/alias")
+    check(repo, False)  # git follows the branch to main
+    git(repo, "symbolic-ref", "HEAD", "refs/heads/main")
+    head = repo / ".git" / "HEAD"
+    head.write_text("ref:refs/heads/main\n")
+    check(repo, False)
+    head.unlink()
+    head.symlink_to("refs/heads/main")
+    check(repo, False)

@@ -37,6 +37,69 @@ def git_in_directory(directory: str, args: list[str]) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+#: A branch name read in-process: plain characters only (git's other rules, on
+#: dots, slashes and ``.lock``, are checked by :func:`_head_branch`).
+_BRANCH_CHARACTERS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./"
+)
+
+
+def _head_branch(git_dir: str, common_dir: str) -> str | None:
+    """What ``git symbolic-ref -q --short HEAD`` prints, from the file: the branch,
+    ``""`` for a detached ``HEAD``, ``None`` where git must say.
+
+    Read only when certain: ``HEAD`` a regular file holding ``ref: refs/heads/NAME``
+    or an object id, each with one newline; ``NAME`` of plain characters and
+    components; not itself a symbolic ref (git follows it); and no ref git's
+    ``--short`` would find ambiguous with it (``NAME``, ``refs/NAME``,
+    ``refs/tags/NAME``, loose in either directory or packed), where git would
+    print a longer name.
+    """
+    try:
+        fd = os.open(os.path.join(git_dir, "HEAD"), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None  # a symbolic link (or none): git's
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(4097)
+    if (
+        len(data) in (41, 65)
+        and data[-1:] == b"\n"
+        and all(c in b"0123456789abcdef" for c in data[:-1])
+    ):
+        return ""
+    if not (data.startswith(b"ref: refs/heads/") and data.endswith(b"\n")):
+        return None
+    name = data[16:-1].decode("ascii", "replace")
+    parts = name.split("/")
+    if (
+        not set(name) <= _BRANCH_CHARACTERS
+        or any(not p or p.startswith(".") or p.endswith((".lock", ".")) for p in parts)
+        or name.startswith("-")
+    ):
+        return None
+    branch = os.path.join(common_dir, "refs", "heads", name)
+    if os.path.islink(branch) or (os.path.exists(branch) and not os.path.isfile(branch)):
+        return None
+    if os.path.isfile(branch):
+        with open(branch, "rb") as fh:
+            if fh.read(5).startswith(b"ref:"):
+                return None  # a symbolic ref itself: git follows it
+    others = (name, f"refs/{name}", f"refs/tags/{name}")
+    for home in {git_dir, common_dir}:
+        if any(os.path.lexists(os.path.join(home, other)) for other in others):
+            return None
+    try:
+        with open(os.path.join(common_dir, "packed-refs"), "rb") as fh:
+            packed = fh.read()
+    except FileNotFoundError:
+        return name
+    except OSError:
+        return None
+    if any(f" {other}\n".encode() in packed for other in others[1:]):
+        return None
+    return name
+
+
 class FetchRace(GitFailed):
     """A fetch lost the race for a ref's lock to a concurrent fetch in this clone
     (git's ``cannot lock ref ...: is at X but expected Y``); fetch again."""
@@ -85,7 +148,15 @@ class Commands(RepositoryBase):
         return os.path.realpath(os.path.join(home, name))
 
     def symbolic_ref(self, name: str) -> str | None:
-        """The short name of the branch the symbolic ref ``name`` points at, or ``None``."""
+        """The short name of the branch the symbolic ref ``name`` points at, or ``None``.
+
+        ``HEAD`` of a repository found in-process is read from its file where git's
+        answer is certain (:func:`_head_branch`); anything else is git's.
+        """
+        if name == "HEAD" and self.found_in_process:
+            known = _head_branch(self.git_dir, self.common_dir)
+            if known is not None:
+                return known or None
         proc = self.git(["symbolic-ref", "-q", "--short", name], check=False)
         value = proc.stdout.decode("utf-8", "replace").strip()
         return value if proc.returncode == 0 and value else None
