@@ -94,6 +94,10 @@ ACTED_ON_UNCHECKED = {
 }
 
 
+#: Folders of derived files acted on unchecked: written 0600 whatever the sharing.
+PRIVATE_FOLDERS = ("prompt-cache", "tree-listings", "tree-attributes", "rank-index")
+
+
 @pytest.mark.parametrize(
     ("shared", "umask", "dirs", "objects", "files"),
     [
@@ -122,6 +126,7 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
             ("task-add", "S-1", "--objective", "x", "--acceptance", "y"),
             ("add", "S-1", "--text", "hello shared"),
             ("add-tree", "S-1"),
+            ("add-tree", "S-1", "--no-rank"),  # (keeps the attributes on any git)
             ("list",),
             ("status",),
         ):
@@ -159,10 +164,7 @@ def test_core_shared_repository_gives_what_we_write_gits_permissions(
             mode = stat.S_IMODE(item.stat().st_mode)
             if item.is_dir():
                 expected = dirs
-            elif (
-                item.parent.name in ("prompt-cache", "tree-listings", "rank-index")
-                or item.name in ACTED_ON_UNCHECKED
-            ):
+            elif item.parent.name in PRIVATE_FOLDERS or item.name in ACTED_ON_UNCHECKED:
                 expected = 0o600  # acted on unchecked: trusted only if nobody else wrote it
             elif "objects" in item.parts:
                 expected = objects
