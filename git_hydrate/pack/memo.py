@@ -19,7 +19,7 @@ class BodyMemo:
     computed here. The first body that does not fit ends the memo: what it
     holds is dropped and nothing more is kept. Bodies come in reading order
     (paths), not packing order, so a memo that cannot hold them all holds an
-    arbitrary part of the tree: on 30,000 files at 8 MiB, about 200 of the 3,687
+    arbitrary part of the tree: on 30,000 files at 8 MiB, 220 of the 3,687
     bodies the prompt reads, for 8 MiB held through ranking (the others come
     from the work tree or git, as every body of a task that read none does).
     """
