@@ -481,7 +481,7 @@ def race(url: str, tmp_path: Path, tasks: int, workers: int = 8) -> None:
 
     The workers start claiming together (each waits, once its interpreter and clone
     are ready, for a word on stdin): all of them race for the first task whatever the
-    machine's load, and some push is refused (asserted), which is the race."""
+    machine's load, and some push is refused (asserted of eight), which is the race."""
     seed = clone(url, tmp_path / "planner")
     with Ledger(seed) as ledger:
         for n in range(tasks):
@@ -524,7 +524,8 @@ def race(url: str, tmp_path: Path, tasks: int, workers: int = 8) -> None:
             pushes += attempts
     assert sorted(holders) == [f"T-{n:03d}" for n in range(tasks)]  # none lost
     assert {t: h for t, h in holders.items() if len(h) != 1} == {}  # none twice
-    assert pushes > tasks, "no claim's push was refused: the workers did not race"
+    if workers >= 8:  # (three workers might, rarely, take turns without a refusal)
+        assert pushes > tasks, "no claim's push was refused: the workers did not race"
     check = clone(url, tmp_path / "check")
     with Ledger(check) as ledger:
         assert hsync.pull(ledger.refs).ok
