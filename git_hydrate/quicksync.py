@@ -226,9 +226,11 @@ def serve_sharing(args: Sequence[str]) -> int | None:
 
 def _echo(text: str, to_stderr: bool) -> None:
     """``text`` and a newline, as ``click.echo`` writes them (flushed); through click
-    itself where the stream would not take the text as it is (not UTF-8)."""
+    itself where the stream would not take the text as it is (not UTF-8), or where
+    click would not write it as it is (an ESC: click strips ANSI sequences from a
+    stream that is no terminal, a remote's hook message may hold them)."""
     stream = sys.stderr if to_stderr else sys.stdout
-    if text.isascii() or _utf8(stream):
+    if "\x1b" not in text and (text.isascii() or _utf8(stream)):
         try:
             stream.write(text + "\n")
         except UnicodeEncodeError:

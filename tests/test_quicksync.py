@@ -96,6 +96,18 @@ def test_pull_push_sync_say_what_the_full_command_line_says(twins: tuple[Path, P
         )
 
 
+def test_a_remote_s_control_characters_leave_as_the_full_command_line_leaves_them(
+    twins: tuple[Path, Path],
+) -> None:
+    for twin in twins:  # (a hook that declines in colour: click strips it off a pipe)
+        hook = twin / "remote.git" / "hooks" / "pre-receive"
+        hook.write_text("#!/bin/sh\nprintf '\\033[31mDenied by policy\\033[0m\\n'\nexit 1\n")
+        hook.chmod(0o755)
+    refused = _same(twins, "a", "push")
+    assert refused.returncode == 1 and "Denied by policy" in refused.stderr
+    assert "\x1b" not in refused.stderr
+
+
 def test_directory_and_compact_before_the_command(twins: tuple[Path, Path]) -> None:
     for twin in twins:  # (run from elsewhere: -C names the clone)
         (twin / "elsewhere").mkdir()
