@@ -101,6 +101,30 @@ def test_what_else_decides_attributes_is_a_miss(repo: Path) -> None:
     assert kept["src/other.py"] == "binary"
 
 
+def test_an_edit_keeping_size_and_time_and_ignore_case_are_misses(repo: Path) -> None:
+    """An attributes file edited within one timestamp (or restored with its time) and
+    core.ignoreCase (git then matches patterns ignoring case) change the answer too."""
+    _stock(repo)
+    info = repo / ".git" / "info" / "attributes"
+    info.parent.mkdir(exist_ok=True)
+    info.write_text("src/real.py  binary\n")
+    _answers(repo)
+    kept, _reference = _answers(repo)
+    assert kept["src/real.py"] == "binary"
+    before = info.stat()
+    info.write_text("src/other.py binary\n")  # (same size, then the same times)
+    os.utime(info, ns=(before.st_atime_ns, before.st_mtime_ns))
+    kept, reference = _answers(repo)
+    assert kept == reference and kept["src/other.py"] == "binary" and "src/real.py" not in kept
+    info.write_text("SRC/REAL.PY binary\n")
+    _answers(repo)
+    for folded in ("true", "false"):
+        git(repo, "config", "core.ignoreCase", folded)
+        kept, reference = _answers(repo)
+        assert kept == reference
+        assert ("src/real.py" in kept) is (folded == "true")
+
+
 def test_a_damaged_or_foreign_answer_is_a_miss(repo: Path) -> None:
     _stock(repo)
     _answers(repo)

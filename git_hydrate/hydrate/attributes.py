@@ -30,7 +30,7 @@ from typing import Final
 
 import msgspec
 
-from ..pack.refresh_memo import attribute_sources
+from ..pack.refresh_memo import attribute_sources, file_state
 from ..store import Repository, read_private
 from .rules import FileEntry, attribute_answer, decode_path
 
@@ -66,11 +66,7 @@ def _folder(repo: Repository) -> str:
 
 def _sources(repo: Repository) -> str:
     """The digest of what decides a tree's attributes besides the tree."""
-    try:
-        status = os.stat(_SYSTEM)
-        system: list[object] = [_SYSTEM, status.st_size, status.st_mtime_ns]
-    except OSError:
-        system = [_SYSTEM]
+    system = file_state(_SYSTEM)
     lacking = repo.lacks("check-attr --source")
     environment = [os.environ.get(name) for name in _ENVIRONMENT]
     found = [lacking, attribute_sources(repo), system, environment]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import zlib
 
 from .. import __version__
 from ..store import read_private
@@ -41,6 +42,7 @@ __all__ = [
     "DECIDING_MODULES",
     "DECIDING_SETTINGS",
     "MAX_TIPS",
+    "file_state",
     "local_inputs",
     "own_runs",
     "own_selections_path",
@@ -69,6 +71,8 @@ DECIDING_SETTINGS: Final = (
 MAX_TIPS: Final = 256
 #: git's default attributes file, under ``$XDG_CONFIG_HOME`` (``~/.config``).
 _XDG_ATTRIBUTES: Final = "git" + os.sep + "attributes"
+#: An attributes file up to this size is known by its contents (one read).
+_HASHED: Final = 1 << 20
 
 
 def own_selections_path(repo: RepositoryBase) -> str:
@@ -82,8 +86,9 @@ def _memo_path(repo: RepositoryBase) -> str:
 
 def attribute_sources(repo: RepositoryBase) -> list[object]:
     """What else decides a revision's attributes than its tree: the repository's
-    ``info/attributes`` and ``core.attributesFile`` (or git's default one), as size
-    and mtime, and — for a git that reads attributes from the index — the staged
+    ``info/attributes`` and ``core.attributesFile`` (or git's default one), by their
+    contents, ``core.ignoreCase`` (git then matches attribute patterns ignoring
+    case), and — for a git that reads attributes from the index — the staged
     ``.gitattributes`` files."""
     configured = repo.settings.raw("core.attributesFile")
     home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
@@ -94,14 +99,25 @@ def attribute_sources(repo: RepositoryBase) -> list[object]:
     found: list[object] = []
     if repo.lacks("check-attr --source"):
         found.append(repo.staged_attributes().decode("latin-1"))
-    for path in paths:
-        try:
-            status = os.stat(path)
-        except OSError:
-            found.append([path])
-            continue
-        found.append([path, status.st_size, status.st_mtime_ns])
+    found.extend(file_state(path) for path in paths)
+    found.append([repo.settings.has("core.ignoreCase"), repo.settings.raw("core.ignoreCase")])
     return found
+
+
+def file_state(path: str) -> list[object]:
+    """A small file as its path, size and the CRC-32 of its contents (an edit that
+    keeps its size and time is seen; zlib, not hashlib, keeps the fast path light);
+    a missing one as its path alone; one over :data:`_HASHED` bytes by its size,
+    times and inode."""
+    try:
+        with open(path, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if status.st_size <= _HASHED:
+                data = handle.read(_HASHED + 1)
+                return [path, len(data), zlib.crc32(data)]
+    except OSError:
+        return [path]
+    return [path, status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
 
 
 def local_inputs(repo: RepositoryBase) -> list[object]:
