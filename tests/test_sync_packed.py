@@ -328,6 +328,9 @@ def test_a_ref_in_the_way_leaves_it_to_git(repo: Path, commit: bytes) -> None:
     _refused(repo, commit, [b"refs/hydrate/tasks/R", b"refs/hydrate/tasks/R"])  # twice
     _refused(repo, commit, [b"refs/hydrate/tasks/bad..name"])
     _refused(repo, commit, [b"refs/hydrate/tasks/x", b"refs/hydrate/tasks/x/y"])
+    git(repo, "update-ref", "refs/hydrate/tasks/F-001", commit.decode())  # (loose)
+    # on a file system that folds case the loose F-001 would answer for f-001 too
+    _refused(repo, commit, [b"refs/hydrate/tasks/f-000", b"refs/hydrate/tasks/f-001"])
 
 
 def test_settings_that_change_what_git_writes_leave_it_to_git(repo: Path, commit: bytes) -> None:

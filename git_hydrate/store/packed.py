@@ -157,17 +157,20 @@ def _write_packed(
 
     ``paths``: each creation's loose file. A loose ref of that name, or a directory
     of refs below it, is looked for in one listing of each directory, not a
-    ``stat`` per ref (1,000 refs of one directory: one ``getdents`` call or a few)."""
+    ``stat`` per ref (1,000 refs of one directory: one ``getdents`` call or a few).
+    Names are compared case-folded: on a file system that folds case (macOS, Windows)
+    a loose ``A-1`` is in the way of ``a-1`` (elsewhere such a pair only sends the
+    write to git, which is never wrong)."""
     listed: dict[str, set[str]] = {}
     for path in paths:
         directory, _slash, base = path.rpartition("/")
         entries = listed.get(directory)
         if entries is None:
             try:
-                entries = listed[directory] = set(os.listdir(directory))
+                entries = listed[directory] = {n.casefold() for n in os.listdir(directory)}
             except OSError:
                 return False
-        if base in entries:
+        if base.casefold() in entries:
             return False
     path = os.path.join(common, "packed-refs")
     try:
