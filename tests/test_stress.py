@@ -6,6 +6,7 @@ Sized to finish in well under a minute on a 2-core machine. The figures
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -14,7 +15,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from subprocess import Popen
 
 import pytest
 
@@ -58,6 +61,62 @@ def python_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+@contextlib.contextmanager
+def _maintenance(repo: Path) -> Iterator[Callable[[], int]]:
+    """git gc --auto, pack-refs and repack in a loop beside the block; yields a count
+    of the rounds completed so far.
+
+    Stopped by a file, not a signal: a signal would stop the loop but leave its
+    running `git repack -d` pruning loose objects under a later fsck."""
+    stop = repo.parent / "stop-maintenance"
+    rounds = repo.parent / "maintenance-rounds"
+    loop = subprocess.Popen(
+        [
+            "sh",
+            "-c",
+            f"while [ ! -e '{stop}' ]; do git gc --auto --quiet; git pack-refs --all --prune; "
+            f"git repack -d -q; echo >> '{rounds}'; sleep 0.05; done",
+        ],
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield lambda: len(rounds.read_text().splitlines()) if rounds.exists() else 0
+    finally:
+        stop.touch()
+        loop.wait(timeout=120)
+
+
+def _writers(repo: Path, count: int, per_writer: int, tasks: list[str]) -> list[Popen[str]]:
+    """``count`` writer processes, each up and waiting for its word on stdin; writers
+    0-3 all hammer the first task, the others spread over every task."""
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                WRITER,
+                f"w{n}",
+                str(per_writer),
+                tasks[0] if n < 4 else ",".join(tasks),
+            ],
+            cwd=repo,
+            env=python_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(count)
+    ]
+    for proc in procs:  # (nothing else is written before the word: no read-ahead)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line == "ready\n", line + proc.communicate()[1]
+    return procs
+
+
 def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
     tasks = ["S-0", "S-1", "S-2"]
     with Ledger(repo) as ledger:
@@ -71,51 +130,8 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
     # ~2 retries a write), and maintenance rounds (pack-refs, repack) ended while
     # the writers wrote.
     writers, per_writer = 8, 25
-    # Stopped by a file, not a signal: a signal would stop the loop but leave its
-    # running `git repack -d` pruning loose objects under the fsck below. Each round
-    # that completes adds a line to `rounds`.
-    stop = repo.parent / "stop-maintenance"
-    rounds = repo.parent / "maintenance-rounds"
-    maintenance = subprocess.Popen(
-        [
-            "sh",
-            "-c",
-            f"while [ ! -e '{stop}' ]; do git gc --auto --quiet; git pack-refs --all --prune; "
-            f"git repack -d -q; echo >> '{rounds}'; sleep 0.05; done",
-        ],
-        cwd=repo,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-    def rounds_done() -> int:
-        return len(rounds.read_text().splitlines()) if rounds.exists() else 0
-
-    try:
-        # writers 0-3 all hammer S-0; 4-7 spread over every task
-        procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    WRITER,
-                    f"w{n}",
-                    str(per_writer),
-                    "S-0" if n < 4 else ",".join(tasks),
-                ],
-                cwd=repo,
-                env=python_env(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for n in range(writers)
-        ]
-        for proc in procs:  # (nothing else is written before the word: no read-ahead)
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            assert line == "ready\n", line + proc.communicate()[1]
+    with _maintenance(repo) as rounds_done:
+        procs = _writers(repo, writers, per_writer, tasks)
         start, before = time.perf_counter(), rounds_done()
         for proc in procs:
             assert proc.stdin is not None
@@ -125,9 +141,6 @@ def test_eight_writers_beside_gc_pack_refs_and_repack(repo: Path) -> None:
         elapsed = time.perf_counter() - start
         # rounds that ended while the writers wrote: packs made, refs packed under them
         during = rounds_done() - before
-    finally:
-        stop.touch()
-        maintenance.wait(timeout=120)
     acknowledged: dict[str, set[str]] = {t: set() for t in tasks}
     retries = 0
     for (out, err), proc in zip(outputs, procs, strict=True):
