@@ -350,6 +350,22 @@ def test_invalid_remote_tasks_are_skipped_and_the_rest_merges(
 # -- server settings, partial clones, daemon -----------------------------------------
 
 
+def test_a_remote_path_that_is_not_utf8_is_shown_escaped(tmp_path: Path) -> None:
+    """A remote path holding bytes that are not UTF-8 (a surrogate in ``argv``) is
+    pushed to and pulled from; reports and JSON show those bytes as ``\\xNN``."""
+    bare = tmp_path / "sub" / "r\udcff.git"  # (the byte 0xff, as Python decodes argv)
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(tmp_path, "init", "-q", "a")
+    make_task(tmp_path / "a", "U-1")
+    pushed = hydrate(tmp_path / "a", "push", "--json", str(bare))
+    assert pushed.returncode == 0, pushed.stderr
+    assert json.loads(pushed.stdout)["remote"].endswith("sub/r\\xff.git")
+    git(tmp_path, "init", "-q", "b")
+    pulled = hydrate(tmp_path / "b", "pull", str(bare))
+    assert pulled.returncode == 0 and "r\\xff.git: 1 new here" in pulled.stdout
+    assert any(ref.endswith("/tasks/U-1") for ref in hydrate_refs(tmp_path / "b"))
+
+
 def test_remote_with_fsck_objects_accepts_pushes(remote: Path, tmp_path: Path) -> None:
     git(remote, "config", "receive.fsckObjects", "true")
     a = clone(remote, tmp_path / "a")

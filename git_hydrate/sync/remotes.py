@@ -90,7 +90,10 @@ def resolve_remote(
         mirror = remote.replace("/", "%2F")
         return Remote(target=remote, display=remote, mirror=mirror, is_url=False)
     if ":" in remote or "/" in remote or remote in (".", ".."):
-        display = _strip_credentials(remote)
+        # (a path of bytes that are not UTF-8 is shown, and its mirror named, with
+        # them as \xNN: reports and JSON hold text)
+        raw = _strip_credentials(remote).encode("utf-8", "surrogateescape")
+        display = raw.decode("utf-8", "backslashreplace")
         return Remote(target=remote, display=display, mirror=_mirror_for_url(display), is_url=True)
     known = ", ".join(names) if names else "none"
     hint = "; or give a URL" if names else f"; add it with: git remote add {remote} URL"
