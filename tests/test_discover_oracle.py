@@ -806,3 +806,19 @@ def test_the_branch_head_names_as_git_symbolic_ref_says(
     head.unlink()
     head.symlink_to("refs/heads/main")
     check(repo, False)
+    head.unlink()
+    head.write_text("ref: refs/heads/a..b\n")  # (not a branch name: git says none)
+    check(repo, False)
+    for branch, other in [
+        ("refs/main", "refs/main"),  # git's --short: heads/refs/main (packed below)
+        ("main-worktree/HEAD", None),  # a name of another work tree's refs
+    ]:
+        git(repo, "update-ref", f"refs/heads/{branch}", "refs/heads/main")
+        if other:
+            git(repo, "update-ref", other, "refs/heads/main")
+            git(repo, "pack-refs", "--all")
+        git(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+        check(repo, False)
+    (repo / ".git" / "refs" / "heads" / "broken").write_bytes(b"")  # (a crash's leftover)
+    git(repo, "symbolic-ref", "HEAD", "refs/heads/broken")
+    check(repo, False)

@@ -44,6 +44,15 @@ _BRANCH_CHARACTERS: Final = frozenset(
 )
 
 
+def _object_line(data: bytes) -> bool:
+    """Whether ``data`` is an object id (SHA-1 or SHA-256, lower-case) and a newline."""
+    return (
+        len(data) in (41, 65)
+        and data[-1:] == b"\n"
+        and all(c in b"0123456789abcdef" for c in data[:-1])
+    )
+
+
 def _head_branch(git_dir: str, common_dir: str) -> str | None:
     """What ``git symbolic-ref -q --short HEAD`` prints, from the file: the branch,
     ``""`` for a detached ``HEAD``, ``None`` where git must say.
@@ -61,11 +70,7 @@ def _head_branch(git_dir: str, common_dir: str) -> str | None:
         return None  # a symbolic link (or none): git's
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(4097)
-    if (
-        len(data) in (41, 65)
-        and data[-1:] == b"\n"
-        and all(c in b"0123456789abcdef" for c in data[:-1])
-    ):
+    if _object_line(data):
         return ""
     if not (data.startswith(b"ref: refs/heads/") and data.endswith(b"\n")):
         return None
@@ -74,7 +79,8 @@ def _head_branch(git_dir: str, common_dir: str) -> str | None:
     if (
         not set(name) <= _BRANCH_CHARACTERS
         or any(not p or p.startswith(".") or p.endswith((".lock", ".")) for p in parts)
-        or name.startswith("-")
+        or ".." in name
+        or name.startswith(("-", "main-worktree/", "worktrees/"))  # (other worktrees' refs)
     ):
         return None
     branch = os.path.join(common_dir, "refs", "heads", name)
@@ -82,8 +88,9 @@ def _head_branch(git_dir: str, common_dir: str) -> str | None:
         return None
     if os.path.isfile(branch):
         with open(branch, "rb") as fh:
-            if fh.read(5).startswith(b"ref:"):
-                return None  # a symbolic ref itself: git follows it
+            held = fh.read(66)
+        if not _object_line(held):
+            return None  # a symbolic ref itself (git follows it), or empty or damaged
     others = (name, f"refs/{name}", f"refs/tags/{name}")
     for home in {git_dir, common_dir}:
         if any(os.path.lexists(os.path.join(home, other)) for other in others):
@@ -95,7 +102,7 @@ def _head_branch(git_dir: str, common_dir: str) -> str | None:
         return name
     except OSError:
         return None
-    if any(f" {other}\n".encode() in packed for other in others[1:]):
+    if any(f" {other}\n".encode() in packed for other in others):
         return None
     return name
 
