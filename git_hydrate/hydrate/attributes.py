@@ -32,6 +32,7 @@ import msgspec
 
 from ..pack.refresh_memo import attribute_sources, file_state
 from ..store import Repository, read_private
+from .listings import keep_by_tree
 from .rules import FileEntry, attribute_answer, decode_path
 
 __all__ = ["MAX_TREES", "tree_attribute_rules"]
@@ -96,17 +97,8 @@ def _keep(repo: Repository, tree: str, sources: str, marked: dict[str, str]) -> 
         for path, why in marked.items()
     ]
     body = _encoder.encode(_Kept(sources, rows))
-    with contextlib.suppress(OSError):  # only saves time
-        check = b"%08x\n" % zlib.crc32(body)
-        repo.replace_file(os.path.join(folder, tree), [HEADER, check, body], private=True)
-        with os.scandir(folder) as it:
-            kept = sorted(
-                (e.stat().st_mtime_ns, e.path)
-                for e in it
-                if len(e.name) in (40, 64) and e.name != tree
-            )
-        for _when, path in kept[: max(len(kept) - MAX_TREES + 1, 0)]:
-            os.unlink(path)
+    check = b"%08x\n" % zlib.crc32(body)
+    keep_by_tree(repo, folder, tree, [HEADER, check, body], MAX_TREES)
 
 
 def tree_attribute_rules(

@@ -33,7 +33,7 @@ from ..store import Repository, read_private
 from .rules import FileEntry, decode_path
 from .sources import list_tree
 
-__all__ = ["MAX_TREES", "tree_entries"]
+__all__ = ["MAX_TREES", "keep_by_tree", "tree_entries"]
 
 #: The first line of a kept listing; another (an older layout) is a miss.
 HEADER: Final = b"# git-hydrate tree-listing 1\n"
@@ -147,17 +147,22 @@ def _patched(repo: Repository, rows: list[_Row], base: str, tree: str) -> list[_
 def _keep(repo: Repository, folder: str, tree: str, rows: list[_Row]) -> None:
     if any(kind == _KINDS.index("unreadable") for _raw, kind, _oid, _size in rows):
         return  # a blob this clone lacks may arrive: the listing would change
-    with contextlib.suppress(OSError):  # only saves time
-        repo.replace_file(
-            os.path.join(folder, tree), [HEADER, _encoder.encode(rows)], private=True
-        )
+    keep_by_tree(repo, folder, tree, [HEADER, _encoder.encode(rows)], MAX_TREES)
+
+
+def keep_by_tree(repo: Repository, folder: str, tree: str, chunks: list[bytes], most: int) -> None:
+    """Write ``chunks`` as ``folder``'s file of ``tree`` (private, by rename), then
+    remove the files of the trees used longest ago beyond ``most``. Failing only
+    costs time: nothing is raised."""
+    with contextlib.suppress(OSError):
+        repo.replace_file(os.path.join(folder, tree), chunks, private=True)
         with os.scandir(folder) as it:
             kept = sorted(
                 (e.stat().st_mtime_ns, e.path)
                 for e in it
                 if len(e.name) in (40, 64) and e.name != tree
             )
-        for _when, path in kept[: max(len(kept) - MAX_TREES + 1, 0)]:
+        for _when, path in kept[: max(len(kept) - most + 1, 0)]:
             os.unlink(path)
 
 
