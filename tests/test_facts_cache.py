@@ -214,3 +214,35 @@ def test_a_bit_flipped_in_a_chunk_is_damage_not_other_facts(tmp_path: Path) -> N
     read = FactsCache(str(path))
     assert read.get(_oid(9)) is not None  # the chunks before the cut one still count
     assert read.get(_oid(0)) is None and read.get(_oid(10)) is None
+
+
+def test_an_append_cut_short_says_so_and_the_next_run_reads_around_it(tmp_path: Path) -> None:
+    """A write the system cuts short (here the file size limit, as a full disk
+    would) is not taken as done: the rest is written, and the error that stops it
+    is raised. The cut chunk then reads as damaged, the ones before it count, and
+    the next save heals the file."""
+    import resource
+    import signal
+
+    from git_hydrate.store import write_derived
+
+    path = tmp_path / "blob-facts"
+    _fill(path, range(3))
+    size = path.stat().st_size
+    chunk = facts_module._framed(msgspec.msgpack.encode({_oid(7): blob_facts(b"y = 2\n")}))
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG, not a killed process
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, limits[1]))
+        with pytest.raises(OSError):
+            write_derived(None, str(path), HEADER, chunk, whole=False)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert path.read_bytes()[size:] == chunk[:10]  # the cut, as the system left it
+    cache = FactsCache(str(path))
+    assert [cache.get(_oid(n)) is not None for n in (0, 1, 2, 7)] == [True, True, True, False]
+    cache.put(_oid(8), blob_facts(b"z = 3\n"))
+    cache.save()
+    healed = FactsCache(str(path))
+    assert all(healed.get(_oid(n)) is not None for n in (0, 1, 2, 8))

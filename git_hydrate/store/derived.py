@@ -28,8 +28,14 @@ def write_derived(
     ``lines`` appended (one ``O_APPEND`` write: concurrent runs interleave whole
     runs). ``repo`` shares the directories it creates as the repository asks.
 
+    A write the system cuts short (a signal, a full disk, the file size limit) is
+    followed by one for the rest, until all is written or one fails. Another run's
+    append can fall between the two: the line cut there reads as damaged, which
+    every reader of these files skips (it is a cache: a miss).
+
     Raises:
-        OSError: nothing was written.
+        OSError: whole: nothing was written; appended: nothing, or the start of
+            ``lines`` up to a cut.
     """
     if whole or not os.path.exists(path):
         if repo is not None:
@@ -49,6 +55,8 @@ def write_derived(
         return
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
     try:
-        os.write(fd, lines)
+        view = memoryview(lines)
+        while view:
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
