@@ -248,26 +248,62 @@ def neutralise(text: str) -> str:
         # Every line ends with "\n" and nothing in the text reads as anything
         # but itself (lower-cased): the lines that start with an opener are read
         # for part 1, the few that hold a boundary's letters for part 2.
-        lines = text.split("\n")
-        marked = [
-            i
-            for i, line in enumerate(lines)
-            if line.lstrip(" \t")[:1] in _OPENERS and _plain_line_opens_block(line)
-        ]
+        starts = _plain_openings(text)
         if _may_spell_boundary(data):
-            marked = sorted(
-                {*marked, *(i for i, ln in enumerate(lines) if spells_boundary(ln.lower()))}
-            )
-        joiner = "\n"
-    else:
-        lines = text.splitlines(keepends=True)
-        marked = _marked_lines(text, lines)
-        joiner = ""
+            starts = sorted({*starts, *_plain_spellings(text)})
+        return _mark_at(text, starts)
+    lines = text.splitlines(keepends=True)
+    marked = _marked_lines(text, lines)
     if not marked:
         return text
     for index in marked:
         lines[index] = NEUTRALISE_MARK + lines[index]
-    return joiner.join(lines)
+    return "".join(lines)
+
+
+#: A line of a plain text (after its "\n") whose first character after blanks
+#: is one of :data:`_OPENERS`; the regex engine skips to each "\n" itself, so a
+#: text of megabytes is not cut into lines to find the few that may open a block.
+_OPENER_AFTER: Final = re.compile(r"\n[ \t]*+[-#=*_`~<>+0-9]")
+#: The same at the text's first line.
+_OPENER_FIRST: Final = re.compile(r"[ \t]*+[-#=*_`~<>+0-9]")
+
+
+def _plain_openings(text: str) -> list[int]:
+    """Where the lines of a plain ``text`` that open a block start (offsets)."""
+    starts = [0] if _OPENER_FIRST.match(text) else []
+    starts += [found.start() + 1 for found in _OPENER_AFTER.finditer(text)]
+    marked = []
+    for start in starts:
+        end = text.find("\n", start)
+        if _plain_line_opens_block(text[start:] if end < 0 else text[start:end]):
+            marked.append(start)
+    return marked
+
+
+def _plain_spellings(text: str) -> list[int]:
+    """Where the lines of a plain ``text`` that spell a boundary start (offsets)."""
+    marked = []
+    start = 0
+    for line in text.split("\n"):
+        if spells_boundary(line.lower()):
+            marked.append(start)
+        start += len(line) + 1
+    return marked
+
+
+def _mark_at(text: str, starts: list[int]) -> str:
+    """``text`` with :data:`NEUTRALISE_MARK` put before each offset of ``starts``
+    (ascending); ``text`` itself when there is none."""
+    if not starts:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start in starts:
+        pieces += (text[last:start], NEUTRALISE_MARK)
+        last = start
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _plain_line_opens_block(line: str) -> bool:
