@@ -434,14 +434,15 @@ class RepositoryBase:
     def lacks(self, feature: str) -> bool:
         """Whether the installed git was found to lack ``feature`` (remembered per
         git binary, so an upgraded git is asked again)."""
-        binary = _git_binary()
-        if binary is None:
-            return False
         try:
             with open(self._features_path(), encoding="utf-8") as fh:
-                return f"{binary}\t{feature}\n" in fh.read()
+                known = fh.read()
         except (OSError, UnicodeDecodeError):
             return False
+        if f"\t{feature}\n" not in known:
+            return False  # (without looking for the binary: most gits lack nothing)
+        binary = _git_binary()
+        return binary is not None and f"{binary}\t{feature}\n" in known
 
     def _remember_lacking(self, feature: str) -> None:
         binary = _git_binary()

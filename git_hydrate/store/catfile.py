@@ -12,10 +12,10 @@ from __future__ import annotations
 import codecs
 import contextlib
 import hashlib
+import os
 import subprocess
-import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 try:
@@ -28,13 +28,28 @@ from ..errors import CorruptData, NotARepository
 __all__ = ["CatFile", "Prefetch", "stream_objects"]
 
 
+#: The ``cat-file`` options of :class:`CatFile`: requests as commands, answered
+#: only at each ``flush`` (git >= 2.36). git then writes its answers in a few
+#: large writes instead of three small ones per object (7,000 objects: about a
+#: third less CPU in git and in the reader, measured), and the reader wakes up
+#: once a batch rather than once an object.
+_COMMANDS: Final = ("--batch-command", "--buffer")
+#: What a git without ``--batch-command`` says (a usage error, status 129).
+_NO_COMMANDS: Final = b"batch-command"
+
+
 def _start(
-    argv: list[str], cwd: str | None, env: Mapping[str, str] | None, stderr: Any
+    argv: list[str],
+    cwd: str | None,
+    env: Mapping[str, str] | None,
+    stderr: Any,
+    options: tuple[str, ...] = ("--batch",),
 ) -> subprocess.Popen[bytes]:
-    """A ``git cat-file --batch`` process with pipes for requests and answers."""
+    """A ``git cat-file`` process (``--batch`` unless ``options`` say otherwise)
+    with pipes for requests and answers."""
     try:
         return subprocess.Popen(
-            [*argv, "cat-file", "--batch"],
+            [*argv, "cat-file", *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -69,8 +84,29 @@ class Prefetch:
         return self.answers
 
 
+def _errors_file() -> Any:
+    """A nameless read-write file for git's standard error: in memory where the
+    system has ``memfd_create`` (Linux), else a temporary file (``tempfile`` and
+    what it imports cost a pull's start-up a few milliseconds)."""
+    memfd = getattr(os, "memfd_create", None)
+    if memfd is not None:
+        try:
+            return os.fdopen(memfd("git-hydrate-cat-file-errors", os.MFD_CLOEXEC), "w+b")
+        except OSError:
+            pass
+    import tempfile
+
+    return tempfile.TemporaryFile()  # (closed by CatFile.close())
+
+
 class CatFile:
-    """One long-lived ``git cat-file --batch`` process for reading objects.
+    """One long-lived ``git cat-file`` process for reading objects.
+
+    It takes its requests as ``contents <spec>`` commands, each batch ended by
+    ``flush`` (``--batch-command --buffer``); a git without them (before 2.36)
+    stops at once with a usage error, and the requests sent are then sent
+    again to ``git cat-file --batch``, which answers each line as it comes
+    (``commands=False`` starts it so; ``on_unsupported`` is told).
 
     Its standard error goes to a temporary file, not to the user's terminal:
     when git stops (a damaged object), the error raised carries git's reason
@@ -81,19 +117,90 @@ class CatFile:
     #: output pipe (Linux; elsewhere the system's default, often 64 KiB).
     PIPE_BYTES: Final = 1 << 20
 
-    def __init__(self, git_dir: str, cwd: str | None, env: Mapping[str, str] | None) -> None:
-        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+    def __init__(
+        self,
+        git_dir: str,
+        cwd: str | None,
+        env: Mapping[str, str] | None,
+        *,
+        commands: bool = True,
+        on_unsupported: Callable[[], None] | None = None,
+    ) -> None:
+        self._where = (["git", "--git-dir", git_dir], cwd, env)
+        self._commands = commands
+        self._on_unsupported = on_unsupported
+        #: The specs asked for before git answered any (sent again to ``--batch``
+        #: if git turns out not to know ``--batch-command``); ``None`` after.
+        self._unanswered: list[bytes] | None = [] if commands else None
+        self._errors = _errors_file()
         try:
-            self._proc = _start(["git", "--git-dir", git_dir], cwd, env, self._errors)
+            self._proc = self._spawn()
         except NotARepository:
             self._errors.close()
             raise
         self.broken = False
         self._pending: list[Prefetch] = []
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        argv, cwd, env = self._where
+        options = _COMMANDS if self._commands else ("--batch",)
+        proc = _start(argv, cwd, env, self._errors, options)
         set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-        if set_pipe_size is not None and self._proc.stdout is not None:
+        if set_pipe_size is not None and proc.stdout is not None:
             with contextlib.suppress(OSError):  # over the system's limit: keep the default
-                fcntl.fcntl(self._proc.stdout.fileno(), set_pipe_size, self.PIPE_BYTES)
+                fcntl.fcntl(proc.stdout.fileno(), set_pipe_size, self.PIPE_BYTES)
+        return proc
+
+    def _lines(self, specs: list[bytes]) -> bytes:
+        """The request lines for ``specs`` (a spec holding a line break asks for
+        nothing: git answers it as missing, the empty name)."""
+        if self._commands:
+            lines = [b"contents " + (b"" if b"\n" in spec else spec) + b"\n" for spec in specs]
+            return b"".join(lines) + b"flush\n"
+        return b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
+
+    def _write(self, specs: list[bytes]) -> None:
+        """Send the requests for ``specs``.
+
+        Raises:
+            CorruptData: git has stopped.
+        """
+        assert self._proc.stdin is not None
+        if self._unanswered is not None:
+            self._unanswered += specs
+        try:
+            self._proc.stdin.write(self._lines(specs))
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            if not self._fall_back():
+                raise self.failure() from None
+
+    def _fall_back(self) -> bool:
+        """Whether git stopped before any answer because it lacks ``--batch-command``
+        (git < 2.36); if so, ``git cat-file --batch`` now has every request sent."""
+        if self._unanswered is None or not self._commands:
+            return False
+        if self._proc.wait() != 129:
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            self._errors.seek(0)
+            said = self._errors.read()
+            if _NO_COMMANDS not in said:
+                return False
+            self._errors.seek(0)
+            self._errors.truncate()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self._commands = False
+        if self._on_unsupported is not None:
+            self._on_unsupported()
+        self._proc = self._spawn()
+        asked, self._unanswered = self._unanswered, None
+        if asked:
+            self._write(asked)
+        return True
 
     def failure(self) -> CorruptData:
         """The error to raise once git has stopped: its last line on stderr, if any."""
@@ -123,13 +230,8 @@ class CatFile:
         self.settle()
         if self.broken:
             raise self.failure()
-        request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
         try:
-            self._proc.stdin.write(request)
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            self._stop()
-            raise self.failure() from None
+            self._write(specs)
         except BaseException:
             self._stop()
             raise
@@ -178,12 +280,7 @@ class CatFile:
         try:
             for start in range(0, len(specs), chunk):
                 batch = specs[start : start + chunk]
-                request = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in batch)
-                try:
-                    self._proc.stdin.write(request)
-                    self._proc.stdin.flush()
-                except BrokenPipeError:
-                    raise self.failure() from None
+                self._write(batch)
                 results += self._answers(len(batch))
         except BaseException:
             self._stop()
@@ -202,12 +299,13 @@ class CatFile:
         """
         assert self._proc.stdout is not None
         self._ready()
-        out = self._proc.stdout
         try:
             self._request(spec)
             header = self._header()
             if header is None:
                 return None
+            out = self._proc.stdout  # (after the header: a git too old for commands is replaced)
+            assert out is not None
             _oid, kind, size = header
             if size > limit:
                 self._stop()
@@ -246,9 +344,13 @@ class CatFile:
         assert self._proc.stdout is not None
         readline, read = self._proc.stdout.readline, self._proc.stdout.read
         answers: list[tuple[bytes, bytes] | None] = []
-        for _ in range(count):
+        while len(answers) < count:
             header = readline()
             if not header:
+                if not answers and self._fall_back():
+                    assert self._proc.stdout is not None
+                    readline, read = self._proc.stdout.readline, self._proc.stdout.read
+                    continue
                 self._proc.wait()  # so that its last words are in the errors file
                 raise self.failure()
             parts = header.split()
@@ -262,6 +364,8 @@ class CatFile:
                 self._proc.wait()
                 raise self.failure()
             answers.append((parts[1], data))
+        if answers:
+            self._unanswered = None
         return answers
 
     def _header(self) -> tuple[bytes, bytes, int] | None:
@@ -269,9 +373,13 @@ class CatFile:
         ambiguous; git then repeats the whole request line, spaces and all)."""
         assert self._proc.stdout is not None
         header = self._proc.stdout.readline()
+        if not header and self._fall_back():
+            assert self._proc.stdout is not None
+            header = self._proc.stdout.readline()
         if not header:
             self._proc.wait()  # so that its last words are in the errors file
             raise self.failure()
+        self._unanswered = None
         parts = header.split()
         if len(parts) != 3 or parts[-1] in (b"missing", b"ambiguous"):
             return None
@@ -301,13 +409,8 @@ class CatFile:
             raise self.failure()
 
     def _request(self, spec: bytes) -> None:
-        """Send one request line (a spec holding a line break asks for nothing)."""
-        assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write((b"" if b"\n" in spec else spec) + b"\n")
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            raise self.failure() from None
+        """Send one request (a spec holding a line break asks for nothing)."""
+        self._write([spec])
 
     def resolve(self, spec: bytes) -> tuple[bytes, bytes] | None:
         """``(oid, type)`` of the object ``spec`` names (any revision git's object

@@ -40,6 +40,8 @@ _MEMO_OBJECT_BYTES: Final = 64 << 10
 _MEMO_BYTES: Final = 64 << 20
 #: Reads sent at once while remembering (at most ~16 KiB of requests, under a pipe's buffer).
 _MEMO_CHUNK: Final = 256
+#: The feature :class:`CatFile` asks of git first (remembered when git lacks it).
+_CAT_FILE_COMMANDS: Final = "cat-file --batch-command"
 #: A spec naming the same object forever: a full id, or a full id and a path.
 _IMMUTABLE_SPEC: Final = re.compile(rb"\A(?:[0-9a-f]{40}|[0-9a-f]{64})(?::|\Z)")
 #: How a work-tree copy of a blob is opened: never through a final symlink, and
@@ -78,7 +80,13 @@ class Objects(RepositoryBase):
                 self._cat_file.close()
                 self._cat_file = None
         if self._cat_file is None:
-            self._cat_file = CatFile(self.git_dir, self._cwd, self._env)
+            self._cat_file = CatFile(
+                self.git_dir,
+                self._cwd,
+                self._env,
+                commands=not self.lacks(_CAT_FILE_COMMANDS),
+                on_unsupported=lambda: self._remember_lacking(_CAT_FILE_COMMANDS),
+            )
         return self._cat_file
 
     def resolve_object(self, spec: bytes) -> bytes | None:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from ..archive import ARCHIVE_REF
+from ..store import Repository
 from ..taskrefs import TaskRefs
 from .manage import remove_task, setup
 from .pulling import check_ids, pull, pull_into
@@ -44,6 +45,7 @@ __all__ = [
     "remove_task",
     "resolve_remote",
     "setup",
+    "share",
     "sync",
 ]
 
@@ -89,6 +91,21 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     report.up_to_date = pushed.up_to_date
     report.rounds = rounds
     return report
+
+
+def share(
+    command: str, directory: str | None, remote: str | None, ids: Iterable[str] = ()
+) -> Report:
+    """``pull``, ``push`` or ``sync`` (``command``) in the repository at ``directory``
+    (``None``: the current one), as :class:`~git_hydrate.Ledger` runs them, for a
+    caller that needs nothing else of it (the command line's fast path)."""
+    with Repository(directory) as repo:
+        refs = TaskRefs(repo)
+        if command == "pull":
+            return pull(refs, remote, ids)
+        if command == "push":
+            return push(refs, remote, ids)
+        return sync(refs, remote, ids)
 
 
 def _once_each(outcomes: list[Outcome]) -> list[Outcome]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import time
 from collections.abc import Callable, Iterator
 
@@ -55,6 +54,8 @@ def held(repo: Repository, name: str, busy: Callable[[], Busy]) -> Iterator[None
             continue
         if time.monotonic() > deadline:
             raise busy()
+        import random  # (only on contention: not on every command's start-up)
+
         time.sleep(0.005 + random.random() * 0.01)
     try:
         yield

@@ -9,7 +9,6 @@ never lose each other's work.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -158,6 +157,8 @@ class TaskRefs:
             )
         known = self.task_names()
         same = [other for other in known if other.casefold() == task_id.casefold()]
+        import difflib  # (only for a task id not found)
+
         close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
         if close:
             return NotFound(f"no task {task_id!r}; did you mean {close[0]}?")

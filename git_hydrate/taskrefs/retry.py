@@ -9,7 +9,6 @@ named at once instead.
 from __future__ import annotations
 
 import os
-import random
 import time
 from collections.abc import Iterator
 from typing import Final
@@ -36,6 +35,8 @@ def attempts(limit: int = MAX_ATTEMPTS) -> Iterator[int]:
     """
     for attempt in range(limit):
         if attempt:
+            import random  # (only on a retry: not on every command's start-up)
+
             time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
         yield attempt
 

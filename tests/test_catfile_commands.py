@@ -1,0 +1,114 @@
+"""The cat-file reader asks in commands (``--batch-command --buffer``), and a git
+without them (before 2.36) is met with ``--batch``: the same answers either way."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_hydrate.store import Repository
+from tests.conftest import git
+
+
+def _batch(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
+    """What a fresh ``git cat-file --batch`` answers for ``specs`` (one line each)."""
+    lines = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=path, input=lines, capture_output=True, check=True
+    ).stdout
+    answers: list[tuple[bytes, bytes] | None] = []
+    for _spec in specs:
+        header, _, out = out.partition(b"\n")
+        fields = header.split()
+        if fields[-1] in (b"missing", b"ambiguous"):
+            answers.append(None)
+            continue
+        size = int(fields[2])
+        answers.append((fields[1], out[:size]))
+        out = out[size + 1 :]
+    return answers
+
+
+def _packed_history(repo: Path) -> tuple[bytes, bytes, list[bytes]]:
+    """A commit (packed: git must answer, not the loose reader), its blob, and odd specs."""
+    with Repository(repo) as store:
+        blob = store.write_blob(b"body\n" * 100)
+        tree = store.update_tree(None, {b"a/b.txt": blob, b"top c.txt": blob})
+        tip = store.write_commit(tree, [], "hydrate: test\n", when=1_700_000_000)
+    git(repo, "update-ref", "refs/hydrate/test", tip.decode())
+    git(repo, "repack", "-adq")
+    git(repo, "prune-packed")
+    specs = [tip, tip + b":a/b.txt", tip + b":top c.txt", tip + b":a", b" " + tip]
+    specs += [tip + b":a\nb", b"", b"0" * len(tip), tip + b":nothing", b"HEAD"]
+    return tip, blob, specs
+
+
+@pytest.fixture
+def old_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``git`` first on PATH that refuses ``--batch-command`` as git 2.35 does
+    (a usage error, status 129) and runs the real git otherwise; it logs each
+    cat-file it starts."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "old-git"
+    bin_dir.mkdir()
+    log = bin_dir / "log"
+    script = bin_dir / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  case "$arg" in\n'
+        f"    --batch-command) echo command >> {log}\n"
+        '      echo "error: unknown option \\`batch-command\'" >&2\n'
+        '      echo "usage: git cat-file <type> <object>" >&2\n'
+        "      exit 129;;\n"
+        f"    --batch) echo batch >> {log};;\n"
+        "  esac\n"
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    return log
+
+
+def test_commands_answer_as_batch_does(repo: Path) -> None:
+    """Ids, paths, a path with a space, a spec with a line break, an empty one, a
+    missing object, in one read, a prefetch, a digest and a resolve."""
+    tip, blob, specs = _packed_history(repo)
+    expected = _batch(repo, specs)
+    with Repository(repo) as store:
+        assert store.read_many(specs) == expected
+        assert store.prefetch(specs).collect() == expected
+        assert store.blob_digest(blob, 1 << 20)[0] == 500
+        assert store.resolve_object(b"refs/hydrate/test") == tip
+        assert store.read_many(specs[:3]) == expected[:3]
+
+
+def test_a_git_without_commands_is_asked_with_batch(repo: Path, old_git: Path) -> None:
+    """The requests already sent are asked again of ``--batch``, whichever read came
+    first (a read, a prefetch, a digest); the lack is remembered, so the next
+    reader starts with ``--batch`` at once."""
+    tip, blob, specs = _packed_history(repo)
+    expected = _batch(repo, specs)
+    with Repository(repo) as store:
+        assert store.read_many(specs) == expected
+        assert store.read_many(specs[::-1]) == expected[::-1]
+    assert old_git.read_text().split() == ["batch", "command", "batch"]
+    old_git.write_text("")
+    with Repository(repo) as store:
+        assert store.prefetch(specs).collect() == expected
+        assert store.blob_digest(blob, 1 << 20)[0] == 500
+        assert store.resolve_object(b"refs/hydrate/test") == tip
+    assert old_git.read_text().split() == ["batch"]  # (the lack remembered)
+    (repo / ".git" / "hydrate" / "git-features").unlink()
+    old_git.write_text("")
+    with Repository(repo) as store:
+        prefetch = store.prefetch(specs[:4])
+        assert store.blob_digest(blob, 1 << 20)[0] == 500
+        assert prefetch.collect() == expected[:4]
+        assert store.resolve_object(b"refs/hydrate/test") == tip
+    assert old_git.read_text().split() == ["command", "batch"]
