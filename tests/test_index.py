@@ -252,3 +252,31 @@ def test_kept_indexes_are_bounded(repo: Path) -> None:
     assert kept == sorted(trees[-MAX_INDEXES:])
     served = word_index(r, trees[0], ["a.py"], {"a.py": "1" * 40})
     assert served is not None and served.unserved == []  # (the one used last serves it)
+
+
+def test_a_kept_index_answers_from_its_file_as_the_held_one(repo: Path) -> None:
+    r = Repository(str(repo))
+    oids = {f"src/m{i}/f{i}.py": f"{i:040x}" for i in range(40)}
+    facts = {
+        path: BlobFacts(
+            True, 99, 3 * i + 1, {f"w{(i * 7 + k) % 300}": k + 1 for k in range(12)}, [f"Name{i}"]
+        )
+        for i, path in enumerate(oids)
+    }
+    held = build_index(oids, facts)
+    tree = "ab" * 20
+    keep(r, tree, held)
+    served = word_index(r, tree, list(oids), oids)
+    assert served is not None and served.unserved == []
+    kept = served.postings
+    assert bytes(kept.encode()) == bytes(held.encode())
+    assert msgspec.msgpack.encode(kept._layout) == bytes(held.encode())
+    # the file replaced meanwhile (another run keeps the tree again): still the one read
+    other = build_index({"a.py": "1" * 40}, {"a.py": BlobFacts(True, 3, 1, {"w1": 1})})
+    keep(r, tree, other)
+    for word in [f"w{k}" for k in range(300)] + ["name0", "name39", "m5", "absent"]:
+        assert kept.terms(word) == held.terms(word)
+        assert kept.path_words(word) == held.path_words(word)
+        assert kept.names(word) == held.names(word)
+    seventh = sorted(oids).index("src/m7/f7.py")
+    assert kept.terms("w3") and kept.names("name7") == [(seventh, "Name7", 1)]

@@ -231,3 +231,19 @@ def test_a_first_run_keeps_the_index_of_every_blobs_facts(repo: Path) -> None:
     (repo / "src" / "pkg" / "core.py").write_text("changed = 1\n")
     again, index = _run(repo, "IB-4")
     assert again == links and _tables(index) == _tables(expected)
+
+
+def test_an_index_that_cannot_be_kept_ranks_the_same(repo: Path) -> None:
+    commit_files(repo, FILES, "files")
+    links, _ = _run(repo, "IK-1")
+    hydrate = repo / ".git" / "hydrate"
+    shutil.rmtree(hydrate)
+    hydrate.mkdir()
+    (hydrate / "rank-index").write_text("a file where the folder would be\n")
+    with Ledger(repo) as ledger:
+        ledger.add_task("IK-2", objective="retry budget of the queue worker", acceptance="-")
+        ledger.add_tree("IK-2")
+        again = [(e["source"], e["priority"], e["reason"]) for e in ledger.context_entries("IK-2")]
+    assert again == links
+    assert (hydrate / "rank-index").read_text() == "a file where the folder would be\n"
+    assert not [p for p in hydrate.iterdir() if p.name.endswith(".tmp")]

@@ -7,7 +7,10 @@ question costs a Python loop over the whole tree (and decoding every blob's
 facts first); the index turns it around: word -> postings ``(file, count)``,
 kept for the words of contents, of paths and of defined names (each name's
 postings say which name), with each file's blob id and lengths. Each word's
-postings are kept as encoded bytes and decoded only when the word is asked.
+postings are kept as encoded bytes and decoded only when the word is asked; a
+kept index's buckets of words are read from its file when a word of theirs is
+asked (the file is mapped once, to check it and find where each bucket lies),
+so a task holds its files' paths, blob ids and lengths, not the whole index.
 
 It is derived and disposable like :mod:`.listings`: kept at
 ``<common dir>/hydrate/rank-index/<tree id>``, private to this user, a
@@ -20,25 +23,38 @@ built from: the others (a tree k files away, a path it never saw, a modified
 work-tree file) are scored from their facts, so any kept index serves any
 tree, in work proportional to the difference. When it serves too few of the
 candidates, :func:`word_index` gives none and the caller builds a new one
-(:mod:`.indexing`) and keeps it (:func:`keep`).
+(:mod:`.indexing`) and keeps it (:func:`keep`, or :func:`keep_streamed` as it
+is encoded).
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import sys
+import weakref
 import zlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from operator import eq
-from typing import Final, NamedTuple, cast
+from typing import BinaryIO, Final, NamedTuple, TypeAlias, cast
 
 import msgspec
 
-from ..store import Repository, read_private
+from ..store import Repository, private_file
+from ..store.tempfiles import temporary_name
 
-__all__ = ["MAX_INDEXES", "Served", "WordIndex", "has_index", "keep", "word_index"]
+__all__ = [
+    "MAX_INDEXES",
+    "Served",
+    "WordIndex",
+    "has_index",
+    "keep",
+    "keep_streamed",
+    "word_index",
+]
 
 #: The first line of a kept index; another (an older layout or stemmer) is a miss.
 #: The second is the CRC-32 of the rest, in hex: a file that does not match it is
@@ -81,17 +97,80 @@ _named: Final = msgspec.msgpack.Decoder(list[tuple[int, str, int]])
 _encoder: Final = msgspec.msgpack.Encoder()
 
 
+def _decoded(data: bytes | bytearray | memoryview) -> _Layout | None:
+    """The layout of an index's bytes (its tables' buckets views of them), if sound."""
+    try:
+        layout = _decoder.decode(data)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    n = len(layout.paths)
+    if not len(layout.oids) == len(layout.path_lengths) == len(layout.lengths) == n:
+        return None
+    return layout
+
+
+def array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` items (the shortest form, as the
+    encoder writes it)."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+#: A kept index's body (its layout) starts after its two lines.
+_BODY: Final = len(HEADER) + _CHECK
+
+#: An index's files, by position: paths, blob ids, counts of path and content words.
+_Files: TypeAlias = tuple[list[str], list[str], list[int], list[int]]
+
+
+class _File:
+    """A kept index's file, open for reading its buckets (closed with the last
+    index that reads it; replaced meanwhile, it is still the file it was)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size  # (size: of the body)
+        weakref.finalize(self, os.close, fd)
+
+    def read(self, start: int, end: int) -> bytes:
+        """The body's bytes from ``start`` to ``end``."""
+        return os.pread(self.fd, end - start, _BODY + start)
+
+
+class _Kept:
+    """One table's buckets, read from a kept index's file when asked (``starts``:
+    where each bucket starts in the body, and where the last ends)."""
+
+    def __init__(self, file: _File, starts: array[int]) -> None:
+        self._file, self._starts = file, starts
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    def __getitem__(self, i: int) -> bytes:
+        return self._file.read(self._starts[i], self._starts[i + 1])
+
+
+#: One table's buckets: held (as parts of the index's bytes) or read when asked.
+_Table: TypeAlias = "list[msgspec.Raw] | _Kept"
+
+
 class WordIndex:
     """Postings of the words of a set of files (see the module's docstring)."""
 
     def __init__(
         self,
-        layout: _Layout,
-        data: bytes | bytearray | memoryview | list[bytes],
+        files: _Files,
+        tables: list[_Table],
+        data: bytes | bytearray | memoryview | list[bytes] | _File,
         positions: dict[str, int] | None = None,
     ) -> None:
-        self._layout = layout
-        self._data = data  # (what the layout's postings are views of, or its parts)
+        self._files = files
+        self._tables = tables
+        #: What the tables are views of, or the parts they are, or the file they are read from.
+        self._data = data
         self._positions = positions
         self._buckets: dict[tuple[int, int], dict[str, msgspec.Raw]] = {}
 
@@ -99,7 +178,7 @@ class WordIndex:
     def of_parts(
         cls,
         head: list[bytes],
-        files: tuple[list[str], list[str], list[int], list[int]],
+        files: _Files,
         tables: Sequence[tuple[bytes, list[bytes]]],
         positions: dict[str, int],
     ) -> WordIndex:
@@ -113,45 +192,52 @@ class WordIndex:
         for header, buckets in tables:
             parts.append(header)
             parts += buckets
-        raws = [[msgspec.Raw(bucket) for bucket in buckets] for _header, buckets in tables]
-        return cls(_Layout(*files, *raws), parts, positions)
+        raws: list[_Table] = [[msgspec.Raw(b) for b in buckets] for _header, buckets in tables]
+        return cls(files, raws, parts, positions)
+
+    @property
+    def _layout(self) -> _Layout:
+        """The layout this index answers from (each bucket read, if it is a kept one's)."""
+        tables = [[msgspec.Raw(table[i]) for i in range(len(table))] for table in self._tables]
+        return _Layout(*self._files, *tables)
 
     @property
     def paths(self) -> list[str]:
         """The files indexed, by position."""
-        return self._layout.paths
+        return self._files[0]
 
     @property
     def path_lengths(self) -> list[int]:
         """Each file's count of path words, by position."""
-        return self._layout.path_lengths
+        return self._files[2]
 
     @property
     def lengths(self) -> list[int]:
         """Each file's count of content words (0: binary or unknown), by position."""
-        return self._layout.lengths
+        return self._files[3]
 
     def encode(self) -> bytes | bytearray | memoryview:
         """The index as kept on disk (after :data:`HEADER`)."""
         data = self._data
+        if isinstance(data, _File):
+            return data.read(0, data.size)
         return b"".join(data) if isinstance(data, list) else data
 
     def chunks(self) -> list[bytes | bytearray | memoryview]:
         """:meth:`encode`'s bytes in parts, as they are held (not joined)."""
         data = self._data
+        if isinstance(data, _File):
+            return [self.encode()]
         return list(data) if isinstance(data, list) else [data]
 
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview) -> WordIndex | None:
         """An index from :meth:`encode`'s bytes; ``None`` if they do not decode."""
-        try:
-            layout = _decoder.decode(data)
-        except (msgspec.DecodeError, ValueError):
+        layout = _decoded(data)
+        if layout is None:
             return None
-        n = len(layout.paths)
-        if not len(layout.oids) == len(layout.path_lengths) == len(layout.lengths) == n:
-            return None
-        return cls(layout, data)
+        files = (layout.paths, layout.oids, layout.path_lengths, layout.lengths)
+        return cls(files, [layout.terms, layout.path_words, layout.names], data)
 
     def serving(
         self, paths: Iterable[str], oids: Mapping[str, str]
@@ -159,16 +245,16 @@ class WordIndex:
         """Which files the index answers for among ``paths`` (a flag per position:
         the path is asked and its blob, ``oids[path]``, is the one indexed), and the
         paths it does not answer for, in the order given."""
-        blobs = self._layout.oids
+        blobs = self._files[1]
         paths = list(paths)
         if paths == list(oids) and all(oids.values()):
             # the paths asked are those of ``oids``: each position's flag at once, without
             # a step per path; when every path asked is served, none is left
-            live = bytearray(map(eq, map(oids.get, self._layout.paths), blobs))
+            live = bytearray(map(eq, map(oids.get, self.paths), blobs))
             if live.count(1) == len(paths):
                 return live, []
         if self._positions is None:
-            self._positions = {path: i for i, path in enumerate(self._layout.paths)}
+            self._positions = {path: i for i, path in enumerate(self.paths)}
         positions = self._positions
         live = bytearray(len(blobs))
         unserved: list[str] = []
@@ -182,32 +268,33 @@ class WordIndex:
 
     def terms(self, word: str) -> array[int]:
         """``[file, count, ...]`` of the files whose contents hold ``word``."""
-        return self._postings(self._find(0, self._layout.terms, word))
+        return self._postings(self._find(0, word))
 
     def path_words(self, word: str) -> array[int]:
         """``[file, count, ...]`` of the files whose paths hold ``word``."""
-        return self._postings(self._find(1, self._layout.path_words, word))
+        return self._postings(self._find(1, word))
 
     def names(self, word: str) -> list[tuple[int, str, int]]:
         """``(file, name, count)`` of each defined name whose words hold ``word``."""
-        raw = self._find(2, self._layout.names, word)
+        raw = self._find(2, word)
         try:
             found = _named.decode(raw) if raw is not None else []
         except (msgspec.DecodeError, ValueError):
             return []  # (damaged: a miss, never an error)
-        n = len(self._layout.paths)
+        n = len(self.paths)
         return found if all(0 <= i < n for i, _name, _count in found) else []
 
-    def _find(self, which: int, table: list[msgspec.Raw], word: str) -> msgspec.Raw | None:
-        """``word``'s encoded postings in ``table`` (the ``which``-th), if any."""
-        if not table:
+    def _find(self, which: int, word: str) -> msgspec.Raw | None:
+        """``word``'s encoded postings in the ``which``-th table, if any."""
+        table = self._tables[which]
+        if not len(table):
             return None
         key = (which, zlib.crc32(word.encode("utf-8", "surrogatepass")) % len(table))
         bucket = self._buckets.get(key)
         if bucket is None:
             try:
                 bucket = self._buckets[key] = _bucket.decode(table[key[1]])
-            except (msgspec.DecodeError, ValueError):
+            except (msgspec.DecodeError, ValueError, OSError):
                 bucket = self._buckets[key] = {}  # (damaged: a miss, never an error)
         return bucket.get(word)
 
@@ -249,13 +336,62 @@ def _kept(folder: str) -> list[tuple[int, str]]:
 
 
 def _load(path: str) -> WordIndex | None:
-    data = read_private(path)
-    if data is None or not data.startswith(HEADER):
+    """The index kept at ``path``, its buckets read from the file when asked (the
+    file is mapped while its CRC is checked and its layout decoded, then only its
+    paths, blob ids, lengths and where each bucket lies are held)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return None
-    body = memoryview(data)[len(HEADER) + _CHECK :]  # (no copy of the file)
-    if data[len(HEADER) : len(HEADER) + _CHECK] != b"%08x\n" % zlib.crc32(body):
-        return None  # damaged (or cut short): built again
-    return WordIndex.decode(body)
+    try:
+        found = _opened(fd)
+    except (OSError, ValueError, BufferError):
+        found = None
+    if found is None:
+        os.close(fd)
+        return None
+    files, spans, size = found
+    kept = _File(fd, size)
+    return WordIndex(files, [_Kept(kept, starts) for starts in spans], kept)
+
+
+def _opened(fd: int) -> tuple[_Files, list[array[int]], int] | None:
+    """The files of the index open as ``fd``, where each table's buckets lie in its
+    body, and the body's size; ``None``: not a sound index of this user's."""
+    status = os.fstat(fd)
+    if not private_file(status) or status.st_size < _BODY:
+        return None
+    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view, memoryview(view) as whole:
+        if bytes(whole[: len(HEADER)]) != HEADER:
+            return None
+        with whole[_BODY:] as body:
+            if whole[len(HEADER) : _BODY] != b"%08x\n" % zlib.crc32(body):
+                return None  # damaged (or cut short): built again
+            layout = _decoded(body)
+            if layout is None:
+                return None
+            files = (layout.paths, layout.oids, layout.path_lengths, layout.lengths)
+            spans = _spans([layout.terms, layout.path_words, layout.names], body)
+            del layout  # (its buckets are views of the mapping, unmapped next)
+            size = len(body)
+    return (files, spans, size) if spans is not None else None
+
+
+def _spans(tables: list[list[msgspec.Raw]], body: memoryview) -> list[array[int]] | None:
+    """Where each table's buckets start in ``body`` (and where its last ends): the
+    tables are its last three values, each an array header then its buckets."""
+    spans: list[array[int]] = []
+    end = len(body)
+    for table in reversed(tables):
+        sizes = list(map(len, table))
+        begin = end - sum(sizes)
+        header = array_header(len(table))
+        if body[begin - len(header) : begin] != header:
+            return None
+        spans.append(array("Q", accumulate(sizes, initial=begin)))
+        end = begin - len(header)
+    spans.reverse()
+    return spans
 
 
 def has_index(repo: Repository, tree: str) -> bool:
@@ -299,6 +435,79 @@ def keep(repo: Repository, tree: str, index: WordIndex) -> None:
         body = [cast(bytes, chunk) for chunk in chunks]
         path = os.path.join(folder, tree)
         repo.replace_file(path, [HEADER, b"%08x\n" % crc, *body], private=True)
-        kept = [name for _when, name in _kept(folder) if name != tree]
-        for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
-            os.unlink(os.path.join(folder, name))
+        _prune(folder, tree)
+
+
+def _prune(folder: str, tree: str) -> None:
+    """Remove the indexes used longest ago but :data:`MAX_INDEXES` (``tree``'s kept)."""
+    kept = [name for _when, name in _kept(folder) if name != tree]
+    for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
+        os.unlink(os.path.join(folder, name))
+
+
+def keep_streamed(
+    repo: Repository,
+    tree: str,
+    files: _Files,
+    head: Iterable[bytes],
+    tables: Iterable[Iterable[bytes]],
+    positions: dict[str, int] | None = None,
+) -> WordIndex | None:
+    """Keep as ``tree``'s the index whose bytes are ``head`` then each table's parts
+    (its array header, then its buckets), written as they come: none is held (a
+    first task's index, 17 MB at 30,000 files, was held whole while ranking). The
+    index answers from the file (:class:`_Kept`). ``files``: the paths, blob ids
+    and lengths ``head`` encodes; ``positions``: each path's. ``None`` if it
+    could not be written (the parts are spent: rank from the facts instead)."""
+    folder = _folder(repo)
+    path = os.path.join(folder, tree)
+    temporary, fd = None, -1
+    try:
+        repo.make_dirs(folder)
+        temporary = temporary_name(path)
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(temporary, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+        with open(fd, "wb", closefd=False) as out:
+            spans, size, crc = _written(out, head, tables)
+            out.seek(len(HEADER))
+            out.write(b"%08x\n" % crc)
+        os.replace(temporary, path)
+        temporary = None
+        kept = _File(fd, size)
+    except OSError:
+        return None
+    finally:
+        if temporary is not None:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    with contextlib.suppress(OSError):
+        _prune(folder, tree)
+    return WordIndex(files, [_Kept(kept, starts) for starts in spans], kept, positions)
+
+
+def _written(
+    out: BinaryIO, head: Iterable[bytes], tables: Iterable[Iterable[bytes]]
+) -> tuple[list[array[int]], int, int]:
+    """Write :data:`HEADER`, a CRC line to fill, ``head`` and each table's parts:
+    where each table's buckets start in the body (and its last ends), the body's
+    size and its CRC-32."""
+    out.write(HEADER + b"%08x\n" % 0)
+    crc = at = 0
+    for part in head:
+        out.write(part)
+        crc, at = zlib.crc32(part, crc), at + len(part)
+    spans: list[array[int]] = []
+    for table in tables:
+        parts = iter(table)
+        header = next(parts)
+        out.write(header)
+        crc, at = zlib.crc32(header, crc), at + len(header)
+        starts = array("Q", [at])
+        for bucket in parts:
+            out.write(bucket)
+            crc, at = zlib.crc32(bucket, crc), at + len(bucket)
+            starts.append(at)
+        spans.append(starts)
+    return spans, at, crc

@@ -22,7 +22,7 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, Final, TypeAlias
 
@@ -30,7 +30,7 @@ import msgspec
 
 from ..store import Repository
 from .facts import FactsCache
-from .index import Served, WordIndex, keep
+from .index import Served, WordIndex, array_header, keep_streamed
 from .terms import BlobFacts, blob_facts, forget_splits, paths_words, symbol_words
 
 __all__ = ["Building", "IndexBuilder", "build"]
@@ -44,6 +44,8 @@ _named_decoder: Final = msgspec.msgpack.Decoder(list[tuple[int, str, int]])
 
 #: A word's postings while building: one pair as bytes, or an array of pairs.
 _Postings: TypeAlias = "bytes | array[int]"
+#: The files of an index (see :class:`.index.WordIndex`): paths, blob ids, lengths.
+_Files: TypeAlias = tuple[list[str], list[str], list[int], list[int]]
 
 
 class IndexBuilder:
@@ -117,21 +119,36 @@ class IndexBuilder:
                     self._unsorted_names.add(word)
 
     def finish(self) -> WordIndex:
-        """The index (the builder is spent: its tables are freed as they are encoded)."""
+        """The index, held (the builder is spent: its tables are freed as they are
+        encoded)."""
+        files, head, tables = self._parts()
+        held = [(next(parts), list(parts)) for parts in tables]
+        return WordIndex.of_parts(head, files, held, self.positions)
+
+    def keep(self, repo: Repository, tree: str) -> WordIndex | None:
+        """The index, kept as ``tree``'s: each bucket written as it is encoded, and
+        read from the file when ranking asks it (:func:`.index.keep_streamed`;
+        ``None``: it could not be written). The builder is spent."""
+        files, head, tables = self._parts()
+        return keep_streamed(repo, tree, files, head, tables, self.positions)
+
+    def _parts(self) -> tuple[_Files, list[bytes], list[Iterator[bytes]]]:
+        """The files table, the head of the encoding, and each table's parts (its
+        header, then its buckets, encoded as they are asked)."""
         self._sort_late()
         path_lengths, in_paths = _path_table(self.paths)
         files = (self.paths, self._oids, path_lengths, self._lengths)
-        head = [_array_header(7), *map(_encoder.encode, files)]
+        head = [array_header(7), *map(_encoder.encode, files)]
         named = self._named
-        tables = (
+        tables = [
             _table(_postings(self._terms)),
             _table(_postings(in_paths)),
             _table(
                 self._names,
-                lambda word, held: msgspec.Raw(_array_header(named.get(word, 1)) + held),
+                lambda word, held: msgspec.Raw(array_header(named.get(word, 1)) + held),
             ),
-        )
-        return WordIndex.of_parts(head, files, tables, self.positions)
+        ]
+        return files, head, tables
 
     def _sort_late(self) -> None:
         """Put the postings of the words fed out of path order in position order."""
@@ -146,7 +163,7 @@ class IndexBuilder:
             held = names[word]
             if type(held) is bytes:
                 continue  # (one posting)
-            entries = _named_decoder.decode(_array_header(named[word]) + held)
+            entries = _named_decoder.decode(array_header(named[word]) + held)
             entries.sort(key=itemgetter(0))  # (stable: a file's own order is kept)
             names[word] = bytearray(b"".join(map(_encoder.encode, entries)))
         self._unsorted.clear()
@@ -186,38 +203,29 @@ def _postings(table: dict[str, _Postings]) -> dict[str, _Postings]:
 
 def _table(
     table: dict[str, Any], raw: Callable[[str, Any], msgspec.Raw] | None = None
-) -> tuple[bytes, list[bytes]]:
+) -> Iterator[bytes]:
     """``table`` encoded as buckets of about :data:`_BUCKET` words (a word in bucket
     ``crc32(word) % buckets``), each word's postings as they are (an array as its
     bytes) or, with ``raw``, as ``raw(word, postings)`` encodes them: the table's
-    header and each bucket's bytes. A bucket holds its words last met first for
-    postings, first met first with ``raw`` (as the reference build did). ``table``
-    is emptied as it is encoded."""
+    array header, then each bucket's bytes, encoded as they are asked. A bucket
+    holds its words last met first for postings, first met first with ``raw`` (as
+    the reference build did). ``table`` is emptied as it is encoded."""
     count = max(1, len(table) // _BUCKET)
     buckets: list[list[str]] = [[] for _ in range(count)]
     for word in table if raw is not None else reversed(table):
         buckets[zlib.crc32(word.encode("utf-8", "surrogatepass")) % count].append(word)
-    out: list[bytes] = []
+    yield array_header(count)
     pop, encode = table.pop, _encoder.encode
-    for words in buckets:
+    for i, words in enumerate(buckets):
+        buckets[i] = []  # (each bucket's words freed with its postings)
         if raw is not None:
-            out.append(encode({word: raw(word, pop(word)) for word in words}))
+            yield encode({word: raw(word, pop(word)) for word in words})
             continue
         bucket = {word: pop(word) for word in words}
         for word, postings in bucket.items():
             if type(postings) is array:
                 bucket[word] = memoryview(postings)
-        out.append(encode(bucket))
-    return _array_header(count), out
-
-
-def _array_header(n: int) -> bytes:
-    """The msgpack header of an array of ``n`` items (the shortest form)."""
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
+        yield encode(bucket)
 
 
 def build(oids: Mapping[str, str], facts: Mapping[str, BlobFacts]) -> WordIndex:
@@ -281,8 +289,9 @@ class Building:
         self.cache.save()
         # (what ranking allocates next reuses their memory)
         self.cache, self.builder = FactsCache.of(self.repo), IndexBuilder(())
-        index = builder.finish()
+        index = builder.keep(self.repo, self.tree)
         del builder
         forget_splits()
-        keep(self.repo, self.tree, index)
+        if index is None:
+            return None  # (not kept: ranked from the facts, saved above)
         return Served(index, *index.serving(oids, oids))
