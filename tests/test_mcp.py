@@ -7,6 +7,7 @@ budget; a task too large for it ends with the summary of what was left out.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -25,15 +26,22 @@ from git_hydrate.serve import BYTES_PER_TOKEN, TOOLS, answer_budget, call, fit_p
 from .conftest import ROOT, fsck, git, hydrate, stocked_repo
 from .wrapper import hydrate_command
 
-mcp = pytest.importorskip("mcp")
+if importlib.util.find_spec("mcp") is None:  # the SDK is imported by the tests that use it
+    pytest.skip("the mcp extra is not installed", allow_module_level=True)
 
 #: A budget small enough that the large task below overflows it many times.
 BUDGET = 3000
 
 
 def _server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The test's isolated git environment, for the server process."""
-    env = {key: value for key, value in os.environ.items() if key.startswith(("GIT_", "HOME"))}
+    """The test's isolated git environment, for the server process; with the
+    interpreter settings of this one (``PYTHON*``, as a user's shell passes them on),
+    so that tests/zygote.py can fork it rather than start a new interpreter."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key.startswith(("GIT_", "HOME", "PYTHON"))
+    }
     env["PYTHONPATH"] = str(ROOT)
     env["XDG_CONFIG_HOME"] = os.environ.get("XDG_CONFIG_HOME", "")
     env["TZ"] = "UTC"
@@ -61,7 +69,13 @@ def _session(
     )
 
     async def run() -> Any:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        # the server's stderr to this test's (the SDK's default is the sys.stderr of
+        # when it was imported: maybe an in-process command's, long closed)
+        errors = sys.stderr
+        async with (
+            stdio_client(params, errlog=errors) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             init = await session.initialize()
             assert init.capabilities.tools is not None
             assert init.capabilities.resources is not None  # or clients never look

@@ -27,8 +27,6 @@ from .conftest import ROOT, git, hydrate
 from .test_mcp import BUDGET, _local_session, _server_env, _text, _tokens, stocked
 from .wrapper import hydrate_command
 
-pytest.importorskip("mcp")
-
 __all__ = ["stocked"]  # (the fixture, shared with test_mcp)
 
 
