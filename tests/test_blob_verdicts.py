@@ -1,15 +1,19 @@
-"""The sha256 cache's verdicts: kept by blob id under one version of the rules, bounded."""
+"""The sha256 cache's verdicts: kept by blob id under one version of the rules, bounded;
+a tree's own kept by its id, used only for the same files, damage a miss."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from git_hydrate.hydrate import cache as cache_module
 from git_hydrate.hydrate.cache import Sha256Cache, rules_version
+from git_hydrate.store import Repository
 from tests.conftest import commit_files, git, hydrate
 
 SECRET = "API_TOKEN=" + "x9Y8z7W6v5U4t3S2" + "\n"
@@ -24,7 +28,9 @@ def _skipped(repo: Path, task: str) -> dict[str, str]:
 
 
 def _forge_text(repo: Path, rules: str) -> None:
-    """A cache that calls the secret file text, under the rules version ``rules``."""
+    """A cache that calls the secret file text, under the rules version ``rules``
+    (and no tree's own verdicts, which would answer first)."""
+    shutil.rmtree(repo / ".git" / "hydrate" / "tree-verdicts", ignore_errors=True)
     oid = git(repo, "rev-parse", "HEAD:deploy.env").strip()
     digest = hashlib.sha256(SECRET.encode()).hexdigest()
     path = repo / ".git" / "hydrate" / "sha256-cache"
@@ -107,3 +113,77 @@ def test_what_a_run_added_stays_its_own_when_it_saves_again(
     run.save()  # three again, each used by this run: none goes
     kept = Sha256Cache(path)
     assert [n for n in (0, 1, 7, 8) if kept.get(f"{n:040x}") is not None] == [0, 7, 8]
+
+
+def _tree_file(repo: Path) -> Path:
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    return repo / ".git" / "hydrate" / "tree-verdicts" / tree
+
+
+def _plant(repo: Path, oids: list[str], verdicts: list[tuple[str, str]]) -> None:
+    """A tree's verdicts file as :meth:`Sha256Cache.keep_tree` writes it (private)."""
+    with Repository(repo) as store:
+        Sha256Cache.of(store).keep_tree(_tree_file(repo).name, oids, verdicts)
+
+
+def test_a_trees_verdicts_are_kept_by_its_id_and_answer_for_the_same_files(
+    repo: Path,
+) -> None:
+    commit_files(repo, {"deploy.env": SECRET, "ok.py": "x = 1\n", "b.py": "y = 2\n"})
+    assert _skipped(repo, "T-1") == {"deploy.env": "secret"}
+    kept = _tree_file(repo)
+    assert kept.stat().st_mode & 0o077 == 0
+    bodies = {"README": "hello\n", "b.py": "y = 2\n", "deploy.env": SECRET, "ok.py": "x = 1\n"}
+    oids = [git(repo, "rev-parse", f"HEAD:{name}").strip() for name in bodies]
+    digests = [hashlib.sha256(body.encode()).hexdigest() for body in bodies.values()]
+    with Repository(repo) as store:
+        cache = Sha256Cache.of(store)
+        assert cache.of_tree(kept.name, oids) == (digests, ["text", "text", "secret", "text"])
+        assert cache.of_tree(kept.name, oids[:2]) is None  # (another file set)
+        assert cache.of_tree("0" * 40, oids) is None
+    # what a new task on the tree acts on: shown by one planted (private) that calls
+    # the secret text; a narrowed run asks the whole cache
+    _plant(repo, oids, [(digest, "text") for digest in digests])
+    assert _skipped(repo, "T-2") == {}
+    hydrate(repo, "task-add", "T-3", "--objective", "o", "--acceptance", "a")
+    done = hydrate(repo, "add-tree", "T-3", "deploy.env", "b.py", "--json")
+    assert [s["reason"] for s in json.loads(done.stdout)["skipped"]] == ["secret"]
+    # a view of the whole cache: with that removed, or open to others, it is not used
+    for damage in ("removed", "group-writable"):
+        _plant(repo, oids, [(digest, "text") for digest in digests])
+        whole = repo / ".git" / "hydrate" / "sha256-cache"
+        if damage == "removed":
+            whole.unlink()
+        else:
+            whole.chmod(0o664)
+        assert _skipped(repo, f"T-4-{damage}") == {"deploy.env": "secret"}
+        assert whole.stat().st_mode & 0o077 == 0  # (rewritten, this user's)
+
+
+@pytest.mark.parametrize("damage", ["flip", "cut", "version", "group-writable", "other-blobs"])
+def test_a_damaged_or_foreign_trees_verdicts_are_a_miss_and_rewritten(
+    repo: Path, damage: str
+) -> None:
+    commit_files(repo, {"deploy.env": SECRET, "ok.py": "x = 1\n"})
+    assert _skipped(repo, "D-1") == {"deploy.env": "secret"}
+    kept = _tree_file(repo)
+    good = kept.read_bytes()
+    oids = [git(repo, "rev-parse", f"HEAD:{name}").strip() for name in ("README", "deploy.env")]
+    oids.append(git(repo, "rev-parse", "HEAD:ok.py").strip())
+    text = [(letter * 64, "text") for letter in "abc"]  # (what a miss must not act on)
+    if damage in ("flip", "cut", "version", "group-writable"):
+        _plant(repo, oids, text)
+        data = kept.read_bytes()
+        if damage == "flip":
+            data = data[:-3] + bytes([data[-3] ^ 1]) + data[-2:]
+        elif damage == "cut":
+            data = data[:-5]
+        elif damage == "version":
+            data = data.replace(b"# rules ", b"# rules 0", 1)
+        kept.write_bytes(data)
+        kept.chmod(0o660 if damage == "group-writable" else 0o600)
+    else:
+        _plant(repo, [*oids[:2], "f" * 40], text)
+    assert _skipped(repo, "D-2") == {"deploy.env": "secret"}
+    assert kept.read_bytes() == good  # (checked again, and kept anew)
+    assert os.stat(kept).st_mode & 0o077 == 0

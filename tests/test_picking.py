@@ -1,13 +1,17 @@
 """add-tree's picking: refusing at once the files that cannot fit what is left of
-the total budget gives exactly what offering each of them would."""
+the total budget gives exactly what offering each of them would; the result
+lists the skips as each one's own dict would."""
 
 from __future__ import annotations
+
+from operator import attrgetter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_hydrate.hydrate.links import Selector
+from git_hydrate.hydrate.links import Selector, _skip_dicts
 from git_hydrate.hydrate.reading import Content
+from git_hydrate.hydrate.rules import Skipped
 from git_hydrate.hydrate.tree import _pick
 from tests.conftest import examples
 
@@ -75,3 +79,22 @@ def test_files_after_the_budget_is_spent_keep_their_own_reasons() -> None:
         ("d.py", "total_budget", ""),
         ("e.py", "secret", ""),
     ]
+
+
+_SKIP = st.builds(
+    Skipped,
+    st.sampled_from(["a.py", "b.py", "b/c.py", "caf\u00e9.py", "bad\udcff.py"]),
+    st.sampled_from(["total_budget", "secret", "duplicate", "binary"]),
+    st.integers(0, 9),
+    st.sampled_from(["", "", "a.py"]),
+)
+
+
+@settings(max_examples=examples(200))
+@given(skips=st.lists(_SKIP, max_size=30))
+def test_the_result_lists_skips_as_each_one_s_dict_by_path_then_reason(
+    skips: list[Skipped],
+) -> None:
+    plain = [s.as_dict() for s in sorted(skips, key=attrgetter("path", "reason"))]
+    assert _skip_dicts(skips) == plain
+    assert [list(d) for d in _skip_dicts(skips)] == [list(d) for d in plain]  # (key order)

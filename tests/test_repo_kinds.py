@@ -95,7 +95,13 @@ ACTED_ON_UNCHECKED = {
 
 
 #: Folders of derived files acted on unchecked: written 0600 whatever the sharing.
-PRIVATE_FOLDERS = ("prompt-cache", "tree-listings", "tree-attributes", "rank-index")
+PRIVATE_FOLDERS = (
+    "prompt-cache",
+    "tree-listings",
+    "tree-attributes",
+    "tree-verdicts",
+    "rank-index",
+)
 
 
 @pytest.mark.parametrize(

@@ -111,6 +111,13 @@ _STORAGE: Final = [
      "trusted only when this user owns it and nobody else can write it, as the token-count "
      "and outline caches are: their content is acted on unchecked). Deleting them is "
      "always safe."),
+    ("$GIT_COMMON_DIR/hydrate/tree-verdicts/", "Derived, disposable: the sha256 and "
+     "content class of each file add-tree read of the 8 trees it read last, one file per "
+     "tree id, under the version of the code that classifies, so a new task on a known "
+     "tree does not load the whole sha256-cache; used only for the same files in the same "
+     "order and while the sha256-cache itself is there, this user's and of the same rules; "
+     "a file of other rules, foreign, or one that fails its CRC-32 is a miss, kept anew. "
+     "Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-listings/", "Derived, disposable: the listings of the "
      "8 trees add-tree read last, one file per tree id, so a known tree is not listed "
      "again and a tree near a kept one costs git's diff of the two. Written 0600. "

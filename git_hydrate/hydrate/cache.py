@@ -1,5 +1,8 @@
 """The sha256 cache: each blob's sha256 and content class, read once ever.
 
+A tree's own verdicts are also kept by tree id (:meth:`Sha256Cache.of_tree`): a
+new task on a known tree reads those of its own files, not the whole cache.
+
 Derived and disposable: deleting it is always safe (the next add-tree reads
 the blobs again). A class is a verdict of the rules of the day (the secret
 scan above all): the file names the version of the code that decides it
@@ -15,16 +18,23 @@ import contextlib
 import hashlib
 import os
 import re
+import zlib
 from functools import lru_cache
-from itertools import compress
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Final, cast
 
-from ..store import Repository, read_private, write_derived
+import msgspec
 
-__all__ = ["MAX_ENTRIES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
+from ..store import Repository, private_file, read_private, write_derived
+from .listings import keep_by_tree
+
+__all__ = ["MAX_ENTRIES", "MAX_TREES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
 
 #: Blobs kept at most (about 110 bytes each: 44 MB).
 MAX_ENTRIES: Final = 400_000
+#: Trees whose own verdicts are kept at most (about 100 bytes a file each).
+MAX_TREES: Final = 8
 #: The code that decides a blob's class (package-relative): the secret rules (every
 #: module of ``secrets/``), the skip rules, and the marks of git-hydrate's own output.
 _DECIDING: Final = ("secrets/", "hydrate/rules.py", "pack/render.py", "pack/seed.py")
@@ -100,6 +110,50 @@ _CACHE_LINE: Final = re.compile(
 )
 
 
+#: The first line of a tree's kept verdicts; the second names the rules' version, the
+#: third is the CRC-32 of the rest, in hex (a flipped bit could turn a secret into text).
+_TREE_HEADER: Final = b"# git-hydrate tree-verdicts 2\n"
+_CHECK: Final = len(b"01234567\n")
+_CLASSES: Final = ("text", "empty", "binary", "not_utf8", "lfs_pointer", "own_output", "secret")
+_CLASS_INDEX: Final = {cls: i for i, cls in enumerate(_CLASSES)}
+
+
+class _TreeVerdicts(msgspec.Struct, array_like=True):
+    """A tree's kept verdicts, as columns in the order of its files read: their blob
+    ids and sha256 digests (hex, one a line) and a class each (an index of
+    :data:`_CLASSES`)."""
+
+    oids: str
+    digests: str
+    classes: bytes
+
+
+_tree_decoder: Final = msgspec.msgpack.Decoder(_TreeVerdicts)
+
+
+def _tree_verdicts(
+    data: bytes | None, version: bytes, oids: str
+) -> tuple[list[str], list[str]] | None:
+    """The digests and classes a tree's kept file holds for the blobs ``oids`` (one a
+    line, in order); ``None``: none, of another layout or rules' version, damaged, or
+    kept for other blobs (another file set of the tree)."""
+    if data is None or not data.startswith(version):
+        return None
+    body = memoryview(data)[len(version) + _CHECK :]
+    if data[len(version) : len(version) + _CHECK] != b"%08x\n" % zlib.crc32(body):
+        return None
+    try:
+        kept = _tree_decoder.decode(body)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    if kept.oids != oids or max(kept.classes, default=0) >= len(_CLASSES):
+        return None
+    digests = kept.digests.split("\n") if kept.digests else []
+    if len(digests) != len(kept.classes) or set(map(len, digests)) - {64}:
+        return None
+    return digests, list(map(_CLASSES.__getitem__, kept.classes))
+
+
 class Sha256Cache:
     """A derived, disposable map from blob id to ``(sha256, classification)``.
 
@@ -164,6 +218,51 @@ class Sha256Cache:
         found = list(map(self._load().get, oids))
         self._used.update(compress(oids, found))
         return found
+
+    def of_tree(self, tree: str, oids: list[str]) -> tuple[list[str], list[str]] | None:
+        """The sha256 digests and classes of the blobs ``oids`` (files of ``tree``, in
+        order) as :meth:`keep_tree` kept them for the same blobs, without loading the
+        whole cache; ``None``: not kept so."""
+        if not self._whole_is_sound():
+            return None
+        path = self._tree_path(tree)
+        found = _tree_verdicts(read_private(path), self._tree_header, "\n".join(oids))
+        if found is not None:
+            with contextlib.suppress(OSError):
+                os.utime(path)  # used last: kept longest
+        return found
+
+    def _whole_is_sound(self) -> bool:
+        """Whether the whole cache is there, this user's alone, of this layout and
+        rules: a tree's verdicts are a view of it (the cache removed, damaged or open
+        to others: every blob is read again, as without them)."""
+        header = self.header
+        try:
+            with open(self.path, "rb") as fh:
+                return private_file(os.fstat(fh.fileno())) and fh.read(len(header)) == header
+        except OSError:
+            return False
+
+    def _tree_path(self, tree: str) -> str:
+        return os.path.join(os.path.dirname(self.path), "tree-verdicts", tree)
+
+    @property
+    def _tree_header(self) -> bytes:
+        return _TREE_HEADER + b"# rules %s\n" % rules_version().encode("ascii")
+
+    def keep_tree(self, tree: str, oids: list[str], verdicts: list[tuple[str, str]]) -> None:
+        """Keep the ``(sha256, class)`` of each blob of ``oids`` (files of ``tree``, in
+        order) by tree id, for :meth:`of_tree`: private, CRC-checked, the
+        :data:`MAX_TREES` used last. Failing only costs time."""
+        digests = list(map(itemgetter(0), verdicts))
+        classes = list(map(_CLASS_INDEX.get, map(itemgetter(1), verdicts), repeat(-1)))
+        if self.repo is None or min(classes, default=0) < 0 or set(map(len, digests)) - {64}:
+            return  # (a class of another version: not kept)
+        kept = _TreeVerdicts("\n".join(oids), "\n".join(digests), bytes(classes))
+        body = msgspec.msgpack.encode(kept)
+        check = b"%08x\n" % zlib.crc32(body)
+        folder = os.path.dirname(self._tree_path(tree))
+        keep_by_tree(self.repo, folder, tree, [self._tree_header, check, body], MAX_TREES)
 
     def put(self, oid: str, digest: str, cls: str) -> None:
         """Remember a blob (written by :meth:`save`)."""

@@ -6,10 +6,10 @@ exactly the links it manages (``in_scope``) and leaves every other alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter, itemgetter
+from itertools import compress, islice, repeat
+from operator import attrgetter, eq, lt, not_, or_
 from typing import Any, Final, cast
 
 import msgspec
@@ -17,7 +17,7 @@ import msgspec
 from .. import textpolicy, validate
 from ..errors import ValidationError
 from ..model import Link, Task
-from ..results import HydrateResult
+from ..results import HydrateResult, SkippedDict
 from ..settings import Settings
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, body_path, task_message
 from .rules import Skipped
@@ -126,34 +126,46 @@ class Selector:
             self._seen[digest] = source
             self.remaining -= size
 
-    def refuse(self, rows: Iterable[tuple[str, str, str, int, str]]) -> None:
-        """Record why each of ``rows`` — ``(path, source, digest, size, class)``, in
-        the order offered — is not picked, as :meth:`offer` would when none of them
-        fits what is left of the budget (the caller knows that)."""
-        attachable, secret_labels, seen = self.attachable, self._secret_labels, self._seen
+    def refuse(
+        self,
+        paths: Sequence[str],
+        sources: Sequence[str],
+        digests: Sequence[str],
+        sizes: Sequence[int],
+        classes: Sequence[str],
+    ) -> None:
+        """Record why each file — a column each of their paths, labels, digests, sizes
+        and classes, in the order offered — is not picked, as :meth:`offer` would
+        when none of them fits what is left of the budget (the caller knows that):
+        ``total_budget``, unless another reason comes first."""
+        refused = list(map(Skipped, paths, repeat("total_budget"), sizes))
+        # the files refused for another reason: found a column at a time (most are not)
+        rows = range(len(refused))
+        other = set(compress(rows, map(not_, map(self.attachable.__contains__, classes))))
+        if self._secret_labels:
+            other.update(compress(rows, map(self._secret_labels.__contains__, sources)))
         longest = validate.MAX_LABEL_CHARS
-        rows = list(rows)
-        if (
-            set(map(itemgetter(4), rows)).issubset(attachable)
-            and secret_labels.isdisjoint(map(itemgetter(1), rows))
-            and max(map(len, map(itemgetter(1), rows)), default=0) <= longest
-            and seen.keys().isdisjoint(map(itemgetter(2), rows))
-        ):  # (as most often: all over the budget, and nothing else)
-            over = repeat("total_budget")
-            self.skipped += map(Skipped, map(itemgetter(0), rows), over, map(itemgetter(3), rows))
-            return
-        self.skipped += [
-            Skipped(path, cls, size)
-            if cls not in attachable
-            else Skipped(path, "secret", size)
-            if source in secret_labels
-            else Skipped(path, "bad_path", size)
-            if len(source) > longest
-            else Skipped(path, "duplicate", size, same_as=seen[digest])
-            if digest in seen
-            else Skipped(path, "total_budget", size)
-            for path, source, digest, size, cls in rows
-        ]
+        if max(map(len, sources), default=0) > longest:
+            other.update(compress(rows, map(lt, repeat(longest), map(len, sources))))
+        if not self._seen.keys().isdisjoint(digests):
+            other.update(compress(rows, map(self._seen.__contains__, digests)))
+        for row in other:
+            refused[row] = self._refused(
+                paths[row], sources[row], digests[row], sizes[row], classes[row]
+            )
+        self.skipped += refused
+
+    def _refused(self, path: str, source: str, digest: str, size: int, cls: str) -> Skipped:
+        """Why :meth:`offer` would not pick a file that does not fit the budget."""
+        if cls not in self.attachable:
+            return Skipped(path, cls, size)
+        if source in self._secret_labels:
+            return Skipped(path, "secret", size)
+        if len(source) > validate.MAX_LABEL_CHARS:
+            return Skipped(path, "bad_path", size)
+        if digest in self._seen:
+            return Skipped(path, "duplicate", size, same_as=self._seen[digest])
+        return Skipped(path, "total_budget", size)
 
 
 def limit(settings: Settings, value: int | None, key: str, what: str) -> int:
@@ -291,17 +303,38 @@ def _outcome(
     task_id: str, result: dict[str, Any], counts: _Counts, skips: list[Skipped], links: list[Link]
 ) -> HydrateResult:
     """The result of hydrating ``task_id`` with ``links`` (``changed`` aside)."""
-    all_skips = sorted(skips, key=attrgetter("path", "reason"))
     return cast(
         HydrateResult,
         {
             "task_id": task_id,
             **result,
             **counts.as_fields(),
-            "skipped": [s.as_dict() for s in all_skips],
+            "skipped": _skip_dicts(skips),
             "total_bytes": sum(link.size for link in links),
         },
     )
+
+
+def _skip_dicts(skips: list[Skipped]) -> list[SkippedDict]:
+    """Each skip as :meth:`.Skipped.as_dict` gives it, by path, then reason."""
+    # by path alone (no key tuple per skip); paths skipped twice: by path, then reason
+    by_path = sorted(skips, key=attrgetter("path"))
+    paths = list(map(attrgetter("path"), by_path))
+    if any(map(eq, paths, islice(paths, 1, None))):
+        by_path = sorted(skips, key=attrgetter("path", "reason"))  # (``paths`` holds)
+    reasons = map(attrgetter("reason"), by_path)
+    found: list[SkippedDict] = [
+        {"path": path, "reason": reason, "bytes": size}
+        for path, reason, size in zip(
+            paths, reasons, map(attrgetter("bytes"), by_path), strict=True
+        )
+    ]
+    # (``as_dict`` itself for a path that is not ASCII, shown escaped, and a duplicate)
+    duplicates = map(bool, map(attrgetter("same_as"), by_path))
+    unusual = map(or_, map(not_, map(str.isascii, paths)), duplicates)
+    for row in compress(range(len(paths)), unusual):
+        found[row] = by_path[row].as_dict()
+    return found
 
 
 def commit_links(

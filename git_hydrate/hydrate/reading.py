@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from ..pack.memo import BodyMemo
 from ..taskrefs import TaskRefs
@@ -21,6 +22,9 @@ from .rules import FileEntry, Skipped, classify
 from .terms import BlobFacts, blob_facts
 
 __all__ = ["Content", "Progress", "read_content"]
+
+_path = attrgetter("path")
+_size = attrgetter("size")
 
 #: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
 Progress = Callable[[int, int, int], None]
@@ -119,10 +123,12 @@ def read_content(
     memo: BodyMemo | None = None,
     learning: bool = True,
     building: Building | None = None,
+    tree: str | None = None,
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git
     (``worktree_copies``: a blob the work tree holds as it is, from there).
-    ``building``: the word index built from the facts of the blobs read."""
+    ``building``: the word index built from the facts of the blobs read. ``tree``:
+    the tree the candidates are files of (its verdicts are kept by its id)."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
     found = Content(memo=memo if memo is not None else BodyMemo(), learning=learning)
@@ -130,8 +136,9 @@ def read_content(
     found.kept = FactsCache.of(refs.repo) if learning else None  # (read at the first read)
     unread: dict[str, list[FileEntry]] = {}
     total = len(candidates)
-    info = found.info  # (30,000 files at a time: the cache asked once)
-    oids = [e.oid or "" for e in candidates]  # ("": read from disk)
+    oids = [e.oid or "" for e in candidates]  # ("": read from disk; the cache asked once)
+    if tree is not None and _of_tree(cache, tree, candidates, oids, found):
+        return found
     for entry, hit in zip(candidates, cache.known(oids), strict=True):
         oid = entry.oid
         if oid is None:
@@ -141,7 +148,7 @@ def read_content(
         elif hit is None:
             unread.setdefault(oid, []).append(entry)
         else:
-            info[entry.path] = (oid, hit[0], hit[1], entry.size)
+            found.info[entry.path] = (oid, hit[0], hit[1], entry.size)
             found.files_done += 1
 
     def take(oid: str, data: bytes) -> None:
@@ -164,4 +171,35 @@ def read_content(
     for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
         take(oid, data)
     cache.save()
+    _keep_tree(cache, tree, candidates, oids, found.info)  # (for the next task)
     return found
+
+
+def _keep_tree(
+    cache: Sha256Cache,
+    tree: str | None,
+    candidates: list[FileEntry],
+    oids: list[str],
+    info: dict[str, tuple[str, str, str, int]],
+) -> None:
+    """Keep the verdicts of the candidates, files of ``tree``, unless one failed."""
+    if tree is None:
+        return
+    read = [info.get(entry.path) for entry in candidates]
+    verdicts = [(row[1], row[2]) for row in read if row is not None]
+    if len(verdicts) == len(oids):
+        cache.keep_tree(tree, oids, verdicts)
+
+
+def _of_tree(
+    cache: Sha256Cache, tree: str, candidates: list[FileEntry], oids: list[str], found: Content
+) -> bool:
+    """Whether the tree's kept verdicts answer for every candidate (each file's
+    record then made in C, from git's listing and those verdicts)."""
+    kept = cache.of_tree(tree, oids)
+    if kept is None:
+        return False
+    rows = zip(oids, *kept, map(_size, candidates), strict=True)
+    found.info.update(zip(map(_path, candidates), rows, strict=True))
+    found.files_done = len(candidates)
+    return True

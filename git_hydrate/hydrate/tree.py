@@ -162,20 +162,18 @@ def _pick(
     order = sorted(places)
     order.sort(key=lower.__getitem__)
     rows = list(map(info.__getitem__, order))  # (oid, digest, class, size)
-    smallest_after = list(accumulate(map(itemgetter(3), reversed(rows)), min))[::-1]
+    sizes = list(map(itemgetter(3), rows))
+    smallest_after = list(accumulate(reversed(sizes), min))[::-1]
     offer = selector.offer  # (30,000 files at a time: no lookups in the loop)
     for at, path in enumerate(order):
         if selector.remaining < smallest_after[at]:
             rest, left = order[at:], rows[at:]
             selector.refuse(
-                zip(
-                    rest,
-                    [prefix + path for path in rest] if prefix else rest,
-                    map(itemgetter(1), left),
-                    map(itemgetter(3), left),
-                    map(itemgetter(2), left),
-                    strict=True,
-                )
+                rest,
+                [prefix + path for path in rest] if prefix else rest,
+                list(map(itemgetter(1), left)),
+                sizes[at:],
+                list(map(itemgetter(2), left)),
             )
             break
         oid, digest, cls, size = rows[at]
@@ -403,6 +401,7 @@ def _select(
         memo=memo,
         learning=ranking,
         building=index,
+        tree=source.tree if source.mode == "rev" else None,
     )
     places = _place(refs, task, source, found, selection.priority, selection.ranked, index)
     selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
