@@ -112,3 +112,19 @@ def test_a_git_without_commands_is_asked_with_batch(repo: Path, old_git: Path) -
         assert prefetch.collect() == expected[:4]
         assert store.resolve_object(b"refs/hydrate/test") == tip
     assert old_git.read_text().split() == ["command", "batch"]
+
+
+def test_a_path_remembered_as_its_entry_is_answered_as_git_would(repo: Path) -> None:
+    """``remember_as`` answers ``tip:path`` with the kept entry it names, and only
+    while remembering, only for an object kept; anything else is git's answer."""
+    tip, blob, specs = _packed_history(repo)
+    expected = _batch(repo, specs[:3])
+    with Repository(repo) as store:
+        store.remember_as([(tip + b":a/b.txt", blob)])  # (not remembering: nothing kept)
+        with store.remembering():
+            store.read_many([blob])
+            store.remember_as([(tip + b":a/b.txt", blob), (tip + b":top c.txt", b"0" * len(tip))])
+            store.close()  # (what is kept is answered without a reader)
+            assert store.read_many(specs[1:2]) == expected[1:2]
+            assert store._cat_file is None
+            assert store.read_many(specs[:3]) == expected

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .findings import Finding, findings
-from .rules import FOLDED, FOLDED_TRIGGERS, compiled, folded_rules
+from .rules import FOLDED, FOLDED_TRIGGERS, RULES, folded_rules, rule_pattern
 
 __all__ = ["scan_lines", "scan_plain"]
 
@@ -51,12 +51,13 @@ def scan_lines(
 def scan_plain(text: str, limit: int) -> list[Finding]:
     """Every rule over the whole text (its triggers first): the reference."""
     hits = scan_lines(text, folded_rules(), FOLDED_TRIGGERS)
-    for name, pattern, triggers in compiled():
+    for index, (name, _source, triggers) in enumerate(RULES):
         if name in FOLDED:
             continue
         if triggers and not any(trigger in text for trigger in triggers):
             continue
-        for match in pattern.finditer(text):
+        # (compiled only when its triggers occur: most texts need few rules)
+        for match in rule_pattern(index).finditer(text):
             hits.append((match.start(), name))
             if len(hits) >= limit * 4:
                 break

@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - not POSIX
 
 from ..errors import CorruptData, NotARepository
 
-__all__ = ["CatFile", "Prefetch", "stream_objects"]
+__all__ = ["CatFile", "Prefetch", "digest_of", "stream_objects"]
 
 
 #: The ``cat-file`` options of :class:`CatFile`: requests as commands, answered
@@ -84,6 +84,18 @@ class Prefetch:
         return self.answers
 
 
+def digest_of(found: tuple[bytes, bytes], limit: int) -> tuple[bytes, int, str | None, bool]:
+    """What :meth:`CatFile.digest` answers, of an object already read (``found``)."""
+    kind, data = found
+    if len(data) > limit:
+        return kind, len(data), None, False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return kind, len(data), hashlib.sha256(data).hexdigest(), False
+    return kind, len(data), hashlib.sha256(data).hexdigest(), True
+
+
 def _errors_file() -> Any:
     """A nameless read-write file for git's standard error: in memory where the
     system has ``memfd_create`` (Linux), else a temporary file (``tempfile`` and
@@ -122,7 +134,6 @@ class CatFile:
         git_dir: str,
         cwd: str | None,
         env: Mapping[str, str] | None,
-        *,
         commands: bool = True,
         on_unsupported: Callable[[], None] | None = None,
     ) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import CorruptData, NotWritable
 from .base import Identity, RepositoryBase
-from .catfile import CatFile, Prefetch, stream_objects
+from .catfile import CatFile, Prefetch, digest_of, stream_objects
 from .commits import CommitInfo, parse_commit_tree
 from .loose import LooseReader
 from .perms import current_umask, shared_file_mode
@@ -41,24 +41,12 @@ _MEMO_BYTES: Final = 64 << 20
 #: Reads sent at once while remembering (at most ~16 KiB of requests, under a pipe's buffer).
 _MEMO_CHUNK: Final = 256
 #: The feature :class:`CatFile` asks of git first (remembered when git lacks it).
-_CAT_FILE_COMMANDS: Final = "cat-file --batch-command"
+_COMMANDS: Final = "cat-file --batch-command"
 #: A spec naming the same object forever: a full id, or a full id and a path.
 _IMMUTABLE_SPEC: Final = re.compile(rb"\A(?:[0-9a-f]{40}|[0-9a-f]{64})(?::|\Z)")
 #: How a work-tree copy of a blob is opened: never through a final symlink, and
 #: without waiting on a FIFO that took a file's place.
 _COPY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-def _digest(found: tuple[bytes, bytes], limit: int) -> tuple[bytes, int, str | None, bool]:
-    """What :meth:`CatFile.digest` answers, of an object already read."""
-    kind, data = found
-    if len(data) > limit:
-        return kind, len(data), None, False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return kind, len(data), hashlib.sha256(data).hexdigest(), False
-    return kind, len(data), hashlib.sha256(data).hexdigest(), True
 
 
 class Objects(RepositoryBase):
@@ -80,13 +68,8 @@ class Objects(RepositoryBase):
                 self._cat_file.close()
                 self._cat_file = None
         if self._cat_file is None:
-            self._cat_file = CatFile(
-                self.git_dir,
-                self._cwd,
-                self._env,
-                commands=not self.lacks(_CAT_FILE_COMMANDS),
-                on_unsupported=lambda: self._remember_lacking(_CAT_FILE_COMMANDS),
-            )
+            commands, told = not self.lacks(_COMMANDS), lambda: self._remember_lacking(_COMMANDS)
+            self._cat_file = CatFile(self.git_dir, self._cwd, self._env, commands, told)
         return self._cat_file
 
     def resolve_object(self, spec: bytes) -> bytes | None:
@@ -183,6 +166,20 @@ class Objects(RepositoryBase):
             if outer is None:
                 self._memo, self._memo_bytes, self._memo_trees = None, 0, {}
 
+    def remember_as(self, aliases: Iterable[tuple[bytes, bytes]]) -> None:
+        """While :meth:`remembering`, answer each ``(spec, oid)``'s ``spec`` (such as
+        ``tip:task.json``) with the kept object ``oid`` it names (the entry of
+        ``tip``'s tree, read by the caller): git then never resolves the path,
+        which costs it the commit and the tree inflated again. A spec whose
+        object is not kept (too large, not read) is left to git."""
+        memo = self._memo
+        if memo is None:
+            return
+        for spec, oid in aliases:
+            found = memo.get(oid)
+            if found is not None and spec not in memo and _IMMUTABLE_SPEC.match(spec):
+                memo[spec] = found
+
     def prefetch(self, specs: list[bytes]) -> Prefetch:
         """Send reads of ``specs`` (at most a few hundred) to git without waiting:
         git works on them while the caller goes on; :meth:`Prefetch.collect`
@@ -212,7 +209,7 @@ class Objects(RepositoryBase):
         """
         kept = self._memo.get(oid) if self._memo is not None else None
         if kept is not None:
-            found: tuple[bytes, int, str | None, bool] | None = _digest(kept, limit)
+            found: tuple[bytes, int, str | None, bool] | None = digest_of(kept, limit)
         else:
             found = self._batch().digest(oid, limit)
         if found is None:
@@ -252,16 +249,19 @@ class Objects(RepositoryBase):
         """The entries of tree ``oid`` whose content is ``data`` (read elsewhere)."""
         size = 32 if self._sha256 else 20
         entries: dict[bytes, tuple[int, bytes]] = {}
-        pos = 0
+        pos, end, find = 0, len(data), data.index
         try:
-            while pos < len(data):
-                space = data.index(b" ", pos)
-                nul = data.index(b"\0", space)
-                raw = data[nul + 1 : nul + 1 + size]
-                if len(raw) != size:
+            while pos < end:
+                space = find(b" ", pos)
+                nul = find(b"\0", space)
+                stop = nul + 1 + size
+                if stop > end:
                     raise ValueError("truncated entry")
-                entries[data[space + 1 : nul]] = (int(data[pos:space], 8), raw.hex().encode())
-                pos = nul + 1 + size
+                entries[data[space + 1 : nul]] = (
+                    int(data[pos:space], 8),
+                    data[nul + 1 : stop].hex().encode(),
+                )
+                pos = stop
         except ValueError:
             raise CorruptData(f"tree {oid.decode()} is malformed") from None
         return entries

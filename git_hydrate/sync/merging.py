@@ -8,11 +8,12 @@ parents whose tree depends on the merged state alone.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Final
 
 from .. import codec, merge, textpolicy
 from ..errors import CorruptData
-from ..store import MODE_TREE, Repository
+from ..store import MODE_BLOB, MODE_TREE, Repository, parse_commit_tree
 from ..taskrefs import (
     TaskRefs,
     TaskState,
@@ -22,6 +23,7 @@ from ..taskrefs import (
     unknown_link_fields,
     unknown_task_fields,
 )
+from ..taskrefs.layout import LINKS_DIR, LINKS_FILE, TASK_FILE
 from ..treeshape import refuse_foreign, task_tree_problems
 from .union import commit_rank
 
@@ -77,27 +79,39 @@ def prefetch_remote(refs: TaskRefs, tips: dict[str, bytes]) -> dict[str, TaskSta
     """
     if not tips:
         return {}
+    repo = refs.repo
+    # The commits, their root trees, then the task files by id beside the
+    # subtrees (bodies/, links/): what the decoding reads by path
+    # (``tip:task.json``) is answered from what was kept.
+    roots: dict[bytes, bytes] = {}
+    for tip, found in zip(tips.values(), repo.read_many(list(tips.values())), strict=True):
+        if found is not None and found[0] == b"commit":
+            with contextlib.suppress(CorruptData):
+                roots[tip] = parse_commit_tree(tip, found[1])[0]
+    aliases: list[tuple[bytes, bytes]] = []
+    subtrees: list[bytes] = []
+    trees = repo.read_trees(list(roots.values()))
+    for (tip, root), entries in zip(roots.items(), trees, strict=True):
+        for name, (mode, oid) in (entries or {}).items():
+            if name in (TASK_FILE, LINKS_FILE) and mode == MODE_BLOB:
+                aliases.append((tip + b":" + name, oid))
+            elif name in (b"bodies", LINKS_DIR) and mode == MODE_TREE:
+                subtrees.append(oid)
+                if name == LINKS_DIR:
+                    aliases.append((root + b":" + name, oid))
+    repo.read_many([oid for _spec, oid in aliases] + subtrees)
+    repo.remember_as(aliases)
+    fans: list[bytes] = []
+    for entries in repo.read_trees(subtrees):
+        fans += [oid for _name, (mode, oid) in (entries or {}).items() if mode == MODE_TREE]
+    repo.read_trees(fans)
     states = refs.load_many(list(tips), tips)
-    roots: list[bytes] = []
     bodies: list[bytes] = []
     for state in states.values():
-        if isinstance(state, TaskState) and state.tree is not None:
-            roots.append(state.tree)
+        if isinstance(state, TaskState):
             bodies += [
                 link.oid.encode() for link in state.links if link.size <= _PREFETCH_BODY_BYTES
             ]
-    repo = refs.repo
-    level = roots
-    for _depth in range(3):  # the root trees, bodies/ and links/, the fan-out trees
-        below: list[bytes] = []
-        for entries in repo.read_trees(level):
-            if entries is not None:
-                below += [
-                    entry
-                    for name, (mode, entry) in entries.items()
-                    if mode == MODE_TREE and (level is not roots or name in (b"bodies", b"links"))
-                ]
-        level = below
     repo.read_many(bodies)
     return states
 
