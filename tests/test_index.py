@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,6 +151,31 @@ def test_scoring_through_the_index_equals_scoring_every_file(
     # what it served is what it was built from, blob for blob
     served = {index.paths[i] for i, flag in enumerate(live) if flag}
     assert served == {p for p in paths if case["indexed"].get(p) == bodies[p]}
+
+
+def test_names_postings_out_of_file_order_find_the_same_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file's defined names are found by its first posting of each word: postings
+    kept out of file order are put in it first (the same hits as in order)."""
+    bodies = {
+        f"src/mod_{n}.py": b"class RetryBudget%d:\n    def retry_budget_%d(self): ...\n" % (n, n)
+        for n in range(4)
+    }
+    bodies["src/plain.py"] = b"retry = budget = 1\n"
+    paths = list(bodies)
+    oids = {path: _oid(data) for path, data in bodies.items()}
+    facts = {path: blob_facts(data) for path, data in bodies.items()}
+    index = build_index(oids, facts)
+    served = Served(index, *index.serving(paths, oids))
+    text = "retry budget"
+    expected = lexical_hits(text, paths, facts)
+    in_order = WordIndex.names
+    by_name = lambda self, word: sorted(in_order(self, word), key=itemgetter(1))  # noqa: E731
+    monkeypatch.setattr(WordIndex, "names", by_name)
+    got = lexical_hits(text, paths, {}, index=served)
+    _assert_same(expected, got)
+    assert got.defines["src/mod_2.py"] == ["RetryBudget2", "retry_budget_2"]
 
 
 def test_damaged_or_foreign_bytes_are_no_index() -> None:

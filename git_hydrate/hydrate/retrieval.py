@@ -28,8 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
-from operator import add, ge, itemgetter, mul, not_, truediv
+from itertools import chain, compress, islice, repeat
+from operator import add, ge, gt, itemgetter, mul, not_, truediv
 from typing import TYPE_CHECKING, Final
 
 from .terms import BlobFacts, path_words, tokenize, words
@@ -189,10 +189,10 @@ class _Columns:
         return dict(zip(self.paths, scores, strict=True))
 
 
-def _columns(served: Served, asked: set[str]) -> tuple[_Columns, int, dict[str, list[str]]]:
+def _columns(served: Served, asked: set[str]) -> tuple[_Columns, int, _Named]:
     """The files ``served`` answers for that hold an asked word, as columns; the
     sum of the lengths of every file it serves; and per file its defined names
-    that hold an asked word (in a file whose contents hold one)."""
+    that hold an asked word (in a file whose contents hold one), found when asked."""
     index, live = served.postings, served.live
     every = all(live)  # (a new task on a known tree: no posting to filter)
     total = _PATH_BOOST * sum(compress(index.path_lengths, live))
@@ -219,17 +219,87 @@ def _columns(served: Served, asked: set[str]) -> tuple[_Columns, int, dict[str, 
             for i, times in by_path[word].items():
                 column[at[i]] += times
         columns.counts[word] = column
-    # a defined name counts only in a file whose contents hold an asked word
-    names: dict[int, dict[str, None]] = {}
-    for word in asked:
-        column, at = columns.counts[word], columns.at()
-        for i, name, times in index.names(word):
-            if i in held:
-                column[at[i]] += times * _SYMBOL_BOOST
-                names.setdefault(i, {})[name] = None
-    path_at = index.paths.__getitem__
-    defines = {path_at(i): list(named) for i, named in names.items()}
-    return columns, total, defines
+    return columns, total, _names(index, held, columns)
+
+
+def _names(index: WordIndex, held: set[int], columns: _Columns) -> _Named:
+    """Count into ``columns`` the asked words of the names the files of ``held``
+    define (their postings, :meth:`.index.WordIndex.names`); those names by file."""
+    # (every file a row, as in a new task on a known tree: a file's row is its position)
+    whole = len(columns.positions) == len(index.paths)
+    named: dict[str, list[tuple[int, str, int]]] = {}
+    for word, column in columns.counts.items():
+        found = index.names(word)
+        files = list(map(itemgetter(0), found))
+        if not held.issuperset(files):  # (a name counts in a file whose contents hold one)
+            found = [entry for entry in found if entry[0] in held]
+            files = list(map(itemgetter(0), found))
+        if not found:
+            continue
+        if any(map(gt, files, islice(files, 1, None))):  # (kept in file order; else sorted)
+            found.sort(key=itemgetter(0))
+            files = list(map(itemgetter(0), found))
+        named[word] = found
+        at = files if whole else list(map(columns.at().__getitem__, files))
+        times = list(map(itemgetter(2), found))
+        if max(times) == 1:
+            for row in at:
+                column[row] += _SYMBOL_BOOST
+        else:
+            for row, count in zip(at, times, strict=True):
+                column[row] += count * _SYMBOL_BOOST
+    return _Named(named, index.paths)
+
+
+def _down(count: int) -> range:
+    """``count - 1`` down to 0."""
+    return range(count - 1, -1, -1)
+
+
+class _Named(Mapping[str, list[str]]):
+    """Per file an index serves, its defined names that hold an asked word, found
+    when asked (of 30,000 files, only the reasons of those kept are spelled): from
+    each asked word's postings of names (``(file, name, count)`` in file order), by
+    the first posting of the file."""
+
+    def __init__(self, named: dict[str, list[tuple[int, str, int]]], paths: list[str]) -> None:
+        self._named, self._paths = named, paths
+        self._first: list[tuple[list[tuple[int, str, int]], dict[int, int]]] = []
+        self._positions: dict[str, int] | None = None
+
+    def __getitem__(self, path: str) -> list[str]:
+        i = self._where().get(path, -1)
+        names: dict[str, None] = {}
+        for found, first in self._first:
+            at = first.get(i)  # (the file's postings of a word are together, from there)
+            while at is not None and at < len(found) and found[at][0] == i:
+                names[found[at][1]] = None
+                at += 1
+        if not names:
+            raise KeyError(path)
+        return list(names)
+
+    def _where(self) -> dict[str, int]:
+        """Each path's position; each word's postings with each file's first one."""
+        if self._positions is None:
+            self._first = [
+                (
+                    found,
+                    dict(zip(map(itemgetter(0), reversed(found)), _down(len(found)), strict=True)),
+                )
+                for found in self._named.values()
+            ]
+            self._positions = dict(zip(self._paths, range(len(self._paths)), strict=True))
+        return self._positions
+
+    def _files(self) -> set[int]:
+        return set().union(*(map(itemgetter(0), found) for found in self._named.values()))
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._paths.__getitem__, sorted(self._files()))
+
+    def __len__(self) -> int:
+        return len(self._files())
 
 
 class _Tfs(Mapping[str, Mapping[str, int]]):
@@ -297,13 +367,13 @@ def lexical_hits(
         return hits
     asked = set(query)
     columns: _Columns | None = None
+    named: _Named | None = None
     if index is None:
         tfs, lengths, total, defines, in_contents = _documents(paths, facts, asked)
     else:  # (the files the index serves from their postings, the others from their facts)
         tfs, lengths, total, defines, in_contents = _documents(index.unserved, facts, asked)
-        columns, served_total, served_defines = _columns(index, asked)
+        columns, served_total, named = _columns(index, asked)
         total += served_total
-        defines.update(served_defines)
     n = len(paths)
     average = total / n or 1.0
     df = Counter(chain.from_iterable(tfs.values()))
@@ -325,7 +395,8 @@ def lexical_hits(
     hits.lexical = dict(zip(scores, map(truediv, scores.values(), repeat(top)), strict=True))
     every_tf = tfs if columns is None else _Tfs(tfs, columns)
     hits.matched = _Matched(every_tf, {w: -value for w, value in idf.items()})
-    hits.defines = _Defines({p: names for p, names in defines.items() if p in scores})
+    from_facts = {p: names for p, names in defines.items() if p in scores}
+    hits.defines = _Defines(from_facts, named, scores)
     # the best hits at least ``floor`` of the best one (ties: by path), no aggregate
     strong = list(compress(hits.lexical, map(ge, hits.lexical.values(), repeat(floor))))
     if aggregates:
@@ -398,24 +469,39 @@ class _Matched(Mapping[str, list[str]]):
 
 class _Defines(Mapping[str, list[str]]):
     """Per path, its defined names that hold an asked word (public, then short,
-    first), sorted when asked."""
+    first), sorted when asked: of the files scored from their facts (``names``),
+    and of those an index served (``served``, of the paths in ``scored``)."""
 
-    def __init__(self, names: dict[str, list[str]]) -> None:
+    def __init__(
+        self,
+        names: dict[str, list[str]],
+        served: Mapping[str, list[str]] | None = None,
+        scored: Mapping[str, float] | None = None,
+    ) -> None:
         self._names = names
-        self._sorted: set[str] = set()
+        self._served, self._scored = served, scored
+        self._sorted: dict[str, list[str]] = {}
 
     def __getitem__(self, path: str) -> list[str]:
-        names = self._names[path]
-        if path not in self._sorted and len(names) > 1:
-            names = self._names[path] = sorted(names, key=_public_short_first)
-        self._sorted.add(path)
+        found = self._sorted.get(path)
+        if found is not None:
+            return found
+        names = self._names.get(path)
+        if names is None:
+            if self._served is None or self._scored is None or path not in self._scored:
+                raise KeyError(path)
+            names = self._served[path]
+        if len(names) > 1:
+            names = sorted(names, key=_public_short_first)
+        self._sorted[path] = names
         return names
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
+        served, scored = self._served or {}, self._scored or {}
+        return chain(self._names, (path for path in served if path in scored))
 
     def __len__(self) -> int:
-        return len(self._names)
+        return sum(1 for _path in self)
 
 
 def _public_short_first(name: str) -> tuple[bool, int, str]:
