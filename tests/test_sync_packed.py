@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -449,3 +450,31 @@ def test_a_first_pull_asks_for_credentials_once(tmp_path: Path, repo: Path) -> N
     assert len(res.stderr.splitlines()) == 1, res
     prompts = asked.read_text().splitlines()
     assert [p.split(" ", 1)[0] for p in prompts] == ["Username", "Password"], prompts
+
+
+@pytest.mark.parametrize("listed_after", [1, 1000])
+def test_a_push_of_many_refs_reads_them_in_one_listing_with_the_same_report(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_after: int
+) -> None:
+    """Past a few pushed refs, their local values (the report's ``new``, the mirror)
+    come from one listing of refs/hydrate/: the same as read one by one."""
+    from git_hydrate.sync import pushing
+
+    monkeypatch.setattr(pushing, "_LISTED_AFTER", listed_after)
+    a = clone(remote, tmp_path / "a")
+    for i in range(3):
+        make_task(a, f"T-{i}", body=f"body {i}\n")
+    git(a, "pack-refs", "--all")
+    make_task(a, "T-9", body="loose\n")  # (one loose, the others packed)
+    res = hydrate(a, "push", "--json")
+    assert res.returncode == 0, res
+    tips = git(
+        a, "for-each-ref", "--format=%(refname:strip=3) %(objectname)", "refs/hydrate/tasks"
+    )
+    expected = dict(line.split() for line in tips.splitlines())
+    outcomes = json.loads(res.stdout)["tasks"]
+    pushed = {o["task_id"]: o["new"] for o in outcomes if o["action"] == "pushed-new"}
+    assert pushed == expected
+    mirror = git(a, "for-each-ref", "--format=%(refname) %(objectname)", "refs/hydrate-remotes/")
+    there = git(remote, "for-each-ref", "--format=%(refname) %(objectname)", "refs/hydrate/")
+    assert mirror.replace("refs/hydrate-remotes/origin/", "refs/hydrate/") == there

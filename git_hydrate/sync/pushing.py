@@ -249,8 +249,7 @@ def push_into(
     pushed, hook_lines = repo.push_with_messages(
         remote.target, refspecs, leases, what=f"git push {remote.display}"
     )
-    # each pushed ref's local value, read once for the mirror and the report
-    after = {dest: repo.read_ref(dest.encode()) for flag, dest, _ in pushed if flag in "* +="}
+    after = _local_values(refs, [dest for flag, dest, _ in pushed if flag in "* +="])
     _update_mirror(refs, remote, mirror, pushed, after)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
@@ -273,6 +272,20 @@ def push_into(
                 is_task=is_task,
             )
         )
+
+
+#: Pushed refs past which their local values are read in one listing of
+#: ``refs/hydrate/`` (packed-refs once) rather than a file each.
+_LISTED_AFTER: Final = 64
+
+
+def _local_values(refs: TaskRefs, names: list[str]) -> dict[str, bytes | None]:
+    """Each pushed ref's local value, read once for the mirror and the report."""
+    repo = refs.repo
+    if len(names) <= _LISTED_AFTER or not all(n.startswith("refs/hydrate/") for n in names):
+        return {name: repo.read_ref(name.encode()) for name in names}
+    listed = repo.refs_under(b"refs/hydrate/")
+    return {name: listed.get(name.encode()[len(b"refs/hydrate/") :]) for name in names}
 
 
 def push(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
