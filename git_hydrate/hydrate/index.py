@@ -123,7 +123,8 @@ def array_header(n: int) -> bytes:
 _BODY: Final = len(HEADER) + _CHECK
 
 #: An index's files, by position: paths, blob ids, counts of path and content words.
-_Files: TypeAlias = tuple[list[str], list[str], list[int], list[int]]
+#: (The counts of content words as an ``array``: most are above 256, a Python int each in a list.)
+_Files: TypeAlias = tuple[list[str], list[str], Sequence[int], Sequence[int]]
 
 
 class _File:
@@ -199,7 +200,8 @@ class WordIndex:
     def _layout(self) -> _Layout:
         """The layout this index answers from (each bucket read, if it is a kept one's)."""
         tables = [[msgspec.Raw(table[i]) for i in range(len(table))] for table in self._tables]
-        return _Layout(*self._files, *tables)
+        paths, oids, path_lengths, lengths = self._files
+        return _Layout(paths, oids, list(path_lengths), list(lengths), *tables)
 
     @property
     def paths(self) -> list[str]:
@@ -207,12 +209,12 @@ class WordIndex:
         return self._files[0]
 
     @property
-    def path_lengths(self) -> list[int]:
+    def path_lengths(self) -> Sequence[int]:
         """Each file's count of path words, by position."""
         return self._files[2]
 
     @property
-    def lengths(self) -> list[int]:
+    def lengths(self) -> Sequence[int]:
         """Each file's count of content words (0: binary or unknown), by position."""
         return self._files[3]
 
@@ -250,8 +252,12 @@ class WordIndex:
         if paths == list(oids) and all(oids.values()):
             # the paths asked are those of ``oids``: each position's flag at once, without
             # a step per path; when every path asked is served, none is left
-            live = bytearray(map(eq, map(oids.get, self.paths), blobs))
+            asked = list(map(oids.get, self.paths))
+            live = bytearray(map(eq, asked, blobs))
             if live.count(1) == len(paths):
+                # each blob id is the caller's, equal: its own (decoded from a kept file:
+                # 30,000 strings at 30,000 files) are freed
+                self._files = (self.paths, cast(list[str], asked), *self._files[2:])
                 return live, []
         if self._positions is None:
             self._positions = {path: i for i, path in enumerate(self.paths)}
@@ -345,7 +351,7 @@ def _load(path: str) -> WordIndex | None:
         return None
     try:
         found = _opened(fd)
-    except (OSError, ValueError, BufferError):
+    except (OSError, ValueError, BufferError, OverflowError):
         found = None
     if found is None:
         os.close(fd)
@@ -370,7 +376,8 @@ def _opened(fd: int) -> tuple[_Files, list[array[int]], int] | None:
             layout = _decoded(body)
             if layout is None:
                 return None
-            files = (layout.paths, layout.oids, layout.path_lengths, layout.lengths)
+            lengths = array("q", layout.lengths)
+            files = (layout.paths, layout.oids, layout.path_lengths, lengths)
             spans = _spans([layout.terms, layout.path_words, layout.names], body)
             del layout  # (its buckets are views of the mapping, unmapped next)
             size = len(body)

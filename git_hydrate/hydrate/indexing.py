@@ -45,7 +45,7 @@ _named_decoder: Final = msgspec.msgpack.Decoder(list[tuple[int, str, int]])
 #: A word's postings while building: one pair as bytes, or an array of pairs.
 _Postings: TypeAlias = "bytes | array[int]"
 #: The files of an index (see :class:`.index.WordIndex`): paths, blob ids, lengths.
-_Files: TypeAlias = tuple[list[str], list[str], list[int], list[int]]
+_Files: TypeAlias = tuple[list[str], list[str], Sequence[int], Sequence[int]]
 
 
 class IndexBuilder:
@@ -137,8 +137,12 @@ class IndexBuilder:
         header, then its buckets, encoded as they are asked)."""
         self._sort_late()
         path_lengths, in_paths = _path_table(self.paths)
-        files = (self.paths, self._oids, path_lengths, self._lengths)
-        head = [array_header(7), *map(_encoder.encode, files)]
+        head = [
+            array_header(7),
+            *map(_encoder.encode, (self.paths, self._oids, path_lengths, self._lengths)),
+        ]
+        files = (self.paths, self._oids, path_lengths, array("q", self._lengths))
+        self._lengths = []
         named = self._named
         tables = [
             _table(_postings(self._terms)),

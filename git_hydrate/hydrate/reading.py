@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
+from sys import intern
 
 from ..pack.memo import BodyMemo
 from ..taskrefs import TaskRefs
@@ -148,7 +149,7 @@ def read_content(
         elif hit is None:
             unread.setdefault(oid, []).append(entry)
         else:
-            found.info[entry.path] = (oid, hit[0], hit[1], entry.size)
+            found.info[entry.path] = (oid, hit[0], intern(hit[1]), entry.size)  # (few classes)
             found.files_done += 1
 
     def take(oid: str, data: bytes) -> None:
