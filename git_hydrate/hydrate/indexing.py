@@ -130,7 +130,8 @@ class IndexBuilder:
         read from the file when ranking asks it (:func:`.index.keep_streamed`;
         ``None``: it could not be written). The builder is spent."""
         files, head, tables = self._parts()
-        return keep_streamed(repo, tree, files, head, tables, self.positions)
+        # (no positions: the files read are served all at once, without them)
+        return keep_streamed(repo, tree, files, head, tables)
 
     def _parts(self) -> tuple[_Files, list[bytes], list[Iterator[bytes]]]:
         """The files table, the head of the encoding, and each table's parts (its
