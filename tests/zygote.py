@@ -144,6 +144,38 @@ def _preload() -> None:
         pass
 
 
+#: Whether the MCP SDK was imported here (see :func:`_preload_sdk`).
+_SDK_LOADED: list[bool] = []
+#: What ``git hydrate mcp`` imports of the SDK (``git_hydrate/serve/server.py``).
+_SDK_MODULES = (
+    "anyio",
+    "anyio._backends._asyncio",
+    "mcp.server.lowlevel",
+    "mcp.server.stdio",
+    "mcp.shared.exceptions",
+    "mcp_types",
+)
+
+
+def _preload_sdk() -> None:
+    """The MCP SDK's modules, imported here at the first request naming ``mcp``
+    (~1.3 CPU-seconds, which every `git hydrate mcp` forked would spend again);
+    not at start-up, for a server that never forks an MCP server."""
+    if _SDK_LOADED:
+        return
+    _SDK_LOADED.append(True)
+    import gc
+    import importlib
+
+    try:
+        for name in _SDK_MODULES:
+            importlib.import_module(name)
+    except ImportError:
+        return  # the extra is not installed: the command says so itself
+
+    gc.freeze()
+
+
 def _serve(listener: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """Fork a process for each request; answer each client its pid, then its exit
     status. Returns only in a forked process: its request and descriptors."""
@@ -164,6 +196,8 @@ def _serve(listener: socket.socket) -> tuple[dict[str, Any], list[int]]:
             elif key.fileobj is listener:
                 conn, _ = listener.accept()
                 data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
+                if b'"mcp"' in data:  # perhaps `git hydrate mcp`: the SDK, once
+                    _preload_sdk()
                 pid = os.fork()
                 if pid == 0:
                     chooser.close()
