@@ -18,6 +18,7 @@ from git_hydrate.errors import Conflict
 from git_hydrate.store import Repository
 
 from .conftest import git
+from .wrapper import python_command
 
 PREFIX = b"refs/hydrate/tasks/"
 #: 26 letters: more spellings than any lookup one by one would try.
@@ -142,8 +143,6 @@ def test_concurrent_writers_of_ids_differing_by_case_take_turns(repo: Path) -> N
     check and the creation are one step under a lock of the case-folded id, so
     exactly one spelling of each id is created and the others are refused."""
     import subprocess
-    import sys
-    import time
 
     go = repo.parent / "go"
     script = (
@@ -151,6 +150,7 @@ def test_concurrent_writers_of_ids_differing_by_case_take_turns(repo: Path) -> N
         "from git_hydrate import Ledger, Conflict\n"
         "with Ledger(sys.argv[1]) as ledger:\n"
         "    ledger.list_tasks()\n"
+        "    print('ready', flush=True)\n"
         "    while not os.path.exists(sys.argv[3]):\n"
         "        time.sleep(0.001)\n"
         "    for n in range(20):\n"
@@ -160,10 +160,15 @@ def test_concurrent_writers_of_ids_differing_by_case_take_turns(repo: Path) -> N
         "            pass\n"
     )
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(repo), spelling, str(go)])
+        subprocess.Popen(
+            [*python_command(), "-c", script, str(repo), spelling, str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for spelling in ("Race", "RACE", "race", "rAce")
     ]
-    time.sleep(1.0)  # every writer started and waiting
+    for proc in procs:  # every writer started and waiting
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     go.touch()
     assert [proc.wait(timeout=120) for proc in procs] == [0, 0, 0, 0]
     with Ledger(repo) as ledger:

@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from git_hydrate.model import Task
 
 from .conftest import ROOT, fsck, git, hydrate
 from .test_sync import clone, daemon, remote  # noqa: F401  (fixtures)
+from .wrapper import python_command
 
 T0 = 1_800_000_000.0
 
@@ -497,7 +497,7 @@ def race(url: str, tmp_path: Path, tasks: int, workers: int = 8) -> None:
                 f"worker-{w}",
                 out,
                 subprocess.Popen(
-                    [sys.executable, "-c", _WORKER, str(path), url, f"worker-{w}", str(out)],
+                    [*python_command(), "-c", _WORKER, str(path), url, f"worker-{w}", str(out)],
                     env=env,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fsck, git, hydrate
+from tests.wrapper import python_command
 
 
 def test_seed_worked_example(repo: Path) -> None:
@@ -158,7 +159,6 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_concurrent_writers_lose_nothing(repo: Path) -> None:
     import subprocess
-    import sys
 
     from tests.conftest import ROOT
 
@@ -176,7 +176,7 @@ def test_concurrent_writers_lose_nothing(repo: Path) -> None:
 
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", script, str(w)], cwd=repo, env={**os.environ, **env}
+            [*python_command(), "-c", script, str(w)], cwd=repo, env={**os.environ, **env}
         )
         for w in range(6)
     ]

@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from git_hydrate import Conflict, Ledger, NotFound, ValidationError
 from git_hydrate.model import STATIONS, TRANSITIONS
 from tests.conftest import GIT_EMAIL, GIT_NAME, fsck, git, hydrate
+from tests.wrapper import python_command
 
 #: 2027-01-15T08:00:00Z: a fixed clock makes commits, and so the goldens, reproducible.
 T0 = 1_800_000_000
@@ -711,7 +711,7 @@ def _spawn(repo: Path, script: str, *args: str) -> subprocess.Popen[str]:
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-c", script, *args],
+        [*python_command(), "-c", script, *args],
         cwd=repo,
         env=env,
         stdout=subprocess.PIPE,

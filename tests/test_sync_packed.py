@@ -8,7 +8,6 @@ import http.server
 import json
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from git_hydrate.store.packed import create_packed
 
 from .conftest import from_template, fsck, git, hydrate
 from .test_sync import _seeded_remote, clone, make_task
+from .wrapper import python_command
 
 
 def _all_refs(repo: Path) -> str:
@@ -383,7 +383,7 @@ def test_concurrent_writers_lose_nothing(repo: Path, commit: bytes) -> None:
     other = git(repo, "commit-tree", "-m", "theirs", "HEAD^{tree}").strip()
     rounds = 12
     writer = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(repo), other, str(rounds)],
+        [*python_command(), "-c", _WRITER, str(repo), other, str(rounds)],
         stdout=subprocess.PIPE,
         text=True,
     )

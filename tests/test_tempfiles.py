@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from git_hydrate import Ledger
 
 from .conftest import ROOT, hydrate
+from .wrapper import python_command
 
 #: A writer of the prompt cache's kind killed mid-write: its first chunk is on
 #: disk, under the temporary name, when SIGKILL ends it.
@@ -30,7 +30,7 @@ with Ledger(".") as ledger:
 def _killed_write(repo: Path, path: Path) -> Path:
     before = set(path.parent.glob("*.tmp"))
     proc = subprocess.run(
-        [sys.executable, "-c", KILLED_WRITER, str(path)],
+        [*python_command(), "-c", KILLED_WRITER, str(path)],
         cwd=repo,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         check=False,

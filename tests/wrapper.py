@@ -19,7 +19,7 @@ from pathlib import Path
 from .conftest import ROOT, SESSION_ENV
 
 #: The server, its client's text and the client's path, once started.
-_SERVER: list[tuple[subprocess.Popen[bytes], str, str]] = []
+_SERVER: list[tuple[subprocess.Popen[bytes], str, str, str]] = []
 
 
 def hydrate_executable() -> str:
@@ -32,7 +32,14 @@ def hydrate_command() -> list[str]:
     return [_server()[2]]
 
 
-def _server() -> tuple[subprocess.Popen[bytes], str, str]:
+def python_command() -> list[str]:
+    """The argv of ``python`` for ``[*python_command(), "-c", CODE, *ARGS]``: a process
+    of its own that has imported git_hydrate already, forked by the server (not for
+    tests of what a new interpreter imports or does at start-up)."""
+    return [_server()[3]]
+
+
+def _server() -> tuple[subprocess.Popen[bytes], str, str, str]:
     if not _SERVER:
         where = tempfile.mkdtemp(prefix="hydrate-zygote-")
         if len(where) > 90:  # a Unix socket's path has room for ~107 bytes
@@ -55,10 +62,14 @@ def _server() -> tuple[subprocess.Popen[bytes], str, str]:
 
         text = client_script(sys.executable, socket_path, str(ROOT), env, ready["fs"])
         client = os.path.join(where, "git-hydrate")
-        with open(client, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(client, 0o755)
-        _SERVER.append((server, text, client))
+        python = os.path.join(where, "python")
+        for path, mode in ((client, "hydrate"), (python, "python")):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(
+                    client_script(sys.executable, socket_path, str(ROOT), env, ready["fs"], mode)
+                )
+            os.chmod(path, 0o755)
+        _SERVER.append((server, text, client, python))
         atexit.register(_stop, server, where)
     return _SERVER[0]
 

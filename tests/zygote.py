@@ -15,6 +15,9 @@ would (``runpy``, then the interpreter's own exit: atexit, threads joined,
 streams flushed, a traceback and status 1 on an uncaught exception). Where the
 client cannot be served (no server, a descriptor closed, a ``PYTHON*`` setting
 the server was not started with) it runs ``python -m git_hydrate`` itself.
+A second client (mode ``"python"``) runs ``python -c CODE ARGS`` so: the
+writers that concurrency tests start, each a process of its own, without
+importing git_hydrate again (~150 ms of CPU each).
 
 Not for tests of what a new interpreter does: what it imports, its start-up,
 its caches on disk (those start ``sys.executable`` themselves).
@@ -36,6 +39,7 @@ _CLIENT = r"""#!%(python)s -SI
 import json, os, signal, socket, sys
 
 SOCKET = %(socket)r
+MODE = %(mode)r  # "hydrate": python -m git_hydrate ARGS; "python": python -c CODE ARGS
 EXPECTED = %(expected)r  # the PYTHON* settings of the server, less PYTHONPATH
 FS = %(fs)r  # the server's file system encoding
 PATHS = %(paths)r  # what PYTHONPATH may name (the server imports from these)
@@ -44,7 +48,8 @@ PATHS = %(paths)r  # what PYTHONPATH may name (the server imports from these)
 def fallback():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (%(root)r, env.get("PYTHONPATH")) if p)
-    argv = [%(python)r, "-m", "git_hydrate", *sys.argv[1:]]
+    head = [%(python)r] if MODE == "python" else [%(python)r, "-m", "git_hydrate"]
+    argv = [*head, *sys.argv[1:]]
     os.execve(argv[0], argv, env)
 
 
@@ -64,7 +69,7 @@ def servable():
 
 
 def main():
-    if not servable():
+    if not servable() or (MODE == "python" and sys.argv[1:2] != ["-c"]):
         fallback()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -77,6 +82,7 @@ def main():
         [s.encoding, s.errors] for s in (sys.stdin, sys.stdout, sys.stderr)
     ]
     request = {
+        "mode": MODE,
         "argv": sys.argv[1:],
         "cwd": os.getcwd(),
         "env": dict(os.environ),
@@ -100,7 +106,10 @@ def main():
     answer = conn.recv(64)
     code = int(answer) if answer else 1
     if code < 0:  # killed by a signal: so is this process
-        signal.signal(-code, signal.SIG_DFL)
+        try:
+            signal.signal(-code, signal.SIG_DFL)
+        except OSError:
+            pass  # SIGKILL, SIGSTOP: their handling is the default already
         os.kill(os.getpid(), -code)
     sys.exit(code)
 
@@ -110,15 +119,24 @@ main()
 
 
 def client_script(
-    python: str, socket_path: str, root: str, env: dict[str, str], fs: list[str]
+    python: str,
+    socket_path: str,
+    root: str,
+    env: dict[str, str],
+    fs: list[str],
+    mode: str = "hydrate",
 ) -> str:
     """The client's text, for a server on ``socket_path`` started with ``env``
-    (``fs``: its file system encoding and errors, from its first line)."""
+    (``fs``: its file system encoding and errors, from its first line): run as
+    ``CLIENT ARGS``, it is ``python -m git_hydrate ARGS``; in the mode ``"python"``,
+    run as ``CLIENT -c CODE ARGS``, it is ``python -c CODE ARGS`` (anything else
+    its own new interpreter)."""
     expected = {k: v for k, v in env.items() if k.startswith("PYTHON") and k != "PYTHONPATH"}
     paths = [root, *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
     return _CLIENT % {
         "python": python,
         "socket": socket_path,
+        "mode": mode,
         "expected": expected,
         "paths": paths,
         "root": root,
@@ -229,6 +247,10 @@ def _reap(waiting: dict[int, socket.socket]) -> None:
             conn.close()
 
 
+#: The code of a ``python -c`` request, in the process forked for it.
+_CODE: list[str] = []
+
+
 def _become(request: dict[str, Any], fds: list[int]) -> None:
     """Take the client's descriptors, directory, environment and umask, and its
     streams' encodings and buffering (what a new interpreter would choose)."""
@@ -244,10 +266,15 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.update(request["env"])
     time.tzset()
     locale.setlocale(locale.LC_CTYPE, "")
-    sys.path[0] = request["cwd"]  # `python -m` puts the working directory first
+    if request.get("mode") == "python":  # python -c CODE ARGS
+        _CODE.append(request["argv"][1])
+        sys.path[0] = ""  # `python -c` puts the working directory first, so named
+        sys.argv = ["-c", *request["argv"][2:]]
+    else:
+        sys.path[0] = request["cwd"]  # `python -m` puts the working directory first
+        sys.argv = ["-m", *request["argv"]]
     for fd, (encoding, errors) in enumerate(request["streams"]):
         _stream(fd, encoding, errors)
-    sys.argv = ["-m", *request["argv"]]
 
 
 def _stream(fd: int, encoding: str, errors: str) -> None:
@@ -291,7 +318,7 @@ def main(socket_path: str) -> None:
 
 
 def _run() -> None:
-    """Run ``python -m git_hydrate`` in this forked process, and exit as the
+    """Run ``python -m git_hydrate`` (or ``-c CODE``) in this forked process, and exit as the
     interpreter would: the status of ``SystemExit`` (its message printed), else
     0, or the traceback and 1; non-daemon threads joined, atexit functions run,
     streams flushed. Then ``os._exit``: tearing down every module the server
@@ -301,10 +328,13 @@ def _run() -> None:
     import threading
     import types
 
-    sys.modules["__main__"] = types.ModuleType("__main__")  # as empty as a new one
+    main = sys.modules["__main__"] = types.ModuleType("__main__")  # as empty as a new one
     code = 0
     try:
-        runpy._run_module_as_main("git_hydrate")  # type: ignore[attr-defined]
+        if _CODE:  # python -c: the code run in __main__, as the interpreter runs it
+            exec(compile(_CODE[0], "<string>", "exec"), main.__dict__)
+        else:
+            runpy._run_module_as_main("git_hydrate")  # type: ignore[attr-defined]
     except SystemExit as exc:
         code = _exit_status(exc.code)
     except BaseException:
