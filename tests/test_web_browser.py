@@ -1,7 +1,7 @@
 """git hydrate web in a real browser: headless Chromium driven by Playwright.
 
 Skipped, with the reason, where Playwright or Debian's ``chromium`` is missing
-(``.ci/run`` installs both). One browser for the whole session; each test opens
+(``.ci/run`` installs both). One browser for the file's tests; each test opens
 a page. ``WEB_SCREENSHOTS=DIR`` saves the pages' screenshots there (the ones in
 docs/images/ were taken so).
 """
@@ -42,8 +42,11 @@ if shutil.which(CHROMIUM) is None:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium, for this file's tests. Not for the session: while Playwright's sync
+    API is open, asyncio counts a loop as running in this thread between its calls,
+    and a later test of another file on the same worker could not run one."""
     with playwright_api.sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield launched
