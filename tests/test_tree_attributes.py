@@ -1,10 +1,14 @@
-"""Kept attribute answers: a known tree runs no check-attr, and answers as git would."""
+"""Kept attribute answers: a known tree runs no check-attr, and answers as git would;
+the staged .gitattributes asked once while the index stays the same."""
 
 from __future__ import annotations
 
 import os
 import zlib
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from git_hydrate.hydrate import attributes
 from git_hydrate.hydrate.attributes import tree_attribute_rules
@@ -166,3 +170,39 @@ def test_answers_kept_are_bounded(repo: Path) -> None:
     assert len(left) == attributes.MAX_TREES
     assert trees[-1] in left
     assert trees[0] not in left
+
+
+def test_the_staged_attributes_are_asked_again_only_when_the_index_changed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One process asks git for the staged .gitattributes once while the index file
+    stays the same; a change staged (git writes a new index) is asked for again; an
+    index that GIT_INDEX_FILE names is asked for each time."""
+    _stock(repo)
+    asked: list[list[str]] = []
+
+    def counting(store: Repository) -> None:
+        run = store.git
+
+        def counted(args: list[str], **kw: Any) -> Any:
+            asked.append(args)
+            return run(args, **kw)
+
+        monkeypatch.setattr(store, "git", counted)
+
+    with Repository(repo) as store:
+        counting(store)
+        first = store.staged_attributes()
+        assert b".gitattributes" in first
+        assert store.staged_attributes() == first and len(asked) == 1
+        (repo / "sub").mkdir()
+        (repo / "sub" / ".gitattributes").write_text("*.txt binary\n")
+        git(repo, "add", "sub/.gitattributes")
+        second = store.staged_attributes()
+        assert b"sub/.gitattributes" in second and len(asked) == 2
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo / ".git" / "index"))
+    monkeypatch.chdir(repo)
+    with Repository() as store:  # (the caller's repository: git's environment holds)
+        counting(store)
+        assert store.staged_attributes() == store.staged_attributes() == second
+        assert len(asked) == 4

@@ -168,7 +168,8 @@ class _Columns:
         rows = list(map(norms.__getitem__, self.lengths))
         k1 = _K1 + 1
         # per word and file weight * f * k1 / (f + norm), as the formula reads (a word a
-        # file lacks adds an exact 0.0: the sum, exactly rounded, is the same)
+        # file lacks adds an exact 0.0: the sum, exactly rounded, is the same; so a word
+        # no file holds is left out)
         terms = [
             list(
                 map(
@@ -178,8 +179,11 @@ class _Columns:
                 )
             )
             for word, column in self.counts.items()
+            if any(column)
         ]
         scores = list(map(math.fsum, zip(*terms, strict=True)))
+        if not terms:
+            scores = [0.0] * len(self.paths)
         for row in compress(range(len(scores)), map(not_, self.held)):
             scores[row] *= _PATH_ONLY
         if aggregates:

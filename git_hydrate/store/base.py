@@ -151,6 +151,7 @@ class RepositoryBase:
         self._author: Identity | None = None
         self._shared: int | None = None
         self._settings: Settings | None = None
+        self._staged: tuple[tuple[int, int, int, int, int], bytes] | None = None
         found = discover(cwd, self._environ())
         #: Whether git's answers were read in-process (no variable redirects git).
         self.found_in_process = found is not None
@@ -421,12 +422,37 @@ class RepositoryBase:
 
     def staged_attributes(self) -> bytes:
         """The index entries of every ``.gitattributes`` (mode, blob id, path): what a
-        git without ``check-attr --source`` reads attributes from for a commit."""
+        git without ``check-attr --source`` reads attributes from for a commit. Asked
+        once while the index file stays the same file (git replaces it whole: another
+        inode, size or time), not again by the same process."""
+        state = self._index_state()
+        if state is not None and self._staged is not None and self._staged[0] == state:
+            return self._staged[1]
         proc = self.git(
             ["ls-files", "-s", "-z", "--", ":(glob)**/.gitattributes", ".gitattributes"],
             check=False,
         )
-        return proc.stdout if proc.returncode == 0 else b""
+        found = proc.stdout if proc.returncode == 0 else b""
+        if state is not None and proc.returncode == 0 and self._index_state() == state:
+            self._staged = (state, found)
+        return found
+
+    def _index_state(self) -> tuple[int, int, int, int, int] | None:
+        """The index file's device, inode, size and times (``None``: no index file,
+        or one ``GIT_INDEX_FILE`` names: not remembered)."""
+        if "GIT_INDEX_FILE" in self._environ():
+            return None
+        try:
+            status = os.stat(os.path.join(self.git_dir, "index"))
+        except OSError:
+            return None
+        return (
+            status.st_dev,
+            status.st_ino,
+            status.st_size,
+            status.st_mtime_ns,
+            status.st_ctime_ns,
+        )
 
     def _features_path(self) -> str:
         return os.path.join(self.common_dir, "hydrate", "git-features")
