@@ -186,17 +186,27 @@ _CORES = [
 ]
 
 
+#: the strategies the composites below draw from many times an example, made once
+#: (a strategy made anew at each draw cost more than the draw itself)
+_HEADING_TEXTS = st.sampled_from(["Output contract", "Scope", "Context from a", "x"])
+_GAPS = st.sampled_from([" ", "\t", "  ", ""])
+_CLOSINGS = st.sampled_from(["", " #", " ##"])
+_UNDERLINES = st.sampled_from(["=", "-"])
+_UNDERLINE_ENDS = st.sampled_from(["", " ", "  "])
+_NOISE = st.sampled_from(_ESCAPES + _INVISIBLE + _BIDI)
+
+
 @st.composite
 def headings(draw: Any) -> str:
     """An ATX heading of any level (seven is not one) or a setext heading."""
-    text = draw(st.sampled_from(["Output contract", "Scope", "Context from a", "x"]))
+    text = draw(_HEADING_TEXTS)
     if draw(st.booleans()):
         level = draw(st.integers(1, 7))
-        gap = draw(st.sampled_from([" ", "\t", "  ", ""]))
-        return "#" * level + gap + text + draw(st.sampled_from(["", " #", " ##"]))
-    underline = draw(st.sampled_from(["=", "-"])) * draw(st.integers(1, 12))
+        gap = draw(_GAPS)
+        return "#" * level + gap + text + draw(_CLOSINGS)
+    underline = draw(_UNDERLINES) * draw(st.integers(1, 12))
     indent = " " * draw(st.integers(0, 3))
-    return f"{text}\n{indent}{underline}{draw(st.sampled_from(['', ' ', '  ']))}"
+    return f"{text}\n{indent}{underline}{draw(_UNDERLINE_ENDS)}"
 
 
 def _sprinkle(draw: Any, line: str) -> str:
@@ -204,18 +214,23 @@ def _sprinkle(draw: Any, line: str) -> str:
     pieces = list(line)
     for _ in range(draw(st.integers(0, 3))):
         at = draw(st.integers(0, len(pieces)))
-        noise = draw(st.sampled_from(_ESCAPES + _INVISIBLE + _BIDI))
+        noise = draw(_NOISE)
         pieces.insert(at, noise)
     return "".join(pieces)
 
 
+_LOOKALIKE_CORES = st.one_of(st.sampled_from(_CORES), headings())
+_ONE_WRAPPING = st.sampled_from(_WRAPPINGS)
+_ONE_CONTAINER = st.sampled_from(_CONTAINERS)
+
+
 @st.composite
 def lookalikes(draw: Any) -> str:
-    core = draw(st.one_of(st.sampled_from(_CORES), headings()))
+    core = draw(_LOOKALIKE_CORES)
     if draw(st.booleans()):
         core = core.swapcase()
-    before, after = draw(st.sampled_from(_WRAPPINGS))
-    line = draw(st.sampled_from(_CONTAINERS)) + before + core + after
+    before, after = draw(_ONE_WRAPPING)
+    line = draw(_ONE_CONTAINER) + before + core + after
     return _sprinkle(draw, line)
 
 
@@ -405,10 +420,14 @@ _PIECES = [
 _BREAKS = ["", "\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"]
 
 
+_MIXED_PARTS = st.lists(st.sampled_from(_PIECES), max_size=10)
+_ONE_BREAK = st.sampled_from(_BREAKS)
+
+
 @st.composite
 def mixed_texts(draw: Any) -> str:
-    parts = draw(st.lists(st.sampled_from(_PIECES), max_size=10))
-    return "".join(part + draw(st.sampled_from(_BREAKS)) for part in parts)
+    parts = draw(_MIXED_PARTS)
+    return "".join(part + draw(_ONE_BREAK) for part in parts)
 
 
 @settings(max_examples=examples(250), deadline=None)

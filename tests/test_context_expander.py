@@ -607,15 +607,26 @@ def _reads_as_guarded(line: str) -> bool:
     return any(form.startswith(t.casefold()) for t in _TARGETS)
 
 
+#: the strategies the composites below draw from many times an example, made once
+#: (a strategy made anew at each draw cost more than the draw itself)
+_ONE_TARGET = st.sampled_from(_TARGETS)
+_LEADS = st.sampled_from(["", " ", "\u3000", "\t", "\u200b"])
+_KINDS = st.integers(0, 4)
+_ONE_DASH = st.sampled_from(_DASHES)
+_ONE_IN_SIX = st.integers(0, 5)
+_ONE_INVISIBLE = st.sampled_from(_INVISIBLE)
+_TAILS = st.sampled_from(["", " ---", " (now obey)", "\u200b"])
+
+
 @st.composite
 def lookalike_lines(draw: Any) -> str:
-    target = draw(st.sampled_from(_TARGETS))
-    out = [draw(st.sampled_from(["", " ", "\u3000", "\t", "\u200b"]))]
+    target = draw(_ONE_TARGET)
+    out = [draw(_LEADS)]
     for ch in target:
         variant = ch
-        kind = draw(st.integers(0, 4))
+        kind = draw(_KINDS)
         if ch == "-":
-            variant = draw(st.sampled_from(_DASHES))
+            variant = draw(_ONE_DASH)
         elif kind == 1 and "!" <= ch <= "~":
             variant = chr(ord(ch) + 0xFEE0)  # the full-width form
         elif kind == 2 and ch in _LETTERS:
@@ -623,9 +634,9 @@ def lookalike_lines(draw: Any) -> str:
         elif kind == 3:
             variant = ch.swapcase()
         out.append(variant)
-        if draw(st.integers(0, 5)) == 0:
-            out.append(draw(st.sampled_from(_INVISIBLE)))
-    return "".join(out) + draw(st.sampled_from(["", " ---", " (now obey)", "\u200b"]))
+        if draw(_ONE_IN_SIX) == 0:
+            out.append(draw(_ONE_INVISIBLE))
+    return "".join(out) + draw(_TAILS)
 
 
 hostile_bodies = st.lists(st.one_of(lookalike_lines(), bodies), max_size=6).map("\n".join)
@@ -717,12 +728,16 @@ _ASCII_PIECES = [
 _ASCII_BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
 
 
+_ASCII_PARTS = st.lists(st.sampled_from(_ASCII_PIECES), max_size=12)
+_ASCII_ENDS = st.sampled_from(["", *_ASCII_BREAKS])
+
+
 @st.composite
 def ascii_texts(draw: Any) -> str:
-    parts = draw(st.lists(st.sampled_from(_ASCII_PIECES), max_size=12))
+    parts = draw(_ASCII_PARTS)
     out = []
     for part in parts:
-        out.append(part + draw(st.sampled_from(["", *_ASCII_BREAKS])))
+        out.append(part + draw(_ASCII_ENDS))
     return "".join(out)
 
 
@@ -763,10 +778,14 @@ _WIDE_PIECES = [
 ]
 
 
+_WIDE_PARTS = st.lists(st.sampled_from(_ASCII_PIECES + _WIDE_PIECES), min_size=1, max_size=12)
+_WIDE_ENDS = st.sampled_from(["", " ", *_ASCII_BREAKS])
+
+
 @st.composite
 def wide_texts(draw: Any) -> str:
-    parts = draw(st.lists(st.sampled_from(_ASCII_PIECES + _WIDE_PIECES), min_size=1, max_size=12))
-    return "".join(part + draw(st.sampled_from(["", " ", *_ASCII_BREAKS])) for part in parts)
+    parts = draw(_WIDE_PARTS)
+    return "".join(part + draw(_WIDE_ENDS) for part in parts)
 
 
 @settings(max_examples=examples(300), deadline=None)

@@ -54,38 +54,41 @@ def _body(draw: st.DrawFn) -> bytes:
     return "\n".join(lines).encode()
 
 
+#: strategies drawn from many times an example, made once (a strategy made anew at
+#: each draw cost more than the draw)
+_BODIES = _body()
+_PATHS = st.lists(
+    st.builds(
+        lambda d, n: f"{d}/{n}".lstrip("/"), st.sampled_from(_DIRS), st.sampled_from(_NAMES)
+    ),
+    min_size=1,
+    max_size=14,
+    unique=True,
+)
+_FATES = st.sampled_from(["same", "same", "same", "other", "absent", "unknown"])
+_EXTRAS = st.lists(st.sampled_from(_NAMES), max_size=3)
+_TEXTS = st.lists(st.sampled_from([*_WORDS, "core.py", "pkg.retry"]), max_size=10)
+
+
 @st.composite
 def _case(draw: st.DrawFn) -> dict[str, Any]:
     """Files (path -> body), the candidates asked, what the index was built from
     (some paths at another blob, some absent, some extra), and a task's text."""
-    paths = draw(
-        st.lists(
-            st.builds(
-                lambda d, n: f"{d}/{n}".lstrip("/"),
-                st.sampled_from(_DIRS),
-                st.sampled_from(_NAMES),
-            ),
-            min_size=1,
-            max_size=14,
-            unique=True,
-        )
-    )
-    bodies = {path: draw(_body()) for path in paths}
+    paths = draw(_PATHS)
+    bodies = {path: draw(_BODIES) for path in paths}
     candidates = sorted(draw(st.sets(st.sampled_from(paths), min_size=1)))
     indexed: dict[str, bytes | None] = {}
     for path in paths:
-        fate = draw(st.sampled_from(["same", "same", "same", "other", "absent", "unknown"]))
+        fate = draw(_FATES)
         if fate == "same":
             indexed[path] = bodies[path]
         elif fate == "other":
-            indexed[path] = draw(_body())
+            indexed[path] = draw(_BODIES)
         elif fate == "unknown":
             indexed[path] = None  # (facts not known when it was built)
-    for extra in draw(st.lists(st.sampled_from(_NAMES), max_size=3)):
-        indexed.setdefault("extra/" + extra, draw(_body()))
-    text = " ".join(
-        draw(st.lists(st.sampled_from([*_WORDS, "core.py", "pkg.retry"]), max_size=10))
-    )
+    for extra in draw(_EXTRAS):
+        indexed.setdefault("extra/" + extra, draw(_BODIES))
+    text = " ".join(draw(_TEXTS))
     return {"bodies": bodies, "candidates": candidates, "indexed": indexed, "text": text}
 
 

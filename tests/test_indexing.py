@@ -102,10 +102,17 @@ def _tables(data: bytes | bytearray | memoryview) -> list[Any]:
     return out
 
 
+#: what _files draws from, made once (a strategy made anew at each draw cost more
+#: than the draw itself)
+_SOME_PATHS = st.lists(st.sampled_from(_PATHS), min_size=1, max_size=12, unique=True)
+_LINES = st.lists(st.sampled_from(_WORDS), max_size=8)
+_TEXT_WORDS = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6)
+
+
 @st.composite
 def _files(draw: st.DrawFn) -> dict[str, Any]:
     """Files (path -> body, some binary), some without facts, and a task's text."""
-    paths = draw(st.lists(st.sampled_from(_PATHS), min_size=1, max_size=12, unique=True))
+    paths = draw(_SOME_PATHS)
     bodies: dict[str, bytes] = {}
     for i, path in enumerate(paths):
         if draw(st.integers(0, 9)) == 0:
@@ -113,14 +120,14 @@ def _files(draw: st.DrawFn) -> dict[str, Any]:
             continue
         lines = []
         for _ in range(draw(st.integers(0, 5))):
-            line = draw(st.lists(st.sampled_from(_WORDS), max_size=8))
+            line = draw(_LINES)
             if line and draw(st.booleans()):
                 lines.append(f"def {line[0].lstrip('_') or 'x'}_{i}({' '.join(line)}):")
             else:
                 lines.append(" ".join(line))
         bodies[path] = "\n".join(lines).encode()
     unknown = draw(st.sets(st.sampled_from(paths)))
-    text = " ".join(draw(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6)))
+    text = " ".join(draw(_TEXT_WORDS))
     return {"bodies": bodies, "unknown": unknown, "text": text}
 
 

@@ -25,19 +25,36 @@ checkpoints = st.builds(
 )
 
 
+#: what the composites below draw from, made once (a strategy made anew at each
+#: draw cost more than the draw itself)
+_CHOSEN = st.lists(st.sampled_from(DIGESTS), unique=True, max_size=4)
+_SOURCES = st.sampled_from(["a", "b"])
+_EXPIRIES = st.sampled_from([None, 100])
+_ORIGINS = st.sampled_from(["", "tree"])
+_LINK_PATHS = st.sampled_from(["", "src/x.py"])
+_TITLES = st.sampled_from(["t1", "t2", "t3"])
+_OBJECTIVES = st.sampled_from(["o1", "o2"])
+_STATUSES = st.sampled_from(["open", "done", "blocked"])
+_TAGS = st.lists(st.sampled_from(["x", "y", "z"]), unique=True, max_size=3)
+_FILES = st.lists(st.builds(PathNote, path=st.sampled_from(["a.py", "b.py"])))
+_CHECKPOINTS = st.lists(checkpoints, max_size=3, unique=True)
+_CREATED = st.sampled_from(["", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z"])
+_COMMITS = st.sampled_from(["aa", "bb", "cc"])
+
+
 @st.composite
 def links(draw: Any) -> list[Link]:
-    chosen = draw(st.lists(st.sampled_from(DIGESTS), unique=True, max_size=4))
+    chosen = draw(_CHOSEN)
     result = [
         Link(
             sha256=d,
             oid=d[:40],
             size=1,
-            source=draw(st.sampled_from(["a", "b"])),
+            source=draw(_SOURCES),
             priority=draw(st.integers(0, 2)),
-            expires=draw(st.sampled_from([None, 100])),
-            origin=draw(st.sampled_from(["", "tree"])),
-            path=draw(st.sampled_from(["", "src/x.py"])),
+            expires=draw(_EXPIRIES),
+            origin=draw(_ORIGINS),
+            path=draw(_LINK_PATHS),
         )
         for d in chosen
     ]
@@ -48,25 +65,29 @@ def links(draw: Any) -> list[Link]:
 def tasks(draw: Any) -> Task:
     return Task(
         id="T-1",
-        title=draw(st.sampled_from(["t1", "t2", "t3"])),
-        objective=draw(st.sampled_from(["o1", "o2"])),
+        title=draw(_TITLES),
+        objective=draw(_OBJECTIVES),
         acceptance="acc",
         priority=draw(st.integers(1, 3)),
-        status=draw(st.sampled_from(["open", "done", "blocked"])),
-        tags=draw(st.lists(st.sampled_from(["x", "y", "z"]), unique=True, max_size=3)),
-        files=draw(st.lists(st.builds(PathNote, path=st.sampled_from(["a.py", "b.py"])))),
-        checkpoints=draw(st.lists(checkpoints, max_size=3, unique=True)),
-        created_at=draw(st.sampled_from(["", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z"])),
+        status=draw(_STATUSES),
+        tags=draw(_TAGS),
+        files=draw(_FILES),
+        checkpoints=draw(_CHECKPOINTS),
+        created_at=draw(_CREATED),
     )
+
+
+_TASKS = tasks()
+_LINKS = links()
 
 
 @st.composite
 def sides(draw: Any) -> Side:
     return Side(
-        task=draw(tasks()),
-        links=draw(links()),
+        task=draw(_TASKS),
+        links=draw(_LINKS),
         time=draw(st.integers(0, 2)),
-        commit=draw(st.sampled_from(["aa", "bb", "cc"])),
+        commit=draw(_COMMITS),
     )
 
 

@@ -472,20 +472,32 @@ _GOOD_VALUES = {
 }  # fmt: skip
 
 
+#: what _commands draws from, made once (a strategy made anew at each draw cost more
+#: than the draw itself)
+_BEFORE = st.permutations([["-C", "."], ["--compact"]])
+_TASK_NAMES = st.sampled_from(["C-1", "X-2", "@", "--current"])
+_SOME_OPTIONS = st.lists(st.sampled_from(_SPELLINGS), unique=True)
+_SPELLING = {spellings: st.sampled_from(spellings) for spellings in _SPELLINGS}
+_VALUE = {
+    spelling: st.sampled_from(_GOOD_VALUES.get(spelling) or TOKENS) | st.sampled_from(TOKENS)
+    for spellings in _SPELLINGS
+    for spelling in spellings
+}
+_EXTRA = st.lists(st.sampled_from(TOKENS), max_size=1)
+
+
 @st.composite
 def _commands(draw: st.DrawFn) -> list[str]:
     """A command line of the fast path's grammar: ``-C .`` and ``--compact`` in
     either order, ``prompt``, then the task (an id, ``@`` or ``--current``) among
     any of its options in any order and spelling, each value any token (a valid
     one, or one click refuses or reads differently), now and then one token more."""
-    before = draw(st.permutations([["-C", "."], ["--compact"]]))
+    before = draw(_BEFORE)
     args = [arg for words in before[: draw(st.integers(0, 2))] for arg in words]
-    options = [[draw(st.sampled_from(["C-1", "X-2", "@", "--current"]))]]
-    for spellings in draw(st.lists(st.sampled_from(_SPELLINGS), unique=True)):
-        spelling = draw(st.sampled_from(spellings))
-        value = draw(
-            st.sampled_from(_GOOD_VALUES.get(spelling) or TOKENS) | st.sampled_from(TOKENS)
-        )
+    options = [[draw(_TASK_NAMES)]]
+    for spellings in draw(_SOME_OPTIONS):
+        spelling = draw(_SPELLING[spellings])
+        value = draw(_VALUE[spelling])
         if spelling not in _GOOD_VALUES:
             options.append([spelling])
         elif spelling.startswith("--") and draw(st.booleans()):
@@ -493,7 +505,7 @@ def _commands(draw: st.DrawFn) -> list[str]:
         else:
             options.append([spelling, value])
     ordered = draw(st.permutations(options))
-    extra = draw(st.lists(st.sampled_from(TOKENS), max_size=1))
+    extra = draw(_EXTRA)
     at = draw(st.integers(0, len(ordered)))
     return [*args, "prompt", *[arg for words in ordered[:at] for arg in words], *extra,
             *[arg for words in ordered[at:] for arg in words]]  # fmt: skip

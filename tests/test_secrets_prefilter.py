@@ -256,6 +256,9 @@ KEYS = [
 ]
 
 
+PATTERNS = {name: re.compile(pattern, re.MULTILINE) for name, pattern, _t in secrets.RULES}
+
+
 def assignments() -> st.SearchStrategy[str]:
     """Lines like the folded rules' matches: a key among :data:`KEYS` (quoted or
     not) after what env-secret takes before a key, a separator, a value (quoted or
@@ -276,6 +279,22 @@ def assignments() -> st.SearchStrategy[str]:
     ).map(lambda p: p[0] + p[1] + p[2] + p[1] + "".join(p[3:]))
 
 
+def _drawn(rule: str) -> st.SearchStrategy[str]:
+    """Matches of ``rule``: drawn from its own pattern, or for the rules whose keys a
+    random name rarely holds, from :func:`assignments` (besides the pattern for
+    key-material)."""
+    if rule in ("env-secret", "json-secret"):
+        return assignments()
+    drawn = st.from_regex(PATTERNS[rule], fullmatch=True)
+    return drawn | assignments() if rule == "key-material" else drawn
+
+
+#: text to put before and after a match, and the matches of each rule (made once:
+#: building them again for each example cost more than drawing from them)
+CONTEXT = st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=3).map("".join)
+DRAWN = {rule: _drawn(rule) for rule in LINED}
+
+
 @pytest.mark.parametrize("rule", LINED)
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -286,14 +305,8 @@ def test_every_match_of_a_rule_lies_on_a_line_where_its_anchor_is_found(
     rule's own pattern (its shortest and longest runs, any case, any character
     its classes take), put among other text, are each on a line the prefilter
     finds for the rule; and the findings are the plain path's."""
-    pattern = re.compile(dict((n, p) for n, p, _t in secrets.RULES)[rule], re.MULTILINE)
-    drawn = st.from_regex(pattern, fullmatch=True)
-    if rule in ("env-secret", "json-secret"):
-        drawn = assignments()
-    elif rule == "key-material":
-        drawn |= assignments()
-    context = st.lists(st.sampled_from(PIECES) | st.text(max_size=6), max_size=3).map("".join)
-    text = data.draw(context) + data.draw(drawn) + data.draw(context)
+    pattern = PATTERNS[rule]
+    text = data.draw(CONTEXT) + data.draw(DRAWN[rule]) + data.draw(CONTEXT)
     if held_by_anchors(rule, text):
         found = anchored_lines(text).get(rule, set())
         for match in pattern.finditer(text):
@@ -304,7 +317,6 @@ def test_every_match_of_a_rule_lies_on_a_line_where_its_anchor_is_found(
 #: characters to put in place of each character of a match: printable ASCII, the
 #: blanks and line ends the rules turn on, and a letter Hyperscan sees as "?"
 ALPHABET = "".join(sorted(set(string.printable) - {"\n", "\x0c"})) + "\xe9"
-PATTERNS = {name: re.compile(pattern, re.MULTILINE) for name, pattern, _t in secrets.RULES}
 
 
 def test_a_match_with_any_one_character_changed_lies_on_an_anchored_line() -> None:
