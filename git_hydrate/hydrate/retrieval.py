@@ -272,6 +272,14 @@ class _Named(Mapping[str, list[str]]):
         self._positions: dict[str, int] | None = None
 
     def __getitem__(self, path: str) -> list[str]:
+        names = self.named(path)
+        if not names:
+            raise KeyError(path)
+        return names
+
+    def named(self, path: str) -> list[str]:
+        """``path``'s names (none: ``[]``, without an exception: most files asked
+        define none)."""
         i = self._where().get(path, -1)
         names: dict[str, None] = {}
         for found, first in self._first:
@@ -279,8 +287,6 @@ class _Named(Mapping[str, list[str]]):
             while at is not None and at < len(found) and found[at][0] == i:
                 names[found[at][1]] = None
                 at += 1
-        if not names:
-            raise KeyError(path)
         return list(names)
 
     def _where(self) -> dict[str, int]:
@@ -479,7 +485,7 @@ class _Defines(Mapping[str, list[str]]):
     def __init__(
         self,
         names: dict[str, list[str]],
-        served: Mapping[str, list[str]] | None = None,
+        served: _Named | None = None,
         scored: Mapping[str, float] | None = None,
     ) -> None:
         self._names = names
@@ -487,21 +493,33 @@ class _Defines(Mapping[str, list[str]]):
         self._sorted: dict[str, list[str]] = {}
 
     def __getitem__(self, path: str) -> list[str]:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def get(self, path: str, default: list[str] | None = None) -> list[str] | None:  # type: ignore[override]
+        """:meth:`__getitem__`'s answer, else ``default`` (without an exception: most
+        files asked define none)."""
         found = self._sorted.get(path)
         if found is not None:
             return found
         names = self._names.get(path)
         if names is None:
             if self._served is None or self._scored is None or path not in self._scored:
-                raise KeyError(path)
-            names = self._served[path]
+                return default
+            names = self._served.named(path)
+            if not names:
+                return default
         if len(names) > 1:
             names = sorted(names, key=_public_short_first)
         self._sorted[path] = names
         return names
 
     def __iter__(self) -> Iterator[str]:
-        served, scored = self._served or {}, self._scored or {}
+        served, scored = self._served, self._scored
+        if served is None or scored is None:
+            return iter(self._names)
         return chain(self._names, (path for path in served if path in scored))
 
     def __len__(self) -> int:
