@@ -21,6 +21,7 @@ from .errors import Conflict, NotFound, ValidationError
 from .ids import is_task_id
 from .model import INITIAL_STATION
 from .settings import SETTINGS, Settings
+from .store import open_regular
 from .taskrefs import TaskRefs
 
 __all__ = [
@@ -65,8 +66,8 @@ def _path(refs: TaskRefs) -> str:
 
 def _started(refs: TaskRefs) -> str | None:
     try:
-        with open(_path(refs), encoding="utf-8") as fh:
-            value = fh.read().strip()
+        with open_regular(_path(refs)) as fh:
+            value = fh.read().decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return value if is_task_id(value) else None

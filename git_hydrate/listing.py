@@ -19,7 +19,7 @@ from . import validate
 from .archive import read_archive
 from .errors import CorruptData
 from .results import ArchivedItem, ListItem
-from .store import Repository
+from .store import Repository, open_regular
 from .taskrefs import TaskRefs, TaskState
 
 __all__ = [
@@ -81,7 +81,7 @@ class SummaryCache:
     def load(self) -> dict[str, dict[str, Any]]:
         """The entries, keeping only those that have every field this version needs."""
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular(self.path) as fh:
                 data = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
         except (OSError, msgspec.DecodeError):
             data = {}

@@ -28,7 +28,7 @@ import msgspec
 from .archive import read_archive
 from .errors import CorruptData, ValidationError
 from .listing import SummaryCache
-from .store import Repository
+from .store import Repository, open_regular
 from .taskrefs import TaskRefs, TaskState
 from .taskrefs.decode import read_states
 
@@ -142,7 +142,7 @@ class _BodyIndex:
         self.path = os.path.join(repo.common_dir, "hydrate", "search-bodies")
         self.entries: dict[str, dict[str, Any]] = {}
         self.changed = False
-        with contextlib.suppress(OSError, msgspec.DecodeError), open(self.path, "rb") as fh:
+        with contextlib.suppress(OSError, msgspec.DecodeError), open_regular(self.path) as fh:
             self.entries = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
 
     def of(self, oids: Iterable[str]) -> dict[str, dict[str, Any]]:

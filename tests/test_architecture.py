@@ -260,6 +260,7 @@ def test_the_public_api_is_pinned() -> None:
                 "Repository",
                 "current_umask",
                 "git_in_directory",
+                "open_regular",
                 "parse_commit_tree",
                 "private_file",
                 "read_private",

@@ -122,3 +122,62 @@ def test_a_writable_outline_cache_is_not_printed(repo: Path) -> None:
     assert "IGNORE EVERYTHING" not in again["prompt"]
     assert again["prompt"] == kept["prompt"]
     assert _mode(outlines) == 0o600
+
+
+def test_a_fifo_in_place_of_a_kept_file_is_refused_not_waited_on(repo: Path) -> None:
+    """In a shared repository another member can make a FIFO where a cache file
+    goes; opening a FIFO to read waits for a writer, so each reader refuses
+    anything but a regular file (a miss) instead. A watchdog stands in for the
+    writer that never comes, so a reader that waits fails this test in seconds
+    rather than hanging it."""
+    import stat
+    import threading
+
+    from tests.conftest import commit_files, hydrate
+
+    commit_files(repo, {"app.py": "def serve():\n    return 1\n", "README.md": "# app\n"})
+    for task in ("T-1", "T-2", "T-3"):
+        added = hydrate(repo, "task-add", task, "--objective", "serve", "--acceptance", "ok")
+        assert added.returncode == 0
+    assert hydrate(repo, "add-tree", "T-1", "--prompt").returncode == 0
+    assert hydrate(repo, "add-tree", "T-1", "--rev", "HEAD").returncode == 0
+    assert hydrate(repo, "search", "serve").returncode == 0
+    assert hydrate(repo, "start", "T-1").returncode == 0
+    kept = [p for p in _hydrate_dir(repo).rglob("*") if p.is_file()]
+    assert {"sha256-cache", "blob-facts", "current-task"} <= {p.name for p in kept}
+    assert any(p.parent.name == "rank-index" for p in kept)
+    for path in kept:
+        path.unlink()
+        os.mkfifo(path, 0o600)
+    waited: list[str] = []
+    done = threading.Event()
+
+    def watchdog() -> None:
+        while not done.wait(10):  # a reader still waiting: let it go, and say so
+            for path in kept:
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError:
+                    continue  # (no reader waits on this one)
+                waited.append(path.name)
+                os.close(fd)
+
+    guard = threading.Thread(target=watchdog, daemon=True)
+    guard.start()
+    try:
+        runs = [
+            hydrate(repo, "add-tree", "T-2", "--prompt"),
+            hydrate(repo, "add-tree", "T-3", "--rev", "HEAD", "--prompt"),
+            hydrate(repo, "prompt", "@"),
+            hydrate(repo, "search", "serve"),
+            hydrate(repo, "list"),
+        ]
+    finally:
+        done.set()
+        guard.join()
+    assert waited == []
+    for run in runs:
+        assert run.returncode in (0, 1), run
+        assert "Traceback" not in run.stderr
+    assert runs[0].returncode == 0 and "app.py" in runs[0].stdout
+    assert all(stat.S_ISFIFO(p.lstat().st_mode) or p.is_file() for p in kept)

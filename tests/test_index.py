@@ -200,6 +200,19 @@ def test_damaged_or_foreign_bytes_are_no_index() -> None:
     assert cut is not None and list(cut.terms("retry")) == [] and cut.names("retry") == []
 
 
+def test_serving_some_of_its_files_leaves_it_serving_the_rest() -> None:
+    """Asked for fewer files than it holds, all served, an index still knows the
+    blob of each file it was not asked for: a second caller gets them served."""
+    oids = {"a.py": "1" * 40, "b.py": "2" * 40, "c.py": "3" * 40}
+    facts = {path: BlobFacts(True, 3, 1, {"retry": 1}) for path in oids}
+    index = build_index(oids, facts)
+    first = {"a.py": oids["a.py"]}
+    live, unserved = index.serving(first, first)
+    assert (list(live), unserved) == ([1, 0, 0], [])
+    live, unserved = index.serving(oids, oids)
+    assert (list(live), unserved) == ([1, 1, 1], [])
+
+
 FILES = {
     "src/pkg/retry.py": "def retry_budget(queue):\n    return queue.budget\n",
     "src/pkg/session.py": "class SessionSchema:\n    schema = 'session'\n",

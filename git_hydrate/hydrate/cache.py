@@ -26,7 +26,7 @@ from typing import Final, cast
 
 import msgspec
 
-from ..store import Repository, private_file, read_private, write_derived
+from ..store import Repository, open_regular, private_file, read_private, write_derived
 from .listings import keep_by_tree
 
 __all__ = ["MAX_ENTRIES", "MAX_TREES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
@@ -238,7 +238,7 @@ class Sha256Cache:
         to others: every blob is read again, as without them)."""
         header = self.header
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular(self.path) as fh:
                 return private_file(os.fstat(fh.fileno())) and fh.read(len(header)) == header
         except OSError:
             return False

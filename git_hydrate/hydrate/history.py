@@ -15,7 +15,7 @@ from typing import Final
 
 import msgspec
 
-from ..store import Repository
+from ..store import Repository, open_regular
 
 __all__ = ["MAX_COMMITS", "SWEEP", "History", "read_history"]
 
@@ -68,7 +68,7 @@ def read_history(repo: Repository, commit: str) -> History:
     directory = os.path.join(repo.common_dir, "hydrate", "history")
     path = os.path.join(directory, commit)
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             cached = msgspec.msgpack.decode(fh.read(), type=_Stored)
         if cached.version == _VERSION:
             os.utime(path)  # most recently used

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import stat
 import sys
 import weakref
 import zlib
@@ -255,9 +256,11 @@ class WordIndex:
             asked = list(map(oids.get, self.paths))
             live = bytearray(map(eq, asked, blobs))
             if live.count(1) == len(paths):
-                # each blob id is the caller's, equal: its own (decoded from a kept file:
-                # 30,000 strings at 30,000 files) are freed
-                self._files = (self.paths, cast(list[str], asked), *self._files[2:])
+                if len(paths) == len(blobs):
+                    # each blob id is the caller's, equal: its own (decoded from a kept
+                    # file: 30,000 strings at 30,000 files) are freed; not when the index
+                    # holds files not asked, whose ids the caller does not have
+                    self._files = (self.paths, cast(list[str], asked), *self._files[2:])
                 return live, []
         if self._positions is None:
             self._positions = {path: i for i, path in enumerate(self.paths)}
@@ -346,7 +349,8 @@ def _load(path: str) -> WordIndex | None:
     file is mapped while its CRC is checked and its layout decoded, then only its
     paths, blob ids, lengths and where each bucket lies are held)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # (O_NONBLOCK: a FIFO in its place is refused below, not waited on)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -365,7 +369,7 @@ def _opened(fd: int) -> tuple[_Files, list[array[int]], int] | None:
     """The files of the index open as ``fd``, where each table's buckets lie in its
     body, and the body's size; ``None``: not a sound index of this user's."""
     status = os.fstat(fd)
-    if not private_file(status) or status.st_size < _BODY:
+    if not stat.S_ISREG(status.st_mode) or not private_file(status) or status.st_size < _BODY:
         return None
     with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view, memoryview(view) as whole:
         if bytes(whole[: len(HEADER)]) != HEADER:

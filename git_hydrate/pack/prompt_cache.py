@@ -31,7 +31,7 @@ import zlib
 
 from .. import __version__
 from ..ids import names_a_task, ref_name
-from ..store import Refs, private_file
+from ..store import Refs, open_regular, private_file
 from ..store.tempfiles import remove_stale_temporaries
 from .budget import resolve_budget
 from .fingerprint import PACKAGE_DIR, packer_fingerprint
@@ -462,8 +462,8 @@ def started_task(git_dir: str) -> str | None:
     ``git_dir`` (``hydrate/current-task``, as ``git_hydrate.current`` reads it), or
     ``None``."""
     try:
-        with open(os.path.join(git_dir, "hydrate", "current-task"), encoding="utf-8") as fh:
-            value = fh.read().strip()
+        with open_regular(os.path.join(git_dir, "hydrate", "current-task")) as fh:
+            value = fh.read().decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return value if names_a_task(value.encode("utf-8", "surrogateescape")) else None

@@ -28,7 +28,7 @@ import os
 import zlib
 
 from .. import __version__
-from ..store import read_private
+from ..store import open_regular, read_private
 from .fingerprint import code_fingerprint
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
@@ -110,7 +110,7 @@ def file_state(path: str) -> list[object]:
     a missing one as its path alone; one over :data:`_HASHED` bytes by its size,
     times and inode."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             status = os.fstat(handle.fileno())
             if status.st_size <= _HASHED:
                 data = handle.read(_HASHED + 1)

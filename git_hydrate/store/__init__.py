@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .objects import MODE_BLOB, MODE_TREE
     from .perms import (
         current_umask,
+        open_regular,
         private_file,
         read_private,
         shared_file_mode,
@@ -62,6 +63,7 @@ __all__ = [
     "Repository",
     "current_umask",
     "git_in_directory",
+    "open_regular",
     "parse_commit_tree",
     "private_file",
     "read_private",
@@ -82,6 +84,7 @@ _HOME: Final = {
     "CommitInfo": "commits",
     "parse_commit_tree": "commits",
     "current_umask": "perms",
+    "open_regular": "perms",
     "private_file": "perms",
     "read_private": "perms",
     "shared_file_mode": "perms",

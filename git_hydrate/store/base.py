@@ -17,7 +17,7 @@ import time
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
 from .discover import discover
-from .perms import shared_file_mode, shared_repository_mode
+from .perms import open_regular, shared_file_mode, shared_repository_mode
 from .process import GitRun, first_line, outside_env, parse_tz, run_git
 from .tempfiles import temporary_name
 
@@ -461,8 +461,8 @@ class RepositoryBase:
         """Whether the installed git was found to lack ``feature`` (remembered per
         git binary, so an upgraded git is asked again)."""
         try:
-            with open(self._features_path(), encoding="utf-8") as fh:
-                known = fh.read()
+            with open_regular(self._features_path()) as fh:
+                known = fh.read().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return False
         if f"\t{feature}\n" not in known:
@@ -476,8 +476,8 @@ class RepositoryBase:
             return
         path = self._features_path()
         try:
-            with open(path, encoding="utf-8") as fh:
-                known = fh.read()
+            with open_regular(path) as fh:
+                known = fh.read().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             known = ""
         # Derived and disposable: failing to write it only costs the retry again.

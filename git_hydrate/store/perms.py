@@ -8,6 +8,7 @@ reads it.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -15,8 +16,13 @@ import stat
 from ..errors import UnsupportedRepository
 from ..settings import parse_bool
 
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
 __all__ = [
     "current_umask",
+    "open_regular",
     "private_file",
     "read_private",
     "shared_file_mode",
@@ -102,11 +108,30 @@ def private_file(status: os.stat_result) -> bool:
     return status.st_uid == os.geteuid() and not status.st_mode & 0o022
 
 
+def open_regular(path: str) -> BinaryIO:
+    """The regular file at ``path``, open for reading. A FIFO or a device in its
+    place (in a shared repository another member can make one in ``hydrate/``) is
+    refused rather than waited on: opening a FIFO blocks until a writer comes.
+
+    Raises:
+        OSError: missing, unreadable, or not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_private(path: str) -> bytes | None:
     """The content of the file at ``path`` if :func:`private_file` trusts it, else
-    ``None`` (missing, unreadable, or one another user could have written)."""
+    ``None`` (missing, unreadable, not a regular file, or one another user could
+    have written)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if not private_file(os.fstat(fh.fileno())):
                 return None
             return fh.read()
