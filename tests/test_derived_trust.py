@@ -181,3 +181,26 @@ def test_a_fifo_in_place_of_a_kept_file_is_refused_not_waited_on(repo: Path) -> 
         assert "Traceback" not in run.stderr
     assert runs[0].returncode == 0 and "app.py" in runs[0].stdout
     assert all(stat.S_ISFIFO(p.lstat().st_mode) or p.is_file() for p in kept)
+
+
+def test_a_fifo_in_place_of_an_agent_state_or_an_artefact_is_not_waited_on(
+    repo: Path,
+) -> None:
+    """The agent bridges' state and the pre-push hook's artefacts live in
+    ``hydrate/`` too: a FIFO there is no state (nothing installed) and no equal
+    artefact (replaced), never a reader waiting for a writer."""
+    from git_hydrate.hooks.prepush import write_atomic
+    from tests.conftest import commit_files, hydrate
+
+    commit_files(repo, {"app.py": "x = 1\n"})
+    assert hydrate(repo, "agent", "install", "codex").returncode == 0
+    state = _hydrate_dir(repo) / "agents" / "codex.json"
+    state.unlink()
+    os.mkfifo(state, 0o600)
+    artefact = _hydrate_dir(repo) / "artefacts" / "T-1" / "T-1.prompt.md"
+    artefact.parent.mkdir(parents=True)
+    os.mkfifo(artefact, 0o600)
+    status = hydrate(repo, "agent", "status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr
+    assert write_atomic(artefact, b"prompt\n") is True
+    assert artefact.read_bytes() == b"prompt\n"

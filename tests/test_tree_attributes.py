@@ -206,3 +206,38 @@ def test_the_staged_attributes_are_asked_again_only_when_the_index_changed(
         counting(store)
         assert store.staged_attributes() == store.staged_attributes() == second
         assert len(asked) == 4
+
+
+def test_a_restaged_index_that_looks_the_same_on_disk_is_asked_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index replaced by one of the same size whose inode and times read as the
+    old one's (a file system can hand a freed inode back, and tick in whole
+    seconds) is still known by its checksum: the staged .gitattributes are asked
+    again, not the first answer given."""
+    _stock(repo)
+    (repo / ".gitattributes").write_text("*.a binary\n")
+    git(repo, "add", ".gitattributes")
+    index = repo / ".git" / "index"
+    real_fstat, real_stat = os.fstat, os.stat
+    with Repository(repo) as store:
+        first = store.staged_attributes()
+        old = real_fstat(os.open(index, os.O_RDONLY))
+
+        def forged(fd: int) -> os.stat_result:
+            found = real_fstat(fd)
+            if os.readlink(f"/proc/self/fd/{fd}") == str(index):
+                return old  # the old file's inode, size and times
+            return found
+
+        def forged_stat(path: Any, *args: Any, **kw: Any) -> os.stat_result:
+            return old if str(path) == str(index) else real_stat(path, *args, **kw)
+
+        (repo / ".gitattributes").write_text("*.b binary\n")  # (the same size)
+        git(repo, "add", ".gitattributes")
+        assert index.stat().st_size == old.st_size
+        monkeypatch.setattr(os, "fstat", forged)
+        monkeypatch.setattr(os, "stat", forged_stat)
+        second = store.staged_attributes()
+    staged = git(repo, "ls-files", "-s", "-z", "--", ".gitattributes").encode()
+    assert second != first and second.split(b"\0")[0] == staged.split(b"\0")[0]

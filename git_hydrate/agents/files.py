@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 from ..ledger import Ledger
-from ..store import current_umask
+from ..store import current_umask, open_regular
 from .formats import BEGIN, END, block_span, with_block, without_block
 
 __all__ = [
@@ -62,7 +62,8 @@ def state_path(ledger: Ledger, agent: str) -> Path:
 def load_state(ledger: Ledger, agent: str) -> dict[str, Any]:
     """What the bridge of ``agent`` wrote (empty when it is not installed)."""
     try:
-        data = json.loads(state_path(ledger, agent).read_text(encoding="utf-8"))
+        with open_regular(str(state_path(ledger, agent))) as fh:
+            data = json.loads(fh.read().decode("utf-8"))
     except (OSError, ValueError):
         data = None
     if not isinstance(data, dict):

@@ -37,7 +37,7 @@ from ..codec import format_output
 from ..current import DEFAULT_TASK_PATTERN, compile_task_pattern
 from ..errors import HydrateError, ValidationError
 from ..ledger import Ledger
-from ..store import Repository, current_umask
+from ..store import Repository, current_umask, open_regular
 from ..taskrefs import iso_utc
 
 __all__ = [
@@ -314,8 +314,9 @@ def write_atomic(path: Path, data: bytes, repo: Repository | None = None) -> boo
     With ``repo``, the file gets the permissions ``core.sharedRepository`` asks for.
     """
     try:
-        if path.read_bytes() == data:
-            return False
+        with open_regular(str(path)) as fh:  # (a FIFO put there is no equal: replaced)
+            if fh.read() == data:
+                return False
     except OSError:
         pass
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

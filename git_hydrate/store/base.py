@@ -151,7 +151,7 @@ class RepositoryBase:
         self._author: Identity | None = None
         self._shared: int | None = None
         self._settings: Settings | None = None
-        self._staged: tuple[tuple[int, int, int, int, int], bytes] | None = None
+        self._staged: tuple[tuple[int, int, int, int, int, bytes], bytes] | None = None
         found = discover(cwd, self._environ())
         #: Whether git's answers were read in-process (no variable redirects git).
         self.found_in_process = found is not None
@@ -423,8 +423,8 @@ class RepositoryBase:
     def staged_attributes(self) -> bytes:
         """The index entries of every ``.gitattributes`` (mode, blob id, path): what a
         git without ``check-attr --source`` reads attributes from for a commit. Asked
-        once while the index file stays the same file (git replaces it whole: another
-        inode, size or time), not again by the same process."""
+        once while the index file stays the same (its checksum, inode, size and
+        times), not again by the same process."""
         state = self._index_state()
         if state is not None and self._staged is not None and self._staged[0] == state:
             return self._staged[1]
@@ -437,14 +437,28 @@ class RepositoryBase:
             self._staged = (state, found)
         return found
 
-    def _index_state(self) -> tuple[int, int, int, int, int] | None:
-        """The index file's device, inode, size and times (``None``: no index file,
-        or one ``GIT_INDEX_FILE`` names: not remembered)."""
+    def _index_state(self) -> tuple[int, int, int, int, int, bytes] | None:
+        """The index file's device, inode, size and times, and its checksum (the
+        last bytes git writes: a hash of all before them). ``None``: no index file,
+        one ``GIT_INDEX_FILE`` names, or one without a checksum (``index.skipHash``):
+        not remembered. The times alone are not enough: a file system can give a
+        replaced index its inode back, and ticks in whole seconds."""
         if "GIT_INDEX_FILE" in self._environ():
             return None
         try:
-            status = os.stat(os.path.join(self.git_dir, "index"))
+            fd = os.open(
+                os.path.join(self.git_dir, "index"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+            )
         except OSError:
+            return None
+        try:
+            status = os.fstat(fd)
+            tail = os.pread(fd, 32, max(status.st_size - 32, 0))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(tail) < 32 or not tail[-20:].strip(b"\0"):
             return None
         return (
             status.st_dev,
@@ -452,6 +466,7 @@ class RepositoryBase:
             status.st_size,
             status.st_mtime_ns,
             status.st_ctime_ns,
+            tail,
         )
 
     def _features_path(self) -> str:
