@@ -347,6 +347,27 @@ def hydrate_process(
     return Result(proc)
 
 
+def cat_file_batch(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
+    """What a fresh ``git cat-file --batch`` answers for ``specs`` (one line each; a
+    spec holding a line break is asked as an empty line): the oracle of the store's
+    object readers."""
+    lines = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=path, input=lines, capture_output=True, check=True
+    ).stdout
+    answers: list[tuple[bytes, bytes] | None] = []
+    for _spec in specs:
+        header, _, out = out.partition(b"\n")
+        fields = header.split()
+        if fields[-1] in (b"missing", b"ambiguous"):
+            answers.append(None)
+            continue
+        size = int(fields[2])
+        answers.append((fields[1], out[:size]))
+        out = out[size + 1 :]
+    return answers
+
+
 def fsck(path: Path | str) -> None:
     """`git fsck --strict` must be clean."""
     proc = subprocess.run(

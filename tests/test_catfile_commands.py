@@ -4,32 +4,12 @@ without them (before 2.36) is met with ``--batch``: the same answers either way.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from git_hydrate.store import Repository
-from tests.conftest import git
-
-
-def _batch(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
-    """What a fresh ``git cat-file --batch`` answers for ``specs`` (one line each)."""
-    lines = b"".join((b"" if b"\n" in spec else spec) + b"\n" for spec in specs)
-    out = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=path, input=lines, capture_output=True, check=True
-    ).stdout
-    answers: list[tuple[bytes, bytes] | None] = []
-    for _spec in specs:
-        header, _, out = out.partition(b"\n")
-        fields = header.split()
-        if fields[-1] in (b"missing", b"ambiguous"):
-            answers.append(None)
-            continue
-        size = int(fields[2])
-        answers.append((fields[1], out[:size]))
-        out = out[size + 1 :]
-    return answers
+from tests.conftest import cat_file_batch, git
 
 
 def _packed_history(repo: Path) -> tuple[bytes, bytes, list[bytes]]:
@@ -79,7 +59,7 @@ def test_commands_answer_as_batch_does(repo: Path) -> None:
     """Ids, paths, a path with a space, a spec with a line break, an empty one, a
     missing object, in one read, a prefetch, a digest and a resolve."""
     tip, blob, specs = _packed_history(repo)
-    expected = _batch(repo, specs)
+    expected = cat_file_batch(repo, specs)
     with Repository(repo) as store:
         assert store.read_many(specs) == expected
         assert store.prefetch(specs).collect() == expected
@@ -88,12 +68,12 @@ def test_commands_answer_as_batch_does(repo: Path) -> None:
         assert store.read_many(specs[:3]) == expected[:3]
 
 
-def test_a_git_without_commands_is_asked_with_batch(repo: Path, old_git: Path) -> None:
+def test_a_git_without_commands_is_asked_withcat_file_batch(repo: Path, old_git: Path) -> None:
     """The requests already sent are asked again of ``--batch``, whichever read came
     first (a read, a prefetch, a digest); the lack is remembered, so the next
     reader starts with ``--batch`` at once."""
     tip, blob, specs = _packed_history(repo)
-    expected = _batch(repo, specs)
+    expected = cat_file_batch(repo, specs)
     with Repository(repo) as store:
         assert store.read_many(specs) == expected
         assert store.read_many(specs[::-1]) == expected[::-1]
@@ -118,7 +98,7 @@ def test_a_path_remembered_as_its_entry_is_answered_as_git_would(repo: Path) -> 
     """``remember_as`` answers ``tip:path`` with the kept entry it names, and only
     while remembering, only for an object kept; anything else is git's answer."""
     tip, blob, specs = _packed_history(repo)
-    expected = _batch(repo, specs[:3])
+    expected = cat_file_batch(repo, specs[:3])
     with Repository(repo) as store:
         store.remember_as([(tip + b":a/b.txt", blob)])  # (not remembering: nothing kept)
         with store.remembering():

@@ -18,7 +18,7 @@ import pytest
 from git_hydrate import Conflict, GitFailed
 from git_hydrate.errors import EXIT_BUG, CorruptData
 from git_hydrate.store import MODE_BLOB, MODE_TREE, RefRace, Repository
-from tests.conftest import fsck, git, hydrate
+from tests.conftest import cat_file_batch, fsck, git, hydrate
 
 REF = b"refs/hydrate/tasks/S-1"
 
@@ -405,28 +405,6 @@ def test_read_trees_parses_each_tree_once_and_names_what_is_none(store: Reposito
         assert store._cat_file is None
 
 
-def _cat_file(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] | None]:
-    """What a fresh ``git cat-file --batch`` answers for ``specs``."""
-    out = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=path,
-        input=b"".join(spec + b"\n" for spec in specs),
-        capture_output=True,
-        check=True,
-    ).stdout
-    answers: list[tuple[bytes, bytes] | None] = []
-    for _spec in specs:
-        header, _, out = out.partition(b"\n")
-        fields = header.split()
-        if fields[-1] == b"missing":
-            answers.append(None)
-            continue
-        size = int(fields[2])
-        answers.append((fields[1], out[:size]))
-        out = out[size + 1 :]
-    return answers
-
-
 def test_reads_answer_as_cat_file_from_loose_files_packs_and_replace_refs(
     store: Repository, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -441,7 +419,7 @@ def test_reads_answer_as_cat_file_from_loose_files_packs_and_replace_refs(
     specs = [tip, tip + b":a/b.txt", tip + b":a/c", tip + b":top.txt", tip + b":nothing"]
     specs += [tip + b":a/nothing", first + b":a/b.txt", tip + b":top.txt/x", tip + b":a//b.txt"]
     specs += [tree, b"0" * len(tip), tip + b":a/c/d.txt"]
-    expected = _cat_file(path, specs[:7])
+    expected = cat_file_batch(path, specs[:7])
     trace = tmp_path / "trace"
     monkeypatch.setenv("GIT_TRACE", str(trace))
     with Repository(path) as fresh:
@@ -450,13 +428,16 @@ def test_reads_answer_as_cat_file_from_loose_files_packs_and_replace_refs(
     assert not trace.exists() or "cat-file" not in trace.read_text()
     monkeypatch.delenv("GIT_TRACE")
     with Repository(path) as fresh:  # the odd paths and a missing object: git says
-        assert fresh.read_many(specs) == _cat_file(path, specs)
+        assert fresh.read_many(specs) == cat_file_batch(path, specs)
     git(path, "repack", "-adq")
     git(path, "prune-packed")
     with Repository(path) as fresh:
-        assert fresh.read_many(specs) == _cat_file(path, specs)
+        assert fresh.read_many(specs) == cat_file_batch(path, specs)
     other = _commit(store, b"replacement\n")
     git(path, "replace", tip.decode(), other.decode())
     with Repository(path) as fresh:
         replaced = fresh.read_many(specs[:4])
-    assert replaced == _cat_file(path, specs[:4]) and replaced[1] == (b"blob", b"replacement\n")
+    assert replaced == cat_file_batch(path, specs[:4]) and replaced[1] == (
+        b"blob",
+        b"replacement\n",
+    )
