@@ -185,6 +185,11 @@ def neutralise(value: str, rule: Rule, *, secrets: bool = True) -> tuple[str, st
                     lines[hit.line - 1] = f"[withheld: looks like a {hit.rule}]"
             value = "\n".join(lines)
             reasons.append("looked like a credential")
+    if not _encodable(value):
+        # a lone surrogate (no UTF-8 for it): escaped in line and block text alike,
+        # for the reason a local write of it is refused (:func:`problem`)
+        value = "".join(_escape(ch) if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+        reasons.append("not valid Unicode text")
     if _bad_character(value, rule):
         if rule.block:
             value = value.translate(_BLOCK_ESCAPES)
@@ -195,6 +200,14 @@ def neutralise(value: str, rule: Rule, *, secrets: bool = True) -> tuple[str, st
         value = value[: rule.limit - 3] + "..."
         reasons.append(f"longer than {rule.limit} characters")
     return value, (", ".join(reasons) if reasons else None)
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _escape(ch: str) -> str:

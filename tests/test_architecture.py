@@ -261,6 +261,7 @@ def test_the_public_api_is_pinned() -> None:
                 "current_umask",
                 "git_in_directory",
                 "open_regular",
+                "open_regular_fd",
                 "parse_commit_tree",
                 "private_file",
                 "read_private",
@@ -310,6 +311,16 @@ def test_only_the_store_runs_git_or_imports_dulwich() -> None:
         assert ('subprocess.run(["git"' not in text and '"git", "' not in text) or (
             module == "git_hydrate.cli.demo"
         ), f"{module} builds a git command line"
+
+
+def test_files_that_must_not_be_waited_on_are_opened_one_way() -> None:
+    """A reader that must refuse a FIFO in a file's place (opening one blocks until
+    a writer comes) opens it through ``store.perms.open_regular`` or
+    ``open_regular_fd``, not with flags of its own (two readers spelt them
+    ``getattr(os, "O_NONBLOCK", 0)``, the others ``os.O_NONBLOCK``)."""
+    for module, path in _modules().items():
+        if module != "git_hydrate.store.perms":
+            assert "O_NONBLOCK" not in path.read_text(encoding="utf-8"), module
 
 
 #: Modules outside ``pack/`` that the packer imports but whose code cannot change a

@@ -76,6 +76,34 @@ def test_every_hydrate_setting_the_code_reads_is_documented() -> None:
     assert used <= documented, f"add to manpage.CONFIG_KEYS: {sorted(used - documented)}"
 
 
+#: How the code names what it keeps under ``<git dir>/hydrate/``: a path joined to
+#: ``"hydrate"``, a ``hydrate/...`` path given to git, or a cache's name.
+_KEPT = (
+    r"""["']hydrate["'], f?["']([\w.-]+)""",
+    r"""["']hydrate/([\w.-]+)""",
+    r"""(?:SummaryCache|DerivedCache\.of)\(\w+\.repo, f?["']([\w-]+)""",
+    r"""_INDEX: Final = ["']([\w-]+)""",
+)
+
+
+def test_every_file_kept_under_the_git_dir_is_documented() -> None:
+    """FILES names everything git-hydrate keeps under ``.git/hydrate/`` (it once
+    left out git-features, claims-seen, current-task and others)."""
+    files = manpage.render().split(".SH FILES AND STORAGE FORMAT", 1)[1].split("\n.SH ", 1)[0]
+    kept = set()
+    for path in (ROOT / "git_hydrate").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for pattern in _KEPT:
+            kept.update(re.findall(pattern, text))
+    # (f"token-counts-{x}"; not the package's own modules, nor `git hydrate mcp`)
+    kept = {name.split("{")[0].rstrip("-") for name in kept if not name.endswith(".py")}
+    kept.discard("mcp")
+    assert {"git-features", "claims-seen", "current-task", "prompt-cache"} <= kept
+    documented = files.replace("\\-", "-")
+    missing = sorted(name for name in kept if name not in documented)
+    assert not missing, f"add to manpage's FILES: {missing}"
+
+
 @pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed")
 def test_page_renders_without_warnings() -> None:
     proc = subprocess.run(

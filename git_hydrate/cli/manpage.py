@@ -111,6 +111,29 @@ _STORAGE: Final = [
      "trusted only when this user owns it and nobody else can write it, as the token-count "
      "and outline caches are: their content is acted on unchecked). Deleting them is "
      "always safe."),
+    ("$GIT_COMMON_DIR/hydrate/queue-cache, search-index-2, search-bodies", "Derived, "
+     "disposable caches as list-cache is: each task's ready-queue summary and searchable "
+     "words by tip commit, and the words of attached bodies by blob id (search "
+     "--attachments). Deleting them is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/token-counts-<encoding>, outlines", "Derived, disposable: "
+     "the token count of each body under a tokenizer's encoding, and each body's outline, "
+     "by blob id. Written 0600 and trusted only when this user owns it and nobody else "
+     "can write it. Deleting them is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/history/", "Derived, disposable: the changed paths and "
+     "subject lines of a source revision's history, as ranking reads them, one file per "
+     "commit id (a commit's history never changes). Deleting it is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/secret-prefilter", "Derived, disposable: the secret scan's "
+     "compiled prefilter (with the optional hyperscan), under the key of what it holds "
+     "(expressions, library version, machine); any other is rebuilt. Written 0600 and "
+     "trusted only when this user owns it. Deleting it is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/claims-seen", "When this clone first saw each claim in its "
+     "state (a pull notes it), the clock staleness is judged by: a header line, then "
+     "one line per sighting (task id, state digest, POSIX seconds); bounded. Written "
+     "for this user only and trusted only then; deleting it is safe (a claim's own dates "
+     "count again)."),
+    ("$GIT_COMMON_DIR/hydrate/git-features", "What the installed git was found to lack "
+     "(a command or option asked for first), remembered per git binary, so that an "
+     "upgraded git is asked again. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-verdicts/", "Derived, disposable: the sha256 and "
      "content class of each file add-tree read of the 8 trees it read last, one file per "
      "tree id, under the version of the code that classifies, so a new task on a known "
@@ -158,6 +181,12 @@ _STORAGE: Final = [
      "prompt ID --refresh is answered like a prompt-cache hit. Written 0600, trusted only "
      "when this user owns it and nobody else can write it; deleting them is safe (the "
      "next refresh names this clone's earlier runs as another clone's)."),
+    ("$GIT_DIR/hydrate/current-task", "The task start made current in this work tree "
+     "(each linked work tree has its own); current --clear forgets it."),
+    ("$GIT_DIR/hydrate/agents/", "What the agent bridges wrote: for each agent, "
+     "<agent>.json (each file's original before git-hydrate first touched it, and what "
+     "was written), so that removing a bridge restores the originals and keeps later "
+     "edits."),
     ("$GIT_DIR/hydrate/artefacts/<task-id>/", "The pre-push artefacts (see "
      "hydrate.artefactDir): <task-id>.prompt.md, <task-id>.packet.json (the expand "
      "result) and manifest.json (task, task tip, pushed commit, sha256 and size of each "

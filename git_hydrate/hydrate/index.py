@@ -44,7 +44,7 @@ from typing import BinaryIO, Final, NamedTuple, TypeAlias, cast
 
 import msgspec
 
-from ..store import Repository, private_file
+from ..store import Repository, open_regular_fd, private_file
 from ..store.tempfiles import temporary_name
 
 __all__ = [
@@ -198,13 +198,6 @@ class WordIndex:
         return cls(files, raws, parts, positions)
 
     @property
-    def _layout(self) -> _Layout:
-        """The layout this index answers from (each bucket read, if it is a kept one's)."""
-        tables = [[msgspec.Raw(table[i]) for i in range(len(table))] for table in self._tables]
-        paths, oids, path_lengths, lengths = self._files
-        return _Layout(paths, oids, list(path_lengths), list(lengths), *tables)
-
-    @property
     def paths(self) -> list[str]:
         """The files indexed, by position."""
         return self._files[0]
@@ -349,8 +342,7 @@ def _load(path: str) -> WordIndex | None:
     file is mapped while its CRC is checked and its layout decoded, then only its
     paths, blob ids, lengths and where each bucket lies are held)."""
     try:
-        # (O_NONBLOCK: a FIFO in its place is refused below, not waited on)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_regular_fd(path)  # (a FIFO in its place is refused, not waited on)
     except OSError:
         return None
     try:

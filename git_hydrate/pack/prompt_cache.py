@@ -269,11 +269,10 @@ class PromptCache:
         """The entry stored under ``key``, opened, if it holds at ``moment`` (and has
         its packet, with ``packet``); else ``None``. Nothing of the prompt is read."""
         try:
-            # O_NONBLOCK: a FIFO planted in the cache must not hang the reader.
-            fd = os.open(self._path(key), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            # (a FIFO planted in the cache is refused, not waited on)
+            fh = open_regular(self._path(key))
         except OSError:
             return None
-        fh = open(fd, "rb")  # noqa: SIM115 (returned open in the entry, or closed here)
         try:
             entry = self._checked(fh, key, moment, packet)
         except OSError:

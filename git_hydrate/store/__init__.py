@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .perms import (
         current_umask,
         open_regular,
+        open_regular_fd,
         private_file,
         read_private,
         shared_file_mode,
@@ -64,6 +65,7 @@ __all__ = [
     "current_umask",
     "git_in_directory",
     "open_regular",
+    "open_regular_fd",
     "parse_commit_tree",
     "private_file",
     "read_private",
@@ -85,6 +87,7 @@ _HOME: Final = {
     "parse_commit_tree": "commits",
     "current_umask": "perms",
     "open_regular": "perms",
+    "open_regular_fd": "perms",
     "private_file": "perms",
     "read_private": "perms",
     "shared_file_mode": "perms",

@@ -17,7 +17,7 @@ import time
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
 from .discover import discover
-from .perms import open_regular, shared_file_mode, shared_repository_mode
+from .perms import open_regular, open_regular_fd, shared_file_mode, shared_repository_mode
 from .process import GitRun, first_line, outside_env, parse_tz, run_git
 from .tempfiles import temporary_name
 
@@ -446,9 +446,7 @@ class RepositoryBase:
         if "GIT_INDEX_FILE" in self._environ():
             return None
         try:
-            fd = os.open(
-                os.path.join(self.git_dir, "index"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-            )
+            fd = open_regular_fd(os.path.join(self.git_dir, "index"))
         except OSError:
             return None
         try:

@@ -24,7 +24,7 @@ from .base import Identity, RepositoryBase
 from .catfile import CatFile, Prefetch, digest_of, stream_objects
 from .commits import CommitInfo, parse_commit_tree
 from .loose import LooseReader
-from .perms import current_umask, shared_file_mode
+from .perms import current_umask, open_regular, shared_file_mode
 from .process import format_tz, not_writable
 
 if TYPE_CHECKING:
@@ -44,9 +44,6 @@ _MEMO_CHUNK: Final = 256
 _COMMANDS: Final = "cat-file --batch-command"
 #: A spec naming the same object forever: a full id, or a full id and a path.
 _IMMUTABLE_SPEC: Final = re.compile(rb"\A(?:[0-9a-f]{40}|[0-9a-f]{64})(?::|\Z)")
-#: How a work-tree copy of a blob is opened: never through a final symlink, and
-#: without waiting on a FIFO that took a file's place.
-_COPY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class Objects(RepositoryBase):
@@ -348,14 +345,9 @@ class Objects(RepositoryBase):
         if location is None:
             return None
         try:
-            fd = os.open(location, _COPY_FLAGS)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    return None
-                with open(fd, "rb", closefd=False) as fh:
-                    data = fh.read(size + 1)
-            finally:
-                os.close(fd)
+            # never through a final symlink; a FIFO in a file's place is not waited on
+            with open_regular(location, follow_symlinks=False) as fh:
+                data = fh.read(size + 1)
         except OSError:
             return None
         return data if len(data) == size else None

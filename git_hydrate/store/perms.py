@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "current_umask",
     "open_regular",
+    "open_regular_fd",
     "private_file",
     "read_private",
     "shared_file_mode",
@@ -108,22 +109,37 @@ def private_file(status: os.stat_result) -> bool:
     return status.st_uid == os.geteuid() and not status.st_mode & 0o022
 
 
-def open_regular(path: str) -> BinaryIO:
+def open_regular(path: str | bytes, *, follow_symlinks: bool = True) -> BinaryIO:
     """The regular file at ``path``, open for reading. A FIFO or a device in its
     place (in a shared repository another member can make one in ``hydrate/``) is
     refused rather than waited on: opening a FIFO blocks until a writer comes.
+    ``follow_symlinks=False``: a symbolic link at ``path`` is refused too (a
+    work-tree file read in place of a blob).
 
     Raises:
         OSError: missing, unreadable, or not a regular file.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    return open(open_regular_fd(path, follow_symlinks=follow_symlinks), "rb")
+
+
+def open_regular_fd(path: str | bytes, *, follow_symlinks: bool = True) -> int:
+    """:func:`open_regular` as a bare descriptor (for a reader that maps the file,
+    or reads a few bytes with ``os.pread``); the caller closes it.
+
+    Raises:
+        OSError: missing, unreadable, or not a regular file.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
-        return open(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    return fd
 
 
 def read_private(path: str) -> bytes | None:
