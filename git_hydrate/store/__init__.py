@@ -14,7 +14,8 @@ config`` otherwise. Its parts, one concern a module:
   through one ``cat-file`` process), writing loose objects and packs;
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
   :class:`Refs` alone is a repository that only needs its refs and settings;
-* :mod:`.commands` — every other git command, by name;
+* :mod:`.commands` — every other git command, by name; :mod:`.credentials`, what
+  one of them hands the next (a first pull's listing, its fetch);
 * :mod:`.catfile`, :mod:`.commits`, :mod:`.perms`, :mod:`.process` — the helpers
   under them;
 * :mod:`.derived`, :mod:`.tempfiles` — the caches' files, and the temporary files

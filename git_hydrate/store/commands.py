@@ -8,13 +8,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from ..errors import GitFailed
 from .base import RepositoryBase
-from .process import outside_env, reason, run_git
+from .credentials import (
+    GIVE,
+    MAX_CREDENTIAL,
+    TELL,
+    UNATTENDED,
+    CredentialsRefused,
+    heard,
+    read_now,
+)
+from .process import GitRun, outside_env, reason, run_git
 
-__all__ = ["DIFF_OPTIONS", "Commands", "FetchRace", "PushResult", "git_in_directory"]
+__all__ = [
+    "DIFF_OPTIONS",
+    "Commands",
+    "FetchRace",
+    "Listing",
+    "PushResult",
+    "git_in_directory",
+]
 
 #: Options that make ``git diff`` output independent of the user's diff config.
 DIFF_OPTIONS = (
@@ -112,10 +128,14 @@ class FetchRace(GitFailed):
     (git's ``cannot lock ref ...: is at X but expected Y``); fetch again."""
 
 
-#: The environment of a git that must not ask for credentials: no terminal prompt,
-#: and an empty askpass program (which git takes as none, not falling back to
-#: ``core.askPass`` or ``SSH_ASKPASS``).
-_NO_PROMPT: Final = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""}
+class Listing(NamedTuple):
+    """What :meth:`Commands.ls_remote_unattended` found: ``{ref: id}``, and the
+    credential the remote took (a helper's or an askpass program's answer), to
+    hand to the fetch that follows (``None``: none was asked)."""
+
+    refs: dict[bytes, bytes]
+    credential: bytes | None
+
 
 #: What git says when another process held, or moved, a ref it was updating.
 _LOST_REF_LOCK: Final = (b"cannot lock ref", b"but expected")
@@ -385,6 +405,7 @@ class Commands(RepositoryBase):
         prune: bool = True,
         stdin: bytes | None = None,
         shared_nothing: bool | None = None,
+        credential: bytes | None = None,
         what: str = "",
     ) -> None:
         """``git fetch`` of ``refspecs`` (or of the ids on ``stdin``) without a filter.
@@ -392,6 +413,8 @@ class Commands(RepositoryBase):
         With no ``negotiation_tips``, git is told to assume nothing is shared
         (a clone that has no hydrate history yet); ``shared_nothing`` says so
         for a fetch of ids too (by default, git negotiates from every ref).
+        ``credential``: what :meth:`ls_remote_unattended` was given, handed to git
+        through a pipe (never a file, an argument or the environment) when it asks.
 
         Raises:
             FetchRace: a concurrent fetch held or moved a ref this one updates.
@@ -416,39 +439,92 @@ class Commands(RepositoryBase):
             args.append("--stdin")
         args += [f"--negotiation-tip={tip}" for tip in negotiation_tips]
         args += [target, *refspecs]
-        proc = self.git(args, input=stdin, check=False)
+        proc = self._git_given(args, stdin, credential)
         if proc.returncode != 0:
             message = f"{what or 'git fetch ' + target} failed: {reason(proc)}"
             if any(lost in proc.stderr for lost in _LOST_REF_LOCK):
                 raise FetchRace(message)
             raise GitFailed(message)
 
+    def _git_given(self, args: list[str], stdin: bytes | None, credential: bytes | None) -> GitRun:
+        """``git ARGS``, answered ``credential`` when it asks for one (through a pipe:
+        a helper reads it, see :data:`~git_hydrate.store.credentials.GIVE`)."""
+        if credential is None or len(credential) > MAX_CREDENTIAL:
+            return self.git(args, input=stdin, check=False)
+        read_end, write_end = os.pipe()
+        try:
+            try:
+                os.write(write_end, credential)  # (under a pipe's buffer: see MAX_CREDENTIAL)
+            finally:
+                os.close(write_end)
+            return run_git(
+                [*self._prefix(), "-c", "credential.helper=" + GIVE.format(fd=read_end), *args],
+                cwd=self._cwd,
+                env=self._env,
+                input=stdin,
+                check=False,
+                pass_fds=(read_end,),
+            )
+        finally:
+            os.close(read_end)
+
     def ls_remote(
-        self, target: str, patterns: Sequence[str], *, what: str = "", prompt: bool = True
+        self, target: str, patterns: Sequence[str], *, what: str = ""
     ) -> dict[bytes, bytes]:
         """``{ref: id}`` of the remote's refs matching ``patterns`` (``git ls-remote``).
-
-        ``prompt=False``: git asks for no credentials (no terminal prompt, no askpass
-        program); a credential helper still answers, and a remote that wants what
-        none gives fails as refused.
 
         Raises:
             GitFailed: the remote could not be listed, with git's reason.
         """
-        args = ["ls-remote", "--refs", target, *patterns]
-        if prompt:
-            proc = self.git(args, check=False)
-        else:
-            env = {**self._environ(), **_NO_PROMPT}
-            proc = run_git(self._prefix() + args, cwd=self._cwd, env=env, check=False)
-        if proc.returncode != 0:
-            raise GitFailed(f"{what or 'git ls-remote ' + target} failed: {reason(proc)}")
-        found: dict[bytes, bytes] = {}
-        for line in proc.stdout.splitlines():
-            oid, sep, name = line.partition(b"\t")
-            if sep:
-                found[name] = oid
-        return found
+        proc = self.git(["ls-remote", "--refs", target, *patterns], check=False)
+        return _listed(proc, what or f"git ls-remote {target}")
+
+    def ls_remote_unattended(
+        self, target: str, patterns: Sequence[str], *, what: str = ""
+    ) -> Listing:
+        """:meth:`ls_remote` asking no person (see :data:`UNATTENDED`): a remote that
+        wants a passphrase or a password typed fails as refused, and the ``git
+        fetch`` after it asks once. A credential a helper or git's askpass program
+        gave is returned, for :meth:`fetch` to use (``credential=``) instead of
+        asking again.
+
+        Raises:
+            CredentialsRefused: the remote refused the credential it was given.
+            GitFailed: the remote could not be listed, with git's reason.
+        """
+        read_end, write_end = os.pipe()
+        try:
+            proc = run_git(
+                [
+                    *self._prefix(),
+                    *("-c", "credential.helper=" + TELL.format(fd=write_end)),
+                    *("ls-remote", "--refs", target, *patterns),
+                ],
+                cwd=self._cwd,
+                env=self._unattended_env(),
+                check=False,
+                pass_fds=(write_end,),
+                new_session=True,
+            )
+        finally:
+            os.close(write_end)
+            try:
+                told = read_now(read_end)
+            finally:
+                os.close(read_end)
+        credential, refused = heard(told)
+        where = what or f"git ls-remote {target}"
+        if proc.returncode != 0 and refused:
+            raise CredentialsRefused(f"{where} failed: {reason(proc)}")
+        return Listing(_listed(proc, where), credential)
+
+    def _unattended_env(self) -> dict[str, str]:
+        env = {**self._environ(), **UNATTENDED}
+        askpass = env.pop("SSH_ASKPASS", None)
+        # (git's own prompts fall back to SSH_ASKPASS: it stays theirs, not ssh's)
+        if askpass and "GIT_ASKPASS" not in env and not self.settings.has("core.askpass"):
+            env["GIT_ASKPASS"] = askpass
+        return env
 
     def push(
         self, target: str, refspecs: Sequence[str], options: Sequence[str] = (), *, what: str = ""
@@ -489,3 +565,19 @@ class Commands(RepositoryBase):
         """Add one value to a multi-valued config key (``git config --add``)."""
         self.git(["config", "--add", key, value])
         self._settings = None  # read again when next asked
+
+
+def _listed(proc: GitRun, where: str) -> dict[bytes, bytes]:
+    """``{ref: id}`` from ``git ls-remote``'s output.
+
+    Raises:
+        GitFailed: it failed, with git's reason.
+    """
+    if proc.returncode != 0:
+        raise GitFailed(f"{where} failed: {reason(proc)}")
+    found: dict[bytes, bytes] = {}
+    for line in proc.stdout.splitlines():
+        oid, sep, name = line.partition(b"\t")
+        if sep:
+            found[name] = oid
+    return found

@@ -106,15 +106,25 @@ def run_git(
     check: bool = True,
     env: Mapping[str, str] | None = None,
     what: str = "",
+    pass_fds: tuple[int, ...] = (),
+    new_session: bool = False,
 ) -> GitRun:
-    """Run the real ``git`` binary and capture its output.
+    """Run the real ``git`` binary and capture its output (``pass_fds``: descriptors
+    it inherits; ``new_session``: started in a session of its own, without this
+    process's controlling terminal).
 
     Raises:
         NotARepository: ``git`` is not installed.
         GitFailed: ``check`` and git exited non-zero (``what`` names the step).
     """
     argv = ["git", *args]
-    spawn = cwd is None and input is None and _command(args) in _SPAWNED
+    spawn = (
+        cwd is None
+        and input is None
+        and not pass_fds
+        and not new_session
+        and _command(args) in _SPAWNED
+    )
     try:
         ran = _spawned(argv, env) if spawn else None
         if ran is None:
@@ -127,6 +137,8 @@ def run_git(
                 capture_output=True,
                 check=False,
                 env=None if env is None else dict(env),
+                pass_fds=pass_fds,
+                start_new_session=new_session,
             )
             ran = GitRun(argv, proc.returncode, proc.stdout, proc.stderr)
     except FileNotFoundError:

@@ -14,6 +14,7 @@ from ..errors import Busy, Conflict, GitFailed
 from ..settings import parse_bool
 from ..store import FetchRace, RefRace, Repository
 from ..store import refs as store_refs
+from ..store.credentials import CredentialsRefused
 from ..store.packed import packable_name
 from ..taskrefs import attempts
 from .remotes import Remote
@@ -42,11 +43,14 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     # even in a partial clone, whereas a branch's blobs may be missing and
     # must not be assumed present (bodies can equal files of the project).
     tips = [prefix for prefix in (b"refs/hydrate/", mirror) if repo.has_refs_under(prefix)]
-    if mirror not in tips and _first_fetch(repo, remote, tips):
-        fetched = repo.refs_under(mirror)
-        if fetched and _is_partial(repo):
-            _fetch_missing(repo, remote, fetched)
-        return fetched
+    credential = None
+    if mirror not in tips:
+        done, credential = _first_fetch(repo, remote, tips)
+        if done:
+            fetched = repo.refs_under(mirror)
+            if fetched and _is_partial(repo):
+                _fetch_missing(repo, remote, fetched, credential)
+            return fetched
     lost: FetchRace | None = None
     for _attempt in attempts(FETCH_ATTEMPTS):
         try:
@@ -54,6 +58,7 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
                 remote.target,
                 [f"+refs/hydrate/*:{mirror.decode()}*"],
                 negotiation_tips=[f"{prefix.decode()}*" for prefix in tips],
+                credential=credential,
                 what=f"git fetch {remote.display}",
             )
         except FetchRace as exc:
@@ -64,21 +69,24 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
         raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
     fetched = repo.refs_under(mirror)
     if fetched and _is_partial(repo):
-        _fetch_missing(repo, remote, fetched)
+        _fetch_missing(repo, remote, fetched, credential)
     return fetched
 
 
-def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
+def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[bool, bytes | None]:
     """Fill an empty mirror with many refs for less than ``git fetch`` writes them:
     list the remote's ``refs/hydrate/`` refs, fetch their tips by id (git writes no
     ref) and create the mirror refs in one transaction, packed under git's locks
     (:func:`git_hydrate.store.packed.create_packed`), instead of a loose file per
-    ref; ``False`` when nothing was written, and ``git fetch`` must do it.
+    ref. Returns whether that was done (else ``git fetch`` must do it), and the
+    credential the listing was given (a helper's or git's askpass program's), which
+    the fetches after it take instead of asking again.
 
-    That is so for a remote that wants credentials no helper gives (the listing
-    asks for none: ``git fetch`` then asks once, not the listing and the fetch
-    each), for fewer refs than a packed write takes, a name outside what it
-    writes itself, a server that takes no wants by id (protocol v0 without
+    Nothing is done so for a remote that wants what only a person can give (the
+    listing asks no person: no terminal, no ssh askpass; ``git fetch`` then asks
+    once, not the listing and the fetch each), for fewer refs than a packed write
+    takes, a name outside what it writes itself, a server that takes no wants by
+    id (protocol v0 without
     ``uploadpack.allowTipSHA1InWant``) or that no longer has a listed tip, and a
     mirror ref another fetch created meanwhile. The mirror then holds the
     remote's refs as listed, a moment before the fetch: what a push's leases need
@@ -86,18 +94,22 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
     """
     where = f"git ls-remote {remote.display}"
     try:
-        # (asking for no credentials: where a prompt would answer, git fetch asks once)
-        listed = repo.ls_remote(remote.target, ["refs/hydrate/*"], what=where, prompt=False)
+        listing = repo.ls_remote_unattended(remote.target, ["refs/hydrate/*"], what=where)
+    except CredentialsRefused:
+        raise  # (git fetch would ask whoever just answered again)
     except GitFailed:
-        return False  # git fetch will say why, as it always did
+        return False, None  # git fetch will say why, as it always did
+    credential = listing.credential
     prefix = b"refs/hydrate/"
-    refs = {name[len(prefix) :]: oid for name, oid in listed.items() if name.startswith(prefix)}
+    refs = {
+        name[len(prefix) :]: oid for name, oid in listing.refs.items() if name.startswith(prefix)
+    }
     if len(refs) < store_refs.PACKED_CREATIONS or not all(
         map(_OBJECT_ID.fullmatch, refs.values())
     ):
-        return False  # (each id goes to git as a line of refspecs: nothing else may)
+        return False, credential  # (each id goes to git as a line of refspecs: nothing else may)
     if not all(packable_name(remote.mirror_prefix + name) for name in refs):
-        return False  # a name the packed write leaves to git: git fetch judges it
+        return False, credential  # a name the packed write leaves to git: git fetch judges it
     try:
         repo.fetch(
             remote.target,
@@ -106,16 +118,20 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> bool:
             prune=False,
             stdin=b"".join(oid + b"\n" for oid in sorted(set(refs.values()))),
             shared_nothing=not tips,
+            credential=credential,
             what=f"git fetch {remote.display} (the listed tips)",
         )
     except GitFailed:
-        return False
+        return False, credential
     creations = [(remote.mirror_prefix + name, None, oid) for name, oid in refs.items()]
     try:
         repo.update_refs(creations, f"hydrate: fetch {remote.display}", reflog=False)
     except (RefRace, Conflict):
-        return False  # another fetch filled the mirror meanwhile, or a name git refuses
-    return True
+        return (
+            False,
+            credential,
+        )  # another fetch filled the mirror meanwhile, or a name git refuses
+    return True, credential
 
 
 def _is_partial(repo: Repository) -> bool:
@@ -128,7 +144,9 @@ def _is_partial(repo: Repository) -> bool:
     )
 
 
-def _fetch_missing(repo: Repository, remote: Remote, fetched: dict[bytes, bytes]) -> None:
+def _fetch_missing(
+    repo: Repository, remote: Remote, fetched: dict[bytes, bytes], credential: bytes | None
+) -> None:
     """Fetch objects a filtered ``git fetch`` left out of the mirror (partial clones).
 
     A plain ``git fetch`` after ``setup`` brings the mirror's commits with the
@@ -142,5 +160,6 @@ def _fetch_missing(repo: Repository, remote: Remote, fetched: dict[bytes, bytes]
             [],
             prune=False,
             stdin="\n".join(missing).encode() + b"\n",
+            credential=credential,
             what=f"git fetch {remote.display} (bodies missing from a partial clone)",
         )
