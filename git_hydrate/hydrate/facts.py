@@ -142,18 +142,18 @@ class FactsCache:
             self._used.add(oid)
         return found
 
-    def put_encoded(self, oid: str, facts: BlobFacts) -> None:
+    def put_encoded(self, oid: str, facts: BlobFacts, raw: bytes | None = None) -> None:
         """:meth:`put` for a run that learns many blobs: the facts are kept encoded
         (:meth:`peek` decodes them) and appended a chunk at a time, about
         :data:`_FLUSH` bytes each (no more are held; only :meth:`put`'s and
-        :meth:`get`'s entries are asked back)."""
+        :meth:`get`'s entries are asked back). ``raw``: ``facts`` encoded already."""
         entries = self._load()
         if oid in entries:
             self._used.add(oid)  # (a new one is used as such: see save())
         if oid in entries or oid in self._new or oid in self._saved:
             return
-        raw = self._new[oid] = msgspec.Raw(_encoder.encode(facts))
-        self._pending += len(raw)
+        kept = self._new[oid] = msgspec.Raw(_encoder.encode(facts) if raw is None else raw)
+        self._pending += len(kept)
         if self._pending >= _FLUSH and self._whole:
             if self._held() <= MAX_ENTRIES:
                 self._append()

@@ -261,11 +261,19 @@ class Building:
         """The facts the cache holds of blob ``oid``."""
         return self.cache.peek(oid)
 
-    def learn(self, oid: str, paths: Iterable[str], facts: BlobFacts, *, new: bool) -> None:
+    def learn(
+        self,
+        oid: str,
+        paths: Iterable[str],
+        facts: BlobFacts,
+        *,
+        new: bool,
+        raw: bytes | None = None,
+    ) -> None:
         """Index the files ``paths`` of blob ``oid`` by ``facts`` (``new``: just
-        computed, to keep in the cache)."""
+        computed, to keep in the cache; ``raw``: ``facts`` encoded already)."""
         if new:
-            self.cache.put_encoded(oid, facts)
+            self.cache.put_encoded(oid, facts, raw)
         positions, add = self.builder.positions, self.builder.add
         for path in paths:
             if path in positions:

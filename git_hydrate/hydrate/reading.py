@@ -13,11 +13,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from sys import intern
+from typing import Final
+
+import msgspec
 
 from ..pack.memo import BodyMemo
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache, keep_compiled_prefilter
 from .facts import FactsCache
+from .forked import both_ends
 from .indexing import Building
 from .rules import FileEntry, Skipped, classify
 from .terms import BlobFacts, blob_facts
@@ -25,6 +29,13 @@ from .terms import BlobFacts, blob_facts
 __all__ = ["Content", "Progress", "read_content"]
 
 _path = attrgetter("path")
+_encoder: Final = msgspec.msgpack.Encoder()
+_facts: Final = msgspec.msgpack.Decoder(BlobFacts)
+#: What the forked child sends of a blob (:class:`_Worktree`): ``None``, not the
+#: work tree's; else its sha256, class, size, facts (if wanted) and body (if kept).
+_sent: Final = msgspec.msgpack.Decoder(tuple[str, str, int, msgspec.Raw, bytes | None] | None)
+#: The facts the child did not send (encoded ``None``).
+_NO_FACTS: Final = msgspec.Raw(b"\xc0")
 _size = attrgetter("size")
 
 #: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
@@ -72,6 +83,41 @@ class Content:
             return
         self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
 
+    def wants(self, oid: str, cls: str) -> bool:
+        """Whether :meth:`learn` would tokenise blob ``oid`` (of class ``cls``)."""
+        if not self.learning or cls != "text":
+            return False
+        if self.building is not None:
+            return self.building.known(oid) is None
+        return self.kept is None or self.kept.get(oid) is None
+
+    def learn_sent(
+        self, oid: str, cls: str, size: int, raw: msgspec.Raw | None, paths: Iterable[str]
+    ) -> bool:
+        """:meth:`learn` of a blob another process read and tokenised (``raw``: its
+        facts encoded, if :meth:`wants` said so there); ``False`` if they are
+        wanted here but were not sent (nothing is learned then)."""
+        if not self.learning:
+            return True
+        building = self.building
+        if building is None and self.kept is not None and self.kept.get(oid) is not None:
+            return True
+        known = building.known(oid) if building is not None else None
+        new = known is None
+        if known is None:
+            if cls != "text":
+                known = BlobFacts(False, size)
+            elif raw is None:
+                return False
+            else:
+                known = _facts.decode(raw)
+        if building is None:
+            self.facts[oid] = known
+            return True
+        encoded = bytes(memoryview(raw)) if new and raw is not None else None
+        building.learn(oid, paths, known, new=new, raw=encoded)
+        return True
+
 
 def _read_from_disk(
     refs: TaskRefs, entry: FileEntry, max_file: int, cache: Sha256Cache, found: Content
@@ -99,19 +145,76 @@ def _read_from_disk(
     found.bytes_done += len(data)
 
 
-def _from_worktree(
-    refs: TaskRefs, unread: dict[str, list[FileEntry]], take: Callable[[str, bytes], None]
-) -> list[str]:
-    """``take`` each blob the work tree holds as it is; the others, to read through git."""
-    through_git = []
-    for oid, entries in unread.items():
+class _Worktree:
+    """Reading the unread blobs the work tree holds as they are (the others, to
+    read through git), shared with a forked child (:func:`.forked.both_ends`):
+    it reads, hashes, scans and tokenises blobs from the end, and this process
+    takes what it sent in order, as if it had read them itself."""
+
+    def __init__(
+        self,
+        refs: TaskRefs,
+        unread: dict[str, list[FileEntry]],
+        take: Callable[[str, bytes], None],
+        taken: Callable[[str, str, str, int], None],
+        found: Content,
+    ) -> None:
+        self.repo, self.take, self.taken, self.found = refs.repo, take, taken, found
+        self.items = list(unread.items())
+        self.through_git: list[str] = []
+        #: Bytes of text bodies the child may send for the memo (more: it would drop them).
+        self.room = found.memo.limit - found.memo.size if found.memo.limit else -1
+
+    def run(self) -> list[str]:
+        """Read them all: the blobs left to read through git."""
+        self.found.wants("", "text")  # (the facts cache read once, before the fork)
+        both_ends(len(self.items), self.own, self.remote, self.merge)
+        return self.through_git
+
+    def own(self, i: int) -> None:
+        oid, entries = self.items[i]
         first = entries[0]
-        data = refs.repo.worktree_blob(first.raw_path, oid, first.size)
+        data = self.repo.worktree_blob(first.raw_path, oid, first.size)
         if data is None:
-            through_git.append(oid)
+            self.through_git.append(oid)
         else:
-            take(oid, data)
-    return through_git
+            self.take(oid, data)
+
+    def remote(self, j: int) -> bytes:
+        """In the child: what :meth:`own` would learn of item ``j``, encoded."""
+        oid, entries = self.items[j]
+        first = entries[0]
+        data = self.repo.worktree_blob(first.raw_path, oid, first.size)
+        if data is None:
+            return _encoder.encode(None)
+        cls = classify(data)
+        digest = hashlib.sha256(data).hexdigest()
+        raw = _NO_FACTS
+        if self.found.wants(oid, cls):
+            raw = msgspec.Raw(_encoder.encode(blob_facts(data)))
+        body = None
+        if cls == "text" and len(data) <= self.room:
+            body, self.room = data, self.room - len(data)
+        return _encoder.encode((digest, cls, len(data), raw, body))
+
+    def merge(self, j: int, result: bytes) -> None:
+        """Take what the child learned of item ``j`` (read it here if that is short)."""
+        oid, entries = self.items[j]
+        sent = _sent.decode(result)
+        if sent is None:
+            self.through_git.append(oid)
+            return
+        digest, cls, size, facts, body = sent
+        cls, raw = intern(cls), None if facts == _NO_FACTS else facts
+        if not self.found.learn_sent(oid, cls, size, raw, [entry.path for entry in entries]):
+            self.own(j)
+            return
+        if cls == "text":
+            if body is not None:
+                self.found.memo.offer(oid, digest, body)
+            elif self.found.memo.limit:
+                self.found.memo.drop()  # (it could not have held them all)
+        self.taken(oid, digest, cls, size)
 
 
 def read_content(
@@ -155,25 +258,36 @@ def read_content(
     def take(oid: str, data: bytes) -> None:
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
-        cache.put(oid, digest, cls)
         found.learn(oid, cls, data, [entry.path for entry in unread[oid]])
         if cls == "text":
             found.memo.offer(oid, digest, data)
-        for entry in unread[oid]:
-            found.info[entry.path] = (oid, digest, cls, len(data))
-            found.files_done += 1
-            found.bytes_done += len(data)
+        taken(oid, digest, cls, len(data))
+
+    def taken(oid: str, digest: str, cls: str, size: int) -> None:
+        _record(cache, found, unread[oid], (oid, digest, cls, size))
         if progress is not None:
             progress(found.files_done, total, found.bytes_done)
 
     through_git = list(unread)
     if worktree_copies and refs.repo.work_tree is not None:
-        through_git = _from_worktree(refs, unread, take)
+        through_git = _Worktree(refs, unread, take, taken, found).run()
     for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
         take(oid, data)
     cache.save()
     _keep_tree(cache, tree, candidates, oids, found.info)  # (for the next task)
     return found
+
+
+def _record(
+    cache: Sha256Cache, found: Content, entries: list[FileEntry], row: tuple[str, str, str, int]
+) -> None:
+    """Record what reading learned of a blob (``row``: its id, sha256, class and
+    size) for its files ``entries``, and in the sha256 cache."""
+    cache.put(*row[:3])
+    for entry in entries:
+        found.info[entry.path] = row
+        found.files_done += 1
+        found.bytes_done += row[3]
 
 
 def _keep_tree(

@@ -38,8 +38,12 @@ class BodyMemo:
             self._bodies[oid] = (sha256, data)
             self.size += len(data)
         elif self.limit:
-            self._bodies.clear()
-            self.size = self.limit = 0
+            self.drop()
+
+    def drop(self) -> None:
+        """Keep nothing, now or later (as when a body does not fit)."""
+        self._bodies.clear()
+        self.size = self.limit = 0
 
     def __contains__(self, oid: object) -> bool:
         return oid in self._bodies

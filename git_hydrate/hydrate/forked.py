@@ -1,0 +1,175 @@
+"""Work over a sequence of items shared with a forked second process.
+
+A first task reads, hashes, scans and tokenises every file of a tree: work
+per file, independent from file to file, that one process does on one core.
+:func:`both_ends` lets a forked child take the items from the end while this
+process takes them from the start; they meet where they cross, so neither
+waits on a fixed half. The child only computes: it writes no file, starts no
+process, and sends its results (bytes per item) through a pipe when it is
+done; this process then takes them *in order*, each item's result merged
+where it would have been computed, so what comes out is what one process
+would have made, byte for byte.
+
+Safe by construction: no fork in a process that runs threads (the child would
+inherit locks held by threads it does not have), nor where ``os.fork`` is
+missing, nor on one core; the child leaves by ``os._exit`` (no buffer flushed
+twice, no handler run); any item the child did not send (it failed, was
+killed, sent damaged bytes) is computed here, as it would have been without
+it. The two claim items through a shared page: each writes the item it takes
+before it looks at the other's; a race at the crossing point can leave an item
+to both (this process's own result is used) or to neither (computed here after).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import mmap
+import os
+import signal
+import struct
+import threading
+from collections.abc import Callable
+from typing import Final
+
+__all__ = ["MIN_ITEMS", "both_ends", "can_fork"]
+
+#: Fewer items than this are done here alone: a fork costs a few milliseconds.
+MIN_ITEMS: Final = 256
+#: One claim slot of the shared page: the next item a process takes.
+_SLOT: Final = struct.Struct("=q")
+#: A result's frame in the pipe: the item's position and its length.
+_FRAME: Final = struct.Struct("=qq")
+
+
+def can_fork() -> bool:
+    """Whether a second process may share the work: ``os.fork`` exists, this
+    process runs no other thread, and it may run on more than one core."""
+    if not hasattr(os, "fork") or threading.active_count() != 1:
+        return False
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return cores > 1
+
+
+def both_ends(
+    count: int,
+    own: Callable[[int], None],
+    remote: Callable[[int], bytes],
+    merge: Callable[[int, bytes], None],
+    *,
+    minimum: int | None = None,
+) -> int:
+    """Do items ``0 .. count-1``, each once, in order: ``own(i)`` does item ``i``
+    here; a forked child does items from the end as ``remote(j)`` (pure: its
+    bytes are all that comes back), which this process then gives to
+    ``merge(j, result)`` in its place. Without a child (too few items, see
+    :func:`can_fork`; or the fork failed), ``own`` does every item. Returns
+    how many items the child's results gave."""
+    if count < (MIN_ITEMS if minimum is None else minimum) or not can_fork():
+        for i in range(count):
+            own(i)
+        return 0
+    page = mmap.mmap(-1, mmap.PAGESIZE)
+    _SLOT.pack_into(page, 0, -1)  # this process: the item it takes
+    _SLOT.pack_into(page, 8, count)  # the child: the lowest item it took
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        page.close()
+        for i in range(count):
+            own(i)
+        return 0
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid == 0:  # pragma: no cover - the child (its results are checked by the tests)
+        os.close(read_end)
+        _child(page, count, remote, write_end)
+    os.close(write_end)
+    try:
+        stop = _own_part(page, count, own) if pid > 0 else 0
+        results = _receive(read_end, stop, count) if pid > 0 else {}
+        merged = len(results)
+        for i in range(stop, count):
+            result = results.pop(i, None)
+            if result is None:
+                own(i)
+            else:
+                merge(i, result)
+        return merged
+    finally:
+        os.close(read_end)
+        page.close()
+        if pid > 0:
+            _reap(pid)
+
+
+def _own_part(page: mmap.mmap, count: int, own: Callable[[int], None]) -> int:
+    """Items from the start, up to the child's: where this process stopped."""
+    claim, look = _SLOT.pack_into, _SLOT.unpack_from
+    for i in range(count):
+        claim(page, 0, i)
+        if look(page, 8)[0] <= i:
+            return i
+        own(i)
+    return count
+
+
+def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int) -> None:
+    """The child's part: items from the end down to this process's, then every
+    result sent at once; never returns."""
+    code = 1
+    try:
+        gc.disable()  # (no finaliser of this process's objects runs in the child)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # (an interrupt ends it at once)
+        claim, look = _SLOT.pack_into, _SLOT.unpack_from
+        out: list[bytes] = []
+        with contextlib.suppress(Exception):  # (what failed and below: done there)
+            for j in range(count - 1, -1, -1):
+                claim(page, 8, j)
+                if look(page, 0)[0] >= j:
+                    break
+                result = remote(j)
+                out.append(_FRAME.pack(j, len(result)))
+                out.append(result)
+        data = memoryview(b"".join(out))
+        del out
+        while data:
+            data = data[os.write(fd, data) :]
+        code = 0
+    except BaseException:  # (the parent computes whatever did not come)
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _receive(fd: int, stop: int, count: int) -> dict[int, bytes]:
+    """The child's results, by item (of ``stop .. count-1``); whatever does not
+    read whole is dropped (this process does those items)."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    del chunks
+    results: dict[int, bytes] = {}
+    at, size = 0, len(data)
+    while at + _FRAME.size <= size:
+        item, length = _FRAME.unpack_from(data, at)
+        at += _FRAME.size
+        if not stop <= item < count or length < 0 or at + length > size:
+            break
+        results[item] = data[at : at + length]
+        at += length
+    return results
+
+
+def _reap(pid: int) -> None:
+    """Wait for the child (killed first if it is still running: this process
+    left early, or it has no more to send)."""
+    with contextlib.suppress(OSError):
+        done, _status = os.waitpid(pid, os.WNOHANG)
+        if done == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
