@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_hydrate import Ledger
+from git_hydrate.hydrate import columns
 from git_hydrate.hydrate.index import HEADER, MAX_INDEXES, Served, WordIndex, keep, word_index
 from git_hydrate.hydrate.indexing import build as build_index
 from git_hydrate.hydrate.retrieval import Hits, lexical_hits
@@ -127,6 +128,29 @@ def test_equal_files_tie_the_same_way_through_the_index() -> None:
     index = build_index(oids, facts)
     served = Served(index, *index.serving(paths, oids))
     for text in ("gamma delta alpha beta omega parse", "parse alpha delta", "omega beta"):
+        expected = lexical_hits(text, paths, facts)
+        _assert_same(expected, lexical_hits(text, paths, {}, index=served))
+
+
+@pytest.mark.parametrize("block", [1, 2, 4])
+def test_rows_scored_a_block_at_a_time_score_as_every_file(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """The files an index serves are scored a block of rows at a time (4,096 of
+    30,000): blocks of a few rows, the last one short, give the same hits."""
+    monkeypatch.setattr(columns, "_BLOCK", block)
+    bodies = {
+        f"src/{name}_{i}.py": f"def {name}_{i}(): retry {name} budget\n# queue x{i}".encode()
+        for i, name in enumerate(["retry", "queue", "session", "schema", "budget", "token"])
+    }
+    bodies["docs/plain.md"] = b"nothing asked here"
+    bodies["CHANGES.rst"] = b"retry queue budget session"
+    paths = sorted(bodies)
+    oids = {path: _oid(data) for path, data in bodies.items()}
+    facts = {path: blob_facts(data) for path, data in bodies.items()}
+    index = build_index(oids, facts)
+    served = Served(index, *index.serving(paths, oids))
+    for text in ("retry the queue budget", "session schema token", "plain"):
         expected = lexical_hits(text, paths, facts)
         _assert_same(expected, lexical_hits(text, paths, {}, index=served))
 

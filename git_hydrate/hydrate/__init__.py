@@ -10,8 +10,10 @@
 * :mod:`.selections` — the add-tree runs a task records, and recognising one again;
 * :mod:`.links` — picks become links in one commit;
 * :mod:`.rank`, :mod:`.history`, :mod:`.placement` — the right files first;
+  :mod:`.ranked` — a ranking's levels and scores, held as columns;
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a
-  task's text describes; :mod:`.facts` — each blob's words, kept once per repository;
+  task's text describes (:mod:`.columns`: those a word index serves, scored a column per
+  word); :mod:`.facts` — each blob's words, kept once per repository;
   :mod:`.index` — a tree's word index, kept by tree id (a new task reads no blob's facts);
   :mod:`.indexing` — building it while a tree's blobs are read;
 * :mod:`.suggestions` — ``rank --suggest``: the files to accept into ``--file-in-play``;

@@ -209,16 +209,18 @@ def _placed(
     """Where each file's diff goes, and the log (``""``)."""
     # The log first, then the diffs ranked like files, by the history of the
     # range's newer side (HEAD for uncommitted changes).
-    places = place(
-        refs.repo,
-        task,
-        {path: len(data) for path, _source, data in bodies if path},
-        commit=refs.repo.rev_parse(label.split("..")[-1].lstrip(".") or "HEAD")
-        if ".." in label
-        else refs.repo.rev_parse("HEAD"),
-        top=DIFF_TOP - 1,  # the log, when asked for, is at DIFF_TOP
-        priority=priority,
-        ranked=ranked,
+    places = dict(
+        place(
+            refs.repo,
+            task,
+            {path: len(data) for path, _source, data in bodies if path},
+            commit=refs.repo.rev_parse(label.split("..")[-1].lstrip(".") or "HEAD")
+            if ".." in label
+            else refs.repo.rev_parse("HEAD"),
+            top=DIFF_TOP - 1,  # the log, when asked for, is at DIFF_TOP
+            priority=priority,
+            ranked=ranked,
+        )
     )
     places[""] = (
         (priority or 0, None, "")

@@ -14,8 +14,6 @@ The priority scale (higher packs first; ties by sha256, as the seed orders):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import repeat
-from operator import add, attrgetter
 
 from ..model import Task
 from ..store import Repository
@@ -24,7 +22,7 @@ from .history import History, read_history
 from .index import Served, has_index, keep, word_index
 from .indexing import Building, build
 from .links import Reason, ranked_priority
-from .rank import TOP_LEVEL, Candidate, TaskText, rank
+from .rank import Candidate, TaskText, rank
 from .terms import BlobFacts
 
 __all__ = ["Place", "place", "prepare", "task_text"]
@@ -64,7 +62,7 @@ def place(
     known: Mapping[str, BlobFacts] | None = None,
     tree: str | None = None,
     index: Building | None = None,
-) -> dict[str, Place]:
+) -> Mapping[str, Place]:
     """The place of every path in ``sizes`` (path -> bytes).
 
     Args:
@@ -93,19 +91,7 @@ def place(
         subjects=history.subjects,
         index=served,
     )
-    # (ranked_priority(top, TOP_LEVEL - level) of each, without a call per file while no
-    # level can fall below its floor)
-    base, floor = top - TOP_LEVEL, ranked_priority(top, 2**62)
-    places = found.values()
-    levels = list(map(attrgetter("level"), places))
-    if min(levels, default=0) < 0 or base < floor:
-        return {
-            path: (ranked_priority(top, TOP_LEVEL - place.level), place.score, place.explain)
-            for path, place in found.items()
-        }
-    priorities = map(add, repeat(base), levels)
-    scores, reasons = map(attrgetter("score"), places), map(attrgetter("explain"), places)
-    return dict(zip(found, zip(priorities, scores, reasons, strict=True), strict=True))
+    return found.places(top, ranked_priority)  # (each made when looked up)
 
 
 def _contents(

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,13 +39,14 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from .ranked import TOP_LEVEL, Ranked, Ranking
 from .retrieval import Hits, lexical_hits, similar_commits
 from .terms import BlobFacts
 
 if TYPE_CHECKING:
     from .index import Served
 
-__all__ = ["TOP_LEVEL", "Candidate", "Ranked", "TaskText", "Weights", "rank"]
+__all__ = ["TOP_LEVEL", "Candidate", "Ranked", "Ranking", "TaskText", "Weights", "rank"]
 
 
 class Candidate(msgspec.Struct, frozen=True, gc=False):
@@ -63,62 +65,8 @@ class TaskText:
     tests: list[str] = field(default_factory=list)
 
 
-#: The level of a file in play; every other file ranks below it.
-TOP_LEVEL: Final = 10_000
 #: Levels left for named tests, below the files in play.
 _TEST_LEVELS: Final = 100
-
-
-class Ranked:
-    """A file's place: ``level`` from 0 to :data:`TOP_LEVEL` (higher packs first;
-    files in play at the top, then named tests, then by relevance per byte);
-    ``score`` in [0, 1]; ``reason`` says why in a few words (``file in play``,
-    ``co-change with src/x.py``...).
-
-    Levels are a file's own measure, not its position among the others, so
-    adding or removing one file does not move every other.
-
-    The reason is spelled when first asked (``because``: what it is spelled from):
-    of tens of thousands of files ranked, only the few hundred kept show theirs.
-    Equal, hashed and shown by all three values, as a plain record.
-    """
-
-    __slots__ = ("_because", "_reason", "level", "score")
-
-    def __init__(
-        self,
-        level: int,
-        score: float,
-        reason: str = "",
-        because: tuple[_Why, str, float] | None = None,
-    ) -> None:
-        self.level, self.score, self._reason, self._because = level, score, reason, because
-
-    @property
-    def reason(self) -> str:
-        """Why the file ranks where it does."""
-        if self._because is not None:
-            why, path, near = self._because
-            self._reason, self._because = why.main_reason(path, near), None
-        return self._reason
-
-    def explain(self) -> str:
-        """:attr:`reason`, as a function (a place's reason, spelled when kept)."""
-        return self.reason
-
-    def _values(self) -> tuple[int, float, str]:
-        return self.level, self.score, self.reason
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Ranked):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return f"Ranked(level={self.level!r}, score={self.score!r}, reason={self.reason!r})"
 
 
 @dataclass(frozen=True)
@@ -363,7 +311,7 @@ def rank(
     facts: Mapping[str, BlobFacts] | None = None,
     subjects: Sequence[str] = (),
     index: Served | None = None,
-) -> dict[str, Ranked]:
+) -> Ranking:
     """Every candidate's level (higher packs first), score and reason.
 
     Args:
@@ -419,7 +367,7 @@ def _times(weight: float, values: Mapping[str, float]) -> dict[str, float]:
 
 
 def _placed(
-    paths: Sequence[str],
+    paths: list[str],
     sizes: Mapping[str, int],
     anchors: set[str],
     named: list[str],
@@ -427,7 +375,7 @@ def _placed(
     why: _Why,
     near: Mapping[str, float],
     w: Weights,
-) -> dict[str, Ranked]:
+) -> Ranking:
     """Each file's place from its signals' values (``active``: per signal, by path)."""
     # the signals' noisy OR (the score), taken signal by signal: each file's factors
     # multiply in the table's order, as they would file by file (most files have one
@@ -443,23 +391,35 @@ def _placed(
             if value:
                 missed[path] = prior(path, 1.0) * (1.0 - value)
     # the level each earns per byte: a few large, slightly relevant files must not crowd
-    # out many small, relevant ones (every file at once, each step as a file's formula)
+    # out many small, relevant ones (every file at once, each step as a file's formula;
+    # in columns: of 30,000 files a task keeps a few hundred)
     overhead, exponent = w.overhead, w.size_exponent
     divisors = {size: (size + overhead) ** exponent for size in set(sizes.values())}
-    scores = list(map(sub, repeat(1.0), map(missed.get, paths, repeat(1.0))))
+    scores = array("d", map(sub, repeat(1.0), map(missed.get, paths, repeat(1.0))))
+    del missed
     per_byte = map(truediv, scores, map(divisors.__getitem__, map(sizes.__getitem__, paths)))
     highest = TOP_LEVEL - _TEST_LEVELS - 1
     levels = map(min, repeat(highest), map(round, map(mul, per_byte, repeat(w.level_scale))))
-    because = zip(repeat(why), paths, map(near.get, paths, repeat(0.0)), strict=False)
-    rounded = map(round, scores, repeat(4))
-    found = dict(zip(paths, map(Ranked, levels, rounded, repeat(""), because), strict=True))
-    for path in anchors & found.keys():
-        found[path] = Ranked(TOP_LEVEL, 1.0, "file in play")
+    fixed: dict[str, str] = {}  # (the reasons of the files whose level is set)
+    found = Ranking(
+        paths, array("q", levels), array("d", map(round, scores, repeat(4))), why, near, fixed
+    )
+    for path in anchors:
+        if _set(found, path, TOP_LEVEL):
+            fixed[path] = "file in play"
     for path in named:
-        if path in found:
-            level = TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)
-            found[path] = Ranked(level, 1.0, "named test")
+        if _set(found, path, TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)):
+            fixed[path] = "named test"
     return found
+
+
+def _set(found: Ranking, path: str, level: int) -> bool:
+    """Set ``path``'s level (and a score of 1), if it is ranked."""
+    row = found.row(path)
+    if row is None:
+        return False
+    found.levels[row], found.scores[row] = level, 1.0
+    return True
 
 
 def _nearest(path: str, in_play: Sequence[str]) -> float:

@@ -25,32 +25,45 @@ import heapq
 import math
 import posixpath
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice, repeat
-from operator import add, ge, gt, itemgetter, mul, not_, truediv
+from itertools import chain, compress, repeat
+from operator import ge, itemgetter, truediv
 from typing import TYPE_CHECKING, Final
 
+from .columns import (
+    AGGREGATE_SHARE,
+    K1,
+    PATH_BOOST,
+    PATH_ONLY,
+    SYMBOL_BOOST,
+    B,
+    Columns,
+    Named,
+    Tfs,
+    columns,
+)
 from .terms import BlobFacts, path_words, tokenize, words
 
 if TYPE_CHECKING:
-    from .index import Served, WordIndex
+    from .index import Served
 
 __all__ = ["Hits", "lexical_hits", "similar_commits"]
 
-#: How many times a path's words and a file's defined names count, beside its contents.
-_PATH_BOOST: Final = 2
-_SYMBOL_BOOST: Final = 2
-#: A file whose contents hold none of the task's words, only its path does, keeps
-#: this share of its score: path words alone must not buy the budget.
-_PATH_ONLY: Final = 0.4
-_K1: Final = 1.2
-_B: Final = 0.75
+#: How many times a path's words and a file's defined names count, beside its contents;
+#: the share a file whose contents hold none of the task's words (only its path) keeps:
+#: path words alone must not buy the budget; BM25's parameters.
+_PATH_BOOST: Final = PATH_BOOST
+_SYMBOL_BOOST: Final = SYMBOL_BOOST
+_PATH_ONLY: Final = PATH_ONLY
+_K1: Final = K1
+_B: Final = B
 
 #: Files that collect every change's words (changelogs, release notes): their match
 #: counts this much, and they seed nothing.
-_AGGREGATE_SHARE: Final = 0.3
+_AGGREGATE_SHARE: Final = AGGREGATE_SHARE
 _AGGREGATE_WORDS: Final = (
     r"(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
     r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$"
@@ -120,220 +133,6 @@ def _documents(
     return tfs, lengths, sum(lengths.values()), defines, in_contents
 
 
-class _Columns:
-    """The files a word index serves that hold an asked word (:func:`_columns`), a
-    column per asked word: each file's count of it (path and defined names counted
-    over, as :func:`_documents` counts them), so that scoring is a few passes over
-    columns rather than a step per file and word."""
-
-    def __init__(self, index: WordIndex, held: set[int], found: set[int]) -> None:
-        self.positions = sorted(found)  # (in the index)
-        self.paths = list(map(index.paths.__getitem__, self.positions))
-        path_lengths, content_lengths = index.path_lengths, index.lengths
-        self.lengths = list(
-            map(
-                add,
-                map(mul, map(path_lengths.__getitem__, self.positions), repeat(_PATH_BOOST)),
-                map(content_lengths.__getitem__, self.positions),
-            )
-        )
-        #: Whether each file's contents hold an asked word (else its path alone does).
-        self.held = list(map(held.__contains__, self.positions))
-        self.counts: dict[str, list[int]] = {}
-        self._at: dict[int, int] | None = None
-        self._rows: dict[str, int] | None = None
-
-    def at(self) -> dict[int, int]:
-        """Each file's row, by its position in the index."""
-        if self._at is None:
-            self._at = dict(zip(self.positions, range(len(self.positions)), strict=True))
-        return self._at
-
-    def tf(self, path: str) -> dict[str, int] | None:
-        """The asked words of ``path`` with their counts (``None``: not here)."""
-        if self._rows is None:
-            self._rows = dict(zip(self.paths, range(len(self.paths)), strict=True))
-        row = self._rows.get(path)
-        if row is None:
-            return None
-        return {word: count for word, column in self.counts.items() if (count := column[row])}
-
-    def scores(
-        self, average: float, weight: Mapping[str, float], aggregates: set[str]
-    ) -> dict[str, float]:
-        """Each file's BM25 score, as :func:`_scores` gives it."""
-        norms: dict[int, float] = {}  # (by length: many files share one)
-        for length in set(self.lengths):
-            norms[length] = _K1 * (1 - _B + _B * length / average)
-        rows = list(map(norms.__getitem__, self.lengths))
-        k1 = _K1 + 1
-        # per word and file weight * f * k1 / (f + norm), as the formula reads (a word a
-        # file lacks adds an exact 0.0: the sum, exactly rounded, is the same; so a word
-        # no file holds is left out)
-        terms = [
-            list(
-                map(
-                    truediv,
-                    map(mul, map(mul, repeat(weight[word]), column), repeat(k1)),
-                    map(add, column, rows),
-                )
-            )
-            for word, column in self.counts.items()
-            if any(column)
-        ]
-        scores = list(map(math.fsum, zip(*terms, strict=True)))
-        if not terms:
-            scores = [0.0] * len(self.paths)
-        for row in compress(range(len(scores)), map(not_, self.held)):
-            scores[row] *= _PATH_ONLY
-        if aggregates:
-            for row, path in enumerate(self.paths):
-                if path in aggregates:
-                    scores[row] *= _AGGREGATE_SHARE
-        return dict(zip(self.paths, scores, strict=True))
-
-
-def _columns(served: Served, asked: set[str]) -> tuple[_Columns, int, _Named]:
-    """The files ``served`` answers for that hold an asked word, as columns; the
-    sum of the lengths of every file it serves; and per file its defined names
-    that hold an asked word (in a file whose contents hold one), found when asked."""
-    index, live = served.postings, served.live
-    every = all(live)  # (a new task on a known tree: no posting to filter)
-    total = _PATH_BOOST * sum(compress(index.path_lengths, live))
-    total += sum(compress(index.lengths, live))
-    by_path: dict[str, dict[int, int]] = {}
-    for word in asked:
-        postings = index.path_words(word)
-        pairs = zip(postings[0::2], postings[1::2], strict=True)
-        by_path[word] = {i: times * _PATH_BOOST for i, times in pairs if live[i]}
-    by_contents: dict[str, dict[int, int]] = {}
-    held: set[int] = set()
-    for word in asked:
-        postings = index.terms(word)
-        pairs = zip(postings[0::2], postings[1::2], strict=True)
-        by_contents[word] = counts = dict(pairs) if every else {i: c for i, c in pairs if live[i]}
-        held.update(counts)
-    found = held.union(*(words.keys() for words in by_path.values()))
-    columns = _Columns(index, held, found)
-    rows = columns.positions
-    for word in asked:
-        column = list(map(by_contents[word].get, rows, repeat(0)))
-        if by_path[word]:
-            at = columns.at()
-            for i, times in by_path[word].items():
-                column[at[i]] += times
-        columns.counts[word] = column
-    return columns, total, _names(index, held, columns)
-
-
-def _names(index: WordIndex, held: set[int], columns: _Columns) -> _Named:
-    """Count into ``columns`` the asked words of the names the files of ``held``
-    define (their postings, :meth:`.index.WordIndex.names`); those names by file."""
-    # (every file a row, as in a new task on a known tree: a file's row is its position)
-    whole = len(columns.positions) == len(index.paths)
-    named: dict[str, list[tuple[int, str, int]]] = {}
-    for word, column in columns.counts.items():
-        found = index.names(word)
-        files = list(map(itemgetter(0), found))
-        if not held.issuperset(files):  # (a name counts in a file whose contents hold one)
-            found = [entry for entry in found if entry[0] in held]
-            files = list(map(itemgetter(0), found))
-        if not found:
-            continue
-        if any(map(gt, files, islice(files, 1, None))):  # (kept in file order; else sorted)
-            found.sort(key=itemgetter(0))
-            files = list(map(itemgetter(0), found))
-        named[word] = found
-        at = files if whole else list(map(columns.at().__getitem__, files))
-        times = list(map(itemgetter(2), found))
-        if max(times) == 1:
-            for row in at:
-                column[row] += _SYMBOL_BOOST
-        else:
-            for row, count in zip(at, times, strict=True):
-                column[row] += count * _SYMBOL_BOOST
-    return _Named(named, index.paths)
-
-
-def _down(count: int) -> range:
-    """``count - 1`` down to 0."""
-    return range(count - 1, -1, -1)
-
-
-class _Named(Mapping[str, list[str]]):
-    """Per file an index serves, its defined names that hold an asked word, found
-    when asked (of 30,000 files, only the reasons of those kept are spelled): from
-    each asked word's postings of names (``(file, name, count)`` in file order), by
-    the first posting of the file."""
-
-    def __init__(self, named: dict[str, list[tuple[int, str, int]]], paths: list[str]) -> None:
-        self._named, self._paths = named, paths
-        self._first: list[tuple[list[tuple[int, str, int]], dict[int, int]]] = []
-        self._positions: dict[str, int] | None = None
-
-    def __getitem__(self, path: str) -> list[str]:
-        names = self.named(path)
-        if not names:
-            raise KeyError(path)
-        return names
-
-    def named(self, path: str) -> list[str]:
-        """``path``'s names (none: ``[]``, without an exception: most files asked
-        define none)."""
-        i = self._where().get(path, -1)
-        names: dict[str, None] = {}
-        for found, first in self._first:
-            at = first.get(i)  # (the file's postings of a word are together, from there)
-            while at is not None and at < len(found) and found[at][0] == i:
-                names[found[at][1]] = None
-                at += 1
-        return list(names)
-
-    def _where(self) -> dict[str, int]:
-        """Each path's position; each word's postings with each file's first one."""
-        if self._positions is None:
-            self._first = [
-                (
-                    found,
-                    dict(zip(map(itemgetter(0), reversed(found)), _down(len(found)), strict=True)),
-                )
-                for found in self._named.values()
-            ]
-            self._positions = dict(zip(self._paths, range(len(self._paths)), strict=True))
-        return self._positions
-
-    def _files(self) -> set[int]:
-        return set().union(*(map(itemgetter(0), found) for found in self._named.values()))
-
-    def __iter__(self) -> Iterator[str]:
-        return map(self._paths.__getitem__, sorted(self._files()))
-
-    def __len__(self) -> int:
-        return len(self._files())
-
-
-class _Tfs(Mapping[str, Mapping[str, int]]):
-    """Per path its counts of the asked words: of the files scored from their facts
-    (a dict each) and of those the index served (from their columns, when asked)."""
-
-    def __init__(self, tfs: Mapping[str, Mapping[str, int]], columns: _Columns) -> None:
-        self._tfs, self._columns = tfs, columns
-
-    def __getitem__(self, path: str) -> Mapping[str, int]:
-        found = self._tfs.get(path)
-        if found is None:
-            found = self._columns.tf(path)
-        if found is None:
-            raise KeyError(path)
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return chain(self._tfs, self._columns.paths)
-
-    def __len__(self) -> int:
-        return len(self._tfs) + len(self._columns.paths)
-
-
 def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
     """Paths the text names: a path's tail (``click/core.py``), a file name
     (``core.py``) or a dotted module (``click.core``)."""
@@ -376,47 +175,59 @@ def lexical_hits(
     if not query or not paths:
         return hits
     asked = set(query)
-    columns: _Columns | None = None
-    named: _Named | None = None
+    table: Columns | None = None
+    named: Named | None = None
     if index is None:
         tfs, lengths, total, defines, in_contents = _documents(paths, facts, asked)
     else:  # (the files the index serves from their postings, the others from their facts)
         tfs, lengths, total, defines, in_contents = _documents(index.unserved, facts, asked)
-        columns, served_total, named = _columns(index, asked)
+        table, served_total, named = columns(index, asked)
         total += served_total
     n = len(paths)
     average = total / n or 1.0
     df = Counter(chain.from_iterable(tfs.values()))
     scored = list(tfs)
-    if columns is not None:
-        for word, column in columns.counts.items():
+    if table is not None:
+        for word, column in table.counts.items():
             df[word] += len(column) - column.count(0)
-        scored += columns.paths
+        scored += table.paths
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
     # (each factor as the formula reads: (1 + log q) * idf * f * (k1 + 1) / (f + norm))
     weight = {w: (1 + math.log(query[w])) * idf[w] for w in asked}
     aggregates = _aggregates(scored)
+    del scored
     scores = _scores(tfs, lengths, average, weight, in_contents, aggregates)
-    if columns is not None:
-        scores.update(columns.scores(average, weight, aggregates))
-    top = max(scores.values(), default=0.0)
+    # the files the index served: their scores a column, in its rows' order
+    served = table.scores(average, weight, aggregates) if table is not None else array("d")
+    top = max(max(scores.values(), default=0.0), max(served, default=0.0))
     if top <= 0:
         return hits
-    hits.lexical = dict(zip(scores, map(truediv, scores.values(), repeat(top)), strict=True))
-    every_tf = tfs if columns is None else _Tfs(tfs, columns)
+    every = chain(scores, table.paths) if table is not None else iter(scores)
+    hits.lexical = dict(
+        zip(every, map(truediv, chain(scores.values(), served), repeat(top)), strict=True)
+    )
+    del served
+    every_tf = tfs if table is None else Tfs(tfs, table)
     hits.matched = _Matched(every_tf, {w: -value for w, value in idf.items()})
     from_facts = {p: names for p, names in defines.items() if p in scores}
-    hits.defines = _Defines(from_facts, named, scores)
-    # the best hits at least ``floor`` of the best one (ties: by path), no aggregate
-    strong = list(compress(hits.lexical, map(ge, hits.lexical.values(), repeat(floor))))
+    hits.defines = _Defines(from_facts, named, hits.lexical)
+    hits.seeds = _seeds(hits.lexical, aggregates, seeds, floor)
+    return hits
+
+
+def _seeds(
+    lexical: dict[str, float], aggregates: set[str], seeds: int, floor: float
+) -> list[tuple[str, float]]:
+    """The ``seeds`` best hits at least ``floor`` of the best one (ties: by path),
+    no aggregate, with their values."""
+    strong = list(compress(lexical, map(ge, lexical.values(), repeat(floor))))
     if aggregates:
         strong = [p for p in strong if p not in aggregates]
     if len(strong) > seeds > 0:  # (the best are among those at least the seeds-th best value)
-        least = heapq.nlargest(seeds, map(hits.lexical.__getitem__, strong))[-1]
-        strong = [p for p in strong if hits.lexical[p] >= least]
-    best = heapq.nsmallest(seeds, strong, key=lambda p: (-hits.lexical[p], p))
-    hits.seeds = [(p, hits.lexical[p]) for p in best]
-    return hits
+        least = heapq.nlargest(seeds, map(lexical.__getitem__, strong))[-1]
+        strong = [p for p in strong if lexical[p] >= least]
+    best = heapq.nsmallest(seeds, strong, key=lambda p: (-lexical[p], p))
+    return [(p, lexical[p]) for p in best]
 
 
 def _scores(
@@ -485,7 +296,7 @@ class _Defines(Mapping[str, list[str]]):
     def __init__(
         self,
         names: dict[str, list[str]],
-        served: _Named | None = None,
+        served: Named | None = None,
         scored: Mapping[str, float] | None = None,
     ) -> None:
         self._names = names

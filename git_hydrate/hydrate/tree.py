@@ -22,7 +22,7 @@ recognising a run again, is :mod:`.selections`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter, neg
@@ -44,6 +44,7 @@ from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
 from .pathspec import Pathspec
 from .placement import Place, place, prepare
+from .ranked import Places
 from .reading import Content, Progress, read_content
 from .rules import FileEntry, Skipped, attribute_rules, path_rule
 from .selections import (
@@ -146,7 +147,7 @@ def _apply_rules(
 def _pick(
     found: Content,
     prefix: str,
-    places: dict[str, Place],
+    places: Mapping[str, Place],
     selector: Selector,
 ) -> None:
     """Offer every file read (each has a place) to ``selector``, in packing order
@@ -157,10 +158,7 @@ def _pick(
     :meth:`.Selector.offer` would give.
     """
     info = found.info  # (the paths placed are those read: ``places`` has them all)
-    # by priority (higher first), then path: sorted by path, then stably by priority
-    lower = dict(zip(places, map(neg, map(itemgetter(0), places.values())), strict=True))
-    order = sorted(places)
-    order.sort(key=lower.__getitem__)
+    order, place_of = _packing_order(places)
     rows = list(map(info.__getitem__, order))  # (oid, digest, class, size)
     sizes = list(map(itemgetter(3), rows))
     smallest_after = list(accumulate(reversed(sizes), min))[::-1]
@@ -177,7 +175,22 @@ def _pick(
             )
             break
         oid, digest, cls, size = rows[at]
-        offer(path, prefix + path, digest, size, cls, oid, "", places[path])
+        offer(path, prefix + path, digest, size, cls, oid, "", place_of(at))
+
+
+def _packing_order(
+    places: Mapping[str, Place],
+) -> tuple[list[str], Callable[[int], Place]]:
+    """The paths by priority (higher first), then path; the place of the ``i``-th."""
+    if isinstance(places, Places):  # (ranked: from its columns, without a dict per file)
+        rows = places.packing_order()
+        paths = places.paths
+        return list(map(paths.__getitem__, rows)), lambda at: places.at(rows[at])
+    # sorted by path, then stably by priority
+    lower = dict(zip(places, map(neg, map(itemgetter(0), places.values())), strict=True))
+    order = sorted(places)
+    order.sort(key=lower.__getitem__)
+    return order, lambda at: places[order[at]]
 
 
 def _place(
@@ -188,7 +201,7 @@ def _place(
     priority: int | None,
     ranked: bool,
     index: Building | None,
-) -> dict[str, Place]:
+) -> Mapping[str, Place]:
     """Each read candidate's place (:func:`.placement.place`)."""
     return place(
         refs.repo,
