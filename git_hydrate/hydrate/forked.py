@@ -40,6 +40,8 @@ MIN_ITEMS: Final = 256
 _SLOT: Final = struct.Struct("=q")
 #: A result's frame in the pipe: the item's position and its length.
 _FRAME: Final = struct.Struct("=qq")
+#: Bytes written or read at a time through the pipe.
+_WRITE: Final = 1 << 20
 
 
 def can_fork() -> bool:
@@ -56,7 +58,7 @@ def both_ends(
     count: int,
     own: Callable[[int], None],
     remote: Callable[[int], bytes],
-    merge: Callable[[int, bytes], None],
+    merge: Callable[[int, memoryview], None],
     *,
     minimum: int | None = None,
 ) -> int:
@@ -134,10 +136,7 @@ def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int)
                 result = remote(j)
                 out.append(_FRAME.pack(j, len(result)))
                 out.append(result)
-        data = memoryview(b"".join(out))
-        del out
-        while data:
-            data = data[os.write(fd, data) :]
+        _send(fd, out)
         code = 0
     except BaseException:  # (the parent computes whatever did not come)
         code = 1
@@ -145,15 +144,30 @@ def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int)
         os._exit(code)
 
 
-def _receive(fd: int, stop: int, count: int) -> dict[int, bytes]:
-    """The child's results, by item (of ``stop .. count-1``); whatever does not
-    read whole is dropped (this process does those items)."""
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    data = b"".join(chunks)
-    del chunks
-    results: dict[int, bytes] = {}
+def _send(fd: int, parts: list[bytes]) -> None:
+    """Write ``parts`` to ``fd``, a megabyte or so at a time (not joined whole:
+    the results twice over would be the child's peak)."""
+    start = 0
+    while start < len(parts):
+        end, size = start, 0
+        while end < len(parts) and size < _WRITE:
+            size += len(parts[end])
+            end += 1
+        data = memoryview(b"".join(parts[start:end]))
+        parts[start:end] = [b""] * (end - start)
+        while data:
+            data = data[os.write(fd, data) :]
+        start = end
+
+
+def _receive(fd: int, stop: int, count: int) -> dict[int, memoryview]:
+    """The child's results, by item (of ``stop .. count-1``), views of one buffer;
+    whatever does not read whole is dropped (this process does those items)."""
+    buffer = bytearray()
+    while chunk := os.read(fd, _WRITE):
+        buffer += chunk
+    data = memoryview(buffer)
+    results: dict[int, memoryview] = {}
     at, size = 0, len(data)
     while at + _FRAME.size <= size:
         item, length = _FRAME.unpack_from(data, at)

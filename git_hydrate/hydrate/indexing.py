@@ -42,6 +42,8 @@ _PAIR: Final = struct.Struct("=II").pack
 _encoder: Final = msgspec.msgpack.Encoder()
 _named_decoder: Final = msgspec.msgpack.Decoder(list[tuple[int, str, int]])
 
+#: The words of one defined name (:func:`.terms.symbol_words`).
+Split: TypeAlias = tuple[str, ...]
 #: A word's postings while building: one pair as bytes, or an array of pairs.
 _Postings: TypeAlias = "bytes | array[int]"
 #: The files of an index (see :class:`.index.WordIndex`): paths, blob ids, lengths.
@@ -70,8 +72,11 @@ class IndexBuilder:
         """Whether ``path``'s facts were fed."""
         return self._oids[self.positions[path]] != ""
 
-    def add(self, path: str, oid: str, facts: BlobFacts) -> None:
-        """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``."""
+    def add(
+        self, path: str, oid: str, facts: BlobFacts, splits: Sequence[Split] | None = None
+    ) -> None:
+        """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``
+        (``splits``: :func:`.terms.symbol_words` of each of its symbols, if known)."""
         position = self.positions[path]
         if self._oids[position]:
             return  # (fed once)
@@ -96,14 +101,17 @@ class IndexBuilder:
                 postings.append(position)
                 postings.append(count)
         if facts.symbols:
-            self._add_names(position, facts.symbols, late)
+            self._add_names(position, facts.symbols, late, splits)
         if late:
             self._unsorted.update(facts.terms)
 
-    def _add_names(self, position: int, symbols: Iterable[str], late: bool) -> None:
+    def _add_names(
+        self, position: int, symbols: Sequence[str], late: bool, splits: Sequence[Split] | None
+    ) -> None:
         names, named, encode = self._names, self._named, _encoder.encode
-        for name in symbols:
-            split = symbol_words(name)
+        if splits is None or len(splits) != len(symbols):
+            splits = list(map(symbol_words, symbols))
+        for name, split in zip(symbols, splits, strict=True):
             for word in dict.fromkeys(split) if len(split) > 1 else split:
                 entry = encode((position, name, split.count(word)))
                 held = names.get(word)
@@ -269,15 +277,17 @@ class Building:
         *,
         new: bool,
         raw: bytes | None = None,
+        splits: Sequence[Split] | None = None,
     ) -> None:
         """Index the files ``paths`` of blob ``oid`` by ``facts`` (``new``: just
-        computed, to keep in the cache; ``raw``: ``facts`` encoded already)."""
+        computed, to keep in the cache; ``raw``: ``facts`` encoded already;
+        ``splits``: the words of each of its symbols, split already)."""
         if new:
             self.cache.put_encoded(oid, facts, raw)
         positions, add = self.builder.positions, self.builder.add
         for path in paths:
             if path in positions:
-                add(path, oid, facts)
+                add(path, oid, facts, splits)
 
     def served(self, oids: Mapping[str, str]) -> Served | None:
         """The index of ``oids`` (path -> blob id: the files read), kept, and which

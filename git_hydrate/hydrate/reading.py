@@ -24,7 +24,7 @@ from .facts import FactsCache
 from .forked import both_ends
 from .indexing import Building
 from .rules import FileEntry, Skipped, classify
-from .terms import BlobFacts, blob_facts
+from .terms import BlobFacts, blob_facts, symbol_words
 
 __all__ = ["Content", "Progress", "read_content"]
 
@@ -33,7 +33,9 @@ _encoder: Final = msgspec.msgpack.Encoder()
 _facts: Final = msgspec.msgpack.Decoder(BlobFacts)
 #: What the forked child sends of a blob (:class:`_Worktree`): ``None``, not the
 #: work tree's; else its sha256, class, size, facts (if wanted) and body (if kept).
-_sent: Final = msgspec.msgpack.Decoder(tuple[str, str, int, msgspec.Raw, bytes | None] | None)
+_sent: Final = msgspec.msgpack.Decoder(
+    tuple[str, str, int, msgspec.Raw, bytes | None, list[tuple[str, ...]]] | None
+)
 #: The facts the child did not send (encoded ``None``).
 _NO_FACTS: Final = msgspec.Raw(b"\xc0")
 _size = attrgetter("size")
@@ -92,11 +94,18 @@ class Content:
         return self.kept is None or self.kept.get(oid) is None
 
     def learn_sent(
-        self, oid: str, cls: str, size: int, raw: msgspec.Raw | None, paths: Iterable[str]
+        self,
+        oid: str,
+        cls: str,
+        size: int,
+        raw: msgspec.Raw | None,
+        paths: Iterable[str],
+        splits: list[tuple[str, ...]],
     ) -> bool:
         """:meth:`learn` of a blob another process read and tokenised (``raw``: its
-        facts encoded, if :meth:`wants` said so there); ``False`` if they are
-        wanted here but were not sent (nothing is learned then)."""
+        facts encoded, if :meth:`wants` said so there; ``splits``: the words of each
+        defined name); ``False`` if they are wanted here but were not sent (nothing
+        is learned then)."""
         if not self.learning:
             return True
         building = self.building
@@ -115,7 +124,7 @@ class Content:
             self.facts[oid] = known
             return True
         encoded = bytes(memoryview(raw)) if new and raw is not None else None
-        building.learn(oid, paths, known, new=new, raw=encoded)
+        building.learn(oid, paths, known, new=new, raw=encoded, splits=splits if new else None)
         return True
 
 
@@ -162,8 +171,11 @@ class _Worktree:
         self.repo, self.take, self.taken, self.found = refs.repo, take, taken, found
         self.items = list(unread.items())
         self.through_git: list[str] = []
-        #: Bytes of text bodies the child may send for the memo (more: it would drop them).
-        self.room = found.memo.limit - found.memo.size if found.memo.limit else -1
+        #: Bytes of text bodies the child may send for the memo: none unless every
+        #: blob fits (else the memo most likely drops them, and sending them costs
+        #: the pipe and both processes' memory; a body not sent drops the memo).
+        room = found.memo.limit - found.memo.size if found.memo.limit else -1
+        self.room = room if sum(e[0].size for _oid, e in self.items) <= room else -1
 
     def run(self) -> list[str]:
         """Read them all: the blobs left to read through git."""
@@ -189,24 +201,27 @@ class _Worktree:
             return _encoder.encode(None)
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
-        raw = _NO_FACTS
+        raw, splits = _NO_FACTS, []
         if self.found.wants(oid, cls):
-            raw = msgspec.Raw(_encoder.encode(blob_facts(data)))
+            facts = blob_facts(data)
+            raw = msgspec.Raw(_encoder.encode(facts))
+            splits = list(map(symbol_words, facts.symbols))  # (split here, not there)
         body = None
         if cls == "text" and len(data) <= self.room:
             body, self.room = data, self.room - len(data)
-        return _encoder.encode((digest, cls, len(data), raw, body))
+        return _encoder.encode((digest, cls, len(data), raw, body, splits))
 
-    def merge(self, j: int, result: bytes) -> None:
+    def merge(self, j: int, result: memoryview) -> None:
         """Take what the child learned of item ``j`` (read it here if that is short)."""
         oid, entries = self.items[j]
         sent = _sent.decode(result)
         if sent is None:
             self.through_git.append(oid)
             return
-        digest, cls, size, facts, body = sent
+        digest, cls, size, facts, body, splits = sent
         cls, raw = intern(cls), None if facts == _NO_FACTS else facts
-        if not self.found.learn_sent(oid, cls, size, raw, [entry.path for entry in entries]):
+        paths = [entry.path for entry in entries]
+        if not self.found.learn_sent(oid, cls, size, raw, paths, splits):
             self.own(j)
             return
         if cls == "text":
