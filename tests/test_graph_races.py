@@ -24,17 +24,19 @@ from .conftest import ROOT, hydrate
 from .wrapper import hydrate_command
 
 #: The hook: on ``prepared`` of a task ref's update in a run that names a
-#: barrier, note this writer's arrival and wait (about 2 s) for the other's.
-#: It counts the arrivals with the shell's own glob and sleeps 40 times at
+#: barrier, note this writer's arrival and wait (about 1 s) for the other's.
+#: It counts the arrivals with the shell's own glob and sleeps 20 times at
 #: most: a loaded machine must not stretch its wait towards the 10 s after
-#: which a lock counts as left behind by a dead writer.
+#: which a lock counts as left behind by a dead writer. (Both writers start
+#: together, forked: without the lock the other arrives within ~0.2 s on an
+#: idle machine; with it, the whole wait is spent, once a test.)
 HOOK = """#!/bin/sh
 [ "$1" = prepared ] && [ -n "$HYDRATE_TEST_BARRIER" ] || exit 0
 grep -q refs/hydrate/tasks/ || exit 0
 touch "$HYDRATE_TEST_BARRIER/$$"
 i=0
 set -- "$HYDRATE_TEST_BARRIER"/*
-while [ $# -lt 2 ] && [ $i -lt 40 ]; do
+while [ $# -lt 2 ] && [ $i -lt 20 ]; do
     sleep 0.05
     i=$((i + 1))
     set -- "$HYDRATE_TEST_BARRIER"/*

@@ -508,8 +508,12 @@ def test_unknown_top_level_fields_survive_a_sync_merge(tmp_path: Path) -> None:
     doc["b_future"] = [1, 2]
     doc["shared"] = "b's value"
     replace_in_task(b, "T-1", "task.json", json.dumps(doc).encode())
-    time.sleep(1.1)  # commit times are in seconds: B's edit is the newer side
-    assert hydrate(b, "task-edit", "T-1", "--priority", "3").returncode == 0
+    # commit times are in seconds: B's edit is the newer side, dated a minute on
+    # (git's date variables, as the writes read them) instead of waiting a second
+    later = {
+        v: f"@{int(time.time()) + 60} +0000" for v in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+    }
+    assert hydrate(b, "task-edit", "T-1", "--priority", "3", env=later).returncode == 0
     res = hydrate(b, "pull", "--json")
     assert res.returncode == 0, res
     assert git(b, "rev-list", "--parents", "-n", "1", "refs/hydrate/tasks/T-1").count(" ") == 2
@@ -583,6 +587,9 @@ def test_a_stale_packed_refs_lock_is_named_at_once_and_cleared_by_doctor(
 
     with Ledger(repo) as ledger:
         ledger.add_task("T-1", objective="o", acceptance="a")
+    # git's own wait for packed-refs.lock (core.packedRefsTimeout, 1 s by default, at
+    # each of the two refusals below) is not what is tested: hydrate's answer is
+    git(repo, "config", "core.packedRefsTimeout", "0")
     lock = repo / ".git" / "packed-refs.lock"
     lock.write_text("")
     os.utime(lock, (time.time() - 600, time.time() - 600))

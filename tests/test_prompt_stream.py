@@ -116,16 +116,16 @@ def test_a_failed_build_writes_nothing(task: Path) -> None:
 
 
 def test_the_prompt_is_held_once_while_it_is_built(repo: Path) -> None:
-    """Python's peak allocation while a 6 MB prompt of wide text is built and written:
+    """Python's peak allocation while a 3 MB prompt of wide text is built and written:
     ``prompt()`` holds it several times over (as str, 4 bytes a character, and as
     UTF-8); ``write_prompt`` about once, plus the read-ahead window (1 MiB)."""
     line = "wide \U0001f600 text, kept as UTF-8 " * 3 + "\n"
     with Ledger(repo, clock=lambda: T0) as ledger:
         ledger.add_task("S-1", "Memory", "held once")
-        for index in range(60):
+        for index in range(30):
             ledger.add_context("S-1", f"{index}\n" + line * 1300, f"f{index}.md")
         size = ledger.write_prompt("S-1", io.BytesIO(), 1 << 30, cache=False)["prompt_bytes"]
-        assert size > 6_000_000
+        assert size > 3_000_000
 
         class Discard:
             def write(self, data: bytes) -> int:
