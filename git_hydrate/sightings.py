@@ -19,7 +19,6 @@ without it, a claim's own dates count, as before.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from datetime import UTC, datetime
 from typing import Final
@@ -43,6 +42,8 @@ def epoch(iso: str) -> float | None:
 
 def activity(assignee: str, claimed_at: str, last_checkpoint_at: str) -> str:
     """A digest of a claim's state: who holds it, since when, last sign of life."""
+    import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
     stamp = max(claimed_at, last_checkpoint_at)
     data = f"{assignee}\0{stamp}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()[:32]

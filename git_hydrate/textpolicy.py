@@ -418,8 +418,8 @@ def untouched_tasks(items: list[tuple[Task, list[Link]]], *, secrets: bool) -> l
     one of its parts does: parts are whole lines)."""
     fields = [task_fields(task, links) for task, links in items]
     verdicts = [_within_rules(listed) for listed in fields]
-    if not secrets:
-        return verdicts
+    if not secrets or not any(verdicts):
+        return verdicts  # (nothing to scan: a no-op pull does not load the rules)
     from .secrets import scan
 
     for start in range(0, len(items), _SCAN_GROUP):

@@ -169,3 +169,30 @@ def test_a_real_pull_imports_no_click(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("pull origin: 3 new here")
     assert proc.stderr.endswith("click False\n")
+
+
+def test_a_sync_with_nothing_to_do_loads_no_digest_nor_secret_rules(tmp_path: Path) -> None:
+    """Nothing fetched to check, nothing to push: neither OpenSSL's digests
+    (hashlib, a few ms to start) nor the secret rules are loaded."""
+    world = _world(tmp_path)
+    assert hydrate(world / "b", "pull").returncode == 0
+    probe = (
+        "import atexit, sys\n"
+        "loaded = lambda: sorted({'hashlib', 'git_hydrate.secrets'} & set(sys.modules))\n"
+        "atexit.register(lambda: sys.stderr.write(f'loaded {loaded()}\\n'))\n"
+        "sys.argv[0] = 'git-hydrate'\n"
+        "from git_hydrate.quick import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "sync"],
+        cwd=world / "b",
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("sync origin: 3 up to date"), proc.stdout
+    assert proc.stderr == "loaded []\n"

@@ -7,6 +7,7 @@ It needs no optional package, and it is the reference: the prefilter
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .findings import Finding, findings
 from .rules import FOLDED, FOLDED_TRIGGERS, RULES, folded_rules, rule_pattern
@@ -15,14 +16,17 @@ __all__ = ["scan_lines", "scan_plain"]
 
 
 def scan_lines(
-    text: str, rules: list[tuple[str, re.Pattern[str], bool]], triggers: tuple[str, ...]
+    text: str,
+    rules: Callable[[], list[tuple[str, re.Pattern[str], bool]]],
+    triggers: tuple[str, ...],
 ) -> list[tuple[int, str]]:
-    """Run line-bounded patterns only on the lines where a trigger occurs (the
-    text lower-cased and each trigger looked for once, for all of them)."""
+    """Run line-bounded patterns (``rules()``, compiled when a line first needs
+    them) only on the lines where a trigger occurs (the text lower-cased and each
+    trigger looked for once, for all of them)."""
     lowered = text.lower()
     if len(lowered) != len(text):
         # a character whose lower case is longer: positions no longer line up
-        return [(m.start(), name) for name, pattern, _a in rules for m in pattern.finditer(text)]
+        return [(m.start(), name) for name, pattern, _a in rules() for m in pattern.finditer(text)]
     hits: list[tuple[int, str]] = []
     seen: set[int] = set()
     for trigger in triggers:
@@ -39,7 +43,7 @@ def scan_lines(
             start = text.rfind("\n", 0, found) + 1
             if start not in seen:
                 seen.add(start)
-                for name, pattern, anchored in rules:
+                for name, pattern, anchored in rules():
                     find = pattern.match if anchored else pattern.search
                     match = find(text, start, end)
                     if match is not None:
@@ -50,11 +54,11 @@ def scan_lines(
 
 def scan_plain(text: str, limit: int) -> list[Finding]:
     """Every rule over the whole text (its triggers first): the reference."""
-    hits = scan_lines(text, folded_rules(), FOLDED_TRIGGERS)
+    hits = scan_lines(text, folded_rules, FOLDED_TRIGGERS)
     for index, (name, _source, triggers) in enumerate(RULES):
         if name in FOLDED:
             continue
-        if triggers and not any(trigger in text for trigger in triggers):
+        if not any(trigger in text for trigger in triggers):
             continue
         # (compiled only when its triggers occur: most texts need few rules)
         for match in rule_pattern(index).finditer(text):

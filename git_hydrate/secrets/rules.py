@@ -27,8 +27,8 @@ __all__ = [
 #: (rule name, pattern, triggers). A rule's regular expression runs only when
 #: one of its triggers (literals, case as the pattern requires) occurs in the
 #: text: substring search is far faster than a regex tried at every position.
-#: A rule without triggers starts with a literal, which the regex engine
-#: skips to as fast as a substring search.
+#: Every rule has triggers: one without them was compiled (~0.7 ms each) by every
+#: process that scanned anything, a pull of tasks without a credential included.
 RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (
         "private-key",
@@ -41,7 +41,7 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         "aws-access-key-id",
         # the literal first letter lets the regex engine skip ahead fast
         r"A(?<![0-9A-Za-z]A)(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])",
-        (),
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     (
         "aws-secret-access-key",
@@ -51,7 +51,7 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (
         "github-token",
         r"gh(?:[pousr]_[A-Za-z0-9]{36,255}|ub_pat_[A-Za-z0-9_]{60,255})(?![A-Za-z0-9_])",
-        (),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghub_pat_"),
     ),
     ("gitlab-token", r"glpat-[A-Za-z0-9_-]{20,}", ("glpat-",)),
     ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",)),
@@ -64,25 +64,25 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}", ("SG.",)),
     # the literal first letters let the regex engine skip ahead fast
-    ("twilio-api-key", r"SK(?<![0-9A-Za-z]SK)[0-9a-f]{32}(?![0-9A-Za-z])", ()),
-    ("twilio-account-sid", r"AC(?<![0-9A-Za-z]AC)[0-9a-f]{32}(?![0-9A-Za-z])", ()),
+    ("twilio-api-key", r"SK(?<![0-9A-Za-z]SK)[0-9a-f]{32}(?![0-9A-Za-z])", ("SK",)),
+    ("twilio-account-sid", r"AC(?<![0-9A-Za-z]AC)[0-9a-f]{32}(?![0-9A-Za-z])", ("AC",)),
     # tokens with a fixed prefix, each regex starting with it so the engine
     # skips ahead to it (a leading lookbehind would be tried at every position)
     (
         "shopify-token",
         r"shp(?<![A-Za-z0-9_]shp)(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])",
-        (),
+        ("shp",),
     ),
-    ("vault-token", r"hv(?<![A-Za-z0-9_]hv)[sb]\.[A-Za-z0-9_-]{24,}", ()),
+    ("vault-token", r"hv(?<![A-Za-z0-9_]hv)[sb]\.[A-Za-z0-9_-]{24,}", ("hvs.", "hvb.")),
     (
         "digitalocean-token",
         r"do(?<![A-Za-z0-9_]do)[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])",
-        (),
+        ("_v1_",),
     ),
-    ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}", ()),
-    ("huggingface-token", r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z]{34}(?![A-Za-z0-9_])", ()),
-    ("databricks-token", r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?![A-Za-z0-9_])", ()),
-    ("mailgun-key", r"key-(?<![A-Za-z0-9_]key-)[a-f0-9]{32}(?![A-Za-z0-9_])", ()),
+    ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}", ("pypi-AgE",)),
+    ("huggingface-token", r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z]{34}(?![A-Za-z0-9_])", ("hf_",)),
+    ("databricks-token", r"dapi(?<![A-Za-z0-9_]dapi)[a-f0-9]{32}(?![A-Za-z0-9_])", ("dapi",)),
+    ("mailgun-key", r"key-(?<![A-Za-z0-9_]key-)[a-f0-9]{32}(?![A-Za-z0-9_])", ("key-",)),
     (
         "azure-connection-string",
         r"(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,}+={0,2}",

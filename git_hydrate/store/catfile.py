@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import hashlib
 import os
 import subprocess
 import threading
@@ -60,6 +59,11 @@ def _start(
         raise NotARepository("the git binary was not found on PATH") from None
 
 
+#: Objects smaller than this are read with the newline after them in one call and
+#: sliced (a pull reads thousands of small ones); larger ones are not copied.
+_SMALL: Final = 1 << 16
+
+
 class Prefetch:
     """Reads sent to ``git cat-file`` whose answers are collected later
     (:meth:`Repository.prefetch`), so that git works while the caller does."""
@@ -86,6 +90,8 @@ class Prefetch:
 
 def digest_of(found: tuple[bytes, bytes], limit: int) -> tuple[bytes, int, str | None, bool]:
     """What :meth:`CatFile.digest` answers, of an object already read (``found``)."""
+    import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
     kind, data = found
     if len(data) > limit:
         return kind, len(data), None, False
@@ -308,6 +314,8 @@ class CatFile:
         this process, whose answer is left unread, is stopped (the next read
         starts another).
         """
+        import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
         assert self._proc.stdout is not None
         self._ready()
         try:
@@ -369,9 +377,14 @@ class CatFile:
                 answers.append(None)
                 continue
             size = int(parts[2])
-            data = read(size)
-            read(1)
-            if len(data) != size:
+            if size < _SMALL:
+                data = read(size + 1)  # (and the newline after it: one call, not two)
+                ok = len(data) == size + 1
+                data = data[:size]
+            else:
+                data = read(size)  # (never copied: a large blob is held once)
+                ok = len(data) == size and len(read(1)) == 1
+            if not ok:
                 self._proc.wait()
                 raise self.failure()
             answers.append((parts[1], data))

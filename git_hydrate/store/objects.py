@@ -10,7 +10,6 @@ many new blobs at once go into one pack through dulwich.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import stat
@@ -370,6 +369,8 @@ class Objects(RepositoryBase):
 
     def hash_object(self, kind: bytes, data: bytes) -> bytes:
         """The id git gives ``data`` as an object of ``kind`` (SHA-1 or SHA-256)."""
+        import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
         digest = hashlib.sha256() if self._sha256 else hashlib.sha1()
         digest.update(b"%s %d\0" % (kind, len(data)))
         digest.update(data)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -48,6 +47,8 @@ def _strip_credentials(url: str) -> str:
 
 
 def _mirror_for_url(display: str) -> str:
+    import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", display).strip("-")[-40:].strip("-")
     digest = hashlib.sha256(display.encode("utf-8")).hexdigest()[:10]
     return f"url-{slug}-{digest}" if slug else f"url-{digest}"

@@ -8,7 +8,6 @@ the second sees the first and is refused.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterator
 
 from .. import validate
@@ -59,6 +58,8 @@ class IdAdmission:
         Raises:
             Busy: another writer held it for longer than that.
         """
+        import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
         folded = task_id.casefold().encode("utf-8", "surrogatepass")
         name = f"hydrate-id-{hashlib.sha256(folded).hexdigest()[:32]}.lock"
         busy = Busy(f"task id {task_id!r} is being created by another writer")

@@ -9,7 +9,6 @@ never lose each other's work.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -219,6 +218,8 @@ class TaskRefs:
         Raises:
             CorruptData: the body does not match, or is not UTF-8.
         """
+        import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
         if (sha256 or hashlib.sha256(data).hexdigest()) != link.sha256:
             raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
         if check_size and len(data) != link.size:
