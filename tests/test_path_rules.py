@@ -96,6 +96,16 @@ def test_a_reason_spelled_late_is_the_reason_and_compares_as_one() -> None:
     assert "co-change with src/queue.py" in repr(found["src/retry.py"])
 
 
+@settings(max_examples=examples(300))
+@given(raw=st.binary(min_size=1, max_size=24))
+def test_an_entrys_raw_path_is_the_bytes_its_path_was_decoded_from(raw: bytes) -> None:
+    """A listed file holds its path as text only: the bytes git gave (not UTF-8
+    too) are made again from it, exactly."""
+    from git_hydrate.hydrate.rules import decode_path
+
+    assert FileEntry(path=decode_path(raw), size=1).raw_path == raw
+
+
 @settings(max_examples=examples(500))
 @given(name=st.text(st.sampled_from(".aZ_-~é"), max_size=8))
 def test_a_names_extension_is_what_splitext_gives(name: str) -> None:

@@ -177,7 +177,9 @@ class Sha256Cache:
         self.path = path
         self.repo = repo  # shares what it creates as core.sharedRepository asks
         self._entries: dict[str, tuple[str, str]] | None = None
-        self._new: dict[str, tuple[str, str]] = {}
+        #: The blobs put that were not known, in order (their entries are in ``_entries``:
+        #: not a second dict of 30,000 at a first task's reading, issue 33).
+        self._new: list[str] = []
         self._used: set[str] = set()
         self._rewrite = False
 
@@ -270,7 +272,8 @@ class Sha256Cache:
         if oid in entries:
             self._used.add(oid)
         else:  # (new: used by this run as such, not named in ``_used`` too)
-            entries[oid] = self._new[oid] = (digest, cls)
+            entries[oid] = (digest, cls)
+            self._new.append(oid)
 
     def save(self) -> None:
         """Append the new entries (or rewrite a damaged file). Failures are ignored:
@@ -280,14 +283,15 @@ class Sha256Cache:
         entries = self._load()
         if len(entries) > MAX_ENTRIES:
             # keep what this run used, then the newest of the rest (insertion order)
-            used, new = self._used, self._new
+            used, new = self._used, set(self._new)
             others = [oid for oid in entries if oid not in used and oid not in new]
             for oid in others[: len(entries) - MAX_ENTRIES]:
                 del entries[oid]
             self._rewrite = True
         # (one buffer grown line by line: not a list of every line, then their join)
         lines = bytearray()
-        for oid, (d, c) in (entries if self._rewrite else self._new).items():
+        for oid in entries if self._rewrite else self._new:
+            d, c = entries[oid]
             lines += b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
         try:
             # (the buffer as it is: no copy of 30,000 lines)

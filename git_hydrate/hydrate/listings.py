@@ -58,7 +58,7 @@ def _folder(repo: Repository) -> str:
 
 def _entries(rows: list[_Row]) -> list[FileEntry]:
     return [
-        FileEntry(path=decode_path(raw), size=size, kind=_KINDS[kind], oid=oid.hex(), raw_path=raw)
+        FileEntry(path=decode_path(raw), size=size, kind=_KINDS[kind], oid=oid.hex())
         for raw, kind, oid, size in rows
     ]
 

@@ -67,7 +67,6 @@ def list_tree(out: bytes) -> list[FileEntry]:
                 size=size,
                 kind=kind,
                 oid=fields[2].decode("ascii"),
-                raw_path=raw_path,
             )
         )
     return entries
@@ -144,7 +143,6 @@ def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -
                 kind=kind,
                 oid=index_oid[raw_path] or None,
                 location=os.fsdecode(location),
-                raw_path=raw_path,
             )
         )
     return entries
@@ -178,18 +176,14 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
             child_rel = rel + child.name if not rel else rel + b"/" + child.name
             name = os.fsdecode(child.name)
             if child.is_symlink():
-                entries.append(
-                    FileEntry(decode_path(child_rel), 0, "symlink", None, None, child_rel)
-                )
+                entries.append(FileEntry(decode_path(child_rel), 0, "symlink", None, None))
             elif child.is_dir():
                 if name.startswith(".") or name in SKIPPED_DIRS:
                     skipped.append(Skipped(decode_path(child_rel) + "/", "skipped_dir", 0))
                 else:
                     walk(child.path, child_rel)
             elif not child.is_file():  # a FIFO, socket or device node: never opened
-                entries.append(
-                    FileEntry(decode_path(child_rel), 0, "special", None, None, child_rel)
-                )
+                entries.append(FileEntry(decode_path(child_rel), 0, "special", None, None))
             else:
                 size = child.stat().st_size
                 entries.append(
@@ -199,7 +193,6 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
                         "file",
                         None,
                         os.fsdecode(child.path),
-                        child_rel,
                     )
                 )
 
