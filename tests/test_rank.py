@@ -214,6 +214,21 @@ def test_rank_is_a_pure_function_of_its_inputs(files: list[tuple[str, int]], see
     assert all(r.level < TOP_LEVEL for p, r in first.items() if p != candidates[0].path)
 
 
+def test_a_path_given_twice_ranks_once_with_its_last_size() -> None:
+    once = [Candidate("src/a.py", 50_000), Candidate("src/b.py", 100), Candidate("c.md", 9)]
+    twice = [Candidate("src/a.py", 7), *once, Candidate("c.md", 3), Candidate("c.md", 9)]
+    task = TaskText("change a", files_in_play=["src/b.py"])
+    history = [["src/a.py", "src/b.py"], ["c.md"]]
+    found = rank(twice, task, history)
+    assert list(found) == ["c.md", "src/a.py", "src/b.py"]
+    assert found == rank(once, task, history)
+    # (the size counts: the large file ranks below its small twin)
+    assert (
+        rank([once[0]], task, history)["src/a.py"].level
+        < rank([Candidate("src/a.py", 7)], task, history)["src/a.py"].level
+    )
+
+
 def test_test_and_module_naming_pair_up() -> None:
     candidates = [
         Candidate("src/click/termui.py", 100),

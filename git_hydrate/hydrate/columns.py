@@ -72,7 +72,7 @@ class Columns:
         #: ``None``, every file's do.
         self.held = None if held is None else bytearray(map(held.__contains__, self.positions))
         self.counts: dict[str, list[int]] = {}
-        self._at: dict[int, int] | None = None
+        self._at: array[int] | None = None
         self._rows: dict[str, int] | None = None
         self._sorted: bool | None = None
 
@@ -81,7 +81,10 @@ class Columns:
         if self.whole:
             return files
         if self._at is None:
-            self._at = dict(zip(self.positions, range(len(self.paths)), strict=True))
+            # (by position: an array of rows, not a dict of 30,000 ints)
+            at = self._at = array("q", bytes(8 * (max(self.positions, default=-1) + 1)))
+            for row, position in enumerate(self.positions):
+                at[position] = row
         return map(self._at.__getitem__, files)
 
     def row(self, path: str) -> int | None:

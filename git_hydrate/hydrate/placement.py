@@ -81,10 +81,10 @@ def place(
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
     history = read_history(repo, commit) if commit else History([], [])
-    candidates = list(map(Candidate, sizes, sizes.values()))
+    # (the contents first: the candidates are not held while a kept index is checked)
     facts, served = _contents(repo, oids, known, tree, index) if oids else ({}, None)
     found = rank(
-        candidates,
+        list(map(Candidate, sizes, sizes.values())),
         task_text(task),
         history.paths,
         facts=facts,

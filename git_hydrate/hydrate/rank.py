@@ -33,8 +33,8 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
-from operator import add, attrgetter, itemgetter, mul, sub, truediv
+from itertools import accumulate, islice, repeat
+from operator import add, attrgetter, eq, itemgetter, mul, sub, truediv
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -326,8 +326,7 @@ def rank(
         index: A word index (:mod:`.index`): ``facts`` then of the paths it leaves.
     """
     w = weights or Weights()
-    sizes = dict(zip(map(_path, candidates), map(_size, candidates), strict=True))
-    paths = sorted(sizes)
+    paths, sizes = _sorted(candidates)
     in_play = list(dict.fromkeys(task.files_in_play))
     named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
     anchors = set(in_play)
@@ -361,6 +360,17 @@ _path: Final = attrgetter("path")
 _size: Final = attrgetter("size")
 
 
+def _sorted(candidates: Sequence[Candidate]) -> tuple[list[str], list[int]]:
+    """The candidates' paths, sorted, and their sizes in that order (a path given
+    twice: once, with its last size)."""
+    ordered = sorted(candidates, key=_path)  # (stable: of equal paths, the last is last)
+    paths = list(map(_path, ordered))
+    if any(map(eq, paths, islice(paths, 1, None))):
+        last = dict(zip(paths, map(_size, ordered), strict=True))
+        return list(last), list(last.values())
+    return paths, list(map(_size, ordered))
+
+
 def _times(weight: float, values: Mapping[str, float]) -> dict[str, float]:
     """``{path: weight * value}`` of ``values`` (a step in C per file)."""
     return dict(zip(values, map(mul, repeat(weight), values.values()), strict=True))
@@ -368,7 +378,7 @@ def _times(weight: float, values: Mapping[str, float]) -> dict[str, float]:
 
 def _placed(
     paths: list[str],
-    sizes: Mapping[str, int],
+    sizes: list[int],
     anchors: set[str],
     named: list[str],
     active: Sequence[tuple[str, Mapping[str, float]]],
@@ -394,10 +404,10 @@ def _placed(
     # out many small, relevant ones (every file at once, each step as a file's formula;
     # in columns: of 30,000 files a task keeps a few hundred)
     overhead, exponent = w.overhead, w.size_exponent
-    divisors = {size: (size + overhead) ** exponent for size in set(sizes.values())}
+    divisors = {size: (size + overhead) ** exponent for size in set(sizes)}
     scores = array("d", map(sub, repeat(1.0), map(missed.get, paths, repeat(1.0))))
     del missed
-    per_byte = map(truediv, scores, map(divisors.__getitem__, map(sizes.__getitem__, paths)))
+    per_byte = map(truediv, scores, map(divisors.__getitem__, sizes))
     highest = TOP_LEVEL - _TEST_LEVELS - 1
     levels = map(min, repeat(highest), map(round, map(mul, per_byte, repeat(w.level_scale))))
     fixed: dict[str, str] = {}  # (the reasons of the files whose level is set)
