@@ -16,8 +16,9 @@ tasks (:mod:`git_hydrate.lifecycle`) and merging archives from remotes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from . import codec
 from .errors import CorruptData
@@ -33,8 +34,7 @@ _INDEX_FILE: Final = b"index.json"
 _TASKS_DIR: Final = b"tasks"
 
 
-@dataclass(frozen=True)
-class Archive:
+class Archive(msgspec.Struct, frozen=True):
     """The archive as read: its tip commit and tree (``None`` when there is no
     archive yet) and its index."""
 

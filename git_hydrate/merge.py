@@ -33,7 +33,6 @@ The rules (also in the README, "Sharing through remotes"):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -70,8 +69,7 @@ CLAIM_FIELDS: Final = ("assignee", "claimed_at", "taken_from", "claimed_via")
 LINK_FIELDS: Final = ("source", "priority", "expires", "origin", "path", "score", "reason")
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(msgspec.Struct, frozen=True):
     """One side of a merge: a task state and the tip commit it was read from.
 
     ``time`` and ``commit`` rank the sides for the conflict rule: the newer
@@ -88,8 +86,7 @@ class Side:
         return (self.time, self.commit)
 
 
-@dataclass(frozen=True)
-class FieldConflict:
+class FieldConflict(msgspec.Struct, frozen=True):
     """A field both sides changed to different values, and what the merge kept."""
 
     field: str
@@ -106,13 +103,12 @@ class FieldConflict:
         }
 
 
-@dataclass
-class MergeResult:
+class MergeResult(msgspec.Struct):
     """The merged state and the conflicts met on the way (sorted by field)."""
 
     task: Task
     links: list[Link]
-    conflicts: list[FieldConflict] = field(default_factory=list)
+    conflicts: list[FieldConflict] = msgspec.field(default_factory=list)
 
 
 class _Missing:

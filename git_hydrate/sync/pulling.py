@@ -9,8 +9,9 @@ tasks another clone removed or archived, unchanged here since, are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..archive import ARCHIVE_REF, read_archive
 from ..errors import Busy, Conflict, CorruptData, ValidationError
@@ -64,8 +65,7 @@ class Covered:
         return any(oid in self.of(ref) for ref in UNION_REFS)
 
 
-@dataclass(frozen=True)
-class ReadAhead:
+class ReadAhead(msgspec.Struct, frozen=True):
     """What a pull learnt of all tasks at once before planning each one: the
     local tips (``known``), the remote states decoded (:func:`prefetch_remote`),
     the merge bases of tips one of which holds the other (:func:`quick_bases`)

@@ -23,7 +23,8 @@ becomes the index entry.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+import msgspec
 
 from ..archive import ARCHIVE_REF, index_tree, read_archive
 from ..errors import Busy, CorruptData
@@ -75,16 +76,15 @@ def _readable(refs: TaskRefs, task_id: str, tip: bytes) -> bool:
     return True
 
 
-@dataclass
-class _Changes:
+class _Changes(msgspec.Struct):
     """What reconciling the archive changes: its new index, the tree of each id
     touched (None: the task leaves the archive), the task refs to write, and
     the outcomes to report."""
 
     index: dict[str, ArchivedTask]
-    trees: dict[bytes, bytes | None] = field(default_factory=dict)
-    updates: list[RefUpdate] = field(default_factory=list)
-    outcomes: list[Outcome] = field(default_factory=list)
+    trees: dict[bytes, bytes | None] = msgspec.field(default_factory=dict)
+    updates: list[RefUpdate] = msgspec.field(default_factory=list)
+    outcomes: list[Outcome] = msgspec.field(default_factory=list)
 
 
 def reconcile_archived(

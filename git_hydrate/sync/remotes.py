@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
 
 from ..errors import ValidationError
 from ..ids import TASK_ID_RE
@@ -16,8 +16,7 @@ __all__ = ["MIRROR_PREFIX", "Remote", "overwriting_refspecs", "resolve_remote"]
 MIRROR_PREFIX: Final = "refs/hydrate-remotes/"
 
 
-@dataclass(frozen=True)
-class Remote:
+class Remote(msgspec.Struct, frozen=True):
     """Where to sync: a configured remote name or a URL.
 
     ``target`` is what ``git`` is given; ``display`` is safe to print and to
@@ -36,6 +35,8 @@ class Remote:
 
 
 def _strip_credentials(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit  # (a URL remote only: 2 ms)
+
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+import msgspec
 
 __all__ = ["FAILED_ACTIONS", "WRITE_ACTIONS", "Outcome", "Report"]
 
@@ -16,8 +17,7 @@ FAILED_ACTIONS: Final = frozenset({"skipped", "rejected", "refused", "absent"})
 WRITE_ACTIONS: Final = frozenset({"created", "restored", "fast-forward", "merged"})
 
 
-@dataclass
-class Outcome:
+class Outcome(msgspec.Struct):
     """What happened to one task (or union ref) in a pull or push."""
 
     name: str
@@ -25,7 +25,7 @@ class Outcome:
     detail: str = ""
     old: str | None = None
     new: str | None = None
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = msgspec.field(default_factory=list)
     is_task: bool = True
 
     def as_dict(self) -> dict[str, Any]:
@@ -41,18 +41,17 @@ class Outcome:
         return data
 
 
-@dataclass
-class Report:
+class Report(msgspec.Struct):
     """The result of ``pull``, ``push`` or ``sync``: outcomes plus up-to-date counts."""
 
     operation: str
     remote: str
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[Outcome] = msgspec.field(default_factory=list)
     up_to_date: int = 0
     rounds: int = 1
     #: What the command has to say once, beside the per-task outcomes (a
     #: remote that lists no tasks, a namespace it hides).
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
