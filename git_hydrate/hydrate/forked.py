@@ -29,7 +29,7 @@ import os
 import signal
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final
 
 __all__ = ["MIN_ITEMS", "both_ends", "can_fork"]
@@ -58,7 +58,7 @@ def both_ends(
     count: int,
     own: Callable[[int], None],
     remote: Callable[[int], bytes],
-    merge: Callable[[int, memoryview], None],
+    merge: Callable[[int, bytes], None],
     *,
     minimum: int | None = None,
 ) -> int:
@@ -92,14 +92,17 @@ def both_ends(
     os.close(write_end)
     try:
         stop = _own_part(page, count, own) if pid > 0 else 0
-        results = _receive(read_end, stop, count) if pid > 0 else {}
-        merged = len(results)
+        frames = _frames(read_end) if pid > 0 else iter(())
+        sent, merged = next(frames, None), 0
         for i in range(stop, count):
-            result = results.pop(i, None)
-            if result is None:
-                own(i)
+            while sent is not None and sent[0] < i:  # (done here too: a race)
+                sent = next(frames, None)
+            if sent is not None and sent[0] == i:
+                merge(i, sent[1])
+                merged += 1
+                sent = next(frames, None)
             else:
-                merge(i, result)
+                own(i)
         return merged
     finally:
         os.close(read_end)
@@ -120,8 +123,8 @@ def _own_part(page: mmap.mmap, count: int, own: Callable[[int], None]) -> int:
 
 
 def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int) -> None:
-    """The child's part: items from the end down to this process's, then every
-    result sent at once; never returns."""
+    """The child's part: items from the end down to this process's, then their
+    results sent in item order (taken as they come); never returns."""
     code = 1
     try:
         gc.disable()  # (no finaliser of this process's objects runs in the child)
@@ -134,8 +137,8 @@ def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int)
                 if look(page, 0)[0] >= j:
                     break
                 result = remote(j)
-                out.append(_FRAME.pack(j, len(result)))
-                out.append(result)
+                out.append(_FRAME.pack(j, len(result)) + result)
+        out.reverse()  # (sent in order: taken as they come, a megabyte held at most)
         _send(fd, out)
         code = 0
     except BaseException:  # (the parent computes whatever did not come)
@@ -160,23 +163,27 @@ def _send(fd: int, parts: list[bytes]) -> None:
         start = end
 
 
-def _receive(fd: int, stop: int, count: int) -> dict[int, memoryview]:
-    """The child's results, by item (of ``stop .. count-1``), views of one buffer;
-    whatever does not read whole is dropped (this process does those items)."""
-    buffer = bytearray()
-    while chunk := os.read(fd, _WRITE):
+def _frames(fd: int) -> Iterator[tuple[int, bytes]]:
+    """The child's results as they come through the pipe, in item order: a
+    megabyte or so read at a time; the end of the pipe, or a frame cut short,
+    ends them (this process does the items left)."""
+    buffer, at = bytearray(), 0
+    while True:
+        if len(buffer) - at >= _FRAME.size:
+            item, length = _FRAME.unpack_from(buffer, at)
+            end = at + _FRAME.size + length
+            if item < 0 or length < 0:
+                return
+            if end <= len(buffer):
+                yield item, bytes(buffer[at + _FRAME.size : end])
+                at = end
+                continue
+        chunk = os.read(fd, _WRITE)
+        if not chunk:
+            return
+        del buffer[:at]
         buffer += chunk
-    data = memoryview(buffer)
-    results: dict[int, memoryview] = {}
-    at, size = 0, len(data)
-    while at + _FRAME.size <= size:
-        item, length = _FRAME.unpack_from(data, at)
-        at += _FRAME.size
-        if not stop <= item < count or length < 0 or at + length > size:
-            break
-        results[item] = data[at : at + length]
-        at += length
-    return results
+        at = 0
 
 
 def _reap(pid: int) -> None:

@@ -211,7 +211,7 @@ class _Worktree:
             body, self.room = data, self.room - len(data)
         return _encoder.encode((digest, cls, len(data), raw, body, splits))
 
-    def merge(self, j: int, result: memoryview) -> None:
+    def merge(self, j: int, result: bytes) -> None:
         """Take what the child learned of item ``j`` (read it here if that is short)."""
         oid, entries = self.items[j]
         sent = _sent.decode(result)
