@@ -72,6 +72,21 @@ def test_a_child_that_dies_leaves_everything_to_the_parent() -> None:
     assert done == [("own", i) for i in range(5_000)]
 
 
+@needs_fork
+def test_a_child_that_hangs_is_killed_and_its_items_done_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(forked, "PATIENCE", 1)
+
+    def hanging(j: int) -> bytes:
+        threading.Event().wait()  # (never set: as a child stuck on a lock)
+        return b""
+
+    done, merged = _run(5_000, hanging)
+    assert merged == 0
+    assert done == [("own", i) for i in range(5_000)]
+
+
 def test_no_fork_in_a_process_running_threads() -> None:
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
@@ -172,3 +187,29 @@ def test_add_tree_shared_with_a_child_is_byte_for_byte_one_process(
     assert {"blob-facts", "sha256-cache"} <= derived.keys() and len(derived) >= 4
     assert _derived(alone) == derived
     assert "secret" in shared[1]
+
+
+@needs_fork
+@pytest.mark.parametrize("limit", [1 << 20, 2048])
+def test_the_memo_holds_what_one_process_would_hold(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """Bodies for the prompt come back from the child when every blob fits the
+    memo (all kept, as one process keeps them); when they cannot all fit, the
+    memo ends empty, as one process's does once a body does not fit."""
+    from git_hydrate import Ledger
+    from git_hydrate.pack.memo import BodyMemo
+
+    _tree(repo)
+    alone = tmp_path / "alone"
+    shutil.copytree(repo, alone, symlinks=True)
+    held = []
+    for where, minimum in ((repo, 0), (alone, 10**9)):
+        monkeypatch.setattr(forked, "MIN_ITEMS", minimum)
+        with Ledger(where) as ledger:
+            ledger.add_task("T-1", objective="retry budget", acceptance="ok")
+            memo = BodyMemo(limit)
+            ledger.add_tree("T-1", memo=memo)
+        held.append((memo.limit, memo.size, sorted(memo._bodies.items())))
+    assert held[0] == held[1]
+    assert (held[0][1] > 0) == (limit == 1 << 20)

@@ -14,10 +14,11 @@ Safe by construction: no fork in a process that runs threads (the child would
 inherit locks held by threads it does not have), nor where ``os.fork`` is
 missing, nor on one core; the child leaves by ``os._exit`` (no buffer flushed
 twice, no handler run); any item the child did not send (it failed, was
-killed, sent damaged bytes) is computed here, as it would have been without
-it. The two claim items through a shared page: each writes the item it takes
-before it looks at the other's; a race at the crossing point can leave an item
-to both (this process's own result is used) or to neither (computed here after).
+killed, sent damaged bytes, sent nothing for :data:`PATIENCE` seconds: it is
+killed) is computed here, as it would have been without it. The two claim
+items through a shared page: each writes the item it takes before it looks
+at the other's; a race at the crossing point can leave an item to both (this
+process's own result is used) or to neither (computed here after).
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ import contextlib
 import gc
 import mmap
 import os
+import select
 import signal
 import struct
 import threading
 from collections.abc import Callable, Iterator
 from typing import Final
 
-__all__ = ["MIN_ITEMS", "both_ends", "can_fork"]
+__all__ = ["MIN_ITEMS", "PATIENCE", "both_ends", "can_fork"]
 
 #: Fewer items than this are done here alone: a fork costs a few milliseconds.
 MIN_ITEMS: Final = 256
@@ -40,14 +42,19 @@ MIN_ITEMS: Final = 256
 _SLOT: Final = struct.Struct("=q")
 #: A result's frame in the pipe: the item's position and its length.
 _FRAME: Final = struct.Struct("=qq")
+#: Seconds this process waits for the child's next bytes before it gives up on it
+#: (it sends when it meets this process, having one item at most to finish).
+PATIENCE: Final = 30
 #: Bytes written or read at a time through the pipe.
 _WRITE: Final = 1 << 20
 
 
 def can_fork() -> bool:
-    """Whether a second process may share the work: ``os.fork`` exists, this
-    process runs no other thread, and it may run on more than one core."""
-    if not hasattr(os, "fork") or threading.active_count() != 1:
+    """Whether a second process may share the work: ``os.fork`` and ``poll``
+    exist, this process runs no other thread, and it may run on more than one core."""
+    if not hasattr(os, "fork") or not hasattr(select, "poll"):
+        return False
+    if threading.active_count() != 1:
         return False
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
@@ -178,12 +185,21 @@ def _frames(fd: int) -> Iterator[tuple[int, bytes]]:
                 yield item, bytes(buffer[at + _FRAME.size : end])
                 at = end
                 continue
+        if not _readable(fd):
+            return  # (the child is stuck: _reap kills it)
         chunk = os.read(fd, _WRITE)
         if not chunk:
             return
         del buffer[:at]
         buffer += chunk
         at = 0
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has bytes (or its end) within :data:`PATIENCE` seconds."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(PATIENCE * 1000))
 
 
 def _reap(pid: int) -> None:
