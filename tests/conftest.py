@@ -232,15 +232,20 @@ def one_commit(path: Path) -> None:
 
 
 def stocked_repo(repo: Path, name: str, stock: Callable[[Path], None]) -> Path:
-    """Replace ``repo`` (the ``repo`` fixture's) by a copy of the template ``name``:
-    that repository with ``stock(path)`` (tasks, attachments, settings) applied once
-    per session. For fixtures every test of a file builds the same way."""
+    """A copy of the template ``name`` at ``repo`` (e.g. ``tmp_path / "repo"``; one
+    there already, the ``repo`` fixture's, is replaced): that repository with
+    ``stock(path)`` (tasks, attachments, settings) applied once per session. For
+    fixtures every test of a file builds the same way. (Given ``tmp_path`` rather
+    than the ``repo`` fixture, nothing is copied only to be removed: removing that
+    copy took ~17 ms of wall on the development machine, whose file system is
+    mounted with ``discard``: ~3.6 ms a directory.)"""
 
     def build(path: Path) -> None:
         from_template("repo", one_commit, path)
         stock(path)
 
-    shutil.rmtree(repo)
+    if repo.exists():
+        shutil.rmtree(repo)
     return from_template(name, build, repo)
 
 

@@ -129,10 +129,10 @@ def _tokens(text: str) -> int:
 
 
 @pytest.fixture
-def stocked(repo: Path) -> Path:
+def stocked(tmp_path: Path) -> Path:
     """A small task S-1, a large task L-1 (100 attachments of ~1 KiB), 60 more tasks
     (a copy of a template made once)."""
-    return stocked_repo(repo, "mcp-stocked", _stock)
+    return stocked_repo(tmp_path / "repo", "mcp-stocked", _stock)
 
 
 def _stock(repo: Path) -> None:

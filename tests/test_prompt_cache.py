@@ -28,8 +28,8 @@ def blob_file(repo: Path, ledger: Ledger, task_id: str, body_hash: str) -> Path:
 
 
 @pytest.fixture
-def task(repo: Path) -> Path:
-    return stocked_repo(repo, "prompt-cache-task", _stock)
+def task(tmp_path: Path) -> Path:
+    return stocked_repo(tmp_path / "repo", "prompt-cache-task", _stock)
 
 
 def _stock(repo: Path) -> None:

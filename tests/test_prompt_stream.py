@@ -29,8 +29,8 @@ BODIES = {
 
 
 @pytest.fixture
-def task(repo: Path) -> Path:
-    return stocked_repo(repo, "prompt-stream-task", _stock)
+def task(tmp_path: Path) -> Path:
+    return stocked_repo(tmp_path / "repo", "prompt-stream-task", _stock)
 
 
 def _stock(repo: Path) -> None:

@@ -26,9 +26,9 @@ PAST = time.time() - 7200
 
 
 @pytest.fixture
-def task(repo: Path) -> Path:
+def task(tmp_path: Path) -> Path:
     """A task of a few attachments (one expiring in an hour) in ``repo``."""
-    return stocked_repo(repo, "quick-task", _stock)
+    return stocked_repo(tmp_path / "repo", "quick-task", _stock)
 
 
 def _stock(repo: Path) -> None:
