@@ -140,6 +140,30 @@ def test_the_history_never_reaches_past_the_source_revision(project: Path) -> No
     assert now["src/pkg/render.py"]["score"] > then["src/pkg/render.py"]["score"]
 
 
+def test_a_history_begun_early_is_the_one_read_when_needed(project: Path) -> None:
+    """add-tree begins the source's ``git log`` before it reads the blobs: what it
+    gives is what reading the log when needed gives; a log that fails (a commit
+    git does not have) is read again when needed, and fails as it always did."""
+    from git_hydrate import GitFailed
+    from git_hydrate.hydrate.history import begin_history
+
+    head = git(project, "rev-parse", "HEAD").strip()
+    with Ledger(project) as ledger:
+        begun = begin_history(ledger.repo, head)
+        assert begun is not None
+        early = read_history(ledger.repo, head, begun)
+        cached = project / ".git" / "hydrate" / "history" / head
+        assert cached.is_file()
+        assert begin_history(ledger.repo, head) is None  # (cached now: nothing begun)
+        cached.unlink()
+        assert read_history(ledger.repo, head) == early
+        missing = "0" * 40
+        begun = begin_history(ledger.repo, missing)
+        assert begun is not None and begun.output() is None
+        with pytest.raises(GitFailed):
+            read_history(ledger.repo, missing, begin_history(ledger.repo, missing))
+
+
 def test_ranking_is_deterministic_across_clones(project: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(project), str(other))

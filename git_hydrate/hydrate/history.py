@@ -10,14 +10,19 @@ always safe), so hydrating from the same commit again reads no log.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Final
+from typing import IO, TYPE_CHECKING, Final
 
 import msgspec
 
 from ..store import Repository, open_regular
+from ..store.commands import changed_paths_args
 
-__all__ = ["MAX_COMMITS", "SWEEP", "History", "read_history"]
+if TYPE_CHECKING:
+    from subprocess import Popen
+
+__all__ = ["MAX_COMMITS", "SWEEP", "Begun", "History", "begin_history", "read_history"]
 
 #: How far back the history reaches (non-merge commits).
 MAX_COMMITS: Final = 5000
@@ -62,11 +67,80 @@ def _parse(raw: bytes) -> History:
     return History(commits, paths, subjects)
 
 
-def read_history(repo: Repository, commit: str) -> History:
+class Begun:
+    """``git log`` of a commit begun before it is needed (:func:`begin_history`):
+    git runs while add-tree reads the blobs; its output goes to a temporary file."""
+
+    def __init__(self, commit: str, proc: Popen[bytes], out: IO[bytes]) -> None:
+        self.commit, self._proc, self._out = commit, proc, out
+
+    def output(self) -> bytes | None:
+        """What git wrote, once it has exited; ``None`` if it failed (asked again
+        then, as if nothing had begun)."""
+        try:
+            if self._proc.wait() != 0:
+                return None
+            self._out.seek(0)
+            return self._out.read()
+        except OSError:
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop git if it still runs, and drop its output."""
+        with contextlib.suppress(OSError):
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+        self._out.close()
+
+
+def begin_history(repo: Repository, commit: str | None) -> Begun | None:
+    """``git log`` of ``commit`` begun now, unless its history is cached (or git
+    cannot be started: it is read when needed, as before)."""
+    if commit is None or os.path.exists(_cached(repo, commit)):
+        return None
+    import subprocess  # (only where a log is begun)
+    import tempfile
+
+    try:
+        out = tempfile.TemporaryFile(prefix="git-hydrate-log-")  # noqa: SIM115 - Begun closes it
+    except OSError:
+        return None
+    argv, cwd, env = repo.git_invocation()
+    try:
+        proc = subprocess.Popen(
+            [*argv, *changed_paths_args(commit, MAX_COMMITS)],
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,  # (a file: git never waits on a pipe)
+            stderr=subprocess.DEVNULL,  # (a failure is asked again, and said then)
+        )
+        return Begun(commit, proc, out)
+    except OSError:
+        out.close()
+        return None
+
+
+def _cached(repo: Repository, commit: str) -> str:
+    return os.path.join(repo.common_dir, "hydrate", "history", commit)
+
+
+def read_history(repo: Repository, commit: str, begun: Begun | None = None) -> History:
     """The history of ``commit`` (a full id) and its ancestors, from the cache when
-    it has been read before."""
-    directory = os.path.join(repo.common_dir, "hydrate", "history")
-    path = os.path.join(directory, commit)
+    it has been read before (``begun``: its ``git log`` started earlier)."""
+    try:
+        return _read_history(repo, commit, begun)
+    finally:
+        if begun is not None:
+            begun.close()  # (not needed: the cache had it, or another commit)
+
+
+def _read_history(repo: Repository, commit: str, begun: Begun | None) -> History:
+    path = _cached(repo, commit)
+    directory = os.path.dirname(path)
     try:
         with open_regular(path) as fh:
             cached = msgspec.msgpack.decode(fh.read(), type=_Stored)
@@ -79,7 +153,8 @@ def read_history(repo: Repository, commit: str) -> History:
             )
     except (OSError, msgspec.DecodeError):
         pass
-    history = _parse(repo.changed_paths(commit, MAX_COMMITS))
+    raw = begun.output() if begun is not None and begun.commit == commit else None
+    history = _parse(raw if raw is not None else repo.changed_paths(commit, MAX_COMMITS))
     _save(repo, directory, path, history)
     return history
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from ..model import Task
 from ..store import Repository
 from .facts import gather
-from .history import History, read_history
+from .history import Begun, History, read_history
 from .index import Served, has_index, keep, word_index
 from .indexing import Building, build
 from .links import Reason, ranked_priority
@@ -62,6 +62,7 @@ def place(
     known: Mapping[str, BlobFacts] | None = None,
     tree: str | None = None,
     index: Building | None = None,
+    begun: Begun | None = None,
 ) -> Mapping[str, Place]:
     """The place of every path in ``sizes`` (path -> bytes).
 
@@ -76,11 +77,12 @@ def place(
         tree: The tree ``oids`` lists, if one: a word index is kept by its id.
         index: That tree's word index, built while its blobs were read
             (:func:`prepare`); ``None``: a kept one is looked for.
+        begun: ``commit``'s ``git log``, begun while the blobs were read.
     """
     if priority is not None or not ranked:
         flat = priority or 0
         return {path: (flat, None, "") for path in sizes}
-    history = read_history(repo, commit) if commit else History([], [])
+    history = read_history(repo, commit, begun) if commit else History([], [])
     # (the contents first: the candidates are not held while a kept index is checked)
     facts, served = _contents(repo, oids, known, tree, index) if oids else ({}, None)
     found = rank(

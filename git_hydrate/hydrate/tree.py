@@ -39,6 +39,7 @@ from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import TaskRefs, TaskState
 from .attributes import tree_attribute_rules
+from .history import Begun, begin_history
 from .indexing import Building
 from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
@@ -201,13 +202,16 @@ def _place(
     priority: int | None,
     ranked: bool,
     index: Building | None,
+    history: tuple[str | None, Begun | None],
 ) -> Mapping[str, Place]:
-    """Each read candidate's place (:func:`.placement.place`)."""
+    """Each read candidate's place (:func:`.placement.place`; ``history``: the
+    commit whose history ranks, and its ``git log`` begun early)."""
     return place(
         refs.repo,
         task,
         {path: info[3] for path, info in found.info.items()},
-        commit=_history_commit(refs, source),
+        commit=history[0],
+        begun=history[1],
         top=TREE_TOP,
         priority=priority,
         ranked=ranked,
@@ -405,18 +409,26 @@ def _select(
     ranking = selection.ranked and selection.priority is None
     # (a tree no kept index serves is indexed as its blobs are read)
     index = prepare(refs.repo, source.tree, _blobs(candidates)) if ranking else None
-    found = read_content(
-        refs,
-        candidates,
-        run.max_file,
-        progress,
-        worktree_copies=source.mode != "dir",
-        memo=memo,
-        learning=ranking,
-        building=index,
-        tree=source.tree if source.mode == "rev" else None,
-    )
-    places = _place(refs, task, source, found, selection.priority, selection.ranked, index)
+    commit = _history_commit(refs, source)
+    begun = begin_history(refs.repo, commit) if ranking else None  # (git runs meanwhile)
+    try:
+        found = read_content(
+            refs,
+            candidates,
+            run.max_file,
+            progress,
+            worktree_copies=source.mode != "dir",
+            memo=memo,
+            learning=ranking,
+            building=index,
+            tree=source.tree if source.mode == "rev" else None,
+        )
+        places = _place(
+            refs, task, source, found, selection.priority, selection.ranked, index, (commit, begun)
+        )
+    finally:
+        if begun is not None:
+            begun.close()
     selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
     _pick(found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}

@@ -29,6 +29,7 @@ __all__ = [
     "FetchRace",
     "Listing",
     "PushResult",
+    "changed_paths_args",
     "git_in_directory",
 ]
 
@@ -259,12 +260,7 @@ class Commands(RepositoryBase):
     def changed_paths(self, rev: str, limit: int) -> bytes:
         """``git log`` of ``rev`` and its ancestors only (newest first, at most ``limit``
         non-merge commits): ``NUL<commit id> <subject>`` then one changed path per line."""
-        return self.git(
-            [
-                *("-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"),
-                *("--name-only", "--format=%x00%H %s", f"--max-count={limit}", rev, "--"),
-            ]
-        ).stdout
+        return self.git(changed_paths_args(rev, limit)).stdout
 
     def log_text(self, range_: str) -> bytes:
         """The commit messages of a range, with id, author and date, oldest last."""
@@ -565,6 +561,14 @@ class Commands(RepositoryBase):
         """Add one value to a multi-valued config key (``git config --add``)."""
         self.git(["config", "--add", key, value])
         self._settings = None  # read again when next asked
+
+
+def changed_paths_args(rev: str, limit: int) -> list[str]:
+    """The arguments of :meth:`Commands.changed_paths`."""
+    return [
+        *("-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"),
+        *("--name-only", "--format=%x00%H %s", f"--max-count={limit}", rev, "--"),
+    ]
 
 
 def _listed(proc: GitRun, where: str) -> dict[bytes, bytes]:
