@@ -245,12 +245,13 @@ class Named(Mapping[str, list[str]]):
     """Per file an index serves, its defined names that hold an asked word, found
     when asked (of 30,000 files, only the reasons of those kept are spelled): from
     each asked word's postings of names (the files, in order, and the names), by
-    the file's first posting (a search in the files)."""
+    the file's first posting (a dict per word, made when first asked)."""
 
     def __init__(
         self, named: dict[str, tuple[array[int], list[str]]], table: Columns, paths: list[str]
     ) -> None:
         self._named, self._table, self._paths = named, table, paths
+        self._first: list[tuple[dict[int, int], array[int], list[str]]] | None = None
 
     def __getitem__(self, path: str) -> list[str]:
         names = self.named(path)
@@ -265,10 +266,19 @@ class Named(Mapping[str, list[str]]):
         if row is None:
             return []
         i = self._table.positions[row]
+        if self._first is None:
+            self._first = [
+                (
+                    dict(zip(reversed(files), range(len(files) - 1, -1, -1), strict=True)),
+                    files,
+                    words,
+                )
+                for files, words in self._named.values()
+            ]
         names: dict[str, None] = {}
-        for files, words in self._named.values():
-            at = bisect_left(files, i)  # (the file's postings of a word are together)
-            while at < len(files) and files[at] == i:
+        for first, files, words in self._first:
+            at = first.get(i)  # (the file's postings of a word are together, from there)
+            while at is not None and at < len(files) and files[at] == i:
                 names[words[at]] = None
                 at += 1
         return list(names)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import neg, sub
 from typing import TYPE_CHECKING, Final, Protocol
@@ -124,6 +124,18 @@ class Ranking(Mapping[str, Ranked]):
             self.levels[row], self.scores[row], "", (self._why, path, self._near.get(path, 0.0))
         )
 
+    def ranked_at(self, rows: Iterable[int]) -> Iterator[Ranked]:
+        """:meth:`at` of each of ``rows``, in turn (made as they are asked for)."""
+        paths, levels, scores = self.paths, self.levels, self.scores
+        fixed, near, why = self._fixed, self._near, self._why
+        for row in rows:
+            path = paths[row]
+            reason = fixed.get(path)
+            if reason is not None:
+                yield Ranked(levels[row], scores[row], reason)
+            else:
+                yield Ranked(levels[row], scores[row], "", (why, path, near.get(path, 0.0)))
+
     def __getitem__(self, path: str) -> Ranked:
         row = self.row(path)
         if row is None:
@@ -160,6 +172,14 @@ class Places(Mapping[str, tuple[int, float | None, Callable[[], str]]]):
         """The place of the file of ``row``."""
         ranked = self._ranking.at(row)
         return self.priorities[row], ranked.score, ranked
+
+    def places_at(
+        self, rows: Sequence[int]
+    ) -> Iterator[tuple[int, float | None, Callable[[], str]]]:
+        """:meth:`at` of each of ``rows``, in turn (made as they are asked for)."""
+        priorities = self.priorities
+        for row, ranked in zip(rows, self._ranking.ranked_at(rows), strict=True):
+            yield priorities[row], ranked.score, ranked
 
     def packing_order(self) -> Sequence[int]:
         """The rows by priority (higher first), then path."""

@@ -22,7 +22,7 @@ recognising a run again, is :mod:`.selections`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter, neg
@@ -159,7 +159,7 @@ def _pick(
     :meth:`.Selector.offer` would give.
     """
     info = found.info  # (the paths placed are those read: ``places`` has them all)
-    order, place_of = _packing_order(places)
+    order, in_order = _packing_order(places)
     rows = list(map(info.__getitem__, order))  # (oid, digest, class, size)
     sizes = list(map(itemgetter(3), rows))
     smallest_after = list(accumulate(reversed(sizes), min))[::-1]
@@ -176,22 +176,20 @@ def _pick(
             )
             break
         oid, digest, cls, size = rows[at]
-        offer(path, prefix + path, digest, size, cls, oid, "", place_of(at))
+        offer(path, prefix + path, digest, size, cls, oid, "", next(in_order))
 
 
-def _packing_order(
-    places: Mapping[str, Place],
-) -> tuple[list[str], Callable[[int], Place]]:
-    """The paths by priority (higher first), then path; the place of the ``i``-th."""
+def _packing_order(places: Mapping[str, Place]) -> tuple[list[str], Iterator[Place]]:
+    """The paths by priority (higher first), then path; their places, in that order
+    (each made as it is asked for)."""
     if isinstance(places, Places):  # (ranked: from its columns, without a dict per file)
         rows = places.packing_order()
-        paths = places.paths
-        return list(map(paths.__getitem__, rows)), lambda at: places.at(rows[at])
+        return list(map(places.paths.__getitem__, rows)), places.places_at(rows)
     # sorted by path, then stably by priority
     lower = dict(zip(places, map(neg, map(itemgetter(0), places.values())), strict=True))
     order = sorted(places)
     order.sort(key=lower.__getitem__)
-    return order, lambda at: places[order[at]]
+    return order, map(places.__getitem__, order)
 
 
 def _place(
