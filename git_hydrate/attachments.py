@@ -160,6 +160,18 @@ def _expiry(now: float, ttl: float | None) -> int | None:
     return None if seconds is None else int(now + seconds + 0.999999)
 
 
+def _require_task(refs: TaskRefs, task_id: str) -> None:
+    """Refuse a task that is not live before any body is written.
+
+    The write loop checks again under its lock (the task may go meanwhile);
+    this first look keeps a refused attachment from leaving an unreachable
+    blob behind.
+    """
+    validate.task_id(task_id)
+    if refs.tip(task_id) is None:
+        raise refs.missing(task_id)
+
+
 def add_context(
     refs: TaskRefs,
     task_id: str,
@@ -176,7 +188,7 @@ def add_context(
     and ``changed`` (anything written).
     """
     settings = refs.repo.settings
-    validate.task_id(task_id)
+    _require_task(refs, task_id)
     source = validate.source_label(source)
     priority = validate.context_priority(priority)
     expires = _expiry(refs.clock(), ttl)
@@ -357,7 +369,7 @@ def add_contexts(
     as one pack when there are many.
     """
     settings = refs.repo.settings
-    validate.task_id(task_id)
+    _require_task(refs, task_id)
     prepared = _checked_items(settings, items, refs.clock(), allow_secrets)
     digests = list(prepared)
     oids = refs.repo.write_blobs([prepared[d][0] for d in digests])

@@ -165,6 +165,7 @@ def test_edit_task(repo: Path, ledger: Ledger) -> None:
             ValidationError,
         ),
         (lambda led: led.add_context("NOPE-1", "body", "src"), NotFound),
+        (lambda led: led.add_contexts("NOPE-1", [("body", "src", 0, None)]), NotFound),
         (lambda led: led.add_context("M-1002", b"\xff\xfe", "src"), ValidationError),
         (lambda led: led.add_context("M-1002", "a\0b", "src"), ValidationError),
         (lambda led: led.add_context("M-1002", "body", "two\nlines"), ValidationError),
@@ -177,10 +178,11 @@ def test_edit_task(repo: Path, ledger: Ledger) -> None:
 )
 def test_bad_input_writes_nothing(repo: Path, ledger: Ledger, call: object, error: type) -> None:
     make_task(ledger)
-    before = git(repo, "for-each-ref")
+    before = git(repo, "for-each-ref"), git(repo, "count-objects", "-v")
     with pytest.raises(error):
         call(ledger)  # type: ignore[operator]
-    assert git(repo, "for-each-ref") == before
+    # no ref moved, and no object was written (not even an unreachable blob)
+    assert (git(repo, "for-each-ref"), git(repo, "count-objects", "-v")) == before
 
 
 def test_not_a_repository(tmp_path: Path) -> None:
