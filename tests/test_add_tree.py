@@ -1210,3 +1210,34 @@ def test_the_command_pauses_cyclic_collection_and_restores_it(
         assert during == [False, False] and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_first_task_saves_what_reading_learned_once_its_index_is_kept(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building a word index, the sha256 cache and the tree's verdicts are written
+    after ranking (in the memory the index's building freed), not before: and
+    written all the same."""
+    import git_hydrate.hydrate.tree as tree
+
+    make_task(repo)
+    cache = repo / ".git" / "hydrate" / "sha256-cache"
+    seen: list[bool] = []
+    placing = tree._place
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        found = placing(*args, **kwargs)
+        seen.append(cache.exists())
+        return found
+
+    monkeypatch.setattr(tree, "_place", observed)
+    assert hydrate(repo, "add-tree", TASK).returncode == 0
+    assert seen == [False]  # (ranked: the index built while reading, kept, then saved)
+    blobs = git(repo, "ls-tree", "-r", "HEAD").split()[2::4]
+    lines = cache.read_text().splitlines()
+    assert {line.split()[0] for line in lines[2:]} == set(blobs)
+    verdicts = repo / ".git" / "hydrate" / "tree-verdicts"
+    assert [p.name for p in verdicts.iterdir()] == [git(repo, "rev-parse", "HEAD^{tree}").strip()]
+    cache.unlink()
+    assert hydrate(repo, "add-tree", TASK, "--no-rank").returncode == 0
+    assert seen[-1] is True  # (no index built: saved at the end of reading, as before)

@@ -115,6 +115,37 @@ def test_what_a_run_added_stays_its_own_when_it_saves_again(
     assert [n for n in (0, 1, 7, 8) if kept.get(f"{n:040x}") is not None] == [0, 7, 8]
 
 
+def test_a_row_put_is_a_verdict_like_any_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reading's row put as it is (blob id, sha256, class, size) answers, saves,
+    and is rewritten when pruning, as a verdict put alone: the same file."""
+    monkeypatch.setattr(cache_module, "MAX_ENTRIES", 3)
+    rows, alone = str(tmp_path / "rows"), str(tmp_path / "alone")
+    for path, by_row in ((rows, True), (alone, False)):
+        cache = Sha256Cache(path)
+        cache.put(f"{0:040x}", f"{0:064x}", "text")
+        for n in (1, 2):
+            oid, digest, cls = f"{n:040x}", f"{n:064x}", "binary"
+            if by_row:
+                cache.put_row((oid, digest, cls, 10 * n))
+            else:
+                cache.put(oid, digest, cls)
+        assert cache.get(f"{1:040x}") == (f"{1:064x}", "binary")
+        assert cache.known([f"{2:040x}", f"{9:040x}"]) == [(f"{2:064x}", "binary"), None]
+        cache.save()
+        again = Sha256Cache(path)
+        if by_row:
+            again.put_row((f"{7:040x}", f"{7:064x}", "text", 70))
+        else:
+            again.put(f"{7:040x}", f"{7:064x}", "text")
+        again.put_row((f"{1:040x}", f"{1:064x}", "binary", 10))  # (known: used, not new)
+        again.save()  # four: the oldest unused (0) goes, the rows are written back
+    assert Path(rows).read_bytes() == Path(alone).read_bytes()
+    kept = Sha256Cache(rows)
+    assert [n for n in (0, 1, 2, 7) if kept.get(f"{n:040x}") is not None] == [1, 2, 7]
+
+
 def _tree_file(repo: Path) -> Path:
     tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
     return repo / ".git" / "hydrate" / "tree-verdicts" / tree

@@ -22,7 +22,7 @@ import zlib
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import itemgetter
-from typing import Final, cast
+from typing import Final, TypeAlias, cast
 
 import msgspec
 
@@ -154,6 +154,15 @@ def _tree_verdicts(
     return digests, list(map(_CLASSES.__getitem__, kept.classes))
 
 
+#: A blob's entry: ``(sha256, class)``, or a row ``(blob id, sha256, class, size)``.
+_Entry: TypeAlias = "tuple[str, str] | tuple[str, str, str, int]"
+
+
+def _verdict(entry: _Entry) -> tuple[str, str]:
+    """``(sha256, class)`` of an entry."""
+    return (entry[1], entry[2]) if len(entry) == 4 else entry
+
+
 class Sha256Cache:
     """A derived, disposable map from blob id to ``(sha256, classification)``.
 
@@ -176,7 +185,9 @@ class Sha256Cache:
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path
         self.repo = repo  # shares what it creates as core.sharedRepository asks
-        self._entries: dict[str, tuple[str, str]] | None = None
+        #: Per blob ``(sha256, class)``, or the reading's row of a blob put
+        #: (:meth:`put_row`: ``(blob id, sha256, class, size)``).
+        self._entries: dict[str, _Entry] | None = None
         #: The blobs put that were not known, in order (their entries are in ``_entries``:
         #: not a second dict of 30,000 at a first task's reading, issue 33).
         self._new: list[str] = []
@@ -193,10 +204,10 @@ class Sha256Cache:
         """The cache of ``repo``, at ``<common dir>/hydrate/sha256-cache``."""
         return cls(os.path.join(repo.common_dir, "hydrate", "sha256-cache"), repo)
 
-    def _load(self) -> dict[str, tuple[str, str]]:
+    def _load(self) -> dict[str, _Entry]:
         if self._entries is not None:
             return self._entries
-        entries: dict[str, tuple[str, str]] = {}
+        entries: dict[str, _Entry] = {}
         data = read_private(self.path) or b""
         header = self.header
         if not data.startswith(header):
@@ -213,13 +224,15 @@ class Sha256Cache:
         found = self._load().get(oid)
         if found is not None:
             self._used.add(oid)
-        return found
+        return _verdict(found) if found is not None else None
 
     def known(self, oids: list[str]) -> list[tuple[str, str] | None]:
         """What :meth:`get` answers for each of ``oids`` (``None``: unknown), at once."""
         found = list(map(self._load().get, oids))
         self._used.update(compress(oids, found))
-        return found
+        if self._new:  # (a row put: its verdict)
+            return [_verdict(entry) if entry is not None else None for entry in found]
+        return cast(list[tuple[str, str] | None], found)
 
     def of_tree(self, tree: str, oids: list[str]) -> tuple[list[str], list[str]] | None:
         """The sha256 digests and classes of the blobs ``oids`` (files of ``tree``, in
@@ -275,6 +288,18 @@ class Sha256Cache:
             entries[oid] = (digest, cls)
             self._new.append(oid)
 
+    def put_row(self, row: tuple[str, str, str, int]) -> None:
+        """:meth:`put` of ``row`` (blob id, sha256, class, size), held as it is: the
+        reading that learned it holds it already (not a second tuple per blob:
+        30,000 at a first task's reading, issue 33)."""
+        entries = self._load()
+        oid = row[0]
+        if oid in entries:
+            self._used.add(oid)
+        else:
+            entries[oid] = row
+            self._new.append(oid)
+
     def save(self) -> None:
         """Append the new entries (or rewrite a damaged file). Failures are ignored:
         the cache only saves time."""
@@ -291,7 +316,7 @@ class Sha256Cache:
         # (one buffer grown line by line: not a list of every line, then their join)
         lines = bytearray()
         for oid in entries if self._rewrite else self._new:
-            d, c = entries[oid]
+            d, c = _verdict(entries[oid])
             lines += b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
         try:
             # (the buffer as it is: no copy of 30,000 lines)

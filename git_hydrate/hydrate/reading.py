@@ -66,6 +66,15 @@ class Content:
     #: The tree's word index being built: it takes the facts of each blob read
     #: instead of :attr:`facts` (and the facts cache, encoded).
     building: Building | None = None
+    #: Saving what reading learned (the sha256 cache, the tree's verdicts), when
+    #: :func:`read_content` left it to :meth:`save`.
+    saving: Callable[[], None] | None = None
+
+    def save(self) -> None:
+        """Save what reading learned, if :func:`read_content` left it to this (once)."""
+        saving, self.saving = self.saving, None
+        if saving is not None:
+            saving()
 
     def learn(self, oid: str, cls: str, data: bytes, paths: Iterable[str]) -> None:
         """Keep the facts of a blob just read (a text's words; of others, none),
@@ -154,6 +163,32 @@ def _read_from_disk(
     found.bytes_done += len(data)
 
 
+class _Unread:
+    """The blobs left to read, each with the files that hold it: its first file,
+    and the others of the few blobs more than one file holds (not a list per
+    blob: 30,000 lists of one at a first task's reading)."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, FileEntry] = {}
+        self.more: dict[str, list[FileEntry]] = {}
+
+    def add(self, oid: str, entry: FileEntry) -> None:
+        """Note that ``entry`` holds blob ``oid``."""
+        if self.first.setdefault(oid, entry) is not entry:
+            self.more.setdefault(oid, []).append(entry)
+
+    def entries(self, oid: str) -> list[FileEntry]:
+        """The files that hold blob ``oid``, in the order added."""
+        more = self.more.get(oid)
+        return [self.first[oid]] if more is None else [self.first[oid], *more]
+
+    def paths(self, oid: str) -> list[str]:
+        """The paths of :meth:`entries`."""
+        more = self.more.get(oid)
+        first = self.first[oid].path
+        return [first] if more is None else [first, *(entry.path for entry in more)]
+
+
 class _Worktree:
     """Reading the unread blobs the work tree holds as they are (the others, to
     read through git), shared with a forked child (:func:`.forked.both_ends`):
@@ -163,29 +198,29 @@ class _Worktree:
     def __init__(
         self,
         refs: TaskRefs,
-        unread: dict[str, list[FileEntry]],
+        unread: _Unread,
         take: Callable[[str, bytes], None],
         taken: Callable[[str, str, str, int], None],
         found: Content,
     ) -> None:
         self.repo, self.take, self.taken, self.found = refs.repo, take, taken, found
-        self.items = list(unread.items())
+        self.unread, self.oids = unread, list(unread.first)
         self.through_git: list[str] = []
         #: Bytes of text bodies the child may send for the memo: none unless every
         #: blob fits (else the memo most likely drops them, and sending them costs
         #: the pipe and both processes' memory; a body not sent drops the memo).
         room = found.memo.limit - found.memo.size if found.memo.limit else -1
-        self.room = room if sum(e[0].size for _oid, e in self.items) <= room else -1
+        self.room = room if sum(e.size for e in unread.first.values()) <= room else -1
 
     def run(self) -> list[str]:
         """Read them all: the blobs left to read through git."""
         self.found.wants("", "text")  # (the facts cache read once, before the fork)
-        both_ends(len(self.items), self.own, self.remote, self.merge)
+        both_ends(len(self.oids), self.own, self.remote, self.merge)
         return self.through_git
 
     def own(self, i: int) -> None:
-        oid, entries = self.items[i]
-        first = entries[0]
+        oid = self.oids[i]
+        first = self.unread.first[oid]
         data = self.repo.worktree_blob(first.raw_path, oid, first.size)
         if data is None:
             self.through_git.append(oid)
@@ -194,8 +229,8 @@ class _Worktree:
 
     def remote(self, j: int) -> bytes:
         """In the child: what :meth:`own` would learn of item ``j``, encoded."""
-        oid, entries = self.items[j]
-        first = entries[0]
+        oid = self.oids[j]
+        first = self.unread.first[oid]
         data = self.repo.worktree_blob(first.raw_path, oid, first.size)
         if data is None:
             return _encoder.encode(None)
@@ -213,14 +248,14 @@ class _Worktree:
 
     def merge(self, j: int, result: bytes) -> None:
         """Take what the child learned of item ``j`` (read it here if that is short)."""
-        oid, entries = self.items[j]
+        oid = self.oids[j]
         sent = _sent.decode(result)
         if sent is None:
             self.through_git.append(oid)
             return
         digest, cls, size, facts, body, splits = sent
         cls, raw = intern(cls), None if facts == _NO_FACTS else facts
-        paths = [entry.path for entry in entries]
+        paths = self.unread.paths(oid)
         if not self.found.learn_sent(oid, cls, size, raw, paths, splits):
             self.own(j)
             return
@@ -243,17 +278,20 @@ def read_content(
     learning: bool = True,
     building: Building | None = None,
     tree: str | None = None,
+    later: bool = False,
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git
     (``worktree_copies``: a blob the work tree holds as it is, from there).
     ``building``: the word index built from the facts of the blobs read. ``tree``:
-    the tree the candidates are files of (its verdicts are kept by its id)."""
+    the tree the candidates are files of (its verdicts are kept by its id).
+    ``later``: what was learned is saved by :meth:`Content.save`, not before
+    returning (once the index being built is kept: its memory is then free)."""
     cache = Sha256Cache.of(refs.repo)
     keep_compiled_prefilter(refs.repo)
     found = Content(memo=memo if memo is not None else BodyMemo(), learning=learning)
     found.building = building if learning else None
     found.kept = FactsCache.of(refs.repo) if learning else None  # (read at the first read)
-    unread: dict[str, list[FileEntry]] = {}
+    unread = _Unread()
     total = len(candidates)
     oids = [e.oid or "" for e in candidates]  # ("": read from disk; the cache asked once)
     if tree is not None and _of_tree(cache, tree, candidates, oids, found):
@@ -265,7 +303,7 @@ def read_content(
             if progress is not None:
                 progress(found.files_done, total, found.bytes_done)
         elif hit is None:
-            unread.setdefault(oid, []).append(entry)
+            unread.add(oid, entry)
         else:
             found.info[entry.path] = (oid, hit[0], intern(hit[1]), entry.size)  # (few classes)
             found.files_done += 1
@@ -273,23 +311,29 @@ def read_content(
     def take(oid: str, data: bytes) -> None:
         cls = classify(data)
         digest = hashlib.sha256(data).hexdigest()
-        found.learn(oid, cls, data, [entry.path for entry in unread[oid]])
+        found.learn(oid, cls, data, unread.paths(oid))
         if cls == "text":
             found.memo.offer(oid, digest, data)
         taken(oid, digest, cls, len(data))
 
     def taken(oid: str, digest: str, cls: str, size: int) -> None:
-        _record(cache, found, unread[oid], (oid, digest, cls, size))
+        _record(cache, found, unread.entries(oid), (oid, digest, cls, size))
         if progress is not None:
             progress(found.files_done, total, found.bytes_done)
 
-    through_git = list(unread)
+    through_git = list(unread.first)
     if worktree_copies and refs.repo.work_tree is not None:
         through_git = _Worktree(refs, unread, take, taken, found).run()
     for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
         take(oid, data)
-    cache.save()
-    _keep_tree(cache, tree, candidates, oids, found.info)  # (for the next task)
+
+    def save() -> None:
+        cache.save()
+        _keep_tree(cache, tree, candidates, oids, found.info)  # (for the next task)
+
+    found.saving = save
+    if not later:
+        found.save()
     return found
 
 
@@ -298,7 +342,7 @@ def _record(
 ) -> None:
     """Record what reading learned of a blob (``row``: its id, sha256, class and
     size) for its files ``entries``, and in the sha256 cache."""
-    cache.put(*row[:3])
+    cache.put_row(row)
     for entry in entries:
         found.info[entry.path] = row
         found.files_done += 1

@@ -420,10 +420,21 @@ def _select(
             learning=ranking,
             building=index,
             tree=source.tree if source.mode == "rev" else None,
+            later=index is not None,  # (saved once the index is kept, in what it freed)
         )
-        places = _place(
-            refs, task, source, found, selection.priority, selection.ranked, index, (commit, begun)
-        )
+        try:
+            places = _place(
+                refs,
+                task,
+                source,
+                found,
+                selection.priority,
+                selection.ranked,
+                index,
+                (commit, begun),
+            )
+        finally:
+            found.save()
     finally:
         if begun is not None:
             begun.close()
