@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from operator import attrgetter
 from sys import intern
 from typing import Final
@@ -291,22 +292,11 @@ def read_content(
     found = Content(memo=memo if memo is not None else BodyMemo(), learning=learning)
     found.building = building if learning else None
     found.kept = FactsCache.of(refs.repo) if learning else None  # (read at the first read)
-    unread = _Unread()
     total = len(candidates)
     oids = [e.oid or "" for e in candidates]  # ("": read from disk; the cache asked once)
     if tree is not None and _of_tree(cache, tree, candidates, oids, found):
         return found
-    for entry, hit in zip(candidates, cache.known(oids), strict=True):
-        oid = entry.oid
-        if oid is None:
-            _read_from_disk(refs, entry, max_file, cache, found)
-            if progress is not None:
-                progress(found.files_done, total, found.bytes_done)
-        elif hit is None:
-            unread.add(oid, entry)
-        else:
-            found.info[entry.path] = (oid, hit[0], intern(hit[1]), entry.size)  # (few classes)
-            found.files_done += 1
+    unread = _known(refs, candidates, oids, (max_file, progress), cache, found)
 
     def take(oid: str, data: bytes) -> None:
         cls = classify(data)
@@ -326,15 +316,48 @@ def read_content(
         through_git = _Worktree(refs, unread, take, taken, found).run()
     for oid, data in refs.repo.stream_blobs(through_git) if through_git else ():
         take(oid, data)
-
-    def save() -> None:
-        cache.save()
-        _keep_tree(cache, tree, candidates, oids, found.info)  # (for the next task)
-
-    found.saving = save
+    found.saving = partial(_save, cache, tree, candidates, oids, found.info)
     if not later:
         found.save()
     return found
+
+
+def _known(
+    refs: TaskRefs,
+    candidates: list[FileEntry],
+    oids: list[str],
+    reading: tuple[int, Progress | None],
+    cache: Sha256Cache,
+    found: Content,
+) -> _Unread:
+    """Record the candidates the sha256 cache knows and read those on disk (``reading``:
+    the largest file read, and the progress callback): the blobs left to read."""
+    max_file, progress = reading
+    unread = _Unread()
+    for entry, hit in zip(candidates, cache.known(oids), strict=True):
+        oid = entry.oid
+        if oid is None:
+            _read_from_disk(refs, entry, max_file, cache, found)
+            if progress is not None:
+                progress(found.files_done, len(candidates), found.bytes_done)
+        elif hit is None:
+            unread.add(oid, entry)
+        else:
+            found.info[entry.path] = (oid, hit[0], intern(hit[1]), entry.size)  # (few classes)
+            found.files_done += 1
+    return unread
+
+
+def _save(
+    cache: Sha256Cache,
+    tree: str | None,
+    candidates: list[FileEntry],
+    oids: list[str],
+    info: dict[str, tuple[str, str, str, int]],
+) -> None:
+    """Save the sha256 cache, and keep the tree's verdicts (for the next task)."""
+    cache.save()
+    _keep_tree(cache, tree, candidates, oids, info)
 
 
 def _record(
