@@ -141,5 +141,7 @@ def test_the_prompt_is_held_once_while_it_is_built(repo: Path) -> None:
 
         streamed = peak(lambda: ledger.write_prompt("S-1", Discard(), 1 << 30, cache=False))
         joined = peak(lambda: ledger.prompt("S-1", 1 << 30, cache=False))
-    assert streamed < 1.3 * size + 3 * 2**20, (streamed, size)
+    # The slack is the read-ahead window and a little: a writer holding the prompt
+    # twice (~2.1x its size here) must not fit under the bound.
+    assert streamed < 1.3 * size + 1.25 * 2**20, (streamed, size)
     assert joined > 3 * size  # what the measure tells apart
