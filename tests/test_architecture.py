@@ -302,15 +302,37 @@ def test_core_surfaces_are_pinned(module: str, expected: list[str]) -> None:
     assert importlib.import_module(module).__all__ == expected
 
 
+#: Modules outside the store that start a program: the demo makes its throwaway
+#: repository with git, the manual shows the man page with ``man``.
+_STARTS_PROGRAMS = {"git_hydrate.cli.demo", "git_hydrate.cli.manual"}
+
+
 def test_only_the_store_runs_git_or_imports_dulwich() -> None:
+    """A git command line, or any process started, outside the store is refused:
+    a command line spelt with a variable (``repo.git_invocation()`` handed to
+    ``subprocess.Popen``) is caught by the import of subprocess, not by the
+    spelling of ``"git"``."""
     for module, path in _modules().items():
         if module.startswith("git_hydrate.store"):
             continue
         text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
         assert "import dulwich" not in text and "from dulwich" not in text, module
-        assert ('subprocess.run(["git"' not in text and '"git", "' not in text) or (
-            module == "git_hydrate.cli.demo"
-        ), f"{module} builds a git command line"
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            (node.module or "").split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and not node.level
+        }
+        if module in _STARTS_PROGRAMS:
+            continue
+        assert "subprocess" not in imported, f"{module} starts a process"
+        assert "git_invocation" not in text, f"{module} starts git by hand"
+        assert '"git", "' not in text, f"{module} builds a git command line"
 
 
 def test_files_that_must_not_be_waited_on_are_opened_one_way() -> None:

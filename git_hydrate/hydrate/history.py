@@ -10,17 +10,15 @@ always safe), so hydrating from the same commit again reads no log.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from typing import IO, TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from ..store import Repository, open_regular
-from ..store.commands import changed_paths_args
 
 if TYPE_CHECKING:
-    from subprocess import Popen
+    from ..store.process import Background
 
 __all__ = ["MAX_COMMITS", "SWEEP", "Begun", "History", "begin_history", "read_history"]
 
@@ -69,31 +67,19 @@ def _parse(raw: bytes) -> History:
 
 class Begun:
     """``git log`` of a commit begun before it is needed (:func:`begin_history`):
-    git runs while add-tree reads the blobs; its output goes to a temporary file."""
+    git runs while add-tree reads the blobs."""
 
-    def __init__(self, commit: str, proc: Popen[bytes], out: IO[bytes]) -> None:
-        self.commit, self._proc, self._out = commit, proc, out
+    def __init__(self, commit: str, running: Background) -> None:
+        self.commit, self._running = commit, running
 
     def output(self) -> bytes | None:
         """What git wrote, once it has exited; ``None`` if it failed (asked again
         then, as if nothing had begun)."""
-        try:
-            if self._proc.wait() != 0:
-                return None
-            self._out.seek(0)
-            return self._out.read()
-        except OSError:
-            return None
-        finally:
-            self.close()
+        return self._running.output()
 
     def close(self) -> None:
         """Stop git if it still runs, and drop its output."""
-        with contextlib.suppress(OSError):
-            if self._proc.poll() is None:
-                self._proc.kill()
-            self._proc.wait()
-        self._out.close()
+        self._running.close()
 
 
 def begin_history(repo: Repository, commit: str | None) -> Begun | None:
@@ -101,27 +87,8 @@ def begin_history(repo: Repository, commit: str | None) -> Begun | None:
     cannot be started: it is read when needed, as before)."""
     if commit is None or os.path.exists(_cached(repo, commit)):
         return None
-    import subprocess  # (only where a log is begun)
-    import tempfile
-
-    try:
-        out = tempfile.TemporaryFile(prefix="git-hydrate-log-")  # noqa: SIM115 - Begun closes it
-    except OSError:
-        return None
-    argv, cwd, env = repo.git_invocation()
-    try:
-        proc = subprocess.Popen(
-            [*argv, *changed_paths_args(commit, MAX_COMMITS)],
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=out,  # (a file: git never waits on a pipe)
-            stderr=subprocess.DEVNULL,  # (a failure is asked again, and said then)
-        )
-        return Begun(commit, proc, out)
-    except OSError:
-        out.close()
-        return None
+    running = repo.begin_changed_paths(commit, MAX_COMMITS)
+    return None if running is None else Begun(commit, running)
 
 
 def _cached(repo: Repository, commit: str) -> str:

@@ -21,7 +21,7 @@ from .credentials import (
     heard,
     read_now,
 )
-from .process import GitRun, outside_env, reason, run_git
+from .process import Background, GitRun, begin_git, outside_env, reason, run_git
 
 __all__ = [
     "DIFF_OPTIONS",
@@ -29,7 +29,6 @@ __all__ = [
     "FetchRace",
     "Listing",
     "PushResult",
-    "changed_paths_args",
     "git_in_directory",
 ]
 
@@ -260,7 +259,12 @@ class Commands(RepositoryBase):
     def changed_paths(self, rev: str, limit: int) -> bytes:
         """``git log`` of ``rev`` and its ancestors only (newest first, at most ``limit``
         non-merge commits): ``NUL<commit id> <subject>`` then one changed path per line."""
-        return self.git(changed_paths_args(rev, limit)).stdout
+        return self.git(_changed_paths_args(rev, limit)).stdout
+
+    def begin_changed_paths(self, rev: str, limit: int) -> Background | None:
+        """:meth:`changed_paths` begun now, to be read later (``None``: not begun)."""
+        argv, cwd, env = self.git_invocation()
+        return begin_git([*argv, *_changed_paths_args(rev, limit)], cwd, env)
 
     def log_text(self, range_: str) -> bytes:
         """The commit messages of a range, with id, author and date, oldest last."""
@@ -563,7 +567,7 @@ class Commands(RepositoryBase):
         self._settings = None  # read again when next asked
 
 
-def changed_paths_args(rev: str, limit: int) -> list[str]:
+def _changed_paths_args(rev: str, limit: int) -> list[str]:
     """The arguments of :meth:`Commands.changed_paths`."""
     return [
         *("-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"),

@@ -26,11 +26,14 @@ from ..errors import GitFailed, NotARepository, NotWritable
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Final
+    from subprocess import Popen
+    from typing import IO, Final
 
 __all__ = [
     "REPO_ENV",
+    "Background",
     "GitRun",
+    "begin_git",
     "first_line",
     "format_tz",
     "not_writable",
@@ -258,3 +261,61 @@ def not_writable(exc: OSError, where: str) -> NotWritable:
     """The one-line error for a write the file system refused."""
     path = exc.filename or where
     return NotWritable(f"cannot write to the repository ({path}): {exc.strerror or exc}")
+
+
+class Background:
+    """A git process begun before its output is needed (:func:`begin_git`): it
+    writes to a temporary file, so git never waits on a pipe nobody reads."""
+
+    def __init__(self, proc: Popen[bytes], out: IO[bytes]) -> None:
+        self._proc, self._out = proc, out
+
+    def output(self) -> bytes | None:
+        """What git wrote, once it has exited; ``None`` if it failed (the caller
+        runs the command again then, and says git's reason)."""
+        try:
+            if self._proc.wait() != 0:
+                return None
+            self._out.seek(0)
+            return self._out.read()
+        except OSError:
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop git if it still runs, and drop its output."""
+        try:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+        except OSError:
+            pass
+        self._out.close()
+
+
+def begin_git(
+    argv: list[str], cwd: str | None, env: Mapping[str, str] | None
+) -> Background | None:
+    """``argv`` started now, its output kept in a temporary file; ``None`` when
+    git cannot be started (the caller runs the command when it needs it)."""
+    import subprocess  # (only where a command is begun early)
+    import tempfile
+
+    try:
+        out = tempfile.TemporaryFile(prefix="git-hydrate-out-")  # noqa: SIM115 - Background closes it
+    except OSError:
+        return None
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.DEVNULL,  # (a failure is run again, and said then)
+        )
+    except OSError:
+        out.close()
+        return None
+    return Background(proc, out)
