@@ -74,21 +74,29 @@ def read_now(fd: int) -> bytes:
 
 def heard(told: bytes) -> tuple[bytes | None, bool]:
     """What a :data:`TELL` helper heard: the credential last stored (the remote took
-    it), and whether the last one given was erased (refused). A line of a
-    credential holds no line feed (git refuses one in a value), so each
-    ``action=`` line starts a message."""
+    it), and whether one that a person or git's askpass program gave was refused.
+
+    :data:`TELL` is the last helper git asks, so it hears ``get`` only when no helper
+    before it answered (git then asks its askpass program or the terminal); an
+    ``erase`` after that is the refusal of that answer. An ``erase`` it hears without
+    a ``get`` is a helper's saved credential refused: a ``git fetch`` asking the
+    person then is what git itself does. A line of a credential holds no line feed
+    (git refuses one in a value), so each ``action=`` line starts a message.
+    """
     credential: bytes | None = None
-    refused = False
+    asked = refused = False
     action, lines = b"", []
     for line in [*told.split(b"\n"), b"action=end"]:
         if not line.startswith(b"action="):
             if line:
                 lines.append(line + b"\n")
             continue
-        if action == b"store":
+        if action == b"get":
+            asked = True
+        elif action == b"store":
             refused = False
             credential = b"".join(x for x in lines if x.startswith(_CREDENTIAL_FIELDS))
         elif action == b"erase":
-            credential, refused = None, True
+            credential, refused = None, asked
         action, lines = line[len(b"action=") :], []
     return credential, refused
