@@ -169,6 +169,13 @@ def test_the_index_is_the_reference_in_any_order(case: dict[str, Any], rnd: rand
     expected = _reference(oids, facts)
     built = build(oids, facts)
     assert bytes(built.encode()) == expected  # (path order: byte for byte)
+    early = IndexBuilder(sorted(oids))
+    early.index_paths()  # (the paths' table encoded before any file is fed: the same bytes)
+    for path in early.paths:
+        if path in facts:
+            early.add(path, oids[path], facts[path])
+    assert early.position("\0 not a path") is None and not early.contains("\0 not a path")
+    assert bytes(early.finish().encode()) == expected
     # the parts it holds (not decoded again) answer as those it encoded
     assert_same_answers(built, WordIndex.decode(expected), oids, facts)
     builder = IndexBuilder(sorted(oids))

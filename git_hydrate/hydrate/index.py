@@ -182,14 +182,14 @@ class WordIndex:
         head: list[bytes],
         files: _Files,
         tables: Sequence[tuple[bytes, list[bytes]]],
-        positions: dict[str, int],
+        positions: dict[str, int] | None = None,
     ) -> WordIndex:
         """The index whose encoding is ``head`` then each table's header and buckets,
         held as those parts: not decoded again (a first task's paths, blob ids and
         lengths would be held twice), nor joined (one buffer the size of the index,
         beside the tables it was encoded from). ``files`` are the paths, blob ids,
         path and content lengths ``head`` encodes; ``positions`` each path's
-        position."""
+        position (made when asked if not given)."""
         parts = list(head)
         for header, buckets in tables:
             parts.append(header)

@@ -22,6 +22,7 @@ import struct
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, Final, TypeAlias
@@ -56,7 +57,7 @@ class IndexBuilder:
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = list(paths)
-        self.positions = {path: i for i, path in enumerate(self.paths)}
+        self._next = 0  # (where the next path fed most likely is: files come in order)
         self._oids = [""] * len(self.paths)  # "": facts not known (never served)
         self._lengths = [0] * len(self.paths)
         self._terms: dict[str, _Postings] = {}
@@ -67,17 +68,43 @@ class IndexBuilder:
         self._last = -1  # (the greatest position fed: one below it is out of order)
         self._unsorted: set[str] = set()
         self._unsorted_names: set[str] = set()
+        #: The paths' word counts and table, encoded (:meth:`index_paths`).
+        self._path_parts: tuple[list[int], list[bytes]] | None = None
+
+    def position(self, path: str) -> int | None:
+        """Where ``path`` is among :attr:`paths` (``None``: not there), found at once
+        when files are fed in order, else by bisection (no dict of 30,000 paths)."""
+        paths, at = self.paths, self._next
+        if at >= len(paths) or paths[at] != path:
+            at = bisect_left(paths, path)
+            if at >= len(paths) or paths[at] != path:
+                return None
+        self._next = at + 1
+        return at
+
+    def contains(self, path: str) -> bool:
+        """Whether ``path`` is one of :attr:`paths`."""
+        return self.position(path) is not None
 
     def has(self, path: str) -> bool:
         """Whether ``path``'s facts were fed."""
-        return self._oids[self.positions[path]] != ""
+        position = self.position(path)
+        return position is not None and self._oids[position] != ""
 
     def add(
         self, path: str, oid: str, facts: BlobFacts, splits: Sequence[Split] | None = None
     ) -> None:
         """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``
         (``splits``: :func:`.terms.symbol_words` of each of its symbols, if known)."""
-        position = self.positions[path]
+        position = self.position(path)
+        if position is None:
+            raise KeyError(path)
+        self.add_at(position, oid, facts, splits)
+
+    def add_at(
+        self, position: int, oid: str, facts: BlobFacts, splits: Sequence[Split] | None = None
+    ) -> None:
+        """:meth:`add` of the file at ``position`` (see :meth:`position`)."""
         if self._oids[position]:
             return  # (fed once)
         self._oids[position] = oid
@@ -131,7 +158,7 @@ class IndexBuilder:
         encoded)."""
         files, head, tables = self._parts()
         held = [(next(parts), list(parts)) for parts in tables]
-        return WordIndex.of_parts(head, files, held, self.positions)
+        return WordIndex.of_parts(head, files, held)
 
     def keep(self, repo: Repository, tree: str) -> WordIndex | None:
         """The index, kept as ``tree``'s: each bucket written as it is encoded, and
@@ -145,7 +172,8 @@ class IndexBuilder:
         """The files table, the head of the encoding, and each table's parts (its
         header, then its buckets, encoded as they are asked)."""
         self._sort_late()
-        path_lengths, in_paths = _path_table(self.paths)
+        path_lengths, in_paths = self._path_parts or self._paths_encoded()
+        self._path_parts = None
         head = [
             array_header(7),
             *map(_encoder.encode, (self.paths, self._oids, path_lengths, self._lengths)),
@@ -155,13 +183,23 @@ class IndexBuilder:
         named = self._named
         tables = [
             _table(_postings(self._terms)),
-            _table(_postings(in_paths)),
+            iter(in_paths),
             _table(
                 self._names,
                 lambda word, held: msgspec.Raw(array_header(named.get(word, 1)) + held),
             ),
         ]
         return files, head, tables
+
+    def index_paths(self) -> None:
+        """Index the paths now, their table encoded (built after the contents, its
+        words and postings as objects stacked on theirs: 3 MiB at 30,000 files)."""
+        self._path_parts = self._paths_encoded()
+
+    def _paths_encoded(self) -> tuple[list[int], list[bytes]]:
+        """Each path's count of words, and the paths' table encoded (its parts)."""
+        lengths, table = _path_table(self.paths)
+        return lengths, list(_table(_postings(table)))
 
     def _sort_late(self) -> None:
         """Put the postings of the words fed out of path order in position order."""
@@ -263,6 +301,7 @@ class Building:
     def __init__(self, repo: Repository, tree: str, paths: Iterable[str]) -> None:
         self.repo, self.tree = repo, tree
         self.builder = IndexBuilder(sorted(paths))
+        self.builder.index_paths()  # (now: its objects not stacked on the contents')
         self.cache = FactsCache.of(repo)
 
     def known(self, oid: str) -> BlobFacts | None:
@@ -284,10 +323,11 @@ class Building:
         ``splits``: the words of each of its symbols, split already)."""
         if new:
             self.cache.put_encoded(oid, facts, raw)
-        positions, add = self.builder.positions, self.builder.add
+        builder = self.builder
         for path in paths:
-            if path in positions:
-                add(path, oid, facts, splits)
+            at = builder.position(path)
+            if at is not None:
+                builder.add_at(at, oid, facts, splits)
 
     def served(self, oids: Mapping[str, str]) -> Served | None:
         """The index of ``oids`` (path -> blob id: the files read), kept, and which
@@ -295,8 +335,7 @@ class Building:
         facts learned are saved either way). Called once: the builder and the
         facts learned are dropped."""
         builder = self.builder
-        positions = builder.positions
-        if len(oids) != len(positions) or not all(path in positions for path in oids):
+        if len(oids) != len(builder.paths) or not all(map(builder.contains, oids)):
             self.cache.save()
             return None
         missing: dict[str, list[str]] = {}
