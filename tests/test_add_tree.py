@@ -1064,8 +1064,13 @@ def test_the_memo_gives_a_body_only_to_its_own_sha256() -> None:
     assert memo.take("a" * 40, "9" * 64) is None  # another link's sha256: not given
     assert "a" * 40 not in memo and memo.size == 0
     memo.offer("a" * 40, "1" * 64, b"kept")
-    assert memo.take("a" * 40, "1" * 64) == b"kept"
+    assert memo.take("a" * 40, "1" * 64) == (b"kept", None)  # (no marks: not marking)
     assert memo.take("a" * 40, "1" * 64) is None
+    memo.marking = True  # a text kept comes with its marks, found if not given
+    memo.offer("a" * 40, "1" * 64, b"# k\n")
+    memo.offer("b" * 40, "2" * 64, b"\n", [])
+    assert memo.take("a" * 40, "1" * 64) == (b"# k\n", [0])
+    assert memo.take("b" * 40, "2" * 64) == (b"\n", [])
 
 
 def test_a_memo_that_cannot_hold_every_body_keeps_none() -> None:

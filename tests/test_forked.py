@@ -213,3 +213,43 @@ def test_the_memo_holds_what_one_process_would_hold(
         held.append((memo.limit, memo.size, sorted(memo._bodies.items())))
     assert held[0] == held[1]
     assert (held[0][1] > 0) == (limit == 1 << 20)
+
+
+@needs_fork
+def test_marks_found_while_reading_make_the_prompt_it_would_make(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When every body fits the memo and the prompt, each process finds the marks
+    of the texts it reads (the child sends its own): they are the marks the
+    prompt finds, and the prompt is byte for byte the one made without them."""
+    import io
+
+    from git_hydrate import Ledger
+    from git_hydrate.pack import boundaries
+    from git_hydrate.pack.memo import BodyMemo
+
+    _tree(repo)
+    # lines a reader sees differently: not "plain" (their marks found line by line)
+    odd = "caf\u00e9\r# heading\r\n\x1b[1m## bold\x1b[0m\n\u2028---\n"
+    commit_files(repo, {f"notes/odd_{i}.txt": odd * (i + 1) for i in range(3)})
+    alone = tmp_path / "alone"
+    shutil.copytree(repo, alone, symlinks=True)
+    prompts = []
+    for where, minimum in ((repo, 0), (alone, 10**9)):
+        monkeypatch.setattr(forked, "MIN_ITEMS", minimum)
+        with Ledger(where) as ledger:
+            ledger.add_task("T-1", objective="retry budget", acceptance="ok")
+            memo = BodyMemo(1 << 20, prompt_bytes=1 << 20)
+            ledger.add_tree("T-1", memo=memo)
+            kept = list(memo._bodies.values())
+            assert memo.marking and kept and all(marks is not None for _s, _d, marks in kept)
+            assert any(marks for _s, _d, marks in kept)
+            for _sha, data, marks in kept:
+                assert marks == boundaries.marks(data.decode("utf-8"))
+            marked, plain = io.BytesIO(), io.BytesIO()
+            ledger.write_prompt("T-1", marked, memo=memo, cache=False)
+            assert not boundaries._ahead  # (none left behind)
+            ledger.write_prompt("T-1", plain, cache=False)
+        assert marked.getvalue() == plain.getvalue() and b"\\# heading" in plain.getvalue()
+        prompts.append(plain.getvalue())
+    assert prompts[0] == prompts[1]

@@ -18,6 +18,7 @@ from typing import Final
 
 import msgspec
 
+from ..pack.boundaries import marks as marks_of
 from ..pack.memo import BodyMemo
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache, keep_compiled_prefilter
@@ -33,9 +34,10 @@ _path = attrgetter("path")
 _encoder: Final = msgspec.msgpack.Encoder()
 _facts: Final = msgspec.msgpack.Decoder(BlobFacts)
 #: What the forked child sends of a blob (:class:`_Worktree`): ``None``, not the
-#: work tree's; else its sha256, class, size, facts (if wanted) and body (if kept).
+#: work tree's; else its sha256, class, size, facts (if wanted), body (if kept), the
+#: words of its defined names and its body's marks (if the memo marks).
 _sent: Final = msgspec.msgpack.Decoder(
-    tuple[str, str, int, msgspec.Raw, bytes | None, list[tuple[str, ...]]] | None
+    tuple[str, str, int, msgspec.Raw, bytes | None, list[tuple[str, ...]], list[int] | None] | None
 )
 #: The facts the child did not send (encoded ``None``).
 _NO_FACTS: Final = msgspec.Raw(b"\xc0")
@@ -211,7 +213,12 @@ class _Worktree:
         #: blob fits (else the memo most likely drops them, and sending them costs
         #: the pipe and both processes' memory; a body not sent drops the memo).
         room = found.memo.limit - found.memo.size if found.memo.limit else -1
-        self.room = room if sum(e.size for e in unread.first.values()) <= room else -1
+        total = sum(e.size for e in unread.first.values())
+        self.room = room if total <= room else -1
+        # Every body fits the memo and the prompt, which neutralises them all:
+        # each process finds the marks of its share as it reads (not after it).
+        if self.room >= 0 and total <= found.memo.prompt_bytes:
+            found.memo.marking = True
 
     def run(self) -> list[str]:
         """Read them all: the blobs left to read through git."""
@@ -242,10 +249,12 @@ class _Worktree:
             facts = blob_facts(data)
             raw = msgspec.Raw(_encoder.encode(facts))
             splits = list(map(symbol_words, facts.symbols))  # (split here, not there)
-        body = None
+        body, marks = None, None
         if cls == "text" and len(data) <= self.room:
             body, self.room = data, self.room - len(data)
-        return _encoder.encode((digest, cls, len(data), raw, body, splits))
+            if self.found.memo.marking:
+                marks = marks_of(data.decode("utf-8"))
+        return _encoder.encode((digest, cls, len(data), raw, body, splits, marks))
 
     def merge(self, j: int, result: bytes) -> None:
         """Take what the child learned of item ``j`` (read it here if that is short)."""
@@ -254,7 +263,7 @@ class _Worktree:
         if sent is None:
             self.through_git.append(oid)
             return
-        digest, cls, size, facts, body, splits = sent
+        digest, cls, size, facts, body, splits, marks = sent
         cls, raw = intern(cls), None if facts == _NO_FACTS else facts
         paths = self.unread.paths(oid)
         if not self.found.learn_sent(oid, cls, size, raw, paths, splits):
@@ -262,7 +271,7 @@ class _Worktree:
             return
         if cls == "text":
             if body is not None:
-                self.found.memo.offer(oid, digest, body)
+                self.found.memo.offer(oid, digest, body, marks)
             elif self.found.memo.limit:
                 self.found.memo.drop()  # (it could not have held them all)
         self.taken(oid, digest, cls, size)

@@ -40,14 +40,18 @@ is never changed otherwise. Pure: no I/O.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from typing import Final
 
 __all__ = [
     "NEUTRALISE_MARK",
+    "forget_ahead",
     "guard_form",
     "is_guarded",
+    "mark_ahead",
+    "marks",
     "neutralise",
     "reads_as_structure",
 ]
@@ -243,6 +247,13 @@ def neutralise(text: str) -> str:
     """Mark every structural line of ``text`` (see the module docstring) with
     :data:`NEUTRALISE_MARK`; leave every other byte as it is. Every line break
     Python recognises counts, not only ``\\n``."""
+    starts = _ahead.pop(text, None) if _ahead else None
+    return _mark_at(text, marks(text) if starts is None else starts)
+
+
+def marks(text: str) -> list[int]:
+    """Where :func:`neutralise` puts its marks in ``text``: the offsets of the
+    lines it marks, ascending."""
     data = text.encode("utf-8", "surrogatepass")
     if _plain(data):
         # Every line ends with "\n" and nothing in the text reads as anything
@@ -251,14 +262,30 @@ def neutralise(text: str) -> str:
         starts = _plain_openings(text)
         if _may_spell_boundary(data):
             starts = sorted({*starts, *_plain_spellings(text)})
-        return _mark_at(text, starts)
+        return starts
     lines = text.splitlines(keepends=True)
     marked = _marked_lines(text, lines)
     if not marked:
-        return text
-    for index in marked:
-        lines[index] = NEUTRALISE_MARK + lines[index]
-    return "".join(lines)
+        return marked
+    offsets = list(itertools.accumulate(map(len, lines), initial=0))
+    return [offsets[index] for index in marked]
+
+
+#: :func:`marks` found before the text is rendered, by the text (see :func:`mark_ahead`).
+_ahead: dict[str, list[int]] = {}
+
+
+def mark_ahead(text: str, starts: list[int]) -> None:
+    """Take ``starts`` as ``marks(text)`` (found already, where it cost no wait:
+    while add-tree read the body, maybe in another process) for the next
+    :func:`neutralise` of ``text``; :func:`forget_ahead` drops what no
+    neutralise took."""
+    _ahead[text] = starts
+
+
+def forget_ahead() -> None:
+    """Drop the marks :func:`mark_ahead` kept that no :func:`neutralise` took."""
+    _ahead.clear()
 
 
 #: A line of a plain text (after its "\n") whose first character after blanks

@@ -19,6 +19,7 @@ from ..errors import CorruptData
 from ..model import Link
 from ..store import Prefetch
 from ..taskrefs import TaskRefs
+from .boundaries import mark_ahead
 from .entries import Attachment
 from .memo import BodyMemo
 
@@ -86,9 +87,13 @@ class BodyReader:
         if known is not None:
             # hashed in this process already (the sha256 is the link's): only decoded
             try:
-                return known.decode("utf-8")
+                text = known[0].decode("utf-8")
             except UnicodeDecodeError:
                 pass  # read again below, so that the error names the body
+            else:
+                if known[1] is not None:
+                    mark_ahead(text, known[1])
+                return text
         link = Link(sha256=entry.hash, oid=oid, size=_size(entry), source=entry.source)
         from_disk = self._from_worktree(entry, link)
         if from_disk is not None:

@@ -9,6 +9,8 @@ it: once the prompt is built it is dropped.
 
 from __future__ import annotations
 
+from .boundaries import marks as marks_of
+
 __all__ = ["BodyMemo"]
 
 
@@ -24,18 +26,29 @@ class BodyMemo:
     from the work tree or git, as every body of a task that read none does).
     """
 
-    def __init__(self, limit: int = 0) -> None:
+    def __init__(self, limit: int = 0, *, prompt_bytes: int = 0) -> None:
         self.limit = max(0, limit)
         self.size = 0
-        self._bodies: dict[str, tuple[str, bytes]] = {}
+        self._bodies: dict[str, tuple[str, bytes, list[int] | None]] = {}
+        #: The byte budget of the prompt that follows (0: none, or tokens).
+        self.prompt_bytes = prompt_bytes
+        #: Whether each text kept comes with its marks (:func:`.boundaries.marks`),
+        #: found as it is read: add-tree sets it when its reading is shared by two
+        #: processes and every body fits the memo and the prompt (the prompt then
+        #: neutralises them all, and this way each process marks its share).
+        self.marking = False
 
-    def offer(self, oid: str, sha256: str, data: bytes) -> None:
-        """Keep ``data`` (the blob ``oid``, whose sha256 is ``sha256``) if it fits;
-        if it does not, keep nothing (see the class)."""
+    def offer(self, oid: str, sha256: str, data: bytes, marks: list[int] | None = None) -> None:
+        """Keep ``data`` (the blob ``oid``, whose sha256 is ``sha256``; a UTF-8 text
+        whose :func:`.boundaries.marks` are ``marks`` if given) if it fits; if it
+        does not, keep nothing (see the class). While :attr:`marking`, a text's
+        marks not given are found here."""
         if oid in self._bodies:
             return
         if self.size + len(data) <= self.limit:
-            self._bodies[oid] = (sha256, data)
+            if marks is None and self.marking:
+                marks = marks_of(data.decode("utf-8"))
+            self._bodies[oid] = (sha256, data, marks)
             self.size += len(data)
         elif self.limit:
             self.drop()
@@ -48,10 +61,11 @@ class BodyMemo:
     def __contains__(self, oid: object) -> bool:
         return oid in self._bodies
 
-    def take(self, oid: str, sha256: str) -> bytes | None:
-        """The body of blob ``oid`` if kept and its sha256 is ``sha256`` (given once)."""
+    def take(self, oid: str, sha256: str) -> tuple[bytes, list[int] | None] | None:
+        """The body of blob ``oid`` and its marks (if found) if kept and its sha256 is
+        ``sha256`` (given once)."""
         kept = self._bodies.pop(oid, None)
         if kept is None:
             return None
         self.size -= len(kept[1])
-        return kept[1] if kept[0] == sha256 else None
+        return (kept[1], kept[2]) if kept[0] == sha256 else None

@@ -19,6 +19,7 @@ from ..results import ExpandResult, PackResult, PromptFields, PromptResult
 from ..taskrefs import TaskRefs
 from ..tasks import task_dict
 from .assemble import pack_attachments, render_attachments
+from .boundaries import forget_ahead
 from .budget import Budget
 from .derived import DerivedCache
 from .entries import Attachment, AttachmentOutliner
@@ -314,7 +315,10 @@ def write_prompt(
         if hit is not None:
             out.write(hit.prompt)
             return cast(PromptFields, hit.fields)
-    job, result = _built_prompt(refs, task_id, limits, moment, memo, pieces=True)
+    try:
+        job, result = _built_prompt(refs, task_id, limits, moment, memo, pieces=True)
+    finally:
+        forget_ahead()  # (marks of bodies the prompt did not hold)
     pieces: list[bytes] = result.pop("prompt_pieces")
     if store is not None and _cacheable(job):
         key = store.key(job.task["tip"].encode(), limits)
