@@ -3,6 +3,7 @@ http-backend behind basic auth (``u:tok``) and the real ``git`` binary."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -112,3 +113,75 @@ def test_a_wrong_answer_from_the_askpass_program_ends_the_pull(
     assert _prompts(asked) == ["Username", "Password"]
     assert "s3cr3t" not in res.stderr + res.stdout
     assert _loose_mirror_refs(b) == []
+
+
+def _sessions() -> dict[int, tuple[int, int, str]]:
+    """``{pid: (parent, session, state)}`` of the processes alive now (from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp session ...
+        found[int(entry.name)] = (int(fields[1]), int(fields[3]), fields[0])
+    return found
+
+
+def test_an_interrupted_listing_leaves_no_git_running(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the foreground process group) during a first pull's listing,
+    against a server that accepts and never answers: the pull exits 130 and stops
+    the listing's session with it. git, in a session of its own, never heard the
+    signal: git was killed, its ``git remote-http`` ran on, forever."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+            accepted.set()
+
+    threading.Thread(target=accept, daemon=True).start()
+    b = _clone_of(f"http://127.0.0.1:{listener.getsockname()[1]}/tasks.git", tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    pull = subprocess.Popen(
+        [sys.executable, "-m", "git_hydrate", "pull"],
+        cwd=b,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    sessions: set[int] = set()
+    try:
+        assert accepted.wait(60), "the listing never connected"
+        listing = [pid for pid, (ppid, sid, _) in _sessions().items() if ppid == pull.pid]
+        sessions = {_sessions()[pid][1] for pid in listing} - {pull.pid}
+        assert sessions, "the listing runs in a session of its own"
+        os.killpg(pull.pid, signal.SIGINT)
+        _, err = pull.communicate(timeout=60)
+        assert pull.returncode == 130, err
+        deadline = time.monotonic() + 10  # (killed processes take a moment to be gone)
+        left = [1]
+        while left and time.monotonic() < deadline:
+            left = [p for p, (_, sid, st) in _sessions().items() if sid in sessions and st != "Z"]
+        assert left == [], "git processes of the listing's session still run"
+    finally:
+        for pid, (_, sid, _) in _sessions().items():
+            if sid in sessions | {pull.pid}:
+                os.kill(pid, signal.SIGKILL)
+        pull.wait()
+        listener.close()
+        for conn in held:
+            conn.close()

@@ -25,7 +25,7 @@ from ..errors import GitFailed, NotARepository, NotWritable
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from subprocess import Popen
     from typing import IO, Final
 
@@ -111,10 +111,12 @@ def run_git(
     what: str = "",
     pass_fds: tuple[int, ...] = (),
     new_session: bool = False,
+    started: Callable[[], None] | None = None,
 ) -> GitRun:
     """Run the real ``git`` binary and capture its output (``pass_fds``: descriptors
     it inherits; ``new_session``: started in a session of its own, without this
-    process's controlling terminal).
+    process's controlling terminal, and stopped with all it started if this process
+    is interrupted; ``started``: called once git runs).
 
     Raises:
         NotARepository: ``git`` is not installed.
@@ -130,6 +132,8 @@ def run_git(
     )
     try:
         ran = _spawned(argv, env) if spawn else None
+        if ran is None and (new_session or started is not None):
+            ran = _watched(argv, cwd, input, env, pass_fds, new_session, started)
         if ran is None:
             import subprocess  # (not for the two commands every command runs)
 
@@ -150,6 +154,68 @@ def run_git(
         step = what or f"git {args[0] if args[0] != '--git-dir' else _command(args)}"
         raise GitFailed(f"{step} failed: {reason(ran)}")
     return ran
+
+
+def _watched(
+    argv: list[str],
+    cwd: str | None,
+    input: bytes | None,
+    env: Mapping[str, str] | None,
+    pass_fds: tuple[int, ...],
+    new_session: bool,
+    started: Callable[[], None] | None,
+) -> GitRun:
+    """``subprocess.run(argv, capture_output=True, ...)``, calling ``started`` once git
+    runs. On any exception meanwhile (Ctrl-C: git in a session of its own does not
+    hear it) git is stopped, with every process of its session (a ``git remote-http``
+    waiting on a server that never answers would outlive it), and it is raised again."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=None if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        pass_fds=pass_fds,
+        start_new_session=new_session,
+    )
+    try:
+        if started is not None:
+            started()
+        out, err = proc.communicate(input)
+    except BaseException:
+        _stop(proc, new_session)
+        raise
+    return GitRun(argv, proc.returncode, out, err)
+
+
+#: How long git and its session have, told to end (SIGTERM), before they are killed.
+_STOP_GRACE: Final = 1.0
+
+
+def _stop(proc: Popen[bytes], session: bool) -> None:
+    """End ``proc`` (and its process group, the session it leads, with ``session``):
+    SIGTERM, then SIGKILL after :data:`_STOP_GRACE`; then reap it. Its group is
+    signalled only while it is not reaped, so that its id names no other group."""
+    import signal
+    import time
+
+    if proc.returncode is None and session:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            deadline = time.monotonic() + _STOP_GRACE
+            while time.monotonic() < deadline and not os.waitid(
+                os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT
+            ):
+                time.sleep(0.01)
+            os.killpg(proc.pid, signal.SIGKILL)  # (what ignored SIGTERM, or still ends)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    elif proc.returncode is None:
+        proc.kill()
+    proc.wait()
 
 
 def _spawned(argv: list[str], env: Mapping[str, str] | None) -> GitRun | None:
