@@ -12,15 +12,7 @@ from typing import Final, NamedTuple
 
 from ..errors import GitFailed
 from .base import RepositoryBase
-from .credentials import (
-    GIVE,
-    MAX_CREDENTIAL,
-    TELL,
-    UNATTENDED,
-    CredentialsRefused,
-    heard,
-    read_now,
-)
+from .credentials import MAX_CREDENTIAL, UNATTENDED, CredentialsRefused, Given, Told
 from .process import Background, GitRun, begin_git, outside_env, reason, run_git
 
 __all__ = [
@@ -447,26 +439,23 @@ class Commands(RepositoryBase):
             raise GitFailed(message)
 
     def _git_given(self, args: list[str], stdin: bytes | None, credential: bytes | None) -> GitRun:
-        """``git ARGS``, answered ``credential`` when it asks for one (through a pipe:
-        a helper reads it, see :data:`~git_hydrate.store.credentials.GIVE`)."""
+        """``git ARGS``, answered ``credential`` when it asks for one for where it was
+        given (through a pipe: see :class:`~git_hydrate.store.credentials.Given`)."""
         if credential is None or len(credential) > MAX_CREDENTIAL:
             return self.git(args, input=stdin, check=False)
-        read_end, write_end = os.pipe()
-        try:
-            try:
-                os.write(write_end, credential)  # (under a pipe's buffer: see MAX_CREDENTIAL)
-            finally:
-                os.close(write_end)
+        with Given(credential) as given:
+            helper = given.helper()
+            if helper is None:
+                return self.git(args, input=stdin, check=False)
             return run_git(
-                [*self._prefix(), "-c", "credential.helper=" + GIVE.format(fd=read_end), *args],
+                [*self._prefix(), "-c", "credential.helper=" + helper, *args],
                 cwd=self._cwd,
                 env=self._env,
                 input=stdin,
                 check=False,
-                pass_fds=(read_end,),
+                pass_fds=(given.fd,),
+                started=given.started,
             )
-        finally:
-            os.close(read_end)
 
     def ls_remote(
         self, target: str, patterns: Sequence[str], *, what: str = ""
@@ -492,27 +481,21 @@ class Commands(RepositoryBase):
             CredentialsRefused: the remote refused the credential it was given.
             GitFailed: the remote could not be listed, with git's reason.
         """
-        read_end, write_end = os.pipe()
-        try:
+        with Told() as told:
             proc = run_git(
                 [
                     *self._prefix(),
-                    *("-c", "credential.helper=" + TELL.format(fd=write_end)),
+                    *("-c", "credential.helper=" + told.helper),
                     *("ls-remote", "--refs", target, *patterns),
                 ],
                 cwd=self._cwd,
                 env=self._unattended_env(),
                 check=False,
-                pass_fds=(write_end,),
+                pass_fds=(told.fd,),
                 new_session=True,
+                started=told.started,
             )
-        finally:
-            os.close(write_end)
-            try:
-                told = read_now(read_end)
-            finally:
-                os.close(read_end)
-        credential, refused = heard(told)
+            credential, refused = told.heard()
         where = what or f"git ls-remote {target}"
         if proc.returncode != 0 and refused:
             raise CredentialsRefused(f"{where} failed: {reason(proc)}")
