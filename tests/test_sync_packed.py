@@ -20,7 +20,7 @@ from git_hydrate.store import packed as packed_module
 from git_hydrate.store import refs as refs_module
 from git_hydrate.store.packed import create_packed
 
-from .conftest import from_template, fsck, git, hydrate
+from .conftest import SHUTDOWN_POLL, from_template, fsck, git, hydrate
 from .test_sync import _seeded_remote, clone, make_task
 from .wrapper import python_command
 
@@ -435,7 +435,7 @@ def test_a_first_pull_asks_for_credentials_once(tmp_path: Path, repo: Path) -> N
     program; the remote refuses the answer, and the pull ends there (a git fetch
     after it would ask the same program again: twice, once per connection)."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
     thread.start()
     asked = tmp_path / "asked"
     askpass = tmp_path / "askpass"

@@ -18,7 +18,7 @@ import pytest
 from git_hydrate.web.graph import NODE_H, NODE_W, dependency_graph, layers
 from git_hydrate.web.server import CSP, STATIC_DIR, WebServer, make_server
 
-from .conftest import GIT_EMAIL, GIT_NAME, git, hydrate
+from .conftest import GIT_EMAIL, GIT_NAME, SHUTDOWN_POLL, git, hydrate
 
 #: Task text that would run script if it were ever put into the page as markup.
 XSS_TITLE = "<script>document.title='owned'</script>"
@@ -94,7 +94,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Web
             "work\n\nHydrate-Task: X-1\nHydrate-Packet: " + "ab" * 32,
         )
         server = make_server(Ledger(repo), "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
         thread.start()
         try:
             yield repo, server
@@ -484,7 +484,7 @@ def test_parents_show_their_parts_on_the_board_page_and_graph(repo: Path) -> Non
         ledger.add_task("C-2", objective="part two", acceptance="a", parent="EPIC-1")
         ledger.set_status("C-2", "cancelled")
     server = make_server(Ledger(repo), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
     thread.start()
     try:
         cards = {i["task_id"]: i for i in get_json(server, "/api/tasks?limit=50")["items"]}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import git, hydrate
+from .conftest import SHUTDOWN_POLL, git, hydrate
 from .test_web import _environment
 from .xss_corpus import PAYLOADS
 
@@ -92,7 +92,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]
             ledger.add_checkpoint("H-1", PAYLOADS[0], PAYLOADS[2], PAYLOADS[3], 10)
             ledger.claim("H-1")
         server = make_server(Ledger(repo), "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
         thread.start()
         try:
             yield repo, f"http://127.0.0.1:{server.server_address[1]}"
