@@ -4,9 +4,15 @@ outputs, caches and index byte for byte those of one process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +24,51 @@ from tests.conftest import commit_files, git, hydrate
 needs_fork = pytest.mark.skipif(not can_fork(), reason="no second process here")
 
 
-def _run(count: int, remote: object = None) -> tuple[list[tuple[str, int]], int]:
+@contextlib.contextmanager
+def _meeting() -> Iterator[tuple[Callable[[], None], Callable[[], None]]]:
+    """``(wait, tell)``: ``wait()`` (here) returns once the forked child called
+    ``tell()`` (at most 10 s), which it does in its first item: this process's
+    own items then stop short of that one. (A signal: the child holds no pipe.)"""
+    parent, told = os.getpid(), []
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+
+    def wait() -> None:
+        signal.sigtimedwait({signal.SIGUSR1}, 10)
+
+    def tell() -> None:
+        if not told:
+            told.append(os.kill(parent, signal.SIGUSR1))
+
+    try:
+        yield wait, tell
+    finally:
+        while signal.sigtimedwait({signal.SIGUSR1}, 0) is not None:
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+
+def _run(
+    count: int, remote: object = None, *, meet: bool = False
+) -> tuple[list[tuple[str, int]], int]:
     """Items ``0..count-1`` through :func:`both_ends` (forced to fork): what was
-    done, in order, and how many came from the child."""
+    done, in order, and how many came from the child (``meet``: one at least,
+    as this process waits for the child's first)."""
+    with _meeting() as (wait, tell):
+        return _run_meeting(count, remote, wait if meet else lambda: None, tell)
+
+
+def _run_meeting(
+    count: int, remote: object, wait: Callable[[], None], tell: Callable[[], None]
+) -> tuple[list[tuple[str, int]], int]:
     done: list[tuple[str, int]] = []
 
     def own(i: int) -> None:
+        if i == 0:
+            wait()
         done.append(("own", i))
 
     def default_remote(j: int) -> bytes:
+        tell()
         return str(j * j).encode()
 
     def merge(j: int, result: bytes) -> None:
@@ -39,7 +81,7 @@ def _run(count: int, remote: object = None) -> tuple[list[tuple[str, int]], int]
 
 @needs_fork
 def test_every_item_once_in_order_and_the_child_does_some() -> None:
-    done, merged = _run(20_000)
+    done, merged = _run(20_000, meet=True)
     assert [i for _how, i in done] == list(range(20_000))
     assert merged == sum(how == "merged" for how, _i in done)
     assert merged > 0
@@ -189,18 +231,37 @@ def test_add_tree_shared_with_a_child_is_byte_for_byte_one_process(
     assert "secret" in shared[1]
 
 
+def _small_texts_and_a_big_binary(repo: Path) -> None:
+    """400 small texts (with the template's README, 401) and a 200 KB binary:
+    the texts fit a 100 KB memo, the binary (never offered to it) does not."""
+    files = {f"src/m_{i:03}.py": f"VALUE_{i} = {i}\n" for i in range(400)}
+    commit_files(repo, files)
+    (repo / "big.bin").write_bytes(b"\0" * 200_000)
+    git(repo, "add", "big.bin")
+    git(repo, "commit", "-q", "-m", "binary")
+
+
 @needs_fork
-@pytest.mark.parametrize("limit", [1 << 20, 2048])
+@pytest.mark.parametrize(
+    ("build", "limit", "bodies"),
+    [(_tree, 1 << 20, 123), (_tree, 2048, 0), (_small_texts_and_a_big_binary, 100_000, 401)],
+)
 def test_the_memo_holds_what_one_process_would_hold(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    build: Callable[[Path], None],
+    limit: int,
+    bodies: int,
 ) -> None:
-    """Bodies for the prompt come back from the child when every blob fits the
-    memo (all kept, as one process keeps them); when they cannot all fit, the
-    memo ends empty, as one process's does once a body does not fit."""
+    """Bodies for the prompt come back from the child while the texts fit the
+    memo (binaries and secrets, never offered to it, do not count); when the
+    texts cannot all fit, the memo ends empty, as one process's does once a
+    body does not fit."""
     from git_hydrate import Ledger
     from git_hydrate.pack.memo import BodyMemo
 
-    _tree(repo)
+    build(repo)
     alone = tmp_path / "alone"
     shutil.copytree(repo, alone, symlinks=True)
     held = []
@@ -212,7 +273,7 @@ def test_the_memo_holds_what_one_process_would_hold(
             ledger.add_tree("T-1", memo=memo)
         held.append((memo.limit, memo.size, sorted(memo._bodies.items())))
     assert held[0] == held[1]
-    assert (held[0][1] > 0) == (limit == 1 << 20)
+    assert len(held[0][2]) == bodies
 
 
 @needs_fork
@@ -253,3 +314,207 @@ def test_marks_found_while_reading_make_the_prompt_it_would_make(
         assert marked.getvalue() == plain.getvalue() and b"\\# heading" in plain.getvalue()
         prompts.append(plain.getvalue())
     assert prompts[0] == prompts[1]
+
+
+@needs_fork
+def test_the_child_writes_no_file(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child only computes: the secret scan's prefilter, which it uses, is
+    compiled (and kept in ``.git/hydrate``) by this process before the fork."""
+    pytest.importorskip("hyperscan")
+    from git_hydrate.secrets import prefilter
+    from git_hydrate.store.base import RepositoryBase
+
+    _tree(repo)
+    writers = tmp_path / "writers"
+    replace_file = RepositoryBase.replace_file
+
+    def recorded(self: RepositoryBase, path: str, *args: object, **kw: object) -> None:
+        with open(writers, "a") as log:  # (a line per write, from either process)
+            log.write(f"{os.getpid()} {os.path.basename(path)}\n")
+        replace_file(self, path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RepositoryBase, "replace_file", recorded)
+    monkeypatch.setattr(forked, "MIN_ITEMS", 0)
+    prefilter.shared_prefilter.cache_clear()  # (compiled again, as in a new process)
+    try:
+        _first_task(repo)
+    finally:
+        prefilter.shared_prefilter.cache_clear()
+    lines = writers.read_text().splitlines()
+    assert f"{os.getpid()} secret-prefilter" in lines
+    assert {line.split()[0] for line in lines} == {str(os.getpid())}
+
+
+@needs_fork
+def test_damaged_results_are_read_here(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A complete frame whose bytes do not decode: the parent reads that blob
+    itself, and add-tree's outputs are those of one process."""
+    _tree(repo)
+    alone = tmp_path / "alone"
+    shutil.copytree(repo, alone, symlinks=True)
+    remote = reading._Worktree.remote
+
+    def damaging(self: reading._Worktree, j: int) -> bytes:
+        return b"\xc1" if j % 2 else remote(self, j)  # (0xc1: never valid msgpack)
+
+    monkeypatch.setattr(reading._Worktree, "remote", damaging)
+    monkeypatch.setattr(forked, "MIN_ITEMS", 0)
+    shared = _first_task(repo)
+    monkeypatch.setattr(forked, "MIN_ITEMS", 10**9)
+    assert _first_task(alone) == shared
+    assert _derived(alone) == _derived(repo)
+
+
+@needs_fork
+def test_no_wait_for_a_child_left_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child stuck before it claims an item: this process does them all and
+    does not wait for the child's results (there are none to wait for)."""
+
+    def stuck(parent: int, keep: int) -> None:
+        threading.Event().wait()
+
+    def no_wait(fd: int) -> bool:
+        pytest.fail("waited for a child that took no item")
+
+    monkeypatch.setattr(forked, "_detach", stuck)
+    monkeypatch.setattr(forked, "_readable", no_wait)
+    done, merged = _run(3_000)
+    assert merged == 0
+    assert done == [("own", i) for i in range(3_000)]
+
+
+@needs_fork
+def test_a_fork_warning_raised_as_an_error_leaves_no_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python 3.12 warns (DeprecationWarning) after forking a process that runs
+    threads; under ``-W error`` that is raised once the child exists: the child
+    is ended and reaped, and this process does every item."""
+    import warnings
+
+    fork, children = os.fork, []
+
+    def warning_fork() -> int:
+        pid = fork()
+        if pid:
+            children.append(pid)
+            warnings.warn("multi-threaded: fork() may deadlock", DeprecationWarning, 2)
+        return pid
+
+    monkeypatch.setattr(os, "fork", warning_fork)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            done, merged = _run(3_000)
+    finally:
+        for pid in children:  # (before the fix: not to leave it to the suite)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+    assert merged == 0
+    assert done == [("own", i) for i in range(3_000)]
+    assert children
+    with pytest.raises(ChildProcessError):  # (reaped: no process left behind)
+        os.waitpid(children[0], os.WNOHANG)
+
+
+@needs_fork
+@pytest.mark.parametrize("handler", [signal.SIG_IGN, signal.default_int_handler])
+def test_the_child_keeps_an_ignored_interrupt_ignored(handler: object) -> None:
+    """A parent that ignores SIGINT has a child that ignores it (an interrupt
+    meant for others does not end it); otherwise the child dies of one at once."""
+    previous = signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]
+    seen: set[bytes] = set()
+    try:
+        with _meeting() as (wait, tell):
+
+            def remote(j: int) -> bytes:
+                tell()
+                return repr(signal.getsignal(signal.SIGINT)).encode()
+
+            merged = both_ends(
+                3_000,
+                lambda i: wait() if i == 0 else None,
+                remote,
+                lambda j, result: seen.add(result),
+                minimum=0,
+            )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert merged > 0
+    expected = signal.SIG_IGN if handler is signal.SIG_IGN else signal.SIG_DFL
+    assert seen == {repr(expected).encode()}
+
+
+#: add-tree in a process of its own, its forked child stuck in its first item
+#: once it has told the test and its parent, which waits for that before its
+#: own first item (argv: the test's pid, a file for the child's pid).
+_STUCK_CHILD = """
+import os, signal, sys, threading
+from git_hydrate.hydrate import forked, reading
+from git_hydrate.cli import run
+
+def own(self, i, own=reading._Worktree.own):
+    if i == 0:
+        signal.sigtimedwait({signal.SIGUSR1}, 30)
+    own(self, i)
+
+def remote(self, j):
+    with open(sys.argv[2], "w") as out:
+        out.write(str(os.getpid()))
+    os.kill(int(sys.argv[1]), signal.SIGUSR1)
+    os.kill(os.getppid(), signal.SIGUSR1)
+    threading.Event().wait()
+
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+forked.MIN_ITEMS = 0
+reading._Worktree.own, reading._Worktree.remote = own, remote
+sys.exit(run(["add-tree", "T-1"]))
+"""
+
+
+@needs_fork
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd to wait on")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_the_child_does_not_outlive_its_parent(repo: Path, tmp_path: Path, sig: int) -> None:
+    """add-tree killed while its forked child reads: the child ends with it, and
+    whoever reads add-tree's stdout sees its end when add-tree has ended (the
+    child held it open, working on, for seconds at 20,000 files)."""
+    _tree(repo)
+    assert (
+        hydrate(repo, "task-add", "T-1", "--objective", "x", "--acceptance", "ok").returncode == 0
+    )
+    told = tmp_path / "child"
+    child = 0
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _STUCK_CHILD, str(os.getpid()), str(told)],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert signal.sigtimedwait({signal.SIGUSR1}, 30) is not None, "no child started"
+        child = int(told.read_text())
+        parent.send_signal(sig)
+        parent.wait(10)
+        assert parent.stdout is not None
+        assert select.select([parent.stdout], [], [], 10)[0], "stdout held open"
+        assert parent.stdout.read() == b""
+        with contextlib.suppress(ProcessLookupError):  # (gone already)
+            ended = os.pidfd_open(child)
+            try:
+                assert select.select([ended], [], [], 10)[0], "the child outlived its parent"
+            finally:
+                os.close(ended)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        parent.kill()
+        parent.wait()
+        if child:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)

@@ -88,6 +88,7 @@ def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) ->
         return
 
     path = os.path.join(repo.common_dir, "hydrate", "secret-prefilter")
+    owner = os.getpid()  # (a forked child, see .forked, writes no file)
 
     def load(key: str) -> bytes | None:
         header = _PREFILTER_HEADER % key.encode("ascii")
@@ -95,6 +96,8 @@ def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) ->
         return data[len(header) :] if data is not None and data.startswith(header) else None
 
     def save(key: str, data: bytes) -> None:
+        if os.getpid() != owner:
+            return
         with contextlib.suppress(OSError):  # only saves time
             header = _PREFILTER_HEADER % key.encode("ascii")
             repo.replace_file(path, [header, data], private=True)

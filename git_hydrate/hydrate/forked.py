@@ -8,14 +8,18 @@ waits on a fixed half. The child only computes: it writes no file, starts no
 process, and sends its results (bytes per item) through a pipe when it is
 done; this process then takes them *in order*, each item's result merged
 where it would have been computed, so what comes out is what one process
-would have made, byte for byte.
+would have made, byte for byte. The child holds none of this process's
+pipes (its stdin, stdout and stderr, those to the git processes it runs:
+pointed at ``/dev/null``) and does not outlive it (on Linux the kernel kills
+it when this process ends; elsewhere it stops at its next item).
 
 Safe by construction: no fork in a process that runs threads (the child would
-inherit locks held by threads it does not have), nor where ``os.fork`` is
-missing, nor on one core; the child leaves by ``os._exit`` (no buffer flushed
-twice, no handler run); any item the child did not send (it failed, was
-killed, sent damaged bytes, sent nothing for :data:`PATIENCE` seconds: it is
-killed) is computed here, as it would have been without it. The two claim
+inherit locks held by threads it does not have; a child forked while Python
+warns of threads is killed at once), nor where ``os.fork`` is missing, nor on
+one core; the child leaves by ``os._exit`` (no buffer flushed twice, no
+handler run); any item the child did not send (it failed, was killed, sent
+damaged bytes, sent nothing for :data:`PATIENCE` seconds: it is killed) is
+computed here, as it would have been without it. The two claim
 items through a shared page: each writes the item it takes before it looks
 at the other's; a race at the crossing point can leave an item to both (this
 process's own result is used) or to neither (computed here after).
@@ -29,8 +33,11 @@ import mmap
 import os
 import select
 import signal
+import stat
 import struct
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -54,7 +61,7 @@ def can_fork() -> bool:
     exist, this process runs no other thread, and it may run on more than one core."""
     if not hasattr(os, "fork") or not hasattr(select, "poll"):
         return False
-    if threading.active_count() != 1:
+    if threading.active_count() != 1 or _threads() != 1:
         return False
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
@@ -72,7 +79,8 @@ def both_ends(
     """Do items ``0 .. count-1``, each once, in order: ``own(i)`` does item ``i``
     here; a forked child does items from the end as ``remote(j)`` (pure: its
     bytes are all that comes back), which this process then gives to
-    ``merge(j, result)`` in its place. Without a child (too few items, see
+    ``merge(j, result)`` in its place (bytes ``merge`` cannot take: it does
+    the item as ``own`` would). Without a child (too few items, see
     :func:`can_fork`; or the fork failed), ``own`` does every item. Returns
     how many items the child's results gave."""
     if count < (MIN_ITEMS if minimum is None else minimum) or not can_fork():
@@ -89,17 +97,16 @@ def both_ends(
         for i in range(count):
             own(i)
         return 0
-    try:
-        pid = os.fork()
-    except OSError:
-        pid = -1
+    parent = os.getpid()
+    pid = _fork()
     if pid == 0:  # pragma: no cover - the child (its results are checked by the tests)
         os.close(read_end)
-        _child(page, count, remote, write_end)
-    os.close(write_end)
+        _child(page, count, remote, write_end, parent)
     try:
+        os.close(write_end)
         stop = _own_part(page, count, own) if pid > 0 else 0
-        frames = _frames(read_end) if pid > 0 else iter(())
+        # (all done here: the child took none, and there is nothing to wait for)
+        frames = _frames(read_end) if pid > 0 and stop < count else iter(())
         sent, merged = next(frames, None), 0
         for i in range(stop, count):
             while sent is not None and sent[0] < i:  # (done here too: a race)
@@ -118,6 +125,31 @@ def both_ends(
             _reap(pid)
 
 
+def _fork() -> int:
+    """``os.fork()``; -1 if it failed, or if Python warned that this process runs
+    threads (3.12 and later; the child, which may deadlock, is killed at once:
+    a warning raised as an error would leave it running)."""
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            pid = os.fork()
+        except OSError:
+            return -1
+    if pid > 0 and warned:
+        _reap(pid)
+        return -1
+    return pid
+
+
+def _threads() -> int:
+    """The threads this process runs, as the system counts them (those no
+    :mod:`threading` object stands for, too); 1 where it does not say."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
 def _own_part(page: mmap.mmap, count: int, own: Callable[[int], None]) -> int:
     """Items from the start, up to the child's: where this process stopped."""
     claim, look = _SLOT.pack_into, _SLOT.unpack_from
@@ -129,17 +161,21 @@ def _own_part(page: mmap.mmap, count: int, own: Callable[[int], None]) -> int:
     return count
 
 
-def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int) -> None:
+def _child(
+    page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int, parent: int
+) -> None:
     """The child's part: items from the end down to this process's, then their
     results sent in item order (taken as they come); never returns."""
     code = 1
     try:
         gc.disable()  # (no finaliser of this process's objects runs in the child)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # (an interrupt ends it at once)
-        claim, look = _SLOT.pack_into, _SLOT.unpack_from
+        _detach(parent, fd)
+        claim, look, getppid = _SLOT.pack_into, _SLOT.unpack_from, os.getppid
         out: list[bytes] = []
         with contextlib.suppress(Exception):  # (what failed and below: done there)
             for j in range(count - 1, -1, -1):
+                if getppid() != parent:  # (it ended: nobody takes the results)
+                    os._exit(1)
                 claim(page, 8, j)
                 if look(page, 0)[0] >= j:
                     break
@@ -152,6 +188,57 @@ def _child(page: mmap.mmap, count: int, remote: Callable[[int], bytes], fd: int)
         code = 1
     finally:
         os._exit(code)
+
+
+def _detach(parent: int, keep: int) -> None:
+    """The child's start: it dies with ``parent`` (Linux), or leaves if that has
+    ended already; it holds no pipe of the parent's but ``keep``; an interrupt
+    ends it at once, unless the parent ignores interrupts (then so does it)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):  # (elsewhere: it checks between items)
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # (it ended before the kernel was told)
+        os._exit(1)
+    _let_go(keep)
+    if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+#: prctl's option: the signal the child gets when its parent ends.
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def _let_go(keep: int) -> None:
+    """Point the child's descriptors 0, 1 and 2, and every other but ``keep``
+    that is not a file or directory (the pipes to git processes, sockets), at
+    ``/dev/null``: whoever reads the other end sees its end when the parent
+    ends. Not closed: the numbers stay taken, so no object of the parent's that
+    names one closes a file the child opens. (Files stay open: the child may
+    read through them, an object store's packs.)"""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        try:
+            fds = [int(name) for name in os.listdir("/dev/fd")]
+        except OSError:
+            fds = [0, 1, 2]
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in fds:
+            if fd in (keep, null):
+                continue
+            try:
+                mode = os.fstat(fd).st_mode
+            except OSError:
+                continue  # (the listing's own, closed since)
+            if fd > 2 and (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                continue
+            os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def _send(fd: int, parts: list[bytes]) -> None:

@@ -20,6 +20,7 @@ import msgspec
 
 from ..pack.boundaries import marks as marks_of
 from ..pack.memo import BodyMemo
+from ..secrets.prefilter import shared_prefilter
 from ..taskrefs import TaskRefs
 from .cache import Sha256Cache, keep_compiled_prefilter
 from .facts import FactsCache
@@ -209,20 +210,20 @@ class _Worktree:
         self.repo, self.take, self.taken, self.found = refs.repo, take, taken, found
         self.unread, self.oids = unread, list(unread.first)
         self.through_git: list[str] = []
-        #: Bytes of text bodies the child may send for the memo: none unless every
-        #: blob fits (else the memo most likely drops them, and sending them costs
-        #: the pipe and both processes' memory; a body not sent drops the memo).
-        room = found.memo.limit - found.memo.size if found.memo.limit else -1
-        total = sum(e.size for e in unread.first.values())
-        self.room = room if total <= room else -1
+        #: Bytes of text bodies the child may still send for the memo: once its
+        #: texts do not fit, one process's memo would have overflowed (a text
+        #: merged without its body drops the memo), so it sends no more.
+        self.room = found.memo.limit - found.memo.size if found.memo.limit else -1
         # Every body fits the memo and the prompt, which neutralises them all:
         # each process finds the marks of its share as it reads (not after it).
-        if self.room >= 0 and total <= found.memo.prompt_bytes:
+        total = sum(e.size for e in unread.first.values())
+        if 0 <= total <= self.room and total <= found.memo.prompt_bytes:
             found.memo.marking = True
 
     def run(self) -> list[str]:
         """Read them all: the blobs left to read through git."""
         self.found.wants("", "text")  # (the facts cache read once, before the fork)
+        shared_prefilter()  # (the secret scan's, compiled or loaded once: the child has it)
         both_ends(len(self.oids), self.own, self.remote, self.merge)
         return self.through_git
 
@@ -250,16 +251,21 @@ class _Worktree:
             raw = msgspec.Raw(_encoder.encode(facts))
             splits = list(map(symbol_words, facts.symbols))  # (split here, not there)
         body, marks = None, None
-        if cls == "text" and len(data) <= self.room:
-            body, self.room = data, self.room - len(data)
-            if self.found.memo.marking:
+        if cls == "text":
+            body = data if len(data) <= self.room else None
+            self.room = self.room - len(data) if body is not None else -1
+            if body is not None and self.found.memo.marking:
                 marks = marks_of(data.decode("utf-8"))
         return _encoder.encode((digest, cls, len(data), raw, body, splits, marks))
 
     def merge(self, j: int, result: bytes) -> None:
         """Take what the child learned of item ``j`` (read it here if that is short)."""
         oid = self.oids[j]
-        sent = _sent.decode(result)
+        try:
+            sent = _sent.decode(result)
+        except msgspec.DecodeError:  # (damaged: read here, as without the child)
+            self.own(j)
+            return
         if sent is None:
             self.through_git.append(oid)
             return
