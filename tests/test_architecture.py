@@ -316,7 +316,7 @@ def test_only_the_store_runs_git_or_imports_dulwich() -> None:
         if module.startswith("git_hydrate.store"):
             continue
         text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text)
+        tree = _parsed(path)
         assert "import dulwich" not in text and "from dulwich" not in text, module
         imported = {
             alias.name.split(".")[0]
