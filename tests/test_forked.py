@@ -518,3 +518,33 @@ def test_the_child_does_not_outlive_its_parent(repo: Path, tmp_path: Path, sig: 
         if child:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.skipif(can_fork(), reason="this process forks: the tests above run here")
+def test_the_forking_tests_in_a_process_without_threads() -> None:
+    """A pytest-xdist worker runs a thread :mod:`threading` does not list (the
+    system does), so it never forks and the tests above skip there: they run
+    here in a process of their own, ``-n 0``, where the reader would fork."""
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+        pytest.skip("no second process on this machine")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "no second process here" not in out.stdout
+    assert " passed" in out.stdout
