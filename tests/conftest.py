@@ -3,6 +3,7 @@ isolated from the user's git configuration and identity."""
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import re
@@ -86,6 +87,32 @@ def _tests_in_memory() -> None:
 
 
 _tests_in_memory()
+
+
+def _end_worker_quickly() -> None:
+    """An xdist worker leaves by ``os._exit`` at exit, once the handlers registered
+    after this one have run (the fork server's stop among them; those registered
+    before it, the standard library's own, do not): its results are the controller's
+    by then, and finalising the interpreter (every module and object of a whole
+    run) was the run's last second or so of wall, the controller waiting for it. Not in the
+    controller, in ``-n 0`` (whose exit status is the run's), in a process forked
+    from the worker, or under coverage (which writes its data at exit).
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    worker = os.getpid()
+
+    def leave() -> None:
+        if os.getpid() != worker or "coverage" in sys.modules:
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+    atexit.register(leave)
+
+
+_end_worker_quickly()
 
 #: The environment the session started with (before any test's changes): the
 #: fork server of `git hydrate` processes (``tests/wrapper.py``) runs in it.
