@@ -178,6 +178,40 @@ def _tree(repo: Path) -> None:
     path.write_text(path.read_text().replace("queue", "QUEUE"))
 
 
+@contextlib.contextmanager
+def _child_reads_first(met: Path) -> Iterator[None]:
+    """add-tree's reading waits (once, 10 s at most) for the forked child to read
+    its first blob: the child then reads some, however slowly it starts. (Told
+    through a named pipe ``met``, which the child opens: it holds no pipe.)"""
+    own, remote = reading._Worktree.own, reading._Worktree.remote
+    os.mkfifo(met)
+    waiting = [os.open(met, os.O_RDWR | os.O_NONBLOCK)]  # (never at its end)
+    told: list[bool] = []
+
+    def own_after(self: reading._Worktree, i: int) -> None:
+        if waiting:
+            fd = waiting.pop()
+            select.select([fd], [], [], 10)
+            os.close(fd)
+        own(self, i)
+
+    def remote_telling(self: reading._Worktree, j: int) -> bytes:
+        if not told:
+            told.append(True)
+            fd = os.open(met, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, b".")
+            os.close(fd)
+        return remote(self, j)
+
+    reading._Worktree.own, reading._Worktree.remote = own_after, remote_telling  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        reading._Worktree.own, reading._Worktree.remote = own, remote  # type: ignore[method-assign]
+        for fd in waiting:
+            os.close(fd)
+
+
 def _first_task(repo: Path) -> tuple[str, str, str]:
     out = hydrate(
         repo,
@@ -221,7 +255,8 @@ def test_add_tree_shared_with_a_child_is_byte_for_byte_one_process(
 
     monkeypatch.setattr(forked, "MIN_ITEMS", 0)
     monkeypatch.setattr(reading, "both_ends", counted)
-    shared = _first_task(repo)
+    with _child_reads_first(tmp_path / "met"):
+        shared = _first_task(repo)
     assert merged and merged[0] > 0  # (the child read some of the blobs)
     monkeypatch.setattr(forked, "MIN_ITEMS", 10**9)
     assert _first_task(alone) == shared
@@ -321,7 +356,8 @@ def test_the_child_writes_no_file(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The child only computes: the secret scan's prefilter, which it uses, is
-    compiled (and kept in ``.git/hydrate``) by this process before the fork."""
+    compiled (and kept in ``.git/hydrate``) by this process before the fork, not
+    by the child too; nothing the child does writes a file."""
     pytest.importorskip("hyperscan")
     from git_hydrate.secrets import prefilter
     from git_hydrate.store.base import RepositoryBase
@@ -335,15 +371,33 @@ def test_the_child_writes_no_file(
             log.write(f"{os.getpid()} {os.path.basename(path)}\n")
         replace_file(self, path, *args, **kw)  # type: ignore[arg-type]
 
+    database = prefilter._database
+
+    def built(*args: object) -> object:
+        with open(writers, "a") as log:  # (compiled or loaded: once, before the fork)
+            log.write(f"{os.getpid()} database\n")
+        return database(*args)  # type: ignore[arg-type]
+
     monkeypatch.setattr(RepositoryBase, "replace_file", recorded)
+    monkeypatch.setattr(prefilter, "_database", built)
     monkeypatch.setattr(forked, "MIN_ITEMS", 0)
     prefilter.shared_prefilter.cache_clear()  # (compiled again, as in a new process)
+    merged: list[int] = []
+
+    def counted(*args: object, **kw: object) -> int:
+        merged.append(both_ends(*args, **kw))  # type: ignore[arg-type]
+        return merged[-1]
+
+    monkeypatch.setattr(reading, "both_ends", counted)
     try:
-        _first_task(repo)
+        with _child_reads_first(tmp_path / "met"):
+            _first_task(repo)
     finally:
         prefilter.shared_prefilter.cache_clear()
+    assert merged and merged[0] > 0  # (the child read, scanned some of the blobs)
     lines = writers.read_text().splitlines()
     assert f"{os.getpid()} secret-prefilter" in lines
+    assert lines.count(f"{os.getpid()} database") == 1
     assert {line.split()[0] for line in lines} == {str(os.getpid())}
 
 
