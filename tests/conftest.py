@@ -89,16 +89,17 @@ def _tests_in_memory() -> None:
 _tests_in_memory()
 
 
-def _end_worker_quickly() -> None:
-    """An xdist worker leaves by ``os._exit`` at exit, once the handlers registered
-    after this one have run (the fork server's stop among them; those registered
-    before it, the standard library's own, do not): its results are the controller's
-    by then, and finalising the interpreter (every module and object of a whole
-    run) was the run's last second or so of wall, the controller waiting for it. Not in the
-    controller, in ``-n 0`` (whose exit status is the run's), in a process forked
-    from the worker, or under coverage (which writes its data at exit).
+def pytest_configure(config: pytest.Config) -> None:
+    """In an xdist worker (a configuration with ``workerinput``: not the controller,
+    not ``-n 0``, whose exit status is the run's, nor a pytest a test starts, which
+    inherits ``PYTEST_XDIST_WORKER``): leave by ``os._exit`` at exit, once the
+    handlers registered after this one have run (the fork server's stop among them).
+    The worker's results are the controller's by then, and finalising its
+    interpreter (every module and object of a whole run) was the run's last second
+    or so of wall, the controller waiting for it. Not under coverage (which writes
+    its data at exit), nor in a process forked from the worker.
     """
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
+    if not hasattr(config, "workerinput"):
         return
     worker = os.getpid()
 
@@ -111,8 +112,6 @@ def _end_worker_quickly() -> None:
 
     atexit.register(leave)
 
-
-_end_worker_quickly()
 
 #: The environment the session started with (before any test's changes): the
 #: fork server of `git hydrate` processes (``tests/wrapper.py``) runs in it.
