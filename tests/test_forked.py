@@ -351,6 +351,18 @@ def test_marks_found_while_reading_make_the_prompt_it_would_make(
     assert prompts[0] == prompts[1]
 
 
+def test_marks_are_found_while_reading_only_for_the_seed_format(repo: Path) -> None:
+    """Only the seed format neutralises its bodies: a memo for a markdown or xml
+    prompt finds no marks (it would hold every text's until the prompt ends)."""
+    from git_hydrate import Ledger
+    from git_hydrate.pack.memo import BodyMemo
+
+    with Ledger(repo) as ledger:
+        for shape, expected in (("seed", 1 << 20), ("markdown", 0), ("xml", 0)):
+            memo = BodyMemo.for_prompt(1 << 20, ledger.budget(1 << 20, format=shape))
+            assert (memo.limit, memo.prompt_bytes) == (1 << 20, expected), shape
+
+
 @needs_fork
 def test_the_child_writes_no_file(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -377,7 +377,7 @@ def _prompt_budget(
     limits = ledger.budget(**budget)
     # a budget the head alone overflows is refused before anything is attached
     ledger.check_prompt_budget(task_id, budget=limits)
-    return limits, BodyMemo(_kept_for(limits), prompt_bytes=limits.max_bytes or 0)
+    return limits, BodyMemo.for_prompt(_kept_for(limits), limits)
 
 
 def _attach(

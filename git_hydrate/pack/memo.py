@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from .boundaries import marks as marks_of
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .budget import Budget
+
 __all__ = ["BodyMemo"]
 
 
@@ -30,13 +34,23 @@ class BodyMemo:
         self.limit = max(0, limit)
         self.size = 0
         self._bodies: dict[str, tuple[str, bytes, list[int] | None]] = {}
-        #: The byte budget of the prompt that follows (0: none, or tokens).
+        #: The byte budget of the prompt that follows (0: none, tokens, or a format
+        #: that does not neutralise: see :meth:`for_prompt`).
         self.prompt_bytes = prompt_bytes
         #: Whether each text kept comes with its marks (:func:`.boundaries.marks`),
         #: found as it is read: add-tree sets it when its reading is shared by two
         #: processes and every body fits the memo and the prompt (the prompt then
         #: neutralises them all, and this way each process marks its share).
         self.marking = False
+
+    @classmethod
+    def for_prompt(cls, limit: int, budget: Budget) -> BodyMemo:
+        """A memo for the prompt ``budget`` builds: its bodies' marks are worth
+        finding while reading (:attr:`marking`) only for the seed format, the one
+        whose rendering neutralises them; other formats would hold every text's
+        marks until the prompt ends and use none."""
+        shaped = budget.format == "seed"
+        return cls(limit, prompt_bytes=(budget.max_bytes or 0) if shaped else 0)
 
     def offer(self, oid: str, sha256: str, data: bytes, marks: list[int] | None = None) -> None:
         """Keep ``data`` (the blob ``oid``, whose sha256 is ``sha256``; a UTF-8 text
