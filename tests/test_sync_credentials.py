@@ -139,10 +139,14 @@ def _sessions() -> dict[int, tuple[int, int, str]]:
     return found
 
 
-def test_an_interrupted_listing_leaves_no_git_running(tmp_path: Path) -> None:
-    """Ctrl-C (SIGINT to the foreground process group) during a first pull's listing,
-    against a server that accepts and never answers: the pull exits 130 and stops
-    the listing's session with it. git, in a session of its own, never heard the
+@pytest.mark.parametrize(("name", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_an_interrupted_listing_leaves_no_git_running(
+    tmp_path: Path, name: str, code: int
+) -> None:
+    """Ctrl-C (SIGINT to the foreground process group), ``timeout``'s SIGTERM or a
+    closed terminal's SIGHUP during a first pull's listing, against a server that
+    accepts and never answers: the pull exits 128 + the signal and stops the
+    listing's session with it. git, in a session of its own, never heard the
     signal: git was killed, its ``git remote-http`` ran on, forever."""
     import signal
     import socket
@@ -178,13 +182,14 @@ def test_an_interrupted_listing_leaves_no_git_running(tmp_path: Path) -> None:
         listing = [pid for pid, (ppid, sid, _) in _sessions().items() if ppid == pull.pid]
         sessions = {_sessions()[pid][1] for pid in listing} - {pull.pid}
         assert sessions, "the listing runs in a session of its own"
-        os.killpg(pull.pid, signal.SIGINT)
+        os.killpg(pull.pid, getattr(signal, name))
         _, err = pull.communicate(timeout=60)
-        assert pull.returncode == 130, err
+        assert pull.returncode == code, err
         deadline = time.monotonic() + 10  # (killed processes take a moment to be gone)
         left = [1]
         while left and time.monotonic() < deadline:
             left = [p for p, (_, sid, st) in _sessions().items() if sid in sessions and st != "Z"]
+            time.sleep(0.01) if left else None
         assert left == [], "git processes of the listing's session still run"
     finally:
         for pid, (_, sid, _) in _sessions().items():

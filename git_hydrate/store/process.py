@@ -27,7 +27,7 @@ TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.qu
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from subprocess import Popen
-    from typing import IO, Final
+    from typing import IO, Any, Final
 
 __all__ = [
     "REPO_ENV",
@@ -181,6 +181,7 @@ def _watched(
         pass_fds=pass_fds,
         start_new_session=new_session,
     )
+    previous = _raising_on_termination() if new_session else {}
     try:
         if started is not None:
             started()
@@ -188,7 +189,37 @@ def _watched(
     except BaseException:
         _stop(proc, new_session)
         raise
+    finally:
+        _restore(previous)
     return GitRun(argv, proc.returncode, out, err)
+
+
+def _raising_on_termination() -> dict[int, Any]:
+    """SIGTERM and SIGHUP made to raise ``SystemExit(128 + signal)`` while git runs
+    in a session of its own (``timeout``, a cancelled CI job, a closed terminal
+    would end this process and leave git's session running); the handlers they
+    had, to restore. Only the main thread may set them: elsewhere, none."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:  # (a caller's own handler stays)
+            previous[int(signum)] = signal.signal(signum, leave)
+    return previous
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    import signal
+
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 #: How long git and its session have, told to end (SIGTERM), before they are killed.
