@@ -134,6 +134,8 @@ def test_a_row_put_is_a_verdict_like_any_other(
         assert cache.get(f"{1:040x}") == (f"{1:064x}", "binary")
         assert cache.known([f"{2:040x}", f"{9:040x}"]) == [(f"{2:064x}", "binary"), None]
         cache.save()
+        # answered as verdicts after saving too (the rows stay, no longer new)
+        assert cache.known([f"{2:040x}"]) == [(f"{2:064x}", "binary")]
         again = Sha256Cache(path)
         if by_row:
             again.put_row((f"{7:040x}", f"{7:064x}", "text", 70))

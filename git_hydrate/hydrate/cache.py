@@ -194,6 +194,8 @@ class Sha256Cache:
         #: The blobs put that were not known, in order (their entries are in ``_entries``:
         #: not a second dict of 30,000 at a first task's reading, issue 33).
         self._new: list[str] = []
+        #: Whether a row was put (its entry is the row: :meth:`known` maps it).
+        self._rows = False
         self._used: set[str] = set()
         self._rewrite = False
 
@@ -233,7 +235,7 @@ class Sha256Cache:
         """What :meth:`get` answers for each of ``oids`` (``None``: unknown), at once."""
         found = list(map(self._load().get, oids))
         self._used.update(compress(oids, found))
-        if self._new:  # (a row put: its verdict)
+        if self._rows:  # (a row put, saved or not: its verdict)
             return [_verdict(entry) if entry is not None else None for entry in found]
         return cast(list[tuple[str, str] | None], found)
 
@@ -302,6 +304,7 @@ class Sha256Cache:
         else:
             entries[oid] = row
             self._new.append(oid)
+            self._rows = True
 
     def save(self) -> None:
         """Append the new entries (or rewrite a damaged file). Failures are ignored:
