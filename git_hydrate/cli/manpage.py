@@ -55,7 +55,9 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
     (128, "Not a git repository, no git binary, or a repository this version cannot use "
      "(reftable refs, an unknown extension, a core.sharedRepository value git refuses), "
      "like git itself."),
+    (129, "Hung up (SIGHUP) while a first pull listed a remote: its git stopped first."),
     (130, "Interrupted (Ctrl-C)."),
+    (143, "Terminated (SIGTERM) while a first pull listed a remote: its git stopped first."),
 ]  # fmt: skip
 
 _DESCRIPTION: Final = [
