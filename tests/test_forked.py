@@ -589,8 +589,9 @@ def test_the_child_does_not_outlive_its_parent(repo: Path, tmp_path: Path, sig: 
 @pytest.mark.skipif(can_fork(), reason="this process forks: the tests above run here")
 def test_the_forking_tests_in_a_process_without_threads() -> None:
     """A pytest-xdist worker runs a thread :mod:`threading` does not list (the
-    system does), so it never forks and the tests above skip there: they run
-    here in a process of their own, ``-n 0``, where the reader would fork."""
+    system does), so it never forks and the tests above skip there (and those
+    of ``test_indexer.py``): they run here in a process of their own, ``-n 0``,
+    where the reader would fork."""
     if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
         pytest.skip("no second process on this machine")
     out = subprocess.run(
@@ -605,6 +606,7 @@ def test_the_forking_tests_in_a_process_without_threads() -> None:
             "-p",
             "no:cacheprovider",
             __file__,
+            str(Path(__file__).with_name("test_indexer.py")),  # (the indexer forks too)
         ],
         capture_output=True,
         text=True,

@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Final
 
-__all__ = ["MIN_ITEMS", "PATIENCE", "both_ends", "can_fork"]
+__all__ = ["MIN_ITEMS", "PATIENCE", "both_ends", "can_fork", "detach", "fork", "reap"]
 
 #: Fewer items than this are done here alone: a fork costs a few milliseconds.
 MIN_ITEMS: Final = 256
@@ -190,9 +190,25 @@ def _child(
         os._exit(code)
 
 
-def _detach(parent: int, keep: int) -> None:
+def fork() -> int:
+    """``os.fork()`` for a child that leaves by ``os._exit``: 0 in the child, its
+    pid here, -1 if it failed or this process runs threads (see :func:`can_fork`)."""
+    return _fork()
+
+
+def detach(parent: int, *keep: int) -> None:
+    """A forked child's start (see :func:`_detach`)."""
+    _detach(parent, *keep)
+
+
+def reap(pid: int) -> None:
+    """Wait for the child ``pid``, killed first if it still runs."""
+    _reap(pid)
+
+
+def _detach(parent: int, *keep: int) -> None:
     """The child's start: it dies with ``parent`` (Linux), or leaves if that has
-    ended already; it holds no pipe of the parent's but ``keep``; an interrupt
+    ended already; it holds no pipe of the parent's but those of ``keep``; an interrupt
     ends it at once, unless the parent ignores interrupts (then so does it)."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):  # (elsewhere: it checks between items)
@@ -202,7 +218,7 @@ def _detach(parent: int, keep: int) -> None:
             prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # (it ended before the kernel was told)
         os._exit(1)
-    _let_go(keep)
+    _let_go(*keep)
     if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -211,8 +227,8 @@ def _detach(parent: int, keep: int) -> None:
 _PR_SET_PDEATHSIG: Final = 1
 
 
-def _let_go(keep: int) -> None:
-    """Point the child's descriptors 0, 1 and 2, and every other but ``keep``
+def _let_go(*keep: int) -> None:
+    """Point the child's descriptors 0, 1 and 2, and every other but those of ``keep``
     that is not a file or directory (the pipes to git processes, sockets), at
     ``/dev/null``: whoever reads the other end sees its end when the parent
     ends. Not closed: the numbers stay taken, so no object of the parent's that
@@ -228,7 +244,7 @@ def _let_go(keep: int) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     try:
         for fd in fds:
-            if fd in (keep, null):
+            if fd == null or fd in keep:
                 continue
             try:
                 mode = os.fstat(fd).st_mode

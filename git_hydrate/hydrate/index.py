@@ -50,10 +50,12 @@ from ..store.tempfiles import temporary_name
 __all__ = [
     "MAX_INDEXES",
     "Served",
+    "Whereabouts",
     "WordIndex",
     "has_index",
     "keep",
     "keep_streamed",
+    "reopen",
     "word_index",
 ]
 
@@ -146,13 +148,13 @@ class _Kept:
     where each bucket starts in the body, and where the last ends)."""
 
     def __init__(self, file: _File, starts: array[int]) -> None:
-        self._file, self._starts = file, starts
+        self._file, self.starts = file, starts
 
     def __len__(self) -> int:
-        return len(self._starts) - 1
+        return len(self.starts) - 1
 
     def __getitem__(self, i: int) -> bytes:
-        return self._file.read(self._starts[i], self._starts[i + 1])
+        return self._file.read(self.starts[i], self.starts[i + 1])
 
 
 #: One table's buckets: held (as parts of the index's bytes) or read when asked.
@@ -400,6 +402,57 @@ def _spans(tables: list[list[msgspec.Raw]], body: memoryview) -> list[array[int]
 def has_index(repo: Repository, tree: str) -> bool:
     """Whether an index of ``tree`` is kept (not whether it is sound)."""
     return os.path.isfile(os.path.join(_folder(repo), tree))
+
+
+class Whereabouts(msgspec.Struct, array_like=True):
+    """Where an index just kept (:func:`keep_streamed`) lies, for another process to
+    read it (:func:`reopen`) without reading the file whole: each file's count of
+    path words, where each table's buckets start in its body (and the last ends),
+    the body's size, and the file's device and inode."""
+
+    path_lengths: list[int]
+    spans: list[list[int]]
+    size: int
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, index: WordIndex) -> Whereabouts | None:
+        """Where ``index`` lies, if it is read from its kept file."""
+        data, tables = index._data, index._tables
+        if not isinstance(data, _File) or not all(isinstance(t, _Kept) for t in tables):
+            return None
+        status = os.fstat(data.fd)
+        spans = [list(cast(_Kept, table).starts) for table in tables]
+        return cls(list(index.path_lengths), spans, data.size, status.st_dev, status.st_ino)
+
+
+def reopen(
+    repo: Repository,
+    tree: str,
+    where: Whereabouts,
+    paths: list[str],
+    oids: list[str],
+    lengths: Sequence[int],
+) -> WordIndex | None:
+    """The index kept as ``tree``'s by another process, which said ``where`` it lies
+    (``paths``, ``oids``, ``lengths``: its files' paths, blob ids and counts of content
+    words, as its head holds them); ``None`` if that file is no longer there."""
+    try:
+        fd = open_regular_fd(os.path.join(_folder(repo), tree))
+    except OSError:
+        return None
+    status = os.fstat(fd)
+    if (status.st_dev, status.st_ino, status.st_size) != (
+        where.device,
+        where.inode,
+        _BODY + where.size,
+    ) or len(where.path_lengths) != len(paths):
+        os.close(fd)
+        return None
+    kept = _File(fd, where.size)
+    files = (paths, oids, where.path_lengths, lengths)
+    return WordIndex(files, [_Kept(kept, array("Q", starts)) for starts in where.spans], kept)
 
 
 def word_index(

@@ -23,18 +23,17 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, Final, TypeAlias
 
 import msgspec
 
 from ..store import Repository
-from .facts import FactsCache
-from .index import Served, WordIndex, array_header, keep_streamed
-from .terms import BlobFacts, blob_facts, forget_splits, paths_words, symbol_words
+from .index import WordIndex, array_header, keep_streamed
+from .terms import BlobFacts, paths_words, symbol_words
 
-__all__ = ["Building", "IndexBuilder", "build"]
+__all__ = ["IndexBuilder", "SortedPaths", "Split", "build"]
 
 #: Words per bucket of a table, about (see :class:`.index._Layout`).
 _BUCKET: Final = 64
@@ -51,25 +50,13 @@ _Postings: TypeAlias = "bytes | array[int]"
 _Files: TypeAlias = tuple[list[str], list[str], Sequence[int], Sequence[int]]
 
 
-class IndexBuilder:
-    """The word index of ``paths`` (sorted: a file's position is its index in
-    them), built from each file's facts as they come (:meth:`add`)."""
+class SortedPaths:
+    """The files of an index: ``paths``, sorted (a file's position is its index in
+    them), found without a dict of every path."""
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = list(paths)
         self._next = 0  # (where the next path fed most likely is: files come in order)
-        self._oids = [""] * len(self.paths)  # "": facts not known (never served)
-        self._lengths = [0] * len(self.paths)
-        self._terms: dict[str, _Postings] = {}
-        #: Per word its postings of defined names, each ``[file, name, count]`` as
-        #: msgpack, one after the other; how many, for words in more than one.
-        self._names: dict[str, bytes | bytearray] = {}
-        self._named: dict[str, int] = {}
-        self._last = -1  # (the greatest position fed: one below it is out of order)
-        self._unsorted: set[str] = set()
-        self._unsorted_names: set[str] = set()
-        #: The paths' word counts and table, encoded (:meth:`index_paths`).
-        self._path_parts: tuple[list[int], list[bytes]] | None = None
 
     def position(self, path: str) -> int | None:
         """Where ``path`` is among :attr:`paths` (``None``: not there), found at once
@@ -85,6 +72,38 @@ class IndexBuilder:
     def contains(self, path: str) -> bool:
         """Whether ``path`` is one of :attr:`paths`."""
         return self.position(path) is not None
+
+
+class IndexBuilder(SortedPaths):
+    """The word index of ``paths`` (sorted: a file's position is its index in
+    them), built from each file's facts as they come (:meth:`add`)."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        super().__init__(paths)
+        self._oids = [""] * len(self.paths)  # "": facts not known (never served)
+        self._lengths = [0] * len(self.paths)
+        self._terms: dict[str, _Postings] = {}
+        #: Per word its postings of defined names, each ``[file, name, count]`` as
+        #: msgpack, one after the other; how many, for words in more than one.
+        self._names: dict[str, bytes | bytearray] = {}
+        self._named: dict[str, int] = {}
+        self._last = -1  # (the greatest position fed: one below it is out of order)
+        self._unsorted: set[str] = set()
+        self._unsorted_names: set[str] = set()
+        #: The paths' word counts and table, encoded (:meth:`index_paths`).
+        self._path_parts: tuple[list[int], list[bytes]] | None = None
+
+    def feed(
+        self,
+        positions: Sequence[int],
+        oid: str,
+        facts: BlobFacts,
+        splits: Sequence[Split] | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        """:meth:`add_at` of each of ``positions`` (``raw``: unused here)."""
+        for at in positions:
+            self.add_at(at, oid, facts, splits)
 
     def has(self, path: str) -> bool:
         """Whether ``path``'s facts were fed."""
@@ -289,71 +308,3 @@ def build(oids: Mapping[str, str], facts: Mapping[str, BlobFacts]) -> WordIndex:
         if known is not None:
             builder.add(path, oids[path], known)
     return builder.finish()
-
-
-class Building:
-    """The word index of the tree an add-tree run reads, built while its blobs are
-    read: reading gives each blob's facts (:meth:`learn`: to the builder and, when
-    new, encoded to the facts cache); :meth:`served` completes it (the files not
-    read: their facts from the cache, else read through git), saves the facts
-    and keeps the index."""
-
-    def __init__(self, repo: Repository, tree: str, paths: Iterable[str]) -> None:
-        self.repo, self.tree = repo, tree
-        self.builder = IndexBuilder(sorted(paths))
-        self.builder.index_paths()  # (now: its objects not stacked on the contents')
-        self.cache = FactsCache.of(repo)
-
-    def known(self, oid: str) -> BlobFacts | None:
-        """The facts the cache holds of blob ``oid``."""
-        return self.cache.peek(oid)
-
-    def learn(
-        self,
-        oid: str,
-        paths: Iterable[str],
-        facts: BlobFacts,
-        *,
-        new: bool,
-        raw: bytes | None = None,
-        splits: Sequence[Split] | None = None,
-    ) -> None:
-        """Index the files ``paths`` of blob ``oid`` by ``facts`` (``new``: just
-        computed, to keep in the cache; ``raw``: ``facts`` encoded already;
-        ``splits``: the words of each of its symbols, split already)."""
-        if new:
-            self.cache.put_encoded(oid, facts, raw)
-        builder = self.builder
-        for path in paths:
-            at = builder.position(path)
-            if at is not None:
-                builder.add_at(at, oid, facts, splits)
-
-    def served(self, oids: Mapping[str, str]) -> Served | None:
-        """The index of ``oids`` (path -> blob id: the files read), kept, and which
-        of them it serves; ``None`` if they are not the files it was begun for (the
-        facts learned are saved either way). Called once: the builder and the
-        facts learned are dropped."""
-        builder = self.builder
-        if len(oids) != len(builder.paths) or not all(map(builder.contains, oids)):
-            self.cache.save()
-            return None
-        missing: dict[str, list[str]] = {}
-        for path, oid in oids.items():
-            if not builder.has(path):
-                known = self.cache.peek(oid)
-                if known is None:
-                    missing.setdefault(oid, []).append(path)
-                else:
-                    builder.add(path, oid, known)
-        for oid, data in self.repo.stream_blobs(list(missing)) if missing else ():
-            self.learn(oid, missing[oid], blob_facts(data), new=True)
-        self.cache.save()
-        # (what ranking allocates next reuses their memory)
-        self.cache, self.builder = FactsCache.of(self.repo), IndexBuilder(())
-        index = builder.keep(self.repo, self.tree)
-        del builder
-        forget_splits()
-        if index is None:
-            return None  # (not kept: ranked from the facts, saved above)
-        return Served(index, *index.serving(oids, oids))

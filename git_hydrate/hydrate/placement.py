@@ -17,10 +17,12 @@ from collections.abc import Mapping
 
 from ..model import Task
 from ..store import Repository
+from .building import Building
 from .facts import gather
 from .history import Begun, History, read_history
 from .index import Served, has_index, keep, word_index
-from .indexing import Building, build
+from .indexer import Indexer
+from .indexing import build
 from .links import Reason, ranked_priority
 from .rank import Candidate, TaskText, rank
 from .terms import BlobFacts
@@ -123,11 +125,16 @@ def _contents(
     return facts, Served(built, *built.serving(paths, oids))
 
 
-def prepare(repo: Repository, tree: str | None, oids: Mapping[str, str]) -> Building | None:
+def prepare(
+    repo: Repository, tree: str | None, oids: Mapping[str, str], indexer: Indexer | None = None
+) -> Building | None:
     """The word index to build while the blobs of ``tree`` are read (``oids``: the
     blob of each file to rank), or ``None``: no tree, or a kept index will serve
     (the tree's own; else the one used last, if it serves most files). Looked for
-    again after reading, not held meanwhile: the sha256 cache is in memory then."""
-    if tree is None or has_index(repo, tree):
+    again after reading, not held meanwhile: the sha256 cache is in memory then.
+    ``indexer``: a process to build it in (:func:`.indexer.start`), ended if unused."""
+    if tree is None or has_index(repo, tree) or word_index(repo, None, list(oids), oids):
+        if indexer is not None:
+            indexer.close()
         return None
-    return None if word_index(repo, None, list(oids), oids) else Building(repo, tree, oids)
+    return Building(repo, tree, oids, indexer)

@@ -22,10 +22,10 @@ from ..pack.boundaries import marks as marks_of
 from ..pack.memo import BodyMemo
 from ..secrets.prefilter import shared_prefilter
 from ..taskrefs import TaskRefs
+from .building import Building
 from .cache import Sha256Cache, keep_compiled_prefilter
 from .facts import FactsCache
 from .forked import both_ends
-from .indexing import Building
 from .rules import FileEntry, Skipped, classify
 from .terms import BlobFacts, blob_facts, symbol_words
 

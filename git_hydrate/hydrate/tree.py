@@ -39,8 +39,11 @@ from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import TaskRefs, TaskState
 from .attributes import tree_attribute_rules
+from .building import Building
 from .history import Begun, begin_history
-from .indexing import Building
+from .index import has_index
+from .indexer import Indexer
+from .indexer import start as start_indexer
 from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
 from .pathspec import Pathspec
@@ -204,6 +207,8 @@ def _place(
 ) -> Mapping[str, Place]:
     """Each read candidate's place (:func:`.placement.place`; ``history``: the
     commit whose history ranks, and its ``git log`` begun early)."""
+    if index is not None:
+        index.while_kept(found.save)  # (saved while another process keeps it, if one does)
     return place(
         refs.repo,
         task,
@@ -365,8 +370,15 @@ def add_tree(
     pinned = (resolved[0] or resolved[1]) if resolved is not None else None
     if recognise and pinned is not None and _unchanged(refs, task_id, state, run, pinned):
         return recognised(task_id, state, mine, selection, pinned)
-    source = _source(refs, selection, run.directory, resolved)
-    picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo)
+    # (a first reading of a big tree has its index built by a process forked now,
+    # before the listing: it starts with little more than the imports)
+    indexer = _indexer(refs, selection, resolved)
+    try:
+        source = _source(refs, selection, run.directory, resolved)
+        picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo, indexer)
+    finally:
+        if indexer is not None:
+            indexer.close()
     fixed = run.fixed(pinned) if pinned is not None else None
     outcome = _commit(refs, task_id, run, source, picks, skipped, mine, fixed)
     # Read again after the run: its first check-attr may just have found that this
@@ -389,6 +401,17 @@ def _unchanged(refs: TaskRefs, task_id: str, state: TaskState, run: _Run, pinned
     )
 
 
+def _indexer(
+    refs: TaskRefs, selection: Selection, resolved: tuple[str | None, str] | None
+) -> Indexer | None:
+    """A process to build the word index in, for a ranked revision run on a tree
+    no index is kept of (:func:`.indexer.start`)."""
+    if resolved is None or not selection.ranked or selection.priority is not None:
+        return None
+    tree = resolved[1]
+    return None if has_index(refs.repo, tree) else start_indexer(refs.repo, tree)
+
+
 def _select(
     refs: TaskRefs,
     task: Task,
@@ -397,6 +420,7 @@ def _select(
     anchors: set[str],
     progress: Progress | None,
     memo: BodyMemo | None,
+    indexer: Indexer | None = None,
 ) -> tuple[list[Pick], list[Skipped]]:
     """Apply the rules, read what is left, rank it and pick within the total
     budget: the picks (their new blobs written) and every skip with its reason."""
@@ -406,7 +430,7 @@ def _select(
     )
     ranking = selection.ranked and selection.priority is None
     # (a tree no kept index serves is indexed as its blobs are read)
-    index = prepare(refs.repo, source.tree, _blobs(candidates)) if ranking else None
+    index = prepare(refs.repo, source.tree, _blobs(candidates), indexer) if ranking else None
     commit = _history_commit(refs, source)
     begun = begin_history(refs.repo, commit) if ranking else None  # (git runs meanwhile)
     try:
@@ -442,13 +466,18 @@ def _select(
     _pick(found, prefix, places, selector)
     listed = {entry.path for entry in source.entries}
     skipped += [Skipped(path, "missing", 0) for path in sorted(anchors - listed)]
-    for pick in selector.picks:
-        content = found.to_write.get(pick.oid)
-        if content is not None:
-            refs.repo.write_blob(content)
+    _write_picked(refs, found, selector.picks)
     if progress is not None:
         progress(len(candidates), len(candidates), found.bytes_done)
     return selector.picks, [*skipped, *found.skipped, *selector.skipped]
+
+
+def _write_picked(refs: TaskRefs, found: Content, picks: list[Pick]) -> None:
+    """Write the blobs of the picks read from disk (those not in the object store)."""
+    for pick in picks:
+        content = found.to_write.get(pick.oid)
+        if content is not None:
+            refs.repo.write_blob(content)
 
 
 def _commit(
