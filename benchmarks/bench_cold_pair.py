@@ -8,8 +8,10 @@ Usage (from the project root, the package installed)::
 Each round runs, in rotated order, a first task (``.git/hydrate`` removed,
 ``task-add``, then ``add-tree T --prompt``: ``--max-bytes 65536`` for
 ``scale``, everything for ``mypy`` as ``bench_scale.py --mypy`` does) with
-this code as it is (``fork``), with this code made to read in one process
-(``serial``: :data:`git_hydrate.hydrate.forked.MIN_ITEMS` set past any tree),
+this code as it is (``fork``), with the word index built in the run itself
+(``inline``: :data:`git_hydrate.hydrate.indexer.MIN_FILES` set past any tree),
+with this code made to run in one process (``serial``: that and
+:data:`git_hydrate.hydrate.forked.MIN_ITEMS` set past any tree),
 with ``--reference`` (another checkout's code, ``reference``) and
 ``files-to-prompt .`` (``ftp``). All modes use the same checkout, so its files
 are as warm for each (``bench_scale.py --reference`` copies the repository,
@@ -17,13 +19,15 @@ and the fresh copy is warmer). Printed per mode: medians of wall seconds, CPU
 seconds (the process and every child it waited for: the forked reader, git),
 CPU seconds of the main process alone (the critical path: on an idle 2-core
 machine the wall time is about this plus the waits for git), and peak RSS
-(the largest of the process and its children); then paired ratios against
+(the largest of the process and its children; and the main process's own);
+then paired ratios against
 the last mode given.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import shutil
 import statistics
@@ -34,17 +38,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OBJECTIVE = "Make the retry budget of the queue worker honour the session schema"
-#: Runs the command line, with the forked reader off for ``serial``, and writes
-#: the main process's own CPU seconds to ``$BENCH_SELF`` at exit.
+#: Runs the command line, with the forked reader and indexer off for ``serial``
+#: (the indexer only for ``inline``), and writes the main process's own CPU
+#: seconds and peak RSS to ``$BENCH_SELF`` at exit.
 WRAPPER = """
 import atexit, os, resource, sys
+if os.environ.get("BENCH_MODE") in ("serial", "inline"):
+    import git_hydrate.hydrate.indexer as indexer
+    indexer.MIN_FILES = 10**9
 if os.environ.get("BENCH_MODE") == "serial":
     import git_hydrate.hydrate.forked as forked
     forked.MIN_ITEMS = 10**9
 def own():
     r = resource.getrusage(resource.RUSAGE_SELF)
     with open(os.environ["BENCH_SELF"], "w") as fh:
-        fh.write(repr(r.ru_utime + r.ru_stime))
+        fh.write(repr((r.ru_utime + r.ru_stime, r.ru_maxrss / 1024)))
 atexit.register(own)
 sys.argv = ["git-hydrate", *sys.argv[1:]]
 from git_hydrate.quick import main
@@ -57,7 +65,8 @@ ARGS = {
         *("--prompt", "--max-bytes", "1000000000"),
     ],
 }
-Sample = tuple[float, float, float, float]  # wall, CPU, main-process CPU, peak MiB
+#: wall, CPU, main-process CPU, peak MiB (of any process), main-process peak MiB
+Sample = tuple[float, float, float, float, float]
 
 
 def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> Sample:
@@ -70,8 +79,8 @@ def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> Sample:
         _pid, _status, usage = os.wait4(proc.pid, 0)
         wall = os.times().elapsed - start
         text = own.read()
-    main = float(text) if text else 0.0
-    return wall, usage.ru_utime + usage.ru_stime, main, usage.ru_maxrss / 1024
+    main, main_peak = ast.literal_eval(text) if text else (0.0, 0.0)
+    return wall, usage.ru_utime + usage.ru_stime, main, usage.ru_maxrss / 1024, main_peak
 
 
 def main() -> None:
@@ -82,7 +91,7 @@ def main() -> None:
     parser.add_argument("--reference", help="a checkout of the code before (its root)")
     parser.add_argument("--files-to-prompt", help="files-to-prompt's executable")
     args = parser.parse_args()
-    code = {"fork": str(ROOT), "serial": str(ROOT)}
+    code = {"fork": str(ROOT), "inline": str(ROOT), "serial": str(ROOT)}
     if args.reference:
         code["reference"] = str(Path(args.reference).resolve())
     modes = [*code, *(["ftp"] if args.files_to_prompt else [])]
@@ -107,10 +116,10 @@ def main() -> None:
             samples[mode].append(timed(cmd, args.repo, env))
     print(f"{args.repo} ({args.kind}): medians of {args.runs} rotated rounds")
     for mode, got in samples.items():
-        wall, cpu, own, peak = (statistics.median(s[i] for s in got) for i in range(4))
+        wall, cpu, own, peak, main_peak = (statistics.median(s[i] for s in got) for i in range(5))
         print(
             f"  {mode:<10} {wall:7.3f} s wall {cpu:7.3f} s CPU {own:7.3f} s main-process CPU"
-            f" {peak:6.1f} MiB"
+            f" {peak:6.1f} MiB (max {max(s[3] for s in got):.1f}; main process {main_peak:.1f})"
         )
     last = modes[-1]
     for mode in modes[:-1]:

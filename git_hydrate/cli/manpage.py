@@ -163,7 +163,7 @@ _STORAGE: Final = [
      "of the 4 trees ranked last, one file per tree id (each word's files and counts, "
      "of contents, paths and defined names, and each file's blob id), so a new task on "
      "a known tree scores only the files that hold its words; a file whose blob changed "
-     "is scored from its facts. The first task on a tree of 2,000 files or more builds "
+     "is scored from its facts. The first task on a tree of 5,000 files or more builds "
      "it in a second process, forked before the tree is listed (not where the run may "
      "not fork: see add-tree's two cores in docs/hydrating.md); the index is the same. "
      "A file that fails its CRC-32, is foreign or damaged is a "
