@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
+import zlib
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,9 @@ from hypothesis import strategies as st
 
 from git_hydrate import Ledger
 from git_hydrate.hydrate import columns
-from git_hydrate.hydrate.index import HEADER, MAX_INDEXES, Served, WordIndex, keep, word_index
+from git_hydrate.hydrate.index import HEADER, Served, WordIndex
 from git_hydrate.hydrate.indexing import build as build_index
+from git_hydrate.hydrate.kept import MAX_INDEXES, keep, word_index
 from git_hydrate.hydrate.retrieval import Hits, lexical_hits
 from git_hydrate.hydrate.terms import BlobFacts, blob_facts
 from git_hydrate.store import Repository
@@ -306,6 +309,34 @@ def test_a_damaged_foreign_or_missing_index_is_a_miss(repo: Path) -> None:
     oids = {"a.py": "0" * 40}
     assert word_index(r, path.name, ["a.py"], oids) is None
     assert _add_tree(repo, "IX-F") == first
+
+
+def test_a_trailer_that_does_not_lay_out_the_body_is_a_miss(repo: Path) -> None:
+    """A kept file whose CRC holds but whose trailer misplaces its parts (a column's
+    end, a table's start, the body's end, a count of tables) is no index."""
+    r = Repository(str(repo))
+    oids = {f"src/f{i}.py": f"{i:040x}" for i in range(70)}
+    facts = {path: BlobFacts(True, 9, 2, {"retry": 1, f"w{i}": 1}) for i, path in enumerate(oids)}
+    tree = "cd" * 20
+    keep(r, tree, build_index(oids, facts))
+    path = Path(r.common_dir) / "hydrate" / "rank-index" / tree
+    good = path.read_bytes()
+    (length,) = struct.unpack("<Q", good[-8:])
+    body = good[len(HEADER) + 9 : -8 - length]
+    head, spans = msgspec.msgpack.decode(good[-8 - length : -8])
+    assert word_index(r, tree, list(oids), oids) is not None
+    moved = [
+        ([head[0], head[1] + 1, *head[2:]], spans),
+        (head, [[spans[0][0] + 1, *spans[0][1:]], *spans[1:]]),
+        (head, [*spans[:2], [*spans[2][:-1], spans[2][-1] - 1]]),
+        (head, spans[:2]),
+        (head[:4], spans),
+    ]
+    for trailer in map(msgspec.msgpack.encode, moved):
+        rest = body + trailer + struct.pack("<Q", len(trailer))
+        path.write_bytes(HEADER + b"%08x\n" % zlib.crc32(rest) + rest)
+        os.chmod(path, 0o600)
+        assert word_index(r, tree, list(oids), oids) is None, trailer
 
 
 def test_kept_indexes_are_bounded(repo: Path) -> None:

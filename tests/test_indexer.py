@@ -8,17 +8,19 @@ own, ``-n 0``.)"""
 from __future__ import annotations
 
 import os
+import select
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from git_hydrate.hydrate import indexer, tree
+from git_hydrate.hydrate import forked, indexer, tree
 from git_hydrate.hydrate.forked import can_fork
-from git_hydrate.hydrate.index import Whereabouts
+from git_hydrate.hydrate.kept import Whereabouts
 from git_hydrate.store import Repository
-from tests.conftest import hydrate
+from tests.conftest import git, hydrate
 from tests.test_forked import _derived, _first_task, _tree
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="no second process here")
@@ -80,6 +82,7 @@ def test_an_index_built_by_a_child_is_byte_for_byte_one_process(
         return kept[-1][1]
 
     monkeypatch.setattr(indexer.Indexer, "keep", counted)
+    monkeypatch.setattr(forked, "MIN_ITEMS", 0)  # (the reader forked too, as at scale)
     shared = _first_task(repo)
     [(pid, index)] = kept
     assert pid is not None and index is not None  # (the child built and kept it)
@@ -111,10 +114,11 @@ def test_a_child_that_fails_leaves_the_index_to_this_process(
     child: Callable[..., None] | None,
 ) -> None:
     """The child ends before it reads, hangs without answering, or answers where
-    an index lies that is not the file there (``None``: a wrong inode): no index
-    is read from it; this process ranks from the facts saved and keeps an index
-    (built in path order: the order of the words in a bucket may differ), and
-    the outputs, a second task's too, are those of one process."""
+    an index lies that is not the file there (``None``: a wrong inode): nothing is
+    read where it said; this process ranks from the facts saved and keeps an index
+    (built in path order: the order of the words in a bucket may differ), or, for
+    the wrong inode, loads the file the child kept whole, CRC checked; the outputs,
+    a second task's too, are those of one process."""
     _tree(repo)
     alone = tmp_path / "alone"
     shutil.copytree(repo, alone, symlinks=True)
@@ -140,8 +144,17 @@ def test_a_child_that_fails_leaves_the_index_to_this_process(
         return take(self, paths)
 
     monkeypatch.setattr(indexer.Indexer, "take", taken)
+    answers: list[object] = []
+    keep = indexer.Indexer.keep
+
+    def kept(self: indexer.Indexer, *args: object) -> object:
+        answers.append(keep(self, *args))  # type: ignore[arg-type]
+        return answers[-1]
+
+    monkeypatch.setattr(indexer.Indexer, "keep", kept)
     shared = _first_task(repo), _second_task(repo)
     assert children and pids
+    assert answers == [None]  # (no index read where the child said)
     derived = _derived(repo)
     assert _alone(monkeypatch, alone) == shared
     alone_derived = _derived(alone)
@@ -163,4 +176,91 @@ def test_a_small_tree_forks_no_indexer(repo: Path) -> None:
         assert child is not None
         pid = child.pid
         assert child.take(["a.py", "b.py"]) is None
+        _reaped([child], [pid or 0])
+
+
+@needs_fork
+def test_a_child_that_takes_nothing_is_given_up(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child reads nothing (its pipe shrunk to a page): this process waits for
+    room at most PATIENCE seconds, gives it up, and makes what one process makes."""
+    import fcntl
+
+    _tree(repo)
+    alone = tmp_path / "alone"
+    shutil.copytree(repo, alone, symlinks=True)
+    children = _forced(monkeypatch)
+    monkeypatch.setattr(indexer, "PATIENCE", 1)
+    monkeypatch.setattr(indexer, "_CHUNK", 1 << 10)  # (written in small parts: past the page)
+    waits: list[tuple[int, bool]] = []
+    waited = indexer._waited
+
+    def counted(fd: int, event: int) -> bool:
+        waits.append((event, waited(fd, event)))
+        return waits[-1][1]
+
+    def stuck(repo: Repository, down: int, up: int, parent: int) -> None:
+        indexer.detach(parent, down, up)
+        fcntl.fcntl(down, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+        while True:
+            os.read(up, 1)  # (blocks: nobody writes there)
+
+    monkeypatch.setattr(indexer, "_waited", counted)
+    monkeypatch.setattr(indexer, "_serve", stuck)
+    shared = _first_task(repo), _second_task(repo)
+    assert (select.POLLOUT, False) in waits  # (gave up waiting for room)
+    assert _alone(monkeypatch, alone) == shared
+    _reaped(children, [])
+
+
+@needs_fork
+def test_a_child_killed_while_it_writes_leaves_no_temporary(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed (here: given up after PATIENCE) while it writes the index, the child
+    leaves its temporary file behind; this process removes it."""
+    _tree(repo)
+    children = _forced(monkeypatch)
+    monkeypatch.setattr(indexer, "PATIENCE", 1)
+    folder = repo / ".git" / "hydrate" / "rank-index"
+
+    def half_written(repo_: Repository, down: int, up: int, parent: int) -> None:
+        indexer.detach(parent, down, up)
+        for kind, _body in indexer._messages(down):
+            if kind == b"K":
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"{'0' * 40}.{os.getpid()}.00ff00ff.tmp").write_bytes(b"half")
+                threading.Event().wait()
+
+    monkeypatch.setattr(indexer, "_serve", half_written)
+    _first_task(repo)
+    assert children
+    assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
+    assert [p.name for p in folder.iterdir()]  # (the index, kept by this process)
+    _reaped(children, [])
+
+
+@needs_fork
+def test_the_work_trees_index_tells_the_size(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work tree's index counts the files (``GIT_INDEX_FILE`` names it): below
+    MIN_FILES no child; no index at all (a bare repository): a child, which takes
+    the count after listing."""
+    _tree(repo)
+    with Repository(repo) as opened:
+        assert indexer._listed(opened) == len(git(repo, "ls-files").splitlines())
+        monkeypatch.setattr(indexer, "MIN_FILES", 3)
+        other = repo / ".git" / "other-index"
+        monkeypatch.setenv("GIT_INDEX_FILE", str(other))
+        root = git(repo, "rev-list", "--max-parents=0", "HEAD").split()[0]
+        git(repo, "read-tree", root)  # (the first commit: the template's few files)
+        listed = indexer._listed(opened)
+        assert listed is not None and 0 < listed < 3
+        assert indexer.start(opened, "0" * 40) is None
+        other.unlink()
+        assert indexer._listed(opened) is None
+        child = indexer.start(opened, "0" * 40)
+        assert child is not None
+        pid = child.pid
+        child.close()
         _reaped([child], [pid or 0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import struct
 import zlib
 from array import array
 from pathlib import Path
@@ -241,7 +242,8 @@ def _run(repo: Path, task_id: str) -> tuple[list[Any], bytes]:
     tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
     kept = (repo / ".git" / "hydrate" / "rank-index" / tree).read_bytes()
     assert kept.startswith(HEADER)
-    return links, kept[len(HEADER) + 9 :]
+    (trailer,) = struct.unpack("<Q", kept[-8:])  # (the body, without its trailer)
+    return links, kept[len(HEADER) + 9 : -8 - trailer]
 
 
 def test_a_first_run_keeps_the_index_of_every_blobs_facts(repo: Path) -> None:

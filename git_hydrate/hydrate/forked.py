@@ -201,9 +201,10 @@ def detach(parent: int, *keep: int) -> None:
     _detach(parent, *keep)
 
 
-def reap(pid: int) -> None:
-    """Wait for the child ``pid``, killed first if it still runs."""
-    _reap(pid)
+def reap(pid: int) -> bool:
+    """Wait for the child ``pid``, killed first if it still runs: whether it had
+    ended by itself, with status 0."""
+    return _reap(pid)
 
 
 def _detach(parent: int, *keep: int) -> None:
@@ -221,6 +222,9 @@ def _detach(parent: int, *keep: int) -> None:
     _let_go(*keep)
     if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for ending in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if ending is not None and callable(signal.getsignal(ending)):
+            signal.signal(ending, signal.SIG_DFL)  # (no handler of the parent's runs here)
 
 
 #: prctl's option: the signal the child gets when its parent ends.
@@ -305,11 +309,15 @@ def _readable(fd: int) -> bool:
     return bool(poll.poll(PATIENCE * 1000))
 
 
-def _reap(pid: int) -> None:
+def _reap(pid: int) -> bool:
     """Wait for the child (killed first if it is still running: this process
-    left early, or it has no more to send)."""
-    with contextlib.suppress(OSError):
-        done, _status = os.waitpid(pid, os.WNOHANG)
+    left early, or it has no more to send); whether it had ended with status 0."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
         if done == 0:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+            return False
+    except OSError:
+        return False
+    return os.waitstatus_to_exitcode(status) == 0

@@ -9,66 +9,54 @@ kept for the words of contents, of paths and of defined names (each name's
 postings say which name), with each file's blob id and lengths. Each word's
 postings are kept as encoded bytes and decoded only when the word is asked; a
 kept index's buckets of words are read from its file when a word of theirs is
-asked (the file is mapped once, to check it and find where each bucket lies),
-so a task holds its files' paths, blob ids and lengths, not the whole index.
+asked (the file is read once, a megabyte at a time, to check its CRC; a trailer
+says where its files' columns and each bucket lie), so a task holds its files'
+paths, blob ids and lengths, not the whole index (nor a mapping of it).
 
 It is derived and disposable like :mod:`.listings`: kept at
-``<common dir>/hydrate/rank-index/<tree id>``, private to this user, a
-missing, foreign, damaged (checked by its CRC-32) or unreadable file is a miss,
-never an error;
-bounded (the :data:`MAX_INDEXES` used last are kept; a use touches the file).
+``<common dir>/hydrate/rank-index/<tree id>`` (:mod:`.kept`: how the file is
+written, checked and read back).
 
 An index answers for a path only while the path's blob is the one it was
 built from: the others (a tree k files away, a path it never saw, a modified
 work-tree file) are scored from their facts, so any kept index serves any
 tree, in work proportional to the difference. When it serves too few of the
-candidates, :func:`word_index` gives none and the caller builds a new one
-(:mod:`.indexing`) and keeps it (:func:`keep`, or :func:`keep_streamed` as it
-is encoded).
+candidates, :func:`.kept.word_index` gives none and the caller builds a new
+one (:mod:`.indexing`) and keeps it (:func:`.kept.keep`, or
+:func:`.kept.keep_streamed` as it is encoded).
 """
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
-import stat
 import sys
 import weakref
 import zlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
 from operator import eq
-from typing import BinaryIO, Final, NamedTuple, TypeAlias, cast
+from typing import Final, NamedTuple, TypeAlias, cast
 
 import msgspec
 
-from ..store import Repository, open_regular_fd, private_file
-from ..store.tempfiles import temporary_name
-
 __all__ = [
-    "MAX_INDEXES",
+    "BODY",
+    "HEADER",
+    "FileTable",
+    "IndexFile",
+    "IndexFiles",
     "Served",
-    "Whereabouts",
     "WordIndex",
-    "has_index",
-    "keep",
-    "keep_streamed",
-    "reopen",
-    "word_index",
+    "array_header",
 ]
 
 #: The first line of a kept index; another (an older layout or stemmer) is a miss.
 #: The second is the CRC-32 of the rest, in hex: a file that does not match it is
-#: a miss too (a flipped bit would decode, and rank otherwise than the facts).
-HEADER: Final = b"# git-hydrate rank-index 2\n"
+#: a miss too (a flipped bit would decode, and rank otherwise than the facts). Then
+#: the body (:class:`_Layout`), then its trailer (:class:`_Trailer`) and the
+#: trailer's length (:data:`_LENGTH`).
+HEADER: Final = b"# git-hydrate rank-index 3\n"
 _CHECK: Final = len(b"01234567\n")
-#: Indexes kept at most (about the size of the blob facts of their trees each).
-MAX_INDEXES: Final = 4
-#: An index that would leave more than this share of the candidates to their facts
-#: is not used: building one anew is then about as cheap.
-_MOST_UNSERVED: Final = 0.125
 
 
 class _Layout(msgspec.Struct, array_like=True):
@@ -123,14 +111,14 @@ def array_header(n: int) -> bytes:
 
 
 #: A kept index's body (its layout) starts after its two lines.
-_BODY: Final = len(HEADER) + _CHECK
+BODY: Final = len(HEADER) + _CHECK
 
 #: An index's files, by position: paths, blob ids, counts of path and content words.
 #: (The counts of content words as an ``array``: most are above 256, a Python int each in a list.)
-_Files: TypeAlias = tuple[list[str], list[str], Sequence[int], Sequence[int]]
+IndexFiles: TypeAlias = tuple[list[str], list[str], Sequence[int], Sequence[int]]
 
 
-class _File:
+class IndexFile:
     """A kept index's file, open for reading its buckets (closed with the last
     index that reads it; replaced meanwhile, it is still the file it was)."""
 
@@ -140,14 +128,14 @@ class _File:
 
     def read(self, start: int, end: int) -> bytes:
         """The body's bytes from ``start`` to ``end``."""
-        return os.pread(self.fd, end - start, _BODY + start)
+        return os.pread(self.fd, end - start, BODY + start)
 
 
-class _Kept:
+class FileTable:
     """One table's buckets, read from a kept index's file when asked (``starts``:
     where each bucket starts in the body, and where the last ends)."""
 
-    def __init__(self, file: _File, starts: array[int]) -> None:
+    def __init__(self, file: IndexFile, starts: array[int]) -> None:
         self._file, self.starts = file, starts
 
     def __len__(self) -> int:
@@ -158,7 +146,7 @@ class _Kept:
 
 
 #: One table's buckets: held (as parts of the index's bytes) or read when asked.
-_Table: TypeAlias = "list[msgspec.Raw] | _Kept"
+_Table: TypeAlias = "list[msgspec.Raw] | FileTable"
 
 
 class WordIndex:
@@ -166,9 +154,9 @@ class WordIndex:
 
     def __init__(
         self,
-        files: _Files,
+        files: IndexFiles,
         tables: list[_Table],
-        data: bytes | bytearray | memoryview | list[bytes] | _File,
+        data: bytes | bytearray | memoryview | list[bytes] | IndexFile,
         positions: dict[str, int] | None = None,
     ) -> None:
         self._files = files
@@ -182,7 +170,7 @@ class WordIndex:
     def of_parts(
         cls,
         head: list[bytes],
-        files: _Files,
+        files: IndexFiles,
         tables: Sequence[tuple[bytes, list[bytes]]],
         positions: dict[str, int] | None = None,
     ) -> WordIndex:
@@ -198,6 +186,19 @@ class WordIndex:
             parts += buckets
         raws: list[_Table] = [[msgspec.Raw(b) for b in buckets] for _header, buckets in tables]
         return cls(files, raws, parts, positions)
+
+    @property
+    def files(self) -> IndexFiles:
+        """The files indexed: their paths, blob ids, path and content lengths."""
+        return self._files
+
+    def kept_file(self) -> tuple[IndexFile, list[array[int]]] | None:
+        """The file this index is read from and where each table's buckets lie in
+        it, if it is read from a kept file."""
+        data, tables = self._data, self._tables
+        if not isinstance(data, IndexFile) or not all(isinstance(t, FileTable) for t in tables):
+            return None
+        return data, [cast(FileTable, table).starts for table in tables]
 
     @property
     def paths(self) -> list[str]:
@@ -217,16 +218,27 @@ class WordIndex:
     def encode(self) -> bytes | bytearray | memoryview:
         """The index as kept on disk (after :data:`HEADER`)."""
         data = self._data
-        if isinstance(data, _File):
+        if isinstance(data, IndexFile):
             return data.read(0, data.size)
         return b"".join(data) if isinstance(data, list) else data
 
     def chunks(self) -> list[bytes | bytearray | memoryview]:
         """:meth:`encode`'s bytes in parts, as they are held (not joined)."""
         data = self._data
-        if isinstance(data, _File):
+        if isinstance(data, IndexFile):
             return [self.encode()]
         return list(data) if isinstance(data, list) else [data]
+
+    def parts(self) -> tuple[list[bytes], list[list[bytes]]]:
+        """:meth:`encode`'s bytes as :func:`.kept.keep_streamed` takes them: the head (the
+        array header, each files' column encoded), then each table's header and
+        buckets."""
+        head = [array_header(7), *(_encoder.encode(list(column)) for column in self._files)]
+        tables = [
+            [array_header(len(table)), *(bytes(table[i]) for i in range(len(table)))]
+            for table in self._tables
+        ]
+        return head, tables
 
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview) -> WordIndex | None:
@@ -323,247 +335,3 @@ class Served(NamedTuple):
     postings: WordIndex
     live: bytearray
     unserved: list[str]
-
-
-def _folder(repo: Repository) -> str:
-    return os.path.join(repo.common_dir, "hydrate", "rank-index")
-
-
-def _kept(folder: str) -> list[tuple[int, str]]:
-    """``(last used, tree id)`` of each kept index."""
-    try:
-        with os.scandir(folder) as it:
-            found = [(e.stat().st_mtime_ns, e.name) for e in it if len(e.name) in (40, 64)]
-    except OSError:
-        return []
-    return sorted(found)
-
-
-def _load(path: str) -> WordIndex | None:
-    """The index kept at ``path``, its buckets read from the file when asked (the
-    file is mapped while its CRC is checked and its layout decoded, then only its
-    paths, blob ids, lengths and where each bucket lies are held)."""
-    try:
-        fd = open_regular_fd(path)  # (a FIFO in its place is refused, not waited on)
-    except OSError:
-        return None
-    try:
-        found = _opened(fd)
-    except (OSError, ValueError, BufferError, OverflowError):
-        found = None
-    if found is None:
-        os.close(fd)
-        return None
-    files, spans, size = found
-    kept = _File(fd, size)
-    return WordIndex(files, [_Kept(kept, starts) for starts in spans], kept)
-
-
-def _opened(fd: int) -> tuple[_Files, list[array[int]], int] | None:
-    """The files of the index open as ``fd``, where each table's buckets lie in its
-    body, and the body's size; ``None``: not a sound index of this user's."""
-    status = os.fstat(fd)
-    if not stat.S_ISREG(status.st_mode) or not private_file(status) or status.st_size < _BODY:
-        return None
-    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view, memoryview(view) as whole:
-        if bytes(whole[: len(HEADER)]) != HEADER:
-            return None
-        with whole[_BODY:] as body:
-            if whole[len(HEADER) : _BODY] != b"%08x\n" % zlib.crc32(body):
-                return None  # damaged (or cut short): built again
-            layout = _decoded(body)
-            if layout is None:
-                return None
-            lengths = array("q", layout.lengths)
-            files = (layout.paths, layout.oids, layout.path_lengths, lengths)
-            spans = _spans([layout.terms, layout.path_words, layout.names], body)
-            del layout  # (its buckets are views of the mapping, unmapped next)
-            size = len(body)
-    return (files, spans, size) if spans is not None else None
-
-
-def _spans(tables: list[list[msgspec.Raw]], body: memoryview) -> list[array[int]] | None:
-    """Where each table's buckets start in ``body`` (and where its last ends): the
-    tables are its last three values, each an array header then its buckets."""
-    spans: list[array[int]] = []
-    end = len(body)
-    for table in reversed(tables):
-        sizes = list(map(len, table))
-        begin = end - sum(sizes)
-        header = array_header(len(table))
-        if body[begin - len(header) : begin] != header:
-            return None
-        spans.append(array("Q", accumulate(sizes, initial=begin)))
-        end = begin - len(header)
-    spans.reverse()
-    return spans
-
-
-def has_index(repo: Repository, tree: str) -> bool:
-    """Whether an index of ``tree`` is kept (not whether it is sound)."""
-    return os.path.isfile(os.path.join(_folder(repo), tree))
-
-
-class Whereabouts(msgspec.Struct, array_like=True):
-    """Where an index just kept (:func:`keep_streamed`) lies, for another process to
-    read it (:func:`reopen`) without reading the file whole: each file's count of
-    path words, where each table's buckets start in its body (and the last ends),
-    the body's size, and the file's device and inode."""
-
-    path_lengths: list[int]
-    spans: list[list[int]]
-    size: int
-    device: int
-    inode: int
-
-    @classmethod
-    def of(cls, index: WordIndex) -> Whereabouts | None:
-        """Where ``index`` lies, if it is read from its kept file."""
-        data, tables = index._data, index._tables
-        if not isinstance(data, _File) or not all(isinstance(t, _Kept) for t in tables):
-            return None
-        status = os.fstat(data.fd)
-        spans = [list(cast(_Kept, table).starts) for table in tables]
-        return cls(list(index.path_lengths), spans, data.size, status.st_dev, status.st_ino)
-
-
-def reopen(
-    repo: Repository,
-    tree: str,
-    where: Whereabouts,
-    paths: list[str],
-    oids: list[str],
-    lengths: Sequence[int],
-) -> WordIndex | None:
-    """The index kept as ``tree``'s by another process, which said ``where`` it lies
-    (``paths``, ``oids``, ``lengths``: its files' paths, blob ids and counts of content
-    words, as its head holds them); ``None`` if that file is no longer there."""
-    try:
-        fd = open_regular_fd(os.path.join(_folder(repo), tree))
-    except OSError:
-        return None
-    status = os.fstat(fd)
-    if (status.st_dev, status.st_ino, status.st_size) != (
-        where.device,
-        where.inode,
-        _BODY + where.size,
-    ) or len(where.path_lengths) != len(paths):
-        os.close(fd)
-        return None
-    kept = _File(fd, where.size)
-    files = (paths, oids, where.path_lengths, lengths)
-    return WordIndex(files, [_Kept(kept, array("Q", starts)) for starts in where.spans], kept)
-
-
-def word_index(
-    repo: Repository, tree: str | None, paths: Sequence[str], oids: Mapping[str, str]
-) -> Served | None:
-    """A kept index that serves most of ``paths`` (``oids``: their blobs): ``tree``'s
-    own, else the one used last; with which files it serves and the paths it leaves
-    to their facts. ``None`` when none is kept or it would serve too few."""
-    folder = _folder(repo)
-    names = [tree] if tree else []
-    names += [name for _when, name in reversed(_kept(folder)) if name != tree][:1]
-    for name in names:
-        path = os.path.join(folder, name)
-        index = _load(path)
-        if index is None:
-            continue
-        live, unserved = index.serving(paths, oids)
-        if len(unserved) > _MOST_UNSERVED * max(len(paths), 1):
-            continue
-        with contextlib.suppress(OSError):
-            os.utime(path)  # used last: kept longest
-        return Served(index, live, unserved)
-    return None
-
-
-def keep(repo: Repository, tree: str, index: WordIndex) -> None:
-    """Keep ``index`` as ``tree``'s, and prune past :data:`MAX_INDEXES`. Failures are
-    ignored: the index only saves time."""
-    folder = _folder(repo)
-    with contextlib.suppress(OSError):
-        chunks = index.chunks()
-        crc = 0
-        for chunk in chunks:
-            crc = zlib.crc32(chunk, crc)
-        # (a new index's parts are written as they are: no copy of them)
-        body = [cast(bytes, chunk) for chunk in chunks]
-        path = os.path.join(folder, tree)
-        repo.replace_file(path, [HEADER, b"%08x\n" % crc, *body], private=True)
-        _prune(folder, tree)
-
-
-def _prune(folder: str, tree: str) -> None:
-    """Remove the indexes used longest ago but :data:`MAX_INDEXES` (``tree``'s kept)."""
-    kept = [name for _when, name in _kept(folder) if name != tree]
-    for name in kept[: max(len(kept) - MAX_INDEXES + 1, 0)]:
-        os.unlink(os.path.join(folder, name))
-
-
-def keep_streamed(
-    repo: Repository,
-    tree: str,
-    files: _Files,
-    head: Iterable[bytes],
-    tables: Iterable[Iterable[bytes]],
-    positions: dict[str, int] | None = None,
-) -> WordIndex | None:
-    """Keep as ``tree``'s the index whose bytes are ``head`` then each table's parts
-    (its array header, then its buckets), written as they come: none is held (a
-    first task's index, 17 MB at 30,000 files, was held whole while ranking). The
-    index answers from the file (:class:`_Kept`). ``files``: the paths, blob ids
-    and lengths ``head`` encodes; ``positions``: each path's. ``None`` if it
-    could not be written (the parts are spent: rank from the facts instead)."""
-    folder = _folder(repo)
-    path = os.path.join(folder, tree)
-    temporary, fd = None, -1
-    try:
-        repo.make_dirs(folder)
-        temporary = temporary_name(path)
-        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temporary, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
-        with open(fd, "wb", closefd=False) as out:
-            spans, size, crc = _written(out, head, tables)
-            out.seek(len(HEADER))
-            out.write(b"%08x\n" % crc)
-        os.replace(temporary, path)
-        temporary = None
-        kept = _File(fd, size)
-    except OSError:
-        return None
-    finally:
-        if temporary is not None:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-    with contextlib.suppress(OSError):
-        _prune(folder, tree)
-    return WordIndex(files, [_Kept(kept, starts) for starts in spans], kept, positions)
-
-
-def _written(
-    out: BinaryIO, head: Iterable[bytes], tables: Iterable[Iterable[bytes]]
-) -> tuple[list[array[int]], int, int]:
-    """Write :data:`HEADER`, a CRC line to fill, ``head`` and each table's parts:
-    where each table's buckets start in the body (and its last ends), the body's
-    size and its CRC-32."""
-    out.write(HEADER + b"%08x\n" % 0)
-    crc = at = 0
-    for part in head:
-        out.write(part)
-        crc, at = zlib.crc32(part, crc), at + len(part)
-    spans: list[array[int]] = []
-    for table in tables:
-        parts = iter(table)
-        header = next(parts)
-        out.write(header)
-        crc, at = zlib.crc32(header, crc), at + len(header)
-        starts = array("Q", [at])
-        for bucket in parts:
-            out.write(bucket)
-            crc, at = zlib.crc32(bucket, crc), at + len(bucket)
-            starts.append(at)
-        spans.append(starts)
-    return spans, at, crc

@@ -36,8 +36,9 @@ import msgspec
 
 from ..store import Repository
 from .forked import PATIENCE, can_fork, detach, fork, reap
-from .index import Whereabouts, WordIndex, reopen
+from .index import WordIndex
 from .indexing import IndexBuilder, SortedPaths, Split
+from .kept import Whereabouts, kept_folder, reopen
 from .terms import BlobFacts
 
 __all__ = ["MIN_FILES", "Indexer", "Sent", "start"]
@@ -45,10 +46,6 @@ __all__ = ["MIN_FILES", "Indexer", "Sent", "start"]
 #: Trees with fewer files are indexed here: the child would cost more than it saves
 #: (at 3,000 files: +0.07 s of CPU for 3 MiB less, paired).
 MIN_FILES: Final = 5_000
-#: The bytes of the work tree's index file per file it lists, about (62 bytes and the
-#: path, padded; 106 on python/mypy, 97 on 30,000 generated files): a cheap estimate of
-#: a tree's size before listing it.
-_INDEX_ENTRY: Final = 80
 #: A message's kind and its body's length.
 _HEAD: Final = struct.Struct("=cI")
 #: Bytes held before they are written to the child, and read at a time there.
@@ -67,24 +64,40 @@ _answer: Final = msgspec.msgpack.Decoder(Whereabouts)
 def start(repo: Repository, tree: str) -> Indexer | None:
     """An indexer for the first reading of ``tree`` (no index of it kept), forked
     now, or ``None``: this process may not fork (:func:`.forked.can_fork`), or the
-    work tree's index says the tree is small (fewer than :data:`MIN_FILES` files,
-    if its tree is this one's size: :meth:`Indexer.take` counts them)."""
+    work tree's index lists fewer than :data:`MIN_FILES` files (if its tree is this
+    one's size: :meth:`Indexer.take` counts them; no index, a bare repository: forked)."""
     if not can_fork():
         return None
-    with contextlib.suppress(OSError):
-        listed = os.stat(os.path.join(repo.git_dir, "index")).st_size
-        if listed < MIN_FILES * _INDEX_ENTRY:
-            return None
+    listed = _listed(repo)
+    if listed is not None and listed < MIN_FILES:
+        return None
     return Indexer.forked(repo)
+
+
+def _listed(repo: Repository) -> int | None:
+    """How many entries the work tree's index holds (its header says), if it can
+    tell: ``None`` for no index, or a split one (most entries in a shared file)."""
+    path = os.environ.get("GIT_INDEX_FILE") or os.path.join(repo.git_dir, "index")
+    try:
+        with open(path, "rb") as index:
+            head = index.read(12)
+        if any(name.startswith("sharedindex.") for name in os.listdir(repo.git_dir)):
+            return None
+    except OSError:
+        return None
+    if len(head) < 12 or head[:4] != b"DIRC":
+        return None
+    return int.from_bytes(head[8:12], "big")
 
 
 class Indexer:
     """The child process that builds and keeps a tree's word index."""
 
-    def __init__(self, pid: int, down: int, up: int) -> None:
+    def __init__(self, pid: int, down: int, up: int, folder: str) -> None:
         self.pid: int | None = pid
         self._down, self._up = down, up  # (to the child; from it)
         self._held = bytearray()
+        self._folder = folder  # (where it writes)
 
     @classmethod
     def forked(cls, repo: Repository) -> Indexer | None:
@@ -98,6 +111,7 @@ class Indexer:
         except OSError:
             _close(*down)
             return None
+        _mode = repo.shared_mode  # (read here: the child starts no git process for it)
         parent = os.getpid()
         pid = fork()
         if pid == 0:  # pragma: no cover - the child (its index is checked by the tests)
@@ -108,7 +122,7 @@ class Indexer:
             _close(down[1], up[0])
             return None
         os.set_blocking(down[1], False)
-        return cls(pid, down[1], up[0])
+        return cls(pid, down[1], up[0], kept_folder(repo))
 
     def take(self, paths: Sequence[str]) -> Sent | None:
         """Begin the index of ``paths`` (sorted), fed through what this returns;
@@ -169,7 +183,8 @@ class Indexer:
             return
         _close(self._down, self._up)
         self._held = bytearray()
-        reap(pid)
+        if not reap(pid):
+            _forget(self._folder, pid)
 
     def _flush(self) -> None:
         """Write what is held; the child is given up if it takes none of it for
@@ -224,7 +239,7 @@ class Sent(SortedPaths):
         each file once, as :meth:`.indexing.IndexBuilder.add_at` does."""
         oids, lengths = self.oids, self.lengths
         new = [at for at in positions if not oids[at]]
-        if not new:
+        if not new or self.indexer.pid is None:
             return
         for at in new:
             oids[at] = oid
@@ -290,6 +305,16 @@ def _messages(fd: int) -> Iterator[tuple[bytes, bytes]]:  # pragma: no cover - t
         del buffer[:at]
         buffer += chunk
         at, wanted = 0, _HEAD.size
+
+
+def _forget(where: str, pid: int) -> None:
+    """Remove what the child ``pid``, killed or failed, left half-written in
+    ``where`` (its temporary files name it)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(where):
+            if name.endswith(".tmp") and f".{pid}." in name:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(where, name))
 
 
 def _write(fd: int, data: bytes) -> None:  # pragma: no cover - the child

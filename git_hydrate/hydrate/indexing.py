@@ -30,7 +30,8 @@ from typing import Any, Final, TypeAlias
 import msgspec
 
 from ..store import Repository
-from .index import WordIndex, array_header, keep_streamed
+from .index import WordIndex, array_header
+from .kept import keep_streamed
 from .terms import BlobFacts, paths_words, symbol_words
 
 __all__ = ["IndexBuilder", "SortedPaths", "Split", "build"]

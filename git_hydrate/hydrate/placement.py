@@ -20,9 +20,10 @@ from ..store import Repository
 from .building import Building
 from .facts import gather
 from .history import Begun, History, read_history
-from .index import Served, has_index, keep, word_index
+from .index import Served
 from .indexer import Indexer
 from .indexing import build
+from .kept import has_index, keep, word_index
 from .links import Reason, ranked_priority
 from .rank import Candidate, TaskText, rank
 from .terms import BlobFacts

@@ -41,9 +41,9 @@ from ..taskrefs import TaskRefs, TaskState
 from .attributes import tree_attribute_rules
 from .building import Building
 from .history import Begun, begin_history
-from .index import has_index
 from .indexer import Indexer
 from .indexer import start as start_indexer
+from .kept import has_index
 from .links import TREE_TOP, Pick, Selector, commit_links, limit
 from .listings import tree_entries
 from .pathspec import Pathspec
