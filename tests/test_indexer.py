@@ -264,3 +264,30 @@ def test_the_work_trees_index_tells_the_size(repo: Path, monkeypatch: pytest.Mon
         pid = child.pid
         child.close()
         _reaped([child], [pid or 0])
+
+
+@needs_fork
+def test_an_interrupt_during_the_fork_leaves_no_child(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt that arrives as the child is forked is held until the parent
+    has recorded it, then let through: the child, which nobody will use, is ended
+    and reaped as the interrupt unwinds (not left blocked on its pipe)."""
+    import signal
+
+    _tree(repo)
+    forked_pids: list[int] = []
+    fork = indexer.fork
+
+    def interrupted() -> int:
+        pid = fork()
+        if pid > 0:
+            forked_pids.append(pid)
+            os.kill(os.getpid(), signal.SIGINT)  # (held: let through after the block)
+        return pid
+
+    monkeypatch.setattr(indexer, "fork", interrupted)
+    with Repository(repo) as opened, pytest.raises(KeyboardInterrupt):
+        indexer.Indexer.forked(opened)
+    assert forked_pids
+    _reaped([], forked_pids)

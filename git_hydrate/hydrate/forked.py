@@ -41,7 +41,16 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Final
 
-__all__ = ["MIN_ITEMS", "PATIENCE", "both_ends", "can_fork", "detach", "fork", "reap"]
+__all__ = [
+    "MIN_ITEMS",
+    "PATIENCE",
+    "both_ends",
+    "can_fork",
+    "detach",
+    "fork",
+    "reap",
+    "signals_held",
+]
 
 #: Fewer items than this are done here alone: a fork costs a few milliseconds.
 MIN_ITEMS: Final = 256
@@ -97,13 +106,15 @@ def both_ends(
         for i in range(count):
             own(i)
         return 0
-    parent = os.getpid()
-    pid = _fork()
-    if pid == 0:  # pragma: no cover - the child (its results are checked by the tests)
-        os.close(read_end)
-        _child(page, count, remote, write_end, parent)
+    parent, pid, writing = os.getpid(), -1, True
     try:
-        os.close(write_end)
+        with signals_held():  # (no interrupt before the child is known and the pipe ours)
+            pid = _fork()
+            if pid == 0:  # pragma: no cover - the child (its results are checked by the tests)
+                os.close(read_end)
+                _child(page, count, remote, write_end, parent)
+            os.close(write_end)
+            writing = False
         stop = _own_part(page, count, own) if pid > 0 else 0
         # (all done here: the child took none, and there is nothing to wait for)
         frames = _frames(read_end) if pid > 0 and stop < count else iter(())
@@ -119,6 +130,8 @@ def both_ends(
                 own(i)
         return merged
     finally:
+        if writing:
+            os.close(write_end)
         os.close(read_end)
         page.close()
         if pid > 0:
@@ -190,6 +203,34 @@ def _child(
         os._exit(code)
 
 
+#: The signals that end a process, held while a child is forked (:func:`signals_held`).
+_ENDINGS: Final = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+#: The signal mask before :func:`signals_held`, while it holds them (the child's
+#: :func:`detach` puts it back once the child no longer runs the parent's handlers).
+_before: set[int | signal.Signals] | None = None
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold (block) the signals that end a process for the block's time: a fork and
+    what records its child in the parent are not cut between the two (the parent
+    would leave a child nobody reaps; the child would unwind through the parent's
+    code). A child forked in the block lets them through in :func:`detach`."""
+    global _before
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDINGS)
+    _before = before
+    try:
+        yield
+    finally:
+        _before = None
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def fork() -> int:
     """``os.fork()`` for a child that leaves by ``os._exit``: 0 in the child, its
     pid here, -1 if it failed or this process runs threads (see :func:`can_fork`)."""
@@ -225,6 +266,8 @@ def _detach(parent: int, *keep: int) -> None:
     for ending in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if ending is not None and callable(signal.getsignal(ending)):
             signal.signal(ending, signal.SIG_DFL)  # (no handler of the parent's runs here)
+    if _before is not None:  # (forked while they were held: let them through now)
+        signal.pthread_sigmask(signal.SIG_SETMASK, _before)
 
 
 #: prctl's option: the signal the child gets when its parent ends.

@@ -28,6 +28,7 @@ import gc
 import os
 import select
 import struct
+import weakref
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
@@ -35,7 +36,7 @@ from typing import Final
 import msgspec
 
 from ..store import Repository
-from .forked import PATIENCE, can_fork, detach, fork, reap
+from .forked import PATIENCE, can_fork, detach, fork, reap, signals_held
 from .index import WordIndex
 from .indexing import IndexBuilder, SortedPaths, Split
 from .kept import Whereabouts, kept_folder, reopen
@@ -97,7 +98,9 @@ class Indexer:
         self.pid: int | None = pid
         self._down, self._up = down, up  # (to the child; from it)
         self._held = bytearray()
-        self._folder = folder  # (where it writes)
+        #: Ends the child: by :meth:`close`, or when this object is lost (an interrupt
+        #: let through just after it was made) or the interpreter exits.
+        self._end = weakref.finalize(self, _end, pid, down, up, folder)
 
     @classmethod
     def forked(cls, repo: Repository) -> Indexer | None:
@@ -112,17 +115,18 @@ class Indexer:
             _close(*down)
             return None
         _mode = repo.shared_mode  # (read here: the child starts no git process for it)
-        parent = os.getpid()
-        pid = fork()
-        if pid == 0:  # pragma: no cover - the child (its index is checked by the tests)
-            _close(down[1], up[0])
-            _serve(repo, down[0], up[1], parent)
-        _close(down[0], up[1])
-        if pid < 0:
-            _close(down[1], up[0])
-            return None
-        os.set_blocking(down[1], False)
-        return cls(pid, down[1], up[0], kept_folder(repo))
+        parent, where = os.getpid(), kept_folder(repo)
+        with signals_held():  # (the child is recorded before an interrupt is let through)
+            pid = fork()
+            if pid == 0:  # pragma: no cover - the child (its index is checked by the tests)
+                _close(down[1], up[0])
+                _serve(repo, down[0], up[1], parent)
+            _close(down[0], up[1])
+            if pid < 0:
+                _close(down[1], up[0])
+                return None
+            os.set_blocking(down[1], False)
+            return cls(pid, down[1], up[0], where)
 
     def take(self, paths: Sequence[str]) -> Sent | None:
         """Begin the index of ``paths`` (sorted), fed through what this returns;
@@ -178,13 +182,10 @@ class Indexer:
 
     def close(self) -> None:
         """End the child (if it runs) and free its pipes."""
-        pid, self.pid = self.pid, None
-        if pid is None:
+        if self.pid is None:
             return
-        _close(self._down, self._up)
-        self._held = bytearray()
-        if not reap(pid):
-            _forget(self._folder, pid)
+        self.pid, self._held = None, bytearray()
+        self._end()
 
     def _flush(self) -> None:
         """Write what is held; the child is given up if it takes none of it for
@@ -305,6 +306,14 @@ def _messages(fd: int) -> Iterator[tuple[bytes, bytes]]:  # pragma: no cover - t
         del buffer[:at]
         buffer += chunk
         at, wanted = 0, _HEAD.size
+
+
+def _end(pid: int, down: int, up: int, where: str) -> None:
+    """End the child ``pid`` (its pipes' ends here closed, it reaped, killed first
+    if it still runs) and remove what it left half-written."""
+    _close(down, up)
+    if not reap(pid):
+        _forget(where, pid)
 
 
 def _forget(where: str, pid: int) -> None:
