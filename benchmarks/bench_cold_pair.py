@@ -4,6 +4,7 @@ Usage (from the project root, the package installed)::
 
     env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_cold_pair.py REPO
         [--kind scale|mypy] [--runs 3] [--reference CHECKOUT] [--files-to-prompt PATH]
+        [--modes fork,inline,serial]
 
 Each round runs, in rotated order, a first task (``.git/hydrate`` removed,
 ``task-add``, then ``add-tree T --prompt``: ``--max-bytes 65536`` for
@@ -90,8 +91,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--reference", help="a checkout of the code before (its root)")
     parser.add_argument("--files-to-prompt", help="files-to-prompt's executable")
+    parser.add_argument(
+        "--modes", default="fork,inline,serial", help="this code's modes to run (comma-separated)"
+    )
     args = parser.parse_args()
-    code = {"fork": str(ROOT), "inline": str(ROOT), "serial": str(ROOT)}
+    code = {mode: str(ROOT) for mode in args.modes.split(",") if mode}
     if args.reference:
         code["reference"] = str(Path(args.reference).resolve())
     modes = [*code, *(["ftp"] if args.files_to_prompt else [])]
