@@ -143,6 +143,35 @@ def test_no_fork_in_a_process_running_threads() -> None:
     assert done == [("own", i) for i in range(3_000)]
 
 
+@needs_fork
+def test_a_claim_slot_is_never_read_half_written() -> None:
+    """The other process reads a slot being written as the old value or the new,
+    never as anything else (``struct.pack_into`` zeroes the bytes first: read as 0
+    now and then, the run stopped its own part early and waited for the child)."""
+    import mmap
+    import time
+
+    page = mmap.mmap(-1, mmap.PAGESIZE)
+    with forked._slots(page) as slots:
+        slots[1] = 100_000
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            for _ in range(40):
+                for j in range(99_999, 50_000, -1):
+                    slots[1] = j
+            os._exit(0)
+        seen, reads, until = set(), 0, time.monotonic() + 0.5
+        while time.monotonic() < until:
+            value = slots[1]
+            reads += 1
+            if not 50_000 < value <= 100_000:
+                seen.add(value)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    page.close()
+    assert reads > 10_000 and seen == set()
+
+
 def test_too_few_items_are_done_here() -> None:
     done: list[int] = []
     merged = both_ends(5, done.append, lambda j: b"", lambda j, r: None)
