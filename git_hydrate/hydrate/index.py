@@ -232,7 +232,15 @@ class WordIndex:
     def parts(self) -> tuple[list[bytes], list[list[bytes]]]:
         """:meth:`encode`'s bytes as :func:`.kept.keep_streamed` takes them: the head (the
         array header, each files' column encoded), then each table's header and
-        buckets."""
+        buckets: those it is held as (:meth:`of_parts`), else encoded again."""
+        data = self._data
+        if isinstance(data, list):  # (not copied, nor its columns encoded twice)
+            at = len(data) - sum(1 + len(table) for table in self._tables)
+            held_head, held_tables = data[:at], []
+            for table in self._tables:
+                held_tables.append(data[at : at + 1 + len(table)])
+                at += 1 + len(table)
+            return held_head, held_tables
         head = [array_header(7), *(_encoder.encode(list(column)) for column in self._files)]
         tables = [
             [array_header(len(table)), *(bytes(table[i]) for i in range(len(table)))]

@@ -211,22 +211,9 @@ class Sent(SortedPaths):
     def __init__(self, indexer: Indexer, paths: Sequence[str]) -> None:
         super().__init__(paths)
         self.indexer = indexer
-        self.oids = [""] * len(self.paths)  # "": facts not fed
         self.lengths = array("q", bytes(8 * len(self.paths)))
         #: Done while the child keeps the index (:meth:`.building.Building.while_kept`).
         self.meanwhile: Callable[[], None] | None = None
-
-    def has(self, path: str) -> bool:
-        """Whether ``path``'s facts were fed."""
-        position = self.position(path)
-        return position is not None and self.oids[position] != ""
-
-    def add(self, path: str, oid: str, facts: BlobFacts) -> None:
-        """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``."""
-        position = self.position(path)
-        if position is None:
-            raise KeyError(path)
-        self.feed([position], oid, facts)
 
     def feed(
         self,
@@ -248,9 +235,6 @@ class Sent(SortedPaths):
                 lengths[at] = facts.length
         encoded = msgspec.Raw(_encoder.encode(facts) if raw is None else raw)
         self.indexer.put(b"F", _encoder.encode((new, oid, encoded, splits)))
-
-    def index_paths(self) -> None:
-        """(The child indexes the paths.)"""
 
     def keep(self, repo: Repository, tree: str) -> WordIndex | None:
         """The index, kept by the child as ``tree``'s (``None``: it was not)."""

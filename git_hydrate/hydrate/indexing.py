@@ -52,11 +52,13 @@ _Files: TypeAlias = tuple[list[str], list[str], Sequence[int], Sequence[int]]
 
 
 class SortedPaths:
-    """The files of an index: ``paths``, sorted (a file's position is its index in
-    them), found without a dict of every path."""
+    """The files of an index being built: ``paths``, sorted (a file's position is
+    its index in them), found without a dict of every path, and the blob id of
+    each file whose facts were fed (:meth:`feed`)."""
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = list(paths)
+        self.oids = [""] * len(self.paths)  # "": facts not fed (never served)
         self._next = 0  # (where the next path fed most likely is: files come in order)
 
     def position(self, path: str) -> int | None:
@@ -74,6 +76,33 @@ class SortedPaths:
         """Whether ``path`` is one of :attr:`paths`."""
         return self.position(path) is not None
 
+    def has(self, path: str) -> bool:
+        """Whether ``path``'s facts were fed."""
+        position = self.position(path)
+        return position is not None and self.oids[position] != ""
+
+    def add(
+        self, path: str, oid: str, facts: BlobFacts, splits: Sequence[Split] | None = None
+    ) -> None:
+        """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``
+        (``splits``: :func:`.terms.symbol_words` of each of its symbols, if known)."""
+        position = self.position(path)
+        if position is None:
+            raise KeyError(path)
+        self.feed([position], oid, facts, splits)
+
+    def feed(
+        self,
+        positions: Sequence[int],
+        oid: str,
+        facts: BlobFacts,
+        splits: Sequence[Split] | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        """Index the files at ``positions`` (each once), blob ``oid``, of ``facts``
+        (``raw``: encoded, if they are)."""
+        raise NotImplementedError
+
 
 class IndexBuilder(SortedPaths):
     """The word index of ``paths`` (sorted: a file's position is its index in
@@ -81,7 +110,6 @@ class IndexBuilder(SortedPaths):
 
     def __init__(self, paths: Sequence[str]) -> None:
         super().__init__(paths)
-        self._oids = [""] * len(self.paths)  # "": facts not known (never served)
         self._lengths = [0] * len(self.paths)
         self._terms: dict[str, _Postings] = {}
         #: Per word its postings of defined names, each ``[file, name, count]`` as
@@ -106,28 +134,13 @@ class IndexBuilder(SortedPaths):
         for at in positions:
             self.add_at(at, oid, facts, splits)
 
-    def has(self, path: str) -> bool:
-        """Whether ``path``'s facts were fed."""
-        position = self.position(path)
-        return position is not None and self._oids[position] != ""
-
-    def add(
-        self, path: str, oid: str, facts: BlobFacts, splits: Sequence[Split] | None = None
-    ) -> None:
-        """Index the file at ``path`` (one of :attr:`paths`), blob ``oid``, of ``facts``
-        (``splits``: :func:`.terms.symbol_words` of each of its symbols, if known)."""
-        position = self.position(path)
-        if position is None:
-            raise KeyError(path)
-        self.add_at(position, oid, facts, splits)
-
     def add_at(
         self, position: int, oid: str, facts: BlobFacts, splits: Sequence[Split] | None = None
     ) -> None:
         """:meth:`add` of the file at ``position`` (see :meth:`position`)."""
-        if self._oids[position]:
+        if self.oids[position]:
             return  # (fed once)
-        self._oids[position] = oid
+        self.oids[position] = oid
         if not facts.text:
             return
         self._lengths[position] = facts.length
@@ -196,9 +209,9 @@ class IndexBuilder(SortedPaths):
         self._path_parts = None
         head = [
             array_header(7),
-            *map(_encoder.encode, (self.paths, self._oids, path_lengths, self._lengths)),
+            *map(_encoder.encode, (self.paths, self.oids, path_lengths, self._lengths)),
         ]
-        files = (self.paths, self._oids, path_lengths, array("q", self._lengths))
+        files = (self.paths, self.oids, path_lengths, array("q", self._lengths))
         self._lengths = []
         named = self._named
         tables = [
