@@ -11,7 +11,7 @@ import os
 import select
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -242,6 +242,47 @@ def test_a_child_killed_while_it_writes_leaves_no_temporary(
 
 
 @needs_fork
+@pytest.mark.parametrize("beat", [0.05, 60.0])
+def test_a_child_that_keeps_slowly_is_waited_for_while_it_beats(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, beat: float
+) -> None:
+    """Keeping the index takes longer than PATIENCE (each table's parts slowed):
+    while the child sends signs of life this process waits and reads the index it
+    kept; a child silent for PATIENCE seconds is given up (the index kept here)."""
+    from git_hydrate.hydrate import indexing
+
+    _tree(repo)
+    children = _forced(monkeypatch)
+    monkeypatch.setattr(indexer, "PATIENCE", 0.5)
+    monkeypatch.setattr(indexer, "_BEAT", beat)
+    streamed = indexing.keep_streamed
+
+    def slowly(parts: Iterator[bytes]) -> Iterator[bytes]:
+        for part in parts:
+            threading.Event().wait(0.2)
+            yield part
+
+    def slow(
+        repo_: Repository, tree_: str, files: object, head: object, tables: list[Iterator[bytes]]
+    ) -> object:
+        return streamed(repo_, tree_, files, head, [slowly(table) for table in tables])  # type: ignore[arg-type]
+
+    monkeypatch.setattr(indexing, "keep_streamed", slow)
+    answers: list[object] = []
+    keep = indexer.Indexer.keep
+
+    def kept(self: indexer.Indexer, *args: object) -> object:
+        answers.append(keep(self, *args))  # type: ignore[arg-type]
+        return answers[-1]
+
+    monkeypatch.setattr(indexer.Indexer, "keep", kept)
+    _first_task(repo)
+    assert children and len(answers) == 1
+    assert (answers[0] is not None) == (beat < 1)  # (read from the child's file, or not)
+    _reaped(children, [])
+
+
+@needs_fork
 def test_the_work_trees_index_tells_the_size(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The work tree's index counts the files (``GIT_INDEX_FILE`` names it): below
     MIN_FILES no child; no index at all (a bare repository): a child, which takes
@@ -264,6 +305,21 @@ def test_the_work_trees_index_tells_the_size(repo: Path, monkeypatch: pytest.Mon
         pid = child.pid
         child.close()
         _reaped([child], [pid or 0])
+
+
+def test_a_sparse_index_does_not_tell_the_size(repo: Path) -> None:
+    """A sparse index holds a folder outside the sparse checkout as one entry: its
+    header undercounts the files, so it tells nothing (the count is taken after
+    listing)."""
+    _tree(repo)
+    files = len(git(repo, "ls-files").splitlines())
+    git(repo, "checkout", "--", ".")  # (a folder with a changed file is not collapsed)
+    git(repo, "sparse-checkout", "set", "--cone", "docs")
+    git(repo, "sparse-checkout", "reapply", "--sparse-index")
+    with Repository(repo) as opened:
+        assert indexer._listed(opened) is None
+    with (repo / ".git" / "index").open("rb") as index:
+        assert int.from_bytes(index.read(12)[8:12], "big") < files  # (as git wrote it)
 
 
 @needs_fork

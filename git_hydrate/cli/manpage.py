@@ -166,6 +166,8 @@ _STORAGE: Final = [
      "is scored from its facts. The first task on a tree of 5,000 files or more builds "
      "it in a second process, forked before the tree is listed (not where the run may "
      "not fork: see add-tree's two cores in docs/hydrating.md); the index is the same. "
+     "That process is given up after 30 s without a sign of life (it sends one every "
+     "second while it writes the file). "
      "A file that fails its CRC-32, is foreign or damaged is a "
      "miss, built again. Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/prompt-cache/", "The prompt cache (hydrate.promptCache): "

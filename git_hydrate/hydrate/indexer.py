@@ -28,6 +28,7 @@ import gc
 import os
 import select
 import struct
+import time
 import weakref
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -57,8 +58,14 @@ _facts: Final = msgspec.msgpack.Decoder(BlobFacts)
 #: One blob's files: their positions, its id, its facts encoded, its names' words.
 _Fed = tuple[list[int], str, msgspec.Raw, list[Split] | None]
 _fed: Final = msgspec.msgpack.Decoder(_Fed)
-#: The child's answer: its length, then where the index it kept lies.
+#: The child's answer: its mark, its length, then where the index it kept lies.
 _SIZE: Final = struct.Struct("=Q")
+_ANSWER: Final = b"="
+#: What the child sends while it keeps the index, at least every :data:`_BEAT`
+#: seconds: it is alive (this process waits :data:`.forked.PATIENCE` seconds from
+#: the last sign, not from the start: a tree of a million files takes longer).
+_ALIVE: Final = b"."
+_BEAT: Final = 1.0
 _answer: Final = msgspec.msgpack.Decoder(Whereabouts)
 
 
@@ -77,7 +84,10 @@ def start(repo: Repository, tree: str) -> Indexer | None:
 
 def _listed(repo: Repository) -> int | None:
     """How many entries the work tree's index holds (its header says), if it can
-    tell: ``None`` for no index, or a split one (most entries in a shared file)."""
+    tell: ``None`` for no index, a split one (most entries in a shared file) or
+    one that may be sparse (a folder outside the sparse checkout is one entry)."""
+    if repo.settings.boolean("index.sparse", False):
+        return None
     path = os.environ.get("GIT_INDEX_FILE") or os.path.join(repo.git_dir, "index")
     try:
         with open(path, "rb") as index:
@@ -161,7 +171,8 @@ class Indexer:
         return reopen(repo, tree, answer, sent.paths, sent.oids, sent.lengths)
 
     def _answer(self) -> Whereabouts | None:
-        """The child's answer to :meth:`keep` (``None``: it kept nothing, or is gone)."""
+        """The child's answer to :meth:`keep` (``None``: it kept nothing, is gone, or
+        gave no sign of life for :data:`.forked.PATIENCE` seconds)."""
         data = bytearray()
         while self.pid is not None and _waited(self._up, select.POLLIN):
             try:
@@ -170,13 +181,13 @@ class Indexer:
                 return None
             if not chunk:
                 break
-            data += chunk
-            if len(data) >= _SIZE.size and len(data) >= _SIZE.size + _SIZE.unpack_from(data)[0]:
+            data += chunk if data else chunk.lstrip(_ALIVE)  # (signs of life, then the answer)
+            if _whole(data):
                 break
-        if len(data) < _SIZE.size or len(data) != _SIZE.size + _SIZE.unpack_from(data)[0]:
+        if not _whole(data) or len(data) != 1 + _SIZE.size + _SIZE.unpack_from(data, 1)[0]:
             return None
         try:
-            return _answer.decode(memoryview(data)[_SIZE.size :])
+            return _answer.decode(memoryview(data)[1 + _SIZE.size :])
         except (msgspec.DecodeError, ValueError):
             return None
 
@@ -259,17 +270,38 @@ def _serve(repo: Repository, down: int, up: int, parent: int) -> None:  # pragma
                 for at in positions:
                     builder.add_at(at, oid, facts, splits)
             elif kind == b"K" and builder is not None:
-                index = builder.keep(repo, body.decode("ascii"))
+                index = builder.keep(repo, body.decode("ascii"), _beating(up))
                 where = Whereabouts.of(index) if index is not None else None
                 if where is not None:
                     answer = _encoder.encode(where)
-                    _write(up, _SIZE.pack(len(answer)) + answer)
+                    _write(up, _ANSWER + _SIZE.pack(len(answer)) + answer)
                 break
         code = 0
     except BaseException:  # (this process ranks from the facts)
         code = 1
     finally:
         os._exit(code)
+
+
+def _whole(data: bytearray) -> bool:
+    """Whether ``data`` holds the child's whole answer (or more)."""
+    if len(data) < 1 + _SIZE.size:
+        return False
+    return data[:1] == _ANSWER and len(data) >= 1 + _SIZE.size + _SIZE.unpack_from(data, 1)[0]
+
+
+def _beating(up: int) -> Callable[[], None]:  # pragma: no cover - the child
+    """A sign of life to send through ``up``, at most every :data:`_BEAT` seconds."""
+    last = time.monotonic()
+
+    def beat() -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= _BEAT:
+            _write(up, _ALIVE)
+            last = now
+
+    return beat
 
 
 def _messages(fd: int) -> Iterator[tuple[bytes, bytes]]:  # pragma: no cover - the child

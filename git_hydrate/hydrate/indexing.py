@@ -193,11 +193,16 @@ class IndexBuilder(SortedPaths):
         held = [(next(parts), list(parts)) for parts in tables]
         return WordIndex.of_parts(head, files, held)
 
-    def keep(self, repo: Repository, tree: str) -> WordIndex | None:
+    def keep(
+        self, repo: Repository, tree: str, beat: Callable[[], None] | None = None
+    ) -> WordIndex | None:
         """The index, kept as ``tree``'s: each bucket written as it is encoded, and
         read from the file when ranking asks it (:func:`.index.keep_streamed`;
-        ``None``: it could not be written). The builder is spent."""
+        ``None``: it could not be written). The builder is spent. ``beat``: called
+        before each part is encoded (a sign of life, :mod:`.indexer`)."""
         files, head, tables = self._parts()
+        if beat is not None:
+            tables = [_beating(table, beat) for table in tables]
         # (no positions: the files read are served all at once, without them)
         return keep_streamed(repo, tree, files, head, tables)
 
@@ -322,3 +327,13 @@ def build(oids: Mapping[str, str], facts: Mapping[str, BlobFacts]) -> WordIndex:
         if known is not None:
             builder.add(path, oids[path], known)
     return builder.finish()
+
+
+def _beating(parts: Iterator[bytes], beat: Callable[[], None]) -> Iterator[bytes]:
+    """``parts``, with ``beat()`` called before each is made."""
+    while True:
+        beat()
+        part = next(parts, None)
+        if part is None:
+            return
+        yield part
