@@ -58,6 +58,20 @@ def _second_task(repo: Path) -> str:
     return added.stdout
 
 
+def _answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """What each :meth:`indexer.Indexer.keep` returned (the index read from the
+    child's file, or ``None``), listed."""
+    answers: list[object] = []
+    keep = indexer.Indexer.keep
+
+    def kept(self: indexer.Indexer, *args: object) -> object:
+        answers.append(keep(self, *args))  # type: ignore[arg-type]
+        return answers[-1]
+
+    monkeypatch.setattr(indexer.Indexer, "keep", kept)
+    return answers
+
+
 def _reaped(children: list[indexer.Indexer], pids: list[int]) -> None:
     assert all(child.pid is None for child in children)
     for pid in pids:
@@ -144,14 +158,7 @@ def test_a_child_that_fails_leaves_the_index_to_this_process(
         return take(self, paths)
 
     monkeypatch.setattr(indexer.Indexer, "take", taken)
-    answers: list[object] = []
-    keep = indexer.Indexer.keep
-
-    def kept(self: indexer.Indexer, *args: object) -> object:
-        answers.append(keep(self, *args))  # type: ignore[arg-type]
-        return answers[-1]
-
-    monkeypatch.setattr(indexer.Indexer, "keep", kept)
+    answers = _answers(monkeypatch)
     shared = _first_task(repo), _second_task(repo)
     assert children and pids
     assert answers == [None]  # (no index read where the child said)
@@ -268,14 +275,7 @@ def test_a_child_that_keeps_slowly_is_waited_for_while_it_beats(
         return streamed(repo_, tree_, files, head, [slowly(table) for table in tables])  # type: ignore[arg-type]
 
     monkeypatch.setattr(indexing, "keep_streamed", slow)
-    answers: list[object] = []
-    keep = indexer.Indexer.keep
-
-    def kept(self: indexer.Indexer, *args: object) -> object:
-        answers.append(keep(self, *args))  # type: ignore[arg-type]
-        return answers[-1]
-
-    monkeypatch.setattr(indexer.Indexer, "keep", kept)
+    answers = _answers(monkeypatch)
     _first_task(repo)
     assert children and len(answers) == 1
     assert (answers[0] is not None) == (beat < 1)  # (read from the child's file, or not)
