@@ -209,12 +209,20 @@ def test_a_child_that_takes_nothing_is_given_up(
 
     def stuck(repo: Repository, down: int, up: int, parent: int) -> None:
         indexer.detach(parent, down, up)
-        fcntl.fcntl(down, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
         while True:
             os.read(up, 1)  # (blocks: nobody writes there)
 
+    take = indexer.Indexer.take
+
+    def shrunk(self: indexer.Indexer, paths: list[str]) -> object:
+        # (here, before anything is written: shrunk by the child, the pipe could take
+        # everything first when the child starts late)
+        fcntl.fcntl(self._down, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+        return take(self, paths)
+
     monkeypatch.setattr(indexer, "_waited", counted)
     monkeypatch.setattr(indexer, "_serve", stuck)
+    monkeypatch.setattr(indexer.Indexer, "take", shrunk)
     shared = _first_task(repo), _second_task(repo)
     assert (select.POLLOUT, False) in waits  # (gave up waiting for room)
     assert _alone(monkeypatch, alone) == shared
@@ -260,13 +268,13 @@ def test_a_child_that_keeps_slowly_is_waited_for_while_it_beats(
 
     _tree(repo)
     children = _forced(monkeypatch)
-    monkeypatch.setattr(indexer, "PATIENCE", 0.5)
+    monkeypatch.setattr(indexer, "PATIENCE", 1)
     monkeypatch.setattr(indexer, "_BEAT", beat)
     streamed = indexing.keep_streamed
 
     def slowly(parts: Iterator[bytes]) -> Iterator[bytes]:
         for part in parts:
-            threading.Event().wait(0.2)
+            threading.Event().wait(0.3)
             yield part
 
     def slow(
