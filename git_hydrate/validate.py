@@ -113,6 +113,10 @@ def station(value: Any) -> str:
     return str(value)
 
 
+#: The longest time to live, in seconds.
+MAX_TTL: Final = 100 * 365 * 86400
+
+
 def ttl(value: Any) -> float | None:
     """A time-to-live in seconds (positive, finite), or ``None``."""
     if value is None:
@@ -123,7 +127,7 @@ def ttl(value: Any) -> float | None:
         seconds = float(value)
     except (TypeError, ValueError):
         raise ValidationError(f"ttl must be a number of seconds, not {value!r}") from None
-    if not math.isfinite(seconds) or seconds <= 0 or seconds > 100 * 365 * 86400:
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_TTL:
         raise ValidationError(
             f"ttl must be a positive number of seconds (≤ 100 years), not {value}"
         )

@@ -212,9 +212,16 @@ MATRIX: list[Case] = [
     Case(
         "ttl of 10^300 seconds",
         ("context-add", "M-1", "--text", "x", "--ttl", "1e300"),
-        1,
-        "100 years",
+        2,
+        "'1e300' is more than 100 years",
     ),
+    Case(
+        "ttl of 10^14 weeks",
+        ("context-add", "M-1", "--text", "x", "--ttl", "99999999999999w"),
+        2,
+        "--ttl': '99999999999999w' is more than 100 years",
+    ),
+    Case("ttl infinite", ("context-add", "M-1", "--text", "x", "--ttl", "inf"), 2, "--ttl"),
     Case("ttl NaN", ("context-add", "M-1", "--text", "x", "--ttl", "nan"), 2, "--ttl"),
     Case("ttl of an unknown unit", ("context-add", "M-1", "--text", "x", "--ttl", "3y"), 2, "30m"),
     Case("empty body", ("context-add", "M-1", "--text", ""), 1, "context body is empty"),

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 
 from git_hydrate import Ledger
-from tests.conftest import git
+from tests.conftest import git, hydrate
 
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -204,3 +204,25 @@ def test_a_fifo_in_place_of_an_agent_state_or_an_artefact_is_not_waited_on(
     assert status.returncode == 0 and "Traceback" not in status.stderr
     assert write_atomic(artefact, b"prompt\n") is True
     assert artefact.read_bytes() == b"prompt\n"
+
+
+def test_a_damaged_record_of_own_runs_is_written_afresh(repo: Path) -> None:
+    """A damaged line (bytes beyond ASCII, a cut line) in the record of this clone's
+    own runs is no run: the next add-tree succeeds and writes the record clean."""
+    (repo / "a.txt").write_text("a\n")
+    (repo / "d").mkdir()
+    (repo / "d" / "b.txt").write_text("b\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "Fix", "ok")
+        ledger.add_tree("T-1", ["a.txt"])
+    own = _hydrate_dir(repo) / "own-selections"
+    kept = own.read_bytes()
+    own.write_bytes(kept + b"garbage\xff line\n" + kept[:70] + b"\n")
+    out = hydrate(repo, "add-tree", "T-1", "d")
+    assert out.returncode == 0, out.stderr
+    assert "d/b.txt" in {str(link["source"]) for link in ledger_links(repo, "T-1")}
+    lines = own.read_bytes().splitlines()
+    assert kept.splitlines()[0] in lines and len(lines) == 2  # (the two runs, nothing else)
+    assert all(len(line.split()) == 2 and line.isascii() for line in lines)

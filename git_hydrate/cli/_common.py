@@ -14,6 +14,7 @@ import click
 from ..console import byte_size, shown, shown_block, token_count
 from ..model import STATIONS
 from ..settings import ENCODINGS, PROMPT_FORMATS, default_help
+from ..validate import MAX_TTL
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -167,6 +168,8 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
             self.fail(f"{value!r} is not a duration (such as 90, 90s, 30m, 12h, 7d)", param, ctx)
         if not seconds > 0:
             self.fail(f"{value!r} must be more than zero", param, ctx)
+        if not seconds <= MAX_TTL:  # (nan and inf too)
+            self.fail(f"{value!r} is more than 100 years", param, ctx)
         return seconds
 
 

@@ -134,7 +134,19 @@ def own_runs(repo: RepositoryBase) -> dict[str, str]:
     if data is None:
         return {}
     pairs = [line.split() for line in data.decode("ascii", "replace").splitlines()]
-    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
+    # (a damaged line is no run: a record is an identity and a digest, or -)
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2 and _record(*pair)}
+
+
+def _record(key: str, value: str) -> bool:
+    """Whether a line is a run's record: its identity and what decided it (a digest,
+    or ``-``: nothing to compare)."""
+    return _digest(key) and (value == "-" or _digest(value))
+
+
+def _digest(word: str) -> bool:
+    """Whether ``word`` is a sha256 digest in hex."""
+    return len(word) == 64 and word.isascii() and all(c in "0123456789abcdef" for c in word)
 
 
 def _own_entries(repo: RepositoryBase, identities: Sequence[str]) -> list[str | None]:
