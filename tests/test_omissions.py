@@ -372,3 +372,32 @@ def test_a_named_file_ranked_below_others_still_gets_its_outline() -> None:
     assert "named.py (outline)" in kept and len(kept) > 1
     assert result["flagged"][0]["kept"] == "outline"
     assert names_every_omission(notice_of(result["prompt"]), result["omitted"])
+
+
+def test_a_notice_that_names_none_has_no_intro() -> None:
+    """The tester's repro (a note at priority 10, named files ranked below it): a
+    notice whose list has no room for a line only counts. Its intro ("the command
+    on each line ...") cost 108 bytes for no line, and left out the priority-10 note
+    at budgets where it fits beside the count (510 bytes of room: 2 of 5 kept, not 4)."""
+    parser = 'def parse(s):\n    return s.split(",")\n'
+    test = (
+        'from src.parser import parse\n\ndef test_parse():\n    assert parse("a,b") == ["a","b"]\n'
+    )
+    entries = [
+        entry("Commas inside strings must stay as they are.", "cli", 10),
+        entry("\n".join(map(str, range(1, 41))), "notes/numbers", 5),
+        entry(parser, "src/parser.py", -100_000, named="file in play"),
+        entry(test, "tests/test_parser.py", -100_001, named="named test"),
+        entry("# proj\n", "README.md", -106_505),
+    ]
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    for budget in range(base + 180, base + 600, 5):
+        result = build_prompt(TASK, entries, budget, outline=outliner, now=NOW)
+        assert result["prompt_bytes"] == len(result["prompt"].encode()) <= budget
+        notice = notice_of(result["prompt"])
+        lines = "--attachment" in notice
+        assert ("the command on each line" in notice) == lines, (budget, notice)
+    kept = build_prompt(TASK, entries, base + 510, outline=outliner, now=NOW)["packet"]["context"]
+    assert [c["source"] for c in kept] == [
+        "cli", "src/parser.py", "tests/test_parser.py", "README.md"
+    ]  # fmt: skip

@@ -188,8 +188,10 @@ class Notice:
         )
 
     def _frame(self) -> tuple[str, str]:
+        # (the intro speaks of "the command on each line": a notice that names
+        # none, whatever its cap, only counts, and its room goes to attachments)
         layout = self.layout
-        return layout.notice_open + (_INTRO if self.cap else ""), layout.notice_close
+        return layout.notice_open + (_INTRO if self._listed else ""), layout.notice_close
 
     def section(self) -> str:
         """The section's text (``""`` when nothing is missing); ends with a newline."""
@@ -204,7 +206,7 @@ class Notice:
         it, or the whole untrusted block when no attachment opened it."""
         if not self.items:
             return 0
-        key = (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+        key = (len(self.items), len(self._listed), self._listed_bytes, bool(self._listed))
         if key != self._cost_key:
             # (the frame holds only ASCII: its length is its bytes)
             opening, closing = self._frame()
