@@ -187,6 +187,48 @@ def test_a_small_tree_forks_no_indexer(repo: Path) -> None:
 
 
 @needs_fork
+def test_a_child_gone_while_reading_leaves_no_blob_read_twice(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child ends early (found gone at the run's next write): the files read
+    after that are still known as read, so no blob is tokenised more often than
+    in one process (none read again through git), and the index is kept here."""
+    from git_hydrate.hydrate import building, reading
+
+    _tree(repo)
+    alone = tmp_path / "alone"
+    shutil.copytree(repo, alone, symlinks=True)
+    tokenised: list[int] = []
+    for module in (reading, building):
+        facts_of = module.blob_facts
+
+        def counted(data: bytes, facts_of: Callable[[bytes], object] = facts_of) -> object:
+            tokenised.append(len(data))
+            return facts_of(data)
+
+        monkeypatch.setattr(module, "blob_facts", counted)
+    _alone(monkeypatch, alone)
+    in_one = len(tokenised)
+    tokenised.clear()
+    children = _forced(monkeypatch)
+
+    def dies_early(repo_: Repository, down: int, up: int, parent: int) -> None:
+        indexer.detach(parent, down, up)
+        for taken, _message in enumerate(indexer._messages(down)):
+            if taken == 20:  # (the paths and 19 blobs' facts)
+                os._exit(1)
+
+    monkeypatch.setattr(indexer, "_serve", dies_early)
+    monkeypatch.setattr(indexer, "_CHUNK", 1 << 10)  # (written, and found gone, early)
+    answers = _answers(monkeypatch)
+    _first_task(repo)
+    assert children and answers == []  # (gone before it was asked to keep)
+    assert in_one > 100 and len(tokenised) == in_one
+    assert any(name.startswith("rank-index/") for name in _derived(repo))
+    _reaped(children, [])
+
+
+@needs_fork
 def test_a_child_that_takes_nothing_is_given_up(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -85,7 +85,12 @@ class Building:
         facts learned are dropped."""
         builder = self.builder
         if len(oids) != len(builder.paths) or not all(map(builder.contains, oids)):
+            if isinstance(builder, Sent):
+                builder.indexer.close()  # (it would hold the index unused meanwhile)
             self.cache.save()
+            return None
+        if isinstance(builder, Sent) and builder.indexer.pid is None:
+            self.cache.save()  # (gone: nothing would be kept; ranked from the saved facts)
             return None
         missing: dict[str, list[str]] = {}
         for path, oid in oids.items():

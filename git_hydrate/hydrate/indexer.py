@@ -238,12 +238,12 @@ class Sent(SortedPaths):
         each file once, as :meth:`.indexing.IndexBuilder.add_at` does."""
         oids, lengths = self.oids, self.lengths
         new = [at for at in positions if not oids[at]]
-        if not new or self.indexer.pid is None:
-            return
-        for at in new:
+        for at in new:  # (recorded even when the child is gone: these files were read)
             oids[at] = oid
             if facts.text:
                 lengths[at] = facts.length
+        if not new or self.indexer.pid is None:
+            return
         encoded = msgspec.Raw(_encoder.encode(facts) if raw is None else raw)
         self.indexer.put(b"F", _encoder.encode((new, oid, encoded, splits)))
 
@@ -326,10 +326,12 @@ def _messages(fd: int) -> Iterator[tuple[bytes, bytes]]:  # pragma: no cover - t
 
 def _end(pid: int, down: int, up: int, where: str) -> None:
     """End the child ``pid`` (its pipes' ends here closed, it reaped, killed first
-    if it still runs) and remove what it left half-written."""
-    _close(down, up)
-    if not reap(pid):
-        _forget(where, pid)
+    if it still runs) and remove what it left half-written; not cut short by an
+    interrupt (a second Ctrl-C would leave the child unreaped, its file behind)."""
+    with signals_held():
+        _close(down, up)
+        if not reap(pid):
+            _forget(where, pid)
 
 
 def _forget(where: str, pid: int) -> None:
