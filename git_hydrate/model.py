@@ -31,6 +31,7 @@ __all__ = [
     "RemovalRecord",
     "RemovedTask",
     "Selection",
+    "SkippedFile",
     "Task",
     "bad_link_id",
     "packing_key",
@@ -100,6 +101,23 @@ class Checkpoint(msgspec.Struct, frozen=True):
     author: str = ""
 
 
+#: A reason add-tree gives for a file it left out (``too_large``, ``secret``...).
+SkipReason = Annotated[str, msgspec.Meta(pattern=r"^[a-z_]{1,32}\Z")]
+#: A blob id, or ``""`` for none.
+OptionalObjectId = Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})?\Z")]
+
+
+class SkippedFile(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A file the task names (a file in play, a test) that an add-tree run did not
+    attach, and why: the prompt names it in what it lacks."""
+
+    path: str
+    reason: SkipReason
+    bytes: NonNegative = 0
+    #: Its blob, when the run read it from git (``git show <oid>`` prints it).
+    oid: OptionalObjectId = ""
+
+
 class Selection(msgspec.Struct, kw_only=True, omit_defaults=True):
     """What one add-tree run took, to take it again (``prompt --refresh``).
 
@@ -107,7 +125,8 @@ class Selection(msgspec.Struct, kw_only=True, omit_defaults=True):
     path; ``inputs`` is a digest of everything that decided the run's links
     (the commit or tree, these options, the limits, the rules, the task's
     ranking inputs and the links it left), so an unchanged run is recognised
-    without listing a file.
+    without listing a file. ``skipped`` holds what the run left out of the
+    files the task names, and why (not an input: what the run found).
     """
 
     mode: Annotated[str, msgspec.Meta(pattern=r"^(?:rev|worktree|dir)\Z")]
@@ -120,6 +139,7 @@ class Selection(msgspec.Struct, kw_only=True, omit_defaults=True):
     max_file_bytes: NonNegative | None = None
     max_total_bytes: NonNegative | None = None
     inputs: str = ""
+    skipped: list[SkippedFile] = []
 
 
 class Task(msgspec.Struct, kw_only=True):

@@ -38,6 +38,7 @@ __all__ = [
     "SkippedDict",
     "StatusDict",
     "TaskDict",
+    "UnattachedDict",
 ]
 
 
@@ -196,16 +197,21 @@ class ExpandResult(TypedDict):
     max_tokens: NotRequired[int | None]
     token_encoding: NotRequired[str]
     shrunk: NotRequired[list[Shrunk]]
+    flagged: NotRequired[list[Flagged]]
 
 
 class Flagged(TypedDict):
-    """An attachment the task names (a file in play, a named test) that the prompt
-    does not hold whole; the summary line flags it."""
+    """A file the task names (a file in play, a named test) that the prompt does
+    not hold whole (``kept``: ``outline``, ``omitted``), or that has no attachment
+    at all (``unattached``: ``reason`` is add-tree's skip reason, ``None`` when no
+    recorded run left it out, and ``size`` ``None`` when not known); the summary
+    line flags it."""
 
     source: str
     named: str  # "file in play" or "named test"
-    size: int
-    kept: Literal["outline", "omitted"]
+    size: int | None
+    kept: Literal["outline", "omitted", "unattached"]
+    reason: NotRequired[str | None]
 
 
 class PromptResult(TypedDict):
@@ -359,6 +365,15 @@ class SkippedDict(TypedDict, total=False):
 
 #: What ``add-tree`` or ``add-diff`` did (``mode``/``from``/``commit`` for add-tree,
 #: ``range`` for add-diff, ``listing`` for a directory).
+class UnattachedDict(TypedDict):
+    """A file the task names that add-tree left out: the prompt says it lacks it."""
+
+    path: str
+    named: str  # "file in play" or "named test"
+    reason: str
+    bytes: int
+
+
 HydrateResult = TypedDict(
     "HydrateResult",
     {
@@ -380,6 +395,7 @@ HydrateResult = TypedDict(
         "range": str,
         "listing": str,
         "recognised": bool,
+        "unattached": list[UnattachedDict],
     },
     total=False,
 )

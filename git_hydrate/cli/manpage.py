@@ -87,7 +87,9 @@ _STORAGE: Final = [
      "creates in the repository gets the permissions core.sharedRepository asks for, as "
      "git's own files do."),
     ("task.json", "The task document in the tip tree: format version and fields, "
-     "deterministic JSON."),
+     "deterministic JSON. Its selections are the add-tree runs it recorded, each with "
+     "skipped: the files the task names that the run left out (path, reason, bytes and, "
+     "when read from git, the blob id), which the prompt names in its Not included part."),
     ("links.json", "The context links: sha256, git object id, size, source, priority, "
      "expiry (seconds since the epoch), origin and path (set by add-tree and add-diff), "
      "sorted in packing order."),

@@ -73,8 +73,11 @@ class _Progress:
             self.bar = None
 
 
-def _skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per skipped file; files under a skipped directory are summed per directory."""
+def _skipped_lines(
+    skipped: Sequence[Mapping[str, Any]], named: Mapping[str, str] | None = None
+) -> list[str]:
+    """One line per skipped file; files under a skipped directory are summed per
+    directory; a file the task names (``named``: its path to how) says so."""
     from ..hydrate.rules import SKIPPED_DIRS
 
     lines: list[str] = []
@@ -95,6 +98,8 @@ def _skipped_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
             detail = "not entered"
         else:
             detail = f"{size} bytes"
+        if named and path in named:
+            detail += f"; {named[path]}, not attached"
         if not path.isprintable():
             path = path.encode("unicode_escape").decode("ascii")
         lines.append(f"  {reason:<13} {path} ({detail})")
@@ -164,11 +169,15 @@ def _report(
     if not skipped:
         return
     noun = "file" if len(skipped) == 1 else "files"
+    named = {item["path"]: item["named"] for item in result.get("unattached") or ()}
     if verbose or len(skipped) <= LIST_SKIPPED:
         click.echo(f"skipped {len(skipped)} {noun}:", err=err)
-        for line in _skipped_lines(skipped):
+        for line in _skipped_lines(skipped, named):
             click.echo(line, err=err)
         return
+    for file in result.get("unattached") or ():
+        # (the task names it: its prompt will lack it, so it is said without -v)
+        click.echo(_skipped_lines([file], named)[0], err=err)
     tally: dict[str, list[int]] = {}
     for item in skipped:
         counts_bytes = tally.setdefault(item["reason"], [0, 0])
@@ -312,7 +321,9 @@ def add_tree(
     UTF-8 (not_utf8); Git LFS pointers; files
     beyond --max-total-bytes in path order (total_budget); text that looks
     like it holds a credential (secret, unless --allow-secrets); and content
-    already attached under another path (duplicate).
+    already attached under another path (duplicate). A file in play or a
+    named test left out is said on a line of its own even without -v, and
+    the task records why (the prompt then names it in its Not included part).
 
     \b
     Examples:

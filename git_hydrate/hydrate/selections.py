@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 import msgspec
 
 from .. import __version__
-from ..model import TREE_ORIGIN, Link, Selection, Task
+from ..model import TREE_ORIGIN, Link, Selection, SkippedFile, Task
 from ..pack.refresh_memo import local_inputs, own_runs, own_selections_path
-from ..results import HydrateResult
+from ..results import HydrateResult, UnattachedDict
 from ..taskrefs import TaskRefs, TaskState
+from .rules import FileEntry, Skipped
 
 __all__ = [
     "MAX_SELECTIONS",
@@ -30,9 +31,13 @@ __all__ = [
     "identity",
     "inputs",
     "local",
+    "named_skips",
+    "not_taken_here",
+    "options",
     "recognised",
     "record",
     "recorded",
+    "unattached",
 ]
 
 ORIGIN: Final = TREE_ORIGIN
@@ -58,9 +63,16 @@ def same_selection(a: Selection, b: Selection) -> bool:
 def recorded(task: Task, selection: Selection) -> Selection | None:
     for known in task.selections:
         if same_selection(known, selection):
-            without = msgspec.structs.replace(known, inputs="")
-            return known if without == selection else None
+            return known if options(known) == selection else None
     return None
+
+
+def options(selection: Selection) -> Selection:
+    """A recorded run as its options alone: without the digest of its inputs and
+    what it found (the files the task names it left out)."""
+    if not selection.inputs and not selection.skipped:
+        return selection
+    return msgspec.structs.replace(selection, inputs="", skipped=[])
 
 
 def record(task: Task, selection: Selection) -> Task:
@@ -96,7 +108,7 @@ def inputs(
         SELECTION_VERSION,
         __version__,
         fixed,
-        msgspec.structs.replace(selection, inputs=""),
+        options(selection),
         ranking,
         held,
     ]
@@ -135,8 +147,7 @@ def recognised(
 
 def identity(task_id: str, selection: Selection) -> str:
     """A selection of a task as this clone knows it (its options, not its digest)."""
-    options = msgspec.structs.replace(selection, inputs="")
-    return hashlib.sha256(msgspec.json.encode([task_id, options])).hexdigest()
+    return hashlib.sha256(msgspec.json.encode([task_id, options(selection)])).hexdigest()
 
 
 def local(refs: TaskRefs) -> str:
@@ -164,6 +175,15 @@ def adopt(refs: TaskRefs, task_id: str, selection: Selection, here: str) -> None
         )
 
 
+def not_taken_here(task_id: str, what: str) -> dict[str, str]:
+    """What a refresh answers for a run another clone recorded."""
+    return {
+        "selection": what,
+        "error": "recorded in another clone, so not taken here; to take it, "
+        f"run it once yourself: git hydrate add-tree {task_id} {what}",
+    }
+
+
 def described(selection: Selection) -> str:
     """A selection as the add-tree options that make it."""
     words = {"rev": f"--rev {selection.rev}", "worktree": "--worktree"}.get(
@@ -172,3 +192,33 @@ def described(selection: Selection) -> str:
     if selection.prefix:
         words += f" --prefix {selection.prefix}"
     return " ".join([words, *selection.pathspecs])
+
+
+def named_skips(
+    task: Task, skipped: Iterable[Skipped], entries: Iterable[FileEntry]
+) -> list[SkippedFile]:
+    """What a run left out of the files ``task`` names (its files in play and
+    tests), with each one's blob when the run had it from git (``entries``):
+    recorded with the run, so that a prompt can say why it lacks them."""
+    named = {note.path for note in (*task.files, *task.tests)}
+    found: dict[str, SkippedFile] = {}
+    for skip in skipped:
+        if skip.path in named and skip.path not in found:
+            found[skip.path] = SkippedFile(path=skip.path, reason=skip.reason, bytes=skip.bytes)
+    if found:
+        for entry in entries:
+            known = found.get(entry.path)
+            if known is not None and entry.oid:
+                found[entry.path] = msgspec.structs.replace(known, oid=entry.oid)
+    return sorted(found.values(), key=lambda skip: skip.path)
+
+
+def unattached(task: Task, skips: Iterable[SkippedFile]) -> list[UnattachedDict]:
+    """The ``unattached`` of add-tree's result: each file the task names that the
+    run left out, how the task names it, and why."""
+    roles = {note.path: "named test" for note in task.tests}
+    roles.update({note.path: "file in play" for note in task.files})
+    return [
+        {"path": s.path, "named": roles.get(s.path, ""), "reason": s.reason, "bytes": s.bytes}
+        for s in skips
+    ]

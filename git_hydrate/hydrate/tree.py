@@ -32,7 +32,7 @@ import msgspec
 
 from .. import textpolicy, validate
 from ..errors import ValidationError
-from ..model import TREE_ORIGIN, Link, Selection, Task
+from ..model import TREE_ORIGIN, Link, Selection, SkippedFile, Task
 from ..pack.memo import BodyMemo
 from ..pack.refresh_memo import own_runs, remember
 from ..results import HydrateResult
@@ -59,9 +59,12 @@ from .selections import (
     identity,
     inputs,
     local,
+    named_skips,
+    not_taken_here,
     recognised,
     record,
     recorded,
+    unattached,
 )
 from .sources import Source, from_directory, from_rev, from_worktree, resolve_rev
 
@@ -380,7 +383,10 @@ def add_tree(
         if indexer is not None:
             indexer.close()
     fixed = run.fixed(pinned) if pinned is not None else None
-    outcome = _commit(refs, task_id, run, source, picks, skipped, mine, fixed)
+    named = named_skips(state.task, skipped, source.entries)
+    outcome = _commit(refs, task_id, run, source, picks, (skipped, named), mine, fixed)
+    if named:
+        outcome["unattached"] = unattached(state.task, named)
     # Read again after the run: its first check-attr may just have found that this
     # git lacks --source, which changes what the digest covers.
     here = local(refs) if pinned is not None else "-"
@@ -486,16 +492,18 @@ def _commit(
     run: _Run,
     source: Source,
     picks: list[Pick],
-    skipped: list[Skipped],
+    skips: tuple[list[Skipped], list[SkippedFile]],
     mine: _Scope,
     fixed: list[object] | None,
 ) -> HydrateResult:
-    """Commit the picks and the removal of the links gone, recording the run in the task."""
+    """Commit the picks and the removal of the links gone, recording the run in the
+    task (``skips``: every skip, and those of the files the task names)."""
     selection = run.selection
+    skipped, named = skips
 
     def recorded_in(current: Task, links: list[Link]) -> Task:
         digest = inputs(fixed, selection, current, links) if fixed is not None else ""
-        return record(current, msgspec.structs.replace(selection, inputs=digest))
+        return record(current, msgspec.structs.replace(selection, inputs=digest, skipped=named))
 
     trailers = {"source": source.label}
     if run.spec:
@@ -549,7 +557,7 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
         what = described(selection)
         identities.append(identity(task_id, selection))
         if identities[-1] not in own:
-            notice = _not_taken_here(task_id, what)
+            notice = not_taken_here(task_id, what)
             results.append(notice)
             said.append(dict(notice))
             continue
@@ -569,15 +577,6 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     if start is not None and all(said) and refs.tip(task_id) == state.tip:
         remember(refs.repo, task_id, start, pinned, identities, said)
     return results
-
-
-def _not_taken_here(task_id: str, what: str) -> dict[str, str]:
-    """What a refresh answers for a run another clone recorded."""
-    return {
-        "selection": what,
-        "error": "recorded in another clone, so not taken here; to take it, "
-        f"run it once yourself: git hydrate add-tree {task_id} {what}",
-    }
 
 
 def _again(refs: TaskRefs, task_id: str, selection: Selection) -> HydrateResult:
