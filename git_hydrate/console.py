@@ -204,13 +204,25 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
     if shrunk or any(item["reason"] != "expired" for item in omitted):
         parts.append(f"everything would fit in about {thousands(result['needed_bytes'])} bytes")
     for item in result.get("flagged") or ():
-        # a file the task names is never left out or shrunk silently
-        what = "kept as outline" if item["kept"] == "outline" else "left out"
-        parts.append(
-            f"{item['named']} {shown(item['source'])} {what}, {human_size(item['size'])} > budget"
-        )
+        # a file the task names is never left out, shrunk or missing silently
+        parts.append(f"{item['named']} {shown(item['source'])} {_flag(item)}")
     label = "warning" if omitted or result.get("flagged") else "prompt"
     return f"{label}: {task_id}: " + "; ".join(parts)
+
+
+def _flag(item: Mapping[str, Any]) -> str:
+    """What the summary line says of a file the task names that the prompt does
+    not hold whole: ``kept as outline, 69 KiB > budget``, ``not attached
+    (too_large, 305 KiB)``."""
+    if item["kept"] != "unattached":
+        what = "kept as outline" if item["kept"] == "outline" else "left out"
+        return f"{what}, {human_size(item['size'])} > budget"
+    reason = item.get("reason")
+    if not reason:
+        return "not attached (no add-tree run read it)"
+    if reason == "missing" or item.get("size") is None:
+        return f"not attached ({reason})"
+    return f"not attached ({reason}, {human_size(item['size'])})"
 
 
 def _escaped(ch: str) -> str:

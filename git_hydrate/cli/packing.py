@@ -148,8 +148,10 @@ def prompt(
     (hydrate.promptCache; --no-cache builds it again). --refresh first takes
     the task's recorded add-tree runs again. One summary line goes
     to stderr: attachments kept, bytes (and tokens) used of the budget,
-    omitted by reason, shrunk, and the budget that would hold everything; -v
-    lists the omitted and shrunk attachments.
+    omitted by reason, shrunk, and the budget that would hold everything,
+    then each file in play or named test not held whole or not attached at
+    all (with add-tree's reason); -v lists the omitted and shrunk
+    attachments and the files the task names that have none.
 
     \b
     Example:
@@ -209,7 +211,8 @@ def _stderr_is_a_terminal() -> bool:
 def listing(
     result: Mapping[str, Any], limit: int | None = None, why: Mapping[str, str] | None = None
 ) -> list[str]:
-    """One line per omitted or shrunk attachment (the first ``limit``, then a count);
+    """One line per omitted or shrunk attachment, then per file the task names that
+    has no attachment (the first ``limit``, then a count);
     ``why`` adds the reason ranking placed each one where it is."""
     why = why or {}
     lines = [
@@ -221,6 +224,12 @@ def listing(
         f"  shrunk  {short(item['hash'])} {shown(item['source'])} "
         f"(outline {short(item['outline_hash'])}, {thousands(item['bytes_saved'])} bytes saved)"
         for item in result.get("shrunk") or []
+    ]
+    lines += [
+        f"  unattached {item['named']} {shown(item['source'])} "
+        f"({item.get('reason') or 'not read by add-tree'})"
+        for item in result.get("flagged") or []
+        if item["kept"] == "unattached"
     ]
     if limit is not None and len(lines) > limit:
         rest = len(lines) - limit

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, cast
 from ..errors import Conflict, ValidationError
 from .entries import Attachment, AttachmentLoader, AttachmentOutliner, SeedEdge, dedupe
 from .formats import SEED, Layout
-from .omissions import Notice, flagged
+from .omissions import Notice, Unattached, flagged
 from .render import (
     OUTPUT_CONTRACT,
     UNTRUSTED_BANNER,
@@ -187,8 +187,10 @@ def pack_attachments(
     outline: AttachmentOutliner | None = None,
     now: datetime | float | None = None,
     load_body: AttachmentLoader | None = None,
+    unattached: Sequence[Unattached] = (),
 ) -> dict[str, Any]:
-    """:func:`pack_packet` of typed attachments (the stored-task packer's)."""
+    """:func:`pack_packet` of typed attachments (the stored-task packer's);
+    ``unattached``: the files the task names that have no attachment."""
     _check_budgets(max_bytes, max_tokens, tokens)
     packet = _mandatory(task)
     base = len(packet_json(packet))
@@ -207,7 +209,8 @@ def pack_attachments(
         meter=tokens if max_tokens is not None else None,
         outliner=outline,
     )
-    walked = walk(dedupe(attachments), plan, now=as_timestamp(now), load_body=load_body)
+    ordered = dedupe(attachments)
+    walked = walk(ordered, plan, now=as_timestamp(now), load_body=load_body)
 
     def total_tokens(state: Walked) -> int:
         assert tokens is not None
@@ -228,6 +231,9 @@ def pack_attachments(
         "note": PACK_NOTE if tokens is None else TOKENS_NOTE,
         "omitted": walked.omitted_parts(),
     }
+    named = flagged(walked.missing(ordered), ordered, unattached)
+    if named:
+        result["flagged"] = named
     return _finish(result, walked, tokens, max_tokens, outline)
 
 
@@ -394,9 +400,11 @@ def render_attachments(
     with_json: bool,
     pieces: bool = False,
     layout: Layout = SEED,
+    unattached: Sequence[Unattached] = (),
 ) -> dict[str, Any]:
     """:func:`build_packet` (``with_json``) or :func:`build_prompt` of typed
-    attachments (the stored-task packer's)."""
+    attachments (the stored-task packer's); ``unattached``: the files the task
+    names that have no attachment (the notice names them, within the budget)."""
     _check_budgets(max_bytes, max_tokens, tokens)
     frame, plan = _prompt_plan(
         _expanded_packet(task, files, tests, extra), max_bytes, max_tokens, tokens, with_json
@@ -407,6 +415,7 @@ def render_attachments(
         frame.packet["task_id"],
         layout,
         max_listed_bytes=_listing_room(plan.room_bytes),
+        unattached=tuple(unattached),
     )
     if plan.meter is not None:
         plan.block_tokens = _block_tokens(plan.meter, frame.head, frame.counted["base"], layout)
@@ -429,27 +438,29 @@ def render_attachments(
             result["packet_tokens"] = frame.counted["packet"]
             result["total_tokens"] = frame.counted["prompt"] + frame.counted["packet"]
     result["note"] = EXPAND_NOTE if tokens is None else TOKENS_NOTE
-    _account(result, walked, ordered, moment, frame.base_prompt)
+    _account(result, walked, (ordered, unattached), moment, frame.base_prompt)
     return _finish(result, walked, tokens, max_tokens, outline)
 
 
 def _account(
     result: dict[str, Any],
     walked: Walked,
-    ordered: Sequence[Attachment],
+    given: tuple[Sequence[Attachment], Sequence[Unattached]],
     moment: float,
     base: int,
 ) -> None:
-    """What the result says of the attachments: omitted, and for ``prompt`` how
+    """What the result says of the attachments (``given``: in packing order, and
+    the files the task names that have none): omitted, and for ``prompt`` how
     many were kept, what all would need, the named ones not held whole and how
     value per byte decided."""
+    ordered, unattached = given
     result["omitted"] = walked.omitted_parts()
     if not walked.plan.json:
         result["kept"] = len(walked.kept)
         result["attachments"] = len(ordered)
         result["needed_bytes"] = base + needed(walked, ordered, moment, walked.plan)
     # (from what was left out and shrunk, whether or not the notice fit)
-    named = flagged(walked.missing(ordered), ordered)
+    named = flagged(walked.missing(ordered), ordered, unattached)
     if named:
         result["flagged"] = named
     if walked.decisions:

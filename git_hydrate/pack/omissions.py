@@ -12,8 +12,18 @@ and the command that prints it::
     Left out or shrunk to fit the budget; the command on each line (or the get_attachment ...
     - `src/big.py` (69 KiB): left out, byte_budget; git hydrate show T-1 --attachment <sha256>
 
-A prompt with nothing omitted or shrunk has no such section and renders as the
-seed specifies. The section names at most :data:`MAX_LISTED` attachments (and
+A file the task names (a file in play, a named test) that has no attachment
+at all — add-tree skipped it, or never read it — is named there too, after
+the attachments, under a line of its own: with add-tree's reason and the
+file's size when the task recorded them (:class:`Unattached`), and the
+command that prints its blob when the run had it from git::
+
+    Named by the task but not attached; the command on a line, if any, prints it.
+    - `big.py` (305 KiB): not attached, too_large; git show <blob id>
+    - `new.py` (no such file): not attached, missing
+
+A prompt with nothing omitted, shrunk or unattached has no such section and
+renders as the seed specifies. The section names at most :data:`MAX_LISTED` attachments (and
 their lines at most a quarter of the room, so a small budget keeps room for
 attachments), in packing order, and ends with a count of the rest (``prompt
 -v`` lists every one); where the budget has no room for that, only the count.
@@ -34,11 +44,19 @@ from .entries import Attachment
 from .formats import SEED, Layout
 from .render import utf8_len
 
-__all__ = ["MAX_LISTED", "Missing", "Notice", "flagged"]
+__all__ = ["MAX_LISTED", "Missing", "Notice", "Unattached", "flagged"]
 
 _INTRO: Final = (
     "Left out or shrunk to fit the budget; the command on each line (or the "
     "get_attachment tool) prints it whole.\n"
+)
+_NAMED_INTRO: Final = (
+    "Named by the task but not attached; the command on a line, if any, prints it.\n"
+)
+#: Reasons for which no command is given: nothing worth printing (a binary, an
+#: empty file, one not in the tree) or nothing a worker should print (a secret).
+_NO_COMMAND: Final = frozenset(
+    {"binary", "skipped_ext", "empty", "missing", "symlink", "submodule", "special", "secret"}
 )
 #: The most attachments the section names one by one; the rest are counted.
 MAX_LISTED: Final = 25
@@ -71,6 +89,41 @@ class Missing(msgspec.Struct, frozen=True, gc=False):
         )
 
 
+class Unattached(msgspec.Struct, frozen=True, gc=False):
+    """A file the task names that has no attachment, and what add-tree recorded
+    of it (its skip reason, size and blob; ``""``/``None`` when nothing was)."""
+
+    path: str
+    named: str  # "file in play" or "named test"
+    reason: str = ""
+    size: int | None = None
+    oid: str = ""
+
+    def words(self, task_id: str) -> str:
+        """The line's text after the path (the tool's own words: no repository text)."""
+        if not self.reason:
+            return f"(size unknown): not attached; git hydrate add-tree {task_id} attaches it"
+        if self.reason == "missing":
+            return "(no such file): not attached, missing"
+        said = f"({human_size(self.size or 0)}): not attached, {self.reason}"
+        if self.reason == "secret":
+            return f"{said}; withheld: attaching it is an operator's call (--allow-secrets)"
+        if self.oid and self.reason not in _NO_COMMAND:
+            return f"{said}; git show {self.oid}"
+        return said
+
+    def part(self) -> dict[str, str | int | None]:
+        """The result's ``flagged`` entry: ``kept`` is ``unattached``, ``reason`` is
+        add-tree's (``None``: not known), ``size`` ``None`` when not known."""
+        return {
+            "source": self.path,
+            "named": self.named,
+            "size": self.size,
+            "kept": "unattached",
+            "reason": self.reason or None,
+        }
+
+
 @dataclass
 class Notice:
     """The ``### Not included`` section a walk is building, and what it costs.
@@ -89,6 +142,8 @@ class Notice:
     #: so that on a small budget the list leaves room for the attachments.
     max_listed_bytes: int | None = None
     items: dict[int, Missing] = field(default_factory=dict)
+    #: The files the task names that have no attachment (named after the rest).
+    unattached: tuple[Unattached, ...] = ()
     #: The places named one by one, and each named one's line and its bytes.
     _listed: dict[int, tuple[str, int]] = field(default_factory=dict)
     _listed_bytes: int = 0
@@ -99,11 +154,12 @@ class Notice:
     _cost_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
 
     def __bool__(self) -> bool:
-        return bool(self.items)
+        return bool(self.items or self.unattached)
 
     def counting(self) -> Notice:
-        """An empty notice like this one that names none of its attachments."""
-        return Notice(self.task_id, self.layout, cap=0)
+        """An empty notice like this one that names none of its attachments (nor
+        the files the task names that have none: it counts them)."""
+        return Notice(self.task_id, self.layout, cap=0, unattached=self.unattached)
 
     def add(self, missing: Missing) -> None:
         """Name ``missing`` in the section (replacing what it said of that attachment:
@@ -191,11 +247,27 @@ class Notice:
         # (the intro speaks of "the command on each line": a notice that names
         # none, whatever its cap, only counts, and its room goes to attachments)
         layout = self.layout
-        return layout.notice_open + (_INTRO if self._listed else ""), layout.notice_close
+        intro = _INTRO if self._listed else ""
+        return layout.notice_open + intro, self._named_part() + layout.notice_close
+
+    def _named_part(self) -> str:
+        """The lines of the files the task names that have no attachment (a count
+        of them, once the notice names nothing one by one)."""
+        if not self.unattached:
+            return ""
+        if not self.cap:
+            count = len(self.unattached)
+            return (
+                f"- {count:,} file{'s' if count > 1 else ''} the task names not attached: "
+                f"git hydrate prompt {self.task_id} -v lists {'them' if count > 1 else 'it'}\n"
+            )
+        start = self.layout.notice_start
+        lines = [f"{start(u.path)}{u.words(self.task_id)}\n" for u in self.unattached]
+        return _NAMED_INTRO + "".join(lines)
 
     def section(self) -> str:
         """The section's text (``""`` when nothing is missing); ends with a newline."""
-        if not self.items:
+        if not self:
             return ""
         opening, closing = self._frame()
         lines = [self._listed[i][0] for i in sorted(self._listed)]
@@ -204,16 +276,17 @@ class Notice:
     def cost(self, *, after_attachments: bool) -> int:
         """Bytes the section adds to the prompt: its text and the separator before
         it, or the whole untrusted block when no attachment opened it."""
-        if not self.items:
+        if not self:
             return 0
-        key = (len(self.items), len(self._listed), self._listed_bytes, bool(self._listed))
+        key = (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
         if key != self._cost_key:
-            # (the frame holds only ASCII: its length is its bytes)
+            # (the opening holds only ASCII: its length is its bytes; the closing
+            # names the files the task names that have no attachment)
             opening, closing = self._frame()
             more = utf8_len(self._more_line())
             self._cost_key, self._own = (
                 key,
-                len(opening) + self._listed_bytes + more + len(closing),
+                len(opening) + self._listed_bytes + more + utf8_len(closing),
             )
         own = self._own
         layout = self.layout
@@ -221,12 +294,15 @@ class Notice:
 
 
 def flagged(
-    missing: Sequence[Missing], entries: Sequence[Attachment]
-) -> list[dict[str, str | int]]:
+    missing: Sequence[Missing],
+    entries: Sequence[Attachment],
+    unattached: Sequence[Unattached] = (),
+) -> list[dict[str, str | int | None]]:
     """The attachments the task names (:attr:`.Attachment.named`: ``file in play``
-    or ``named test``) that the prompt does not hold whole: the summary line flags
-    each, so a named file is never left out or shrunk silently."""
-    out: list[dict[str, str | int]] = []
+    or ``named test``) that the prompt does not hold whole, then the files it names
+    that have no attachment: the summary line flags each, so a named file is never
+    left out or shrunk silently."""
+    out: list[dict[str, str | int | None]] = []
     for item in missing:
         role = entries[item.index].named if item.index < len(entries) else None
         if role:
@@ -238,4 +314,4 @@ def flagged(
                     "kept": "outline" if item.outlined else "omitted",
                 }
             )
-    return out
+    return out + [file.part() for file in unattached]

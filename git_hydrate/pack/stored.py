@@ -9,7 +9,7 @@ body reader that reads ahead through git while the walk measures
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
@@ -27,6 +27,7 @@ from .formats import layout
 from .grammars import grammars, language_for
 from .loader import BodyReader
 from .memo import BodyMemo
+from .omissions import Unattached
 from .prompt_cache import PromptCache
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "pack",
     "packing_input",
     "prompt",
+    "unattached",
     "write_prompt",
 ]
 
@@ -86,6 +88,37 @@ def _named_paths(task: Mapping[str, Any]) -> dict[str, str]:
     return roles
 
 
+def unattached(task: Mapping[str, Any], entries: Sequence[Attachment]) -> list[Unattached]:
+    """The files the task names (files in play, then tests) that no attachment
+    holds, each with what the newest add-tree run that left it out recorded:
+    its reason, size and blob (nothing, when no recorded run did).
+
+    Only for a task whose files were hydrated (an add-tree run recorded, or a
+    file's link): a task that only names files (the seed's own example, whose
+    files in play are to be written) keeps the seed's prompt byte for byte.
+    """
+    if not task.get("selections") and not any(entry.path for entry in entries):
+        return []
+    held = {entry.path or entry.source for entry in entries}
+    skips: dict[str, Mapping[str, Any]] = {}
+    for selection in task.get("selections") or ():  # (oldest first: the newest wins)
+        for skip in selection.get("skipped") or ():
+            skips[str(skip["path"])] = skip
+    found: dict[str, Unattached] = {}
+    for key, role in (("files", "file in play"), ("tests", "named test")):
+        for item in task.get(key) or ():
+            path = str(item.get("path") if isinstance(item, Mapping) else item)
+            if not path or path in held or path in found:
+                continue
+            skip = skips.get(path)
+            if skip is None:
+                found[path] = Unattached(path, role)
+            else:
+                reason, size = str(skip["reason"]), int(skip.get("bytes", 0))
+                found[path] = Unattached(path, role, reason, size, str(skip.get("oid", "")))
+    return list(found.values())
+
+
 class _Job(NamedTuple):
     """Everything one packing needs: the task's fields, its entries, the budget,
     the moment expiry is judged at, the body loader, and the token meter and
@@ -99,6 +132,8 @@ class _Job(NamedTuple):
     meter: Meter | None
     outliner: AttachmentOutliner | None
     caches: list[DerivedCache]
+    #: The files the task names that have no attachment.
+    unattached: list[Unattached]
 
     def save(self) -> None:
         for cache in self.caches:
@@ -115,6 +150,7 @@ class _Job(NamedTuple):
             outline=self.outliner,
             now=self.moment,
             load_body=self.load_body,
+            unattached=self.unattached,
         )
 
     def render(
@@ -137,6 +173,7 @@ class _Job(NamedTuple):
             with_json=with_json,
             pieces=pieces,
             layout=layout(self.budget.format),
+            unattached=self.unattached,
         )
 
 
@@ -161,7 +198,8 @@ def _job(
     parent = _parent_entry(refs, task.get("parent") or "", min(top + 1, 2**31 - 1))
     if parent is not None:
         entries = [parent, *entries]
-    return _Job(task, entries, limits, moment, loader, meter, shrink, caches)
+    missing = unattached(task, entries)
+    return _Job(task, entries, limits, moment, loader, meter, shrink, caches, missing)
 
 
 def _parent_entry(refs: TaskRefs, parent_id: str, priority: int) -> Attachment | None:

@@ -83,6 +83,9 @@ def _walk(
     entries: Sequence[Attachment], plan: Plan, *, now: float, load_body: AttachmentLoader | None
 ) -> Walked:
     walked = Walked(plan, notice=plan.notice)
+    _settle(plan, walked)  # (files the task names but has no attachment of cost at once)
+    if not walked.notice_fits:
+        return walked
     waiting: list[_Waiting] = []
     large: list[Attachment] = []  # the waiting ones value per byte put off
     top = max(1, len(entries) // TOP_SHARE)
