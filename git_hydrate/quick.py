@@ -17,7 +17,8 @@ would cost that copy several times over, so :func:`main` first tries
 ``-C`` and ``--compact`` before ``prompt``, each at most once). It answers
 only a hit it is sure of: the same lookup as ``prompt`` (:func:`lookup`:
 the task's ref, the settings, the budget, the entry's header, owner and
-window), the same option parsers, the same writer (:class:`Deferred`) and
+window, and the prompt's CRC-32, checked whole before a byte is written),
+the same option parsers, the same writer (:class:`Deferred`) and
 summary line. Everything else goes to the full command line, untouched:
 any other command, option or spelling (``-v``, ``--now``,
 ``--no-cache``, ``-h``, ``-oFILE``, ``--``, a repeated option), ``@`` or

@@ -3,8 +3,11 @@ prompt (a new commit, a budget, an expiry crossed) is ever answered from it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from git_hydrate import Ledger
 from git_hydrate.pack import prompt_cache as pc
 from git_hydrate.pack.budget import Budget
 
-from .conftest import git, hydrate, stocked_repo
+from .conftest import git, hydrate, hydrate_process, stocked_repo
 
 T0 = 1_800_000_000.0
 
@@ -157,7 +160,7 @@ def test_an_entry_someone_else_could_have_written_is_a_miss(task: Path) -> None:
     good = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
     (entry,) = cache_dir(task).iterdir()
     assert entry.stat().st_mode & 0o777 == 0o600  # private, whatever the sharing
-    forged = entry.read_bytes().replace(b"first body, kept", b"FORGED BODY,KEPT")
+    forged = _resealed(entry.read_bytes().replace(b"first body, kept", b"FORGED BODY,KEPT"))
     entry.write_bytes(forged)
     entry.chmod(0o660)
     again = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
@@ -172,7 +175,36 @@ def test_an_entry_someone_else_could_have_written_is_a_miss(task: Path) -> None:
     entry.chmod(0o600)
     os.chown(entry, os.geteuid(), -1)
     mine = hydrate(task, "prompt", "C-1", "--now", "2030-01-01T00:00:00Z")
-    assert "FORGED BODY" in mine.stdout  # (the check is what tells them apart)
+    # (a CRC-32 tells damage, not a forger who writes as this user: the owner check
+    # is what tells them apart)
+    assert "FORGED BODY" in mine.stdout
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    """``data`` with one bit of the byte at ``at`` changed."""
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
+
+
+def _prompt_start(data: bytes) -> int:
+    """Where an entry's prompt starts: after the magic, two sizes and the header."""
+    return 16 + int.from_bytes(data[8:12], "big")
+
+
+def _resealed(data: bytes) -> bytes:
+    """``data``, an entry whose prompt was changed (its length kept), with its
+    checksums made right again: what anyone who can write the file can do."""
+    start = _prompt_start(data)
+    header = json.loads(data[16:start])
+    header["prompt_crc"] = zlib.crc32(data[start : start + header["prompt_bytes"]])
+    text = json.dumps(header, separators=(",", ":")).encode()
+    sizes = len(text).to_bytes(4, "big") + zlib.crc32(text).to_bytes(4, "big")
+    return data[:8] + sizes + text + data[start:]
+
+
+def _one_more(name: bytes) -> Callable[[bytes], bytes]:
+    """A damage that adds one to the header's integer field ``name``."""
+    pattern = re.compile(b'"%s":([0-9]+)' % name)
+    return lambda data: pattern.sub(lambda m: b'"%s":%d' % (name, int(m[1]) + 1), data, 1)
 
 
 #: Ways an entry can be damaged; each must be a miss (and be written again).
@@ -183,7 +215,7 @@ DAMAGES = {
     "longer than written": lambda data: data + b"x",
     "magic": lambda data: b"GHPCACHX" + data[8:],
     "length": lambda data: data[:8] + b"\xff\xff\xff\xff" + data[12:],
-    "format": lambda data: data.replace(b'"format":5', b'"format":4', 1),
+    "format": lambda data: data.replace(b'"format":6', b'"format":5', 1),
     "fields": lambda data: data.replace(b'"fields":{', b'"fields":[{', 1),
     "until": lambda data: re.sub(rb'"until":[0-9.e+]+', b'"until":"x"', data, count=1),
     "since NaN": lambda data: data.replace(b'"since":null', b'"since":NaN', 1),
@@ -192,6 +224,14 @@ DAMAGES = {
     "no kept": lambda data: data.replace(b'"kept":', b'"kep_":', 1),
     "omitted item": lambda data: data.replace(b'"omitted":[]', b'"omitted":[1]', 1),
     "omitted map": lambda data: data.replace(b'"omitted":[]', b'"omitted":{}', 1),
+    # what is served: a byte of the prompt (first, inner, last) or of its summary
+    "prompt's first byte": lambda data: _flip(data, _prompt_start(data)),
+    "a byte of the prompt": lambda data: data[:-200] + b"Z" + data[-199:],
+    "prompt's last byte": lambda data: _flip(data, len(data) - 1),
+    "two prompt bytes swapped": lambda data: data[:-3] + data[-2:-1] + data[-3:-2] + data[-1:],
+    "kept": _one_more(b"kept"),
+    "prompt_crc": _one_more(b"prompt_crc"),
+    "header's checksum": lambda data: _flip(data, 15),
 }
 
 
@@ -231,3 +271,36 @@ def test_the_key_is_held_whole_and_decides(task: Path) -> None:
         assert store.get(big_key, T0) is None and store.get(small_key, T0) is None
         big = ledger.prompt("C-1", now=T0)
     assert small["omitted"] and not big["omitted"]
+
+
+def test_a_damaged_packet_is_a_miss(task: Path) -> None:
+    """An entry written with its packet (``Ledger.prompt``): a byte of the packet's
+    JSON changed is a miss for a reader of the packet, and it is written again."""
+    with Ledger(task) as ledger:
+        good = ledger.prompt("C-1", now=T0)
+    (entry,) = cache_dir(task).iterdir()
+    data = entry.read_bytes()
+    at = data.rindex(b"second body")  # (in the packet, after the prompt)
+    assert at > _prompt_start(data) + good["prompt_bytes"]
+    entry.write_bytes(data[:at] + b"SECOND" + data[at + 6 :])
+    with Ledger(task) as ledger:
+        again = ledger.prompt("C-1", now=T0)
+    assert again == good
+    assert entry.read_bytes() == data  # written again, as it was
+
+
+def test_a_damaged_prompt_is_never_printed_by_the_entry_point(task: Path) -> None:
+    """The tester's case, through a real process (the fast path, which copies a hit
+    with sendfile): a byte near the end of the stored prompt changed is a miss,
+    the prompt printed is the one built, and the entry is written again."""
+    for _ in range(2):
+        good = hydrate_process(task, "prompt", "C-1", "--max-bytes", "2k")
+        assert good.returncode == 0, good
+    (entry,) = cache_dir(task).iterdir()
+    data = entry.read_bytes()
+    damaged = data[:-200] + b"Z" + data[-199:]
+    assert damaged != data
+    entry.write_bytes(damaged)
+    again = hydrate_process(task, "prompt", "C-1", "--max-bytes", "2k")
+    assert (again.returncode, again.stdout, again.stderr) == (0, good.stdout, good.stderr)
+    assert entry.read_bytes() == data

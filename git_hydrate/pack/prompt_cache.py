@@ -12,7 +12,9 @@ Derived and disposable, like every cache here: one file per entry in
 ``<common dir>/hydrate/prompt-cache/`` (a JSON header, the prompt's bytes, the
 packet's JSON if it was asked for), written atomically, the oldest removed
 beyond :data:`MAX_ENTRIES` or :data:`MAX_TOTAL_BYTES`. A damaged or foreign
-file is a miss. ``hydrate.promptCache false`` turns it off.
+file is a miss: the header, the prompt and the packet each carry a CRC-32,
+checked before a byte of them is served. ``hydrate.promptCache false`` turns
+it off.
 
 Reading an entry needs only the standard library, and :func:`lookup` only
 the task's ref and the settings: the command line's fast path
@@ -57,14 +59,17 @@ __all__ = [
 ]
 
 #: Bumped when what an entry holds or how a prompt is rendered changes.
-_FORMAT: Final = 5
-#: An entry file starts with this, then the header's length (4 bytes, big-endian),
-#: the header (compact JSON, UTF-8), the prompt's bytes and the packet's compact
-#: JSON (absent from an entry written by a prompt that was printed:
-#: ``packet_bytes`` is then -1). A hit that prints the prompt reads neither the
+_FORMAT: Final = 6
+#: An entry file starts with this, then the header's length and its CRC-32 (4
+#: bytes each, big-endian), the header (compact JSON, UTF-8), the prompt's bytes
+#: and the packet's compact JSON (absent from an entry written by a prompt that
+#: was printed: ``packet_bytes`` is then -1). The header holds the CRC-32 of the
+#: prompt and of the packet. A hit that prints the prompt reads neither the
 #: packet nor a decoded copy of the prompt, and needs only the standard library.
 _MAGIC: Final = b"GHPCACHE"
-_PREFIX_BYTES: Final = len(_MAGIC) + 4
+_PREFIX_BYTES: Final = len(_MAGIC) + 8
+#: How much of a prompt its check reads at a time.
+_CHECK_CHUNK: Final = 1 << 20
 _INF: Final = float("inf")
 #: At most this many prompts are kept, newest first.
 MAX_ENTRIES: Final = 64
@@ -95,22 +100,23 @@ class CachedPrompt:
 
 
 class Entry:
-    """A stored prompt, opened: its header checked (format, key, the window of
-    moments it holds in, who wrote it) and the file exactly as long as the header
-    says, so its bytes can be copied from ``file`` (at ``offset``) unread.
-    Close it (or use it as a context manager)."""
+    """A stored prompt, opened: its header checked (its CRC-32, format, key, the
+    window of moments it holds in, who wrote it) and the file exactly as long as
+    the header says, so its bytes can be copied from ``file`` (at ``offset``)
+    once :meth:`intact` has said they are those written. Close it (or use it as
+    a context manager)."""
 
-    def __init__(
-        self, file: BinaryIO, fields: dict[str, Any], offset: int, prompt_bytes: int, packet: int
-    ) -> None:
+    def __init__(self, file: BinaryIO, header: dict[str, Any], offset: int) -> None:
         self.file = file
         #: The result's fields (sizes, omissions), as :func:`.stored.prompt` made them.
-        self.fields = fields
-        #: Where the prompt starts in ``file``, and its length.
+        self.fields: dict[str, Any] = header["fields"]
+        #: Where the prompt starts in ``file``, its length and its CRC-32.
         self.offset = offset
-        self.prompt_bytes = prompt_bytes
-        #: The length of the packet's JSON after it; -1: no packet stored.
-        self.packet_bytes = packet
+        self.prompt_bytes: int = header["prompt_bytes"]
+        self.prompt_crc: int = header["prompt_crc"]
+        #: The length of the packet's JSON after it (-1: no packet stored), its CRC-32.
+        self.packet_bytes: int = header["packet_bytes"]
+        self.packet_crc: int = header["packet_crc"]
         #: With :func:`lookup`'s ``refreshed``: what ``prompt --refresh`` says of each
         #: recorded run first (see :mod:`git_hydrate.pack.refresh_memo`).
         self.refreshed: list[dict[str, Any]] = []
@@ -128,15 +134,40 @@ class Entry:
 
     def read(self, *, packet: bool) -> CachedPrompt | None:
         """The prompt (and the packet with ``packet``) read whole; ``None`` when
-        the file ended early after all."""
+        the file ended early after all, or what was read is not what was written
+        (its CRC-32 differs)."""
         self.file.seek(self.offset)
         prompt = self.file.read(self.prompt_bytes)
+        if len(prompt) != self.prompt_bytes or zlib.crc32(prompt) != self.prompt_crc:
+            return None
         json_bytes = self.file.read(self.packet_bytes) if packet else None
-        if len(prompt) != self.prompt_bytes or (
-            json_bytes is not None and len(json_bytes) != self.packet_bytes
+        if json_bytes is not None and (
+            len(json_bytes) != self.packet_bytes or zlib.crc32(json_bytes) != self.packet_crc
         ):
             return None
         return CachedPrompt(self.fields, prompt, json_bytes)
+
+    def intact(self) -> bool:
+        """Whether the prompt's bytes in ``file`` are those written (their CRC-32),
+        read through once, a piece at a time, before any is copied out: a hit
+        found damaged has then printed nothing. (The file is never written in
+        place, only replaced, so what was checked is what the open file copies.)"""
+        # (one buffer read into again and again: a new one for each piece would cost
+        # its pages' faults each time, a fifth of the check's time)
+        buffer = memoryview(bytearray(min(self.prompt_bytes, _CHECK_CHUNK)))
+        read_into = self.file.readinto  # type: ignore[attr-defined] # (a buffered file)
+        crc, left = 0, self.prompt_bytes
+        try:
+            self.file.seek(self.offset)
+            while left:
+                got = read_into(buffer[: min(left, len(buffer))])
+                if not got:
+                    return False  # (ended early after all)
+                crc = zlib.crc32(buffer[:got], crc)
+                left -= got
+        except OSError:
+            return False
+        return crc == self.prompt_crc
 
 
 def entry_key(tip: bytes, budget: Iterable[Any], grammars: str | None = None) -> str:
@@ -184,7 +215,7 @@ def _header(data: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(header, dict) or not isinstance(header.get("fields"), dict):
         return None
-    sizes = (header.get("format"), header.get("prompt_bytes"), header.get("packet_bytes"))
+    sizes = [header.get(name) for name in _NUMBERS]
     if not all(type(size) is int for size in sizes) or not isinstance(header.get("key"), str):
         return None
     if header["prompt_bytes"] < 0 or header["packet_bytes"] < -1:
@@ -196,6 +227,10 @@ def _header(data: bytes) -> dict[str, Any] | None:
         if moment is not None and (type(moment) not in (int, float) or not -_INF < moment < _INF):
             return None  # (NaN too: it compares false)
     return header
+
+
+#: The header's integers: its format, then the prompt's and the packet's sizes and CRC-32s.
+_NUMBERS: Final = ("format", "prompt_bytes", "packet_bytes", "prompt_crc", "packet_crc")
 
 
 def _summarised(fields: dict[str, Any]) -> bool:
@@ -289,10 +324,13 @@ class PromptCache:
         head = fh.read(_PREFIX_BYTES)
         if len(head) != _PREFIX_BYTES or not head.startswith(_MAGIC):
             return None
-        length = int.from_bytes(head[len(_MAGIC) :], "big")
+        length = int.from_bytes(head[len(_MAGIC) : _PREFIX_BYTES - 4], "big")
         if length > status.st_size - _PREFIX_BYTES:
             return None
-        header = _header(fh.read(length))
+        data = fh.read(length)
+        if zlib.crc32(data) != int.from_bytes(head[_PREFIX_BYTES - 4 :], "big"):
+            return None  # (a damaged size, window or summary figure)
+        header = _header(data)
         if header is None or header["format"] != _FORMAT or header["key"] != key:
             return None
         if not _holds_at(header, moment):
@@ -303,7 +341,7 @@ class PromptCache:
         prompt_bytes, packet_bytes = header["prompt_bytes"], header["packet_bytes"]
         if status.st_size != offset + prompt_bytes + max(packet_bytes, 0):
             return None  # cut short (or longer than written): damaged
-        return Entry(fh, header["fields"], offset, prompt_bytes, packet_bytes)
+        return Entry(fh, header, offset)
 
     def put(
         self, key: str, moment: float, expiries: Iterable[float], result: dict[str, Any]
@@ -332,7 +370,7 @@ class PromptCache:
         moment: float,
         expiries: Iterable[float],
         fields: dict[str, Any],
-        prompt: Iterable[bytes],
+        prompt: Sequence[bytes],
         prompt_bytes: int,
         packet: Any,
     ) -> None:
@@ -344,6 +382,9 @@ class PromptCache:
         json_bytes = b"" if packet is None else msgspec.json.encode(packet)
         if prompt_bytes + len(json_bytes) > MAX_TOTAL_BYTES:
             return
+        prompt_crc = 0
+        for piece in prompt:
+            prompt_crc = zlib.crc32(piece, prompt_crc)
         try:
             # msgspec writes what the standard library reads (a tenth of json.dumps'
             # time on a header of a thousand omissions); the expiries are integers.
@@ -355,15 +396,17 @@ class PromptCache:
                     "until": until,
                     "prompt_bytes": prompt_bytes,
                     "packet_bytes": -1 if packet is None else len(json_bytes),
+                    "prompt_crc": prompt_crc,
+                    "packet_crc": zlib.crc32(json_bytes),
                     "fields": fields,
                 }
             )
-            prefix = _MAGIC + len(header).to_bytes(4, "big")
+            sizes = len(header).to_bytes(4, "big") + zlib.crc32(header).to_bytes(4, "big")
         except (OverflowError, TypeError, ValueError, RecursionError):
             return  # a field JSON cannot hold: the prompt is simply not kept
 
         def chunks() -> Iterable[bytes]:
-            yield prefix + header
+            yield _MAGIC + sizes + header
             written = 0
             for chunk in prompt:
                 written += len(chunk)
@@ -409,15 +452,15 @@ def lookup(
     *,
     refreshed: bool = False,
 ) -> Entry | None:
-    """The stored prompt ``git hydrate [-C directory] prompt task_id`` prints, opened;
-    ``None`` when there is none to print: not a task id, the cache turned off, no
-    such task, nothing stored, or not valid at ``moment`` (``None``: git's idea of
-    now). ``budget_args`` are the options given, as :func:`resolve_budget` takes
-    them (with outlines on, the key names the installed grammars, found without
-    importing them: :mod:`.grammars`). With ``refreshed``,
-    the prompt ``prompt --refresh`` prints: ``None`` unless the refresh memo says
-    that refreshing would recognise every recorded run at this tip again (the
-    entry's ``refreshed`` then holds what the refresh says of each).
+    """The stored prompt ``git hydrate [-C directory] prompt task_id`` prints, opened
+    and checked (:meth:`Entry.intact`); ``None`` when there is none to print: not a
+    task id, the cache turned off, no such task, nothing stored, damaged, or not
+    valid at ``moment`` (``None``: git's idea of now). ``budget_args`` are the
+    options given, as :func:`resolve_budget` takes them (with outlines on, the key
+    names the installed grammars, found without importing them: :mod:`.grammars`).
+    With ``refreshed``, the prompt ``prompt --refresh`` prints: ``None`` unless the
+    refresh memo says that refreshing would recognise every recorded run at this
+    tip again (the entry's ``refreshed`` then holds what the refresh says of each).
 
     Only the refs and the settings are read (no object, no ``cat-file``), so the
     command line's fast path (``git_hydrate.quick``) and ``prompt`` itself ask
@@ -446,6 +489,9 @@ def lookup(
         if said is None:
             return None
         entry = store.open(store.key(tip, budget), repo.git_now() if moment is None else moment)
+        if entry is not None and not entry.intact():
+            entry.close()
+            return None  # damaged: the prompt is built, and stored, again
         if entry is not None:
             entry.refreshed = said
             entry.task_id = task_id
