@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+
+import msgspec
+import pytest
 
 from git_hydrate.hydrate import listings
 from git_hydrate.hydrate.sources import list_tree
 from git_hydrate.store import Repository
-from tests.conftest import commit_files, git
+from tests.conftest import Result, commit_files, git, hydrate
 
 
 def _tree(repo: Path, rev: str = "HEAD") -> str:
@@ -89,6 +93,11 @@ def test_a_damaged_or_foreign_listing_is_a_miss(repo: Path) -> None:
     kept.write_bytes(listings.HEADER + b"\xc1 not msgpack")
     with Repository(repo) as store:
         assert listings.tree_entries(store, tree) == _listed(repo, tree)
+    for row in ((b"a.txt", 9, b"\1" * 20, 2), (b"a.txt", 0, b"\1" * 19, 2)):
+        body = msgspec.msgpack.encode([row])  # its check right, an entry out of shape
+        kept.write_bytes(listings.HEADER + listings._check(body) + body)
+        with Repository(repo) as store:
+            assert listings.tree_entries(store, tree) == _listed(repo, tree)
     kept.chmod(0o644)  # readable by others: not trusted, so listed again
     with Repository(repo) as store:
         assert listings.tree_entries(store, tree) == _listed(repo, tree)
@@ -119,3 +128,64 @@ def test_a_kept_tree_git_pruned_is_no_neighbour(repo: Path) -> None:
     tree = _tree(repo)
     with Repository(repo) as store:
         assert listings.tree_entries(store, tree) == _listed(repo, tree)
+
+
+def _swapped_ids(data: bytes, first: str, second: str) -> bytes:
+    a, b = bytes.fromhex(first), bytes.fromhex(second)
+    assert data.count(a) == data.count(b) == 1
+    return data.replace(a, b"\0" * len(a)).replace(b, a).replace(b"\0" * len(a), b)
+
+
+#: Ways a kept listing is damaged (the ids of a.txt and b.txt given): each a miss.
+LISTING_DAMAGES = {
+    "two ids swapped": lambda data, a, b: _swapped_ids(data, a, b),
+    "a byte of an id": lambda data, a, b: data.replace(
+        bytes.fromhex(a), bytes.fromhex(a)[:-1] + bytes([bytes.fromhex(a)[-1] ^ 1])
+    ),
+    "cut short": lambda data, a, b: data[:-1],
+    "a byte more": lambda data, a, b: data + b"\0",
+    "the check": lambda data, a, b: data.replace(listings.HEADER, listings.HEADER + b"0", 1),
+    "no check": lambda data, a, b: data.replace(b"\n", b" ", 2),
+}
+
+
+#: One moment for every commit: two runs that record the same make the same commits.
+AT = {"GIT_COMMITTER_DATE": "1800000000 +0000", "GIT_AUTHOR_DATE": "1800000000 +0000"}
+
+
+@pytest.mark.parametrize("damage", list(LISTING_DAMAGES))
+def test_a_damaged_listing_is_a_miss_and_attaches_nothing_wrong(
+    repo: Path, tmp_path: Path, damage: str
+) -> None:
+    """The next task of a tree whose kept listing was damaged attaches and prints
+    exactly what it would have without the damage (not b.txt's body under a.txt,
+    nor an error naming a blob that is not there), and the listing is kept anew."""
+    commit_files(repo, {"a.txt": "alpha body\n", "b.txt": "beta body\n"})
+    oids = [git(repo, "rev-parse", f"HEAD:{name}").strip() for name in ("a.txt", "b.txt")]
+    assert (
+        hydrate(repo, "task-add", "L-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
+    assert hydrate(repo, "add-tree", "L-1").returncode == 0
+    (kept,) = (repo / ".git" / "hydrate" / "tree-listings").iterdir()
+    clean = tmp_path / "clean"
+    shutil.copytree(repo, clean, symlinks=True)
+    good = kept.read_bytes()
+    damaged = LISTING_DAMAGES[damage](good, *oids)
+    assert damaged != good
+    kept.write_bytes(damaged)
+    runs = []
+    for where in (repo, clean):
+        steps = [
+            ("task-add", "L-2", "--objective", "o", "--acceptance", "a"),
+            ("add-tree", "L-2", "--json"),
+            ("prompt", "L-2"),
+            ("doctor",),
+        ]
+        runs.append([_outcome(hydrate(where, *step, env=AT)) for step in steps])
+    assert runs[0] == runs[1]
+    assert runs[0][2][0] == 0 and "alpha body" in runs[0][2][1]
+    assert kept.read_bytes() == good  # listed again, and kept
+
+
+def _outcome(result: Result) -> tuple[int, str, str]:
+    return (result.returncode, result.stdout, result.stderr)

@@ -5,7 +5,10 @@
 changes, so its listing is a pure function of its id: it is kept at
 ``<common dir>/hydrate/tree-listings/<tree id>``, derived and disposable like the
 sha256 cache (a missing, foreign, damaged or unreadable file is a miss, never
-an error; deleting the folder is always safe).
+an error; deleting the folder is always safe). A listing carries the CRC-32 and
+length of its entries: a path it names points at a blob that is read and
+attached unchecked, so one damaged byte would attach another file's body, or
+name a blob that is not there on every run.
 
 A tree that is not kept is listed from the newest kept one and git's own diff of
 the two trees (``git diff-tree -r``, which skips every subtree the two share by
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 from typing import Final
 
 import msgspec
@@ -35,8 +39,9 @@ from .sources import list_tree
 
 __all__ = ["MAX_TREES", "keep_by_tree", "tree_entries"]
 
-#: The first line of a kept listing; another (an older layout) is a miss.
-HEADER: Final = b"# git-hydrate tree-listing 1\n"
+#: The first line of a kept listing; another (an older layout) is a miss. The second
+#: is the CRC-32 (hex) and the length of the entries that follow (msgpack).
+HEADER: Final = b"# git-hydrate tree-listing 2\n"
 #: Listings kept at most (about 60 bytes a file each).
 MAX_TREES: Final = 8
 #: A neighbour that differs in more than this share of its files is not used:
@@ -69,14 +74,29 @@ def _rows(entries: list[FileEntry]) -> list[_Row]:
     ]
 
 
-def _load(path: str) -> list[_Row] | None:
+def _check(body: bytes) -> bytes:
+    """A listing's second line: what its entries' bytes ``body`` must be."""
+    return b"%08x %d\n" % (zlib.crc32(body), len(body))
+
+
+def _load(path: str, tree: str) -> list[_Row] | None:
+    """The kept listing of ``tree`` at ``path``; ``None``: none, another layout,
+    damaged (its CRC-32 or length not those written, an entry out of shape), or
+    not this user's."""
     data = read_private(path)  # (a listing nobody else could have planted, or none)
     if data is None or not data.startswith(HEADER):
         return None
+    check, newline, body = data[len(HEADER) :].partition(b"\n")
+    if not newline or check + newline != _check(body):
+        return None
     try:
-        return _decoder.decode(memoryview(data)[len(HEADER) :])
+        rows = _decoder.decode(body)
     except (msgspec.DecodeError, ValueError):
         return None
+    width = len(tree) // 2  # (a blob id is as long as the tree's: SHA-1 or SHA-256)
+    if any(len(oid) != width or not 0 <= kind < len(_KINDS) for _raw, kind, oid, _s in rows):
+        return None
+    return rows
 
 
 def _neighbour(folder: str, tree: str) -> str | None:
@@ -147,7 +167,8 @@ def _patched(repo: Repository, rows: list[_Row], base: str, tree: str) -> list[_
 def _keep(repo: Repository, folder: str, tree: str, rows: list[_Row]) -> None:
     if any(kind == _KINDS.index("unreadable") for _raw, kind, _oid, _size in rows):
         return  # a blob this clone lacks may arrive: the listing would change
-    keep_by_tree(repo, folder, tree, [HEADER, _encoder.encode(rows)], MAX_TREES)
+    body = _encoder.encode(rows)
+    keep_by_tree(repo, folder, tree, [HEADER, _check(body), body], MAX_TREES)
 
 
 def keep_by_tree(repo: Repository, folder: str, tree: str, chunks: list[bytes], most: int) -> None:
@@ -172,13 +193,13 @@ def tree_entries(repo: Repository, tree: str) -> list[FileEntry]:
     newest kept one and the diff of the two trees, else from ``git ls-tree``."""
     folder = _folder(repo)
     path = os.path.join(folder, tree)
-    rows = _load(path)
+    rows = _load(path, tree)
     if rows is not None:
         with contextlib.suppress(OSError):
             os.utime(path)  # used last: kept longest
         return _entries(rows)
     base = _neighbour(folder, tree)
-    known = _load(os.path.join(folder, base)) if base is not None else None
+    known = _load(os.path.join(folder, base), base) if base is not None else None
     if base is not None and known is not None:
         try:
             rows = _patched(repo, known, base, tree)
