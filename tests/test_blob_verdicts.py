@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,12 @@ def _skipped(repo: Path, task: str) -> dict[str, str]:
     return {s["path"]: s["reason"] for s in out["skipped"]}
 
 
+def sealed(lines: bytes) -> bytes:
+    """``lines`` as the sha256 cache writes a block of them: after their CRC-32 and
+    length (what anyone who can write the file can do)."""
+    return b"# %08x %d\n" % (zlib.crc32(lines), len(lines)) + lines
+
+
 def _forge_text(repo: Path, rules: str) -> None:
     """A cache that calls the secret file text, under the rules version ``rules``
     (and no tree's own verdicts, which would answer first)."""
@@ -35,7 +43,7 @@ def _forge_text(repo: Path, rules: str) -> None:
     digest = hashlib.sha256(SECRET.encode()).hexdigest()
     path = repo / ".git" / "hydrate" / "sha256-cache"
     header = Sha256Cache.HEADER + f"# rules {rules}\n".encode()
-    path.write_bytes(header + f"{oid} {digest} text\n".encode())
+    path.write_bytes(header + sealed(f"{oid} {digest} text\n".encode()))
     path.chmod(0o600)
 
 
@@ -220,3 +228,89 @@ def test_a_damaged_or_foreign_trees_verdicts_are_a_miss_and_rewritten(
     assert _skipped(repo, "D-2") == {"deploy.env": "secret"}
     assert kept.read_bytes() == good  # (checked again, and kept anew)
     assert os.stat(kept).st_mode & 0o077 == 0
+
+
+def _swap_digests(data: bytes, first: str, second: str) -> bytes:
+    """``data`` with the sha256 of the blob ``first`` in the line of ``second``, and back."""
+    lines = {
+        oid: re.search(rb"^%s ([0-9a-f]{64}) " % oid.encode(), data, re.M)
+        for oid in (first, second)
+    }
+    a, b = (match[1] if match else b"" for match in lines.values())
+    assert a and b and a != b
+    return data.replace(a, b"\0" * 64).replace(b, a).replace(b"\0" * 64, b)
+
+
+#: Ways the sha256 cache is damaged (the blob ids of a.txt and b.txt given): each line
+#: in a block that does not check is a miss, its blob read again.
+CACHE_DAMAGES = {
+    "two digests swapped": _swap_digests,
+    "a byte of a digest": lambda data, a, b: re.sub(
+        rb"(?m)^(%s [0-9a-f]{10})([0-9a-f])" % a.encode(),
+        lambda m: m[1] + (b"0" if m[2] != b"0" else b"1"),
+        data,
+    ),
+    "a class": lambda data, a, b: re.sub(
+        rb"(?m)^(%s [0-9a-f]{64}) text$" % a.encode(), rb"\1 empty", data
+    ),
+    "a block's check": lambda data, a, b: re.sub(rb"(?m)^# ([0-9a-f]{8})", b"# 00000000", data),
+    "cut short": lambda data, a, b: data[:-1],
+    "a line more": lambda data, a, b: data + b"%s %s text\n" % (a.encode(), b"0" * 64),
+}
+
+
+#: One moment for every commit: two runs that record the same make the same commits.
+AT = {"GIT_COMMITTER_DATE": "1800000000 +0000", "GIT_AUTHOR_DATE": "1800000000 +0000"}
+
+
+@pytest.mark.parametrize("damage", list(CACHE_DAMAGES))
+def test_a_damaged_sha256_cache_commits_nothing_wrong(
+    repo: Path, tmp_path: Path, damage: str
+) -> None:
+    """The next task's add-tree on a damaged sha256 cache records, prints and commits
+    exactly what it would have on the cache undamaged (not a sha256 that is another
+    body's: ``doctor`` stays clean), and the cache is written again."""
+    commit_files(repo, {"a.txt": "alpha body\n", "b.txt": "beta body\n"})
+    oids = [git(repo, "rev-parse", f"HEAD:{name}").strip() for name in ("a.txt", "b.txt")]
+    assert _skipped(repo, "H-1") == {}
+    # (the tree's own verdicts would answer first: as for another tree of these blobs)
+    shutil.rmtree(repo / ".git" / "hydrate" / "tree-verdicts")
+    clean = tmp_path / "clean"
+    shutil.copytree(repo, clean, symlinks=True)
+    cache = repo / ".git" / "hydrate" / "sha256-cache"
+    good = cache.read_bytes()
+    damaged = CACHE_DAMAGES[damage](good, *oids)
+    assert damaged != good
+    cache.write_bytes(damaged)
+    runs = []
+    for where in (repo, clean):
+        steps = [
+            ("task-add", "H-2", "--objective", "o", "--acceptance", "a"),
+            ("add-tree", "H-2", "--json"),
+            ("prompt", "H-2"),
+            ("doctor",),
+        ]
+        runs.append(
+            [
+                (r.returncode, r.stdout, r.stderr)
+                for r in (hydrate(where, *s, env=AT) for s in steps)
+            ]
+        )
+        runs[-1].append(git(where, "ls-tree", "-r", "refs/hydrate/tasks/H-2"))
+    assert runs[0] == runs[1]
+    assert runs[0][3][0] == 0 and "alpha body" in runs[0][2][1]
+    assert cache.read_bytes() == good  # the blobs read again, the cache written whole
+
+
+def test_a_block_cut_short_costs_its_own_lines_only(tmp_path: Path) -> None:
+    """A run killed while appending leaves a block cut short: the blocks after it
+    (appended by later runs) still count, and the file is written again whole."""
+    path = tmp_path / "sha256-cache"
+    lines = [f"{n:040x} {n:064x} text\n".encode() for n in range(4)]
+    header = Sha256Cache(str(path)).header
+    path.write_bytes(header + sealed(lines[0] + lines[1])[:-7] + sealed(lines[2] + lines[3]))
+    path.chmod(0o600)
+    cache = Sha256Cache(str(path))
+    assert [n for n in range(4) if cache.get(f"{n:040x}") is not None] == [2, 3]
+    cache.save()  # (nothing new: written again for the damage alone)
+    assert path.read_bytes() == header + sealed(lines[2] + lines[3])

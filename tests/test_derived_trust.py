@@ -18,6 +18,7 @@ from pathlib import Path
 
 from git_hydrate import Ledger
 from tests.conftest import git, hydrate
+from tests.test_blob_verdicts import sealed
 
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -45,7 +46,7 @@ def test_a_writable_sha256_cache_cannot_let_a_secret_through(repo: Path) -> None
     assert _mode(cache) == 0o600
     # someone else's line calling the secret's blob plain text, in a file they can write
     data = cache.read_bytes().replace(f"{oid} {digest} secret".encode(), b"")
-    cache.write_bytes(data + f"{oid} {digest} text\n".encode())
+    cache.write_bytes(data + sealed(f"{oid} {digest} text\n".encode()))
     os.chmod(cache, 0o664)
     with Ledger(repo) as ledger:
         ledger.add_task("T-2", "Fix", "ok")
@@ -54,7 +55,7 @@ def test_a_writable_sha256_cache_cannot_let_a_secret_through(repo: Path) -> None
     assert _mode(cache) == 0o600 and f"{oid} {digest} text".encode() not in cache.read_bytes()
     # the same line in a file only this user could have written is this user's own
     os.chmod(cache, 0o600)
-    cache.write_bytes(cache.read_bytes() + f"{oid} {digest} text\n".encode())
+    cache.write_bytes(cache.read_bytes() + sealed(f"{oid} {digest} text\n".encode()))
     shutil.rmtree(_hydrate_dir(repo) / "tree-verdicts")  # (the tree's own would answer first)
     with Ledger(repo) as ledger:
         ledger.add_task("T-3", "Fix", "ok")

@@ -111,6 +111,8 @@ _STORAGE: Final = [
      "disposable caches: a task's list summary and clock-independent status by tip "
      "commit, and each blob's sha256 and content class for add-tree (under the version "
      "of the code that classifies: after the secret rules change, blobs are scanned again; "
+     "its lines in blocks of at most 64, each after a line of its CRC-32 and length: a "
+     "block that fails them is a miss, its blobs read again and the file written anew; "
      "bounded at 400,000 blobs; written 0600 and "
      "trusted only when this user owns it and nobody else can write it, as the token-count "
      "and outline caches are: their content is acted on unchecked). Deleting them is "

@@ -105,12 +105,49 @@ def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) ->
     keep_compiled(load, save)
 
 
-#: One cache line; anything else in the file is ignored.
+#: One cache line; anything else in a block is ignored.
 _CACHE_LINE: Final = re.compile(
     rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) "
     rb"(text|empty|binary|not_utf8|lfs_pointer|own_output|secret)$",
     re.MULTILINE,
 )
+#: The line before each block of cache lines: the block's CRC-32 (hex) and length.
+_BLOCK_HEAD: Final = re.compile(rb"# ([0-9a-f]{8}) ([0-9]{1,9})\n")
+#: Cache lines a block holds at most: what one damaged byte costs (those blobs read
+#: again), against one check each (a first task's 30,000 lines: 470 blocks).
+_BLOCK_LINES: Final = 64
+
+
+def _seal(out: bytearray, block: bytearray) -> None:
+    """Append ``block`` (cache lines) to ``out`` after its head, and empty it."""
+    out += b"# %08x %d\n" % (zlib.crc32(block), len(block))
+    out += block
+    block.clear()
+
+
+def _sound_blocks(data: bytes, at: int) -> tuple[list[tuple[int, int]], bool]:
+    """Where the blocks of ``data`` from ``at`` on are whose CRC-32 and length are
+    those written (start and end of each), and whether anything else was found: a
+    damaged block, or one cut short (a run killed while appending; a concurrent
+    one still appending). A block that does not check is skipped up to the next
+    ``#``, where a head may start, so the blocks after it still count."""
+    spans: list[tuple[int, int]] = []
+    damaged, end = False, len(data)
+    while at < end:
+        head = _BLOCK_HEAD.match(data, at)
+        if head is not None:
+            start = head.end()
+            stop = start + int(head[2])
+            if stop <= end and zlib.crc32(memoryview(data)[start:stop]) == int(head[1], 16):
+                spans.append((start, stop))
+                at = stop
+                continue
+        damaged = True
+        # (only a head holds "#": a block cut mid-line runs into the next one's head)
+        at = data.find(b"#", at + 1)
+        if at < 0:
+            break
+    return spans, damaged
 
 
 #: The first line of a tree's kept verdicts; the second names the rules' version, the
@@ -171,19 +208,22 @@ class Sha256Cache:
 
     Stored as ``<common dir>/hydrate/sha256-cache``: a header line, a line naming
     the rules' version (:func:`rules_version`), then one ``<oid> <sha256>
-    <class>`` line per blob, appended as blobs are first read. A blob's content
-    never changes, so an entry never goes stale (under one version); a
-    missing, foreign or damaged file is simply rebuilt, and lines that do not
-    parse are ignored. Deleting the file is always safe. Its verdicts are acted
-    on unchecked (a blob it calls text is not scanned for secrets again), so it
-    is written readable and writable by this user only and trusted only then
+    <class>`` line per blob, appended as blobs are first read, in blocks of at
+    most :data:`_BLOCK_LINES` lines, each after a line ``# <CRC-32> <length>``
+    of it. A blob's content never changes, so an entry never goes stale (under
+    one version); a missing, foreign or damaged file is simply rebuilt: a block
+    that does not check is ignored (its blobs are read again), and the file is
+    then written again whole. Deleting the file is always safe. Its verdicts are
+    acted on unchecked (a blob it calls text is not scanned for secrets again, a
+    digest is committed as the body's), so it is written readable and writable
+    by this user only and trusted only then
     (:func:`~git_hydrate.store.read_private`): in a shared repository another
-    member could plant a line.
+    member could plant a line. (The blocks' CRC-32 tells damage, not a forger.)
     """
 
     #: The version follows the classification rules (secrets, own_output): older files
     #: are rebuilt.
-    HEADER: Final = b"# git-hydrate sha256-cache 9\n"
+    HEADER: Final = b"# git-hydrate sha256-cache 10\n"
 
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path
@@ -218,8 +258,13 @@ class Sha256Cache:
         if not data.startswith(header):
             self._rewrite = True  # none, another layout, or verdicts of other rules
         else:
-            for oid, digest, cls in _CACHE_LINE.findall(data, len(header)):
-                entries[oid.decode("ascii")] = (digest.decode("ascii"), cls.decode("ascii"))
+            # (a swapped or changed digest would be committed as the sha256 of a body
+            # that has another: only blocks that check are read)
+            spans, damaged = _sound_blocks(data, len(header))
+            for start, stop in spans:
+                for oid, digest, cls in _CACHE_LINE.findall(data, start, stop):
+                    entries[oid.decode("ascii")] = (digest.decode("ascii"), cls.decode("ascii"))
+            self._rewrite = damaged  # (written again whole, without what did not check)
         self._entries = entries
         return entries
 
@@ -319,11 +364,15 @@ class Sha256Cache:
             for oid in others[: len(entries) - MAX_ENTRIES]:
                 del entries[oid]
             self._rewrite = True
-        # (one buffer grown line by line: not a list of every line, then their join)
-        lines = bytearray()
-        for oid in entries if self._rewrite else self._new:
+        # (one buffer grown block by block: not a list of every line, then their join)
+        lines, block = bytearray(), bytearray()
+        for count, oid in enumerate(entries if self._rewrite else self._new, 1):
             d, c = _verdict(entries[oid])
-            lines += b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
+            block += b"%s %s %s\n" % (oid.encode(), d.encode(), c.encode())
+            if count % _BLOCK_LINES == 0:
+                _seal(lines, block)
+        if block:
+            _seal(lines, block)
         try:
             # (the buffer as it is: no copy of 30,000 lines)
             write_derived(
