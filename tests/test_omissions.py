@@ -401,3 +401,45 @@ def test_a_notice_that_names_none_has_no_intro() -> None:
     assert [c["source"] for c in kept] == [
         "cli", "src/parser.py", "tests/test_parser.py", "README.md"
     ]  # fmt: skip
+
+
+def _parser_task() -> list[dict[str, Any]]:
+    """The tester's repro: a note at priority 10, a large note at 5, then the files
+    add-tree attached (the two the task names first)."""
+    parser = 'def parse(s):\n    return s.split(",")\n'
+    test = (
+        'from src.parser import parse\n\ndef test_parse():\n    assert parse("a,b") == ["a","b"]\n'
+    )
+    return [
+        entry("Commas inside strings must stay as they are.", "cli", 10),
+        entry("\n".join(map(str, range(1, 41))), "notes/numbers", 5),
+        entry(parser, "src/parser.py", -100_000, named="file in play"),
+        entry(test, "tests/test_parser.py", -100_001, named="named test"),
+        entry("# proj\n", "README.md", -106_505),
+    ]
+
+
+def test_room_made_for_a_named_outline_takes_the_whole_file_when_it_fits() -> None:
+    """The note at priority 10 was left out to make room for src/parser.py's outline
+    (310 to 330 bytes of room) when that room held the whole file: a named file
+    never keeps its outline at an unnamed one's cost when the whole file fits there."""
+    entries = _parser_task()
+    bodies = {e["source"]: e["body"] for e in entries}
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    for budget in range(base + 180, base + 620, 5):
+        result = build_prompt(TASK, entries, budget, outline=outliner, now=NOW)
+        prompt = result["prompt"]
+        assert result["prompt_bytes"] == len(prompt.encode()) <= budget
+        if "cli" in [c["source"] for c in result["packet"]["context"]]:
+            continue
+        for flag in result.get("flagged", []):
+            if flag["kept"] != "outline":
+                continue
+            source = str(flag["source"])
+            start = prompt.index(f"### Outline of {source} (not the whole file)\n")
+            outlined = prompt[start : prompt.index("\n\n", start) + 1]
+            whole = "".join(section_pieces(context_heading(source), bodies[source]))
+            # (an upper bound: the notice would count one fewer)
+            assert result["prompt_bytes"] - utf8_len(outlined) + utf8_len(whole) > budget, budget
+    kept = build_prompt(TASK, entries, base + 310, outline=outliner, now=NOW)["packet"]["context"]
+    assert [c["source"] for c in kept] == ["src/parser.py", "README.md"]

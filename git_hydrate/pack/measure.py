@@ -208,6 +208,17 @@ class Walked:
         self.used_bytes += size
         self.used_tokens += tokens
 
+    def swap(self, at: int, kept: Kept) -> Kept:
+        """Put ``kept`` (measured, with its size) in the place of the kept attachment
+        at ``at``, which it returns: a file whole instead of its outline, or back."""
+        gone = self.kept[at]
+        self.kept[at] = kept
+        self.used_bytes += kept.size - gone.size
+        self.used_tokens += kept.tokens - gone.tokens
+        if gone.opens and not kept.opens:
+            self._opens(kept)
+        return gone
+
     def drop(self, at: int) -> Kept:
         """Leave out the kept attachment at ``at`` again (the notice names it)."""
         self.evicted += 1

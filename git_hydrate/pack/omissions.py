@@ -34,7 +34,7 @@ it again per attachment. Pure: no I/O, no git.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import msgspec
@@ -173,6 +173,13 @@ class Notice:
             self._listed_bytes += self._listed[index][1]
         else:
             self._list(index)
+
+    def without(self, index: int) -> Notice:
+        """A copy of this notice that no longer names the attachment at ``index``
+        (to measure it before deciding)."""
+        copy = replace(self, items=dict(self.items), _listed=dict(self._listed))
+        copy.remove(index)
+        return copy
 
     def would_list(self) -> bool:
         """Whether one more attachment could be named one by one (else it is counted)."""

@@ -115,6 +115,9 @@ def _walk(
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
         _settle(plan, walked)  # (a line put back can cost more than it did)
+    for at, kept in enumerate(walked.kept):
+        if kept.shrunk is not None and kept.entry.named:
+            _whole_in_place(plan, walked, at, load_body)
     walked.in_order()
     return walked
 
@@ -271,6 +274,40 @@ def _keep_outline(
     walked.sizes[index] = full
     kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt), shrunk)
     walked.keep(kept, size, tokens, named=bool(entry.named))
+    return True
+
+
+def _whole_in_place(
+    plan: Plan, walked: Walked, at: int, load_body: AttachmentLoader | None
+) -> bool:
+    """Keep the file the task names whose outline is kept at ``at`` whole instead,
+    if it fits in what is left (its line in the notice no longer counted): room
+    made for its outline (unnamed attachments left out) may hold the whole file,
+    which can even be the smaller of the two."""
+    outlined = walked.kept[at]
+    index, entry = outlined.index, outlined.entry
+    count = len(walked.kept)
+    if plan.room_bytes is not None:
+        # (the notice could at best go: not read when even that leaves no room)
+        least = floor(min_body_bytes(entry), entry.source, plan, first=count == 1)
+        if walked.used_bytes - outlined.size + least > plan.room_bytes:
+            return False
+    item = Item(body_of(entry, load_body), entry.hash, entry.source)
+    place = count  # (the highest number it can end with: never measured short)
+    section, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "full", place)
+    whole = plan.kept((index, entry), item, section, (cost_json, cost_prompt))
+    whole.size, whole.tokens, whole.named = measured(plan, cost_json, cost_prompt), tokens, True
+    whole.place, whole.opens = place, count == 1
+    walked.swap(at, whole)
+    notice = walked.notice.without(index) if walked.notice is not None else None
+    notice_bytes = notice.cost(after_attachments=True) if notice is not None else 0
+    if (plan.room_bytes is not None and walked.used_bytes + notice_bytes > plan.room_bytes) or (
+        plan.room_tokens is not None
+        and walked.used_tokens + (notice_bytes + 1) // 2 > plan.room_tokens
+    ):
+        walked.swap(at, outlined)
+        return False
+    walked.unnote(index)
     return True
 
 
