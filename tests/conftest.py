@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from hypothesis import settings
@@ -529,3 +529,41 @@ def names_every_omission(notice: str, omitted: list[dict[str, str]]) -> bool:
     named = sum(1 for item in omitted if item["hash"] in notice)
     more = re.search(r"^- and ([\d,]+) more not named here", notice, re.M)
     return named + (int(more.group(1).replace(",", "")) if more else 0) == len(omitted)
+
+
+#: Commit dates fixed, for runs whose commit ids a test compares.
+FIXED_DATES: Final = {
+    "GIT_COMMITTER_DATE": "1800000000 +0000",
+    "GIT_AUTHOR_DATE": "1800000000 +0000",
+}
+
+
+def next_task_runs(where: Path, task_id: str) -> list[object]:
+    """A new task ``task_id`` in ``where`` as a user makes it (``task-add``,
+    ``add-tree --json``, ``prompt``, ``doctor``; dates fixed): each step's exit
+    status, standard output and standard error, then the task's tree."""
+    steps = [
+        ("task-add", task_id, "--objective", "o", "--acceptance", "a"),
+        ("add-tree", task_id, "--json"),
+        ("prompt", task_id),
+        ("doctor",),
+    ]
+    runs: list[object] = []
+    for step in steps:
+        result = hydrate(where, *step, env=FIXED_DATES)
+        runs.append((result.returncode, result.stdout, result.stderr))
+    runs.append(git(where, "ls-tree", "-r", f"refs/hydrate/tasks/{task_id}"))
+    return runs
+
+
+def damaged_beside_a_copy(
+    repo: Path, clean: Path, path: Path, damage: Callable[[bytes], bytes]
+) -> bytes:
+    """Copy ``repo`` to ``clean`` untouched, then damage its file ``path`` (whose
+    bytes, as they were, this returns) by ``damage``, which must change them."""
+    shutil.copytree(repo, clean, symlinks=True)
+    good = path.read_bytes()
+    damaged = damage(good)
+    assert damaged != good
+    path.write_bytes(damaged)
+    return good

@@ -16,7 +16,7 @@ import pytest
 from git_hydrate.hydrate import cache as cache_module
 from git_hydrate.hydrate.cache import Sha256Cache, rules_version
 from git_hydrate.store import Repository
-from tests.conftest import commit_files, git, hydrate
+from tests.conftest import commit_files, damaged_beside_a_copy, git, hydrate, next_task_runs
 
 SECRET = "API_TOKEN=" + "x9Y8z7W6v5U4t3S2" + "\n"
 
@@ -260,7 +260,6 @@ CACHE_DAMAGES = {
 
 
 #: One moment for every commit: two runs that record the same make the same commits.
-AT = {"GIT_COMMITTER_DATE": "1800000000 +0000", "GIT_AUTHOR_DATE": "1800000000 +0000"}
 
 
 @pytest.mark.parametrize("damage", list(CACHE_DAMAGES))
@@ -275,28 +274,11 @@ def test_a_damaged_sha256_cache_commits_nothing_wrong(
     assert _skipped(repo, "H-1") == {}
     # (the tree's own verdicts would answer first: as for another tree of these blobs)
     shutil.rmtree(repo / ".git" / "hydrate" / "tree-verdicts")
-    clean = tmp_path / "clean"
-    shutil.copytree(repo, clean, symlinks=True)
-    cache = repo / ".git" / "hydrate" / "sha256-cache"
-    good = cache.read_bytes()
-    damaged = CACHE_DAMAGES[damage](good, *oids)
-    assert damaged != good
-    cache.write_bytes(damaged)
-    runs = []
-    for where in (repo, clean):
-        steps = [
-            ("task-add", "H-2", "--objective", "o", "--acceptance", "a"),
-            ("add-tree", "H-2", "--json"),
-            ("prompt", "H-2"),
-            ("doctor",),
-        ]
-        runs.append(
-            [
-                (r.returncode, r.stdout, r.stderr)
-                for r in (hydrate(where, *s, env=AT) for s in steps)
-            ]
-        )
-        runs[-1].append(git(where, "ls-tree", "-r", "refs/hydrate/tasks/H-2"))
+    clean, cache = tmp_path / "clean", repo / ".git" / "hydrate" / "sha256-cache"
+    good = damaged_beside_a_copy(
+        repo, clean, cache, lambda data: CACHE_DAMAGES[damage](data, *oids)
+    )
+    runs = [next_task_runs(where, "H-2") for where in (repo, clean)]
     assert runs[0] == runs[1]
     assert runs[0][3][0] == 0 and "alpha body" in runs[0][2][1]
     assert cache.read_bytes() == good  # the blobs read again, the cache written whole

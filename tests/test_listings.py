@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import msgspec
@@ -12,7 +11,7 @@ import pytest
 from git_hydrate.hydrate import listings
 from git_hydrate.hydrate.sources import list_tree
 from git_hydrate.store import Repository
-from tests.conftest import Result, commit_files, git, hydrate
+from tests.conftest import commit_files, damaged_beside_a_copy, git, hydrate, next_task_runs
 
 
 def _tree(repo: Path, rev: str = "HEAD") -> str:
@@ -150,7 +149,6 @@ LISTING_DAMAGES = {
 
 
 #: One moment for every commit: two runs that record the same make the same commits.
-AT = {"GIT_COMMITTER_DATE": "1800000000 +0000", "GIT_AUTHOR_DATE": "1800000000 +0000"}
 
 
 @pytest.mark.parametrize("damage", list(LISTING_DAMAGES))
@@ -168,24 +166,10 @@ def test_a_damaged_listing_is_a_miss_and_attaches_nothing_wrong(
     assert hydrate(repo, "add-tree", "L-1").returncode == 0
     (kept,) = (repo / ".git" / "hydrate" / "tree-listings").iterdir()
     clean = tmp_path / "clean"
-    shutil.copytree(repo, clean, symlinks=True)
-    good = kept.read_bytes()
-    damaged = LISTING_DAMAGES[damage](good, *oids)
-    assert damaged != good
-    kept.write_bytes(damaged)
-    runs = []
-    for where in (repo, clean):
-        steps = [
-            ("task-add", "L-2", "--objective", "o", "--acceptance", "a"),
-            ("add-tree", "L-2", "--json"),
-            ("prompt", "L-2"),
-            ("doctor",),
-        ]
-        runs.append([_outcome(hydrate(where, *step, env=AT)) for step in steps])
+    good = damaged_beside_a_copy(
+        repo, clean, kept, lambda data: LISTING_DAMAGES[damage](data, *oids)
+    )
+    runs = [next_task_runs(where, "L-2") for where in (repo, clean)]
     assert runs[0] == runs[1]
     assert runs[0][2][0] == 0 and "alpha body" in runs[0][2][1]
     assert kept.read_bytes() == good  # listed again, and kept
-
-
-def _outcome(result: Result) -> tuple[int, str, str]:
-    return (result.returncode, result.stdout, result.stderr)
