@@ -33,6 +33,7 @@ it again per attachment. Pure: no I/O, no git.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
@@ -128,9 +129,13 @@ class Unattached(msgspec.Struct, frozen=True, gc=False):
 class Notice:
     """The ``### Not included`` section a walk is building, and what it costs.
 
-    Attachments are added in the order the walk decides; the section names the
-    first :data:`MAX_LISTED` of them (shown in packing order) and counts the
-    rest. Its cost is kept as a running sum of the listed lines' bytes.
+    Attachments are added in the order the walk decides (a kept one can be left
+    out again after later ones were named); the section names the first of them
+    *in packing order*, as many as :attr:`cap` and :attr:`max_listed_bytes` allow,
+    and counts the rest: a line is never named while one ranked above it is only
+    counted. Its cost is kept as a running sum of the named lines' bytes; an
+    attachment added (or removed) above the last named one renames the list from
+    its place on, at most :attr:`cap` lines.
     """
 
     task_id: str
@@ -144,11 +149,13 @@ class Notice:
     items: dict[int, Missing] = field(default_factory=dict)
     #: The files the task names that have no attachment (named after the rest).
     unattached: tuple[Unattached, ...] = ()
-    #: The places named one by one, and each named one's line and its bytes.
-    _listed: dict[int, tuple[str, int]] = field(default_factory=dict)
+    #: The places of :attr:`items`, sorted: packing order.
+    _order: list[int] = field(default_factory=list)
+    #: The lines named one by one (and their bytes): those of ``_order``'s first ones.
+    _listed: list[tuple[str, int]] = field(default_factory=list)
     _listed_bytes: int = 0
-    #: How each attachment's line starts (its source, as the format shows it).
-    _starts: dict[int, str] = field(default_factory=dict)
+    #: Each attachment's line and its bytes, once made.
+    _lines: dict[int, tuple[str, int]] = field(default_factory=dict)
     #: The section's own bytes, and the state they were measured in.
     _own: int = 0
     _cost_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
@@ -162,22 +169,31 @@ class Notice:
         return Notice(self.task_id, self.layout, cap=0, unattached=self.unattached)
 
     def add(self, missing: Missing) -> None:
-        """Name ``missing`` in the section (replacing what it said of that attachment:
-        a line that was named stays named, at its new length)."""
-        index = missing.index
-        self.items[index] = missing
-        if index in self._listed:
-            self._listed_bytes -= self._listed.pop(index)[1]
-            line = self._line(missing)
-            self._listed[index] = (line, utf8_len(line))
-            self._listed_bytes += self._listed[index][1]
+        """Say ``missing`` in the section (replacing what it said of that attachment)."""
+        index, order = missing.index, self._order
+        if index in self.items:
+            self._lines.pop(index, None)  # (its line may read otherwise now)
+            at = bisect_left(order, index)
+        elif not order or order[-1] < index:
+            at = len(order)  # (the walk's common case: after every other one)
+            order.append(index)
         else:
-            self._list(index)
+            at = bisect_left(order, index)
+            order.insert(at, index)
+        self.items[index] = missing
+        if at <= len(self._listed):  # (after the first counted one, nothing changes)
+            self._rename(at)
 
     def without(self, index: int) -> Notice:
         """A copy of this notice that no longer names the attachment at ``index``
         (to measure it before deciding)."""
-        copy = replace(self, items=dict(self.items), _listed=dict(self._listed))
+        copy = replace(
+            self,
+            items=dict(self.items),
+            _order=list(self._order),
+            _listed=list(self._listed),
+            _lines=dict(self._lines),
+        )
         copy.remove(index)
         return copy
 
@@ -190,35 +206,21 @@ class Notice:
 
     def line_bytes(self, index: int) -> int:
         """The bytes of the line that names the attachment at ``index`` (0: none does)."""
-        named = self._listed.get(index)
-        return 0 if named is None else named[1]
-
-    def _list(self, index: int) -> bool:
-        """Name the attachment at ``index`` one by one, if the list has room."""
-        if len(self._listed) >= self.cap:
-            return False
-        limit = self.max_listed_bytes
-        least = _SHORTEST_LINE + len(self.items[index].source)
-        if limit is not None and self._listed_bytes + least > limit:
-            return False  # (no line is shorter: none is made to be measured)
-        line = self._line(self.items[index])
-        size = utf8_len(line)
-        if limit is not None and self._listed_bytes + size > limit:
-            return False
-        self._listed[index] = (line, size)
-        self._listed_bytes += size
-        return True
+        at = bisect_left(self._order, index)
+        if at < len(self._listed) and self._order[at] == index:
+            return self._listed[at][1]
+        return 0
 
     def remove(self, index: int) -> None:
         """Stop naming the attachment at ``index`` (it was kept whole after all);
-        one counted till now may take its place."""
-        if self.items.pop(index, None) is None or index not in self._listed:
+        the next one in packing order that was counted may be named instead."""
+        if self.items.pop(index, None) is None:
             return
-        self._listed_bytes -= self._listed.pop(index)[1]
-        for other in self.items:
-            if other not in self._listed:
-                self._list(other)
-                break
+        at = bisect_left(self._order, index)
+        del self._order[at]
+        self._lines.pop(index, None)
+        if at <= len(self._listed):
+            self._rename(at)
 
     def unlist_last(self) -> bool:
         """Name one attachment fewer (the last in packing order; it is counted
@@ -226,15 +228,35 @@ class Notice:
         what the task names. ``False`` when it names none."""
         if not self._listed:
             return False
-        self._listed_bytes -= self._listed.pop(max(self._listed))[1]
+        self._listed_bytes -= self._listed.pop()[1]
         self.cap = len(self._listed)
         return True
 
+    def _rename(self, at: int) -> None:
+        """Name the attachments again from the ``at``-th in packing order on: the
+        first ones whose lines fit the cap and :attr:`max_listed_bytes`, stopping
+        at the first that does not (a later, shorter one is counted with it)."""
+        listed = self._listed
+        while len(listed) > at:
+            self._listed_bytes -= listed.pop()[1]
+        order, limit = self._order, self.max_listed_bytes
+        while len(listed) < min(self.cap, len(order)):
+            index = order[len(listed)]
+            if limit is not None:
+                least = _SHORTEST_LINE + len(self.items[index].source)
+                if self._listed_bytes + least > limit:
+                    return  # (no line is shorter: none is made to be measured)
+            line = self._lines.get(index)
+            if line is None:
+                text = self._line(self.items[index])
+                line = self._lines[index] = (text, utf8_len(text))
+            if limit is not None and self._listed_bytes + line[1] > limit:
+                return
+            listed.append(line)
+            self._listed_bytes += line[1]
+
     def _line(self, missing: Missing) -> str:
-        start = self._starts.get(missing.index)
-        if start is None:
-            start = self._starts[missing.index] = self.layout.notice_start(missing.source)
-        return f"{start}{missing.words(self.task_id)}\n"
+        return f"{self.layout.notice_start(missing.source)}{missing.words(self.task_id)}\n"
 
     def _more_line(self) -> str:
         rest = len(self.items) - len(self._listed)
@@ -277,7 +299,7 @@ class Notice:
         if not self:
             return ""
         opening, closing = self._frame()
-        lines = [self._listed[i][0] for i in sorted(self._listed)]
+        lines = [line for line, _ in self._listed]
         return opening + "".join(lines) + self._more_line() + closing
 
     def cost(self, *, after_attachments: bool) -> int:
