@@ -258,6 +258,32 @@ def test_the_read_only_hint_is_true_of_every_tool_that_carries_it(
     assert _snapshot(stocked) == before
 
 
+def test_a_claim_goes_only_through_a_configured_remote(stocked: Path, tmp_path: Path) -> None:
+    """A tool's arguments can come from a prompt's untrusted text: a URL as the
+    remote of claim or release is refused (nothing is pushed there), a remote's
+    name is taken."""
+    elsewhere, origin = tmp_path / "elsewhere.git", tmp_path / "origin.git"
+    for bare in (elsewhere, origin):
+        git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(stocked, "remote", "add", "origin", str(origin))
+
+    async def body(session: Any) -> list[Any]:
+        return [
+            await session.call_tool("claim", {"id": "S-1", "as": "a", "remote": str(elsewhere)}),
+            await session.call_tool(
+                "release", {"id": "S-1", "as": "a", "remote": f"file://{elsewhere}"}
+            ),
+            await session.call_tool("claim", {"id": "S-1", "as": "a", "remote": "origin"}),
+        ]
+
+    refused_path, refused_url, taken = _local_session(stocked, body)
+    for refused in (refused_path, refused_url):
+        assert refused.is_error and "is not a remote of this repository" in _text(refused)
+    assert git(elsewhere, "for-each-ref") == ""  # (nothing sent there)
+    assert not taken.is_error, _text(taken)
+    assert "refs/hydrate/tasks/S-1" in git(origin, "for-each-ref")
+
+
 # -- bounded answers -------------------------------------------------------------------------
 
 

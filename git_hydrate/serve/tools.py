@@ -109,14 +109,16 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     ),
     (
         "claim",
-        "Take a task (no id: the first ready one) as holder `as`; through `remote`, atomic.",
+        "Take a task (no id: the first ready one) as holder `as`; through `remote` (a "
+        "configured remote's name, not a URL), atomic.",
         {"id": _ID, "as": _ID, "remote": _ID},
         [],
         False,
     ),
     (
         "release",
-        "Give a claimed task back (holder `as`); through `remote`, atomic.",
+        "Give a claimed task back (holder `as`); through `remote` (a configured remote's "
+        "name), atomic.",
         {"id": _ID, "as": _ID, "remote": _ID},
         ["id"],
         False,
@@ -326,14 +328,25 @@ def _ready(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
 
 
 def _claim(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
-    return json_text(
-        dict(ledger.claim(args.get("id"), holder=args.get("as"), remote=args.get("remote")))
-    )
+    remote = _named_remote(ledger, args.get("remote"))
+    return json_text(dict(ledger.claim(args.get("id"), holder=args.get("as"), remote=remote)))
 
 
 def _release(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
-    return json_text(
-        dict(ledger.release(args["id"], holder=args.get("as"), remote=args.get("remote")))
+    remote = _named_remote(ledger, args.get("remote"))
+    return json_text(dict(ledger.release(args["id"], holder=args.get("as"), remote=remote)))
+
+
+def _named_remote(ledger: Ledger, remote: str | None) -> str | None:
+    """``remote`` if it names a remote this repository has configured (``None``:
+    ``hydrate.claimRemote``'s). A claim pushes the task and pulls what comes back:
+    a URL in a tool's arguments, which a prompt's untrusted text can put there,
+    would send the task's context anywhere."""
+    if remote is None or ledger.settings.has(f"remote.{remote}.url"):
+        return remote
+    raise ValidationError(
+        f"remote {remote!r} is not a remote of this repository: give the name of one "
+        "(git remote -v lists them); a URL is not taken here"
     )
 
 
