@@ -162,18 +162,15 @@ def why_none_ready(
     stations = station_of(refs, summaries)
     blocking = blocking_graph(summaries)
     looped = cycles(blocking)
-    waiting = sorted(
-        (
-            item
-            for item in summaries.values()
-            if "error" not in item
-            and item["status"] == INITIAL_STATION
-            and not item["assignee"]
-            and (match is None or match(item))
-        ),
-        key=queue_order,
-    )
+    unheld = [
+        item
+        for item in summaries.values()
+        if "error" not in item and item["status"] == INITIAL_STATION and not item["assignee"]
+    ]
+    waiting = sorted((item for item in unheld if match is None or match(item)), key=queue_order)
     if not waiting:
+        if unheld:  # (open ones, none of the kind or tag asked)
+            return ": no open task has the kind or tag asked (git hydrate list shows them)"
         return ": no task is open (git hydrate list shows where each stands)"
     reasons = []
     for item in waiting:

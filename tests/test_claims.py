@@ -159,6 +159,12 @@ def test_an_empty_queue_names_what_the_nearest_tasks_wait_for(repo: Path) -> Non
         assert str(fixes.value) == (
             f"no task is ready: C waits for A, held by {holder} since {since} and Z-9 (unknown)"
         )
+        with pytest.raises(NotFound) as untagged:  # (open ones, none with the tag)
+            ledger.claim(holder="w", tag="nope")
+        assert str(untagged.value) == (
+            "no task is ready: no open task has the kind or tag asked "
+            "(git hydrate list shows them)"
+        )
     # The release hint quotes the holder so that it can be pasted, and it works.
     refused = hydrate(repo, "release", "A", "--as", "w")
     assert refused.returncode == 1
