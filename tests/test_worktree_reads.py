@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import threading
 import zlib
@@ -20,7 +21,7 @@ import pytest
 
 from git_hydrate import CorruptData, Ledger
 from git_hydrate.pack.memo import BodyMemo
-from tests.conftest import commit_files, fsck, git
+from tests.conftest import commit_files, fsck, git, hydrate
 
 TASK = "T-1"
 FILES = {"src/app.py": "def run():\n    return 1\n", "src/lib.py": "VALUE = 'caf\u00e9'\n"}
@@ -192,3 +193,28 @@ def test_a_blob_missing_from_the_object_store_is_reported_unreadable(repo: Path)
         result = ledger.add_tree(TASK)
     assert result["added"] == 1
     assert [(s["path"], s["reason"]) for s in result["skipped"]] == [("src/lib.py", "unreadable")]
+
+
+@pytest.mark.parametrize("mode", ["--worktree", "--dir"])
+def test_a_path_holding_a_tab_is_its_own_file_or_none(repo: Path, mode: str) -> None:
+    """An untracked path holding a tab crashed the listing, and one spelled as an
+    index entry (``<mode> <blob> 0<TAB>notes.py``) gave ``notes.py`` the body of
+    any blob it named: each path is now itself (a tab makes it ``bad_path``)."""
+    commit_files(repo, {"other.py": 'SECRET = "from other.py"\n'})
+    oid = git(repo, "rev-parse", "HEAD:other.py").strip()
+    (repo / "un\ttracked.py").write_text("u = 1\n")
+    (repo / f"100644 {oid} 0\tnotes.py").write_text("junk\n")
+    (repo / "notes.py").write_text("mine = 1\n")
+    assert (
+        hydrate(repo, "task-add", "T-1", "--objective", "x", "--acceptance", "ok").returncode == 0
+    )
+    where = ["--worktree"] if mode == "--worktree" else ["--dir", str(repo)]
+    added = hydrate(repo, "add-tree", "T-1", *where, "--json")
+    assert added.returncode == 0, added.stderr
+    result = json.loads(added.stdout)
+    bad = {s["path"] for s in result["skipped"] if s["reason"] == "bad_path"}
+    assert bad == {"un\ttracked.py", f"100644 {oid} 0\tnotes.py"}
+    prompt = hydrate(repo, "prompt", "T-1").stdout
+    notes = prompt.index("### Context from notes.py\n")
+    assert prompt[notes:].split("\n", 2)[1] == "mine = 1"
+    assert prompt.count('SECRET = "from other.py"') == 1  # (other.py's own, once)

@@ -72,32 +72,36 @@ def list_tree(out: bytes) -> list[FileEntry]:
     return entries
 
 
-def _listed_paths(listing: bytes, changed: set[bytes]) -> tuple[dict[bytes, str], list[bytes]]:
-    """``({path: index blob id or ""}, paths in listing order)`` of an ``ls-files`` listing.
+def _listed_paths(
+    staged: bytes, paths: bytes, changed: set[bytes]
+) -> tuple[dict[bytes, str], list[bytes]]:
+    """``({path: index blob id or ""}, paths in listing order)`` of the listings
+    ``staged`` (``git ls-files -z -s``: ``<mode> <oid> <stage>\t<path>`` records)
+    and ``paths`` (``git ls-files -z``: paths alone; first, as git lists others
+    before the index's entries when asked both).
 
     The blob id is kept only for a path git reports unchanged at stage 0 that
     is not a submodule; anything else must be read from the work tree.
     """
     index_oid: dict[bytes, str] = {}
     order: list[bytes] = []
-    for record in listing.split(b"\0"):
-        if not record:
-            continue
+    for raw_path in paths.split(b"\0"):
+        if raw_path and raw_path not in index_oid:
+            order.append(raw_path)
+            index_oid[raw_path] = ""
+    for record in staged.split(b"\0"):
         meta, tab, raw_path = record.partition(b"\t")
-        if tab:  # tracked: "<mode> <oid> <stage>\t<path>"
-            fields = meta.split()
-            if raw_path not in index_oid:
-                order.append(raw_path)
-            # A conflicted path has several stages; the work tree holds the truth.
-            index_oid[raw_path] = (
-                fields[1].decode("ascii")
-                if fields[2] == b"0" and raw_path not in changed and fields[0] != b"160000"
-                else ""
-            )
-        else:  # untracked: just the path
-            if record not in index_oid:
-                order.append(record)
-                index_oid[record] = ""
+        fields = meta.split()
+        if not tab or len(fields) != 3:
+            continue
+        if raw_path not in index_oid:
+            order.append(raw_path)
+        # A conflicted path has several stages; the work tree holds the truth.
+        index_oid[raw_path] = (
+            fields[1].decode("ascii")
+            if fields[2] == b"0" and raw_path not in changed and fields[0] != b"160000"
+            else ""
+        )
     return index_oid, order
 
 
@@ -112,7 +116,9 @@ def _kind_of(mode: int) -> str:
     return "special"  # a FIFO, socket or device node: reported, never opened
 
 
-def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -> list[FileEntry]:
+def list_worktree(
+    listing: tuple[bytes, bytes], top: str, *, modified: Iterable[bytes] = ()
+) -> list[FileEntry]:
     """The work tree as ``git ls-files --cached --others --exclude-standard`` sees it.
 
     Tracked files that git reports unmodified carry their index blob id (so
@@ -121,13 +127,14 @@ def list_worktree(listing: bytes, top: str, *, modified: Iterable[bytes] = ()) -
     out (they are gone from the work tree).
 
     Args:
-        listing: The output of ``git ls-files -z [-s] --cached --others
-            --exclude-standard`` (with ``-s``, tracked entries carry their
-            index blob id).
+        listing: The index's entries as ``git ls-files -z -s`` lists them (or
+            ``b""``), and paths alone, read from disk (``git ls-files -z
+            --others --exclude-standard``, or with ``--cached`` too): two
+            listings, so that no path (one holding a tab) reads as an entry.
         top: The directory the listed paths are relative to.
         modified: Paths ``git diff-files`` reports as changed.
     """
-    index_oid, order = _listed_paths(listing, set(modified))
+    index_oid, order = _listed_paths(*listing, set(modified))
     entries: list[FileEntry] = []
     for raw_path in sorted(order):
         location = os.path.join(os.fsencode(top), raw_path)
@@ -293,7 +300,7 @@ def from_directory(directory: str) -> Source:
         if listing:
             # Paths from ls-files run in a subdirectory are relative to it.
             return Source(
-                "dir", label, list_worktree(listing, directory), [], listing="git ls-files"
+                "dir", label, list_worktree((b"", listing), directory), [], listing="git ls-files"
             )
         if listing is not None:
             # A directory the enclosing work tree ignores whole (an installed tree

@@ -301,15 +301,15 @@ class Commands(RepositoryBase):
         """``git ls-tree -r -z -l --full-tree`` of ``tree``."""
         return self.git(["ls-tree", "-r", "-z", "-l", "--full-tree", tree]).stdout
 
-    def ls_files(self) -> bytes:
-        """The work tree's files as ``git ls-files -z -s --cached --others
-        --exclude-standard`` lists them, paths from the top."""
-        return self.git(
-            [
-                *("ls-files", "-z", "-s", "--cached", "--others", "--exclude-standard"),
-                *("--full-name", "--", ":/"),
-            ]
-        ).stdout
+    def ls_files(self) -> tuple[bytes, bytes]:
+        """The work tree's files, paths from the top: the index's entries as ``git
+        ls-files -z -s`` lists them, and the untracked files not ignored (``-z
+        --others --exclude-standard``: paths alone). Two listings, not one: in
+        one, an untracked path holding a tab would read as an index entry."""
+        where = ("--full-name", "--", ":/")
+        tracked = self.git(["ls-files", "-z", "-s", *where]).stdout
+        untracked = self.git(["ls-files", "-z", "--others", "--exclude-standard", *where]).stdout
+        return tracked, untracked
 
     def tracked(self, paths: Sequence[str]) -> set[str]:
         """Which of ``paths`` (relative to the top of the work tree) are in the index."""
