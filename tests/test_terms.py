@@ -136,6 +136,27 @@ def test_facts_of_any_bytes_are_those_of_the_specification(chunks: list[bytes]) 
     same(b"".join(chunks))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.binary(max_size=8), st.sampled_from(PIECES).map(str.encode))),
+    st.integers(1, 12),
+)
+def test_a_long_text_counted_in_pieces_counts_the_same(chunks: list[bytes], piece: int) -> None:
+    """A text longer than a piece is tokenised a piece at a time, each cut where no
+    token runs across: the same facts, encoded the same (the order of first
+    occurrence kept), as the text tokenised whole."""
+    data = b"".join(chunks)
+    whole = blob_facts(data)
+    saved = terms.TOKENISED_AT_ONCE
+    terms.TOKENISED_AT_ONCE = piece  # type: ignore[misc]
+    try:
+        pieces, order = blob_facts(data), list(terms._raw_counts(data))
+    finally:
+        terms.TOKENISED_AT_ONCE = saved  # type: ignore[misc]
+    assert pieces == whole and pieces == spec_facts(data)
+    assert order == list(Counter(re.findall(rb"[A-Za-z0-9_]+", data)))
+
+
 def test_more_words_than_kept_keeps_the_most_frequent() -> None:
     words = [
         f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{i // 676}" for i in range(MAX_TERMS + 50)

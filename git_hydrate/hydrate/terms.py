@@ -206,6 +206,29 @@ def defined_names(data: bytes) -> list[str]:
     return [name.decode("ascii") for name in found]
 
 
+#: Bytes of a text tokenised at a time: a list of a 200 MB text's raw tokens at once
+#: was 2.4 GB (a Python object each); a piece's, a few tens of megabytes.
+TOKENISED_AT_ONCE: Final = 8 << 20
+#: A byte that is not part of a raw token (a piece ends just before one).
+_BETWEEN: Final = re.compile(rb"[^A-Za-z0-9_]")
+
+
+def _raw_counts(data: bytes) -> Counter[bytes]:
+    """How many times each raw token occurs in ``data``, in order of first
+    occurrence; a long text counted a piece at a time, each cut where no token
+    runs across (the same counts, in the same order)."""
+    if len(data) <= TOKENISED_AT_ONCE:
+        return Counter(data.translate(_TOKEN_BYTES).split())
+    counts: Counter[bytes] = Counter()
+    start = 0
+    while start < len(data):
+        cut = _BETWEEN.search(data, start + TOKENISED_AT_ONCE)
+        end = cut.start() if cut is not None else len(data)
+        counts.update(data[start:end].translate(_TOKEN_BYTES).split())
+        start = end
+    return counts
+
+
 def blob_facts(data: bytes) -> BlobFacts:
     """The facts of one blob's content (binary: no words).
 
@@ -217,7 +240,7 @@ def blob_facts(data: bytes) -> BlobFacts:
         return BlobFacts(False, len(data))
     counts: dict[str, int] = {}
     count, known = counts.get, _split.get
-    for raw, times in Counter(data.translate(_TOKEN_BYTES).split()).items():
+    for raw, times in _raw_counts(data).items():
         split = known(raw)
         for word in _words_of(raw) if split is None else split:
             counts[word] = count(word, 0) + times
