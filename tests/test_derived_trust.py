@@ -227,3 +227,22 @@ def test_a_damaged_record_of_own_runs_is_written_afresh(repo: Path) -> None:
     lines = own.read_bytes().splitlines()
     assert kept.splitlines()[0] in lines and len(lines) == 2  # (the two runs, nothing else)
     assert all(len(line.split()) == 2 and line.isascii() for line in lines)
+
+
+def test_a_clone_that_cannot_record_its_runs_says_so_on_refresh(repo: Path) -> None:
+    """With ``.git/hydrate`` not a directory, add-tree works but cannot record the
+    run as this clone's: a refresh says why it does not take the run, instead of
+    calling it another clone's (whose advice, run it once, could never work)."""
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
+    shutil.rmtree(_hydrate_dir(repo), ignore_errors=True)
+    _hydrate_dir(repo).write_text("x\n")
+    assert (
+        hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
+    assert hydrate(repo, "add-tree", "T-1").returncode == 0
+    refreshed = hydrate(repo, "prompt", "T-1", "--refresh")
+    assert "cannot record its own runs" in refreshed.stderr
+    assert "is not a directory" in refreshed.stderr
+    assert "recorded in another clone" not in refreshed.stderr

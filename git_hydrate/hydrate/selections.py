@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from collections.abc import Callable, Iterable
 from typing import Final
 
@@ -175,8 +176,18 @@ def adopt(refs: TaskRefs, task_id: str, selection: Selection, here: str) -> None
         )
 
 
-def not_taken_here(task_id: str, what: str) -> dict[str, str]:
-    """What a refresh answers for a run another clone recorded."""
+def not_taken_here(refs: TaskRefs, task_id: str, what: str) -> dict[str, str]:
+    """What a refresh answers for a run this clone has no record of: recorded in
+    another clone; or, when this clone cannot keep its record (its hydrate folder
+    not a writable directory), that (running it again would record nothing)."""
+    folder = os.path.dirname(own_selections_path(refs.repo))
+    if os.path.exists(folder) and not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
+        why = "is not writable" if os.path.isdir(folder) else "is not a directory"
+        return {
+            "selection": what,
+            "error": f"not taken: this clone cannot record its own runs ({folder} {why}); "
+            f"once it can, run: git hydrate add-tree {task_id} {what}",
+        }
     return {
         "selection": what,
         "error": "recorded in another clone, so not taken here; to take it, "

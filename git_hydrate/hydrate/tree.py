@@ -557,7 +557,7 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
         what = described(selection)
         identities.append(identity(task_id, selection))
         if identities[-1] not in own:
-            notice = not_taken_here(task_id, what)
+            notice = not_taken_here(refs, task_id, what)
             results.append(notice)
             said.append(dict(notice))
             continue
