@@ -5,11 +5,13 @@ Only the revision and its ancestors are read (``git log REV``), so nothing
 after the state a task is hydrated from can leak into its ranking. The
 history of a commit never changes: it is cached by commit id in a derived,
 disposable file under ``<common dir>/hydrate/history/`` (deleting it is
-always safe), so hydrating from the same commit again reads no log.
+always safe), so hydrating from the same commit again reads no log. A
+shallow clone's history is cut short: its file is also named by the cut.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import TYPE_CHECKING, Final
 
@@ -92,7 +94,28 @@ def begin_history(repo: Repository, commit: str | None) -> Begun | None:
 
 
 def _cached(repo: Repository, commit: str) -> str:
-    return os.path.join(repo.common_dir, "hydrate", "history", commit)
+    """The cache file of ``commit``'s history; in a shallow clone (or one with
+    grafts), named by where its history is cut too: deepened, the same commit has
+    more history, read anew (a clone at another depth ranked differently)."""
+    cut = _cut(repo)
+    name = commit if cut is None else f"{commit}-{cut}"
+    return os.path.join(repo.common_dir, "hydrate", "history", name)
+
+
+#: The files that cut or rewrite a history ``git log`` reads.
+_CUTS: Final = ("shallow", os.path.join("info", "grafts"))
+
+
+def _cut(repo: Repository) -> str | None:
+    """A digest of the files that cut this clone's history (``None``: none)."""
+    found = b""
+    for name in _CUTS:
+        try:
+            with open(os.path.join(repo.common_dir, name), "rb") as fh:
+                found += name.encode() + b"\0" + fh.read() + b"\0"
+        except OSError:
+            continue
+    return hashlib.sha256(found).hexdigest()[:16] if found else None
 
 
 def read_history(repo: Repository, commit: str, begun: Begun | None = None) -> History:
