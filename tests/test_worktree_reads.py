@@ -218,3 +218,23 @@ def test_a_path_holding_a_tab_is_its_own_file_or_none(repo: Path, mode: str) -> 
     notes = prompt.index("### Context from notes.py\n")
     assert prompt[notes:].split("\n", 2)[1] == "mine = 1"
     assert prompt.count('SECRET = "from other.py"') == 1  # (other.py's own, once)
+
+
+def test_a_work_tree_named_by_the_environment_is_taken_from_outside_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """With GIT_DIR and GIT_WORK_TREE set, git has a work tree wherever the command
+    runs from: ``--worktree`` takes it (it was refused from outside it)."""
+    commit_files(repo, {"kept.py": "k = 1\n"})
+    (repo / "new.py").write_text("n = 2\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)}
+    made = hydrate(elsewhere, "task-add", "E-1", "--objective", "o", "--acceptance", "a", env=env)
+    assert made.returncode == 0, made.stderr
+    added = hydrate(elsewhere, "add-tree", "E-1", "--worktree", "--json", env=env)
+    assert added.returncode == 0, added.stderr
+    result = json.loads(added.stdout)
+    assert result["mode"] == "worktree" and result["added"] == 2
+    prompt = hydrate(elsewhere, "prompt", "E-1", env=env).stdout
+    assert "### Context from new.py\nn = 2\n" in prompt and "k = 1" in prompt

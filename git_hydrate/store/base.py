@@ -196,8 +196,10 @@ class RepositoryBase:
         self.is_bare = lines[2] == "true"
         # git's answer, never a guess from the config text: ids are SHA-1 or SHA-256.
         self._sha256 = lines[3].strip() == "sha256"
-        inside = lines[4] == "true" and len(lines) > 5
-        self.work_tree = lines[5] if inside else None
+        # (a top level printed: there is a work tree, even when the current directory
+        # is outside it, as with GIT_DIR and GIT_WORK_TREE set; none is printed for a
+        # bare repository or from inside the git directory)
+        self.work_tree = lines[5] if len(lines) > 5 and lines[5] else None
 
     @property
     def _repo(self) -> Repo:
