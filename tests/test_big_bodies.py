@@ -117,7 +117,9 @@ def test_a_body_larger_than_its_link_says_is_refused_unread(remote: Path, tmp_pa
     forged = plumb("commit-tree", plumb("write-tree"), "-p", ref, "-m", "forged")
     git(a, "update-ref", ref, forged)
     make_task(a, "T-2")
-    assert hydrate(a, "push").returncode == 0
+    pushed = hydrate(a, "push")  # sends T-2 only: a pull would refuse BIG-1
+    assert pushed.returncode == 1 and "SKIPPED        BIG-1" in pushed.stdout
+    git(a, "push", "-q", "origin", f"{ref}:{ref}")  # as plain git (or another tool) can
     b = clone(remote, tmp_path / "b")
     git(b, "config", "hydrate.maxBodyBytes", "1m")
     code, tasks = _pull_json(b)

@@ -104,7 +104,10 @@ _STORAGE: Final = [
      "tree); the commit's parents keep each archived history reachable."),
     ("refs/hydrate/removed", "The removal record: removed.json (id to removed tip, when, "
      "by whom); its parents keep each removed history reachable. It travels with push "
-     "and pull so other clones drop removed tasks too."),
+     "and pull so other clones drop removed tasks too. Push sends no task, removal "
+     "record or archive that pull would refuse (it reports each as SKIPPED, exit "
+     "status 1); damaged here, the record stops pull, sync and task-rm with a line "
+     "naming it."),
     ("refs/hydrate-remotes/<remote>/", "The mirror pull fetches a remote's refs/hydrate/* "
      "into before merging task by task (never refs/hydrate/ itself, never refs/remotes/)."),
     ("$GIT_COMMON_DIR/hydrate/list-cache, status-cache, sha256-cache", "Derived, "

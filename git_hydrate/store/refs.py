@@ -242,15 +242,20 @@ class Refs(RepositoryBase):
         proc = self.git(["for-each-ref", "--format=%(refname)", prefix.decode()], check=False)
         return proc.stdout.splitlines()
 
-    def refs_not_at_commits(self, patterns: Iterable[str]) -> dict[bytes, str]:
-        """``{full name: object type}`` of the refs ``git for-each-ref`` lists for
-        ``patterns`` that point at a blob, a tree or a tag instead of a commit
-        (one process)."""
+    def typed_refs(self, patterns: Iterable[str]) -> dict[bytes, tuple[bytes, str]]:
+        """``{full name: (object id, object type)}`` of the refs ``git for-each-ref``
+        lists for ``patterns`` (one process): a ref at a blob, a tree or a tag is
+        told from one at a commit without reading the object."""
         proc = self.git(
-            ["for-each-ref", "--format=%(objecttype) %(refname)", *patterns], check=False
+            ["for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", *patterns],
+            check=False,
         )
-        found = (line.partition(b" ") for line in proc.stdout.splitlines())
-        return {name: kind.decode() for kind, _sep, name in found if kind != b"commit"}
+        found: dict[bytes, tuple[bytes, str]] = {}
+        for line in proc.stdout.splitlines():
+            kind, _sep, rest = line.partition(b" ")
+            oid, _sep, name = rest.partition(b" ")
+            found[name] = (oid, kind.decode())
+        return found
 
     # -- changing refs ------------------------------------------------------------
 

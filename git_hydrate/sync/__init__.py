@@ -9,7 +9,8 @@ somebody's work:
   task by task (:mod:`.pull`), telling behind from ahead for all tasks at once
   (:mod:`.ancestry`). Every write is a compare-and-swap.
 * Fetch with ``--no-filter`` so partial clones get the bodies.
-* Push without force and read the per-ref results (:mod:`.push`).
+* Push without force and read the per-ref results (:mod:`.push`); send
+  nothing a pull would refuse (:mod:`.outgoing`, pull's own checks).
 * Config gets at most one wildcard fetch refspec (``setup``); never
   ``remote.<name>.push``.
 * ``refs/hydrate/archive`` and ``refs/hydrate/removed`` travel with push and

@@ -31,7 +31,7 @@ from .merging import (
 )
 from .reconcile import archived_sides, reconcile_archived
 from .remotes import Remote, resolve_remote
-from .removal import REMOVED_REF, read_removed
+from .removal import REMOVED_REF, read_local_removed
 from .report import WRITE_ACTIONS, Outcome, Report
 from .union import UNION_REFS, pull_union_ref
 
@@ -421,6 +421,7 @@ def pull_into(
 ) -> dict[bytes, bytes]:
     """Pull ``remote`` (only ``ids`` when given), adding each outcome to ``report``;
     return the mirror as this pull's fetch left it (what the remote then held)."""
+    read_local_removed(refs.repo)  # damaged, it would stop this pull halfway: stop now
     had_mirror = refs.repo.has_refs_under(remote.mirror_prefix)
     mirror = fetch_mirror(refs.repo, remote)
     where = remote.display
@@ -443,7 +444,7 @@ def pull_into(
                 report.outcomes.append(Outcome(task_id, "absent", f"not on {where}"))
         remote_tasks = {k: v for k, v in remote_tasks.items() if k in ids}
     covered = Covered(refs)
-    removed_index = read_removed(refs.repo, refs.repo.read_ref(REMOVED_REF))
+    removed_index = read_local_removed(refs.repo)[1]
     all_local = refs.task_tips()
     local = {k: v for k, v in all_local.items() if k in ids} if ids else all_local
     dropped = _drop_removed(refs, local, remote_tasks, covered, removed_index, where)

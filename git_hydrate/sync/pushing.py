@@ -11,13 +11,12 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from ..archive import ARCHIVE_REF
 from ..errors import Conflict
 from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
+from .outgoing import refused_shared_ref, refused_tasks
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
-from .removal import REMOVED_REF
 from .report import Outcome, Report
 from .union import UNION_REFS
 
@@ -73,9 +72,11 @@ def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -
     return "refused", f"{summary}; {where} refused it, and a pull cannot change that"
 
 
-def _task_refspecs(refs: TaskRefs, ids: list[str] | None, report: Report) -> list[str]:
+def _task_refspecs(
+    refs: TaskRefs, ids: list[str] | None, report: Report, mirror: dict[bytes, bytes]
+) -> list[str]:
     """The refspecs that push ``ids`` (all tasks when ``None``): never a ref that
-    is not a task id, nor one at no commit (both reported)."""
+    is not a task id, nor a task a pull would refuse (reported)."""
     repo = refs.repo
     if ids is not None:
         present = []
@@ -84,8 +85,8 @@ def _task_refspecs(refs: TaskRefs, ids: list[str] | None, report: Report) -> lis
                 report.outcomes.append(Outcome(task_id, "absent", "no such task here"))
             else:
                 present.append(ref_name(task_id).decode())
-        damaged = _damaged(refs, present, report) if present else []
-        return [f"{ref}:{ref}" for ref in present if ref not in damaged]
+        held = _held_back(refs, present, report, mirror) if present else []
+        return [f"{ref}:{ref}" for ref in present if ref not in held]
     if not repo.has_refs_under(TASK_REF_PREFIX):
         return []
     refspecs = ["refs/hydrate/tasks/*:refs/hydrate/tasks/*"]
@@ -97,20 +98,35 @@ def _task_refspecs(refs: TaskRefs, ids: list[str] | None, report: Report) -> lis
         for listed_name in repo.listed_ref_names(TASK_REF_PREFIX):
             if listed_name in strays:
                 refspecs.append("^" + os.fsdecode(listed_name))
-    refspecs += ["^" + name for name in _damaged(refs, [TASK_REF_PREFIX.decode()], report)]
+    refspecs += [
+        "^" + name for name in _held_back(refs, [TASK_REF_PREFIX.decode()], report, mirror)
+    ]
     return refspecs
 
 
-def _damaged(refs: TaskRefs, patterns: list[str], report: Report) -> list[str]:
-    """The task refs among ``patterns`` that point at no commit, each reported as
-    skipped: pushed, the damage would spread to every clone that pulls."""
+def _held_back(
+    refs: TaskRefs, patterns: list[str], report: Report, mirror: dict[bytes, bytes]
+) -> list[str]:
+    """The task refs among ``patterns`` that a pull would refuse, each reported as
+    skipped: pushed, the damage would reach every clone, and stay (see
+    :mod:`.outgoing`). Only tasks whose tip the remote lacks are checked."""
     names = []
-    for name, kind in refs.repo.refs_not_at_commits(patterns).items():
-        if names_a_task(name[len(TASK_REF_PREFIX) :]):
-            task_id = name[len(TASK_REF_PREFIX) :].decode()
+    tips: dict[str, bytes] = {}
+    for name, (oid, kind) in refs.repo.typed_refs(patterns).items():
+        short = name[len(TASK_REF_PREFIX) :]
+        if not name.startswith(TASK_REF_PREFIX) or not names_a_task(short):
+            continue
+        task_id = short.decode()
+        if kind != "commit":
             detail = f"damaged: its ref points at a {kind}, not a commit; see: git hydrate doctor"
             report.outcomes.append(Outcome(task_id, "skipped", detail))
             names.append(os.fsdecode(name))
+        elif mirror.get(b"tasks/" + short) != oid:
+            tips[task_id] = oid
+    for task_id, why in refused_tasks(refs, tips).items():
+        detail = f"damaged, a pull would refuse it: {why}; see: git hydrate doctor"
+        report.outcomes.append(Outcome(task_id, "skipped", detail))
+        names.append(ref_name(task_id).decode())
     return names
 
 
@@ -193,29 +209,51 @@ def settled(
     return len(names)
 
 
+def _shared_refspecs(
+    refs: TaskRefs, mirror: dict[bytes, bytes], report: Report
+) -> tuple[list[str], list[bytes]]:
+    """The refspecs of the archive and the removal record, and those of them to
+    trust: not one a pull would refuse (reported as skipped instead)."""
+    repo = refs.repo
+    refspecs: list[str] = []
+    trusted: list[bytes] = []
+    for ref in UNION_REFS:
+        tip = repo.read_ref(ref)
+        if tip is None:
+            continue
+        # a value the remote holds already sends nothing: only a new one is checked
+        known = mirror.get(ref[len(b"refs/hydrate/") :]) == tip
+        why = None if known else refused_shared_ref(repo, ref, tip)
+        if why is not None:
+            detail = f"damaged, a pull would refuse it: {why}; see: git hydrate doctor"
+            report.outcomes.append(Outcome(ref.decode(), "skipped", detail, is_task=False))
+            continue
+        refspecs.append(f"{ref.decode()}:{ref.decode()}")
+        trusted.append(ref)
+    return refspecs, trusted
+
+
 def _union_refspecs(
-    refs: TaskRefs, remote: Remote, mirror: dict[bytes, bytes]
+    refs: TaskRefs, remote: Remote, mirror: dict[bytes, bytes], report: Report
 ) -> tuple[list[str], list[str]]:
     """The shared refs' refspecs and the deletions due, with their leases."""
     repo = refs.repo
-    refspecs: list[str] = []
+    refspecs, trusted = _shared_refspecs(refs, mirror, report)
     leases: list[str] = []
-    for ref in UNION_REFS:
-        if repo.read_ref(ref) is not None:
-            refspecs.append(f"{ref.decode()}:{ref.decode()}")
     # Tasks archived or removed (here, or elsewhere and pulled) that the
     # remote still has as live refs: delete them there, but only while the
     # remote's tip is still one the archive or the removal record holds
-    # (the lease), so nobody's newer work is lost.
+    # (the lease), so nobody's newer work is lost. A record held back
+    # deletes nothing: other clones, not having it, would push them back.
     covered = Covered(refs)
-    gone = covered.of(ARCHIVE_REF) | covered.of(REMOVED_REF)
+    gone: set[bytes] = set().union(*(covered.of(ref) for ref in trusted))
     for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
         local_tip = repo.read_ref(task_ref)
         if local_tip is None:
             if tip in gone:
                 refspecs.append(f":{task_ref.decode()}")
                 leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
-        elif covered.any(tip) and local_tip != tip and not repo.is_ancestor(tip, local_tip):
+        elif tip in gone and local_tip != tip and not repo.is_ancestor(tip, local_tip):
             # A new task with the id of one removed here: replace the
             # remote's old copy, but only if it is still exactly that copy.
             leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
@@ -235,14 +273,15 @@ def push_into(
     just left it (else it is read); a lease taken from it that went stale fails
     and is reported as a race, which ``sync`` settles."""
     repo = refs.repo
-    refspecs = _task_refspecs(refs, ids, report)
-    leases: list[str] = []
     # What the remote held, as far as the last fetch knows: the "old" side of
-    # each pushed ref in the report, and the refs to delete there.
+    # each pushed ref in the report, the refs to delete there, and the values
+    # it need not be sent (nor checked).
     if mirror is None:
         mirror = repo.refs_under(remote.mirror_prefix)
+    refspecs = _task_refspecs(refs, ids, report, mirror)
+    leases: list[str] = []
     if union:
-        shared, leases = _union_refspecs(refs, remote, mirror)
+        shared, leases = _union_refspecs(refs, remote, mirror, report)
         refspecs += shared
     if not refspecs:
         return

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Final
 
 from .. import codec
-from ..errors import Busy
+from ..errors import Busy, CorruptData
 from ..model import RemovalRecord, RemovedTask
 from ..store import MODE_BLOB, RefRace, Repository
 from ..taskrefs import TaskRefs, attempts, commit_message, iso_utc
 
-__all__ = ["REMOVED_REF", "read_removed", "record_removal"]
+__all__ = ["REMOVED_REF", "read_local_removed", "read_removed", "record_removal"]
 
 REMOVED_REF: Final = b"refs/hydrate/removed"
 _REMOVED_FILE: Final = b"removed.json"
@@ -38,13 +38,37 @@ def read_removed(repo: Repository, tip: bytes | None) -> dict[str, RemovedTask]:
     return codec.decode_removal_record(repo.read_blob(entry[1]), where).removed
 
 
+def read_local_removed(repo: Repository) -> tuple[bytes | None, dict[str, RemovedTask]]:
+    """This clone's removal record: its tip and what it holds (:func:`read_removed`).
+
+    Raises:
+        CorruptData: the record cannot be read; the message names the ref and
+            the way out, since every pull, sync and removal stops on it.
+    """
+    tip = repo.read_ref(REMOVED_REF)
+    try:
+        return tip, read_removed(repo, tip)
+    except CorruptData as exc:
+        assert tip is not None
+        name = REMOVED_REF.decode()
+        why = str(exc).removeprefix(f"{name}: ")
+        if repo.is_commit(tip):
+            repair = f"git reflog {name} lists earlier records to reset it to"
+        else:
+            # (a ref at no commit holds no record: nothing is lost by dropping it)
+            repair = f"it records nothing: git update-ref -d {name} drops it"
+        raise CorruptData(
+            f"{name} is damaged ({why}); see: git hydrate doctor; {repair}"
+        ) from None
+
+
 def record_removal(refs: TaskRefs, task_id: str, tip: bytes) -> None:
     """Add ``task_id`` removed at ``tip`` to the record (one commit, retried on races)."""
     repo = refs.repo
     ident = repo.identity().name_email.decode("utf-8", "replace")
     for _attempt in attempts():
-        current = repo.read_ref(REMOVED_REF)
-        removed = dict(read_removed(repo, current))
+        current, removed = read_local_removed(repo)
+        removed = dict(removed)
         removed[task_id] = RemovedTask(tip=tip.decode(), at=iso_utc(refs.clock()), by=ident)
         blob = repo.write_blob(codec.encode(RemovalRecord(removed=removed)))
         tree = repo.write_tree({_REMOVED_FILE: (MODE_BLOB, blob)})

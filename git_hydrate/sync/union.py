@@ -24,7 +24,7 @@ from ..treeshape import (
 from .removal import REMOVED_REF, read_removed
 from .report import Outcome
 
-__all__ = ["UNION_REFS", "commit_rank", "pull_union_ref"]
+__all__ = ["UNION_REFS", "check_shared_ref", "commit_rank", "pull_union_ref"]
 
 #: Refs that are not tasks but travel with them and merge as unions.
 UNION_REFS: Final = (REMOVED_REF, ARCHIVE_REF)
@@ -104,8 +104,13 @@ def _merge_trees(repo: Repository, base: bytes | None, a: bytes, b: bytes, a_win
     return _build(repo, merged)
 
 
-def _check(repo: Repository, ref: bytes, tip: bytes) -> None:
-    """Refuse a damaged remote archive or removal record before merging it."""
+def check_shared_ref(repo: Repository, ref: bytes, tip: bytes) -> None:
+    """Refuse a damaged archive or removal record: a pull before merging the
+    remote's, a push before sending its own (so a push sends none a pull refuses).
+
+    Raises:
+        CorruptData: why ``tip`` is no readable ``ref``.
+    """
     tree, _parents = repo.read_commit_tree(tip)
     if ref == REMOVED_REF:
         read_removed(repo, tip)
@@ -145,7 +150,7 @@ def pull_union_ref(refs: TaskRefs, ref: bytes, remote_tip: bytes, where: str) ->
         if local == remote_tip:
             return None
         try:
-            _check(repo, ref, remote_tip)
+            check_shared_ref(repo, ref, remote_tip)
         except CorruptData as exc:
             return Outcome(name, "skipped", f"remote data invalid: {exc}", is_task=False)
         if local is None:

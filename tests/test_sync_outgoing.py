@@ -1,0 +1,140 @@
+"""Push sends nothing a pull would refuse: a damaged task, removal record or
+archive stays here, named, and everything else goes (git_hydrate.sync.outgoing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import from_template, fsck, git, hydrate
+from .test_sync import _seeded_remote, clone, make_task
+
+REMOVED = "refs/hydrate/removed"
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
+    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
+
+
+def shared_refs(repo: Path) -> list[str]:
+    return git(repo, "for-each-ref", "--format=%(refname)", "refs/hydrate/").split()
+
+
+def empty_commit(repo: Path, *files: tuple[str, str]) -> str:
+    """A commit whose tree holds ``files`` (``(name, content)``) and nothing else."""
+    listing = ""
+    for name, content in files:
+        blob = git(repo, "hash-object", "-w", "--stdin", input=content).strip()
+        listing += f"100644 blob {blob}\t{name}\n"
+    tree = git(repo, "mktree", input=listing).strip()
+    return git(repo, "commit-tree", tree, "-m", "by hand").strip()
+
+
+def test_push_holds_back_what_pull_would_skip(origin: Path, tmp_path: Path) -> None:
+    # the tester's repro: every clone's pull used to skip these, forever
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "Q-1")
+    git(a, "update-ref", "refs/hydrate/tasks/BAD-3", empty_commit(a))
+    git(a, "update-ref", REMOVED, git(a, "hash-object", "-w", "--stdin", input="junk\n").strip())
+    pushed = hydrate(a, "push", "origin")
+    assert pushed.returncode == 1
+    lines = pushed.stdout.splitlines()
+    assert lines[0] == "push origin: 1 pushed (new), 2 SKIPPED, 0 up to date"
+    assert lines[1].startswith("  SKIPPED        BAD-3  (damaged, a pull would refuse it: commit ")
+    assert lines[1].endswith(" has no task.json or links.json; see: git hydrate doctor)")
+    assert lines[2].startswith(f"  SKIPPED        {REMOVED}  (damaged, a pull would refuse it: ")
+    assert lines[2].endswith(" is a blob, not a commit; see: git hydrate doctor)")
+    assert lines[3:] == ["  pushed (new)   Q-1"]
+    assert pushed.stderr == f"error: skipped: BAD-3, {REMOVED} (the report above says why)\n"
+    assert shared_refs(origin) == ["refs/hydrate/tasks/Q-1"]
+    b = clone(origin, tmp_path / "b")
+    for _twice in range(2):
+        pulled = hydrate(b, "pull", "origin")
+        assert (pulled.returncode, pulled.stderr) == (0, "")
+    assert shared_refs(b) == ["refs/hydrate/tasks/Q-1"]
+    fsck(origin)
+
+
+def test_named_tasks_beside_a_damaged_one_still_go(origin: Path, tmp_path: Path) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "Q-1")
+    make_task(a, "Q-2")
+    git(a, "update-ref", "refs/hydrate/tasks/BAD-3", empty_commit(a, ("task.json", "{no")))
+    pushed = hydrate(a, "--compact", "push", "origin", "Q-1", "BAD-3", "--json")
+    assert pushed.returncode == 1
+    tasks = json.loads(pushed.stdout)["tasks"]
+    assert [(t["task_id"], t["action"]) for t in tasks] == [
+        ("BAD-3", "skipped"),
+        ("Q-1", "pushed-new"),
+    ]
+    assert "has no links.json" in tasks[0]["detail"]
+    assert shared_refs(origin) == ["refs/hydrate/tasks/Q-1"]
+    everything = hydrate(a, "push", "origin")
+    assert everything.returncode == 1
+    assert everything.stdout.splitlines()[0] == (
+        "push origin: 1 pushed (new), 1 SKIPPED, 1 up to date"
+    )
+    assert shared_refs(origin) == ["refs/hydrate/tasks/Q-1", "refs/hydrate/tasks/Q-2"]
+
+
+def test_an_archive_without_its_index_is_not_pushed(origin: Path, tmp_path: Path) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "OK-1")
+    git(a, "update-ref", "refs/hydrate/archive", empty_commit(a, ("README", "no index\n")))
+    pushed = hydrate(a, "push", "origin")
+    assert pushed.returncode == 1
+    assert "  SKIPPED        refs/hydrate/archive  (damaged, a pull would refuse it: " in (
+        pushed.stdout
+    )
+    assert "has no index.json" in pushed.stdout
+    assert pushed.stderr == "error: skipped: refs/hydrate/archive (the report above says why)\n"
+    assert shared_refs(origin) == ["refs/hydrate/tasks/OK-1"]
+
+
+def test_a_damaged_removal_record_is_not_pushed_nor_deletes(origin: Path, tmp_path: Path) -> None:
+    # Deleting N-20 there while the record that says why stays here would let
+    # any other clone push N-20 back as new.
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "N-20")
+    make_task(a, "K-1")
+    assert hydrate(a, "push", "origin").returncode == 0
+    assert hydrate(a, "task-rm", "N-20").returncode == 0
+    good = git(a, "rev-parse", REMOVED).strip()
+    blob = git(a, "hash-object", "-w", "--stdin", input="{not json\n").strip()
+    tree = git(a, "mktree", input=f"100644 blob {blob}\tremoved.json\n").strip()
+    git(a, "update-ref", REMOVED, git(a, "commit-tree", tree, "-p", good, "-m", "x").strip())
+    pushed = hydrate(a, "push", "origin")
+    assert pushed.returncode == 1
+    assert f"  SKIPPED        {REMOVED}  (damaged, a pull would refuse it: " in pushed.stdout
+    assert pushed.stderr == f"error: skipped: {REMOVED} (the report above says why)\n"
+    assert shared_refs(origin) == ["refs/hydrate/tasks/K-1", "refs/hydrate/tasks/N-20"]
+    # mended (the record it came from), the removal travels and deletes
+    git(a, "update-ref", REMOVED, good)
+    again = hydrate(a, "push", "origin")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert shared_refs(origin) == [REMOVED, "refs/hydrate/tasks/K-1"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["pull", "origin"], ["sync", "origin"], ["pull", "origin", "K-1"], ["task-rm", "K-1"]],
+)
+def test_a_local_removal_record_at_no_commit_is_named(
+    origin: Path, tmp_path: Path, command: list[str]
+) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "K-1")
+    assert hydrate(a, "push", "origin").returncode == 0
+    blob = git(a, "hash-object", "-w", "--stdin", input="junk\n").strip()
+    git(a, "update-ref", REMOVED, blob)
+    result = hydrate(a, *command)
+    assert result.returncode != 0
+    assert result.stderr == (
+        f"error: {REMOVED} is damaged (object {blob} is a blob, not a commit); "
+        f"see: git hydrate doctor; it records nothing: git update-ref -d {REMOVED} drops it\n"
+    )
+    assert git(a, "rev-parse", "refs/hydrate/tasks/K-1").strip()  # nothing removed
