@@ -11,9 +11,10 @@ Only this module imports ``mcp``; the command line imports it only when
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from .. import __version__
 from ..errors import HydrateError, ValidationError
@@ -90,6 +91,8 @@ def _tool_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
             with Ledger(path) as ledger:
                 budget = answer_budget(ledger, max_tokens)
                 text = call(ledger, params.name, params.arguments or {}, budget)
+        except SystemExit as exc:  # SIGTERM or SIGHUP while git ran: git is stopped
+            _leave(exc)
         except HydrateError as exc:
             return text_result(error_text(f"{exc.label}: {exc}", budget), error=True)
         except Exception as exc:  # never a dead server: the agent reads what went wrong
@@ -227,6 +230,18 @@ def serve(path: str | None = None, max_tokens: int | None = None) -> None:
         if not _client_gone(exc):
             raise
         _silence_stdout()  # the client went away mid-answer: the session is over
+
+
+def _leave(exc: SystemExit) -> NoReturn:
+    """End the server now with ``exc``'s status (``128 + signal``), as a command
+    ends on SIGTERM: without a traceback, and without waiting for the SDK's
+    reader of standard input, which a client that keeps its end open would hold
+    for ever. :mod:`..store.process` has stopped git by now, and every ``with``
+    and ``finally`` between it and the tool has run."""
+    _silence_stdout()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(exc.code if isinstance(exc.code, int) else 1)
 
 
 def _client_gone(exc: BaseException) -> bool:

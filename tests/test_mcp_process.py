@@ -1,0 +1,151 @@
+"""git hydrate mcp as a process: what signals, a remote that never answers and a
+client that leaves do to it (JSON-RPC written to its stdin, read from its stdout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import ROOT, git
+from .test_mcp import _server_env, stocked  # noqa: F401 - the fixture
+
+#: The handshake every session begins with.
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+@pytest.fixture
+def silent_remote() -> Iterator[str]:
+    """The URL of a remote that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/x.git"
+    listener.close()
+    for conn in accepted:
+        conn.close()
+
+
+class Server:
+    """A ``git hydrate mcp`` process on ``repo``, initialised."""
+
+    def __init__(self, repo: Path) -> None:
+        self.proc = subprocess.Popen(
+            # (not forked by tests/zygote.py: its git processes are this one's children)
+            [sys.executable, "-m", "git_hydrate", "-C", str(repo), "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+        )
+        self.send(INITIALIZE)
+        assert self.answer()["id"] == 0
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        line = message if isinstance(message, str) else json.dumps(message)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, "the server closed its output"
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def descendants(self) -> set[int]:
+        """The processes this server started that still run (and theirs)."""
+        found: set[int] = set()
+        todo = [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            try:
+                text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+            except OSError:
+                continue
+            children = {int(child) for child in text.split()}
+            found |= children
+            todo.extend(children)
+        return found
+
+    def wait_for_git(self, timeout: float = 4.0) -> set[int]:
+        """The git processes of a call, once they run (at least two: git and its remote helper)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            running = self.descendants()
+            if len(running) >= 2:
+                return running
+            time.sleep(0.02)
+        raise AssertionError("the call started no git")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _gone(pids: set[int], timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _claim_through(repo: Path, remote: str) -> Server:
+    """A server whose first call, a claim through ``remote``, waits on it."""
+    git(repo, "remote", "add", "origin", remote)
+    server = Server(repo)
+    params = {"name": "claim", "arguments": {"id": "S-1", "remote": "origin"}}
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    return server
+
+
+def test_sigterm_during_a_call_ends_the_server_and_its_git_quietly(
+    stocked: Path,  # noqa: F811
+    silent_remote: str,
+) -> None:
+    server = _claim_through(stocked, silent_remote)
+    try:
+        running = server.wait_for_git()
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=4) == 128 + signal.SIGTERM
+        assert server.proc.stderr is not None and server.proc.stderr.read() == b""
+        assert _gone(running)
+    finally:
+        server.close()
