@@ -4,12 +4,15 @@ isolated from the user's git configuration and identity."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -567,3 +570,28 @@ def damaged_beside_a_copy(
     assert damaged != good
     path.write_bytes(damaged)
     return good
+
+
+@contextlib.contextmanager
+def silent_remote() -> Iterator[tuple[str, threading.Event]]:
+    """A remote that accepts connections and never answers (a git that reaches it
+    waits): its URL, and an event set once something connected."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    connected = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+            connected.set()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/x.git", connected
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 import pytest
 
 from .conftest import ROOT, git
+from .conftest import silent_remote as quiet_remote
 from .test_mcp import _server_env, stocked  # noqa: F401 - the fixture
 
 #: The handshake every session begins with.
@@ -36,23 +35,8 @@ INITIALIZE: dict[str, Any] = {
 @pytest.fixture
 def silent_remote() -> Iterator[str]:
     """The URL of a remote that accepts connections and never answers."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    accepted: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                accepted.append(listener.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/x.git"
-    listener.close()
-    for conn in accepted:
-        conn.close()
+    with quiet_remote() as (url, _connected):
+        yield url
 
 
 class Server:

@@ -17,7 +17,7 @@ from git_hydrate.store import refs as refs_module
 from git_hydrate.store.credentials import Given, Told, heard
 from git_hydrate.store.process import run_git
 
-from .conftest import fsck, git, hydrate
+from .conftest import fsck, git, hydrate, silent_remote
 from .test_sync_packed import _AUTHED_SERVER, _loose_mirror_refs, _pushed_remote, remote
 
 __all__ = ["remote"]  # (the fixture, shared)
@@ -149,56 +149,41 @@ def test_an_interrupted_listing_leaves_no_git_running(
     listing's session with it. git, in a session of its own, never heard the
     signal: git was killed, its ``git remote-http`` ran on, forever."""
     import signal
-    import socket
-    import threading
     import time
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    accepted = threading.Event()
-    held: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                return
-            accepted.set()
-
-    threading.Thread(target=accept, daemon=True).start()
-    b = _clone_of(f"http://127.0.0.1:{listener.getsockname()[1]}/tasks.git", tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    pull = subprocess.Popen(
-        [sys.executable, "-m", "git_hydrate", "pull"],
-        cwd=b,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    sessions: set[int] = set()
-    try:
-        assert accepted.wait(60), "the listing never connected"
-        listing = [pid for pid, (ppid, sid, _) in _sessions().items() if ppid == pull.pid]
-        sessions = {_sessions()[pid][1] for pid in listing} - {pull.pid}
-        assert sessions, "the listing runs in a session of its own"
-        os.killpg(pull.pid, getattr(signal, name))
-        _, err = pull.communicate(timeout=60)
-        assert pull.returncode == code, err
-        deadline = time.monotonic() + 10  # (killed processes take a moment to be gone)
-        left = [1]
-        while left and time.monotonic() < deadline:
-            left = [p for p, (_, sid, st) in _sessions().items() if sid in sessions and st != "Z"]
-            time.sleep(0.01) if left else None
-        assert left == [], "git processes of the listing's session still run"
-    finally:
-        for pid, (_, sid, _) in _sessions().items():
-            if sid in sessions | {pull.pid}:
-                os.kill(pid, signal.SIGKILL)
-        pull.wait()
-        listener.close()
-        for conn in held:
-            conn.close()
+    with silent_remote() as (url, accepted):
+        b = _clone_of(url, tmp_path)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        pull = subprocess.Popen(
+            [sys.executable, "-m", "git_hydrate", "pull"],
+            cwd=b,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        sessions: set[int] = set()
+        try:
+            assert accepted.wait(60), "the listing never connected"
+            listing = [pid for pid, (ppid, sid, _) in _sessions().items() if ppid == pull.pid]
+            sessions = {_sessions()[pid][1] for pid in listing} - {pull.pid}
+            assert sessions, "the listing runs in a session of its own"
+            os.killpg(pull.pid, getattr(signal, name))
+            _, err = pull.communicate(timeout=60)
+            assert pull.returncode == code, err
+            deadline = time.monotonic() + 10  # (killed processes take a moment to be gone)
+            left = [1]
+            while left and time.monotonic() < deadline:
+                left = [
+                    p for p, (_, sid, st) in _sessions().items() if sid in sessions and st != "Z"
+                ]
+                time.sleep(0.01) if left else None
+            assert left == [], "git processes of the listing's session still run"
+        finally:
+            for pid, (_, sid, _) in _sessions().items():
+                if sid in sessions | {pull.pid}:
+                    os.kill(pid, signal.SIGKILL)
+            pull.wait()
 
 
 FILL = ("credential", "fill")
