@@ -343,8 +343,11 @@ def _through_remote(
                 f"no task is ready that {where.display} agrees on: its pull skipped {shown} "
                 f"(see: git hydrate pull {where.display})"
             )
+        # (claim --next: the queue empty or every task in it taken meanwhile is
+        # nothing ready, not the error of a task the caller never named)
+        lost = last_error if only is not None else None
         if not names:
-            raise last_error or first_error()
+            raise lost or first_error()
         refused = False
         queue = list(names)
         while queue:
@@ -368,8 +371,8 @@ def _through_remote(
             if "attempts" in result:
                 result["attempts"] = tried
             return result
-        if not refused:
-            raise last_error or first_error()  # nothing left to try: not a race
+        if not refused:  # nothing left to try: not a race
+            raise (last_error if only is not None else None) or first_error()
     raise Conflict(
         f"gave up after {tried} refused pushes to {where.display}: "
         "too many workers are moving the same tasks; try again"
@@ -434,7 +437,7 @@ def claim(
             ClaimResult,
             _through_remote(refs, remote, task_id, candidates, change_for, nothing_ready),
         )
-    return _claim_here(refs, candidates(), change_for, nothing_ready)
+    return _claim_here(refs, candidates(), change_for, nothing_ready, named=task_id is not None)
 
 
 def _steal_after(stale_after: float, steal: bool) -> float | None:
@@ -458,8 +461,12 @@ def _claim_here(
     names: list[str],
     change_for: Callable[[str], Callable[[TaskState], Change[ClaimResult]]],
     nothing_ready: Callable[[], Exception],
+    *,
+    named: bool = True,
 ) -> ClaimResult:
-    """Claim, in this repository only, the first of ``names`` still free when written."""
+    """Claim, in this repository only, the first of ``names`` still free when written
+    (``named``: the task the caller named; else the queue, which another process
+    can empty meanwhile: then nothing is ready, whoever took the last one)."""
     if not names:
         raise nothing_ready()
     error: Exception | None = None
@@ -469,7 +476,7 @@ def _claim_here(
         except Conflict as exc:
             error = exc  # taken meanwhile by another process here: the next one
     assert error is not None
-    raise error
+    raise error if named else nothing_ready()
 
 
 def release(

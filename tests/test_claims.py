@@ -603,3 +603,29 @@ def test_a_claim_a_remote_accepted_beats_an_older_offline_one(
         assert hsync.pull(lc.refs).ok
         assert lc.get_task("T-1")["status"] == "done"
         assert lc.get_task("T-2")["assignee"] == "alice"
+
+
+def test_the_loser_of_the_last_ready_task_hears_nothing_is_ready(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """claim --next lists the queue, then writes: a task taken meanwhile by another
+    process is passed over, and when it was the last one, the loser is told that
+    nothing is ready (not that the task it never named is held)."""
+    from git_hydrate import claims
+
+    with Ledger(repo) as ledger:
+        add(ledger, "L-1")
+    listed = claims.ready
+
+    def raced(refs: Any, **options: Any) -> Any:
+        queue = listed(refs, **options)
+        with Ledger(repo) as other:
+            other.claim("L-1", holder="b", local=True)  # (another process, meanwhile)
+        return queue
+
+    monkeypatch.setattr(claims, "ready", raced)
+    with Ledger(repo) as ledger, pytest.raises(NotFound) as lost:
+        ledger.claim(holder="a", local=True)
+    assert str(lost.value).startswith("no task is ready"), str(lost.value)
+    held = {task["task_id"]: task for task in json.loads(hydrate(repo, "list", "--json").stdout)}
+    assert held["L-1"]["assignee"] == "b"
