@@ -329,6 +329,8 @@ def _through_remote(
     ``candidates`` names the tasks to try, in order, after each pull (one task
     for ``claim ID``, the ready queue for ``claim --next``). A push the remote
     refuses because the task moved tries the next candidate, then pulls again.
+    With no task named (``only``), a queue emptied meanwhile is ``first_error()``
+    (nothing ready), not the error of a task the caller never named.
     """
     where = resolve_remote(refs, remote, takes_ids=False)
     tried = 0
@@ -343,11 +345,8 @@ def _through_remote(
                 f"no task is ready that {where.display} agrees on: its pull skipped {shown} "
                 f"(see: git hydrate pull {where.display})"
             )
-        # (claim --next: the queue empty or every task in it taken meanwhile is
-        # nothing ready, not the error of a task the caller never named)
-        lost = last_error if only is not None else None
         if not names:
-            raise lost or first_error()
+            raise (last_error if only is not None else None) or first_error()
         refused = False
         queue = list(names)
         while queue:
