@@ -94,7 +94,7 @@ def test_a_damaged_or_foreign_listing_is_a_miss(repo: Path) -> None:
         assert listings.tree_entries(store, tree) == _listed(repo, tree)
     for row in ((b"a.txt", 9, b"\1" * 20, 2), (b"a.txt", 0, b"\1" * 19, 2)):
         body = msgspec.msgpack.encode([row])  # its check right, an entry out of shape
-        kept.write_bytes(listings.HEADER + listings._check(body) + body)
+        kept.write_bytes(listings.HEADER + listings.check_line(body) + body)
         with Repository(repo) as store:
             assert listings.tree_entries(store, tree) == _listed(repo, tree)
     kept.chmod(0o644)  # readable by others: not trusted, so listed again

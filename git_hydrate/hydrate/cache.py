@@ -27,7 +27,7 @@ from typing import Final, TypeAlias, cast
 import msgspec
 
 from ..store import Repository, open_regular, private_file, read_private, write_derived
-from .listings import keep_by_tree
+from .listings import check_line, keep_by_tree
 
 __all__ = ["MAX_ENTRIES", "MAX_TREES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
 
@@ -120,7 +120,7 @@ _BLOCK_LINES: Final = 64
 
 def _seal(out: bytearray, block: bytearray) -> None:
     """Append ``block`` (cache lines) to ``out`` after its head, and empty it."""
-    out += b"# %08x %d\n" % (zlib.crc32(block), len(block))
+    out += b"# " + check_line(block)
     out += block
     block.clear()
 

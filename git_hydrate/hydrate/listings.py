@@ -37,7 +37,7 @@ from ..store import Repository, read_private
 from .rules import FileEntry, decode_path
 from .sources import list_tree
 
-__all__ = ["MAX_TREES", "keep_by_tree", "tree_entries"]
+__all__ = ["MAX_TREES", "check_line", "keep_by_tree", "tree_entries"]
 
 #: The first line of a kept listing; another (an older layout) is a miss. The second
 #: is the CRC-32 (hex) and the length of the entries that follow (msgpack).
@@ -74,8 +74,9 @@ def _rows(entries: list[FileEntry]) -> list[_Row]:
     ]
 
 
-def _check(body: bytes) -> bytes:
-    """A listing's second line: what its entries' bytes ``body`` must be."""
+def check_line(body: bytes | bytearray) -> bytes:
+    """The line that says what ``body`` must be, its CRC-32 (hex) and length: a
+    listing's second line, the head of a block of the sha256 cache."""
     return b"%08x %d\n" % (zlib.crc32(body), len(body))
 
 
@@ -87,7 +88,7 @@ def _load(path: str, tree: str) -> list[_Row] | None:
     if data is None or not data.startswith(HEADER):
         return None
     check, newline, body = data[len(HEADER) :].partition(b"\n")
-    if not newline or check + newline != _check(body):
+    if not newline or check + newline != check_line(body):
         return None
     try:
         rows = _decoder.decode(body)
@@ -168,7 +169,7 @@ def _keep(repo: Repository, folder: str, tree: str, rows: list[_Row]) -> None:
     if any(kind == _KINDS.index("unreadable") for _raw, kind, _oid, _size in rows):
         return  # a blob this clone lacks may arrive: the listing would change
     body = _encoder.encode(rows)
-    keep_by_tree(repo, folder, tree, [HEADER, _check(body), body], MAX_TREES)
+    keep_by_tree(repo, folder, tree, [HEADER, check_line(body), body], MAX_TREES)
 
 
 def keep_by_tree(repo: Repository, folder: str, tree: str, chunks: list[bytes], most: int) -> None:

@@ -72,37 +72,27 @@ def list_tree(out: bytes) -> list[FileEntry]:
     return entries
 
 
-def _listed_paths(
-    staged: bytes, paths: bytes, changed: set[bytes]
-) -> tuple[dict[bytes, str], list[bytes]]:
-    """``({path: index blob id or ""}, paths in listing order)`` of the listings
-    ``staged`` (``git ls-files -z -s``: ``<mode> <oid> <stage>\t<path>`` records)
-    and ``paths`` (``git ls-files -z``: paths alone; first, as git lists others
-    before the index's entries when asked both).
+def _listed_paths(staged: bytes, paths: bytes, changed: set[bytes]) -> dict[bytes, str]:
+    """``{path: index blob id or ""}`` of the listings ``staged`` (``git ls-files -z
+    -s``: ``<mode> <oid> <stage>\t<path>`` records) and ``paths`` (``git ls-files
+    -z``: paths alone).
 
     The blob id is kept only for a path git reports unchanged at stage 0 that
     is not a submodule; anything else must be read from the work tree.
     """
-    index_oid: dict[bytes, str] = {}
-    order: list[bytes] = []
-    for raw_path in paths.split(b"\0"):
-        if raw_path and raw_path not in index_oid:
-            order.append(raw_path)
-            index_oid[raw_path] = ""
+    index_oid = dict.fromkeys(filter(None, paths.split(b"\0")), "")
     for record in staged.split(b"\0"):
         meta, tab, raw_path = record.partition(b"\t")
         fields = meta.split()
         if not tab or len(fields) != 3:
             continue
-        if raw_path not in index_oid:
-            order.append(raw_path)
         # A conflicted path has several stages; the work tree holds the truth.
         index_oid[raw_path] = (
             fields[1].decode("ascii")
             if fields[2] == b"0" and raw_path not in changed and fields[0] != b"160000"
             else ""
         )
-    return index_oid, order
+    return index_oid
 
 
 def _kind_of(mode: int) -> str:
@@ -134,9 +124,9 @@ def list_worktree(
         top: The directory the listed paths are relative to.
         modified: Paths ``git diff-files`` reports as changed.
     """
-    index_oid, order = _listed_paths(*listing, set(modified))
+    index_oid = _listed_paths(*listing, set(modified))
     entries: list[FileEntry] = []
-    for raw_path in sorted(order):
+    for raw_path in sorted(index_oid):
         location = os.path.join(os.fsencode(top), raw_path)
         try:
             info = os.lstat(location)

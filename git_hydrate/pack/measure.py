@@ -34,6 +34,7 @@ __all__ = [
     "body_of",
     "candidate",
     "fits",
+    "fits_beside",
     "floor",
     "measured",
     "min_body_bytes",
@@ -376,12 +377,20 @@ def section_variant(variant: str, layout: Layout) -> str:
 def fits(plan: Plan, walked: Walked, size: int, tokens: int) -> bool:
     """Whether one more attachment of ``size`` bytes and ``tokens`` fits, beside
     the kept ones and the notice as it stands."""
-    if plan.room_bytes is not None and walked.with_one_more() + size > plan.room_bytes:
+    return fits_beside(plan, walked, walked.notice, size, tokens)
+
+
+def fits_beside(
+    plan: Plan, walked: Walked, notice: Notice | None, size: int = 0, tokens: int = 0
+) -> bool:
+    """:func:`fits`, beside ``notice`` instead of the walk's (one that would name an
+    attachment fewer); its tokens estimated at half its bytes."""
+    notice_bytes = notice.cost(after_attachments=True) if notice else 0
+    if plan.room_bytes is not None and walked.used_bytes + notice_bytes + size > plan.room_bytes:
         return False
     if plan.room_tokens is None:
         return True
-    notice = (walked.notice.cost(after_attachments=True) + 1) // 2 if walked.notice else 0
-    return walked.used_tokens + notice + tokens <= plan.room_tokens
+    return walked.used_tokens + (notice_bytes + 1) // 2 + tokens <= plan.room_tokens
 
 
 def measured(plan: Plan, cost_json: int, cost_prompt: int) -> int:

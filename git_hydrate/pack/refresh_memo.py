@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import zlib
 
 from .. import __version__
@@ -52,6 +53,9 @@ __all__ = [
 
 #: Bumped when what a record holds changes.
 _FORMAT: Final = 1
+#: A line of this clone's record of its own runs: a run's identity, and the digest
+#: of what decided it (``-``: nothing to compare).
+_RUN: Final = re.compile(r"([0-9a-f]{64}) ([0-9a-f]{64}|-)")
 #: The modules whose code decides what an add-tree run attaches, and how it is ranked.
 DECIDING_MODULES: Final = (
     *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
@@ -133,20 +137,9 @@ def own_runs(repo: RepositoryBase) -> dict[str, str]:
     data = read_private(own_selections_path(repo))  # (another user's could adopt anything)
     if data is None:
         return {}
-    pairs = [line.split() for line in data.decode("ascii", "replace").splitlines()]
-    # (a damaged line is no run: a record is an identity and a digest, or -)
-    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2 and _record(*pair)}
-
-
-def _record(key: str, value: str) -> bool:
-    """Whether a line is a run's record: its identity and what decided it (a digest,
-    or ``-``: nothing to compare)."""
-    return _digest(key) and (value == "-" or _digest(value))
-
-
-def _digest(word: str) -> bool:
-    """Whether ``word`` is a sha256 digest in hex."""
-    return len(word) == 64 and word.isascii() and all(c in "0123456789abcdef" for c in word)
+    # (a damaged line is no run: only an identity and a digest, or -, are a record)
+    lines = data.decode("ascii", "replace").splitlines()
+    return {found[1]: found[2] for found in map(_RUN.fullmatch, lines) if found}
 
 
 def _own_entries(repo: RepositoryBase, identities: Sequence[str]) -> list[str | None]:

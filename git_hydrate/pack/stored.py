@@ -78,13 +78,15 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[At
 
 
 def _named_paths(task: Mapping[str, Any]) -> dict[str, str]:
-    """Each path the task names, and how: ``file in play`` or ``named test``."""
+    """Each path the task names, and how: ``file in play`` or ``named test`` (a
+    file in play first, in the task's order, then the tests; one named both ways
+    is a file in play)."""
     roles: dict[str, str] = {}
-    for key, role in (("tests", "named test"), ("files", "file in play")):
+    for key, role in (("files", "file in play"), ("tests", "named test")):
         for item in task.get(key) or ():
             path = item.get("path") if isinstance(item, Mapping) else item
             if path:
-                roles[str(path)] = role
+                roles.setdefault(str(path), role)
     return roles
 
 
@@ -104,19 +106,17 @@ def unattached(task: Mapping[str, Any], entries: Sequence[Attachment]) -> list[U
     for selection in task.get("selections") or ():  # (oldest first: the newest wins)
         for skip in selection.get("skipped") or ():
             skips[str(skip["path"])] = skip
-    found: dict[str, Unattached] = {}
-    for key, role in (("files", "file in play"), ("tests", "named test")):
-        for item in task.get(key) or ():
-            path = str(item.get("path") if isinstance(item, Mapping) else item)
-            if not path or path in held or path in found:
-                continue
-            skip = skips.get(path)
-            if skip is None:
-                found[path] = Unattached(path, role)
-            else:
-                reason, size = str(skip["reason"]), int(skip.get("bytes", 0))
-                found[path] = Unattached(path, role, reason, size, str(skip.get("oid", "")))
-    return list(found.values())
+    found: list[Unattached] = []
+    for path, role in _named_paths(task).items():
+        if path in held:
+            continue
+        skip = skips.get(path)
+        if skip is None:
+            found.append(Unattached(path, role))
+        else:
+            reason, size = str(skip["reason"]), int(skip.get("bytes", 0))
+            found.append(Unattached(path, role, reason, size, str(skip.get("oid", ""))))
+    return found
 
 
 class _Job(NamedTuple):

@@ -38,6 +38,7 @@ from .measure import (
     body_of,
     candidate,
     fits,
+    fits_beside,
     floor,
     measured,
     min_body_bytes,
@@ -300,11 +301,7 @@ def _whole_in_place(
     whole.place, whole.opens = place, count == 1
     walked.swap(at, whole)
     notice = walked.notice.without(index) if walked.notice is not None else None
-    notice_bytes = notice.cost(after_attachments=True) if notice is not None else 0
-    if (plan.room_bytes is not None and walked.used_bytes + notice_bytes > plan.room_bytes) or (
-        plan.room_tokens is not None
-        and walked.used_tokens + (notice_bytes + 1) // 2 > plan.room_tokens
-    ):
+    if not fits_beside(plan, walked, notice):
         walked.swap(at, outlined)
         return False
     walked.unnote(index)

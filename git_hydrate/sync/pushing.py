@@ -124,8 +124,7 @@ def _held_back(
         elif mirror.get(b"tasks/" + short) != oid:
             tips[task_id] = oid
     for task_id, why in refused_tasks(refs, tips).items():
-        detail = f"damaged, a pull would refuse it: {why}; see: git hydrate doctor"
-        report.outcomes.append(Outcome(task_id, "skipped", detail))
+        report.outcomes.append(Outcome(task_id, "skipped", _refused(why)))
         names.append(ref_name(task_id).decode())
     return names
 
@@ -209,6 +208,11 @@ def settled(
     return len(names)
 
 
+def _refused(why: str) -> str:
+    """What push says of a ref it holds back because a pull would refuse it."""
+    return f"damaged, a pull would refuse it: {why}; see: git hydrate doctor"
+
+
 def _shared_refspecs(
     refs: TaskRefs, mirror: dict[bytes, bytes], report: Report
 ) -> tuple[list[str], list[bytes]]:
@@ -225,8 +229,7 @@ def _shared_refspecs(
         known = mirror.get(ref[len(b"refs/hydrate/") :]) == tip
         why = None if known else refused_shared_ref(repo, ref, tip)
         if why is not None:
-            detail = f"damaged, a pull would refuse it: {why}; see: git hydrate doctor"
-            report.outcomes.append(Outcome(ref.decode(), "skipped", detail, is_task=False))
+            report.outcomes.append(Outcome(ref.decode(), "skipped", _refused(why), is_task=False))
             continue
         refspecs.append(f"{ref.decode()}:{ref.decode()}")
         trusted.append(ref)
