@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from ._common import open_ledger, warn
@@ -11,6 +13,17 @@ __all__ = ["DEFAULT_PORT", "web"]
 #: The port ``web`` listens on unless told otherwise.
 DEFAULT_PORT = 7878
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: A host name ``--allow-host`` takes (no port, no address: any address is answered).
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")
+
+
+def _host_names(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    for name in value:
+        if not _HOST_NAME.match(name):
+            raise click.BadParameter(f"{name[:80]!r} is not a host name (as in board.example.org)")
+    return value
 
 
 @click.command("web")
@@ -29,9 +42,21 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
     help="The address to listen on. Anything but the loopback shows the tasks, "
     "unauthenticated, to the network.",
 )
+@click.option(
+    "--allow-host",
+    "allowed",
+    multiple=True,
+    metavar="NAME",
+    callback=_host_names,
+    help="Answer requests for this host name too (repeatable): a name of this "
+    "machine that the board is reached by. Requests for any other name are refused, "
+    "so that a site that rebinds its name to this machine cannot read the tasks.",
+)
 @click.option("--open", "open_browser", is_flag=True, help="Open the board in the web browser.")
 @click.pass_context
-def web(ctx: click.Context, port: int, host: str, open_browser: bool) -> None:
+def web(
+    ctx: click.Context, port: int, host: str, allowed: tuple[str, ...], open_browser: bool
+) -> None:
     """Serve a read-only web page of the tasks until interrupted (Ctrl-C).
 
     The board (columns by station; filters by tag, kind and holder; archived
@@ -46,11 +71,12 @@ def web(ctx: click.Context, port: int, host: str, open_browser: bool) -> None:
     Example:
       git hydrate web --open
       git hydrate web --port 0
+      git hydrate web --host 0.0.0.0 --allow-host board.example.org
     """
     from ..web.server import make_server
 
     with open_ledger(ctx) as ledger:
-        server = make_server(ledger, host, port)
+        server = make_server(ledger, host, port, allowed)
         try:
             bound = server.server_address[1]
             shown = f"[{host}]" if ":" in host else host

@@ -35,9 +35,12 @@ class Query:
             raise ValidationError(f"bad query string: {exc}") from exc
 
     def text(self, name: str, default: str = "") -> str:
-        """The last value of ``name``, else ``default``."""
+        """The value of ``name``, else ``default``; given twice (``?limit=1&limit=500``)
+        it is refused, not read one way here and another in a proxy or a cache."""
         values = self.params.get(name)
-        return values[-1] if values else default
+        if values and len(values) > 1:
+            raise ValidationError(f"{name} given {len(values)} times: give it once")
+        return values[0] if values else default
 
     def texts(self, name: str) -> list[str]:
         """Every non-empty value of ``name``, in order."""

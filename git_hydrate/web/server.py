@@ -7,11 +7,15 @@ scripts put into the page as text. Only ``GET`` and ``HEAD`` are served; any
 other method is refused with 405, so nothing a page (or another site) sends can
 change the repository. A request whose ``Host`` is not this server's own name is
 refused too, so that a site that rebinds its name to 127.0.0.1 cannot read the
-tasks.
+tasks: listening on every interface, the names are an address (any), this
+machine's names and those given with ``--allow-host``. The standard library's
+own refusals (a request line too long, a malformed request) carry the same
+headers and a JSON line.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import socket
 import sys
@@ -162,15 +166,37 @@ class WebServer(ThreadingHTTPServer):
     daemon_threads = True
     app: WebApp
     files: dict[str, tuple[bytes, str]]
+    #: The ``Host`` values it answers (``name:port``, names lower-cased); listening on
+    #: every interface, any address with its port too (:attr:`any_address`).
     hosts: frozenset[str]
+    any_address: bool = False
+
+    def answers_to(self, host: str) -> bool:
+        """Whether a request whose ``Host`` header is ``host`` is for this server."""
+        host = host.lower()
+        if host in self.hosts:
+            return True
+        if not self.any_address:
+            return False
+        name, colon, port = host.rpartition(":")
+        if not colon or port != str(self.server_address[1]):
+            return False
+        try:
+            ipaddress.ip_address(name[1:-1] if name.startswith("[") else name)
+        except ValueError:
+            return False  # (a name: one of the machine's, in hosts, or a stranger's)
+        return True
 
 
 class _WebServer6(WebServer):
     address_family = socket.AF_INET6
 
 
-def make_server(ledger: Ledger, host: str = "127.0.0.1", port: int = 0) -> WebServer:
-    """A server bound to ``host:port`` (``0``: any free port), not yet serving.
+def make_server(
+    ledger: Ledger, host: str = "127.0.0.1", port: int = 0, allowed: tuple[str, ...] = ()
+) -> WebServer:
+    """A server bound to ``host:port`` (``0``: any free port), not yet serving,
+    answering requests for its own names and ``allowed`` (host names).
 
     Raises:
         HydrateError: the address cannot be bound (in use, not allowed, unknown).
@@ -187,12 +213,15 @@ def make_server(ledger: Ledger, host: str = "127.0.0.1", port: int = 0) -> WebSe
     server.app = WebApp(ledger)
     server.files = _static_files()
     bound = server.server_address[1]
-    if host in _ANY_ADDRESS:
-        server.hosts = frozenset()  # on every interface, asked for: any name of this machine
+    names = {"127.0.0.1", "localhost", "[::1]", *allowed}
+    if host in _ANY_ADDRESS:  # (on every interface: any address, and this machine's names)
+        server.any_address = True
+        names |= {socket.gethostname(), socket.getfqdn()}
     else:
-        shown = f"[{host}]" if ":" in host else host
-        names = {shown, "127.0.0.1", "localhost", "[::1]"}
-        server.hosts = frozenset(f"{name}:{bound}" for name in names)
+        names.add(f"[{host}]" if ":" in host else host)
+    server.hosts = frozenset(f"{name.lower()}:{bound}" for name in names)
+    if bound == 80:  # (a browser leaves the default port out)
+        server.hosts |= {name.lower() for name in names}
     return server
 
 
@@ -239,13 +268,29 @@ class Handler(BaseHTTPRequestHandler):
             extra={"Allow": _ALLOWED, "Connection": "close"},
         )
 
+    def send_error(
+        self, code: int, message: str | None = None, explain: str | None = None
+    ) -> None:
+        # (the standard library's own refusals: a request line too long, a malformed
+        # request, too many headers; with every response's headers, and closing)
+        self.close_connection = True
+        try:
+            status = HTTPStatus(code)
+        except ValueError:  # pragma: no cover - the standard library sends known codes
+            status = HTTPStatus.BAD_REQUEST
+        body = json_bytes({"error": message or status.phrase})
+        head = getattr(self, "command", "") == "HEAD"
+        self._send(status, body, "application/json", head, extra={"Connection": "close"})
+
     def log_message(self, format: str, *args: Any) -> None:
         return  # quiet: the terminal shows the address and errors only
 
     def _respond(self, head: bool) -> None:
         host = self.headers.get("Host", "")
-        if self.server.hosts and host not in self.server.hosts:
-            body = _ENCODER.encode({"error": "unexpected Host header"})
+        if not self.server.answers_to(host):
+            name = host.rpartition(":")[0] or host
+            why = f"unexpected Host header: git hydrate web --allow-host {name[:80]} answers it"
+            body = _ENCODER.encode({"error": why})
             self._send(HTTPStatus.MISDIRECTED_REQUEST, body, "application/json", head)
             return
         target = urlsplit(self.path)

@@ -1,0 +1,143 @@
+"""git hydrate web's refusals at the edge: the Host names a server on every interface
+answers, the standard library's own errors, and a parameter given twice."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from git_hydrate.web.server import CSP, WebServer, make_server
+
+from .conftest import SHUTDOWN_POLL, hydrate
+
+
+def _serve(repo: Path, host: str, allowed: tuple[str, ...] = ()) -> Iterator[WebServer]:
+    from git_hydrate import Ledger
+
+    hydrate(repo, "task-add", "W-1", "--objective", "seen", "--acceptance", "a")
+    server = make_server(Ledger(repo), host, 0, allowed)
+    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.app.ledger.close()
+
+
+@pytest.fixture
+def everywhere(repo: Path) -> Iterator[WebServer]:
+    """A server listening on every interface that also answers ``board.example.org``."""
+    yield from _serve(repo, "0.0.0.0", ("Board.Example.org",))
+
+
+@pytest.fixture
+def loopback(repo: Path) -> Iterator[WebServer]:
+    yield from _serve(repo, "127.0.0.1")
+
+
+def _get(server: WebServer, path: str, host: str) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        ("127.0.0.1", 200),
+        ("192.0.2.7", 200),  # (an address of this machine, as a LAN reaches it)
+        ("[::1]", 200),
+        ("localhost", 200),
+        ("board.example.org", 200),
+        ("BOARD.example.ORG", 200),
+        ("attacker.example", 421),  # (a name rebound to this machine)
+        ("127.0.0.1.attacker.example", 421),
+        ("[not-an-address]", 421),
+    ],
+)
+def test_every_interface_answers_addresses_and_its_names_only(
+    everywhere: WebServer, name: str, status: int
+) -> None:
+    port = everywhere.server_address[1]
+    got, headers, body = _get(everywhere, "/api/board", f"{name}:{port}")
+    assert got == status, body
+    assert headers["Content-Security-Policy"] == CSP
+    if status == 421:
+        error = json.loads(body)["error"]
+        assert "--allow-host" in error and "W-1" not in body.decode()
+
+
+def test_every_interface_answers_the_machines_own_name(everywhere: WebServer) -> None:
+    port = everywhere.server_address[1]
+    assert _get(everywhere, "/api/board", f"{socket.gethostname()}:{port}")[0] == 200
+
+
+def test_an_address_with_another_port_is_refused(everywhere: WebServer) -> None:
+    port = everywhere.server_address[1]
+    assert _get(everywhere, "/api/board", f"127.0.0.1:{port + 1}")[0] == 421
+    assert _get(everywhere, "/api/board", "127.0.0.1")[0] == 421  # (no port: 80 is not it)
+
+
+def test_the_loopback_answers_no_other_address(loopback: WebServer) -> None:
+    port = loopback.server_address[1]
+    assert _get(loopback, "/api/board", f"127.0.0.1:{port}")[0] == 200
+    assert _get(loopback, "/api/board", f"192.0.2.7:{port}")[0] == 421
+
+
+def test_a_parameter_given_twice_is_refused(loopback: WebServer) -> None:
+    port = loopback.server_address[1]
+    status, _headers, body = _get(loopback, "/api/board?limit=1&limit=500", f"127.0.0.1:{port}")
+    assert status == 400
+    assert json.loads(body)["error"] == "limit given 2 times: give it once"
+    # (a filter may repeat: every tag asked)
+    assert _get(loopback, "/api/board?tag=a&tag=b", f"127.0.0.1:{port}")[0] == 200
+
+
+def _raw(server: WebServer, request: bytes) -> tuple[str, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=30) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return status, headers, body
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "code"),
+    [
+        (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", "414"),
+        (b"GET / HTTP/1.1\r\nX-<script>: " + b"a" * 70000 + b"\r\n\r\n", "431"),
+    ],
+)
+def test_the_standard_librarys_refusals_carry_the_policy(
+    loopback: WebServer, request_bytes: bytes, code: str
+) -> None:
+    status, headers, body = _raw(loopback, request_bytes)
+    assert status.split()[1] == code
+    assert headers["Content-Security-Policy"] == CSP
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Content-Type"] == "application/json"
+    assert b"<" not in body  # (markup in the request stays inert)
+    assert json.loads(body)["error"]
+
+
+@pytest.mark.parametrize("name", ["board.example.org:80", "a b", "-x", "[::1]"])
+def test_a_bad_allowed_name_is_one_line(repo: Path, name: str) -> None:
+    result = hydrate(repo, "web", "--port", "0", "--allow-host", name)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "is not a host name" in result.stderr
