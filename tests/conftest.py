@@ -595,3 +595,23 @@ def silent_remote() -> Iterator[tuple[str, threading.Event]]:
         listener.close()
         for conn in held:
             conn.close()
+
+
+@contextlib.contextmanager
+def web_serving(
+    repo: Path, host: str = "127.0.0.1", allowed: tuple[str, ...] = ()
+) -> Iterator[Any]:
+    """``git hydrate web``'s server on ``repo`` (any free port), serving in a thread
+    until the block ends; then shut down, closed and its ledger closed."""
+    from git_hydrate import Ledger
+    from git_hydrate.web.server import make_server
+
+    server = make_server(Ledger(repo), host, 0, allowed)
+    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.app.ledger.close()

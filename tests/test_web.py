@@ -7,7 +7,6 @@ import http.client
 import json
 import re
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +15,9 @@ from typing import Any
 import pytest
 
 from git_hydrate.web.graph import NODE_H, NODE_W, dependency_graph, layers
-from git_hydrate.web.server import CSP, STATIC_DIR, WebServer, make_server
+from git_hydrate.web.server import CSP, STATIC_DIR, WebServer
 
-from .conftest import GIT_EMAIL, GIT_NAME, SHUTDOWN_POLL, git, hydrate
+from .conftest import GIT_EMAIL, GIT_NAME, git, hydrate, web_serving
 
 #: Task text that would run script if it were ever put into the page as markup.
 XSS_TITLE = "<script>document.title='owned'</script>"
@@ -93,15 +92,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Web
             "-m",
             "work\n\nHydrate-Task: X-1\nHydrate-Packet: " + "ab" * 32,
         )
-        server = make_server(Ledger(repo), "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
-        thread.start()
-        try:
+        with web_serving(repo) as server:
             yield repo, server
-        finally:
-            server.shutdown()
-            server.server_close()
-            server.app.ledger.close()
 
 
 def request(
@@ -483,10 +475,7 @@ def test_parents_show_their_parts_on_the_board_page_and_graph(repo: Path) -> Non
         ledger.add_task("C-1", objective="part one", acceptance="a", parent="EPIC-1")
         ledger.add_task("C-2", objective="part two", acceptance="a", parent="EPIC-1")
         ledger.set_status("C-2", "cancelled")
-    server = make_server(Ledger(repo), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
-    thread.start()
-    try:
+    with web_serving(repo) as server:
         cards = {i["task_id"]: i for i in get_json(server, "/api/tasks?limit=50")["items"]}
         assert cards["C-1"]["parent"] == "EPIC-1"
         assert cards["EPIC-1"]["children"] == [
@@ -499,10 +488,6 @@ def test_parents_show_their_parts_on_the_board_page_and_graph(repo: Path) -> Non
         assert get_json(server, "/api/task/C-1")["parent"] == "EPIC-1"
         graph = get_json(server, "/api/graph")
         assert graph["edges"] == [{"from": "C-1", "to": "EPIC-1", "kind": "part"}]
-    finally:
-        server.shutdown()
-        server.server_close()
-        server.app.ledger.close()
 
 
 def test_the_watch_reads_the_refs_again_only_when_they_may_have_moved(repo: Path) -> None:

@@ -12,14 +12,13 @@ import importlib.util
 import os
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import SHUTDOWN_POLL, git, hydrate
+from .conftest import git, hydrate, web_serving
 from .test_web import _environment
 from .xss_corpus import PAYLOADS
 
@@ -61,7 +60,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]
     """A repository whose titles, tags, sources, bodies and checkpoints carry the
     XSS corpus, served on a free port."""
     from git_hydrate import Ledger
-    from git_hydrate.web.server import make_server
 
     base = tmp_path_factory.mktemp("browser")
     with pytest.MonkeyPatch.context() as mp:
@@ -94,15 +92,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]
                 ledger.add_context("H-1", text, f"notes/{i}.html", priority=i % 9)
             ledger.add_checkpoint("H-1", PAYLOADS[0], PAYLOADS[2], PAYLOADS[3], 10)
             ledger.claim("H-1")
-        server = make_server(Ledger(repo), "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
-        thread.start()
-        try:
+        with web_serving(repo) as server:
             yield repo, f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
-            server.app.ledger.close()
 
 
 @pytest.fixture

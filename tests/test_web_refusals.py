@@ -6,30 +6,20 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from git_hydrate.web.server import CSP, WebServer, make_server
+from git_hydrate.web.server import CSP, WebServer
 
-from .conftest import SHUTDOWN_POLL, hydrate
+from .conftest import hydrate, web_serving
 
 
 def _serve(repo: Path, host: str, allowed: tuple[str, ...] = ()) -> Iterator[WebServer]:
-    from git_hydrate import Ledger
-
     hydrate(repo, "task-add", "W-1", "--objective", "seen", "--acceptance", "a")
-    server = make_server(Ledger(repo), host, 0, allowed)
-    thread = threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True)
-    thread.start()
-    try:
+    with web_serving(repo, host, allowed) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        server.app.ledger.close()
 
 
 @pytest.fixture
