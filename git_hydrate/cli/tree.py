@@ -260,7 +260,8 @@ def hydration_options(what: str) -> Callable[[F], F]:
 @click.option(
     "--worktree",
     is_flag=True,
-    help="Take the work tree: tracked plus untracked files that are not ignored.",
+    help="Take the work tree: tracked plus untracked files that are not ignored (a file "
+    "git reports unmodified as its index blob, a modified or untracked one as on disk).",
 )
 @click.option(
     "--dir",

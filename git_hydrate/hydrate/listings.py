@@ -35,7 +35,7 @@ import msgspec
 from ..errors import GitFailed
 from ..store import Repository, read_private
 from .rules import FileEntry, decode_path
-from .sources import list_tree
+from .sources import blob_sizes, list_tree
 
 __all__ = ["MAX_TREES", "check_line", "keep_by_tree", "tree_entries"]
 
@@ -111,19 +111,6 @@ def _neighbour(folder: str, tree: str) -> str | None:
     return max(kept)[1] if kept else None
 
 
-def _sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
-    """Each blob's size (``None``: this repository lacks it)."""
-    if not oids:
-        return {}
-    stdin = "".join(f"{oid}\n" for oid in oids).encode("ascii")
-    out = repo.git(["cat-file", "--batch-check=%(objectname) %(objectsize)"], input=stdin)
-    found: dict[str, int | None] = {}
-    for line in out.stdout.decode("ascii", "replace").splitlines():
-        oid, _, size = line.partition(" ")
-        found[oid] = int(size) if size.isdigit() else None
-    return found
-
-
 def _changed(repo: Repository, base: str, tree: str) -> list[tuple[int, str, bytes]]:
     """``(new mode, new blob id, raw path)`` of each path that differs (mode 0: gone)."""
     out = repo.git(["diff-tree", "-r", "-z", "--no-renames", base, tree]).stdout
@@ -144,7 +131,7 @@ def _patched(repo: Repository, rows: list[_Row], base: str, tree: str) -> list[_
     if len(changes) > _MOST_CHANGED * max(len(rows), 1):
         return None
     blobs = [oid for mode, oid, _raw in changes if mode and mode != _MODE_GITLINK]
-    sizes = _sizes(repo, list(dict.fromkeys(blobs)))
+    sizes = blob_sizes(repo, list(dict.fromkeys(blobs)))
     by_path = {row[0]: row for row in rows}
     for mode, oid, raw in changes:
         if not mode:

@@ -17,15 +17,19 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import msgspec
+
 from ..errors import CorruptData, ValidationError
 from ..store import Repository, git_in_directory
 from .rules import SKIPPED_DIRS, FileEntry, Skipped, decode_path
 
 __all__ = [
     "Source",
+    "blob_sizes",
     "from_directory",
     "from_rev",
     "from_worktree",
+    "index_sized",
     "list_directory",
     "list_tree",
     "list_worktree",
@@ -143,6 +147,43 @@ def list_worktree(
             )
         )
     return entries
+
+
+def blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
+    """Each blob's size as git stores it (``None``: this repository lacks it), from
+    one ``git cat-file --batch-check`` (object headers only, no body inflated)."""
+    if not oids:
+        return {}
+    stdin = "".join(f"{oid}\n" for oid in oids).encode("ascii")
+    # (one line a blob, in the order asked: its size, or "<id> missing")
+    out = repo.git(["cat-file", "--batch-check=%(objectsize)"], input=stdin).stdout.splitlines()
+    sizes = [int(line) if line.isdigit() else None for line in out]
+    if len(sizes) != len(oids):
+        raise CorruptData(f"unexpected git cat-file output: {out[:4]!r}")
+    return dict(zip(oids, sizes, strict=True))
+
+
+def index_sized(repo: Repository, entries: list[FileEntry]) -> list[FileEntry]:
+    """The work tree's ``entries``, each file linked by its index blob sized as git
+    stores that blob (``unreadable``: a blob this repository lacks).
+
+    The file on disk may hold other bytes than the blob although git reports it
+    unmodified: checked out through ``core.autocrlf``, ``eol=crlf`` or a smudge
+    filter. What is attached is the blob, so its size is the blob's, never the
+    copy's (a link's id, sha256 and size describe the same bytes).
+    """
+    sizes = blob_sizes(repo, list({e.oid for e in entries if e.oid and e.kind == "file"}))
+    if not sizes:
+        return entries
+    resized: list[FileEntry] = []
+    for entry in entries:
+        size = sizes.get(entry.oid or "", entry.size) if entry.kind == "file" else entry.size
+        if size is None:
+            entry = msgspec.structs.replace(entry, size=0, kind="unreadable")
+        elif size != entry.size:
+            entry = msgspec.structs.replace(entry, size=size)
+        resized.append(entry)
+    return resized
 
 
 def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
