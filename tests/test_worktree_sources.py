@@ -102,3 +102,67 @@ def test_modified_converted_file_attaches_its_bytes_on_disk(repo: Path) -> None:
         ledger.add_tree(TASK, ["notes.txt"], worktree=True)
     bodies = _check_links(repo)
     assert bodies == {"notes.txt": b"one\r\ntwo\r\nthree\r\nfour\r\n"}
+
+
+# -- the index's files git does not look for in the work tree -----------------------
+
+
+def _sparse(repo: Path) -> None:
+    """A sparse checkout leaving ``notes.txt`` out of the work tree."""
+    git(repo, "sparse-checkout", "set", "--no-cone", "/src/")
+
+
+def _skip_worktree(repo: Path) -> None:
+    """The skip-worktree bit on ``notes.txt``, its file then removed."""
+    git(repo, "update-index", "--skip-worktree", "notes.txt")
+    (repo / "notes.txt").unlink()
+
+
+def _skip_worktree_changed(repo: Path) -> None:
+    """The skip-worktree bit on ``notes.txt``, its file then rewritten (git does not
+    look: it still reports it unmodified)."""
+    git(repo, "update-index", "--skip-worktree", "notes.txt")
+    (repo / "notes.txt").write_text("a local change, longer than the committed text\n")
+
+
+def _assume_unchanged(repo: Path) -> None:
+    """The assume-unchanged bit on ``notes.txt``, its file then removed."""
+    git(repo, "update-index", "--assume-unchanged", "notes.txt")
+    (repo / "notes.txt").unlink()
+
+
+@pytest.mark.parametrize(
+    "leave_out", [_sparse, _skip_worktree, _skip_worktree_changed, _assume_unchanged]
+)
+def test_skip_worktree_files_are_taken_from_the_index(repo: Path, leave_out: object) -> None:
+    """A file the index holds with the skip-worktree (or assume-unchanged) bit is
+    tracked and unchanged as git sees it (``git status`` says nothing of it): it
+    is attached as its index blob, never dropped."""
+    commit_files(repo, FILES)
+    _task(repo)
+    assert callable(leave_out)
+    leave_out(repo)
+    assert git(repo, "ls-files", "-v", "notes.txt")[0] in "Ssh"
+    assert git(repo, "status", "--porcelain") == ""
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, ["notes.txt", "src"], worktree=True)
+    assert result["skipped"] == []
+    bodies = _check_links(repo)
+    assert bodies == {name: text.encode() for name, text in FILES.items()}
+    oids = {e["source"]: e["oid"] for e in Ledger(repo).context_entries(TASK)}
+    assert oids["notes.txt"] == git(repo, "rev-parse", "HEAD:notes.txt").strip()
+
+
+def test_a_deleted_tracked_file_stays_out(repo: Path) -> None:
+    """A tracked file deleted from the work tree (``git status``: `` D``) is not part
+    of it: not attached, and its earlier link is removed (as it was before)."""
+    commit_files(repo, FILES)
+    _task(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_tree(TASK, worktree=True)
+        (repo / "notes.txt").unlink()
+        assert git(repo, "status", "--porcelain") == " D notes.txt\n"
+        result = ledger.add_tree(TASK, worktree=True)
+    assert result["removed_paths"] == ["notes.txt"]
+    assert result["skipped"] == []
+    assert sorted(_check_links(repo)) == ["README", "src/app.py"]

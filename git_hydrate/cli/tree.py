@@ -261,7 +261,8 @@ def hydration_options(what: str) -> Callable[[F], F]:
     "--worktree",
     is_flag=True,
     help="Take the work tree: tracked plus untracked files that are not ignored (a file "
-    "git reports unmodified as its index blob, a modified or untracked one as on disk).",
+    "git reports unmodified as its index blob, a sparse checkout's skip-worktree files "
+    "included; a modified or untracked one as on disk).",
 )
 @click.option(
     "--dir",

@@ -38,6 +38,11 @@ __all__ = [
 
 _MODE_SYMLINK = 0o120000
 _MODE_GITLINK = 0o160000
+#: The kind of an index entry absent from the disk, by its mode.
+_INDEX_KINDS = {_MODE_SYMLINK: "symlink", _MODE_GITLINK: "submodule"}
+#: The tags of ``git ls-files -v`` for an entry git does not look for in the work
+#: tree: skip-worktree (``S``, ``s``) or assume-unchanged (``h``, lower case).
+_UNLOOKED = (b"S", b"s", b"h")
 
 
 def list_tree(out: bytes) -> list[FileEntry]:
@@ -76,27 +81,35 @@ def list_tree(out: bytes) -> list[FileEntry]:
     return entries
 
 
-def _listed_paths(staged: bytes, paths: bytes, changed: set[bytes]) -> dict[bytes, str]:
+def _listed_paths(
+    staged: bytes, paths: bytes, changed: set[bytes]
+) -> tuple[dict[bytes, str], dict[bytes, int]]:
     """``{path: index blob id or ""}`` of the listings ``staged`` (``git ls-files -z
-    -s``: ``<mode> <oid> <stage>\t<path>`` records) and ``paths`` (``git ls-files
-    -z``: paths alone).
+    -s -v``: ``<tag> <mode> <oid> <stage>\t<path>`` records) and ``paths`` (``git
+    ls-files -z``: paths alone), and ``{path: mode}`` of the index's entries git
+    does not look for in the work tree (:data:`_UNLOOKED`: skip-worktree, such as
+    a sparse checkout's files outside its patterns, or assume-unchanged).
 
     The blob id is kept only for a path git reports unchanged at stage 0 that
     is not a submodule; anything else must be read from the work tree.
     """
     index_oid = dict.fromkeys(filter(None, paths.split(b"\0")), "")
+    unlooked: dict[bytes, int] = {}
     for record in staged.split(b"\0"):
         meta, tab, raw_path = record.partition(b"\t")
         fields = meta.split()
-        if not tab or len(fields) != 3:
+        if not tab or len(fields) != 4:
             continue
+        tag, mode, oid, stage = fields
         # A conflicted path has several stages; the work tree holds the truth.
         index_oid[raw_path] = (
-            fields[1].decode("ascii")
-            if fields[2] == b"0" and raw_path not in changed and fields[0] != b"160000"
+            oid.decode("ascii")
+            if stage == b"0" and raw_path not in changed and mode != b"160000"
             else ""
         )
-    return index_oid
+        if tag in _UNLOOKED and stage == b"0":
+            unlooked[raw_path] = int(mode, 8)
+    return index_oid, unlooked
 
 
 def _kind_of(mode: int) -> str:
@@ -118,23 +131,30 @@ def list_worktree(
     Tracked files that git reports unmodified carry their index blob id (so
     their content is known without reading them); untracked and modified
     files are read from disk. Tracked files missing from the disk are left
-    out (they are gone from the work tree).
+    out (they are gone from the work tree), unless git does not look for them
+    there (skip-worktree, assume-unchanged): those are unchanged as git sees
+    them, and taken as their index blob (:func:`index_sized` sizes them).
 
     Args:
-        listing: The index's entries as ``git ls-files -z -s`` lists them (or
+        listing: The index's entries as ``git ls-files -z -s -v`` lists them (or
             ``b""``), and paths alone, read from disk (``git ls-files -z
             --others --exclude-standard``, or with ``--cached`` too): two
             listings, so that no path (one holding a tab) reads as an entry.
         top: The directory the listed paths are relative to.
         modified: Paths ``git diff-files`` reports as changed.
     """
-    index_oid = _listed_paths(*listing, set(modified))
+    index_oid, unlooked = _listed_paths(*listing, set(modified))
     entries: list[FileEntry] = []
     for raw_path in sorted(index_oid):
         location = os.path.join(os.fsencode(top), raw_path)
         try:
             info = os.lstat(location)
         except (FileNotFoundError, NotADirectoryError):
+            mode = unlooked.get(raw_path)
+            if mode is not None:  # (git does not look for it: not deleted)
+                kind = _INDEX_KINDS.get(mode, "file")
+                oid = index_oid[raw_path] or None
+                entries.append(FileEntry(decode_path(raw_path), 0, kind, oid))
             continue
         kind = _kind_of(info.st_mode)
         entries.append(

@@ -303,11 +303,12 @@ class Commands(RepositoryBase):
 
     def ls_files(self) -> tuple[bytes, bytes]:
         """The work tree's files, paths from the top: the index's entries as ``git
-        ls-files -z -s`` lists them, and the untracked files not ignored (``-z
-        --others --exclude-standard``: paths alone). Two listings, not one: in
-        one, an untracked path holding a tab would read as an index entry."""
+        ls-files -z -s -v`` lists them (each with its tag: ``S`` skip-worktree), and
+        the untracked files not ignored (``-z --others --exclude-standard``: paths
+        alone). Two listings, not one: in one, an untracked path holding a tab
+        would read as an index entry."""
         where = ("--full-name", "--", ":/")
-        tracked = self.git(["ls-files", "-z", "-s", *where]).stdout
+        tracked = self.git(["ls-files", "-z", "-s", "-v", *where]).stdout
         untracked = self.git(["ls-files", "-z", "--others", "--exclude-standard", *where]).stdout
         return tracked, untracked
 
