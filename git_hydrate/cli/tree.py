@@ -313,7 +313,8 @@ def add_tree(
     they are relative to it, like git's. Running it again follows the files:
     changed files replace their old body, links of deleted files are removed
     (within the PATHSPECs), and an unchanged set writes nothing. One commit
-    per run.
+    per run. In a partial clone, only the blobs of the files the PATHSPECs
+    take are fetched.
 
     Left out, each named with its reason: directories such as node_modules,
     .venv, dist and build (skipped_dir); binary extensions (skipped_ext);

@@ -29,11 +29,11 @@ __all__ = [
     "from_directory",
     "from_rev",
     "from_worktree",
-    "index_sized",
     "list_directory",
     "list_tree",
     "list_worktree",
     "resolve_rev",
+    "sized_by_git",
 ]
 
 _MODE_SYMLINK = 0o120000
@@ -47,13 +47,15 @@ _UNLOOKED = (b"S", b"s", b"h")
 
 def list_tree(out: bytes) -> list[FileEntry]:
     """Every blob and submodule of a ``git ls-tree -r -z -l`` listing, with id and
-    size, in git's path order."""
+    size, in git's path order (size 0: a listing without ``-l``)."""
     entries: list[FileEntry] = []
     for record in out.split(b"\0"):
         if not record:
             continue
         meta, _, raw_path = record.partition(b"\t")
         fields = meta.split()
+        if len(fields) == 3:
+            fields.append(b"0")  # (listed without sizes)
         if len(fields) != 4:
             raise CorruptData(f"unexpected git ls-tree output: {record[:80]!r}")
         mode = int(fields[0], 8)
@@ -133,7 +135,7 @@ def list_worktree(
     files are read from disk. Tracked files missing from the disk are left
     out (they are gone from the work tree), unless git does not look for them
     there (skip-worktree, assume-unchanged): those are unchanged as git sees
-    them, and taken as their index blob (:func:`index_sized` sizes them).
+    them, and taken as their index blob (:func:`sized_by_git` sizes them).
 
     Args:
         listing: The index's entries as ``git ls-files -z -s -v`` lists them (or
@@ -183,14 +185,17 @@ def blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
     return dict(zip(oids, sizes, strict=True))
 
 
-def index_sized(repo: Repository, entries: list[FileEntry]) -> list[FileEntry]:
-    """The work tree's ``entries``, each file linked by its index blob sized as git
-    stores that blob (``unreadable``: a blob this repository lacks).
+def sized_by_git(repo: Repository, entries: list[FileEntry]) -> list[FileEntry]:
+    """``entries``, each file that has a blob id sized as git stores that blob
+    (``unreadable``: a blob this repository lacks and cannot fetch).
 
-    The file on disk may hold other bytes than the blob although git reports it
-    unmodified: checked out through ``core.autocrlf``, ``eol=crlf`` or a smudge
-    filter. What is attached is the blob, so its size is the blob's, never the
-    copy's (a link's id, sha256 and size describe the same bytes).
+    For the files a run takes, once the pathspec has narrowed them: the work
+    tree's (a file on disk may hold other bytes than its index blob although
+    git reports it unmodified: checked out through ``core.autocrlf``,
+    ``eol=crlf`` or a smudge filter; what is attached is the blob, so its size
+    is the blob's, never the copy's), and a tree's in a partial clone (listed
+    without sizes: git fetches each blob it lacks to size it, so only those
+    wanted are asked).
     """
     sizes = blob_sizes(repo, list({e.oid for e in entries if e.oid and e.kind == "file"}))
     if not sizes:
@@ -267,7 +272,8 @@ class Source:
     (``HEAD <oid>``, ``worktree``, ``dir <path>``); ``tree`` and ``commit`` are
     the tree and commit read, if any; ``skipped`` holds what the listing
     itself left out (directories a walk did not enter); ``listing`` says how a
-    directory was listed (``git ls-files`` or ``walk``).
+    directory was listed (``git ls-files`` or ``walk``); ``unsized``: the sizes
+    of the blobs are to be asked of git for the files taken (:func:`sized_by_git`).
     """
 
     mode: str
@@ -277,6 +283,7 @@ class Source:
     tree: str | None = None
     commit: str | None = None
     listing: str = ""
+    unsized: bool = False
 
 
 def resolve_rev(repo: Repository, rev: str) -> tuple[str | None, str]:
@@ -317,6 +324,9 @@ def from_rev(
     commit, tree = resolve_rev(repo, rev) if resolved is None else resolved
     pinned = commit or tree
     label = f"{rev} {pinned}" if rev != pinned else rev
+    if repo.partial_clone():  # (ls-tree -l would fetch every blob it lacks, to size it)
+        entries = list_tree(repo.ls_tree(tree, sizes=False))
+        return Source("rev", label, entries, [], tree=tree, commit=commit, unsized=True)
     entries = lister(repo, tree) if lister is not None else list_tree(repo.ls_tree(tree))
     return Source("rev", label, entries, [], tree=tree, commit=commit)
 
@@ -331,7 +341,7 @@ def from_worktree(repo: Repository) -> Source:
         raise ValidationError("--worktree needs a work tree; this repository has none")
     modified = repo.modified_files()
     entries = list_worktree(repo.ls_files(), repo.work_tree, modified=modified)
-    return Source("worktree", "worktree", entries, [])
+    return Source("worktree", "worktree", entries, [], unsized=True)
 
 
 def from_directory(directory: str) -> Source:

@@ -66,7 +66,7 @@ from .selections import (
     recorded,
     unattached,
 )
-from .sources import Source, from_directory, from_rev, from_worktree, index_sized, resolve_rev
+from .sources import Source, from_directory, from_rev, from_worktree, resolve_rev, sized_by_git
 
 __all__ = [
     "MAX_SELECTIONS",
@@ -124,8 +124,8 @@ def _apply_rules(
         entries = [e for e in every if spec.matches(e.path) or e.path in anchors]
     else:
         entries = list(every)  # (no pathspec: every file)
-    if source.mode == "worktree":  # (sized by git: only the blobs of the files taken)
-        entries = index_sized(refs.repo, entries)
+    if source.unsized:  # (sized by git: only the blobs of the files taken)
+        entries = sized_by_git(refs.repo, entries)
     source.entries = entries
     by_attribute: dict[str, str] = {}
     if source.mode == "rev" and source.tree is not None:

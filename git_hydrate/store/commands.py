@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 from ..errors import GitFailed
+from ..settings import parse_bool
 from .base import RepositoryBase
 from .credentials import MAX_CREDENTIAL, UNATTENDED, CredentialsRefused, Given, Told
 from .process import Background, GitRun, begin_git, outside_env, reason, run_git
@@ -297,9 +298,23 @@ class Commands(RepositoryBase):
 
     # -- trees, the index, the work tree ---------------------------------------------
 
-    def ls_tree(self, tree: str) -> bytes:
-        """``git ls-tree -r -z -l --full-tree`` of ``tree``."""
-        return self.git(["ls-tree", "-r", "-z", "-l", "--full-tree", tree]).stdout
+    def ls_tree(self, tree: str, *, sizes: bool = True) -> bytes:
+        """``git ls-tree -r -z -l --full-tree`` of ``tree`` (without ``-l`` when not
+        ``sizes``: no blob is looked up, none fetched in a partial clone)."""
+        return self.git(
+            ["ls-tree", "-r", "-z", *(["-l"] if sizes else []), "--full-tree", tree]
+        ).stdout
+
+    def partial_clone(self) -> bool:
+        """Whether objects may be missing here for a promisor remote to serve (``git
+        clone --filter``): git then fetches each one it is asked about."""
+        settings = self.settings
+        if settings.has("extensions.partialClone"):
+            return True
+        return any(
+            key.endswith(".promisor") and parse_bool(settings.raw(key)) is True
+            for key in settings.keys("remote.")
+        )
 
     def ls_files(self) -> tuple[bytes, bytes]:
         """The work tree's files, paths from the top: the index's entries as ``git

@@ -11,7 +11,6 @@ import re
 from typing import Final
 
 from ..errors import Busy, Conflict, GitFailed
-from ..settings import parse_bool
 from ..store import FetchRace, RefRace, Repository
 from ..store import refs as store_refs
 from ..store.credentials import CredentialsRefused
@@ -48,7 +47,7 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
         done, credential = _first_fetch(repo, remote, tips)
         if done:
             fetched = repo.refs_under(mirror)
-            if fetched and _is_partial(repo):
+            if fetched and repo.partial_clone():
                 _fetch_missing(repo, remote, fetched, credential)
             return fetched
     lost: FetchRace | None = None
@@ -68,7 +67,7 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
     else:
         raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
     fetched = repo.refs_under(mirror)
-    if fetched and _is_partial(repo):
+    if fetched and repo.partial_clone():
         _fetch_missing(repo, remote, fetched, credential)
     return fetched
 
@@ -132,16 +131,6 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[b
             credential,
         )  # another fetch filled the mirror meanwhile, or a name git refuses
     return True, credential
-
-
-def _is_partial(repo: Repository) -> bool:
-    settings = repo.settings
-    if settings.has("extensions.partialClone"):
-        return True
-    return any(
-        key.endswith(".promisor") and parse_bool(settings.raw(key)) is True
-        for key in settings.keys("remote.")
-    )
 
 
 def _fetch_missing(

@@ -1,0 +1,93 @@
+"""add-tree in a partial clone (``git clone --filter=blob:none``): git fetches each
+blob it lacks when it is asked about it, so a run asks only about the blobs of
+the files its pathspec takes (never ``git ls-tree -l`` of the whole tree)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from tests.conftest import commit_files, fsck, git
+
+TASK = "T-1"
+FILES = {f"{folder}/f{i}.txt": f"{folder} file {i}\n" for folder in ("a", "b") for i in range(5)}
+
+
+def _missing(clone: Path) -> set[str]:
+    """The blobs of ``HEAD`` the clone lacks (listed without fetching them)."""
+    out = git(clone, "rev-list", "--objects", "--missing=print", "HEAD")
+    return {line[1:] for line in out.splitlines() if line.startswith("?")}
+
+
+@pytest.fixture
+def partial(tmp_path: Path) -> Path:
+    """A blobless clone, with no work tree checked out, of a repository of two
+    folders of five files each: it lacks every blob of ``HEAD``."""
+    origin = tmp_path / "origin"
+    git(tmp_path, "init", "-q", "-b", "main", str(origin))
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    commit_files(origin, FILES)
+    clone = tmp_path / "partial"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--filter=blob:none",
+        "--no-checkout",
+        f"file://{origin}",
+        "partial",
+    )
+    assert len(_missing(clone)) == len(FILES)
+    with Ledger(clone) as ledger:
+        ledger.add_task(TASK, objective="Fix the parser", acceptance="tests pass")
+    return clone
+
+
+def test_a_pathspec_fetches_only_the_blobs_it_takes(partial: Path) -> None:
+    with Ledger(partial) as ledger:
+        result = ledger.add_tree(TASK, ["a"])
+        links = ledger.context_entries(TASK)
+    assert result["added"] == 5
+    wanted = {
+        git(partial, "rev-parse", f"HEAD:{name}").strip() for name in FILES if name[0] == "a"
+    }
+    assert _missing(partial) == {
+        git(partial, "rev-parse", f"HEAD:{name}").strip() for name in FILES if name[0] == "b"
+    }
+    assert {link["oid"] for link in links} == wanted
+    for link in links:
+        text = FILES[link["source"]].encode()
+        assert (link["size"], link["hash"]) == (len(text), hashlib.sha256(text).hexdigest())
+    fsck(partial)
+
+
+def test_the_whole_tree_is_taken_as_in_a_full_clone(partial: Path) -> None:
+    """Without a pathspec every blob is fetched (each sized by git), and the links
+    are those a full clone makes."""
+    with Ledger(partial) as ledger:
+        result = ledger.add_tree(TASK)
+        sizes = {link["source"]: link["size"] for link in ledger.context_entries(TASK)}
+    assert result["added"] == len(FILES) and result["skipped"] == []
+    assert _missing(partial) == set()
+    assert sizes == {name: len(text.encode()) for name, text in FILES.items()}
+
+
+def test_a_sparse_checkouts_files_are_fetched_only_when_taken(partial: Path) -> None:
+    """``--worktree`` in a sparse checkout of a partial clone: the files outside
+    its patterns are taken from the index, their blobs fetched for those the
+    pathspec takes only."""
+    git(partial, "sparse-checkout", "set", "--no-cone", "/a/")
+    git(partial, "checkout", "-q", "main")
+    outside = {git(partial, "rev-parse", f"HEAD:{name}").strip(): name for name in FILES}
+    outside = {oid: name for oid, name in outside.items() if name[0] == "b"}
+    assert _missing(partial) == set(outside)
+    with Ledger(partial) as ledger:
+        result = ledger.add_tree(TASK, ["a", "b/f1.txt"], worktree=True)
+        sources = sorted(link["source"] for link in ledger.context_entries(TASK))
+    assert result["added"] == 6
+    assert sources == [*sorted(n for n in FILES if n[0] == "a"), "b/f1.txt"]
+    assert {outside[oid] for oid in _missing(partial)} == {f"b/f{i}.txt" for i in (0, 2, 3, 4)}
+    fsck(partial)
