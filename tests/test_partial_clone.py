@@ -91,3 +91,20 @@ def test_a_sparse_checkouts_files_are_fetched_only_when_taken(partial: Path) -> 
     assert sources == [*sorted(n for n in FILES if n[0] == "a"), "b/f1.txt"]
     assert {outside[oid] for oid in _missing(partial)} == {f"b/f{i}.txt" for i in (0, 2, 3, 4)}
     fsck(partial)
+
+
+def test_a_sparse_checkout_of_a_partial_clone_fetches_nothing_unasked(partial: Path) -> None:
+    """``--worktree`` without a pathspec in a sparse checkout of a partial clone:
+    the files outside its patterns are skipped (``sparse``), each named, and no
+    blob is fetched; the files on disk are taken."""
+    git(partial, "sparse-checkout", "set", "--no-cone", "/a/")
+    git(partial, "checkout", "-q", "main")
+    missing = _missing(partial)
+    with Ledger(partial) as ledger:
+        result = ledger.add_tree(TASK, worktree=True)
+        sources = sorted(link["source"] for link in ledger.context_entries(TASK))
+    assert sources == sorted(n for n in FILES if n[0] == "a")
+    skipped = {s["path"]: s["reason"] for s in result["skipped"]}
+    assert skipped == {name: "sparse" for name in FILES if name[0] == "b"}
+    assert _missing(partial) == missing  # (nothing fetched)
+    fsck(partial)

@@ -319,7 +319,9 @@ def add_tree(
     Left out, each named with its reason: directories such as node_modules,
     .venv, dist and build (skipped_dir); binary extensions (skipped_ext);
     lockfiles and minified files (generated); symlinks, submodules; FIFOs,
-    sockets and devices (special); files over --max-file-bytes (too_large);
+    sockets and devices (special); with --worktree in a partial clone, files
+    outside the sparse checkout no PATHSPEC takes (sparse); files over
+    --max-file-bytes (too_large);
     empty files; content with a NUL byte in the first 8 KiB (binary) or not
     UTF-8 (not_utf8); Git LFS pointers; files
     beyond --max-total-bytes in path order (total_budget); text that looks

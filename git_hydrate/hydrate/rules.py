@@ -187,6 +187,7 @@ REASONS: Final = (
     "symlink",
     "submodule",
     "special",
+    "sparse",
     "bad_path",
     "too_large",
     "empty",
@@ -222,7 +223,7 @@ class FileEntry(msgspec.Struct, frozen=True, gc=False):
 
     path: str
     size: int
-    kind: str = "file"  # "file", "symlink", "submodule" or "special"
+    kind: str = "file"  # "file", "symlink", "submodule", "special" or "sparse"
     oid: str | None = None
     location: str | None = None
 

@@ -126,7 +126,11 @@ def _kind_of(mode: int) -> str:
 
 
 def list_worktree(
-    listing: tuple[bytes, bytes], top: str, *, modified: Iterable[bytes] = ()
+    listing: tuple[bytes, bytes],
+    top: str,
+    *,
+    modified: Iterable[bytes] = (),
+    unlooked_kind: str = "file",
 ) -> list[FileEntry]:
     """The work tree as ``git ls-files --cached --others --exclude-standard`` sees it.
 
@@ -144,6 +148,9 @@ def list_worktree(
             listings, so that no path (one holding a tab) reads as an entry.
         top: The directory the listed paths are relative to.
         modified: Paths ``git diff-files`` reports as changed.
+        unlooked_kind: The kind of a file git does not look for that is not on
+            disk (``sparse`` in a partial clone: :func:`sized_by_git` takes it
+            only when a pathspec does).
     """
     index_oid, unlooked = _listed_paths(*listing, set(modified))
     entries: list[FileEntry] = []
@@ -154,7 +161,7 @@ def list_worktree(
         except (FileNotFoundError, NotADirectoryError):
             mode = unlooked.get(raw_path)
             if mode is not None:  # (git does not look for it: not deleted)
-                kind = _INDEX_KINDS.get(mode, "file")
+                kind = _INDEX_KINDS.get(mode, unlooked_kind)
                 oid = index_oid[raw_path] or None
                 entries.append(FileEntry(decode_path(raw_path), 0, kind, oid))
             continue
@@ -185,9 +192,13 @@ def blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
     return dict(zip(oids, sizes, strict=True))
 
 
-def sized_by_git(repo: Repository, entries: list[FileEntry]) -> list[FileEntry]:
+def sized_by_git(repo: Repository, entries: list[FileEntry], *, named: bool) -> list[FileEntry]:
     """``entries``, each file that has a blob id sized as git stores that blob
-    (``unreadable``: a blob this repository lacks and cannot fetch).
+    (``unreadable``: a blob this repository lacks and cannot fetch). A file of a
+    partial clone's sparse checkout not on disk (kind ``sparse``) is a file when
+    a pathspec took it (``named``): its blob is fetched then; else it stays
+    ``sparse``, skipped with that reason (a whole tree's worth of blobs, fetched
+    one at a time, is not what a run of the work tree asks for).
 
     For the files a run takes, once the pathspec has narrowed them: the work
     tree's (a file on disk may hold other bytes than its index blob although
@@ -197,6 +208,10 @@ def sized_by_git(repo: Repository, entries: list[FileEntry]) -> list[FileEntry]:
     without sizes: git fetches each blob it lacks to size it, so only those
     wanted are asked).
     """
+    if named:
+        entries = [
+            msgspec.structs.replace(e, kind="file") if e.kind == "sparse" else e for e in entries
+        ]
     sizes = blob_sizes(repo, list({e.oid for e in entries if e.oid and e.kind == "file"}))
     if not sizes:
         return entries
@@ -340,7 +355,10 @@ def from_worktree(repo: Repository) -> Source:
     if repo.work_tree is None:
         raise ValidationError("--worktree needs a work tree; this repository has none")
     modified = repo.modified_files()
-    entries = list_worktree(repo.ls_files(), repo.work_tree, modified=modified)
+    sparse = "sparse" if repo.partial_clone() else "file"
+    entries = list_worktree(
+        repo.ls_files(), repo.work_tree, modified=modified, unlooked_kind=sparse
+    )
     return Source("worktree", "worktree", entries, [], unsized=True)
 
 

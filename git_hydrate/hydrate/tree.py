@@ -125,7 +125,7 @@ def _apply_rules(
     else:
         entries = list(every)  # (no pathspec: every file)
     if source.unsized:  # (sized by git: only the blobs of the files taken)
-        entries = sized_by_git(refs.repo, entries)
+        entries = sized_by_git(refs.repo, entries, named=bool(spec))
     source.entries = entries
     by_attribute: dict[str, str] = {}
     if source.mode == "rev" and source.tree is not None:
