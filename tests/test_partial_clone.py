@@ -5,6 +5,7 @@ the files its pathspec takes (never ``git ls-tree -l`` of the whole tree)."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,22 @@ def test_a_sparse_checkout_of_a_partial_clone_fetches_nothing_unasked(partial: P
     assert skipped == {name: "sparse" for name in FILES if name[0] == "b"}
     assert _missing(partial) == missing  # (nothing fetched)
     fsck(partial)
+
+
+def test_a_named_file_outside_the_sparse_checkout_is_named_in_the_prompt(partial: Path) -> None:
+    """A file in play that ``--worktree`` left out as ``sparse`` is named in the
+    prompt's Not included part, its size unknown (its blob was not fetched), with
+    a command that prints it (``git show`` fetches it then)."""
+    git(partial, "sparse-checkout", "set", "--no-cone", "/a/")
+    git(partial, "checkout", "-q", "main")
+    with Ledger(partial) as ledger:
+        ledger.add_task(
+            "N-1", objective="fix b", acceptance="a", files=[{"path": "b/f2.txt", "note": ""}]
+        )
+        ledger.add_tree("N-1", worktree=True)
+        prompt = ledger.prompt("N-1", max_bytes=100_000)["prompt"]
+    oid = git(partial, "rev-parse", "HEAD:b/f2.txt").strip()
+    line = next(x for x in prompt.splitlines() if "b/f2.txt" in x and "not attached" in x)
+    assert line.endswith(f"(size unknown): not attached, sparse; git show {oid}"), line
+    shown = subprocess.run(["git", "show", oid], cwd=partial, capture_output=True, check=True)
+    assert shown.stdout == FILES["b/f2.txt"].encode()

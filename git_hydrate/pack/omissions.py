@@ -106,7 +106,9 @@ class Unattached(msgspec.Struct, frozen=True, gc=False):
             return f"(size unknown): not attached; git hydrate add-tree {task_id} attaches it"
         if self.reason == "missing":
             return "(no such file): not attached, missing"
-        said = f"({human_size(self.size or 0)}): not attached, {self.reason}"
+        # (a sparse file of a partial clone was not fetched: its size is not known)
+        size = "size unknown" if self.reason == "sparse" else human_size(self.size or 0)
+        said = f"({size}): not attached, {self.reason}"
         if self.reason == "secret":
             return f"{said}; withheld: attaching it is an operator's call (--allow-secrets)"
         if self.oid and self.reason not in _NO_COMMAND:
