@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -303,3 +304,37 @@ def test_rank_suggest_bad_input(project: Path, args: list[str], message: str) ->
     assert out.returncode != 0 and out.stdout == ""
     assert out.stderr.startswith("error: ") and message in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_rank_suggest_accept_line_runs_as_printed(repo: Path) -> None:
+    """The accept line keeps the files in play (with their notes: --file-in-play
+    replaces the list), quotes a path with a space, and leaves out a named test."""
+    commit_files(
+        repo,
+        {
+            "src/parser.py": "def parse(): pass\n",
+            "uploader.py": "def upload(): retry()\n",
+            "upload retry.txt": "upload retry notes\n",
+            "tests/test_uploader.py": "def test_upload(): pass\n",
+        },
+        "files",
+    )
+    hydrate(
+        repo,
+        *("task-add", "T-2", "--objective", "Fix uploader.py retries; see test_uploader.py"),
+        *("--acceptance", "ok", "--file-in-play", "src/parser.py:keep this note"),
+        *("--test", "tests/test_uploader.py"),
+    )
+    out = hydrate(repo, "rank", "T-2", "--suggest")
+    assert out.returncode == 0, out
+    suggested = [line.split("  ")[0] for line in out.stdout.splitlines()]
+    assert "uploader.py" in suggested and "upload retry.txt" in suggested
+    assert "tests/test_uploader.py" not in suggested
+    line = out.stderr.strip().removeprefix("accept: ")
+    path = f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"
+    env = dict(os.environ, PATH=path)  # (git finds git-hydrate there, as installed)
+    run = subprocess.run(["bash", "-c", line], cwd=repo, capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run
+    files = json.loads(hydrate(repo, "show", "T-2", "--json").stdout)["files"]
+    assert files[0] == {"path": "src/parser.py", "note": "keep this note"}
+    assert {f["path"] for f in files} == {"src/parser.py", *suggested}

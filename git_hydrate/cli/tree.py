@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -555,8 +556,12 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, suggest: bool, as_js
     With --suggest, nothing is written: it prints the files ranking treats as
     in play when the task names none (the paths its text names, then its best
     content matches among REV's files, which seed co-change and test pairing),
-    one per line as PATH, score and reason; --json answers {task_id, commit,
-    in_play, suggestions: [{path, score, reason}]}.
+    one per line as PATH, score and reason (a file already in play or named as
+    a test is not suggested), then on stderr an accept: line that runs as
+    printed: task-edit with the files in play it has (their notes kept:
+    --file-in-play replaces the list) and the suggested ones, each quoted for
+    the shell; --json answers {task_id, commit, in_play, suggestions: [{path,
+    score, reason}]}.
 
     \b
     Example:
@@ -586,6 +591,7 @@ def _suggest(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -
 
     with open_ledger(ctx) as ledger:
         found = ledger.suggest(task_id, rev=rev)
+        files = ledger.refs.load(task_id).task.files
     if as_json:
         echo_json(ctx, msgspec.to_builtins(found))
         return
@@ -595,5 +601,9 @@ def _suggest(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -
     width = max(len(s.path) for s in found.suggestions)
     for item in found.suggestions:
         click.echo(f"{item.path:<{width}}  {item.score:.2f}  {item.reason}")
-    paths = " ".join(f"--file-in-play {s.path}" for s in found.suggestions)
-    click.echo(f"accept: git hydrate task-edit {shown(task_id)} {paths}", err=True)
+    # (--file-in-play replaces the list: the files in play now come first, notes kept)
+    given = [f"{f.path}:{f.note}" if f.note else f.path for f in files]
+    paths = " ".join(
+        f"--file-in-play {shlex.quote(p)}" for p in [*given, *(s.path for s in found.suggestions)]
+    )
+    click.echo(f"accept: git hydrate task-edit {shlex.quote(task_id)} {paths}", err=True)

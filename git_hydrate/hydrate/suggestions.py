@@ -88,5 +88,6 @@ def suggest(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> Suggesti
                 else "matches " + ", ".join(f"'{w}'" for w in hits.matched.get(path, []))
             )
             found[path] = Suggested(path, round(strength, 4), reason)
-    chosen = [s for s in found.values() if s.path not in in_play]
+    # (a file in play or a named test already is not suggested again)
+    chosen = [s for s in found.values() if s.path not in in_play and s.path not in text.tests]
     return Suggestion(task_id, commit, chosen, in_play)
