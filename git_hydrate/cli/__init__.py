@@ -59,7 +59,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "task-rm": ("sync", "task_rm"),
     "add-tree": ("tree", "add_tree"),
     "add-diff": ("tree", "add_diff"),
-    "rank": ("tree", "rank"),
+    "rank": ("rank", "rank"),
     "ready": ("coordination", "ready"),
     "claim": ("coordination", "claim"),
     "release": ("coordination", "release"),
