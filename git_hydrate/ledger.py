@@ -289,7 +289,7 @@ class Ledger(Packing):
         summary: str,
         evidence: str = "",
         next_step: str = "",
-        tokens: int = 0,
+        tokens: int | None = 0,
         *,
         allow_secrets: bool | None = None,
     ) -> CheckpointResult:

@@ -158,14 +158,15 @@ def add_checkpoint(
     summary: str,
     evidence: str = "",
     next_step: str = "",
-    tokens: int = 0,
+    tokens: int | None = 0,
     *,
     allow_secrets: bool | None = None,
 ) -> CheckpointResult:
     """Record a worker's checkpoint as one commit on the task.
 
     ``tokens`` is the task's *cumulative* reported token count, so it may not
-    be lower than the highest one reported. The author is the git identity.
+    be lower than the highest one reported (``None``: that highest, or 0: a
+    worker that does not count its tokens). The author is the git identity.
 
     Raises:
         SecretDetected: the text looks like it holds a credential, unless
@@ -175,30 +176,33 @@ def add_checkpoint(
         NotFound: no live task ``task_id``.
     """
     validate.task_id(task_id)
-    checkpoint = _checked_checkpoint(refs, summary, evidence, next_step, tokens, allow_secrets)
-    summary, tokens = checkpoint.summary, checkpoint.tokens
+    given = _checked_checkpoint(refs, summary, evidence, next_step, tokens or 0, allow_secrets)
 
     def apply(state: TaskState) -> Change[CheckpointResult]:
         previous = state.task.checkpoints
         # After a merge of concurrent checkpoints the newest one need not carry
         # the highest total, so compare against the maximum ever reported.
         highest = max((c.tokens for c in previous), default=0)
-        if previous and tokens < highest:
+        # (tokens not counted: the total so far, as it is)
+        checkpoint = msgspec.structs.replace(given, tokens=highest) if tokens is None else given
+        total = checkpoint.tokens
+        if previous and total < highest:
             raise Conflict(
-                f"cumulative tokens {tokens} are lower than the {highest} already reported; "
+                f"cumulative tokens {total} are lower than the {highest} already reported; "
                 f"report the running total for task {task_id}"
             )
         number = len(previous) + 1
-        first_line = summary.strip().splitlines()[0] if summary.strip() else ""
+        text = checkpoint.summary.strip()
+        first_line = text.splitlines()[0] if text else ""
         return Change(
             task=msgspec.structs.replace(state.task, checkpoints=[*previous, checkpoint]),
             links=state.links,
             message=task_message(
-                f"checkpoint {task_id} #{number} ({tokens} tokens)",
+                f"checkpoint {task_id} #{number} ({total} tokens)",
                 "checkpoint",
                 task_id,
                 number=str(number),
-                tokens=str(tokens),
+                tokens=str(total),
                 checkpoint_summary=first_line[:200],
             ),
             result=cast(

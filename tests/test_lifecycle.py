@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -138,6 +139,25 @@ def test_checkpoint_cli_and_prompt(repo: Path) -> None:
         "tokens",
     ]
     assert (data["number"], data["tokens"], data["evidence"]) == (2, 1200, "")
+
+
+def test_a_checkpoint_without_tokens_keeps_the_total(repo: Path) -> None:
+    """``--tokens`` left out (a worker that does not count, as the Codex block's
+    command is written): the total reported so far, unchanged; 0 at first."""
+    from git_hydrate.agents.formats import CODEX_POINTER
+
+    hydrate(repo, "task-add", "M-1", "--objective", "o", "--acceptance", "a")
+    assert hydrate(repo, "start", "M-1").returncode == 0
+    written = re.search(r"`git hydrate (checkpoint [^`]*)`", CODEX_POINTER)
+    assert written is not None
+    args = written.group(1).replace("TEXT", "first").split()
+    first = hydrate(repo, *args, "--json")
+    assert first.returncode == 0, first
+    assert json.loads(first.stdout)["tokens"] == 0
+    hydrate(repo, "checkpoint", "M-1", "--summary", "counted", "--tokens", "1200")
+    again = hydrate(repo, "checkpoint", "M-1", "--summary", "not counted")
+    assert again.returncode == 0, again
+    assert again.stdout == "task M-1: checkpoint #3 recorded (1200 cumulative tokens)\n"
 
 
 def test_decreasing_tokens_are_refused_and_nothing_is_written(repo: Path, ledger: Ledger) -> None:

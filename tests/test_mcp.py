@@ -468,3 +468,18 @@ def test_at_is_the_current_task_over_mcp(stocked: Path) -> None:
     assert json.loads(_text(checkpoint))["task_id"] == "S-1"
     assert [str(r.uri) for r in resources.resources] == ["hydrate://task/S-1/prompt"]
     assert resource.contents[0].text == _text(prompt)
+
+
+def test_a_checkpoint_without_tokens_keeps_the_total_over_mcp(stocked: Path) -> None:
+    """``tokens`` left out after a counted checkpoint: the total so far, not 0
+    (which the cumulative count would refuse as lower)."""
+
+    async def body(session: Any) -> list[Any]:
+        return [
+            await session.call_tool("checkpoint", {"id": "S-1", "summary": "a", "tokens": 42}),
+            await session.call_tool("checkpoint", {"id": "S-1", "summary": "b"}),
+        ]
+
+    counted, uncounted = _local_session(stocked, body)
+    assert not uncounted.is_error, _text(uncounted)
+    assert json.loads(_text(counted))["tokens"] == json.loads(_text(uncounted))["tokens"] == 42

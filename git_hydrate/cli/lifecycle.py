@@ -176,9 +176,9 @@ def status(
 @click.option("--next-step", "next_step", default="", help="What the next worker should do.")
 @click.option(
     "--tokens",
-    required=True,
     type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
-    help="Cumulative tokens used on the task so far (never lower than the last checkpoint).",
+    help="Cumulative tokens used on the task so far (never lower than the last checkpoint; "
+    "left out: the total reported so far, unchanged).",
 )
 @allow_secrets_option("the checkpoint")
 @json_option
@@ -189,7 +189,7 @@ def checkpoint(
     summary: str,
     evidence: str,
     next_step: str,
-    tokens: int,
+    tokens: int | None,
     allow_secrets: bool | None,
     as_json: bool,
 ) -> None:

@@ -82,7 +82,8 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     ),
     (
         "checkpoint",
-        "Record progress: summary, evidence, next step, cumulative tokens.",
+        "Record progress: summary, evidence, next step, cumulative tokens (left out: "
+        "the total reported so far).",
         {
             "id": _ID,
             "summary": {"type": "string"},
@@ -309,7 +310,7 @@ def _checkpoint(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> s
         args["summary"],
         args.get("evidence", ""),
         args.get("next_step", ""),
-        args.get("tokens", 0),
+        args.get("tokens"),  # (left out: the total reported so far)
     )
     # (not the texts the caller just sent)
     return json_text({key: result[key] for key in ("task_id", "number", "tokens", "at", "author")})
