@@ -720,6 +720,23 @@ def test_add_diff_staged_and_worktree(branch_repo: Path) -> None:
     ]
 
 
+def test_add_diff_staged_and_worktree_before_the_first_commit(tmp_path: Path) -> None:
+    """``--staged --worktree`` with no commit yet is every change against nothing
+    (``--staged`` alone already was): not git's "bad revision 'HEAD'"."""
+    repo = tmp_path / "unborn"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    write(repo, "a.txt", "hello\n")
+    git(repo, "add", "a.txt")
+    write(repo, "a.txt", "hello\nmore\n")
+    hydrate(repo, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    result = hydrate(repo, "add-diff", TASK, "--staged", "--worktree")
+    assert result.returncode == 0, result
+    assert [lk["source"] for lk in links(repo)] == ["diff:uncommitted:a.txt"]
+    body = hydrate(repo, "show", TASK, "--attachment", links(repo)[0]["sha256"]).stdout
+    assert "+hello\n+more\n" in body
+    fsck(repo)
+
+
 def test_add_diff_file_replaced_by_symlink_and_back(branch_repo: Path) -> None:
     """A type change is one file: git prints it as a deletion and a creation."""
     repo = branch_repo

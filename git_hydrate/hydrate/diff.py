@@ -117,6 +117,9 @@ def _diff_args(
         if repo.work_tree is None:
             raise ValidationError("--staged and --worktree need a work tree")
         if staged and worktree:
+            if repo.rev_parse("HEAD", "commit") is None:  # (no commit yet: all is new)
+                empty = repo.git(["hash-object", "-t", "tree", "--stdin"], input=b"")
+                return [empty.stdout.decode("ascii").strip()], "uncommitted"
             return ["HEAD"], "uncommitted"
         return (["--cached"], "staged") if staged else ([], "worktree")
     if rev_range is None:
