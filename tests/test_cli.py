@@ -223,6 +223,33 @@ def test_a_forgiving_command_line(repo: Path, tmp_path: Path) -> None:
     assert fine.returncode == 0, fine
 
 
+def test_a_link_out_of_the_work_tree_is_not_attached(repo: Path, tmp_path: Path) -> None:
+    """A file of the work tree (or a folder on its way) that a symbolic link leads
+    out of it is refused with one line, nothing written: a cloned repository's
+    ``notes.md -> ~/.ssh/config`` must not attach that file to a task that is
+    pushed. A link within the tree, and the outside file named itself, are fine."""
+    private = tmp_path / "private" / "config"
+    private.parent.mkdir()
+    private.write_text("Host *\n  IdentityFile ~/.ssh/key\n")
+    (repo / "notes.md").symlink_to(private)
+    (repo / "linked").symlink_to(private.parent)
+    (repo / "inner.md").symlink_to("README")
+    hydrate(repo, "task-add", "L-1", "--objective", "o", "--acceptance", "a")
+    before = git(repo, "rev-parse", "refs/hydrate/tasks/L-1")
+    for named in ("notes.md", "linked/config", str(repo / "notes.md")):
+        refused = hydrate(repo, "add", "L-1", "--file", named)
+        assert refused.returncode == 1, refused
+        assert refused.stderr == (
+            f"error: {named} is a symbolic link out of the work tree (to {private}); "
+            "give that file's own path to attach it\n"
+        )
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/L-1") == before
+    inner = hydrate(repo, "add", "L-1", "--file", "inner.md", "--json")
+    assert inner.returncode == 0 and json.loads(inner.stdout)["source"] == "README"
+    own = hydrate(repo, "add", "L-1", "--file", str(private), "--json")
+    assert own.returncode == 0 and json.loads(own.stdout)["source"] == "config"
+
+
 def test_readable_output_for_people(repo: Path) -> None:
     listed = hydrate(repo, "list")
     assert listed.returncode == 0 and listed.stdout == ""

@@ -50,6 +50,30 @@ def read_body_file(path: str, limit: int) -> bytes:
         raise ValidationError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+def refuse_escaping_link(path: str, top: str | None) -> None:
+    """Refuse a path in the work tree ``top`` that a symbolic link leads out of it:
+    a cloned repository's harmless-looking file could otherwise attach any file
+    the user can read (``notes.md -> ~/.ssh/config``), to be pushed with the task.
+
+    Raises:
+        ValidationError: it does.
+    """
+    if top is None or path == "-":
+        return
+    root, real, named = os.path.realpath(top), os.path.realpath(path), os.path.abspath(path)
+    # (named in the work tree, as written: a linked folder on the way counts too)
+    in_tree = _inside(named, root) or _inside(named, os.path.abspath(top))
+    if in_tree and not _inside(real, root):
+        raise ValidationError(
+            f"{path} is a symbolic link out of the work tree (to {real}); "
+            "give that file's own path to attach it"
+        )
+
+
 def file_label(path: str, top: str | None) -> str:
     """The source label of an attached file: its path from the top of the work tree
     when it is inside it, else its name alone (never a private absolute path)."""
@@ -105,7 +129,9 @@ def context_add(
 ) -> None:
     """Attach context to the task ID (exactly one of --file and --text).
 
-    Attaching the same body again updates its source, priority and expiry.
+    Attaching the same body again updates its source, priority and expiry. A
+    FILE of the work tree that a symbolic link leads out of it (a cloned
+    repository's notes.md -> ~/.ssh/config) is refused: name the file itself.
 
     \b
     Examples:
@@ -118,6 +144,7 @@ def context_add(
     body: Any = text
     with open_ledger(ctx) as ledger:
         if file_ is not None:
+            refuse_escaping_link(file_, ledger.repo.work_tree)
             limit = ledger.settings.size("hydrate.maxBodyBytes")
             body = read_body_file(file_, limit)
             if source_label == DEFAULT_SOURCE and file_ != "-":
