@@ -76,12 +76,13 @@ def _started(refs: TaskRefs) -> str | None:
 def current(refs: TaskRefs) -> dict[str, Any] | None:
     """The work tree's current task: ``{task_id, source, branch}`` or ``None``.
 
-    ``source`` is ``started`` (recorded by :func:`start`) or ``branch`` (an id
-    of an existing task found in the branch name by ``hydrate.taskPattern``).
+    ``source`` is ``started`` (recorded by :func:`start`, if that task is still
+    here: :func:`gone` says when not) or ``branch`` (an id of an existing task
+    found in the branch name by ``hydrate.taskPattern``).
     """
     branch = refs.repo.symbolic_ref("HEAD")
     started = _started(refs)
-    if started is not None:
+    if started is not None and refs.exists(started):
         return {"task_id": started, "source": "started", "branch": branch}
     if branch is None:
         return None
@@ -91,6 +92,21 @@ def current(refs: TaskRefs) -> dict[str, Any] | None:
         if found and is_task_id(found) and refs.exists(found):
             return {"task_id": found, "source": "branch", "branch": branch}
     return None
+
+
+def gone(refs: TaskRefs) -> str | None:
+    """The task started here, if it is no longer here (removed or archived, here
+    or by a pull): :func:`current` passes over it."""
+    started = _started(refs)
+    return started if started is not None and not refs.exists(started) else None
+
+
+def gone_line(task_id: str) -> str:
+    """What to say of a started task that :func:`gone` names."""
+    return (
+        f"the task started here, {task_id}, is no longer here (removed or archived); "
+        "forget it with: git hydrate current --clear"
+    )
 
 
 def resolve(refs: TaskRefs, task_id: str) -> str:
@@ -103,6 +119,9 @@ def resolve(refs: TaskRefs, task_id: str) -> str:
         return task_id
     found = current(refs)
     if found is None:
+        left = gone(refs)
+        if left is not None:
+            raise NotFound(gone_line(left))
         raise NotFound(
             "no current task in this work tree: start one with git hydrate start ID, "
             "or name the branch after a task (hydrate.taskPattern)"

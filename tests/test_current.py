@@ -118,3 +118,24 @@ def test_start_claims_a_ready_task_and_only_moves_one_that_waits(repo: Path) -> 
     held = hydrate(repo, "start", "W-1")  # held by another: moved (it is), not taken
     assert held.returncode == 0
     assert json.loads(hydrate(repo, "show", "W-1", "--json").stdout)["assignee"] == "someone-else"
+
+
+def test_a_started_task_removed_is_passed_over_and_said(repo: Path) -> None:
+    """``task-rm`` of the started task: ``current`` says it is gone (exit 1, with
+    ``current --clear``), ``@`` says the same in one line, and the branch's task
+    is current again."""
+    _task(repo, "BR-7")
+    _task(repo, "R-1")
+    git(repo, "checkout", "-q", "-b", "feature/BR-7")
+    hydrate(repo, "start", "R-1")
+    assert hydrate(repo, "task-rm", "R-1").returncode == 0
+    gone = "the task started here, R-1, is no longer here (removed or archived); "
+    gone += "forget it with: git hydrate current --clear"
+    assert hydrate(repo, "current").stdout == "BR-7\n"  # (the branch's, as if none started)
+    git(repo, "checkout", "-q", "-b", "other")
+    said = hydrate(repo, "current")
+    assert (said.returncode, said.stdout, said.stderr) == (1, "", gone + "\n")
+    prompt = hydrate(repo, "prompt", "@")
+    assert (prompt.returncode, prompt.stderr) == (1, f"error: {gone}\n")
+    assert hydrate(repo, "current", "--clear").stdout == "cleared R-1\n"
+    assert hydrate(repo, "current").stderr == "no current task: git hydrate start ID\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..current import gone, gone_line
 from ._common import complete_task_ids, echo_json, json_option, open_ledger, shown
 
 __all__ = ["current", "start"]
@@ -43,7 +44,8 @@ def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
     With --clear, forget the started task first (a branch may still name one).
 
     The task started here (git hydrate start), else the first id of an existing
-    task that hydrate.taskPattern finds in the branch name.
+    task that hydrate.taskPattern finds in the branch name. A started task that
+    is no longer here (removed or archived) is passed over, and said so.
 
     \b
     Example:
@@ -55,12 +57,14 @@ def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
             if not as_json:
                 click.echo(f"cleared {shown(previous)}" if previous else "nothing was started")
         found = ledger.current()
+        left = gone(ledger.refs) if found is None else None
     if as_json:
         echo_json(ctx, found)
         return 0 if found else 1
     if found is None:
         if not clear:
-            click.echo("no current task: git hydrate start ID", err=True)
+            said = gone_line(left) if left else "no current task: git hydrate start ID"
+            click.echo(said, err=True)
         return 1
     click.echo(found["task_id"])
     return 0
