@@ -58,6 +58,7 @@ LABELS: Final = {
     "forced": "forced",
     "deleted-remote": "deleted there",
     "rejected": "REJECTED",
+    "behind": "behind",
     "refused": "REFUSED",
 }
 #: The commands this module serves, and whether each takes task ids after REMOTE.

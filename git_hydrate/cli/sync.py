@@ -72,7 +72,9 @@ def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
     Without IDs the removal record and the archive go too. A task the remote
     refuses (it has changes you lack) is reported by id, the others still go
     through, and the exit status is 1: run `git hydrate sync` to merge and
-    retry. A task, removal record or archive that a pull would refuse (damaged:
+    retry. A task you did not change since you last fetched it, only moved on
+    the remote, is reported as behind (run `git hydrate pull`), not as a
+    failure. A task, removal record or archive that a pull would refuse (damaged:
     see `git hydrate doctor`) is not sent: it is reported as SKIPPED with why,
     the rest goes, and the exit status is 1. Client-side hooks are not run
     (--no-verify).

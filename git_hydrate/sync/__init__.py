@@ -57,7 +57,8 @@ MAX_SYNC_ROUNDS: Final = 3
 def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> Report:
     """Pull, then push; when a push is rejected (someone pushed meanwhile), pull and retry.
 
-    Only races (``fetch first``, ``stale info``, ``non-fast-forward``) make
+    A task the push found ``behind`` (the remote moved since the pull) is pulled
+    again too. Only races (``fetch first``, ``stale info``, ``non-fast-forward``) make
     another round, at most :data:`MAX_SYNC_ROUNDS` in all; a refusal a pull
     cannot settle (a declining hook, a hidden namespace) is reported after the
     first. Each task's outcome is counted once, whatever the rounds.
@@ -76,11 +77,13 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     while True:
         pushed = Report("push", where.display)
         push_into(refs, where, wanted or None, not wanted, pushed, mirror)
-        rejected = pushed.failed("rejected")
+        # rejected, or behind (the remote moved since the pull, this clone did not):
+        # another pull settles either
+        moved = pushed.failed("rejected") + pushed.failed("behind")
         # A task whose remote data was skipped stays rejected: no point pulling again.
-        if not set(rejected) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
+        if not set(moved) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
             break
-        report.outcomes += [o for o in pushed.outcomes if o.action != "rejected"]
+        report.outcomes += [o for o in pushed.outcomes if o.action not in ("rejected", "behind")]
         rounds += 1
         mirror = pull_into(refs, where, wanted, report)
     report.outcomes += pushed.outcomes

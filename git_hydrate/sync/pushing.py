@@ -1,7 +1,10 @@
 """Push: task refs without force, the shared refs, and per-ref results.
 
 A rejected task (the remote has changes this clone lacks) is reported by id;
-every other ref still goes through.
+every other ref still goes through. A task the remote refuses only because it
+moved past what this clone last saw of it (the local tip is the mirror's, or
+an ancestor of it: nothing of this clone's own is in it) is no failure: it is
+reported as ``behind``, with the pull that brings it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Final
 from ..errors import Conflict
 from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
+from .ancestry import quick_bases
 from .outgoing import refused_shared_ref, refused_tasks
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
@@ -291,8 +295,9 @@ def push_into(
     pushed, hook_lines = repo.push_with_messages(
         remote.target, refspecs, leases, what=f"git push {remote.display}"
     )
-    after = _local_values(refs, [dest for flag, dest, _ in pushed if flag in "* +="])
+    after = _local_values(refs, [dest for flag, dest, _ in pushed if flag in "* +=!"])
     _update_mirror(refs, remote, mirror, pushed, after)
+    behind = _behind(refs, pushed, after, mirror, leases)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
@@ -302,6 +307,9 @@ def push_into(
         detail = ""
         if action == "rejected":
             action, detail = classify_refusal(summary, remote.display, hook_lines)
+        if action == "rejected" and dest in behind:
+            action = "behind"
+            detail = f"{remote.display} has a newer version: git hydrate pull {remote.display}"
         local = after.get(dest) if action in ("pushed", "pushed-new") else None
         before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
         report.outcomes.append(
@@ -314,6 +322,41 @@ def push_into(
                 is_task=is_task,
             )
         )
+
+
+def _behind(
+    refs: TaskRefs,
+    pushed: list[PushResult],
+    after: dict[str, bytes | None],
+    mirror: dict[bytes, bytes],
+    leases: list[str],
+) -> set[str]:
+    """The task refs the remote refused for a race (it moved) whose local tip
+    is what this clone last saw there (the mirror's tip) or an ancestor of it:
+    this clone changed nothing in them, so the push loses nothing of its own.
+    A ref pushed under a lease (a new task replacing a removed copy) is not one.
+    Ancestry is settled for all at once (:func:`quick_bases`), then by git."""
+    leased = {lease.partition("=")[2].partition(":")[0] for lease in leases}
+    pairs: dict[str, tuple[bytes, bytes]] = {}
+    for flag, dest, summary in pushed:
+        if flag != "!" or not dest.startswith(TASK_REF_PREFIX.decode()) or dest in leased:
+            continue
+        if not any(race in summary for race in RACE_REASONS + LOST_LOCK_REASONS):
+            continue
+        local, seen = after.get(dest), mirror.get(dest.encode()[len(b"refs/hydrate/") :])
+        if local is not None and seen is not None:
+            pairs[dest] = (local, seen)
+    bases = quick_bases(refs.repo, pairs.values())
+    found: set[str] = set()
+    for dest, pair in pairs.items():
+        local, seen = pair
+        if pair in bases:
+            holds = bases[pair] == [local]  # (else the mirror's tip is the base: ahead)
+        else:
+            holds = local == seen or refs.repo.is_ancestor(local, seen)
+        if holds:
+            found.add(dest)
+    return found
 
 
 #: Pushed refs past which their local values are read in one listing of
