@@ -158,7 +158,9 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     removal (then the pull says it restored it). Clones that pull your removal
     record drop their copy unless they changed it since. Without --remote,
     the next push or sync deletes it on the remote if nobody changed it
-    there since (under a lease).
+    there since (under a lease). With --remote, the deletion there and your
+    removal record go in one atomic push: if REMOTE refuses either, neither
+    lands, it says why, and the exit status is 1 (the task stays removed here).
 
     \b
     Example:
@@ -183,9 +185,14 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
             state = "deleted on" if there["deleted"] else "not deleted on"
             detail = f" ({shown(there['detail'])})" if there["detail"] else ""
             click.echo(f"{state} {shown(there['remote'])}{detail}")
-    if there is not None and not there["deleted"] and "not on" not in there["detail"]:
+    # (not deleted because it was not there, and the removal record went: done)
+    if there is None or there["deleted"] or there["detail"] == f"not on {there['remote']}":
+        return 0
+    where = shown(there["remote"])
+    if there["detail"].endswith(f"not on {there['remote']}"):
         click.echo(
-            f"error: task {shown(task_id)} was not deleted on {shown(there['remote'])}", err=True
+            f"error: the removal of task {shown(task_id)} was not recorded on {where}", err=True
         )
-        return 1
-    return 0
+    else:
+        click.echo(f"error: task {shown(task_id)} was not deleted on {where}", err=True)
+    return 1

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from ..errors import Busy, Conflict, NotFound, ValidationError
-from ..store import RefRace
+from ..errors import Busy, Conflict, GitFailed, NotFound, ValidationError
+from ..store import PushResult, RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
 from .pulling import check_ids
 from .pushing import classify_refusal
 from .remotes import Remote, overwriting_refspecs, resolve_remote
 from .removal import REMOVED_REF, record_removal
+from .union import pull_union_ref
 
 __all__ = ["remove_task", "setup"]
 
@@ -55,7 +56,7 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
     is deleted with a compare-and-swap. With ``remote``, the remote's copy
     must not hold changes this clone lacks (else :class:`Conflict`, nothing
     removed); it is then deleted with ``--force-with-lease`` and the removal
-    record is pushed.
+    record is pushed with it, in one atomic push: both land, or neither.
     """
     check_ids([task_id])
     tip = refs.repo.read_ref(ref_name(task_id))
@@ -103,6 +104,11 @@ def _remote_tip_to_remove(
             f"task {task_id} has changes on {where.display} that you have not pulled; "
             f"run git hydrate pull {where.display} {task_id} first"
         )
+    # The remote's record first (others' removals since the last pull), so this
+    # one's push is a fast-forward of it: else the push, all or nothing, is refused.
+    record = mirror.get(REMOVED_REF[len(b"refs/hydrate/") :])
+    if record is not None:
+        pull_union_ref(refs, REMOVED_REF, record, where.display)
     return remote_tip
 
 
@@ -126,29 +132,77 @@ def _remove_here(refs: TaskRefs, task_id: str, tip: bytes) -> bytes:
     return tip
 
 
+#: What git says of a ref it did not update only because another ref of the same
+#: ``--atomic`` push was refused (the client's wording, then the remote's).
+_ATOMIC_COLLATERAL: Final = ("atomic push failed", "atomic push failure")
+
+
 def _remove_on_remote(
     refs: TaskRefs, task_id: str, where: Remote, remote_tip: bytes | None
 ) -> dict[str, Any]:
     """Push the removal record to ``where`` and, when the task is there, delete
-    it with a lease on ``remote_tip``; return what happened there."""
-    ref = ref_name(task_id)
-    refspecs = [f"{REMOVED_REF.decode()}:{REMOVED_REF.decode()}"]
-    extra: list[str] = []
-    if remote_tip is not None:
-        refspecs.insert(0, f":{ref.decode()}")
-        extra = [f"--force-with-lease={ref.decode()}:{remote_tip.decode()}"]
-    shown = where.display
-    remote_result: dict[str, Any] = {"remote": shown, "deleted": False, "detail": ""}
-    details = []
-    pushed = refs.repo.push(where.target, refspecs, extra, what=f"git push {where.display}")
-    for flag, dest, summary in pushed:
-        if dest == ref.decode():
-            remote_result["deleted"] = flag == "-"
-            if flag == "!":
-                details.append(f"not deleted there ({classify_refusal(summary, shown)[1]})")
-        elif flag == "!":
-            details.append(f"removal record not pushed ({classify_refusal(summary, shown)[1]})")
+    it with a lease on ``remote_tip``, both or neither; return what happened there.
+
+    Never the deletion without the record: a clone that still has the task would
+    push it back, and the remote would lose it for good without a trace.
+    """
+    ref = ref_name(task_id).decode()
+    pushed, said = _push_removal(refs, where, ref, remote_tip)
+    results = {dest: (flag, summary) for flag, dest, summary in pushed}
+    details = (
+        [_refusals(results, ref, where.display, said)]
+        if any(flag == "!" for flag, _summary in results.values())
+        else []
+    )
     if remote_tip is None:
         details.append(f"not on {where.display}")
-    remote_result["detail"] = "; ".join(details)
-    return remote_result
+    deleted = results.get(ref, ("", ""))[0] == "-"
+    return {"remote": where.display, "deleted": deleted, "detail": "; ".join(details)}
+
+
+def _refusals(results: dict[str, tuple[str, str]], ref: str, where: str, said: list[str]) -> str:
+    """What a removal's push left undone, and why: each reason once, with the refs
+    it refused (not those git left only because the push was all or nothing)."""
+    record_went = results.get(REMOVED_REF.decode(), ("!", ""))[0] != "!"
+    refused: dict[str, list[str]] = {}
+    for dest, (flag, summary) in results.items():
+        if flag == "!" and not any(word in summary for word in _ATOMIC_COLLATERAL):
+            what = "the deletion" if dest == ref else "the removal record"
+            refused.setdefault(summary, []).append(what)
+    done = (
+        "the removal record went, the task stays there" if record_went else "nothing changed there"
+    )
+    reasons = [
+        f"{' and '.join(whats)} {'were' if len(whats) > 1 else 'was'} refused "
+        f"({classify_refusal(summary, where, said)[1]})"
+        for summary, whats in refused.items()
+    ]
+    return f"{done}: {'; '.join(reasons) or 'git push refused it'}"
+
+
+def _push_removal(
+    refs: TaskRefs, where: Remote, ref: str, remote_tip: bytes | None
+) -> tuple[list[PushResult], list[str]]:
+    """Push the removal record and the deletion of ``ref`` (when ``remote_tip``:
+    under a lease on it) in one ``git push --atomic``; to a server that takes
+    no atomic push, the record first, then the deletion once the record is there."""
+    record = REMOVED_REF.decode()
+    deletion: list[str] = []
+    lease: list[str] = []
+    if remote_tip is not None:
+        deletion = [f":{ref}"]
+        lease = [f"--force-with-lease={ref}:{remote_tip.decode()}"]
+    what = f"git push {where.display}"
+    repo = refs.repo
+    try:
+        return repo.push_with_messages(
+            where.target, [*deletion, f"{record}:{record}"], ["--atomic", *lease], what=what
+        )
+    except GitFailed as exc:
+        if "--atomic" not in str(exc):
+            raise
+    pushed, said = repo.push_with_messages(where.target, [f"{record}:{record}"], what=what)
+    if deletion and all(flag != "!" for flag, _dest, _summary in pushed):
+        more, said = repo.push_with_messages(where.target, deletion, lease, what=what)
+        pushed += more
+    return pushed, said

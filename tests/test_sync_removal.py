@@ -1,0 +1,155 @@
+"""``task-rm --remote``: the deletion there and the removal record land together,
+or neither does (a deletion without its record lets other clones push the task back)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate import sync as hsync
+from git_hydrate.sync import manage
+
+from .conftest import from_template, git, hydrate
+from .test_sync import _seeded_remote, clone, make_task
+
+RECORD = "refs/hydrate/removed"
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
+    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
+
+
+def remote_refs(bare: Path) -> list[str]:
+    return git(bare, "for-each-ref", "--format=%(refname)", "refs/hydrate/").split()
+
+
+def recorded(bare: Path) -> list[str]:
+    """The task ids the remote's removal record holds."""
+    text = git(bare, "show", f"{RECORD}:removed.json")
+    return sorted(json.loads(text)["removed"])
+
+
+def refuse_the_record(bare: Path, hook: str) -> None:
+    """A server hook that refuses ``refs/hydrate/removed`` (and nothing else)."""
+    if hook == "update":
+        body = '[ "$1" = refs/hydrate/removed ] && { echo "no removals here" >&2; exit 1; }\n'
+    else:
+        body = (
+            "while read old new ref; do\n"
+            '  [ "$ref" = refs/hydrate/removed ] && { echo "no removals here" >&2; exit 1; }\n'
+            "done\n"
+        )
+    path = bare / "hooks" / hook
+    path.write_text("#!/bin/sh\n" + body + "exit 0\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("hook", ["update", "pre-receive"])
+def test_a_refused_removal_record_deletes_nothing_there(
+    origin: Path, tmp_path: Path, hook: str
+) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    refuse_the_record(origin, hook)
+    res = hydrate(a, "task-rm", "T-1", "--remote", "origin")
+    assert res.returncode == 1, res
+    assert remote_refs(origin) == ["refs/hydrate/tasks/T-1"]  # neither landed
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("removed task T-1 (was ")
+    # (a pre-receive hook refuses the whole push: git names both refs)
+    refused = {
+        "update": "the removal record was",
+        "pre-receive": "the deletion and the removal record were",
+    }[hook]
+    assert lines[1].startswith(
+        f"not deleted on origin (nothing changed there: {refused} refused ("
+    )
+    assert "hook declined" in lines[1] and "no removals here" in lines[1]
+    assert len(lines) == 2
+    assert res.stderr == "error: task T-1 was not deleted on origin\n"
+    # here it is removed all the same, and the record waits for the next push
+    assert git(a, "rev-parse", "--verify", "-q", "refs/hydrate/tasks/T-1", check=False) == ""
+
+
+def test_a_task_not_on_the_remote_says_its_record_was_refused(
+    origin: Path, tmp_path: Path
+) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "L-1")
+    refuse_the_record(origin, "update")
+    res = hydrate(a, "task-rm", "L-1", "--remote", "origin", "--json")
+    assert res.returncode == 1, res
+    there = json.loads(res.stdout)["remote"]
+    assert there["deleted"] is False
+    assert there["detail"].startswith("nothing changed there: the removal record was refused (")
+    assert there["detail"].endswith("; not on origin")
+    assert res.stderr == "error: the removal of task L-1 was not recorded on origin\n"
+    assert remote_refs(origin) == []
+
+
+def test_a_stale_lease_sends_no_record_either(
+    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The remote's copy moves between the fetch and the push: the deletion is
+    refused under its lease, and the record, all or nothing, is not sent."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    real_fetch = manage.fetch_mirror
+
+    def fetch_then_someone_pushes(*args: object) -> dict[bytes, bytes]:
+        mirror = real_fetch(*args)  # type: ignore[arg-type]
+        assert hydrate(b, "task-edit", "T-1", "--title", "still wanted").returncode == 0
+        assert hydrate(b, "push").returncode == 0
+        return mirror
+
+    monkeypatch.setattr(manage, "fetch_mirror", fetch_then_someone_pushes)
+    with Ledger(a) as ledger:
+        result = hsync.remove_task(ledger.refs, "T-1", "origin")
+    there = result["remote"]
+    assert there["deleted"] is False
+    assert there["detail"].startswith("nothing changed there: the deletion was refused (")
+    assert "stale info" in there["detail"]
+    assert remote_refs(origin) == ["refs/hydrate/tasks/T-1"]
+
+
+def test_two_clones_removing_different_tasks_both_land(origin: Path, tmp_path: Path) -> None:
+    """The second removal's record is pushed on top of the first's (taken from
+    the remote before the push), not refused as non-fast-forward."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    assert hydrate(a, "task-rm", "T-1", "--remote", "origin").returncode == 0
+    res = hydrate(b, "task-rm", "T-2", "--remote", "origin")
+    assert res.returncode == 0, res
+    assert res.stdout.endswith("\ndeleted on origin\n") and res.stderr == ""
+    assert remote_refs(origin) == [RECORD]
+    assert recorded(origin) == ["T-1", "T-2"]
+
+
+def test_a_server_without_atomic_push_gets_the_record_first(origin: Path, tmp_path: Path) -> None:
+    git(origin, "config", "receive.advertiseAtomic", "false")
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    res = hydrate(a, "task-rm", "T-1", "--remote", "origin")
+    assert res.returncode == 0, res
+    assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-2"]
+    refuse_the_record(origin, "update")
+    res = hydrate(a, "task-rm", "T-2", "--remote", "origin")
+    assert res.returncode == 1, res
+    assert "nothing changed there: the removal record was refused (" in res.stdout
+    assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-2"]
+    assert recorded(origin) == ["T-1"]
