@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, Final
 
 from .errors import ValidationError
@@ -36,6 +37,7 @@ __all__ = [
     "task_id",
     "text",
     "text_list",
+    "timestamp",
     "token_count",
     "ttl",
 ]
@@ -316,3 +318,27 @@ def duration(value: Any, what: str) -> float:
             f"{what} must be a positive duration such as 90s, 30m, 2h, 1d or 1w, not {value!r}"
         )
     return seconds
+
+
+#: A stored date's shape, as :func:`git_hydrate.taskrefs.iso_utc` writes it.
+_STAMP: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+
+def timestamp(value: str, what: str) -> str:
+    """A stored date (``created_at``, ``claimed_at``, a checkpoint's ``at``): a
+    moment in UTC as git-hydrate writes it, ``2026-11-30T07:14:27Z``, that the
+    calendar has (no month 13, no 31 February); or ``""``, for none."""
+    if value and (not _STAMP.fullmatch(value) or not _on_the_calendar(value)):
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise ValidationError(
+            f"{what} {shown!r} is not a date as git-hydrate writes them (2026-11-30T07:14:27Z)"
+        )
+    return value
+
+
+def _on_the_calendar(stamp: str) -> bool:
+    try:
+        datetime.fromisoformat(stamp[:-1])
+    except ValueError:
+        return False
+    return True

@@ -48,7 +48,9 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
     fast-forwarded; yours ahead -> left for push; both changed -> a merge
     commit (both parents) holding the merged state. Your local-only tasks and
     unpushed changes are never dropped. A task whose remote data fails
-    validation is skipped and reported (exit status 1); the rest merges.
+    validation (a body that does not match its sha256, a key twice in
+    task.json, a date that is none) is skipped and reported (exit status 1);
+    the rest merges.
 
     \b
     Example:

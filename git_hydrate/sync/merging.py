@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Final
 
-from .. import codec, merge, textpolicy
-from ..errors import CorruptData
+from .. import codec, merge, textpolicy, validate
+from ..errors import CorruptData, ValidationError
 from ..store import MODE_BLOB, MODE_TREE, Repository, parse_commit_tree
 from ..taskrefs import (
     TaskRefs,
@@ -123,7 +123,8 @@ def validate_remote(
     :func:`prefetch_remote` decoded it) and check every body against its link.
 
     Raises:
-        CorruptData: unknown format, bad JSON, wrong id, a foreign entry in
+        CorruptData: unknown format, bad JSON, wrong id, a key twice in
+            ``task.json`` or a date there that is none, a foreign entry in
             the tree (see :mod:`git_hydrate.treeshape`), a body missing, over
             ``hydrate.maxBodyBytes``, or that does not match its sha256 or size.
     """
@@ -133,6 +134,7 @@ def validate_remote(
     if state is None:
         state = refs.read_state(task_id, tip)
     assert state.tree is not None
+    _check_task_json(task_id, state)
     repo = refs.repo
     limit = repo.settings.size("hydrate.maxBodyBytes")
     refuse_foreign(task_tree_problems(repo, state.tree), f"task {task_id}")
@@ -148,6 +150,31 @@ def validate_remote(
         # streamed: a remote's body is never whole in memory, nor over the limit
         refs.check_stored_body(task_id, link, limit)
     return state
+
+
+def _check_task_json(task_id: str, state: TaskState) -> None:
+    """Refuse what decoding ``task.json`` lets through: a key twice in an object
+    (msgspec keeps the last one silently) and a date that is none (the calendar's,
+    as :func:`validate.timestamp` takes them). Bytes exactly as this version
+    writes the decoded task hold no key twice: only others are scanned.
+
+    Raises:
+        CorruptData: naming the task, the file and what is wrong.
+    """
+    where = f"task {task_id}: task.json"
+    raw = state.raw_task
+    if raw and codec.encode(state.task) != raw:
+        key = codec.duplicate_key(raw)
+        if key is not None:
+            raise CorruptData(f"{where}: key {key!r} appears twice in one object")
+    task = state.task
+    try:
+        validate.timestamp(task.created_at, "created_at")
+        validate.timestamp(task.claimed_at, "claimed_at")
+        for index, checkpoint in enumerate(task.checkpoints):
+            validate.timestamp(checkpoint.at, f"checkpoints[{index}].at")
+    except ValidationError as exc:
+        raise CorruptData(f"{where}: {exc}") from None
 
 
 def _tree_lookup(repo: Repository, tree: bytes, path: bytes) -> bytes | None:

@@ -1,0 +1,122 @@
+"""Pull refuses a remote task.json that decodes but says what no reader sees (a key
+twice: msgspec keeps the last) or a date that is none; that task only, named."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate import sync as hsync
+
+from .conftest import from_template, git, hydrate
+from .test_sync import _corrupt_task, _seeded_remote, clone, make_task
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
+    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
+
+
+def task_json(repo: Path, task_id: str) -> str:
+    return git(repo, "show", f"refs/hydrate/tasks/{task_id}:task.json")
+
+
+def with_date(raw: str, field: str, value: str) -> bytes:
+    """``raw`` with the first ``"field":"<date>"`` holding ``value`` instead."""
+    changed, count = re.subn(f'"{field}":"[^"]*"', f'"{field}":"{value}"', raw, count=1)
+    assert count == 1, raw
+    return changed.encode()
+
+
+def remote_tasks(path: Path) -> list[str]:
+    return git(path, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split()
+
+
+def test_a_task_json_with_a_key_twice_or_no_date_is_skipped_alone(
+    origin: Path, tmp_path: Path
+) -> None:
+    a = clone(origin, tmp_path / "a")
+    names = ["GOOD", "WORDS", "MONTH13", "FEB31", "CLAIMED", "STEP", "TWICE", "NESTED"]
+    for task_id in names:
+        make_task(a, task_id)
+    with Ledger(a) as ledger:
+        for task_id in ("STEP", "NESTED"):
+            ledger.add_checkpoint(task_id, "half done", tokens=5)
+    raw = {task_id: task_json(a, task_id) for task_id in names}
+    _corrupt_task(a, "WORDS", with_date(raw["WORDS"], "created_at", "yesterday"))
+    _corrupt_task(a, "MONTH13", with_date(raw["MONTH13"], "created_at", "2026-13-01T00:00:00Z"))
+    _corrupt_task(a, "FEB31", with_date(raw["FEB31"], "created_at", "2026-02-31T00:00:00Z"))
+    claimed = raw["CLAIMED"].replace("}\n", ',"claimed_at":"2026-01-01 10:00"}\n')
+    _corrupt_task(a, "CLAIMED", claimed.encode())
+    _corrupt_task(a, "STEP", with_date(raw["STEP"], "at", "2026-01-01T24:00:00Z"))
+    # what the pull would take is the last title: a reader of the bytes sees the first
+    _corrupt_task(
+        a, "TWICE", raw["TWICE"].replace('"title":', '"title":"shadow","title":', 1).encode()
+    )
+    nested = raw["NESTED"].replace('"tokens":5', '"tokens":1,"tokens":5', 1)
+    assert nested != raw["NESTED"]
+    _corrupt_task(a, "NESTED", nested.encode())
+    bad = sorted(set(names) - {"GOOD"})
+    with Ledger(a) as ledger:
+        # push sends none of them: it holds what it sends to the pull's own checks
+        assert sorted(hsync.push(ledger.refs).failed("skipped")) == bad
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/*:refs/hydrate/tasks/*")
+    b = clone(origin, tmp_path / "b")
+    res = hydrate(b, "pull", "--json")
+    assert res.returncode == 1, res
+    data = json.loads(res.stdout)
+    actions = {t["task_id"]: (t["action"], t["detail"]) for t in data["tasks"]}
+    assert actions["GOOD"] == ("created", "")
+    assert {task_id for task_id, (action, _) in actions.items() if action == "skipped"} == set(bad)
+    why = {task_id: detail for task_id, (_, detail) in actions.items()}
+    prefix = "remote data invalid: task {}: task.json: "
+    date = " is not a date as git-hydrate writes them (2026-11-30T07:14:27Z)"
+    assert why["WORDS"] == prefix.format("WORDS") + "created_at 'yesterday'" + date
+    assert why["MONTH13"] == prefix.format("MONTH13") + "created_at '2026-13-01T00:00:00Z'" + date
+    assert why["FEB31"] == prefix.format("FEB31") + "created_at '2026-02-31T00:00:00Z'" + date
+    assert why["CLAIMED"] == prefix.format("CLAIMED") + "claimed_at '2026-01-01 10:00'" + date
+    assert why["STEP"] == prefix.format("STEP") + "checkpoints[0].at '2026-01-01T24:00:00Z'" + date
+    assert why["TWICE"] == prefix.format("TWICE") + "key 'title' appears twice in one object"
+    assert why["NESTED"] == prefix.format("NESTED") + "key 'tokens' appears twice in one object"
+    assert res.stderr == f"error: skipped: {', '.join(bad)} (the report above says why)\n"
+    # nothing half-written: only the good task has a ref here
+    assert remote_tasks(b) == ["refs/hydrate/tasks/GOOD"]
+
+
+def test_a_bad_remote_version_leaves_the_local_one_as_it_was(origin: Path, tmp_path: Path) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    before = git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip()
+    raw = task_json(a, "T-1")
+    _corrupt_task(a, "T-1", raw.replace('"id":', '"id":"T-2","id":', 1).encode())
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/T-1:refs/hydrate/tasks/T-1")
+    res = hydrate(b, "pull")
+    assert res.returncode == 1
+    assert (
+        "  SKIPPED        T-1  (remote data invalid: task T-1: task.json: key 'id' appears "
+        in (res.stdout)
+    )
+    assert git(b, "rev-parse", "refs/hydrate/tasks/T-1").strip() == before
+
+
+def test_fields_of_a_newer_version_are_no_key_twice(origin: Path, tmp_path: Path) -> None:
+    """task.json bytes this version would not write (a field it does not know,
+    other spacing) are scanned for keys twice, and taken when they hold none."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    raw = task_json(a, "T-1")
+    newer = raw.replace("}\n", ',"zz_later":{"title":"not the task\'s"}}\n').replace(",", ", ")
+    _corrupt_task(a, "T-1", newer.encode())
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/T-1:refs/hydrate/tasks/T-1")
+    b = clone(origin, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 0, res
+    assert "  new here       T-1" in res.stdout
