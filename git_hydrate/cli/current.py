@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..current import gone, gone_line
 from ._common import complete_task_ids, echo_json, json_option, open_ledger, shown
 
 __all__ = ["current", "start"]
@@ -51,6 +50,8 @@ def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
     Example:
       git hydrate current
     """
+    from ..current import gone, gone_line  # (not at import: --help reads no repository)
+
     with open_ledger(ctx) as ledger:
         if clear:
             previous = ledger.clear_current()
