@@ -10,6 +10,7 @@ temporary files whose writer is gone (see :mod:`git_hydrate.store.tempfiles`).
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import time
 from typing import Any, Final
@@ -211,6 +212,16 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
     return found
 
 
+def _stray(name: bytes) -> dict[str, Any]:
+    """A ref under the tasks' prefix that names no task: its report, with the
+    command that removes it (one that can be typed: its name is UTF-8)."""
+    ref = name.decode("utf-8", "backslashreplace")
+    typed = ref.isprintable() and ref.encode("utf-8", "backslashreplace") == name
+    removes = f"git update-ref -d {shlex.quote(ref)}" if typed else "git update-ref -d"
+    problem = f"not a valid task id: git-hydrate ignores this ref ({removes} removes it)"
+    return {"ref": ref, "ok": False, "problems": [problem]}
+
+
 def check(refs: TaskRefs) -> dict[str, Any]:
     """Check every live task, the shared refs, the lock files and the remotes'
     fetch refspecs (one that writes into ``refs/hydrate/``); ``ok`` is False on
@@ -230,16 +241,7 @@ def check(refs: TaskRefs) -> dict[str, Any]:
                 "notes": found.get("notes", []) + policy_notes(refs, task_id),
             }
         )
-    shared = check_shared_refs(refs.repo) + [
-        {
-            "ref": ref,
-            "ok": False,
-            "problems": [
-                "not a valid task id: git-hydrate ignores this ref (git update-ref -d removes it)"
-            ],
-        }
-        for ref in (n.decode("utf-8", "backslashreplace") for n in refs.stray_ref_names())
-    ]
+    shared = check_shared_refs(refs.repo) + [_stray(name) for name in refs.stray_ref_names()]
     locks = find_locks(refs.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]
     config = overwriting_refspecs(refs)

@@ -224,6 +224,17 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
     assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
     assert "problem refs/hydrate/tasks/B\\xe9: not a valid task id" in doctor.stdout
     assert "ok      A-1" in doctor.stdout
+    # each stray ref counted in the summary, and named in the command that removes it
+    # (not a name that is not UTF-8: typed as shown, it would name another ref)
+    assert doctor.stdout.splitlines()[-1] == (
+        "1 task(s) checked, 0 with problems; 5 other ref(s) with problems"
+    )
+    assert "(git update-ref -d refs/hydrate/tasks/x/y removes it)" in doctor.stdout
+    stray = (
+        "B\\xe9: not a valid task id: git-hydrate ignores this ref (git update-ref -d removes it)"
+    )
+    assert stray in doctor.stdout
+    assert "(git update-ref -d refs/hydrate/tasks/-lead removes it)" in doctor.stdout
     report = json.loads(hydrate(repo, "doctor", "--json").stdout)
     assert sorted(r["ref"] for r in report["refs"] if not r["ok"]) == [
         "refs/hydrate/tasks/-lead",

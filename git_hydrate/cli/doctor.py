@@ -105,4 +105,10 @@ def _echo_report(report: dict[str, Any]) -> None:
     for entry in report["config"]:
         click.echo(f"problem {entry['key']}: {entry['problem']}")
     bad = sum(not t["ok"] for t in report["tasks"])
-    click.echo(f"{len(report['tasks'])} task(s) checked, {bad} with problems")
+    summary = f"{len(report['tasks'])} task(s) checked, {bad} with problems"
+    refs = sum(not r["ok"] for r in report["refs"])
+    if refs:  # (a ref that names no task, or a shared ref in a bad state)
+        summary += f"; {refs} other ref(s) with problems"
+    if report["config"]:
+        summary += f"; {len(report['config'])} setting(s) with problems"
+    click.echo(summary)
