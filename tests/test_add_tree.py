@@ -737,6 +737,22 @@ def test_add_diff_staged_and_worktree_before_the_first_commit(tmp_path: Path) ->
     fsck(repo)
 
 
+def test_add_diff_names_a_non_ascii_path_as_it_is(branch_repo: Path) -> None:
+    """A diff's body names ``ünï.txt`` as itself, not git's ``"a/\\303\\274n..."``
+    (whatever ``core.quotePath`` says): the worker reads the name, and the budget
+    pays no escapes."""
+    repo = branch_repo
+    git(repo, "config", "core.quotePath", "true")
+    write(repo, "ünï.txt", "one\n")
+    git(repo, "add", "ünï.txt")
+    with Ledger(repo) as ledger:
+        ledger.add_diff(TASK, staged=True)
+    (link,) = [lk for lk in links(repo) if lk["path"] == "ünï.txt"]
+    body = git(repo, "cat-file", "-p", link["oid"])
+    assert body.startswith("diff --git a/ünï.txt b/ünï.txt\n"), body
+    assert "\\303" not in body
+
+
 def test_add_diff_file_replaced_by_symlink_and_back(branch_repo: Path) -> None:
     """A type change is one file: git prints it as a deletion and a creation."""
     repo = branch_repo
