@@ -52,8 +52,9 @@ def task_id(value: Any) -> str:
     if not isinstance(value, str):
         raise ValidationError(f"task id must be text, not {type(value).__name__}")
     if not is_task_id(value):
-        shown = value if len(value) <= 60 and value.isprintable() else repr(value[:60]) + "..."
-        raise ValidationError(f"invalid task id {shown!r}: use {TASK_ID_RULES}")
+        # (quoted once, its control characters escaped; "..." only when cut)
+        shown = repr(value[:60]) + ("..." if len(value) > 60 else "")
+        raise ValidationError(f"invalid task id {shown}: use {TASK_ID_RULES}")
     return value
 
 

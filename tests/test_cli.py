@@ -400,3 +400,15 @@ def test_task_edit_with_an_empty_title_takes_the_objectives_first_line(repo: Pat
     assert edited.returncode == 0, edited.stderr
     assert edited.stdout == "updated task E-1: Rename it\n"
     assert json.loads(hydrate(repo, "show", "E-1", "--json").stdout)["title"] == "Rename it"
+
+
+def test_a_bad_task_id_is_quoted_once(repo: Path) -> None:
+    """A control character is escaped inside one pair of quotes, and ``...`` says
+    only that a long id was cut."""
+    rules = "use 1-128 characters"
+    newline = hydrate(repo, "show", "A\nB")
+    assert newline.returncode == 1
+    assert newline.stderr.startswith(f"error: invalid task id 'A\\nB': {rules}")
+    assert len(newline.stderr.splitlines()) == 1
+    long_id = hydrate(repo, "show", "x" * 70 + " y")
+    assert long_id.stderr.startswith(f"error: invalid task id '{'x' * 60}'...: {rules}")
