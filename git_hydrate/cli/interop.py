@@ -124,7 +124,8 @@ def import_cmd(
 @click.pass_context
 def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
     """Write the tasks ID... (@: the current task) as Markdown (for gh issue
-    create --body-file -) or as beads or task-master JSON.
+    create --body-file -) or as beads or task-master JSON, which import reads
+    back as they were, acceptance criteria included.
 
     \b
     Example:

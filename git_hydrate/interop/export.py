@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 from ..model import Task
-from .formats import DEFAULT_PREFIX
+from .formats import DEFAULT_PREFIX, EVERY_CRITERION, without_checkboxes
 
 __all__ = ["EXPORT_FORMATS", "export_tasks"]
 
@@ -54,7 +54,7 @@ def export_tasks(tasks: Sequence[Task], fmt: str) -> str:
 def _markdown(task: Task) -> str:
     lines = [f"# {task.title}", "", task.objective.strip(), "", "## Acceptance", ""]
     lines += [task.acceptance.strip(), ""]
-    lines += [f"- [{'x' if task.status == 'done' else ' '}] {c}" for c in task.acceptance_criteria]
+    lines += _checklist(task)
     if task.acceptance_criteria:
         lines.append("")
     for heading, notes in (("Files in play", task.files), ("Tests", task.tests)):
@@ -76,6 +76,24 @@ def _markdown(task: Task) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _checklist(task: Task) -> list[str]:
+    """The acceptance criteria as Markdown checkboxes (ticked once the task is done)."""
+    return [f"- [{'x' if task.status == 'done' else ' '}] {c}" for c in task.acceptance_criteria]
+
+
+def _beads_acceptance(task: Task) -> str:
+    """The acceptance, then the criteria as checkboxes: beads' ``acceptance_criteria``,
+    whose checkbox lines import reads back as the criteria and the rest as the
+    acceptance. With criteria, checkbox lines in the acceptance itself are left
+    out: the criteria are the task's list (a copy an older import left in the text,
+    or criteria replaced since, would come back from it)."""
+    if not task.acceptance_criteria:
+        return task.acceptance.strip()
+    text = without_checkboxes(task.acceptance)
+    checklist = "\n".join(_checklist(task))
+    return checklist if text in ("", EVERY_CRITERION) else f"{text}\n\n{checklist}"
+
+
 def _source_id(task_id: str, fmt: str) -> str:
     prefix = DEFAULT_PREFIX[fmt]
     return task_id[len(prefix) :] if prefix and task_id.startswith(prefix) else task_id
@@ -92,7 +110,7 @@ def _beads(task: Task) -> dict[str, Any]:
         "id": _source_id(task.id, "beads"),
         "title": task.title,
         "description": task.objective,
-        "acceptance_criteria": task.acceptance,
+        "acceptance_criteria": _beads_acceptance(task),
         "status": _TO_BEADS_STATUS[task.status],
         "priority": task.priority,
         "issue_type": _TO_BEADS_KIND.get(task.kind, "task"),
@@ -124,6 +142,8 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
             "dependencies": [_tm_dep(d, task) for d in task.depends_on],
             "priority": _TO_TM_PRIORITY.get(task.priority, "medium"),
         }
+        if task.acceptance_criteria:
+            entry["acceptanceCriteria"] = list(task.acceptance_criteria)
         children = by_parent.get(task.id, [])
         if children:
             entry["subtasks"] = [one(child) for child in children]

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 
-__all__ = ["FORMATS", "Item", "detect", "parse"]
+__all__ = ["EVERY_CRITERION", "FORMATS", "Item", "detect", "parse", "without_checkboxes"]
 
 #: The formats ``import`` reads, as ``--from`` names them.
 FORMATS: Final = ("github", "gitlab", "beads", "taskmaster", "speckit")
@@ -30,6 +30,8 @@ DEFAULT_PREFIX: Final = {
     "taskmaster": "TM-",
     "speckit": "",
 }
+#: The acceptance of an item whose acceptance is its criteria alone.
+EVERY_CRITERION: Final = "every acceptance criterion holds"
 _CHECKBOX: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+?)\s*$")
 _PATHLIKE: Final = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w+)(?![\w/])")
 
@@ -138,9 +140,28 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _criteria(body: str) -> list[str]:
     """The checkbox lines of a Markdown body: acceptance criteria."""
     return [m.group(2) for line in body.splitlines() if (m := _CHECKBOX.match(line))]
+
+
+def without_checkboxes(text: str) -> str:
+    """``text`` without its checkbox lines (what :func:`_criteria` takes), stripped."""
+    return "\n".join(line for line in text.splitlines() if not _CHECKBOX.match(line)).strip()
+
+
+def _acceptance(text: str, otherwise: str) -> tuple[str, list[str]]:
+    """The acceptance and the criteria of a text holding both: its checkbox lines
+    are the criteria, the other lines the acceptance (when there are none:
+    :data:`EVERY_CRITERION` with criteria, else ``otherwise``)."""
+    criteria = _criteria(text)
+    if not criteria:
+        return text.strip() or otherwise, criteria
+    return without_checkboxes(text) or EVERY_CRITERION, criteria
 
 
 def _paths(text: str) -> list[str]:
@@ -161,9 +182,7 @@ def _issue(raw: dict[str, Any], source_id: str, body: str, url: str, labels: lis
         source_id=source_id,
         title=title,
         objective=body.strip() or title,
-        acceptance=(
-            "every acceptance criterion holds" if criteria else f"the issue is resolved: {url}"
-        ),
+        acceptance=EVERY_CRITERION if criteria else f"the issue is resolved: {url}",
         criteria=criteria,
         tags=labels,
         files=_paths(body),
@@ -234,7 +253,9 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
         if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
             yield Item(source_id=f"line {number}", error="a beads issue without an id")
             continue
-        criteria_text = _text(raw.get("acceptance_criteria"))
+        acceptance, criteria = _acceptance(
+            _text(raw.get("acceptance_criteria")), "the issue is closed"
+        )
         description = _text(raw.get("description"))
         extra = [_text(raw.get(k)) for k in ("design", "notes") if _text(raw.get(k)).strip()]
         priority = raw.get("priority")
@@ -242,8 +263,8 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             source_id=raw["id"],
             title=_text(raw.get("title")).strip(),
             objective="\n\n".join([description.strip(), *extra]).strip(),
-            acceptance=criteria_text.strip() or "the issue is closed",
-            criteria=_criteria(criteria_text),
+            acceptance=acceptance,
+            criteria=criteria,
             tags=[str(label) for label in raw.get("labels") or []],
             files=_paths(description),
             kind=_BEADS_KIND.get(_text(raw.get("issue_type")), "code"),
@@ -302,11 +323,13 @@ def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
         parent = str(raw["id"]).rsplit(".", 1)[0]
         raw = {**raw, "id": str(raw["id"]).rsplit(".", 1)[1]}
     used = {"id", "title", "description", "details", "testStrategy", "status"}
-    used |= {"dependencies", "priority", "subtasks"}
+    used |= {"dependencies", "priority", "subtasks", "acceptanceCriteria"}
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), int | str):
         yield Item(source_id=f"{parent}.?" if parent else "?", error="a task without an id")
         return
     source_id = f"{parent}.{raw['id']}" if parent else str(raw["id"])
+    # tm-core's own field (a list of strings); older files have none
+    criteria = [c for c in _list(raw.get("acceptanceCriteria")) if isinstance(c, str)]
     details = _text(raw.get("details"))
     strategy = _text(raw.get("testStrategy"))
     description = _text(raw.get("description"))
@@ -319,7 +342,8 @@ def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
         source_id=source_id,
         title=_text(raw.get("title")).strip(),
         objective="\n\n".join(p for p in (description.strip(), details.strip()) if p),
-        acceptance=strategy.strip() or "the task is done",
+        acceptance=strategy.strip() or (EVERY_CRITERION if criteria else "the task is done"),
+        criteria=criteria,
         files=_paths(f"{description}\n{details}"),
         tests=_paths(strategy),
         priority=_TM_PRIORITY.get(_text(raw.get("priority")), 2),
