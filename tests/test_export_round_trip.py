@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from git_hydrate import Ledger
+
 from .conftest import from_template, hydrate, one_commit
 
 TM = "TM-"  # the prefix task-master's tasks are imported under
@@ -100,3 +102,82 @@ def test_criteria_alone_come_back_as_the_checklist_they_were(repo: Path, tmp_pat
     exported_tm = round_trip(repo, target, "json-taskmaster", "bd-b1")
     assert json.loads(exported_tm)["tasks"][0]["acceptanceCriteria"] == ["pay", "ship"]
     assert task(target, TM + "bd-b1")["acceptance_criteria"] == ["pay", "ship"]
+
+
+def deps_and_parents(where: Path, ids: dict[str, str]) -> dict[str, tuple[list[str], str]]:
+    """Each task of ``ids`` (its id here: its id there) with its dependencies and parent,
+    named as there."""
+    found = {}
+    for here, there in ids.items():
+        shown = task(where, here)
+        deps = [ids.get(str(d), f"?{d}") for d in shown["depends_on"]]  # type: ignore[attr-defined]
+        parent = str(shown["parent"])
+        found[there] = (deps, ids.get(parent, f"?{parent}") if parent else "")
+    return found
+
+
+def test_taskmaster_dependencies_name_the_same_tasks_after_a_round_trip(
+    repo: Path, tmp_path: Path
+) -> None:
+    add(repo, "X-1", "ok")
+    add(repo, "P-1", "ok")
+    add(repo, "C-1", "ok", "--parent", "P-1", "--depends-on", "X-1")  # a subtask on a task
+    add(repo, "C-2", "ok", "--parent", "P-1", "--depends-on", "C-1")  # on its sibling
+    add(repo, "X-2", "ok", "--depends-on", "X-1", "--depends-on", "C-1")  # on a task, a subtask
+    add(repo, "Q-1", "ok")
+    add(repo, "D-1", "ok", "--parent", "Q-1", "--depends-on", "C-2")  # on another's subtask
+    ids = {"X-1": "X-1", "P-1": "P-1", "C-1": "P-1.C-1", "C-2": "P-1.C-2", "X-2": "X-2"}
+    ids |= {"Q-1": "Q-1", "D-1": "Q-1.D-1"}
+    target = fresh(tmp_path, "target")
+    round_trip(repo, target, "json-taskmaster", *ids)
+    expected = deps_and_parents(repo, ids)
+    assert expected["P-1.C-1"] == (["X-1"], "P-1")
+    assert deps_and_parents(target, {TM + v: v for v in ids.values()}) == expected
+
+
+def test_numbered_subtasks_keep_their_siblings_and_outside_tasks_apart(
+    repo: Path, tmp_path: Path
+) -> None:
+    sub = '{"id": %d, "title": "s%d", "status": "pending", "dependencies": %s}'
+    tasks = (
+        '{"tasks": ['
+        '{"id": 1, "title": "one", "status": "pending", "dependencies": [], "subtasks": ['
+        + ", ".join([sub % (1, 1, "[]"), sub % (2, 2, "[1]"), sub % (3, 3, "[]")])
+        + ']}, {"id": 2, "title": "two", "status": "pending", "dependencies": []},'
+        ' {"id": 3, "title": "three", "status": "pending", "dependencies": [1]}]}'
+    )
+    ok(repo, "import", "-", input=tasks)
+    # TM-1.3 waits for its sibling 2 and for the task 2, TM-3 also for a subtask
+    ok(repo, "task-edit", "TM-1.3", "--depends-on", "TM-1.2", "--depends-on", "TM-2")
+    ok(repo, "task-edit", "TM-3", "--depends-on", "TM-1", "--depends-on", "TM-1.2")
+    ids = {i: i for i in ("TM-1", "TM-1.1", "TM-1.2", "TM-1.3", "TM-2", "TM-3")}
+    expected = deps_and_parents(repo, ids)
+    assert expected["TM-1.2"] == (["TM-1.1"], "TM-1")
+    assert expected["TM-1.3"] == (["TM-1.2", "TM-2"], "TM-1")
+    target = fresh(tmp_path, "target")
+    round_trip(repo, target, "json-taskmaster", *ids)
+    assert deps_and_parents(target, ids) == expected
+    # a subtask exported without its task still tells its sibling from the task
+    alone = fresh(tmp_path, "alone")
+    round_trip(repo, alone, "json-taskmaster", "TM-1.3")
+    assert task(alone, "TM-1.3")["depends_on"] == ["TM-1.2", "TM-2"]
+
+
+def test_string_ids_of_siblings_still_name_the_siblings(ledger: Ledger) -> None:
+    text = json.dumps(
+        {
+            "tasks": [
+                {"id": 9, "title": "t", "status": "pending"},
+                {
+                    "id": 5,
+                    "title": "five",
+                    "subtasks": [
+                        {"id": "1", "title": "a"},
+                        {"id": "2", "title": "b", "dependencies": ["1", "9", 1]},
+                    ],
+                },
+            ]
+        }
+    )
+    assert ledger.import_tasks(text)["errors"] == []
+    assert ledger.get_task("TM-5.2")["depends_on"] == ["TM-5.1", "TM-9"]

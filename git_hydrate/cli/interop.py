@@ -125,7 +125,7 @@ def import_cmd(
 def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
     """Write the tasks ID... (@: the current task) as Markdown (for gh issue
     create --body-file -) or as beads or task-master JSON, which import reads
-    back as they were, acceptance criteria included.
+    back as they were, acceptance criteria and dependencies included.
 
     \b
     Example:

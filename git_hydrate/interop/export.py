@@ -125,21 +125,28 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
     by_parent: dict[str, list[Task]] = {}
     for task in tasks:
         by_parent.setdefault(task.parent if task.parent in chosen else "", []).append(task)
+    # each exported task's id as import will read it: a nested one is "parent.number"
+    paths: dict[str, str] = {}
+
+    def place(task: Task, parent_path: str) -> None:
+        source = _source_id(task.id, "taskmaster")
+        last = source.rsplit(".", 1)[-1]
+        paths[task.id] = f"{parent_path}.{last}" if parent_path else source
+        for child in by_parent.get(task.id, []):
+            place(child, paths[task.id])
 
     def one(task: Task) -> dict[str, Any]:
-        source = _source_id(task.id, "taskmaster")
-        nested = task.parent in chosen
-        number: int | str = source.rsplit(".", 1)[-1] if nested else source
-        if isinstance(number, str) and number.isdigit():
-            number = int(number)
+        path = paths[task.id]
         entry: dict[str, Any] = {
-            "id": number,
+            "id": _tm_number(path.rsplit(".", 1)[-1] if task.parent in chosen else path),
             "title": task.title,
             "description": task.objective,
             "details": "",
             "testStrategy": task.acceptance,
             "status": _TO_TM_STATUS[task.status],
-            "dependencies": [_tm_dep(d, task) for d in task.depends_on],
+            "dependencies": [
+                _tm_dep(paths.get(d) or _source_id(d, "taskmaster"), path) for d in task.depends_on
+            ],
             "priority": _TO_TM_PRIORITY.get(task.priority, "medium"),
         }
         if task.acceptance_criteria:
@@ -149,14 +156,24 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
             entry["subtasks"] = [one(child) for child in children]
         return entry
 
+    for task in by_parent.get("", []):
+        place(task, "")
     return [one(task) for task in by_parent.get("", [])]
 
 
-def _tm_dep(dep: str, task: Task) -> int | str:
-    """A dependency as task-master writes it: a number, or (between subtasks of one
-    parent) the sibling's number alone."""
-    source = _source_id(dep, "taskmaster")
-    parent = _source_id(task.parent, "taskmaster") if task.parent else ""
-    if parent and source.startswith(parent + "."):
-        source = source[len(parent) + 1 :]
-    return int(source) if source.isdigit() else source
+def _tm_number(text: str) -> int | str:
+    """``text`` as a JSON number when it is one written plainly (``12``, not ``012``)."""
+    return int(text) if text.isascii() and text.isdigit() and str(int(text)) == text else text
+
+
+def _tm_dep(dep: str, path: str) -> int | str:
+    """The dependency ``dep`` of the task ``path`` (both ids as import reads them) as
+    task-master writes it, which import reads back: in a subtask, a sibling by its
+    number, another task's subtask as ``"4.2"``, a top-level task by its id as a
+    string (``"2"``: a number there would be the sibling 2)."""
+    parent = path.rsplit(".", 1)[0] if "." in path else ""
+    if not parent:
+        return _tm_number(dep)
+    head, _, last = dep.rpartition(".")
+    number = _tm_number(last)
+    return number if head == parent and isinstance(number, int) else dep

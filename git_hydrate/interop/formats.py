@@ -317,7 +317,20 @@ def _taskmaster(text: str, origin: str) -> Iterator[Item]:
         yield from _tm_task(raw, origin, parent="")
 
 
-def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
+def _tm_dependency(dep: Any, parent: str, named: frozenset[str]) -> str:
+    """The source id a dependency names. A subtask's (``parent`` set) names a sibling by
+    its number, another task's subtask as ``"4.2"``, and a top-level task by any other
+    string (task-master reads a string there so), unless that string is the id of a
+    sibling in the file (``named``)."""
+    text = str(dep)
+    if not parent or "." in text or (isinstance(dep, str) and dep not in named):
+        return text
+    return f"{parent}.{text}"
+
+
+def _tm_task(
+    raw: Any, origin: str, parent: str, named: frozenset[str] = frozenset()
+) -> Iterator[Item]:
     if not parent and isinstance(raw, dict) and "." in str(raw.get("id", "")):
         # a subtask exported without its task: ``"id": "4.2"`` names its parent
         parent = str(raw["id"]).rsplit(".", 1)[0]
@@ -333,11 +346,7 @@ def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
     details = _text(raw.get("details"))
     strategy = _text(raw.get("testStrategy"))
     description = _text(raw.get("description"))
-    deps = []
-    for dep in raw.get("dependencies") or []:
-        dep_id = str(dep)
-        # a subtask's dependencies name siblings by their number alone
-        deps.append(f"{parent}.{dep_id}" if parent and "." not in dep_id else dep_id)
+    deps = [_tm_dependency(dep, parent, named) for dep in _list(raw.get("dependencies"))]
     item = Item(
         source_id=source_id,
         title=_text(raw.get("title")).strip(),
@@ -355,8 +364,12 @@ def _tm_task(raw: Any, origin: str, parent: str) -> Iterator[Item]:
     )
     item.objective = item.objective or item.title
     yield item
-    for sub in raw.get("subtasks") or []:
-        yield from _tm_task(sub, origin, parent=source_id)
+    subtasks = _list(raw.get("subtasks"))
+    siblings = frozenset(
+        s["id"] for s in subtasks if isinstance(s, dict) and isinstance(s.get("id"), str)
+    )
+    for sub in subtasks:
+        yield from _tm_task(sub, origin, parent=source_id, named=siblings)
 
 
 _SPECKIT_LINE: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(T\d+)\b\s*(.*)$")
