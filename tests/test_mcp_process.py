@@ -133,3 +133,35 @@ def test_sigterm_during_a_call_ends_the_server_and_its_git_quietly(
         assert _gone(running)
     finally:
         server.close()
+
+
+def test_a_client_that_closes_its_input_gets_every_answer(stocked: Path) -> None:  # noqa: F811
+    """Requests written, then standard input closed at once (a script's pipe): each
+    still gets its answer, and the server then ends quietly. Before, the end of
+    input ended the session and the calls still running were dropped."""
+    requests = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        *(
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+            for n, params in (
+                (2, {"name": "list_tasks", "arguments": {}}),
+                (3, {"name": "get_prompt", "arguments": {"id": "S-1"}}),
+                (4, {"name": "show_task", "arguments": {"id": "NOPE-1"}}),
+            )
+        ),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
+        input="".join(json.dumps(r) + "\n" for r in requests).encode(),
+        capture_output=True,
+        env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [0, 1, 2, 3, 4]
+    assert answers[3]["result"]["content"][0]["text"].startswith("# Task S-1")
+    assert answers[4]["result"]["isError"] is True

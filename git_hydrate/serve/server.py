@@ -20,6 +20,7 @@ from .. import __version__
 from ..errors import HydrateError, ValidationError
 from ..ledger import Ledger
 from .answers import answer_budget, error_text
+from .draining import Answering, Draining, Pending
 from .prompts import PROMPTS, complete_task_id, get_prompt
 from .tools import PROMPT_URI, TOOLS, call, prompt_uri_task
 
@@ -222,7 +223,9 @@ def serve(path: str | None = None, max_tokens: int | None = None) -> None:
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            pending = Pending()  # (the end of input waits for the answers: .draining)
+            reading, writing = Draining(read_stream, pending), Answering(write_stream, pending)
+            await server.run(reading, writing, server.create_initialization_options())
 
     try:
         anyio.run(run)
