@@ -615,3 +615,24 @@ def web_serving(
         server.shutdown()
         server.server_close()
         server.app.ledger.close()
+
+
+def seeded_remote(bare: Path) -> None:
+    """Make ``bare`` a bare repository holding one commit on main (the sync tests'
+    remote: a template, copied per test)."""
+    tmp_path = bare.parent / "sync-remote-seed"
+    tmp_path.mkdir()
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    (seed / "README").write_text("the project\n")
+    (seed / "notes.txt").write_text("shared body text\n")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "initial")
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """A bare remote holding one commit on main, over a file path (a copy of a
+    template made once; test_sync.py calls it ``remote``)."""
+    return from_template("sync-remote", seeded_remote, tmp_path / "remote.git")

@@ -7,7 +7,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
 from .conftest import from_template, fsck, git, hydrate
+from .conftest import seeded_remote as _seeded_remote
 
 
 @pytest.fixture
@@ -25,16 +26,24 @@ def remote(tmp_path: Path) -> Path:
     return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
 
 
-def _seeded_remote(bare: Path) -> None:
-    tmp_path = bare.parent / "sync-remote-seed"
-    tmp_path.mkdir()
-    seed = tmp_path / "seed"
-    git(tmp_path, "init", "-q", "-b", "main", str(seed))
-    (seed / "README").write_text("the project\n")
-    (seed / "notes.txt").write_text("shared body text\n")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "initial")
-    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+def after_the_first_pull(monkeypatch: pytest.MonkeyPatch, then: Callable[[], None]) -> None:
+    """Make ``sync``'s first pull run ``then`` once it is done (someone pushing in
+    between the pull and the push that follows it)."""
+    real_pull = hsync.pull_into
+    calls: list[int] = []
+
+    def pull_then(*args: object) -> None:
+        real_pull(*args)  # type: ignore[arg-type]
+        calls.append(1)
+        if len(calls) == 1:
+            then()
+
+    monkeypatch.setattr(hsync, "pull_into", pull_then)
+
+
+def shared_refs(repo: Path) -> list[str]:
+    """The names of the refs under ``refs/hydrate/`` in ``repo``."""
+    return git(repo, "for-each-ref", "--format=%(refname)", "refs/hydrate/").split()
 
 
 def clone(remote: Path | str, dest: Path, *extra: str) -> Path:
@@ -791,18 +800,13 @@ def test_sync_retries_when_someone_pushes_meanwhile(
         assert hydrate(path, "pull").returncode == 0
     with Ledger(b) as ledger:
         ledger.edit_task("T-1", title="b")
-    real_pull = hsync.pull_into
-    calls = []
 
-    def pull_then_someone_pushes(*args: object) -> None:
-        real_pull(*args)  # type: ignore[arg-type]
-        calls.append(1)
-        if len(calls) == 1:
-            with Ledger(c) as other:
-                other.edit_task("T-1", priority=1)
-                assert hsync.push(other.refs).ok
+    def someone_pushes() -> None:
+        with Ledger(c) as other:
+            other.edit_task("T-1", priority=1)
+            assert hsync.push(other.refs).ok
 
-    monkeypatch.setattr(hsync, "pull_into", pull_then_someone_pushes)
+    after_the_first_pull(monkeypatch, someone_pushes)
     with Ledger(b) as ledger:
         report = hsync.sync(ledger.refs)
         assert report.ok, report.as_dict()
@@ -1107,18 +1111,13 @@ def test_sync_counts_each_task_once_whatever_the_rounds(
     with Ledger(b) as ledger:
         ledger.edit_task("T-1", title="b")
         hsync.remove_task(ledger.refs, "R-1")  # here only: the remote keeps it
-    real_pull = hsync.pull_into
-    calls = []
 
-    def pull_then_someone_pushes(*args: object) -> None:
-        real_pull(*args)  # type: ignore[arg-type]
-        calls.append(1)
-        if len(calls) == 1:
-            with Ledger(c) as other:
-                other.edit_task("T-1", priority=1)
-                assert hsync.push(other.refs).ok
+    def someone_pushes() -> None:
+        with Ledger(c) as other:
+            other.edit_task("T-1", priority=1)
+            assert hsync.push(other.refs).ok
 
-    monkeypatch.setattr(hsync, "pull_into", pull_then_someone_pushes)
+    after_the_first_pull(monkeypatch, someone_pushes)
     with Ledger(b) as ledger:
         report = hsync.sync(ledger.refs)
     assert report.rounds == 2

@@ -11,16 +11,10 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
-from .conftest import from_template, git, hydrate
-from .test_sync import _seeded_remote, clone
+from .conftest import git, hydrate
+from .test_sync import after_the_first_pull, clone
 
 BEHIND = "  behind         T  (origin has a newer version: git hydrate pull origin)"
-
-
-@pytest.fixture
-def origin(tmp_path: Path) -> Path:
-    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
-    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
 
 
 def _two_clones(origin: Path, tmp_path: Path) -> tuple[Path, Path]:
@@ -106,17 +100,12 @@ def test_sync_pulls_again_a_task_that_moved_after_its_pull(
 ) -> None:
     a, b = _two_clones(origin, tmp_path)
     assert hydrate(b, "task-add", "V", "--objective", "x", "--acceptance", "x").returncode == 0
-    real_pull = hsync.pull_into
-    calls = []
 
-    def pull_then_someone_pushes(*args: object) -> None:
-        real_pull(*args)  # type: ignore[arg-type]
-        calls.append(1)
-        if len(calls) == 1:
-            assert hydrate(a, "task-edit", "U", "--objective", "moved").returncode == 0
-            assert hydrate(a, "push", "origin").returncode == 0
+    def someone_pushes() -> None:
+        assert hydrate(a, "task-edit", "U", "--objective", "moved").returncode == 0
+        assert hydrate(a, "push", "origin").returncode == 0
 
-    monkeypatch.setattr(hsync, "pull_into", pull_then_someone_pushes)
+    after_the_first_pull(monkeypatch, someone_pushes)
     with Ledger(b) as ledger:
         report = hsync.sync(ledger.refs, "origin")
         assert report.ok, report.as_dict()

@@ -8,20 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import from_template, fsck, git, hydrate
-from .test_sync import _seeded_remote, clone, make_task
+from .conftest import fsck, git, hydrate
+from .test_sync import clone, make_task, shared_refs
 
 REMOVED = "refs/hydrate/removed"
-
-
-@pytest.fixture
-def origin(tmp_path: Path) -> Path:
-    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
-    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
-
-
-def shared_refs(repo: Path) -> list[str]:
-    return git(repo, "for-each-ref", "--format=%(refname)", "refs/hydrate/").split()
 
 
 def empty_commit(repo: Path, *files: tuple[str, str]) -> str:

@@ -12,20 +12,11 @@ from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 from git_hydrate.sync import manage
 
-from .conftest import from_template, git, hydrate
-from .test_sync import _seeded_remote, clone, make_task
+from .conftest import git, hydrate
+from .test_sync import clone, make_task
+from .test_sync import shared_refs as remote_refs
 
 RECORD = "refs/hydrate/removed"
-
-
-@pytest.fixture
-def origin(tmp_path: Path) -> Path:
-    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
-    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
-
-
-def remote_refs(bare: Path) -> list[str]:
-    return git(bare, "for-each-ref", "--format=%(refname)", "refs/hydrate/").split()
 
 
 def recorded(bare: Path) -> list[str]:

@@ -7,19 +7,11 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
-from .conftest import from_template, git, hydrate
-from .test_sync import _corrupt_task, _seeded_remote, clone, make_task
-
-
-@pytest.fixture
-def origin(tmp_path: Path) -> Path:
-    """A bare remote holding one commit on main (as test_sync's ``remote``)."""
-    return from_template("sync-remote", _seeded_remote, tmp_path / "remote.git")
+from .conftest import git, hydrate
+from .test_sync import _corrupt_task, clone, make_task
 
 
 def task_json(repo: Path, task_id: str) -> str:

@@ -58,11 +58,29 @@ class Pending:
                 await self._settled.wait()
 
 
-class Draining:
-    """The SDK's stream of the client's messages, whose end waits for the answers."""
+class _Wrapped:
+    """One of the SDK's streams, closed as it would be."""
 
     def __init__(self, inner: Any, pending: Pending) -> None:
         self._inner, self._pending = inner, pending
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class Draining(_Wrapped):
+    """The SDK's stream of the client's messages, whose end waits for the answers."""
 
     @property
     def last_context(self) -> Any:
@@ -90,41 +108,10 @@ class Draining:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    def close(self) -> None:
-        self._inner.close()
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Draining:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class Answering:
+class Answering(_Wrapped):
     """The SDK's stream of messages to the client, noting each answer sent."""
-
-    def __init__(self, inner: Any, pending: Pending) -> None:
-        self._inner, self._pending = inner, pending
 
     async def send(self, item: Any) -> None:
         await self._inner.send(item)
         self._pending.answered(getattr(item, "message", None))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Answering:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
