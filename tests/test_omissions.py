@@ -360,18 +360,23 @@ def test_no_outline_is_read_when_not_even_its_heading_fits() -> None:
     assert 0 < len(read) < 50  # once the room is spent, no body is parsed
 
 
-def test_a_named_file_ranked_below_others_still_gets_its_outline() -> None:
-    """An explicit priority puts unnamed files first; a named file whose outline
-    fits once some of them are left out is outlined, not left out (found by review)."""
+def test_a_named_file_ranked_below_others_is_outlined_in_the_room_they_leave() -> None:
+    """An explicit priority puts unnamed files first: a named file ranked below them
+    gets its outline only in the room they leave, never at their cost (a larger
+    budget once kept fewer of them, for its outline); left out, it is flagged."""
     body = "".join(f"def f{i}(x):\n" + "    x += 1\n" * 30 for i in range(30))
     others = [entry(f"{i}" + "z" * 700, f"n{i}.txt", 10) for i in range(8)]
     named = entry(body, "named.py", 0, named="file in play")
-    result = build_prompt(TASK, [*others, named], 6000, outline=outliner, now=NOW)
-    assert result["prompt_bytes"] <= 6000
-    kept = [c["source"] for c in result["packet"]["context"]]
-    assert "named.py (outline)" in kept and len(kept) > 1
-    assert result["flagged"][0]["kept"] == "outline"
-    assert names_every_omission(notice_of(result["prompt"]), result["omitted"])
+    tight = build_prompt(TASK, [*others, named], 6000, outline=outliner, now=NOW)
+    assert tight["prompt_bytes"] <= 6000
+    kept = [c["source"] for c in tight["packet"]["context"]]
+    assert len(kept) == 7 and "named.py (outline)" not in kept
+    assert tight["flagged"][0]["kept"] == "omitted"
+    assert names_every_omission(notice_of(tight["prompt"]), tight["omitted"])
+    roomy = build_prompt(TASK, [*others, named], 9000, outline=outliner, now=NOW)
+    kept = [c["source"] for c in roomy["packet"]["context"]]
+    assert len(kept) == 9 and kept[-1] == "named.py (outline)"
+    assert roomy["flagged"][0]["kept"] == "outline"
 
 
 def test_a_notice_that_names_none_has_no_intro() -> None:
@@ -419,10 +424,11 @@ def _parser_task() -> list[dict[str, Any]]:
     ]
 
 
-def test_room_made_for_a_named_outline_takes_the_whole_file_when_it_fits() -> None:
+def test_a_named_outline_never_takes_the_room_of_a_note_ranked_above_it() -> None:
     """The note at priority 10 was left out to make room for src/parser.py's outline
-    (310 to 330 bytes of room) when that room held the whole file: a named file
-    never keeps its outline at an unnamed one's cost when the whole file fits there."""
+    (310 to 330 bytes of room), then the whole file took that room: the note ranks
+    above it and is kept; a named file kept as its outline is one whose whole file
+    did not fit."""
     entries = _parser_task()
     bodies = {e["source"]: e["body"] for e in entries}
     base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
@@ -442,4 +448,4 @@ def test_room_made_for_a_named_outline_takes_the_whole_file_when_it_fits() -> No
             # (an upper bound: the notice would count one fewer)
             assert result["prompt_bytes"] - utf8_len(outlined) + utf8_len(whole) > budget, budget
     kept = build_prompt(TASK, entries, base + 310, outline=outliner, now=NOW)["packet"]["context"]
-    assert [c["source"] for c in kept] == ["src/parser.py", "README.md"]
+    assert [c["source"] for c in kept] == ["cli", "README.md"]

@@ -8,7 +8,8 @@ that would leave out :data:`DISPLACED` or more later ones that fit whole in
 its place (value per byte, :mod:`.value`), wait for the second pass, which
 tries them in packing order (whole first for the large ones, then as
 outlines) in the room left: an outline of a low-ranked file never pushes out
-a smaller file that fits whole. Kept attachments stay in packing order.
+a smaller file that fits whole. An outline only takes the room left: nothing
+kept is left out again for it. Kept attachments stay in packing order.
 
 Whatever is left out or shrunk is named in the prompt's ``### Not included``
 section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
@@ -38,7 +39,6 @@ from .measure import (
     body_of,
     candidate,
     fits,
-    fits_beside,
     floor,
     measured,
     min_body_bytes,
@@ -116,9 +116,6 @@ def _walk(
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
         _settle(plan, walked)  # (a line put back can cost more than it did)
-    for at, kept in enumerate(walked.kept):
-        if kept.shrunk is not None and kept.entry.named:
-            _whole_in_place(plan, walked, at, load_body)
     walked.in_order()
     return walked
 
@@ -158,8 +155,7 @@ def _first_pass(
     if plan.outliner is None:
         walked.omit(index, entry, "byte_budget")
     elif high:
-        named = bool(entry.named)
-        if _keep_outline(plan, walked, index, entry, text, load_body, make_room=named):
+        if _keep_outline(plan, walked, index, entry, text, load_body):
             walked.kept[-1].named = True  # not left out again to make room for the notice
         else:
             walked.omit(index, entry, "byte_budget")
@@ -234,12 +230,9 @@ def _keep_outline(
     entry: Attachment,
     body: str | None,
     load_body: AttachmentLoader | None,
-    *,
-    make_room: bool = False,
 ) -> bool:
-    """Keep the outline of an attachment that did not fit in full, if it fits;
-    with ``make_room`` (a file the task names), after leaving out kept attachments
-    the task does not name, last first, when that makes it fit a byte budget."""
+    """Keep the outline of an attachment that did not fit in full, if it fits
+    beside what is kept (nothing kept is left out to make room for it)."""
     assert plan.outliner is not None
     source = entry.source
     if plan.room_bytes is not None:
@@ -261,64 +254,14 @@ def _keep_outline(
         plan, entry, item, "outline", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
-    while not fits(plan, walked, size, tokens):
-        at = _unnamed_to_drop(plan, walked, size) if make_room else None
-        if at is None:
-            return False
-        walked.drop(at)
-        section, cost_json, cost_prompt, tokens = candidate(
-            plan, entry, item, "outline", len(walked.kept) + 1
-        )
-        size = measured(plan, cost_json, cost_prompt)
+    if not fits(plan, walked, size, tokens):
+        return False
     full = min_body_bytes(entry) if body is None else utf8_len(body)
     shrunk = Shrunk(entry.hash, source, digest, full - utf8_len(outline))
     walked.sizes[index] = full
     kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt), shrunk)
     walked.keep(kept, size, tokens, named=bool(entry.named))
     return True
-
-
-def _whole_in_place(
-    plan: Plan, walked: Walked, at: int, load_body: AttachmentLoader | None
-) -> bool:
-    """Keep the file the task names whose outline is kept at ``at`` whole instead,
-    if it fits in what is left (its line in the notice no longer counted): room
-    made for its outline (unnamed attachments left out) may hold the whole file,
-    which can even be the smaller of the two."""
-    outlined = walked.kept[at]
-    index, entry = outlined.index, outlined.entry
-    count = len(walked.kept)
-    if plan.room_bytes is not None:
-        # (the notice could at best go: not read when even that leaves no room)
-        least = floor(min_body_bytes(entry), entry.source, plan, first=count == 1)
-        if walked.used_bytes - outlined.size + least > plan.room_bytes:
-            return False
-    item = Item(body_of(entry, load_body), entry.hash, entry.source)
-    place = count  # (the highest number it can end with: never measured short)
-    section, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "full", place)
-    whole = plan.kept((index, entry), item, section, (cost_json, cost_prompt))
-    whole.size, whole.tokens, whole.named = measured(plan, cost_json, cost_prompt), tokens, True
-    whole.place, whole.opens = place, count == 1
-    walked.swap(at, whole)
-    notice = walked.notice.without(index) if walked.notice is not None else None
-    if not fits_beside(plan, walked, notice):
-        walked.swap(at, outlined)
-        return False
-    walked.unnote(index)
-    return True
-
-
-def _unnamed_to_drop(plan: Plan, walked: Walked, size: int) -> int | None:
-    """The place of the last kept attachment the task does not name, when leaving
-    out all such would make room for ``size`` bytes (a byte budget only); else
-    ``None``: nothing is left out in vain."""
-    if plan.room_bytes is None or plan.room_tokens is not None:
-        return None
-    unnamed = [at for at, kept in enumerate(walked.kept) if not kept.named]
-    freed = sum(walked.kept[at].size for at in unnamed)
-    if not unnamed or walked.with_one_more() - freed + size > plan.room_bytes:
-        return None
-    return unnamed[-1]
 
 
 def _refill(
