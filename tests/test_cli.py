@@ -412,3 +412,22 @@ def test_a_bad_task_id_is_quoted_once(repo: Path) -> None:
     assert len(newline.stderr.splitlines()) == 1
     long_id = hydrate(repo, "show", "x" * 70 + " y")
     assert long_id.stderr.startswith(f"error: invalid task id '{'x' * 60}'...: {rules}")
+
+
+def test_dash_c_resolves_relative_paths_from_there(repo: Path, tmp_path: Path) -> None:
+    """``-C DIR``: a relative ``--file`` is DIR's file, as with ``git -C`` (it was
+    the current directory's, labelled as the repository's own)."""
+    (repo / "notes.txt").write_text("the repository's notes\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("not the repository's\n")
+    hydrate(repo, "task-add", "C-1", "--objective", "o", "--acceptance", "a")
+    added = hydrate(elsewhere, "-C", str(repo), "add", "C-1", "--file", "notes.txt", "--json")
+    assert added.returncode == 0, added
+    assert (json.loads(added.stdout)["source"], json.loads(added.stdout)["size"]) == (
+        "notes.txt",
+        len("the repository's notes\n"),
+    )
+    gone = hydrate(elsewhere, "-C", str(tmp_path / "nope"), "list")
+    assert gone.returncode == 128
+    assert gone.stderr == f"fatal: cannot change to '{tmp_path / 'nope'}': not a directory\n"

@@ -141,6 +141,14 @@ def cli(ctx: click.Context, directory: str | None, compact: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["compact"] = compact
+    if directory is not None:  # (as git -C does: every relative path is from there)
+        from ..errors import NotARepository
+
+        try:
+            os.chdir(directory)
+        except OSError:
+            raise NotARepository(f"cannot change to '{directory}': not a directory") from None
+        directory = ctx.params["directory"] = os.getcwd()  # (still named: it wins over GIT_DIR)
     ctx.obj["directory"] = directory
 
 
