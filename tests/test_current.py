@@ -137,5 +137,7 @@ def test_a_started_task_removed_is_passed_over_and_said(repo: Path) -> None:
     assert (said.returncode, said.stdout, said.stderr) == (1, "", gone + "\n")
     prompt = hydrate(repo, "prompt", "@")
     assert (prompt.returncode, prompt.stderr) == (1, f"error: {gone}\n")
-    assert hydrate(repo, "current", "--clear").stdout == "cleared R-1\n"
+    cleared = hydrate(repo, "current", "--clear")  # (the command said: it succeeds)
+    assert (cleared.returncode, cleared.stdout) == (0, "cleared R-1\n")
+    assert hydrate(repo, "current", "--clear").returncode == 1  # (nothing was started)
     assert hydrate(repo, "current").stderr == "no current task: git hydrate start ID\n"

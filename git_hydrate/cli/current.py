@@ -40,7 +40,8 @@ def start(ctx: click.Context, task_id: str, as_json: bool) -> None:
 def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
     """Print this work tree's current task (exit status 1 when there is none).
 
-    With --clear, forget the started task first (a branch may still name one).
+    With --clear, forget the started task first (a branch may still name one);
+    its exit status is 0 when it did, whatever is current after.
 
     The task started here (git hydrate start), else the first id of an existing
     task that hydrate.taskPattern finds in the branch name. A started task that
@@ -52,6 +53,7 @@ def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
     """
     from ..current import gone, gone_line  # (not at import: --help reads no repository)
 
+    previous = None
     with open_ledger(ctx) as ledger:
         if clear:
             previous = ledger.clear_current()
@@ -59,13 +61,14 @@ def current(ctx: click.Context, clear: bool, as_json: bool) -> int:
                 click.echo(f"cleared {shown(previous)}" if previous else "nothing was started")
         found = ledger.current()
         left = gone(ledger.refs) if found is None else None
+    done = 0 if clear and previous else 1  # (--clear did what it was asked)
     if as_json:
         echo_json(ctx, found)
-        return 0 if found else 1
+        return 0 if found else done
     if found is None:
         if not clear:
             said = gone_line(left) if left else "no current task: git hydrate start ID"
             click.echo(said, err=True)
-        return 1
+        return done
     click.echo(found["task_id"])
     return 0
