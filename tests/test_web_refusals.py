@@ -74,6 +74,21 @@ def test_every_interface_answers_the_machines_own_name(everywhere: WebServer) ->
     assert _get(everywhere, "/api/board", f"{socket.gethostname()}:{port}")[0] == 200
 
 
+def test_an_allowed_name_is_answered_with_any_port_or_none(everywhere: WebServer) -> None:
+    """A proxy in front of the board chooses the port it shows (or none)."""
+    for host in ("board.example.org", "board.example.org:443", "Board.Example.Org:8080"):
+        assert _get(everywhere, "/api/board", host)[0] == 200, host
+    assert _get(everywhere, "/api/board", "other.example.org")[0] == 421
+
+
+def test_a_request_without_a_host_is_refused_in_a_line(loopback: WebServer) -> None:
+    status, _headers, body = _raw(
+        loopback, b"GET /api/board HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n"
+    )
+    assert status.split()[1] == "421"
+    assert json.loads(body)["error"] == "a request needs a Host header naming this server"
+
+
 def test_an_address_with_another_port_is_refused(everywhere: WebServer) -> None:
     port = everywhere.server_address[1]
     assert _get(everywhere, "/api/board", f"127.0.0.1:{port + 1}")[0] == 421

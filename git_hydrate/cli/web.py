@@ -48,8 +48,9 @@ def _host_names(
     multiple=True,
     metavar="NAME",
     callback=_host_names,
-    help="Answer requests for this host name too (repeatable): a name of this "
-    "machine that the board is reached by. Requests for any other name are refused, "
+    help="Answer requests for this host name too, with any port or none (repeatable): a "
+    "name of this machine that the board is reached by, or a proxy's. Requests for any "
+    "other name are refused, "
     "so that a site that rebinds its name to this machine cannot read the tasks.",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the board in the web browser.")

@@ -170,11 +170,14 @@ class WebServer(ThreadingHTTPServer):
     #: every interface, any address with its port too (:attr:`any_address`).
     hosts: frozenset[str]
     any_address: bool = False
+    #: The names given with ``--allow-host`` (lower-cased): answered with any port
+    #: or none (a proxy in front of it chooses the port it shows).
+    allowed: frozenset[str] = frozenset()
 
     def answers_to(self, host: str) -> bool:
         """Whether a request whose ``Host`` header is ``host`` is for this server."""
         host = host.lower()
-        if host in self.hosts:
+        if host in self.hosts or _name_of(host) in self.allowed:
             return True
         if not self.any_address:
             return False
@@ -186,6 +189,13 @@ class WebServer(ThreadingHTTPServer):
         except ValueError:
             return False  # (a name: one of the machine's, in hosts, or a stranger's)
         return True
+
+
+def _name_of(host: str) -> str:
+    """The name of a ``Host`` value, without its port (``[::1]:80``: ``[::1]``)."""
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.partition(":")[0]
 
 
 class _WebServer6(WebServer):
@@ -220,6 +230,7 @@ def make_server(
     else:
         names.add(f"[{host}]" if ":" in host else host)
     server.hosts = frozenset(f"{name.lower()}:{bound}" for name in names)
+    server.allowed = frozenset(name.lower() for name in allowed)
     if bound == 80:  # (a browser leaves the default port out)
         server.hosts |= {name.lower() for name in names}
     return server
@@ -288,8 +299,12 @@ class Handler(BaseHTTPRequestHandler):
     def _respond(self, head: bool) -> None:
         host = self.headers.get("Host", "")
         if not self.server.answers_to(host):
-            name = host.rpartition(":")[0] or host
-            why = f"unexpected Host header: git hydrate web --allow-host {name[:80]} answers it"
+            name = _name_of(host.lower())
+            why = (
+                f"unexpected Host header: git hydrate web --allow-host {name[:80]} answers it"
+                if name
+                else "a request needs a Host header naming this server"
+            )
             body = _ENCODER.encode({"error": why})
             self._send(HTTPStatus.MISDIRECTED_REQUEST, body, "application/json", head)
             return
