@@ -206,7 +206,10 @@ def text_list(values: Iterable[Any] | None, what: str) -> list[str]:
 
 
 def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
-    """Files/tests entries from ``PATH``, ``PATH:NOTE``, ``(path, note)`` or ``{path, note}``."""
+    """Files/tests entries from ``PATH``, ``PATH:NOTE``, ``(path, note)`` or ``{path, note}``.
+
+    A path that holds ``:`` is written with one more ``:`` after it and no note
+    (``c:olon/x.py:``), since ``PATH:NOTE`` splits at the first one."""
     if values is None:
         return []
     if isinstance(values, str):
@@ -216,7 +219,10 @@ def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
         if isinstance(item, PathNote):
             path, note = item.path, item.note
         elif isinstance(item, str):
-            path, _, note = item.partition(":")
+            if item.count(":") > 1 and item.endswith(":"):
+                path, note = item[:-1], ""  # (a path holding ':', with no note)
+            else:
+                path, _, note = item.partition(":")
         elif isinstance(item, dict):
             path, note = item.get("path", ""), item.get("note", "")
         else:

@@ -308,13 +308,14 @@ def test_rank_suggest_bad_input(project: Path, args: list[str], message: str) ->
 
 def test_rank_suggest_accept_line_runs_as_printed(repo: Path) -> None:
     """The accept line keeps the files in play (with their notes: --file-in-play
-    replaces the list), quotes a path with a space, and leaves out a named test."""
+    replaces the list), quotes a path with a space, spells one holding ':' so that
+    it reads back whole, and leaves out a named test."""
     commit_files(
         repo,
         {
             "src/parser.py": "def parse(): pass\n",
             "uploader.py": "def upload(): retry()\n",
-            "upload retry.txt": "upload retry notes\n",
+            "c:olon/upload retry:x.txt": "upload retry notes\n",
             "tests/test_uploader.py": "def test_upload(): pass\n",
         },
         "files",
@@ -328,7 +329,7 @@ def test_rank_suggest_accept_line_runs_as_printed(repo: Path) -> None:
     out = hydrate(repo, "rank", "T-2", "--suggest")
     assert out.returncode == 0, out
     suggested = [line.split("  ")[0] for line in out.stdout.splitlines()]
-    assert "uploader.py" in suggested and "upload retry.txt" in suggested
+    assert {"uploader.py", "c:olon/upload retry:x.txt"} <= set(suggested), suggested
     assert "tests/test_uploader.py" not in suggested
     line = out.stderr.strip().removeprefix("accept: ")
     path = f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"

@@ -81,8 +81,17 @@ def _suggest(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -
     for item in found.suggestions:
         click.echo(f"{item.path:<{width}}  {item.score:.2f}  {item.reason}")
     # (--file-in-play replaces the list: the files in play now come first, notes kept)
-    given = [f"{f.path}:{f.note}" if f.note else f.path for f in files]
+    given = [_spelled(f.path, f.note) for f in files]
     paths = " ".join(
-        f"--file-in-play {shlex.quote(p)}" for p in [*given, *(s.path for s in found.suggestions)]
+        f"--file-in-play {shlex.quote(p)}"
+        for p in [*given, *(_spelled(s.path, "") for s in found.suggestions)]
     )
     click.echo(f"accept: git hydrate task-edit {shlex.quote(task_id)} {paths}", err=True)
+
+
+def _spelled(path: str, note: str) -> str:
+    """``PATH[:NOTE]`` as --file-in-play reads it back: a path holding ``:`` takes one
+    more after it (it can carry no note then; PATH:NOTE splits at the first ``:``)."""
+    if ":" in path:
+        return path + ":"
+    return f"{path}:{note}" if note else path

@@ -120,7 +120,8 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             "files",
             multiple=True,
             metavar="PATH[:NOTE]",
-            help="A file the worker will touch (repeatable).",
+            help="A file the worker will touch (repeatable; a path holding ':' takes one "
+            "more after it, and no note: c:olon/x.py:).",
         ),
         click.option(
             "--test",
