@@ -181,3 +181,18 @@ def test_string_ids_of_siblings_still_name_the_siblings(ledger: Ledger) -> None:
     )
     assert ledger.import_tasks(text)["errors"] == []
     assert ledger.get_task("TM-5.2")["depends_on"] == ["TM-5.1", "TM-9"]
+
+
+def test_an_acceptance_line_that_reads_as_a_checkbox_is_not_lost(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A line of the acceptance typed as ``- [ ] …`` is written to beads as it is
+    (it comes back as a criterion, beads' reading of it), never dropped."""
+    add(repo, "P-1", "line one\n- [ ] a line I wrote", "--criterion", "c1")
+    exported = json.loads(ok(repo, "export", "--format", "json-beads", "P-1"))
+    assert exported["acceptance_criteria"] == "line one\n- [ ] a line I wrote\n\n- [ ] c1"
+    target = fresh(tmp_path, "target")
+    round_trip(repo, target, "json-beads", "P-1")
+    back = task(target, "P-1")
+    assert back["acceptance"] == "line one"
+    assert back["acceptance_criteria"] == ["a line I wrote", "c1"]

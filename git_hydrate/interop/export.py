@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 from ..model import Task
-from .formats import DEFAULT_PREFIX, EVERY_CRITERION, without_checkboxes
+from .formats import DEFAULT_PREFIX, EVERY_CRITERION
 
 __all__ = ["EXPORT_FORMATS", "export_tasks"]
 
@@ -84,14 +84,17 @@ def _checklist(task: Task) -> list[str]:
 def _beads_acceptance(task: Task) -> str:
     """The acceptance, then the criteria as checkboxes: beads' ``acceptance_criteria``,
     whose checkbox lines import reads back as the criteria and the rest as the
-    acceptance. With criteria, checkbox lines in the acceptance itself are left
-    out: the criteria are the task's list (a copy an older import left in the text,
-    or criteria replaced since, would come back from it)."""
+    acceptance. The acceptance is written whole: a line of it that reads as a
+    checkbox (typed so, or left by an older import) comes back as a criterion,
+    never lost; a criterion it already holds is not written twice."""
+    text = task.acceptance.strip()
     if not task.acceptance_criteria:
-        return task.acceptance.strip()
-    text = without_checkboxes(task.acceptance)
-    checklist = "\n".join(_checklist(task))
-    return checklist if text in ("", EVERY_CRITERION) else f"{text}\n\n{checklist}"
+        return text
+    held = {line.strip() for line in text.splitlines()}
+    checklist = "\n".join(line for line in _checklist(task) if line not in held)
+    if text in ("", EVERY_CRITERION):
+        return checklist  # (the acceptance says only that the criteria hold)
+    return f"{text}\n\n{checklist}" if checklist else text
 
 
 def _source_id(task_id: str, fmt: str) -> str:
