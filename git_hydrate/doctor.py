@@ -21,6 +21,7 @@ from .dependencies import blocking_graph, cycles, queue_summaries, station_of
 from .errors import CorruptData, HydrateError
 from .store import MODE_BLOB, MODE_TREE, Repository
 from .store.tempfiles import find_temporaries, remove_stale_temporaries
+from .sync.merging import check_task_json
 from .sync.remotes import overwriting_refspecs
 from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
@@ -49,6 +50,7 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
         return ["the task ref disappeared during the check"]
     try:
         state = refs.read_state(task_id, tip)
+        check_task_json(task_id, state)  # (what a pull refuses, push holds back)
     except CorruptData as exc:
         return [str(exc).removeprefix(f"task {task_id}: ")]
     problems: list[str] = []

@@ -112,3 +112,24 @@ def test_fields_of_a_newer_version_are_no_key_twice(origin: Path, tmp_path: Path
     res = hydrate(b, "pull")
     assert res.returncode == 0, res
     assert "  new here       T-1" in res.stdout
+
+
+def test_a_push_that_holds_back_every_task_reports_it_and_doctor_names_it(
+    origin: Path, tmp_path: Path
+) -> None:
+    """Every task held back: the report says so (it was git's "the remote end hung
+    up unexpectedly", a push of nothing), and ``doctor``, which the report points
+    at, names the problem (it said ``ok``)."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "LOC-2")
+    date = "2026-02-30T13:20:39Z"
+    _corrupt_task(a, "LOC-2", with_date(task_json(a, "LOC-2"), "created_at", date))
+    pushed = hydrate(a, "push", "--json")
+    assert pushed.returncode == 1
+    assert [(t["task_id"], t["action"]) for t in json.loads(pushed.stdout)["tasks"]] == [
+        ("LOC-2", "skipped")
+    ]
+    assert "hung up" not in pushed.stderr
+    doctor = hydrate(a, "doctor")
+    assert doctor.returncode == 1
+    assert f"problem LOC-2: task.json: created_at '{date}' is not a date" in doctor.stdout

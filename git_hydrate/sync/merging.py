@@ -30,6 +30,7 @@ from .union import commit_rank
 __all__ = [
     "MAX_BASE_DEPTH",
     "MAX_MERGE_BASES",
+    "check_task_json",
     "merge_task",
     "neutralise_tip",
     "prefetch_remote",
@@ -134,7 +135,7 @@ def validate_remote(
     if state is None:
         state = refs.read_state(task_id, tip)
     assert state.tree is not None
-    _check_task_json(task_id, state)
+    check_task_json(task_id, state)
     repo = refs.repo
     limit = repo.settings.size("hydrate.maxBodyBytes")
     refuse_foreign(task_tree_problems(repo, state.tree), f"task {task_id}")
@@ -152,7 +153,7 @@ def validate_remote(
     return state
 
 
-def _check_task_json(task_id: str, state: TaskState) -> None:
+def check_task_json(task_id: str, state: TaskState) -> None:
     """Refuse what decoding ``task.json`` lets through: a key twice in an object
     (msgspec keeps the last one silently) and a date that is none (the calendar's,
     as :func:`validate.timestamp` takes them). Bytes exactly as this version

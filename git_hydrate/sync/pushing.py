@@ -98,13 +98,14 @@ def _task_refspecs(
     # 2.29+) for each one git would push. for-each-ref lists only the
     # names git accepts (a broken name, it skips, and refuses in a refspec).
     strays = set(refs.stray_ref_names())
-    if strays:
-        for listed_name in repo.listed_ref_names(TASK_REF_PREFIX):
-            if listed_name in strays:
-                refspecs.append("^" + os.fsdecode(listed_name))
-    refspecs += [
-        "^" + name for name in _held_back(refs, [TASK_REF_PREFIX.decode()], report, mirror)
-    ]
+    listed = repo.listed_ref_names(TASK_REF_PREFIX) if strays else []
+    refspecs += ["^" + os.fsdecode(name) for name in listed if name in strays]
+    held = _held_back(refs, [TASK_REF_PREFIX.decode()], report, mirror)
+    refspecs += ["^" + name for name in held]
+    if len(refspecs) > 1 and len(refspecs) - 1 >= len(
+        listed or repo.listed_ref_names(TASK_REF_PREFIX)
+    ):
+        return []  # (every one held back: a push of nothing is git's "hung up")
     return refspecs
 
 
