@@ -60,6 +60,7 @@ LABELS: Final = {
     "rejected": "REJECTED",
     "behind": "behind",
     "refused": "REFUSED",
+    "not-deleted": "not deleted",
 }
 #: The commands this module serves, and whether each takes task ids after REMOTE.
 _TAKES_IDS: Final = {"pull": True, "push": True, "sync": False}

@@ -144,3 +144,64 @@ def test_a_server_without_atomic_push_gets_the_record_first(origin: Path, tmp_pa
     assert "nothing changed there: the removal record was refused (" in res.stdout
     assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-2"]
     assert recorded(origin) == ["T-1"]
+
+
+def refuse_a_shared_ref(bare: Path, ref: str) -> None:
+    """A server ``update`` hook that refuses ``ref`` (and nothing else)."""
+    path = bare / "hooks" / "update"
+    path.write_text(
+        f'#!/bin/sh\n[ "$1" = {ref} ] && {{ echo "not {ref}" >&2; exit 1; }}\nexit 0\n'
+    )
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", ["sync", "push"])
+def test_a_refused_record_holds_back_the_deletions_of_sync_and_push(
+    origin: Path, tmp_path: Path, command: str
+) -> None:
+    """A removal made here without --remote: the next sync (or push) deletes the
+    task there only once the removal record landed; refused, the task stays there,
+    and another clone's sync does not push it back."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    refuse_a_shared_ref(origin, RECORD)
+    assert hydrate(a, "task-rm", "T-2").returncode == 0
+    res = hydrate(a, command)
+    assert res.returncode == 1, res
+    assert remote_refs(origin) == ["refs/hydrate/tasks/T-1", "refs/hydrate/tasks/T-2"]
+    assert "  not deleted    T-2  (origin did not take refs/hydrate/removed; " in res.stdout
+    assert "  REFUSED        refs/hydrate/removed  ([remote rejected] (hook declined)" in (
+        res.stdout
+    )
+    assert "deleted there" not in res.stdout
+    tasks = json.loads(hydrate(a, command, "--json").stdout)["tasks"]
+    assert [(t["task_id"], t["action"]) for t in tasks if t["action"] == "not-deleted"] == [
+        ("T-2", "not-deleted")
+    ]
+    res = hydrate(b, "sync")
+    assert "pushed" not in res.stdout and res.returncode == 0, res
+    (origin / "hooks" / "update").unlink()
+    res = hydrate(a, command)
+    assert res.returncode == 0, res
+    assert "  deleted there  T-2" in res.stdout
+    assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-1"]
+    assert recorded(origin) == ["T-2"]
+
+
+def test_a_refused_archive_deletes_no_archived_task_there(origin: Path, tmp_path: Path) -> None:
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    refuse_a_shared_ref(origin, "refs/hydrate/archive")
+    with Ledger(a) as ledger:
+        ledger.set_status("T-1", "cancelled")
+    assert hydrate(a, "archive", "T-1").returncode == 0
+    res = hydrate(a, "sync")
+    assert res.returncode == 1, res
+    assert "  not deleted    T-1  (origin did not take refs/hydrate/archive; " in res.stdout
+    assert remote_refs(origin) == ["refs/hydrate/tasks/T-1", "refs/hydrate/tasks/T-2"]

@@ -71,15 +71,17 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
 def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_json: bool) -> int:
     """Push your tasks (all, or the IDs) to REMOTE, never forcing.
 
-    Without IDs the removal record and the archive go too. A task the remote
-    refuses (it has changes you lack) is reported by id, the others still go
-    through, and the exit status is 1: run `git hydrate sync` to merge and
-    retry. A task you did not change since you last fetched it, only moved on
-    the remote, is reported as behind (run `git hydrate pull`), not as a
-    failure. A task, removal record or archive that a pull would refuse (damaged:
-    see `git hydrate doctor`) is not sent: it is reported as SKIPPED with why,
-    the rest goes, and the exit status is 1. Client-side hooks are not run
-    (--no-verify).
+    Without IDs the removal record and the archive go too, and tasks removed
+    or archived here are deleted there, each only once the record (or archive)
+    holding it is there: a remote that refuses it keeps them (not deleted),
+    and the exit status is 1. A task the remote refuses (it has changes you
+    lack) is reported by id, the others still go through, and the exit status
+    is 1: run `git hydrate sync` to merge and retry. A task you did not change
+    since you last fetched it, only moved on the remote, is reported as behind
+    (run `git hydrate pull`), not as a failure. A task, removal record or
+    archive that a pull would refuse (damaged: see `git hydrate doctor`) is
+    not sent: it is reported as SKIPPED with why, the rest goes, and the exit
+    status is 1. Client-side hooks are not run (--no-verify).
 
     \b
     Example:

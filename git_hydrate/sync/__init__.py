@@ -83,7 +83,9 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
         # A task whose remote data was skipped stays rejected: no point pulling again.
         if not set(moved) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
             break
-        report.outcomes += [o for o in pushed.outcomes if o.action not in ("rejected", "behind")]
+        # (a deletion that waited for a refused record may go in the next round)
+        retried = ("rejected", "behind", "not-deleted")
+        report.outcomes += [o for o in pushed.outcomes if o.action not in retried]
         rounds += 1
         mirror = pull_into(refs, where, wanted, report)
     report.outcomes += pushed.outcomes

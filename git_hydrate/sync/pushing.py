@@ -241,31 +241,77 @@ def _shared_refspecs(
     return refspecs, trusted
 
 
+#: A deletion due on the remote that waits for the shared refs recording it:
+#: ``(lease, the shared refs whose landing lets it go)``.
+Waiting = dict[str, tuple[str, list[str]]]
+
+
 def _union_refspecs(
     refs: TaskRefs, remote: Remote, mirror: dict[bytes, bytes], report: Report
-) -> tuple[list[str], list[str]]:
-    """The shared refs' refspecs and the deletions due, with their leases."""
+) -> tuple[list[str], list[str], Waiting]:
+    """The shared refs' refspecs and the deletions due, with their leases; and
+    the deletions that wait until a shared ref recording them lands there."""
     repo = refs.repo
     refspecs, trusted = _shared_refspecs(refs, mirror, report)
     leases: list[str] = []
+    waiting: Waiting = {}
     # Tasks archived or removed (here, or elsewhere and pulled) that the
     # remote still has as live refs: delete them there, but only while the
     # remote's tip is still one the archive or the removal record holds
-    # (the lease), so nobody's newer work is lost. A record held back
-    # deletes nothing: other clones, not having it, would push them back.
+    # (the lease), so nobody's newer work is lost. A record held back or
+    # refused deletes nothing: other clones, not having it, would push them
+    # back. So a deletion goes with this push only when a ref recording it is
+    # on the remote already; else after the push, once such a ref landed.
     covered = Covered(refs)
     gone: set[bytes] = set().union(*(covered.of(ref) for ref in trusted))
+    there = {
+        ref for ref in trusted if mirror.get(ref[len(b"refs/hydrate/") :]) == repo.read_ref(ref)
+    }
     for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
         local_tip = repo.read_ref(task_ref)
+        lease = f"--force-with-lease={task_ref.decode()}:{tip.decode()}"
         if local_tip is None:
             if tip in gone:
-                refspecs.append(f":{task_ref.decode()}")
-                leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
+                by = [ref for ref in trusted if tip in covered.of(ref)]
+                if there.intersection(by):
+                    refspecs.append(f":{task_ref.decode()}")
+                    leases.append(lease)
+                else:
+                    waiting[task_ref.decode()] = (lease, [ref.decode() for ref in by])
         elif tip in gone and local_tip != tip and not repo.is_ancestor(tip, local_tip):
             # A new task with the id of one removed here: replace the
             # remote's old copy, but only if it is still exactly that copy.
-            leases.append(f"--force-with-lease={task_ref.decode()}:{tip.decode()}")
-    return refspecs, leases
+            leases.append(lease)
+    return refspecs, leases, waiting
+
+
+def _push_waiting(
+    refs: TaskRefs, remote: Remote, pushed: list[PushResult], waiting: Waiting, report: Report
+) -> tuple[list[PushResult], list[str], list[str]]:
+    """Delete on the remote the tasks that waited for a shared ref recording
+    their removal, now that one landed (``pushed``); report the others as not
+    deleted. Return the push's results, what the remote said, and the leases."""
+    landed = {dest for flag, dest, _summary in pushed if flag in "* +="}
+    ready = {name: lease for name, (lease, by) in waiting.items() if landed.intersection(by)}
+    for name, (_lease, by) in waiting.items():
+        if name not in ready:
+            record = " and ".join(by)
+            detail = (
+                f"{remote.display} did not take {record}; deleted without it, "
+                "the task would come back from other clones"
+            )
+            task_id = name[len(TASK_REF_PREFIX) :]
+            report.outcomes.append(Outcome(task_id, "not-deleted", detail))
+    if not ready:
+        return [], [], []
+    leases = list(ready.values())
+    more, said = refs.repo.push_with_messages(
+        remote.target,
+        [f":{name}" for name in ready],
+        leases,
+        what=f"git push {remote.display}",
+    )
+    return more, said, leases
 
 
 def push_into(
@@ -288,14 +334,18 @@ def push_into(
         mirror = repo.refs_under(remote.mirror_prefix)
     refspecs = _task_refspecs(refs, ids, report, mirror)
     leases: list[str] = []
+    waiting: Waiting = {}
     if union:
-        shared, leases = _union_refspecs(refs, remote, mirror, report)
+        shared, leases, waiting = _union_refspecs(refs, remote, mirror, report)
         refspecs += shared
     if not refspecs:
         return
     pushed, hook_lines = repo.push_with_messages(
         remote.target, refspecs, leases, what=f"git push {remote.display}"
     )
+    if waiting:
+        more, said, more_leases = _push_waiting(refs, remote, pushed, waiting, report)
+        pushed, hook_lines, leases = pushed + more, hook_lines + said, leases + more_leases
     after = _local_values(refs, [dest for flag, dest, _ in pushed if flag in "* +=!"])
     _update_mirror(refs, remote, mirror, pushed, after)
     behind = _behind(refs, pushed, after, mirror, leases)
