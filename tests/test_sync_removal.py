@@ -205,3 +205,55 @@ def test_a_refused_archive_deletes_no_archived_task_there(origin: Path, tmp_path
     assert res.returncode == 1, res
     assert "  not deleted    T-1  (origin did not take refs/hydrate/archive; " in res.stdout
     assert remote_refs(origin) == ["refs/hydrate/tasks/T-1", "refs/hydrate/tasks/T-2"]
+
+
+def test_task_rm_remote_leaves_the_mirror_as_the_remote_is(origin: Path, tmp_path: Path) -> None:
+    """The mirror drops the deleted task, so the next push sends no second
+    deletion under a lease that went stale."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-5")
+    make_task(a, "T-6")
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(a, "task-rm", "T-5", "--remote", "origin").returncode == 0
+    mirror = git(a, "for-each-ref", "--format=%(refname)", "refs/hydrate-remotes/origin/")
+    assert mirror.split() == [
+        "refs/hydrate-remotes/origin/removed",
+        "refs/hydrate-remotes/origin/tasks/T-6",
+    ]
+    assert git(a, "rev-parse", "refs/hydrate-remotes/origin/removed") == git(
+        a, "rev-parse", RECORD
+    )
+    res = hydrate(a, "push")
+    assert res.returncode == 0, res
+    assert res.stdout == "push origin: 2 up to date\n"
+
+
+def test_task_rm_remote_drops_the_tasks_the_remote_record_holds(
+    origin: Path, tmp_path: Path
+) -> None:
+    """b removes T-4 there, a removes T-5 there: a's record now holds T-4 too,
+    so a drops T-4 as a pull would, and its next push does not bring it back."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-4")
+    make_task(a, "T-5")
+    make_task(a, "T-6")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    assert hydrate(b, "task-rm", "T-4", "--remote", "origin").returncode == 0
+    # T-6 removed by b too, but changed here since: kept, as a pull keeps it
+    assert hydrate(b, "task-rm", "T-6", "--remote", "origin").returncode == 0
+    assert hydrate(a, "task-edit", "T-6", "--title", "still wanted").returncode == 0
+    res = hydrate(a, "task-rm", "T-5", "--remote", "origin")
+    assert res.returncode == 0, res
+    lines = res.stdout.splitlines()
+    assert lines[1] == "removed task T-4 here too (removed by Hydrate Tester <tester@example.com>)"
+    assert lines[2].startswith("kept task T-6 (removed on origin, but changed here since; ")
+    assert lines[3:] == ["deleted on origin"]
+    local = git(a, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks")
+    assert local.split() == ["refs/hydrate/tasks/T-6"]
+    assert recorded(origin) == ["T-4", "T-5", "T-6"]
+    res = hydrate(a, "push")
+    assert res.returncode == 0, res
+    assert "T-4" not in res.stdout
+    assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-6"]

@@ -165,6 +165,9 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     there since (under a lease). With --remote, the deletion there and your
     removal record go in one atomic push: if REMOTE refuses either, neither
     lands, it says why, and the exit status is 1 (the task stays removed here).
+    REMOTE's removal record is merged into yours first, and the other tasks
+    it holds that you did not change since are removed here too, as a pull
+    would.
 
     \b
     Example:
@@ -184,6 +187,13 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
         else:
             click.echo(
                 f"task {shown(task_id)} was not here; recorded the removal of its remote copy"
+            )
+        # (other tasks the remote's removal record holds: dropped as a pull would)
+        for outcome in result["dropped"]:
+            too = " here too" if outcome["action"] == "removed" else ""
+            click.echo(
+                f"{outcome['action']} task {shown(outcome['task_id'])}{too} "
+                f"({shown(outcome['detail'])})"
             )
         if there is not None:
             state = "deleted on" if there["deleted"] else "not deleted on"

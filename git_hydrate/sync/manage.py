@@ -8,10 +8,10 @@ from ..errors import Busy, Conflict, GitFailed, NotFound, ValidationError
 from ..store import PushResult, RefRace
 from ..taskrefs import TaskRefs, attempts, ref_name
 from .fetch import fetch_mirror
-from .pulling import check_ids
-from .pushing import classify_refusal
+from .pulling import Covered, check_ids, drop_removed
+from .pushing import classify_refusal, update_mirror
 from .remotes import Remote, overwriting_refspecs, resolve_remote
-from .removal import REMOVED_REF, record_removal
+from .removal import REMOVED_REF, read_local_removed, record_removal
 from .union import pull_union_ref
 
 __all__ = ["remove_task", "setup"]
@@ -56,7 +56,9 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
     is deleted with a compare-and-swap. With ``remote``, the remote's copy
     must not hold changes this clone lacks (else :class:`Conflict`, nothing
     removed); it is then deleted with ``--force-with-lease`` and the removal
-    record is pushed with it, in one atomic push: both land, or neither.
+    record is pushed with it, in one atomic push: both land, or neither. The
+    remote's record is merged into this clone's first, and the other tasks it
+    lists are dropped here as a pull would (``dropped``: their outcomes).
     """
     check_ids([task_id])
     tip = refs.repo.read_ref(ref_name(task_id))
@@ -68,9 +70,10 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
         )
     where: Remote | None = None
     remote_tip: bytes | None = None
+    mirror: dict[bytes, bytes] = {}
     if remote is not None:
         where = resolve_remote(refs, remote, takes_ids=False)
-        remote_tip = _remote_tip_to_remove(refs, task_id, where, tip)
+        remote_tip, mirror = _remote_tip_to_remove(refs, task_id, where, tip)
     if tip is None:
         # Only on the remote: the record keeps the tip we delete there.
         assert remote_tip is not None
@@ -83,18 +86,20 @@ def remove_task(refs: TaskRefs, task_id: str, remote: str | None = None) -> dict
         "removed_tip": tip.decode(),
         "local": here,
         "remote": None,
+        "dropped": [],
     }
     if where is not None:
-        result["remote"] = _remove_on_remote(refs, task_id, where, remote_tip)
+        result["dropped"] = _drop_recorded(refs, task_id, mirror, where.display)
+        result["remote"] = _remove_on_remote(refs, task_id, where, remote_tip, mirror)
     return result
 
 
 def _remote_tip_to_remove(
     refs: TaskRefs, task_id: str, where: Remote, tip: bytes | None
-) -> bytes | None:
-    """The task's tip on ``where`` (None when it has none there), after checking
-    the removal may go ahead: the task exists somewhere, and the remote holds
-    no change this clone lacks."""
+) -> tuple[bytes | None, dict[bytes, bytes]]:
+    """The task's tip on ``where`` (None when it has none there) and the mirror
+    as the fetch left it, after checking the removal may go ahead: the task
+    exists somewhere, and the remote holds no change this clone lacks."""
     mirror = fetch_mirror(refs.repo, where)
     remote_tip = mirror.get(b"tasks/" + task_id.encode())
     if tip is None and remote_tip is None:
@@ -109,7 +114,24 @@ def _remote_tip_to_remove(
     record = mirror.get(REMOVED_REF[len(b"refs/hydrate/") :])
     if record is not None:
         pull_union_ref(refs, REMOVED_REF, record, where.display)
-    return remote_tip
+    return remote_tip, mirror
+
+
+def _drop_recorded(
+    refs: TaskRefs, task_id: str, mirror: dict[bytes, bytes], where: str
+) -> list[dict[str, Any]]:
+    """Drop here, as a pull would, the other tasks the removal record (now with
+    the remote's merged in) holds and this clone did not change since: kept,
+    the next push would bring them back there. Return their outcomes."""
+    remote_tasks = {
+        name[len(b"tasks/") :].decode("utf-8", "backslashreplace"): oid
+        for name, oid in mirror.items()
+        if name.startswith(b"tasks/")
+    }
+    local = {k: v for k, v in refs.task_tips().items() if k != task_id}
+    removed_index = read_local_removed(refs.repo)[1]
+    dropped = drop_removed(refs, local, remote_tasks, Covered(refs), removed_index, where)
+    return [outcome.as_dict() for outcome in dropped]
 
 
 def _remove_here(refs: TaskRefs, task_id: str, tip: bytes) -> bytes:
@@ -138,16 +160,23 @@ _ATOMIC_COLLATERAL: Final = ("atomic push failed", "atomic push failure")
 
 
 def _remove_on_remote(
-    refs: TaskRefs, task_id: str, where: Remote, remote_tip: bytes | None
+    refs: TaskRefs,
+    task_id: str,
+    where: Remote,
+    remote_tip: bytes | None,
+    mirror: dict[bytes, bytes],
 ) -> dict[str, Any]:
     """Push the removal record to ``where`` and, when the task is there, delete
     it with a lease on ``remote_tip``, both or neither; return what happened there.
 
     Never the deletion without the record: a clone that still has the task would
-    push it back, and the remote would lose it for good without a trace.
+    push it back, and the remote would lose it for good without a trace. The
+    mirror (``mirror``: as the fetch left it) then says what the remote holds.
     """
     ref = ref_name(task_id).decode()
     pushed, said = _push_removal(refs, where, ref, remote_tip)
+    after = {dest: refs.repo.read_ref(dest.encode()) for _flag, dest, _summary in pushed}
+    update_mirror(refs, where, mirror, pushed, after)
     results = {dest: (flag, summary) for flag, dest, summary in pushed}
     details = (
         [_refusals(results, ref, where.display, said)]

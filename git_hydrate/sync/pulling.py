@@ -35,7 +35,7 @@ from .removal import REMOVED_REF, read_local_removed
 from .report import WRITE_ACTIONS, Outcome, Report
 from .union import UNION_REFS, pull_union_ref
 
-__all__ = ["Covered", "check_ids", "pull", "pull_into"]
+__all__ = ["Covered", "check_ids", "drop_removed", "pull", "pull_into"]
 
 
 class Covered:
@@ -316,7 +316,7 @@ def _apply_batch(refs: TaskRefs, outcomes: list[Outcome], where: str) -> set[str
     return failed
 
 
-def _drop_removed(
+def drop_removed(
     refs: TaskRefs,
     local_tasks: dict[str, bytes],
     remote_tasks: dict[str, bytes],
@@ -447,7 +447,7 @@ def pull_into(
     removed_index = read_local_removed(refs.repo)[1]
     all_local = refs.task_tips()
     local = {k: v for k, v in all_local.items() if k in ids} if ids else all_local
-    dropped = _drop_removed(refs, local, remote_tasks, covered, removed_index, where)
+    dropped = drop_removed(refs, local, remote_tasks, covered, removed_index, where)
     report.outcomes += dropped
     gone = {o.name for o in dropped if o.action == "removed"}
     archived = _drop_archived(refs, {k: v for k, v in local.items() if k not in gone}, covered)

@@ -24,7 +24,15 @@ from .remotes import Remote, resolve_remote
 from .report import Outcome, Report
 from .union import UNION_REFS
 
-__all__ = ["LOST_LOCK_REASONS", "RACE_REASONS", "classify_refusal", "push", "push_into", "settled"]
+__all__ = [
+    "LOST_LOCK_REASONS",
+    "RACE_REASONS",
+    "classify_refusal",
+    "push",
+    "push_into",
+    "settled",
+    "update_mirror",
+]
 
 _PUSH_ACTIONS: Final = {
     "*": "pushed-new",
@@ -154,7 +162,7 @@ def _remote_tasks(
     }
 
 
-def _update_mirror(
+def update_mirror(
     refs: TaskRefs,
     remote: Remote,
     mirror: dict[bytes, bytes],
@@ -347,7 +355,7 @@ def push_into(
         more, said, more_leases = _push_waiting(refs, remote, pushed, waiting, report)
         pushed, hook_lines, leases = pushed + more, hook_lines + said, leases + more_leases
     after = _local_values(refs, [dest for flag, dest, _ in pushed if flag in "* +=!"])
-    _update_mirror(refs, remote, mirror, pushed, after)
+    update_mirror(refs, remote, mirror, pushed, after)
     behind = _behind(refs, pushed, after, mirror, leases)
     for flag, dest, summary in pushed:
         action = _PUSH_ACTIONS.get(flag, "unknown")
