@@ -427,7 +427,7 @@ def render_attachments(
         assert tokens is not None
         return _count_tokens(tokens, frame, state, with_json)
 
-    back_off(walked, max_tokens, total_tokens)
+    back_off(walked, max_tokens, total_tokens, plan.notice)
     if tokens is not None and "prompt" not in frame.counted:
         total_tokens(walked)
     frame.packet["context"] = [k.item.as_dict() for k in walked.kept]

@@ -38,6 +38,7 @@ __all__ = [
     "floor",
     "measured",
     "min_body_bytes",
+    "notice_tokens",
     "section_variant",
 ]
 
@@ -117,6 +118,9 @@ class Plan:
     #: Weigh a large attachment against what it would displace (``prompt``'s walk;
     #: ``pack`` and ``expand`` keep the seed's strict priority order).
     value_per_byte: bool = False
+    #: Count the notice's tokens with the meter instead of estimating them at
+    #: half its bytes (a walk made again when the estimate left it no room).
+    exact_notice: bool = False
 
     def kept(
         self,
@@ -293,9 +297,11 @@ class Walked:
         return self.used_bytes + self.notice_bytes()
 
     def total_tokens(self) -> int:
-        """Tokens used, the notice's estimated at half its bytes (the exact total is
+        """Tokens used, the notice's by :func:`notice_tokens` (the exact total is
         checked once the walk is done)."""
-        return self.used_tokens + (self.notice_bytes() + 1) // 2
+        return self.used_tokens + notice_tokens(
+            self.plan, self.notice, after_attachments=bool(self.kept)
+        )
 
     def in_order(self) -> None:
         """Sort the kept attachments into packing order and number their sections
@@ -384,13 +390,27 @@ def fits_beside(
     plan: Plan, walked: Walked, notice: Notice | None, size: int = 0, tokens: int = 0
 ) -> bool:
     """:func:`fits`, beside ``notice`` instead of the walk's (one that would name an
-    attachment fewer); its tokens estimated at half its bytes."""
+    attachment fewer); its tokens by :func:`notice_tokens`."""
     notice_bytes = notice.cost(after_attachments=True) if notice else 0
     if plan.room_bytes is not None and walked.used_bytes + notice_bytes + size > plan.room_bytes:
         return False
     if plan.room_tokens is None:
         return True
-    return walked.used_tokens + (notice_bytes + 1) // 2 + tokens <= plan.room_tokens
+    notice_cost = notice_tokens(plan, notice, after_attachments=True)
+    return walked.used_tokens + notice_cost + tokens <= plan.room_tokens
+
+
+def notice_tokens(plan: Plan, notice: Notice | None, *, after_attachments: bool) -> int:
+    """Tokens the notice adds: estimated at half its bytes (a token is rarely
+    shorter: an overestimate, without counting as the notice changes), or with
+    :attr:`Plan.exact_notice` counted by the meter, with what it adds around
+    itself (a separator, or the untrusted block when it opens it)."""
+    if notice is None or not notice:
+        return 0
+    if plan.exact_notice and plan.meter is not None:
+        around = min(len(plan.layout.separator), 1) if after_attachments else plan.block_tokens
+        return notice.tokens(plan.meter.count) + around
+    return (notice.cost(after_attachments=after_attachments) + 1) // 2
 
 
 def measured(plan: Plan, cost_json: int, cost_prompt: int) -> int:

@@ -34,7 +34,7 @@ it again per attachment. Pure: no I/O, no git.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
@@ -161,6 +161,9 @@ class Notice:
     #: The section's own bytes, and the state they were measured in.
     _own: int = 0
     _cost_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
+    #: The section's tokens as last counted, and the state they were counted in.
+    _tokens: int = 0
+    _tokens_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
 
     def __bool__(self) -> bool:
         return bool(self.items or self.unattached)
@@ -303,6 +306,21 @@ class Notice:
         opening, closing = self._frame()
         lines = [line for line, _ in self._listed]
         return opening + "".join(lines) + self._more_line() + closing
+
+    def tokens(self, count: Callable[[str], int]) -> int:
+        """The section's own tokens by ``count`` (a meter's), counted again only
+        once the section changed."""
+        key = (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+        if key != self._tokens_key:
+            self._tokens_key, self._tokens = key, count(self.section())
+        return self._tokens
+
+    def counted(self) -> Notice:
+        """A notice like :meth:`counting`'s that already counts this one's attachments."""
+        notice = self.counting()
+        for index in self._order:
+            notice.add(self.items[index])
+        return notice
 
     def cost(self, *, after_attachments: bool) -> int:
         """Bytes the section adds to the prompt: its text and the separator before

@@ -44,6 +44,7 @@ from .measure import (
     min_body_bytes,
     section_variant,
 )
+from .omissions import Missing, Notice
 from .render import utf8_len
 from .value import waits
 
@@ -68,12 +69,17 @@ def walk(
 ) -> Walked:
     """Keep attachments in packing order while they fit the plan's rooms (see the
     module's doc). When the notice's list does not fit the room, the walk is
-    made again with a notice that only counts, and with none if even that does
+    made again with a notice that only counts (its tokens counted by the meter
+    when their estimate says it does not fit), and with none if even that does
     not fit (the omissions are still reported beside the prompt)."""
     walked = _walk(entries, plan, now=now, load_body=load_body)
     if not walked.notice_fits and plan.notice is not None:
         counting = plan.notice.counting()
         walked = _walk(entries, replace(plan, notice=counting), now=now, load_body=load_body)
+        if not walked.notice_fits and plan.meter is not None and plan.room_tokens is not None:
+            # (its tokens were estimated, at half its bytes, where a meter can count)
+            exact = replace(plan, notice=plan.notice.counting(), exact_notice=True)
+            walked = _walk(entries, exact, now=now, load_body=load_body)
         if not walked.notice_fits:
             walked = _walk(entries, replace(plan, notice=None), now=now, load_body=load_body)
             walked.notice_fits = False
@@ -325,27 +331,83 @@ def _last_to_drop(walked: Walked, *, gain: bool) -> int | None:
 
 
 def back_off(
-    walked: Walked, max_tokens: int | None, total_tokens: Callable[[Walked], int]
+    walked: Walked,
+    max_tokens: int | None,
+    total_tokens: Callable[[Walked], int],
+    notice: Notice | None = None,
 ) -> int | None:
     """The exact token total, after dropping the last kept attachments until it fits.
 
     The walk's sum of parts is at most a token or so per attachment off the
     whole (almost always over), so this rarely drops anything; each step
     recounts the whole once, and there are at most as many steps as kept
-    attachments.
+    attachments. ``notice``: the prompt's notice as the walk began it; when
+    the walk's notice did not fit, the one that only counts is tried, exactly,
+    so that nothing is left out unsaid when it fits alone (:func:`_mention`).
     """
     if max_tokens is None:
         return None
     total = total_tokens(walked)
     while total > max_tokens and walked.kept:
-        at = _last_to_drop(walked, gain=False)
-        walked.drop(len(walked.kept) - 1 if at is None else at)
-        walked.in_order()
-        total = total_tokens(walked)
+        total = _drop_last(walked, total_tokens)
     if total > max_tokens and walked.notice:
         walked.notice_fits = False  # the notice alone does not fit: left out
         total = total_tokens(walked)
+    if notice is not None and not walked.notice_fits:
+        total = _mention(walked, max_tokens, total_tokens, notice.counting())
     return total
+
+
+def _drop_last(walked: Walked, total_tokens: Callable[[Walked], int]) -> int:
+    """Leave out the last kept attachment (one the task does not name, if any); the
+    exact total after."""
+    at = _last_to_drop(walked, gain=False)
+    walked.drop(len(walked.kept) - 1 if at is None else at)
+    walked.in_order()
+    return total_tokens(walked)
+
+
+def _mention(
+    walked: Walked, max_tokens: int, total_tokens: Callable[[Walked], int], counting: Notice
+) -> int:
+    """When the count-only ``counting`` notice fits the budget alone (its tokens
+    counted exactly, as it would be with every kept attachment left out too), make
+    it the prompt's and leave out the last kept attachments until the whole fits
+    (bytes too); the exact total (the prompt's as it stands when it does not fit)."""
+    room = walked.plan.room_bytes
+
+    def over(state: Walked, total: int) -> bool:
+        return total > max_tokens or (room is not None and state.total_bytes() > room)
+
+    for item in _missing(walked, every_kept=True):
+        counting.add(item)
+    alone = Walked(walked.plan, notice=counting)
+    if not counting or over(alone, total_tokens(alone)):
+        return total_tokens(walked)
+    walked.notice = counting.counting()
+    for item in _missing(walked, every_kept=False):
+        walked.notice.add(item)
+    walked.notice_fits = True
+    total = total_tokens(walked)
+    while over(walked, total) and walked.kept:
+        total = _drop_last(walked, total_tokens)
+    return total
+
+
+def _missing(walked: Walked, *, every_kept: bool) -> list[Missing]:
+    """What a notice says is missing: the attachments left out and those kept as
+    their outlines (with ``every_kept``, every kept one, as if left out too)."""
+    sizes = walked.sizes
+    out = [
+        Missing(o.index, o.hash, o.source, sizes.get(o.index, 0), o.reason, False)
+        for o in walked.omitted
+    ]
+    for kept in walked.kept:
+        if every_kept or kept.shrunk is not None:
+            size = sizes.get(kept.index, 0)
+            entry, shrunk = kept.entry, kept.shrunk is not None and not every_kept
+            out.append(Missing(kept.index, entry.hash, entry.source, size, "byte_budget", shrunk))
+    return out
 
 
 def needed(walked: Walked, entries: Sequence[Attachment], now: float, plan: Plan) -> int:
