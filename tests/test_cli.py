@@ -152,7 +152,7 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     # a tutorial: each command before its output, and bytes that are the prompt's own
     assert "$ git hydrate task-add M-1002 --objective" in result.stdout
     assert "$ git hydrate prompt M-1002 --max-bytes 1400 -v" in result.stdout
-    assert "kept 1 of 3 attachments; 1,125 of 1,400 bytes" in result.stdout
+    assert "kept 1 of 3 attachments; 1,142 of 1,400 bytes" in result.stdout
     assert "\n### Not included\n" in result.stdout  # the prompt says what it left out
 
 

@@ -430,10 +430,21 @@ def test_packing_reads_ahead_in_rounds_and_gives_the_same_prompt(
     task, entries = packing.packing_input(ledger.refs, "M-1002")
     by_hash = {hashlib.sha256(b.encode()).hexdigest(): b for b in expected}
     in_memory = [{**e.as_entry(), "body": by_hash[e.hash]} for e in entries]
+
+    # (outlines on, as the ledger's budget: none of these sources has one)
+    def no_outline(_item: object, _read: object) -> None:
+        return None
+
     for budget in (5_000, 70_000, 300_000, 2_000_000):
         packed = ledger.expand("M-1002", max_bytes=budget, now=0)
         assert packed == context_expander.build_packet(
-            task, in_memory, budget, files=task["files"], tests=task["tests"], now=0
+            task,
+            in_memory,
+            budget,
+            files=task["files"],
+            tests=task["tests"],
+            now=0,
+            outline=no_outline,
         )
         assert 0 < len(packed["packet"]["context"]) < 300
         assert ledger.pack("M-1002", max_bytes=budget, now=0) == context_expander.pack_packet(

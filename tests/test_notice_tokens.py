@@ -10,6 +10,7 @@ import pytest
 
 from git_hydrate.context_expander import build_prompt
 from git_hydrate.pack import tokens
+from git_hydrate.pack.budget import Budget
 from git_hydrate.pack.formats import FORMATS
 from git_hydrate.pack.omissions import Missing, Notice
 from tests.conftest import notice_of, render_with_notice
@@ -28,9 +29,10 @@ def entry(body: str, source: str) -> dict[str, Any]:
     return {"hash": digest, "source": source, "priority": 0, "body": body}
 
 
-def count_only(result: dict[str, Any], name: str, omitted: int) -> str:
+def count_only(result: dict[str, Any], name: str, omitted: int, budget: int) -> str:
     """The prompt with no attachment and the notice that only counts ``omitted``."""
-    notice = Notice(str(result["packet"]["task_id"]), FORMATS[name], cap=0)
+    rebuild = Budget(None, budget, "o200k_base", False, name).options()
+    notice = Notice(str(result["packet"]["task_id"]), FORMATS[name], cap=0, rebuild=rebuild)
     for index in range(omitted):
         notice.add(Missing(index, "0" * 64, f"s{index}", 1, "byte_budget", False))
     packet = {**result["packet"], "context": []}
@@ -53,7 +55,7 @@ def test_a_token_budget_keeps_the_notice_whenever_it_fits_alone(name: str) -> No
         assert result["token_count"] == tokens.count_tokens(prompt, "o200k_base") <= budget
         if not result["omitted"]:
             continue
-        alone = count_only(result, name, len(entries))
+        alone = count_only(result, name, len(entries), budget)
         if tokens.count_tokens(alone, "o200k_base") <= budget:
             assert notice_of(prompt, name), (budget, result["kept"])
         else:

@@ -97,7 +97,10 @@ def test_many_omissions_are_named_then_counted() -> None:
     named = [line for line in notice.splitlines() if "--attachment" in line]
     assert len(named) == 25
     rest = len(result["omitted"]) - 25
-    more = f"- and {rest:,} more not named here: git hydrate prompt N-1 -v lists every one"
+    more = (
+        f"- and {rest:,} more not named here: "
+        "git hydrate prompt N-1 --max-bytes 30000 --no-outline -v lists every one"
+    )
     assert more in notice
     assert result["prompt_bytes"] <= 30_000
     # on a small budget the named lines take at most a quarter of the room
@@ -113,7 +116,7 @@ def test_a_budget_too_small_for_the_list_still_counts_what_is_missing() -> None:
     notice = notice_of(result["prompt"])
     assert notice == (
         "### Not included\n- 5 attachments left out or shrunk to fit: "
-        "git hydrate prompt N-1 -v lists every one\n"
+        f"git hydrate prompt N-1 --max-bytes {base + 260} --no-outline -v lists every one\n"
     )
 
 
@@ -402,7 +405,8 @@ def test_a_notice_that_names_none_has_no_intro() -> None:
         notice = notice_of(result["prompt"])
         lines = "--attachment" in notice
         assert ("the command on each line" in notice) == lines, (budget, notice)
-    kept = build_prompt(TASK, entries, base + 510, outline=outliner, now=NOW)["packet"]["context"]
+    # (the count's command spells the budget: " --max-bytes 1234", 17 bytes more)
+    kept = build_prompt(TASK, entries, base + 527, outline=outliner, now=NOW)["packet"]["context"]
     assert [c["source"] for c in kept] == [
         "cli", "src/parser.py", "tests/test_parser.py", "README.md"
     ]  # fmt: skip
@@ -447,5 +451,6 @@ def test_a_named_outline_never_takes_the_room_of_a_note_ranked_above_it() -> Non
             whole = "".join(section_pieces(context_heading(source), bodies[source]))
             # (an upper bound: the notice would count one fewer)
             assert result["prompt_bytes"] - utf8_len(outlined) + utf8_len(whole) > budget, budget
-    kept = build_prompt(TASK, entries, base + 310, outline=outliner, now=NOW)["packet"]["context"]
+    # (the count's command spells the budget: " --max-bytes 1234", 17 bytes more)
+    kept = build_prompt(TASK, entries, base + 327, outline=outliner, now=NOW)["packet"]["context"]
     assert [c["source"] for c in kept] == ["cli", "README.md"]

@@ -151,7 +151,11 @@ def prompt(
     omitted by reason, shrunk, and the budget that would hold everything,
     then each file in play or named test not held whole or not attached at
     all (with add-tree's reason); -v lists the omitted and shrunk
-    attachments and the files the task names that have none.
+    attachments and the files the task names that have none. The prompt
+    names them too, in its own ### Not included part, with the command
+    that lists them all: this one with the options that build this very
+    prompt again (git hydrate prompt ID --max-bytes 16000 --format
+    markdown -v).
 
     \b
     Example:

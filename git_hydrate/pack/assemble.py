@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, cast
 
 from ..errors import Conflict, ValidationError
+from .budget import DEFAULT_ENCODING, Budget
 from .entries import Attachment, AttachmentLoader, AttachmentOutliner, SeedEdge, dedupe
 from .formats import SEED, Layout
 from .omissions import Notice, Unattached, flagged
@@ -416,6 +417,8 @@ def render_attachments(
         layout,
         max_listed_bytes=_listing_room(plan.room_bytes),
         unattached=tuple(unattached),
+        command="expand" if with_json else "prompt",
+        rebuild=_options(max_bytes, max_tokens, tokens, outline, layout),
     )
     if plan.meter is not None:
         plan.block_tokens = _block_tokens(plan.meter, frame.head, frame.counted["base"], layout)
@@ -550,6 +553,18 @@ def _rendered(
     result["max_bytes"] = max_bytes
     result["token_estimate"] = max(1, math.ceil(characters / CHARS_PER_TOKEN)) if characters else 0
     return result
+
+
+def _options(
+    max_bytes: int | None,
+    max_tokens: int | None,
+    tokens: TokenMeter | None,
+    outline: AttachmentOutliner | None,
+    layout: Layout,
+) -> str:
+    """The options that build this prompt again (see :meth:`.Budget.options`)."""
+    encoding = tokens.encoding if tokens is not None else DEFAULT_ENCODING
+    return Budget(max_bytes, max_tokens, encoding, outline is not None, layout.name).options()
 
 
 def _listing_room(room: int | None) -> int | None:

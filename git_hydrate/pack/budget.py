@@ -11,7 +11,7 @@ packer is imported.
 from __future__ import annotations
 
 from ..errors import ValidationError
-from ..settings import PROMPT_FORMATS, Settings, parse_int
+from ..settings import DEFAULT_MAX_BYTES, PROMPT_FORMATS, Settings, parse_int
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ __all__ = ["Budget", "human_size", "parse_size", "resolve_budget"]
 #: and for bytes the same followed by ``b`` or ``ib`` in any case (``64KB``,
 #: ``64KiB``, ``64kb``: all 65,536, as git counts).
 _BYTE_SUFFIX_TAILS = ("ib", "b")
+#: The token encoding when neither ``--encoding`` nor ``hydrate.encoding`` says.
+DEFAULT_ENCODING = "o200k_base"
 _EXAMPLES = {"bytes": "20000, 64k, 64KiB, 1m", "tokens": "16000, 16k, 1m"}
 
 
@@ -119,6 +121,26 @@ class Budget(tuple[int | None, int | None, str, bool, str]):
     def format(self) -> str:
         return self[4]
 
+    def options(self) -> str:
+        """The options that make ``prompt ID`` build its prompt under this budget
+        again, each after a space (``""``: none): every part that differs from
+        the built-in defaults (128 KiB, no token budget, ``o200k_base``,
+        outlines on, ``seed``), and the byte budget beside a token budget (which
+        alone would drop it), e.g. ``" --max-bytes 16000 --format markdown"``."""
+        max_bytes, max_tokens, encoding, outline, shape = self
+        spelled = []
+        if max_bytes is not None and (max_bytes != DEFAULT_MAX_BYTES or max_tokens is not None):
+            spelled.append(f"--max-bytes {max_bytes}")
+        if max_tokens is not None:
+            spelled.append(f"--max-tokens {max_tokens}")
+            if encoding != DEFAULT_ENCODING:
+                spelled.append(f"--encoding {encoding}")
+        if not outline:
+            spelled.append("--no-outline")
+        if shape != PROMPT_FORMATS[0]:
+            spelled.append(f"--format {shape}")
+        return "".join(" " + option for option in spelled)
+
     def __repr__(self) -> str:
         return (
             f"Budget(max_bytes={self[0]!r}, max_tokens={self[1]!r}, "
@@ -144,7 +166,7 @@ def resolve_budget(
         max_tokens = settings.size("hydrate.maxTokens")
     if max_bytes is None and (max_tokens is None or settings.has("hydrate.maxBytes")):
         max_bytes = settings.size("hydrate.maxBytes")
-    name = encoding or settings.text("hydrate.encoding") or "o200k_base"
+    name = encoding or settings.text("hydrate.encoding") or DEFAULT_ENCODING
     shrink = settings.boolean("hydrate.outline") if outline is None else outline
     shape = format or settings.text("hydrate.promptFormat") or PROMPT_FORMATS[0]
     if shape not in PROMPT_FORMATS:

@@ -25,8 +25,10 @@ command that prints its blob when the run had it from git::
 A prompt with nothing omitted, shrunk or unattached has no such section and
 renders as the seed specifies. The section names at most :data:`MAX_LISTED` attachments (and
 their lines at most a quarter of the room, so a small budget keeps room for
-attachments), in packing order, and ends with a count of the rest (``prompt
--v`` lists every one); where the budget has no room for that, only the count.
+attachments), in packing order, and ends with a count of the rest and the command that
+lists every one (``prompt ID -v`` with the options that build this very prompt
+again: :meth:`.Budget.options`; ``expand ID ...`` for expand's); where the budget
+has no room for that, only the count.
 :class:`Notice` keeps its cost exact while the walk decides, without rendering
 it again per attachment. Pure: no I/O, no git.
 """
@@ -151,6 +153,12 @@ class Notice:
     items: dict[int, Missing] = field(default_factory=dict)
     #: The files the task names that have no attachment (named after the rest).
     unattached: tuple[Unattached, ...] = ()
+    #: The command that lists every omission of this very prompt: ``prompt``
+    #: (with ``-v``), or ``expand`` (its result's ``omitted`` and ``shrunk``:
+    #: expand measures the packet too, so prompt would list others).
+    command: str = "prompt"
+    #: The options after the task id that build it again (:meth:`.Budget.options`).
+    rebuild: str = ""
     #: The places of :attr:`items`, sorted: packing order.
     _order: list[int] = field(default_factory=list)
     #: The lines named one by one (and their bytes): those of ``_order``'s first ones.
@@ -171,7 +179,14 @@ class Notice:
     def counting(self) -> Notice:
         """An empty notice like this one that names none of its attachments (nor
         the files the task names that have none: it counts them)."""
-        return Notice(self.task_id, self.layout, cap=0, unattached=self.unattached)
+        return Notice(
+            self.task_id,
+            self.layout,
+            cap=0,
+            unattached=self.unattached,
+            command=self.command,
+            rebuild=self.rebuild,
+        )
 
     def add(self, missing: Missing) -> None:
         """Say ``missing`` in the section (replacing what it said of that attachment)."""
@@ -270,12 +285,15 @@ class Notice:
         if not self._listed:
             return (
                 f"- {rest:,} attachment{'s' if rest > 1 else ''} left out or shrunk to fit: "
-                f"git hydrate prompt {self.task_id} -v lists every one\n"
+                f"{self.lister()} lists every one\n"
             )
-        return (
-            f"- and {rest:,} more not named here: git hydrate prompt {self.task_id} -v "
-            "lists every one\n"
-        )
+        return f"- and {rest:,} more not named here: {self.lister()} lists every one\n"
+
+    def lister(self) -> str:
+        """The command that lists every omission of this prompt, as the section
+        spells it: ``git hydrate prompt T-1 --max-bytes 16000 --format markdown -v``."""
+        verbose = " -v" if self.command == "prompt" else ""
+        return f"git hydrate {self.command} {self.task_id}{self.rebuild}{verbose}"
 
     def _frame(self) -> tuple[str, str]:
         # (the intro speaks of "the command on each line": a notice that names
@@ -293,7 +311,7 @@ class Notice:
             count = len(self.unattached)
             return (
                 f"- {count:,} file{'s' if count > 1 else ''} the task names not attached: "
-                f"git hydrate prompt {self.task_id} -v lists {'them' if count > 1 else 'it'}\n"
+                f"{self.lister()} lists {'them' if count > 1 else 'it'}\n"
             )
         start = self.layout.notice_start
         lines = [f"{start(u.path)}{u.words(self.task_id)}\n" for u in self.unattached]
