@@ -45,6 +45,17 @@ def round_trip(source: Path, target: Path, fmt: str, *ids: str) -> str:
     return exported
 
 
+def beads_both_ways(
+    repo: Path, tmp_path: Path, task_id: str
+) -> tuple[str, dict[str, object], Path]:
+    """The beads export's ``acceptance_criteria`` of ``task_id``, the task as a fresh
+    repository imports that export, and that repository."""
+    exported = json.loads(ok(repo, "export", "--format", "json-beads", task_id))
+    target = fresh(tmp_path, "target")
+    round_trip(repo, target, "json-beads", task_id)
+    return str(exported["acceptance_criteria"]), task(target, task_id), target
+
+
 @pytest.mark.parametrize(("fmt", "prefix"), [("json-beads", ""), ("json-taskmaster", TM)])
 def test_acceptance_and_criteria_survive_a_round_trip(
     repo: Path, tmp_path: Path, fmt: str, prefix: str
@@ -77,11 +88,8 @@ def test_a_criterion_replaced_after_a_beads_import_is_not_brought_back(
     assert imported["acceptance"] == "orders go through"
     assert imported["acceptance_criteria"] == ["c1", "c2"]
     ok(repo, "task-edit", "bd-a1", "--criterion", "c3")  # a list option replaces the list
-    exported = json.loads(ok(repo, "export", "--format", "json-beads", "bd-a1"))
-    assert exported["acceptance_criteria"] == "orders go through\n\n- [ ] c3"
-    target = fresh(tmp_path, "target")
-    round_trip(repo, target, "json-beads", "bd-a1")
-    back = task(target, "bd-a1")
+    written, back, target = beads_both_ways(repo, tmp_path, "bd-a1")
+    assert written == "orders go through\n\n- [ ] c3"
     assert back["acceptance"] == "orders go through"
     assert back["acceptance_criteria"] == ["c3"]
     prompt = ok(target, "prompt", "bd-a1")
@@ -189,10 +197,7 @@ def test_an_acceptance_line_that_reads_as_a_checkbox_is_not_lost(
     """A line of the acceptance typed as ``- [ ] …`` is written to beads as it is
     (it comes back as a criterion, beads' reading of it), never dropped."""
     add(repo, "P-1", "line one\n- [ ] a line I wrote", "--criterion", "c1")
-    exported = json.loads(ok(repo, "export", "--format", "json-beads", "P-1"))
-    assert exported["acceptance_criteria"] == "line one\n- [ ] a line I wrote\n\n- [ ] c1"
-    target = fresh(tmp_path, "target")
-    round_trip(repo, target, "json-beads", "P-1")
-    back = task(target, "P-1")
+    written, back, _target = beads_both_ways(repo, tmp_path, "P-1")
+    assert written == "line one\n- [ ] a line I wrote\n\n- [ ] c1"
     assert back["acceptance"] == "line one"
     assert back["acceptance_criteria"] == ["a line I wrote", "c1"]

@@ -25,6 +25,17 @@ def recorded(bare: Path) -> list[str]:
     return sorted(json.loads(text)["removed"])
 
 
+def two_clones_of_two_tasks(origin: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Clone ``a`` made T-1 and T-2 and pushed them; clone ``b`` pulled them."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "T-1")
+    make_task(a, "T-2")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    return a, b
+
+
 def refuse_the_record(bare: Path, hook: str) -> None:
     """A server hook that refuses ``refs/hydrate/removed`` (and nothing else)."""
     if hook == "update":
@@ -115,12 +126,7 @@ def test_a_stale_lease_sends_no_record_either(
 def test_two_clones_removing_different_tasks_both_land(origin: Path, tmp_path: Path) -> None:
     """The second removal's record is pushed on top of the first's (taken from
     the remote before the push), not refused as non-fast-forward."""
-    a = clone(origin, tmp_path / "a")
-    make_task(a, "T-1")
-    make_task(a, "T-2")
-    assert hydrate(a, "push").returncode == 0
-    b = clone(origin, tmp_path / "b")
-    assert hydrate(b, "pull").returncode == 0
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
     assert hydrate(a, "task-rm", "T-1", "--remote", "origin").returncode == 0
     res = hydrate(b, "task-rm", "T-2", "--remote", "origin")
     assert res.returncode == 0, res
@@ -162,12 +168,7 @@ def test_a_refused_record_holds_back_the_deletions_of_sync_and_push(
     """A removal made here without --remote: the next sync (or push) deletes the
     task there only once the removal record landed; refused, the task stays there,
     and another clone's sync does not push it back."""
-    a = clone(origin, tmp_path / "a")
-    make_task(a, "T-1")
-    make_task(a, "T-2")
-    assert hydrate(a, "push").returncode == 0
-    b = clone(origin, tmp_path / "b")
-    assert hydrate(b, "pull").returncode == 0
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
     refuse_a_shared_ref(origin, RECORD)
     assert hydrate(a, "task-rm", "T-2").returncode == 0
     res = hydrate(a, command)
