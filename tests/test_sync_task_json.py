@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 from git_hydrate import Ledger
@@ -133,3 +134,40 @@ def test_a_push_that_holds_back_every_task_reports_it_and_doctor_names_it(
     doctor = hydrate(a, "doctor")
     assert doctor.returncode == 1
     assert f"problem LOC-2: task.json: created_at '{date}' is not a date" in doctor.stdout
+
+
+def _replace_file(repo: Path, task_id: str, name: str, data: bytes) -> None:
+    """A new tip of the task whose top-level file ``name`` holds ``data``."""
+    ref = f"refs/hydrate/tasks/{task_id}"
+
+    def piped(args: list[str], given: bytes) -> str:
+        done = subprocess.run(args, cwd=repo, input=given, capture_output=True, check=True)
+        return done.stdout.decode().strip()
+
+    blob = piped(["git", "hash-object", "-w", "--stdin"], data)
+    listing = "".join(
+        f"100644 blob {blob}\t{name}\n" if line.endswith(f"\t{name}") else line + "\n"
+        for line in git(repo, "ls-tree", ref).splitlines()
+    )
+    tree = piped(["git", "mktree"], listing.encode())
+    commit = git(repo, "commit-tree", tree, "-p", ref, "-m", "hand-made").strip()
+    git(repo, "update-ref", ref, commit)
+
+
+def test_a_links_json_with_a_key_twice_is_skipped(origin: Path, tmp_path: Path) -> None:
+    """A link whose ``source`` is given twice would show the worker another source
+    than the one taken: the task is skipped, named, as for task.json."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "L-1")
+    hydrate(a, "add", "L-1", "--text", "a note", "--source-label", "n.txt")
+    raw = git(a, "show", "refs/hydrate/tasks/L-1:links.json")
+    twice = raw.replace('"source":"n.txt"', '"source":"n.txt","source":"innocent.txt"', 1)
+    assert twice != raw
+    _replace_file(a, "L-1", "links.json", twice.encode())
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/*:refs/hydrate/tasks/*")
+    b = clone(origin, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 1
+    assert "remote data invalid: task L-1: links.json: key 'source' appears twice" in res.stdout
+    assert remote_tasks(b) == []
+    assert "links.json: key 'source' appears twice" in hydrate(a, "doctor").stdout

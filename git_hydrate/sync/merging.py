@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from .. import codec, merge, textpolicy, validate
 from ..errors import CorruptData, ValidationError
+from ..model import LINKS_FANNED_FORMAT, LinkList
 from ..store import MODE_BLOB, MODE_TREE, Repository, parse_commit_tree
 from ..taskrefs import (
     TaskRefs,
@@ -153,6 +154,24 @@ def validate_remote(
     return state
 
 
+def _once_each(where: str, raw: bytes) -> None:
+    key = codec.duplicate_key(raw)
+    if key is not None:
+        raise CorruptData(f"{where}: key {key!r} appears twice in one object")
+
+
+def _links_once_each(task_id: str, state: TaskState) -> None:
+    """The same test of the links (``links.json``, or each shard of them): a key
+    twice would show the worker another source than the one taken."""
+    if state.shards is not None:
+        for prefix, stored in state.raw_shards.items():
+            group = state.shards.get(prefix, [])
+            if codec.encode(LinkList(format=LINKS_FANNED_FORMAT, links=group)) != stored:
+                _once_each(f"task {task_id}: links/{prefix}.json", stored)
+    elif state.raw_links and codec.encode(LinkList(links=state.links)) != state.raw_links:
+        _once_each(f"task {task_id}: links.json", state.raw_links)
+
+
 def check_task_json(task_id: str, state: TaskState) -> None:
     """Refuse what decoding ``task.json`` lets through: a key twice in an object
     (msgspec keeps the last one silently) and a date that is none (the calendar's,
@@ -165,9 +184,8 @@ def check_task_json(task_id: str, state: TaskState) -> None:
     where = f"task {task_id}: task.json"
     raw = state.raw_task
     if raw and codec.encode(state.task) != raw:
-        key = codec.duplicate_key(raw)
-        if key is not None:
-            raise CorruptData(f"{where}: key {key!r} appears twice in one object")
+        _once_each(where, raw)
+    _links_once_each(task_id, state)
     task = state.task
     try:
         validate.timestamp(task.created_at, "created_at")
