@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 
-__all__ = ["EVERY_CRITERION", "FORMATS", "Item", "detect", "parse", "without_checkboxes"]
+__all__ = ["EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
 #: The formats ``import`` reads, as ``--from`` names them.
 FORMATS: Final = ("github", "gitlab", "beads", "taskmaster", "speckit")
@@ -149,7 +149,7 @@ def _criteria(body: str) -> list[str]:
     return [m.group(2) for line in body.splitlines() if (m := _CHECKBOX.match(line))]
 
 
-def without_checkboxes(text: str) -> str:
+def _without_checkboxes(text: str) -> str:
     """``text`` without its checkbox lines (what :func:`_criteria` takes), stripped."""
     return "\n".join(line for line in text.splitlines() if not _CHECKBOX.match(line)).strip()
 
@@ -161,7 +161,7 @@ def _acceptance(text: str, otherwise: str) -> tuple[str, list[str]]:
     criteria = _criteria(text)
     if not criteria:
         return text.strip() or otherwise, criteria
-    return without_checkboxes(text) or EVERY_CRITERION, criteria
+    return _without_checkboxes(text) or EVERY_CRITERION, criteria
 
 
 def _paths(text: str) -> list[str]:

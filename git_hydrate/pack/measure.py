@@ -254,31 +254,35 @@ class Walked:
             kept.tokens += change
             self.used_tokens += change
 
-    def missing(self, entries: Sequence[Attachment]) -> list[Missing]:
+    def missing(
+        self, entries: Sequence[Attachment] = (), *, every_kept: bool = False
+    ) -> list[Missing]:
         """Every attachment left out or kept as its outline, in packing order,
-        whether or not the notice fit the budget."""
+        whether or not the notice fit the budget; with ``every_kept``, every kept
+        one too, as if left out. A size not measured is ``entries``'s least (0
+        without them)."""
+
+        def size(index: int) -> int:
+            known = self.sizes.get(index)
+            if known is not None:
+                return known
+            return min_body_bytes(entries[index]) if entries else 0
+
         out = [
-            Missing(
-                o.index,
-                o.hash,
-                o.source,
-                self.sizes.get(o.index, min_body_bytes(entries[o.index])),
-                o.reason,
-                False,
-            )
+            Missing(o.index, o.hash, o.source, size(o.index), o.reason, False)
             for o in self.omitted
         ]
         out += [
             Missing(
                 k.index,
-                k.shrunk.hash,
-                k.shrunk.source,
+                k.entry.hash,
+                k.entry.source,
                 self.sizes.get(k.index, 0),
                 "byte_budget",
-                True,
+                k.shrunk is not None and not every_kept,
             )
             for k in self.kept
-            if k.shrunk is not None
+            if every_kept or k.shrunk is not None
         ]
         return sorted(out, key=lambda item: item.index)
 

@@ -325,27 +325,24 @@ class Notice:
         lines = [line for line, _ in self._listed]
         return opening + "".join(lines) + self._more_line() + closing
 
+    def _state(self) -> tuple[int, int, int, bool]:
+        """What the section's text depends on, as its cost and tokens are kept by."""
+        return (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+
     def tokens(self, count: Callable[[str], int]) -> int:
         """The section's own tokens by ``count`` (a meter's), counted again only
         once the section changed."""
-        key = (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+        key = self._state()
         if key != self._tokens_key:
             self._tokens_key, self._tokens = key, count(self.section())
         return self._tokens
-
-    def counted(self) -> Notice:
-        """A notice like :meth:`counting`'s that already counts this one's attachments."""
-        notice = self.counting()
-        for index in self._order:
-            notice.add(self.items[index])
-        return notice
 
     def cost(self, *, after_attachments: bool) -> int:
         """Bytes the section adds to the prompt: its text and the separator before
         it, or the whole untrusted block when no attachment opened it."""
         if not self:
             return 0
-        key = (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+        key = self._state()
         if key != self._cost_key:
             # (the opening holds only ASCII: its length is its bytes; the closing
             # names the files the task names that have no attachment)

@@ -44,7 +44,7 @@ from .measure import (
     min_body_bytes,
     section_variant,
 )
-from .omissions import Missing, Notice
+from .omissions import Notice
 from .render import utf8_len
 from .value import waits
 
@@ -379,35 +379,19 @@ def _mention(
     def over(state: Walked, total: int) -> bool:
         return total > max_tokens or (room is not None and state.total_bytes() > room)
 
-    for item in _missing(walked, every_kept=True):
+    for item in walked.missing(every_kept=True):
         counting.add(item)
     alone = Walked(walked.plan, notice=counting)
     if not counting or over(alone, total_tokens(alone)):
         return total_tokens(walked)
     walked.notice = counting.counting()
-    for item in _missing(walked, every_kept=False):
+    for item in walked.missing():
         walked.notice.add(item)
     walked.notice_fits = True
     total = total_tokens(walked)
     while over(walked, total) and walked.kept:
         total = _drop_last(walked, total_tokens)
     return total
-
-
-def _missing(walked: Walked, *, every_kept: bool) -> list[Missing]:
-    """What a notice says is missing: the attachments left out and those kept as
-    their outlines (with ``every_kept``, every kept one, as if left out too)."""
-    sizes = walked.sizes
-    out = [
-        Missing(o.index, o.hash, o.source, sizes.get(o.index, 0), o.reason, False)
-        for o in walked.omitted
-    ]
-    for kept in walked.kept:
-        if every_kept or kept.shrunk is not None:
-            size = sizes.get(kept.index, 0)
-            entry, shrunk = kept.entry, kept.shrunk is not None and not every_kept
-            out.append(Missing(kept.index, entry.hash, entry.source, size, "byte_budget", shrunk))
-    return out
 
 
 def needed(walked: Walked, entries: Sequence[Attachment], now: float, plan: Plan) -> int:

@@ -110,10 +110,9 @@ def _task_refspecs(
     refspecs += ["^" + os.fsdecode(name) for name in listed if name in strays]
     held = _held_back(refs, [TASK_REF_PREFIX.decode()], report, mirror)
     refspecs += ["^" + name for name in held]
-    if len(refspecs) > 1 and len(refspecs) - 1 >= len(
-        listed or repo.listed_ref_names(TASK_REF_PREFIX)
-    ):
-        return []  # (every one held back: a push of nothing is git's "hung up")
+    excluded = len(refspecs) - 1
+    if excluded and excluded >= len(listed or repo.listed_ref_names(TASK_REF_PREFIX)):
+        return []  # (every one left out: a push of nothing is git's "hung up")
     return refspecs
 
 

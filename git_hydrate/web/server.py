@@ -223,7 +223,7 @@ def make_server(
     server.app = WebApp(ledger)
     server.files = _static_files()
     bound = server.server_address[1]
-    names = {"127.0.0.1", "localhost", "[::1]", *allowed}
+    names = {"127.0.0.1", "localhost", "[::1]"}  # (and ``allowed``, with any port)
     if host in _ANY_ADDRESS:  # (on every interface: any address, and this machine's names)
         server.any_address = True
         names |= {socket.gethostname(), socket.getfqdn()}
