@@ -128,3 +128,28 @@ def test_a_named_file_outside_the_sparse_checkout_is_named_in_the_prompt(partial
     assert line.endswith(f"(size unknown): not attached, sparse; git show {oid}"), line
     shown = subprocess.run(["git", "show", oid], cwd=partial, capture_output=True, check=True)
     assert shown.stdout == FILES["b/f2.txt"].encode()
+
+
+def test_a_run_that_cannot_look_at_a_sparse_file_keeps_its_link(partial: Path) -> None:
+    """A file outside the sparse checkout attached by a run whose pathspec took it
+    keeps its link through a later run without one, which skips it unlooked:
+    nothing removed, the file not named as left out, its blob not fetched again."""
+    git(partial, "sparse-checkout", "set", "--no-cone", "/a/")
+    git(partial, "checkout", "-q", "main")
+    with Ledger(partial) as ledger:
+        ledger.add_task(
+            "K-1", objective="fix b", acceptance="a", files=[{"path": "b/f1.txt", "note": ""}]
+        )
+        ledger.add_tree("K-1", ["a", "b/f1.txt"], worktree=True)
+        before = {link["source"]: link["hash"] for link in ledger.context_entries("K-1")}
+        missing = _missing(partial)
+        again = ledger.add_tree("K-1", worktree=True)
+        after = {link["source"]: link["hash"] for link in ledger.context_entries("K-1")}
+        prompt = ledger.prompt("K-1", max_bytes=100_000)["prompt"]
+    assert "b/f1.txt" in before and after == before
+    assert again["removed"] == 0
+    skipped = {s["path"]: s["reason"] for s in again["skipped"]}
+    assert skipped == {f"b/f{i}.txt": "sparse" for i in (0, 2, 3, 4)}
+    assert "not attached" not in prompt and FILES["b/f1.txt"] in prompt
+    assert _missing(partial) == missing
+    fsck(partial)

@@ -54,6 +54,7 @@ from .rules import FileEntry, Skipped, attribute_rules, path_rule
 from .selections import (
     MAX_SELECTIONS,
     SELECTION_VERSION,
+    Scope,
     adopt,
     described,
     identity,
@@ -328,23 +329,6 @@ class _Run:
         return [pinned, self.max_file, self.max_total, self.allowed]
 
 
-class _Scope:
-    """Whether a link is one this run answers for: a file link under its prefix,
-    within its pathspec or one of the task's files in play and tests."""
-
-    __slots__ = ("anchors", "prefix", "spec")
-
-    def __init__(self, prefix: str, spec: Pathspec, anchors: set[str]) -> None:
-        self.prefix, self.spec, self.anchors = prefix, spec, anchors
-
-    def __call__(self, link: Link) -> bool:
-        return (
-            link.origin == ORIGIN
-            and link.source == self.prefix + link.path
-            and (self.spec.matches(link.path) or link.path in self.anchors)
-        )
-
-
 def add_tree(
     refs: TaskRefs,
     task_id: str,
@@ -368,7 +352,7 @@ def add_tree(
     run.check_text(settings)
     anchors = {note.path for note in (*state.task.files, *state.task.tests)}
     selection = run.selection
-    mine = _Scope(selection.prefix, run.spec, anchors)
+    mine = Scope(selection.prefix, run.spec, anchors)
     # The commit (or tree) a revision run reads; none for a work tree or directory,
     # whose content has no id to compare.
     resolved = resolve_rev(refs.repo, selection.rev) if selection.mode == "rev" else None
@@ -384,6 +368,7 @@ def add_tree(
     finally:
         if indexer is not None:
             indexer.close()
+    skipped = mine.spare(skipped, state.links)
     fixed = run.fixed(pinned) if pinned is not None else None
     named = named_skips(state.task, skipped, source.entries)
     outcome = _commit(refs, task_id, run, source, picks, (skipped, named), mine, fixed)
@@ -495,7 +480,7 @@ def _commit(
     source: Source,
     picks: list[Pick],
     skips: tuple[list[Skipped], list[SkippedFile]],
-    mine: _Scope,
+    mine: Scope,
     fixed: list[object] | None,
 ) -> HydrateResult:
     """Commit the picks and the removal of the links gone, recording the run in the
