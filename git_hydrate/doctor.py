@@ -50,9 +50,12 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
         return ["the task ref disappeared during the check"]
     try:
         state = refs.read_state(task_id, tip)
-        check_task_json(task_id, state)  # (what a pull refuses, push holds back)
     except CorruptData as exc:
         return [str(exc).removeprefix(f"task {task_id}: ")]
+    try:
+        check_task_json(task_id, state)  # (what a pull refuses, push holds back)
+    except CorruptData as exc:
+        return [f"{str(exc).removeprefix(f'task {task_id}: ')} (doctor --repair mends it)"]
     problems: list[str] = []
     try:
         if state.tree:

@@ -467,6 +467,12 @@ class Ledger(Packing):
 
         return sync(self.refs, remote, ids)
 
+    def repair(self) -> list[dict[str, Any]]:
+        """Mend the tasks a pull would refuse, where a write can (see :func:`repair.repair`)."""
+        from .repair import repair
+
+        return repair(self.refs)
+
     def doctor(self) -> dict[str, Any]:
         """Check every task, the shared refs and lock files (see :func:`doctor.check`)."""
         from .doctor import check

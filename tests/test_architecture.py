@@ -57,6 +57,7 @@ LAZY_ALLOWED = {
     # import and export, only for those commands
     "interop",
     "doctor",
+    "repair",
     "sync",
     # coordination (claims through remotes) and the current task, only when used
     "claims",

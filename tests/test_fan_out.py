@@ -271,3 +271,27 @@ def test_a_fanned_task_archives_reads_and_comes_back_whole(
     ledger.add_context("F-1", "after\n", "s/after")
     assert len(ledger.context_entries("F-1")) == 10
     fsck(repo)
+
+
+def test_doctor_repair_writes_a_fanned_links_file_with_a_key_twice_once(
+    repo: Path, ledger: Ledger, low_threshold: int
+) -> None:
+    """A ``links/<a>.json`` with a key twice (a pull refuses it) is written again by
+    ``doctor --repair`` as every command reads it; the other files stay as they are."""
+    new_task(ledger)
+    ledger.add_contexts("F-1", [(f"x{i}\n", f"s/{i}", 0, None) for i in range(9)])
+    shards = [p for p in paths_at(repo) if p.startswith("links/")]
+    raw = git(repo, "cat-file", "blob", f"{REF}:{shards[0]}")
+    source = json.loads(raw)["links"][0]["source"]
+    twice = raw.replace(f'"source":"{source}"', f'"source":"decoy","source":"{source}"', 1)
+    assert twice != raw
+    _replace_in_tip(repo, {shards[0]: twice})
+    before = {p: git(repo, "rev-parse", f"{REF}:{p}") for p in shards[1:]}
+    assert "appears twice" in check_task(ledger.refs, "F-1")[0]
+    [mended] = ledger.repair()
+    assert (mended["task_id"], mended["ok"]) == ("F-1", True)
+    assert check_task(ledger.refs, "F-1") == []
+    assert git(repo, "cat-file", "blob", f"{REF}:{shards[0]}") == raw
+    assert {p: git(repo, "rev-parse", f"{REF}:{p}") for p in shards[1:]} == before
+    assert changed_paths(repo) == [shards[0]]
+    fsck(repo)

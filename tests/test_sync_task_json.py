@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from git_hydrate import Ledger
@@ -111,7 +112,7 @@ def test_fields_of_a_newer_version_are_no_key_twice(origin: Path, tmp_path: Path
     git(a, "push", "-q", "origin", "refs/hydrate/tasks/T-1:refs/hydrate/tasks/T-1")
     b = clone(origin, tmp_path / "b")
     res = hydrate(b, "pull")
-    assert res.returncode == 0, res
+    assert res.returncode == 0, res.stdout
     assert "  new here       T-1" in res.stdout
 
 
@@ -171,3 +172,50 @@ def test_a_links_json_with_a_key_twice_is_skipped(origin: Path, tmp_path: Path) 
     assert "remote data invalid: task L-1: links.json: key 'source' appears twice" in res.stdout
     assert remote_tasks(b) == []
     assert "links.json: key 'source' appears twice" in hydrate(a, "doctor").stdout
+
+
+def test_doctor_repair_mends_what_push_holds_back(origin: Path, tmp_path: Path) -> None:
+    """``doctor --repair`` writes again each task a pull would refuse: a key twice is
+    written once (the value every command read), a date that is none takes the
+    first commit's time (created_at) or the last one's (claimed_at, a checkpoint's);
+    push then sends them and a clone takes them."""
+    a = clone(origin, tmp_path / "a")
+    for task_id in ("GOOD", "BORN", "STEP", "TWICE", "LINKS"):
+        make_task(a, task_id)
+    with Ledger(a) as ledger:
+        ledger.add_checkpoint("STEP", "half done", tokens=5)
+    hydrate(a, "add", "LINKS", "--text", "a note", "--source-label", "n.txt")
+    first = int(git(a, "log", "-1", "--format=%ct", "refs/hydrate/tasks/BORN").strip())
+    _corrupt_task(a, "BORN", with_date(task_json(a, "BORN"), "created_at", "yesterday"))
+    _corrupt_task(a, "STEP", with_date(task_json(a, "STEP"), "at", "2026-01-01T24:00:00Z"))
+    raw = task_json(a, "TWICE")
+    _corrupt_task(a, "TWICE", raw.replace('"title":', '"title":"shadow","title":', 1).encode())
+    links = git(a, "show", "refs/hydrate/tasks/LINKS:links.json")
+    twice = links.replace('"source":"n.txt"', '"source":"innocent.txt","source":"n.txt"', 1)
+    _replace_file(a, "LINKS", "links.json", twice.encode())
+    good = git(a, "rev-parse", "refs/hydrate/tasks/GOOD").strip()
+    before = hydrate(a, "doctor")
+    assert before.returncode == 1
+    assert "created_at 'yesterday' is not a date" in before.stdout
+    assert before.stdout.count("(doctor --repair mends it)") == 4, before.stdout
+    res = hydrate(a, "doctor", "--repair", "--json")
+    assert res.returncode == 0, res.stdout
+    report = json.loads(res.stdout)
+    assert [(t["task_id"], t["ok"]) for t in report["repaired"]] == [
+        (t, True) for t in ("BORN", "LINKS", "STEP", "TWICE")
+    ]
+    assert report["ok"] is True
+    assert git(a, "rev-parse", "refs/hydrate/tasks/GOOD").strip() == good  # (untouched)
+    born = json.loads(task_json(a, "BORN"))
+    assert born["created_at"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(first))
+    step = json.loads(task_json(a, "STEP"))["checkpoints"][0]
+    assert step["summary"] == "half done" and step["at"] != "2026-01-01T24:00:00Z"
+    assert json.loads(task_json(a, "TWICE"))["title"] == json.loads(raw)["title"]
+    repaired = git(a, "show", "refs/hydrate/tasks/LINKS:links.json")
+    assert '"source":"n.txt"' in repaired and "innocent" not in repaired
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    pulled = hydrate(b, "pull")
+    assert pulled.returncode == 0, pulled
+    assert hydrate(a, "doctor", "--repair").stdout.startswith("ok ")  # (nothing left)
+    git(a, "fsck", "--strict")

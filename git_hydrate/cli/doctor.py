@@ -26,6 +26,16 @@ __all__ = ["doctor"]
     help="Remove the caches' temporary files whose writer is gone (killed mid-write).",
 )
 @click.option(
+    "--repair",
+    is_flag=True,
+    help=(
+        "First mend each task a pull would refuse where a write can: a key twice in "
+        "task.json or a links file is written once (the value every command reads), a "
+        "date that is none takes the time of the task's first commit (created_at) or "
+        "last one (claimed_at, a checkpoint's); one commit per task mended."
+    ),
+)
+@click.option(
     "--older-than",
     type=click.FloatRange(min=0),
     default=60.0,
@@ -39,6 +49,7 @@ def doctor(
     ctx: click.Context,
     clear_stale_locks: bool,
     clear_stale_temp: bool,
+    repair: bool,
     older_than: float,
     as_json: bool,
 ) -> int:
@@ -57,6 +68,7 @@ def doctor(
       git hydrate doctor
       git hydrate doctor --clear-stale-locks --older-than 300
       git hydrate doctor --clear-stale-temp
+      git hydrate doctor --repair
     """
     from ..doctor import clear_stale_locks as clear
     from ..doctor import clear_stale_temporaries
@@ -64,9 +76,11 @@ def doctor(
     with open_ledger(ctx) as ledger:
         removed = clear(ledger.repo.common_dir, older_than) if clear_stale_locks else []
         cleared = clear_stale_temporaries(ledger.repo.common_dir) if clear_stale_temp else []
+        repaired = ledger.repair() if repair else []
         report = ledger.doctor()
     report["removed_locks"] = removed
     report["removed_temporaries"] = cleared
+    report["repaired"] = repaired
     if as_json:
         echo_json(ctx, report)
     else:
@@ -81,6 +95,11 @@ def _echo_report(report: dict[str, Any]) -> None:
         click.echo(f"removed stale lock {shown(lock['path'])} ({lock['age_seconds']} s old)")
     for temp in report["removed_temporaries"]:
         click.echo(f"removed stale temporary file {shown(temp['path'])} ({temp['size']} bytes)")
+    for task in report["repaired"]:
+        if task["ok"]:
+            click.echo(f"repaired {shown(task['task_id'])}: {shown(task['was'])}")
+        else:
+            click.echo(f"not repaired {shown(task['task_id'])}: {shown(task['problem'])}")
     for task in report["tasks"]:
         if task["ok"]:
             click.echo(f"ok      {shown(task['task_id'])}")
