@@ -87,6 +87,28 @@ def test_a_setting_changes_what_the_command_spells(notes: Path) -> None:
     assert listed(hydrate(notes, *args).stderr) == listed(built.stderr)
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "options"),
+    [
+        ("hydrate.promptFormat", "xml", ["--max-bytes", "3000", "--format", "seed"]),
+        ("hydrate.outline", "false", ["--max-bytes", "3000", "--outline"]),
+    ],
+)
+def test_a_flag_back_to_the_built_in_default_is_spelled_against_a_setting(
+    notes: Path, setting: str, value: str, options: list[str]
+) -> None:
+    """A flag that sets a part back to its built-in default, against a setting that
+    says otherwise, is spelled: left out, the setting would build another prompt."""
+    git(notes, "config", setting, value)
+    built = hydrate(notes, "prompt", "L-1", *options, "-v")
+    assert built.returncode == 0, built.stderr
+    args = lister_of(built.stdout)
+    assert args == ["prompt", "L-1", *options, "-v"]
+    again = hydrate(notes, *args)
+    assert again.stdout == built.stdout
+    assert listed(again.stderr) == listed(built.stderr)
+
+
 def test_the_expand_notices_command_is_expand_with_its_budget(notes: Path) -> None:
     """expand measures the packet too: its notice points at expand, whose result
     lists its own omissions (``omitted``, ``shrunk``)."""
@@ -112,3 +134,10 @@ def test_the_options_spell_what_differs_from_the_built_in_defaults() -> None:
         " --max-bytes 131072 --max-tokens 900 --encoding cl100k_base --no-outline --format xml"
     )
     assert Budget(None, 900, "o200k_base", True, "seed").options() == " --max-tokens 900"
+    settled = Budget(2000, None, "o200k_base", False, "xml")
+    assert Budget(2000, None, "o200k_base", False, "xml").options(settled) == (
+        " --max-bytes 2000 --no-outline --format xml"
+    )
+    assert Budget(131072, None, "o200k_base", True, "seed").options(settled) == (
+        " --max-bytes 131072 --outline --format seed"
+    )

@@ -402,24 +402,21 @@ def render_attachments(
     pieces: bool = False,
     layout: Layout = SEED,
     unattached: Sequence[Unattached] = (),
+    rebuild: str | None = None,
 ) -> dict[str, Any]:
     """:func:`build_packet` (``with_json``) or :func:`build_prompt` of typed
     attachments (the stored-task packer's); ``unattached``: the files the task
-    names that have no attachment (the notice names them, within the budget)."""
+    names that have no attachment (the notice names them, within the budget);
+    ``rebuild``: the options its notice's command spells (:meth:`.Budget.options`)."""
     _check_budgets(max_bytes, max_tokens, tokens)
     frame, plan = _prompt_plan(
         _expanded_packet(task, files, tests, extra), max_bytes, max_tokens, tokens, with_json
     )
     plan.outliner, plan.layout = outline, layout
     plan.lean = pieces and tokens is None
-    plan.notice = Notice(
-        frame.packet["task_id"],
-        layout,
-        max_listed_bytes=_listing_room(plan.room_bytes),
-        unattached=tuple(unattached),
-        command="expand" if with_json else "prompt",
-        rebuild=_options(max_bytes, max_tokens, tokens, outline, layout),
-    )
+    if rebuild is None:
+        rebuild = _options(max_bytes, max_tokens, tokens, outline, layout)
+    plan.notice = _notice(frame.packet["task_id"], plan, unattached, with_json, rebuild)
     if plan.meter is not None:
         plan.block_tokens = _block_tokens(plan.meter, frame.head, frame.counted["base"], layout)
     ordered = dedupe(attachments)
@@ -565,6 +562,20 @@ def _options(
     """The options that build this prompt again (see :meth:`.Budget.options`)."""
     encoding = tokens.encoding if tokens is not None else DEFAULT_ENCODING
     return Budget(max_bytes, max_tokens, encoding, outline is not None, layout.name).options()
+
+
+def _notice(
+    task_id: str, plan: Plan, unattached: Sequence[Unattached], with_json: bool, rebuild: str
+) -> Notice:
+    """The notice of a walk under ``plan`` (its named lines within a share of the room)."""
+    return Notice(
+        task_id,
+        plan.layout,
+        max_listed_bytes=_listing_room(plan.room_bytes),
+        unattached=tuple(unattached),
+        command="expand" if with_json else "prompt",
+        rebuild=rebuild,
+    )
 
 
 def _listing_room(room: int | None) -> int | None:

@@ -15,7 +15,7 @@ from ..settings import DEFAULT_MAX_BYTES, PROMPT_FORMATS, Settings, parse_int
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
-    from typing import TypedDict
+    from typing import Final, TypedDict
 
     class BudgetOptions(TypedDict, total=False):
         """The options of a budget besides ``max_bytes``, as the ``Ledger``'s
@@ -121,23 +121,30 @@ class Budget(tuple[int | None, int | None, str, bool, str]):
     def format(self) -> str:
         return self[4]
 
-    def options(self) -> str:
+    def options(self, settled: Budget | None = None) -> str:
         """The options that make ``prompt ID`` build its prompt under this budget
         again, each after a space (``""``: none): every part that differs from
         the built-in defaults (128 KiB, no token budget, ``o200k_base``,
-        outlines on, ``seed``), and the byte budget beside a token budget (which
+        outlines on, ``seed``) or from ``settled`` (the budget the ``hydrate.*``
+        settings give when no option is: a setting would otherwise stand in for a
+        part left unspelled), and the byte budget beside a token budget (which
         alone would drop it), e.g. ``" --max-bytes 16000 --format markdown"``."""
         max_bytes, max_tokens, encoding, outline, shape = self
+        base = settled or _BUILT_IN
         spelled = []
-        if max_bytes is not None and (max_bytes != DEFAULT_MAX_BYTES or max_tokens is not None):
+        if max_bytes is not None and (
+            max_tokens is not None or max_bytes != DEFAULT_MAX_BYTES or max_bytes != base.max_bytes
+        ):
             spelled.append(f"--max-bytes {max_bytes}")
         if max_tokens is not None:
             spelled.append(f"--max-tokens {max_tokens}")
-            if encoding != DEFAULT_ENCODING:
+            if encoding != DEFAULT_ENCODING or encoding != base.encoding:
                 spelled.append(f"--encoding {encoding}")
         if not outline:
             spelled.append("--no-outline")
-        if shape != PROMPT_FORMATS[0]:
+        elif not base.outline:
+            spelled.append("--outline")
+        if shape != PROMPT_FORMATS[0] or shape != base.format:
             spelled.append(f"--format {shape}")
         return "".join(" " + option for option in spelled)
 
@@ -146,6 +153,10 @@ class Budget(tuple[int | None, int | None, str, bool, str]):
             f"Budget(max_bytes={self[0]!r}, max_tokens={self[1]!r}, "
             f"encoding={self[2]!r}, outline={self[3]!r}, format={self[4]!r})"
         )
+
+
+#: The budget when neither an option nor a setting says otherwise.
+_BUILT_IN: Final = Budget(DEFAULT_MAX_BYTES, None, DEFAULT_ENCODING, True, PROMPT_FORMATS[0])
 
 
 def resolve_budget(

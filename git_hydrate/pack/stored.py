@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from .. import validate
+from ..errors import ValidationError
 from ..model import TREE_ORIGIN
 from ..results import ExpandResult, PackResult, PromptFields, PromptResult
 from ..taskrefs import TaskRefs
 from ..tasks import task_dict
 from .assemble import pack_attachments, render_attachments
 from .boundaries import forget_ahead
-from .budget import Budget
+from .budget import Budget, resolve_budget
 from .derived import DerivedCache
 from .entries import Attachment, AttachmentOutliner
 from .formats import layout
@@ -134,6 +135,8 @@ class _Job(NamedTuple):
     caches: list[DerivedCache]
     #: The files the task names that have no attachment.
     unattached: list[Unattached]
+    #: The budget the settings give when no option is (:meth:`.Budget.options`).
+    settled: Budget | None
 
     def save(self) -> None:
         for cache in self.caches:
@@ -174,6 +177,7 @@ class _Job(NamedTuple):
             pieces=pieces,
             layout=layout(self.budget.format),
             unattached=self.unattached,
+            rebuild=self.budget.options(self.settled),
         )
 
 
@@ -199,7 +203,17 @@ def _job(
     if parent is not None:
         entries = [parent, *entries]
     missing = unattached(task, entries)
-    return _Job(task, entries, limits, moment, loader, meter, shrink, caches, missing)
+    job = (task, entries, limits, moment, loader, meter, shrink, caches, missing)
+    return _Job(*job, settled(refs))
+
+
+def settled(refs: TaskRefs) -> Budget | None:
+    """The budget the ``hydrate.*`` settings give when no option is (``None``: a
+    setting is bad; the command that reads it names it)."""
+    try:
+        return resolve_budget(refs.repo.settings)
+    except ValidationError:
+        return None
 
 
 def _parent_entry(refs: TaskRefs, parent_id: str, priority: int) -> Attachment | None:
