@@ -61,6 +61,7 @@ LABELS: Final = {
     "behind": "behind",
     "refused": "REFUSED",
     "not-deleted": "not deleted",
+    "not-replaced": "not replaced",
 }
 #: The commands this module serves, and whether each takes task ids after REMOTE.
 _TAKES_IDS: Final = {"pull": True, "push": True, "sync": False}

@@ -258,3 +258,37 @@ def test_task_rm_remote_drops_the_tasks_the_remote_record_holds(
     assert res.returncode == 0, res
     assert "T-4" not in res.stdout
     assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-6"]
+
+
+@pytest.mark.parametrize("command", ["sync", "push"])
+def test_a_refused_record_holds_back_a_new_task_of_a_removed_id(
+    origin: Path, tmp_path: Path, command: str
+) -> None:
+    """A task removed here and made again with the same id replaces the remote's old
+    copy only once the removal record landed: without it, a clone holding the old
+    task merged the two unrelated tasks into one."""
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
+    old = git(origin, "rev-parse", "refs/hydrate/tasks/T-2").strip()
+    refuse_a_shared_ref(origin, RECORD)
+    assert hydrate(a, "task-rm", "T-2").returncode == 0
+    made = hydrate(a, "task-add", "T-2", "--objective", "brand new", "--acceptance", "b")
+    assert made.returncode == 0, made
+    res = hydrate(a, command)
+    assert res.returncode == 1, res
+    assert "  not replaced   T-2  (origin did not take refs/hydrate/removed; " in res.stdout
+    assert git(origin, "rev-parse", "refs/hydrate/tasks/T-2").strip() == old
+    pulled = hydrate(b, "sync")
+    assert pulled.returncode == 0 and "merged" not in pulled.stdout, pulled
+    with Ledger(b) as ledger:
+        assert ledger.get_task("T-2")["objective"] != "brand new"
+    (origin / "hooks" / "update").unlink()
+    res = hydrate(a, command)
+    assert res.returncode == 0, res
+    assert "  forced         T-2" in res.stdout
+    assert git(origin, "rev-parse", "refs/hydrate/tasks/T-2") == git(
+        a, "rev-parse", "refs/hydrate/tasks/T-2"
+    )
+    pulled = hydrate(b, "pull")
+    assert pulled.returncode == 0 and "merged" not in pulled.stdout, pulled
+    with Ledger(b) as ledger:
+        assert ledger.get_task("T-2")["objective"] == "brand new"

@@ -84,7 +84,7 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
         if not set(moved) - set(report.failed("skipped")) or rounds >= MAX_SYNC_ROUNDS:
             break
         # (a deletion that waited for a refused record may go in the next round)
-        retried = ("rejected", "behind", "not-deleted")
+        retried = ("rejected", "behind", "not-deleted", "not-replaced")
         report.outcomes += [o for o in pushed.outcomes if o.action not in retried]
         rounds += 1
         mirror = pull_into(refs, where, wanted, report)

@@ -248,9 +248,10 @@ def _shared_refspecs(
     return refspecs, trusted
 
 
-#: A deletion due on the remote that waits for the shared refs recording it:
-#: ``(lease, the shared refs whose landing lets it go)``.
-Waiting = dict[str, tuple[str, list[str]]]
+#: A deletion due on the remote, or a replacement of a removed task's copy there
+#: by a new task of the same id, that waits for the shared refs recording the
+#: removal: ``(lease, the shared refs whose landing lets it go, the refspec)``.
+Waiting = dict[str, tuple[str, list[str], str]]
 
 
 def _union_refspecs(
@@ -277,18 +278,26 @@ def _union_refspecs(
     for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
         local_tip = repo.read_ref(task_ref)
         lease = f"--force-with-lease={task_ref.decode()}:{tip.decode()}"
+        if tip not in gone:
+            continue
+        name = task_ref.decode()
+        by = [ref for ref in trusted if tip in covered.of(ref)]
         if local_tip is None:
-            if tip in gone:
-                by = [ref for ref in trusted if tip in covered.of(ref)]
-                if there.intersection(by):
-                    refspecs.append(f":{task_ref.decode()}")
-                    leases.append(lease)
-                else:
-                    waiting[task_ref.decode()] = (lease, [ref.decode() for ref in by])
-        elif tip in gone and local_tip != tip and not repo.is_ancestor(tip, local_tip):
-            # A new task with the id of one removed here: replace the
-            # remote's old copy, but only if it is still exactly that copy.
+            refspec = f":{name}"
+        elif local_tip != tip and not repo.is_ancestor(tip, local_tip):
+            # A new task with the id of one removed here: replace the remote's
+            # old copy, but only if it is still exactly that copy, and (as a
+            # deletion) once the record is there: without it, a clone holding
+            # the old task would merge the two.
+            refspec = f"{name}:{name}"
+        else:
+            continue
+        if there.intersection(by):
+            refspecs.append(refspec)
             leases.append(lease)
+        else:
+            waiting[name] = (lease, [ref.decode() for ref in by], refspec)
+            refspecs.append(f"^{name}")  # (not in this push: after the record)
     return refspecs, leases, waiting
 
 
@@ -299,26 +308,35 @@ def _push_waiting(
     their removal, now that one landed (``pushed``); report the others as not
     deleted. Return the push's results, what the remote said, and the leases."""
     landed = {dest for flag, dest, _summary in pushed if flag in "* +="}
-    ready = {name: lease for name, (lease, by) in waiting.items() if landed.intersection(by)}
-    for name, (_lease, by) in waiting.items():
+    ready = {name: wait for name, wait in waiting.items() if landed.intersection(wait[1])}
+    for name, (_lease, by, refspec) in waiting.items():
         if name not in ready:
             record = " and ".join(by)
-            detail = (
-                f"{remote.display} did not take {record}; deleted without it, "
-                "the task would come back from other clones"
-            )
             task_id = name[len(TASK_REF_PREFIX) :]
-            report.outcomes.append(Outcome(task_id, "not-deleted", detail))
+            if refspec.startswith(":"):
+                why = "deleted without it, the task would come back from other clones"
+                report.outcomes.append(
+                    Outcome(task_id, "not-deleted", f"{_not_taken(remote, record)}; {why}")
+                )
+            else:
+                why = "replaced without it, a clone holding the removed task would merge the two"
+                report.outcomes.append(
+                    Outcome(task_id, "not-replaced", f"{_not_taken(remote, record)}; {why}")
+                )
     if not ready:
         return [], [], []
-    leases = list(ready.values())
+    leases = [lease for lease, _by, _refspec in ready.values()]
     more, said = refs.repo.push_with_messages(
         remote.target,
-        [f":{name}" for name in ready],
+        [refspec for _lease, _by, refspec in ready.values()],
         leases,
         what=f"git push {remote.display}",
     )
     return more, said, leases
+
+
+def _not_taken(remote: Remote, record: str) -> str:
+    return f"{remote.display} did not take {record}"
 
 
 def push_into(
