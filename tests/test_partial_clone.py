@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from git_hydrate import Ledger
-from tests.conftest import commit_files, fsck, git
+from tests.conftest import commit_files, fsck, git, hydrate
 
 TASK = "T-1"
 FILES = {f"{folder}/f{i}.txt": f"{folder} file {i}\n" for folder in ("a", "b") for i in range(5)}
@@ -153,3 +153,25 @@ def test_a_run_that_cannot_look_at_a_sparse_file_keeps_its_link(partial: Path) -
     assert "not attached" not in prompt and FILES["b/f1.txt"] in prompt
     assert _missing(partial) == missing
     fsck(partial)
+
+
+def test_the_skipped_sparse_files_are_listed_with_no_size(tmp_path: Path) -> None:
+    """Their blobs are not here: ``-v`` says the size is unknown, not ``0 bytes``, and
+    the summary (more than ten skipped) gives them no byte count."""
+    origin = tmp_path / "origin"
+    git(tmp_path, "init", "-q", "-b", "main", str(origin))
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    commit_files(origin, {"a/x.txt": "x\n", **{f"b/f{i:02}.txt": f"{i}\n" for i in range(12)}})
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{origin}", "partial")
+    clone = tmp_path / "partial"
+    git(clone, "sparse-checkout", "set", "--no-cone", "/a/")
+    made = hydrate(clone, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    assert made.returncode == 0, made
+    res = hydrate(clone, "add-tree", TASK, "--worktree")
+    assert res.returncode == 0, res
+    assert "skipped 12 files: 12 sparse (-v lists them)" in res.stdout
+    listed = hydrate(clone, "add-tree", TASK, "--worktree", "-v")
+    lines = [line for line in listed.stdout.splitlines() if line.startswith("  sparse")]
+    assert lines == [
+        f"  sparse        b/f{i:02}.txt (size unknown: its blob is not here)" for i in range(12)
+    ]

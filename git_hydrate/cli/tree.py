@@ -95,6 +95,8 @@ def _skipped_lines(
             detail = f"same as {item.get('same_as', '?')}"
         elif path.endswith("/"):
             detail = "not entered"
+        elif reason == "sparse":
+            detail = "size unknown: its blob is not here"
         else:
             detail = f"{size} bytes"
         if named and path in named:
@@ -183,7 +185,7 @@ def _report(
         counts_bytes[0] += 1
         counts_bytes[1] += item["bytes"]
     by_reason = ", ".join(
-        f"{n} {reason} ({human_bytes(size)})"
+        f"{n} {reason}" + ("" if reason == "sparse" else f" ({human_bytes(size)})")
         for reason, (n, size) in sorted(tally.items(), key=lambda kv: (-kv[1][0], kv[0]))
     )
     click.echo(f"skipped {len(skipped)} {noun}: {by_reason} (-v lists them)", err=err)
