@@ -51,7 +51,7 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
     try:
         state = refs.read_state(task_id, tip)
     except CorruptData as exc:
-        return [str(exc).removeprefix(f"task {task_id}: ")]
+        return [_unreadable(refs, task_id, tip, str(exc).removeprefix(f"task {task_id}: "))]
     try:
         check_task_json(task_id, state)  # (what a pull refuses, push holds back)
     except CorruptData as exc:
@@ -101,6 +101,22 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
     for path in sorted(stored):
         problems.append(f"unlinked body {path.decode()}")
     return problems
+
+
+def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
+    """``problem``, and when the task's ref names no object this repository holds,
+    what it holds and the ways out (the reflog keeps its earlier tips)."""
+    name = ref_name(task_id).decode()
+    if all(c in b"0123456789abcdef" for c in tip) and len(tip) in (40, 64):
+        if refs.repo.has_object(tip):
+            return problem
+        what = f"its ref points at {tip.decode()}, an object this repository lacks"
+    else:
+        what = "its ref holds no object id"
+    return (
+        f"{what}; git reflog {name} lists earlier tips to reset it to "
+        f"(git update-ref {name} TIP), or git update-ref -d {name} drops it"
+    )
 
 
 def _held_open(path: str) -> bool:

@@ -1519,6 +1519,39 @@ def test_a_task_ref_at_no_commit_is_never_pushed(tmp_path: Path, remote: Path) -
     assert list(hydrate_refs(remote)) == ["refs/hydrate/tasks/OK-1"]
 
 
+def test_a_task_ref_at_a_missing_object_or_none_is_skipped_alone(
+    tmp_path: Path, remote: Path
+) -> None:
+    """A ref file naming an object this repository lacks made git refuse the whole
+    push (an unpacker error for every task), and one holding no object id was
+    reported as deleted there; each is now skipped alone, the rest pushed, doctor
+    names the ways out, and a pull that git stops on points at doctor."""
+    local = clone(remote, tmp_path / "local")
+    make_task(local, "OK-1")
+    refs_dir = local / ".git" / "refs" / "hydrate" / "tasks"
+    (refs_dir / "BAD-1").write_text("0" * 39 + "1\n")
+    (refs_dir / "BAD-5").write_text("garbage\n")
+    pushed = hydrate(local, "push", "origin")
+    assert pushed.returncode == 1, pushed.stdout
+    lacks = f"points at {'0' * 39}1, an object this repository lacks; see: git hydrate doctor)"
+    assert f"  SKIPPED        BAD-1  (damaged: its ref {lacks}" in pushed.stdout
+    assert (
+        "  SKIPPED        BAD-5  (damaged: its ref holds no object id; see: git hydrate doctor)"
+        in pushed.stdout
+    )
+    assert "deleted there" not in pushed.stdout
+    assert list(hydrate_refs(remote)) == ["refs/hydrate/tasks/OK-1"], pushed.stdout
+    doctor = hydrate(local, "doctor").stdout
+    assert (
+        "problem BAD-5: its ref holds no object id; git reflog refs/hydrate/tasks/BAD-5" in doctor
+    )
+    assert "or git update-ref -d refs/hydrate/tasks/BAD-1 drops it" in doctor
+    pulled = hydrate(local, "pull", "origin")
+    assert pulled.returncode != 0
+    assert pulled.stderr.endswith("that ref is damaged here; see: git hydrate doctor\n")
+    assert pulled.stderr.count("\n") == 1
+
+
 def test_removing_a_task_ref_at_no_commit_keeps_the_repository_sound(
     tmp_path: Path, remote: Path
 ) -> None:

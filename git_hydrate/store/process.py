@@ -98,7 +98,11 @@ def reason(proc: GitRun) -> str:
     ]
     fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
     message = (fatal or lines or [f"exit status {proc.returncode}"])[0]
-    return message.removeprefix("fatal: ").removeprefix("error: ")
+    message = message.removeprefix("fatal: ").removeprefix("error: ")
+    if message.startswith("bad object refs/hydrate/"):
+        # (a ref of this repository whose file names no object: git stops on it)
+        message += ": that ref is damaged here; see: git hydrate doctor"
+    return message
 
 
 def run_git(

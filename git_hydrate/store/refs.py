@@ -13,12 +13,16 @@ refusal, reported with git's reason.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
 from .packed import create_packed
 from .process import reason
+
+#: A value of a ref file that names an object (SHA-1 or SHA-256).
+_OBJECT_ID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -243,19 +247,37 @@ class Refs(RepositoryBase):
         return proc.stdout.splitlines()
 
     def typed_refs(self, patterns: Iterable[str]) -> dict[bytes, tuple[bytes, str]]:
-        """``{full name: (object id, object type)}`` of the refs ``git for-each-ref``
-        lists for ``patterns`` (one process): a ref at a blob, a tree or a tag is
-        told from one at a commit without reading the object."""
-        proc = self.git(
-            ["for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", *patterns],
-            check=False,
-        )
-        found: dict[bytes, tuple[bytes, str]] = {}
-        for line in proc.stdout.splitlines():
-            kind, _sep, rest = line.partition(b" ")
-            oid, _sep, name = rest.partition(b" ")
-            found[name] = (oid, kind.decode())
-        return found
+        """``{full name: (value, object type)}`` of the refs ``patterns`` name (a
+        prefix ending in ``/``, or a full name), read as the files backend holds
+        them and typed by one ``git cat-file --batch-check``: a ref at a blob, a
+        tree or a tag is told from one at a commit without reading the object; a
+        ref at an object this repository lacks is ``missing``, and one whose file
+        holds no object id at all (git ignores it as broken) ``broken``."""
+        values: dict[bytes, bytes] = {}
+        for pattern in patterns:
+            name = pattern.encode()
+            if name.endswith(b"/"):
+                values.update({name + rest: oid for rest, oid in self.refs_under(name).items()})
+            else:
+                value = self.read_ref(name)
+                if value is not None:
+                    values[name] = value
+        valid = sorted({v for v in values.values() if _OBJECT_ID.fullmatch(v)})
+        kinds: dict[bytes, str] = {}
+        if valid:
+            proc = self.git(
+                ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                input=b"".join(oid + b"\n" for oid in valid),
+                check=False,
+            )
+            for line in proc.stdout.splitlines():
+                oid, _sep, kind = line.partition(b" ")
+                if kind and kind != b"missing":
+                    kinds[oid] = kind.decode()
+        return {
+            name: (value, kinds.get(value, "missing" if _OBJECT_ID.fullmatch(value) else "broken"))
+            for name, value in values.items()
+        }
 
     # -- changing refs ------------------------------------------------------------
 

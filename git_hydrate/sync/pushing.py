@@ -108,10 +108,12 @@ def _task_refspecs(
     strays = set(refs.stray_ref_names())
     listed = repo.listed_ref_names(TASK_REF_PREFIX) if strays else []
     refspecs += ["^" + os.fsdecode(name) for name in listed if name in strays]
+    unlisted = len(strays) - (len(refspecs) - 1)  # (names git refuses: never pushed)
     held = _held_back(refs, [TASK_REF_PREFIX.decode()], report, mirror)
     refspecs += ["^" + name for name in held]
     excluded = len(refspecs) - 1
-    if excluded and excluded >= len(listed or repo.listed_ref_names(TASK_REF_PREFIX)):
+    # (every ref file counts: one git ignores as broken is left out by name too)
+    if excluded and excluded >= len(repo.ref_names_under(TASK_REF_PREFIX)) - unlisted:
         return []  # (every one left out: a push of nothing is git's "hung up")
     return refspecs
 
@@ -130,8 +132,7 @@ def _held_back(
             continue
         task_id = short.decode()
         if kind != "commit":
-            detail = f"damaged: its ref points at a {kind}, not a commit; see: git hydrate doctor"
-            report.outcomes.append(Outcome(task_id, "skipped", detail))
+            report.outcomes.append(Outcome(task_id, "skipped", _damaged_ref(kind, oid)))
             names.append(os.fsdecode(name))
         elif mirror.get(b"tasks/" + short) != oid:
             tips[task_id] = oid
@@ -139,6 +140,18 @@ def _held_back(
         report.outcomes.append(Outcome(task_id, "skipped", _refused(why)))
         names.append(ref_name(task_id).decode())
     return names
+
+
+def _damaged_ref(kind: str, value: bytes) -> str:
+    """What push says of a task ref that names no commit (``kind``: its object's type,
+    ``missing`` or ``broken``)."""
+    if kind == "missing":
+        what = f"points at {value.decode('ascii')}, an object this repository lacks"
+    elif kind == "broken":
+        what = "holds no object id"
+    else:
+        what = f"points at a {kind}, not a commit"
+    return f"damaged: its ref {what}; see: git hydrate doctor"
 
 
 def _remote_tasks(
