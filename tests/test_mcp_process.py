@@ -3,11 +3,14 @@ client that leaves do to it (JSON-RPC written to its stdin, read from its stdout
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,6 +54,10 @@ class Server:
             stderr=subprocess.PIPE,
             env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
         )
+        # (read by a thread of its own: a server that does not answer fails a test
+        # at answer()'s timeout instead of holding it)
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
         self.send(INITIALIZE)
         assert self.answer()["id"] == 0
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -61,12 +68,28 @@ class Server:
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
 
-    def answer(self) -> dict[str, Any]:
+    def _read(self) -> None:
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
+        with contextlib.suppress(OSError, ValueError):  # (closed by close())
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        self._lines.put(b"")
+
+    def answer(self, timeout: float = 30.0) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no answer in {timeout} s") from None
         assert line, "the server closed its output"
         answer: dict[str, Any] = json.loads(line)
         return answer
+
+    def rest(self) -> list[dict[str, Any]]:
+        """The answers left once the server closed its output."""
+        found = []
+        while line := self._lines.get(timeout=30):
+            found.append(json.loads(line))
+        return found
 
     def descendants(self) -> set[int]:
         """The processes this server started that still run (and theirs)."""
@@ -74,11 +97,13 @@ class Server:
         todo = [self.proc.pid]
         while todo:
             pid = todo.pop()
-            try:
-                text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-            except OSError:
-                continue
-            children = {int(child) for child in text.split()}
+            children = set()
+            # (every thread's: the server's calls start git from worker threads)
+            for task in Path(f"/proc/{pid}/task").glob("*"):
+                try:
+                    children |= {int(child) for child in (task / "children").read_text().split()}
+                except OSError:
+                    continue
             found |= children
             todo.extend(children)
         return found

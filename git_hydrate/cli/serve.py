@@ -43,7 +43,9 @@ def mcp(
     hydrate://task/ID/prompt; the prompts work_on_task and next_ready_task.
     Every answer fits the budget: a long prompt or attachment comes in parts,
     a long list ends with what it left out. Writes follow the command line's
-    rules (no credentials, an identity, compare-and-swap).
+    rules (no credentials, an identity, compare-and-swap). Up to 4 calls run
+    at once, so a slow one (a claim through a remote) holds back no other
+    request; a cancelled one stops its remote's git.
 
     \b
     Example:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -35,6 +36,7 @@ _LINE_ENDS: Final = re.compile(r"\n")
 #: Cuts remembered: (text digest, budget, wrapping) -> the end of each part.
 _MEMORY: OrderedDict[tuple[str, ...], list[int]] = OrderedDict()
 _MEMORY_SIZE: Final = 16
+_MEMORY_LOCK: Final = threading.Lock()
 
 
 def _largest(candidates: Sequence[int], start: int, fits: Callable[[int], bool]) -> int | None:
@@ -109,14 +111,16 @@ def cut_points(
 
 
 def _remembered(key: tuple[str, ...], make: Callable[[], list[int]]) -> list[int]:
-    found = _MEMORY.get(key)
-    if found is None:
-        found = make()
+    with _MEMORY_LOCK:  # (the server's calls run in threads: .workers)
+        found = _MEMORY.get(key)
+        if found is not None:
+            _MEMORY.move_to_end(key)
+            return found
+    found = make()  # (not under the lock: two calls cut two texts at once)
+    with _MEMORY_LOCK:
         _MEMORY[key] = found
         while len(_MEMORY) > _MEMORY_SIZE:
             _MEMORY.popitem(last=False)
-    else:
-        _MEMORY.move_to_end(key)
     return found
 
 

@@ -11,10 +11,9 @@ Only this module imports ``mcp``; the command line imports it only when
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-from typing import Any, Final, NoReturn
+from collections.abc import Callable
+from typing import Any, Final
 
 from .. import __version__
 from ..errors import HydrateError, ValidationError
@@ -23,6 +22,7 @@ from .answers import answer_budget, error_text
 from .draining import Answering, Draining, Pending
 from .prompts import PROMPTS, complete_task_id, get_prompt
 from .tools import PROMPT_URI, TOOLS, call, prompt_uri_task
+from .workers import Workers, silence_stdout, terminating
 
 __all__ = ["INSTRUCTIONS", "MISSING_EXTRA", "build_server", "serve"]
 
@@ -53,13 +53,14 @@ def build_server(path: str | None = None, max_tokens: int | None = None) -> Any:
     _require_sdk()
     from mcp.server.lowlevel import Server
 
+    workers = Workers()  # (each request that opens the repository runs in one)
     return Server(
         "git-hydrate",
         version=__version__,
         instructions=INSTRUCTIONS,
-        **_tool_handlers(path, max_tokens),
-        **_resource_handlers(path, max_tokens),
-        **_prompt_handlers(path, max_tokens),
+        **_tool_handlers(path, max_tokens, workers),
+        **_resource_handlers(path, max_tokens, workers),
+        **_prompt_handlers(path, max_tokens, workers),
     )
 
 
@@ -71,7 +72,7 @@ def _refusal(exc: HydrateError) -> Any:
     return MCPError(types.INVALID_PARAMS, error_text(f"{exc.label}: {exc}"))
 
 
-def _tool_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
+def _tool_handlers(path: str | None, max_tokens: int | None, workers: Workers) -> dict[str, Any]:
     """The server's ``on_list_tools`` and ``on_call_tool``: the tools of :mod:`.tools`,
     every answer (an error too) one text content."""
     import mcp_types as types
@@ -87,13 +88,14 @@ def _tool_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        return await workers.run(lambda: answer(params.name, params.arguments or {}))
+
+    def answer(name: str, arguments: dict[str, Any]) -> Any:
         budget = None
         try:
             with Ledger(path) as ledger:
                 budget = answer_budget(ledger, max_tokens)
-                text = call(ledger, params.name, params.arguments or {}, budget)
-        except SystemExit as exc:  # SIGTERM or SIGHUP while git ran: git is stopped
-            _leave(exc)
+                text = call(ledger, name, arguments, budget)
         except HydrateError as exc:
             return text_result(error_text(f"{exc.label}: {exc}", budget), error=True)
         except Exception as exc:  # never a dead server: the agent reads what went wrong
@@ -110,7 +112,9 @@ def _tool_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
     return {"on_list_tools": list_tools, "on_call_tool": call_tool}
 
 
-def _resource_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
+def _resource_handlers(
+    path: str | None, max_tokens: int | None, workers: Workers
+) -> dict[str, Any]:
     """The server's ``on_list_resources``, ``on_list_resource_templates`` and
     ``on_read_resource``: task prompts as resources (:data:`.tools.PROMPT_URI`)."""
     import mcp_types as types
@@ -119,11 +123,7 @@ def _resource_handlers(path: str | None, max_tokens: int | None) -> dict[str, An
     async def list_resources(ctx: Any, params: Any) -> Any:
         # The current task's prompt only: a resource per task would make this answer
         # grow with the repository; the template reaches every other task.
-        try:
-            with Ledger(path) as ledger:
-                found = ledger.current()
-        except HydrateError:
-            found = None
+        found = await workers.run(lambda: _current_task(path))
         resources = []
         if found is not None:
             task_id = str(found["task_id"])
@@ -153,14 +153,13 @@ def _resource_handlers(path: str | None, max_tokens: int | None) -> dict[str, An
             raise MCPError(
                 types.INVALID_PARAMS, error_text(f"unknown resource {uri!r}; try {PROMPT_URI}")
             )
-        try:
-            with Ledger(path) as ledger:
-                # hydrate://task/@/prompt: the current one; a long prompt's first part
-                text = call(
-                    ledger, "get_prompt", {"id": task_id}, answer_budget(ledger, max_tokens)
-                )
-        except HydrateError as exc:
-            raise _refusal(exc) from None
+        # hydrate://task/@/prompt: the current one; a long prompt's first part
+        text = await _refused_or(
+            workers,
+            lambda ledger, budget: call(ledger, "get_prompt", {"id": task_id}, budget),
+            path,
+            max_tokens,
+        )
         contents = types.TextResourceContents(uri=uri, text=text, mime_type="text/markdown")
         return types.ReadResourceResult(contents=[contents])
 
@@ -171,7 +170,15 @@ def _resource_handlers(path: str | None, max_tokens: int | None) -> dict[str, An
     }
 
 
-def _prompt_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]:
+def _current_task(path: str | None) -> Any:
+    try:
+        with Ledger(path) as ledger:
+            return ledger.current()
+    except HydrateError:
+        return None
+
+
+def _prompt_handlers(path: str | None, max_tokens: int | None, workers: Workers) -> dict[str, Any]:
     """The server's ``on_list_prompts``, ``on_get_prompt`` and ``on_completion``:
     the prompts of :mod:`.prompts`, and task ids completed for their arguments."""
     import mcp_types as types
@@ -180,12 +187,13 @@ def _prompt_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]
         return types.ListPromptsResult(prompts=[types.Prompt.model_validate(p) for p in PROMPTS])
 
     async def prompt(ctx: Any, params: Any) -> Any:
-        try:
-            with Ledger(path) as ledger:
-                budget = answer_budget(ledger, max_tokens)
-                description, text = get_prompt(ledger, params.name, params.arguments or {}, budget)
-        except HydrateError as exc:
-            raise _refusal(exc) from None
+        name, arguments = params.name, params.arguments or {}
+        description, text = await _refused_or(
+            workers,
+            lambda ledger, budget: get_prompt(ledger, name, arguments, budget),
+            path,
+            max_tokens,
+        )
         message = types.PromptMessage(
             role="user", content=types.TextContent(type="text", text=text)
         )
@@ -195,15 +203,40 @@ def _prompt_handlers(path: str | None, max_tokens: int | None) -> dict[str, Any]
         values: list[str] = []
         total = 0
         if params.ref.type == "ref/prompt" or params.argument.name == "id":
-            try:
-                with Ledger(path) as ledger:
-                    values, total = complete_task_id(ledger, params.argument.value)
-            except HydrateError:
-                pass
+            values, total = await workers.run(lambda: completions(params.argument.value))
         completion = types.Completion(values=values, total=total, has_more=total > len(values))
         return types.CompleteResult(completion=completion)
 
+    def completions(prefix: str) -> tuple[list[str], int]:
+        try:
+            with Ledger(path) as ledger:
+                return complete_task_id(ledger, prefix)
+        except HydrateError:
+            return [], 0
+
     return {"on_list_prompts": list_prompts, "on_get_prompt": prompt, "on_completion": complete}
+
+
+async def _refused_or(
+    workers: Workers,
+    make: Callable[[Ledger, Any], Any],
+    path: str | None,
+    max_tokens: int | None,
+) -> Any:
+    """``make(ledger, budget)`` in a worker thread; a refusal raised as the MCP
+    invalid-params error that carries its one line."""
+
+    def made() -> Any:
+        try:
+            with Ledger(path) as ledger:
+                return make(ledger, answer_budget(ledger, max_tokens))
+        except HydrateError as exc:
+            return exc
+
+    found = await workers.run(made)
+    if isinstance(found, HydrateError):
+        raise _refusal(found)
+    return found
 
 
 def serve(path: str | None = None, max_tokens: int | None = None) -> None:
@@ -228,23 +261,12 @@ def serve(path: str | None = None, max_tokens: int | None = None) -> None:
             await server.run(reading, writing, server.create_initialization_options())
 
     try:
-        anyio.run(run)
+        with terminating():  # (SIGTERM and SIGHUP stop the calls' gits: .workers)
+            anyio.run(run)
     except BaseException as exc:
         if not _client_gone(exc):
             raise
-        _silence_stdout()  # the client went away mid-answer: the session is over
-
-
-def _leave(exc: SystemExit) -> NoReturn:
-    """End the server now with ``exc``'s status (``128 + signal``), as a command
-    ends on SIGTERM: without a traceback, and without waiting for the SDK's
-    reader of standard input, which a client that keeps its end open would hold
-    for ever. :mod:`..store.process` has stopped git by now, and every ``with``
-    and ``finally`` between it and the tool has run."""
-    _silence_stdout()
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.flush()
-    os._exit(exc.code if isinstance(exc.code, int) else 1)
+        silence_stdout()  # the client went away mid-answer: the session is over
 
 
 def _client_gone(exc: BaseException) -> bool:
@@ -257,12 +279,3 @@ def _client_gone(exc: BaseException) -> bool:
     return isinstance(exc, gone) or (
         isinstance(exc, anyio.ClosedResourceError) and exc.__context__ is not None
     )
-
-
-def _silence_stdout() -> None:
-    """Point standard output at the null device, so that flushing at exit cannot fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

@@ -17,7 +17,8 @@ config`` otherwise. Its parts, one concern a module:
 * :mod:`.commands` — every other git command, by name; :mod:`.credentials`, what
   one of them hands the next (a first pull's listing, its fetch);
 * :mod:`.catfile`, :mod:`.commits`, :mod:`.perms`, :mod:`.process` — the helpers
-  under them;
+  under them; :mod:`.stopping`, the gits of other threads stopped (the MCP
+  server's calls run in threads);
 * :mod:`.derived`, :mod:`.tempfiles` — the caches' files, and the temporary files
   their writers leave when killed.
 

@@ -22,6 +22,13 @@ from __future__ import annotations
 import os
 
 from ..errors import GitFailed, NotARepository, NotWritable
+from .stopping import (
+    refuse_if_stopped,
+    session_ends,
+    session_runs,
+    session_starts,
+    stop_process,
+)
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -126,6 +133,7 @@ def run_git(
         NotARepository: ``git`` is not installed.
         GitFailed: ``check`` and git exited non-zero (``what`` names the step).
     """
+    refuse_if_stopped()
     argv = ["git", *args]
     spawn = (
         cwd is None
@@ -172,29 +180,36 @@ def _watched(
     """``subprocess.run(argv, capture_output=True, ...)``, calling ``started`` once git
     runs. On any exception meanwhile (Ctrl-C: git in a session of its own does not
     hear it) git is stopped, with every process of its session (a ``git remote-http``
-    waiting on a server that never answers would outlive it), and it is raised again."""
+    waiting on a server that never answers would outlive it), and it is raised again.
+    Another thread stops such a git with :func:`.stopping.stop_gits`."""
     import subprocess
 
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        stdin=None if input is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-        pass_fds=pass_fds,
-        start_new_session=new_session,
-    )
-    previous = _raising_on_termination() if new_session else {}
+    token = session_starts() if new_session else None
     try:
-        if started is not None:
-            started()
-        out, err = proc.communicate(input)
-    except BaseException:
-        _stop(proc, new_session)
-        raise
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=None if input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=None if env is None else dict(env),
+            pass_fds=pass_fds,
+            start_new_session=new_session,
+        )
+        previous = _raising_on_termination() if new_session else {}
+        try:
+            session_runs(token, proc)
+            if started is not None:
+                started()
+            out, err = proc.communicate(input)
+            session_runs(token, None)  # (stopped by stop_gits: it raises)
+        except BaseException:
+            stop_process(proc, new_session)
+            raise
+        finally:
+            _restore(previous)
     finally:
-        _restore(previous)
+        session_ends(token)
     return GitRun(argv, proc.returncode, out, err)
 
 
@@ -224,33 +239,6 @@ def _restore(previous: dict[int, Any]) -> None:
 
     for signum, handler in previous.items():
         signal.signal(signum, handler)
-
-
-#: How long git and its session have, told to end (SIGTERM), before they are killed.
-_STOP_GRACE: Final = 1.0
-
-
-def _stop(proc: Popen[bytes], session: bool) -> None:
-    """End ``proc`` (and its process group, the session it leads, with ``session``):
-    SIGTERM, then SIGKILL after :data:`_STOP_GRACE`; then reap it. Its group is
-    signalled only while it is not reaped, so that its id names no other group."""
-    import signal
-    import time
-
-    if proc.returncode is None and session:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            deadline = time.monotonic() + _STOP_GRACE
-            while time.monotonic() < deadline and not os.waitid(
-                os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT
-            ):
-                time.sleep(0.01)
-            os.killpg(proc.pid, signal.SIGKILL)  # (what ignored SIGTERM, or still ends)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-    elif proc.returncode is None:
-        proc.kill()
-    proc.wait()
 
 
 def _spawned(argv: list[str], env: Mapping[str, str] | None) -> GitRun | None:

@@ -1,0 +1,152 @@
+"""git hydrate mcp answers while a call is slow.
+
+The server process is driven over stdio (JSON-RPC written to its stdin, read from
+its stdout). A call is made slow for real: a ``reference-transaction`` hook that
+holds a write until the test lets it go (git runs it between locking the task's
+ref and moving it), or a remote that never answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import git
+from .test_mcp import _server_env, stocked  # noqa: F401 - the fixture
+from .test_mcp_process import Server, _claim_through, _gone, silent_remote  # noqa: F401
+
+
+def _request(n: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": n, "method": method, **({"params": params} if params else {})}
+
+
+def _checkpoint(n: int, summary: str) -> dict[str, Any]:
+    arguments = {"id": "S-1", "summary": summary}
+    return _request(n, "tools/call", {"name": "checkpoint", "arguments": arguments})
+
+
+def _wait_for(found: Any, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not found():
+        assert time.monotonic() < deadline, f"{what} did not happen in {timeout} s"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def held(stocked: Path) -> Iterator[tuple[Path, Path]]:  # noqa: F811
+    """``stocked`` with a hook that holds every ref update (locked, not yet moved)
+    until the file ``go`` exists, at most 10 s; ``held`` is touched when one waits.
+    Yields the two files."""
+    hold, go = stocked.parent / "held", stocked.parent / "go"
+    hook = stocked / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(
+        "#!/bin/sh\n"
+        'cat >/dev/null\n[ "$1" = prepared ] || exit 0\n'
+        f"i=0\nwhile [ ! -e '{go}' ] && [ $i -lt 200 ]; do\n"
+        f"  touch '{hold}'; sleep 0.05; i=$((i+1))\ndone\n"
+    )
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    yield hold, go
+
+
+def _answers(server: Server, count: int) -> dict[Any, dict[str, Any]]:
+    found = {}
+    for _ in range(count):
+        answer = server.answer()
+        found[answer["id"]] = answer
+    return found
+
+
+def _checkpoints(repo: Path) -> list[tuple[str, str]]:
+    """The task S-1's checkpoints, oldest first: (number, summary)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "log", "S-1", "--json"],
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        check=True,
+    ).stdout
+    changes = [c["details"] for c in json.loads(out) if c["action"] == "checkpoint"]
+    return [(c["number"], c["checkpoint_summary"]) for c in reversed(changes)]
+
+
+def test_a_slow_call_holds_back_no_other_request(stocked: Path, held: tuple[Path, Path]) -> None:  # noqa: F811
+    """A ping and a read sent while a write waits are answered first; the write's
+    answer follows once it went through. Before, the write ran on the event loop
+    and nothing was read until it returned."""
+    hold, go = held
+    server = Server(stocked)
+    try:
+        server.send(_checkpoint(1, "first step"))
+        _wait_for(hold.exists, "the write's hook")
+        server.send(_request(2, "ping"))
+        server.send(_request(3, "tools/call", {"name": "show_task", "arguments": {"id": "S-1"}}))
+        early = _answers(server, 2)
+        assert sorted(early) == [2, 3]
+        assert "first step" not in early[3]["result"]["content"][0]["text"]
+        go.touch()
+        assert server.answer()["id"] == 1
+        assert _checkpoints(stocked) == [("1", "first step")]
+    finally:
+        server.close()
+
+
+def test_two_writes_at_once_lose_neither(stocked: Path, held: tuple[Path, Path]) -> None:  # noqa: F811
+    """A second checkpoint of the same task starts while the first holds the task's
+    ref (its ``git update-ref`` waits for the lock); both are answered and both are
+    recorded: the second lost the compare-and-swap and was applied again."""
+    hold, go = held
+    git(stocked, "config", "core.filesRefLockTimeout", "20000")  # (waits, not fails)
+    server = Server(stocked)
+    try:
+        server.send(_checkpoint(1, "first step"))
+        _wait_for(hold.exists, "the first write's hook")
+        server.send(_checkpoint(2, "second step"))
+        _wait_for(lambda: _updating(server) >= 2, "a second git update-ref")
+        go.touch()
+        answers = _answers(server, 2)
+        assert sorted(answers) == [1, 2]
+        assert not any(a["result"]["isError"] for a in answers.values()), answers
+        assert _checkpoints(stocked) == [("1", "first step"), ("2", "second step")]
+    finally:
+        server.close()
+
+
+def _updating(server: Server) -> int:
+    """How many ``git update-ref`` the server runs now."""
+    count = 0
+    for pid in server.descendants():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        count += argv[:1] == [b"git"] and b"update-ref" in argv
+    return count
+
+
+def test_a_cancelled_call_stops_its_git(stocked: Path, silent_remote: str) -> None:  # noqa: F811
+    """A claim waiting on a remote that never answers, cancelled: its git is stopped,
+    it gets no answer, the next request does, and the end of input ends the server."""
+    server = _claim_through(stocked, silent_remote)
+    try:
+        running = server.wait_for_git()
+        cancel = {"requestId": 1, "reason": "took too long"}
+        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        assert _gone(running, timeout=10)
+        server.send(_request(2, "ping"))
+        assert server.answer() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert server.proc.wait(timeout=20) == 0
+        assert server.rest() == []  # (the cancelled claim: no answer)
+        assert server.proc.stderr is not None and server.proc.stderr.read() == b""
+    finally:
+        server.close()
