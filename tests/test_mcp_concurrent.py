@@ -1,4 +1,4 @@
-"""git hydrate mcp answers while a call is slow.
+"""git hydrate mcp answers while a call is slow, and answers every line it reads.
 
 The server process is driven over stdio (JSON-RPC written to its stdin, read from
 its stdout). A call is made slow for real: a ``reference-transaction`` hook that
@@ -22,7 +22,7 @@ import pytest
 
 from .conftest import git
 from .test_mcp import _server_env, stocked  # noqa: F401 - the fixture
-from .test_mcp_process import Server, _claim_through, _gone, silent_remote  # noqa: F401
+from .test_mcp_process import INITIALIZE, Server, _claim_through, _gone, silent_remote  # noqa: F401
 
 
 def _request(n: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -150,3 +150,43 @@ def test_a_cancelled_call_stops_its_git(stocked: Path, silent_remote: str) -> No
         assert server.proc.stderr is not None and server.proc.stderr.read() == b""
     finally:
         server.close()
+
+
+def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> None:  # noqa: F811
+    """Not JSON: a parse error (-32700, id null); JSON but no JSON-RPC message: an
+    invalid request (-32600, with the request's id when it has one); a blank line
+    is skipped. The server goes on serving, and ends quietly. Before, each such
+    line was dropped: its sender waited for ever."""
+    lines = [
+        "garbage {",
+        json.dumps(INITIALIZE),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "   ",
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": 5}),
+        json.dumps({"jsonrpc": "1.0", "id": "a", "method": "ping"}),
+        json.dumps([{"jsonrpc": "2.0", "id": 8, "method": "ping"}]),
+        json.dumps({"jsonrpc": "2.0", "method": 5}),
+        json.dumps({"jsonrpc": "2.0", "id": 9, "result": 5}),
+        json.dumps(_request(2, "ping")),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
+        input="".join(line + "\n" for line in lines).encode(),
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32700),
+        (0, None),
+        (7, -32600),
+        ("a", -32600),
+        (None, -32600),  # (a batch: MCP sends one message a line)
+        (None, -32600),
+        (None, -32600),  # (what reads as a response: its id is the client's own)
+        (2, None),
+    ]
+    assert answers[0]["error"]["message"] == "Parse error: the line is not JSON"

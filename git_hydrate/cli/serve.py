@@ -45,7 +45,9 @@ def mcp(
     a long list ends with what it left out. Writes follow the command line's
     rules (no credentials, an identity, compare-and-swap). Up to 4 calls run
     at once, so a slow one (a claim through a remote) holds back no other
-    request; a cancelled one stops its remote's git.
+    request; a cancelled one stops its remote's git. A line that is not JSON
+    gets JSON-RPC's parse error (-32700), one that is no JSON-RPC message an
+    invalid request (-32600), and the server goes on.
 
     \b
     Example:

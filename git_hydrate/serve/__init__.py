@@ -2,7 +2,10 @@
 
 :mod:`.answers` fits a text to the budget, :mod:`.tools` defines and runs the
 tools; neither imports the MCP SDK. :mod:`.server` (imported only by the
-``mcp`` command) puts them on MCP's stdio transport.
+``mcp`` command) puts them on MCP's stdio transport, each call in a worker
+thread (:mod:`.workers`), each line that is no message answered with
+JSON-RPC's error (:mod:`.wire`), the end of input waiting for the answers
+(:mod:`.draining`).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from .answers import answer_budget, error_text
 from .draining import Answering, Draining, Pending
 from .prompts import PROMPTS, complete_task_id, get_prompt
 from .tools import PROMPT_URI, TOOLS, call, prompt_uri_task
+from .wire import Lines, claimed_stdin
 from .workers import Workers, silence_stdout, terminating
 
 __all__ = ["INSTRUCTIONS", "MISSING_EXTRA", "build_server", "serve"]
@@ -255,10 +256,13 @@ def serve(path: str | None = None, max_tokens: int | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            pending = Pending()  # (the end of input waits for the answers: .draining)
-            reading, writing = Draining(read_stream, pending), Answering(write_stream, pending)
-            await server.run(reading, writing, server.create_initialization_options())
+        with claimed_stdin() as stdin:
+            lines = Lines(stdin)  # (each line that is no message answered: .wire)
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.answer_to(write_stream)
+                pending = Pending()  # (the end of input waits for the answers: .draining)
+                reading, writing = Draining(read_stream, pending), Answering(write_stream, pending)
+                await server.run(reading, writing, server.create_initialization_options())
 
     try:
         with terminating():  # (SIGTERM and SIGHUP stop the calls' gits: .workers)

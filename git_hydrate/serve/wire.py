@@ -1,0 +1,129 @@
+"""The client's lines: a line that is no JSON-RPC message gets the error JSON-RPC 2.0 says.
+
+The SDK's stdio transport drops a line it cannot read as a message (it logs it
+at debug level only): a client whose request has a typo waits for an answer
+for ever. :class:`Lines` reads standard input for the transport and answers
+such a line itself, then goes on: one that is not JSON with a parse error
+(-32700, id null), one that is JSON but no JSON-RPC 2.0 message (a batch, a
+request without a method, ``"jsonrpc": "1.0"``, params that are no object)
+with an invalid request (-32600, with the request's id when it has a usable
+one, else null). A blank line is no message, and is skipped. Lines are judged
+by the SDK's own reading of a message, so that a line answered here is one it
+would have dropped, and only those.
+Only :mod:`.server` uses this, when ``git hydrate mcp`` runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import IO, Any, Final
+
+__all__ = ["INVALID_REQUEST", "PARSE_ERROR", "Lines", "claimed_stdin", "refusal"]
+
+#: JSON-RPC 2.0's codes and messages for a line that is not JSON, and for JSON
+#: that is not a request (https://www.jsonrpc.org/specification#error_object).
+PARSE_ERROR: Final = (-32700, "Parse error: the line is not JSON")
+INVALID_REQUEST: Final = (-32600, "Invalid Request: not a JSON-RPC 2.0 message")
+
+
+@contextlib.contextmanager
+def claimed_stdin() -> Iterator[IO[bytes]]:
+    """Standard input's stream, on a descriptor of its own; meanwhile descriptor 0
+    is the null device, so that git and what it starts read nothing meant for the
+    server (as the SDK's transport does when it reads standard input itself)."""
+    import fcntl
+    import sys
+
+    try:
+        wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # (no standard input: nothing to read)
+        yield sys.stdin.buffer if sys.stdin is not None else io.BytesIO()
+        return
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, 0)
+    finally:
+        os.close(devnull)
+    try:
+        # (never closed: a reader's thread may still wait on it as the server ends)
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        os.dup2(wire, 0)
+
+
+class Lines:
+    """The lines of ``stream`` that are messages, for the SDK's stdio transport
+    (as its ``stdin``); every other line answered through :meth:`answer_to`'s stream."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._answers: Any = None  # (the transport's stream to the client)
+        self._ready: Any = None  # (an anyio.Event, set once that stream is known)
+
+    def answer_to(self, write_stream: Any) -> None:
+        """Send the answers to the lines that are not messages to ``write_stream``."""
+        self._answers = write_stream
+        if self._ready is not None:
+            self._ready.set()
+
+    async def _answer(self, error: Any) -> None:
+        import anyio
+        from mcp.shared.message import SessionMessage
+
+        if self._answers is None:
+            self._ready = anyio.Event()
+            await self._ready.wait()
+        await self._answers.send(SessionMessage(error))
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import anyio
+
+        text = io.TextIOWrapper(self._stream, encoding="utf-8", errors="replace")  # as the SDK
+        async for line in anyio.wrap_file(text):
+            if not line.strip():
+                continue
+            error = refusal(line)
+            if error is None:
+                yield line
+            else:
+                await self._answer(error)
+
+
+def refusal(line: str) -> Any | None:
+    """The JSON-RPC error that answers ``line``; ``None`` if it is a message."""
+    import mcp_types as types
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError as exc:  # (pydantic's ValidationError)
+        errors = exc.errors() if hasattr(exc, "errors") else []
+        unread = any(error.get("type") == "json_invalid" for error in errors)
+    else:
+        return None
+    code, message = PARSE_ERROR if unread else INVALID_REQUEST
+    request_id = None if unread else _request_id(line)
+    error = types.ErrorData(code=code, message=message)
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+def _request_id(line: str) -> str | int | None:
+    """The id of what reads as a request (it names a method), if it is one JSON-RPC
+    allows; else ``None``. (The id of what reads as a response is not sent back:
+    the client would take the error for the answer to its own request of that id.)"""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    found = value.get("id")
+    if isinstance(found, bool) or not isinstance(found, str | int):
+        return None
+    return found
