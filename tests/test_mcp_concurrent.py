@@ -167,6 +167,9 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
         json.dumps([{"jsonrpc": "2.0", "id": 8, "method": "ping"}]),
         json.dumps({"jsonrpc": "2.0", "method": 5}),
         json.dumps({"jsonrpc": "2.0", "id": 9, "result": 5}),
+        # (JSON, but its string escapes a lone surrogate: no Unicode text)
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_tasks",'
+        '"arguments":{"query":"\\ud800"}}}',
         json.dumps(_request(2, "ping")),
     ]
     done = subprocess.run(
@@ -187,6 +190,8 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
         (None, -32600),  # (a batch: MCP sends one message a line)
         (None, -32600),
         (None, -32600),  # (what reads as a response: its id is the client's own)
+        (3, -32600),
         (2, None),
     ]
     assert answers[0]["error"]["message"] == "Parse error: the line is not JSON"
+    assert answers[-2]["error"]["message"] == "Invalid Request: a string holds a lone surrogate"

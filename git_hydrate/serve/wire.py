@@ -7,9 +7,11 @@ such a line itself, then goes on: one that is not JSON with a parse error
 (-32700, id null), one that is JSON but no JSON-RPC 2.0 message (a batch, a
 request without a method, ``"jsonrpc": "1.0"``, params that are no object)
 with an invalid request (-32600, with the request's id when it has a usable
-one, else null). A blank line is no message, and is skipped. Lines are judged
-by the SDK's own reading of a message, so that a line answered here is one it
-would have dropped, and only those.
+one, else null), and so is JSON whose string escapes a lone surrogate
+(``"\\ud800"``: no Unicode text; the strict reader takes it for no JSON). A
+blank line is no message, and is skipped. Lines are judged by the SDK's own
+reading of a message, so that a line answered here is one it would have
+dropped, and only those.
 Only :mod:`.server` uses this, when ``git hydrate mcp`` runs.
 """
 
@@ -107,10 +109,25 @@ def refusal(line: str) -> Any | None:
         unread = any(error.get("type") == "json_invalid" for error in errors)
     else:
         return None
-    code, message = PARSE_ERROR if unread else INVALID_REQUEST
+    if unread and _is_json(line):
+        # (JSON a strict reader refuses: a string escapes a lone surrogate, "\ud800",
+        # which is no Unicode text; the request's id lets the client know which)
+        unread = False
+        code, message = INVALID_REQUEST[0], "Invalid Request: a string holds a lone surrogate"
+    else:
+        code, message = PARSE_ERROR if unread else INVALID_REQUEST
     request_id = None if unread else _request_id(line)
     error = types.ErrorData(code=code, message=message)
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+def _is_json(line: str) -> bool:
+    """Whether Python's JSON reader, which takes escaped lone surrogates, reads ``line``."""
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _request_id(line: str) -> str | int | None:
