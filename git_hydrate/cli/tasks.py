@@ -368,23 +368,39 @@ def list_tasks(
     is_flag=True,
     help="With --attachment: its outline instead of its body (git-hydrate[outline]).",
 )
+@click.option(
+    "--format",
+    "shape",
+    type=click.Choice(["seed", "markdown", "xml"]),
+    default=None,
+    help="With --attachment: the body as this prompt format holds it (markdown: byte for "
+    "byte in a fence; default: hydrate.promptFormat, else seed, which neutralises lines "
+    "that look like boundaries).",
+)
 @json_option
 @click.pass_context
 def show(
-    ctx: click.Context, task_id: str, attachment: str | None, outline: bool, as_json: bool
+    ctx: click.Context,
+    task_id: str,
+    attachment: str | None,
+    outline: bool,
+    shape: str | None,
+    as_json: bool,
 ) -> None:
     """Show the task ID and its context attachments (or one attachment's body).
 
     \b
     Examples:
       git hydrate show M-1002
-      git hydrate show M-1002 --attachment 3f2a9c
+      git hydrate show M-1002 --attachment 3f2a9c --format markdown
     """
     if attachment is not None:
-        _show_attachment(ctx, task_id, attachment, outline, as_json)
+        _show_attachment(ctx, task_id, attachment, (outline, shape), as_json)
         return
-    if outline:
-        raise click.UsageError("--outline goes with --attachment HASH")
+    if outline or shape is not None:
+        raise click.UsageError(
+            f"{'--outline' if outline else '--format'} goes with --attachment HASH"
+        )
     with open_ledger(ctx) as ledger:
         task: Mapping[str, Any] = ledger.get_task(task_id)
         entries = ledger.context_entries(task_id)
@@ -449,15 +465,22 @@ def _print_context(entries: Sequence[Mapping[str, Any]]) -> None:
 
 
 def _show_attachment(
-    ctx: click.Context, task_id: str, prefix: str, outline: bool, as_json: bool
+    ctx: click.Context,
+    task_id: str,
+    prefix: str,
+    how: tuple[bool, str | None],
+    as_json: bool,
 ) -> None:
     from ..serve.attachments import attachment_text, fetch_attachment
 
+    outline, shape = how
     with open_ledger(ctx) as ledger:
         task_id = ledger.resolve_id(task_id)
         entry, body = fetch_attachment(ledger, task_id, prefix, outline=outline)
+        if shape is None:
+            shape = ledger.budget().format  # (hydrate.promptFormat, else seed)
     if as_json:
         echo_json(ctx, {"task_id": task_id, **entry, "outline": outline, "body": body})
         return
-    text = attachment_text(task_id, entry, body, outline=outline)
+    text = attachment_text(task_id, entry, body, outline=outline, shape=shape)
     click.echo(text, nl=False)

@@ -44,6 +44,7 @@ __all__ = [
     "Layout",
     "MarkdownLayout",
     "XmlLayout",
+    "body_alone",
     "language",
     "layout",
     "render",
@@ -193,6 +194,22 @@ def _escaped(text: str) -> str:
     if "&" not in text and "<" not in text and ">" not in text:
         return text
     return text.translate(_ESCAPES)
+
+
+def body_alone(shape: str, source: str, body: str) -> str:
+    """``body`` of the attachment ``source`` as the format ``shape`` holds it in a
+    prompt, without its section's heading: neutralised (``seed``), in a fence
+    nothing in it can close, byte for byte (``markdown``), escaped in its
+    content tags (``xml``); ending with a newline."""
+    ending = "" if not body or body.endswith("\n") else "\n"
+    if shape == "markdown":
+        fence = "`" * _fence_length(body)
+        return f"{fence}{language(source)}\n{body}{ending}{fence}\n"
+    if shape == "xml":
+        text = _escaped(body)
+        return f"<document_content>\n{text}{ending}</document_content>\n"
+    text = neutralise(body)
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 #: The languages a fence names, by a source's file extension (the info string

@@ -3,7 +3,7 @@
 What ``git hydrate show ID --attachment HASH`` prints and what the MCP tool
 ``get_attachment`` answers, part by part (:mod:`.pages`): a heading naming the
 task, the attachment's source, size and hash, then the body between the
-untrusted block's banner and footer, neutralised as in a prompt.
+untrusted block's banner and footer, as a prompt of the reader's format holds it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..ledger import Ledger
-from ..pack.render import UNTRUSTED_BANNER, UNTRUSTED_FOOTER, neutralise, one_line
+from ..pack.formats import body_alone
+from ..pack.render import UNTRUSTED_BANNER, UNTRUSTED_FOOTER, one_line
 
 __all__ = ["attachment_text", "fetch_attachment"]
 
@@ -49,8 +50,11 @@ def attachment_text(
     *,
     outline: bool = False,
     part: tuple[int, int] = (1, 1),
+    shape: str = "seed",
 ) -> str:
-    """The attachment as the reader sees it: a heading, then ``body`` in the block."""
+    """The attachment as the reader sees it: a heading, then ``body`` in the block,
+    as the prompt format ``shape`` holds it (:func:`.formats.body_alone`: in the
+    ``markdown`` one, byte for byte in a fence)."""
     what = "Outline of attachment" if outline else "Attachment"
     number, total = part
     of = f", part {number} of {total}" if total > 1 else ""
@@ -59,7 +63,5 @@ def attachment_text(
         f"source: {one_line(str(entry['source']))}; {int(entry['size']):,} bytes; "
         f"sha256 {entry['hash']}\n"
     )
-    text = neutralise(body)
-    if text and not text.endswith("\n"):
-        text += "\n"
+    text = body_alone(shape, str(entry["source"]), body)
     return f"{head}\n{UNTRUSTED_BANNER}\n\n{text}{UNTRUSTED_FOOTER}\n"

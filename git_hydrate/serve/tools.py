@@ -279,12 +279,15 @@ def _get_prompt(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> s
 def _get_attachment(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     task_id, outline = args["id"], bool(args.get("outline"))
     entry, body = fetch_attachment(ledger, task_id, args["hash"], outline=outline)
+    shape = surface_format(ledger)  # (the prompts' own: markdown holds the bytes as they are)
     call = {"id": task_id, "hash": str(entry["hash"])[:16]}
     if outline:
         call["outline"] = True
 
     def wrap(piece: str, part: int, total: int) -> str:
-        text = attachment_text(task_id, entry, piece, outline=outline, part=(part, total))
+        text = attachment_text(
+            task_id, entry, piece, outline=outline, part=(part, total), shape=shape
+        )
         if total == 1:
             return text
         if part == total:
