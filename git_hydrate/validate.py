@@ -232,12 +232,29 @@ def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
                 raise ValidationError(
                     f"{what} entry {item!r} is not a path or (path, note)"
                 ) from None
-        path = one_line_text(path, what + " path").strip()
+        path = _in_repository(one_line_text(path, what + " path").strip(), what)
         note = one_line_text(note or "", what + " note").strip()
-        if not path:
-            raise ValidationError(f"{what} entry has an empty path")
         result.append(PathNote(path=path, note=note))
     return result
+
+
+def _in_repository(path: str, what: str) -> str:
+    """``path`` as git names a file of the repository: relative to its top, without
+    ``./`` or ``a/../`` steps; a path that leaves the repository is refused (it
+    names no file a task can have attached)."""
+    if not path:
+        raise ValidationError(f"{what} entry has an empty path")
+    if "/" not in path and path not in (".", ".."):
+        return path  # (most: a name, or a path git lists as it is)
+    import posixpath
+
+    clean = posixpath.normpath(path)
+    if path.startswith("/") or clean == ".." or clean.startswith("../") or clean == ".":
+        raise ValidationError(
+            f"{what} path {path[:80]!r} is not a file of the repository: give it relative "
+            "to the repository's top, as git ls-files prints it"
+        )
+    return clean
 
 
 def body_bytes(body: Any, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> bytes:

@@ -6,6 +6,7 @@ and writes nothing. ``MATRIX`` is the source of the table in ``tests/BAD_INPUT.m
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -143,6 +144,27 @@ MATRIX: list[Case] = [
         ("task-add", "N-1", "--objective", "o", "--acceptance", "a", "--file-in-play", ":note"),
         1,
         "empty path",
+    ),
+    Case(
+        "file-in-play outside the repository",
+        (
+            "task-add",
+            "N-1",
+            "--objective",
+            "o",
+            "--acceptance",
+            "a",
+            "--file-in-play",
+            "/etc/passwd",
+        ),
+        1,
+        "'/etc/passwd' is not a file of the repository: give it relative to the repository's top",
+    ),
+    Case(
+        "test above the repository",
+        ("task-edit", "M-1", "--test", "src/../../secrets.txt"),
+        1,
+        "test path 'src/../../secrets.txt' is not a file of the repository",
     ),
     Case("task-edit with nothing to change", ("task-edit", "M-1"), 2, "nothing to change"),
     Case(
@@ -368,3 +390,14 @@ def test_unreadable_file(arena: Path) -> None:  # pragma: no cover - not run as 
 
 if __name__ == "__main__":
     TABLE.write_text(_table(), encoding="utf-8")
+
+
+def test_a_path_in_the_repository_is_stored_as_git_names_it(repo: Path) -> None:
+    """``./src/app.py`` and ``src/lib/../app.py`` name ``src/app.py``: stored so, they
+    match the attachment add-tree makes of it."""
+    paths = ("--file-in-play", "./src/app.py:the app", "--test", "tests/lib/../t.py")
+    made = hydrate(repo, "task-add", "P-1", "--objective", "o", "--acceptance", "a", *paths)
+    assert made.returncode == 0, made
+    task = json.loads(hydrate(repo, "show", "P-1", "--json").stdout)
+    assert task["files"] == [{"path": "src/app.py", "note": "the app"}]
+    assert [t["path"] for t in task["tests"]] == ["tests/t.py"]

@@ -120,8 +120,9 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             "files",
             multiple=True,
             metavar="PATH[:NOTE]",
-            help="A file the worker will touch (repeatable; a path holding ':' takes one "
-            "more after it, and no note: c:olon/x.py:).",
+            help="A file the worker will touch, relative to the repository's top "
+            "(repeatable; a path holding ':' takes one more after it, and no note: "
+            "c:olon/x.py:).",
         ),
         click.option(
             "--test",
