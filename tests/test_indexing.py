@@ -177,6 +177,18 @@ def test_the_index_is_the_reference_in_any_order(case: dict[str, Any], rnd: rand
             early.add(path, oids[path], facts[path])
     assert early.position("\0 not a path") is None and not early.contains("\0 not a path")
     assert bytes(early.finish().encode()) == expected
+    # a blob at several paths fed once, at its first (as reading feeds it): the later
+    # paths wait for their turn, so the bytes are still the reference's
+    grouped = IndexBuilder(sorted(oids))
+    by_blob: dict[str, list[int]] = {}
+    for at, path in enumerate(grouped.paths):
+        if path in facts:
+            by_blob.setdefault(oids[path], []).append(at)
+    for path in grouped.paths:
+        positions = by_blob.pop(oids[path], None) if path in facts else None
+        if positions is not None:
+            grouped.feed(positions, oids[path], facts[path])
+    assert bytes(grouped.finish().encode()) == expected
     # the parts it holds (not decoded again) answer as those it encoded
     assert_same_answers(built, WordIndex.decode(expected), oids, facts)
     builder = IndexBuilder(sorted(oids))

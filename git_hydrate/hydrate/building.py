@@ -93,6 +93,7 @@ class Building:
             self.cache.save()  # (gone: nothing would be kept; ranked from the saved facts)
             return None
         missing: dict[str, list[str]] = {}
+        builder.settle()
         for path, oid in oids.items():
             if not builder.has(path):
                 known = self.cache.peek(oid)

@@ -18,6 +18,7 @@ the same postings; only the order of words within a bucket may then differ.
 
 from __future__ import annotations
 
+import heapq
 import struct
 import sys
 import zlib
@@ -103,6 +104,9 @@ class SortedPaths:
         (``raw``: encoded, if they are)."""
         raise NotImplementedError
 
+    def settle(self) -> None:
+        """Finish feeding what was put off, if anything was (see :meth:`has`)."""
+
 
 class IndexBuilder(SortedPaths):
     """The word index of ``paths`` (sorted: a file's position is its index in
@@ -119,6 +123,11 @@ class IndexBuilder(SortedPaths):
         self._last = -1  # (the greatest position fed: one below it is out of order)
         self._unsorted: set[str] = set()
         self._unsorted_names: set[str] = set()
+        #: The later paths of a blob fed at its first (a blob at several paths), each
+        #: added once the files fed reach it: added at once, every file between them
+        #: would come out of order, and most words be sorted again at the end (0.1 s
+        #: of a first task on mypy's 1,921 files, 101 of them a blob met before).
+        self._extras: list[tuple[int, str, BlobFacts, Sequence[Split] | None]] = []
         #: The paths' word counts and table, encoded (:meth:`index_paths`).
         self._path_parts: tuple[list[int], list[bytes]] | None = None
 
@@ -130,8 +139,22 @@ class IndexBuilder(SortedPaths):
         splits: Sequence[Split] | None = None,
         raw: bytes | None = None,
     ) -> None:
-        """:meth:`add_at` of each of ``positions`` (``raw``: unused here)."""
-        for at in positions:
+        """:meth:`add_at` of each of ``positions`` (``raw``: unused here): the first
+        now, the others when the files fed reach them (:meth:`settle` adds the rest)."""
+        first, *rest = sorted(positions)
+        self._add_extras(first)
+        self.add_at(first, oid, facts, splits)
+        for at in rest:
+            heapq.heappush(self._extras, (at, oid, facts, splits))
+
+    def settle(self) -> None:
+        """Add every file put off (:meth:`feed`): :meth:`has` then knows them all."""
+        self._add_extras(None)
+
+    def _add_extras(self, before: int | None) -> None:
+        extras = self._extras
+        while extras and (before is None or extras[0][0] < before):
+            at, oid, facts, splits = heapq.heappop(extras)
             self.add_at(at, oid, facts, splits)
 
     def add_at(
@@ -209,6 +232,7 @@ class IndexBuilder(SortedPaths):
     def _parts(self) -> tuple[_Files, list[bytes], list[Iterator[bytes]]]:
         """The files table, the head of the encoding, and each table's parts (its
         header, then its buckets, encoded as they are asked)."""
+        self.settle()
         self._sort_late()
         path_lengths, in_paths = self._path_parts or self._paths_encoded()
         self._path_parts = None
