@@ -49,6 +49,12 @@ def test_at_and_current_stand_for_the_task(repo: Path) -> None:
     assert added.returncode == 0, added
     with Ledger(repo) as ledger:
         assert [e["source"] for e in ledger.context_entries("W-1")] == ["cli"]
+    # status, whose ID may be left out (the list of all), takes them too
+    shown = hydrate(repo, "--compact", "status", "@", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["task_id"] == "W-1", shown
+    moved = hydrate(repo, "status", "--current", "--set", "review")
+    assert moved.stdout == "task W-1: in_progress -> review\n", moved
+    assert hydrate(repo, "status").stdout.startswith("W-1\treview")
 
 
 def test_without_a_current_task_one_line_says_how(repo: Path) -> None:

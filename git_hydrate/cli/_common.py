@@ -371,11 +371,24 @@ def _task_id(ctx: click.Context, param: click.Parameter, value: str | None) -> s
         return ledger.resolve_id(value)
 
 
-def task_id_argument(func: F) -> F:
+def _optional_task_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """:func:`_task_id`, or ``None`` when neither ID nor ``--current`` is given."""
+    if value is None and not ctx.meta.get("git_hydrate_current"):
+        return None
+    return _task_id(ctx, param, value)
+
+
+def optional_task_id_argument(func: F) -> F:
+    """:func:`task_id_argument` for a command whose ``ID`` may be left out (``[ID]``)."""
+    return task_id_argument(func, optional=True)
+
+
+def task_id_argument(func: F, *, optional: bool = False) -> F:
     """The ``ID`` argument, completed from the live task ids; ``@`` (or ``--current``)
     is the work tree's current task."""
     func = click.argument(
-        "task_id", metavar="ID", required=False, callback=_task_id,
+        "task_id", metavar="[ID]" if optional else "ID", required=False,
+        callback=_optional_task_id if optional else _task_id,
         shell_complete=complete_task_ids,
     )(func)  # fmt: skip
     return click.option(

@@ -12,10 +12,10 @@ from ._common import (
     STATION_CHOICE,
     IsoTime,
     allow_secrets_option,
-    complete_task_ids,
     echo_json,
     json_option,
     open_ledger,
+    optional_task_id_argument,
     shown,
     shown_block,
     task_id_argument,
@@ -85,7 +85,7 @@ def _status_row(status: Mapping[str, Any]) -> str:
 
 
 @click.command("status")
-@click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_ids)
+@optional_task_id_argument
 @click.option(
     "--set",
     "new_station",
