@@ -75,6 +75,27 @@ def test_commits_carry_the_task_and_the_packet(started: Path, env: dict[str, str
     assert none.stderr.count("\n") == 1
 
 
+def test_the_recorded_packet_is_what_prompt_packet_sha256_prints(
+    started: Path, env: dict[str, str]
+) -> None:
+    """Under a budget that leaves attachments out, ``expand`` (which measures its packet
+    with its prompt) keeps fewer than ``prompt``: the trailer is the prompt's packet,
+    and ``prompt ID --packet-sha256`` prints it (the check docs/hooks.md gives)."""
+    repo = started
+    for i in range(3):
+        hydrate(repo, "add", "T-1", "--text", f"note {i} " * 100, "--source-label", f"n{i}")
+    git(repo, "config", "hydrate.maxBytes", "2000")
+    hydrate(repo, "start", "T-1")
+    commit(repo, env, "b", "parser: keep commas")
+    recorded = trailers(repo).splitlines()[1].split(": ")[1]
+    now = hydrate(repo, "prompt", "@", "--packet-sha256")
+    assert now.returncode == 0 and now.stdout == recorded + "\n", now
+    expanded = json.loads(hydrate(repo, "--compact", "expand", "T-1").stdout)["packet"]
+    assert hashlib.sha256(packet_json(expanded)).hexdigest() != recorded  # (fewer kept)
+    both = hydrate(repo, "prompt", "T-1", "--packet-sha256", "-o", "x")
+    assert both.returncode == 2 and "--packet-sha256 goes without -o" in both.stderr
+
+
 def test_an_amend_keeps_the_recorded_trailers(started: Path, env: dict[str, str]) -> None:
     repo = started
     hydrate(repo, "start", "T-1")

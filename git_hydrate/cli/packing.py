@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Mapping
 from datetime import datetime
@@ -129,6 +130,13 @@ def expand(
     is_flag=True,
     help="Build the prompt again even if the prompt cache holds it (hydrate.promptCache).",
 )
+@click.option(
+    "--packet-sha256",
+    "packet_sha256",
+    is_flag=True,
+    help="Print, instead of the prompt, the sha256 of the packet it is rendered from (in "
+    "compact JSON): what the commit trailer Hydrate-Packet records.",
+)
 @click.pass_context
 def prompt(
     ctx: click.Context,
@@ -139,6 +147,7 @@ def prompt(
     verbose: int,
     refresh: bool,
     no_cache: bool,
+    packet_sha256: bool,
 ) -> None:
     """Print the prompt of the task ID alone; its own UTF-8 bytes fit --max-bytes.
 
@@ -163,6 +172,9 @@ def prompt(
       git hydrate prompt M-1002 --max-tokens 32000 --outline -v
       git hydrate prompt M-1002 --refresh -o M-1002.prompt.md
     """
+    if packet_sha256:
+        _print_packet_sha256(ctx, task_id, budget, now, (output, verbose, refresh))
+        return
     budget_args = tuple(budget[name] for name in BUDGET_OPTIONS)
     # (after --refresh the ledger is open already: its own cache lookup serves)
     fast = not (no_cache or verbose or refresh)
@@ -186,6 +198,23 @@ def prompt(
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
         for line in listing(result, limit, why):
             click.echo(line, err=True)
+
+
+def _print_packet_sha256(
+    ctx: click.Context,
+    task_id: str,
+    budget: dict[str, Any],
+    now: datetime | None,
+    others: tuple[str | None, int, bool],
+) -> None:
+    """``prompt --packet-sha256``: the sha256 the commit trailer records, for this budget."""
+    if any(others):
+        raise click.UsageError("--packet-sha256 goes without -o, -v and --refresh")
+    from ..pack.render import packet_json
+
+    with open_ledger(ctx) as ledger:
+        packet = ledger.prompt(task_id, now=now, budget=ledger.budget(**budget))["packet"]
+    click.echo(hashlib.sha256(packet_json(packet)).hexdigest())
 
 
 def _cached_prompt(

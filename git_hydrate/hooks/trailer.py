@@ -4,9 +4,10 @@ With a current task (:mod:`git_hydrate.current`), the commit message gets two
 trailers, added by ``git interpret-trailers``: ``Hydrate-Task: ID`` and
 ``Hydrate-Packet: <sha256>``, the sha256 of the packet the task's prompt is
 rendered from (``git hydrate prompt ID`` at the commit's time, with the
-repository's budget), in its compact JSON encoding (the ``packet`` that
-``git hydrate --compact expand ID`` prints; ``pack``'s leaves out the files in
-play and tests). A trailer already in the message is kept as it is (an amend keeps
+repository's budget), in its compact JSON encoding (what ``git hydrate prompt
+ID --packet-sha256`` prints; ``expand``'s packet, measured with its prompt, may
+keep fewer attachments, and ``pack``'s leaves out the files in play and tests).
+A trailer already in the message is kept as it is (an amend keeps
 what the first commit recorded). ``git hydrate log ID --commits`` finds them.
 """
 
