@@ -292,3 +292,27 @@ def test_a_refused_record_holds_back_a_new_task_of_a_removed_id(
     assert pulled.returncode == 0 and "merged" not in pulled.stdout, pulled
     with Ledger(b) as ledger:
         assert ledger.get_task("T-2")["objective"] == "brand new"
+
+
+def test_ids_differing_by_case_from_two_clones_say_how_to_keep_one(
+    origin: Path, tmp_path: Path
+) -> None:
+    """Two clones each made one of two ids that differ only by case: every sync skipped
+    the other's and exited 1, with no word of a way out. The skip names it, and taking
+    it settles both clones."""
+    a = clone(origin, tmp_path / "a")
+    b = clone(origin, tmp_path / "b")
+    make_task(a, "Case-1")
+    make_task(b, "CASE-1")
+    assert hydrate(a, "push").returncode == 0 and hydrate(b, "push").returncode == 0
+    res = hydrate(a, "sync")
+    assert res.returncode == 1
+    advice = "one clone made each: a case-insensitive file system cannot hold both; keep one:"
+    assert f"differs from local task 'Case-1' only by case ({advice}" in res.stdout
+    assert "git hydrate task-rm Case-1 --remote origin here" in res.stdout
+    assert hydrate(a, "task-rm", "Case-1", "--remote", "origin").returncode == 0
+    for path in (a, b, a):
+        settled = hydrate(path, "sync")
+        assert settled.returncode == 0, settled
+    with Ledger(a) as ledger:
+        assert ledger.task_ids() == ["CASE-1"]

@@ -170,7 +170,10 @@ def _refuse_new_task(
         return Outcome(
             task_id,
             "skipped",
-            f"differs from local task {other!r} only by case",
+            f"differs from local task {other!r} only by case (one clone made each: a "
+            "case-insensitive file system cannot hold both; keep one: git hydrate task-rm "
+            f"{other} --remote {where} here, after export {other} if its content is wanted, "
+            f"or the same of {task_id} on a clone that has it)",
             new=remote_tip.decode(),
         )
     return None
