@@ -173,6 +173,26 @@ def test_show_attachment_on_the_command_line(repo: Path) -> None:
 # -- prompts ---------------------------------------------------------------------------------
 
 
+def test_a_ticket_longer_than_an_answer_is_pointed_at_its_parts(stocked: Path) -> None:
+    """A task whose fields alone exceed one answer (an objective of 100 KB): the prompt
+    work_on_task says how to read it in parts (it was an invalid-params error), and
+    get_prompt's parts join to the whole prompt."""
+    with Ledger(stocked) as ledger:
+        ledger.add_task("HUGE-1", objective="word " * 20_000, acceptance="a")
+
+    async def body(session: Any) -> tuple[Any, list[str]]:
+        work = await session.get_prompt("work_on_task", {"id": "HUGE-1"})
+        return work, await _all_parts(session, "get_prompt", {"id": "HUGE-1"})
+
+    work, parts = _local_session(stocked, body)
+    text = work.messages[0].content.text
+    assert "The prompt of HUGE-1 is longer than one answer" in text
+    assert 'Read it in parts with the get_prompt tool: {"id": "HUGE-1", "part": 1}' in text
+    assert _tokens(text) <= BUDGET and len(parts) > 1
+    whole = hydrate(stocked, "prompt", "HUGE-1", "--format", "markdown")
+    assert "".join(_body(part) for part in parts) == whole.stdout
+
+
 def test_prompts_are_listed_got_and_completed(stocked: Path) -> None:
     from mcp.types import PromptReference
 

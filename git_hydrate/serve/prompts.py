@@ -48,7 +48,18 @@ def _within(budget: AnswerBudget, preface: str) -> AnswerBudget:
 
 
 def _work_on(ledger: Ledger, task_id: str, preface: str, budget: AnswerBudget) -> str:
-    return preface + fit_prompt(ledger, task_id, _within(budget, preface))
+    """``preface``, then the task's prompt packed to fit; when its fields alone do not
+    fit one answer (an objective of 100 KB), how to read it in parts instead."""
+    try:
+        return preface + fit_prompt(ledger, task_id, _within(budget, preface))
+    except ValidationError:
+        ledger.get_task(task_id)  # (a task that cannot be read says so, as before)
+        return (
+            f"{preface}The prompt of {task_id} is longer than one answer "
+            f"({budget.describe()}): its ticket alone does not fit. Read it in parts with "
+            f'the get_prompt tool: {{"id": "{task_id}", "part": 1}}, then the part each '
+            "one names next.\n"
+        )
 
 
 def get_prompt(
