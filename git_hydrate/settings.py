@@ -386,7 +386,10 @@ class Settings:
         raw = self._values[self._fold(key)][-1]
         number = parse_int(raw)
         if number is None:
-            raise ValidationError(f"git config {self._name(key)} must be an integer, not {raw!r}")
+            raise ValidationError(
+                f"git config {self._name(key)} must be a whole number (k, m or g after it "
+                f"allowed: 64k), not {raw!r}"
+            )
         if number <= 0:
             raise ValidationError(f"git config {self._name(key)} must be positive, not {raw!r}")
         return number

@@ -286,7 +286,7 @@ MATRIX: list[Case] = [
         "bad hydrate.maxBytes",
         ("-C", "sub", "pack", "M-1"),
         1,
-        "hydrate.maxBytes must be an integer",
+        "hydrate.maxBytes must be a whole number (k, m or g after it allowed: 64k)",
     ),
     Case("unknown command", ("frobnicate",), 2, "No such command"),
     Case("-C to a missing directory", ("-C", "nowhere", "list"), 128, "nowhere"),

@@ -225,7 +225,8 @@ def test_git_dash_c_max_bytes_reaches_pack(repo: Path, tmp_path: Path) -> None:
         check=False,
     )
     assert bad.returncode == 1 and bad.stdout == ""
-    assert bad.stderr == "error: git config hydrate.maxBytes must be an integer, not 'lots'\n"
+    whole = "a whole number (k, m or g after it allowed: 64k)"
+    assert bad.stderr == f"error: git config hydrate.maxBytes must be {whole}, not 'lots'\n"
 
 
 def test_shell_completion_lists_commands(tmp_path: Path) -> None:

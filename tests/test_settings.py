@@ -141,7 +141,8 @@ def test_bad_values_are_one_line_errors_naming_the_key(repo: Path) -> None:
     git(repo, "config", "hydrate.maxBytes", "lots")
     result = hydrate(repo, "pack", "M-1")
     assert result.returncode == 1
-    assert result.stderr == "error: git config hydrate.maxBytes must be an integer, not 'lots'\n"
+    whole = "a whole number (k, m or g after it allowed: 64k)"
+    assert result.stderr == f"error: git config hydrate.maxBytes must be {whole}, not 'lots'\n"
     git(repo, "config", "hydrate.maxBytes", "-5")
     with Ledger(repo) as ledger, pytest.raises(ValidationError, match="must be positive"):
         ledger.settings.size("hydrate.maxBytes")
