@@ -217,7 +217,8 @@ def _refuse_unless_ready(
         raise Conflict(f"task {task_id} is {task.status}, not open: only open tasks are claimed")
     waits = waiting_for(waits_on, stations)
     if waits:
-        raise Conflict(f"task {task_id} is not ready: it waits for {', '.join(waits)}")
+        named = ", ".join(dict.fromkeys(waits))  # (a child it also depends on: once)
+        raise Conflict(f"task {task_id} is not ready: it waits for {named}")
     loop = find_cycle({**graph, task_id: waits_on}, task_id)
     if loop is not None:
         raise Conflict(

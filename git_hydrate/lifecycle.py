@@ -52,6 +52,8 @@ FINISHED_STATIONS: Final = ("done", "cancelled")
 #: The fields of a valid status-cache entry.
 _STATUS_FIELDS: Final = (
     *LIST_FIELDS,
+    "claimed_at",
+    "taken_from",
     "checkpoints",
     "checkpoint",
     "token_budget",
@@ -227,6 +229,8 @@ def _status_parts(state: TaskState) -> dict[str, Any]:
     latest = task.checkpoints[-1] if task.checkpoints else None
     return {
         **task_summary(state),
+        "claimed_at": task.claimed_at,  # ("held by … since …")
+        "taken_from": task.taken_from,
         "checkpoints": len(task.checkpoints),
         "checkpoint": msgspec.to_builtins(latest) if latest is not None else None,
         "token_budget": task.token_budget,

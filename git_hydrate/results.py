@@ -312,6 +312,9 @@ class StatusDict(TypedDict, total=False):
     tags: list[str]
     attachments: int
     assignee: str
+    #: Since when ``assignee`` holds it, and whom it was taken from.
+    claimed_at: str
+    taken_from: str
     checkpoints: int
     checkpoint: CheckpointDict | None
     token_budget: int

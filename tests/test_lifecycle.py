@@ -273,6 +273,8 @@ def test_status_json_golden(repo: Path, fixed: Ledger, clock: Clock) -> None:
         "archived": False,
         "attachments": 2,
         "assignee": "",
+        "claimed_at": "",
+        "taken_from": "",
         "parent": "",
         "live": 1,
         "expired": 1,

@@ -69,7 +69,8 @@ def _print_status(status: Mapping[str, Any]) -> None:
         ("Evidence", "evidence"),
         ("Next step", "next_step"),
     ):
-        click.echo(f"  {label}: {shown_block(checkpoint[key])}")
+        if checkpoint[key]:  # (a line of several lines indented as the first)
+            click.echo(f"  {label}: " + shown_block(checkpoint[key]).replace("\n", "\n    "))
 
 
 def _status_row(status: Mapping[str, Any]) -> str:

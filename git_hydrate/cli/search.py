@@ -48,7 +48,9 @@ def search(
         echo_json(ctx, hits)
         return
     if not hits:
-        click.echo(f"no task matches {shown(' '.join(query))}", err=True)
+        asked = " ".join(query)
+        asked = asked if len(asked) <= 80 else asked[:77] + "..."
+        click.echo(f"no task matches {shown(asked)}", err=True)
         return
     for hit in hits:
         archived_mark = " (archived)" if hit["archived"] else ""

@@ -70,7 +70,12 @@ def _markdown(task: Task) -> str:
     if task.checkpoints:
         last = task.checkpoints[-1]
         lines += ["## Latest checkpoint", "", f"{last.summary} ({last.at})", ""]
-        lines += [f"Evidence: {last.evidence}", f"Next: {last.next_step}", ""]
+        lines += [
+            f"{label}: {value}"
+            for label, value in (("Evidence", last.evidence), ("Next", last.next_step))
+            if value
+        ]
+        lines += [""] if last.evidence or last.next_step else []
     source = f" (from {task.source})" if task.source else ""
     lines.append(f"_Task {task.id}, {task.status}{source}, exported by git-hydrate._")
     return "\n".join(lines) + "\n"
