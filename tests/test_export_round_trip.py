@@ -15,6 +15,7 @@ from git_hydrate import Ledger
 
 from .conftest import from_template, hydrate, one_commit
 
+SAMPLES = Path(__file__).parent / "import_samples"
 TM = "TM-"  # the prefix task-master's tasks are imported under
 
 
@@ -201,3 +202,40 @@ def test_an_acceptance_line_that_reads_as_a_checkbox_is_not_lost(
     assert written == "line one\n- [ ] a line I wrote\n\n- [ ] c1"
     assert back["acceptance"] == "line one"
     assert back["acceptance_criteria"] == ["a line I wrote", "c1"]
+
+
+def test_cancelled_and_review_survive_a_beads_round_trip(repo: Path, tmp_path: Path) -> None:
+    """beads closes a cancelled issue with a reason and keeps ``metadata``: both come
+    back, so a task waiting for a cancelled one stays waiting."""
+    add(repo, "X-1", "ok")
+    ok(repo, "status", "X-1", "--set", "cancelled")
+    add(repo, "Y-1", "ok", "--depends-on", "X-1")
+    add(repo, "R-1", "ok")
+    ok(repo, "status", "R-1", "--set", "in_progress")
+    ok(repo, "status", "R-1", "--set", "review")
+    add(repo, "D-1", "ok")
+    ok(repo, "status", "D-1", "--set", "in_progress")
+    ok(repo, "status", "D-1", "--set", "done")
+    target = fresh(tmp_path, "target")
+    lines = round_trip(repo, target, "json-beads", "X-1", "Y-1", "R-1", "D-1").splitlines()
+    written = {line["id"]: line for line in map(json.loads, lines)}
+    assert written["X-1"]["status"] == "closed" and written["X-1"]["close_reason"] == "cancelled"
+    assert written["R-1"]["status"] == "in_progress"  # what beads' own tools read
+    assert written["D-1"]["status"] == "closed" and "close_reason" not in written["D-1"]
+    for task_id in ("X-1", "Y-1", "R-1", "D-1"):
+        assert task(target, task_id)["status"] == task(repo, task_id)["status"], task_id
+    assert "Y-1" not in ok(target, "ready")
+
+
+def test_an_export_imported_where_it_came_from_is_unchanged(repo: Path) -> None:
+    """The docs' beads example, with the stations moved here before the export."""
+    ok(repo, "import", "-", input=(SAMPLES / "beads.jsonl").read_text(encoding="utf-8"))
+    ok(repo, "status", "bd-a1", "--set", "cancelled")
+    ok(repo, "status", "bd-a2", "--set", "review")
+    before = {i: task(repo, i)["tip"] for i in ("bd-a1", "bd-a2")}
+    exported = ok(repo, "export", "--format", "json-beads", "bd-a1", "bd-a2")
+    result = hydrate(repo, "import", "-", input=exported)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""  # nothing updated, no conflict
+    assert "0 updated, 2 unchanged" in result.stderr
+    assert {i: task(repo, i)["tip"] for i in before} == before

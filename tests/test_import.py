@@ -106,6 +106,27 @@ def test_export_then_import_changes_nothing(ledger: Ledger, sample: str, fmt: st
     assert {i: ledger.get_task(i)["tip"] for i in ids} == before
 
 
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        ({"status": "closed", "close_reason": "Won't fix: a duplicate of bd-1"}, "cancelled"),
+        ({"status": "closed", "close_reason": "canceled"}, "cancelled"),
+        ({"status": "closed", "close_reason": "cancelled the flaky job, fixed"}, "done"),
+        ({"status": "closed", "close_reason": "Closed"}, "done"),
+        ({"status": "in_progress", "metadata": {"hydrate_status": "review"}}, "review"),
+        ({"status": "in_progress", "metadata": {"team": "web"}}, "in_progress"),
+        ({"status": "closed", "metadata": {"hydrate_status": "review"}}, "done"),
+    ],
+)
+def test_beads_reasons_and_metadata_tell_stations_apart(
+    ledger: Ledger, extra: dict[str, object], status: str
+) -> None:
+    line = {"id": "bd-1", "title": "t", "description": "d", **extra}
+    report = ledger.import_tasks(json.dumps(line) + "\n")
+    assert report["errors"] == [] and report["ignored"] == {}
+    assert ledger.get_task("bd-1")["status"] == status
+
+
 def test_bad_items_are_left_out_with_a_reason_and_write_nothing(
     repo: Path, ledger: Ledger
 ) -> None:

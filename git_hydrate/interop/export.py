@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 from ..model import Task
-from .formats import DEFAULT_PREFIX, EVERY_CRITERION
+from .formats import BEADS_STATUS_KEY, DEFAULT_PREFIX, EVERY_CRITERION
 
 __all__ = ["EXPORT_FORMATS", "export_tasks"]
 
@@ -27,6 +27,13 @@ _TO_BEADS_STATUS: Final = {
     "blocked": "blocked",
     "done": "closed",
     "cancelled": "closed",
+}
+#: What tells beads' ``closed`` and ``in_progress`` apart, so that import reads
+#: them back: beads' own reason for a closing (which its conditional-blocks
+#: read as a failure), and a ``metadata`` key beads keeps as it is.
+_BEADS_STATUS_EXTRA: Final[dict[str, dict[str, Any]]] = {
+    "cancelled": {"close_reason": "cancelled"},
+    "review": {"metadata": {BEADS_STATUS_KEY: "review"}},
 }
 _TO_BEADS_KIND: Final = {"fix": "bug", "planning": "epic"}
 _TO_TM_STATUS: Final = {
@@ -120,6 +127,7 @@ def _beads(task: Task) -> dict[str, Any]:
         "description": task.objective,
         "acceptance_criteria": _beads_acceptance(task),
         "status": _TO_BEADS_STATUS[task.status],
+        **_BEADS_STATUS_EXTRA.get(task.status, {}),
         "priority": task.priority,
         "issue_type": _TO_BEADS_KIND.get(task.kind, "task"),
         "labels": list(task.tags),

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 
-__all__ = ["EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
+__all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
 #: The formats ``import`` reads, as ``--from`` names them.
 FORMATS: Final = ("github", "gitlab", "beads", "taskmaster", "speckit")
@@ -237,11 +237,31 @@ _BEADS_STATUS: Final = {
     "closed": "done",
 }
 _BEADS_KIND: Final = {"bug": "fix", "epic": "planning", "feature": "code", "task": "code"}
+#: The key of beads' ``metadata`` that says an ``in_progress`` issue is in review.
+BEADS_STATUS_KEY: Final = "hydrate_status"
+#: A ``close_reason`` that says the issue was closed undone: the word alone, or
+#: before ``:``, ``-`` or ``.`` and more (never "cancelled the flaky job, fixed").
+_BEADS_CANCELLED: Final = re.compile(
+    r"\s*(?:cancell?ed|won'?t[ -]?fix|not[ _]planned)\s*(?:[:.-].*)?", re.I | re.S
+)
+
+
+def _beads_status(raw: dict[str, Any]) -> str:
+    """The station of a beads issue: its ``status``, a closing with a reason that
+    says cancelled read as ``cancelled``, and ``in_progress`` marked in its
+    ``metadata`` as in review read as ``review`` (what ``export`` writes)."""
+    status = _BEADS_STATUS.get(_text(raw.get("status")), "open")
+    if status == "done" and _BEADS_CANCELLED.fullmatch(_text(raw.get("close_reason"))):
+        return "cancelled"
+    metadata = raw.get("metadata")
+    marked = isinstance(metadata, dict) and metadata.get(BEADS_STATUS_KEY) == "review"
+    return "review" if status == "in_progress" and marked else status
 
 
 def _beads(text: str, origin: str) -> Iterator[Item]:
     used = {"id", "title", "description", "acceptance_criteria", "status", "priority"}
     used |= {"issue_type", "labels", "dependencies", "design", "notes"}
+    used |= {"close_reason", "metadata"}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -271,7 +291,7 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             priority=(1 if priority <= 1 else 2 if priority == 2 else 3)
             if isinstance(priority, int)
             else 2,
-            status=_BEADS_STATUS.get(_text(raw.get("status")), "open"),
+            status=_beads_status(raw),
             source=f"beads:{raw['id']}",
             ignored=_unused(raw, used),
         )
