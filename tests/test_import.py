@@ -259,3 +259,30 @@ def test_a_task_named_twice_is_exported_once(repo: Path) -> None:
     twice = hydrate(repo, "export", "--format", "json-beads", "E-1", "@", "E-1")
     assert twice.returncode == 0, twice.stderr
     assert twice.stdout == once.stdout and once.stdout.count("\n") == 1
+
+
+def test_a_label_is_one_tag_and_what_is_no_label_is_named(repo: Path) -> None:
+    github = [
+        {"number": 1, "title": "t", "body": "b", "labels": "bug", "url": "u1"},
+        {"number": 2, "title": "t", "body": "b", "labels": [None, {"name": None}, "ok"]},
+    ]
+    gitlab = [{"iid": 3, "title": "t", "labels": [{"name": "perf", "color": "#fff"}, 7]}]
+    beads = {"id": "bd-4", "title": "t", "description": "d", "labels": "frontend"}
+    results = [
+        hydrate(repo, "import", "-", input=json.dumps(github)),
+        hydrate(repo, "import", "--from", "gitlab", "-", input=json.dumps(gitlab)),
+        hydrate(repo, "import", "-", input=json.dumps(beads) + "\n"),
+    ]
+    assert [r.returncode for r in results] == [0, 0, 0]  # the items came in
+    assert [line for r in results for line in r.stderr.splitlines() if "warning" in line] == [
+        "warning: item 2: label null left out: not a string or an object with a name",
+        'warning: item 2: label {"name": null} left out: not a string or an object with a name',
+        "warning: item 3: label 7 left out: not a string or an object with a name",
+    ]
+    with Ledger(repo) as ledger:
+        tags = {i: ledger.get_task(i)["tags"] for i in ("GH-1", "GH-2", "GL-3", "bd-4")}
+        assert ledger.get_task("GH-1")["kind"] == "fix"  # the bug label was read
+    assert tags == {"GH-1": ["bug"], "GH-2": ["ok"], "GL-3": ["perf"], "bd-4": ["frontend"]}
+    report = json.loads(hydrate(repo, "import", "--json", input=json.dumps(github)).stdout)
+    assert [w["item"] for w in report["warnings"]] == ["2", "2"]
+    assert report["warnings"][0]["warning"].startswith("label null left out")

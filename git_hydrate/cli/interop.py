@@ -105,6 +105,8 @@ def import_cmd(
         if verbose and report["ignored"]:
             fields = ", ".join(f"{k} ({n})" for k, n in report["ignored"].items())
             click.echo(f"fields not used: {fields}", err=True)
+    for note in report["warnings"]:
+        warn(f"item {shown(note['item'])}: {note['warning']}")
     for error in report["errors"]:
         warn(f"item {shown(error['item'])} left out: {error['error']}")
     if report["errors"]:

@@ -63,6 +63,8 @@ class Item:
     ignored: list[str] = field(default_factory=list)
     #: Why this item cannot be imported (the rest still are).
     error: str = ""
+    #: What of this item was left out while the rest of it is imported.
+    warnings: list[str] = field(default_factory=list)
 
 
 def detect(text: str) -> str:
@@ -144,6 +146,29 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _brief(value: Any) -> str:
+    """A JSON value as it reads in the input, cut short."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:39] + "\u2026"
+
+
+def _labels(value: Any) -> tuple[list[str], list[str]]:
+    """The labels of ``value`` and a warning for each entry that is none: a string is
+    one label, an object its ``name`` (GitHub's, and GitLab's with
+    ``with_labels_details``), a list those."""
+    labels: list[str] = []
+    warnings: list[str] = []
+    for label in value if isinstance(value, list) else [] if value is None else [value]:
+        name = label.get("name") if isinstance(label, dict) else label
+        if isinstance(name, str):
+            labels.append(name)
+        else:
+            warnings.append(
+                f"label {_brief(label)} left out: not a string or an object with a name"
+            )
+    return labels, warnings
+
+
 def _criteria(body: str) -> list[str]:
     """The checkbox lines of a Markdown body: acceptance criteria."""
     return [m.group(2) for line in body.splitlines() if (m := _CHECKBOX.match(line))]
@@ -173,9 +198,10 @@ def _unused(raw: dict[str, Any], used: set[str]) -> list[str]:
     return sorted(key for key in raw if key not in used)
 
 
-def _issue(raw: dict[str, Any], source_id: str, body: str, url: str, labels: list[str]) -> Item:
+def _issue(raw: dict[str, Any], source_id: str, body: str, url: str) -> Item:
     """The fields GitHub and GitLab issues share."""
     title = _text(raw.get("title")).strip()
+    labels, warnings = _labels(raw.get("labels"))
     criteria = _criteria(body)
     kind = "fix" if any(label.lower() in ("bug", "type::bug") for label in labels) else "code"
     return Item(
@@ -188,6 +214,7 @@ def _issue(raw: dict[str, Any], source_id: str, body: str, url: str, labels: lis
         files=_paths(body),
         kind=kind,
         source=url,
+        warnings=warnings,
     )
 
 
@@ -201,12 +228,8 @@ def _github(text: str, origin: str) -> Iterator[Item]:
         if not isinstance(number, int) or isinstance(number, bool) or number < 1:
             yield Item(source_id=str(number), error="GitHub issue without a positive number")
             continue
-        labels = [
-            str(label.get("name")) if isinstance(label, dict) else str(label)
-            for label in raw.get("labels") or []
-        ]
         url = _text(raw.get("url")) or f"github:{number}"
-        item = _issue(raw, str(number), _text(raw.get("body")), url, labels)
+        item = _issue(raw, str(number), _text(raw.get("body")), url)
         if str(raw.get("state", "")).upper() == "CLOSED":
             reason = str(raw.get("stateReason") or "").upper()
             item.status = "cancelled" if reason == "NOT_PLANNED" else "done"
@@ -221,9 +244,8 @@ def _gitlab(text: str, origin: str) -> Iterator[Item]:
         if not isinstance(iid, int) or isinstance(iid, bool) or iid < 1:
             yield Item(source_id=str(iid), error="GitLab issue without a positive iid")
             continue
-        labels = [str(label) for label in raw.get("labels") or []]
         url = _text(raw.get("web_url")) or f"gitlab:{iid}"
-        item = _issue(raw, str(iid), _text(raw.get("description")), url, labels)
+        item = _issue(raw, str(iid), _text(raw.get("description")), url)
         if raw.get("state") == "closed":
             item.status = "done"
         item.ignored = _unused(raw, used)
@@ -279,13 +301,14 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
         description = _text(raw.get("description"))
         extra = [_text(raw.get(k)) for k in ("design", "notes") if _text(raw.get(k)).strip()]
         priority = raw.get("priority")
+        labels, warnings = _labels(raw.get("labels"))
         item = Item(
             source_id=raw["id"],
             title=_text(raw.get("title")).strip(),
             objective="\n\n".join([description.strip(), *extra]).strip(),
             acceptance=acceptance,
             criteria=criteria,
-            tags=[str(label) for label in raw.get("labels") or []],
+            tags=labels,
             files=_paths(description),
             kind=_BEADS_KIND.get(_text(raw.get("issue_type")), "code"),
             priority=(1 if priority <= 1 else 2 if priority == 2 else 3)
@@ -294,6 +317,7 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             status=_beads_status(raw),
             source=f"beads:{raw['id']}",
             ignored=_unused(raw, used),
+            warnings=warnings,
         )
         item.objective = item.objective or item.title
         for dep in raw.get("dependencies") or []:

@@ -53,6 +53,9 @@ class ImportReport(TypedDict):
     unchanged: list[str]
     #: ``{"item": source id, "error": why}`` of each item left out.
     errors: list[dict[str, str]]
+    #: ``{"item": source id, "warning": what}`` of what was left out of an item
+    #: imported without it (a label that is none, a parent that is not here).
+    warnings: list[dict[str, str]]
     #: Source fields git-hydrate does not use, with how many items had each.
     ignored: dict[str, int]
     #: ``{"task_id", "field", "kept"}`` where both sides had changed a field.
@@ -212,6 +215,7 @@ def import_items(
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
                 known.add(task_id)
+            report["warnings"] += [{"item": item.source_id, "warning": w} for w in item.warnings]
         except HydrateError as exc:
             report["errors"].append({"item": item.source_id, "error": str(exc)})
             with contextlib.suppress(ValidationError):
@@ -233,6 +237,7 @@ def _empty_report(fmt: str, dry_run: bool) -> ImportReport:
         "updated": [],
         "unchanged": [],
         "errors": [],
+        "warnings": [],
         "ignored": {},
         "conflicts": [],
         "dry_run": dry_run,
