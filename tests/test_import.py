@@ -286,3 +286,18 @@ def test_a_label_is_one_tag_and_what_is_no_label_is_named(repo: Path) -> None:
     report = json.loads(hydrate(repo, "import", "--json", input=json.dumps(github)).stdout)
     assert [w["item"] for w in report["warnings"]] == ["2", "2"]
     assert report["warnings"][0]["warning"].startswith("label null left out")
+
+
+def test_a_parent_that_is_not_here_is_named(repo: Path) -> None:
+    link = [{"issue_id": "bd-8", "depends_on_id": "bd-99", "type": "parent-child"}]
+    orphan = json.dumps({"id": "bd-8", "title": "orphan", "dependencies": link}) + "\n"
+    first = hydrate(repo, "import", "-", input=orphan)
+    assert first.returncode == 0 and first.stdout == "created bd-8\n"
+    assert "warning: item bd-8: its parent bd-99 is not a task here nor in the input" in (
+        first.stderr
+    )
+    parent = json.dumps({"id": "bd-99", "title": "parent"}) + "\n"
+    second = hydrate(repo, "import", "-", input=parent + orphan)
+    assert second.returncode == 0 and "warning" not in second.stderr
+    with Ledger(repo) as ledger:
+        assert ledger.get_task("bd-8")["parent"] == "bd-99"  # as the warning said

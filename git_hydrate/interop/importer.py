@@ -118,6 +118,21 @@ def _parent_id(item: Item, prefix: str) -> str:
         return ""
 
 
+def _parent_warning(
+    item: Item, prefix: str, fields: dict[str, Any], left_out: set[str]
+) -> list[str]:
+    """What to say of a parent ``item`` names that its task will not have."""
+    if not item.parent or fields["parent"]:
+        return []
+    parent = _parent_id(item, prefix) or item.parent
+    if parent in left_out:
+        return [f"its parent {parent} was left out: imported without a parent"]
+    return [
+        f"its parent {parent} is not a task here nor in the input: imported without a "
+        f"parent (importing this again once {parent} is here sets it)"
+    ]
+
+
 def _parent_first(items: list[Item]) -> list[Item]:
     """Items with each parent before its children (the input order otherwise)."""
     by_id = {item.source_id: item for item in items}
@@ -215,7 +230,8 @@ def import_items(
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
                 known.add(task_id)
-            report["warnings"] += [{"item": item.source_id, "warning": w} for w in item.warnings]
+            warnings = [*item.warnings, *_parent_warning(item, chosen, fields, left_out)]
+            report["warnings"] += [{"item": item.source_id, "warning": w} for w in warnings]
         except HydrateError as exc:
             report["errors"].append({"item": item.source_id, "error": str(exc)})
             with contextlib.suppress(ValidationError):
