@@ -301,3 +301,30 @@ def test_a_parent_that_is_not_here_is_named(repo: Path) -> None:
     assert second.returncode == 0 and "warning" not in second.stderr
     with Ledger(repo) as ledger:
         assert ledger.get_task("bd-8")["parent"] == "bd-99"  # as the warning said
+
+
+def test_dependencies_that_name_no_task_leave_the_item_out(ledger: Ledger) -> None:
+    tasks = [
+        {"id": 5, "title": "t", "dependencies": [None, 2.5, {"id": 1}], "subtasks": [{"id": 1}]},
+        {"id": True, "title": "yes"},
+        {"id": 6, "title": "six", "dependencies": "3"},
+        {"id": 7, "title": "seven", "dependencies": [1, "2", "3.1"]},
+    ]
+    report = ledger.import_tasks(json.dumps({"tasks": tasks}))
+    assert report["created"] == ["TM-7"]
+    assert ledger.get_task("TM-7")["depends_on"] == ["TM-1", "TM-2", "TM-3.1"]
+    assert {e["item"]: e["error"] for e in report["errors"]} == {
+        "5": 'its dependencies null, 2.5, {"id": 1} name no task: '
+        "an id is a whole number or a string",
+        "?": "its id true is not a whole number or a string",
+        "6": 'its dependencies "3" are not a list',
+        "5.1": "its parent TM-5 was left out",
+    }
+    beads = [
+        {"id": "bd-1", "title": "t", "dependencies": [{"depends_on_id": 5}, "bd-2"]},
+        {"id": "bd-2", "title": "t", "dependencies": [{"depends_on_id": "bd-3"}]},
+    ]
+    report = ledger.import_tasks("".join(json.dumps(b) + "\n" for b in beads))
+    assert report["created"] == ["bd-2"] and [e["item"] for e in report["errors"]] == ["bd-1"]
+    assert "name no issue" in report["errors"][0]["error"]
+    assert {t["task_id"] for t in ledger.list_tasks()} == {"TM-7", "bd-2"}

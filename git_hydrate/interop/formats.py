@@ -320,15 +320,24 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             warnings=warnings,
         )
         item.objective = item.objective or item.title
-        for dep in raw.get("dependencies") or []:
-            if not isinstance(dep, dict):
-                continue
-            target = str(dep.get("depends_on_id") or "")
-            if dep.get("type") == "parent-child":
-                item.parent = target
-            elif target:
-                item.depends_on.append(target)
+        _beads_links(item, raw.get("dependencies"))
         yield item
+
+
+def _beads_links(item: Item, value: Any) -> None:
+    """Set the parent and dependencies of ``item`` from beads' ``dependencies``; one
+    that names no issue leaves the item out (waited for, it never resolves)."""
+    bad: list[str] = []
+    for dep in value if isinstance(value, list) else [] if value is None else [value]:
+        target = dep.get("depends_on_id") if isinstance(dep, dict) else None
+        if not isinstance(target, str) or not target.strip():
+            bad.append(_brief(dep))
+        elif dep.get("type") == "parent-child":
+            item.parent = target
+        else:
+            item.depends_on.append(target)
+    if bad:
+        item.error = f"its dependencies {', '.join(bad)} name no issue (depends_on_id)"
 
 
 def _tagged_tasks(data: dict[str, Any]) -> list[Any]:
@@ -361,6 +370,27 @@ def _taskmaster(text: str, origin: str) -> Iterator[Item]:
         yield from _tm_task(raw, origin, parent="")
 
 
+def _tm_id(value: Any) -> bool:
+    """Whether ``value`` can be a task-master id: a number (never ``true``) or a
+    string (``"4.2"``)."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _tm_bad_dependencies(value: Any) -> str:
+    """Why the ``dependencies`` of a task cannot be read (``""``: they can). One that
+    names no task would be waited for forever; one dropped would make it ready."""
+    if value is None:
+        return ""
+    if not isinstance(value, list):
+        return f"its dependencies {_brief(value)} are not a list"
+    bad = [_brief(dep) for dep in value if not _tm_id(dep)]
+    if not bad:
+        return ""
+    return f"its dependencies {', '.join(bad)} name no task: an id is a whole number or a string"
+
+
 def _tm_dependency(dep: Any, parent: str, named: frozenset[str]) -> str:
     """The source id a dependency names. A subtask's (``parent`` set) names a sibling by
     its number, another task's subtask as ``"4.2"``, and a top-level task by any other
@@ -375,14 +405,17 @@ def _tm_dependency(dep: Any, parent: str, named: frozenset[str]) -> str:
 def _tm_task(
     raw: Any, origin: str, parent: str, named: frozenset[str] = frozenset()
 ) -> Iterator[Item]:
-    if not parent and isinstance(raw, dict) and "." in str(raw.get("id", "")):
+    if not parent and isinstance(raw, dict) and "." in _text(raw.get("id")):
         # a subtask exported without its task: ``"id": "4.2"`` names its parent
         parent = str(raw["id"]).rsplit(".", 1)[0]
         raw = {**raw, "id": str(raw["id"]).rsplit(".", 1)[1]}
     used = {"id", "title", "description", "details", "testStrategy", "status"}
     used |= {"dependencies", "priority", "subtasks", "acceptanceCriteria"}
-    if not isinstance(raw, dict) or not isinstance(raw.get("id"), int | str):
-        yield Item(source_id=f"{parent}.?" if parent else "?", error="a task without an id")
+    if not isinstance(raw, dict) or not _tm_id(raw.get("id")):
+        error = "a task without an id"
+        if isinstance(raw, dict) and raw.get("id") is not None:
+            error = f"its id {_brief(raw['id'])} is not a whole number or a string"
+        yield Item(source_id=f"{parent}.?" if parent else "?", error=error)
         return
     source_id = f"{parent}.{raw['id']}" if parent else str(raw["id"])
     # tm-core's own field (a list of strings); older files have none
@@ -391,6 +424,7 @@ def _tm_task(
     strategy = _text(raw.get("testStrategy"))
     description = _text(raw.get("description"))
     deps = [_tm_dependency(dep, parent, named) for dep in _list(raw.get("dependencies"))]
+    error = _tm_bad_dependencies(raw.get("dependencies"))
     item = Item(
         source_id=source_id,
         title=_text(raw.get("title")).strip(),
@@ -405,9 +439,10 @@ def _tm_task(
         parent=parent,
         source=f"taskmaster:{source_id}",
         ignored=_unused(raw, used),
+        error=error,
     )
     item.objective = item.objective or item.title
-    yield item
+    yield item  # (its subtasks follow even when it is left out: they are, with that reason)
     subtasks = _list(raw.get("subtasks"))
     siblings = frozenset(
         s["id"] for s in subtasks if isinstance(s, dict) and isinstance(s.get("id"), str)
