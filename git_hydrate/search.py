@@ -10,7 +10,8 @@ way, so a body shared by many tasks is read once.
 
 Ranking is BM25 over those terms (the title counts three times), with words
 split on case and ``_`` so that ``retryHeader`` and ``retry_header`` meet
-``retry header``. Ties fall to the task id: the order is deterministic.
+``retry header``. Ties fall to the task id: the order is deterministic. A task
+the query names by its id (a word of it, case aside) comes first.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class SearchHit(TypedDict):
     #: The line that matched best, trimmed to about 120 characters.
     snippet: str
     #: Where that line is: ``title``, ``objective``, ``checkpoint``, ``attachment <source>``...
+    #: (``id``: the query named the task by its id, and no line holds its words)
     field: str
     archived: bool
 
@@ -261,6 +263,12 @@ def search_tasks(
     if attachments:
         docs = _with_bodies(refs.repo, docs, lines_of)
     scores = _bm25(words, docs)
+    # (a task the query names by its id comes first: people look one up so)
+    asked = {token.casefold() for token in query.split()}
+    named = {task_id for task_id in docs if task_id.casefold() in asked}
+    top = max(scores.values(), default=0.0) + 1.0
+    for task_id in named:
+        scores[task_id] = top + scores.get(task_id, 0.0)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     wanted = set(words)
     hits: list[SearchHit] = []
@@ -269,6 +277,8 @@ def search_tasks(
         field, snippet = _snippet(
             wanted, [*_split_lines(doc["lines"]), *lines_of.get(task_id, ())]
         )
+        if task_id in named and not snippet:
+            field, snippet = "id", doc["title"]
         hits.append(
             {
                 "task_id": task_id,

@@ -38,6 +38,18 @@ def test_ranked_by_bm25_with_the_title_counting_most(tasks: Ledger) -> None:
     assert hits[0]["score"] > hits[1]["score"] > 0
 
 
+def test_a_task_named_by_its_id_comes_first(tasks: Ledger) -> None:
+    """People look a task up by its id: named (case aside), it comes first, even when
+    its words match nothing else of the query."""
+    hits = tasks.search("d-1")
+    assert [(h["task_id"], h["field"], h["snippet"]) for h in hits] == [
+        ("D-1", "id", "Write the deployment guide.")
+    ]
+    both = tasks.search("retry header R-2")
+    assert [h["task_id"] for h in both] == ["R-2", "R-1"]
+    assert both[0]["score"] > both[1]["score"]
+
+
 def test_words_split_on_case_and_underscore_and_checkpoints_count(tasks: Ledger) -> None:
     hits = {h["task_id"]: h for h in tasks.search("rate limit")}
     assert set(hits) == {"R-2", "D-1"}
