@@ -166,6 +166,12 @@ MATRIX: list[Case] = [
         1,
         "test path 'src/../../secrets.txt' is not a file of the repository",
     ),
+    Case(
+        "an empty --parent",
+        ("task-edit", "M-1", "--parent", ""),
+        2,
+        "--no-parent drops the parent",
+    ),
     Case("task-edit with nothing to change", ("task-edit", "M-1"), 2, "nothing to change"),
     Case(
         "neither --file nor --text", ("context-add", "M-1"), 2, "exactly one of --file and --text"

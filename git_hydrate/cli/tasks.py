@@ -272,6 +272,8 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         if fields["depends_on"]:
             raise click.UsageError("--no-depends-on and --depends-on contradict each other")
         changes["depends_on"] = []
+    if fields["parent"] is not None and not fields["parent"].strip():
+        raise click.UsageError("--parent needs a task id (--no-parent drops the parent)")
     if fields["no_parent"]:
         if fields["parent"]:
             raise click.UsageError("--no-parent and --parent contradict each other")
