@@ -172,6 +172,12 @@ MATRIX: list[Case] = [
         2,
         "--no-parent drops the parent",
     ),
+    Case(
+        "an import prefix no id can begin with",
+        ("import", "--prefix", "a/b", "note.txt"),
+        2,
+        "'a/b' cannot begin a task id",
+    ),
     Case("task-edit with nothing to change", ("task-edit", "M-1"), 2, "nothing to change"),
     Case(
         "neither --file nor --text", ("context-add", "M-1"), 2, "exactly one of --file and --text"

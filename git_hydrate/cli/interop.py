@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..ids import TASK_ID_RULES, is_task_id
 from ._common import allow_secrets_option, echo_json, json_option, open_ledger, shown, warn
 
 __all__ = ["export_cmd", "import_cmd"]
@@ -46,6 +47,15 @@ def _source(ctx: click.Context, source: str | None) -> str:
     return "-"
 
 
+def _check_prefix(prefix: str | None) -> None:
+    """Refuse a prefix no task id can begin with: else every item would be refused,
+    one warning each."""
+    if prefix is not None and not is_task_id(prefix + "1"):
+        raise click.BadParameter(
+            f"{prefix[:40]!r} cannot begin a task id ({TASK_ID_RULES})", param_hint="--prefix"
+        )
+
+
 @click.command("import")
 @click.argument("source", metavar="FILE", required=False)
 @click.option("--from", "fmt", type=_FROM, help="The format (default: detected).")
@@ -77,6 +87,7 @@ def import_cmd(
       gh issue list --json number,title,body,labels,state,url | git hydrate import
       git hydrate import .taskmaster/tasks/tasks.json --dry-run
     """
+    _check_prefix(prefix)
     source = _source(ctx, source)
     text = _read(source)
     with open_ledger(ctx) as ledger:
