@@ -254,8 +254,8 @@ def test_the_board_has_columns_filters_and_pages(served: tuple[Path, WebServer])
     fixes = get_json(server, "/api/tasks?kind=fix")
     assert [i["task_id"] for i in fixes["items"]] == ["X-1"]
     holders = {f["value"] for f in board["facets"]["holders"]}
-    assert holders == {"-", f"{GIT_NAME} <{GIT_EMAIL}>"}
-    assert [i["task_id"] for i in get_json(server, "/api/tasks?holder=-&kind=fix")["items"]] == [
+    assert holders == {"", f"{GIT_NAME} <{GIT_EMAIL}>"}  # ("": nobody)
+    assert [i["task_id"] for i in get_json(server, "/api/tasks?holder=&kind=fix")["items"]] == [
         "X-1"
     ]
     assert board["total"] == 8

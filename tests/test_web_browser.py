@@ -235,3 +235,35 @@ def test_the_graph_draws_the_open_tasks(site: tuple[Path, str], page: Any) -> No
     page.wait_for_url(re.compile(r"/task/P-01$"))
     page.wait_for_selector("#fields h1")
     assert page.text_content("#fields .task-title") == PAYLOADS[1]
+
+
+def test_the_holder_filter_tells_nobody_from_a_holder_named_dash(repo: Path, page: Any) -> None:
+    """``(nobody)`` lists the unclaimed tasks, not those of a worker called ``-``,
+    and survives the address and the next read of the board."""
+    from playwright.sync_api import expect
+
+    for task in ("DASH-1", "FREE-1"):
+        hydrate(repo, "task-add", task, "--objective", "o", "--acceptance", "a")
+    assert hydrate(repo, "claim", "DASH-1", "--as", "-").returncode == 0
+    with web_serving(repo) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        page.goto(url + "/")
+        page.wait_for_selector("body[data-loaded] .card")
+        labels = page.locator("#f-holder option").all_text_contents()
+        assert labels == ["any", "(nobody) (1)", "- (1)"]
+        page.select_option("#f-holder", label="(nobody) (1)")
+        expect(page.locator(".card")).to_have_count(1)
+        assert page.locator(".card").get_attribute("data-task") == "FREE-1"
+        assert page.url.endswith("/?holder=")
+        checked = page.eval_on_selector("#f-holder", "s => s.selectedOptions[0].textContent")
+        assert checked == "(nobody) (1)"  # (the board read again keeps the choice)
+        page.select_option("#f-holder", label="- (1)")
+        expect(page.locator(".card[data-task='DASH-1']")).to_have_count(1)
+        expect(page.locator(".card")).to_have_count(1)
+        page.goto(url + "/?holder=")
+        page.wait_for_selector("body[data-loaded] .card")
+        expect(page.locator(".card")).to_have_count(1)
+        assert page.locator(".card").get_attribute("data-task") == "FREE-1"
+        selected = page.eval_on_selector("#f-holder", "s => s.selectedOptions[0].textContent")
+        assert selected == "(nobody) (1)"
+        _no_script_ran(page)

@@ -119,7 +119,8 @@ def _archived_cards(refs: TaskRefs) -> list[dict[str, Any]]:
 
 class Filters:
     """Which cards a board shows: all of ``tags``, any of ``kinds``, any of
-    ``holders`` (``-`` for no holder), archived tasks or not."""
+    ``holders`` (``""`` for no holder: a claim's holder name is never empty, so no
+    one's name reads as nobody), archived tasks or not."""
 
     def __init__(
         self,
@@ -136,7 +137,7 @@ class Filters:
     def match(self, item: Mapping[str, Any]) -> bool:
         if self.kinds and item["kind"] not in self.kinds:
             return False
-        if self.holders and (item["holder"] or "-") not in self.holders:
+        if self.holders and item["holder"] not in self.holders:
             return False
         return all(tag in item["tags"] for tag in self.tags)
 
@@ -243,7 +244,7 @@ def _facets(cards: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         tags.update(item["tags"])
         if item["kind"]:
             kinds[item["kind"]] += 1
-        holders[item["holder"] or "-"] += 1
+        holders[item["holder"]] += 1  # ("": nobody, as on the cards)
 
     def listed(counter: Counter[str]) -> list[dict[str, Any]]:
         top = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:FACET_LIMIT]

@@ -46,6 +46,10 @@ class Query:
         """Every non-empty value of ``name``, in order."""
         return [v for v in self.params.get(name, []) if v]
 
+    def every(self, name: str) -> list[str]:
+        """Every value of ``name``, in order, empty ones too (``?holder=``: nobody)."""
+        return list(self.params.get(name, []))
+
     def integer(
         self, name: str, default: int | None, *, low: int = 0, high: int | None = None
     ) -> int | None:

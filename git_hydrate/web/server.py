@@ -131,7 +131,7 @@ class WebApp:
         return Filters(
             tags=query.texts("tag"),
             kinds=query.texts("kind"),
-            holders=query.texts("holder"),
+            holders=query.every("holder"),
             archived=query.flag("archived"),
         )
 

@@ -4,11 +4,22 @@
 const PAGE = 50;
 const FILTERS = ["tag", "kind", "holder"];
 
+// The holder of unclaimed tasks is "" (a claim's holder name is never empty), the
+// value of "any" too: the option that asks for nobody is told apart by a mark.
+function nobodyOption(count) {
+  const text = count === undefined ? "(nobody)" : `(nobody) (${count})`;
+  return el("option", { value: "", "data-nobody": "1", text });
+}
+
+function isNobody(option) {
+  return Boolean(option && option.dataset.nobody);
+}
+
 function filterParams() {
   const params = new URLSearchParams();
   for (const name of FILTERS) {
-    const value = document.getElementById(`f-${name}`).value;
-    if (value) params.set(name, value);
+    const select = document.getElementById(`f-${name}`);
+    if (select.value || isNobody(select.selectedOptions[0])) params.set(name, select.value);
   }
   if (document.getElementById("f-archived").checked) params.set("archived", "1");
   return params;
@@ -85,10 +96,17 @@ function column(col) {
 function fillFacet(name, values) {
   const select = document.getElementById(`f-${name}`);
   const chosen = select.value;
+  const nobody = isNobody(select.selectedOptions[0]);
   clear(select).append(el("option", { value: "", text: "any" }));
   for (const { value, count } of values) {
-    const label = name === "holder" && value === "-" ? "(nobody)" : value;
-    select.append(el("option", { value, text: `${label} (${count})` }));
+    select.append(name === "holder" && value === ""
+      ? nobodyOption(count)
+      : el("option", { value, text: `${value} (${count})` }));
+  }
+  if (nobody) {
+    const option = [...select.options].find(isNobody) || select.appendChild(nobodyOption());
+    option.selected = true;
+    return;
   }
   if (chosen && !values.some((v) => v.value === chosen)) {
     select.append(el("option", { value: chosen, text: chosen }));
@@ -119,8 +137,12 @@ function start() {
   const given = new URLSearchParams(location.search);
   for (const name of FILTERS) {
     const value = given.get(name);
-    if (value) {
-      const select = document.getElementById(`f-${name}`);
+    const select = document.getElementById(`f-${name}`);
+    if (name === "holder" && value === "") {
+      const option = nobodyOption();
+      select.append(option);
+      option.selected = true;
+    } else if (value) {
       select.append(el("option", { value, text: value }));
       select.value = value;
     }
