@@ -267,3 +267,25 @@ def test_the_holder_filter_tells_nobody_from_a_holder_named_dash(repo: Path, pag
         selected = page.eval_on_selector("#f-holder", "s => s.selectedOptions[0].textContent")
         assert selected == "(nobody) (1)"
         _no_script_ran(page)
+
+
+@pytest.mark.parametrize(
+    ("address", "error"),
+    [
+        ("/?kind=nope", "unknown kind 'nope'"),
+        ("/?archived=yes", "archived must be 1 or 0 (or left out), not 'yes'"),
+    ],
+)
+def test_a_filter_the_server_refuses_is_said_on_the_page(
+    site: tuple[Path, str], page: Any, address: str, error: str
+) -> None:
+    from playwright.sync_api import expect
+
+    _repo, url = site
+    page.goto(url + address)
+    expect(page.locator("#board .error")).to_contain_text(error)
+    assert page.locator(".card").count() == 0
+    page.select_option("#f-kind", "")  # (a control chosen: its filters, the board back)
+    page.check("#f-archived")
+    expect(page.locator(".card[data-task='H-1']")).to_have_count(1)
+    assert page.locator("#board .error").count() == 0 and "archived=1" in page.url

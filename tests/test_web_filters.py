@@ -57,3 +57,54 @@ def test_nobody_is_no_holders_name(board: WebServer) -> None:
     assert _ids(board, "/api/tasks?holder=-&holder=&kind=fix") == ["DASH-1", "FREE-1"]
     assert _ids(board, "/api/tasks?holder=bob&station=in_progress") == ["BOB-1"]
     assert _ids(board, "/api/tasks") == ["BOB-1", "DASH-1", "FREE-1"]
+
+
+_KINDS = "use one of code, fix, closure, planning, product"
+_STATIONS = "use one of open, in_progress, blocked, review, done, cancelled"
+
+
+@pytest.mark.parametrize(
+    ("query", "error"),
+    [
+        ("kind=nope", f"unknown kind 'nope': {_KINDS}"),
+        ("kind=fix&kind=Fix", f"unknown kind 'Fix': {_KINDS}"),
+        ("kind=", f"unknown kind '': {_KINDS}"),
+        ("archived=yes", "archived must be 1 or 0 (or left out), not 'yes'"),
+        ("archived=true", "archived must be 1 or 0 (or left out), not 'true'"),
+        ("archived=2", "archived must be 1 or 0 (or left out), not '2'"),
+        ("archived", "archived must be 1 or 0 (or left out), not ''"),
+        ("archived=", "archived must be 1 or 0 (or left out), not ''"),
+        ("tag=", "tag must not be empty: leave it out for any tag"),
+    ],
+)
+@pytest.mark.parametrize("endpoint", ["/api/board", "/api/tasks"])
+def test_a_filter_refuses_a_value_it_does_not_know(
+    board: WebServer, endpoint: str, query: str, error: str
+) -> None:
+    status, data = _get(board, f"{endpoint}?{query}")
+    assert (status, data) == (400, {"error": error})
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        ("/api/tasks?station=nope", f"unknown station 'nope': {_STATIONS}"),
+        ("/api/tasks?station=", f"unknown station '': {_STATIONS}"),
+        ("/api/task/FREE-1/prompt?outline=yes", "outline must be 1 or 0 (or left out), not 'yes'"),
+        ("/api/task/FREE-1/attachments?outline", "outline must be 1 or 0 (or left out), not ''"),
+    ],
+)
+def test_a_station_or_a_switch_refuses_a_value_it_does_not_know(
+    board: WebServer, path: str, error: str
+) -> None:
+    status, data = _get(board, path)
+    assert (status, data) == (400, {"error": error})
+
+
+def test_the_values_the_filters_take(board: WebServer) -> None:
+    assert _ids(board, "/api/tasks?kind=fix&kind=code&archived=0") == ["BOB-1", "DASH-1", "FREE-1"]
+    assert _ids(board, "/api/tasks?kind=code&archived=1") == []
+    assert _ids(board, "/api/tasks?station=open") == ["FREE-1"]
+    assert _ids(board, "/api/tasks?tag=none") == []  # (a tag no task has: no task)
+    for outline in ("1", "0"):
+        assert _get(board, f"/api/task/FREE-1/prompt?outline={outline}")[0] == 200

@@ -7,6 +7,7 @@ line), never a guess.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Final
 from urllib.parse import parse_qs
 
@@ -19,8 +20,6 @@ __all__ = ["MAX_PAGE", "Query"]
 MAX_PAGE: Final = 500
 #: The most characters a query string may have.
 _MAX_QUERY: Final = 8192
-_TRUE: Final = {"1", "true", "yes", "on"}
-_FALSE: Final = {"", "0", "false", "no", "off"}
 
 
 class Query:
@@ -34,21 +33,45 @@ class Query:
         except ValueError as exc:  # pragma: no cover - parse_qs is lenient
             raise ValidationError(f"bad query string: {exc}") from exc
 
-    def text(self, name: str, default: str = "") -> str:
-        """The value of ``name``, else ``default``; given twice (``?limit=1&limit=500``)
-        it is refused, not read one way here and another in a proxy or a cache."""
+    def given(self, name: str) -> str | None:
+        """The value of ``name`` (``?name`` alone: ``""``), or ``None`` when absent;
+        given twice (``?limit=1&limit=500``) it is refused, not read one way here and
+        another in a proxy or a cache."""
         values = self.params.get(name)
         if values and len(values) > 1:
             raise ValidationError(f"{name} given {len(values)} times: give it once")
-        return values[0] if values else default
+        return values[0] if values else None
+
+    def text(self, name: str, default: str = "") -> str:
+        """The value of ``name``, else ``default``; given twice, refused."""
+        value = self.given(name)
+        return default if value is None else value
 
     def texts(self, name: str) -> list[str]:
-        """Every non-empty value of ``name``, in order."""
-        return [v for v in self.params.get(name, []) if v]
+        """Every value of ``name``, in order; an empty one is refused (leave it out)."""
+        values = self.params.get(name, [])
+        if "" in values:
+            raise ValidationError(f"{name} must not be empty: leave it out for any {name}")
+        return list(values)
 
     def every(self, name: str) -> list[str]:
         """Every value of ``name``, in order, empty ones too (``?holder=``: nobody)."""
         return list(self.params.get(name, []))
+
+    def choices(self, name: str, known: Collection[str]) -> list[str]:
+        """Every value of ``name``, each one of ``known``."""
+        values = self.params.get(name, [])
+        for value in values:
+            if value not in known:
+                raise ValidationError(
+                    f"unknown {name} {value[:40]!r}: use one of {', '.join(known)}"
+                )
+        return list(values)
+
+    def choice(self, name: str, known: Collection[str]) -> str | None:
+        """The value of ``name``, one of ``known``, or ``None`` when absent."""
+        value = self.given(name)
+        return None if value is None else self.choices(name, known)[0]
 
     def integer(
         self, name: str, default: int | None, *, low: int = 0, high: int | None = None
@@ -65,14 +88,16 @@ class Query:
             raise ValidationError(f"{name} must be {bound}, not {number}")
         return number
 
-    def flag(self, name: str) -> bool:
-        """``name`` as a yes/no switch (absent: no)."""
-        value = self.text(name).lower()
-        if value in _TRUE:
-            return True
-        if value in _FALSE:
-            return False
-        raise ValidationError(f"{name} must be 1 or 0, not {value[:40]!r}")
+    def flag(self, name: str, default: bool = False) -> bool:
+        """``name`` as a switch: exactly ``1`` (yes) or ``0`` (no), else ``default``
+        when absent. ``?archived`` alone, ``archived=yes`` or ``archived=true`` are
+        refused: one spelling, so no reader takes it another way."""
+        value = self.given(name)
+        if value is None:
+            return default
+        if value in ("0", "1"):
+            return value == "1"
+        raise ValidationError(f"{name} must be 1 or 0 (or left out), not {value[:40]!r}")
 
     def page(self, default_limit: int = 50) -> tuple[int, int]:
         """``(offset, limit)``: where a page starts and how many items it holds."""
@@ -95,10 +120,9 @@ class Query:
     def budget(self) -> dict[str, Any]:
         """The budget asked for, as :meth:`git_hydrate.Ledger.budget` takes it
         (``None``: from the settings, as on the command line)."""
-        outline = self.text("outline")
         return {
             "max_bytes": self.size("max_bytes", "bytes"),
             "max_tokens": self.size("max_tokens", "tokens"),
             "encoding": self.text("encoding") or None,
-            "outline": None if outline == "" else self.flag("outline"),
+            "outline": None if self.given("outline") is None else self.flag("outline"),
         }

@@ -32,7 +32,7 @@ import msgspec
 
 from ..errors import Conflict, CorruptData, HydrateError, NotFound, ValidationError
 from ..ledger import Ledger
-from ..model import STATIONS
+from ..model import KINDS, STATIONS
 from .board import Board, Filters
 from .graph import dependency_graph
 from .query import Query
@@ -130,7 +130,7 @@ class WebApp:
     def _filters(self, query: Query) -> Filters:
         return Filters(
             tags=query.texts("tag"),
-            kinds=query.texts("kind"),
+            kinds=query.choices("kind", KINDS),
             holders=query.every("holder"),
             archived=query.flag("archived"),
         )
@@ -144,9 +144,7 @@ class WebApp:
 
     def task_list(self, query: Query) -> dict[str, Any]:
         offset, limit = query.page(default_limit=50)
-        station = query.text("station") or None
-        if station is not None and station not in STATIONS:
-            raise ValidationError(f"unknown station {station[:40]!r}")
+        station = query.choice("station", STATIONS)
         version = self.watch.version()
         filters = self._filters(query)
         refs = self.ledger.refs

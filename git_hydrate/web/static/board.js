@@ -15,7 +15,22 @@ function isNobody(option) {
   return Boolean(option && option.dataset.nobody);
 }
 
+// The address's filters are sent as they are until a control changes, so a value
+// the server does not take (kind=nope, archived=yes) is its error on the page,
+// not dropped on the way.
+let fromAddress = addressFilters();
+
+function addressFilters() {
+  const given = new URLSearchParams(location.search);
+  const params = new URLSearchParams();
+  for (const name of [...FILTERS, "archived"]) {
+    for (const value of given.getAll(name)) params.append(name, value);
+  }
+  return params;
+}
+
 function filterParams() {
+  if (fromAddress) return new URLSearchParams(fromAddress);
   const params = new URLSearchParams();
   for (const name of FILTERS) {
     const select = document.getElementById(`f-${name}`);
@@ -148,7 +163,10 @@ function start() {
     }
   }
   document.getElementById("f-archived").checked = given.get("archived") === "1";
-  document.getElementById("filters").addEventListener("change", load);
+  document.getElementById("filters").addEventListener("change", () => {
+    fromAddress = null;
+    load();
+  });
   document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
   load();
   pollVersion(load);
