@@ -66,7 +66,9 @@ def test_every_interface_answers_addresses_and_its_names_only(
     assert headers["Content-Security-Policy"] == CSP
     if status == 421:
         error = json.loads(body)["error"]
-        assert "--allow-host" in error and "W-1" not in body.decode()
+        assert f"not this server's: it answers any address of this machine with :{port}" in error
+        assert ("--allow-host" in error) is (name != "[not-an-address]")  # (a name it takes)
+        assert "W-1" not in body.decode()
 
 
 def test_every_interface_answers_the_machines_own_name(everywhere: WebServer) -> None:
@@ -146,3 +148,49 @@ def test_a_bad_allowed_name_is_one_line(repo: Path, name: str) -> None:
     result = hydrate(repo, "web", "--port", "0", "--allow-host", name)
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and "is not a host name" in result.stderr
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_two_host_headers_are_refused(loopback: WebServer, order: int) -> None:
+    """Read one way here and another by a proxy: as RFC 9112 asks, 400 either way."""
+    ours = f"127.0.0.1:{loopback.server_address[1]}"
+    first, second = [(ours, "evil.example"), ("evil.example", ours)][order]
+    status, headers, body = _raw(
+        loopback,
+        f"GET /api/board HTTP/1.1\r\nHost: {first}\r\nHost: {second}\r\n\r\n".encode(),
+    )
+    assert status.split()[1] == "400"
+    assert json.loads(body) == {"error": "Host given 2 times: give it once"}
+    assert headers["Content-Security-Policy"] == CSP and headers["Connection"] == "close"
+
+
+def test_a_host_without_its_port_is_port_80_and_told_what_is_answered(
+    loopback: WebServer,
+) -> None:
+    port = loopback.server_address[1]
+    answered = f"127.0.0.1:{port}, [::1]:{port} or localhost:{port}"
+    for host, names in (("127.0.0.1", "no port, so port 80"), ("LocalHost:1", "port 1")):
+        status, _headers, body = _get(loopback, "/api/version", host)
+        assert status == 421
+        assert json.loads(body)["error"] == (
+            f"Host {host!r} names {names}, not {port}: this server answers {answered}"
+        )
+    status, _headers, body = _get(loopback, "/api/version", f"evil.example:{port}")
+    assert status == 421
+    assert json.loads(body)["error"] == (
+        f"Host 'evil.example:{port}' is not this server's: it answers {answered}; "
+        "git hydrate web --allow-host evil.example answers evil.example too"
+    )
+
+
+def test_a_refusal_on_every_interface_names_what_is_answered_not_the_machine(
+    everywhere: WebServer,
+) -> None:
+    port = everywhere.server_address[1]
+    status, _headers, body = _get(everywhere, "/api/version", "192.0.2.7")
+    assert status == 421
+    assert json.loads(body)["error"] == (
+        f"Host '192.0.2.7' names no port, so port 80, not {port}: this server answers "
+        f"any address of this machine with :{port} (as 127.0.0.1:{port}), localhost:{port}, "
+        f"this machine's names with :{port} or board.example.org (any port or none)"
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from ._common import open_ledger, warn
@@ -13,15 +11,15 @@ __all__ = ["DEFAULT_PORT", "web"]
 #: The port ``web`` listens on unless told otherwise.
 DEFAULT_PORT = 7878
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-#: A host name ``--allow-host`` takes (no port, no address: any address is answered).
-_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")
 
 
 def _host_names(
     _ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
 ) -> tuple[str, ...]:
+    from ..web.server import HOST_NAME
+
     for name in value:
-        if not _HOST_NAME.match(name):
+        if not HOST_NAME.match(name):
             raise click.BadParameter(f"{name[:80]!r} is not a host name (as in board.example.org)")
     return value
 

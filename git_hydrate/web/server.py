@@ -39,7 +39,7 @@ from .query import Query
 from .taskpage import TaskPages
 from .watch import RefsWatch
 
-__all__ = ["CSP", "STATIC_DIR", "WebApp", "WebServer", "json_bytes", "make_server"]
+__all__ = ["CSP", "HOST_NAME", "STATIC_DIR", "WebApp", "WebServer", "json_bytes", "make_server"]
 
 #: The Content-Security-Policy of every response.
 CSP: Final = (
@@ -68,6 +68,8 @@ _PAGES: Final = (
     (re.compile(r"/task/[^/]+\Z"), "task.html"),
     (re.compile(r"/graph\Z"), "graph.html"),
 )
+#: A host name ``--allow-host`` takes (no port, no address: any address is answered).
+HOST_NAME: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")
 _ALLOWED: Final = "GET, HEAD"
 _ANY_ADDRESS: Final = ("0.0.0.0", "::", "")
 _ENCODER: Final = msgspec.json.Encoder()
@@ -171,6 +173,9 @@ class WebServer(ThreadingHTTPServer):
     #: The names given with ``--allow-host`` (lower-cased): answered with any port
     #: or none (a proxy in front of it chooses the port it shows).
     allowed: frozenset[str] = frozenset()
+    #: The ``Host`` values it answers, in words, for a refusal to name (the machine's
+    #: own names are not spelt out: a site rebound to it could read them).
+    answered: str = ""
 
     def answers_to(self, host: str) -> bool:
         """Whether a request whose ``Host`` header is ``host`` is for this server."""
@@ -182,11 +187,36 @@ class WebServer(ThreadingHTTPServer):
         name, colon, port = host.rpartition(":")
         if not colon or port != str(self.server_address[1]):
             return False
-        try:
-            ipaddress.ip_address(name[1:-1] if name.startswith("[") else name)
-        except ValueError:
-            return False  # (a name: one of the machine's, in hosts, or a stranger's)
-        return True
+        return _is_address(name)  # (a name: one of the machine's, in hosts, or a stranger's)
+
+    def refusal(self, host: str) -> str:
+        """Why a request whose ``Host`` is ``host`` is refused, and what is answered."""
+        if not host:
+            return "a request needs a Host header naming this server"
+        name, port = _name_of(host.lower()), _port_of(host)
+        bound = self.server_address[1]
+        shown = repr(host[:80])
+        if self.answers_to(f"{name}:{bound}"):  # (its own name, another port)
+            given = f"port {port[:8]}" if port else "no port, so port 80"
+            return f"Host {shown} names {given}, not {bound}: this server answers {self.answered}"
+        why = f"Host {shown} is not this server's: it answers {self.answered}"
+        if HOST_NAME.match(name) and not _is_address(name):
+            why += f"; git hydrate web --allow-host {name} answers {name} too"
+        return why
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name[1:-1] if name.startswith("[") else name)
+    except ValueError:
+        return False
+    return True
+
+
+def _port_of(host: str) -> str:
+    """The port of a ``Host`` value, ``""`` when it has none (``[::1]:80``: ``80``)."""
+    rest = host[len(_name_of(host)) :]
+    return rest[1:] if rest.startswith(":") else rest
 
 
 def _name_of(host: str) -> str:
@@ -231,7 +261,24 @@ def make_server(
     server.allowed = frozenset(name.lower() for name in allowed)
     if bound == 80:  # (a browser leaves the default port out)
         server.hosts |= {name.lower() for name in names}
+    server.answered = _answered(server, host)
     return server
+
+
+def _answered(server: WebServer, host: str) -> str:
+    bound = server.server_address[1]
+    if server.any_address:
+        values = [
+            f"any address of this machine with :{bound} (as 127.0.0.1:{bound})",
+            f"localhost:{bound}",
+            f"this machine's names with :{bound}",
+        ]
+    else:
+        shown = f"[{host}]" if ":" in host else host
+        names = dict.fromkeys(["127.0.0.1", "[::1]", "localhost", shown.lower()])
+        values = [f"{name}:{bound}" for name in names]
+    values += [f"{name} (any port or none)" for name in sorted(server.allowed)]
+    return ", ".join(values[:-1]) + f" or {values[-1]}"
 
 
 def _status(exc: HydrateError) -> HTTPStatus:
@@ -294,17 +341,24 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return  # quiet: the terminal shows the address and errors only
 
+    def _refused_host(self, head: bool) -> bool:
+        """Refuse (and say so) a request with two ``Host`` headers, as RFC 9112
+        section 3.2 asks (the first here, the last in a proxy), or for another host."""
+        hosts = self.headers.get_all("Host") or [""]
+        if len(hosts) > 1:
+            self.close_connection = True
+            body = _ENCODER.encode({"error": f"Host given {len(hosts)} times: give it once"})
+            extra = {"Connection": "close"}
+            self._send(HTTPStatus.BAD_REQUEST, body, "application/json", head, extra=extra)
+            return True
+        if self.server.answers_to(hosts[0]):
+            return False
+        body = _ENCODER.encode({"error": self.server.refusal(hosts[0])})
+        self._send(HTTPStatus.MISDIRECTED_REQUEST, body, "application/json", head)
+        return True
+
     def _respond(self, head: bool) -> None:
-        host = self.headers.get("Host", "")
-        if not self.server.answers_to(host):
-            name = _name_of(host.lower())
-            why = (
-                f"unexpected Host header: git hydrate web --allow-host {name[:80]} answers it"
-                if name
-                else "a request needs a Host header naming this server"
-            )
-            body = _ENCODER.encode({"error": why})
-            self._send(HTTPStatus.MISDIRECTED_REQUEST, body, "application/json", head)
+        if self._refused_host(head):
             return
         target = urlsplit(self.path)
         path = target.path
