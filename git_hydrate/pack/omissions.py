@@ -28,7 +28,7 @@ their lines at most a quarter of the room, so a small budget keeps room for
 attachments), in packing order, and ends with a count of the rest and the command that
 lists every one (``prompt ID -v`` with the options that build this very prompt
 again: :meth:`.Budget.options`; ``expand ID ...`` for expand's); where the budget
-has no room for that, only the count.
+has no room for that, only the count: one line that counts every omission.
 :class:`Notice` keeps its cost exact while the walk decides, without rendering
 it again per attachment. Pure: no I/O, no git.
 """
@@ -178,7 +178,7 @@ class Notice:
 
     def counting(self) -> Notice:
         """An empty notice like this one that names none of its attachments (nor
-        the files the task names that have none: it counts them)."""
+        the files the task names that have none): one line counts them all."""
         return Notice(
             self.task_id,
             self.layout,
@@ -280,14 +280,35 @@ class Notice:
 
     def _more_line(self) -> str:
         rest = len(self.items) - len(self._listed)
+        if not self.cap:
+            return self._count_line(rest)
         if rest <= 0:
             return ""
         if not self._listed:
-            return (
-                f"- {rest:,} attachment{'s' if rest > 1 else ''} left out or shrunk to fit: "
-                f"{self.lister()} lists every one\n"
-            )
+            return self._more_line_of(rest)
         return f"- and {rest:,} more not named here: {self.lister()} lists every one\n"
+
+    def _count_line(self, rest: int) -> str:
+        """The one line of a notice that names none: every omission counted (the
+        files the task names that have no attachment too)."""
+        files = len(self.unattached)
+        if not files:
+            return self._more_line_of(rest)
+        said = f"{files:,} file{'s' if files > 1 else ''} the task names not attached"
+        if not rest:
+            return f"- {said}: {self.lister()} lists {'them' if files > 1 else 'it'}\n"
+        return (
+            f"- {rest:,} attachment{'s' if rest > 1 else ''} left out or shrunk and {said}: "
+            f"{self.lister()} lists every one\n"
+        )
+
+    def _more_line_of(self, rest: int) -> str:
+        if rest <= 0:
+            return ""
+        return (
+            f"- {rest:,} attachment{'s' if rest > 1 else ''} left out or shrunk to fit: "
+            f"{self.lister()} lists every one\n"
+        )
 
     def lister(self) -> str:
         """The command that lists every omission of this prompt, as the section
@@ -303,16 +324,10 @@ class Notice:
         return layout.notice_open + intro, self._named_part() + layout.notice_close
 
     def _named_part(self) -> str:
-        """The lines of the files the task names that have no attachment (a count
-        of them, once the notice names nothing one by one)."""
-        if not self.unattached:
+        """The lines of the files the task names that have no attachment (none
+        once the notice names nothing one by one: its count line counts them)."""
+        if not self.unattached or not self.cap:
             return ""
-        if not self.cap:
-            count = len(self.unattached)
-            return (
-                f"- {count:,} file{'s' if count > 1 else ''} the task names not attached: "
-                f"{self.lister()} lists {'them' if count > 1 else 'it'}\n"
-            )
         start = self.layout.notice_start
         lines = [f"{start(u.path)}{u.words(self.task_id)}\n" for u in self.unattached]
         return _NAMED_INTRO + "".join(lines)
