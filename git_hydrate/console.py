@@ -202,7 +202,10 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
         parts.append("omitted 0")
     parts.append(f"shrunk {len(shrunk)}")
     if shrunk or any(item["reason"] != "expired" for item in omitted):
-        parts.append(f"everything would fit in about {thousands(result['needed_bytes'])} bytes")
+        needed = f"{thousands(result['needed_bytes'])} bytes"
+        if result.get("needed_tokens") is not None:
+            needed += f", {thousands(result['needed_tokens'])} tokens"
+        parts.append(f"everything would fit in about {needed}")
     for item in result.get("flagged") or ():
         # a file the task names is never left out, shrunk or missing silently
         parts.append(f"{item['named']} {shown(item['source'])} {_flag(item)}")

@@ -218,9 +218,10 @@ class PromptResult(TypedDict):
     """``Ledger.prompt()``: the prompt measured alone (its packet comes along).
 
     ``prompt_bytes`` is what ``max_bytes`` bounds; ``kept`` of ``attachments``
-    made it in, and ``needed_bytes`` is about the budget that would hold
-    them all. With tokens counted: ``token_count`` (exact), ``max_tokens``,
-    ``token_encoding``; ``shrunk`` with outlines on.
+    made it in, and ``needed_bytes`` is the budget that would hold them all
+    whole. With a token budget: ``token_count`` (exact), ``max_tokens``,
+    ``token_encoding``, ``needed_tokens`` (the token budget that would hold
+    them all); ``shrunk`` with outlines on.
     """
 
     packet: dict[str, Any]
@@ -234,6 +235,7 @@ class PromptResult(TypedDict):
     kept: int
     attachments: int
     needed_bytes: int
+    needed_tokens: NotRequired[int]
     token_count: NotRequired[int]
     max_tokens: NotRequired[int | None]
     token_encoding: NotRequired[str]
@@ -255,6 +257,7 @@ class PromptFields(TypedDict):
     kept: int
     attachments: int
     needed_bytes: int
+    needed_tokens: NotRequired[int]
     token_count: NotRequired[int]
     max_tokens: NotRequired[int | None]
     token_encoding: NotRequired[str]

@@ -70,6 +70,7 @@ _REPORTED: Final = (
     "kept",
     "attachments",
     "needed_bytes",
+    "needed_tokens",
     "token_count",
     "max_tokens",
     "token_encoding",
@@ -401,8 +402,8 @@ def write_artefacts(
 
     Returns ``{task, directory, commit, found_in, changed, prompt_bytes,
     max_bytes, kept, attachments, needed_bytes, omitted, files}`` (plus
-    ``token_count``, ``max_tokens``, ``token_encoding`` with a token budget
-    and ``shrunk`` with outlines).
+    ``token_count``, ``max_tokens``, ``token_encoding``, ``needed_tokens``
+    with a token budget and ``shrunk`` with outlines).
 
     Raises:
         HydrateError: the task cannot be read or packed.

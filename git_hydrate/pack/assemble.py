@@ -25,6 +25,7 @@ from ..errors import Conflict, ValidationError
 from .budget import DEFAULT_ENCODING, Budget
 from .entries import Attachment, AttachmentLoader, AttachmentOutliner, SeedEdge, dedupe
 from .formats import SEED, Layout
+from .needed import advise
 from .omissions import Notice, Unattached, flagged
 from .render import (
     OUTPUT_CONTRACT,
@@ -61,7 +62,7 @@ from .seed import (
     split_budget,
     summarize_packet,
 )
-from .walk import Plan, Walked, as_timestamp, back_off, needed, walk
+from .walk import Plan, Walked, as_timestamp, back_off, walk
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -438,7 +439,11 @@ def render_attachments(
             result["packet_tokens"] = frame.counted["packet"]
             result["total_tokens"] = frame.counted["prompt"] + frame.counted["packet"]
     result["note"] = EXPAND_NOTE if tokens is None else TOKENS_NOTE
-    _account(result, walked, (ordered, unattached), moment, frame.base_prompt)
+    advice: dict[str, int] = {}
+    if not with_json:
+        base = (frame.base_prompt, frame.counted.get("base", 0))
+        advice = advise(walked, (ordered, moment), plan, (base, load_body))
+    _account(result, walked, (ordered, unattached), advice)
     return _finish(result, walked, tokens, max_tokens, outline)
 
 
@@ -446,19 +451,18 @@ def _account(
     result: dict[str, Any],
     walked: Walked,
     given: tuple[Sequence[Attachment], Sequence[Unattached]],
-    moment: float,
-    base: int,
+    advice: dict[str, int],
 ) -> None:
     """What the result says of the attachments (``given``: in packing order, and
     the files the task names that have none): omitted, and for ``prompt`` how
-    many were kept, what all would need, the named ones not held whole and how
-    value per byte decided."""
+    many were kept, what all would need (``advice``: :func:`.needed.advise`'s),
+    the named ones not held whole and how value per byte decided."""
     ordered, unattached = given
     result["omitted"] = walked.omitted_parts()
     if not walked.plan.json:
         result["kept"] = len(walked.kept)
         result["attachments"] = len(ordered)
-        result["needed_bytes"] = base + needed(walked, ordered, moment, walked.plan)
+        result.update(advice)
     # (from what was left out and shrunk, whether or not the notice fit)
     named = flagged(walked.missing(ordered), ordered, unattached)
     if named:

@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final
 
-from ..codec import encode_output
 from .entries import Attachment, AttachmentLoader, Item
 from .measure import (
     Plan,
@@ -48,7 +47,7 @@ from .omissions import Notice
 from .render import utf8_len
 from .value import waits
 
-__all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "back_off", "needed", "walk"]
+__all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "back_off", "walk"]
 
 #: The first 1/TOP_SHARE of the packing order (at least the first attachment) rank
 #: high: like a file the task names, one that does not fit is outlined in place.
@@ -391,28 +390,4 @@ def _mention(
     total = total_tokens(walked)
     while over(walked, total) and walked.kept:
         total = _drop_last(walked, total_tokens)
-    return total
-
-
-def needed(walked: Walked, entries: Sequence[Attachment], now: float, plan: Plan) -> int:
-    """Bytes of the measured texts that would hold every live attachment in full.
-
-    Exact for attachments the walk read; for one it skipped unread, its size
-    stands in for its (at least as large) encoded cost.
-    """
-    total = 0
-    count = 0
-    for entry in entries:
-        if entry.expires is not None and entry.expires <= now:
-            continue
-        source = entry.source
-        size = min_body_bytes(entry)
-        if plan.json:
-            total += size + len(encode_output(source)) + len(entry.hash) + 30
-        if plan.prompt:
-            total += utf8_len("".join(plan.layout.section(count + 1, source, ""))) + size
-        count += 1
-    if count:
-        total += (count - 1) * (int(plan.json) + len(plan.layout.separator) * int(plan.prompt))
-        total += plan.layout.block_overhead if plan.prompt else 0
     return total

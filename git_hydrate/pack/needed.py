@@ -1,0 +1,92 @@
+"""The budget that would hold every attachment whole: ``prompt``'s advice.
+
+The summary line's "everything would fit in about N bytes" (``needed_bytes``;
+``needed_tokens`` under a token budget) is what the walk (:mod:`.walk`) itself
+would measure with every live attachment kept whole, in packing order: each
+section as :func:`.measure.candidate` measures it at its place (its body
+escaped as the format escapes it), and the notice that prompt still carries —
+the files the task names that have no attachment, the expired attachments —
+at its cost. So building at the advised budget keeps every attachment whole.
+A body the walk did not read is read here (a body it kept is not read again).
+Tokens are the walk's sum of parts, the notice's estimated as the walk
+estimates it: the exact count of the whole is rarely a token per attachment
+off, almost always under. Pure: no I/O but the loader's, no git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .entries import Attachment, AttachmentLoader, Item
+from .measure import Plan, Walked, body_of, candidate, min_body_bytes, notice_tokens
+from .omissions import Missing, Notice
+
+__all__ = ["advise", "needed"]
+
+
+def advise(
+    walked: Walked,
+    given: tuple[Sequence[Attachment], float],
+    plan: Plan,
+    read: tuple[tuple[int, int], AttachmentLoader | None],
+) -> dict[str, int]:
+    """``prompt``'s advice: ``needed_bytes``, and ``needed_tokens`` under a token
+    budget (``given``: the attachments in packing order and the moment; ``read``:
+    the bytes and tokens of the prompt without its block, and the loader)."""
+    (ordered, moment), ((base_bytes, base_tokens), load_body) = given, read
+    block_bytes, block_tokens = needed(walked, ordered, moment, plan, load_body)
+    advice = {"needed_bytes": base_bytes + block_bytes}
+    if plan.meter is not None:
+        advice["needed_tokens"] = base_tokens + block_tokens
+    return advice
+
+
+def needed(
+    walked: Walked,
+    entries: Sequence[Attachment],
+    now: float,
+    plan: Plan,
+    load_body: AttachmentLoader | None,
+) -> tuple[int, int]:
+    """Bytes and tokens (``0`` without a meter) the block of ``plan``'s prompt
+    would add with every live attachment of ``entries`` whole (``walked``: the
+    walk made, whose kept bodies are not read again; ``plan``: the walk's, its
+    notice the one it began with)."""
+    bodies = {k.index: k.item.body for k in walked.kept if k.shrunk is None and not plan.lean}
+    notice = _notice(plan.notice)
+    total_bytes = total_tokens = place = 0
+    for index, entry in enumerate(entries):
+        if entry.expires is not None and entry.expires <= now:
+            if notice is not None:
+                notice.add(
+                    Missing(
+                        index, entry.hash, entry.source, min_body_bytes(entry), "expired", False
+                    )
+                )
+            continue
+        place += 1
+        body = bodies.get(index)
+        if body is None:
+            body = body_of(entry, load_body)
+        item = Item(body, entry.hash, entry.source)
+        _, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "full", place)
+        total_bytes += (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
+        total_tokens += tokens
+    if notice is not None and notice:
+        total_bytes += notice.cost(after_attachments=place > 0)
+        if plan.meter is not None:
+            total_tokens += notice_tokens(plan, notice, after_attachments=place > 0)
+    return total_bytes, total_tokens
+
+
+def _notice(begun: Notice | None) -> Notice | None:
+    """A notice like the one the walk began with, empty, naming as many as it may."""
+    if begun is None:
+        return None
+    return Notice(
+        begun.task_id,
+        begun.layout,
+        unattached=begun.unattached,
+        command=begun.command,
+        rebuild=begun.rebuild,
+    )

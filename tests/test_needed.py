@@ -1,0 +1,87 @@
+"""``prompt``'s advice is exact: at the budget it names every attachment is whole.
+
+The exploratory tester's repro (a 5,001-byte file, a small one, a file in play
+that does not exist) advised 5,534 bytes, where the large file was still left
+out (5,681 were needed): the notice's lines for the files the task names were
+not counted, nor what each format adds to a body. The figure is now what the
+walk itself measures with every attachment whole, and one byte less does not
+hold them all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+
+from .conftest import commit_files, hydrate
+
+FILES = {
+    "big.txt": "x" * 5000 + "\n",
+    "small.txt": "small\n",
+    "notes.md": "# Title\n\n---\n<tag>\n```\nfenced\n```\n" * 40,
+    "mod.py": "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(60)),
+}
+
+
+@pytest.fixture
+def e_repo(repo: Path) -> Path:
+    commit_files(repo, FILES)
+    for task, named in (("E-1", ["--file-in-play", "missing.py"]), ("E-2", [])):
+        out = hydrate(repo, "task-add", task, "--objective", "look at big.txt",
+                      "--acceptance", "ok", *named)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert hydrate(repo, "add-tree", task).returncode == 0
+    return repo
+
+
+@pytest.mark.parametrize("task", ["E-1", "E-2"])
+@pytest.mark.parametrize("layout", ["seed", "markdown", "xml"])
+def test_the_advised_byte_budget_keeps_every_attachment_whole(
+    e_repo: Path, task: str, layout: str
+) -> None:
+    with Ledger(e_repo) as ledger:
+        small = ledger.prompt(task, 1500, cache=False, format=layout)
+        assert small["omitted"]
+        needed = small["needed_bytes"]
+        at = ledger.prompt(task, needed, cache=False, format=layout)
+        assert at["kept"] == at["attachments"] and not at["omitted"] and not at.get("shrunk")
+        assert at["prompt_bytes"] == needed == len(at["prompt"].encode())
+        below = ledger.prompt(task, needed - 1, cache=False, format=layout)
+        assert below["kept"] < below["attachments"] or below.get("shrunk")
+        assert below["needed_bytes"] == needed
+
+
+def test_the_repro_is_advised_what_it_needs(e_repo: Path) -> None:
+    commit_files(e_repo, {"notes.md": "", "mod.py": ""})  # (empty: add-tree skips them)
+    assert hydrate(e_repo, "add-tree", "E-1").returncode == 0
+    out = hydrate(e_repo, "prompt", "E-1", "--max-bytes", "1000")
+    advised = int(
+        out.stderr.split("everything would fit in about ")[1].split(" ")[0].replace(",", "")
+    )
+    at = hydrate(e_repo, "prompt", "E-1", "--max-bytes", str(advised))
+    assert "; omitted 0; shrunk 0;" in at.stderr
+    assert len(at.stdout.encode()) == advised
+
+
+@pytest.mark.parametrize("task", ["E-1", "E-2"])
+def test_the_advised_token_budget_keeps_every_attachment_whole(e_repo: Path, task: str) -> None:
+    with Ledger(e_repo) as ledger:
+        small = ledger.prompt(task, cache=False, max_tokens=400)
+        assert small["omitted"]
+        needed = small["needed_tokens"]
+        at = ledger.prompt(task, cache=False, max_tokens=needed)
+        assert at["kept"] == at["attachments"] and not at["omitted"] and not at.get("shrunk")
+        assert at["token_count"] <= needed
+
+
+def test_the_summary_line_gives_tokens_under_a_token_budget(e_repo: Path) -> None:
+    out = hydrate(e_repo, "prompt", "E-2", "--max-tokens", "400")
+    with Ledger(e_repo) as ledger:
+        result = ledger.prompt("E-2", max_tokens=400)
+    assert (
+        f"everything would fit in about {result['needed_bytes']:,} bytes, "
+        f"{result['needed_tokens']:,} tokens" in out.stderr
+    )
