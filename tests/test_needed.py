@@ -85,3 +85,21 @@ def test_the_summary_line_gives_tokens_under_a_token_budget(e_repo: Path) -> Non
         f"everything would fit in about {result['needed_bytes']:,} bytes, "
         f"{result['needed_tokens']:,} tokens" in out.stderr
     )
+
+
+def test_past_a_megabyte_of_bodies_left_out_their_sizes_stand_in(
+    e_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The advice reads the bodies the walk did not only up to READ_AT_MOST bytes (a
+    64 KiB prompt of a 30,000-file task leaves out 10 MB); past it, each recorded
+    size stands in: never more than the exact figure (escapes only add), never below
+    what the bodies themselves take."""
+    from git_hydrate.pack import needed as needed_module
+
+    with Ledger(e_repo) as ledger:
+        exact = ledger.prompt("E-2", 1500, cache=False)["needed_bytes"]
+        monkeypatch.setattr(needed_module, "READ_AT_MOST", 0)
+        sized = ledger.prompt("E-2", 1500, cache=False)
+    bodies = sum(len(text.encode()) for text in FILES.values())
+    assert bodies < sized["needed_bytes"] <= exact
+    assert sized["needed_bytes"] < exact  # (notes.md's boundary look-alikes are escaped)
