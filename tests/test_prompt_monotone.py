@@ -187,8 +187,8 @@ def _build(command: str, entries: list[dict[str, Any]], budget: int) -> dict[str
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known defect, fix in progress (branch wip-notice2): the notice and "
-    "evictions for it can cost a kept attachment when the budget grows",
+    reason="known defect (docs/packing.md, 'More budget'): the notice, and what it "
+    "evicts, can cost a kept attachment when the budget grows",
 )
 @pytest.mark.parametrize("command", ["prompt"])
 @settings(max_examples=examples(60), deadline=None)
