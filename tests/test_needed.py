@@ -87,7 +87,7 @@ def test_the_summary_line_gives_tokens_under_a_token_budget(e_repo: Path) -> Non
     )
 
 
-def test_past_a_megabyte_of_bodies_left_out_their_sizes_stand_in(
+def test_past_the_cap_of_bodies_left_out_their_sizes_stand_in(
     e_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The advice reads the bodies the walk did not only up to READ_AT_MOST bytes (a

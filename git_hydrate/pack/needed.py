@@ -39,7 +39,7 @@ __all__ = ["READ_AT_MOST", "advise", "needed"]
 #: The most bytes of bodies the walk did not read that the advice reads: beyond, a
 #: body's recorded size stands in for its cost (a 64 KiB prompt of a 30,000-file task
 #: leaves out 10 MB, which read for one figure doubled the command's time).
-READ_AT_MOST: Final = 1 << 20
+READ_AT_MOST: Final = 256 << 10
 
 
 def advise(
