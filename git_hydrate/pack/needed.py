@@ -7,10 +7,10 @@ section as :func:`.measure.candidate` measures it at its place (its body
 escaped as the format escapes it), and the notice that prompt still carries —
 the files the task names that have no attachment, the expired attachments —
 at its cost. So building at the advised budget keeps every attachment whole.
-A body the walk did not read is read here (a body it kept is not read again),
-up to :data:`READ_AT_MOST` bytes of them; beyond, each one's recorded size
-stands in for its body (escapes and marks only add: the figure may then be a
-little low, an "about" of megabytes).
+The bodies the walk did not read are read here when they come to at most
+:data:`READ_AT_MOST` bytes in all (a body it kept is not read again); else
+none is, and each one's recorded size stands in for its body (escapes and
+marks only add: the figure may then be a little low, an "about" of megabytes).
 Tokens are the walk's sum of parts, the notice's estimated as the walk
 estimates it: the exact count of the whole is rarely a token per attachment
 off, almost always under. Pure: no I/O but the loader's, no git.
@@ -36,10 +36,10 @@ from .seed import CHARS_PER_TOKEN
 
 __all__ = ["READ_AT_MOST", "advise", "needed"]
 
-#: The most bytes of bodies the walk did not read that the advice reads: beyond, a
-#: body's recorded size stands in for its cost (a 64 KiB prompt of a 30,000-file task
-#: leaves out 10 MB, which read for one figure doubled the command's time).
-READ_AT_MOST: Final = 256 << 10
+#: The most bytes of the bodies the walk did not read that the advice reads (all of them,
+#: or none): beyond, each body's recorded size stands in for its cost (a 64 KiB prompt of a
+#: 30,000-file task leaves out 10 MB, which read for one figure doubled the command's time).
+READ_AT_MOST: Final = 1 << 20
 
 
 def advise(
@@ -72,9 +72,12 @@ def needed(
     notice the one it began with)."""
     bodies = {k.index: k.item.body for k in walked.kept if k.shrunk is None and not plan.lean}
     notice = _notice(plan.notice)
-    total_bytes = total_tokens = place = read = 0
+    live = [e for i, e in enumerate(entries) if i not in bodies and not _expired(e, now)]
+    # (every body left out read, or none: some read would not make the figure exact)
+    reading = sum(map(min_body_bytes, live)) <= READ_AT_MOST
+    total_bytes = total_tokens = place = 0
     for index, entry in enumerate(entries):
-        if entry.expires is not None and entry.expires <= now:
+        if _expired(entry, now):
             if notice is not None:
                 notice.add(
                     Missing(
@@ -85,11 +88,10 @@ def needed(
         place += 1
         body = bodies.get(index)
         size = 0  # (a body read, or at hand: measured whole)
-        if body is None:
+        if body is None and reading:
+            body = body_of(entry, load_body)
+        elif body is None:
             size = min_body_bytes(entry)
-            if read + size <= READ_AT_MOST:
-                read += size
-                body, size = body_of(entry, load_body), 0
         item = Item(body or "", entry.hash, entry.source)
         _, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "full", place)
         total_bytes += (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
@@ -100,6 +102,10 @@ def needed(
         if plan.meter is not None:
             total_tokens += notice_tokens(plan, notice, after_attachments=place > 0)
     return total_bytes, total_tokens
+
+
+def _expired(entry: Attachment, now: float) -> bool:
+    return entry.expires is not None and entry.expires <= now
 
 
 def _notice(begun: Notice | None) -> Notice | None:
