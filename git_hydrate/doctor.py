@@ -262,6 +262,11 @@ def check(refs: TaskRefs) -> dict[str, Any]:
                 "notes": found.get("notes", []) + policy_notes(refs, task_id),
             }
         )
+    checked = {task["task_id"] for task in tasks}
+    for task_id in refs.task_names():  # (a ref file holding nothing: task_ids skips it)
+        if task_id not in checked:
+            problem = _unreadable(refs, task_id, b"", "")
+            tasks.append({"task_id": task_id, "ok": False, "problems": [problem], "notes": []})
     shared = check_shared_refs(refs.repo) + [_stray(name) for name in refs.stray_ref_names()]
     locks = find_locks(refs.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]

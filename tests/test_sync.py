@@ -1552,6 +1552,26 @@ def test_a_task_ref_at_a_missing_object_or_none_is_skipped_alone(
     assert pulled.stderr.count("\n") == 1
 
 
+def test_an_empty_task_ref_file_deletes_nothing_on_the_remote(
+    tmp_path: Path, remote: Path
+) -> None:
+    """A task ref file emptied here (a crash, a tool): git ignores it, and a push of
+    every task sent its deletion, so the remote lost the task and the push said
+    "deleted there" with exit 0. It is skipped alone now, and doctor names it."""
+    local = clone(remote, tmp_path / "local")
+    make_task(local, "K-1")
+    make_task(local, "K-2")
+    assert hydrate(local, "push", "origin").returncode == 0
+    there = hydrate_refs(remote)
+    (local / ".git" / "refs" / "hydrate" / "tasks" / "K-1").write_bytes(b"")
+    pushed = hydrate(local, "push", "origin")
+    assert pushed.returncode == 1, pushed.stdout
+    assert "  SKIPPED        K-1  (damaged: its ref holds no object id;" in pushed.stdout
+    assert "deleted there" not in pushed.stdout
+    assert hydrate_refs(remote) == there
+    assert "problem K-1: its ref holds no object id;" in hydrate(local, "doctor").stdout
+
+
 def test_removing_a_task_ref_at_no_commit_keeps_the_repository_sound(
     tmp_path: Path, remote: Path
 ) -> None:

@@ -257,9 +257,15 @@ class Refs(RepositoryBase):
         for pattern in patterns:
             name = pattern.encode()
             if name.endswith(b"/"):
-                values.update({name + rest: oid for rest, oid in self.refs_under(name).items()})
+                found = {name + rest: oid for rest, oid in self.refs_under(name).items()}
+                # (a ref file that holds nothing, or a symbolic ref: git ignores it, and a
+                # push of the prefix would send its deletion)
+                found.update({name + rest: b"" for rest in self.ref_names_under(name)} | found)
+                values.update(found)
             else:
                 value = self.read_ref(name)
+                if value is None and os.path.isfile(os.path.join(self.common_dir, pattern)):
+                    value = b""
                 if value is not None:
                     values[name] = value
         valid = sorted({v for v in values.values() if _OBJECT_ID.fullmatch(v)})
