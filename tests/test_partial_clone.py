@@ -130,10 +130,11 @@ def test_a_named_file_outside_the_sparse_checkout_is_named_in_the_prompt(partial
     assert shown.stdout == FILES["b/f2.txt"].encode()
 
 
-def test_a_run_that_cannot_look_at_a_sparse_file_keeps_its_link(partial: Path) -> None:
-    """A file outside the sparse checkout attached by a run whose pathspec took it
-    keeps its link through a later run without one, which skips it unlooked:
-    nothing removed, the file not named as left out, its blob not fetched again."""
+def test_a_sparse_file_attached_before_follows_its_file(partial: Path) -> None:
+    """A file outside the sparse checkout that an earlier run attached (its pathspec
+    took it) is taken again by a run without one: its link is neither removed (as it
+    was) nor kept stale (as a first fix did, after the file changed upstream): its
+    blob is fetched, and the others stay unfetched."""
     git(partial, "sparse-checkout", "set", "--no-cone", "/a/")
     git(partial, "checkout", "-q", "main")
     with Ledger(partial) as ledger:
@@ -142,16 +143,23 @@ def test_a_run_that_cannot_look_at_a_sparse_file_keeps_its_link(partial: Path) -
         )
         ledger.add_tree("K-1", ["a", "b/f1.txt"], worktree=True)
         before = {link["source"]: link["hash"] for link in ledger.context_entries("K-1")}
-        missing = _missing(partial)
         again = ledger.add_tree("K-1", worktree=True)
-        after = {link["source"]: link["hash"] for link in ledger.context_entries("K-1")}
-        prompt = ledger.prompt("K-1", max_bytes=100_000)["prompt"]
-    assert "b/f1.txt" in before and after == before
-    assert again["removed"] == 0
+        assert {e["source"]: e["hash"] for e in ledger.context_entries("K-1")} == before
+    assert "b/f1.txt" in before and again["removed"] == 0
     skipped = {s["path"]: s["reason"] for s in again["skipped"]}
     assert skipped == {f"b/f{i}.txt": "sparse" for i in (0, 2, 3, 4)}
-    assert "not attached" not in prompt and FILES["b/f1.txt"] in prompt
-    assert _missing(partial) == missing
+    # the file changes upstream; the clone takes the commit (its sparse checkout keeps
+    # b/ away, so the new blob is not fetched by the pull)
+    origin = partial.parent / "origin"
+    commit_files(origin, {"b/f1.txt": "b file 1, changed\n"})
+    git(partial, "pull", "-q", "--ff-only", "origin", "main")
+    missing = _missing(partial)
+    with Ledger(partial) as ledger:
+        changed = ledger.add_tree("K-1", worktree=True)
+        prompt = ledger.prompt("K-1", max_bytes=100_000)["prompt"]
+    assert changed["updated"] == 1 and changed["removed"] == 0
+    assert "b file 1, changed\n" in prompt and "not attached" not in prompt
+    assert len(missing - _missing(partial)) == 1  # (the one blob: the others stay away)
     fsck(partial)
 
 

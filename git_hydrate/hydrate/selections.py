@@ -54,34 +54,19 @@ MAX_SELECTIONS: Final = 16
 
 class Scope:
     """Whether a link is one this run answers for: a file link under its prefix,
-    within its pathspec or one of the task's files in play and tests, that the
-    run looked at (:meth:`spare`)."""
+    within its pathspec or one of the task's files in play and tests."""
 
-    __slots__ = ("anchors", "prefix", "spec", "unseen")
+    __slots__ = ("anchors", "prefix", "spec")
 
     def __init__(self, prefix: str, spec: Pathspec, anchors: set[str]) -> None:
         self.prefix, self.spec, self.anchors = prefix, spec, anchors
-        self.unseen: frozenset[str] = frozenset()
 
     def __call__(self, link: Link) -> bool:
         return (
             link.origin == ORIGIN
             and link.source == self.prefix + link.path
             and (self.spec.matches(link.path) or link.path in self.anchors)
-            and link.path not in self.unseen
         )
-
-    def spare(self, skipped: list[Skipped], links: Iterable[Link]) -> list[Skipped]:
-        """``skipped`` but the files the run could not look at (``sparse``: a partial
-        clone's sparse checkout, its blob not fetched) that an earlier run attached:
-        their links are kept as they are (out of this run's scope from now on), so
-        they are neither removed nor named as left out."""
-        linked = {link.path for link in links if self(link)}
-        unseen = {s.path for s in skipped if s.reason == "sparse" and s.path in linked}
-        if not unseen:
-            return skipped
-        self.unseen = frozenset(unseen)
-        return [s for s in skipped if s.path not in unseen]
 
 
 def same_selection(a: Selection, b: Selection) -> bool:

@@ -192,13 +192,20 @@ def blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
     return dict(zip(oids, sizes, strict=True))
 
 
-def sized_by_git(repo: Repository, entries: list[FileEntry], *, named: bool) -> list[FileEntry]:
+def sized_by_git(
+    repo: Repository,
+    entries: list[FileEntry],
+    *,
+    named: bool,
+    held: frozenset[str] = frozenset(),
+) -> list[FileEntry]:
     """``entries``, each file that has a blob id sized as git stores that blob
     (``unreadable``: a blob this repository lacks and cannot fetch). A file of a
     partial clone's sparse checkout not on disk (kind ``sparse``) is a file when
     a pathspec took it (``named``): its blob is fetched then; else it stays
     ``sparse``, skipped with that reason (a whole tree's worth of blobs, fetched
-    one at a time, is not what a run of the work tree asks for).
+    one at a time, is not what a run of the work tree asks for), but for one an
+    earlier run attached (``held``): its attachment follows the file.
 
     For the files a run takes, once the pathspec has narrowed them: the work
     tree's (a file on disk may hold other bytes than its index blob although
@@ -208,9 +215,12 @@ def sized_by_git(repo: Repository, entries: list[FileEntry], *, named: bool) -> 
     without sizes: git fetches each blob it lacks to size it, so only those
     wanted are asked).
     """
-    if named:
+    if named or held:
         entries = [
-            msgspec.structs.replace(e, kind="file") if e.kind == "sparse" else e for e in entries
+            msgspec.structs.replace(e, kind="file")
+            if e.kind == "sparse" and (named or e.path in held)
+            else e
+            for e in entries
         ]
     sizes = blob_sizes(repo, list({e.oid for e in entries if e.oid and e.kind == "file"}))
     if not sizes:
@@ -299,6 +309,10 @@ class Source:
     commit: str | None = None
     listing: str = ""
     unsized: bool = False
+    #: Paths an earlier run attached: in a partial clone's sparse checkout, such a file
+    #: is taken (its blob fetched) rather than left out as ``sparse``, so that its
+    #: attachment follows it (:func:`sized_by_git`).
+    held: frozenset[str] = frozenset()
 
 
 def resolve_rev(repo: Repository, rev: str) -> tuple[str | None, str]:

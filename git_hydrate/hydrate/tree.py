@@ -126,7 +126,7 @@ def _apply_rules(
     else:
         entries = list(every)  # (no pathspec: every file)
     if source.unsized:  # (sized by git: only the blobs of the files taken)
-        entries = sized_by_git(refs.repo, entries, named=bool(spec))
+        entries = sized_by_git(refs.repo, entries, named=bool(spec), held=source.held)
     source.entries = entries
     by_attribute: dict[str, str] = {}
     if source.mode == "rev" and source.tree is not None:
@@ -364,11 +364,11 @@ def add_tree(
     indexer = _indexer(refs, selection, resolved)
     try:
         source = _source(refs, selection, run.directory, resolved)
+        source.held = frozenset(link.path for link in state.links if mine(link))
         picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo, indexer)
     finally:
         if indexer is not None:
             indexer.close()
-    skipped = mine.spare(skipped, state.links)
     fixed = run.fixed(pinned) if pinned is not None else None
     named = named_skips(state.task, skipped, source.entries)
     outcome = _commit(refs, task_id, run, source, picks, (skipped, named), mine, fixed)
