@@ -42,9 +42,11 @@ def repair(refs: TaskRefs) -> list[dict[str, Any]]:
             continue
         except CorruptData as exc:
             was = str(exc).removeprefix(f"task {task_id}: ")
-        refs.write(task_id, partial(_mended, refs, task_id))
         entry: dict[str, Any] = {"task_id": task_id, "was": was, "ok": True}
         try:
+            # (a task that cannot be read at all is no write's to mend: named, and the
+            # others are still mended)
+            refs.write(task_id, partial(_mended, refs, task_id))
             check_task_json(task_id, refs.load(task_id))
         except CorruptData as exc:
             entry.update(ok=False, problem=str(exc).removeprefix(f"task {task_id}: "))

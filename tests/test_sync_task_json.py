@@ -219,3 +219,27 @@ def test_doctor_repair_mends_what_push_holds_back(origin: Path, tmp_path: Path) 
     assert pulled.returncode == 0, pulled
     assert hydrate(a, "doctor", "--repair").stdout.startswith("ok ")  # (nothing left)
     git(a, "fsck", "--strict")
+
+
+def test_doctor_repair_names_what_it_cannot_mend_and_mends_the_rest(
+    origin: Path, tmp_path: Path
+) -> None:
+    """A task.json that cannot be read at all (a date that is null) is no write's to
+    mend: it stopped the whole repair (exit 1, nothing mended); it is named now, and
+    the other tasks are mended."""
+    a = clone(origin, tmp_path / "a")
+    for task_id in ("NULL", "TWICE"):
+        make_task(a, task_id)
+    _corrupt_task(
+        a,
+        "NULL",
+        task_json(a, "NULL").replace('"created_at":"', '"created_at":null,"x":"', 1).encode(),
+    )
+    raw = task_json(a, "TWICE")
+    _corrupt_task(a, "TWICE", raw.replace('"title":', '"title":"shadow","title":', 1).encode())
+    res = hydrate(a, "doctor", "--repair", "--json")
+    assert res.returncode == 1, res
+    repaired = {t["task_id"]: t for t in json.loads(res.stdout)["repaired"]}
+    assert repaired["TWICE"]["ok"] is True
+    assert repaired["NULL"]["ok"] is False and "created_at" in repaired["NULL"]["problem"]
+    assert json.loads(task_json(a, "TWICE"))["title"] == json.loads(raw)["title"]
