@@ -170,6 +170,11 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
         # (JSON, but its string escapes a lone surrogate: no Unicode text)
         '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_tasks",'
         '"arguments":{"query":"\\ud800"}}}',
+        # (ids JSON-RPC and MCP do not allow: the SDK took each for a notification)
+        *(
+            json.dumps({"jsonrpc": "2.0", "id": bad, "method": "ping"})
+            for bad in (None, 1.5, True, {"a": 1})
+        ),
         json.dumps(_request(2, "ping")),
     ]
     done = subprocess.run(
@@ -191,7 +196,11 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
         (None, -32600),
         (None, -32600),  # (what reads as a response: its id is the client's own)
         (3, -32600),
+        *[(None, -32600)] * 4,
         (2, None),
     ]
     assert answers[0]["error"]["message"] == "Parse error: the line is not JSON"
-    assert answers[-2]["error"]["message"] == "Invalid Request: a string holds a lone surrogate"
+    assert answers[-6]["error"]["message"] == "Invalid Request: a string holds a lone surrogate"
+    assert (
+        answers[-2]["error"]["message"] == "Invalid Request: an id is a string or a whole number"
+    )

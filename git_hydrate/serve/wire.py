@@ -108,7 +108,12 @@ def refusal(line: str) -> Any | None:
         errors = exc.errors() if hasattr(exc, "errors") else []
         unread = any(error.get("type") == "json_invalid" for error in errors)
     else:
-        return None
+        if not _bad_id(line):
+            return None
+        # (a request whose id is null, a fraction, a boolean or an object: the SDK
+        # reads it as a notification, which nobody answers)
+        error = types.ErrorData(code=INVALID_REQUEST[0], message=_BAD_ID)
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
     if unread and _is_json(line):
         # (JSON a strict reader refuses: a string escapes a lone surrogate, "\ud800",
         # which is no Unicode text; the request's id lets the client know which)
@@ -119,6 +124,25 @@ def refusal(line: str) -> Any | None:
     request_id = None if unread else _request_id(line)
     error = types.ErrorData(code=code, message=message)
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+#: What answers a request whose id JSON-RPC and MCP do not allow.
+_BAD_ID: Final = "Invalid Request: an id is a string or a whole number"
+
+
+def _bad_id(line: str) -> bool:
+    """Whether ``line`` (a message the SDK reads) names a method and an id that is
+    neither a string nor a whole number (the SDK takes it for a notification)."""
+    if '"id"' not in line:
+        return False  # (most: a request's id as it should be, or a notification)
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(value, dict) or "method" not in value or "id" not in value:
+        return False
+    found = value["id"]
+    return isinstance(found, bool) or not isinstance(found, str | int)
 
 
 def _is_json(line: str) -> bool:
