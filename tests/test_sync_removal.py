@@ -316,3 +316,35 @@ def test_ids_differing_by_case_from_two_clones_say_how_to_keep_one(
         assert settled.returncode == 0, settled
     with Ledger(a) as ledger:
         assert ledger.task_ids() == ["CASE-1"]
+
+
+def test_a_new_task_of_a_removed_id_is_not_merged_into_the_old_one_changed_since(
+    origin: Path, tmp_path: Path
+) -> None:
+    """Clone a removes T-2 and makes a new T-2; clone b changes the old T-2 and pushes
+    first. a's sync merged the two unrelated tasks (the old objective kept, the new one
+    dropped, and pushed). The pull now leaves them apart and says how to keep one; the
+    advice, followed, restores b's."""
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
+    assert hydrate(a, "task-rm", "T-2").returncode == 0
+    made = hydrate(a, "task-add", "T-2", "--objective", "brand new", "--acceptance", "b")
+    assert made.returncode == 0, made
+    assert (
+        hydrate(b, "checkpoint", "T-2", "--summary", "b's work", "--tokens", "3").returncode == 0
+    )
+    assert hydrate(b, "push").returncode == 0
+    res = hydrate(a, "sync")
+    assert res.returncode == 1, res
+    assert "  merged " not in res.stdout
+    assert "origin's T-2 is the task removed here, changed there since, and T-2 here is " in (
+        res.stdout
+    )
+    with Ledger(a) as ledger:
+        assert ledger.get_task("T-2")["objective"] == "brand new"
+    with Ledger(b) as ledger:
+        old = ledger.get_task("T-2")["objective"]
+    assert json.loads(git(origin, "show", "refs/hydrate/tasks/T-2:task.json"))["objective"] == old
+    assert hydrate(a, "task-rm", "T-2").returncode == 0
+    assert hydrate(a, "sync").returncode == 0
+    with Ledger(a) as ledger:
+        assert ledger.get_task("T-2")["objective"] == old

@@ -47,6 +47,7 @@ class Covered:
         self._sets: dict[bytes, set[bytes]] = {}
         self.sightings = Sightings(refs.repo)
         self._moment = refs.clock()
+        self._removed: dict[str, RemovedTask] | None = None
 
     def saw(self, task_id: str, task: Task) -> None:
         """Note that this clone saw ``task``'s claim as it is now (first time counts)."""
@@ -63,6 +64,13 @@ class Covered:
 
     def any(self, oid: bytes) -> bool:
         return any(oid in self.of(ref) for ref in UNION_REFS)
+
+    def changed_since_removal(self, task_id: str, tip: bytes) -> bool:
+        """Whether ``tip`` descends from the copy of ``task_id`` removed here."""
+        if self._removed is None:
+            self._removed = read_local_removed(self._refs.repo)[1]
+        entry = self._removed.get(task_id)
+        return entry is not None and self._refs.repo.is_ancestor(entry.tip.encode(), tip)
 
 
 class ReadAhead(msgspec.Struct, frozen=True):
@@ -205,6 +213,19 @@ def _refuse_over_local(
             task_id,
             "replaces-removed",
             f"{where} still has the copy removed here; push replaces it",
+            old=local.decode(),
+            new=remote_tip.decode(),
+        )
+    if not bases and covered.changed_since_removal(task_id, remote_tip):
+        # The remote's copy is the task removed here, changed there since, and the
+        # local task of that id is a new one: merged, the two tasks would blend.
+        return Outcome(
+            task_id,
+            "skipped",
+            f"{where}'s {task_id} is the task removed here, changed there since, and "
+            f"{task_id} here is a new task of that id: they are not merged; keep one "
+            f"(git hydrate task-rm {task_id} here, then pull to restore {where}'s, or "
+            f"git hydrate task-rm {task_id} --remote {where})",
             old=local.decode(),
             new=remote_tip.decode(),
         )
