@@ -244,17 +244,23 @@ def _in_repository(path: str, what: str) -> str:
     names no file a task can have attached)."""
     if not path:
         raise ValidationError(f"{what} entry has an empty path")
-    if "/" not in path and path not in (".", ".."):
+    if "/" not in path and path not in (".", "..", ".git"):
         return path  # (most: a name, or a path git lists as it is)
     import posixpath
 
     clean = posixpath.normpath(path)
-    if path.startswith("/") or clean == ".." or clean.startswith("../") or clean == ".":
-        raise ValidationError(
-            f"{what} path {path[:80]!r} is not a file of the repository: give it relative "
-            "to the repository's top, as git ls-files prints it"
-        )
-    return clean
+    if path.startswith("/"):
+        why = "is absolute"
+    elif clean == ".." or clean.startswith("../"):
+        why = "leaves the repository"
+    elif clean == "." or clean == ".git" or clean.startswith(".git/"):
+        why = "names no file git tracks"
+    else:
+        return clean
+    raise ValidationError(
+        f"{what} path {path[:80]!r} {why}: give it relative to the repository's top, "
+        "as git ls-files prints it"
+    )
 
 
 def body_bytes(body: Any, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> bytes:

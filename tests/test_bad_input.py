@@ -158,13 +158,19 @@ MATRIX: list[Case] = [
             "/etc/passwd",
         ),
         1,
-        "'/etc/passwd' is not a file of the repository: give it relative to the repository's top",
+        "'/etc/passwd' is absolute: give it relative to the repository's top",
     ),
     Case(
         "test above the repository",
         ("task-edit", "M-1", "--test", "src/../../secrets.txt"),
         1,
-        "test path 'src/../../secrets.txt' is not a file of the repository",
+        "test path 'src/../../secrets.txt' leaves the repository",
+    ),
+    Case(
+        "a file in play inside .git",
+        ("task-edit", "M-1", "--file-in-play", ".git/config"),
+        1,
+        "'.git/config' names no file git tracks",
     ),
     Case(
         "an empty --parent",
