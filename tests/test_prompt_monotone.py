@@ -41,6 +41,7 @@ from git_hydrate.pack.omissions import Missing, Notice
 from git_hydrate.pack.outline import outline
 from git_hydrate.pack.walk import TOP_SHARE
 from tests.conftest import examples, notice_of, render_with_notice
+from tests.test_walk_monotone import decisions
 
 NOW = 1_700_000_000.0
 TASK = {"id": "W-1", "title": "Walk", "objective": "Monotone.", "acceptance": "a"}
@@ -88,27 +89,6 @@ def _entries(shapes: list[_Shape]) -> list[dict[str, Any]]:
 
 def _ranked(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: (-e["priority"], e["hash"]))
-
-
-def _decisions(
-    entries: list[dict[str, Any]], result: dict[str, Any], skip: set[str]
-) -> tuple[int, ...]:
-    """The walk's decisions in its order (see the module's doc), but for ``skip``."""
-    kept = {c["source"] for c in result["packet"]["context"]}
-    ranked = _ranked(entries)
-    top = max(1, len(ranked) // TOP_SHARE)
-    first: list[int] = []
-    second: list[int] = []
-    for place, item in enumerate(ranked):
-        if item.get("expires") is not None or item["source"] in skip:
-            continue
-        state = 2 if item["source"] in kept else int(f"{item['source']} (outline)" in kept)
-        if state == 2 or (state == 1 and (item.get("named") or place < top)):
-            first.append(state)
-        else:
-            first.append(0)
-            second.append(state)
-    return (*first, *second)
 
 
 _LINE = re.compile(r"^- (`+) ?(.*?) ?\1 \(.*--attachment [0-9a-f]{64}$", re.M)
@@ -210,7 +190,7 @@ def test_more_budget_never_keeps_less(command: str, shapes: list[_Shape], step: 
         _says_what_is_missing(entries, result, budget, base_bytes, command)
         if _comparable(entries, previous, result):
             assert previous is not None
-            before = _decisions(entries, previous[1], set())
-            after = _decisions(entries, result, set())
+            before = decisions(entries, previous[1])
+            after = decisions(entries, result)
             assert after >= before, (previous[0], budget, before, after)
         previous = (budget, result)

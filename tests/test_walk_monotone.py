@@ -41,17 +41,20 @@ def _module(i: int, functions: int) -> str:
     )
 
 
-def _decisions(entries: list[dict[str, Any]], result: dict[str, Any]) -> tuple[int, ...]:
+def decisions(
+    entries: list[dict[str, Any]], result: dict[str, Any], skip: frozenset[str] = frozenset()
+) -> tuple[int, ...]:
     """The walk's decisions in the order it makes them: the first pass's (2 whole,
     1 outlined in place, 0 put off or left out) in packing order, then the second
-    pass's (1 outlined, 0 left out) for those it put off."""
+    pass's (1 outlined, 0 left out) for those it put off; but for ``skip`` (sources).
+    Shared with tests/test_prompt_monotone.py."""
     kept = {c["source"] for c in result["packet"]["context"]}
     ranked = sorted(entries, key=lambda e: (-e["priority"], e["hash"]))
     top = max(1, len(ranked) // TOP_SHARE)
     first: list[int] = []
     second: list[int] = []
     for place, item in enumerate(ranked):
-        if item.get("expires") is not None:
+        if item.get("expires") is not None or item["source"] in skip:
             continue
         state = 2 if item["source"] in kept else int(f"{item['source']} (outline)" in kept)
         if state == 2 or (state == 1 and (item.get("named") or place < top)):
@@ -98,7 +101,7 @@ def test_more_budget_never_gives_worse_decisions(
         except Conflict:
             continue
         assert result["packet_bytes"] <= budget
-        decided = _decisions(entries, result)
+        decided = decisions(entries, result)
         if previous is not None:
             assert decided >= previous[1], (previous[0], budget, previous[1], decided)
         previous = (budget, decided)
