@@ -309,17 +309,24 @@ def test_dependencies_that_name_no_task_leave_the_item_out(ledger: Ledger) -> No
         {"id": True, "title": "yes"},
         {"id": 6, "title": "six", "dependencies": "3"},
         {"id": 7, "title": "seven", "dependencies": [1, "2", "3.1"]},
+        # (a negative id was read as its positive: TM-3 and TM-1, other tasks)
+        {"id": -3, "title": "minus"},
+        {"id": 8, "title": "eight", "dependencies": [-1]},
     ]
     report = ledger.import_tasks(json.dumps({"tasks": tasks}))
     assert report["created"] == ["TM-7"]
     assert ledger.get_task("TM-7")["depends_on"] == ["TM-1", "TM-2", "TM-3.1"]
-    assert {e["item"]: e["error"] for e in report["errors"]} == {
-        "5": 'its dependencies null, 2.5, {"id": 1} name no task: '
-        "an id is a whole number or a string",
-        "?": "its id true is not a whole number or a string",
-        "6": 'its dependencies "3" are not a list',
-        "5.1": "its parent TM-5 was left out",
-    }
+    number = "a whole number (not below 0) or a string"
+    assert sorted((e["item"], e["error"]) for e in report["errors"]) == sorted(
+        [
+            ("5", f'its dependencies null, 2.5, {{"id": 1}} name no task: an id is {number}'),
+            ("8", f"its dependencies -1 name no task: an id is {number}"),
+            ("?", f"its id true is not {number}"),
+            ("?", f"its id -3 is not {number}"),
+            ("6", 'its dependencies "3" are not a list'),
+            ("5.1", "its parent TM-5 was left out"),
+        ]
+    )
     beads = [
         {"id": "bd-1", "title": "t", "dependencies": [{"depends_on_id": 5}, "bd-2"]},
         {"id": "bd-2", "title": "t", "dependencies": [{"depends_on_id": "bd-3"}]},

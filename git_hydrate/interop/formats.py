@@ -371,11 +371,12 @@ def _taskmaster(text: str, origin: str) -> Iterator[Item]:
 
 
 def _tm_id(value: Any) -> bool:
-    """Whether ``value`` can be a task-master id: a number (never ``true``) or a
-    string (``"4.2"``)."""
+    """Whether ``value`` can be a task-master id: a number not below 0 (never
+    ``true``) or a string (``"4.2"``) not starting with ``-`` (``-3`` would be read
+    as ``TM-3``, another task)."""
     if isinstance(value, str):
-        return bool(value.strip())
-    return isinstance(value, int) and not isinstance(value, bool)
+        return bool(value.strip()) and not value.strip().startswith("-")
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _tm_bad_dependencies(value: Any) -> str:
@@ -388,7 +389,10 @@ def _tm_bad_dependencies(value: Any) -> str:
     bad = [_brief(dep) for dep in value if not _tm_id(dep)]
     if not bad:
         return ""
-    return f"its dependencies {', '.join(bad)} name no task: an id is a whole number or a string"
+    return (
+        f"its dependencies {', '.join(bad)} name no task: an id is a whole number (not "
+        "below 0) or a string"
+    )
 
 
 def _tm_dependency(dep: Any, parent: str, named: frozenset[str]) -> str:
@@ -414,7 +418,7 @@ def _tm_task(
     if not isinstance(raw, dict) or not _tm_id(raw.get("id")):
         error = "a task without an id"
         if isinstance(raw, dict) and raw.get("id") is not None:
-            error = f"its id {_brief(raw['id'])} is not a whole number or a string"
+            error = f"its id {_brief(raw['id'])} is not a whole number (not below 0) or a string"
         yield Item(source_id=f"{parent}.?" if parent else "?", error=error)
         return
     source_id = f"{parent}.{raw['id']}" if parent else str(raw["id"])
