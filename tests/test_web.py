@@ -215,6 +215,7 @@ def test_a_foreign_host_name_is_refused(served: tuple[Path, WebServer]) -> None:
             400,
             "max_bytes: '12q' is not a number of bytes",
         ),
+        ("/api/task/X-1/attachments?encoding=nope", 400, "unknown token encoding 'nope'"),
         ("/api/task/NOPE-1", 404, "NOPE-1"),
         ("/api/task/..%2F..%2Fetc/attachments", 400, "task id"),
         ("/api/nothing", 404, "no such endpoint"),

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs
 
 from ..errors import ValidationError
 from ..pack.budget import parse_size
+from ..settings import ENCODINGS
 
 __all__ = ["MAX_PAGE", "Query"]
 
@@ -117,12 +118,21 @@ class Query:
         except ValueError as exc:
             raise ValidationError(f"{name}: {exc}") from None
 
+    def _encoding(self) -> str | None:
+        """``encoding``, one the tokenizers know (``None``: absent or empty)."""
+        value = self.text("encoding")
+        if value and value not in ENCODINGS:
+            raise ValidationError(
+                f"unknown token encoding {value[:40]!r}: use one of {', '.join(ENCODINGS)}"
+            )
+        return value or None
+
     def budget(self) -> dict[str, Any]:
         """The budget asked for, as :meth:`git_hydrate.Ledger.budget` takes it
         (``None``: from the settings, as on the command line)."""
         return {
             "max_bytes": self.size("max_bytes", "bytes"),
             "max_tokens": self.size("max_tokens", "tokens"),
-            "encoding": self.text("encoding") or None,
+            "encoding": self._encoding(),
             "outline": None if self.given("outline") is None else self.flag("outline"),
         }
