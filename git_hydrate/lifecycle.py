@@ -319,6 +319,12 @@ def _choose(
                 f"task {task_id} is {state.task.status}; only done or cancelled tasks "
                 f"can be archived (move it with: git hydrate status {task_id} --set STATION)"
             )
+        why = _refused(task_id, state)
+        if why:
+            raise Conflict(
+                f"task {task_id} is damaged, a pull would refuse it ({why}): mend it "
+                "first: git hydrate doctor --repair"
+            )
         chosen[task_id] = state
     damaged: list[dict[str, str]] = []
     if done:
@@ -328,8 +334,23 @@ def _choose(
                 # one damaged task must not keep every finished one live
                 damaged.append({"task_id": task_id, "error": str(loaded)})
             elif loaded.task.status in FINISHED_STATIONS:
-                chosen[task_id] = loaded
+                why = _refused(task_id, loaded)  # (the archive travels: no damage in it)
+                if why:
+                    damaged.append({"task_id": task_id, "error": why})
+                else:
+                    chosen[task_id] = loaded
     return chosen, already, damaged
+
+
+def _refused(task_id: str, state: TaskState) -> str:
+    """Why a pull would refuse the task (``""``: it would not)."""
+    from .sync.merging import check_task_json
+
+    try:
+        check_task_json(task_id, state)
+    except CorruptData as exc:
+        return str(exc).removeprefix(f"task {task_id}: ")
+    return ""
 
 
 def _archive_commits(

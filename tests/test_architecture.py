@@ -59,6 +59,7 @@ LAZY_ALLOWED = {
     "doctor",
     "repair",
     "sync",
+    "merging",  # (sync.merging: the checks a pull makes, for archive alone)
     # coordination (claims through remotes) and the current task, only when used
     "claims",
     "current",

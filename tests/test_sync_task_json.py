@@ -243,3 +243,24 @@ def test_doctor_repair_names_what_it_cannot_mend_and_mends_the_rest(
     assert repaired["TWICE"]["ok"] is True
     assert repaired["NULL"]["ok"] is False and "created_at" in repaired["NULL"]["problem"]
     assert json.loads(task_json(a, "TWICE"))["title"] == json.loads(raw)["title"]
+
+
+def test_archive_takes_no_task_a_pull_would_refuse(origin: Path, tmp_path: Path) -> None:
+    """The archive travels to every clone, and unarchive brings a task back from it:
+    a task a pull would refuse (a key twice) went into it unchecked. Named, it is
+    refused with the way to mend it; with --done, it is left out and named."""
+    a = clone(origin, tmp_path / "a")
+    for task_id in ("OK-1", "BAD-1"):
+        make_task(a, task_id)
+        assert hydrate(a, "status", task_id, "--set", "cancelled").returncode == 0
+    raw = task_json(a, "BAD-1")
+    _corrupt_task(a, "BAD-1", raw.replace('"title":', '"title":"shadow","title":', 1).encode())
+    named = hydrate(a, "archive", "BAD-1")
+    assert named.returncode != 0
+    assert "task BAD-1 is damaged, a pull would refuse it (task.json: key 'title'" in named.stderr
+    assert named.stderr.rstrip().endswith("mend it first: git hydrate doctor --repair")
+    done = hydrate(a, "archive", "--done", "--json")
+    archived = json.loads(done.stdout)
+    assert "OK-1" in json.dumps(archived) and hydrate(a, "show", "BAD-1").returncode == 0
+    with Ledger(a) as ledger:
+        assert ledger.task_ids() == ["BAD-1"]
