@@ -207,7 +207,9 @@ def test_a_foreign_host_name_is_refused(served: tuple[Path, WebServer]) -> None:
     [
         ("/api/board?limit=0", 400, "limit must be between 1 and 500"),
         ("/api/board?limit=99999", 400, "limit must be between 1 and 500"),
-        ("/api/tasks?offset=-1", 400, "offset must be a whole number"),
+        ("/api/tasks?offset=-1", 400, "offset must be at least 0, not -1"),
+        ("/api/tasks?offset=x1", 400, "offset must be a whole number, not 'x1'"),
+        ("/api/board?limit=99999999999999999999", 400, "limit must be between 1 and 500"),
         ("/api/tasks?station=nowhere", 400, "unknown station"),
         ("/api/board?archived=maybe", 400, "archived must be 1 or 0"),
         (

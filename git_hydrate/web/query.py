@@ -81,11 +81,14 @@ class Query:
         value = self.text(name)
         if value == "":
             return default
-        if not value.isascii() or not value.isdigit() or len(value) > 18:
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        digits = value[1:] if value.startswith("-") else value
+        if not digits.isascii() or not digits.isdigit():
             raise ValidationError(f"{name} must be a whole number, not {value[:40]!r}")
+        if value.startswith("-") or len(value) > 18:  # (below 0, or past any page)
+            raise ValidationError(f"{name} must be {bound}, not {value[:40]}")
         number = int(value)
         if number < low or (high is not None and number > high):
-            bound = f"between {low} and {high}" if high is not None else f"at least {low}"
             raise ValidationError(f"{name} must be {bound}, not {number}")
         return number
 
