@@ -348,3 +348,20 @@ def test_a_new_task_of_a_removed_id_is_not_merged_into_the_old_one_changed_since
     assert hydrate(a, "sync").returncode == 0
     with Ledger(a) as ledger:
         assert ledger.get_task("T-2")["objective"] == old
+
+
+def test_a_behind_clones_push_says_it_made_again_what_was_there(
+    origin: Path, tmp_path: Path
+) -> None:
+    """Clone a removes T-2 there; clone b, behind, pushes: git makes T-2 anew on the
+    remote, which b reported as a plain "pushed (new)". It now says the remote had it at
+    b's last pull, and how it goes again; b's sync removes it."""
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
+    assert hydrate(a, "task-rm", "T-2", "--remote", "origin").returncode == 0
+    pushed = hydrate(b, "push")
+    assert "  pushed (new)   T-2  (origin no longer had it, though it did at your last pull: " in (
+        pushed.stdout
+    )
+    assert "git hydrate sync origin removes it again)" in pushed.stdout
+    assert hydrate(b, "sync").returncode == 0
+    assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-1"]

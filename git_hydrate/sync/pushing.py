@@ -393,14 +393,10 @@ def push_into(
         if action == "up-to-date":
             report.up_to_date += 1
             continue
-        detail = ""
-        if action == "rejected":
-            action, detail = classify_refusal(summary, remote.display, hook_lines)
-        if action == "rejected" and dest in behind:
-            action = "behind"
-            detail = f"{remote.display} has a newer version: git hydrate pull {remote.display}"
-        local = after.get(dest) if action in ("pushed", "pushed-new") else None
         before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
+        mirrored = before if is_task else None
+        action, detail = _said(remote, (action, summary), hook_lines, dest in behind, mirrored)
+        local = after.get(dest) if action in ("pushed", "pushed-new") else None
         report.outcomes.append(
             Outcome(
                 dest[len(TASK_REF_PREFIX) :] if is_task else dest,
@@ -411,6 +407,34 @@ def push_into(
                 is_task=is_task,
             )
         )
+
+
+def _said(
+    remote: Remote,
+    result: tuple[str, str],
+    hook_lines: list[str],
+    behind: bool,
+    before: bytes | None,
+) -> tuple[str, str]:
+    """The action and detail push reports of one ref (``result``: git's action and
+    summary; ``behind``: refused because only the remote moved; ``before``: what the
+    mirror held)."""
+    action, summary = result
+    if action == "rejected":
+        action, detail = classify_refusal(summary, remote.display, hook_lines)
+        if action == "rejected" and behind:
+            return (
+                "behind",
+                f"{remote.display} has a newer version: git hydrate pull {remote.display}",
+            )
+        return action, detail
+    if action == "pushed-new" and before is not None:
+        # (the remote had it at the last fetch: deleted there since, by a removal?)
+        return action, (
+            f"{remote.display} no longer had it, though it did at your last pull: if it "
+            f"was removed there, git hydrate sync {remote.display} removes it again"
+        )
+    return action, ""
 
 
 def _behind(
