@@ -365,3 +365,23 @@ def test_a_behind_clones_push_says_it_made_again_what_was_there(
     assert "git hydrate sync origin removes it again)" in pushed.stdout
     assert hydrate(b, "sync").returncode == 0
     assert remote_refs(origin) == [RECORD, "refs/hydrate/tasks/T-1"]
+
+
+def test_a_task_removed_and_restored_in_one_pull_is_one_line(origin: Path, tmp_path: Path) -> None:
+    """a removes T-2 there, b changes it and syncs (restored there); c, which had T-2
+    unchanged, drops it for the removal and takes it back, changed: one sync said both
+    "removed" and "restored" for T-2; one line now says both."""
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
+    c = clone(origin, tmp_path / "c")
+    assert hydrate(c, "pull").returncode == 0
+    assert hydrate(a, "task-rm", "T-2", "--remote", "origin").returncode == 0
+    assert (
+        hydrate(b, "checkpoint", "T-2", "--summary", "b's work", "--tokens", "3").returncode == 0
+    )
+    assert hydrate(b, "sync").returncode == 0
+    res = hydrate(c, "sync")
+    assert res.returncode == 0, res
+    lines = [line for line in res.stdout.splitlines() if "T-2" in line]
+    assert len(lines) == 1 and lines[0].startswith("  restored       T-2  (removed by "), lines
+    with Ledger(c) as ledger:
+        assert "T-2" in ledger.task_ids()

@@ -488,6 +488,7 @@ def pull_into(
             1 for i, tip in remote_tasks.items() if known.get(i) == tip and is_task_id(i)
         )
         _apply_all(refs, planned, remote_tasks, where, covered, removed_index, folded, report)
+    report.removed_then_restored()
     covered.sightings.save()
     # Last, so that a task just brought in meets the archive entry it collides with.
     report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)

@@ -58,6 +58,21 @@ class Report(msgspec.Struct):
         """False when a task was rejected, skipped or absent (the command exits 1)."""
         return not any(o.action in FAILED_ACTIONS for o in self.outcomes)
 
+    def removed_then_restored(self) -> None:
+        """One line for a task a pull dropped (removed elsewhere) and then took back
+        (changed on the remote since): ``restored``, saying both."""
+        back = {o.name for o in self.outcomes if o.action == "restored"}
+        dropped = {o.name: o for o in self.outcomes if o.action == "removed" and o.name in back}
+        if not dropped:
+            return
+        self.outcomes = [
+            msgspec.structs.replace(o, detail=f"{dropped[o.name].detail}; {o.detail}")
+            if o.action == "restored" and o.name in dropped
+            else o
+            for o in self.outcomes
+            if not (o.action == "removed" and o.name in dropped)
+        ]
+
     def failed(self, action: str) -> list[str]:
         return [o.name for o in self.outcomes if o.action == action]
 
