@@ -335,3 +335,13 @@ def test_dependencies_that_name_no_task_leave_the_item_out(ledger: Ledger) -> No
     assert report["created"] == ["bd-2"] and [e["item"] for e in report["errors"]] == ["bd-1"]
     assert "name no issue" in report["errors"][0]["error"]
     assert {t["task_id"] for t in ledger.list_tasks()} == {"TM-7", "bd-2"}
+
+
+def test_an_issue_without_a_title_takes_its_objectives_first_line(ledger: Ledger) -> None:
+    """As task-add gives a task without a title (it took the issue's number: "21")."""
+    issues = [
+        {"number": 21, "title": None, "body": "Crash on empty input\n\nmore", "state": "OPEN"}
+    ]
+    report = ledger.import_tasks(json.dumps(issues), "github")
+    assert report["created"] == ["GH-21"]
+    assert ledger.get_task("GH-21")["title"] == "Crash on empty input"

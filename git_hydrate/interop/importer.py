@@ -31,7 +31,15 @@ from ..errors import HydrateError, ValidationError
 from ..merge import Side, merge_states
 from ..model import PathNote, Task
 from ..store import RefRace
-from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, attempts, task_message
+from ..taskrefs import (
+    Change,
+    TaskRefs,
+    TaskState,
+    Unchanged,
+    attempts,
+    default_title,
+    task_message,
+)
 from ..tasks import add_tasks, free_text, new_task_change
 from .formats import DEFAULT_PREFIX, Item
 
@@ -94,7 +102,8 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
             candidate = ""
         parent = candidate if candidate in known else ""
     return {
-        "title": title or item.source_id,
+        # (no title: the objective's first line, as task-add gives it, else the source id)
+        "title": title or default_title(item.objective) or item.source_id,
         "objective": item.objective,
         "acceptance": item.acceptance,
         "acceptance_criteria": [" ".join(c.split()) for c in item.criteria if c.strip()],
