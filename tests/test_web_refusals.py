@@ -164,6 +164,32 @@ def test_two_host_headers_are_refused(loopback: WebServer, order: int) -> None:
     assert headers["Content-Security-Policy"] == CSP and headers["Connection"] == "close"
 
 
+def test_a_folded_host_is_refused_and_an_absolute_target_names_the_host(
+    loopback: WebServer,
+) -> None:
+    """A Host folded over two lines (obsolete line folding) is a 400, as RFC 9112 asks;
+    a request target in absolute form names the host itself (Host is then not read),
+    so one naming another host is refused with the right Host."""
+    ours = f"127.0.0.1:{loopback.server_address[1]}"
+    status, _headers, body = _raw(
+        loopback, f"GET /api/board HTTP/1.1\r\nHost: {ours}\r\n ,x\r\n\r\n".encode()
+    )
+    assert status.split()[1] == "400"
+    assert json.loads(body) == {"error": "Host folded over two lines: give it on one"}
+    status, _headers, body = _raw(
+        loopback,
+        f"GET http://evil.example/api/board HTTP/1.1\r\nHost: {ours}\r\n"
+        "Connection: close\r\n\r\n".encode(),
+    )
+    assert status.split()[1] == "421" and "evil.example" in json.loads(body)["error"]
+    status, _headers, _body = _raw(
+        loopback,
+        f"GET http://{ours}/api/board HTTP/1.1\r\nHost: {ours}\r\n"
+        "Connection: close\r\n\r\n".encode(),
+    )
+    assert status.split()[1] == "200"
+
+
 def test_a_host_without_its_port_is_port_80_and_told_what_is_answered(
     loopback: WebServer,
 ) -> None:

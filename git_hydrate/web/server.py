@@ -345,15 +345,20 @@ class Handler(BaseHTTPRequestHandler):
         """Refuse (and say so) a request with two ``Host`` headers, as RFC 9112
         section 3.2 asks (the first here, the last in a proxy), or for another host."""
         hosts = self.headers.get_all("Host") or [""]
-        if len(hosts) > 1:
+        bad = f"Host given {len(hosts)} times: give it once" if len(hosts) > 1 else ""
+        if not bad and ("\n" in hosts[0] or "\r" in hosts[0]):
+            bad = "Host folded over two lines: give it on one"  # (RFC 9112 5.2: obs-fold)
+        if bad:
             self.close_connection = True
-            body = _ENCODER.encode({"error": f"Host given {len(hosts)} times: give it once"})
+            body = _ENCODER.encode({"error": bad})
             extra = {"Connection": "close"}
             self._send(HTTPStatus.BAD_REQUEST, body, "application/json", head, extra=extra)
             return True
-        if self.server.answers_to(hosts[0]):
+        # (a target in absolute form names its host, which Host then does not: RFC 9112 3.2.2)
+        host = urlsplit(self.path).netloc if "://" in self.path.split("?", 1)[0] else hosts[0]
+        if self.server.answers_to(host):
             return False
-        body = _ENCODER.encode({"error": self.server.refusal(hosts[0])})
+        body = _ENCODER.encode({"error": self.server.refusal(host)})
         self._send(HTTPStatus.MISDIRECTED_REQUEST, body, "application/json", head)
         return True
 
