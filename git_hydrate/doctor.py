@@ -21,7 +21,7 @@ from .dependencies import blocking_graph, cycles, queue_summaries, station_of
 from .errors import CorruptData, HydrateError
 from .store import MODE_BLOB, MODE_TREE, Repository
 from .store.tempfiles import find_temporaries, remove_stale_temporaries
-from .sync.merging import check_task_json
+from .sync.merging import task_json_problem
 from .sync.remotes import overwriting_refspecs
 from .sync.removal import REMOVED_REF, read_removed
 from .taskrefs import TaskRefs, body_path, ref_name
@@ -52,10 +52,9 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
         state = refs.read_state(task_id, tip)
     except CorruptData as exc:
         return [_unreadable(refs, task_id, tip, str(exc).removeprefix(f"task {task_id}: "))]
-    try:
-        check_task_json(task_id, state)  # (what a pull refuses, push holds back)
-    except CorruptData as exc:
-        return [f"{str(exc).removeprefix(f'task {task_id}: ')} (doctor --repair mends it)"]
+    refused = task_json_problem(task_id, state)  # (what a pull refuses, push holds back)
+    if refused:
+        return [f"{refused} (doctor --repair mends it)"]
     problems: list[str] = []
     try:
         if state.tree:
@@ -106,13 +105,15 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
 def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
     """``problem``, and when the task's ref names no object this repository holds,
     what it holds and the ways out (the reflog keeps its earlier tips)."""
-    name = ref_name(task_id).decode()
-    if all(c in b"0123456789abcdef" for c in tip) and len(tip) in (40, 64):
-        if refs.repo.has_object(tip):
-            return problem
-        what = f"its ref points at {tip.decode()}, an object this repository lacks"
-    else:
+    ref = ref_name(task_id)
+    name = ref.decode()
+    value, kind = refs.repo.typed_refs([name]).get(ref, (tip, "broken"))
+    if kind == "missing":
+        what = f"its ref points at {value.decode()}, an object this repository lacks"
+    elif kind == "broken":
         what = "its ref holds no object id"
+    else:
+        return problem
     return (
         f"{what}; git reflog {name} lists earlier tips to reset it to "
         f"(git update-ref {name} TIP), or git update-ref -d {name} drops it"

@@ -344,13 +344,9 @@ def _choose(
 
 def _refused(task_id: str, state: TaskState) -> str:
     """Why a pull would refuse the task (``""``: it would not)."""
-    from .sync.merging import check_task_json
+    from .sync.merging import task_json_problem
 
-    try:
-        check_task_json(task_id, state)
-    except CorruptData as exc:
-        return str(exc).removeprefix(f"task {task_id}: ")
-    return ""
+    return task_json_problem(task_id, state)
 
 
 def _archive_commits(

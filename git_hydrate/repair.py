@@ -13,6 +13,7 @@ ref, its message naming what was mended. Nothing else is touched.
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 from typing import Any, Final
 
@@ -22,7 +23,7 @@ from . import codec, validate
 from .errors import CorruptData, ValidationError
 from .ids import ref_name
 from .model import LINKS_FANNED_FORMAT, Checkpoint, LinkList, Task
-from .sync.merging import check_task_json
+from .sync.merging import task_json_problem
 from .taskrefs import Change, TaskRefs, TaskState, iso_utc, task_message
 from .taskrefs.layout import link_shard_path
 
@@ -37,21 +38,27 @@ def repair(refs: TaskRefs) -> list[dict[str, Any]]:
     ``problem`` says what remains)."""
     done: list[dict[str, Any]] = []
     for task_id in refs.task_ids():
-        try:
-            check_task_json(task_id, refs.load(task_id))
+        was = _problem(refs, task_id)
+        if not was:
             continue
-        except CorruptData as exc:
-            was = str(exc).removeprefix(f"task {task_id}: ")
         entry: dict[str, Any] = {"task_id": task_id, "was": was, "ok": True}
-        try:
-            # (a task that cannot be read at all is no write's to mend: named, and the
-            # others are still mended)
+        # (a task that cannot be read at all is no write's to mend: named, and the
+        # others are still mended)
+        with contextlib.suppress(CorruptData):
             refs.write(task_id, partial(_mended, refs, task_id))
-            check_task_json(task_id, refs.load(task_id))
-        except CorruptData as exc:
-            entry.update(ok=False, problem=str(exc).removeprefix(f"task {task_id}: "))
+        left = _problem(refs, task_id)
+        if left:
+            entry.update(ok=False, problem=left)
         done.append(entry)
     return done
+
+
+def _problem(refs: TaskRefs, task_id: str) -> str:
+    """Why a pull would refuse the task, or why it cannot be read (``""``: neither)."""
+    try:
+        return task_json_problem(task_id, refs.load(task_id))
+    except CorruptData as exc:
+        return str(exc).removeprefix(f"task {task_id}: ")
 
 
 def _mended(refs: TaskRefs, task_id: str, state: TaskState) -> Change[None]:

@@ -8,6 +8,7 @@ normalised value or raises :class:`ValidationError` with a one-line message.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from collections.abc import Iterable
 from datetime import datetime
@@ -246,8 +247,6 @@ def _in_repository(path: str, what: str) -> str:
         raise ValidationError(f"{what} entry has an empty path")
     if "/" not in path and path not in (".", "..", ".git"):
         return path  # (most: a name, or a path git lists as it is)
-    import posixpath
-
     clean = posixpath.normpath(path)
     if path.startswith("/"):
         why = "is absolute"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Mapping
 from datetime import datetime
@@ -210,11 +209,10 @@ def _print_packet_sha256(
     """``prompt --packet-sha256``: the sha256 the commit trailer records, for this budget."""
     if any(others):
         raise click.UsageError("--packet-sha256 goes without -o, -v and --refresh")
-    from ..pack.render import packet_json
+    from ..hooks.trailer import packet_sha256
 
     with open_ledger(ctx) as ledger:
-        packet = ledger.prompt(task_id, now=now, budget=ledger.budget(**budget))["packet"]
-    click.echo(hashlib.sha256(packet_json(packet)).hexdigest())
+        click.echo(packet_sha256(ledger, task_id, ledger.budget(**budget), now))
 
 
 def _cached_prompt(

@@ -14,18 +14,25 @@ what the first commit recorded). ``git hydrate log ID --commits`` finds them.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from ..audit import PACKET_TRAILER, TASK_TRAILER
 from ..ledger import Ledger
 from ..pack.render import packet_json
 
+if TYPE_CHECKING:
+    from ..pack.budget import Budget
+
 __all__ = ["packet_sha256", "prepare_commit_msg"]
 
 
-def packet_sha256(ledger: Ledger, task_id: str) -> str:
-    """The sha256 of the packet the task's prompt renders now, in compact JSON."""
-    packet = ledger.prompt(task_id)["packet"]
+def packet_sha256(
+    ledger: Ledger, task_id: str, budget: Budget | None = None, now: datetime | None = None
+) -> str:
+    """The sha256 of the packet the task's prompt renders now (or at ``now``), in
+    compact JSON, under ``budget`` (``None``: the repository's)."""
+    packet = ledger.prompt(task_id, now=now, budget=budget)["packet"]
     return hashlib.sha256(packet_json(packet)).hexdigest()
 
 

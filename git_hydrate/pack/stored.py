@@ -203,8 +203,9 @@ def _job(
     if parent is not None:
         entries = [parent, *entries]
     missing = unattached(task, entries)
-    job = (task, entries, limits, moment, loader, meter, shrink, caches, missing)
-    return _Job(*job, settled(refs))
+    return _Job(
+        task, entries, limits, moment, loader, meter, shrink, caches, missing, settled(refs)
+    )
 
 
 def settled(refs: TaskRefs) -> Budget | None:

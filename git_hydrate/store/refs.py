@@ -257,11 +257,10 @@ class Refs(RepositoryBase):
         for pattern in patterns:
             name = pattern.encode()
             if name.endswith(b"/"):
-                found = {name + rest: oid for rest, oid in self.refs_under(name).items()}
                 # (a ref file that holds nothing, or a symbolic ref: git ignores it, and a
                 # push of the prefix would send its deletion)
-                found.update({name + rest: b"" for rest in self.ref_names_under(name)} | found)
-                values.update(found)
+                values.update({name + rest: b"" for rest in self.ref_names_under(name)})
+                values.update({name + rest: oid for rest, oid in self.refs_under(name).items()})
             else:
                 value = self.read_ref(name)
                 if value is None and os.path.isfile(os.path.join(self.common_dir, pattern)):

@@ -35,6 +35,7 @@ __all__ = [
     "merge_task",
     "neutralise_tip",
     "prefetch_remote",
+    "task_json_problem",
     "untouched_remote",
     "validate_remote",
 ]
@@ -194,6 +195,16 @@ def check_task_json(task_id: str, state: TaskState) -> None:
             validate.timestamp(checkpoint.at, f"checkpoints[{index}].at")
     except ValidationError as exc:
         raise CorruptData(f"{where}: {exc}") from None
+
+
+def task_json_problem(task_id: str, state: TaskState) -> str:
+    """Why :func:`check_task_json` refuses the task, without the task's name (``""``:
+    it does not)."""
+    try:
+        check_task_json(task_id, state)
+    except CorruptData as exc:
+        return str(exc).removeprefix(f"task {task_id}: ")
+    return ""
 
 
 def _tree_lookup(repo: Repository, tree: bytes, path: bytes) -> bytes | None:

@@ -289,11 +289,11 @@ def _union_refspecs(
         ref for ref in trusted if mirror.get(ref[len(b"refs/hydrate/") :]) == repo.read_ref(ref)
     }
     for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
-        local_tip = repo.read_ref(task_ref)
-        lease = f"--force-with-lease={task_ref.decode()}:{tip.decode()}"
         if tip not in gone:
             continue
+        local_tip = repo.read_ref(task_ref)
         name = task_ref.decode()
+        lease = f"--force-with-lease={name}:{tip.decode()}"
         by = [ref for ref in trusted if tip in covered.of(ref)]
         if local_tip is None:
             refspec = f":{name}"
@@ -326,16 +326,16 @@ def _push_waiting(
         if name not in ready:
             record = " and ".join(by)
             task_id = name[len(TASK_REF_PREFIX) :]
-            if refspec.startswith(":"):
-                why = "deleted without it, the task would come back from other clones"
-                report.outcomes.append(
-                    Outcome(task_id, "not-deleted", f"{_not_taken(remote, record)}; {why}")
+            action, why = (
+                ("not-deleted", "deleted without it, the task would come back from other clones")
+                if refspec.startswith(":")
+                else (
+                    "not-replaced",
+                    "replaced without it, a clone holding the removed task would merge the two",
                 )
-            else:
-                why = "replaced without it, a clone holding the removed task would merge the two"
-                report.outcomes.append(
-                    Outcome(task_id, "not-replaced", f"{_not_taken(remote, record)}; {why}")
-                )
+            )
+            detail = f"{remote.display} did not take {record}; {why}"
+            report.outcomes.append(Outcome(task_id, action, detail))
     if not ready:
         return [], [], []
     leases = [lease for lease, _by, _refspec in ready.values()]
@@ -346,10 +346,6 @@ def _push_waiting(
         what=f"git push {remote.display}",
     )
     return more, said, leases
-
-
-def _not_taken(remote: Remote, record: str) -> str:
-    return f"{remote.display} did not take {record}"
 
 
 def push_into(
