@@ -239,3 +239,31 @@ def test_an_export_imported_where_it_came_from_is_unchanged(repo: Path) -> None:
     assert result.stdout == ""  # nothing updated, no conflict
     assert "0 updated, 2 unchanged" in result.stderr
     assert {i: task(repo, i)["tip"] for i in before} == before
+
+
+@pytest.mark.parametrize("fmt", ["json-beads", "json-taskmaster"])
+def test_spaces_inside_a_title_tag_or_criterion_come_back(
+    repo: Path, tmp_path: Path, fmt: str
+) -> None:
+    """Runs of spaces are what the user typed: an import used to fold them into one
+    (the title changed on a round trip, and importing the export back here was an
+    update). Line breaks still become one space: a title is one line."""
+    add(repo, "S-1", "ok", "--title", "Fix  the   crash", "--criterion", "a  b", "--tag", "x  y")
+    target = fresh(tmp_path, "target")
+    round_trip(repo, target, fmt, "S-1")
+    back, here = task(target, ("" if fmt == "json-beads" else TM) + "S-1"), task(repo, "S-1")
+    for key in ("title", "acceptance_criteria", "tags")[: 3 if fmt == "json-beads" else 1]:
+        assert back[key] == here[key], key
+    assert here["title"] == "Fix  the   crash"
+    if fmt == "json-beads":  # (task-master's ids carry the prefix: another task)
+        again = hydrate(target, "import", "-", input=ok(target, "export", "--format", fmt, "S-1"))
+        assert again.returncode == 0 and "1 unchanged" in again.stderr, again.stderr
+
+
+def test_a_line_break_in_an_imported_title_is_one_space(ledger: Ledger) -> None:
+    """(And a long title is kept whole, as task-add keeps it: it was cut at 200.)"""
+    long = "word " * 60 + "end"
+    issues = [{"number": 4, "title": "Crash \r\n\t on  start"}, {"number": 5, "title": long}]
+    ledger.import_tasks(json.dumps(issues))
+    assert ledger.get_task("GH-4")["title"] == "Crash on  start"
+    assert ledger.get_task("GH-5")["title"] == long

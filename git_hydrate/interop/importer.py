@@ -77,6 +77,18 @@ def task_id_for(item: Item, prefix: str) -> str:
     return validate.task_id(prefix + _UNSAFE.sub("-", item.source_id).strip("-."))
 
 
+#: A line break or other white space that is not a plain space, with the spaces
+#: around it: one line's text has none.
+_BREAK: Final = re.compile(r" *[^\S ]+\s*")
+
+
+def _one_line(value: str) -> str:
+    """``value`` on one line: each line break (and tab) with the white space around
+    it becomes one space; runs of plain spaces stay as they were written, so a
+    title exported and imported again is the same title."""
+    return _BREAK.sub(" ", value).strip()
+
+
 def _check_sizes(item: Item) -> None:
     for what, value in (("title", item.title), ("objective", item.objective)):
         if len(value.encode("utf-8", "replace")) > MAX_FIELD_BYTES:
@@ -87,7 +99,7 @@ def _check_sizes(item: Item) -> None:
 
 def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
     """The task fields an item sets (the same for a new task and an update)."""
-    title = " ".join(item.title.split())[:200]
+    title = _one_line(item.title)
     deps = []
     for dep in item.depends_on:
         try:
@@ -106,8 +118,8 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
         "title": title or default_title(item.objective) or item.source_id,
         "objective": item.objective,
         "acceptance": item.acceptance,
-        "acceptance_criteria": [" ".join(c.split()) for c in item.criteria if c.strip()],
-        "tags": list(dict.fromkeys(" ".join(t.split()) for t in item.tags if t.strip())),
+        "acceptance_criteria": [_one_line(c) for c in item.criteria if c.strip()],
+        "tags": list(dict.fromkeys(_one_line(t) for t in item.tags if t.strip())),
         "files": [PathNote(path=p) for p in dict.fromkeys(item.files)],
         "tests": [PathNote(path=p) for p in dict.fromkeys(item.tests)],
         "kind": item.kind,
