@@ -11,6 +11,7 @@ import os
 import select
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -251,8 +252,8 @@ def test_a_child_that_takes_nothing_is_given_up(
 
     def stuck(repo: Repository, down: int, up: int, parent: int) -> None:
         indexer.detach(parent, down, up)
-        while True:
-            os.read(up, 1)  # (blocks: nobody writes there)
+        while True:  # (takes nothing; ended by this process, which kills it)
+            time.sleep(60)  # (not a read of ``up``, the pipe's write end: that fails)
 
     take = indexer.Indexer.take
 
