@@ -22,7 +22,15 @@ import pytest
 
 from .conftest import git
 from .test_mcp import _server_env, stocked  # noqa: F401 - the fixture
-from .test_mcp_process import INITIALIZE, Server, _claim_through, _gone, silent_remote  # noqa: F401
+from .test_mcp_process import (  # noqa: F401 - the fixtures
+    INITIALIZE,
+    HeldPush,
+    Server,
+    _claim_through,
+    _gone,
+    held_push,
+    silent_remote,
+)
 
 
 def _request(n: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -150,6 +158,38 @@ def test_a_cancelled_call_stops_its_git(stocked: Path, silent_remote: str) -> No
         assert server.proc.stderr is not None and server.proc.stderr.read() == b""
     finally:
         server.close()
+
+
+def test_a_cancelled_claim_stops_its_push(stocked: Path, held_push: HeldPush) -> None:  # noqa: F811
+    """Cancelled while its push waits on the remote's hook, a claim's push is
+    stopped with it: the remote never takes the claim, though the hook then lets
+    pushes through. Before, only the ``ls-remote`` was stopped; the push ran on."""
+    server = _claim_through(stocked, held_push.url)
+    try:
+        _wait_for(held_push.started.exists, "the push reaching the hook")
+        running = server.descendants()
+        before = held_push.refs()
+        cancel = {"requestId": 1, "reason": "took too long"}
+        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        assert _gone(running, timeout=10)
+        held_push.go.touch()
+        server.send(_request(2, "ping"))
+        assert server.answer() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert held_push.refs() == before
+        assert "in_progress" not in _show(stocked)
+    finally:
+        held_push.go.touch()
+        server.close()
+
+
+def _show(repo: Path) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "show", "S-1", "--json"],
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        check=True,
+        text=True,
+    ).stdout
 
 
 def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> None:  # noqa: F811

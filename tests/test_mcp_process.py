@@ -42,6 +42,32 @@ def silent_remote() -> Iterator[str]:
         yield url
 
 
+class HeldPush:
+    """A bare remote whose ``pre-receive`` hook holds every push until the file ``go``
+    exists (at most 20 s); ``started`` is touched once one waits there."""
+
+    def __init__(self, where: Path) -> None:
+        self.url = str(where / "held.git")
+        self.started, self.go = where / "push-started", where / "push-go"
+        subprocess.run(["git", "init", "-q", "--bare", self.url], check=True)
+        hook = Path(self.url) / "hooks" / "pre-receive"
+        hook.write_text(
+            "#!/bin/sh\ncat >/dev/null\n"
+            f"touch '{self.started}'\ni=0\n"
+            f"while [ ! -e '{self.go}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
+        )
+        hook.chmod(0o755)
+
+    def refs(self) -> str:
+        """The remote's refs, as ``git for-each-ref`` lists them."""
+        return git(Path(self.url), "for-each-ref")
+
+
+@pytest.fixture
+def held_push(tmp_path: Path) -> HeldPush:
+    return HeldPush(tmp_path)
+
+
 class Server:
     """A ``git hydrate mcp`` process on ``repo``, initialised."""
 
@@ -157,6 +183,29 @@ def test_sigterm_during_a_call_ends_the_server_and_its_git_quietly(
         assert server.proc.stderr is not None and server.proc.stderr.read() == b""
         assert _gone(running)
     finally:
+        server.close()
+
+
+def test_sigterm_during_a_push_stops_it(stocked: Path, held_push: HeldPush) -> None:  # noqa: F811
+    """A claim whose push waits on the remote's hook: SIGTERM ends the server and
+    the push with it. Before, only the ``ls-remote`` a claim begins with ran in a
+    session of its own; the push was left running and landed the claim once the
+    hook let it through, after the server had ended."""
+    server = _claim_through(stocked, held_push.url)
+    try:
+        deadline = time.monotonic() + 20
+        while not held_push.started.exists():
+            assert time.monotonic() < deadline, "the push never reached the hook"
+            time.sleep(0.02)
+        running = server.descendants()
+        before = held_push.refs()
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=6) == 128 + signal.SIGTERM
+        held_push.go.touch()  # (a push still running would land now)
+        assert _gone(running, timeout=6)
+        assert held_push.refs() == before
+    finally:
+        held_push.go.touch()
         server.close()
 
 

@@ -9,7 +9,8 @@ afresh, and every write is a compare-and-swap of a ref, so two calls in two
 threads write as two processes would.
 
 A call the client cancels (``notifications/cancelled``), or that the end of
-its input cuts short, stops the git it runs through a remote if it runs one,
+its input cuts short, stops the git it runs through a remote if it runs one
+(``ls-remote``, ``fetch`` or ``push``),
 and starts no other git (:func:`~git_hydrate.store.stopping.stop_gits`), so
 that it ends soon; its answer is not sent. SIGTERM and SIGHUP, heard by the main thread only, stop
 every such git and end the server with ``128 + signal``, quietly, once the call
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any, Final, NoReturn, TypeVar, cast
 
-from ..store.stopping import Stopped, allow_gits, stop_gits
+from ..store.stopping import Stopped, allow_gits, remotes_in_sessions, stop_gits
 
 __all__ = ["WORKERS", "Workers", "leave", "silence_stdout", "terminating"]
 
@@ -90,15 +91,17 @@ class Workers:
 @contextlib.contextmanager
 def terminating() -> Iterator[None]:
     """SIGTERM and SIGHUP, while the block runs, stop the gits the calls run in a
-    session of their own; the call that ran one raises ``SystemExit`` and ends the
-    process (:meth:`Workers.run`). With none running, the process ends at once.
-    A handler of the caller's own stays."""
+    session of their own (every git that talks to a remote, while it runs:
+    :func:`~git_hydrate.store.stopping.remotes_in_sessions`); the call that ran
+    one raises ``SystemExit`` and ends the process (:meth:`Workers.run`). With
+    none running, the process ends at once. A handler of the caller's own stays."""
     previous = {}
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) is signal.SIG_DFL:
             previous[signum] = signal.signal(signum, _on_termination)
     try:
-        yield
+        with remotes_in_sessions():
+            yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -23,6 +23,7 @@ import os
 
 from ..errors import GitFailed, NotARepository, NotWritable
 from .stopping import (
+    in_session,
     refuse_if_stopped,
     session_ends,
     session_runs,
@@ -134,13 +135,10 @@ def run_git(
         GitFailed: ``check`` and git exited non-zero (``what`` names the step).
     """
     refuse_if_stopped()
-    argv = ["git", *args]
+    argv, command = ["git", *args], _command(args)
+    new_session = new_session or in_session(command)  # (the MCP server's remotes)
     spawn = (
-        cwd is None
-        and input is None
-        and not pass_fds
-        and not new_session
-        and _command(args) in _SPAWNED
+        cwd is None and input is None and not pass_fds and not new_session and command in _SPAWNED
     )
     try:
         ran = _spawned(argv, env) if spawn else None
@@ -163,7 +161,7 @@ def run_git(
     except FileNotFoundError:
         raise NotARepository("the git binary was not found on PATH") from None
     if check and ran.returncode != 0:
-        step = what or f"git {args[0] if args[0] != '--git-dir' else _command(args)}"
+        step = what or f"git {args[0] if args[0] != '--git-dir' else command}"
         raise GitFailed(f"{step} failed: {reason(ran)}")
     return ran
 

@@ -12,6 +12,12 @@ thread, :func:`stop_gits` stops them, with every process of their session:
   and every git it would start next (any git) raises :class:`Stopped` until
   :func:`allow_gits` (a fallback must not take the stopped git for a remote's
   failure and start another).
+
+While :func:`remotes_in_sessions` is on (the MCP server, as it serves), every
+git that talks to a remote (fetch and push too, not only the ``ls-remote`` a
+claim begins with) starts in a session of its own: a push a cancelled call
+ran is stopped with it, rather than landing the claim after its call ended,
+and no such git can ask at the terminal the server was started from.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Stopped",
     "allow_gits",
+    "in_session",
     "refuse_if_stopped",
+    "remotes_in_sessions",
     "session_ends",
     "session_runs",
     "session_starts",
@@ -50,6 +58,26 @@ _ENDED: Final[list[int]] = []
 #: The threads whose calls were cancelled (see :func:`allow_gits`).
 _STOPPED: Final[set[int]] = set()
 _LOCK: Final = _thread.allocate_lock()
+#: Set while :func:`remotes_in_sessions` is on (one item: on).
+_SERVING: Final[list[bool]] = []
+#: The git commands that talk to a remote.
+_TO_REMOTE: Final = frozenset({"fetch", "ls-remote", "push"})
+
+
+class remotes_in_sessions:  # (a class: no contextlib imported for it)
+    """While the block runs, every git that talks to a remote runs in a session of
+    its own (see the module's docstring)."""
+
+    def __enter__(self) -> None:
+        _SERVING.append(True)
+
+    def __exit__(self, *_exc: object) -> None:
+        _SERVING.pop()
+
+
+def in_session(command: str) -> bool:
+    """Whether the git ``command`` (``push``...) starts in a session of its own now."""
+    return bool(_SERVING) and command in _TO_REMOTE
 
 
 def stop_gits(status: int | None = None, thread: int | None = None) -> bool:
