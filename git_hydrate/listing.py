@@ -206,12 +206,18 @@ def archived_tasks(
     kind: str | Iterable[str] | None = None,
     tag: str | Iterable[str] | None = None,
 ) -> list[ArchivedItem]:
-    """A summary of every archived task, sorted by id, filtered like :func:`list_tasks`."""
+    """A summary of every archived task, sorted by id, filtered like :func:`list_tasks`.
+
+    The archive's index holds what ``list`` showed when each task was archived
+    but its holder and parent: those are read from the task's archived commit
+    (once: a cache keyed by that commit keeps them, as ``list``'s does)."""
     match = task_filter(status=status, kind=kind, tag=tag)
     index = read_archive(refs.repo).index
+    tips = {task_id: entry.tip.encode("ascii") for task_id, entry in index.tasks.items()}
+    read = SummaryCache(refs.repo, "archive-list-cache").summaries(refs, task_summary, tips)
     result: list[ArchivedItem] = []
     for task_id in sorted(index.tasks):
-        entry = index.tasks[task_id]
+        entry, summary = index.tasks[task_id], read.get(task_id, {})
         item: ArchivedItem = {
             "task_id": task_id,
             "title": entry.title,
@@ -220,6 +226,8 @@ def archived_tasks(
             "priority": entry.priority,
             "tags": list(entry.tags),
             "attachments": entry.attachments,
+            "assignee": summary.get("assignee", ""),
+            "parent": summary.get("parent", ""),
             "archived_at": entry.archived_at,
             "archived_by": entry.archived_by,
         }

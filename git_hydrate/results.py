@@ -292,6 +292,10 @@ class ArchivedItem(TypedDict):
     priority: int
     tags: list[str]
     attachments: int
+    #: Who held it when it was archived (``""``: nobody).
+    assignee: str
+    #: The task it was a part of (``""``: none).
+    parent: str
     archived_at: str
     archived_by: str
 

@@ -621,6 +621,25 @@ def test_archive_named_tasks_and_refusals_write_nothing(repo: Path, ledger: Ledg
     fsck(repo)
 
 
+def test_an_archived_task_lists_its_holder_and_parent(repo: Path, ledger: Ledger) -> None:
+    """``list --archived --json`` rows carry ``assignee`` and ``parent`` as ``list``'s
+    do (they were missing: the archive's index does not hold them), also for an
+    archive listed again (its cache) and on the web board's archived cards."""
+    make(ledger, "P-1")
+    make(ledger, "C-1", parent="P-1")
+    ledger.claim("C-1", holder="ana")
+    ledger.set_status("C-1", "done")
+    make(ledger, "D-1", status="done")
+    ledger.archive(["C-1", "D-1"])
+    for _ in range(2):  # (read from the archived commits, then from the cache)
+        listed = json.loads(hydrate(repo, "list", "--archived", "--json").stdout)
+        assert [(t["task_id"], t["assignee"], t["parent"]) for t in listed] == [
+            ("C-1", "ana", "P-1"),
+            ("D-1", "", ""),
+        ]
+    assert (Path(ledger.refs.repo.common_dir) / "hydrate" / "archive-list-cache").is_file()
+
+
 def test_archived_tasks_are_read_only_until_unarchived(repo: Path, ledger: Ledger) -> None:
     make(ledger, "D-1", status="done")
     ledger.archive(["D-1"])

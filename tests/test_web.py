@@ -80,8 +80,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Web
                     depends_on=[f"B-{i - 1}"] if i > 1 else [],
                 )
             ledger.claim("B-1")
-            ledger.add_task("D-1", objective="done one", acceptance="a")
-            ledger.set_status("D-1", "in_progress")
+            ledger.add_task("D-1", objective="done one", acceptance="a", parent="X-1")
+            ledger.claim("D-1", holder="ana")
             ledger.set_status("D-1", "done")
             ledger.archive(["D-1"])
         git(
@@ -265,6 +265,8 @@ def test_the_board_has_columns_filters_and_pages(served: tuple[Path, WebServer])
     archived = get_json(server, "/api/board?archived=1")
     done = {c["station"]: c for c in archived["columns"]}["done"]["items"]
     assert [(i["task_id"], i["archived"]) for i in done] == [("D-1", True)]
+    # (its holder and parent, as a live card has them: they were always "")
+    assert (done[0]["holder"], done[0]["parent"]) == ("ana", "X-1")
 
 
 def test_the_version_moves_with_the_refs(served: tuple[Path, WebServer]) -> None:
