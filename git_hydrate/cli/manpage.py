@@ -110,10 +110,11 @@ _STORAGE: Final = [
      "naming it."),
     ("refs/hydrate-remotes/<remote>/", "The mirror pull fetches a remote's refs/hydrate/* "
      "into before merging task by task (never refs/hydrate/ itself, never refs/remotes/)."),
-    ("$GIT_COMMON_DIR/hydrate/list-cache, status-cache, sha256-cache", "Derived, "
-     "disposable caches: a task's list summary and clock-independent status by tip "
-     "commit, and each blob's sha256 and content class for add-tree (under the version "
-     "of the code that classifies: after the secret rules change, blobs are scanned again; "
+    ("$GIT_COMMON_DIR/hydrate/list-cache, archive-list-cache, status-cache, sha256-cache",
+     "Derived, disposable caches: a task's list summary and clock-independent status by "
+     "tip commit (an archived task's summary by its archived commit), and each blob's "
+     "sha256 and content class for add-tree (under the version of the code that "
+     "classifies: after the secret rules change, blobs are scanned again; "
      "its lines in blocks of at most 64, each after a line of its CRC-32 and length: a "
      "block that fails them is a miss, its blobs read again and the file written anew; "
      "bounded at 400,000 blobs; written 0600 and "
