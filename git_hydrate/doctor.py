@@ -16,7 +16,7 @@ import time
 from typing import Any, Final
 
 from . import textpolicy
-from .archive import ARCHIVE_REF, read_archive
+from .archive import ARCHIVE_REF, Archive, read_archive
 from .dependencies import blocking_graph, cycles, queue_summaries, station_of
 from .errors import CorruptData, HydrateError
 from .store import MODE_BLOB, MODE_TREE, Repository
@@ -24,11 +24,12 @@ from .store.tempfiles import find_temporaries, remove_stale_temporaries
 from .sync.merging import task_json_problem
 from .sync.remotes import overwriting_refspecs
 from .sync.removal import REMOVED_REF, read_removed
-from .taskrefs import TaskRefs, body_path, ref_name
+from .taskrefs import TaskRefs, TaskState, body_path, ref_name
 from .treeshape import archive_tree_problems, removal_tree_problems, task_tree_problems
 
 __all__ = [
     "DEFAULT_STALE_SECONDS",
+    "archived_problems",
     "check",
     "check_task",
     "clear_stale_locks",
@@ -44,8 +45,7 @@ DEFAULT_STALE_SECONDS: Final = 60.0
 
 def check_task(refs: TaskRefs, task_id: str) -> list[str]:
     """The problems of one task (an empty list when it is healthy)."""
-    repo = refs.repo
-    tip = repo.read_ref(ref_name(task_id))
+    tip = refs.repo.read_ref(ref_name(task_id))
     if tip is None:
         return ["the task ref disappeared during the check"]
     try:
@@ -55,9 +55,15 @@ def check_task(refs: TaskRefs, task_id: str) -> list[str]:
     refused = task_json_problem(task_id, state)  # (what a pull refuses, push holds back)
     if refused:
         return [f"{refused} (doctor --repair mends it)"]
+    return _state_problems(refs.repo, state)
+
+
+def _state_problems(repo: Repository, state: TaskState, *, shape: bool = True) -> list[str]:
+    """The problems of a task's stored state: its tree's shape (unless not ``shape``),
+    and each link against the body stored for it (streamed, checked against its sha256)."""
     problems: list[str] = []
     try:
-        if state.tree:
+        if state.tree and shape:
             problems += task_tree_problems(repo, state.tree)
         tree = repo.read_tree(state.tree) if state.tree else {}
         bodies = tree.get(b"bodies")
@@ -268,7 +274,7 @@ def check(refs: TaskRefs) -> dict[str, Any]:
         if task_id not in checked:
             problem = _unreadable(refs, task_id, b"", "")
             tasks.append({"task_id": task_id, "ok": False, "problems": [problem], "notes": []})
-    shared = check_shared_refs(refs.repo) + [_stray(name) for name in refs.stray_ref_names()]
+    shared = check_shared_refs(refs) + [_stray(name) for name in refs.stray_ref_names()]
     locks = find_locks(refs.repo.common_dir)
     stale = [lock for lock in locks if not lock["held"]]
     config = overwriting_refspecs(refs)
@@ -287,9 +293,10 @@ def check(refs: TaskRefs) -> dict[str, Any]:
     }
 
 
-def check_shared_refs(repo: Repository) -> list[dict[str, Any]]:
-    """The archive and the removal record, where present: readable, known format."""
-    results = []
+def check_shared_refs(refs: TaskRefs) -> list[dict[str, Any]]:
+    """The archive and the removal record, where present: readable, known format
+    (and each archived task checked: :func:`archived_problems`)."""
+    repo, results = refs.repo, []
     for ref, read, shape in (
         (ARCHIVE_REF, lambda tip: read_archive(repo, tip), archive_tree_problems),
         (REMOVED_REF, lambda tip: read_removed(repo, tip), removal_tree_problems),
@@ -300,7 +307,44 @@ def check_shared_refs(repo: Repository) -> list[dict[str, Any]]:
         try:
             read(tip)
             problems: list[str] = shape(repo, repo.read_commit_tree(tip)[0])
+            if ref == ARCHIVE_REF:
+                problems += archived_problems(refs, read_archive(repo, tip))
         except CorruptData as exc:
             problems = [str(exc)]
         results.append({"ref": ref.decode(), "ok": not problems, "problems": problems})
     return results
+
+
+def archived_problems(refs: TaskRefs, archive: Archive) -> list[str]:
+    """The problems of each archived task, ``task ID: …``: its index entry and its
+    tree under ``tasks/`` must agree (the tree is its archived commit's), and that
+    commit's state is checked as a live task's is. (Unarchived, a damaged task is
+    mended as a live one is: ``doctor --repair``.)"""
+    repo, problems = refs.repo, []
+    kept = repo.read_tree(archive.tree) if archive.tree is not None else {}
+    folder = kept.get(b"tasks")
+    trees = repo.read_tree(folder[1]) if folder is not None and folder[0] == MODE_TREE else {}
+    for name in sorted(set(trees) - {i.encode("ascii") for i in archive.index.tasks}):
+        shown = name.decode("utf-8", "backslashreplace")
+        problems.append(f"task {shown}: archived without an entry in index.json")
+    for task_id, entry in sorted(archive.index.tasks.items()):
+        tip = entry.tip.encode("ascii")
+        found = _archived_problems(refs, task_id, tip, trees.get(task_id.encode("ascii")))
+        problems += [f"task {task_id}: {problem}" for problem in found]
+    return problems
+
+
+def _archived_problems(
+    refs: TaskRefs, task_id: str, tip: bytes, kept: tuple[int, bytes] | None
+) -> list[str]:
+    try:
+        state = refs.read_state(task_id, tip)
+    except CorruptData as exc:
+        return [str(exc).removeprefix(f"task {task_id}: ")]
+    if kept is None:
+        return ["in index.json, but the archive has no tasks/ tree of it"]
+    if state.tree is not None and kept[1] != state.tree:
+        return [f"its tasks/ tree is not that of its archived commit {tip.decode()[:12]}"]
+    refused = task_json_problem(task_id, state)
+    # (the shape of its tree: with the archive's, by archive_tree_problems)
+    return [refused] if refused else _state_problems(refs.repo, state, shape=False)

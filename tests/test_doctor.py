@@ -184,6 +184,56 @@ def test_doctor_checks_the_archive_and_removal_record(populated: Path) -> None:
     assert "problem refs/hydrate/archive: refs/hydrate/archive: index.json" in result.stdout
 
 
+def test_doctor_checks_each_archived_task(populated: Path) -> None:
+    """An archive made by hand or by an older version: an archived task's body that
+    is not the one its link names, and a task's tree the index does not list, are
+    named (the archive's shape alone was checked)."""
+    import subprocess
+
+    with Ledger(populated) as ledger:
+        ledger.set_status("GOOD-1", "cancelled")
+        ledger.archive(["GOOD-1"])
+    archive = "refs/hydrate/archive"
+    index = json.loads(git(populated, "cat-file", "-p", f"{archive}:index.json"))
+    kept = git(populated, "rev-parse", f"{archive}:tasks/GOOD-1").strip()
+    body = next(
+        line.split()[-1]
+        for line in git(populated, "ls-tree", "-r", "--name-only", kept).splitlines()
+        if line.startswith("bodies/")
+    )
+    env = {**os.environ, "GIT_INDEX_FILE": str(populated / ".git" / "tmp-index")}
+
+    def tree(*steps: list[str]) -> str:
+        subprocess.run(["git", "read-tree", "--empty"], cwd=populated, env=env, check=True)
+        for step in steps:
+            subprocess.run(["git", *step], cwd=populated, env=env, check=True)
+        made = subprocess.run(
+            ["git", "write-tree"], cwd=populated, env=env, capture_output=True, text=True
+        )
+        return made.stdout.strip()
+
+    tampered_body = git(populated, "hash-object", "-w", "--stdin", input="tampered").strip()
+    tampered = tree(
+        ["read-tree", kept], ["update-index", "--cacheinfo", f"100644,{tampered_body},{body}"]
+    )
+    tip = git(populated, "commit-tree", tampered, "-m", "tampered").strip()
+    index["tasks"]["GOOD-1"]["tip"] = tip
+    listed = git(populated, "hash-object", "-w", "--stdin", input=json.dumps(index)).strip()
+    whole = tree(
+        ["read-tree", "--prefix=tasks/GOOD-1/", tampered],
+        ["read-tree", "--prefix=tasks/ZZZ-1/", kept],
+        ["update-index", "--add", "--cacheinfo", f"100644,{listed},index.json"],
+    )
+    parent = git(populated, "rev-parse", archive).strip()
+    made = git(populated, "commit-tree", whole, "-p", parent, "-m", "by hand").strip()
+    git(populated, "update-ref", archive, made)
+    result = hydrate(populated, "doctor")
+    assert result.returncode == 1
+    problems = [line for line in result.stdout.splitlines() if archive in line]
+    assert any("GOOD-1: context" in p and "oid differs from the tree's" in p for p in problems)
+    assert any("task ZZZ-1: archived without an entry in index.json" in p for p in problems)
+
+
 def test_archive_done_skips_a_damaged_task(populated: Path) -> None:
     with Ledger(populated) as ledger:
         ledger.set_status("GOOD-1", "cancelled")

@@ -55,6 +55,9 @@ def doctor(
 ) -> int:
     """Check every task (format, JSON, bodies against their sha256) and report per task.
 
+    The archive's tasks are checked too, each against its entry in the archive's
+    index (reported as problems of refs/hydrate/archive).
+
     Also reports refs under refs/hydrate/tasks/ that are not task ids (which
     every other command ignores), and a remote's fetch refspec that writes
     into refs/hydrate/ (a `git clone --mirror` clone's +refs/*:refs/*), which
