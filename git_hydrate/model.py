@@ -101,8 +101,8 @@ class Checkpoint(msgspec.Struct, frozen=True):
     author: str = ""
 
 
-#: A reason add-tree gives for a file it left out (``too_large``, ``secret``...).
-SkipReason = Annotated[str, msgspec.Meta(pattern=r"^[a-z_]{1,32}\Z")]
+#: A reason add-tree gives for a file it left out (``too_large``, ``not_utf8``...).
+SkipReason = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_]{0,31}\Z")]
 #: A blob id, or ``""`` for none.
 OptionalObjectId = Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})?\Z")]
 

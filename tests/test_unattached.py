@@ -12,9 +12,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from git_hydrate.errors import CorruptData
+from git_hydrate.hydrate.rules import REASONS
+from git_hydrate.model import Selection, SkippedFile
 from git_hydrate.pack.omissions import Unattached
+from git_hydrate.store import Repository
+from git_hydrate.taskrefs import Change, TaskRefs, TaskState
 
 from .conftest import commit_files, git, hydrate, notice_of
 
@@ -192,3 +198,46 @@ def test_an_unattached_line_holds_no_repository_text_after_the_path() -> None:
         "kept": "unattached",
         "reason": None,
     }
+
+
+def test_a_file_in_play_that_is_not_utf8_leaves_the_task_readable(repo: Path) -> None:
+    """The skip reason ``not_utf8`` failed the stored reason's pattern (no digits): the
+    add-tree commit was written and every command then refused the task, which no
+    command could mend. It is named like any other reason now."""
+    (repo / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    git(repo, "add", "latin1.txt")
+    git(repo, "commit", "-qm", "latin-1")
+    _task(repo, "--file-in-play", "latin1.txt")
+    added = hydrate(repo, "add-tree", "B-1")
+    assert added.returncode == 0, added.stderr
+    assert "not_utf8      latin1.txt (5 bytes; file in play, not attached)" in added.stdout
+    out = hydrate(repo, "prompt", "B-1")
+    assert out.returncode == 0, out.stderr
+    blob = git(repo, "rev-parse", "HEAD:latin1.txt").strip()
+    assert f"- `latin1.txt` (5 bytes): not attached, not_utf8; git show {blob}\n" in (
+        notice_of(out.stdout)
+    )
+    assert hydrate(repo, "doctor").returncode == 0
+
+
+@pytest.mark.parametrize("reason", REASONS)
+def test_every_reason_add_tree_gives_is_one_a_task_stores(reason: str) -> None:
+    skipped = SkippedFile(path="x", reason=reason)
+    assert msgspec.json.decode(msgspec.json.encode(skipped), type=SkippedFile) == skipped
+
+
+def test_a_task_json_its_reader_refuses_is_never_written(repo: Path) -> None:
+    """Whatever makes the stored task invalid (here a reason no rule gives), the
+    write stops with a one-line error before anything is written."""
+    _task(repo)
+    refs = TaskRefs(Repository(repo))
+    before = refs.tip("B-1")
+
+    def damaging(state: TaskState) -> Change[None]:
+        bad = Selection(mode="rev", rev="HEAD", skipped=[SkippedFile(path="x", reason="No!")])
+        task = msgspec.structs.replace(state.task, selections=[bad])
+        return Change(task=task, links=state.links, message="hydrate: damage", result=None)
+
+    with pytest.raises(CorruptData, match=r"task B-1: task\.json as it would be written: "):
+        refs.write("B-1", damaging)
+    assert refs.tip("B-1") == before

@@ -357,10 +357,12 @@ class TaskRefs:
         """The commit of ``change`` on ``tip`` (``None``: the tree would not change)."""
         self.repo.identity()  # no identity, no commit (refused like git commit)
         extras = fields_to_keep(task_id, state) if state is not None else {}
+        data = codec.encode_with_extras(change.task, extras)
+        # (never write a task.json its own reader refuses: that task could not be
+        # read, mended or pushed again; a one-line error instead, nothing written)
+        codec.decode_task(data, f"task {task_id}: task.json as it would be written")
         tree_changes = link_tree_changes(self.repo, change.links, state)
-        tree_changes[TASK_FILE] = self.repo.write_blob(
-            codec.encode_with_extras(change.task, extras)
-        )
+        tree_changes[TASK_FILE] = self.repo.write_blob(data)
         tree_changes.update(change.bodies)
         if state is not None and state.tree is not None:
             tree_changes.update(self._foreign_top_level(state.tree))
