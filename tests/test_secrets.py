@@ -107,6 +107,10 @@ HARMLESS = [
     'secretary = "Abc123def456Xyz"\n',
     '"max_tokens": 4096,\n',
     '"password": "${DB_PASSWORD}",\n',
+    # an attribute named _auth, and a name called or dotted, hold no npm token
+    "self._auth = self._build_auth(auth)\n",
+    "_auth = build_basic_auth(user)\n",
+    "_authToken = settings.npm_token_value\n",
 ]
 
 

@@ -98,9 +98,11 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     (
         "npmrc-auth",
-        # .npmrc: _authToken=... and the legacy _auth=base64(user:pass)
-        r"_auth(?<![A-Za-z0-9]_auth)(?:Token)?[ \t]*=[ \t]*+[\"']?(?![\"']?\$\{)"
-        r"[A-Za-z0-9+/=_.:-]{12,}",
+        # .npmrc: _authToken=... and the legacy _auth=base64(user:pass); not an
+        # attribute (self._auth = ...) nor a value that is a name called or dotted
+        # (self._build_auth(auth)): no token holds a dot or ends at a parenthesis
+        r"_auth(?<![A-Za-z0-9._]_auth)(?:Token)?[ \t]*=[ \t]*+[\"']?(?![\"']?\$\{)"
+        r"[A-Za-z0-9+/=_:-]{12,}+(?![.(])",
         ("_auth",),
     ),
     (
