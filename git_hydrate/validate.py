@@ -27,6 +27,7 @@ __all__ = [
     "context_priority",
     "dependencies",
     "duration",
+    "entries_from",
     "holder",
     "kind",
     "parent",
@@ -34,6 +35,7 @@ __all__ = [
     "printable",
     "priority",
     "source_label",
+    "split_entry",
     "station",
     "task_id",
     "text",
@@ -220,10 +222,7 @@ def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
         if isinstance(item, PathNote):
             path, note = item.path, item.note
         elif isinstance(item, str):
-            if item.count(":") > 1 and item.endswith(":"):
-                path, note = item[:-1], ""  # (a path holding ':', with no note)
-            else:
-                path, _, note = item.partition(":")
+            path, note = split_entry(item)
         elif isinstance(item, dict):
             path, note = item.get("path", ""), item.get("note", "")
         else:
@@ -236,6 +235,35 @@ def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
         path = _in_repository(one_line_text(path, what + " path").strip(), what)
         note = one_line_text(note or "", what + " note").strip()
         result.append(PathNote(path=path, note=note))
+    return result
+
+
+def split_entry(item: str) -> tuple[str, str]:
+    """``PATH:NOTE`` (or ``PATH``; ``c:olon/x.py:`` for a path holding ``:``) as
+    ``(path, note)``."""
+    if item.count(":") > 1 and item.endswith(":"):
+        return item[:-1], ""  # (a path holding ':', with no note)
+    path, _, note = item.partition(":")
+    return path, note
+
+
+def entries_from(values: Iterable[str], base: str, what: str) -> list[PathNote]:
+    """``PATH[:NOTE]`` entries typed in the directory ``base`` of the work tree
+    (``a/b``, relative to its top; ``""``: the top) as paths relative to the top,
+    as git reads paths given in a subdirectory."""
+    result = []
+    for item in values:
+        path, note = split_entry(item)
+        path = one_line_text(path, what + " path").strip()
+        if base and path and not path.startswith("/"):
+            joined = posixpath.normpath(f"{base}/{path}")
+            if joined == ".." or joined.startswith("../"):
+                raise ValidationError(
+                    f"{what} path {path[:80]!r} leaves the repository (from its "
+                    f"directory {base[:80]}/, where a path is relative to it, as git reads it)"
+                )
+            path = joined
+        result.append(PathNote(path=_in_repository(path, what), note=note))
     return result
 
 

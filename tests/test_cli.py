@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import fsck, git, hydrate
+from tests.conftest import commit_files, fsck, git, hydrate
 from tests.wrapper import python_command
 
 
@@ -77,6 +77,35 @@ def test_runs_from_a_subdirectory_and_with_git_dir(repo: Path) -> None:
     listed = hydrate(repo.parent, "list", env={"GIT_DIR": str(repo / ".git")})
     assert listed.returncode == 0, listed
     assert listed.stdout.startswith("S-1\topen")
+
+
+def test_paths_of_files_in_play_are_read_from_the_current_directory(repo: Path) -> None:
+    """As git reads a path given in a subdirectory (and add-tree's PATHSPECs): in
+    ``src/pkg``, ``app.py`` is ``src/pkg/app.py`` (it was the top's ``app.py``, which
+    add-tree then called missing) and ``../../tests/t.py`` is ``tests/t.py`` (it was
+    refused as leaving the repository); stored relative to the top. ``-C`` too."""
+    commit_files(repo, {"src/pkg/app.py": "x = 1\n", "tests/t.py": "t = 1\n"})
+    sub = repo / "src" / "pkg"
+    made = hydrate(sub, "task-add", "P-1", "--objective", "o", "--acceptance", "a",
+                   "--file-in-play", "app.py:the handler", "--test", "../../tests/t.py",
+                   "--json")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    task = json.loads(made.stdout)
+    assert task["files"] == [{"path": "src/pkg/app.py", "note": "the handler"}]
+    assert task["tests"] == [{"path": "tests/t.py", "note": ""}]
+    edited = hydrate(repo, "-C", "src", "task-edit", "P-1", "--file-in-play", "./pkg/app.py")
+    assert edited.returncode == 0, edited.stderr
+    at_top = hydrate(repo, "task-edit", "P-1", "--test", "tests/t.py", "--json")
+    assert json.loads(at_top.stdout)["files"] == [{"path": "src/pkg/app.py", "note": ""}]
+    assert json.loads(at_top.stdout)["tests"] == [{"path": "tests/t.py", "note": ""}]
+    added = hydrate(repo, "add-tree", "P-1")
+    assert added.returncode == 0 and "missing" not in added.stdout, added.stdout
+    gone = hydrate(sub, "task-edit", "P-1", "--test", "../../../t.py")
+    assert (gone.returncode, gone.stderr) == (
+        1,  # (as a path that leaves it from the top: a value refused, not a usage error)
+        "error: test path '../../../t.py' leaves the repository (from its directory "
+        "src/pkg/, where a path is relative to it, as git reads it)\n",
+    )
 
 
 def test_bad_input_is_one_line_and_nonzero(repo: Path, tmp_path: Path) -> None:

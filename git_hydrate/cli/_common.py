@@ -80,6 +80,15 @@ def open_ledger(ctx: click.Context) -> Iterator[Ledger]:
         yield ledger
 
 
+def working_directory(ctx: click.Context) -> str:
+    """The directory the command runs in, as an absolute path (``-C``'s, if given):
+    where paths the user typed are relative to."""
+    import os
+
+    directory = (ctx.find_root().obj or {}).get("directory")
+    return os.path.abspath(directory) if directory else os.getcwd()
+
+
 def compact(ctx: click.Context) -> bool:
     """Whether the global ``--compact`` flag was given."""
     return bool((ctx.find_root().obj or {}).get("compact"))

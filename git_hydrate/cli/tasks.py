@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from .. import validate
 from ..validate import MAX_TOKEN_COUNT
 from ._common import (
     STATION_CHOICE,
@@ -21,9 +22,11 @@ from ._common import (
     task_id_argument,
     warn,
     warn_stray_refs,
+    working_directory,
 )
 
 if TYPE_CHECKING:
+    from ..ledger import Ledger
     from ..results import ListItem
 
 __all__ = [
@@ -120,16 +123,16 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             "files",
             multiple=True,
             metavar="PATH[:NOTE]",
-            help="A file the worker will touch, relative to the repository's top "
-            "(repeatable; a path holding ':' takes one more after it, and no note: "
-            "c:olon/x.py:).",
+            help="A file the worker will touch, relative to the current directory as git "
+            "reads a path (repeatable; a path holding ':' takes one more after it, and no "
+            "note: c:olon/x.py:).",
         ),
         click.option(
             "--test",
             "tests",
             multiple=True,
             metavar="PATH[:NOTE]",
-            help="A test to write or update (repeatable).",
+            help="A test to write or update, a path as --file-in-play's (repeatable).",
         ),
         click.option(
             "--depends-on",
@@ -214,6 +217,7 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
           --scope api/health --tag api --file-in-play app/health.py:"new handler"
     """
     with open_ledger(ctx) as ledger:
+        _paths_from_here(ctx, ledger, fields)
         task = ledger.add_task(
             task_id,
             fields["objective"],
@@ -235,6 +239,24 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
         echo_json(ctx, task)
     else:
         click.echo(f"created task {shown(task['task_id'])}: {shown(task['title'])}")
+
+
+def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any]) -> None:
+    """The ``files`` and ``tests`` entries of ``fields`` as paths relative to the
+    work tree's top, read from the current directory (or ``-C``'s) as git reads a
+    path given in a subdirectory; at the top, or outside a work tree, as given."""
+    import os
+
+    top = ledger.repo.work_tree
+    if top is None:
+        return
+    here = os.path.relpath(os.path.realpath(working_directory(ctx)), os.path.realpath(top))
+    if here == "." or here == ".." or here.startswith(".." + os.sep):
+        return
+    base = here.replace(os.sep, "/")
+    for key, what in (("files", "file in play"), ("tests", "test")):
+        if fields.get(key):
+            fields[key] = validate.entries_from(fields[key], base, what)
 
 
 @click.command("task-edit")
@@ -281,6 +303,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
     if all(value is None for value in changes.values()):
         raise click.UsageError("nothing to change: give at least one field option")
     with open_ledger(ctx) as ledger:
+        _paths_from_here(ctx, ledger, changes)
         task = ledger.edit_task(task_id, allow_secrets=fields["allow_secrets"], **changes)
     if as_json:
         echo_json(ctx, task)

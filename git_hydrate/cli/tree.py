@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -21,6 +20,7 @@ from ._common import (
     open_ledger,
     shown,
     task_id_argument,
+    working_directory,
 )
 
 if TYPE_CHECKING:
@@ -379,9 +379,7 @@ def _from_top(
 
     if directory is not None:
         return list(pathspecs)
-    root_dir = (ctx.find_root().obj or {}).get("directory")
-    cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
-    return relative_to_top(pathspecs, ledger.repo.work_tree, cwd)
+    return relative_to_top(pathspecs, ledger.repo.work_tree, working_directory(ctx))
 
 
 def _prompt_budget(
@@ -513,12 +511,10 @@ def add_diff(
     from ..hydrate.pathspec import relative_to_top
 
     with open_ledger(ctx) as ledger:
-        root_dir = (ctx.find_root().obj or {}).get("directory")
-        cwd = os.path.abspath(root_dir) if root_dir else os.getcwd()
         result = ledger.add_diff(
             task_id,
             rev_range,
-            relative_to_top(tuple(pathspecs), ledger.repo.work_tree, cwd),
+            relative_to_top(tuple(pathspecs), ledger.repo.work_tree, working_directory(ctx)),
             staged=staged,
             worktree=worktree,
             log=log,
