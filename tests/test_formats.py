@@ -204,6 +204,22 @@ def test_the_fence_outgrows_every_run_and_names_the_language() -> None:
     assert language("weird`label.py") == "python"  # the extension, never the label's text
 
 
+@pytest.mark.parametrize("name", ["seed", "markdown", "xml"])
+@pytest.mark.parametrize("path", ["`tick`.py", "a``b.py", "plain.py"])
+def test_a_file_in_play_with_backticks_is_one_code_span(name: str, path: str) -> None:
+    """The ``Files in play`` line held the path in single backticks, which a backtick
+    in it closed (```tick`.py`` read as a span ``tick`` then ``.py``)."""
+    prompt = render({**TASK, "files": [{"path": path, "note": "n"}]}, FORMATS[name])
+    line = next(line for line in prompt.splitlines() if path in line)
+    spans = [
+        child.content
+        for token in structure_tokens(line)
+        for child in token.children or ()
+        if child.type == "code_inline"
+    ]
+    assert spans == [path], line
+
+
 def test_xml_escapes_sources_and_bodies() -> None:
     packet = {**TASK, "context": [{"source": "a<&>.txt", "body": "<b> & </document>"}]}
     prompt = render(packet, FORMATS["xml"])

@@ -30,6 +30,7 @@ from .render import (
     UNTRUSTED_BANNER,
     UNTRUSTED_FOOTER,
     assemble,
+    code_span,
     context_heading,
     head_sections,
     neutralise,
@@ -101,10 +102,7 @@ class Layout:
         tool's own words then follow (they hold no boundary and no markup). The
         source is repository text: it stands in a code span no backtick run in it
         can close, on one line, and a line that spells a boundary is marked."""
-        label = one_line(source)
-        ticks = "`" * _longest_run(label, "`") + "`"
-        pad = " " if label.startswith("`") or label.endswith("`") or not label.strip() else ""
-        return _marked(f"- {ticks}{pad}{label}{pad}{ticks} ")
+        return _marked(f"- {code_span(one_line(source))} ")
 
 
 def _marked(start: str) -> str:
@@ -129,15 +127,6 @@ class MarkdownLayout(Layout):
         if not body or body.endswith("\n"):
             return (heading, body, f"{fence}\n")
         return (heading, body, "\n", f"{fence}\n")
-
-
-def _longest_run(text: str, char: str) -> int:
-    """The length of the longest run of ``char`` in ``text``."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == char else 0
-        longest = max(longest, run)
-    return longest
 
 
 def _fence_length(body: str) -> int:

@@ -73,11 +73,24 @@ def block(text: Any) -> str:
     return neutralise(str(text or "").rstrip())
 
 
+def code_span(text: str) -> str:
+    """``text`` (one line) as a CommonMark code span no backtick run in it can close:
+    one backtick more than its longest run, and a space inside each end where it
+    begins or ends with one (or is blank)."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def path_notes(items: Iterable[Any]) -> list[str]:
     lines = []
     for item in items:
         path, note = path_note(item)
-        line = f"- `{one_line(path)}`"
+        line = f"- {code_span(one_line(path))}"
         if note:
             line += f" — {one_line(note)}"
         lines.append(line)
