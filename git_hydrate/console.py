@@ -208,18 +208,21 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
         parts.append(f"everything would fit in about {needed}")
     for item in result.get("flagged") or ():
         # a file the task names is never left out, shrunk or missing silently
-        parts.append(f"{item['named']} {shown(item['source'])} {_flag(item)}")
+        parts.append(f"{item['named']} {shown(item['source'])} {_flag(item, result)}")
     label = "warning" if omitted or result.get("flagged") else "prompt"
     return f"{label}: {task_id}: " + "; ".join(parts)
 
 
-def _flag(item: Mapping[str, Any]) -> str:
+def _flag(item: Mapping[str, Any], result: Mapping[str, Any]) -> str:
     """What the summary line says of a file the task names that the prompt does
-    not hold whole: ``kept as outline, 69 KiB > budget``, ``not attached
-    (too_large, 305 KiB)``."""
+    not hold whole: ``kept as outline, 69 KiB > budget`` (larger than the whole
+    byte budget), ``left out, 25 KiB > room left`` (what ranked above it took the
+    rest), ``not attached (too_large, 305 KiB)``."""
     if item["kept"] != "unattached":
         what = "kept as outline" if item["kept"] == "outline" else "left out"
-        return f"{what}, {human_size(item['size'])} > budget"
+        budget = result.get("max_bytes")
+        over = "budget" if budget is not None and item["size"] > budget else "room left"
+        return f"{what}, {human_size(item['size'])} > {over}"
     reason = item.get("reason")
     if not reason:
         return "not attached (no add-tree run read it)"

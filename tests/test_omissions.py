@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_hydrate import Ledger
+from git_hydrate.console import summary_line
 from git_hydrate.context_expander import (
     OUTPUT_CONTRACT,
     UNTRUSTED_BANNER,
@@ -242,6 +243,22 @@ def test_value_per_byte_never_lets_one_file_displace_several_that_fit(
         assert fitting < 2, (kept.item.source, fitting)
     # and what waited is packed after the rest when it still fits
     assert walked.used_bytes <= room
+
+
+def test_a_named_file_smaller_than_the_budget_is_over_the_room_left() -> None:
+    """A named file of 25 KiB left out of a 39 KiB prompt did not fit the room the
+    files ranked above it left: the line said "25 KiB > budget"."""
+    result = {
+        "kept": 3, "attachments": 5, "prompt_bytes": 39_000, "max_bytes": 40_000,
+        "omitted": [{"source": "big.py", "reason": "byte_budget"}], "needed_bytes": 90_000,
+        "flagged": [
+            {"source": "big.py", "named": "file in play", "size": 25 * 1024, "kept": "omitted"},
+            {"source": "huge.py", "named": "named test", "size": 60 * 1024, "kept": "outline"},
+        ],
+    }  # fmt: skip
+    line = summary_line("OL-1", result)
+    assert "file in play big.py left out, 25 KiB > room left" in line
+    assert "named test huge.py kept as outline, 60 KiB > budget" in line
 
 
 def test_summary_and_notice_come_from_the_same_result(repo: Path) -> None:
