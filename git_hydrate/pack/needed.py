@@ -7,8 +7,9 @@ section as :func:`.measure.candidate` measures it at its place (its body
 escaped as the format escapes it), and the notice that prompt still carries —
 the files the task names that have no attachment, the expired attachments —
 at its cost. So building at the advised budget keeps every attachment whole.
-The bodies the walk did not read are read here when they come to at most
-:data:`READ_AT_MOST` bytes in all (a body it kept is not read again); else
+The bodies the walk did not keep whole are read here when they come to at most
+:data:`READ_AT_MOST` bytes in all (a body it kept is not read again: a lean
+walk's kept section, held as bytes, is measured at its new place); else
 none is, and each one's recorded size stands in for its body (escapes and
 marks only add: the figure may then be a little low, an "about" of megabytes).
 Tokens are the walk's sum of parts, the notice's estimated as the walk
@@ -24,6 +25,7 @@ from typing import Final
 
 from .entries import Attachment, AttachmentLoader, Item
 from .measure import (
+    Kept,
     Plan,
     Walked,
     body_of,
@@ -32,6 +34,7 @@ from .measure import (
     notice_tokens,
 )
 from .omissions import Missing, Notice
+from .render import utf8_len
 from .seed import CHARS_PER_TOKEN
 
 __all__ = ["READ_AT_MOST", "advise", "needed"]
@@ -70,9 +73,9 @@ def needed(
     would add with every live attachment of ``entries`` whole (``walked``: the
     walk made, whose kept bodies are not read again; ``plan``: the walk's, its
     notice the one it began with)."""
-    bodies = {k.index: k.item.body for k in walked.kept if k.shrunk is None and not plan.lean}
+    whole = {k.index: k for k in walked.kept if k.shrunk is None}
     notice = _notice(plan.notice)
-    live = [e for i, e in enumerate(entries) if i not in bodies and not _expired(e, now)]
+    live = [e for i, e in enumerate(entries) if i not in whole and not _expired(e, now)]
     # (every body left out read, or none: some read would not make the figure exact)
     reading = sum(map(min_body_bytes, live)) <= READ_AT_MOST
     total_bytes = total_tokens = place = 0
@@ -86,7 +89,12 @@ def needed(
                 )
             continue
         place += 1
-        body = bodies.get(index)
+        kept = whole.get(index)
+        if kept is not None and plan.lean:  # (its body not held: its section is)
+            cost_json, cost_prompt = _moved(plan, kept, place)
+            total_bytes += (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
+            continue
+        body = kept.item.body if kept is not None else None
         size = 0  # (a body read, or at hand: measured whole)
         if body is None and reading:
             body = body_of(entry, load_body)
@@ -102,6 +110,20 @@ def needed(
         if plan.meter is not None:
             total_tokens += notice_tokens(plan, notice, after_attachments=place > 0)
     return total_bytes, total_tokens
+
+
+def _moved(plan: Plan, kept: Kept, place: int) -> tuple[int, int]:
+    """The JSON and prompt bytes of ``kept`` (a lean walk's: its section's bytes, no
+    body) as the ``place``-th section, from what it cost at its own place. (A lean
+    walk counts no tokens.)"""
+    first = place == 1
+    cost_json = kept.cost_json - (0 if kept.place == 1 else 1) + (0 if first else 1)
+    if not plan.prompt:
+        return cost_json, 0
+    section = plan.layout.renumbered(kept.section, place)
+    size = len(section) if isinstance(section, bytes) else sum(map(utf8_len, section))
+    layout = plan.layout
+    return cost_json, size + (layout.block_overhead if first else len(layout.separator))
 
 
 def _expired(entry: Attachment, now: float) -> bool:
