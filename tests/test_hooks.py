@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -418,6 +420,33 @@ def test_shim_without_git_hydrate_warns_and_lets_the_push_go(
     pushed = run(pushable, "git", "push", "-q", "origin", "main", env=bare_env)
     assert pushed.returncode == 0, pushed
     assert pushed.stderr == "warning: git-hydrate is not installed; no prompt artefacts written\n"
+
+
+def test_fallback_python_imports_nothing_from_the_work_tree(
+    pushable: Path, tmp_path: Path
+) -> None:
+    """Without git-hydrate on PATH the shims run the installing Python, from the top of
+    the work tree: a ``typing.py`` there is not imported, and commit and push still go."""
+    assert hydrate(pushable, "hooks", "install", "--commit-trailer").returncode == 0
+    assert hydrate(pushable, "start", "M-1002").returncode == 0
+    for name in ("pre-push", "prepare-commit-msg"):
+        shim = (pushable / ".git" / "hooks" / name).read_text()
+        assert f"INSTALL_PYTHON={shlex.quote(sys.executable)}\n" in shim  # the fallback is armed
+    marker = tmp_path / "PWNED"
+    (pushable / "typing.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    bare_env = {key: value for key, value in os.environ.items() if key != "PYTHONSAFEPATH"}
+    bare_env["PYTHONPATH"] = str(ROOT)  # this checkout, as an installed git-hydrate
+    bare_env["PATH"] = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "git-hydrate").exists()
+    )
+    committed = run(pushable, "git", "commit", "-q", "--allow-empty", "-m", "w", env=bare_env)
+    assert committed.returncode == 0, committed
+    task = git(pushable, "log", "-1", "--format=%(trailers:key=Hydrate-Task,valueonly)")
+    assert task.strip() == "M-1002"
+    pushed = run(pushable, "git", "push", "-q", "origin", "main", env=bare_env)
+    assert pushed.returncode == 0, pushed
+    assert not marker.exists()
+    assert "manifest.json" in artefacts(pushable, "M-1002")  # the hook ran, not the warning
 
 
 # -- strict mode ---------------------------------------------------------------------

@@ -165,6 +165,8 @@ def hooks_group() -> None:
     pre-push hook of another origin is kept: it is renamed pre-push.legacy and
     runs first, with the same input; its failure still stops the push. With
     install --commit-trailer, a prepare-commit-msg hook is chained the same way.
+    When git-hydrate is not on PATH, the hooks run it with the Python that
+    installed them, with -P: no module of the work tree is imported.
 
     \b
     Example:

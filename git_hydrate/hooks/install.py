@@ -65,8 +65,9 @@ fi
 if command -v git-hydrate >/dev/null 2>&1; then
     exec git hydrate hook pre-push "$@"
 fi
-if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
-    exec "$INSTALL_PYTHON" -m git_hydrate hook pre-push "$@"
+# -P: git runs hooks from the top of the work tree; none of its files is imported
+if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -P -c 'import git_hydrate' 2>/dev/null; then
+    exec "$INSTALL_PYTHON" -P -m git_hydrate hook pre-push "$@"
 fi
 echo "warning: git-hydrate is not installed; no prompt artefacts written" >&2
 exit 0
@@ -92,8 +93,9 @@ fi
 if command -v git-hydrate >/dev/null 2>&1; then
     exec git hydrate hook prepare-commit-msg "$@"
 fi
-if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
-    exec "$INSTALL_PYTHON" -m git_hydrate hook prepare-commit-msg "$@"
+# -P: git runs hooks from the top of the work tree; none of its files is imported
+if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -P -c 'import git_hydrate' 2>/dev/null; then
+    exec "$INSTALL_PYTHON" -P -m git_hydrate hook prepare-commit-msg "$@"
 fi
 exit 0
 """
@@ -116,8 +118,9 @@ if [ -x "$hook_dir/post-checkout.legacy" ]; then
 fi
 if command -v git-hydrate >/dev/null 2>&1; then
     git hydrate agent refresh --quiet
-elif [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -c 'import git_hydrate' 2>/dev/null; then
-    "$INSTALL_PYTHON" -m git_hydrate agent refresh --quiet
+elif [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -P -c 'import git_hydrate' 2>/dev/null; then
+    # -P: git runs hooks from the top of the work tree; none of its files is imported
+    "$INSTALL_PYTHON" -P -m git_hydrate agent refresh --quiet
 fi
 exit 0
 """
