@@ -119,6 +119,60 @@ def test_the_branch_names_the_task_when_none_was_started(
     assert len(json.loads(hydrate(repo, "log", "T-1", "--commits", "--json").stdout)) == 1
 
 
+def test_a_merge_without_edit_gets_the_trailers_below_its_subject(
+    started: Path, env: dict[str, str]
+) -> None:
+    """``git merge --no-edit`` hands the hook a MERGE_MSG without a final newline: the
+    trailers still go in a paragraph of their own, not onto the merge's subject."""
+    repo = started
+    hydrate(repo, "start", "T-1")
+    git(repo, "checkout", "-q", "-b", "other")
+    commit(repo, env, "b", "on the branch")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, env, "c", "on main")
+    proc = subprocess.run(
+        ["git", "merge", "-q", "--no-edit", "other"], cwd=repo, env=env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    merge = git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "log", "-1", "--format=%s").strip() == "Merge branch 'other'"
+    assert trailers(repo).startswith("Hydrate-Task: T-1\nHydrate-Packet: ")
+    found = json.loads(hydrate(repo, "--compact", "log", "T-1", "--commits", "--json").stdout)
+    assert merge in [c["commit"] for c in found]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Merge x", "Merge x\n\n{t}"),
+        ("Merge x\n", "Merge x\n\n{t}"),
+        ("", "\n{t}"),
+        ("# only a comment", "# only a comment\n\n{t}"),
+        (
+            "Subj\n\nSigned-off-by: A <a@example.com>",
+            "Subj\n\nSigned-off-by: A <a@example.com>\n{t}",
+        ),
+        ("Subj\n\nHydrate-Task: T-9", "Subj\n\nHydrate-Task: T-9\n{p}"),
+        ("Subj\n\nbody\n# a comment", "Subj\n\nbody\n\n{t}# a comment\n"),
+    ],
+)
+def test_the_message_file_gains_only_the_trailers(
+    started: Path, tmp_path: Path, message: str, expected: str
+) -> None:
+    repo = started
+    hydrate(repo, "start", "T-1")
+    with Ledger(repo) as ledger:
+        packet = f"Hydrate-Packet: {packet_sha256(ledger, 'T-1')}\n"
+    path = tmp_path / "MSG"
+    path.write_bytes(message.encode())
+    result = hydrate(repo, "hook", "prepare-commit-msg", str(path), "merge")
+    assert result.returncode == 0 and result.stderr == "", result
+    assert path.read_bytes().decode() == expected.format(
+        t="Hydrate-Task: T-1\n" + packet, p=packet
+    )
+
+
 def test_a_task_that_cannot_be_packed_never_stops_a_commit(
     started: Path, env: dict[str, str]
 ) -> None:

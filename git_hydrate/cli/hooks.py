@@ -140,8 +140,10 @@ def prepare_commit_msg(
     """Add Hydrate-Task and Hydrate-Packet trailers for the work tree's current task.
 
     FILE, SOURCE and COMMIT are what git passes to the prepare-commit-msg
-    hook. Without a current task nothing changes. Never stops a commit: a
-    task that cannot be packed is a warning.
+    hook. Without a current task nothing changes. A message without a final
+    newline (git merge --no-edit) gets one first, so the trailers stay out of
+    its last paragraph. Never stops a commit: a task that cannot be packed is
+    a warning.
 
     \b
     Example:

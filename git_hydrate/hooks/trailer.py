@@ -14,6 +14,7 @@ what the first commit recorded). ``git hydrate log ID --commits`` finds them.
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -46,5 +47,22 @@ def prepare_commit_msg(ledger: Ledger, message_file: str) -> dict[str, Any] | No
         return None
     task_id = str(found["task_id"])
     packet = packet_sha256(ledger, task_id)
+    _end_with_newline(message_file)
     ledger.repo.add_trailers(message_file, [(TASK_TRAILER, task_id), (PACKET_TRAILER, packet)])
     return {"task_id": task_id, "packet": packet}
+
+
+def _end_with_newline(message_file: str) -> None:
+    """End a message that lacks it with a newline (an empty one stays empty).
+
+    ``git merge --no-edit`` and a merging ``git pull`` hand the hook a MERGE_MSG
+    without one; ``git interpret-trailers`` then puts the trailers right under
+    its last line, in the subject's paragraph, where git no longer reads them
+    as trailers.
+    """
+    with open(message_file, "rb+") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) != b"\n":
+            fh.write(b"\n")
