@@ -439,6 +439,21 @@ def test_groups_beyond_the_limit_are_counted() -> None:
     assert graph["left_out"] == 2
 
 
+def test_a_group_over_the_limit_is_drawn_from_its_front() -> None:
+    """One chain of 10 (and a pair) at a limit of 4: the chain's first 4 are drawn,
+    the tasks the rest wait for. Before, a largest group over the limit drew
+    nothing at all (1,000 tasks of one chain: an empty page)."""
+    deps = {f"T-{i:02}": [f"T-{i - 1:02}"] if i else [] for i in range(10)}
+    graph = dependency_graph(_cards({**deps, "P": [], "Q": ["P"]}), limit=4)
+    assert sorted(n["task_id"] for n in graph["nodes"]) == ["T-00", "T-01", "T-02", "T-03"]
+    assert [(e["from"], e["to"]) for e in graph["edges"]] == [
+        ("T-00", "T-01"), ("T-01", "T-02"), ("T-02", "T-03")
+    ]  # fmt: skip
+    assert graph["left_out"] == 8 and graph["cut"] is True
+    whole = dependency_graph(_cards(deps), limit=10)
+    assert len(whole["nodes"]) == 10 and whole["cut"] is False
+
+
 def test_the_command_refuses_a_bad_port_in_one_line(repo: Path) -> None:
     result = hydrate(repo, "web", "--port", "70000")
     assert result.returncode == 2 and result.stdout == ""

@@ -118,7 +118,7 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
     edges, parts, elsewhere = _blocking_edges(by_id, open_ids)
     involved = sorted({n for edge in edges for n in edge})
     lone = len(open_ids) - len(set(involved) & open_ids)
-    drawn = _first_groups(_groups(involved, edges), limit)
+    drawn, cut = _first_groups(_groups(involved, edges), limit, edges)
     shown = {n for g in drawn for n in g}
     edges = [(a, b) for a, b in edges if a in shown and b in shown]
     deps: dict[str, list[str]] = defaultdict(list)
@@ -148,6 +148,7 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
         "open": len(open_ids),
         "lone": lone,
         "left_out": len(involved) - len(shown),
+        "cut": cut,
         "node_w": NODE_W,
         "node_h": NODE_H,
     }
@@ -177,8 +178,13 @@ def _blocking_edges(
     return edges, parts, elsewhere
 
 
-def _first_groups(groups: list[list[str]], limit: int) -> list[list[str]]:
-    """The leading ``groups`` that hold at most ``limit`` nodes together."""
+def _first_groups(
+    groups: list[list[str]], limit: int, edges: Sequence[tuple[str, str]]
+) -> tuple[list[list[str]], bool]:
+    """The leading ``groups`` that hold at most ``limit`` nodes together; when the
+    largest alone holds more, its front: the ``limit`` tasks of the earliest
+    columns (those the others wait for), so a long chain is drawn where work
+    can start rather than not at all (and ``True``: that group was cut)."""
     drawn: list[list[str]] = []
     count = 0
     for group in groups:
@@ -186,7 +192,17 @@ def _first_groups(groups: list[list[str]], limit: int) -> list[list[str]]:
             break
         drawn.append(group)
         count += len(group)
-    return drawn
+    if drawn or not groups or limit <= 0:
+        return drawn, False
+    members = set(groups[0])
+    deps: dict[str, list[str]] = defaultdict(list)
+    for a, b in edges:
+        if a in members and b in members:
+            deps[b].append(a)
+    column, _cyclic = layers(groups[0], deps)
+    front = sorted(groups[0], key=lambda n: (column[n], n))[:limit]
+    chosen = set(front)
+    return _groups(front, [(a, b) for a, b in edges if a in chosen and b in chosen]), True
 
 
 class _Shelf:

@@ -39,7 +39,8 @@ async function load() {
     const data = await getJSON("/api/graph");
     const parts = [`${thousands(data.open)} open tasks; ${thousands(data.nodes.length)} drawn`];
     if (data.lone) parts.push(`${thousands(data.lone)} with no open dependency or dependent not drawn`);
-    if (data.left_out) parts.push(`${thousands(data.left_out)} in smaller groups left out`);
+    if (data.left_out && data.cut) parts.push(`the largest group is drawn from its start, ${thousands(data.left_out)} later tasks (and smaller groups) left out`);
+    else if (data.left_out) parts.push(`${thousands(data.left_out)} in smaller groups left out`);
     document.getElementById("graph-note").textContent =
       `${parts.join("; ")}. An arrow runs from a dependency to the task waiting for it; a dashed one from a part to its parent.`;
     clear(document.getElementById("graph")).append(data.nodes.length ? draw(data)
