@@ -345,3 +345,44 @@ def test_an_issue_without_a_title_takes_its_objectives_first_line(ledger: Ledger
     report = ledger.import_tasks(json.dumps(issues), "github")
     assert report["created"] == ["GH-21"]
     assert ledger.get_task("GH-21")["title"] == "Crash on empty input"
+
+
+def test_an_id_met_twice_leaves_out_the_second_copy_only(repo: Path, ledger: Ledger) -> None:
+    """The first copy is imported with its children; the second is named, and its
+    id counts as no parent left out (it made TM-5.1 "left out: its parent TM-5 was
+    left out" though TM-5 was created)."""
+    tasks = [
+        {"id": 5, "title": "E", "description": "e", "subtasks": [{"id": 1, "title": "E1"}]},
+        {"id": 5, "title": "E dup", "description": "dup"},
+    ]
+    out = hydrate(repo, "import", "-", input=json.dumps({"tasks": tasks}))
+    assert out.returncode == 1 and out.stdout == "created TM-5\ncreated TM-5.1\n"
+    assert out.stderr.splitlines()[1:] == [
+        "warning: item 5 left out: appears twice in the input (as TM-5)"
+    ]
+    assert ledger.get_task("TM-5")["title"] == "E"
+    assert ledger.get_task("TM-5.1")["parent"] == "TM-5"
+    link = [{"issue_id": "bd-c", "depends_on_id": "bd-p", "type": "parent-child"}]
+    beads = [
+        {"id": "bd-p", "title": "P"},
+        {"id": "bd-c", "title": "C", "dependencies": link},
+        # (a second copy that names a parent of its own: the first's place counts)
+        {"id": "bd-p", "title": "P again", "dependencies": [{**link[0], "issue_id": "bd-p"}]},
+    ]
+    report = ledger.import_tasks("".join(json.dumps(b) + "\n" for b in beads))
+    assert report["created"] == ["bd-p", "bd-c"] and report["warnings"] == []
+    assert [(e["item"], e["error"]) for e in report["errors"]] == [
+        ("bd-p", "appears twice in the input (as bd-p)")
+    ]
+    assert ledger.get_task("bd-c")["parent"] == "bd-p" and ledger.get_task("bd-p")["title"] == "P"
+    # a first copy that cannot be read is none: the second stands, children and all
+    tasks = [
+        {"id": 6, "title": "F", "dependencies": [None], "subtasks": [{"id": 1, "title": "F1"}]},
+        {"id": 6, "title": "F again"},
+    ]
+    report = ledger.import_tasks(json.dumps({"tasks": tasks}))
+    assert report["created"] == ["TM-6", "TM-6.1"] and [e["item"] for e in report["errors"]] == [
+        "6"
+    ]
+    assert ledger.get_task("TM-6.1")["parent"] == "TM-6"
+    fsck(repo)

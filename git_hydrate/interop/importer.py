@@ -154,9 +154,16 @@ def _parent_warning(
     ]
 
 
+class _Twice(ValidationError):
+    """An id already met earlier in the same input: this copy is left out, the
+    first is imported (its children with it)."""
+
+
 def _parent_first(items: list[Item]) -> list[Item]:
     """Items with each parent before its children (the input order otherwise)."""
-    by_id = {item.source_id: item for item in items}
+    by_id: dict[str, Item] = {}
+    for item in items:
+        by_id.setdefault(item.source_id, item)  # (of an id met twice, the first is imported)
 
     def depth(item: Item) -> int:
         seen: set[str] = set()
@@ -235,7 +242,7 @@ def import_items(
                 raise ValidationError(item.error)
             task_id = task_id_for(item, chosen)
             if task_id in seen:
-                raise ValidationError(f"appears twice in the input (as {task_id})")
+                raise _Twice(f"appears twice in the input (as {task_id})")
             seen.add(task_id)
             _check_sizes(item)
             fields = _fields(item, chosen, known)
@@ -251,12 +258,14 @@ def import_items(
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
                 known.add(task_id)
+            left_out.discard(task_id)  # (an unreadable copy before this one stands for none)
             warnings = [*item.warnings, *_parent_warning(item, chosen, fields, left_out)]
             report["warnings"] += [{"item": item.source_id, "warning": w} for w in warnings]
         except HydrateError as exc:
             report["errors"].append({"item": item.source_id, "error": str(exc)})
-            with contextlib.suppress(ValidationError):
-                left_out.add(task_id_for(item, chosen))
+            if not isinstance(exc, _Twice):  # (a second copy: the first stands)
+                with contextlib.suppress(ValidationError):
+                    left_out.add(task_id_for(item, chosen))
     if dry_run:
         report["created"] += list(pending)
     else:
