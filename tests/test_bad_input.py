@@ -184,6 +184,12 @@ MATRIX: list[Case] = [
         2,
         "'a/b' cannot begin a task id",
     ),
+    Case(
+        "import of JSON nested 1,000 levels deep",
+        ("import", "deep.json"),
+        1,
+        "unreadable JSON: nested deeper than 64 levels",
+    ),
     Case("task-edit with nothing to change", ("task-edit", "M-1"), 2, "nothing to change"),
     Case(
         "neither --file nor --text", ("context-add", "M-1"), 2, "exactly one of --file and --text"
@@ -333,6 +339,7 @@ def _table() -> str:
 def arena(repo: Path) -> Path:
     hydrate(repo, "task-add", "M-1", "--objective", "o", "--acceptance", "a")
     (repo / "note.txt").write_text("note\n")
+    (repo / "deep.json").write_text("[" * 1000 + "]" * 1000)
     (repo / "adir").mkdir()
     os.mkfifo(repo / "fifo")
     os.symlink("loop", repo / "loop")

@@ -386,3 +386,29 @@ def test_an_id_met_twice_leaves_out_the_second_copy_only(repo: Path, ledger: Led
     ]
     assert ledger.get_task("TM-6.1")["parent"] == "TM-6"
     fsck(repo)
+
+
+def test_json_nested_too_deeply_is_unreadable_input_not_a_bug(repo: Path) -> None:
+    """Python's reader recursed into 1,000 nested lists (RecursionError: "hit a bug",
+    exit 3); they are refused before reading, as other unreadable input is."""
+    deep = "[" * 1000 + "]" * 1000
+    too_deep = "error: unreadable JSON: nested deeper than 64 levels\n"
+    for text in (deep, '{"tasks": ' + deep + "}", deep.replace("[", "[\n")):
+        out = hydrate(repo, "import", "-", input=text)
+        assert (out.returncode, out.stdout, out.stderr) == (1, "", too_deep)
+        assert hydrate(repo, "import", "--from", "github", "-", input=text).stderr == too_deep
+
+    # beads: the line is left out, the others come in
+    def line(levels: int) -> str:  # (the object is one level, its lists the others)
+        return '{"id": "bd-2", "title": "t", "description": %s}\n' % ("[" * levels + "]" * levels)
+
+    text = '{"id": "bd-1", "title": "ok"}\n' + line(100)
+    out = hydrate(repo, "import", "-", input=text)
+    assert out.returncode == 1 and out.stdout == "created bd-1\n"
+    assert "warning: item line 2 left out: unreadable JSON: nested deeper than 64 levels" in (
+        out.stderr
+    )
+    # 64 levels are read (the line's object is one)
+    out = hydrate(repo, "import", "-", input=line(63))
+    assert out.returncode == 0 and out.stdout == "created bd-2\n", out.stderr
+    assert "bd-1" in refs(repo) and "bd-2" in refs(repo)

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..errors import ValidationError
+from ..codec import MAX_JSON_DEPTH, check_depth
+from ..errors import CorruptData, ValidationError
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
@@ -32,6 +33,9 @@ DEFAULT_PREFIX: Final = {
 }
 #: The acceptance of an item whose acceptance is its criteria alone.
 EVERY_CRITERION: Final = "every acceptance criterion holds"
+#: What a document nested deeper than any of these formats is refused as (Python's
+#: reader recurses once a level: 1,000 levels exhaust it).
+TOO_DEEP: Final = f"unreadable JSON: nested deeper than {MAX_JSON_DEPTH} levels"
 _CHECKBOX: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+?)\s*$")
 _PATHLIKE: Final = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w+)(?![\w/])")
 
@@ -80,12 +84,16 @@ def detect(text: str) -> str:
             f"name the format with --from ({', '.join(FORMATS)})"
         )
     try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError:
+        data: Any = _loads(text)
+    except ValueError as whole:  # (JSONL, or not JSON, or nested too deeply)
         first = stripped.splitlines()[0]
         try:
-            data = json.loads(first)
+            data = _loads(first)
+        except _TooDeep:
+            raise ValidationError(TOO_DEEP) from None
         except json.JSONDecodeError as exc:
+            if isinstance(whole, _TooDeep):  # (a document over many lines)
+                raise ValidationError(TOO_DEEP) from None
             raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
         if isinstance(data, dict) and "id" in data and "title" in data:
             return "beads"  # JSONL: one issue per line
@@ -124,9 +132,29 @@ def parse(text: str, fmt: str, origin: str) -> list[Item]:
 # -- helpers ----------------------------------------------------------------------------
 
 
+class _TooDeep(ValueError):
+    """JSON nested deeper than :data:`MAX_JSON_DEPTH` levels."""
+
+
+def _loads(text: str) -> Any:
+    """``text`` read as JSON, refusing one nested too deeply before reading it.
+
+    Raises:
+        _TooDeep: nested deeper than :data:`MAX_JSON_DEPTH` levels.
+        json.JSONDecodeError: not JSON.
+    """
+    try:
+        check_depth(text.encode("utf-8", "surrogatepass"), "input")
+    except CorruptData:
+        raise _TooDeep(TOO_DEEP) from None
+    return json.loads(text)
+
+
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return _loads(text)
+    except _TooDeep:
+        raise ValidationError(TOO_DEEP) from None
     except json.JSONDecodeError as exc:
         raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
 
@@ -288,7 +316,10 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = _loads(line)
+        except _TooDeep:
+            yield Item(source_id=f"line {number}", error=TOO_DEEP)
+            continue
         except json.JSONDecodeError as exc:
             yield Item(source_id=f"line {number}", error=f"unreadable JSON: {exc.msg}")
             continue
