@@ -412,3 +412,46 @@ def test_json_nested_too_deeply_is_unreadable_input_not_a_bug(repo: Path) -> Non
     out = hydrate(repo, "import", "-", input=line(63))
     assert out.returncode == 0 and out.stdout == "created bd-2\n", out.stderr
     assert "bd-1" in refs(repo) and "bd-2" in refs(repo)
+
+
+def test_cycles_and_lost_parents_are_found_in_one_pass_dry_run_too(
+    repo: Path, ledger: Ledger
+) -> None:
+    """New tasks are made in one transaction, parents first (a chain of parents made
+    one ref transaction per link, each reading every task: quadratic). What closes
+    a cycle with the tasks before it is left out, and its children with it, as
+    made one by one; a dry run says the same (it said every one was created)."""
+
+    def issue(bid: str, parent: str = "", deps: tuple[str, ...] = ()) -> str:
+        links = [{"depends_on_id": d, "type": "blocks"} for d in deps]
+        links += [{"depends_on_id": parent, "type": "parent-child"}] if parent else []
+        return json.dumps({"id": bid, "title": bid, "dependencies": links}) + "\n"
+
+    text = "".join(
+        [
+            issue("M", parent="N"),  # (a child before its parent: parents come first)
+            issue("N", parent="P", deps=("P",)),  # waits for its own parent: a cycle
+            issue("P"),
+            issue("D1", deps=("D2",)),
+            issue("D2", deps=("D1",)),
+            issue("D3", parent="D2"),
+            *(issue(f"C{n}", parent=f"C{n - 1}" if n else "P") for n in range(40)),
+        ]
+    )
+    expected = [
+        ("D2", "cycle of parents and dependencies: D2 -> D1 -> D2"),
+        ("N", "cycle of parents and dependencies: N -> P -> N"),
+        ("D3", "its parent D2 was left out"),
+        ("M", "its parent N was left out"),
+    ]
+    made = ["P", "D1", *(f"C{n}" for n in range(40))]
+    dry = ledger.import_tasks(text, dry_run=True)
+    assert sorted(dry["created"]) == sorted(made)
+    assert sorted((e["item"], e["error"]) for e in dry["errors"]) == sorted(expected)
+    assert refs(repo) == ""
+    report = ledger.import_tasks(text)
+    assert report["created"] == dry["created"] and report["errors"] == dry["errors"]
+    assert report["warnings"] == []
+    assert ledger.get_task("C39")["parent"] == "C38" and ledger.get_task("C0")["parent"] == "P"
+    assert {t["task_id"] for t in ledger.list_tasks()} == set(made)
+    fsck(repo)

@@ -26,7 +26,7 @@ import msgspec
 
 from .. import codec, validate
 from ..attachments import check_text_secrets
-from ..dependencies import check_no_cycle
+from ..dependencies import check_no_cycle, cycles, edge_graph, find_cycle, queue_summaries
 from ..errors import HydrateError, ValidationError
 from ..merge import Side, merge_states
 from ..model import PathNote, Task
@@ -160,19 +160,33 @@ class _Twice(ValidationError):
 
 
 def _parent_first(items: list[Item]) -> list[Item]:
-    """Items with each parent before its children (the input order otherwise)."""
+    """Items with each parent before its children (the input order otherwise).
+
+    Each id's depth (how many ancestors it has in the input) is found once, from
+    its parent's: linear in the items, however long a chain of parents is. On a
+    cycle of parents each member counts the cycle's length.
+    """
     by_id: dict[str, Item] = {}
     for item in items:
         by_id.setdefault(item.source_id, item)  # (of an id met twice, the first is imported)
-
-    def depth(item: Item) -> int:
-        seen: set[str] = set()
-        while item.parent in by_id and item.parent not in seen:
-            seen.add(item.parent)
-            item = by_id[item.parent]
-        return len(seen)
-
-    return sorted(items, key=depth)
+    depth: dict[str, int] = {}
+    for start in by_id:
+        path: list[str] = []
+        at: dict[str, int] = {}
+        node = start
+        while node and node in by_id and node not in depth and node not in at:
+            at[node] = len(path)
+            path.append(node)
+            node = by_id[node].parent
+        base = depth.get(node, -1)
+        if node in at:  # (a cycle of parents, met on this walk)
+            loop, path = path[at[node] :], path[: at[node]]
+            base = len(loop)
+            depth.update(dict.fromkeys(loop, base))
+        for node in reversed(path):
+            base += 1
+            depth[node] = base
+    return sorted(items, key=lambda item: depth[item.parent] + 1 if item.parent in depth else 0)
 
 
 class _Bases:
@@ -249,11 +263,6 @@ def import_items(
             if task_id in known and task_id not in pending:
                 _update(refs, task_id, fields, bases, report, dry_run, allow_secrets)
             else:
-                if fields["parent"] in pending and not dry_run:
-                    # a parent is made before its children
-                    failed = _flush(refs, pending, bases, report)
-                    known -= failed
-                    left_out |= failed
                 if item.parent and _parent_id(item, chosen) in left_out:
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
@@ -266,10 +275,11 @@ def import_items(
             if not isinstance(exc, _Twice):  # (a second copy: the first stands)
                 with contextlib.suppress(ValidationError):
                     left_out.add(task_id_for(item, chosen))
+    batch = _without_refusals(refs, pending, report)
     if dry_run:
-        report["created"] += list(pending)
+        report["created"] += list(batch)
     else:
-        known -= _flush(refs, pending, bases, report)
+        _flush(refs, batch, bases, report)
         bases.save(f"import {fmt}: {len(bases.new)} task(s)")
     report["ignored"] = dict(sorted(report["ignored"].items()))
     return report
@@ -316,21 +326,60 @@ def _creation(
     )
 
 
+def _without_refusals(
+    refs: TaskRefs, pending: dict[str, Change[None]], report: ImportReport
+) -> dict[str, Change[None]]:
+    """The pending creations less those that cannot be made, each named in the
+    report: one that closes a cycle of parents and dependencies with the live
+    tasks and the creations before it, or whose parent is so left out — what
+    creating them one by one in order (parents first) would find, from one
+    reading of the live tasks.
+
+    Only a task on a cycle of the whole graph (live and new tasks) can close
+    one, and only with others on it: each such task is checked against those
+    alone.
+    """
+    new = {task_id: change.task for task_id, change in pending.items()}
+    if not any(task.depends_on or task.parent for task in new.values()):
+        return pending
+    summaries: dict[str, Any] = dict(queue_summaries(refs))
+    for task_id, task in new.items():
+        summaries[task_id] = {"depends_on": list(task.depends_on), "parent": task.parent}
+    graph = edge_graph(summaries)
+    looped = cycles(graph)
+    refused: dict[str, str] = {}
+    later = set(new)
+    for task_id, task in new.items():
+        later.discard(task_id)
+        if task.parent in refused:
+            refused[task_id] = f"its parent {task.parent} was left out"
+        elif task_id in looped:
+            kept = {t for t in looped if t not in later and t not in refused}
+            sub = {t: [d for d in graph[t] if d in kept] for t in kept}
+            cycle = find_cycle(sub, task_id)
+            if cycle is not None:
+                refused[task_id] = f"cycle of parents and dependencies: {' -> '.join(cycle)}"
+    report["errors"] += [{"item": task_id, "error": why} for task_id, why in refused.items()]
+    return {task_id: change for task_id, change in pending.items() if task_id not in refused}
+
+
 def _flush(
     refs: TaskRefs, pending: dict[str, Change[None]], bases: _Bases, report: ImportReport
-) -> set[str]:
+) -> None:
     """Create the pending tasks (one ref transaction when all of them can be made;
-    else one by one, each failure named on its own) and note their bases.
-    Returns the ids that could not be made."""
-    failed: set[str] = set()
+    else, should a task be made meanwhile, one by one, each failure named on its
+    own and its children left out with it) and note their bases."""
     if not pending:
-        return failed
+        return
     try:
         created = add_tasks(refs, pending)
-    except HydrateError:  # a cycle among them, or an id made meanwhile: find which
+    except HydrateError:  # (an id made meanwhile, or a cycle closed meanwhile: find which)
         created = []
+        failed: set[str] = set()
         for task_id, change in pending.items():
             try:
+                if change.task.parent in failed:
+                    raise ValidationError(f"its parent {change.task.parent} was left out")
                 created += add_tasks(refs, {task_id: change})
             except HydrateError as exc:
                 failed.add(task_id)
@@ -338,8 +387,6 @@ def _flush(
     for task_id in created:
         bases.new[task_id] = pending[task_id].task
     report["created"] += created
-    pending.clear()
-    return failed
 
 
 def _base_task(task: Task, fields: dict[str, Any]) -> Task:
