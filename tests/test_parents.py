@@ -164,3 +164,26 @@ def test_doctor_notes_a_child_whose_parent_is_gone(repo: Path, ledger: Ledger) -
     out = hydrate(repo, "doctor")
     assert "part of P-1, which is not live here" in out.stdout + out.stderr
     assert "--no-parent" in out.stdout + out.stderr
+
+
+def test_task_rm_of_a_parent_names_the_children_it_leaves(repo: Path, ledger: Ledger) -> None:
+    """Only doctor said so, later; task-rm says it at once, as a note (exit 0)."""
+    ledger.add_task("P-1", objective="o", acceptance="a")
+    ledger.add_task("Q-1", objective="o", acceptance="a")
+    for n in range(1, 6):
+        ledger.add_task(f"P-1.{n}", objective="o", acceptance="a", parent="P-1")
+    ledger.add_task("Q-1.1", objective="o", acceptance="a", parent="Q-1")
+    many = hydrate(repo, "task-rm", "P-1")
+    assert many.returncode == 0 and many.stdout.startswith("removed task P-1 ")
+    assert many.stderr == (
+        "note: P-1.1, P-1.2, P-1.3 and 2 more, children of P-1, are left without their "
+        "parent (clear it with: git hydrate task-edit ID --no-parent)\n"
+    )
+    one = hydrate(repo, "task-rm", "Q-1", "--json")
+    assert one.returncode == 0 and json.loads(one.stdout)["task_id"] == "Q-1"
+    assert one.stderr == (
+        "note: Q-1.1, a child of Q-1, is left without its parent "
+        "(clear it with: git hydrate task-edit Q-1.1 --no-parent)\n"
+    )
+    none = hydrate(repo, "task-rm", "Q-1.1")  # (no children: nothing to say)
+    assert none.returncode == 0 and none.stderr == ""

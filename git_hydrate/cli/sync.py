@@ -167,7 +167,8 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     lands, it says why, and the exit status is 1 (the task stays removed here).
     REMOTE's removal record is merged into yours first, and the other tasks
     it holds that you did not change since are removed here too, as a pull
-    would.
+    would. Live children of the task keep naming it as their parent: a note
+    on stderr says which.
 
     \b
     Example:
@@ -178,6 +179,8 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
 
     with open_ledger(ctx) as ledger:
         result: dict[str, Any] = remove_task(ledger.refs, task_id, remote)
+        # (its live children keep naming it: doctor notes each, this says so now)
+        orphans = [c["task_id"] for c in ledger.children(task_id)] if result["local"] else []
     there = result["remote"]
     if as_json:
         echo_json(ctx, result)
@@ -199,6 +202,7 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
             state = "deleted on" if there["deleted"] else "not deleted on"
             detail = f" ({shown(there['detail'])})" if there["detail"] else ""
             click.echo(f"{state} {shown(there['remote'])}{detail}")
+    _note_orphans(task_id, orphans)
     # (not deleted because it was not there, and the removal record went: done)
     if there is None or there["deleted"] or there["detail"] == f"not on {there['remote']}":
         return 0
@@ -210,3 +214,26 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     else:
         click.echo(f"error: task {shown(task_id)} was not deleted on {where}", err=True)
     return 1
+
+
+def _note_orphans(task_id: str, orphans: list[str], shown_at_most: int = 3) -> None:
+    """One line on stderr naming the live children a removed task leaves behind
+    (a note: the removal stands, and so does the exit status)."""
+    if not orphans:
+        return
+    if len(orphans) == 1:
+        child = shown(orphans[0])
+        click.echo(
+            f"note: {child}, a child of {shown(task_id)}, is left without its parent "
+            f"(clear it with: git hydrate task-edit {child} --no-parent)",
+            err=True,
+        )
+        return
+    named = ", ".join(shown(child) for child in orphans[:shown_at_most])
+    rest = len(orphans) - shown_at_most
+    named += f" and {rest} more" if rest > 0 else ""
+    click.echo(
+        f"note: {named}, children of {shown(task_id)}, are left without their parent "
+        "(clear it with: git hydrate task-edit ID --no-parent)",
+        err=True,
+    )
