@@ -215,6 +215,10 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
             json.dumps({"jsonrpc": "2.0", "id": bad, "method": "ping"})
             for bad in (None, 1.5, True, {"a": 1})
         ),
+        # (nested deeper than the SDK reads: Python's reader takes it, id and all;
+        # then deeper than that too: it crashed the server, exit 3)
+        '{"jsonrpc":"2.0","id":11,"method":"ping","params":{"a":' + "[" * 300 + "]" * 300 + "}}",
+        '{"jsonrpc":"2.0","id":12,"method":"ping","params":{"a":' + "[" * 5000 + "]" * 5000 + "}}",
         json.dumps(_request(2, "ping")),
     ]
     done = subprocess.run(
@@ -237,10 +241,14 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
         (None, -32600),  # (what reads as a response: its id is the client's own)
         (3, -32600),
         *[(None, -32600)] * 4,
+        (11, -32600),
+        (None, -32700),
         (2, None),
     ]
     assert answers[0]["error"]["message"] == "Parse error: the line is not JSON"
-    assert answers[-6]["error"]["message"] == "Invalid Request: a string holds a lone surrogate"
+    assert answers[-8]["error"]["message"] == "Invalid Request: a string holds a lone surrogate"
     assert (
-        answers[-2]["error"]["message"] == "Invalid Request: an id is a string or a whole number"
+        answers[-4]["error"]["message"] == "Invalid Request: an id is a string or a whole number"
     )
+    assert answers[-3]["error"]["message"] == "Invalid Request: nested too deeply"
+    assert answers[-2]["error"]["message"] == "Parse error: nested too deeply"

@@ -107,6 +107,7 @@ def refusal(line: str) -> Any | None:
     except ValueError as exc:  # (pydantic's ValidationError)
         errors = exc.errors() if hasattr(exc, "errors") else []
         unread = any(error.get("type") == "json_invalid" for error in errors)
+        deep = any("recursion limit" in str(error.get("msg", "")) for error in errors)
     else:
         if not _bad_id(line):
             return None
@@ -115,10 +116,20 @@ def refusal(line: str) -> Any | None:
         error = types.ErrorData(code=INVALID_REQUEST[0], message=_BAD_ID)
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
     if unread and _is_json(line):
-        # (JSON a strict reader refuses: a string escapes a lone surrogate, "\ud800",
-        # which is no Unicode text; the request's id lets the client know which)
+        # (JSON a strict reader refuses: nested deeper than it reads, or a string
+        # escapes a lone surrogate, "\ud800", which is no Unicode text; the
+        # request's id lets the client know which)
         unread = False
-        code, message = INVALID_REQUEST[0], "Invalid Request: a string holds a lone surrogate"
+        code, message = (
+            INVALID_REQUEST[0],
+            (
+                "Invalid Request: nested too deeply"
+                if deep
+                else "Invalid Request: a string holds a lone surrogate"
+            ),
+        )
+    elif unread and deep:
+        code, message = PARSE_ERROR[0], "Parse error: nested too deeply"
     else:
         code, message = PARSE_ERROR if unread else INVALID_REQUEST
     request_id = None if unread else _request_id(line)
@@ -137,7 +148,7 @@ def _bad_id(line: str) -> bool:
         return False  # (most: a request's id as it should be, or a notification)
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     if not isinstance(value, dict) or "method" not in value or "id" not in value:
         return False
@@ -149,7 +160,7 @@ def _is_json(line: str) -> bool:
     """Whether Python's JSON reader, which takes escaped lone surrogates, reads ``line``."""
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # (too deep for it too)
         return False
     return True
 
@@ -160,7 +171,7 @@ def _request_id(line: str) -> str | int | None:
     the client would take the error for the answer to its own request of that id.)"""
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or "method" not in value:
         return None
