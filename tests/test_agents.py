@@ -182,6 +182,30 @@ def test_a_file_it_cannot_merge_into_is_refused_and_left_alone(repo: Path) -> No
     assert not (repo / ".mcp.json").exists()
 
 
+def test_a_refused_install_writes_no_file(repo: Path) -> None:
+    """The files are worked out first and written once none is refused: a
+    ``.mcp.json`` nested too deeply to read ("hit a bug", exit 3, before) or an
+    ``.aider.conf.yml`` it cannot merge into leaves no other file written (the
+    Claude settings and aider's prompt were, and no uninstall knew them)."""
+    pytest.importorskip("mcp")
+    (repo / ".mcp.json").write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}")
+    refused = hydrate(repo, "agent", "install", "claude")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        "error: .mcp.json is nested too deeply to read; fix it, then install again\n"
+    )
+    assert not (repo / CLAUDE_SETTINGS).exists() and not (repo / ".claude").exists()
+    (repo / ".aider.conf.yml").write_text("read: [CONVENTIONS.md]\n")
+    assert hydrate(repo, "agent", "install", "aider").returncode == 1
+    assert sorted(p.name for p in repo.iterdir()) == sorted(
+        [".git", ".mcp.json", ".aider.conf.yml", *(p.name for p in _tracked(repo))]
+    )
+
+
+def _tracked(repo: Path) -> list[Path]:
+    return [repo / name for name in git(repo, "ls-files").split() if "/" not in name]
+
+
 def test_post_checkout_hook_refreshes_for_the_branch_task(repo: Path, tmp_path: Path) -> None:
     env = hydrate_on_path(tmp_path / "bin")
     for task_id in ("T-1", "T-2"):

@@ -183,6 +183,7 @@ def install(ledger: Ledger, agent: str, *, user: bool = False) -> dict[str, Any]
         _install_codex(edits, user)
     else:
         _install_aider(edits)
+    edits.write()  # (every change worked out: none refused)
     sync_exclude(ledger, edits.state["excluded"], [])
     save_state(ledger, agent, edits.state)
     return {

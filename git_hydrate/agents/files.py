@@ -111,7 +111,9 @@ def _original(before: bytes | None) -> str | None:
 
 class Edits:
     """The changes one install makes for one agent: ``actions`` by path, the
-    ``tracked`` files among them, and ``notes`` to say."""
+    ``tracked`` files among them, and ``notes`` to say. Each change is worked out
+    first and written by :meth:`write`, once every one was: a file an agent would
+    not read (bad JSON...) stops the install before anything is written."""
 
     def __init__(self, ledger: Ledger, agent: str) -> None:
         self.ledger = ledger
@@ -120,10 +122,19 @@ class Edits:
         self.actions: dict[str, str] = {}
         self.tracked: list[str] = []
         self.notes: list[str] = []
+        self._writes: list[tuple[Path, bytes]] = []
+
+    def write(self) -> None:
+        """Write the changes worked out (their folders made first)."""
+        for path, data in self._writes:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path, data)
+        self._writes.clear()
 
     def edit(self, relative: str, change: Callable[[bytes | None], bytes]) -> str:
-        """Apply ``change`` to the work tree's file ``relative``; remember its original
-        the first time; a file created here is excluded. Returns the action."""
+        """Apply ``change`` to the work tree's file ``relative`` (written by
+        :meth:`write`); remember its original the first time; a file created here
+        is excluded. Returns the action."""
         path = self.top / relative
         before = read(path)
         files = self.state["files"]
@@ -135,13 +146,13 @@ class Edits:
             return self._done(relative, "unchanged")
         if not path.parent.exists():
             for parent in reversed(path.parents):
-                if not parent.exists():
-                    self.state["dirs"].append(str(parent.relative_to(self.top)))
-            path.parent.mkdir(parents=True)
+                made = str(parent.relative_to(self.top)) if parent.is_relative_to(self.top) else ""
+                if made and not parent.exists() and made not in self.state["dirs"]:
+                    self.state["dirs"].append(made)
         created = before is None and files[relative]["original"] is None
         if created and relative not in self.state["excluded"]:
             self.state["excluded"].append(relative)
-        write(path, after)
+        self._writes.append((path, after))
         files[relative]["written"] = _sha(after)
         return self._done(relative, "installed" if before is None else "updated")
 
@@ -161,8 +172,7 @@ class Edits:
         after = change(before)
         action = "unchanged"
         if after != before:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write(path, after)
+            self._writes.append((path, after))
             action = "installed" if before is None else "updated"
         users[key]["written"] = _sha(after)
         self.actions[key] = action

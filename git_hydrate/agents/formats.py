@@ -121,6 +121,10 @@ def _json_object(data: bytes | None, name: str) -> dict[str, Any]:
         value = json.loads(data)
     except ValueError as exc:
         raise Conflict(f"{name} is not valid JSON ({exc}); fix it, then install again") from None
+    except RecursionError:
+        raise Conflict(f"{name} is nested too deeply to read; fix it, then install again") from (
+            None
+        )
     if not isinstance(value, dict):
         raise Conflict(f"{name} does not hold a JSON object; fix it, then install again")
     return value
