@@ -68,3 +68,22 @@ def test_a_token_budget_keeps_the_notice_whenever_it_fits_alone(name: str) -> No
         assert both["prompt_bytes"] == len(both["prompt"].encode()) <= max_bytes
         assert both["token_count"] <= budget
     assert dropped  # (the range begins where even the count does not fit)
+
+
+@needs_tokens
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_under_a_token_budget_the_named_lines_take_a_quarter_of_the_room(name: str) -> None:
+    """The named lines were held to a quarter of the room only under a byte budget:
+    under ``--max-tokens 2000`` alone the notice named 21 lines and took 88 % of a
+    requests prompt, and small top-ranked files were left out for it. A quarter of
+    the token room holds them now (as bytes at two a token, the notice's estimate)."""
+    meter = tokens.Meter("o200k_base")
+    entries = [entry(f"{i}: " + "words of a note " * 20, f"d/f{i:03}.txt") for i in range(200)]
+    shape = FORMATS[name]
+    empty = build_prompt(TASK, [], None, max_tokens=10**6, tokens=meter, layout=shape)
+    budget = empty["token_count"] + 1000
+    result = build_prompt(TASK, entries, None, max_tokens=budget, tokens=meter, layout=shape)
+    named = [line for line in result["prompt"].splitlines() if "--attachment" in line]
+    assert 0 < len(named) < 25
+    assert sum(len(line.encode()) + 1 for line in named) <= 1000 // 4 * 2
+    assert result["token_count"] <= budget and result["kept"] >= 3

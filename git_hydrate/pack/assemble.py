@@ -575,16 +575,20 @@ def _notice(
     return Notice(
         task_id,
         plan.layout,
-        max_listed_bytes=_listing_room(plan.room_bytes),
+        max_listed_bytes=_listing_room(plan.room_bytes, plan.room_tokens),
         unattached=tuple(unattached),
         command="expand" if with_json else "prompt",
         rebuild=rebuild,
     )
 
 
-def _listing_room(room: int | None) -> int | None:
-    """The most bytes the notice's named lines may take: a quarter of the room."""
-    return None if room is None else max(0, room) // 4
+def _listing_room(room_bytes: int | None, room_tokens: int | None) -> int | None:
+    """The most bytes the notice's named lines may take: a quarter of the room, of
+    each budget there is (a quarter of the token room as bytes at two a token, the
+    notice's own estimate: :func:`.measure.notice_tokens`)."""
+    limits = [max(0, room) // 4 * per for room, per in ((room_bytes, 1), (room_tokens, 2))
+              if room is not None]  # fmt: skip
+    return min(limits) if limits else None
 
 
 def _notice_part(walked: Walked) -> list[tuple[str, ...]]:
