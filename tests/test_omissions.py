@@ -110,6 +110,26 @@ def test_many_omissions_are_named_then_counted() -> None:
     assert 0 < listed < 25 and small["kept"] > 0
 
 
+@pytest.mark.parametrize(
+    ("expired", "intro"),
+    [
+        (0, "Left out or shrunk to fit the budget; the command"),
+        (2, "Left out or shrunk to fit the budget, or expired; the command"),
+        (10, "Left out because they expired; the command"),
+    ],
+)
+def test_the_notice_says_when_what_it_names_expired(expired: int, intro: str) -> None:
+    """It said "to fit the budget" of attachments left out because they expired."""
+    entries = [entry(f"{i}:" + "w" * 300, f"f{i}.txt") for i in range(10)]
+    for item in entries[:expired]:
+        item["expires"] = NOW - 60
+    budget = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"] + 2500
+    result = build_prompt(TASK, entries, budget, now=NOW)
+    notice = notice_of(result["prompt"])
+    assert notice.splitlines()[1].startswith(intro), notice
+    assert result["prompt_bytes"] == len(result["prompt"].encode()) <= budget
+
+
 def test_a_budget_too_small_for_the_list_still_counts_what_is_missing() -> None:
     base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
     entries = [entry(f"{i}:" + "w" * 300, f"f{i}.txt") for i in range(5)]

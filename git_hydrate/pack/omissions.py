@@ -53,6 +53,13 @@ _INTRO: Final = (
     "Left out or shrunk to fit the budget; the command on each line (or the "
     "get_attachment tool) prints it whole.\n"
 )
+#: :data:`_INTRO` when expired attachments are among the lines (some; all).
+_EXPIRED_INTROS: Final = (
+    "Left out or shrunk to fit the budget, or expired; the command on each line (or the "
+    "get_attachment tool) prints it whole.\n",
+    "Left out because they expired; the command on each line (or the get_attachment tool) "
+    "prints it whole.\n",
+)
 _NAMED_INTRO: Final = (
     "Named by the task but not attached; the command on a line, if any, prints it.\n"
 )
@@ -168,10 +175,10 @@ class Notice:
     _lines: dict[int, tuple[str, int]] = field(default_factory=dict)
     #: The section's own bytes, and the state they were measured in.
     _own: int = 0
-    _cost_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
+    _cost_key: tuple[int, int, tuple[int, int], bool] = (-1, -1, (-1, 0), False)
     #: The section's tokens as last counted, and the state they were counted in.
     _tokens: int = 0
-    _tokens_key: tuple[int, int, int, bool] = (-1, -1, -1, False)
+    _tokens_key: tuple[int, int, tuple[int, int], bool] = (-1, -1, (-1, 0), False)
 
     def __bool__(self) -> bool:
         return bool(self.items or self.unattached)
@@ -320,8 +327,17 @@ class Notice:
         # (the intro speaks of "the command on each line": a notice that names
         # none, whatever its cap, only counts, and its room goes to attachments)
         layout = self.layout
-        intro = _INTRO if self._listed else ""
+        expired = self._expired_listed()
+        intro = (_EXPIRED_INTROS[expired - 1] if expired else _INTRO) if self._listed else ""
         return layout.notice_open + intro, self._named_part() + layout.notice_close
+
+    def _expired_listed(self) -> int:
+        """Whether the attachments named one by one were left out because they
+        expired (the intro then says so: not to fit the budget): 0 none, 1 some,
+        2 all of them."""
+        items, order, listed = self.items, self._order, len(self._listed)
+        expired = sum(items[order[at]].reason == "expired" for at in range(listed))
+        return 0 if not expired else 2 if expired == listed else 1
 
     def _named_part(self) -> str:
         """The lines of the files the task names that have no attachment (none
@@ -340,9 +356,10 @@ class Notice:
         lines = [line for line, _ in self._listed]
         return opening + "".join(lines) + self._more_line() + closing
 
-    def _state(self) -> tuple[int, int, int, bool]:
+    def _state(self) -> tuple[int, int, tuple[int, int], bool]:
         """What the section's text depends on, as its cost and tokens are kept by."""
-        return (len(self.items), len(self._listed), self._listed_bytes, self.cap > 0)
+        listed = (self._listed_bytes, self._expired_listed())
+        return (len(self.items), len(self._listed), listed, self.cap > 0)
 
     def tokens(self, count: Callable[[str], int]) -> int:
         """The section's own tokens by ``count`` (a meter's), counted again only
