@@ -455,3 +455,23 @@ def test_cycles_and_lost_parents_are_found_in_one_pass_dry_run_too(
     assert ledger.get_task("C39")["parent"] == "C38" and ledger.get_task("C0")["parent"] == "P"
     assert {t["task_id"] for t in ledger.list_tasks()} == set(made)
     fsck(repo)
+
+
+def test_a_cycle_of_parents_in_the_input_is_refused_not_broken(repo: Path, ledger: Ledger) -> None:
+    """A's parent B, B's parent A, in one input: A was made without a parent (its
+    warning said B was "not a task here nor in the input") and B under A. Each
+    member of the cycle is left out naming it, and their children with them."""
+    lines = [
+        {"id": bid, "title": bid, "dependencies": [{"depends_on_id": up, "type": "parent-child"}]}
+        for bid, up in (("A", "B"), ("B", "A"), ("C", "A"))
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in [*lines, {"id": "D", "title": "D"}])
+    report = ledger.import_tasks(text)
+    assert report["created"] == ["D"] and report["warnings"] == []
+    assert sorted((e["item"], e["error"]) for e in report["errors"]) == [
+        ("A", "cycle of parents: A -> B -> A"),
+        ("B", "cycle of parents: B -> A -> B"),
+        ("C", "its parent A was left out"),
+    ]
+    assert [t["task_id"] for t in ledger.list_tasks()] == ["D"]
+    fsck(repo)

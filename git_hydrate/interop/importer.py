@@ -159,8 +159,10 @@ class _Twice(ValidationError):
     first is imported (its children with it)."""
 
 
-def _parent_first(items: list[Item]) -> list[Item]:
-    """Items with each parent before its children (the input order otherwise).
+def _parent_first(items: list[Item]) -> tuple[list[Item], dict[str, list[str]]]:
+    """Items with each parent before its children (the input order otherwise), and
+    each item on a cycle of parents in the input with that cycle (its ids, from it
+    back to it).
 
     Each id's depth (how many ancestors it has in the input) is found once, from
     its parent's: linear in the items, however long a chain of parents is. On a
@@ -170,6 +172,7 @@ def _parent_first(items: list[Item]) -> list[Item]:
     for item in items:
         by_id.setdefault(item.source_id, item)  # (of an id met twice, the first is imported)
     depth: dict[str, int] = {}
+    loops: dict[str, list[str]] = {}
     for start in by_id:
         path: list[str] = []
         at: dict[str, int] = {}
@@ -183,10 +186,13 @@ def _parent_first(items: list[Item]) -> list[Item]:
             loop, path = path[at[node] :], path[: at[node]]
             base = len(loop)
             depth.update(dict.fromkeys(loop, base))
+            for i, member in enumerate(loop):
+                loops[member] = [*loop[i:], *loop[:i], member]
         for node in reversed(path):
             base += 1
             depth[node] = base
-    return sorted(items, key=lambda item: depth[item.parent] + 1 if item.parent in depth else 0)
+    ordered = sorted(items, key=lambda item: depth[item.parent] + 1 if item.parent in depth else 0)
+    return ordered, loops
 
 
 class _Bases:
@@ -242,7 +248,7 @@ def import_items(
     """Create or update one task per item (see the module's docstring)."""
     chosen = DEFAULT_PREFIX.get(fmt, "") if prefix is None else prefix
     report = _empty_report(fmt, dry_run)
-    listed = _parent_first(list(items))
+    listed, loops = _parent_first(list(items))
     known = set(refs.task_names())
     bases = _Bases(refs)
     seen: set[str] = set()
@@ -258,6 +264,8 @@ def import_items(
             if task_id in seen:
                 raise _Twice(f"appears twice in the input (as {task_id})")
             seen.add(task_id)
+            if item.source_id in loops:  # (each would be made without its parent)
+                raise ValidationError(f"cycle of parents: {' -> '.join(loops[item.source_id])}")
             _check_sizes(item)
             fields = _fields(item, chosen, known)
             if task_id in known and task_id not in pending:
