@@ -475,3 +475,31 @@ def test_a_cycle_of_parents_in_the_input_is_refused_not_broken(repo: Path, ledge
     ]
     assert [t["task_id"] for t in ledger.list_tasks()] == ["D"]
     fsck(repo)
+
+
+def test_an_update_naming_a_new_parent_left_out_keeps_its_parent(
+    repo: Path, ledger: Ledger
+) -> None:
+    """An imported task updated to name as parent a task this run was to make, and
+    then left out (here for a cycle through it), pointed at a task that is not
+    here. Updates that name a parent made in the run wait for it; when it was
+    not made, the parent stays as it was, with a warning."""
+
+    def issue(bid: str, parent: str = "", dep: str = "") -> str:
+        links = [{"depends_on_id": parent, "type": "parent-child"}] if parent else []
+        links += [{"depends_on_id": dep, "type": "blocks"}] if dep else []
+        return json.dumps({"id": bid, "title": bid, "dependencies": links}) + "\n"
+
+    ledger.import_tasks(issue("X") + issue("Y"))
+    report = ledger.import_tasks(
+        issue("X", parent="P") + issue("P2", dep="P") + issue("P", dep="P2")
+    )
+    assert ledger.get_task("X")["parent"] == ""
+    assert {"item": "X", "warning": "its new parent P was left out: its parent is unchanged"} in (
+        report["warnings"]
+    )
+    assert not any(t["task_id"] == "P" for t in ledger.list_tasks())
+    report = ledger.import_tasks(issue("Y", parent="Q") + issue("Q"))
+    assert ledger.get_task("Y")["parent"] == "Q" and report["updated"] == ["Y"]
+    assert report["created"] == ["Q"] and report["warnings"] == []
+    fsck(repo)

@@ -254,22 +254,18 @@ def import_items(
     seen: set[str] = set()
     pending: dict[str, Change[None]] = {}
     left_out: set[str] = set()
+    later: list[tuple[str, str, dict[str, Any]]] = []
     for item in listed:
         for name in item.ignored:
             report["ignored"][name] = report["ignored"].get(name, 0) + 1
         try:
-            if item.error:
-                raise ValidationError(item.error)
-            task_id = task_id_for(item, chosen)
-            if task_id in seen:
-                raise _Twice(f"appears twice in the input (as {task_id})")
-            seen.add(task_id)
-            if item.source_id in loops:  # (each would be made without its parent)
-                raise ValidationError(f"cycle of parents: {' -> '.join(loops[item.source_id])}")
-            _check_sizes(item)
+            task_id = _checked_id(item, chosen, seen, loops)
             fields = _fields(item, chosen, known)
             if task_id in known and task_id not in pending:
-                _update(refs, task_id, fields, bases, report, dry_run, allow_secrets)
+                if fields["parent"] in pending:  # (its new parent is made by this run)
+                    later.append((item.source_id, task_id, fields))
+                else:
+                    _update(refs, task_id, fields, bases, report, dry_run, allow_secrets)
             else:
                 if item.parent and _parent_id(item, chosen) in left_out:
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
@@ -288,9 +284,63 @@ def import_items(
         report["created"] += list(batch)
     else:
         _flush(refs, batch, bases, report)
+    _update_later(refs, later, (bases, report), dry_run, allow_secrets)
+    if not dry_run:
         bases.save(f"import {fmt}: {len(bases.new)} task(s)")
     report["ignored"] = dict(sorted(report["ignored"].items()))
     return report
+
+
+def _checked_id(item: Item, prefix: str, seen: set[str], loops: dict[str, list[str]]) -> str:
+    """``item``'s task id, once it is one an import may make: readable, met once
+    (added to ``seen``), on no cycle of parents, its fields within their sizes."""
+    if item.error:
+        raise ValidationError(item.error)
+    task_id = task_id_for(item, prefix)
+    if task_id in seen:
+        raise _Twice(f"appears twice in the input (as {task_id})")
+    seen.add(task_id)
+    if item.source_id in loops:  # (each would be made without its parent)
+        raise ValidationError(f"cycle of parents: {' -> '.join(loops[item.source_id])}")
+    _check_sizes(item)
+    return task_id
+
+
+def _update_later(
+    refs: TaskRefs,
+    later: list[tuple[str, str, dict[str, Any]]],
+    into: tuple[_Bases, ImportReport],
+    dry_run: bool,
+    allow: bool | None,
+) -> None:
+    """The updates that name as parent a task this run was to make, once it was
+    made (or not: :func:`_with_parent_made`)."""
+    bases, report = into
+    made = set(report["created"])
+    for source_id, task_id, fields in later:
+        try:
+            fields = _with_parent_made(refs, task_id, fields, made, report, source_id)
+            _update(refs, task_id, fields, bases, report, dry_run, allow)
+        except HydrateError as exc:
+            report["errors"].append({"item": source_id, "error": str(exc)})
+
+
+def _with_parent_made(
+    refs: TaskRefs,
+    task_id: str,
+    fields: dict[str, Any],
+    made: set[str],
+    report: ImportReport,
+    source_id: str,
+) -> dict[str, Any]:
+    """The update of ``task_id`` whose new parent this run was to make: as it is if
+    the parent was made, else with the parent the task has (it would name a task
+    that is not here), said in a warning."""
+    if fields["parent"] in made:
+        return fields
+    why = f"its new parent {fields['parent']} was left out: its parent is unchanged"
+    report["warnings"].append({"item": source_id, "warning": why})
+    return {**fields, "parent": refs.load(task_id).task.parent}
 
 
 def _empty_report(fmt: str, dry_run: bool) -> ImportReport:
