@@ -671,3 +671,26 @@ def test_unknown_link_fields_of_a_fanned_out_task_refuse_the_write(repo: Path) -
     assert res.returncode == 1, res
     assert "links/0.json $.links[" in res.stderr and ".label" in res.stderr
     assert git(repo, "rev-parse", ref).strip() == commit
+
+
+@pytest.mark.parametrize(
+    ("document", "deep"),
+    [
+        (b'{"a":[' * 40 + b"1" + b"]}" * 40, True),  # (80 levels, objects and arrays in turn)
+        (b"[" * 64 + b"]" * 64, False),
+        (b"[" * 65 + b"]" * 65, True),
+        (b'["[[[[[[\\"[[["' + b",[]" * 200 + b"]", False),  # (brackets in strings)
+        (b"[" * 70, True),  # (never closed: not JSON, still too deep to be read)
+    ],
+)
+def test_the_depth_check_is_exact(document: bytes, deep: bool) -> None:
+    """Peeling matched pairs took two levels a pass where arrays and objects came in
+    turn, so 128 such levels passed a limit of 64."""
+    from git_hydrate.codec import check_depth
+    from git_hydrate.errors import CorruptData
+
+    if deep:
+        with pytest.raises(CorruptData, match="JSON nested deeper than 64 levels"):
+            check_depth(document, "x")
+    else:
+        check_depth(document, "x")
