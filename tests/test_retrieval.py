@@ -18,8 +18,8 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate.hydrate.facts import FactsCache
 from git_hydrate.hydrate.history import read_history
-from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, rank
-from git_hydrate.hydrate.retrieval import lexical_hits
+from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
+from git_hydrate.hydrate.retrieval import lexical_hits, spelled_names
 from git_hydrate.hydrate.terms import blob_facts, tokenize
 from git_hydrate.store.objects import Objects
 from tests.conftest import commit_files, git, hydrate
@@ -339,3 +339,29 @@ def test_rank_suggest_accept_line_runs_as_printed(repo: Path) -> None:
     files = json.loads(hydrate(repo, "show", "T-2", "--json").stdout)["files"]
     assert files[0] == {"path": "src/parser.py", "note": "keep this note"}
     assert {f["path"] for f in files} == {"src/parser.py", *suggested}
+
+
+def test_a_name_the_task_spells_out_ranks_the_file_that_defines_it() -> None:
+    # auth.py is small and full of the words; sessions.py is large and defines the
+    # name the task spells as code does: it is as good as named
+    sessions = "class Session:\n" + "    def send(self, request):\n        return request\n" * 40
+    sessions += "    def rebuild_auth(self, prepared, response):\n        return prepared\n"
+    files = {
+        "src/pkg/sessions.py": sessions,
+        "src/pkg/auth.py": "# auth: rebuild the auth header\nAUTH = 'auth'\n",
+    }
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    candidates = [Candidate(path, len(body)) for path, body in files.items()]
+    text = "rebuild_auth keeps the auth header on a redirect"
+    found = rank(candidates, TaskText(text), [], facts=facts)
+    assert found["src/pkg/sessions.py"].level > found["src/pkg/auth.py"].level
+    assert found["src/pkg/sessions.py"].reason == "defines rebuild_auth (named in the task)"
+    off = rank(candidates, TaskText(text), [], Weights(symbol=0.0), facts=facts)
+    assert off["src/pkg/sessions.py"].level < off["src/pkg/auth.py"].level
+    # plain words name no file this way, whatever a file defines
+    plain = rank(candidates, TaskText("rebuild auth"), [], facts=facts)
+    assert plain["src/pkg/sessions.py"].reason != "defines rebuild_auth (named in the task)"
+    hits = lexical_hits("the session and Session", sorted(files), facts)
+    assert spelled_names("the session and Session", hits.defines) == {}
+    hits = lexical_hits(text, sorted(files), facts)
+    assert spelled_names(text, hits.defines) == {"src/pkg/sessions.py": "rebuild_auth"}

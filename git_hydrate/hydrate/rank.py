@@ -6,13 +6,16 @@ it. Signals, each measured on real history (``benchmarks/relevance.py``):
 * the task's files in play, then its named tests — always first;
 * co-change: how often the file changed together with a file in play in the
   history *before* the source revision, recency-decayed (half-life in
-  commits), sweeping commits ignored, smoothed towards how often the file
-  changes at all (changelogs rank high for good reason);
+  commits), sweeping commits ignored, chores (``update dev dependencies``:
+  :mod:`.chores`) weighed down unless the task is one, smoothed towards how
+  often the file changes at all (changelogs rank high for good reason);
 * test <-> module naming (``tests/test_termui.py`` <-> ``src/click/termui.py``);
 * the task's words (objective, acceptance, criteria, scope, title) against
   each file's contents, path and defined names, and the paths the text names
   (:mod:`.retrieval`); the best content hits then seed co-change and test
-  pairing as a file in play does, weighed by their strength;
+  pairing as a file in play does, weighed by their strength; a file that
+  defines a name the task spells out (``rebuild_auth``, ``ShellComplete``)
+  weighs as one the task names;
 * directory proximity to a file in play;
 * how often a file changes at all — a small weight that never buys the
   budget on its own.
@@ -39,8 +42,9 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from .chores import chore_scale, is_chore
 from .ranked import TOP_LEVEL, Ranked, Ranking
-from .retrieval import Hits, lexical_hits, similar_commits
+from .retrieval import Hits, lexical_hits, similar_commits, spelled_names
 from .terms import BlobFacts
 
 if TYPE_CHECKING:
@@ -76,6 +80,8 @@ class Weights:
     test_pair: float = 0.2
     lexical: float = 0.3
     mention: float = 0.6
+    #: A file defining a name the task spells out (:func:`.retrieval.spelled_names`).
+    symbol: float = 0.6
     seed_cochange: float = 0.9
     #: How many of the best content hits seed co-change and test pairing, and how
     #: close to the best one a hit must score to be a seed.
@@ -95,6 +101,8 @@ class Weights:
     prior: float = 0.15
     half_life: float = 100.0
     sweep: int = 30
+    #: A chore commit's weight in co-change (:mod:`.chores`), unless the task is one.
+    chore: float = 0.5
     smoothing: float = 2.0
     size_exponent: float = 0.25
     overhead: int = 60
@@ -145,11 +153,15 @@ def _proximity(a: str, b: str) -> float:
 
 
 def _cochange(
-    anchors: set[str], history: Sequence[Sequence[str]], w: Weights
+    anchors: set[str],
+    history: Sequence[Sequence[str]],
+    w: Weights,
+    scale: Sequence[float] | None = None,
 ) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
     """Smoothed, decayed P(file changes | an anchor changes); for each file the anchor
     it last changed with (for the reason); and how often each file changes at all
-    (the prior, a share of the commits read)."""
+    (the prior, a share of the commits read). ``scale``: each commit's weight beside
+    its age (:func:`.chores.chore_scale`; ``None``: 1 each)."""
     decay = math.log(2) / w.half_life if w.half_life > 0 else 0.0
     total = hits = 0.0
     often: dict[str, float] = {}
@@ -158,7 +170,7 @@ def _cochange(
     for age, files in enumerate(history):
         if not files or len(files) > w.sweep:
             continue
-        weight = math.exp(-decay * age)
+        weight = math.exp(-decay * age) * (scale[age] if scale else 1.0)
         total += weight
         touched = sorted(anchors.intersection(files))
         if touched:
@@ -183,14 +195,19 @@ def _cochange(
 
 
 def _propagated(
-    hits: Hits, history: Sequence[Sequence[str]], paths: Sequence[str], w: Weights
+    hits: Hits,
+    history: Sequence[Sequence[str]],
+    paths: Sequence[str],
+    w: Weights,
+    scale: Sequence[float] | None = None,
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Co-change and test pairing propagated from the best content hits (the seeds),
-    each weighed by its seed's strength: ``({path: score}, {path: reason})``."""
+    each weighed by its seed's strength: ``({path: score}, {path: reason})``
+    (``scale``: as :func:`_cochange`'s)."""
     scores: dict[str, float] = {}
     reasons: dict[str, str] = {}
     strengths = dict(hits.seeds)
-    for seed, cochange in _seeded_cochange(list(strengths), history, w).items():
+    for seed, cochange in _seeded_cochange(list(strengths), history, w, scale).items():
         strength = strengths[seed]
         for path, value in cochange.items():
             value = min(1.0, value) * strength * w.seed_cochange
@@ -204,13 +221,17 @@ def _propagated(
 
 
 def _seeded_cochange(
-    seeds: Sequence[str], history: Sequence[Sequence[str]], w: Weights
+    seeds: Sequence[str],
+    history: Sequence[Sequence[str]],
+    w: Weights,
+    scale: Sequence[float] | None = None,
 ) -> dict[str, dict[str, float]]:
     """For each seed (a content hit, not a file the task names), the smoothed, decayed
     P(file changes | the seed changes) of the files that did change with it, all in
     one pass over the history; smoothed towards :attr:`Weights.seed_prior` of the
     prior. A file that never changed with the seed gets nothing from it: how often
-    it changes must not buy it a place through a content hit."""
+    it changes must not buy it a place through a content hit (``scale``: as
+    :func:`_cochange`'s)."""
     if not seeds:
         return {}
     decay = math.log(2) / w.half_life if w.half_life > 0 else 0.0
@@ -221,7 +242,7 @@ def _seeded_cochange(
     for age, files in enumerate(history):
         if not files or len(files) > w.sweep:
             continue
-        weight = math.exp(-decay * age)
+        weight = math.exp(-decay * age) * (scale[age] if scale else 1.0)
         total += weight
         for name in files:
             often[name] = often.get(name, 0.0) + weight
@@ -330,10 +351,13 @@ def rank(
     in_play = list(dict.fromkeys(task.files_in_play))
     named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
     anchors = set(in_play)
-    cochange, partner, prior = _cochange(anchors, history, w)
+    # a chore weighs less in co-change, unless the task is one (then they are its kin)
+    scale = None if is_chore(task.text) else chore_scale(subjects, len(history), w.chore)
+    cochange, partner, prior = _cochange(anchors, history, w, scale)
     pairs = _test_pairs(paths, in_play)
     hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named})
-    propagated, carried = _propagated(hits, history, paths, w)
+    spelled = spelled_names(task.text, hits.defines) if w.symbol else {}
+    propagated, carried = _propagated(hits, history, paths, w, scale)
     # with nothing in play, the files past commits like this task changed
     past = {} if in_play else _similar(task.text, subjects, history, w)
 
@@ -343,6 +367,7 @@ def rank(
         ("cochange", {path: min(1.0, value) for path, value in cochange.items()}),
         ("test_pair", dict.fromkeys(pairs, w.test_pair)),
         ("mention", dict.fromkeys(hits.mentioned, w.mention)),
+        ("symbol", dict.fromkeys(spelled, w.symbol)),
         ("lexical", _times(w.lexical, hits.lexical)),
         ("propagated", propagated),
         ("directory", {path: w.directory * value for path, value in near.items()}),
@@ -352,7 +377,7 @@ def rank(
     # a signal at 0 changes neither the noisy OR nor the reason: only the signals some
     # file has are asked
     active = tuple((name, values) for name, values in table if values)
-    why = _Why(partner, pairs, hits, carried, active)
+    why = _Why(partner, pairs, hits, carried, active, spelled)
     return _placed(paths, sizes, set(in_play), named, active, why, near, w)
 
 
@@ -473,6 +498,7 @@ _SIGNALS: Final = (
     "past",
     "prior",
     "propagated",
+    "symbol",
     "test_pair",
 )
 _ORDER: Final = {name: i for i, name in enumerate(_SIGNALS)}
@@ -498,6 +524,8 @@ class _Why:
     carried: Mapping[str, str]
     #: Per signal some file has, its nonzero values by path (in the table's order).
     active: Sequence[tuple[str, Mapping[str, float]]] = ()
+    #: The files defining a name the task spells out: path -> that name.
+    spelled: Mapping[str, str] = field(default_factory=dict)
 
     def main_reason(self, path: str, near: float = 0.0) -> str:
         """The reason of ``path``'s strongest signal (:func:`_strongest`)."""
@@ -515,6 +543,8 @@ class _Why:
             return f"co-change with {other}" if other else "changes often"
         if best == "test_pair":
             return self.pairs[path]
+        if best == "symbol":
+            return f"defines {self.spelled[path]} (named in the task)"
         if best == "mention":
             return f"named in the task ('{self.hits.mentioned[path]}')"
         if best == "lexical":

@@ -9,7 +9,8 @@ Three lexical signals, each a file's own measure in [0, 1]:
   inverse document frequency comes from the contents, so a word every file
   holds (``option`` in click) weighs little, wherever it appears;
 * **mentions** — a path, a file name (``core.py``) or a module
-  (``click.core``) the text names;
+  (``click.core``) the text names; and a name the text spells out as code
+  does (``rebuild_auth``, ``ShellComplete``) that a file defines;
 * **seeds** — the best content hits, with their strength: ranking then
   propagates co-change and test pairing from them, as from a file in play;
 * **past commits** — BM25 of the task's words against the subject lines of
@@ -50,7 +51,7 @@ from .terms import BlobFacts, path_words, tokenize, words
 if TYPE_CHECKING:
     from .index import Served
 
-__all__ = ["Hits", "lexical_hits", "similar_commits"]
+__all__ = ["Hits", "lexical_hits", "similar_commits", "spelled_names"]
 
 #: How many times a path's words and a file's defined names count, beside its contents;
 #: the share a file whose contents hold none of the task's words (only its path) keeps:
@@ -152,6 +153,35 @@ def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
                 or ("/" not in mention and module.endswith(mention) and "." in mention)
             ):
                 found[path] = mention
+                break
+    return found
+
+
+#: A word of the text as code spells a name (``rebuild_auth``, ``getPager``).
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+
+
+def _spelled(word: str) -> bool:
+    """Whether ``word`` can only be a name: ``_`` inside it, or a capital after its
+    first letter (``rebuild_auth``, ``ShellComplete``; not ``session``, ``Session``,
+    ``HTTP`` or ``__init__``)."""
+    inner = word.strip("_")
+    return "_" in inner or (inner[1:] != inner[1:].lower() and inner != inner.upper())
+
+
+def spelled_names(text: str, defines: Mapping[str, list[str]]) -> dict[str, str]:
+    """The files (of ``defines``: per path, its defined names that hold a word of
+    the text) that define a name ``text`` spells out whole, as code does: path ->
+    the first such name. A plain word (``session``) names no file this way."""
+    spelled = set(filter(_spelled, _IDENTIFIER.findall(_TRAILER.sub(" ", text))))
+    if not spelled:
+        return {}
+    found: dict[str, str] = {}
+    for path in defines:
+        names = defines.get(path)
+        for name in names or ():
+            if name in spelled:
+                found[path] = name
                 break
     return found
 
