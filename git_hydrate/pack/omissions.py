@@ -169,10 +169,12 @@ class Notice:
     #: The places of :attr:`items`, sorted: packing order.
     _order: list[int] = field(default_factory=list)
     #: The lines named one by one (and their bytes): those of ``_order``'s first ones.
-    _listed: list[tuple[str, int]] = field(default_factory=list)
+    _listed: list[tuple[str, int, bool]] = field(default_factory=list)
     _listed_bytes: int = 0
-    #: Each attachment's line and its bytes, once made.
-    _lines: dict[int, tuple[str, int]] = field(default_factory=dict)
+    #: How many of the named ones were left out because they expired.
+    _listed_expired: int = 0
+    #: Each attachment's line, its bytes, and whether it expired, once made.
+    _lines: dict[int, tuple[str, int, bool]] = field(default_factory=dict)
     #: The section's own bytes, and the state they were measured in.
     _own: int = 0
     _cost_key: tuple[int, int, tuple[int, int], bool] = (-1, -1, (-1, 0), False)
@@ -255,9 +257,14 @@ class Notice:
         what the task names. ``False`` when it names none."""
         if not self._listed:
             return False
-        self._listed_bytes -= self._listed.pop()[1]
+        self._unlist()
         self.cap = len(self._listed)
         return True
+
+    def _unlist(self) -> None:
+        _text, size, expired = self._listed.pop()
+        self._listed_bytes -= size
+        self._listed_expired -= expired
 
     def _rename(self, at: int) -> None:
         """Name the attachments again from the ``at``-th in packing order on: the
@@ -265,7 +272,7 @@ class Notice:
         at the first that does not (a later, shorter one is counted with it)."""
         listed = self._listed
         while len(listed) > at:
-            self._listed_bytes -= listed.pop()[1]
+            self._unlist()
         order, limit = self._order, self.max_listed_bytes
         while len(listed) < min(self.cap, len(order)):
             index = order[len(listed)]
@@ -275,12 +282,14 @@ class Notice:
                     return  # (no line is shorter: none is made to be measured)
             line = self._lines.get(index)
             if line is None:
-                text = self._line(self.items[index])
-                line = self._lines[index] = (text, utf8_len(text))
+                missing = self.items[index]
+                text = self._line(missing)
+                line = self._lines[index] = (text, utf8_len(text), missing.reason == "expired")
             if limit is not None and self._listed_bytes + line[1] > limit:
                 return
             listed.append(line)
             self._listed_bytes += line[1]
+            self._listed_expired += line[2]
 
     def _line(self, missing: Missing) -> str:
         return f"{self.layout.notice_start(missing.source)}{missing.words(self.task_id)}\n"
@@ -335,9 +344,8 @@ class Notice:
         """Whether the attachments named one by one were left out because they
         expired (the intro then says so: not to fit the budget): 0 none, 1 some,
         2 all of them."""
-        items, order, listed = self.items, self._order, len(self._listed)
-        expired = sum(items[order[at]].reason == "expired" for at in range(listed))
-        return 0 if not expired else 2 if expired == listed else 1
+        expired = self._listed_expired
+        return 0 if not expired else 2 if expired == len(self._listed) else 1
 
     def _named_part(self) -> str:
         """The lines of the files the task names that have no attachment (none
@@ -353,7 +361,7 @@ class Notice:
         if not self:
             return ""
         opening, closing = self._frame()
-        lines = [line for line, _ in self._listed]
+        lines = [line for line, _size, _expired in self._listed]
         return opening + "".join(lines) + self._more_line() + closing
 
     def _state(self) -> tuple[int, int, tuple[int, int], bool]:
