@@ -197,6 +197,9 @@ def test_a_refused_install_writes_no_file(repo: Path) -> None:
     assert not (repo / CLAUDE_SETTINGS).exists() and not (repo / ".claude").exists()
     (repo / ".aider.conf.yml").write_text("read: [CONVENTIONS.md]\n")
     assert hydrate(repo, "agent", "install", "aider").returncode == 1
+    # (several agents: none written when one is refused, whichever comes first)
+    assert hydrate(repo, "agent", "install", "codex", "claude").returncode == 1
+    assert hydrate(repo, "agent", "install", "codex", "aider").returncode == 1
     assert sorted(p.name for p in repo.iterdir()) == sorted(
         [".git", ".mcp.json", ".aider.conf.yml", *(p.name for p in _tracked(repo))]
     )

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,6 +55,7 @@ __all__ = [
     "codex_config",
     "context",
     "install",
+    "install_all",
     "refresh",
     "status",
     "uninstall",
@@ -175,6 +176,34 @@ def install(ledger: Ledger, agent: str, *, user: bool = False) -> dict[str, Any]
     Raises:
         Conflict: a file to merge into is not what its agent reads (bad JSON...).
     """
+    return install_all(ledger, [agent], user=user)[0]
+
+
+def install_all(
+    ledger: Ledger, agents: Iterable[str], *, user: bool = False
+) -> list[dict[str, Any]]:
+    """:func:`install` of each of ``agents``, every change of every one worked out
+    before any is written: a file one agent cannot merge into leaves every file
+    as it was, whichever agent comes first."""
+    planned = [_planned(ledger, agent, user) for agent in agents]
+    results = []
+    for agent, edits in planned:
+        edits.write()
+        sync_exclude(ledger, edits.state["excluded"], [])
+        save_state(ledger, agent, edits.state)
+        results.append(
+            {
+                "agent": agent,
+                "files": edits.actions,
+                "tracked": edits.tracked,
+                "notes": edits.notes,
+            }
+        )
+    return results
+
+
+def _planned(ledger: Ledger, agent: str, user: bool) -> tuple[str, Edits]:
+    """The edits of ``agent``'s install, worked out, none written."""
     _check_agent(agent)
     edits = Edits(ledger, agent)
     if agent == "claude":
@@ -183,15 +212,7 @@ def install(ledger: Ledger, agent: str, *, user: bool = False) -> dict[str, Any]
         _install_codex(edits, user)
     else:
         _install_aider(edits)
-    edits.write()  # (every change worked out: none refused)
-    sync_exclude(ledger, edits.state["excluded"], [])
-    save_state(ledger, agent, edits.state)
-    return {
-        "agent": agent,
-        "files": edits.actions,
-        "tracked": edits.tracked,
-        "notes": edits.notes,
-    }
+    return agent, edits
 
 
 _REMOVERS: Final[dict[str, Callable[[bytes], bytes]]] = {

@@ -69,7 +69,7 @@ def install(ctx: click.Context, agents: tuple[str, ...], user: bool, as_json: bo
     from .. import agents as bridges
 
     with open_ledger(ctx) as ledger:
-        results = [bridges.install(ledger, name, user=user) for name in dict.fromkeys(agents)]
+        results = bridges.install_all(ledger, dict.fromkeys(agents), user=user)
     _report(ctx, results, as_json)
     for result in results:
         for note in result["notes"]:
