@@ -346,5 +346,10 @@ def _archived_problems(
     if state.tree is not None and kept[1] != state.tree:
         return [f"its tasks/ tree is not that of its archived commit {tip.decode()[:12]}"]
     refused = task_json_problem(task_id, state)
+    if refused:  # (what --repair mends in a live task: the archive is rewritten whole)
+        return [
+            f"{refused} (to mend it: git hydrate unarchive {task_id}, doctor --repair, "
+            f"then archive {task_id} again)"
+        ]
     # (the shape of its tree: with the archive's, by archive_tree_problems)
-    return [refused] if refused else _state_problems(refs.repo, state, shape=False)
+    return _state_problems(refs.repo, state, shape=False)

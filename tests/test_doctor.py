@@ -184,54 +184,95 @@ def test_doctor_checks_the_archive_and_removal_record(populated: Path) -> None:
     assert "problem refs/hydrate/archive: refs/hydrate/archive: index.json" in result.stdout
 
 
+ARCHIVE = "refs/hydrate/archive"
+
+
+def _index_tree(repo: Path, *steps: list[str]) -> str:
+    """A tree made in a scratch index by ``git`` ``steps`` (read-tree, update-index)."""
+    import subprocess
+
+    env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "tmp-index")}
+    subprocess.run(["git", "read-tree", "--empty"], cwd=repo, env=env, check=True)
+    for step in steps:
+        subprocess.run(["git", *step], cwd=repo, env=env, check=True)
+    made = subprocess.run(["git", "write-tree"], cwd=repo, env=env, capture_output=True, text=True)
+    return made.stdout.strip()
+
+
+def _archived_by_hand(repo: Path, task: str, files: dict[str, str], stray: str = "") -> None:
+    """Archive ``task`` (cancelled), then rewrite the archive as an older version or a
+    hand could have: the task's archived commit holds ``files`` (path -> content)
+    instead of its own, and ``stray`` names a task tree no index entry lists."""
+    with Ledger(repo) as ledger:
+        ledger.set_status(task, "cancelled")
+        ledger.archive([task])
+    index = json.loads(git(repo, "cat-file", "-p", f"{ARCHIVE}:index.json"))
+    kept = git(repo, "rev-parse", f"{ARCHIVE}:tasks/{task}").strip()
+    changes = [
+        ["update-index", "--cacheinfo", f"100644,{_blob(repo, text)},{path}"]
+        for path, text in files.items()
+    ]
+    tampered = _index_tree(repo, ["read-tree", kept], *changes)
+    index["tasks"][task]["tip"] = git(repo, "commit-tree", tampered, "-m", "by hand").strip()
+    extra = [["read-tree", f"--prefix=tasks/{stray}/", kept]] if stray else []
+    whole = _index_tree(
+        repo,
+        ["read-tree", f"--prefix=tasks/{task}/", tampered],
+        *extra,
+        [
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            f"100644,{_blob(repo, json.dumps(index))},index.json",
+        ],
+    )
+    parent = git(repo, "rev-parse", ARCHIVE).strip()
+    git(
+        repo,
+        "update-ref",
+        ARCHIVE,
+        git(repo, "commit-tree", whole, "-p", parent, "-m", "x").strip(),
+    )
+
+
+def _blob(repo: Path, text: str) -> str:
+    return git(repo, "hash-object", "-w", "--stdin", input=text).strip()
+
+
 def test_doctor_checks_each_archived_task(populated: Path) -> None:
     """An archive made by hand or by an older version: an archived task's body that
     is not the one its link names, and a task's tree the index does not list, are
     named (the archive's shape alone was checked)."""
-    import subprocess
-
-    with Ledger(populated) as ledger:
-        ledger.set_status("GOOD-1", "cancelled")
-        ledger.archive(["GOOD-1"])
-    archive = "refs/hydrate/archive"
-    index = json.loads(git(populated, "cat-file", "-p", f"{archive}:index.json"))
-    kept = git(populated, "rev-parse", f"{archive}:tasks/GOOD-1").strip()
     body = next(
-        line.split()[-1]
-        for line in git(populated, "ls-tree", "-r", "--name-only", kept).splitlines()
+        line for line in git(populated, "ls-tree", "-r", "--name-only", f"{REF}GOOD-1").split()
         if line.startswith("bodies/")
-    )
-    env = {**os.environ, "GIT_INDEX_FILE": str(populated / ".git" / "tmp-index")}
-
-    def tree(*steps: list[str]) -> str:
-        subprocess.run(["git", "read-tree", "--empty"], cwd=populated, env=env, check=True)
-        for step in steps:
-            subprocess.run(["git", *step], cwd=populated, env=env, check=True)
-        made = subprocess.run(
-            ["git", "write-tree"], cwd=populated, env=env, capture_output=True, text=True
-        )
-        return made.stdout.strip()
-
-    tampered_body = git(populated, "hash-object", "-w", "--stdin", input="tampered").strip()
-    tampered = tree(
-        ["read-tree", kept], ["update-index", "--cacheinfo", f"100644,{tampered_body},{body}"]
-    )
-    tip = git(populated, "commit-tree", tampered, "-m", "tampered").strip()
-    index["tasks"]["GOOD-1"]["tip"] = tip
-    listed = git(populated, "hash-object", "-w", "--stdin", input=json.dumps(index)).strip()
-    whole = tree(
-        ["read-tree", "--prefix=tasks/GOOD-1/", tampered],
-        ["read-tree", "--prefix=tasks/ZZZ-1/", kept],
-        ["update-index", "--add", "--cacheinfo", f"100644,{listed},index.json"],
-    )
-    parent = git(populated, "rev-parse", archive).strip()
-    made = git(populated, "commit-tree", whole, "-p", parent, "-m", "by hand").strip()
-    git(populated, "update-ref", archive, made)
+    )  # fmt: skip
+    _archived_by_hand(populated, "GOOD-1", {body: "tampered"}, stray="ZZZ-1")
     result = hydrate(populated, "doctor")
     assert result.returncode == 1
-    problems = [line for line in result.stdout.splitlines() if archive in line]
+    problems = [line for line in result.stdout.splitlines() if ARCHIVE in line]
     assert any("GOOD-1: context" in p and "oid differs from the tree's" in p for p in problems)
     assert any("task ZZZ-1: archived without an entry in index.json" in p for p in problems)
+
+
+def test_an_archived_task_a_pull_refuses_is_named_with_its_way_out(populated: Path) -> None:
+    """doctor named it, but --repair mends live tasks only, and said nothing of how:
+    the problem names the way out, which works as said."""
+    task_json = current(populated, "GOOD-1", "task.json")
+    twice = task_json.replace('"title":', '"title":"old","title":', 1)
+    twice = twice.replace('"status":"open"', '"status":"cancelled"')  # (as it was archived)
+    _archived_by_hand(populated, "GOOD-1", {"task.json": twice})
+    said = hydrate(populated, "doctor")
+    assert said.returncode == 1
+    assert (
+        "problem refs/hydrate/archive: task GOOD-1: task.json: key 'title' appears twice in "
+        "one object (to mend it: git hydrate unarchive GOOD-1, doctor --repair, then archive "
+        "GOOD-1 again)"
+    ) in said.stdout
+    for step in (["unarchive", "GOOD-1"], ["doctor", "--repair"], ["archive", "GOOD-1"]):
+        done = hydrate(populated, *step)
+        assert done.returncode == 0, (step, done.stdout, done.stderr)
+    assert hydrate(populated, "doctor").returncode == 0
 
 
 def test_archive_done_skips_a_damaged_task(populated: Path) -> None:
