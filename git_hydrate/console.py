@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 import sys
+import unicodedata
 from collections import Counter
 
 from .pack.budget import human_size, parse_size
@@ -231,6 +232,13 @@ def _flag(item: Mapping[str, Any], result: Mapping[str, Any]) -> str:
     return f"not attached ({reason}, {human_size(item['size'])})"
 
 
+def _kept(ch: str) -> bool:
+    """Whether ``ch`` is shown as it is: :func:`.validate.on_one_line`, written out
+    here because the command line's fast path imports this module and not that
+    one (it would bring msgspec in)."""
+    return ch.isprintable() or ch in "\u200d\u00ad" or unicodedata.category(ch) == "Zs"
+
+
 def _escaped(ch: str) -> str:
     code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -248,10 +256,9 @@ def shown(value: Any) -> str:
     text = str(value)
     if text.isprintable():
         return text
-    # the emoji joiner and the soft hyphen are kept, as the text policy keeps them
-    return "".join(
-        ch if ch.isprintable() or ch in " \u200d\u00ad" else _escaped(ch) for ch in text
-    )
+    # the emoji joiner, the soft hyphen and the space separators (a no-break space)
+    # are kept, as the text policy keeps them
+    return "".join(ch if _kept(ch) else _escaped(ch) for ch in text)
 
 
 def shown_block(value: Any) -> str:
@@ -259,7 +266,7 @@ def shown_block(value: Any) -> str:
     text = str(value)
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch in " \n\t" else _escaped(ch) for ch in text)
+    return "".join(ch if _kept(ch) or ch in "\n\t" else _escaped(ch) for ch in text)
 
 
 def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:

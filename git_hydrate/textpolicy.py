@@ -19,7 +19,8 @@ The same rules serve two directions:
 Block text may hold line feeds, tabs and carriage returns; line text none.
 Both refuse every other control character (C0, DEL, C1). Line text also
 refuses what Python does not call printable (format characters such as
-bidi overrides and zero-width joiners, separators other than the space).
+bidi overrides and zero-width spaces, the line and paragraph separators) but
+the space separators (a no-break space) and :data:`.validate.ALLOWED_INVISIBLE`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import msgspec
 from .errors import SecretDetected, ValidationError
 from .model import Checkpoint, Link, PathNote, Selection, Task
 from .settings import Settings
-from .validate import printable
+from .validate import on_one_line, printable
 
 __all__ = [
     "BLOCK",
@@ -194,7 +195,7 @@ def neutralise(value: str, rule: Rule, *, secrets: bool = True) -> tuple[str, st
         if rule.block:
             value = value.translate(_BLOCK_ESCAPES)
         else:
-            value = "".join(ch if ch.isprintable() else _escape(ch) for ch in value)
+            value = "".join(ch if on_one_line(ch) else _escape(ch) for ch in value)
         reasons.append("control characters")
     if len(value) > rule.limit:
         value = value[: rule.limit - 3] + "..."
@@ -221,7 +222,7 @@ def message_text(value: str, limit: int = 200) -> str:
     text = (
         value
         if value.isprintable()
-        else "".join(ch if ch.isprintable() else _escape(ch) for ch in value)
+        else "".join(ch if on_one_line(ch) else _escape(ch) for ch in value)
     )
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final
@@ -30,6 +31,7 @@ __all__ = [
     "entries_from",
     "holder",
     "kind",
+    "on_one_line",
     "parent",
     "path_notes",
     "printable",
@@ -148,7 +150,7 @@ def source_label(value: Any) -> str:
         raise ValidationError("source label must not be empty")
     if len(value) > MAX_LABEL_CHARS:
         raise ValidationError(f"source label is longer than {MAX_LABEL_CHARS} characters")
-    if not value.isprintable():
+    if not printable(value):
         raise ValidationError(
             "source label must be one line without control characters: "
             f"{value[:60].encode('unicode_escape').decode()!s}"
@@ -179,9 +181,18 @@ def text(value: Any, what: str, *, required: bool = False) -> str:
 ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad")
 
 
+def on_one_line(ch: str) -> bool:
+    """Whether the character ``ch`` may stand in one line of text as written: what
+    Python calls printable, :data:`ALLOWED_INVISIBLE`, and the space separators
+    (Unicode's ``Zs``: the no-break spaces of French punctuation, the ideographic
+    space), which show as the blank they are. Line and paragraph separators
+    (``Zl``, ``Zp``), controls and other format characters are not."""
+    return ch.isprintable() or ch in ALLOWED_INVISIBLE or unicodedata.category(ch) == "Zs"
+
+
 def printable(value: str) -> bool:
-    """Whether ``value`` is one line of visible text (:data:`ALLOWED_INVISIBLE` allowed)."""
-    return value.isprintable() or all(ch.isprintable() or ch in ALLOWED_INVISIBLE for ch in value)
+    """Whether ``value`` is one line of visible text (:func:`on_one_line` each character)."""
+    return value.isprintable() or all(map(on_one_line, value))
 
 
 def one_line_text(value: Any, what: str) -> str:

@@ -264,6 +264,42 @@ def test_emoji_sequences_and_soft_hyphens_are_text_bidi_controls_are_not(
     assert "👩\u200d💻" in shown and "\\u200d" not in shown
 
 
+def test_space_separators_are_text_line_separators_are_not(repo: Path) -> None:
+    """A no-break space (U+00A0), the narrow one French puts before a colon
+    (U+202F) and the ideographic space (U+3000) are Unicode's space separators:
+    text that shows as the blank it is, kept as written by task-add, task-edit,
+    show and import. The line and paragraph separators stay refused."""
+    french = "Corriger\u202f: le d\u00e9lai\u00a0de 10\u00a0s"
+    add = hydrate(repo, "task-add", "F-1", "--objective", french, "--acceptance", "a")
+    assert (add.returncode, add.stderr) == (0, "")
+    assert add.stdout == f"created task F-1: {french}\n"  # (the title: the objective's line)
+    edit = hydrate(repo, "task-edit", "F-1", "--tag", "\u6f22\u3000\u5b57", "--title", "T\u00a0:")
+    assert (edit.returncode, edit.stdout) == (0, "updated task F-1: T\u00a0:\n"), edit.stderr
+    task = json.loads(hydrate(repo, "show", "F-1", "--json").stdout)
+    assert (task["title"], task["tags"]) == ("T\u00a0:", ["\u6f22\u3000\u5b57"])
+    assert hydrate(repo, "show", "F-1").stdout.startswith("task F-1: T\u00a0:\n")
+    for odd in ("a\u2028b", "a\u2029b", "a\u200bb"):
+        bad = hydrate(repo, "task-edit", "F-1", "--title", odd)
+        assert bad.returncode == 1 and "without control characters" in bad.stderr, odd
+    # import: line breaks and tabs become one space; the space separators stay
+    line = {"id": "bd-1", "title": "Corriger\u202f: x\u00a0\u00a0y \n\t z\u3000w"}
+    out = hydrate(repo, "import", "-", input=json.dumps(line) + "\n")
+    assert (out.returncode, out.stdout) == (0, "created bd-1\n"), out.stderr
+    title = json.loads(hydrate(repo, "show", "bd-1", "--json").stdout)["title"]
+    assert title == "Corriger\u202f: x\u00a0\u00a0y z\u3000w"
+
+
+def test_the_terminal_shows_as_written_what_a_line_may_hold() -> None:
+    """console.shown (imported by the fast path, without validate) keeps exactly
+    the characters a line of text may hold, and escapes the others."""
+    from git_hydrate.console import shown
+    from git_hydrate.validate import printable
+
+    for code in (*range(0xD800), *range(0xE000, 0x10000)):
+        ch = chr(code)
+        assert (shown(ch) == ch) == printable(ch), hex(code)
+
+
 _PIECES = st.sampled_from(
     [
         "",

@@ -77,16 +77,21 @@ def task_id_for(item: Item, prefix: str) -> str:
     return validate.task_id(prefix + _UNSAFE.sub("-", item.source_id).strip("-."))
 
 
-#: A line break or other white space that is not a plain space, with the spaces
-#: around it: one line's text has none.
-_BREAK: Final = re.compile(r" *[^\S ]+\s*")
+#: A line break (what ``str.splitlines`` breaks at) or a tab: one line's text has
+#: none. Other white space (a no-break space, an ideographic space) is text.
+_BREAK: Final = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
 
 
 def _one_line(value: str) -> str:
     """``value`` on one line: each line break (and tab) with the white space around
-    it becomes one space; runs of plain spaces stay as they were written, so a
-    title exported and imported again is the same title."""
-    return _BREAK.sub(" ", value).strip()
+    it becomes one space; runs of spaces, plain or not, stay as they were written,
+    so a title exported and imported again is the same title. (Split, then each
+    piece stripped: linear, where a pattern reaching back over the spaces before a
+    break is not.)"""
+    pieces = _BREAK.split(value)
+    if len(pieces) == 1:
+        return value.strip()
+    return " ".join(piece for piece in map(str.strip, pieces) if piece)
 
 
 def _check_sizes(item: Item) -> None:

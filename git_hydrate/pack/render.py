@@ -7,6 +7,7 @@ re-exported by :mod:`git_hydrate.context_expander`, where the seed names them.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -55,12 +56,13 @@ OUTPUT_CONTRACT: Final = (
 
 
 def one_line(text: str) -> str:
-    """Escape every line break and control character so ``text`` stays on one line."""
+    """Escape every line break and control character so ``text`` stays on one line
+    (a space separator, such as a no-break space, is kept: it is text)."""
     if text.isprintable():
         return text
     out = []
     for ch in text:
-        if ch.isprintable() or ch == " ":
+        if ch.isprintable() or unicodedata.category(ch) == "Zs":
             out.append(ch)
         elif ord(ch) < 0x100:
             out.append(f"\\x{ord(ch):02x}")
