@@ -258,47 +258,74 @@ def split_entry(item: str) -> tuple[str, str]:
     return path, note
 
 
-def entries_from(values: Iterable[str], base: str, what: str) -> list[PathNote]:
+def entries_from(
+    values: Iterable[str], base: str, what: str, tops: Iterable[str] = ()
+) -> list[PathNote]:
     """``PATH[:NOTE]`` entries typed in the directory ``base`` of the work tree
     (``a/b``, relative to its top; ``""``: the top) as paths relative to the top,
-    as git reads paths given in a subdirectory."""
+    as git reads paths given in a subdirectory. With ``tops`` (the work tree's
+    top, absolute, as each spelling of it reads), an absolute path inside the
+    work tree names the file it is; one outside it is refused."""
+    tops = tuple(tops)
     result = []
     for item in values:
         path, note = split_entry(item)
-        path = one_line_text(path, what + " path").strip()
-        if base and path and not path.startswith("/"):
-            joined = posixpath.normpath(f"{base}/{path}")
-            if joined == ".." or joined.startswith("../"):
-                raise ValidationError(
-                    f"{what} path {path[:80]!r} leaves the repository (from its "
-                    f"directory {base[:80]}/, where a path is relative to it, as git reads it)"
-                )
-            path = joined
-        result.append(PathNote(path=_in_repository(path, what), note=note))
+        typed = one_line_text(path, what + " path").strip()
+        result.append(PathNote(path=_from_here(typed, base, what, tops), note=note))
     return result
 
 
-def _in_repository(path: str, what: str) -> str:
+def _from_here(typed: str, base: str, what: str, tops: tuple[str, ...]) -> str:
+    if typed.startswith("/") and tops:
+        absolute = posixpath.normpath(typed)
+        for top in tops:
+            top = top.rstrip("/") or "/"
+            if absolute == top or absolute.startswith(top.rstrip("/") + "/"):
+                return _in_repository(posixpath.relpath(absolute, top), what, typed)
+        raise ValidationError(
+            f"{what} path {typed[:80]!r} is outside the work tree ({tops[0]}): "
+            "a task's files are the repository's"
+        )
+    if not base or not typed or typed.startswith("/"):
+        return _in_repository(typed, what)
+    return _in_repository(posixpath.normpath(f"{base}/{typed}"), what, typed, base)
+
+
+def _in_repository(path: str, what: str, typed: str = "", base: str = "") -> str:
     """``path`` as git names a file of the repository: relative to its top, without
-    ``./`` or ``a/../`` steps; a path that leaves the repository is refused (it
-    names no file a task can have attached)."""
+    ``./`` or ``a/../`` steps. A path that leaves the repository, names a
+    directory (``.``, ``..``, ``a/``) or steps into a ``.git`` (in any case, as git
+    refuses it) is refused, quoted as ``typed`` (what the user typed, ``path`` when
+    the same), read from the directory ``base`` when given."""
+    typed = typed or path
     if not path:
         raise ValidationError(f"{what} entry has an empty path")
-    if "/" not in path and path not in (".", "..", ".git"):
+    if typed == path and "/" not in path and path not in (".", "..") and not _git_dir(path):
         return path  # (most: a name, or a path git lists as it is)
     clean = posixpath.normpath(path)
     if path.startswith("/"):
         why = "is absolute"
     elif clean == ".." or clean.startswith("../"):
         why = "leaves the repository"
-    elif clean == "." or clean == ".git" or clean.startswith(".git/"):
-        why = "names no file git tracks"
+    elif any(_git_dir(part) for part in clean.split("/")):
+        why = "names a file in .git (in any case), which git never tracks"
+    elif clean == "." or typed.endswith("/") or typed.rpartition("/")[2] in (".", ".."):
+        why = "names a directory, not a file"
     else:
         return clean
-    raise ValidationError(
-        f"{what} path {path[:80]!r} {why}: give it relative to the repository's top, "
-        "as git ls-files prints it"
+    where = (
+        f"from the current directory ({base[:80]}/), as git reads it"
+        if base
+        else "relative to the repository's top, as git ls-files prints it"
     )
+    raise ValidationError(f"{what} path {typed[:80]!r} {why}: give a file's path {where}")
+
+
+def _git_dir(name: str) -> bool:
+    """Whether a path component is one git refuses as its own directory: ``.git`` in
+    any case, and as NTFS reads it (trailing dots and spaces dropped, ``git~1``)."""
+    folded = name.casefold()
+    return folded.rstrip(". ") == ".git" or folded == "git~1"
 
 
 def body_bytes(body: Any, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> bytes:

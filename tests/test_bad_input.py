@@ -158,7 +158,7 @@ MATRIX: list[Case] = [
             "/etc/passwd",
         ),
         1,
-        "'/etc/passwd' is absolute: give it relative to the repository's top",
+        "'/etc/passwd' is outside the work tree",
     ),
     Case(
         "test above the repository",
@@ -170,7 +170,7 @@ MATRIX: list[Case] = [
         "a file in play inside .git",
         ("task-edit", "M-1", "--file-in-play", ".git/config"),
         1,
-        "'.git/config' names no file git tracks",
+        "'.git/config' names a file in .git (in any case), which git never tracks",
     ),
     Case(
         "an empty --parent",

@@ -103,9 +103,55 @@ def test_paths_of_files_in_play_are_read_from_the_current_directory(repo: Path) 
     gone = hydrate(sub, "task-edit", "P-1", "--test", "../../../t.py")
     assert (gone.returncode, gone.stderr) == (
         1,  # (as a path that leaves it from the top: a value refused, not a usage error)
-        "error: test path '../../../t.py' leaves the repository (from its directory "
-        "src/pkg/, where a path is relative to it, as git reads it)\n",
+        "error: test path '../../../t.py' leaves the repository: give a file's path from "
+        "the current directory (src/pkg/), as git reads it\n",
     )
+
+
+def test_a_path_from_here_is_a_file_of_the_work_tree(repo: Path) -> None:
+    """A file in play or test is a file: ``.``, ``..`` and a path ending in ``/``
+    are refused (quoted as typed, read from the current directory, which the hint
+    names), as is any ``.git`` component in any case (git refuses them); an
+    absolute path inside the work tree is the file it names (as git and
+    ``context-add --file`` take it), one outside is refused saying so."""
+    commit_files(repo, {"src/pkg/app.py": "x = 1\n"})
+    hydrate(repo, "task-add", "D-1", "--objective", "o", "--acceptance", "a")
+    sub = repo / "src"
+
+    def edit(where: Path, path: str) -> tuple[int, str]:
+        out = hydrate(where, "task-edit", "D-1", "--file-in-play", path)
+        return out.returncode, out.stderr
+
+    for typed in ("..", ".", "./", "pkg/", "pkg/.."):
+        assert edit(sub, typed) == (
+            1,
+            f"error: file in play path {typed!r} names a directory, not a file: give a "
+            "file's path from the current directory (src/), as git reads it\n",
+        )
+    for typed in (".", "src/", "src/pkg/."):
+        assert edit(repo, typed) == (
+            1,
+            f"error: file in play path {typed!r} names a directory, not a file: give a "
+            "file's path relative to the repository's top, as git ls-files prints it\n",
+        )
+    for where, typed in ((sub, "x/.git/config"), (repo, ".GIT/config"), (repo, ".Git./x")):
+        code, said = edit(where, typed)
+        assert code == 1 and f"{typed!r} names a file in .git (in any case)" in said
+    app, again = f"{repo}/src/pkg/app.py", f"{repo}/src/../src/pkg/app.py"
+    inside = hydrate(sub, "task-edit", "D-1", "--json", "--file-in-play", f"{app}:the app",
+                     "--test", again)  # fmt: skip
+    assert inside.returncode == 0, inside.stderr
+    task = json.loads(inside.stdout)
+    assert task["files"] == [{"path": "src/pkg/app.py", "note": "the app"}]
+    assert task["tests"] == [{"path": "src/pkg/app.py", "note": ""}]
+    assert edit(repo, "/etc/passwd") == (
+        1,
+        f"error: file in play path '/etc/passwd' is outside the work tree ({repo.resolve()}): a "
+        "task's files are the repository's\n",
+    )
+    said = edit(repo, f"{repo}/")[1]
+    assert said.endswith("names a directory, not a file: give a file's path relative to the "
+                         "repository's top, as git ls-files prints it\n")  # fmt: skip
 
 
 def test_bad_input_is_one_line_and_nonzero(repo: Path, tmp_path: Path) -> None:

@@ -124,8 +124,8 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             multiple=True,
             metavar="PATH[:NOTE]",
             help="A file the worker will touch, relative to the current directory as git "
-            "reads a path (repeatable; a path holding ':' takes one more after it, and no "
-            "note: c:olon/x.py:).",
+            "reads a path, or absolute inside the work tree (repeatable; a path holding ':' "
+            "takes one more after it, and no note: c:olon/x.py:).",
         ),
         click.option(
             "--test",
@@ -244,19 +244,21 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
 def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any]) -> None:
     """The ``files`` and ``tests`` entries of ``fields`` as paths relative to the
     work tree's top, read from the current directory (or ``-C``'s) as git reads a
-    path given in a subdirectory; at the top, or outside a work tree, as given."""
+    path given in a subdirectory (at the top, or outside a work tree, as given),
+    an absolute path inside the work tree as the file it names."""
     import os
 
     top = ledger.repo.work_tree
     if top is None:
         return
-    here = os.path.relpath(os.path.realpath(working_directory(ctx)), os.path.realpath(top))
-    if here == "." or here == ".." or here.startswith(".." + os.sep):
-        return
-    base = here.replace(os.sep, "/")
+    real_top = os.path.realpath(top)
+    here = os.path.relpath(os.path.realpath(working_directory(ctx)), real_top)
+    outside = here == "." or here == ".." or here.startswith(".." + os.sep)
+    base = "" if outside else here.replace(os.sep, "/")
+    tops = [t.replace(os.sep, "/") for t in (real_top, os.path.abspath(top))]
     for key, what in (("files", "file in play"), ("tests", "test")):
         if fields.get(key):
-            fields[key] = validate.entries_from(fields[key], base, what)
+            fields[key] = validate.entries_from(fields[key], base, what, tops)
 
 
 @click.command("task-edit")
