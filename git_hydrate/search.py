@@ -26,6 +26,7 @@ from typing import Any, Final, TypedDict
 
 import msgspec
 
+from . import validate
 from .archive import read_archive
 from .errors import CorruptData, ValidationError
 from .listing import SummaryCache
@@ -248,7 +249,9 @@ def search_tasks(
     """
     words = terms_of(query)
     if not words:
-        raise ValidationError(f"search for what? {query!r} holds no word to look for")
+        raise ValidationError(
+            f"search for what? {validate.shown_value(query)} holds no word to look for"
+        )
     if limit < 1:
         raise ValidationError(f"--limit must be a positive number, not {limit}")
     entries = SummaryCache(refs.repo, _INDEX, required=_FIELDS).summaries(refs, _entry)

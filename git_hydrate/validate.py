@@ -36,6 +36,7 @@ __all__ = [
     "path_notes",
     "printable",
     "priority",
+    "shown_value",
     "source_label",
     "split_entry",
     "station",
@@ -48,8 +49,17 @@ __all__ = [
 ]
 
 MAX_LABEL_CHARS: Final = 1024
+#: The most characters of a value an error quotes back (:func:`shown_value`).
+MAX_SHOWN_CHARS: Final = 80
 #: Default ceiling on one context body (``hydrate.maxBodyBytes``).
 DEFAULT_MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+
+
+def shown_value(value: Any) -> str:
+    """``repr(value)`` of at most :data:`MAX_SHOWN_CHARS` characters: an error never
+    echoes its input whole (a query of 20 KB is not a line of 20 KB)."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
 
 
 def task_id(value: Any) -> str:
@@ -65,7 +75,7 @@ def task_id(value: Any) -> str:
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool):
-        raise ValidationError(f"{what} must be an integer, not {value!r}")
+        raise ValidationError(f"{what} must be an integer, not {shown_value(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -73,7 +83,7 @@ def _int(value: Any, what: str) -> int:
             return int(value.strip())
         except ValueError:
             pass
-    raise ValidationError(f"{what} must be an integer, not {value!r}")
+    raise ValidationError(f"{what} must be an integer, not {shown_value(value)}")
 
 
 def priority(value: Any) -> int:
@@ -110,14 +120,16 @@ def token_count(value: Any, what: str = "token budget") -> int:
 def kind(value: Any) -> str:
     """A task kind."""
     if value not in KINDS:
-        raise ValidationError(f"invalid kind {value!r}: use one of {', '.join(KINDS)}")
+        raise ValidationError(f"invalid kind {shown_value(value)}: use one of {', '.join(KINDS)}")
     return str(value)
 
 
 def station(value: Any) -> str:
     """A lifecycle station."""
     if value not in STATIONS:
-        raise ValidationError(f"invalid station {value!r}: use one of {', '.join(STATIONS)}")
+        raise ValidationError(
+            f"invalid station {shown_value(value)}: use one of {', '.join(STATIONS)}"
+        )
     return str(value)
 
 
@@ -130,11 +142,12 @@ def ttl(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ValidationError(f"ttl must be a number of seconds, not {value!r}")
+        raise ValidationError(f"ttl must be a number of seconds, not {shown_value(value)}")
     try:
         seconds = float(value)
     except (TypeError, ValueError):
-        raise ValidationError(f"ttl must be a number of seconds, not {value!r}") from None
+        shown = shown_value(value)
+        raise ValidationError(f"ttl must be a number of seconds, not {shown}") from None
     if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_TTL:
         raise ValidationError(
             f"ttl must be a positive number of seconds (≤ 100 years), not {value}"
@@ -410,7 +423,8 @@ def duration(value: Any, what: str) -> float:
     seconds = float(match[1]) * _DURATION_UNITS[match[2]] if match else 0.0
     if not match or seconds <= 0 or not math.isfinite(seconds):
         raise ValidationError(
-            f"{what} must be a positive duration such as 90s, 30m, 2h, 1d or 1w, not {value!r}"
+            f"{what} must be a positive duration such as 90s, 30m, 2h, 1d or 1w, "
+            f"not {shown_value(value)}"
         )
     return seconds
 

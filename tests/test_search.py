@@ -111,6 +111,10 @@ def test_cli_text_json_and_bad_input(repo: Path, tasks: Ledger) -> None:
     blank = hydrate(repo, "search", "--", "  -- ")
     assert blank.returncode == 1 and blank.stderr.count("\n") == 1
     assert "holds no word" in blank.stderr
+    long = hydrate(repo, "search", "--", "-+" * 10_000)  # (20 KB, no word in it)
+    assert long.returncode == 1 and long.stderr == (
+        "error: search for what? '" + "-+" * 39 + "… holds no word to look for\n"  # (80 in all)
+    )
     assert hydrate(repo, "search", "x", "--limit", "0").returncode == 2
     with pytest.raises(ValidationError):
         tasks.search("retry", limit=0)

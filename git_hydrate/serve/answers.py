@@ -30,6 +30,7 @@ from typing import Any, Final, NamedTuple
 
 from ..errors import ValidationError
 from ..ledger import Ledger
+from ..validate import shown_value
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -63,8 +64,6 @@ BYTES_PER_TOKEN_CAP: Final = 5
 MIN_TOKENS: Final = 400
 #: The most characters of an error answer (one line).
 ERROR_CHARS: Final = 500
-#: The most characters of a value quoted back in an error.
-_VALUE_CHARS: Final = 80
 
 
 class AnswerBudget(NamedTuple):
@@ -139,12 +138,6 @@ def answer_budget(
 def json_text(data: Any) -> str:
     """Compact JSON in the order given (so a summary put last stays last)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def shown_value(value: Any) -> str:
-    """``repr(value)`` of at most 80 characters: an error never echoes its input whole."""
-    text = repr(value)
-    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
 
 
 def error_text(message: str, budget: AnswerBudget | None = None) -> str:
