@@ -170,6 +170,31 @@ def test_show_attachment_on_the_command_line(repo: Path) -> None:
     assert alone.returncode == 2 and "--outline goes with --attachment" in alone.stderr
 
 
+def test_no_outline_says_why(repo: Path) -> None:
+    """``show --attachment H --outline`` of a ``.py`` file that does not parse said
+    Python is not a language git-hydrate outlines: it says the file could not be
+    parsed; a document without headings says so, an unknown language as before."""
+    bodies = [("bad.py", "def broken(:\n    pass\n"), ("plain.md", "no heading here\n"),
+              ("data.xyz", "x\n"), ("good.py", "def fine():\n    return 1\n")]  # fmt: skip
+    with Ledger(repo) as ledger:
+        ledger.add_task("O-1", "Outline", "read")
+        ledger.add_contexts("O-1", [(body, name, 0, None) for name, body in bodies])
+        digest = {e["source"]: e["hash"] for e in ledger.context_entries("O-1")}
+
+    def outline(name: str) -> tuple[int, str]:
+        out = hydrate(repo, "show", "O-1", "--attachment", digest[name], "--outline")
+        return out.returncode, out.stderr
+
+    said = {
+        "bad.py": "it could not be parsed as Python",
+        "plain.md": "it has no headings to outline",
+        "data.xyz": "its language is not one git-hydrate outlines (see git hydrate doctor)",
+    }
+    for name, why in said.items():
+        assert outline(name) == (1, f"error: no outline of {name}: {why}\n")
+    assert outline("good.py") == (0, "")
+
+
 # -- prompts ---------------------------------------------------------------------------------
 
 

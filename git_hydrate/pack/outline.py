@@ -24,7 +24,7 @@ from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, mark
 from .outline_markup import markdown_outline, rst_outline
 from .outline_ts import ts_outline
 
-__all__ = ["ELLIPSIS", "grammars", "is_marker", "language_for", "outline"]
+__all__ = ["ELLIPSIS", "grammars", "is_marker", "language_for", "outline", "why_no_outline"]
 
 _CONST_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*\Z")
 _WORDY = re.compile(r"\w")
@@ -47,6 +47,20 @@ def outline(path: str, body: str) -> str | None:
     if lines is None:
         return None
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def why_no_outline(path: str) -> str:
+    """Why :func:`outline` gave ``None`` for a file at ``path``, as words to follow
+    ``no outline of PATH:``: its language is not outlined, its Python does not
+    parse, its document has no headings, or its grammar is not installed."""
+    lang = language_for(path)
+    if lang is None:
+        return "its language is not one git-hydrate outlines (see git hydrate doctor)"
+    if lang == "python":
+        return "it could not be parsed as Python"
+    if lang in ("markdown", "rst"):
+        return "it has no headings to outline"
+    return f"the tree-sitter grammar of {lang} is not installed (see git hydrate doctor)"
 
 
 # ====================================================================== Python

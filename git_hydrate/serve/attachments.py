@@ -26,18 +26,20 @@ def fetch_attachment(
     (with ``outline``: its outline).
 
     Raises:
-        ValidationError: a bad or ambiguous prefix, or no outline for its language.
+        ValidationError: a bad or ambiguous prefix, or no outline of it (the reason:
+            its language, Python that does not parse, no headings, no grammar).
         NotFound: no such task or attachment.
     """
     entry, body = ledger.attachment(task_id, prefix)
     if outline:
         from ..pack.outline import outline as make_outline
+        from ..pack.outline import why_no_outline
 
         shape = make_outline(str(entry["source"]), body)
         if shape is None:
             raise ValidationError(
-                f"no outline of {one_line(str(entry['source']))[:80]}: its language is not "
-                "one git-hydrate outlines (see git hydrate doctor)"
+                f"no outline of {one_line(str(entry['source']))[:80]}: "
+                + why_no_outline(str(entry["source"]))
             )
         body = shape
     return entry, body
