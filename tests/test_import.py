@@ -414,6 +414,34 @@ def test_json_nested_too_deeply_is_unreadable_input_not_a_bug(repo: Path) -> Non
     assert "bd-1" in refs(repo) and "bd-2" in refs(repo)
 
 
+def test_a_beads_file_with_a_bad_first_line_is_pointed_at_from_beads(repo: Path) -> None:
+    """Detection reads the first line of JSONL: one too deep or broken failed the
+    whole input with no way out named. The error says what each format made of
+    it and that --from beads imports the lines it can read (it does)."""
+    good = '{"id": "bd-1", "title": "ok"}\n'
+    deep = '{"id": "bd-0", "title": "t", "d": %s}\n' % ("[" * 100 + "]" * 100)
+    hint = "; name the format with --from (--from beads reads each line on its own and "
+    hint += "imports those it can)\n"
+    out = hydrate(repo, "import", "-", input=deep + good)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (
+        "error: unreadable JSON: as one document (github, gitlab, taskmaster): nested deeper "
+        "than 64 levels; as JSONL (beads): nested deeper than 64 levels in its first line" + hint
+    )
+    out = hydrate(repo, "import", "-", input='{"id": "bd-0", "title": \n' + good)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (
+        "error: unreadable JSON: as one document (github, gitlab, taskmaster): Expecting ',' "
+        "delimiter at line 3; as JSONL (beads): Expecting value in its first line" + hint
+    )
+    out = hydrate(repo, "import", "--from", "beads", "-", input=deep + good)
+    assert (out.returncode, out.stdout) == (1, "created bd-1\n")
+    # one line alone is unreadable as it was: no format to name
+    alone = hydrate(repo, "import", "-", input='{"id": 1,\n\n')
+    assert alone.stderr == "error: unreadable JSON: Expecting property name enclosed in " \
+        "double quotes at line 1\n"  # fmt: skip
+
+
 def test_cycles_and_lost_parents_are_found_in_one_pass_dry_run_too(
     repo: Path, ledger: Ledger
 ) -> None:

@@ -86,15 +86,11 @@ def detect(text: str) -> str:
     try:
         data: Any = _loads(text)
     except ValueError as whole:  # (JSONL, or not JSON, or nested too deeply)
-        first = stripped.splitlines()[0]
+        lines = stripped.splitlines()
         try:
-            data = _loads(first)
-        except _TooDeep:
-            raise ValidationError(TOO_DEEP) from None
-        except json.JSONDecodeError as exc:
-            if isinstance(whole, _TooDeep):  # (a document over many lines)
-                raise ValidationError(TOO_DEEP) from None
-            raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
+            data = _loads(lines[0])
+        except ValueError as first:
+            raise _unreadable(whole, first, lines) from None
         if isinstance(data, dict) and "id" in data and "title" in data:
             return "beads"  # JSONL: one issue per line
         raise ValidationError("unrecognised JSONL: lines without id and title") from None
@@ -109,6 +105,29 @@ def detect(text: str) -> str:
         if "id" in sample and "title" in sample:
             return "beads"
     raise ValidationError(f"unrecognised JSON: name the format with --from ({', '.join(FORMATS)})")
+
+
+def _unreadable(whole: ValueError, first: ValueError, lines: list[str]) -> ValidationError:
+    """Why input that looks like JSON is none of the formats: read as one document
+    (``whole``), then as JSONL by its first line (``first``). Of several lines,
+    both are said, with ``--from``: a beads file whose first line alone is bad is
+    read with ``--from beads``, which leaves that line out and imports the others."""
+
+    def said(exc: ValueError, where: str = "") -> str:
+        if isinstance(exc, json.JSONDecodeError):
+            return f"{exc.msg} {where or f'at line {exc.lineno}'}"
+        return f"{TOO_DEEP.removeprefix('unreadable JSON: ')} {where}".rstrip()
+
+    several = any(line.strip() for line in lines[1:])
+    if isinstance(whole, _TooDeep) and (not several or not isinstance(first, _TooDeep)):
+        return ValidationError(TOO_DEEP)  # (one document, nested too deeply)
+    if not several:
+        return ValidationError(f"unreadable JSON: {said(first)}")
+    return ValidationError(
+        f"unreadable JSON: as one document (github, gitlab, taskmaster): {said(whole)}; "
+        f"as JSONL (beads): {said(first, 'in its first line')}; name the format with --from "
+        "(--from beads reads each line on its own and imports those it can)"
+    )
 
 
 def parse(text: str, fmt: str, origin: str) -> list[Item]:
