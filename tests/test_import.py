@@ -442,6 +442,31 @@ def test_a_beads_file_with_a_bad_first_line_is_pointed_at_from_beads(repo: Path)
         "double quotes at line 1\n"  # fmt: skip
 
 
+def test_a_title_over_a_line_is_cut_at_a_word_not_left_out(repo: Path) -> None:
+    """A title of more than 1,024 characters (a line's limit) left the whole item
+    out, a reason the import page did not list. It comes in with its title cut at
+    its last space within the limit, ``...`` after it, and a warning; a title with
+    no space to cut at is cut at the limit. Importing it again changes nothing."""
+    words = "word " * 300  # (1,500 characters)
+    items = [
+        {"number": 1, "title": words.strip(), "body": "b", "url": "https://x/1"},
+        {"number": 2, "title": "x" * 2000, "body": "b", "url": "https://x/2"},
+        {"number": 3, "title": "a" * 1021 + " tail", "body": "b", "url": "https://x/3"},
+    ]
+    out = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(items))
+    assert (out.returncode, out.stdout) == (0, "created GH-1\ncreated GH-2\ncreated GH-3\n")
+    assert out.stderr.splitlines()[1:] == [
+        "warning: item 1: its title is longer than 1,024 characters (1,499): cut to 1,022",
+        "warning: item 2: its title is longer than 1,024 characters (2,000): cut to 1,024",
+        "warning: item 3: its title is longer than 1,024 characters (1,026): cut to 1,024",
+    ]
+    titles = [json.loads(hydrate(repo, "show", f"GH-{n}", "--json").stdout)["title"]
+              for n in (1, 2, 3)]  # fmt: skip
+    assert titles == [("word " * 204).strip() + "...", "x" * 1021 + "...", "a" * 1021 + "..."]
+    again = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(items))
+    assert again.returncode == 0 and "updated" not in again.stdout, again.stdout
+
+
 def test_cycles_and_lost_parents_are_found_in_one_pass_dry_run_too(
     repo: Path, ledger: Ledger
 ) -> None:

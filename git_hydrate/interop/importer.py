@@ -41,6 +41,7 @@ from ..taskrefs import (
     task_message,
 )
 from ..tasks import add_tasks, free_text, new_task_change
+from ..textpolicy import LINE
 from .formats import DEFAULT_PREFIX, Item
 
 __all__ = ["IMPORTS_REF", "ImportReport", "import_items"]
@@ -94,6 +95,32 @@ def _one_line(value: str) -> str:
     return " ".join(piece for piece in map(str.strip, pieces) if piece)
 
 
+#: Spaces a line may not break at: a title is not cut there either.
+_NO_BREAK: Final = frozenset("\u00a0\u2007\u202f")
+
+
+def _title_within(title: str) -> tuple[str, str]:
+    """``title`` within the length of a line (:data:`.textpolicy.LINE`), and what to
+    warn of it: a longer one is cut at its last space within the limit (at the
+    limit, when no space is in its second half) and ends in ``...``, so the item
+    comes in rather than being left out for a title a tracker allowed."""
+    limit = LINE.limit
+    if len(title) <= limit:
+        return title, ""
+
+    def breaks(ch: str) -> bool:
+        return ch.isspace() and ch not in _NO_BREAK
+
+    head = title[: limit - 3]
+    end = len(head)
+    if not breaks(title[end]):  # (else a word ends where the head does)
+        while end > limit // 2 and not breaks(head[end - 1]):
+            end -= 1
+    cut = (head[:end] if end > limit // 2 else head).rstrip() + "..."
+    said = f"its title is longer than {limit:,} characters ({len(title):,}): cut to {len(cut):,}"
+    return cut, said
+
+
 def _check_sizes(item: Item) -> None:
     for what, value in (("title", item.title), ("objective", item.objective)):
         if len(value.encode("utf-8", "replace")) > MAX_FIELD_BYTES:
@@ -104,7 +131,9 @@ def _check_sizes(item: Item) -> None:
 
 def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
     """The task fields an item sets (the same for a new task and an update)."""
-    title = _one_line(item.title)
+    title, cut = _title_within(_one_line(item.title))
+    if cut:
+        item.warnings.append(cut)  # (reported with the item's other warnings)
     deps = []
     for dep in item.depends_on:
         try:
