@@ -181,9 +181,11 @@ def test_task_rm_of_a_parent_names_the_children_it_leaves(repo: Path, ledger: Le
     )
     one = hydrate(repo, "task-rm", "Q-1", "--json")
     assert one.returncode == 0 and json.loads(one.stdout)["task_id"] == "Q-1"
+    assert json.loads(one.stdout)["orphaned"] == ["Q-1.1"]  # (what the note names, for a program)
     assert one.stderr == (
         "note: Q-1.1, a child of Q-1, is left without its parent "
         "(clear it with: git hydrate task-edit Q-1.1 --no-parent)\n"
     )
-    none = hydrate(repo, "task-rm", "Q-1.1")  # (no children: nothing to say)
+    none = hydrate(repo, "task-rm", "Q-1.1", "--json")  # (no children: nothing to say)
     assert none.returncode == 0 and none.stderr == ""
+    assert json.loads(none.stdout)["orphaned"] == []

@@ -168,7 +168,7 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     REMOTE's removal record is merged into yours first, and the other tasks
     it holds that you did not change since are removed here too, as a pull
     would. Live children of the task keep naming it as their parent: a note
-    on stderr says which.
+    on stderr says which (--json: their ids under "orphaned").
 
     \b
     Example:
@@ -183,7 +183,7 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
         orphans = [c["task_id"] for c in ledger.children(task_id)] if result["local"] else []
     there = result["remote"]
     if as_json:
-        echo_json(ctx, result)
+        echo_json(ctx, {**result, "orphaned": orphans})
     else:
         if result["local"]:
             click.echo(f"removed task {shown(task_id)} (was {result['removed_tip'][:12]})")
