@@ -166,6 +166,20 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
     fsck(repo)
 
 
+def test_a_name_with_a_no_break_space_is_attached(repo: Path) -> None:
+    """A Unicode space (macOS names screenshots with U+202F) is text, as in a title:
+    such a file was skipped as ``bad_path``."""
+    name = "notes\u202fon\u00a0cache.md"
+    write(repo, name, "the cache notes\n")
+    commit_all(repo)
+    make_task(repo)
+    out = hydrate(repo, "add-tree", TASK, "--json")
+    assert out.returncode == 0, out
+    assert json.loads(out.stdout)["skipped"] == []
+    prompt = hydrate(repo, "prompt", TASK)
+    assert f"### Context from {name}\nthe cache notes\n" in prompt.stdout
+
+
 def test_undecodable_and_control_character_paths_are_reported_readably(repo: Path) -> None:
     (repo / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
     write(repo, "tab\tname.txt", "tab\n")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from ..settings import default_help
+from ..validate import printable
 from ._common import (
     ByteSize,
     budget_options,
@@ -101,7 +102,7 @@ def _skipped_lines(
             detail = f"{size} bytes"
         if named and path in named:
             detail += f"; {named[path]}, not attached"
-        if not path.isprintable():
+        if not printable(path):
             path = path.encode("unicode_escape").decode("ascii")
         lines.append(f"  {reason:<13} {path} ({detail})")
     for key, (count, size) in dirs.items():

@@ -77,6 +77,7 @@ from ..pack.render import OUTPUT_CONTRACT
 from ..pack.seed import TRUST_LINE
 from ..results import SkippedDict
 from ..store import Repository
+from ..validate import printable
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -270,7 +271,7 @@ def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
         return entry.kind
     if name.endswith(_OWN_OUTPUT_SUFFIXES) and own_output_name(path):
         return "own_output"
-    if not path.isprintable():  # also catches undecodable bytes (surrogates)
+    if not printable(path):  # also catches undecodable bytes (surrogates)
         return "bad_path"
     if entry.size > max_file_bytes:
         return "too_large"
@@ -396,7 +397,7 @@ def body_rule(data: bytes, label: str, max_file_bytes: int) -> str:
     The same rules as for files, in the same order where they apply: a label
     that cannot be one line, the size limit, then the content (:func:`classify`).
     """
-    if not label.isprintable():
+    if not printable(label):
         return "bad_path"
     if len(data) > max_file_bytes:
         return "too_large"
