@@ -2,8 +2,9 @@
 
 Every problem is reported per task; one damaged task never stops the check of
 the others. Nothing here changes a task; ``clear_stale_locks`` removes only
-lock files under ``refs/hydrate/`` that are older than a threshold and that no
-running process holds open, and ``clear_stale_temporaries`` only the caches'
+lock files (under ``refs/hydrate/``, ``refs/hydrate-remotes/``, and git-hydrate's
+own) whose git-hydrate maker is gone, or that are older than a threshold and
+that no running process holds, and ``clear_stale_temporaries`` only the caches'
 temporary files whose writer is gone (see :mod:`git_hydrate.store.tempfiles`).
 """
 
@@ -19,7 +20,7 @@ from . import textpolicy
 from .archive import ARCHIVE_REF, Archive, read_archive
 from .dependencies import blocking_graph, cycles, queue_summaries, station_of
 from .errors import CorruptData, HydrateError
-from .store import MODE_BLOB, MODE_TREE, Repository
+from .store import MODE_BLOB, MODE_TREE, Repository, lockfiles
 from .store.tempfiles import find_temporaries, remove_stale_temporaries
 from .sync.merging import task_json_problem
 from .sync.remotes import overwriting_refspecs
@@ -36,6 +37,7 @@ __all__ = [
     "clear_stale_temporaries",
     "dependency_notes",
     "find_locks",
+    "kept_because",
     "policy_notes",
 ]
 
@@ -126,13 +128,13 @@ def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
     )
 
 
-def _held_open(path: str) -> bool:
-    """Whether any process has ``path`` open (Linux /proc; False elsewhere)."""
-    target = os.path.realpath(path)
+def _open_files() -> set[str]:
+    """Every file some process has open (Linux /proc; none elsewhere)."""
+    found: set[str] = set()
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return False
+        return found
     for pid in pids:
         fd_dir = f"/proc/{pid}/fd"
         try:
@@ -141,23 +143,30 @@ def _held_open(path: str) -> bool:
             continue
         for fd in fds:
             try:
-                if os.readlink(f"{fd_dir}/{fd}") == target:
-                    return True
+                found.add(os.readlink(f"{fd_dir}/{fd}"))
             except OSError:
                 continue
-    return False
+    return found
 
 
 def find_locks(common_dir: str, now: float | None = None) -> list[dict[str, Any]]:
     """Every ``*.lock`` file under ``refs/hydrate/`` and ``refs/hydrate-remotes/``
-    (a pull's or push's mirror), and ``packed-refs.lock``: path, age in seconds,
-    held open."""
+    (a pull's or push's mirror), ``packed-refs.lock``, and git-hydrate's own
+    (``hydrate-id-*.lock``, ``hydrate-graph.lock``): path, age in seconds, ``held``
+    (open in a process, or made by a git-hydrate process that runs), and ``pid``
+    and ``maker`` (``running`` or ``gone``) when git-hydrate made it on this host
+    (see :mod:`git_hydrate.store.lockfiles`)."""
     now = time.time() if now is None else now
     bases = [os.path.join(common_dir, "refs", name) for name in ("hydrate", "hydrate-remotes")]
-    locks = []
+    try:
+        own = [n for n in os.listdir(common_dir) if n.startswith("hydrate-")]
+    except OSError:
+        own = []
     # packed-refs.lock stops every ref change, tasks' too
-    walked = [(common_dir, ["packed-refs.lock"])]
+    walked = [(common_dir, ["packed-refs.lock", *own])]
     walked += [(d, f) for base in bases for d, _s, f in os.walk(base)]
+    opened: set[str] | None = None
+    locks = []
     for dirpath, files in walked:
         for name in files:
             if not name.endswith(".lock"):
@@ -167,23 +176,48 @@ def find_locks(common_dir: str, now: float | None = None) -> list[dict[str, Any]
                 age = now - os.stat(path).st_mtime
             except OSError:
                 continue
-            locks.append({"path": path, "age_seconds": round(age, 1), "held": _held_open(path)})
+            opened = _open_files() if opened is None else opened  # (read once)
+            maker = lockfiles.maker(path)
+            lock = {"path": path, "age_seconds": round(age, 1), "held": False}
+            if maker is not None and maker[1]:
+                lock["pid"] = maker[0]
+                lock["maker"] = "gone" if lockfiles.maker_gone(path) else "running"
+            lock["held"] = lock.get("maker") == "running" or os.path.realpath(path) in opened
+            locks.append(lock)
     return sorted(locks, key=lambda lock: str(lock["path"]))
 
 
 def clear_stale_locks(
     common_dir: str, older_than: float = DEFAULT_STALE_SECONDS, now: float | None = None
 ) -> list[dict[str, Any]]:
-    """Remove the lock files left by writers that are gone; return what was removed."""
+    """Remove the lock files left by writers that are gone (see :func:`kept_because`);
+    return what was removed."""
     removed = []
     for lock in find_locks(common_dir, now):
-        if lock["age_seconds"] >= older_than and not lock["held"]:
+        if kept_because(lock, older_than) is None:
             try:
                 os.unlink(lock["path"])
             except FileNotFoundError:
                 continue
             removed.append(lock)
     return removed
+
+
+def kept_because(lock: dict[str, Any], older_than: float) -> str | None:
+    """Why ``--clear-stale-locks`` keeps the lock (an entry of :func:`find_locks`);
+    ``None``: it removes it (its maker gone, or held by no process and old enough)."""
+    if lock.get("maker") == "gone":
+        return None
+    if lock.get("maker") == "running":
+        return f"git-hydrate process {lock['pid']} holds it and runs"
+    if lock["held"]:
+        return "a running process has it open"
+    if lock["age_seconds"] < older_than:
+        return (
+            f"only {lock['age_seconds']} s old (a writer may hold it; --older-than "
+            f"{older_than:g} decides)"
+        )
+    return None
 
 
 def clear_stale_temporaries(common_dir: str, now: float | None = None) -> list[Any]:

@@ -17,7 +17,9 @@ __all__ = ["doctor"]
     is_flag=True,
     help=(
         "Remove lock files under refs/hydrate/ and refs/hydrate-remotes/ (and "
-        "packed-refs.lock) older than --older-than that no process holds."
+        "packed-refs.lock, and git-hydrate's own hydrate-*.lock) left by a "
+        "git-hydrate process that has ended, or older than --older-than and held "
+        "by no process; say why each other one is kept."
     ),
 )
 @click.option(
@@ -74,7 +76,7 @@ def doctor(
       git hydrate doctor --repair
     """
     from ..doctor import clear_stale_locks as clear
-    from ..doctor import clear_stale_temporaries
+    from ..doctor import clear_stale_temporaries, kept_because
 
     with open_ledger(ctx) as ledger:
         removed = clear(ledger.repo.common_dir, older_than) if clear_stale_locks else []
@@ -82,6 +84,9 @@ def doctor(
         repaired = ledger.repair() if repair else []
         report = ledger.doctor()
     report["removed_locks"] = removed
+    if clear_stale_locks:
+        for lock in report["locks"]:
+            lock["kept_because"] = kept_because(lock, older_than)
     report["removed_temporaries"] = cleared
     report["repaired"] = repaired
     if as_json:
@@ -116,8 +121,9 @@ def _echo_report(report: dict[str, Any]) -> None:
         for problem in ref["problems"]:
             click.echo(f"problem {shown(ref['ref'])}: {shown(problem)}")
     for lock in report["locks"]:
-        state = "held by a running process" if lock["held"] else "not held"
-        click.echo(f"lock    {shown(lock['path'])} ({lock['age_seconds']} s old, {state})")
+        click.echo(f"lock    {shown(lock['path'])} ({lock['age_seconds']} s old, {_state(lock)})")
+        if lock.get("kept_because"):
+            click.echo(f"kept    {shown(lock['path'])}: {lock['kept_because']}")
     for temp in report["temporaries"]:
         state = "stale: --clear-stale-temp removes it" if temp["stale"] else "being written"
         click.echo(
@@ -134,3 +140,12 @@ def _echo_report(report: dict[str, Any]) -> None:
     if report["config"]:
         summary += f"; {len(report['config'])} setting(s) with problems"
     click.echo(summary)
+
+
+def _state(lock: dict[str, Any]) -> str:
+    """Who holds the lock, as far as can be told."""
+    if lock.get("maker") == "running":
+        return f"held by git-hydrate process {lock['pid']}, which runs"
+    if lock.get("maker") == "gone":
+        return f"left by git-hydrate process {lock['pid']}, which has ended"
+    return "held by a running process" if lock["held"] else "not held"

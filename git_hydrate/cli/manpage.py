@@ -55,9 +55,11 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
     (128, "Not a git repository, no git binary, or a repository this version cannot use "
      "(reftable refs, an unknown extension, a core.sharedRepository value git refuses), "
      "like git itself."),
-    (129, "Hung up (SIGHUP) while a first pull listed a remote: its git stopped first."),
+    (129, "Hung up (SIGHUP) while a first pull listed a remote (its git stopped first), "
+     "or while it held lock files (removed first)."),
     (130, "Interrupted (Ctrl-C)."),
-    (143, "Terminated (SIGTERM) while a first pull listed a remote: its git stopped first."),
+    (143, "Terminated (SIGTERM) while a first pull listed a remote (its git stopped first), "
+     "or while it held lock files (removed first)."),
 ]  # fmt: skip
 
 _DESCRIPTION: Final = [

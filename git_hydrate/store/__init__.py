@@ -20,7 +20,8 @@ config`` otherwise. Its parts, one concern a module:
   under them; :mod:`.stopping`, the gits of other threads stopped (the MCP
   server's calls run in threads);
 * :mod:`.derived`, :mod:`.tempfiles` — the caches' files, and the temporary files
-  their writers leave when killed.
+  their writers leave when killed; :mod:`.lockfiles`, the lock files git-hydrate
+  makes (who made one, and what a command holding one does when a signal ends it).
 
 Names are resolved lazily (as in ``git_hydrate`` itself): what needs only a
 task's ref and the settings (the prompt cache's lookup) opens a :class:`Refs`

@@ -15,7 +15,7 @@ from typing import Final
 
 from ..errors import Busy
 from ..ids import ref_name
-from ..store import Repository
+from ..store import Repository, lockfiles
 
 __all__ = ["MAX_ATTEMPTS", "STALE_LOCK_SECONDS", "attempts", "busy", "lock_left_behind"]
 
@@ -46,10 +46,11 @@ def lock_left_behind(repo: Repository, ref: bytes) -> bool:
     is older than any live writer keeps one."""
     for lock in repo.ref_locks(ref):
         try:
-            if time.time() - os.stat(lock).st_mtime > STALE_LOCK_SECONDS:
-                return True
+            old = time.time() - os.stat(lock).st_mtime > STALE_LOCK_SECONDS
         except OSError:
             continue
+        if old and lockfiles.maker_runs(lock) is None:  # (a live git-hydrate's is waited for)
+            return True
     return False
 
 

@@ -1,0 +1,179 @@
+"""Locks an ended command leaves: none when Ctrl-C or SIGTERM ends it, and one a
+killed command left is taken over at once; a live writer's lock is never broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_hydrate import Busy, Ledger
+from git_hydrate.store import lockfiles
+from git_hydrate.taskrefs import locks as locks_module
+
+from .conftest import ROOT, hydrate
+from .test_sync import make_task
+
+#: A process that holds the graph lock and a new id's lock until it is ended.
+_HOLDER = (
+    "import sys, time\n"
+    "from git_hydrate import Ledger\n"
+    "with Ledger(sys.argv[1]) as ledger:\n"
+    "    with ledger.refs.name_lock('T-1'), ledger.refs.graph_lock():\n"
+    "        print('ready', flush=True)\n"
+    "        time.sleep(600)\n"
+)
+
+
+def _python(code: str, *args: str) -> list[str]:
+    """A new interpreter of its own (one a signal reaches, SIGKILL too)."""
+    return [sys.executable, "-c", code, *args]
+
+
+@pytest.fixture
+def holder(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[str]]:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    proc = subprocess.Popen(_python(_HOLDER, str(repo)), stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=60)
+
+
+def _own_locks(repo: Path) -> list[str]:
+    return sorted(p.name for p in (repo / ".git").glob("hydrate-*.lock"))
+
+
+@pytest.fixture
+def interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt here, as in a command (a test runner's
+    worker may ignore it)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _interrupting(real: Callable[..., Any], when: Callable[[Any], bool]) -> Callable[..., Any]:
+    """``real``, after which Ctrl-C comes when ``when(path made)``: at the worst
+    moment, just after the lock file is made."""
+    made = -1 if real is os.link else 0  # (os.link(base, path), os.open(path, ...))
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        if when(args[made]):
+            signal.raise_signal(signal.SIGINT)
+        return result
+
+    return call
+
+
+@pytest.mark.usefixtures("interruptible")
+def test_ctrl_c_just_after_an_own_lock_is_made_leaves_no_lock(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_task(repo, "B-1")
+    monkeypatch.setattr(os, "open", _interrupting(os.open, lambda p: str(p).endswith("h.lock")))
+    with Ledger(repo) as ledger, pytest.raises(KeyboardInterrupt):
+        ledger.edit_task("B-1", depends_on=["B-2"])  # (an edge: the graph lock is taken)
+    monkeypatch.undo()
+    assert _own_locks(repo) == []
+
+
+def test_sigterm_removes_the_locks_the_command_holds(
+    repo: Path, holder: subprocess.Popen[str]
+) -> None:
+    assert len(_own_locks(repo)) == 2
+    holder.send_signal(signal.SIGTERM)
+    assert holder.wait(timeout=60) == 128 + signal.SIGTERM
+    assert _own_locks(repo) == []
+
+
+def test_a_lock_whose_maker_was_killed_is_taken_over_at_once(
+    repo: Path, holder: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    holder.kill()
+    holder.wait(timeout=60)
+    assert _own_locks(repo) == ["hydrate-graph.lock", f"hydrate-id-{_folded('t-1')}.lock"]
+    report = json.loads(hydrate(repo, "doctor", "--json").stdout)
+    assert {(lock["pid"], lock["maker"], lock["held"]) for lock in report["locks"]} == {
+        (holder.pid, "gone", False)
+    }
+
+    def waited(_seconds: float) -> None:
+        raise AssertionError("waited for a lock whose maker is gone")
+
+    monkeypatch.setattr(locks_module.time, "sleep", waited)  # (young: it was waited for)
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "t", "o", depends_on=["T-2"])  # both locks
+    assert _own_locks(repo) == []
+
+
+def test_a_lock_held_by_a_live_process_is_not_broken(
+    repo: Path, holder: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = repo / ".git" / "hydrate-graph.lock"
+    made = graph.read_bytes()
+    old = time.time() - 3600  # (older than any live writer keeps one: its maker runs)
+    os.utime(graph, (old, old))
+    monkeypatch.setattr(locks_module, "STALE_LOCK_SECONDS", 0.2)
+    with Ledger(repo) as ledger, pytest.raises(Busy, match="graph"):
+        ledger.add_task("B-1", "t", "o", depends_on=["B-2"])
+    assert graph.read_bytes() == made and made.split()[1] == str(holder.pid).encode()
+    cleared = hydrate(repo, "doctor", "--clear-stale-locks")
+    assert f"kept    {graph}: git-hydrate process {holder.pid} holds it and runs" in (
+        cleared.stdout
+    )
+    assert graph.exists() and holder.poll() is None
+    holder.send_signal(signal.SIGTERM)
+    assert holder.wait(timeout=60) == 128 + signal.SIGTERM and not graph.exists()
+
+
+def test_doctor_clears_own_locks_whose_maker_is_gone(repo: Path) -> None:
+    lock = repo / ".git" / "hydrate-graph.lock"
+    proc = subprocess.run(_python(_MAKE_AND_DIE, str(lock)), check=False, env=_env())
+    assert proc.returncode == -signal.SIGKILL, proc
+    listed = hydrate(repo, "doctor")
+    assert listed.returncode == 1, listed
+    said = f"lock    {lock} ("
+    assert (
+        f"left by git-hydrate process {_pid_of(lock)}, which has ended"
+        in (listed.stdout[listed.stdout.index(said) :])
+    )
+    cleared = hydrate(repo, "doctor", "--clear-stale-locks")
+    assert f"removed stale lock {lock}" in cleared.stdout and not lock.exists()
+
+
+#: A git-hydrate process killed while it holds the lock file argv[1].
+_MAKE_AND_DIE = (
+    "import os, signal, sys\n"
+    "from git_hydrate.store import lockfiles\n"
+    "lockfiles.create(sys.argv[1])\n"
+    "os.kill(os.getpid(), signal.SIGKILL)\n"
+)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _pid_of(lock: Path) -> int:
+    found = lockfiles.maker(str(lock))
+    assert found is not None
+    return found[0]
+
+
+def _folded(task_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(task_id.encode()).hexdigest()[:32]
