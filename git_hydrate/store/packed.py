@@ -13,6 +13,11 @@ what git checks (no such ref, loose or packed; no ref in the way of its name
 or below it), then renames a rewritten ``packed-refs`` into place: all the
 refs appear at once, or none does.
 
+Each lock names this process (:mod:`.lockfiles`): one left by a command that
+was killed is taken over at once. An interrupt (Ctrl-C, SIGTERM, SIGHUP) does
+not fall between a lock's making and its record for the clean-up: the locks
+are made with the ending signals deferred, and removed as the command unwinds.
+
 Whatever this cannot do exactly as git would — a lock another writer holds, a
 ref that exists, a setting that changes how git writes refs (a
 ``reference-transaction`` hook, ``core.logAllRefUpdates=always``,
@@ -26,6 +31,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+
+from .lockfiles import create, deferred, guarded, maker_gone, take_over
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -61,15 +68,28 @@ def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, 
     if not _may_write(common, settings, creations):
         return False
     held: list[str] = []
-    try:
-        # (the names are ASCII, checked by _may_write: a path is the name after common/)
-        base = os.path.join(common, "")
-        paths = [base + name.decode("ascii") for name, _oid in creations]
+    with guarded():  # (an ending signal unwinds: the locks are removed)
         try:
-            for directory in {path.rpartition("/")[0] for path in paths}:
-                os.makedirs(directory, exist_ok=True)
-        except OSError:
-            return False  # a ref file where a directory must be: git will say so
+            return _create_locked(common, creations, held)
+        finally:
+            with deferred():
+                for lock in held:
+                    with contextlib.suppress(OSError):
+                        os.unlink(lock)
+
+
+def _create_locked(common: str, creations: list[tuple[bytes, bytes]], held: list[str]) -> bool:
+    """:func:`create_packed`'s work, each lock it takes added to ``held``."""
+    # (the names are ASCII, checked by _may_write: a path is the name after common/)
+    base = os.path.join(common, "")
+    paths = [base + name.decode("ascii") for name, _oid in creations]
+    try:
+        for directory in {path.rpartition("/")[0] for path in paths}:
+            os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False  # a ref file where a directory must be: git will say so
+    # (no ending between a lock's making and `held`, nor the rename and the pop)
+    with deferred():
         if not _take_all([path + ".lock" for path in paths], held):
             return False  # another writer is changing one: git will say how
         packed_lock = _take(os.path.join(common, "packed-refs.lock"))
@@ -79,11 +99,7 @@ def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, 
         if not _write_packed(common, creations, packed_lock, paths):
             return False
         held.pop()  # packed-refs.lock: renamed into packed-refs
-        return True
-    finally:
-        for lock in held:
-            with contextlib.suppress(OSError):
-                os.unlink(lock)
+    return True
 
 
 def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, bytes]]) -> bool:
@@ -124,7 +140,7 @@ def _take_all(locks: list[str], held: list[str]) -> bool:
     for path in locks:
         if base is not None:
             try:
-                os.link(base, path)
+                _link(base, path)
             except FileExistsError:
                 return False  # held by another writer
             except OSError:
@@ -139,14 +155,35 @@ def _take_all(locks: list[str], held: list[str]) -> bool:
     return True
 
 
-def _take(path: str) -> str | None:
-    """Create the lock file ``path`` (``None``: it exists, or cannot be made here)."""
+def _link(base: str, path: str) -> None:
+    """Link the lock ``path`` to ``base``, taking over a lock whose maker is gone
+    (a command killed while it held it: see :mod:`.lockfiles`)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError:
-        return None  # held by another writer, or a ref file where a directory must be
-    os.close(fd)
-    return path
+        os.link(base, path)
+    except FileExistsError:
+        judged = maker_gone(path)
+        if judged is None:
+            raise
+        take_over(path, judged)
+        os.link(base, path)
+
+
+def _take(path: str) -> str | None:
+    """Create the lock file ``path``, naming this process (``None``: it exists, or
+    cannot be made here); one whose maker is gone is taken over."""
+    for _attempt in range(2):
+        try:
+            create(path)
+        except FileExistsError:
+            judged = maker_gone(path)
+            if judged is None:
+                return None  # held by another writer
+            take_over(path, judged)
+        except OSError:
+            return None  # a ref file where a directory must be, say
+        else:
+            return path
+    return None
 
 
 def _write_packed(

@@ -18,6 +18,7 @@ import time
 
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
+from .lockfiles import maker_gone, maker_runs, take_over
 from .packed import create_packed
 from .process import reason
 
@@ -342,11 +343,15 @@ class Refs(RepositoryBase):
         locks = [(name, lock) for name, _old, _new in planned for lock in self.ref_locks(name)]
         now = time.time()
         for name, lock in locks:
+            judged = maker_gone(lock)
+            if judged is not None:  # (left by a git-hydrate that was killed: again)
+                take_over(lock, judged)
+                raise RefRace(f"{lock} was left by a command that ended: taken over")
             try:
                 age = now - os.stat(lock).st_mtime
             except OSError:
                 continue
-            if age > _STALE_LOCK_SECONDS:
+            if age > _STALE_LOCK_SECONDS and maker_runs(lock) is None:
                 # No live writer holds a lock this long: say so now rather than
                 # retrying until the attempts run out (a minute or more).
                 raise Busy(

@@ -7,15 +7,17 @@ unpushed work) and never into ``refs/remotes/``: into
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from typing import Final
 
 from ..errors import Busy, Conflict, GitFailed
-from ..store import FetchRace, RefRace, Repository
+from ..store import FetchRace, RefRace, Repository, lockfiles
 from ..store import refs as store_refs
 from ..store.credentials import CredentialsRefused
 from ..store.packed import packable_name
-from ..taskrefs import attempts
+from ..taskrefs import STALE_LOCK_SECONDS, attempts
 from .remotes import Remote
 
 __all__ = ["FETCH_ATTEMPTS", "fetch_mirror"]
@@ -24,6 +26,8 @@ __all__ = ["FETCH_ATTEMPTS", "fetch_mirror"]
 #: moving: fewer than a ref write's attempts, each being a round trip.
 FETCH_ATTEMPTS: Final = 16
 _OBJECT_ID: Final = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+#: What git says of a ref's lock file that exists (the path is git's, absolute).
+_TAKEN_LOCK: Final = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
 
 
 def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
@@ -62,14 +66,63 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
             )
         except FetchRace as exc:
             lost = exc  # another fetch of this clone moved a mirror ref: again
+            lock = _taken_lock(exc)
+            if lock is not None:
+                _left_behind(lock)  # (taken over, or named now)
             continue
         break
     else:
+        lock = _taken_lock(lost)
+        if lock is not None and os.path.lexists(lock):
+            raise _blocked(lock)
         raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
     fetched = repo.refs_under(mirror)
     if fetched and repo.partial_clone():
         _fetch_missing(repo, remote, fetched, credential)
     return fetched
+
+
+def _taken_lock(lost: FetchRace | None) -> str | None:
+    """The lock file git found taken (``Unable to create '...lock': File exists``),
+    if that is why the fetch failed."""
+    found = _TAKEN_LOCK.search(str(lost))
+    return found.group(1) if found else None
+
+
+def _left_behind(lock: str) -> None:
+    """Take over the ref lock ``lock`` git found taken if the git-hydrate that made
+    it is gone (killed while it held it).
+
+    Raises:
+        Busy: naming it, when it names no maker that runs and is older than any
+            live writer keeps one (a git killed while it held it).
+    """
+    judged = lockfiles.maker_gone(lock)
+    if judged is not None:
+        lockfiles.take_over(lock, judged)
+        return
+    try:
+        age = time.time() - os.stat(lock).st_mtime
+    except OSError:
+        return  # released meanwhile
+    if age > STALE_LOCK_SECONDS and lockfiles.maker_runs(lock) is None:
+        raise _blocked(lock)
+
+
+def _blocked(lock: str) -> Busy:
+    """The pull's error when the fetch found the ref lock ``lock`` taken, and no
+    other fetch of this clone is known to hold it."""
+    try:
+        age = f"{time.time() - os.stat(lock).st_mtime:.0f} s old"
+    except OSError:
+        age = "gone now"
+    pid = lockfiles.maker_runs(lock)
+    holder = f"git-hydrate process {pid} holds it" if pid is not None else "no process known"
+    return Busy(
+        f"the fetch cannot lock a ref: {lock} is taken ({age}, {holder}); if no git or "
+        "git-hydrate process is fetching in this clone, remove it (git hydrate doctor "
+        "--clear-stale-locks does once it is a minute old)"
+    )
 
 
 def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[bool, bytes | None]:
