@@ -267,3 +267,44 @@ def test_a_line_break_in_an_imported_title_is_one_space(ledger: Ledger) -> None:
     ledger.import_tasks(json.dumps(issues))
     assert ledger.get_task("GH-4")["title"] == "Crash on  start"
     assert ledger.get_task("GH-5")["title"] == long
+
+
+def test_a_parent_chain_deeper_than_import_reads_is_refused_by_export(
+    repo: Path, tmp_path: Path
+) -> None:
+    """json-taskmaster nests each part in its parent: a chain of 500 ended the export
+    with RecursionError ("hit a bug"), and from 32 levels on the file it wrote was
+    one import refuses. The deepest that reads back (31) round-trips; deeper is
+    refused in one line, pointing at json-beads."""
+    from git_hydrate.interop.export import TASKMASTER_DEPTH
+
+    def chain(depth: int) -> str:
+        link = [{"depends_on_id": "", "type": "parent-child"}]
+        return "".join(
+            json.dumps(
+                {
+                    "id": f"c{i}",
+                    "title": f"c{i}",
+                    "dependencies": [{**link[0], "depends_on_id": f"c{i - 1}"}] if i else [],
+                }
+            )
+            + "\n"
+            for i in range(depth)
+        )
+
+    ok(repo, "import", "-", input=chain(500))
+    ids = [f"c{i}" for i in range(TASKMASTER_DEPTH)]
+    target = fresh(tmp_path, "target")
+    round_trip(repo, target, "json-taskmaster", *ids)
+    deepest = task(target, TM + ".".join(ids))  # (a part's id is its path)
+    assert deepest["parent"] == TM + ".".join(ids[:-1])
+    for deeper in (TASKMASTER_DEPTH + 1, 500):
+        refused = hydrate(
+            repo, "export", "--format", "json-taskmaster", *(f"c{i}" for i in range(deeper))
+        )
+        assert (refused.returncode, refused.stdout) == (1, "")
+        assert refused.stderr == (
+            f"error: json-taskmaster nests each part in its parent, and c{TASKMASTER_DEPTH} "
+            f"would be {TASKMASTER_DEPTH + 1} levels deep, more than import reads back: "
+            "export it with --format json-beads (parents as links)\n"
+        )

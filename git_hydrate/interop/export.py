@@ -13,10 +13,16 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..errors import ValidationError
+from ..ids import is_task_id
 from ..model import Task
 from .formats import BEADS_STATUS_KEY, DEFAULT_PREFIX, EVERY_CRITERION
 
-__all__ = ["EXPORT_FORMATS", "export_tasks"]
+__all__ = ["EXPORT_FORMATS", "TASKMASTER_DEPTH", "export_tasks"]
+
+#: The deepest part ``json-taskmaster`` nests (a task at the top is 1): each level
+#: nests its object two JSON levels deeper, and import reads 64 at most (31 levels
+#: round-trip, 32 do not; a long id may stop a chain sooner: it is checked too).
+TASKMASTER_DEPTH: Final = 31
 
 #: The formats ``export --format`` writes.
 EXPORT_FORMATS: Final = ("markdown", "json-beads", "json-taskmaster")
@@ -144,12 +150,23 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
     # each exported task's id as import will read it: a nested one is "parent.number"
     paths: dict[str, str] = {}
 
-    def place(task: Task, parent_path: str) -> None:
-        source = _source_id(task.id, "taskmaster")
-        last = source.rsplit(".", 1)[-1]
-        paths[task.id] = f"{parent_path}.{last}" if parent_path else source
-        for child in by_parent.get(task.id, []):
-            place(child, paths[task.id])
+    def place(top: Task) -> None:
+        """The paths of ``top`` and its descendants (a loop, not a recursion: a chain
+        of parents of any depth), refused when one is deeper than import reads back."""
+        todo = [(top, "", 1)]
+        while todo:
+            task, parent_path, depth = todo.pop()
+            source = _source_id(task.id, "taskmaster")
+            last = source.rsplit(".", 1)[-1]
+            path = paths[task.id] = f"{parent_path}.{last}" if parent_path else source
+            if depth > TASKMASTER_DEPTH or not is_task_id(DEFAULT_PREFIX["taskmaster"] + path):
+                raise ValidationError(
+                    f"json-taskmaster nests each part in its parent, and {task.id} would be "
+                    f"{depth} levels deep, more than import reads back: export it with "
+                    "--format json-beads (parents as links)"
+                )
+            children = by_parent.get(task.id, [])
+            todo += [(child, path, depth + 1) for child in reversed(children)]
 
     def one(task: Task) -> dict[str, Any]:
         path = paths[task.id]
@@ -173,7 +190,7 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
         return entry
 
     for task in by_parent.get("", []):
-        place(task, "")
+        place(task)
     return [one(task) for task in by_parent.get("", [])]
 
 
