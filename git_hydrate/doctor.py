@@ -82,6 +82,8 @@ def _state_problems(repo: Repository, state: TaskState, *, shape: bool = True) -
     except CorruptData as exc:
         return [f"tree: {exc}"]
     seen: set[str] = set()
+    # (while check() is digesting: the bodies new to this run, in one stream)
+    repo.digest_blobs([link.oid.encode() for link in state.links], sys.maxsize)
     for link in state.links:
         short = link.sha256[:12]
         if link.sha256 in seen:
@@ -288,7 +290,13 @@ def check(refs: TaskRefs) -> dict[str, Any]:
     """Check every live task, the shared refs, the lock files and the remotes'
     fetch refspecs (one that writes into ``refs/hydrate/``); ``ok`` is False on
     any problem. The caches' temporary files are listed (``temporaries``); a
-    stale one wastes space but harms nothing, so it is no problem."""
+    stale one wastes space but harms nothing, so it is no problem. A body many
+    tasks (or archived ones) link is hashed once."""
+    with refs.repo.digesting():
+        return _check(refs)
+
+
+def _check(refs: TaskRefs) -> dict[str, Any]:
     tasks = []
     notes = dependency_notes(refs)
     for task_id in refs.task_ids():

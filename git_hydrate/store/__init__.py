@@ -12,6 +12,8 @@ config`` otherwise. Its parts, one concern a module:
   files read without a process, or handed back to git;
 * :mod:`.objects` — reading (loose objects in-process, :mod:`.loose`; the rest
   through one ``cat-file`` process), writing loose objects and packs;
+  :mod:`.digests`, blobs' digests kept for a run (a body many tasks link is
+  hashed once);
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
   :class:`Refs` alone is a repository that only needs its refs and settings;
 * :mod:`.commands` — every other git command, by name; :mod:`.credentials`, what

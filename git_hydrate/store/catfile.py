@@ -62,6 +62,9 @@ def _start(
 #: Objects smaller than this are read with the newline after them in one call and
 #: sliced (a pull reads thousands of small ones); larger ones are not copied.
 _SMALL: Final = 1 << 16
+#: Digest requests sent at once (at most ~20 KiB, under a pipe's buffer: git
+#: answers them only at the ``flush`` that ends them).
+_DIGEST_BATCH: Final = 256
 
 
 class Prefetch:
@@ -314,47 +317,72 @@ class CatFile:
         this process, whose answer is left unread, is stopped (the next read
         starts another).
         """
-        import hashlib  # (OpenSSL's start-up: only where a digest is made)
+        found: dict[bytes, tuple[bytes, int, str | None, bool] | None] = {}
+        self.digest_many([spec], limit, found, chunk)
+        return found[spec]
 
+    def digest_many(
+        self,
+        specs: list[bytes],
+        limit: int,
+        found: dict[bytes, tuple[bytes, int, str | None, bool] | None],
+        chunk: int = 1 << 20,
+    ) -> None:
+        """:meth:`digest` of each spec, into ``found``, in one stream (requests
+        sent a few hundred at a time): many small bodies cost git and the reader
+        a wake-up each batch, not each body. At the first object over ``limit``
+        (left unread: the process is stopped) it returns; the specs after it
+        are not in ``found``."""
         assert self._proc.stdout is not None
         self._ready()
         try:
-            self._request(spec)
-            header = self._header()
-            if header is None:
-                return None
-            out = self._proc.stdout  # (after the header: a git too old for commands is replaced)
-            assert out is not None
-            _oid, kind, size = header
-            if size > limit:
-                self._stop()
-                return kind, size, None, False
-            sha256 = hashlib.sha256()
-            decoder = codecs.getincrementaldecoder("utf-8")()
-            utf8 = True
-            left = size
-            while left:
-                data = out.read(min(chunk, left))
-                if not data:
-                    self._proc.wait()
-                    raise self.failure()
-                sha256.update(data)
-                if utf8:
-                    try:
-                        decoder.decode(data)
-                    except UnicodeDecodeError:
-                        utf8 = False
-                left -= len(data)
-            out.read(1)
-            if utf8:
-                try:
-                    decoder.decode(b"", final=True)
-                except UnicodeDecodeError:
-                    utf8 = False
-            return kind, size, sha256.hexdigest(), utf8
+            for start in range(0, len(specs), _DIGEST_BATCH):
+                batch = specs[start : start + _DIGEST_BATCH]
+                self._write(batch)
+                for spec in batch:
+                    header = self._header()
+                    answer = None if header is None else self._digest_body(*header, limit, chunk)
+                    found[spec] = answer
+                    if answer is not None and answer[2] is None:
+                        self._stop()
+                        return
         except BaseException:
             self._stop()
             raise
+
+    def _digest_body(
+        self, _oid: bytes, kind: bytes, size: int, limit: int, chunk: int
+    ) -> tuple[bytes, int, str | None, bool]:
+        """The digest of the answer whose header was just read (see :meth:`digest`)."""
+        import hashlib  # (OpenSSL's start-up: only where a digest is made)
+
+        out = self._proc.stdout  # (after the header: a git too old for commands is replaced)
+        assert out is not None
+        if size > limit:
+            return kind, size, None, False
+        sha256 = hashlib.sha256()
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        utf8 = True
+        left = size
+        while left:
+            data = out.read(min(chunk, left))
+            if not data:
+                self._proc.wait()
+                raise self.failure()
+            sha256.update(data)
+            if utf8:
+                try:
+                    decoder.decode(data)
+                except UnicodeDecodeError:
+                    utf8 = False
+            left -= len(data)
+        out.read(1)
+        if utf8:
+            try:
+                decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                utf8 = False
+        return kind, size, sha256.hexdigest(), utf8
 
     def _answers(self, count: int) -> list[tuple[bytes, bytes] | None]:
         """``(type, content)`` or ``None`` (missing) of the next ``count`` answers, as

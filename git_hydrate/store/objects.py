@@ -203,17 +203,18 @@ class Objects(RepositoryBase):
         Raises:
             CorruptData: the blob is missing, or the object is not a blob.
         """
-        kept = self._memo.get(oid) if self._memo is not None else None
-        if kept is not None:
-            found: tuple[bytes, int, str | None, bool] | None = digest_of(kept, limit)
-        else:
-            found = self._batch().digest(oid, limit)
+        found = self._digest(oid, limit)
         if found is None:
             raise CorruptData(f"object {oid.decode('utf-8', 'replace')} is missing")
         kind, size, sha256, utf8 = found
         if kind != b"blob":
             raise CorruptData(f"object {oid.decode()} is a {kind.decode()}, not a blob")
         return size, sha256, utf8
+
+    def _digest(self, oid: bytes, limit: int) -> tuple[bytes, int, str | None, bool] | None:
+        """What :meth:`CatFile.digest` answers of ``oid`` (from the kept object if any)."""
+        kept = self._memo.get(oid) if self._memo is not None else None
+        return digest_of(kept, limit) if kept is not None else self._batch().digest(oid, limit)
 
     def read_tree(self, oid: bytes) -> dict[bytes, tuple[int, bytes]]:
         """The entries of the tree ``oid`` as ``{name: (mode, oid)}`` (a copy of

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from .commands import Commands
-from .objects import Objects
+from .digests import Digests
 from .refs import Refs
 
 __all__ = ["Repository"]
 
 
-class Repository(Objects, Refs, Commands):
+class Repository(Digests, Refs, Commands):
     """A git repository as git-hydrate uses it: objects, refs and git commands.
 
     Args:
