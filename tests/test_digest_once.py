@@ -15,6 +15,7 @@ from git_hydrate import Ledger
 from git_hydrate.store import catfile, objects
 
 from .conftest import git, hydrate
+from .test_sync import clone
 
 BODIES = ["shared notes one\n", "shared notes two\n", "naïve third\n"]
 
@@ -83,5 +84,22 @@ def test_doctor_digests_each_body_once(repo: Path, monkeypatch: pytest.MonkeyPat
     problems = {task["task_id"]: task["problems"] for task in report["tasks"]}
     assert [task for task, found in problems.items() if found] == ["S-3"]
     assert len(problems["S-3"]) == 1 and "differs from recorded" in problems["S-3"][0]
+    assert len(seen) == len(BODIES)
+    assert set(seen.values()) == {1}  # (before: once per link, 4 times each)
+
+
+def test_push_checks_each_body_once(
+    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = clone(origin, tmp_path / "a")
+    tasks_sharing_bodies(a, 4)
+    bump_first_size(a, "S-2")
+    seen = digested(monkeypatch)
+    pushed = hydrate(a, "push", "origin")
+    assert pushed.returncode == 1
+    lines = pushed.stdout.splitlines()
+    assert lines[0] == "push origin: 3 pushed (new), 1 SKIPPED, 0 up to date"
+    assert lines[1].startswith("  SKIPPED        S-2  (damaged, a pull would refuse it: body ")
+    assert lines[1].endswith(" does not match its size; see: git hydrate doctor)")
     assert len(seen) == len(BODIES)
     assert set(seen.values()) == {1}  # (before: once per link, 4 times each)

@@ -2,8 +2,9 @@
 
 A blob's ``(size, sha256, is UTF-8)`` never changes, yet ``doctor`` and a
 push's (or pull's) checks ask it once per link: a body that a hundred tasks
-link was streamed and hashed a hundred times. While :meth:`Digests.digesting`,
-each digest is kept by the blob's id, and :meth:`Digests.digest_blobs` digests many in one ``cat-file`` stream.
+link was streamed and hashed a hundred times. While :meth:`Digests.digesting`
+(and :meth:`~.objects.Objects.remembering`), each digest is kept by the blob's
+id, and :meth:`Digests.digest_blobs` digests many in one ``cat-file`` stream.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ class Digests(Objects):
         finally:
             if outer is None:
                 self._digests = None
+
+    @contextlib.contextmanager
+    def remembering(self) -> Iterator[None]:
+        """:meth:`Objects.remembering`, and :meth:`digesting`."""
+        with super().remembering(), self.digesting():
+            yield
 
     def _digest(self, oid: bytes, limit: int) -> Digest | None:
         kept = self._digests

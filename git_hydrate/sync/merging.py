@@ -115,7 +115,7 @@ def prefetch_remote(refs: TaskRefs, tips: dict[str, bytes]) -> dict[str, TaskSta
             bodies += [
                 link.oid.encode() for link in state.links if link.size <= _PREFETCH_BODY_BYTES
             ]
-    repo.read_many(bodies)
+    repo.read_many(list(dict.fromkeys(bodies)))  # (a body many tasks link: read once)
     return states
 
 
