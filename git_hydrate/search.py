@@ -47,6 +47,10 @@ _INDEX: Final = "search-index-2"
 _FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links")
 #: Bodies larger than this are not indexed for ``--attachments`` (named in the answer).
 _MAX_BODY_BYTES: Final = 1 << 20
+#: Lines of a body kept for its snippet.
+_MAX_BODY_LINES: Final = 2000
+#: Bodies read from git at a time when indexing.
+_READ_CHUNK: Final = 256
 _SNIPPET_CHARS: Final = 120
 _WORD: Final = re.compile(r"[^\W_]+")
 _PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -128,13 +132,21 @@ def _entry(state: TaskState) -> dict[str, Any]:
     }
 
 
-def _unpacked(packed: str) -> list[str]:
-    """The terms of a :func:`_packed_terms` string."""
-    return [item.rpartition(":")[0] for item in packed.split()]
-
-
 def _split_lines(lines: str) -> list[tuple[str, str]]:
     return [(field, line) for field, _tab, line in (x.partition("\t") for x in lines.split("\n"))]
+
+
+def _body_entry(text: str) -> dict[str, Any]:
+    """A body's index entry: its term counts, length and (at most 2,000) lines with a
+    word, each line tokenised once."""
+    counts: Counter[str] = Counter()
+    kept: list[str] = []
+    for line in text.splitlines():
+        words = terms_of(line)
+        counts.update(words)
+        if words and len(kept) < _MAX_BODY_LINES:
+            kept.append(" ".join(line.split())[:400])
+    return {"terms": dict(counts), "length": sum(counts.values()), "lines": kept}
 
 
 class _BodyIndex:
@@ -151,20 +163,14 @@ class _BodyIndex:
     def of(self, oids: Iterable[str]) -> dict[str, dict[str, Any]]:
         wanted = sorted(set(oids))
         missing = [oid for oid in wanted if oid not in self.entries]
-        answers = self.repo.read_many([oid.encode() for oid in missing])
-        for oid, answer in zip(missing, answers, strict=True):
-            if answer is None or answer[0] != b"blob":
-                continue  # doctor names a missing body; search has nothing to say of it
-            text = answer[1].decode("utf-8", "replace")
-            lines = [line for line in text.splitlines() if line.strip()]
-            counts = Counter(term for line in lines for term in terms_of(line))
-            kept = [" ".join(line.split())[:400] for line in lines if terms_of(line)][:2000]
-            self.entries[oid] = {
-                "terms": dict(counts),
-                "length": sum(counts.values()),
-                "lines": kept,
-            }
-            self.changed = True
+        for start in range(0, len(missing), _READ_CHUNK):  # (not every body in memory at once)
+            chunk = missing[start : start + _READ_CHUNK]
+            answers = self.repo.read_many([oid.encode() for oid in chunk])
+            for oid, answer in zip(chunk, answers, strict=True):
+                if answer is None or answer[0] != b"blob":
+                    continue  # doctor names a missing body; search has nothing to say of it
+                self.entries[oid] = _body_entry(answer[1].decode("utf-8", "replace"))
+                self.changed = True
         return {oid: self.entries[oid] for oid in wanted if oid in self.entries}
 
     def save(self, keep: set[str]) -> None:
@@ -217,21 +223,72 @@ def _bm25(query: list[str], docs: Mapping[str, Mapping[str, Any]]) -> dict[str, 
     return scores
 
 
-def _snippet(query: set[str], lines: Iterable[tuple[str, str]]) -> tuple[str, str]:
-    """The line holding the most query terms (the first such), trimmed around its first hit."""
+def _best_line(query: set[str], lines: Iterable[tuple[str, str]]) -> tuple[int, str, str]:
+    """``(hits, field, line)`` of the line holding the most query terms (the first such)."""
     best: tuple[int, str, str] = (0, "", "")
     for field, line in lines:
+        folded = line.casefold()
+        # (a term of a line is a piece of the line casefolded: one absent from it is not
+        # among the line's terms, and the line need not be tokenised)
+        if not any(term in folded for term in query):
+            continue
         hits = len(query & set(terms_of(line)))
         if hits > best[0]:
             best = (hits, field, line)
-    _hits, field, line = best
+    return best
+
+
+class _Snippets:
+    """The line that matches a query best in a task, its attached bodies included.
+
+    A body's best line is found once, however many tasks link it, and only for the
+    bodies of the tasks asked about."""
+
+    def __init__(self, query: set[str], bodies: Mapping[str, Mapping[str, Any]]) -> None:
+        self.query = query
+        self.bodies = bodies
+        self.most: dict[str, int] = {}
+        self.best: dict[str, tuple[int, str]] = {}
+
+    def _most(self, oid: str) -> int:
+        """How many query terms a line of the body could hold at most."""
+        most = self.most.get(oid)
+        if most is None:
+            folded = "\n".join(self.bodies[oid]["lines"]).casefold()
+            most = self.most[oid] = sum(term in folded for term in self.query)
+        return most
+
+    def _in_body(self, oid: str) -> tuple[int, str]:
+        found = self.best.get(oid)
+        if found is None:
+            lines = self.bodies[oid]["lines"]
+            hits, _field, line = _best_line(self.query, (("", x) for x in lines))
+            found = self.best[oid] = (hits, line)
+        return found
+
+    def of(self, doc: Mapping[str, Any]) -> tuple[str, str]:
+        """``(field, line)``: the task's own lines first, then its bodies in link order
+        (a body that cannot beat the line found so far is not looked into)."""
+        hits, field, line = _best_line(self.query, _split_lines(doc["lines"]))
+        for oid, source, _size in doc.get("links", ()) if self.bodies else ():
+            if hits >= len(self.query):
+                break
+            if oid in self.bodies and self._most(oid) > hits:
+                body_hits, body_line = self._in_body(oid)
+                if body_hits > hits:
+                    hits, field, line = body_hits, f"attachment {source}", body_line
+        return field, _trimmed(self.query, line)
+
+
+def _trimmed(query: set[str], line: str) -> str:
+    """``line`` trimmed to about 120 characters around its first hit."""
     line = " ".join(line.split())
     if len(line) > _SNIPPET_CHARS:
         lowered = line.lower()
         first = min((lowered.find(t) for t in query if t in lowered), default=0)
         start = max(0, min(first - 30, len(line) - _SNIPPET_CHARS))
         line = ("…" if start else "") + line[start : start + _SNIPPET_CHARS].strip() + "…"
-    return field, line
+    return line
 
 
 def search_tasks(
@@ -262,9 +319,9 @@ def search_tasks(
             if task_id not in docs:
                 docs[task_id] = entry
                 was_archived.add(task_id)
-    lines_of: dict[str, list[tuple[str, str]]] = {}
+    bodies: dict[str, dict[str, Any]] = {}
     if attachments:
-        docs = _with_bodies(refs.repo, docs, lines_of)
+        docs, bodies = _with_bodies(refs.repo, docs, words)
     scores = _bm25(words, docs)
     # (a task the query names by its id comes first: people look one up so)
     asked = {token.casefold() for token in query.split()}
@@ -273,13 +330,11 @@ def search_tasks(
     for task_id in named:
         scores[task_id] = top + scores.get(task_id, 0.0)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    wanted = set(words)
+    snippets = _Snippets(set(words), bodies)
     hits: list[SearchHit] = []
     for task_id, score in ranked:
         doc = docs[task_id]
-        field, snippet = _snippet(
-            wanted, [*_split_lines(doc["lines"]), *lines_of.get(task_id, ())]
-        )
+        field, snippet = snippets.of(doc)
         if task_id in named and not snippet:
             field, snippet = "id", doc["title"]
         hits.append(
@@ -297,35 +352,40 @@ def search_tasks(
 
 
 def _with_bodies(
-    repo: Repository,
-    docs: dict[str, dict[str, Any]],
-    lines_of: dict[str, list[tuple[str, str]]],
-) -> dict[str, dict[str, Any]]:
-    """``docs`` with each task's attached bodies' terms added (and their lines to
-    ``lines_of``); bodies over 1 MiB are left out."""
+    repo: Repository, docs: dict[str, dict[str, Any]], query: list[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """``docs`` with each task's attached bodies' counts of the ``query`` terms and
+    lengths added (once per link), and the bodies by blob id; bodies over 1 MiB are
+    left out. Each distinct body is looked at once, however many tasks link it."""
     index = _BodyIndex(repo)
-    oids = [
+    oids = {
         oid
         for d in docs.values()
         for oid, _s, size in d.get("links", ())
         if size <= _MAX_BODY_BYTES
-    ]
+    }
     bodies = index.of(oids)
-    index.save(set(oids))
+    index.save(oids)
+    terms = list(dict.fromkeys(query))
+    lengths = {oid: body["length"] for oid, body in bodies.items()}
+    having: dict[str, list[int]] = {}
+    for oid, body in bodies.items():
+        found = [body["terms"].get(term, 0) for term in terms]
+        if any(found):
+            having[oid] = found
     merged: dict[str, dict[str, Any]] = {}
     for task_id, doc in docs.items():
-        if not doc.get("links"):
+        links = doc.get("links")
+        if not links:
             merged[task_id] = doc
             continue
-        counts = Counter({t: _tf(doc["terms"], t) for t in _unpacked(doc["terms"])})
+        counts = [_tf(doc["terms"], term) for term in terms]
         length = doc["length"]
-        for oid, source, _size in doc.get("links", ()):
-            body = bodies.get(oid)
-            if body is None:
-                continue
-            counts.update(body["terms"])
-            length += body["length"]
-            lines = [(f"attachment {source}", line) for line in body["lines"]]
-            lines_of.setdefault(task_id, []).extend(lines)
-        merged[task_id] = {**doc, "terms": counts, "length": length}
-    return merged
+        for oid, _source, _size in links:
+            length += lengths.get(oid, 0)
+            more = having.get(oid)
+            if more is not None:
+                counts = [n + m for n, m in zip(counts, more, strict=True)]
+        tf = {term: n for term, n in zip(terms, counts, strict=True) if n}
+        merged[task_id] = {**doc, "terms": tf, "length": length}
+    return merged, bodies

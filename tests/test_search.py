@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from git_hydrate import Ledger, ValidationError
+from git_hydrate import Ledger, ValidationError, search
 
 from .conftest import hydrate
 
@@ -74,6 +75,41 @@ def test_attachments_are_searched_on_request(repo: Path, tasks: Ledger) -> None:
     assert hit["task_id"] == "D-1" and hit["field"] == "attachment src/client.py"
     assert "exponential jitter" in hit["snippet"]
     assert (repo / ".git" / "hydrate" / "search-bodies").exists()
+
+
+def test_a_body_linked_by_many_tasks_is_tokenised_once(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six tasks link the same two bodies: a body's line is tokenised once to index
+    it and, for the snippets, at most once more whatever the number of tasks and hits
+    (it was twice, then once per link and hit); the first line that matches best, in
+    link order, is still the snippet."""
+    filler = "".join(f"plain words line {i}\n" for i in range(40))
+    first, second = "exponential jitter in the client", "jitter and backoff, exponential"
+    for n in range(6):
+        ledger.add_task(f"S-{n}", objective=f"Task {n}", acceptance="ok")
+        ledger.add_context(f"S-{n}", filler + first + "\n", "first.py")
+        ledger.add_context(f"S-{n}", filler + second + "\n", "second.py")
+    ledger.add_context("S-5", filler + first + "\n", "again.py")
+    seen: Counter[str] = Counter()
+    real = search.terms_of
+
+    def counting(text: str) -> list[str]:
+        seen[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(search, "terms_of", counting)
+    hits = ledger.search("jitter backoff", attachments=True)
+    assert {h["task_id"] for h in hits} == {f"S-{n}" for n in range(6)}
+    assert {(h["field"], h["snippet"]) for h in hits} == {("attachment second.py", second)}
+    assert len({h["score"] for h in hits}) == 1
+    # (second.py comes first in the links, and its line holds both words: the other
+    # body cannot do better and is not looked into)
+    assert (seen["plain words line 0"], seen[first], seen[second]) == (2, 1, 2)
+    seen.clear()
+    again = ledger.search("exponential jitter", attachments=True)
+    assert {(h["field"], h["snippet"]) for h in again} == {("attachment second.py", second)}
+    assert (seen["plain words line 0"], seen[first], seen[second]) == (0, 0, 1)
 
 
 def test_index_is_disposable_and_follows_changes(repo: Path, tasks: Ledger) -> None:
