@@ -29,6 +29,7 @@ __all__ = [
     "dependencies",
     "duration",
     "entries_from",
+    "folded",
     "holder",
     "kind",
     "on_one_line",
@@ -201,6 +202,23 @@ def on_one_line(ch: str) -> bool:
     space), which show as the blank they are. Line and paragraph separators
     (``Zl``, ``Zp``), controls and other format characters are not."""
     return ch.isprintable() or ch in ALLOWED_INVISIBLE or unicodedata.category(ch) == "Zs"
+
+
+#: A line break (what ``str.splitlines`` breaks at) or a tab: one line's text has
+#: none. Other white space (a no-break space, an ideographic space) is text.
+_BREAK: Final = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def folded(value: str) -> str:
+    """``value`` on one line: each line break (and tab) with the white space around
+    it becomes one space; runs of spaces, plain or not, stay as they were written,
+    so a title exported and imported again is the same title. (Split, then each
+    piece stripped: linear, where a pattern reaching back over the spaces before a
+    break is not.)"""
+    pieces = _BREAK.split(value)
+    if len(pieces) == 1:
+        return value.strip()
+    return " ".join(piece for piece in map(str.strip, pieces) if piece)
 
 
 def printable(value: str) -> bool:

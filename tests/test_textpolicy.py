@@ -289,6 +289,21 @@ def test_space_separators_are_text_line_separators_are_not(repo: Path) -> None:
     assert title == "Corriger\u202f: x\u00a0\u00a0y z\u3000w"
 
 
+def test_a_commit_trailer_and_an_mcp_error_keep_a_no_break_space(repo: Path) -> None:
+    """The task-add commit's Hydrate-Title trailer and an MCP tool's error line took
+    a no-break space for white space to fold (a plain space; an MCP error: "?")."""
+    from git_hydrate.serve.answers import error_text
+
+    french = "Corriger\u202f: x\u00a0y"
+    assert (
+        hydrate(repo, "task-add", "F-2", "--objective", french, "--acceptance", "a").returncode
+        == 0
+    )
+    message = git(repo, "log", "-1", "--format=%B", "refs/hydrate/tasks/F-2")
+    assert f"Hydrate-Title: {french}\n" in message
+    assert error_text(f"no task {french}\nsecond\tline\x07") == f"no task {french} second line?"
+
+
 def test_the_terminal_shows_as_written_what_a_line_may_hold() -> None:
     """console.shown (imported by the fast path, without validate) keeps exactly
     the characters a line of text may hold, and escapes the others."""

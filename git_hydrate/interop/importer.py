@@ -78,23 +78,6 @@ def task_id_for(item: Item, prefix: str) -> str:
     return validate.task_id(prefix + _UNSAFE.sub("-", item.source_id).strip("-."))
 
 
-#: A line break (what ``str.splitlines`` breaks at) or a tab: one line's text has
-#: none. Other white space (a no-break space, an ideographic space) is text.
-_BREAK: Final = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
-
-
-def _one_line(value: str) -> str:
-    """``value`` on one line: each line break (and tab) with the white space around
-    it becomes one space; runs of spaces, plain or not, stay as they were written,
-    so a title exported and imported again is the same title. (Split, then each
-    piece stripped: linear, where a pattern reaching back over the spaces before a
-    break is not.)"""
-    pieces = _BREAK.split(value)
-    if len(pieces) == 1:
-        return value.strip()
-    return " ".join(piece for piece in map(str.strip, pieces) if piece)
-
-
 #: Spaces a line may not break at: a title is not cut there either.
 _NO_BREAK: Final = frozenset("\u00a0\u2007\u202f")
 
@@ -131,7 +114,7 @@ def _check_sizes(item: Item) -> None:
 
 def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
     """The task fields an item sets (the same for a new task and an update)."""
-    title, cut = _title_within(_one_line(item.title))
+    title, cut = _title_within(validate.folded(item.title))
     if cut:
         item.warnings.append(cut)  # (reported with the item's other warnings)
     deps = []
@@ -152,8 +135,8 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
         "title": title or default_title(item.objective) or item.source_id,
         "objective": item.objective,
         "acceptance": item.acceptance,
-        "acceptance_criteria": [_one_line(c) for c in item.criteria if c.strip()],
-        "tags": list(dict.fromkeys(_one_line(t) for t in item.tags if t.strip())),
+        "acceptance_criteria": [validate.folded(c) for c in item.criteria if c.strip()],
+        "tags": list(dict.fromkeys(validate.folded(t) for t in item.tags if t.strip())),
         "files": [PathNote(path=p) for p in dict.fromkeys(item.files)],
         "tests": [PathNote(path=p) for p in dict.fromkeys(item.tests)],
         "kind": item.kind,

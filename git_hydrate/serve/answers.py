@@ -30,7 +30,7 @@ from typing import Any, Final, NamedTuple
 
 from ..errors import ValidationError
 from ..ledger import Ledger
-from ..validate import shown_value
+from ..validate import folded, on_one_line, shown_value
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -142,8 +142,8 @@ def json_text(data: Any) -> str:
 
 def error_text(message: str, budget: AnswerBudget | None = None) -> str:
     """``message`` as one line of at most :data:`ERROR_CHARS` characters within ``budget``."""
-    line = " ".join(message.split())  # line breaks and runs of blanks: one space
-    line = "".join(ch if ch.isprintable() else "?" for ch in line)
+    line = folded(message)  # (line breaks: one space; a no-break space stays)
+    line = "".join(ch if on_one_line(ch) else "?" for ch in line)
     limit = ERROR_CHARS
     while True:
         text = line if len(line) <= limit else line[: limit - 1] + "…"

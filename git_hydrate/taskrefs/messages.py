@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from ..validate import folded, printable
+
 __all__ = ["commit_message", "default_title", "iso_utc", "task_message"]
 
 
@@ -30,7 +32,7 @@ def commit_message(summary: str, trailers: Sequence[tuple[str, str]], body: str 
     if body:
         lines += [body, ""]
     for key, value in trailers:
-        value = value if value.isprintable() else " ".join(value.split())
+        value = value if printable(value) else folded(value)
         lines.append(f"Hydrate-{key}: {value}")
     return "\n".join(lines) + "\n"
 
