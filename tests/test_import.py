@@ -556,3 +556,25 @@ def test_an_update_naming_a_new_parent_left_out_keeps_its_parent(
     assert ledger.get_task("Y")["parent"] == "Q" and report["updated"] == ["Y"]
     assert report["created"] == ["Q"] and report["warnings"] == []
     fsck(repo)
+
+
+def test_a_criterion_or_tag_longer_than_a_line_does_not_cost_the_item(ledger: Ledger) -> None:
+    """Each left the whole item out (a title is cut since): a criterion that long is
+    kept at the end of the acceptance, a tag that long is left out, each said."""
+    long = "the report lists " + "every row " * 110
+    issue = {
+        "id": "bd-9",
+        "title": "Report",
+        "acceptance_criteria": f"it renders\n\n- [ ] short one\n- [ ] {long}",
+        "labels": ["ok", "x" * 1100],
+    }
+    report = ledger.import_tasks(json.dumps(issue) + "\n")
+    assert report["created"] == ["bd-9"] and report["errors"] == []
+    task = ledger.get_task("bd-9")
+    assert task["acceptance_criteria"] == ["short one"]
+    assert task["acceptance"] == f"it renders\n\n{long.strip()}"
+    assert task["tags"] == ["ok"]
+    assert [w["warning"] for w in report["warnings"]] == [
+        "1 acceptance criteria longer than 1,024 characters: kept in the acceptance",
+        "a tag longer than 1,024 characters: left out",
+    ]

@@ -104,6 +104,32 @@ def _title_within(title: str) -> tuple[str, str]:
     return cut, said
 
 
+def _lines_within(item: Item) -> tuple[str, list[str], list[str]]:
+    """``item``'s acceptance, criteria and tags, each criterion and tag one line of
+    at most :data:`.textpolicy.LINE`'s length: a longer criterion is kept at the end
+    of the acceptance (a text of many lines), a longer tag left out (a tag that long
+    names nothing), each said in a warning, so the item comes in."""
+    limit = LINE.limit
+    criteria = [validate.folded(c) for c in item.criteria if c.strip()]
+    long = [c for c in criteria if len(c) > limit]
+    acceptance = (
+        "\n\n".join([item.acceptance.rstrip(), *long]).strip() if long else item.acceptance
+    )
+    if long:
+        item.warnings.append(
+            f"{len(long)} acceptance criteria longer than {limit:,} characters: kept in the "
+            "acceptance"
+        )
+    tags = list(dict.fromkeys(validate.folded(t) for t in item.tags if t.strip()))
+    if any(len(t) > limit for t in tags):
+        item.warnings.append(f"a tag longer than {limit:,} characters: left out")
+    return (
+        acceptance,
+        [c for c in criteria if len(c) <= limit],
+        [t for t in tags if len(t) <= limit],
+    )
+
+
 def _check_sizes(item: Item) -> None:
     for what, value in (("title", item.title), ("objective", item.objective)):
         if len(value.encode("utf-8", "replace")) > MAX_FIELD_BYTES:
@@ -130,13 +156,14 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
         except ValidationError:
             candidate = ""
         parent = candidate if candidate in known else ""
+    acceptance, criteria, tags = _lines_within(item)
     return {
         # (no title: the objective's first line, as task-add gives it, else the source id)
         "title": title or default_title(item.objective) or item.source_id,
         "objective": item.objective,
-        "acceptance": item.acceptance,
-        "acceptance_criteria": [validate.folded(c) for c in item.criteria if c.strip()],
-        "tags": list(dict.fromkeys(validate.folded(t) for t in item.tags if t.strip())),
+        "acceptance": acceptance,
+        "acceptance_criteria": criteria,
+        "tags": tags,
         "files": [PathNote(path=p) for p in dict.fromkeys(item.files)],
         "tests": [PathNote(path=p) for p in dict.fromkeys(item.tests)],
         "kind": item.kind,
