@@ -13,9 +13,9 @@ import errno
 import os
 import stat
 import sys
-import unicodedata
 from collections import Counter
 
+from .chars import on_one_line
 from .pack.budget import human_size, parse_size
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
@@ -232,13 +232,6 @@ def _flag(item: Mapping[str, Any], result: Mapping[str, Any]) -> str:
     return f"not attached ({reason}, {human_size(item['size'])})"
 
 
-def _kept(ch: str) -> bool:
-    """Whether ``ch`` is shown as it is: :func:`.validate.on_one_line`, written out
-    here because the command line's fast path imports this module and not that
-    one (it would bring msgspec in)."""
-    return ch.isprintable() or ch in "\u200d\u00ad" or unicodedata.category(ch) == "Zs"
-
-
 def _escaped(ch: str) -> str:
     code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -258,7 +251,7 @@ def shown(value: Any) -> str:
         return text
     # the emoji joiner, the soft hyphen and the space separators (a no-break space)
     # are kept, as the text policy keeps them
-    return "".join(ch if _kept(ch) else _escaped(ch) for ch in text)
+    return "".join(ch if on_one_line(ch) else _escaped(ch) for ch in text)
 
 
 def shown_block(value: Any) -> str:
@@ -266,7 +259,7 @@ def shown_block(value: Any) -> str:
     text = str(value)
     if text.isprintable():
         return text
-    return "".join(ch if _kept(ch) or ch in "\n\t" else _escaped(ch) for ch in text)
+    return "".join(ch if on_one_line(ch) or ch in "\n\t" else _escaped(ch) for ch in text)
 
 
 def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ Block text may hold line feeds, tabs and carriage returns; line text none.
 Both refuse every other control character (C0, DEL, C1). Line text also
 refuses what Python does not call printable (format characters such as
 bidi overrides and zero-width spaces, the line and paragraph separators) but
-the space separators (a no-break space) and :data:`.validate.ALLOWED_INVISIBLE`.
+the space separators (a no-break space) and :data:`.chars.ALLOWED_INVISIBLE`.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final
 
+from .chars import ALLOWED_INVISIBLE, on_one_line
 from .errors import ValidationError
 from .ids import TASK_ID_RULES, is_task_id
 from .model import KINDS, STATIONS, PathNote
@@ -187,21 +187,6 @@ def text(value: Any, what: str, *, required: bool = False) -> str:
     except UnicodeEncodeError:
         raise ValidationError(f"{what} is not valid Unicode text") from None
     return value
-
-
-#: Invisible characters that real titles and tags carry: the zero-width joiner of
-#: emoji sequences and the soft hyphen. Bidi controls, zero-width spaces and the
-#: like stay refused.
-ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad")
-
-
-def on_one_line(ch: str) -> bool:
-    """Whether the character ``ch`` may stand in one line of text as written: what
-    Python calls printable, :data:`ALLOWED_INVISIBLE`, and the space separators
-    (Unicode's ``Zs``: the no-break spaces of French punctuation, the ideographic
-    space), which show as the blank they are. Line and paragraph separators
-    (``Zl``, ``Zp``), controls and other format characters are not."""
-    return ch.isprintable() or ch in ALLOWED_INVISIBLE or unicodedata.category(ch) == "Zs"
 
 
 #: A line break (what ``str.splitlines`` breaks at) or a tab: one line's text has

@@ -39,6 +39,7 @@ __all__ = [
     "measured",
     "min_body_bytes",
     "notice_tokens",
+    "section_bytes",
     "section_variant",
 ]
 
@@ -317,9 +318,9 @@ class Walked:
         for place, kept in enumerate(self.kept, start=1):
             if kept.place == place or not self.plan.prompt:
                 continue
-            before = _section_bytes(kept.section)
+            before = section_bytes(kept.section)
             kept.section = layout.renumbered(kept.section, place)
-            change = _section_bytes(kept.section) - before
+            change = section_bytes(kept.section) - before
             kept.place = place
             kept.cost_prompt += change
             kept.size += change
@@ -330,7 +331,7 @@ def _place(omitted: Omitted) -> int:
     return omitted.index
 
 
-def _section_bytes(section: tuple[str, ...] | bytes) -> int:
+def section_bytes(section: tuple[str, ...] | bytes) -> int:
     return len(section) if isinstance(section, bytes) else sum(map(utf8_len, section))
 
 

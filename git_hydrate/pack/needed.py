@@ -32,9 +32,9 @@ from .measure import (
     candidate,
     min_body_bytes,
     notice_tokens,
+    section_bytes,
 )
 from .omissions import Missing, Notice
-from .render import utf8_len
 from .seed import CHARS_PER_TOKEN
 
 __all__ = ["READ_AT_MOST", "advise", "needed"]
@@ -120,9 +120,8 @@ def _moved(plan: Plan, kept: Kept, place: int) -> tuple[int, int]:
     cost_json = kept.cost_json - (0 if kept.place == 1 else 1) + (0 if first else 1)
     if not plan.prompt:
         return cost_json, 0
-    section = plan.layout.renumbered(kept.section, place)
-    size = len(section) if isinstance(section, bytes) else sum(map(utf8_len, section))
     layout = plan.layout
+    size = section_bytes(layout.renumbered(kept.section, place))
     return cost_json, size + (layout.block_overhead if first else len(layout.separator))
 
 

@@ -1,0 +1,29 @@
+"""The characters one line of text may hold as written, and no more. Pure.
+
+Lowest in the layers, so that the command line's fast path (``console``) and the
+validation of every field (``validate``) decide by the same rule.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
+if TYPE_CHECKING:
+    from typing import Final
+
+__all__ = ["ALLOWED_INVISIBLE", "on_one_line"]
+
+#: Invisible characters that real titles and tags carry: the zero-width joiner of
+#: emoji sequences and the soft hyphen. Bidi controls, zero-width spaces and the
+#: like stay refused.
+ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad")
+
+
+def on_one_line(ch: str) -> bool:
+    """Whether the character ``ch`` may stand in one line of text as written: what
+    Python calls printable, :data:`ALLOWED_INVISIBLE`, and the space separators
+    (Unicode's ``Zs``: the no-break spaces of French punctuation, the ideographic
+    space), which show as the blank they are. Line and paragraph separators
+    (``Zl``, ``Zp``), controls and other format characters are not."""
+    return ch.isprintable() or ch in ALLOWED_INVISIBLE or unicodedata.category(ch) == "Zs"
