@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..taskrefs import TaskRefs
 from .export import EXPORT_FORMATS, export_tasks
-from .formats import FORMATS, detect, parse
+from .formats import FORMATS, UNREAD, detect, parse
 from .importer import ImportReport, import_items
 
 __all__ = ["EXPORT_FORMATS", "FORMATS", "ImportReport", "export_text", "import_text"]
@@ -30,8 +30,8 @@ def import_text(
     ``origin`` names the file, for the sources of formats without URLs."""
     if fmt is None and text.strip() == "[]":  # an empty issue list, from gh or glab
         return import_items(refs, [], "empty", prefix=prefix, dry_run=dry_run)
-    chosen = fmt or detect(text)
-    items = parse(text, chosen, origin)
+    chosen, document = (fmt, UNREAD) if fmt else detect(text)
+    items = parse(text, chosen, origin, document)
     return import_items(
         refs, items, chosen, prefix=prefix, dry_run=dry_run, allow_secrets=allow_secrets
     )

@@ -71,14 +71,20 @@ class Item:
     warnings: list[str] = field(default_factory=list)
 
 
-def detect(text: str) -> str:
-    """The format of ``text``, or :class:`ValidationError` naming what was seen."""
+#: :func:`detect`'s document for a format it did not read as one JSON document.
+UNREAD: Final = object()
+
+
+def detect(text: str) -> tuple[str, Any]:
+    """The format of ``text`` and the JSON document it read to tell (:data:`UNREAD`
+    for JSONL and spec-kit), for :func:`parse` not to read it again; or
+    :class:`ValidationError` naming what was seen."""
     stripped = text.lstrip()
     if not stripped:
         raise ValidationError("nothing to import: the input is empty")
     if stripped[0] not in "[{":
         if re.search(r"^\s*[-*]\s+\[[ xX]\]\s+T\d+", text, re.M):
-            return "speckit"
+            return "speckit", UNREAD
         raise ValidationError(
             "unrecognised input: not JSON, JSONL or a spec-kit tasks.md checklist; "
             f"name the format with --from ({', '.join(FORMATS)})"
@@ -92,18 +98,18 @@ def detect(text: str) -> str:
         except ValueError as first:
             raise _unreadable(whole, first, lines) from None
         if isinstance(data, dict) and "id" in data and "title" in data:
-            return "beads"  # JSONL: one issue per line
+            return "beads", UNREAD  # JSONL: one issue per line
         raise ValidationError("unrecognised JSONL: lines without id and title") from None
     if isinstance(data, dict) and ("tasks" in data or _tagged_tasks(data)):
-        return "taskmaster"
+        return "taskmaster", data
     sample = data[0] if isinstance(data, list) and data else data
     if isinstance(sample, dict):
         if "iid" in sample or "web_url" in sample:
-            return "gitlab"
+            return "gitlab", data
         if "number" in sample:
-            return "github"
+            return "github", data
         if "id" in sample and "title" in sample:
-            return "beads"
+            return "beads", UNREAD  # (one issue alone: read again as a line)
     raise ValidationError(f"unrecognised JSON: name the format with --from ({', '.join(FORMATS)})")
 
 
@@ -130,22 +136,27 @@ def _unreadable(whole: ValueError, first: ValueError, lines: list[str]) -> Valid
     )
 
 
-def parse(text: str, fmt: str, origin: str) -> list[Item]:
+def parse(text: str, fmt: str, origin: str, document: Any = UNREAD) -> list[Item]:
     """Every item of ``text`` in format ``fmt``; ``origin`` names the file (``-``: stdin).
+    ``document`` is ``text`` already read as JSON (:func:`detect`'s), if it was.
 
     Raises:
         ValidationError: the input as a whole cannot be read in that format.
     """
-    parsers: dict[str, Callable[[str, str], Iterator[Item]]] = {
-        "github": _github,
-        "gitlab": _gitlab,
+    lines: dict[str, Callable[[str, str], Iterator[Item]]] = {
         "beads": _beads,
-        "taskmaster": _taskmaster,
         "speckit": _speckit,
     }
-    if fmt not in parsers:
+    documents: dict[str, Callable[[Any, str], Iterator[Item]]] = {
+        "github": _github,
+        "gitlab": _gitlab,
+        "taskmaster": _taskmaster,
+    }
+    if fmt in lines:
+        return list(lines[fmt](text, origin))
+    if fmt not in documents:
         raise ValidationError(f"unknown format {fmt!r}; one of: {', '.join(FORMATS)}")
-    return list(parsers[fmt](text, origin))
+    return list(documents[fmt](_json(text) if document is UNREAD else document, origin))
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -268,9 +279,9 @@ def _issue(raw: dict[str, Any], source_id: str, body: str, url: str) -> Item:
 # -- the formats -------------------------------------------------------------------------
 
 
-def _github(text: str, origin: str) -> Iterator[Item]:
+def _github(data: Any, origin: str) -> Iterator[Item]:
     used = {"number", "title", "body", "labels", "state", "stateReason", "url"}
-    for raw in _objects(_json(text), "GitHub"):
+    for raw in _objects(data, "GitHub"):
         number = raw.get("number")
         if not isinstance(number, int) or isinstance(number, bool) or number < 1:
             yield Item(source_id=str(number), error="GitHub issue without a positive number")
@@ -284,9 +295,9 @@ def _github(text: str, origin: str) -> Iterator[Item]:
         yield item
 
 
-def _gitlab(text: str, origin: str) -> Iterator[Item]:
+def _gitlab(data: Any, origin: str) -> Iterator[Item]:
     used = {"iid", "title", "description", "labels", "state", "web_url"}
-    for raw in _objects(_json(text), "GitLab"):
+    for raw in _objects(data, "GitLab"):
         iid = raw.get("iid")
         if not isinstance(iid, int) or isinstance(iid, bool) or iid < 1:
             yield Item(source_id=str(iid), error="GitLab issue without a positive iid")
@@ -411,8 +422,7 @@ _TM_STATUS: Final = {
 _TM_PRIORITY: Final = {"high": 1, "medium": 2, "low": 3}
 
 
-def _taskmaster(text: str, origin: str) -> Iterator[Item]:
-    data = _json(text)
+def _taskmaster(data: Any, origin: str) -> Iterator[Item]:
     if not isinstance(data, dict):
         raise ValidationError('unrecognised task-master JSON: expected {"tasks": [...]}')
     tasks = data["tasks"] if isinstance(data.get("tasks"), list) else _tagged_tasks(data)
