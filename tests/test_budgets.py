@@ -600,6 +600,17 @@ def test_budget_spellings_that_mean_nothing_are_refused(spelling: str, unit: str
         parse_size(spelling, unit)
 
 
+@pytest.mark.parametrize(
+    "spelling", ["999999999999999999999", "9223372036854775808", "9000000000g"]
+)
+def test_a_budget_past_64_bits_is_said_too_large_not_no_number(spelling: str) -> None:
+    from git_hydrate.pack.budget import parse_size
+
+    with pytest.raises(ValueError, match=r"is too large: at most 9,223,372,036,854,775,807 bytes"):
+        parse_size(spelling)
+    assert parse_size("9223372036854775807") == 2**63 - 1  # (git's largest)
+
+
 def test_max_tokens_16k_and_max_bytes_64kib_on_the_command_line(repo: Path) -> None:
     hydrate(repo, "task-add", "S-1", "--objective", "Spell budgets.", "--acceptance", "Read.")
     hydrate(repo, "context-add", "S-1", "--text", "word " * 100, "--source-label", "notes")

@@ -146,8 +146,8 @@ def cli(ctx: click.Context, directory: str | None, compact: bool) -> None:
 
         try:
             os.chdir(directory)
-        except OSError:
-            raise NotARepository(f"cannot change to '{directory}': not a directory") from None
+        except OSError as exc:  # (git -C's words: "No such file or directory")
+            raise NotARepository(f"cannot change to '{directory}': {exc.strerror}") from None
         directory = ctx.params["directory"] = os.getcwd()  # (still named: it wins over GIT_DIR)
     ctx.obj["directory"] = directory
 

@@ -72,6 +72,8 @@ def parse_size(value: str, unit: str = "bytes") -> int:
                 break
     number = parse_int(text)
     if number is None:
+        if parse_int(text, bits=1 << 16) is not None:  # (a number, past git's 64 bits)
+            raise ValueError(f"{value!r} is too large: at most {2**63 - 1:,} {unit}")
         raise ValueError(f"{value!r} is not a number of {unit} (such as {_EXAMPLES[unit]})")
     if number < 1:
         raise ValueError(f"{value!r} must be at least 1")

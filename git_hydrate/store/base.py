@@ -138,9 +138,9 @@ class RepositoryBase:
         cwd = None
         if path is not None:
             cwd = os.fspath(path)
-            if not os.path.isdir(cwd):
-                # git -C says the same for a directory that is not there
-                raise NotARepository(f"cannot change to '{cwd}': not a directory")
+            if not os.path.isdir(cwd):  # (git -C's words)
+                why = "Not a directory" if os.path.exists(cwd) else "No such file or directory"
+                raise NotARepository(f"cannot change to '{cwd}': {why}")
             # An explicit path wins over the GIT_DIR of an enclosing git call.
             env = outside_env()
         self._env = env
