@@ -66,7 +66,7 @@ def check_secrets(settings: Settings, data: bytes, what: str, allow: bool | None
         listed = ", ".join(str(f) for f in findings)
         raise SecretDetected(
             f"{what} looks like it contains a secret ({listed}); not stored. "
-            "Remove it, or pass --allow-secrets (hydrate.allowSecrets=true) to store it anyway"
+            + textpolicy.ALLOW_SECRETS_HINT
         )
 
 

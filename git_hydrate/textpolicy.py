@@ -35,6 +35,12 @@ from .model import Checkpoint, Link, PathNote, Selection, Task
 from .settings import Settings
 from .validate import on_one_line, printable
 
+#: How a refused secret may be stored anyway, ending every such refusal (the MCP
+#: server, which has no options, says its own way instead).
+ALLOW_SECRETS_HINT: Final = (
+    "Remove it, or pass --allow-secrets (hydrate.allowSecrets=true) to store it anyway"
+)
+
 __all__ = [
     "BLOCK",
     "HOLDER",
@@ -165,8 +171,7 @@ def check_all(settings: Settings, fields: Iterable[Field], allow_secrets: bool |
     if found:
         what, where = found[0]
         raise SecretDetected(
-            f"{what} looks like it contains a secret ({where}); not stored. "
-            "Remove it, or pass --allow-secrets (hydrate.allowSecrets=true) to store it anyway"
+            f"{what} looks like it contains a secret ({where}); not stored. " + ALLOW_SECRETS_HINT
         )
 
 

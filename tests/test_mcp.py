@@ -294,6 +294,10 @@ def test_refusals_are_tool_errors_and_write_nothing(stocked: Path) -> None:
     assert all(result.is_error for result in results), texts
     assert all(text.startswith("error: ") and "\n" not in text for text in texts), texts
     assert "looks like it contains a secret" in texts[0]
+    assert "--allow-secrets" not in texts[0]  # (a tool has no options)
+    assert texts[0].endswith(
+        "hydrate.allowSecrets=true in the repository's git config lets every write store them)"
+    )
     assert "no task 'NOPE-1'" in texts[3]
     assert "'id' is required" in texts[4]
     assert "'tokens' must be of type integer" in texts[5]

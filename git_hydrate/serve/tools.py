@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..errors import ValidationError
+from ..errors import SecretDetected, ValidationError
 from ..ledger import Ledger
 from ..model import KINDS, STATIONS
+from ..textpolicy import ALLOW_SECRETS_HINT
 from .answers import AnswerBudget, fit_items, json_text, shown_value, surface_format
 from .attachments import attachment_text, fetch_attachment
 from .pages import prompt_page, wrapped_page
@@ -142,6 +143,11 @@ def _tool(
 #: The tools as ``tools/list`` describes them (MCP's wire names).
 TOOLS: Final[tuple[dict[str, Any], ...]] = tuple(_tool(*spec) for spec in _SPECS)
 _BY_NAME: Final = {spec[0]: spec for spec in _SPECS}
+#: What a tool's secret refusal ends with: a tool takes no option to store one.
+_MCP_SECRETS: Final = (
+    "Remove it (a tool stores no secret; hydrate.allowSecrets=true in the repository's git "
+    "config lets every write store them)"
+)
 #: The tools that change nothing: no ref, no object (the tests hold them to it).
 READ_ONLY: Final = frozenset(spec[0] for spec in _SPECS if spec[4])
 
@@ -209,7 +215,10 @@ def call(ledger: Ledger, name: str, arguments: Mapping[str, Any], budget: Answer
     given = dict(arguments)
     if "id" in given:
         given["id"] = ledger.resolve_id(given["id"])  # "@": the work tree's current task
-    return _HANDLERS[name](ledger, given, budget)
+    try:
+        return _HANDLERS[name](ledger, given, budget)
+    except SecretDetected as exc:  # (no --allow-secrets here: say what a tool can do)
+        raise SecretDetected(exc.message.replace(ALLOW_SECRETS_HINT, _MCP_SECRETS)) from None
 
 
 def _fit_tasks(budget: AnswerBudget, tasks: list[Any], hint: str) -> str:
