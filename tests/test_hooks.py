@@ -387,6 +387,28 @@ def test_core_hooks_path_relative_to_the_top(pushable: Path, env: dict[str, str]
     assert "manifest.json" in artefacts(pushable, "M-1002")
 
 
+def test_install_leaves_a_tracked_hook_of_the_repository_alone(
+    pushable: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A hooks directory the repository tracks (core.hooksPath .githooks) is the team's:
+    installing would rewrite its pre-push for this machine and add a .legacy file."""
+    foreign_hook(pushable / ".githooks" / "pre-push", tmp_path / "log", 0)
+    git(pushable, "add", ".githooks/pre-push")
+    git(pushable, "commit", "-q", "-m", "the team's hook")
+    git(pushable, "config", "core.hooksPath", ".githooks")
+    before = (pushable / ".githooks" / "pre-push").read_bytes()
+    result = run(pushable, "git", "hydrate", "hooks", "install", "--commit-trailer", env=env)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        "error: .githooks/pre-push is tracked by git (core.hooksPath is in the work tree): "
+        "git-hydrate does not replace a hook the repository shares; have it run "
+        'git hydrate hook pre-push "$@" instead\n'
+    )
+    assert (pushable / ".githooks" / "pre-push").read_bytes() == before
+    assert sorted(os.listdir(pushable / ".githooks")) == ["pre-push"]
+    assert git(pushable, "status", "--porcelain") == ""
+
+
 def test_status_human_output(pushable: Path, env: dict[str, str]) -> None:
     before = run(pushable, "git", "hydrate", "hooks", "status", env=env)
     assert before.returncode == 0 and before.stderr == ""

@@ -215,6 +215,13 @@ def install(
         plan.append((_TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text(interpreter)))
     if agent_refresh:
         plan.append((_REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text(interpreter)))
+    shared = _tracked_hooks(ledger, directory, [name for name, _, _ in plan])
+    if shared:
+        raise Conflict(
+            f"{shared[0]} is tracked by git (core.hooksPath is in the work tree): git-hydrate "
+            "does not replace a hook the repository shares; have it run "
+            f'git hydrate hook {shared[0].rpartition("/")[2]} "$@" instead'
+        )
     for name, marker, _ in plan:  # refuse before anything is moved
         hook, legacy = directory / name, directory / (name + _LEGACY_SUFFIX)
         if os.path.lexists(hook) and not _is_ours(hook, marker) and os.path.lexists(legacy):
@@ -228,6 +235,23 @@ def install(
         "commit_trailer": results.get(_TRAILER_HOOK_NAME),
         "agent_refresh": results.get(_REFRESH_HOOK_NAME),
     }
+
+
+def _tracked_hooks(ledger: Ledger, directory: Path, names: list[str]) -> list[str]:
+    """Which of the hooks ``names`` (or the ``.legacy`` files they would become) in
+    ``directory`` git tracks, relative to the top of the work tree: a hooks directory
+    of the repository's own, which installing would change for everyone."""
+    top = ledger.repo.work_tree
+    if top is None:
+        return []
+    try:
+        inside = directory.resolve().relative_to(Path(top).resolve())
+    except ValueError:
+        return []  # (outside the work tree: the usual .git/hooks)
+    paths = [(inside / name).as_posix() for name in names]
+    paths += [path + _LEGACY_SUFFIX for path in paths]
+    tracked = ledger.repo.tracked(paths)
+    return [path for path in paths if path in tracked]
 
 
 def _install_one(directory: Path, name: str, marker: str, text: str) -> dict[str, Any]:
