@@ -158,3 +158,26 @@ def test_a_push_that_meets_the_remotes_ref_lock_is_a_race_sync_retries(tmp_path:
     assert git(bare, "rev-parse", "refs/hydrate/tasks/T-1") == git(
         a, "rev-parse", "refs/hydrate/tasks/T-1"
     )
+
+
+def test_a_ref_another_push_landed_at_the_same_value_is_up_to_date(tmp_path: Path) -> None:
+    # Two pushes of one clone at once: the second meets the first's lock on a ref
+    # the first then lands at the very value the second sends. Made deterministic
+    # by the remote's update hook landing it first. Nothing was lost: up to date
+    # (and the mirror says so), not "REJECTED" with exit status 1.
+    bare, a, _b = _shared(tmp_path, tasks=1)
+    hook = bare / "hooks" / "update"
+    hook.write_text(
+        '#!/bin/sh\ncase "$1" in refs/hydrate/tasks/*) git update-ref "$1" "$3" ;; esac\n'
+    )
+    hook.chmod(0o755)
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="changed on a")
+        ledger.add_task("T-2", objective="new", acceptance="works")
+    res = hydrate(a, "push", "--json")
+    assert res.returncode == 0, res
+    assert json.loads(res.stdout)["tasks"] == []
+    for ref in ("refs/hydrate/tasks/T-1", "refs/hydrate/tasks/T-2"):
+        assert git(bare, "rev-parse", ref) == git(a, "rev-parse", ref)
+    again = hydrate(a, "push")
+    assert again.returncode == 0 and again.stdout == "push origin: 2 up to date\n", again

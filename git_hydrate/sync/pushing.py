@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from ..errors import Conflict
+from ..errors import Conflict, GitFailed
 from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
 from .ancestry import quick_bases
@@ -381,6 +381,7 @@ def push_into(
         more, said, more_leases = _push_waiting(refs, remote, pushed, waiting, report)
         pushed, hook_lines, leases = pushed + more, hook_lines + said, leases + more_leases
     after = _local_values(refs, [dest for flag, dest, _ in pushed if flag in "* +=!"])
+    pushed = _landed_by_another(refs, remote, pushed, after)
     update_mirror(refs, remote, mirror, pushed, after)
     behind = _behind(refs, pushed, after, mirror, leases)
     for flag, dest, summary in pushed:
@@ -403,6 +404,39 @@ def push_into(
                 is_task=is_task,
             )
         )
+
+
+#: At most this many refs another push held are asked after by name (more: the
+#: remote's task refs are listed whole).
+_ASKED_BY_NAME: Final = 200
+
+
+def _landed_by_another(
+    refs: TaskRefs, remote: Remote, pushed: list[PushResult], after: dict[str, bytes | None]
+) -> list[PushResult]:
+    """``pushed`` with each ref another push held (its lock: a second push of this
+    very clone, say) that the remote now holds at this clone's value counted as up
+    to date, not refused: nothing was lost, and there is nothing to settle. One
+    ``git ls-remote``, only when such a ref is among the results."""
+    held = [
+        dest
+        for flag, dest, summary in pushed
+        if flag == "!"
+        and after.get(dest) is not None
+        and any(lost in summary for lost in LOST_LOCK_REASONS)
+    ]
+    if not held:
+        return pushed
+    asked = held if len(held) <= _ASKED_BY_NAME else [TASK_REF_PREFIX.decode() + "*"]
+    try:
+        there = refs.repo.ls_remote(remote.target, asked, what=f"git ls-remote {remote.display}")
+    except GitFailed:
+        return pushed  # (as git said: refused, for a sync to settle)
+    landed = {dest for dest in held if there.get(dest.encode()) == after[dest]}
+    return [
+        ("=", dest, "[up to date]") if dest in landed else (flag, dest, summary)
+        for flag, dest, summary in pushed
+    ]
 
 
 def _said(
