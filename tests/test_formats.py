@@ -220,6 +220,21 @@ def test_a_file_in_play_with_backticks_is_one_code_span(name: str, path: str) ->
     assert spans == [path], line
 
 
+@pytest.mark.parametrize("name", ["seed", "markdown", "xml"])
+def test_scope_keys_with_backticks_are_one_code_span_each(name: str) -> None:
+    """Scope keys stood in single backticks: a key `` `a` `` read as a span ``a``."""
+    keys = ["`a`", "b``c", "plain"]
+    prompt = render({**TASK, "scope": keys}, FORMATS[name])
+    line = prompt.split("## Scope\n", 1)[1].split("\n", 1)[0]
+    spans = [
+        child.content
+        for token in structure_tokens(line)
+        for child in token.children or ()
+        if child.type == "code_inline"
+    ]
+    assert spans == keys, line
+
+
 def test_xml_escapes_sources_and_bodies() -> None:
     packet = {**TASK, "context": [{"source": "a<&>.txt", "body": "<b> & </document>"}]}
     prompt = render(packet, FORMATS["xml"])

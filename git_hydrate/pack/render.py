@@ -121,7 +121,7 @@ def head_sections(packet: Mapping[str, Any]) -> list[str]:
         sections.append("## Acceptance criteria\n" + "\n".join(f"- [ ] {c}" for c in criteria))
     scope = [one_line(str(k)) for k in packet.get("scope") or ()]
     if scope:
-        sections.append("## Scope\n" + ", ".join(f"`{k}`" for k in scope))
+        sections.append("## Scope\n" + ", ".join(code_span(k) for k in scope))
     tags = [one_line(str(t)) for t in packet.get("tags") or ()]
     if tags:
         sections.append("## Tags\n" + ", ".join(tags))
