@@ -217,13 +217,13 @@ def test_reasons_are_shown_and_the_cli_ranks(project: Path) -> None:
 
 
 def test_a_deepened_shallow_clone_reads_its_history_anew(project: Path, tmp_path: Path) -> None:
-    """A shallow clone's history of HEAD is one commit; once deepened, the same
-    commit has its whole history, read anew (the cache is named by the cut), so
-    a task ranks as in a full clone."""
+    """A shallow clone's history of HEAD is one commit at depth 2 (the second is the
+    cut, left out); once deepened, the same commit has its whole history, read anew
+    (the cache is named by the cut), so a task ranks as in a full clone."""
     for i in range(3):
         commit_files(project, {f"src/pkg/more_{i}.py": f"x = {i}\n"}, f"more {i}")
     shallow = tmp_path / "shallow"
-    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{project}", str(shallow))
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{project}", str(shallow))
     head = git(shallow, "rev-parse", "HEAD").strip()
     with Ledger(shallow) as ledger:
         assert len(read_history(ledger.repo, head).commits) == 1

@@ -135,7 +135,8 @@ _STORAGE: Final = [
      "subject lines of a source revision's history, as ranking reads them, one file per "
      "commit id (a commit's history never changes; in a shallow clone, or one with "
      "grafts, the name also says where the history is cut, so a deepened clone reads it "
-     "anew). Deleting it is always safe."),
+     "anew; the commits at a shallow clone's cut are left out: git shows each as adding "
+     "every file it holds). Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/secret-prefilter", "Derived, disposable: the secret scan's "
      "compiled prefilter (with the optional hyperscan), under the key of what it holds "
      "(expressions, library version, machine); any other is rebuilt. Written 0600 and "

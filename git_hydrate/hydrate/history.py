@@ -6,7 +6,10 @@ after the state a task is hydrated from can leak into its ranking. The
 history of a commit never changes: it is cached by commit id in a derived,
 disposable file under ``<common dir>/hydrate/history/`` (deleting it is
 always safe), so hydrating from the same commit again reads no log. A
-shallow clone's history is cut short: its file is also named by the cut.
+shallow clone's history is cut short: its file is also named by the cut, and
+the commits at the cut (those its ``shallow`` file lists) are left out: git
+shows each as a root commit adding every file it holds, changes that never
+happened together (every file would "co-change" with every other).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ __all__ = ["MAX_COMMITS", "SWEEP", "Begun", "History", "begin_history", "read_hi
 MAX_COMMITS: Final = 5000
 #: Commits touching more files than this say nothing about coupling (sweeps).
 SWEEP: Final = 30
-#: The cache file's layout; another number is rebuilt.
-_VERSION: Final = 2
+#: The cache file's layout; another number is rebuilt (3: the commits at a
+#: shallow clone's cut are left out).
+_VERSION: Final = 3
 #: History files kept (the newest by use); older ones are removed.
 _KEEP: Final = 16
 
@@ -51,7 +55,9 @@ class _Stored(msgspec.Struct, array_like=True):
     subjects: list[str] = []
 
 
-def _parse(raw: bytes) -> History:
+def _parse(raw: bytes, cut: frozenset[str] = frozenset()) -> History:
+    """``git log``'s output as a history, without sweeps and without the commits of
+    ``cut`` (a shallow clone's boundary: their parents are not here)."""
     commits: list[str] = []
     paths: list[list[str]] = []
     subjects: list[str] = []
@@ -61,7 +67,10 @@ def _parse(raw: bytes) -> History:
         if len(changed) > SWEEP:
             continue
         commit, _, subject = lines[0].partition(" ")
-        commits.append(commit.strip())
+        commit = commit.strip()
+        if commit in cut:
+            continue
+        commits.append(commit)
         paths.append(changed)
         subjects.append(subject.strip())
     return History(commits, paths, subjects)
@@ -118,6 +127,16 @@ def _cut(repo: Repository) -> str | None:
     return hashlib.sha256(found).hexdigest()[:16] if found else None
 
 
+def _boundary(repo: Repository) -> frozenset[str]:
+    """The commits at this clone's shallow cut (its ``shallow`` file, in the common
+    directory: linked worktrees share it), whose parents are not here."""
+    try:
+        with open(os.path.join(repo.common_dir, "shallow"), "rb") as fh:
+            return frozenset(fh.read().decode("ascii", "replace").split())
+    except OSError:
+        return frozenset()
+
+
 def read_history(repo: Repository, commit: str, begun: Begun | None = None) -> History:
     """The history of ``commit`` (a full id) and its ancestors, from the cache when
     it has been read before (``begun``: its ``git log`` started earlier)."""
@@ -144,7 +163,8 @@ def _read_history(repo: Repository, commit: str, begun: Begun | None) -> History
     except (OSError, msgspec.DecodeError):
         pass
     raw = begun.output() if begun is not None and begun.commit == commit else None
-    history = _parse(raw if raw is not None else repo.changed_paths(commit, MAX_COMMITS))
+    raw = raw if raw is not None else repo.changed_paths(commit, MAX_COMMITS)
+    history = _parse(raw, _boundary(repo))
     _save(repo, directory, path, history)
     return history
 
