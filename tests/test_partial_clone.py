@@ -5,6 +5,7 @@ the files its pathspec takes (never ``git ls-tree -l`` of the whole tree)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from pathlib import Path
 
@@ -183,3 +184,61 @@ def test_the_skipped_sparse_files_are_listed_with_no_size(tmp_path: Path) -> Non
     assert lines == [
         f"  sparse        b/f{i:02}.txt (size unknown: its blob is not here)" for i in range(12)
     ]
+
+
+OK = ("--acceptance", "ok")
+SOURCES = {"a/f.py": "alpha parser\n", "b/g.py": "beta lexer\n", "c/h.py": "gamma lexer tokens\n"}
+
+
+def _suggested(clone: Path, task: str) -> dict[str, object]:
+    out = hydrate(clone, "rank", task, "--suggest", "--json")
+    assert out.returncode == 0 and out.stderr == "", out
+    found: dict[str, object] = json.loads(out.stdout)
+    return found
+
+
+@pytest.mark.parametrize("checkout", [True, False])
+def test_rank_suggest_in_a_blobless_clone(tmp_path: Path, checkout: bool) -> None:
+    """``rank --suggest`` in a blobless clone fetches no blob: a file whose blob is
+    here (checked out) is read and sized as in a full clone, one whose blob is not
+    is matched by its path alone and counted (``unread``, and a note on stderr);
+    once add-tree fetched them, the answer is the full clone's."""
+    origin = tmp_path / "origin"
+    git(tmp_path, "init", "-q", "-b", "main", str(origin))
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    commit_files(origin, SOURCES)
+    no_checkout = [] if checkout else ["--no-checkout"]
+    git(tmp_path, "clone", "-q", "--filter=blob:none", *no_checkout, f"file://{origin}", "pc")
+    clone = tmp_path / "pc"
+    for repo in (origin, clone):
+        made = hydrate(repo, "task-add", "PC-1", "--objective", "lexer tokens in b/g.py", *OK)
+        assert made.returncode == 0, made
+    full = _suggested(origin, "PC-1")
+    assert [s["path"] for s in full["suggestions"]][:2] == ["b/g.py", "c/h.py"]  # type: ignore[index]
+    missing = _missing(clone)
+    found = _suggested(clone, "PC-1")
+    assert _missing(clone) == missing  # (nothing fetched)
+    if checkout:  # (the checkout fetched every blob of HEAD)
+        assert found["suggestions"] == full["suggestions"]
+        assert found == full and full["unread"] == 0
+    else:
+        assert found["suggestions"] == [
+            {"path": "b/g.py", "score": 1.0, "reason": "named in the task ('b/g.py')"}
+        ]
+        assert found["unread"] == len(SOURCES)
+        text = hydrate(clone, "rank", "PC-1", "--suggest")
+        assert text.stdout.startswith("b/g.py  1.00  named in the task ('b/g.py')\n")
+        assert text.stderr.splitlines()[1] == (
+            "note: the contents of 3 files are not in this partial clone: matched by path"
+            " alone (git hydrate add-tree PC-1 PATHSPEC fetches the files it takes)"
+        )
+        hydrate(clone, "task-add", "PC-2", "--objective", "the gamma tokens", *OK)
+        none = hydrate(clone, "rank", "PC-2", "--suggest")
+        assert none.returncode == 0 and none.stdout == (
+            "PC-2: no file suggested (the task's text matches no file's path, nor the"
+            " contents of those here)\n"
+        )
+        assert none.stderr.startswith("note: the contents of 3 files are not in")
+    assert hydrate(clone, "add-tree", "PC-1", ".").returncode == 0  # (fetches them all)
+    assert _missing(clone) == set()
+    assert _suggested(clone, "PC-1") == full

@@ -263,8 +263,8 @@ def test_rank_suggest_text_and_json(project: Path) -> None:
     as_json = hydrate(project, "rank", "OBJ-1", "--suggest", "--json")
     assert as_json.returncode == 0, as_json
     data = json.loads(as_json.stdout)
-    assert sorted(data) == ["commit", "in_play", "suggestions", "task_id"]
-    assert data["task_id"] == "OBJ-1" and data["in_play"] == []
+    assert sorted(data) == ["commit", "in_play", "suggestions", "task_id", "unread"]
+    assert data["task_id"] == "OBJ-1" and data["in_play"] == [] and data["unread"] == 0
     assert data["commit"] == git(project, "rev-parse", "HEAD").strip()
     first = data["suggestions"][0]
     reason = "defines prompt, _build_prompt"

@@ -40,7 +40,9 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, suggest: bool, as_js
     printed: task-edit with the files in play it has (their notes kept:
     --file-in-play replaces the list) and the suggested ones, each quoted for
     the shell; --json answers {task_id, commit, in_play, suggestions: [{path,
-    score, reason}]}.
+    score, reason}], unread}. In a partial clone no blob is fetched: a file
+    whose blob is not here is matched by its path alone, and a note: line on
+    stderr (and unread) says how many were.
 
     \b
     Example:
@@ -75,7 +77,13 @@ def _suggest(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -
         echo_json(ctx, msgspec.to_builtins(found))
         return
     if not found.suggestions:
-        click.echo(f"{shown(task_id)}: no file suggested (the task's text matches no file)")
+        why = (
+            "the task's text matches no file's path, nor the contents of those here"
+            if found.unread
+            else "the task's text matches no file"
+        )
+        click.echo(f"{shown(task_id)}: no file suggested ({why})")
+        _unread(task_id, found.unread)
         return
     width = max(len(s.path) for s in found.suggestions)
     for item in found.suggestions:
@@ -87,6 +95,20 @@ def _suggest(ctx: click.Context, task_id: str, rev: str | None, as_json: bool) -
         for p in [*given, *(_spelled(s.path, "") for s in found.suggestions)]
     )
     click.echo(f"accept: git hydrate task-edit {shlex.quote(task_id)} {paths}", err=True)
+    _unread(task_id, found.unread)
+
+
+def _unread(task_id: str, count: int) -> None:
+    """Say on stderr how many files were matched by their paths alone (a partial
+    clone lacks their blobs), if any: an answer without them is no silent one."""
+    if count:
+        files = "1 file" if count == 1 else f"{count:,} files"
+        click.echo(
+            f"note: the contents of {files} are not in this partial clone: matched by path"
+            f" alone (git hydrate add-tree {shlex.quote(task_id)} PATHSPEC fetches the"
+            " files it takes)",
+            err=True,
+        )
 
 
 def _spelled(path: str, note: str) -> str:

@@ -25,6 +25,7 @@ from .rules import SKIPPED_DIRS, FileEntry, Skipped, decode_path
 
 __all__ = [
     "Source",
+    "absent_blobs",
     "blob_sizes",
     "from_directory",
     "from_rev",
@@ -190,6 +191,13 @@ def blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int | None]:
     if len(sizes) != len(oids):
         raise CorruptData(f"unexpected git cat-file output: {out[:4]!r}")
     return dict(zip(oids, sizes, strict=True))
+
+
+def absent_blobs(repo: Repository, tree: str) -> set[str]:
+    """The blobs of ``tree`` this repository lacks (a partial clone's), listed
+    without fetching one (``git rev-list --objects --missing=print``)."""
+    out = repo.git(["rev-list", "--objects", "--missing=print", tree]).stdout
+    return {line[1:].decode("ascii") for line in out.splitlines() if line.startswith(b"?")}
 
 
 def sized_by_git(
