@@ -78,6 +78,18 @@ REPOS = {
     "itsdangerous": ("pallets/itsdangerous", None),
     "markupsafe": ("pallets/markupsafe", None),
     "jotai": ("pmndrs/jotai", None),
+    "gson": ("google/gson", "9835b6f90192f79cdf5300c528fc6212455fb6c1"),
+    "sinatra": ("sinatra/sinatra", "cb22afd7902b566b6eaba6c4ea89739494a65d12"),
+    "serde": ("serde-rs/serde", "1023d077510b4aef36a41ef56fdb7798568a2654"),
+    "jq": ("jqlang/jq", "579e6f76cffd7643ba4002a2c3618a5ea710589a"),
+    "mobx": ("mobxjs/mobx", "01211a698b64ea94de8e5f276ff8235fcf8ddf96"),
+    "moshi": ("square/moshi", "889013ec2edb8d8034902662a1dc8c4f3b3f8111"),
+    "ripgrep": ("BurntSushi/ripgrep", "3fce3b5bb0236da2df6d99672afb8a719642eca7"),
+    "tmux": ("tmux/tmux", "c1f947a3c5bc72a40c32dead736f84c4628791ec"),
+    "rack": ("rack/rack", "8bf4eb078498edc9105fb04add80d89c5340e60b"),
+    "pinia": ("vuejs/pinia", "254eec764ecccd120ab9dbc31352d76ffd6ecfa3"),
+    "mkdocs": ("mkdocs/mkdocs", "2862536793b3c67d9d83c33e0dd6d50a791928f8"),
+    "syn": ("dtolnay/syn", "8011b1c512dbe87c6b09627790735ecdaa65c0db"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
