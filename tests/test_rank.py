@@ -285,6 +285,29 @@ def test_test_and_module_naming_pair_up() -> None:
     assert ranks["web/widget.js"].reason == "tested by web/widget.test.js"
 
 
+@pytest.mark.parametrize(
+    ("source", "test"),
+    [
+        ("gson/src/main/java/g/Gson.java", "gson/src/test/java/g/GsonTest.java"),
+        ("moshi/src/main/java/m/Moshi.kt", "moshi/src/test/java/m/MoshiTests.kt"),
+        ("src/main/groovy/Parser.groovy", "src/test/groovy/ParserSpec.groovy"),
+        ("lib/rack/request.rb", "test/spec_request.rb"),
+        ("mkdocs/config/base.py", "mkdocs/tests/base_tests.py"),
+    ],
+)  # fmt: skip
+def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: str) -> None:
+    """Only test_x, x_test, x.test and x.spec paired: Java's and Kotlin's XTest(s), a
+    Spock XSpec, rack's spec_x and mkdocs' x_tests did not (helper rank4's finding)."""
+    others = [Candidate("src/Contest.java", 100), Candidate("src/Latest.java", 100)]
+    candidates = [Candidate(source, 100), Candidate(test, 100), *others]
+    ranks = rank(candidates, TaskText("x", files_in_play=[source]), [])
+    assert ranks[test].reason == f"test of {source}"
+    assert ranks[source].reason != f"tested by {test}"
+    ranks = rank(candidates, TaskText("x", files_in_play=[test]), [])
+    assert ranks[source].reason == f"tested by {test}"
+    assert not ranks["src/Contest.java"].reason.startswith(("test of", "tested by"))
+
+
 def test_prompt_v_says_why_each_omitted_file_ranked_where_it_did(project: Path) -> None:
     assert hydrate(project, "add-tree", TASK).returncode == 0
     result = hydrate(project, "prompt", TASK, "--max-bytes", "1500", "-v")

@@ -111,14 +111,23 @@ class Weights:
 
 def _test_subject(path: str) -> tuple[str, str] | None:
     """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
-    is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts`` are tests too)."""
+    is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
+    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too)."""
     stem, ext = posixpath.splitext(posixpath.basename(path))
-    if stem.startswith("test_") and len(stem) > 5:
-        return stem[5:], ext
-    for suffix in ("_test", ".test", ".spec", "_spec"):
+    for prefix in ("test_", "spec_"):
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return stem[len(prefix) :], ext
+    for suffix in ("_test", ".test", ".spec", "_spec", "_tests"):
         if stem.endswith(suffix) and len(stem) > len(suffix):
             return stem[: -len(suffix)], ext
+    for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
+        if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
+            return stem[: -len(suffix)], ext
     return None
+
+
+#: How Java, Kotlin and Groovy name a class's tests (case matters).
+_CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
 
 
 #: File names that stand for their directory (a package, a module index).
