@@ -235,6 +235,7 @@ def test_the_public_api_is_pinned() -> None:
         "NotFound",
         "NotWritable",
         "SecretDetected",
+        "TooSmall",
         "UnsupportedRepository",
         "ValidationError",
         "__version__",
