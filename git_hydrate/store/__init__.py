@@ -11,7 +11,8 @@ config`` otherwise. Its parts, one concern a module:
 * :mod:`.discover`, :mod:`.configfile` — git's discovery and configuration
   files read without a process, or handed back to git;
 * :mod:`.objects` — reading (loose objects in-process, :mod:`.loose`; the rest
-  through one ``cat-file`` process), writing loose objects and packs;
+  through one ``cat-file`` process), writing loose objects and packs (a bulk
+  write's objects as one pack through ``git index-pack``: :mod:`.packs`);
   :mod:`.digests`, blobs' digests kept for a run (a body many tasks link is
   hashed once);
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;

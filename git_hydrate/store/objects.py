@@ -4,7 +4,8 @@ Reads of loose objects are answered in-process (:mod:`.loose`), the rest by one
 ``git cat-file --batch`` process (no dulwich import for commands that only
 read); writes produce loose objects exactly as git does (temporary file,
 rename) so that concurrent writers and ``git gc`` never see half an object;
-many new blobs at once go into one pack through dulwich.
+many new blobs at once go into one pack through dulwich, and the objects of a
+bulk write into one pack through git (:mod:`.packs`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import CorruptData, NotWritable
-from .base import Identity, RepositoryBase
+from .base import Identity
 from .catfile import CatFile, Prefetch, digest_of, stream_objects
 from .commits import CommitInfo, parse_commit_tree
 from .loose import LooseReader
+from .packs import PackedWrites
 from .perms import current_umask, open_regular, shared_file_mode
 from .process import format_tz, not_writable
 
@@ -45,7 +47,7 @@ _COMMANDS: Final = "cat-file --batch-command"
 _IMMUTABLE_SPEC: Final = re.compile(rb"\A(?:[0-9a-f]{40}|[0-9a-f]{64})(?::|\Z)")
 
 
-class Objects(RepositoryBase):
+class Objects(PackedWrites):
     """Reading and writing git objects (mixed into :class:`~git_hydrate.store.Repository`)."""
 
     #: The objects :meth:`remembering` keeps, by the spec that read them.
@@ -395,11 +397,13 @@ class Objects(RepositoryBase):
         emptied ``objects/xx`` directory at any moment; the write then simply
         starts again.
         """
+        if self._pack_batch is not None:
+            return self._pack_batch.add(kind, data)
         oid = self.hash_object(kind, data)
         name = oid.decode("ascii")
         directory = os.path.join(self.common_dir, "objects", name[:2])
         path = os.path.join(directory, name[2:])
-        if self._freshen_loose(path):
+        if self._freshen_loose(path) or self.just_packed(oid):
             return oid
         # Big objects (a links.json of thousands of links, large bodies) use the
         # fastest level: 2.5x quicker to write, a few per cent larger, read alike.
@@ -437,6 +441,8 @@ class Objects(RepositoryBase):
         pack (through dulwich), because thousands of loose files — or of small
         packs — make every later read slower.
         """
+        if self._pack_batch is not None:
+            return [self._pack_batch.add(b"blob", data) for data in datas]
         oids = [self.blob_id(data) for data in datas]
         seen: set[bytes] = set()
         missing: list[tuple[bytes, bytes]] = []
@@ -444,7 +450,7 @@ class Objects(RepositoryBase):
             if oid in seen:
                 continue
             seen.add(oid)
-            if not self._freshen_loose(self._loose_path(oid)):
+            if not self._freshen_loose(self._loose_path(oid)) and not self.just_packed(oid):
                 missing.append((oid, data))
         if len(missing) <= pack_threshold:
             for _oid, data in missing:

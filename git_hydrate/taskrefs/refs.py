@@ -21,6 +21,7 @@ from ..errors import Busy, CorruptData, NotFound
 from ..ids import TASK_REF_PREFIX, names_a_task, ref_name
 from ..model import Link
 from ..store import RefRace, Repository
+from ..store import refs as store_refs
 from .admission import IdAdmission
 from .decode import read_states
 from .fields import fields_to_keep
@@ -308,15 +309,26 @@ class TaskRefs:
 
     def create_many(self, changes: Mapping[str, Change[Any]]) -> bool:
         """Create every task of ``changes`` in one all-or-nothing ref transaction;
-        ``False`` (nothing created) if any of them exists meanwhile."""
-        updates = [
-            (ref_name(task_id), None, self._commit(task_id, None, None, change))
-            for task_id, change in changes.items()
-        ]
+        ``False`` (nothing created) if any of them exists meanwhile.
+
+        At :data:`~git_hydrate.store.refs.PACKED_CREATIONS` tasks or more (an
+        import), their objects go into one pack and their refs into
+        ``packed-refs``, so that the next ``git gc --auto`` finds nothing to do
+        (tens of thousands of loose files held the next pull up for seconds).
+        No reflog is written: a creation has no earlier value to recover (the
+        task's first change logs this one as its old value), as for a pull's.
+        """
+        many = len(changes) >= store_refs.PACKED_CREATIONS
+        with self.repo.packed_writes() if many else contextlib.nullcontext():
+            updates = [
+                (ref_name(task_id), None, self._commit(task_id, None, None, change))
+                for task_id, change in changes.items()
+            ]
         try:
             self.repo.update_refs(
                 [(ref, old, new) for ref, old, new in updates if new is not None],
                 f"hydrate: task-add {len(updates)} task(s)",
+                reflog=False,
             )
         except RefRace:
             return False

@@ -1,0 +1,167 @@
+"""A big import: its objects in one pack, its refs in packed-refs, no reflogs (issue 33).
+
+Written loose, an import of 10,000 tasks left ~30,000 object files, 10,000 ref files
+and 10,000 reflogs, and the next pull waited seconds on ``git gc --auto``. The
+threshold is the store's (``PACKED_CREATIONS``, 64): these tests import 64 items.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger, NotWritable
+from git_hydrate.store import Repository
+from git_hydrate.store import packs as packs_module
+from git_hydrate.store import refs as store_refs
+
+from .conftest import cat_file_batch, from_template, fsck, git, hydrate, one_commit
+
+COUNT = store_refs.PACKED_CREATIONS
+
+
+def issues(count: int) -> str:
+    """``gh issue list --json`` output of ``count`` open issues."""
+    return json.dumps(
+        [
+            {
+                "number": n,
+                "title": f"Issue number {n}",
+                "body": f"The retry path in src/mod{n % 7}.py fails.\n\n- [ ] fix it\n",
+                "labels": [{"name": "bug"}],
+                "state": "OPEN",
+                "url": f"https://github.com/acme/shop/issues/{n}",
+            }
+            for n in range(1, count + 1)
+        ]
+    )
+
+
+def counts(repo: Path) -> dict[str, int]:
+    """``git count-objects -v`` as numbers."""
+    lines = git(repo, "count-objects", "-v").splitlines()
+    return {key: int(value) for key, value in (line.split(": ") for line in lines)}
+
+
+def files_under(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+
+
+def test_a_big_import_is_one_pack_and_reads_back_as_a_loose_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packed = from_template("repo", one_commit, tmp_path / "packed")
+    before = counts(packed)
+    with Ledger(packed, clock=lambda: 1800000000.0) as ledger:
+        assert len(ledger.import_tasks(issues(COUNT))["created"]) == COUNT
+    # the same import, every object and ref written loose (the threshold out of reach)
+    loose = from_template("repo", one_commit, tmp_path / "loose")
+    with monkeypatch.context() as patched, Ledger(loose, clock=lambda: 1800000000.0) as ledger:
+        patched.setattr(store_refs, "PACKED_CREATIONS", 10**9)
+        assert len(ledger.import_tasks(issues(COUNT))["created"]) == COUNT
+    # the same tasks at the same commits (one clock for both), read alike
+    listed = git(packed, "for-each-ref", "refs/hydrate/tasks")
+    assert listed == git(loose, "for-each-ref", "refs/hydrate/tasks")
+    assert len(listed.splitlines()) == COUNT
+    shown = hydrate(packed, "list", "--json").stdout
+    assert shown == hydrate(loose, "list", "--json").stdout
+    # one pack of every task's blob, tree and commit; loose: the import base's tree and commit
+    after = counts(packed)
+    assert after["packs"] == 1 and after["in-pack"] >= 3 * COUNT
+    assert after["count"] - before["count"] == 2 and after["garbage"] == 0
+    assert counts(loose)["count"] - before["count"] >= 3 * COUNT
+    # no ref file and no reflog per task: packed-refs holds them
+    dot_git = packed / ".git"
+    assert files_under(dot_git / "refs" / "hydrate") == ["imports"]
+    assert files_under(dot_git / "logs" / "refs" / "hydrate") == ["imports"]
+    assert (dot_git / "packed-refs").read_text().count("refs/hydrate/tasks/") == COUNT
+    (index,) = (dot_git / "objects" / "pack").glob("pack-*.idx")
+    git(packed, "verify-pack", str(index))
+    fsck(packed)
+    # git's housekeeping keeps all of it and finds nothing to do at once
+    git(packed, "gc", "-q", "--prune=now")
+    assert hydrate(packed, "list", "--json").stdout == shown
+    fsck(packed)
+
+
+def test_a_big_import_into_a_sha256_repository_is_one_pack_git_reads(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(repo))
+    result = hydrate(repo, "import", "-", input=issues(COUNT))
+    assert result.returncode == 0, result.stderr
+    assert counts(repo)["packs"] == 1
+    assert len(json.loads(hydrate(repo, "list", "--json").stdout)) == COUNT
+    fsck(repo)
+
+
+def test_objects_of_every_size_come_out_of_the_pack_as_written(repo: Path) -> None:
+    # sizes around each step of the pack entry's size header, and one compressed fastest
+    datas = [b"x" * size for size in (0, 1, 15, 16, 2047, 2048, 1 << 18, (1 << 18) + 1)]
+    datas.append(b"another blob\n")
+    with Repository(repo) as store, store.packed_writes():
+        oids = store.write_blobs(datas)
+        tree = store.write_tree({b"a": (0o100644, oids[0]), b"b": (0o100644, oids[-1])})
+        commit = store.write_commit(tree, [], "packed\n")
+    assert (repo / ".git" / "objects" / "pack").is_dir()
+    answers = cat_file_batch(repo, [*oids, tree, commit])
+    assert [a[1] for a in answers[: len(datas)] if a] == datas
+    assert answers[-2] is not None and answers[-2][0] == b"tree"
+    assert answers[-1] is not None and answers[-1][0] == b"commit"
+    assert counts(repo)["in-pack"] == len(datas) + 2
+
+
+def test_an_import_stopped_while_its_objects_are_made_leaves_nothing(
+    repo: Path, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = counts(repo)
+    add = packs_module.PackBatch.add
+    made = []
+
+    def interrupted(self: packs_module.PackBatch, kind: bytes, data: bytes) -> bytes:
+        made.append(kind)
+        if len(made) == COUNT:  # (Ctrl-C, a third of the way)
+            raise KeyboardInterrupt
+        return add(self, kind, data)
+
+    monkeypatch.setattr(packs_module.PackBatch, "add", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ledger.import_tasks(issues(COUNT))
+    assert git(repo, "for-each-ref", "refs/hydrate") == ""
+    assert counts(repo) == before
+    assert list((repo / ".git" / "objects" / "pack").iterdir()) == []
+    fsck(repo)
+
+
+def test_a_pack_git_refuses_leaves_no_part_and_the_import_comes_in_loose(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git stopped half-way through the pack (here: the stream ends early) leaves
+    its temporary file, which is removed; the tasks are then made one by one."""
+    stream = packs_module.pack_stream
+    monkeypatch.setattr(packs_module, "pack_stream", lambda e, s: stream(e, s)[:5000])
+    pack_dir = repo / ".git" / "objects" / "pack"
+    refused = pytest.raises(NotWritable, match="early EOF")
+    with Repository(repo) as store, refused, store.packed_writes():
+        store.write_blobs([b"blob %d\n" % n for n in range(1000)])
+    assert list(pack_dir.iterdir()) == []
+    result = hydrate(repo, "import", "-", input=issues(COUNT))
+    assert result.returncode == 0, result.stderr
+    assert len(git(repo, "for-each-ref", "refs/hydrate/tasks").splitlines()) == COUNT
+    assert list(pack_dir.iterdir()) == [] and counts(repo)["garbage"] == 0
+    fsck(repo)
+
+
+def test_a_temporary_pack_of_another_writer_is_left_alone(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pack_dir = repo / ".git" / "objects" / "pack"
+    pack_dir.mkdir(parents=True, exist_ok=True)
+    theirs = pack_dir / "tmp_pack_Th31rs"
+    theirs.write_bytes(b"PACK\0\0\0\2\0\0\0\7another fetch's objects")
+    stream = packs_module.pack_stream
+    monkeypatch.setattr(packs_module, "pack_stream", lambda e, s: stream(e, s)[:20])
+    with Repository(repo) as store, pytest.raises(NotWritable), store.packed_writes():
+        store.write_blob(b"one\n")
+    assert list(pack_dir.iterdir()) == [theirs]
