@@ -132,7 +132,8 @@ def index_pack(
     a repository's :meth:`~.base.RepositoryBase.git`) and return the new pack's
     file name in ``pack_dir`` (``""``: there were no entries, or git did not say).
     Should git fail or be stopped, the part it received (``tmp_pack_*`` in
-    ``pack_dir``, which git leaves behind) is removed.
+    ``pack_dir``, which git leaves behind) is removed; an empty one is left,
+    since it could be another writer's just made (``git gc`` prunes old ones).
 
     Raises:
         NotWritable: git could not write the pack (git's reason is given).
