@@ -429,7 +429,7 @@ def test_token_budget_on_the_command_line(repo: Path) -> None:
     )
     assert result["token_count"] <= 500
     cache = repo / ".git" / "hydrate" / "token-counts-o200k_base"
-    assert cache.read_bytes().startswith(b"# git-hydrate token-counts 1 o200k_base\n")
+    assert cache.read_bytes().startswith(b"# git-hydrate token-counts 2 o200k_base\n")
     both = hydrate(repo, "prompt", "M-6001", "--max-tokens", "100000", "--max-bytes", "4000")
     assert "### Context from big-b" not in both.stdout
     assert " of 100,000 tokens (o200k_base)" in both.stderr

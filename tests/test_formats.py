@@ -193,15 +193,54 @@ def test_no_body_adds_a_heading_or_closes_its_block(name: str, bodies: list[str]
     assert seen["kinds"] <= {"fence"}
 
 
-def test_the_fence_outgrows_every_run_and_names_the_language() -> None:
-    prompt = render(
-        {**TASK, "context": [{"source": "a/b.py", "body": "x ```` y ~~~~~ z"}]},
-        FORMATS["markdown"],
-    )
-    assert "\n``````python\nx ```` y ~~~~~ z\n``````\n" in prompt
+def test_the_fence_outgrows_every_run_that_could_close_it_and_names_the_language() -> None:
+    body = "x ```` y ~~~~~ z\n  `````\n~~~~~~~\n"
+    prompt = render({**TASK, "context": [{"source": "a/b.py", "body": body}]}, FORMATS["markdown"])
+    # a run inside a line and tildes cannot close a backtick fence; the indented one can
+    assert f"\n``````python\n{body}``````\n" in prompt
+    assert bodies_of(prompt, "markdown") == [("a/b.py", body)]
     assert language("src/App.TSX") == "tsx"
     assert language("notes") == language(".bashrc") == language("x.unknown") == ""
     assert language("weird`label.py") == "python"  # the extension, never the label's text
+
+
+_RUNS = st.lists(
+    st.one_of(st.sampled_from(["`", "~", " ", "\t", "\n", "\r", "x", "\x1b"]), st.just("`" * 3)),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(body=_RUNS)
+def test_no_run_of_backticks_or_tildes_closes_the_fence(body: str) -> None:
+    """Whatever runs a body holds, wherever they stand, CommonMark reads it back whole
+    from its fence."""
+    prompt = render({**TASK, "context": [{"source": "a.txt", "body": body}]}, FORMATS["markdown"])
+    parsed = bodies_of(prompt, "markdown")
+    # (CommonMark reads a carriage return as a line ending)
+    assert parsed == [("a.txt", as_kept(body.replace("\r\n", "\n").replace("\r", "\n")))]
+
+
+class _Searched(str):
+    """A body that counts how often it is searched for a substring: the old fence
+    grew by one backtick per search over the whole body (quadratic in the run)."""
+
+    searches = 0
+
+    def __contains__(self, key: object) -> bool:
+        type(self).searches += 1
+        assert type(self).searches < 10, "the body is searched once per fence length"
+        return str.__contains__(self, key)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("run", ["`", "~"])
+def test_the_fence_takes_one_pass_over_a_long_run(run: str) -> None:
+    body = _Searched(run * (1 << 20))
+    _Searched.searches = 0
+    pieces = FORMATS["markdown"].section(1, "README.md", body)
+    fence = "`" * ((1 << 20) + 1) if run == "`" else "```"
+    assert pieces[0].endswith(f"{fence}markdown\n") and pieces[-1] == f"{fence}\n"
+    assert _Searched.searches <= 1  # not once per backtick of the fence
 
 
 @pytest.mark.parametrize("name", ["seed", "markdown", "xml"])

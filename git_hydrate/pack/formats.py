@@ -8,10 +8,11 @@ differ in how the block holds each attachment:
 * ``seed`` (the default): the seed's layout, byte for byte. Each body stands
   under ``### Context from <source>`` as it is, but for the lines that could
   read as structure, which get a backslash (:mod:`.boundaries`).
-* ``markdown``: each body, unchanged, in a fenced code block whose fence is
-  longer than any run of backticks or tildes inside it, with the language as
-  its info string: nothing in a body can close the fence, so nothing in it
-  parses as a heading, a banner or anything else.
+* ``markdown``: each body, unchanged, in a fenced code block whose backtick
+  fence is longer than any run of backticks that begins a line of the body
+  (the only runs that could close it), with the language as its info string:
+  nothing in a body can close the fence, so nothing in it parses as a
+  heading, a banner or anything else.
 * ``xml``: the long-context layout recommended for Claude: ``<documents>``,
   one ``<document index="N">`` per attachment with its ``<source>`` and
   ``<document_content>``, every ``&``, ``<`` and ``>`` of a body or source
@@ -23,6 +24,7 @@ same rule in every format. Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -129,13 +131,20 @@ class MarkdownLayout(Layout):
         return (heading, body, "\n", f"{fence}\n")
 
 
+#: A run of backticks that begins a line, after nothing but blanks: the only run
+#: that could close a backtick fence (CommonMark, 4.5: a closing fence is a line
+#: of at least as many backticks, indented at most three spaces; tildes never
+#: close a backtick fence, and neither does a run inside a line). Blanks of any
+#: width count, and a carriage return ends a line as a line feed does: a stricter
+#: reader's line is never missed.
+_CLOSER: Final = re.compile(r"(?:\A|(?<=[\n\r]))[ \t]*(`{3,})")
+
+
 def _fence_length(body: str) -> int:
-    """The length of a backtick fence longer than any backtick or tilde run in ``body``
-    (at least three, CommonMark's shortest)."""
-    length = 3
-    while "`" * length in body or "~" * length in body:
-        length += 1
-    return length
+    """The length of a backtick fence no line of ``body`` can close: longer than
+    every run of backticks that begins a line (after blanks), and at least three,
+    CommonMark's shortest. One pass over the body."""
+    return max((len(run) + 1 for run in _CLOSER.findall(body)), default=3)
 
 
 class XmlLayout(Layout):

@@ -48,7 +48,7 @@ __all__ = [
 
 #: The header of the token-count cache: counts are of texts derived from a body
 #: by context_expander's rendering rules; a change there bumps the version.
-_TOKEN_CACHE_VERSION: Final = 1
+_TOKEN_CACHE_VERSION: Final = 2
 _OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
 
 
