@@ -344,7 +344,7 @@ def _through_remote(
             shown = ", ".join(sorted(set(listed) & passed_by)[:5])
             raise Conflict(
                 f"no task is ready that {where.display} agrees on: its pull skipped {shown} "
-                f"(see: git hydrate pull {where.display})"
+                f"(see: git hydrate pull {where.word})"
             )
         if not names:
             raise (last_error if only is not None else None) or first_error()

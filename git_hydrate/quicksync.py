@@ -100,7 +100,10 @@ def render_report(report: Report, as_json: bool, compact: bool, echo: Echo) -> i
     absent = report.failed("absent")
     if rejected:
         names = ", ".join(map(shown, rejected))
-        echo(f"error: rejected by {remote}: {names}; run git hydrate sync {remote}", True)
+        from shlex import quote
+
+        again = shown(quote(report.remote))
+        echo(f"error: rejected by {remote}: {names}; run git hydrate sync {again}", True)
     refused: dict[str, list[str]] = {}
     for outcome in report.outcomes:
         if outcome.action == "refused":

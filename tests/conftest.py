@@ -448,6 +448,20 @@ def cat_file_batch(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] |
     return answers
 
 
+def as_sh_reads(command: str, cwd: Path | str) -> list[str]:
+    """The words of ``command`` (one line a message suggests) as ``sh`` reads them,
+    by running it with ``printf`` in place of its first word: unquoted shell
+    syntax in it (``;``, ``&``, ``$(...)``) splits, substitutes or fails here."""
+    proc = subprocess.run(
+        ["sh", "-c", "printf '%s\\0' " + command.split(" ", 1)[1]],
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and not proc.stderr, proc
+    return [command.split(" ", 1)[0], *os.fsdecode(proc.stdout).split("\0")[:-1]]
+
+
 def fsck(path: Path | str) -> None:
     """`git fsck --strict` must be clean."""
     proc = subprocess.run(

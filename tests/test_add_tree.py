@@ -20,7 +20,7 @@ from git_hydrate.hydrate.pathspec import Pathspec
 from git_hydrate.hydrate.resources import hydrate_from_path, hydrate_paths
 from git_hydrate.hydrate.rules import REASONS, classify
 from git_hydrate.pack.memo import BodyMemo
-from tests.conftest import fsck, git, hydrate
+from tests.conftest import as_sh_reads, fsck, git, hydrate
 from tests.wrapper import hydrate_command
 
 TASK = "T-1"
@@ -1188,6 +1188,31 @@ def test_refresh_never_runs_a_selection_recorded_in_another_clone(tmp_path: Path
     write(private, "later.txt", "later\n")
     again = hydrate(me, "prompt", TASK, "--refresh")
     assert "later.txt" in again.stdout and "another clone" not in again.stderr
+
+
+def test_the_command_that_adopts_a_selection_is_quoted_for_the_shell(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Found by a tester: a selection from another clone (whose values are that
+    clone's, or anyone's who can push) was printed as a command to copy with its
+    values bare: ``--dir /tmp/x; touch /tmp/PWNED #`` ran ``touch`` when pasted."""
+    outside = tmp_path / "p; touch PWNED #"
+    write(outside, "n.txt", "hi\n")
+    write(outside, "-x", "dash\n")
+    make_task(repo)
+    given = ["--dir", str(outside), "--prefix", "a$(id)/", "--priority", "5"]
+    given += ["--max-file-bytes", "1000", "--", "-x", "*.txt"]
+    assert hydrate(repo, "add-tree", TASK, *given).returncode == 0
+    (repo / ".git" / "hydrate" / "own-selections").unlink()  # as if run by another clone
+    refreshed = hydrate(repo, "prompt", TASK, "--refresh")
+    assert refreshed.returncode == 0, refreshed
+    suggested = refreshed.stderr.split("run it once yourself: ", 1)[1].splitlines()[0]
+    words = as_sh_reads(suggested, tmp_path)
+    assert words == ["git", "hydrate", "add-tree", TASK, *given]
+    # the command, pasted, is the run that this clone then takes as its own
+    assert hydrate(repo, *words[2:]).returncode == 0
+    again = hydrate(repo, "prompt", TASK, "--refresh")
+    assert "another clone" not in again.stderr and "refreshed" in again.stderr
 
 
 def test_refresh_is_not_fooled_by_a_change_outside_the_run(repo: Path, tmp_path: Path) -> None:

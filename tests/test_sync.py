@@ -15,7 +15,7 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
-from .conftest import from_template, fsck, git, hydrate
+from .conftest import as_sh_reads, from_template, fsck, git, hydrate
 from .conftest import seeded_remote as _seeded_remote
 
 
@@ -1152,6 +1152,25 @@ def test_doctor_and_setup_name_a_fetch_refspec_that_overwrites_tasks(
         assert ledger.get_task("M-1")["title"] == "unpushed"
     # an ordinary clone is fine
     assert hydrate(a, "doctor").returncode == 0
+
+
+def test_commands_that_name_a_configured_remote_quote_it(remote: Path, tmp_path: Path) -> None:
+    """git takes ``$``, ``(``, ``)`` and ``;`` in a remote's name: the commands a hint
+    or doctor prints name it quoted for the shell, as they run."""
+    a = clone(remote, tmp_path / "a")
+    odd = "o$(id);x&y`id`"
+    git(a, "remote", "rename", "origin", odd)
+    res = hydrate(a, "push", "T-2")
+    assert res.returncode == 1
+    suggested = res.stderr.rstrip("\n").split("give the remote first: ", 1)[1]
+    assert as_sh_reads(suggested, tmp_path) == ["git", "hydrate", "push", odd, "T-2"]
+    git(a, "config", "--add", f"remote.{odd}.fetch", "+refs/*:refs/*")
+    problem = json.loads(hydrate(a, "doctor", "--json").stdout)["config"][0]["problem"]
+    fix = problem.split("git config --add ", 1)[1]
+    words = as_sh_reads(f"git config --add {fix.split(' (git 2.29+)', 1)[0]}", tmp_path)
+    assert words == ["git", "config", "--add", f"remote.{odd}.fetch", "^refs/hydrate/*"]
+    setup = problem.split(" then ", 1)[1]
+    assert as_sh_reads(setup.split(":", 1)[0], tmp_path) == ["git", "hydrate", "setup", odd]
 
 
 def test_sync_carries_a_local_removal_to_the_remote_under_a_lease(

@@ -11,7 +11,7 @@ import pytest
 from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
-from .conftest import git, hydrate
+from .conftest import as_sh_reads, git, hydrate
 from .test_sync import after_the_first_pull, clone
 
 BEHIND = "  behind         T  (origin has a newer version: git hydrate pull origin)"
@@ -112,3 +112,32 @@ def test_sync_pulls_again_a_task_that_moved_after_its_pull(
         assert report.rounds == 2
         assert ledger.get_task("U")["objective"] == "moved"
     assert "behind" not in {o.action for o in report.outcomes}
+
+
+def test_the_commands_a_push_suggests_name_a_url_as_one_word(tmp_path: Path) -> None:
+    """A remote given as a URL or path may hold ``&``, ``;``, a space or a quote: the
+    command a report suggests names it quoted for the shell, so that it runs as
+    shown (``git hydrate pull /srv/team & co.git`` ran ``co.git`` on its own)."""
+    odd = tmp_path / "team & co's $(id).git"
+    git(tmp_path, "init", "-q", "--bare", str(odd))
+    a, b = clone(odd, tmp_path / "a"), clone(odd, tmp_path / "b")
+    assert hydrate(a, "task-add", "T", "--objective", "x", "--acceptance", "x").returncode == 0
+    assert hydrate(a, "push", str(odd)).returncode == 0
+    assert hydrate(b, "pull", str(odd)).returncode == 0
+    assert hydrate(a, "task-edit", "T", "--objective", "one more").returncode == 0
+    assert hydrate(a, "push", str(odd)).returncode == 0
+    res = hydrate(b, "push", str(odd), "--json")
+    assert res.returncode == 0, res
+    (task,) = json.loads(res.stdout)["tasks"]
+    suggested = task["detail"].split(": ", 1)[1]
+    assert as_sh_reads(suggested, tmp_path) == ["git", "hydrate", "pull", str(odd)]
+    # a rejection (both sides changed T) names the same word in its sync command
+    assert hydrate(b, "task-edit", "T", "--objective", "mine").returncode == 0
+    res = hydrate(b, "push", str(odd))
+    assert res.returncode == 1
+    suggested = res.stderr.rstrip("\n").split("; run ", 1)[1]
+    assert as_sh_reads(suggested, tmp_path) == ["git", "hydrate", "sync", str(odd)]
+    rejected = next(line for line in res.stdout.splitlines() if "REJECTED  " in line)
+    assert "you do not have: run " in rejected, rejected
+    in_report = rejected.split("you do not have: run ", 1)[1].removesuffix(")")
+    assert in_report == suggested

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shlex
 from collections.abc import Callable, Iterable
 from typing import Final
 
@@ -205,23 +206,38 @@ def not_taken_here(refs: TaskRefs, task_id: str, what: str) -> dict[str, str]:
         return {
             "selection": what,
             "error": f"not taken: this clone cannot record its own runs ({folder} {why}); "
-            f"once it can, run: git hydrate add-tree {task_id} {what}",
+            f"once it can, run: git hydrate add-tree {shlex.quote(task_id)} {what}",
         }
     return {
         "selection": what,
         "error": "recorded in another clone, so not taken here; to take it, "
-        f"run it once yourself: git hydrate add-tree {task_id} {what}",
+        f"run it once yourself: git hydrate add-tree {shlex.quote(task_id)} {what}",
     }
 
 
 def described(selection: Selection) -> str:
-    """A selection as the add-tree options that make it."""
-    words = {"rev": f"--rev {selection.rev}", "worktree": "--worktree"}.get(
-        selection.mode, f"--dir {selection.dir}"
+    """A selection as the add-tree options that make it again, each quoted for a
+    POSIX shell: its values can come from a remote (a ``dir`` of ``/x; rm -rf ~``
+    must reach add-tree as one argument, not run), and a pathspec that starts
+    with ``-`` follows ``--``."""
+    words = {"rev": ["--rev", selection.rev], "worktree": ["--worktree"]}.get(
+        selection.mode, ["--dir", selection.dir]
     )
     if selection.prefix:
-        words += f" --prefix {selection.prefix}"
-    return " ".join([words, *selection.pathspecs])
+        words += ["--prefix", selection.prefix]
+    if selection.priority is not None:
+        words += ["--priority", str(selection.priority)]
+    if not selection.ranked:
+        words.append("--no-rank")
+    for option, value in (
+        ("--max-file-bytes", selection.max_file_bytes),
+        ("--max-total-bytes", selection.max_total_bytes),
+    ):
+        if value is not None:
+            words += [option, str(value)]
+    if any(spec.startswith("-") for spec in selection.pathspecs):
+        words.append("--")
+    return shlex.join([*words, *selection.pathspecs])
 
 
 def named_skips(

@@ -107,7 +107,7 @@ def _remote_tip_to_remove(
     if tip is not None and remote_tip is not None and not refs.repo.is_ancestor(remote_tip, tip):
         raise Conflict(
             f"task {task_id} has changes on {where.display} that you have not pulled; "
-            f"run git hydrate pull {where.display} {task_id} first"
+            f"run git hydrate pull {where.word} {task_id} first"
         )
     # The remote's record first (others' removals since the last pull), so this
     # one's push is a fast-forward of it: else the push, all or nothing, is refused.

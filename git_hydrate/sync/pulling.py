@@ -9,6 +9,7 @@ tasks another clone removed or archived, unchanged here since, are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from shlex import quote
 from typing import Any
 
 import msgspec
@@ -225,7 +226,7 @@ def _refuse_over_local(
             f"{where}'s {task_id} is the task removed here, changed there since, and "
             f"{task_id} here is a new task of that id: they are not merged; keep one "
             f"(git hydrate task-rm {task_id} here, then pull to restore {where}'s, or "
-            f"git hydrate task-rm {task_id} --remote {where})",
+            f"git hydrate task-rm {task_id} --remote {quote(where)})",
             old=local.decode(),
             new=remote_tip.decode(),
         )

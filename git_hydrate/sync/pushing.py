@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
+from shlex import quote
 from typing import Final
 
 from ..errors import Conflict, GitFailed
@@ -59,16 +60,17 @@ def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -
     ``sync`` settles it. Everything else is ``refused``, named once with what
     to do, because pulling cannot change the remote's mind.
     """
+    word = quote(where)  # (where as the commands below name it)
     if any(race in summary for race in RACE_REASONS):
         return (
             "rejected",
-            f"{summary}; {where} has changes you do not have: run git hydrate sync {where}",
+            f"{summary}; {where} has changes you do not have: run git hydrate sync {word}",
         )
     if any(lost in summary for lost in LOST_LOCK_REASONS):
         return (
             "rejected",
             f"{summary}; another push to {where} held the ref meanwhile: "
-            f"run git hydrate sync {where}",
+            f"run git hydrate sync {word}",
         )
     if "hidden ref" in summary:
         return "refused", (
@@ -455,14 +457,14 @@ def _said(
         if action == "rejected" and behind:
             return (
                 "behind",
-                f"{remote.display} has a newer version: git hydrate pull {remote.display}",
+                f"{remote.display} has a newer version: git hydrate pull {remote.word}",
             )
         return action, detail
     if action == "pushed-new" and before is not None:
         # (the remote had it at the last fetch: deleted there since, by a removal?)
         return action, (
             f"{remote.display} no longer had it, though it did at your last pull: if it "
-            f"was removed there, git hydrate sync {remote.display} removes it again"
+            f"was removed there, git hydrate sync {remote.word} removes it again"
         )
     return action, ""
 

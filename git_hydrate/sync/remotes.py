@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from shlex import quote
 from typing import Final
 
 import msgspec
@@ -32,6 +33,12 @@ class Remote(msgspec.Struct, frozen=True):
     @property
     def mirror_prefix(self) -> bytes:
         return f"{MIRROR_PREFIX}{self.mirror}/".encode()
+
+    @property
+    def word(self) -> str:
+        """``display`` as one word of a command a message suggests (quoted for a
+        POSIX shell: a URL can hold ``&``, ``;`` or a space)."""
+        return quote(self.display)
 
 
 def _strip_credentials(url: str) -> str:
@@ -98,7 +105,7 @@ def resolve_remote(
         display = raw.decode("utf-8", "backslashreplace")
         return Remote(target=remote, display=display, mirror=_mirror_for_url(display), is_url=True)
     known = ", ".join(names) if names else "none"
-    hint = "; or give a URL" if names else f"; add it with: git remote add {remote} URL"
+    hint = "; or give a URL" if names else f"; add it with: git remote add {quote(remote)} URL"
     if takes_ids and names and TASK_ID_RE.match(remote):
         hint += _ids_hint(command, names[0], remote)
     raise ValidationError(f"no remote named {remote!r} (configured remotes: {known}){hint}")
@@ -106,6 +113,7 @@ def resolve_remote(
 
 def _ids_hint(command: str, remote: str, task_id: str) -> str:
     """How to name a task to ``command``: the remote comes first (issue 34)."""
+    remote, task_id = quote(remote), quote(task_id)
     if command == "sync":
         return (
             f"; sync takes no task ids: git hydrate pull {remote} {task_id}, "
@@ -149,8 +157,8 @@ def overwriting_refspecs(refs: TaskRefs) -> list[dict[str, str]]:
             destination = value.lstrip("+").rpartition(":")[2]
             if _may_write_hydrate(destination):
                 fix = (
-                    f"git config --add {key} '^refs/hydrate/*' (git 2.29+), then "
-                    f"git hydrate setup {name}"
+                    f"git config --add {quote(key)} '^refs/hydrate/*' (git 2.29+), then "
+                    f"git hydrate setup {quote(name)}"
                 )
                 found.append(
                     {
