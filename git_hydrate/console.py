@@ -9,6 +9,7 @@ Importing this module costs nothing beyond the settings' integer parser.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import stat
@@ -73,11 +74,17 @@ class Deferred:
     is built whole before it is written, so a prompt that fails to build leaves
     no file behind and an existing one as it was. The file is written in place,
     as ``>`` would: through a symlink, keeping its mode and hard links, and
-    ``/dev/stdout`` or a pipe work."""
+    ``/dev/stdout`` or a pipe work.
+
+    The bytes are written as they are, but to a terminal: there, what a
+    repository's text holds must not drive it (an escape sequence that clears
+    the screen, sets the title or writes the clipboard), so every character
+    :func:`shown_block` escapes is shown as ``\\xNN`` or ``\\uNNNN``."""
 
     def __init__(self, output: str | None) -> None:
         self.output = None if output == "-" else output
         self._fh: BinaryIO | None = None
+        self._terminal: codecs.IncrementalDecoder | None = None
 
     def __enter__(self) -> Deferred:
         return self
@@ -90,12 +97,18 @@ class Deferred:
             if self.output is None:
                 sys.stdout.flush()
                 self._fh = sys.stdout.buffer
+                if _is_terminal(self._fh):
+                    self._terminal = codecs.getincrementaldecoder("utf-8")("replace")
             else:
                 self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
         return self._fh
 
     def write(self, data: bytes) -> int:
-        self._open().write(data)
+        fh = self._open()
+        if self._terminal is None:
+            fh.write(data)
+        else:  # (a character may be cut between two writes: the decoder keeps it)
+            fh.write(shown_block(self._terminal.decode(data)).encode("utf-8"))
         return len(data)
 
     def copy_from(self, source: BinaryIO, offset: int, count: int) -> None:
@@ -112,7 +125,7 @@ class Deferred:
         fh = self._open()
         fh.flush()
         try:
-            target = fh.fileno()
+            target = fh.fileno() if self._terminal is None else -1
         except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation too
             target = -1
         done = _kernel_copy(target, source.fileno(), offset, count) if target >= 0 else 0
@@ -121,7 +134,7 @@ class Deferred:
             chunk = source.read(min(_CHUNK, count - done))
             if not chunk:
                 raise OSError(errno.EIO, f"{count - done} bytes missing at the end of the source")
-            fh.write(chunk)
+            self.write(chunk)
             done += len(chunk)
 
     def close(self) -> None:
@@ -129,10 +142,20 @@ class Deferred:
         fh, self._fh = self._fh, None
         if fh is None:
             return
+        if self._terminal is not None:
+            fh.write(shown_block(self._terminal.decode(b"", final=True)).encode("utf-8"))
+            self._terminal = None
         if fh is sys.stdout.buffer:
             fh.flush()
         else:
             fh.close()
+
+
+def _is_terminal(stream: BinaryIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a stream without a file, or closed
+        return False
 
 
 def _kernel_copy(target: int, source: int, offset: int, count: int) -> int:
@@ -255,11 +278,17 @@ def shown(value: Any) -> str:
 
 
 def shown_block(value: Any) -> str:
-    """Like :func:`shown`, for a text of several lines: line feeds and tabs are kept."""
+    """Like :func:`shown`, for a text of several lines: line feeds and tabs are kept.
+    (Line by line: a line that is all printable, most of them, is kept at C speed.)"""
     text = str(value)
     if text.isprintable():
         return text
-    return "".join(ch if on_one_line(ch) or ch in "\n\t" else _escaped(ch) for ch in text)
+    return "\n".join(
+        line
+        if line.isprintable()
+        else "".join(ch if on_one_line(ch) or ch == "\t" else _escaped(ch) for ch in line)
+        for line in text.split("\n")
+    )
 
 
 def refreshed_line(task_id: str, done: Mapping[str, Any]) -> str:

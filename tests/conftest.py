@@ -448,6 +448,47 @@ def cat_file_batch(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] |
     return answers
 
 
+def on_a_terminal(cwd: Path | str, *args: str) -> bytes:
+    """What a `git-hydrate` process writes to standard output when that is a terminal
+    (a pseudo-terminal in raw mode: the bytes as the program wrote them)."""
+    import pty
+    import tty
+
+    from .wrapper import hydrate_command
+
+    primary, secondary = pty.openpty()
+    tty.setraw(secondary)
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # a full pty buffer would block the child
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [*hydrate_command(), *args],
+        cwd=cwd,
+        stdout=secondary,
+        stderr=subprocess.PIPE,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    os.close(secondary)
+    reader.join(timeout=10)
+    os.close(primary)
+    assert proc.returncode == 0, proc.stderr
+    return b"".join(chunks)
+
+
 def as_sh_reads(command: str, cwd: Path | str) -> list[str]:
     """The words of ``command`` (one line a message suggests) as ``sh`` reads them,
     by running it with ``printf`` in place of its first word: unquoted shell

@@ -168,7 +168,10 @@ def context(ctx: click.Context, agent: str) -> None:
         warn(f"git-hydrate agent context: {exc}")
         return
     if text:
-        click.echo(text, nl=not text.endswith("\n"))
+        from ..console import Deferred
+
+        with Deferred(None) as out:  # the bytes; to a terminal, control characters shown
+            out.write((text if text.endswith("\n") else text + "\n").encode("utf-8"))
 
 
 def _report(ctx: click.Context, results: list[dict[str, Any]], as_json: bool) -> None:

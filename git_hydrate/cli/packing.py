@@ -107,7 +107,9 @@ def expand(
     type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     default=None,
     help="Write the prompt to this file instead of standard output (opened only once "
-    "the prompt is built: a prompt that fails leaves the file as it was).",
+    "the prompt is built: a prompt that fails leaves the file as it was). Standard output "
+    "gets the bytes too, but a terminal, where control characters other than line feed "
+    "and tab are shown as \\xNN.",
 )
 @click.option(
     "-v",

@@ -389,7 +389,8 @@ def list_tasks(
     metavar="HASH",
     default=None,
     help="Print one attachment's body instead, by its hash or a unique prefix (4 or more "
-    "hex digits), as untrusted data with its source and size.",
+    "hex digits), as untrusted data with its source and size: its bytes, but on a terminal, "
+    "where control characters other than line feed and tab are shown as \\xNN.",
 )
 @click.option(
     "--outline",
@@ -499,6 +500,7 @@ def _show_attachment(
     how: tuple[bool, str | None],
     as_json: bool,
 ) -> None:
+    from ..console import Deferred
     from ..serve.attachments import attachment_text, fetch_attachment
 
     outline, shape = how
@@ -511,4 +513,5 @@ def _show_attachment(
         echo_json(ctx, {"task_id": task_id, **entry, "outline": outline, "body": body})
         return
     text = attachment_text(task_id, entry, body, outline=outline, shape=shape)
-    click.echo(text, nl=False)
+    with Deferred(None) as out:  # the bytes; to a terminal, control characters shown
+        out.write(text.encode("utf-8"))
