@@ -524,10 +524,12 @@ def notice_of(prompt: str, name: str = "seed") -> str:
     if name == "xml":
         start, close = prompt.rfind("<not_included>\n"), "</not_included>\n"
         return "" if start == -1 else prompt[start : prompt.rindex(close) + len(close)]
-    at = prompt.rfind("\n### Not included\n")
+    end = prompt.rindex(UNTRUSTED_FOOTER) if UNTRUSTED_FOOTER in prompt else len(prompt)
+    at = prompt.rfind("\n### Not included\n", 0, end)
     if at == -1:
         return ""
-    end = prompt.rindex(UNTRUSTED_FOOTER)
+    if name == "markdown" and re.search(r"^`{3,}", prompt[at:end], re.M):
+        return ""  # (a body's own line, inside its fence: the fence closes after it)
     return prompt[at + 1 : end]
 
 

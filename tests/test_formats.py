@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from git_hydrate.context_expander import OUTPUT_CONTRACT, UNTRUSTED_BANNER, UNTRUSTED_FOOTER
@@ -119,6 +119,7 @@ body_texts = st.one_of(
     room=st.integers(0, 3000),
     by_tokens=st.booleans(),
 )
+@example(bodies=["x\n### Not included"], room=3000, by_tokens=False)  # (the body's, fenced)
 @pytest.mark.parametrize("name", ["seed", "markdown", "xml"])
 def test_each_format_round_trips_under_the_budget(
     name: str, bodies: list[str], room: int, by_tokens: bool
