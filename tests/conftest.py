@@ -451,6 +451,17 @@ def cat_file_batch(path: Path, specs: list[bytes]) -> list[tuple[bytes, bytes] |
 def on_a_terminal(cwd: Path | str, *args: str) -> bytes:
     """What a `git-hydrate` process writes to standard output when that is a terminal
     (a pseudo-terminal in raw mode: the bytes as the program wrote them)."""
+    proc, seen = run_on_a_terminal(cwd, list(args))
+    assert proc.returncode == 0, proc.stderr
+    return seen
+
+
+def run_on_a_terminal(
+    cwd: Path | str, args: list[str], stream: str = "stdout"
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """A `git-hydrate` process whose ``stream`` (``stdout`` or ``stderr``) is a
+    pseudo-terminal in raw mode, the other one a pipe: the process, and the bytes
+    the terminal got."""
     import pty
     import tty
 
@@ -473,20 +484,19 @@ def on_a_terminal(cwd: Path | str, *args: str) -> bytes:
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, stream: secondary}
     proc = subprocess.run(
         [*hydrate_command(), *args],
         cwd=cwd,
-        stdout=secondary,
-        stderr=subprocess.PIPE,
         env=env,
         check=False,
         timeout=60,
+        **streams,
     )
     os.close(secondary)
     reader.join(timeout=10)
     os.close(primary)
-    assert proc.returncode == 0, proc.stderr
-    return b"".join(chunks)
+    return proc, b"".join(chunks)
 
 
 def as_sh_reads(command: str, cwd: Path | str) -> list[str]:

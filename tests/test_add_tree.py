@@ -851,47 +851,16 @@ def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> N
 
 
 def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
-    import pty
-    import subprocess
-    import threading
-
-    from tests.conftest import ROOT
+    from tests.conftest import run_on_a_terminal
 
     for i in range(250):
         write(repo, f"many/f{i:03d}.txt", f"file {i}\n")
     commit_all(repo)
     make_task(repo)
-    primary, secondary = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    chunks: list[bytes] = []
-
-    def drain() -> None:  # a full pty buffer would block the child
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            chunks.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    proc = subprocess.run(
-        [*hydrate_command(), "add-tree", TASK, "--json"],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=secondary,
-        env=env,
-        check=False,
-        timeout=60,
-    )
-    os.close(secondary)
-    reader.join(timeout=10)
-    os.close(primary)
+    proc, seen = run_on_a_terminal(repo, ["add-tree", TASK, "--json"], stream="stderr")
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["added"] == 251
-    assert b"reading files" in b"".join(chunks)
+    assert b"reading files" in seen
 
 
 # -- invariants of the pure parts -----------------------------------------------------
