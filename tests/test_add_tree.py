@@ -134,11 +134,13 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "zz/late.txt": "total_budget",
     }
     # (as root, permissions cannot make a file unreadable; that reason is not staged
-    # here, and a commit cannot hold a FIFO: special files have their own test, and
-    # sparse (a partial clone's) its own in test_partial_clone.py)
+    # here, and a commit cannot hold a FIFO: special files have their own test, as
+    # have a work tree's paths beyond a symlink (test_symlinks.py), and sparse (a
+    # partial clone's) its own in test_partial_clone.py)
     assert {item["reason"] for item in result["skipped"]} == set(REASONS) - {
         "unreadable",
         "special",
+        "beyond_symlink",
         "missing",
         "sparse",
     }

@@ -21,6 +21,7 @@ from git_hydrate.hydrate.history import read_history
 from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
 from git_hydrate.hydrate.retrieval import lexical_hits, spelled_names
 from git_hydrate.hydrate.terms import blob_facts, tokenize
+from git_hydrate.store.confined import ConfinedTree
 from git_hydrate.store.objects import Objects
 from tests.conftest import commit_files, git, hydrate
 
@@ -206,6 +207,15 @@ def _reads(repo: Path, run: Callable[[], object]) -> list[str]:
 
     for name in ("stream_blobs", "read_blob", "blob_digest"):
         recording(name)
+    opening = ConfinedTree.open_fd
+
+    def open_fd(self: ConfinedTree, path: bytes) -> int:
+        # (a work-tree file is opened by its name relative to its folder's
+        # descriptor: the audit event names no more than that)
+        _SEEN[-1].append(os.fsdecode(os.path.join(self.top, path)))
+        return opening(self, path)
+
+    monkeypatch.setattr(ConfinedTree, "open_fd", open_fd)
     _SEEN.append([])
     try:
         run()
@@ -214,7 +224,9 @@ def _reads(repo: Path, run: Callable[[], object]) -> list[str]:
         monkeypatch.undo()
     blobs = set(git(repo, "ls-tree", "-r", "--format=%(objectname)", "HEAD").split())
     top = str(repo.resolve())
-    in_work_tree = [f for f in opened if f.startswith(top) and not f.startswith(top + "/.git")]
+    in_work_tree = [  # (the top itself is a folder opened, not a body read)
+        f for f in opened if f.startswith(top + "/") and not f.startswith(top + "/.git")
+    ]
     return in_work_tree + [os.fsdecode(oid) for oid in asked if os.fsdecode(oid) in blobs]
 
 

@@ -82,6 +82,8 @@ def _skipped_lines(
 
     lines: list[str] = []
     dirs: dict[str, list[int]] = {}
+    # (the reasons' column as wide as the longest one listed, 13 at least)
+    width = max([13, *(len(item["reason"]) for item in skipped)])
     for item in skipped:
         path, reason, size = item["path"], item["reason"], item["bytes"]
         if reason == "skipped_dir" and not path.endswith("/"):
@@ -104,10 +106,10 @@ def _skipped_lines(
             detail += f"; {named[path]}, not attached"
         if not printable(path):
             path = path.encode("unicode_escape").decode("ascii")
-        lines.append(f"  {reason:<13} {path} ({detail})")
+        lines.append(f"  {reason:<{width}} {path} ({detail})")
     for key, (count, size) in dirs.items():
         noun = "file" if count == 1 else "files"
-        lines.append(f"  {'skipped_dir':<13} {key} ({count} {noun}, {size} bytes)")
+        lines.append(f"  {'skipped_dir':<{width}} {key} ({count} {noun}, {size} bytes)")
     return lines
 
 
@@ -320,12 +322,12 @@ def add_tree(
 
     Left out, each named with its reason: directories such as node_modules,
     .venv, dist and build (skipped_dir); binary extensions (skipped_ext);
-    lockfiles and minified files (generated); symlinks, submodules; FIFOs,
+    lockfiles and minified files (generated); symlinks, submodules; paths
+    through a linked folder (beyond_symlink: never read through it); FIFOs,
     sockets and devices (special); with --worktree in a partial clone, files
     outside the sparse checkout no PATHSPEC takes (sparse); files over
-    --max-file-bytes (too_large);
-    empty files; content with a NUL byte in the first 8 KiB (binary) or not
-    UTF-8 (not_utf8); Git LFS pointers; files
+    --max-file-bytes (too_large); empty files; content with a NUL byte in the
+    first 8 KiB (binary) or not UTF-8 (not_utf8); Git LFS pointers; files
     beyond --max-total-bytes in path order (total_budget); text that looks
     like it holds a credential (secret, unless --allow-secrets); and content
     already attached under another path (duplicate). A file in play or a

@@ -21,6 +21,7 @@ import msgspec
 from ..pack.boundaries import marks as marks_of
 from ..pack.memo import BodyMemo
 from ..secrets.prefilter import shared_prefilter
+from ..store import BeyondSymlink, ConfinedTree
 from ..taskrefs import TaskRefs
 from .building import Building
 from .cache import Sha256Cache, keep_compiled_prefilter
@@ -142,12 +143,22 @@ class Content:
 
 
 def _read_from_disk(
-    refs: TaskRefs, entry: FileEntry, max_file: int, cache: Sha256Cache, found: Content
+    refs: TaskRefs,
+    entry: FileEntry,
+    reading: tuple[int, ConfinedTree | None],
+    cache: Sha256Cache,
+    found: Content,
 ) -> None:
-    assert entry.location is not None
+    """Read a file from disk (``reading``: the largest file read, and where from),
+    never through a symbolic link on its way (one swapped in since it was listed)."""
+    max_file, files = reading
     try:
-        with open(entry.location, "rb") as fh:
-            data = fh.read(max_file + 1)
+        if files is None:
+            raise FileNotFoundError(entry.path)
+        data = files.read(entry.raw_path, max_file + 1)
+    except BeyondSymlink:
+        found.skipped.append(Skipped(entry.path, "beyond_symlink", 0))
+        return
     except OSError:
         found.skipped.append(Skipped(entry.path, "unreadable", entry.size))
         return
@@ -295,9 +306,11 @@ def read_content(
     building: Building | None = None,
     tree: str | None = None,
     later: bool = False,
+    files: ConfinedTree | None = None,
 ) -> Content:
     """sha256, oid and class of every candidate: from the cache, the disk, or git
-    (``worktree_copies``: a blob the work tree holds as it is, from there).
+    (``worktree_copies``: a blob the work tree holds as it is, from there; ``files``:
+    where a candidate without a blob id is read).
     ``building``: the word index built from the facts of the blobs read. ``tree``:
     the tree the candidates are files of (its verdicts are kept by its id).
     ``later``: what was learned is saved by :meth:`Content.save`, not before
@@ -311,7 +324,7 @@ def read_content(
     oids = [e.oid or "" for e in candidates]  # ("": read from disk; the cache asked once)
     if tree is not None and _of_tree(cache, tree, candidates, oids, found):
         return found
-    unread = _known(refs, candidates, oids, (max_file, progress), cache, found)
+    unread = _known(refs, candidates, oids, (max_file, progress, files), cache, found)
 
     def take(oid: str, data: bytes) -> None:
         cls = classify(data)
@@ -341,18 +354,19 @@ def _known(
     refs: TaskRefs,
     candidates: list[FileEntry],
     oids: list[str],
-    reading: tuple[int, Progress | None],
+    reading: tuple[int, Progress | None, ConfinedTree | None],
     cache: Sha256Cache,
     found: Content,
 ) -> _Unread:
     """Record the candidates the sha256 cache knows and read those on disk (``reading``:
-    the largest file read, and the progress callback): the blobs left to read."""
-    max_file, progress = reading
+    the largest file read, the progress callback, and where files are read): the
+    blobs left to read."""
+    max_file, progress, files = reading
     unread = _Unread()
     for entry, hit in zip(candidates, cache.known(oids), strict=True):
         oid = entry.oid
         if oid is None:
-            _read_from_disk(refs, entry, max_file, cache, found)
+            _read_from_disk(refs, entry, (max_file, files), cache, found)
             if progress is not None:
                 progress(found.files_done, len(candidates), found.bytes_done)
         elif hit is None:

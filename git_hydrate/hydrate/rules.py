@@ -29,6 +29,10 @@ Rules, applied in this order; the first that applies is the reason reported:
     GitHub uses to collapse generated files) or ``binary``.
 ``symlink`` / ``submodule`` / ``special``
     not file content (``special``: a FIFO, socket or device node, never opened).
+``beyond_symlink``
+    a work-tree (or directory) path one of whose folders is a symbolic link
+    (``conf/passwd`` with ``conf -> /etc``): what is there is not the
+    repository's file (git reports it deleted); never read through the link.
 ``bad_path``
     the path is not UTF-8 or contains control characters (it could not be a
     one-line source label).
@@ -188,6 +192,7 @@ REASONS: Final = (
     "symlink",
     "submodule",
     "special",
+    "beyond_symlink",
     "sparse",
     "bad_path",
     "too_large",
@@ -224,7 +229,8 @@ class FileEntry(msgspec.Struct, frozen=True, gc=False):
 
     path: str
     size: int
-    kind: str = "file"  # "file", "symlink", "submodule", "special" or "sparse"
+    # "file", "symlink", "submodule", "special", "beyond_symlink" or "sparse"
+    kind: str = "file"
     oid: str | None = None
     location: str | None = None
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import msgspec
 
 from ..errors import CorruptData, ValidationError
-from ..store import Repository, git_in_directory
+from ..store import BeyondSymlink, ConfinedTree, Repository, git_in_directory
 from .rules import SKIPPED_DIRS, FileEntry, Skipped, decode_path
 
 __all__ = [
@@ -128,7 +128,7 @@ def _kind_of(mode: int) -> str:
 
 def list_worktree(
     listing: tuple[bytes, bytes],
-    top: str,
+    top: ConfinedTree,
     *,
     modified: Iterable[bytes] = (),
     unlooked_kind: str = "file",
@@ -140,7 +140,10 @@ def list_worktree(
     files are read from disk. Tracked files missing from the disk are left
     out (they are gone from the work tree), unless git does not look for them
     there (skip-worktree, assume-unchanged): those are unchanged as git sees
-    them, and taken as their index blob (:func:`sized_by_git` sizes them).
+    them, and taken as their index blob (:func:`sized_by_git` sizes them). A
+    path one of whose folders is a symbolic link (``conf/passwd`` with ``conf ->
+    /etc``: deleted, to git) is of kind ``beyond_symlink``, never looked at
+    through the link.
 
     Args:
         listing: The index's entries as ``git ls-files -z -s -v`` lists them (or
@@ -155,16 +158,18 @@ def list_worktree(
     """
     index_oid, unlooked = _listed_paths(*listing, set(modified))
     entries: list[FileEntry] = []
+    base = top.top
     for raw_path in sorted(index_oid):
-        location = os.path.join(os.fsencode(top), raw_path)
         try:
-            info = os.lstat(location)
-        except (FileNotFoundError, NotADirectoryError):
+            info = top.lstat(raw_path)
+        except (FileNotFoundError, NotADirectoryError, BeyondSymlink) as exc:
             mode = unlooked.get(raw_path)
             if mode is not None:  # (git does not look for it: not deleted)
                 kind = _INDEX_KINDS.get(mode, unlooked_kind)
                 oid = index_oid[raw_path] or None
                 entries.append(FileEntry(decode_path(raw_path), 0, kind, oid))
+            elif isinstance(exc, BeyondSymlink):
+                entries.append(FileEntry(decode_path(raw_path), 0, "beyond_symlink"))
             continue
         kind = _kind_of(info.st_mode)
         entries.append(
@@ -173,7 +178,7 @@ def list_worktree(
                 size=info.st_size if kind == "file" else 0,
                 kind=kind,
                 oid=index_oid[raw_path] or None,
-                location=os.fsdecode(location),
+                location=os.fsdecode(os.path.join(base, raw_path)),
             )
         )
     return entries
@@ -317,6 +322,7 @@ class Source:
     commit: str | None = None
     listing: str = ""
     unsized: bool = False
+    files: ConfinedTree | None = None
     #: Paths an earlier run attached: in a partial clone's sparse checkout, such a file
     #: is taken (its blob fetched) rather than left out as ``sparse``, so that its
     #: attachment follows it (:func:`sized_by_git`).
@@ -378,10 +384,10 @@ def from_worktree(repo: Repository) -> Source:
         raise ValidationError("--worktree needs a work tree; this repository has none")
     modified = repo.modified_files()
     sparse = "sparse" if repo.partial_clone() else "file"
-    entries = list_worktree(
-        repo.ls_files(), repo.work_tree, modified=modified, unlooked_kind=sparse
-    )
-    return Source("worktree", "worktree", entries, [], unsized=True)
+    files = repo.work_tree_files
+    assert files is not None  # (there is a work tree)
+    entries = list_worktree(repo.ls_files(), files, modified=modified, unlooked_kind=sparse)
+    return Source("worktree", "worktree", entries, [], unsized=True, files=files)
 
 
 def from_directory(directory: str) -> Source:
@@ -393,6 +399,7 @@ def from_directory(directory: str) -> Source:
     if not os.path.isdir(directory):
         raise ValidationError(f"{directory} is not a directory")
     label = f"dir {os.path.abspath(directory)}"
+    files = ConfinedTree(os.path.abspath(directory))
     inside = git_in_directory(directory, ["rev-parse", "--is-inside-work-tree"])
     if inside is not None and inside.strip() == b"true":
         listing = git_in_directory(
@@ -400,14 +407,13 @@ def from_directory(directory: str) -> Source:
         )
         if listing:
             # Paths from ls-files run in a subdirectory are relative to it.
-            return Source(
-                "dir", label, list_worktree((b"", listing), directory), [], listing="git ls-files"
-            )
+            entries = list_worktree((b"", listing), files)
+            return Source("dir", label, entries, [], listing="git ls-files", files=files)
         if listing is not None:
             # A directory the enclosing work tree ignores whole (an installed tree
             # inside a tool's checkout): git lists nothing, so walk it, and say so.
             entries, skipped = list_directory(directory)
             walked = "walk (git ignores the whole directory in its enclosing work tree)"
-            return Source("dir", label, entries, skipped, listing=walked)
+            return Source("dir", label, entries, skipped, listing=walked, files=files)
     entries, skipped = list_directory(directory)
-    return Source("dir", label, entries, skipped, listing="walk")
+    return Source("dir", label, entries, skipped, listing="walk", files=files)

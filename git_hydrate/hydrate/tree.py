@@ -362,6 +362,7 @@ def add_tree(
     # (a first reading of a big tree has its index built by a process forked now,
     # before the listing: it starts with little more than the imports)
     indexer = _indexer(refs, selection, resolved)
+    source: Source | None = None
     try:
         source = _source(refs, selection, run.directory, resolved)
         source.held = frozenset(link.path for link in state.links if mine(link))
@@ -369,6 +370,8 @@ def add_tree(
     finally:
         if indexer is not None:
             indexer.close()
+        if source is not None and source.files is not None:
+            source.files.close()  # (its folders' descriptors: a later read opens them again)
     fixed = run.fixed(pinned) if pinned is not None else None
     named = named_skips(state.task, skipped, source.entries)
     outcome = _commit(refs, task_id, run, source, picks, (skipped, named), mine, fixed)
@@ -438,6 +441,7 @@ def _select(
             building=index,
             tree=source.tree if source.mode == "rev" else None,
             later=index is not None,  # (saved once the index is kept, in what it freed)
+            files=source.files,
         )
         try:
             places = _place(

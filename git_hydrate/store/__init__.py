@@ -19,6 +19,8 @@ config`` otherwise. Its parts, one concern a module:
   :class:`Refs` alone is a repository that only needs its refs and settings;
 * :mod:`.commands` — every other git command, by name; :mod:`.credentials`, what
   one of them hands the next (a first pull's listing, its fetch);
+* :mod:`.confined` — a work tree's (or a directory's) files read without following
+  a symbolic link on the way, as git reads them;
 * :mod:`.catfile`, :mod:`.commits`, :mod:`.perms`, :mod:`.process` — the helpers
   under them; :mod:`.stopping`, the gits of other threads stopped (the MCP
   server's calls run in threads);
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from .catfile import Prefetch
     from .commands import FetchRace, PushResult, git_in_directory
     from .commits import CommitInfo, parse_commit_tree
+    from .confined import BeyondSymlink, ConfinedTree
     from .derived import write_derived
     from .objects import MODE_BLOB, MODE_TREE
     from .perms import (
@@ -59,7 +62,9 @@ if TYPE_CHECKING:
 __all__ = [
     "MODE_BLOB",
     "MODE_TREE",
+    "BeyondSymlink",
     "CommitInfo",
+    "ConfinedTree",
     "FetchRace",
     "Identity",
     "Prefetch",
@@ -91,6 +96,8 @@ _HOME: Final = {
     "MODE_TREE": "objects",
     "CommitInfo": "commits",
     "parse_commit_tree": "commits",
+    "BeyondSymlink": "confined",
+    "ConfinedTree": "confined",
     "current_umask": "perms",
     "open_regular": "perms",
     "open_regular_fd": "perms",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dulwich.repo import Repo
 
     from .catfile import CatFile
+    from .confined import ConfinedTree
 
 __all__ = ["Identity", "RepositoryBase"]
 
@@ -152,6 +153,7 @@ class RepositoryBase:
         self._shared: int | None = None
         self._settings: Settings | None = None
         self._staged: tuple[tuple[int, int, int, int, int, bytes], bytes] | None = None
+        self._work_tree_files: ConfinedTree | None = None
         found = discover(cwd, self._environ())
         #: Whether git's answers were read in-process (no variable redirects git).
         self.found_in_process = found is not None
@@ -235,8 +237,20 @@ class RepositoryBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def work_tree_files(self) -> ConfinedTree | None:
+        """The work tree's files, each read without following a symbolic link on
+        its way from the top (as git reads them); ``None``: no work tree."""
+        if self._work_tree_files is None and self.work_tree is not None:
+            from .confined import ConfinedTree
+
+            self._work_tree_files = ConfinedTree(self.work_tree)
+        return self._work_tree_files
+
     def close(self) -> None:
         """Release the repository's file handles and helper process."""
+        if self._work_tree_files is not None:
+            self._work_tree_files.close()
         if self._cat_file is not None:
             self._cat_file.close()
             self._cat_file = None

@@ -25,7 +25,7 @@ from .catfile import CatFile, Prefetch, digest_of, stream_objects
 from .commits import CommitInfo, parse_commit_tree
 from .loose import LooseReader
 from .packs import PackedWrites
-from .perms import current_umask, open_regular, shared_file_mode
+from .perms import current_umask, shared_file_mode
 from .process import format_tz, not_writable
 
 if TYPE_CHECKING:
@@ -313,43 +313,38 @@ class Objects(PackedWrites):
         argv, cwd, env = self.git_invocation()
         return stream_objects(argv, cwd, env, oids)
 
-    def _worktree_path(self, path: bytes, size: int) -> bytes | None:
-        """Where the work tree holds a regular file of ``size`` bytes at ``path``
-        (relative to its top, never climbing out of it), or ``None``."""
-        if self.work_tree is None or not path or os.path.isabs(path):
-            return None
-        if b".." in path.split(b"/"):
-            return None  # (a link's path can come from a remote)
-        location = os.path.join(os.fsencode(self.work_tree), path)
-        try:
-            info = os.lstat(location)
-        except (OSError, ValueError):  # (ValueError: a NUL in the path)
-            return None
-        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
-            return None
-        return location
+    def _worktree_size(self, path: bytes, size: int) -> bool:
+        """Whether the work tree holds a regular file of ``size`` bytes at ``path``
+        (relative to its top, never climbing out of it nor through a symbolic link
+        on its way: :attr:`work_tree_files`)."""
+        files = self.work_tree_files
+        if files is None or not path:
+            return False
+        try:  # (a link's path can come from a remote: an absolute one or ".." is missing)
+            info = files.lstat(path)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size == size
 
     def worktree_has(self, path: bytes, size: int) -> bool:
         """Whether :meth:`worktree_file` may find the file (one ``lstat``)."""
-        return self._worktree_path(path, size) is not None
+        return self._worktree_size(path, size)
 
     def worktree_file(self, path: bytes, size: int) -> bytes | None:
         """The ``size`` bytes of the regular file at ``path`` (relative to the work
         tree's top), or ``None``: no work tree, a path that is absolute or climbs
-        out, a missing file, one of another size, a symlink (not followed), a FIFO
-        or device (never opened).
+        out, a missing file, one of another size, a symlink or a file beyond one
+        (not followed: :attr:`work_tree_files`), a FIFO or device (never opened).
 
         What the bytes are is the caller's to check (:meth:`worktree_blob`, or a
         link's sha256): a file the page cache holds is read far faster than git
         inflates the blob it may hold.
         """
-        location = self._worktree_path(path, size)
-        if location is None:
+        files = self.work_tree_files
+        if files is None or not path:
             return None
-        try:
-            # never through a final symlink; a FIFO in a file's place is not waited on
-            with open_regular(location, follow_symlinks=False) as fh:
-                data = fh.read(size + 1)
+        try:  # (one open, no lstat first: a file of another size is read no further)
+            data = files.read(path, size + 1)
         except OSError:
             return None
         return data if len(data) == size else None

@@ -122,9 +122,12 @@ def open_regular(path: str | bytes, *, follow_symlinks: bool = True) -> BinaryIO
     return open(open_regular_fd(path, follow_symlinks=follow_symlinks), "rb")
 
 
-def open_regular_fd(path: str | bytes, *, follow_symlinks: bool = True) -> int:
+def open_regular_fd(
+    path: str | bytes, *, follow_symlinks: bool = True, dir_fd: int | None = None
+) -> int:
     """:func:`open_regular` as a bare descriptor (for a reader that maps the file,
-    or reads a few bytes with ``os.pread``); the caller closes it.
+    or reads a few bytes with ``os.pread``); the caller closes it. ``dir_fd``: a
+    relative ``path`` is taken from that open folder (as ``os.open`` takes it).
 
     Raises:
         OSError: missing, unreadable, or not a regular file.
@@ -132,7 +135,7 @@ def open_regular_fd(path: str | bytes, *, follow_symlinks: bool = True) -> int:
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
