@@ -210,6 +210,12 @@ MATRIX: list[Case] = [
         "looping symbolic link",
     ),
     Case(
+        "agent file that is a symbolic link",
+        ("agent", "install", "codex"),
+        1,
+        "AGENTS.md is a symbolic link",
+    ),
+    Case(
         "binary (invalid UTF-8) file",
         ("context-add", "M-1", "--file", "bin.dat"),
         1,
@@ -343,6 +349,7 @@ def arena(repo: Path) -> Path:
     (repo / "adir").mkdir()
     os.mkfifo(repo / "fifo")
     os.symlink("loop", repo / "loop")
+    os.symlink("note.txt", repo / "AGENTS.md")
     (repo / "bin.dat").write_bytes(b"\xff\xfe\x00\x01")
     (repo / "nul.txt").write_bytes(b"text\x00text")
     (repo / "key.pem").write_text("-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEE\n")

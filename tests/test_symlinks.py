@@ -1,9 +1,9 @@
-"""Nothing is read through a symbolic link on a work-tree path's way.
+"""Nothing is read or written through a symbolic link on a work-tree path's way.
 
 With ``conf -> /etc`` in place of a tracked folder, git reports ``conf/passwd``
-deleted; add-tree (``--worktree``, ``--dir``, ``prompt --refresh``) and the
-readers of work-tree copies must not take ``/etc/passwd`` for the
-repository's file.
+deleted; add-tree (``--worktree``, ``--dir``, ``prompt --refresh``), the
+readers of work-tree copies, and the agent bridges must not take
+``/etc/passwd`` for the repository's file, nor write into what a link names.
 """
 
 from __future__ import annotations
@@ -199,3 +199,79 @@ def test_confined_tree_refuses_every_link_on_the_way(tmp_path: Path) -> None:
             files.read(b"a/b/f", 100)
     with ConfinedTree(top) as fresh, pytest.raises(BeyondSymlink):
         fresh.read(b"a/b/f", 100)
+
+
+# -- agent install / uninstall ------------------------------------------------------------
+
+
+def _key(tmp_path: Path) -> Path:
+    key = tmp_path / "fake_id"
+    key.write_text(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl...\n-----END OPENSSH PRIVATE KEY-----\n"
+    )
+    return key
+
+
+def _untouched(repo: Path) -> None:
+    assert not (repo / ".git" / "hydrate" / "agents").exists()
+    assert "git-hydrate" not in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_agent_install_refuses_a_symlinked_file(repo: Path, tmp_path: Path) -> None:
+    key = _key(tmp_path)
+    before = key.read_bytes()
+    (repo / "AGENTS.md").symlink_to(os.path.relpath(key, repo))
+    git(repo, "add", "AGENTS.md")
+    git(repo, "commit", "-q", "-m", "link")
+    refused = hydrate(repo, "agent", "install", "codex")
+    assert refused.returncode != 0
+    assert refused.stdout == ""
+    assert refused.stderr.count("\n") == 1
+    assert "AGENTS.md is a symbolic link" in refused.stderr
+    assert (repo / "AGENTS.md").is_symlink()
+    assert key.read_bytes() == before
+    assert git(repo, "status", "--short") == ""
+    _untouched(repo)
+
+
+def test_agent_install_refuses_a_symlinked_folder(repo: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victimdir"
+    victim.mkdir()
+    (repo / ".claude").symlink_to(os.path.relpath(victim, repo))
+    git(repo, "add", ".claude")
+    git(repo, "commit", "-q", "-m", "link")
+    for agents in (["claude"], ["codex", "aider", "claude"]):
+        refused = hydrate(repo, "agent", "install", *agents)
+        assert refused.returncode != 0
+        assert refused.stderr.count("\n") == 1
+        assert ".claude (a folder of .claude/settings.local.json) is a symbolic link" in (
+            refused.stderr
+        )
+        assert list(victim.iterdir()) == []
+        assert not (repo / "AGENTS.md").exists()  # (nothing of the other agents either)
+        _untouched(repo)
+
+
+def test_agent_uninstall_refuses_a_link_put_in_since(repo: Path, tmp_path: Path) -> None:
+    key = _key(tmp_path)
+    before = key.read_bytes()
+    (repo / "AGENTS.md").write_text("# team notes\n")
+    git(repo, "add", "AGENTS.md")
+    git(repo, "commit", "-q", "-m", "notes")
+    assert hydrate(repo, "agent", "install", "codex").returncode == 0
+    (repo / "AGENTS.md").unlink()
+    (repo / "AGENTS.md").symlink_to(key)
+    refused = hydrate(repo, "agent", "uninstall", "codex")
+    assert refused.returncode != 0
+    assert "AGENTS.md is a symbolic link" in refused.stderr
+    assert (repo / "AGENTS.md").is_symlink()
+    assert key.read_bytes() == before
+    assert (repo / ".git" / "hydrate" / "agents" / "codex.json").exists()
+
+
+def test_agent_round_trip_in_a_nested_folder_still_works(repo: Path) -> None:
+    assert hydrate(repo, "agent", "install", "claude").returncode == 0
+    assert (repo / ".claude" / "settings.local.json").is_file()
+    assert git(repo, "status", "--short") == ""
+    assert hydrate(repo, "agent", "uninstall", "claude").returncode == 0
+    assert not (repo / ".claude").exists()

@@ -40,7 +40,18 @@ from ..errors import ValidationError
 from ..ledger import Ledger
 from ..serve.answers import AnswerBudget, fit_prompt, surface_format
 from . import formats
-from .files import Edits, load_state, restore, save_state, state_path, sync_exclude, top
+from .files import (
+    Edits,
+    UserFile,
+    WorkTreeFile,
+    load_state,
+    remove_empty_folder,
+    restore,
+    save_state,
+    state_path,
+    sync_exclude,
+    top,
+)
 from .formats import BEGIN, CLAUDE_COMMAND, END
 
 __all__ = [
@@ -234,16 +245,20 @@ def uninstall(ledger: Ledger, agent: str) -> dict[str, Any]:
     (``restored``, ``removed``, ``cleaned``, ``unchanged``).
     """
     _check_agent(agent)
-    root = top(ledger)
+    top(ledger)
+    files = ledger.repo.work_tree_files
+    assert files is not None  # (there is a work tree: top() said so)
     state = load_state(ledger, agent)
+    places = {relative: WorkTreeFile(files, relative) for relative in state["files"]}
+    for place in places.values():
+        place.check()  # (a symbolic link refused before anything is changed)
     actions: dict[str, str] = {}
     for relative, record in state["files"].items():
-        actions[relative] = restore(root / relative, record, _REMOVERS[relative])
+        actions[relative] = restore(places[relative], record, _REMOVERS[relative])
     for path, record in state["user"].items():
-        actions[path] = restore(Path(path), record, formats.codex_toml_without)
+        actions[path] = restore(UserFile(Path(path)), record, formats.codex_toml_without)
     for directory in sorted(state["dirs"], key=len, reverse=True):
-        with contextlib.suppress(OSError):
-            (root / directory).rmdir()  # only when empty
+        remove_empty_folder(files, directory)  # (only when empty)
     sync_exclude(ledger, [], state["excluded"])
     if agent == "aider":  # where installs before issue 28 kept the prompt
         with contextlib.suppress(FileNotFoundError):

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,11 +26,13 @@ from typing import Any, Final
 
 from ..errors import ValidationError
 from ..ledger import Ledger
-from ..store import current_umask, open_regular
+from ..store import BeyondSymlink, ConfinedTree, current_umask, open_regular
 from .formats import BEGIN, END, block_span, with_block, without_block
 
 __all__ = [
     "Edits",
+    "UserFile",
+    "WorkTreeFile",
     "load_state",
     "read",
     "restore",
@@ -101,6 +105,141 @@ def write(path: Path, data: bytes) -> None:
         raise
 
 
+class UserFile:
+    """A file outside the work tree (the user's own), read and written by its path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def check(self) -> None:
+        """Nothing to refuse: the user's files are where the user put them."""
+
+    def read(self) -> bytes | None:
+        return read(self.path)
+
+    def write(self, data: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write(self.path, data)
+
+    def unlink(self) -> None:
+        self.path.unlink()
+
+
+class WorkTreeFile:
+    """A file of the work tree (``relative``: its path from the top), never read,
+    written nor removed through a symbolic link: neither the file itself nor a
+    folder on its way from the top may be one (a cloned repository's
+    ``AGENTS.md -> ~/.ssh/id_ed25519`` or ``.claude -> ../elsewhere`` would
+    otherwise have the bridge copy that file in, or write out of the work tree).
+    Each folder is opened without following a link (:class:`ConfinedTree`), so a
+    link swapped in after :meth:`check` is refused as well."""
+
+    def __init__(self, files: ConfinedTree, relative: str) -> None:
+        self.files, self.relative = files, relative
+        self.raw = os.fsencode(relative)
+
+    def _refused(self, folder: bool) -> ValidationError:
+        where = self.relative
+        if folder:  # (which folder: said, once refused, from the path as it is now)
+            top, parts = Path(os.fsdecode(self.files.top)), self.relative.split("/")
+            where = os.path.dirname(self.relative)
+            for i in range(1, len(parts)):
+                if (top / "/".join(parts[:i])).is_symlink():
+                    where = "/".join(parts[:i])
+                    break
+            where += f" (a folder of {self.relative})"
+        return ValidationError(
+            f"{where} is a symbolic link; git hydrate agent reads and writes no work-tree "
+            "file through one (nothing written)"
+        )
+
+    def _status(self) -> os.stat_result | None:
+        try:
+            info = self.files.lstat(self.raw)
+        except BeyondSymlink:
+            raise self._refused(True) from None
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            raise self._refused(False)
+        return info
+
+    def check(self) -> None:
+        """Refuse the file if it, or a folder on its way, is a symbolic link.
+
+        Raises:
+            ValidationError: it is.
+        """
+        self._status()
+
+    def read(self) -> bytes | None:
+        """The file's bytes (``None``: missing).
+
+        Raises:
+            ValidationError: it, or a folder on its way, is a symbolic link.
+        """
+        if self._status() is None:
+            return None
+        try:
+            fd = self.files.open_fd(self.raw)
+        except BeyondSymlink:
+            raise self._refused(True) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._refused(False) from None
+            raise
+        with open(fd, "rb") as fh:
+            return fh.read()
+
+    def write(self, data: bytes) -> None:
+        """Replace the file by ``data`` at once (its mode kept), its folders made.
+
+        Raises:
+            ValidationError: it, or a folder on its way, is a symbolic link.
+        """
+        folder, _, name = self.raw.rpartition(b"/")
+        try:
+            parent = self.files.folder_fd(folder, make=True)
+        except BeyondSymlink:
+            raise self._refused(True) from None
+        try:
+            info: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise self._refused(False)
+        mode = info.st_mode & 0o7777 if info is not None else 0o666 & ~current_umask()
+        temp = b".%s.%s.tmp" % (name, os.urandom(6).hex().encode("ascii"))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, 0o600, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                os.fchmod(fh.fileno(), mode)
+            # (a rename replaces a link put there meanwhile; it never writes through it)
+            os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=parent)
+            raise
+
+    def unlink(self) -> None:
+        """Remove the file (a link there: the link alone, never what it names)."""
+        folder, _, name = self.raw.rpartition(b"/")
+        try:
+            os.unlink(name, dir_fd=self.files.folder_fd(folder))
+        except BeyondSymlink:
+            raise self._refused(True) from None
+
+
+def remove_empty_folder(files: ConfinedTree, relative: str) -> None:
+    """Remove the work tree's folder ``relative`` if it is empty (never through a
+    symbolic link; nothing said when it is not there, not empty, or a link)."""
+    folder, _, name = os.fsencode(relative).rpartition(b"/")
+    with contextlib.suppress(OSError):
+        os.rmdir(name, dir_fd=files.folder_fd(folder))
+
+
 def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
@@ -113,30 +252,38 @@ class Edits:
     """The changes one install makes for one agent: ``actions`` by path, the
     ``tracked`` files among them, and ``notes`` to say. Each change is worked out
     first and written by :meth:`write`, once every one was: a file an agent would
-    not read (bad JSON...) stops the install before anything is written."""
+    not read (bad JSON...), or a symbolic link where a file is read or written,
+    stops the install before anything is written."""
 
     def __init__(self, ledger: Ledger, agent: str) -> None:
         self.ledger = ledger
         self.top = top(ledger)
+        files = ledger.repo.work_tree_files
+        assert files is not None  # (there is a work tree: top() said so)
+        self.files = files
         self.state = load_state(ledger, agent)
         self.actions: dict[str, str] = {}
         self.tracked: list[str] = []
         self.notes: list[str] = []
-        self._writes: list[tuple[Path, bytes]] = []
+        self._writes: list[tuple[WorkTreeFile | UserFile, bytes]] = []
 
     def write(self) -> None:
         """Write the changes worked out (their folders made first)."""
-        for path, data in self._writes:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write(path, data)
+        for place, data in self._writes:
+            place.write(data)
         self._writes.clear()
 
     def edit(self, relative: str, change: Callable[[bytes | None], bytes]) -> str:
         """Apply ``change`` to the work tree's file ``relative`` (written by
         :meth:`write`); remember its original the first time; a file created here
-        is excluded. Returns the action."""
+        is excluded. Returns the action.
+
+        Raises:
+            ValidationError: the file, or a folder on its way, is a symbolic link.
+        """
+        place = WorkTreeFile(self.files, relative)
         path = self.top / relative
-        before = read(path)
+        before = place.read()
         files = self.state["files"]
         if relative not in files:
             files[relative] = {"original": _original(before), "written": None}
@@ -152,7 +299,7 @@ class Edits:
         created = before is None and files[relative]["original"] is None
         if created and relative not in self.state["excluded"]:
             self.state["excluded"].append(relative)
-        self._writes.append((path, after))
+        self._writes.append((place, after))
         files[relative]["written"] = _sha(after)
         return self._done(relative, "installed" if before is None else "updated")
 
@@ -164,7 +311,8 @@ class Edits:
 
     def edit_user(self, path: Path, change: Callable[[bytes | None], bytes]) -> str:
         """Apply ``change`` to a file outside the repository (the user's own)."""
-        before = read(path)
+        place = UserFile(path)
+        before = place.read()
         users = self.state["user"]
         key = str(path)
         if key not in users:
@@ -172,34 +320,36 @@ class Edits:
         after = change(before)
         action = "unchanged"
         if after != before:
-            self._writes.append((path, after))
+            self._writes.append((place, after))
             action = "installed" if before is None else "updated"
         users[key]["written"] = _sha(after)
         self.actions[key] = action
         return action
 
 
-def restore(path: Path, record: dict[str, Any], remover: Callable[[bytes], bytes]) -> str:
-    """Take git-hydrate's part out of ``path``: its original bytes when nobody edited
+def restore(
+    place: WorkTreeFile | UserFile, record: dict[str, Any], remover: Callable[[bytes], bytes]
+) -> str:
+    """Take git-hydrate's part out of ``place``: its original bytes when nobody edited
     it since, else only what ``remover`` takes out. Returns the action."""
-    now = read(path)
+    now = place.read()
     original = record.get("original")
     before = None if original is None else base64.b64decode(original)
     if now is None:
         return "unchanged"
     if _sha(now) == record.get("written"):
         if before is None:
-            path.unlink()
+            place.unlink()
             return "removed"
         if now != before:
-            write(path, before)
+            place.write(before)
         return "restored"
     cleaned = remover(now)
     if not cleaned and before is None:
-        path.unlink()
+        place.unlink()
         return "removed"
     if cleaned != now:
-        write(path, cleaned)
+        place.write(cleaned)
         return "cleaned"
     return "unchanged"
 

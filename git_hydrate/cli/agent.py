@@ -61,6 +61,8 @@ def install(ctx: click.Context, agents: tuple[str, ...], user: bool, as_json: bo
     telling Codex to run git hydrate prompt --current; aider: the prompt in
     .git-hydrate-task.md, named by .aider.conf.yml's read: list. Files it
     creates are listed in .git/info/exclude; a tracked file it changes is named.
+    A file it would read or write that is a symbolic link, or under a folder
+    that is one, is refused, and nothing is written.
 
     \b
     Example:
