@@ -104,8 +104,6 @@ class ConfinedTree:
             BeyondSymlink: a folder on its way is a symbolic link.
             OSError: missing (without ``make``) or unreadable.
         """
-        if folder:
-            _split(folder + b"/x")  # (the same parts refused as in a file's path)
         with self._lock:
             return self._folder(folder, make, mode)
 
@@ -116,7 +114,7 @@ class ConfinedTree:
             if not folder:
                 fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             else:
-                parent_path, _, name = folder.rpartition(b"/")
+                parent_path, name = _split(folder)
                 parent = self._folder(parent_path, make, mode)
                 fd = _open_folder(parent, name, make, mode)
         self._folders[folder] = fd  # (last: the most recently used)
@@ -126,14 +124,20 @@ class ConfinedTree:
         return fd
 
 
+#: Names that do not name an entry of their folder.
+_NOT_NAMES: Final = (b"", b".", b"..")
+
+
 def _split(path: bytes) -> tuple[bytes, bytes]:
-    """``(folder, name)`` of a relative path whose every part names an entry."""
-    bad = not path or path[:1] == b"/" or path[-1:] == b"/" or b"//" in path or b"\0" in path
-    if not bad and (path[:1] == b"." or b"/." in path):  # (only then a "." or ".." part)
-        bad = any(part in (b".", b"..") for part in path.split(b"/"))
-    if bad:
+    """``(folder, name)`` of a relative path; its last part checked to name an entry
+    (each folder's own name is checked when it is first opened: :func:`_open_folder`).
+
+    Raises:
+        FileNotFoundError: it does not name one.
+    """
+    folder, slash, name = path.rpartition(b"/")
+    if name in _NOT_NAMES or (slash and not folder) or b"\0" in name:
         raise FileNotFoundError(errno.ENOENT, "not a path below the top", path)
-    folder, _, name = path.rpartition(b"/")
     return folder, name
 
 

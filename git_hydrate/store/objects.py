@@ -343,10 +343,17 @@ class Objects(PackedWrites):
         files = self.work_tree_files
         if files is None or not path:
             return None
-        try:  # (one open, no lstat first: a file of another size is read no further)
-            data = files.read(path, size + 1)
+        try:  # (one open, no lstat first; a file of another size is not read)
+            fd = files.open_fd(path)
         except OSError:
             return None
+        with open(fd, "rb") as fh:
+            if os.fstat(fd).st_size != size:
+                return None
+            try:
+                data = fh.read(size + 1)
+            except OSError:
+                return None
         return data if len(data) == size else None
 
     def worktree_blob(self, path: bytes, oid: str, size: int) -> bytes | None:
