@@ -852,6 +852,22 @@ def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> N
     )
 
 
+def test_worktree_from_inside_the_git_directory_or_a_bare_one(repo: Path, tmp_path: Path) -> None:
+    """Inside .git git sees no work tree: say where to run it, not that there is none."""
+    make_task(repo)
+    inside = hydrate(repo / ".git", "add-tree", TASK, "--worktree")
+    assert (inside.returncode, inside.stdout) == (1, "")
+    assert inside.stderr == (
+        "error: --worktree needs a work tree; run it from the work tree, not inside the git "
+        "directory\n"
+    )
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    make_task(bare)
+    none = hydrate(bare, "add-tree", TASK, "--worktree")
+    assert none.stderr == "error: --worktree needs a work tree; this repository has none\n"
+
+
 def test_progress_bar_only_on_a_terminal(repo: Path) -> None:
     from tests.conftest import run_on_a_terminal
 

@@ -377,3 +377,17 @@ def test_a_name_the_task_spells_out_ranks_the_file_that_defines_it() -> None:
     assert spelled_names("the session and Session", hits.defines) == {}
     hits = lexical_hits(text, sorted(files), facts)
     assert spelled_names(text, hits.defines) == {"src/pkg/sessions.py": "rebuild_auth"}
+
+
+def test_rank_suggest_before_the_first_commit_names_no_option_rank_lacks(tmp_path: Path) -> None:
+    """add-tree's way out of an unborn HEAD is --worktree, which rank does not take."""
+    repo = tmp_path / "empty"
+    git(tmp_path, "init", "-q", str(repo))
+    assert (
+        hydrate(repo, "task-add", "E-1", "--objective", "o", "--acceptance", "a").returncode == 0
+    )
+    out = hydrate(repo, "rank", "E-1", "--suggest")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == "error: HEAD names no commit yet; nothing to rank: commit first\n"
+    added = hydrate(repo, "add-tree", "E-1")
+    assert added.stderr.endswith("commit first, or take the work tree with --worktree\n")

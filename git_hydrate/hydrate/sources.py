@@ -329,7 +329,12 @@ class Source:
     held: frozenset[str] = frozenset()
 
 
-def resolve_rev(repo: Repository, rev: str) -> tuple[str | None, str]:
+def resolve_rev(
+    repo: Repository,
+    rev: str,
+    *,
+    unborn: str = "commit first, or take the work tree with --worktree",
+) -> tuple[str | None, str]:
     """The commit (``None`` for a tree) and the tree ``rev`` names: one ``git
     rev-parse``, the tree then read from the commit.
 
@@ -344,9 +349,7 @@ def resolve_rev(repo: Repository, rev: str) -> tuple[str | None, str]:
     tree = repo.rev_parse(rev, "tree")
     if tree is None:
         if rev == "HEAD":
-            raise ValidationError(
-                "HEAD names no commit yet; commit first, or take the work tree with --worktree"
-            )
+            raise ValidationError(f"HEAD names no commit yet; {unborn}")
         raise ValidationError(f"{rev!r} does not name a commit or tree in this repository")
     return None, tree
 
@@ -381,6 +384,11 @@ def from_worktree(repo: Repository) -> Source:
         ValidationError: the repository has no work tree.
     """
     if repo.work_tree is None:
+        if not repo.is_bare:  # (run from inside its git directory, as git sees it)
+            raise ValidationError(
+                "--worktree needs a work tree; run it from the work tree, not inside the "
+                "git directory"
+            )
         raise ValidationError("--worktree needs a work tree; this repository has none")
     modified = repo.modified_files()
     sparse = "sparse" if repo.partial_clone() else "file"

@@ -56,7 +56,7 @@ def _candidates(
 ) -> tuple[str | None, dict[str, str], set[str]]:
     """The commit ``rev`` names, the blob of each file add-tree could take from it,
     and the paths of those whose blob this (partial) clone lacks."""
-    resolved = resolve_rev(refs.repo, rev)
+    resolved = resolve_rev(refs.repo, rev, unborn="nothing to rank: commit first")
     source = from_rev(refs.repo, rev, resolved)
     max_file = limit(settings, None, "hydrate.maxFileBytes", "max file bytes")
     entries, absent = source.entries, set[str]()
