@@ -357,3 +357,21 @@ def test_an_agent_given_where_the_command_goes_names_the_command(repo: Path) -> 
         "git hydrate agent install codex (see: git-hydrate agent -h)\n"
     )
     assert not (repo / "AGENTS.md").exists()
+
+
+def test_uninstall_in_one_work_tree_keeps_the_exclusion_another_needs(
+    repo: Path, tmp_path: Path
+) -> None:
+    """info/exclude is shared by every work tree of a repository: uninstalling in a
+    linked one left the main one's AGENTS.md untracked in git status."""
+    other = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(other))
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    _ok(hydrate(other, "agent", "install", "codex"))
+    _ok(hydrate(other, "agent", "uninstall", "codex"))
+    assert (repo / "AGENTS.md").exists() and not (other / "AGENTS.md").exists()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(other, "status", "--porcelain", "--untracked-files=all") == ""
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    assert "git-hydrate" not in (repo / ".git" / "info" / "exclude").read_text()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""

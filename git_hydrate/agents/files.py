@@ -354,8 +354,35 @@ def restore(
     return "unchanged"
 
 
+def _excluded_elsewhere(ledger: Ledger) -> set[str]:
+    """The paths the bridges of the repository's other work trees listed in
+    ``info/exclude``, which all its work trees share (each keeps its own state)."""
+    repo = ledger.repo
+    common = Path(repo.common_dir)
+    mine = Path(repo.git_dir).resolve()
+    folders = [common, *sorted(common.joinpath("worktrees").glob("*"))]
+    found: set[str] = set()
+    for folder in folders:
+        if folder.resolve() == mine:
+            continue
+        for state in sorted(folder.joinpath("hydrate", "agents").glob("*.json")):
+            try:
+                with open_regular(str(state)) as fh:
+                    data = json.loads(fh.read().decode("utf-8"))
+            except (OSError, ValueError):
+                continue
+            listed = data.get("excluded") if isinstance(data, dict) else None
+            if isinstance(listed, list):
+                found.update(p for p in listed if isinstance(p, str))
+    return found
+
+
 def sync_exclude(ledger: Ledger, add: list[str], drop: list[str]) -> None:
-    """List ``add`` in ``info/exclude`` (paths from the top), and no longer ``drop``."""
+    """List ``add`` in ``info/exclude`` (paths from the top), and no longer ``drop``
+    (but those another work tree's bridge still lists there)."""
+    if drop:
+        kept = _excluded_elsewhere(ledger)
+        drop = [p for p in drop if p not in kept]
     path = Path(ledger.repo.git_path("info/exclude"))
     data = read(path)
     text = (data or b"").decode("utf-8", "surrogateescape")
