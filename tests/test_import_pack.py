@@ -165,3 +165,32 @@ def test_a_temporary_pack_of_another_writer_is_left_alone(
     with Repository(repo) as store, pytest.raises(NotWritable), store.packed_writes():
         store.write_blob(b"one\n")
     assert list(pack_dir.iterdir()) == [theirs]
+
+
+def test_a_repack_while_the_refs_are_written_keeps_the_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``git repack -a -d`` drops a pack no ref reaches: run between the pack and its
+    refs (a gc of the user's or a maintenance job), it took every imported task's
+    objects. The pack has a ``.keep`` until its refs are written, as a fetch's has."""
+    repo = from_template("repo", one_commit, tmp_path / "repo")
+    seen: list[list[str]] = []
+    update_refs = Repository.update_refs
+
+    def repack_first(self: Repository, *args: object, **kwargs: object) -> object:
+        pack_dir = Path(self.common_dir) / "objects" / "pack"
+        seen.append(sorted(p.name for p in pack_dir.glob("*.keep")))
+        git(repo, "repack", "-a", "-d", "-q")
+        return update_refs(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Repository, "update_refs", repack_first)
+    with Ledger(repo) as ledger:
+        assert len(ledger.import_tasks(issues(COUNT))["created"]) == COUNT
+    monkeypatch.undo()
+    assert len(seen[0]) == 1  # (held while the refs were written)
+    assert list((repo / ".git" / "objects" / "pack").glob("*.keep")) == []
+    fsck(repo)
+    listed = json.loads(hydrate(repo, "list", "--json").stdout)
+    assert len(listed) == COUNT
+    git(repo, "gc", "-q", "--prune=now")
+    fsck(repo)

@@ -80,6 +80,8 @@ class PackedWrites(RepositoryBase):
     _pack_batch: PackBatch | None = None
     #: The objects of the last pack written, and that pack's file.
     _just_packed: tuple[frozenset[bytes], str] = (frozenset(), "")
+    #: The ``.keep`` files of the packs written whose refs are not written yet.
+    _kept: tuple[str, ...] = ()
 
     @contextlib.contextmanager
     def packed_writes(self) -> Iterator[None]:
@@ -99,7 +101,19 @@ class PackedWrites(RepositoryBase):
         pack_dir = os.path.join(self.common_dir, "objects", "pack")
         name = index_pack(self.git, pack_dir, list(batch.entries.values()), self._sha256)
         if name:
-            self._just_packed = frozenset(batch.entries), os.path.join(pack_dir, name)
+            path = os.path.join(pack_dir, name)
+            self._just_packed = frozenset(batch.entries), path
+            self._kept = (*self._kept, path.removesuffix(".pack") + ".keep")
+
+    def release_packs(self) -> None:
+        """Let git's housekeeping have the packs :meth:`packed_writes` wrote: call it
+        once the refs that reach their objects are written (or given up). Until
+        then each pack has a ``.keep`` file, as a fetch's has until its refs land:
+        a ``git repack -a -d`` meanwhile would drop a pack no ref reaches yet."""
+        kept, self._kept = self._kept, ()
+        for path in kept:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
     def just_packed(self, oid: bytes) -> bool:
         """Whether ``oid`` is in the pack :meth:`packed_writes` wrote last, that
@@ -143,16 +157,19 @@ def index_pack(
     stream = pack_stream(entries, sha256)
     done = False
     try:
-        proc = git(["index-pack", "--stdin"], input=stream, check=False)
+        # (--keep: a .keep file beside the pack from its first moment, as a fetch's,
+        # until the caller's refs reach it: see PackedWrites.release_packs)
+        keep = "--keep=git-hydrate: its refs are being written"
+        proc = git(["index-pack", "--stdin", keep], input=stream, check=False)
         done = proc.returncode == 0
     finally:
         if not done:
             _remove_received(pack_dir, stream)
     if not done:
         raise NotWritable(f"cannot write a pack of {len(entries):,} objects: {reason(proc)}")
-    # (git prints "pack\t<its hash>", or "keep\t<its hash>" had a .keep been asked for)
+    # (git prints "keep\t<its hash>", a .keep having been asked for)
     kind, _tab, digest = proc.stdout.strip().partition(b"\t")
-    return f"pack-{digest.decode('ascii')}.pack" if kind == b"pack" and digest.isalnum() else ""
+    return f"pack-{digest.decode('ascii')}.pack" if kind == b"keep" and digest.isalnum() else ""
 
 
 def _remove_received(pack_dir: str, stream: bytes) -> None:

@@ -319,12 +319,12 @@ class TaskRefs:
         task's first change logs this one as its old value), as for a pull's.
         """
         many = len(changes) >= store_refs.PACKED_CREATIONS
-        with self.repo.packed_writes() if many else contextlib.nullcontext():
-            updates = [
-                (ref_name(task_id), None, self._commit(task_id, None, None, change))
-                for task_id, change in changes.items()
-            ]
         try:
+            with self.repo.packed_writes() if many else contextlib.nullcontext():
+                updates = [
+                    (ref_name(task_id), None, self._commit(task_id, None, None, change))
+                    for task_id, change in changes.items()
+                ]
             self.repo.update_refs(
                 [(ref, old, new) for ref, old, new in updates if new is not None],
                 f"hydrate: task-add {len(updates)} task(s)",
@@ -332,6 +332,8 @@ class TaskRefs:
             )
         except RefRace:
             return False
+        finally:  # (the pack's .keep goes once its refs are written, or given up)
+            self.repo.release_packs()
         return True
 
     def prepare(
