@@ -97,10 +97,10 @@ class Deferred:
             if self.output is None:
                 sys.stdout.flush()
                 self._fh = sys.stdout.buffer
-                if _is_terminal(self._fh):
-                    self._terminal = codecs.getincrementaldecoder("utf-8")("replace")
             else:
                 self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
+            if _is_terminal(self._fh):  # (standard output, or -o /dev/tty)
+                self._terminal = codecs.getincrementaldecoder("utf-8")("replace")
         return self._fh
 
     def write(self, data: bytes) -> int:

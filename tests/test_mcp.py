@@ -296,7 +296,8 @@ def test_refusals_are_tool_errors_and_write_nothing(stocked: Path) -> None:
     assert "looks like it contains a secret" in texts[0]
     assert "--allow-secrets" not in texts[0]  # (a tool has no options)
     assert texts[0].endswith(
-        "hydrate.allowSecrets=true in the repository's git config lets every write store them)"
+        "Remove it (no tool argument allows one: hydrate.allowSecrets=true in the "
+        "repository's git config lets every write, a tool's too, store one)"
     )
     assert "no task 'NOPE-1'" in texts[3]
     assert "'id' is required" in texts[4]

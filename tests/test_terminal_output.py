@@ -57,6 +57,8 @@ def test_bodies_on_a_terminal_cannot_drive_it(task: tuple[Path, str]) -> None:
         ("prompt", "E-1", "--format", "markdown"),
         ("prompt", "E-1"),  # built, then again from the prompt cache (copied)
         ("prompt", "E-1"),
+        ("prompt", "E-1", "-o", "/dev/stdout"),  # (a path that is the terminal: explorer8)
+        ("prompt", "E-1", "--format", "markdown", "--no-cache", "-o", "/dev/stdout"),
     ):
         out = on_a_terminal(repo, *args).decode("utf-8")
         assert SHOWN in out, (args, out)

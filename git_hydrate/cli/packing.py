@@ -109,7 +109,7 @@ def expand(
     help="Write the prompt to this file instead of standard output (opened only once "
     "the prompt is built: a prompt that fails leaves the file as it was). Standard output "
     "gets the bytes too, but a terminal, where control characters other than line feed "
-    "and tab are shown as \\xNN.",
+    "and tab are shown as \\xNN or \\uNNNN.",
 )
 @click.option(
     "-v",

@@ -389,8 +389,10 @@ def list_tasks(
     metavar="HASH",
     default=None,
     help="Print one attachment's body instead, by its hash or a unique prefix (4 or more "
-    "hex digits), as untrusted data with its source and size: its bytes, but on a terminal, "
-    "where control characters other than line feed and tab are shown as \\xNN.",
+    "hex digits), as untrusted data with its source and size, in the prompt's format "
+    "(--format markdown: its bytes whole in a fence; seed: a line that reads as structure "
+    "marked with a backslash); on a terminal, control characters other than line feed and "
+    "tab are shown as \\xNN or \\uNNNN.",
 )
 @click.option(
     "--outline",

@@ -145,8 +145,8 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = tuple(_tool(*spec) for spec in _SPECS
 _BY_NAME: Final = {spec[0]: spec for spec in _SPECS}
 #: What a tool's secret refusal ends with: a tool takes no option to store one.
 _MCP_SECRETS: Final = (
-    "Remove it (a tool stores no secret; hydrate.allowSecrets=true in the repository's git "
-    "config lets every write store them)"
+    "Remove it (no tool argument allows one: hydrate.allowSecrets=true in the "
+    "repository's git config lets every write, a tool's too, store one)"
 )
 #: The tools that change nothing: no ref, no object (the tests hold them to it).
 READ_ONLY: Final = frozenset(spec[0] for spec in _SPECS if spec[4])
