@@ -409,6 +409,27 @@ def test_install_leaves_a_tracked_hook_of_the_repository_alone(
     assert git(pushable, "status", "--porcelain") == ""
 
 
+def test_install_writes_no_new_hook_into_a_tracked_hooks_directory(
+    pushable: Path, env: dict[str, str]
+) -> None:
+    """A tracked .githooks/ without a pre-push: the shim written there would wait in
+    git status to be committed, naming this machine's Python (explorer8)."""
+    (pushable / ".githooks").mkdir()
+    (pushable / ".githooks" / ".keep").write_text("")
+    git(pushable, "add", ".githooks/.keep")
+    git(pushable, "commit", "-q", "-m", "the team's hooks directory")
+    git(pushable, "config", "core.hooksPath", ".githooks")
+    result = run(pushable, "git", "hydrate", "hooks", "install", env=env)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        "error: .githooks is tracked by git (core.hooksPath is in the work tree): git-hydrate "
+        "writes no hook there for this machine alone; add a tracked .githooks/pre-push that "
+        'runs git hydrate hook pre-push "$@" instead\n'
+    )
+    assert sorted(os.listdir(pushable / ".githooks")) == [".keep"]
+    assert git(pushable, "status", "--porcelain") == ""
+
+
 def test_status_human_output(pushable: Path, env: dict[str, str]) -> None:
     before = run(pushable, "git", "hydrate", "hooks", "status", env=env)
     assert before.returncode == 0 and before.stderr == ""

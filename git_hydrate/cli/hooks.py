@@ -193,8 +193,8 @@ def hooks_group() -> None:
 def install(ctx: click.Context, commit_trailer: bool, agent_refresh: bool, as_json: bool) -> None:
     """Install the pre-push hook (again: refresh it; a foreign hook is chained).
 
-    A hook the repository tracks (core.hooksPath in the work tree) is left alone:
-    have it run `git hydrate hook pre-push "$@"` instead.
+    A hooks directory the repository tracks (core.hooksPath in the work tree) is
+    left alone: have its pre-push run `git hydrate hook pre-push "$@"` instead.
 
     \b
     Example:

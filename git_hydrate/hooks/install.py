@@ -215,13 +215,9 @@ def install(
         plan.append((_TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text(interpreter)))
     if agent_refresh:
         plan.append((_REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text(interpreter)))
-    shared = _tracked_hooks(ledger, directory, [name for name, _, _ in plan])
-    if shared:
-        raise Conflict(
-            f"{shared[0]} is tracked by git (core.hooksPath is in the work tree): git-hydrate "
-            "does not replace a hook the repository shares; have it run "
-            f'git hydrate hook {shared[0].rpartition("/")[2]} "$@" instead'
-        )
+    shared = _shared_hooks(ledger, directory, [name for name, _, _ in plan])
+    if shared is not None:
+        raise Conflict(shared)
     for name, marker, _ in plan:  # refuse before anything is moved
         hook, legacy = directory / name, directory / (name + _LEGACY_SUFFIX)
         if os.path.lexists(hook) and not _is_ours(hook, marker) and os.path.lexists(legacy):
@@ -237,21 +233,39 @@ def install(
     }
 
 
-def _tracked_hooks(ledger: Ledger, directory: Path, names: list[str]) -> list[str]:
-    """Which of the hooks ``names`` (or the ``.legacy`` files they would become) in
-    ``directory`` git tracks, relative to the top of the work tree: a hooks directory
-    of the repository's own, which installing would change for everyone."""
+def _shared_hooks(ledger: Ledger, directory: Path, names: list[str]) -> str | None:
+    """Why the hooks ``names`` must not be written in ``directory`` (``None``: they
+    may): a hooks directory the repository tracks (core.hooksPath in the work tree)
+    is the team's. A tracked hook (or the ``.legacy`` file it would become) would be
+    rewritten for this machine; a new one would wait in ``git status`` to be shared,
+    naming this machine's Python."""
     top = ledger.repo.work_tree
     if top is None:
-        return []
+        return None
     try:
         inside = directory.resolve().relative_to(Path(top).resolve())
     except ValueError:
-        return []  # (outside the work tree: the usual .git/hooks)
+        return None  # (outside the work tree: the usual .git/hooks)
     paths = [(inside / name).as_posix() for name in names]
     paths += [path + _LEGACY_SUFFIX for path in paths]
     tracked = ledger.repo.tracked(paths)
-    return [path for path in paths if path in tracked]
+    way = 'have it run git hydrate hook {name} "$@" instead'
+    for path in paths:
+        if path in tracked:
+            return (
+                f"{path} is tracked by git (core.hooksPath is in the work tree): git-hydrate "
+                "does not replace a hook the repository shares; "
+                + way.format(name=path.rpartition("/")[2].removesuffix(_LEGACY_SUFFIX))
+            )
+    folder = inside.as_posix()
+    spec = ":(top)" if folder == "." else f":(top,literal){folder}"
+    if ledger.repo.git(["ls-files", "-z", "--", spec]).stdout:
+        return (
+            f"{folder} is tracked by git (core.hooksPath is in the work tree): git-hydrate "
+            "writes no hook there for this machine alone; add a tracked "
+            f'{paths[0]} that runs git hydrate hook {names[0]} "$@" instead'
+        )
+    return None
 
 
 def _install_one(directory: Path, name: str, marker: str, text: str) -> dict[str, Any]:
