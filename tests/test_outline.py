@@ -44,10 +44,10 @@ def sample_files() -> list[str]:
 
 
 def has_grammar(path: str) -> bool:
+    """False only for a tree-sitter language whose grammar is not installed (a path
+    of no known language is not skipped: its test fails)."""
     lang = ol.language_for(path)
-    return lang in ("python", "markdown", "rst") or (
-        lang is not None and outline_ts.parser_for(lang) is not None
-    )
+    return lang in (None, "python", "markdown", "rst") or outline_ts.parser_for(lang) is not None
 
 
 # ------------------------------------------------------------------ golden
@@ -118,6 +118,66 @@ def test_go_rust_java_headers() -> None:
     java = _outline_of("Sample.java")
     assert "            int n) throws IllegalArgumentException {" in java
     assert "count++;" not in java
+
+
+def test_c_cpp_ruby_kotlin_csharp_headers() -> None:
+    c = _outline_of("sample.c").splitlines()
+    assert "#define SQUARE(x) ((x) * (x))" in c  # a function-like macro's line
+    assert "#define SWAP(a, b) do { \\" in c and "    int t = (a);        \\" not in c
+    assert "typedef struct node {" in c and "} node_t;" in c  # members outlined
+    assert "typedef int (*compare_fn)(const void *, const void *);" in c
+    assert c[c.index("add(int a, int b)") : c.index("add(int a, int b)") + 4] == [
+        "add(int a, int b)",
+        "{",
+        "    ...",
+        "}",
+    ]
+    # inside #ifdef and #else both
+    assert "             int flags) {" in c and "void worker_stub(void) {" in c
+    assert not any("sum" in line or "secret_stub" in line for line in c)
+    cpp = _outline_of("sample.cpp").splitlines()
+    assert cpp[cpp.index("template <typename T>") + 1] == "class Box : public Base {"
+    assert " public:" in cpp and "  virtual void reset() = 0;" in cpp
+    assert "namespace geometry {" in cpp and 'extern "C" {' in cpp
+    assert not any("secret_factor" in line or "area = w" in line for line in cpp)
+    rb = _outline_of("sample.rb").splitlines()
+    i = rb.index("    def initialize(radius)")
+    assert rb[i + 1 : i + 3] == ["        ...", "    end"]  # no braces: bodies end with end
+    assert "  class Circle < Base" in rb and "    class << self" in rb
+    assert "    attr_reader :radius" in rb and '  VERSION = "1.0"' in rb
+    assert not any("Math::PI" in line or "@radius =" in line for line in rb)
+    kt = _outline_of("Sample.kt").splitlines()
+    assert "data class Circle(val radius: Double) : Shape {" in kt
+    assert "    override fun area(): Double {" in kt and "    companion object {" in kt
+    assert "object Registry {" in kt and "    fun area(): Double" in kt
+    assert not any("PI * r" in line or "shapes.add" in line for line in kt)
+    cs = _outline_of("Sample.cs").splitlines()
+    assert "    public class Circle : IShape" in cs and "    [Serializable]" in cs
+    assert "        public double Radius { get; set; }" in cs
+    assert "        public double Area()" in cs and "    public enum Color { Red, Green }" in cs
+    assert not any("Math.PI" in line or "this.radius =" in line for line in cs)
+
+
+def test_languages_of_the_new_grammars() -> None:
+    expected = {
+        "a.c": "c",
+        "a.h": "c",  # C++ headers named .h are read as C: the safe choice
+        "a.cc": "cpp",
+        "A.CPP": "cpp",
+        "a.hpp": "cpp",
+        "a.hh": "cpp",
+        "a.hxx": "cpp",
+        "a.cxx": "cpp",
+        "a.rb": "ruby",
+        "a.kt": "kotlin",
+        "b.kts": "kotlin",
+        "a.cs": "csharp",
+    }
+    assert {path: ol.language_for(path) for path in expected} == expected
+    from git_hydrate.pack import grammars
+
+    for name in ("tree_sitter_c", "tree_sitter_cpp", "tree_sitter_ruby", "tree_sitter_kotlin"):
+        assert f";{name}=" in grammars.grammars()  # in the prompt cache's key
 
 
 # --------------------------------------------------------------- edge cases
@@ -257,3 +317,122 @@ def test_the_light_grammar_table_names_the_outliners_packages() -> None:
     assert {
         lang: spec.module for lang, spec in outline_ts._SPECS.items()
     } == grammars.GRAMMAR_MODULES
+
+
+_DEEP = {
+    "a.java": ("class A {\n", "}\n"),
+    "a.c": ("struct s {\n", "};\n"),
+    "a.cpp": ("namespace n {\n", "}\n"),
+    "a.rb": ("module M\n", "end\n"),
+    "a.kt": ("class A {\n", "}\n"),
+    "a.cs": ("class A {\n", "}\n"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_DEEP))
+def test_deep_nesting_is_outlined_without_recursion_error(path: str) -> None:
+    if not has_grammar(path):
+        pytest.skip("grammar package not installed")
+    opening, closing = _DEEP[path]
+    body = opening * 3000 + closing * 3000
+    got = ol.outline(path, body)
+    assert got is not None and 0 < len(got) < len(body)
+    assert unsupported_lines(got, body) == []
+
+
+_FUZZ_LINES = {
+    "gen.c": [
+        "#define F(x) \\",
+        "  ((x) + 1)",
+        "#ifdef X",
+        "#endif",
+        "struct s {",
+        "typedef struct {",
+        "} t;",
+        "};",
+        "int f(int a) {",
+        "  return a;",
+        "}",
+        "/* c */",
+        "{{",
+        "",
+        "\t",
+        "\x00\x7f",
+    ],
+    "gen.rb": [
+        "module M",
+        "class C < B",
+        "def f(a)",
+        "def self.g = 1",
+        "  x = 1",
+        "end",
+        "class << self",
+        "attr_reader :x",
+        "private",
+        "get '/' do",
+        "# c",
+        "",
+        "\x00",
+        "=begin",
+    ],
+    "gen.kt": [
+        "class C(val a: Int) {",
+        "object O {",
+        "fun f(): Int {",
+        "  return 1",
+        "}",
+        "val x = 1",
+        "companion object {",
+        "init {",
+        "/** d */",
+        "",
+        "fun g() = 2",
+    ],
+    "gen.cs": [
+        "namespace N {",
+        "namespace N;",
+        "class C {",
+        "void M() {",
+        "  x = 1;",
+        "}",
+        "int P { get; set; }",
+        "[A]",
+        "enum E { A }",
+        "/// d",
+        "",
+    ],
+    "gen.cpp": [
+        "namespace n {",
+        "template <class T>",
+        "class C {",
+        " public:",
+        "  int f() {",
+        "    return 1;",
+        "}",
+        "};",
+        'extern "C" {',
+        "#if X",
+        "#endif",
+        "",
+    ],
+}
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.sampled_from(sorted(_FUZZ_LINES)).flatmap(
+        lambda path: st.tuples(
+            st.just(path), st.lists(st.sampled_from(_FUZZ_LINES[path]), max_size=40)
+        )
+    )
+)
+def test_c_ruby_kotlin_csharp_outlines_come_from_the_body(case: tuple[str, list[str]]) -> None:
+    path, lines = case
+    if not has_grammar(path):
+        return
+    body = "\n".join(lines) + "\n"
+    got = ol.outline(path, body)
+    assert got is not None
+    assert unsupported_lines(got, body) == []
+    assert len(got) <= len(body)  # never larger than the file
+    assert ol.outline(path, body) == got

@@ -24,6 +24,11 @@ GRAMMAR_MODULES = {  # (not typing.Final: the fast path imports no typing)
     "go": "tree_sitter_go",
     "rust": "tree_sitter_rust",
     "java": "tree_sitter_java",
+    "c": "tree_sitter_c",
+    "cpp": "tree_sitter_cpp",
+    "ruby": "tree_sitter_ruby",
+    "kotlin": "tree_sitter_kotlin",
+    "csharp": "tree_sitter_c_sharp",
 }
 
 
@@ -65,6 +70,20 @@ _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
+    ".c": "c",
+    ".h": "c",  # (C++ headers named .h are mostly C as far as declarations go)
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".rb": "ruby",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".cs": "csharp",
     ".md": "markdown",
     ".markdown": "markdown",
     ".mdx": "markdown",

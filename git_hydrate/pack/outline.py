@@ -5,8 +5,8 @@ from it (whole lines, or prefixes of lines, indentation kept) plus elision
 marker lines (indentation + ``...``, see ``is_marker``).  It is pure and
 deterministic.  Python is outlined with the stdlib ``ast``; Markdown and
 reStructuredText by their headings (:mod:`.outline_markup`); JavaScript,
-TypeScript/TSX, Go, Rust and Java with tree-sitter, when the grammar packages
-are installed (:mod:`.outline_ts`).  It returns None for an unsupported
+TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin and C# with tree-sitter, when
+the grammar packages are installed (:mod:`.outline_ts`).  It returns None for an unsupported
 language, for Python that does not parse, for a document without headings, and
 for the tree-sitter languages when their packages are missing.
 """

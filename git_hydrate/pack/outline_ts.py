@@ -1,4 +1,5 @@
-"""Outlines of JavaScript, TypeScript/TSX, Go, Rust and Java, with tree-sitter.
+"""Outlines of JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin and
+C#, with tree-sitter (each language's node kinds: :mod:`.outline_specs`).
 
 Each language is outlined when its grammar package (the ``outline`` extra) is
 installed; without it :func:`ts_outline` returns ``None``.
@@ -8,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from .outline_lines import cap, indent_of, marker
+from .outline_specs import SPECS as _SPECS
+from .outline_specs import Spec as _Spec
 
 __all__ = ["parser_for", "ts_outline"]
 
@@ -20,134 +22,19 @@ _WORDY = re.compile(r"\w")
 
 # ================================================================ tree-sitter
 
-
-@dataclass(frozen=True)
-class _Spec:
-    module: str  # grammar package's import name
-    factory: str  # function in it returning the language capsule
-    funcs: frozenset[str]  # header kept up to the body's '{', body elided
-    containers: frozenset[str]  # header kept, body's declarations outlined
-    whole: frozenset[str]  # kept whole when short (signatures, type declarations)
-    wrappers: frozenset[str]  # looked through (export ..., declare ...)
-    bodies: frozenset[str]  # inner lists looked through inside a container body
-    variables: frozenset[str]  # `const f = () => {}` declarations
-    comments: frozenset[str]
-    prefix: frozenset[str] = frozenset()  # sibling nodes kept in front (Rust attributes)
-
-
-_JS_FUNCS = frozenset(
-    {
-        "function_declaration",
-        "generator_function_declaration",
-        "method_definition",
-    }
-)
-_JS_VARS = frozenset({"lexical_declaration", "variable_declaration"})
-_TS_WHOLE = frozenset(
-    {
-        "interface_declaration",
-        "type_alias_declaration",
-        "enum_declaration",
-        "function_signature",
-        "method_signature",
-        "abstract_method_signature",
-    }
-)
-
-_SPECS: dict[str, _Spec] = {
-    "javascript": _Spec(
-        "tree_sitter_javascript",
-        "language",
-        funcs=_JS_FUNCS,
-        containers=frozenset({"class_declaration", "class"}),
-        whole=frozenset(),
-        wrappers=frozenset({"export_statement"}),
-        bodies=frozenset(),
-        variables=_JS_VARS,
-        comments=frozenset({"comment"}),
-        prefix=frozenset({"decorator"}),
-    ),
-    "typescript": _Spec(
-        "tree_sitter_typescript",
-        "language_typescript",
-        funcs=_JS_FUNCS,
-        containers=frozenset(
-            {
-                "class_declaration",
-                "abstract_class_declaration",
-                "class",
-                "internal_module",
-                "module",
-            }
-        ),
-        whole=_TS_WHOLE,
-        wrappers=frozenset({"export_statement", "ambient_declaration", "expression_statement"}),
-        bodies=frozenset(),
-        variables=_JS_VARS,
-        comments=frozenset({"comment"}),
-        prefix=frozenset({"decorator"}),
-    ),
-    "go": _Spec(
-        "tree_sitter_go",
-        "language",
-        funcs=frozenset({"function_declaration", "method_declaration"}),
-        containers=frozenset(),
-        whole=frozenset({"package_clause", "type_declaration"}),
-        wrappers=frozenset(),
-        bodies=frozenset(),
-        variables=frozenset(),
-        comments=frozenset({"comment"}),
-    ),
-    "rust": _Spec(
-        "tree_sitter_rust",
-        "language",
-        funcs=frozenset({"function_item"}),
-        containers=frozenset({"impl_item", "trait_item", "mod_item"}),
-        whole=frozenset(
-            {
-                "struct_item",
-                "enum_item",
-                "union_item",
-                "type_item",
-                "function_signature_item",
-                "associated_type",
-                "const_item",
-                "static_item",
-            }
-        ),
-        wrappers=frozenset(),
-        bodies=frozenset(),
-        variables=frozenset(),
-        comments=frozenset({"line_comment", "block_comment"}),
-        prefix=frozenset({"attribute_item"}),
-    ),
-    "java": _Spec(
-        "tree_sitter_java",
-        "language",
-        funcs=frozenset(
-            {"method_declaration", "constructor_declaration", "compact_constructor_declaration"}
-        ),
-        containers=frozenset(
-            {
-                "class_declaration",
-                "interface_declaration",
-                "enum_declaration",
-                "record_declaration",
-                "annotation_type_declaration",
-            }
-        ),
-        whole=frozenset({"annotation_type_element_declaration", "enum_constant"}),
-        wrappers=frozenset(),
-        bodies=frozenset({"enum_body_declarations"}),
-        variables=frozenset(),
-        comments=frozenset({"line_comment", "block_comment"}),
-    ),
-}
-_SPECS["tsx"] = _Spec(**{**_SPECS["typescript"].__dict__, "factory": "language_tsx"})
-
 _MAX_WHOLE = 25  # longer 'whole' declarations keep first line, marker, last line
-_CLOSERS = frozenset({"}", "};", "},", ");", ")"})
-_BLOCKS = frozenset({"statement_block", "block", "constructor_body"})
+_MAX_DEPTH = 48  # declarations nested deeper keep their first line (no RecursionError)
+_BLOCKS = frozenset(
+    {"statement_block", "block", "constructor_body", "compound_statement", "body_statement"}
+)
+
+
+def _last_row(node: Any) -> int:
+    """The node's last row: not the next one when it ends with its newline (C's
+    preprocessor lines)."""
+    end = node.end_point
+    row: int = end.row
+    return row - 1 if end.column == 0 and row > node.start_point.row else row
 
 
 @cache
@@ -171,6 +58,7 @@ class _TsOutliner:
         self.raw = source.split(b"\n")
         self.out: list[str] = []
         self.last_row = -1  # rows at or before this are already shown
+        self.depth = 0  # declarations being outlined, one inside the other
 
     def text(self, row: int, end_col: int | None = None) -> str:
         line = self.raw[row]
@@ -192,9 +80,24 @@ class _TsOutliner:
         self.out.append(marker(indent_of(self.text(row))))
 
     def closer(self, node: Any, after_row: int) -> None:
-        row = node.end_point.row
-        if row > after_row and self.text(row).strip() in _CLOSERS:
+        row = _last_row(node)
+        if row <= after_row:
+            return
+        last = self.text(row).strip()
+        loose = self.spec.loose_close and last.startswith("}") and len(last) <= 80
+        if last in self.spec.closers or loose:
             self.emit_row(row)
+
+    def body(self, node: Any) -> Any | None:
+        """The node's body: its 'body' field, or its first child of a body kind
+        (Kotlin's `function_body` looked into for its block)."""
+        found = node.child_by_field_name("body")
+        if found is None and self.spec.body_kinds:
+            found = next((c for c in node.named_children if c.type in self.spec.body_kinds), None)
+            if found is not None and found.type == "function_body":
+                inner = found.named_children
+                found = inner[0] if len(inner) == 1 and inner[0].type == "block" else found
+        return found
 
     # -- lead: doc comment and attributes before a declaration ------------
 
@@ -239,9 +142,9 @@ class _TsOutliner:
         self.emit_row(brow, bcol + 1 if opening in (b"{", b"(") else bcol)
         return brow
 
-    def whole(self, node: Any) -> None:
-        start, end = node.start_point.row, node.end_point.row
-        if end - start + 1 <= _MAX_WHOLE:
+    def whole(self, node: Any, most: int = _MAX_WHOLE) -> None:
+        start, end = node.start_point.row, _last_row(node)
+        if end - start + 1 <= most:
             for r in range(start, end + 1):
                 self.emit_row(r)
         else:
@@ -250,7 +153,14 @@ class _TsOutliner:
             self.closer(node, start)
 
     def function(self, node: Any, body: Any | None) -> None:
-        if body is None or body.type not in _BLOCKS or body.end_point.row == body.start_point.row:
+        # a body on one line is kept whole; in Ruby (no braces) a body on one line
+        # after the header's is elided
+        one_row: Any = node if not self.spec.braces else body
+        if (
+            body is None
+            or body.type not in _BLOCKS
+            or one_row.end_point.row == one_row.start_point.row
+        ):
             # no body, an expression body (`x => x + 1`), or a one-line body
             self.whole(node)
             return
@@ -259,7 +169,10 @@ class _TsOutliner:
         self.closer(node, brow)
 
     def container(self, node: Any) -> None:
-        body = node.child_by_field_name("body")
+        body = self.body(node)
+        kind = node.child_by_field_name("type")  # C: `typedef struct {..} name;`
+        if body is None and kind is not None and kind.type in self.spec.containers:
+            body = kind.child_by_field_name("body")
         if body is None or body.start_point.row == body.end_point.row:
             self.whole(node)
             return
@@ -294,24 +207,42 @@ class _TsOutliner:
         return False
 
     def decl(self, node: Any, anchor: Any) -> None:
+        self.depth += 1
+        try:
+            if self.depth <= _MAX_DEPTH:
+                self.declaration(node, anchor)
+            elif node.type in self.spec.funcs | self.spec.containers | self.spec.whole:
+                self.whole(node, most=1)
+        finally:
+            self.depth -= 1
+
+    def declaration(self, node: Any, anchor: Any) -> None:
         spec = self.spec
         kind = node.type
-        if kind in spec.wrappers:
+        if kind in spec.wrappers or kind in spec.head_wrappers:
+            if kind in spec.head_wrappers:
+                self.lead(anchor)
+                self.emit_row(node.start_point.row)
+            row = node.start_point.row
             for child in node.named_children:
-                self.decl(child, anchor)
+                # a child on the wrapper's first line shares its doc comment
+                self.decl(child, anchor if child.start_point.row == row else child)
             return
         if kind in spec.bodies:
             self.members(node.named_children)
             return
         if kind in spec.funcs:
             self.lead(anchor)
-            self.function(node, node.child_by_field_name("body"))
+            self.function(node, self.body(node))
         elif kind in spec.containers:
             self.lead(anchor)
             self.container(node)
         elif kind in spec.whole:
             self.lead(anchor)
             self.whole(node)
+        elif kind in spec.heads:
+            self.lead(anchor)
+            self.whole(node, most=1)
         elif kind in spec.variables and node.parent is not None and _top_or_export(node):
             saved = (len(self.out), self.last_row)
             self.lead(anchor)
@@ -339,4 +270,7 @@ def ts_outline(lang: str, body: str) -> list[str] | None:
     tree = parser.parse(source)
     o = _TsOutliner(_SPECS[lang], source)
     o.members(tree.root_node.named_children)
-    return o.out
+    if sum(len(line) + 1 for line in o.out) < len(body):
+        return o.out
+    # never larger than the file: a short one's own lines (its markers would not pay)
+    return [cap(line) for line in body.split("\n") if line.strip()]
