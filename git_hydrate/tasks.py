@@ -200,9 +200,14 @@ def add_task(
     return get_task(refs, task_id)
 
 
-def add_tasks(refs: TaskRefs, changes: dict[str, Change[None]]) -> list[str]:
+def add_tasks(
+    refs: TaskRefs,
+    changes: dict[str, Change[None]],
+    first: Callable[[], Callable[[], None]] | None = None,
+) -> list[str]:
     """Create many tasks (each change from :func:`new_task_change`) in one ref
-    transaction; returns the ids created, in order.
+    transaction; returns the ids created, in order. ``first``: see
+    :meth:`~git_hydrate.taskrefs.TaskRefs.create_many` (called only on its way).
 
     The ids' case-folded locks are held together, each id is checked as
     :func:`add_task` checks it, and the refs are created all at once. If a ref
@@ -217,7 +222,7 @@ def add_tasks(refs: TaskRefs, changes: dict[str, Change[None]]) -> list[str]:
         edges = any(change.task.depends_on or change.task.parent for change in changes.values())
         stack.enter_context(_graph_lock(refs, edges))
         check_no_cycles(refs, {tid: change.task for tid, change in changes.items()})
-        if refs.create_many(changes):
+        if refs.create_many(changes, first):
             return list(changes)
         for task_id, change in changes.items():
             refs.create(task_id, change, functools.partial(_exists, task_id))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,34 @@ def test_reimport_merges_upstream_changes_and_keeps_local_ones(repo: Path, ledge
     assert task["status"] == "done"  # closed upstream
     assert task["priority"] == 1 and "local" in task["tags"]  # changed here: kept
     assert len(ledger.list_tasks()) == 3  # never a duplicate
+    fsck(repo)
+
+
+def test_an_import_stopped_once_its_tasks_exist_keeps_their_bases(
+    repo: Path, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped (Ctrl-C, SIGTERM) once the tasks were made but before their bases
+    were written, the next import took a local edit for the upstream's and undid it
+    (explorer8). The bases land with the tasks now, just before their refs."""
+    from git_hydrate.store import Repository
+
+    text = (SAMPLES / "github.json").read_text(encoding="utf-8")
+    update_refs = Repository.update_refs
+
+    def made_then_stopped(self: Repository, updates: list[Any], *args: Any, **kwargs: Any) -> None:
+        update_refs(self, updates, *args, **kwargs)
+        if any(name.startswith(b"refs/hydrate/tasks/") for name, _old, _new in updates):
+            raise KeyboardInterrupt  # (the tasks are made: stopped right after)
+
+    monkeypatch.setattr(Repository, "update_refs", made_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        ledger.import_tasks(text)
+    monkeypatch.undo()
+    assert len(ledger.list_tasks()) == 3
+    ledger.edit_task("GH-12", objective="my local, better objective")
+    again = ledger.import_tasks(text)
+    assert again["updated"] == [] and sorted(again["unchanged"]) == ["GH-12", "GH-13", "GH-14"]
+    assert ledger.get_task("GH-12")["objective"] == "my local, better objective"
     fsck(repo)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, TypedDict
 
 import msgspec
@@ -262,22 +262,39 @@ class _Bases:
     def save(self, summary: str) -> None:
         """One commit holding every base written in this run (retried if another
         import moved the ref meanwhile)."""
-        if not self.new:
-            return
+        if self.new:
+            self.written(summary)()
+
+    def written(self, summary: str) -> Callable[[], None]:
+        """The objects of :meth:`save`'s commit written now, and what moves the ref
+        to it (retried if another import moved it meanwhile); :attr:`new` is
+        empty again once it has moved."""
         repo = self.refs.repo
         blobs = repo.write_blobs([codec.encode(task) for task in self.new.values()])
         changes = {tid.encode(): oid for tid, oid in zip(self.new, blobs, strict=True)}
-        for _attempt in attempts():
-            tip = repo.read_ref(IMPORTS_REF)
+        tip = repo.read_ref(IMPORTS_REF)
+
+        def commit_on(tip: bytes | None) -> bytes:
             root = repo.read_commit_tree(tip)[0] if tip is not None else None
             tree = repo.update_tree(root, changes)
-            commit = repo.write_commit(tree, [tip] if tip else [], f"hydrate: {summary}\n")
-            try:
-                repo.compare_and_swap(IMPORTS_REF, tip, commit, summary)
+            return repo.write_commit(tree, [tip] if tip else [], f"hydrate: {summary}\n")
+
+        made = (tip, commit_on(tip))
+
+        def move() -> None:
+            tip, commit = made
+            for _attempt in attempts():
+                try:
+                    repo.compare_and_swap(IMPORTS_REF, tip, commit, summary)
+                except RefRace:
+                    tip = repo.read_ref(IMPORTS_REF)
+                    commit = commit_on(tip)
+                    continue
+                self.new = {}
                 return
-            except RefRace:
-                continue
-        raise self.refs.busy("imports")
+            raise self.refs.busy("imports")
+
+        return move
 
 
 def import_items(
@@ -473,8 +490,14 @@ def _flush(
     own and its children left out with it) and note their bases."""
     if not pending:
         return
+    # Their bases are written with them, and land just before them: an import
+    # stopped once the tasks exist but not their bases would take a local edit
+    # made since for the upstream's at the next import, and undo it (a base of
+    # a task not made is never read: that task is made anew).
+    bases.new.update((task_id, change.task) for task_id, change in pending.items())
+    summary = f"import: {len(pending)} new task(s)"
     try:
-        created = add_tasks(refs, pending)
+        created = add_tasks(refs, pending, lambda: bases.written(summary))
     except HydrateError:  # (an id made meanwhile, or a cycle closed meanwhile: find which)
         created = []
         failed: set[str] = set()
@@ -486,8 +509,9 @@ def _flush(
             except HydrateError as exc:
                 failed.add(task_id)
                 report["errors"].append({"item": task_id, "error": str(exc)})
-    for task_id in created:
-        bases.new[task_id] = pending[task_id].task
+    if bases.new:  # (the bases did not land with the tasks: those made, at the end)
+        for task_id in set(pending) - set(created):
+            del bases.new[task_id]
     report["created"] += created
 
 

@@ -307,9 +307,18 @@ class TaskRefs:
 
         return self._write(task_id, on_state)
 
-    def create_many(self, changes: Mapping[str, Change[Any]]) -> bool:
+    def create_many(
+        self,
+        changes: Mapping[str, Change[Any]],
+        first: Callable[[], Callable[[], None]] | None = None,
+    ) -> bool:
         """Create every task of ``changes`` in one all-or-nothing ref transaction;
-        ``False`` (nothing created) if any of them exists meanwhile.
+        ``False`` (no task created) if any of them exists meanwhile.
+
+        ``first`` is called while the tasks' objects are made (what it writes goes
+        with them), and what it returns once they are in place, before any task
+        ref: an import's record of what it imported (:mod:`~git_hydrate.interop`),
+        which a stop between the two must not leave behind its tasks.
 
         At :data:`~git_hydrate.store.refs.PACKED_CREATIONS` tasks or more (an
         import), their objects go into one pack and their refs into
@@ -325,6 +334,9 @@ class TaskRefs:
                     (ref_name(task_id), None, self._commit(task_id, None, None, change))
                     for task_id, change in changes.items()
                 ]
+                then = first() if first is not None else None
+            if then is not None:
+                then()
             self.repo.update_refs(
                 [(ref, old, new) for ref, old, new in updates if new is not None],
                 f"hydrate: task-add {len(updates)} task(s)",
