@@ -120,6 +120,43 @@ def test_go_rust_java_headers() -> None:
     assert "count++;" not in java
 
 
+GUARDED_HEADER = """\
+#ifndef JV_H
+#define JV_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct { int kind; } jv;
+
+jv jv_null(void);
+static inline int jv_is_valid(jv x) {
+  return x.kind != 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+"""
+
+
+@pytest.mark.parametrize("path", ["src/jv.h", "src/jv.c", "src/jv.hpp"])
+def test_a_c_header_guarded_for_cpp_readers_keeps_its_declarations(path: str) -> None:
+    """``#ifdef __cplusplus extern "C" { #endif``, the C library header's idiom
+    (jq's jv.h, jq.h): the outline was its include guard's one line (explorer9)."""
+    if not has_grammar(path):
+        pytest.skip("grammar package not installed")
+    got = ol.outline(path, GUARDED_HEADER)
+    assert got is not None
+    lines = got.splitlines()
+    assert "typedef struct { int kind; } jv;" in lines and "jv jv_null(void);" in lines
+    assert "static inline int jv_is_valid(jv x) {" in lines
+    assert "  return x.kind != 0;" not in lines
+
+
 def test_c_cpp_ruby_kotlin_csharp_headers() -> None:
     c = _outline_of("sample.c").splitlines()
     assert "#define SQUARE(x) ((x) * (x))" in c  # a function-like macro's line

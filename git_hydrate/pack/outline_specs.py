@@ -167,7 +167,8 @@ SPECS["c"] = Spec(
     "tree_sitter_c",
     "language",
     funcs=_C_FUNCS,
-    containers=_C_CONTAINERS,
+    # (extern "C" { ... }: a C header's guard for C++ readers, found inside #ifdef)
+    containers=_C_CONTAINERS | {"linkage_specification"},
     whole=frozenset({"enumerator"}),
     wrappers=_C_WRAPPERS,
     bodies=frozenset(),
