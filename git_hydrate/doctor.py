@@ -2,14 +2,16 @@
 
 Every problem is reported per task; one damaged task never stops the check of
 the others. Nothing here changes a task; ``clear_stale_locks`` removes only
-lock files (under ``refs/hydrate/``, ``refs/hydrate-remotes/``, and git-hydrate's
-own) whose git-hydrate maker is gone, or that are older than a threshold and
-that no running process holds, and ``clear_stale_temporaries`` only the caches'
-temporary files whose writer is gone (see :mod:`git_hydrate.store.tempfiles`).
+lock files (under ``refs/hydrate/``, ``refs/hydrate-remotes/``, git-hydrate's
+own, and the ``.keep`` of a big import's pack) whose git-hydrate maker is gone,
+or that are older than a threshold and that no running process holds, and
+``clear_stale_temporaries`` only the caches' temporary files whose writer is gone
+(see :mod:`git_hydrate.store.tempfiles`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -167,13 +169,19 @@ def find_locks(common_dir: str, now: float | None = None) -> list[dict[str, Any]
     # packed-refs.lock stops every ref change, tasks' too
     walked = [(common_dir, ["packed-refs.lock", *own])]
     walked += [(d, f) for base in bases for d, _s, f in os.walk(base)]
+    # a big import's pack keeps a .keep naming its maker until the refs land
+    packs = os.path.join(common_dir, "objects", "pack")
+    with contextlib.suppress(OSError):
+        walked.append((packs, [n for n in os.listdir(packs) if n.endswith(".keep")]))
     opened: set[str] | None = None
     locks = []
     for dirpath, files in walked:
         for name in files:
-            if not name.endswith(".lock"):
-                continue
             path = os.path.join(dirpath, name)
+            if not name.endswith(".lock") and not (
+                name.endswith(".keep") and lockfiles.maker(path) is not None
+            ):
+                continue  # (a .keep of git's own, or a user's, is no lock)
             try:
                 age = now - os.stat(path).st_mtime
             except OSError:

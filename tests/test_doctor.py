@@ -169,6 +169,34 @@ def test_a_stale_lock_of_a_remote_mirror_is_cleared(populated: Path) -> None:
     assert not lock.exists()
 
 
+def test_a_big_imports_keep_left_by_a_killed_import_is_named_and_cleared(
+    populated: Path,
+) -> None:
+    """A big import's pack has a .keep naming its maker until the refs land; an import
+    killed (SIGKILL) in between left it, pinning the pack for good, unnamed
+    (explorer9). A .keep of git's own (a fetch's) is none of doctor's business."""
+    import subprocess
+    import sys
+
+    from git_hydrate.store import lockfiles
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    host = lockfiles.stamp().split(" ", 2)[2]
+    packs = populated / ".git" / "objects" / "pack"
+    packs.mkdir(parents=True, exist_ok=True)
+    ours = packs / "pack-1111111111111111111111111111111111111111.keep"
+    ours.write_text(f"git-hydrate {dead.stdout.strip()} {host}\n")
+    gits = packs / "pack-2222222222222222222222222222222222222222.keep"
+    gits.write_text("fetch-pack 123 on somehost\n")
+    report = json.loads(hydrate(populated, "doctor", "--json").stdout)
+    assert [entry["path"] for entry in report["locks"]] == [str(ours)]
+    assert report["locks"][0]["maker"] == "gone" and report["ok"] is False
+    cleared = hydrate(populated, "doctor", "--clear-stale-locks")
+    assert f"removed stale lock {ours}" in cleared.stdout
+    assert not ours.exists() and gits.exists()
+
+
 def test_doctor_checks_the_archive_and_removal_record(populated: Path) -> None:
     with Ledger(populated) as ledger:
         ledger.set_status("GOOD-1", "cancelled")

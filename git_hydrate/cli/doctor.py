@@ -17,7 +17,8 @@ __all__ = ["doctor"]
     is_flag=True,
     help=(
         "Remove lock files under refs/hydrate/ and refs/hydrate-remotes/ (and "
-        "packed-refs.lock, and git-hydrate's own hydrate-*.lock) left by a "
+        "packed-refs.lock, git-hydrate's own hydrate-*.lock, and the .keep a big "
+        "import puts beside its pack until its refs land) left by a "
         "git-hydrate process that has ended, or older than --older-than and held "
         "by no process; say why each other one is kept."
     ),

@@ -54,6 +54,12 @@ def _this_line() -> bytes:
     return _line
 
 
+def stamp() -> str:
+    """This process's line without its end: what a file that should name its maker
+    holds (``git index-pack --keep=`` writes it into a pack's ``.keep``)."""
+    return _this_line().decode("utf-8", "replace").strip()
+
+
 def create(path: str) -> None:
     """Create the lock file ``path`` (``O_EXCL``), naming this process as its maker.
 

@@ -24,6 +24,7 @@ from typing import Final
 
 from ..errors import NotWritable
 from .base import RepositoryBase
+from .lockfiles import stamp
 from .process import GitRun, reason
 
 __all__ = ["PackBatch", "PackedWrites", "index_pack", "pack_stream"]
@@ -159,7 +160,7 @@ def index_pack(
     try:
         # (--keep: a .keep file beside the pack from its first moment, as a fetch's,
         # until the caller's refs reach it: see PackedWrites.release_packs)
-        keep = "--keep=git-hydrate: its refs are being written"
+        keep = f"--keep={stamp()}"  # (names its maker, as a lock file does)
         proc = git(["index-pack", "--stdin", keep], input=stream, check=False)
         done = proc.returncode == 0
     finally:
