@@ -430,6 +430,30 @@ def test_install_writes_no_new_hook_into_a_tracked_hooks_directory(
     assert git(pushable, "status", "--porcelain") == ""
 
 
+def test_install_into_the_work_tree_says_git_status_lists_the_hook(
+    pushable: Path, env: dict[str, str]
+) -> None:
+    """core.hooksPath at a new directory of the work tree: the hook is written (the
+    user asked for that place) and said to be one `git add -A` would share (explorer9);
+    under an ignore rule, or in .git/hooks, nothing is said."""
+    git(pushable, "config", "core.hooksPath", "newdir")
+    result = run(pushable, "git", "hydrate", "hooks", "install", env=env)
+    assert result.returncode == 0, result
+    assert result.stderr == (
+        "warning: newdir/pre-push is in the work tree and no ignore rule covers it: git status "
+        "lists it, and it names this machine's Python; list it in .git/info/exclude\n"
+    )
+    (pushable / ".git" / "info").mkdir(exist_ok=True)
+    with open(pushable / ".git" / "info" / "exclude", "a") as fh:
+        fh.write("/newdir/\n")
+    again = run(pushable, "git", "hydrate", "hooks", "install", "--json", env=env)
+    assert again.returncode == 0 and again.stderr == ""
+    assert json.loads(again.stdout)["notes"] == []
+    git(pushable, "config", "--unset", "core.hooksPath")
+    plain = run(pushable, "git", "hydrate", "hooks", "install", env=env)
+    assert plain.returncode == 0 and plain.stderr == ""
+
+
 def test_status_human_output(pushable: Path, env: dict[str, str]) -> None:
     before = run(pushable, "git", "hydrate", "hooks", "status", env=env)
     assert before.returncode == 0 and before.stderr == ""

@@ -214,6 +214,8 @@ def install(ctx: click.Context, commit_trailer: bool, agent_refresh: bool, as_js
         click.echo(f"{words[one['action']]} {shown(one['hook'])}")
         if one["legacy"]:
             click.echo(f"chained: {shown(one['legacy'])} runs first")
+    for note in result["notes"]:
+        warn(note)
 
 
 @hooks_group.command("uninstall")

@@ -198,7 +198,8 @@ def install(
         python: The interpreter the shim falls back to when ``git-hydrate`` is
             not on ``PATH`` (default: the running one).
 
-    Returns ``{hook, action, legacy, commit_trailer}``: ``action`` is
+    Returns ``{hook, action, legacy, commit_trailer, agent_refresh, notes}``
+    (``notes``: a line for each hook git status would list): ``action`` is
     ``installed``, ``updated`` or ``unchanged``; ``legacy`` the chained hook's
     path or ``None``; ``commit_trailer`` the same three for the
     prepare-commit-msg hook, or ``None`` when it was not asked for; with
@@ -230,7 +231,32 @@ def install(
         **results[_HOOK_NAME],
         "commit_trailer": results.get(_TRAILER_HOOK_NAME),
         "agent_refresh": results.get(_REFRESH_HOOK_NAME),
+        "notes": _shown_in_status(ledger, directory, [name for name, _, _ in plan]),
     }
+
+
+def _shown_in_status(ledger: Ledger, directory: Path, names: list[str]) -> list[str]:
+    """A line for each hook written into the work tree where git status lists it (an
+    untracked directory no ignore rule covers): a `git add -A` would share it."""
+    top = ledger.repo.work_tree
+    if top is None:
+        return []
+    where = directory.resolve()
+    try:
+        inside = where.relative_to(Path(top).resolve())
+    except ValueError:
+        return []
+    if where.is_relative_to(Path(ledger.repo.common_dir).resolve()):
+        return []  # (.git/hooks: git status never lists the git directory)
+    paths = [(inside / name).as_posix() for name in names]
+    proc = ledger.repo.git(["check-ignore", "--no-index", "--", *paths], check=False)
+    ignored = set(proc.stdout.decode("utf-8", "surrogateescape").splitlines())
+    return [
+        f"{path} is in the work tree and no ignore rule covers it: git status lists it, and "
+        "it names this machine's Python; list it in .git/info/exclude"
+        for path in paths
+        if path not in ignored
+    ]
 
 
 def _shared_hooks(ledger: Ledger, directory: Path, names: list[str]) -> str | None:
