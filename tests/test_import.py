@@ -121,6 +121,33 @@ def test_an_import_stopped_once_its_tasks_exist_keeps_their_bases(
     fsck(repo)
 
 
+def test_two_imports_of_one_file_at_once_the_loser_sees_unchanged_tasks(
+    repo: Path, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import that lost the race to make the tasks reported every item left out
+    ("already exists"; explorer9): tasks another import of the same source made
+    meanwhile are updates, here unchanged."""
+    from git_hydrate.interop import importer
+
+    text = (SAMPLES / "github.json").read_text(encoding="utf-8")
+    made = importer.add_tasks
+    raced: list[bool] = []
+
+    def the_other_import_first(*args: Any, **kwargs: Any) -> list[str]:
+        if not raced:
+            raced.append(True)
+            with Ledger(repo) as other:
+                assert len(other.import_tasks(text)["created"]) == 3
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(importer, "add_tasks", the_other_import_first)
+    report = ledger.import_tasks(text)
+    assert report["errors"] == [] and report["created"] == []
+    assert sorted(report["unchanged"]) == ["GH-12", "GH-13", "GH-14"]
+    assert len(ledger.list_tasks()) == 3
+    fsck(repo)
+
+
 @pytest.mark.parametrize(
     ("sample", "fmt"), [("beads.jsonl", "beads"), ("tasks.json", "taskmaster")]
 )

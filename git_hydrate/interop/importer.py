@@ -24,30 +24,27 @@ from typing import Any, Final, TypedDict
 
 import msgspec
 
-from .. import codec, validate
+from .. import validate
 from ..attachments import check_text_secrets
 from ..dependencies import check_no_cycle, cycles, edge_graph, find_cycle, queue_summaries
-from ..errors import HydrateError, ValidationError
+from ..errors import Conflict, HydrateError, ValidationError
 from ..merge import Side, merge_states
 from ..model import PathNote, Task
-from ..store import RefRace
 from ..taskrefs import (
     Change,
     TaskRefs,
     TaskState,
     Unchanged,
-    attempts,
     default_title,
     task_message,
 )
 from ..tasks import add_tasks, free_text, new_task_change
 from ..textpolicy import LINE
+from .bases import IMPORTS_REF, Bases
 from .formats import DEFAULT_PREFIX, Item
 
 __all__ = ["IMPORTS_REF", "ImportReport", "import_items"]
 
-#: The ref whose tree holds what the upstream said at the last import, per task.
-IMPORTS_REF: Final = b"refs/hydrate/imports"
 #: The largest text field an item may carry.
 MAX_FIELD_BYTES: Final = 1 << 20
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
@@ -239,64 +236,6 @@ def _parent_first(items: list[Item]) -> tuple[list[Item], dict[str, list[str]]]:
     return ordered, loops
 
 
-class _Bases:
-    """What the upstream said at the last import, per task id (``IMPORTS_REF``)."""
-
-    def __init__(self, refs: TaskRefs) -> None:
-        self.refs = refs
-        self.tip = refs.repo.read_ref(IMPORTS_REF)
-        self.tree: bytes | None = None
-        self.entries: dict[bytes, tuple[int, bytes]] = {}
-        if self.tip is not None:
-            self.tree, _parents = refs.repo.read_commit_tree(self.tip)
-            self.entries = refs.repo.read_tree(self.tree)
-        self.new: dict[str, Task] = {}
-
-    def get(self, task_id: str) -> Task | None:
-        entry = self.entries.get(task_id.encode())
-        if entry is None:
-            return None
-        data = self.refs.repo.read_blob(entry[1])
-        return codec.decode_task(data, f"{IMPORTS_REF.decode()}:{task_id}")
-
-    def save(self, summary: str) -> None:
-        """One commit holding every base written in this run (retried if another
-        import moved the ref meanwhile)."""
-        if self.new:
-            self.written(summary)()
-
-    def written(self, summary: str) -> Callable[[], None]:
-        """The objects of :meth:`save`'s commit written now, and what moves the ref
-        to it (retried if another import moved it meanwhile); :attr:`new` is
-        empty again once it has moved."""
-        repo = self.refs.repo
-        blobs = repo.write_blobs([codec.encode(task) for task in self.new.values()])
-        changes = {tid.encode(): oid for tid, oid in zip(self.new, blobs, strict=True)}
-        tip = repo.read_ref(IMPORTS_REF)
-
-        def commit_on(tip: bytes | None) -> bytes:
-            root = repo.read_commit_tree(tip)[0] if tip is not None else None
-            tree = repo.update_tree(root, changes)
-            return repo.write_commit(tree, [tip] if tip else [], f"hydrate: {summary}\n")
-
-        made = (tip, commit_on(tip))
-
-        def move() -> None:
-            tip, commit = made
-            for _attempt in attempts():
-                try:
-                    repo.compare_and_swap(IMPORTS_REF, tip, commit, summary)
-                except RefRace:
-                    tip = repo.read_ref(IMPORTS_REF)
-                    commit = commit_on(tip)
-                    continue
-                self.new = {}
-                return
-            raise self.refs.busy("imports")
-
-        return move
-
-
 def import_items(
     refs: TaskRefs,
     items: Iterable[Item],
@@ -311,9 +250,10 @@ def import_items(
     report = _empty_report(fmt, dry_run)
     listed, loops = _parent_first(list(items))
     known = set(refs.task_names())
-    bases = _Bases(refs)
+    bases = Bases(refs)
     seen: set[str] = set()
     pending: dict[str, Change[None]] = {}
+    fields_of: dict[str, dict[str, Any]] = {}
     left_out: set[str] = set()
     later: list[tuple[str, str, dict[str, Any]]] = []
     for item in listed:
@@ -331,6 +271,7 @@ def import_items(
                 if item.parent and _parent_id(item, chosen) in left_out:
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
+                fields_of[task_id] = fields
                 known.add(task_id)
             left_out.discard(task_id)  # (an unreadable copy before this one stands for none)
             warnings = [*item.warnings, *_parent_warning(item, chosen, fields, left_out)]
@@ -344,7 +285,8 @@ def import_items(
     if dry_run:
         report["created"] += list(batch)
     else:
-        _flush(refs, batch, bases, report)
+        meanwhile = _as_update(refs, fields_of, (bases, report), allow_secrets)
+        _flush(refs, batch, bases, report, meanwhile)
     _update_later(refs, later, (bases, report), dry_run, allow_secrets)
     if not dry_run:
         bases.save(f"import {fmt}: {len(bases.new)} task(s)")
@@ -370,7 +312,7 @@ def _checked_id(item: Item, prefix: str, seen: set[str], loops: dict[str, list[s
 def _update_later(
     refs: TaskRefs,
     later: list[tuple[str, str, dict[str, Any]]],
-    into: tuple[_Bases, ImportReport],
+    into: tuple[Bases, ImportReport],
     dry_run: bool,
     allow: bool | None,
 ) -> None:
@@ -482,12 +424,42 @@ def _without_refusals(
     return {task_id: change for task_id, change in pending.items() if task_id not in refused}
 
 
+def _as_update(
+    refs: TaskRefs,
+    fields_of: dict[str, dict[str, Any]],
+    into: tuple[Bases, ImportReport],
+    allow: bool | None,
+) -> Callable[[str], bool]:
+    """What takes a task this run was to make, found made meanwhile, as an update
+    when it came from the same source (two imports of one file at once: the one
+    that lost the race sees the other's tasks as unchanged, not as failures)."""
+    bases, report = into
+
+    def as_update(task_id: str) -> bool:
+        try:
+            there = refs.load(task_id).task
+        except HydrateError:
+            return False
+        if there.source != fields_of[task_id]["source"]:
+            return False
+        _update(refs, task_id, fields_of[task_id], bases, report, False, allow)
+        return True
+
+    return as_update
+
+
 def _flush(
-    refs: TaskRefs, pending: dict[str, Change[None]], bases: _Bases, report: ImportReport
+    refs: TaskRefs,
+    pending: dict[str, Change[None]],
+    bases: Bases,
+    report: ImportReport,
+    meanwhile: Callable[[str], bool],
 ) -> None:
     """Create the pending tasks (one ref transaction when all of them can be made;
     else, should a task be made meanwhile, one by one, each failure named on its
-    own and its children left out with it) and note their bases."""
+    own and its children left out with it) and note their bases. ``meanwhile``
+    takes a task another import of the same source made meanwhile as an update
+    (``True``: it did), not as a failure."""
     if not pending:
         return
     # Their bases are written with them, and land just before them: an import
@@ -507,11 +479,13 @@ def _flush(
                     raise ValidationError(f"its parent {change.task.parent} was left out")
                 created += add_tasks(refs, {task_id: change})
             except HydrateError as exc:
+                if isinstance(exc, Conflict) and meanwhile(task_id):
+                    continue
                 failed.add(task_id)
                 report["errors"].append({"item": task_id, "error": str(exc)})
     if bases.new:  # (the bases did not land with the tasks: those made, at the end)
-        for task_id in set(pending) - set(created):
-            del bases.new[task_id]
+        for task_id in set(pending) - set(created) - set(report["updated"]):
+            bases.new.pop(task_id, None)
     report["created"] += created
 
 
@@ -524,7 +498,7 @@ def _update(
     refs: TaskRefs,
     task_id: str,
     fields: dict[str, Any],
-    bases: _Bases,
+    bases: Bases,
     report: ImportReport,
     dry_run: bool,
     allow: bool | None,
