@@ -74,3 +74,20 @@ def test_agent_context_piped_is_the_prompt_byte_for_byte(task: tuple[Path, str])
     assert context.returncode == 0, context
     assert HOSTILE in context.stdout
     assert "\\x1b" in on_a_terminal(repo, "agent", "context", "claude").decode("utf-8")
+
+
+def test_json_writes_terminal_controls_and_bidi_as_escapes(task: tuple[Path, str]) -> None:
+    """JSON allows a C1 control (U+009B, an 8-bit CSI) or a bidi override raw in a
+    string: `expand --json` on a terminal passed them through (explorer9). On a
+    terminal they are written as \\uXXXX now: the same JSON value."""
+    repo, _digest = task
+    with open(repo / "esc.txt", "a", encoding="utf-8") as fh:
+        fh.write("\u202eright to left\u2028\n")
+    assert hydrate(repo, "add", "E-1", "--file", "esc.txt").returncode == 0
+    out = on_a_terminal(repo, "expand", "E-1", "--max-bytes", "100000").decode("utf-8")
+    assert not {"\u009b", "\u202e", "\u2028"} & set(out)
+    assert "\\u009b" in out and "\\u202e" in out and "\\u2028" in out
+    bodies = [c["body"] for c in json.loads(out)["packet"]["context"]]
+    assert any("\u009b31m" in body and "\u202eright to left\u2028" in body for body in bodies)
+    piped = hydrate(repo, "expand", "E-1", "--max-bytes", "100000").stdout
+    assert json.loads(piped) == json.loads(out) and "\u202e" in piped  # (raw: as before)

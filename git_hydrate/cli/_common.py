@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -98,7 +99,15 @@ def echo_json(ctx: click.Context, data: Any) -> None:
     """Print ``data`` as JSON (indented, or one line with ``--compact``)."""
     from ..codec import format_output
 
-    click.echo(format_output(data, compact=compact(ctx)))
+    terminal = _on_a_terminal()
+    click.echo(format_output(data, compact=compact(ctx), terminal=terminal))
+
+
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # (replaced by a stream without a file, or closed)
+        return False
 
 
 def _set_compact(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
