@@ -22,11 +22,12 @@ from .pack.budget import human_size, parse_size
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any, BinaryIO, Final
+    from typing import IO, Any, BinaryIO, Final
 
 __all__ = [
     "Deferred",
     "byte_size",
+    "is_terminal",
     "os_error_line",
     "refreshed_line",
     "shown",
@@ -99,7 +100,7 @@ class Deferred:
                 self._fh = sys.stdout.buffer
             else:
                 self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
-            if _is_terminal(self._fh):  # (standard output, or -o /dev/tty)
+            if is_terminal(self._fh):  # (standard output, or -o /dev/tty)
                 self._terminal = codecs.getincrementaldecoder("utf-8")("replace")
         return self._fh
 
@@ -151,7 +152,8 @@ class Deferred:
             fh.close()
 
 
-def _is_terminal(stream: BinaryIO) -> bool:
+def is_terminal(stream: IO[Any]) -> bool:
+    """Whether ``stream`` is a terminal (``False`` for one without a file, or closed)."""
     try:
         return stream.isatty()
     except (AttributeError, ValueError):  # a stream without a file, or closed

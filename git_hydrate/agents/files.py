@@ -65,8 +65,13 @@ def state_path(ledger: Ledger, agent: str) -> Path:
 
 def load_state(ledger: Ledger, agent: str) -> dict[str, Any]:
     """What the bridge of ``agent`` wrote (empty when it is not installed)."""
+    return _state_at(state_path(ledger, agent))
+
+
+def _state_at(path: Path) -> dict[str, Any]:
+    """The bridge state file ``path`` (empty when missing or unreadable)."""
     try:
-        with open_regular(str(state_path(ledger, agent))) as fh:
+        with open_regular(str(path)) as fh:
             data = json.loads(fh.read().decode("utf-8"))
     except (OSError, ValueError):
         data = None
@@ -366,12 +371,7 @@ def _excluded_elsewhere(ledger: Ledger) -> set[str]:
         if folder.resolve() == mine:
             continue
         for state in sorted(folder.joinpath("hydrate", "agents").glob("*.json")):
-            try:
-                with open_regular(str(state)) as fh:
-                    data = json.loads(fh.read().decode("utf-8"))
-            except (OSError, ValueError):
-                continue
-            listed = data.get("excluded") if isinstance(data, dict) else None
+            listed = _state_at(state)["excluded"]
             if isinstance(listed, list):
                 found.update(p for p in listed if isinstance(p, str))
     return found

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import click
 
-from ..console import byte_size, shown, shown_block, token_count
+from ..console import byte_size, is_terminal, shown, shown_block, token_count
 from ..model import STATIONS
 from ..settings import ENCODINGS, PROMPT_FORMATS, default_help
 from ..validate import MAX_TTL
@@ -99,15 +99,8 @@ def echo_json(ctx: click.Context, data: Any) -> None:
     """Print ``data`` as JSON (indented, or one line with ``--compact``)."""
     from ..codec import format_output
 
-    terminal = _on_a_terminal()
+    terminal = is_terminal(sys.stdout)
     click.echo(format_output(data, compact=compact(ctx), terminal=terminal))
-
-
-def _on_a_terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):  # (replaced by a stream without a file, or closed)
-        return False
 
 
 def _set_compact(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:

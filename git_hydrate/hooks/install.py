@@ -235,19 +235,27 @@ def install(
     }
 
 
+def _in_work_tree(ledger: Ledger, directory: Path) -> Path | None:
+    """``directory`` relative to the top of the work tree; ``None`` outside it, or
+    in the git directory (the usual ``.git/hooks``: git neither tracks nor lists it)."""
+    top = ledger.repo.work_tree
+    if top is None:
+        return None
+    where = directory.resolve()
+    if where.is_relative_to(Path(ledger.repo.common_dir).resolve()):
+        return None
+    try:
+        return where.relative_to(Path(top).resolve())
+    except ValueError:
+        return None
+
+
 def _shown_in_status(ledger: Ledger, directory: Path, names: list[str]) -> list[str]:
     """A line for each hook written into the work tree where git status lists it (an
     untracked directory no ignore rule covers): a `git add -A` would share it."""
-    top = ledger.repo.work_tree
-    if top is None:
+    inside = _in_work_tree(ledger, directory)
+    if inside is None:
         return []
-    where = directory.resolve()
-    try:
-        inside = where.relative_to(Path(top).resolve())
-    except ValueError:
-        return []
-    if where.is_relative_to(Path(ledger.repo.common_dir).resolve()):
-        return []  # (.git/hooks: git status never lists the git directory)
     paths = [(inside / name).as_posix() for name in names]
     proc = ledger.repo.git(["check-ignore", "--no-index", "--", *paths], check=False)
     ignored = set(proc.stdout.decode("utf-8", "surrogateescape").splitlines())
@@ -265,13 +273,9 @@ def _shared_hooks(ledger: Ledger, directory: Path, names: list[str]) -> str | No
     is the team's. A tracked hook (or the ``.legacy`` file it would become) would be
     rewritten for this machine; a new one would wait in ``git status`` to be shared,
     naming this machine's Python."""
-    top = ledger.repo.work_tree
-    if top is None:
+    inside = _in_work_tree(ledger, directory)
+    if inside is None:
         return None
-    try:
-        inside = directory.resolve().relative_to(Path(top).resolve())
-    except ValueError:
-        return None  # (outside the work tree: the usual .git/hooks)
     paths = [(inside / name).as_posix() for name in names]
     paths += [path + _LEGACY_SUFFIX for path in paths]
     tracked = ledger.repo.tracked(paths)

@@ -26,12 +26,11 @@ class Bases:
 
     def __init__(self, refs: TaskRefs) -> None:
         self.refs = refs
-        self.tip = refs.repo.read_ref(IMPORTS_REF)
-        self.tree: bytes | None = None
+        tip = refs.repo.read_ref(IMPORTS_REF)
+        #: The bases as this run found them (its own are written, not read back).
         self.entries: dict[bytes, tuple[int, bytes]] = {}
-        if self.tip is not None:
-            self.tree, _parents = refs.repo.read_commit_tree(self.tip)
-            self.entries = refs.repo.read_tree(self.tree)
+        if tip is not None:
+            self.entries = refs.repo.read_tree(refs.repo.read_commit_tree(tip)[0])
         self.new: dict[str, Task] = {}
 
     def get(self, task_id: str) -> Task | None:

@@ -313,10 +313,11 @@ class Objects(PackedWrites):
         argv, cwd, env = self.git_invocation()
         return stream_objects(argv, cwd, env, oids)
 
-    def _worktree_size(self, path: bytes, size: int) -> bool:
-        """Whether the work tree holds a regular file of ``size`` bytes at ``path``
-        (relative to its top, never climbing out of it nor through a symbolic link
-        on its way: :attr:`work_tree_files`)."""
+    def worktree_has(self, path: bytes, size: int) -> bool:
+        """Whether :meth:`worktree_file` may find the file (one ``lstat``): a regular
+        file of ``size`` bytes at ``path``, relative to the work tree's top, never
+        climbing out of it nor through a symbolic link on its way
+        (:attr:`work_tree_files`)."""
         files = self.work_tree_files
         if files is None or not path:
             return False
@@ -325,10 +326,6 @@ class Objects(PackedWrites):
         except OSError:
             return False
         return stat.S_ISREG(info.st_mode) and info.st_size == size
-
-    def worktree_has(self, path: bytes, size: int) -> bool:
-        """Whether :meth:`worktree_file` may find the file (one ``lstat``)."""
-        return self._worktree_size(path, size)
 
     def worktree_file(self, path: bytes, size: int) -> bytes | None:
         """The ``size`` bytes of the regular file at ``path`` (relative to the work
