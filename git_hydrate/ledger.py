@@ -236,12 +236,15 @@ class Ledger(Packing):
         tag: str | Iterable[str] | None = None,
         include_stale: float | None = None,
         now: datetime | float | None = None,
+        damaged: list[str] | None = None,
     ) -> list[ReadyItem]:
         """The open, unclaimed tasks whose dependencies are all done, in the order
         to take them (see :func:`git_hydrate.claims.ready`)."""
         from .claims import ready
 
-        return ready(self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now)
+        return ready(
+            self.refs, kind=kind, tag=tag, include_stale=include_stale, now=now, damaged=damaged
+        )
 
     def held(
         self,
@@ -249,13 +252,14 @@ class Ledger(Packing):
         *,
         kind: str | Iterable[str] | None = None,
         tag: str | Iterable[str] | None = None,
+        damaged: list[str] | None = None,
     ) -> list[ReadyItem]:
         """The tasks ``holder`` (default: the git identity) holds and has not finished,
         oldest claim first (see :func:`git_hydrate.readyqueue.held`)."""
         from .claims import default_holder, held
 
         who = validate.holder(holder) if holder is not None else default_holder(self.refs)
-        return held(self.refs, who, kind=kind, tag=tag)
+        return held(self.refs, who, kind=kind, tag=tag, damaged=damaged)
 
     def pull_queue(self, remote: str | None = None, *, local: bool = False) -> Report | None:
         """Pull every task from ``remote`` (else ``hydrate.claimRemote``, unless

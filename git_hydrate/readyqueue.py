@@ -75,6 +75,12 @@ def _item(item: Mapping[str, Any], stale: bool) -> ReadyItem:
     return cast(ReadyItem, {key: item[key] for key in _ITEM_FIELDS} | {"stale": stale})
 
 
+def _note_damaged(summaries: Mapping[str, Mapping[str, Any]], into: list[str] | None) -> None:
+    """Add to ``into`` (when given) the ids of the damaged tasks among ``summaries``."""
+    if into is not None:
+        into += [task_id for task_id, item in summaries.items() if "error" in item]
+
+
 def ready(
     refs: TaskRefs,
     *,
@@ -82,6 +88,7 @@ def ready(
     tag: str | Iterable[str] | None = None,
     include_stale: float | None = None,
     now: datetime | float | None = None,
+    damaged: list[str] | None = None,
 ) -> list[ReadyItem]:
     """The ready tasks, in the order workers should take them.
 
@@ -91,6 +98,7 @@ def ready(
         include_stale: Also list held tasks whose claim is stale at this age
             (seconds); they carry ``stale: True``.
         now: The moment staleness is judged at (default: now).
+        damaged: Given, the ids of the damaged tasks left out are added to it.
     """
     match = task_filter(kind=kind, tag=tag)
     moment = refs.now(now)
@@ -100,6 +108,7 @@ def ready(
     looped = cycles(blocking)
     sightings = Sightings(refs.repo)
     found: list[ReadyItem] = []
+    _note_damaged(summaries, damaged)
     for task_id, item in summaries.items():
         if "error" in item or not match(item):
             continue
@@ -137,13 +146,17 @@ def held(
     kind: str | Iterable[str] | None = None,
     tag: str | Iterable[str] | None = None,
     stations: Iterable[str] = _HELD,
+    damaged: list[str] | None = None,
 ) -> list[ReadyItem]:
-    """The tasks ``holder`` holds (not done or cancelled), oldest claim first."""
+    """The tasks ``holder`` holds (not done or cancelled), oldest claim first;
+    ``damaged``, given, gets the ids of the damaged tasks left out."""
     match = task_filter(kind=kind, tag=tag)
     wanted = set(stations)
+    summaries = queue_summaries(refs)
+    _note_damaged(summaries, damaged)
     found = [
         _item(item, False)
-        for item in queue_summaries(refs).values()
+        for item in summaries.values()
         if "error" not in item
         and item["assignee"] == holder
         and item["status"] in wanted

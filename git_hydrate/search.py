@@ -291,19 +291,8 @@ def _trimmed(query: set[str], line: str) -> str:
     return line
 
 
-def search_tasks(
-    refs: TaskRefs,
-    query: str,
-    *,
-    archived: bool = False,
-    attachments: bool = False,
-    limit: int = 20,
-) -> list[SearchHit]:
-    """The tasks that match ``query`` best, best first (see the module's docstring).
-
-    Raises:
-        ValidationError: the query holds no word, or ``limit`` is not positive.
-    """
+def _asked(query: str, limit: int) -> list[str]:
+    """The words of ``query``; a query without one, or a ``limit`` below 1, refused."""
     words = terms_of(query)
     if not words:
         raise ValidationError(
@@ -311,8 +300,29 @@ def search_tasks(
         )
     if limit < 1:
         raise ValidationError(f"--limit must be a positive number, not {limit}")
+    return words
+
+
+def search_tasks(
+    refs: TaskRefs,
+    query: str,
+    *,
+    archived: bool = False,
+    attachments: bool = False,
+    limit: int = 20,
+    damaged: list[str] | None = None,
+) -> list[SearchHit]:
+    """The tasks that match ``query`` best, best first (see the module's docstring);
+    ``damaged``, given, gets the ids of the damaged live tasks left out.
+
+    Raises:
+        ValidationError: the query holds no word, or ``limit`` is not positive.
+    """
+    words = _asked(query, limit)
     entries = SummaryCache(refs.repo, _INDEX, required=_FIELDS).summaries(refs, _entry)
     docs = {t: e for t, e in entries.items() if "error" not in e}
+    if damaged is not None:
+        damaged += [t for t, e in entries.items() if "error" in e]
     was_archived: set[str] = set()
     if archived:
         for task_id, entry in _archived_entries(refs).items():

@@ -11,7 +11,7 @@ import pytest
 
 from git_hydrate import Ledger, ValidationError, search
 
-from .conftest import hydrate
+from .conftest import git, hydrate
 
 
 @pytest.fixture
@@ -183,3 +183,20 @@ def test_the_mcp_tool_answers_within_its_budget(repo: Path, tasks: Ledger) -> No
     assert [h["task_id"] for h in answer["tasks"]][:2] == ["R-1", "R-2"]
     with pytest.raises(ValidationError, match="holds no word"):
         call(tasks, "search_tasks", {"query": "  "}, AnswerBudget(20000, "bytes", "", None))
+
+
+def test_search_and_ready_say_which_damaged_tasks_they_left_out(repo: Path, tasks: Ledger) -> None:
+    """``list`` shows a damaged task; ``search`` and ``ready`` cannot, so they say on
+    stderr that they left it out (and still answer for the others)."""
+    blob = git(repo, "hash-object", "-w", "--stdin", input="not a commit")
+    git(repo, "update-ref", "refs/hydrate/tasks/Z-9", blob.strip())
+    for args in (["search", "retry"], ["search", "retry", "--json"], ["ready"]):
+        out = hydrate(repo, *args)
+        assert out.returncode == 0 and "R-1" in out.stdout, args
+        assert out.stderr.splitlines() == [
+            "warning: left out 1 damaged task(s) (Z-9); see: git hydrate doctor"
+        ], args
+    mine = hydrate(repo, "ready", "--mine")
+    assert "left out 1 damaged task(s) (Z-9)" in mine.stderr
+    git(repo, "update-ref", "-d", "refs/hydrate/tasks/Z-9")
+    assert hydrate(repo, "search", "retry").stderr == ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -291,6 +291,13 @@ def warn_stray_refs(ledger: Ledger) -> None:
     """Say on stderr which refs under refs/hydrate/tasks/ a listing left out."""
     for ref in ledger.stray_task_refs():
         warn(f"ignoring {shown(ref)}: not a valid task id; see: git hydrate doctor")
+
+
+def warn_damaged(task_ids: Sequence[str]) -> None:
+    """Say on stderr that damaged tasks were left out, and where to look."""
+    if task_ids:
+        named = ", ".join(shown(t) for t in task_ids[:3]) + (", ..." if len(task_ids) > 3 else "")
+        warn(f"left out {len(task_ids)} damaged task(s) ({named}); see: git hydrate doctor")
 
 
 # -- colour ----------------------------------------------------------------------

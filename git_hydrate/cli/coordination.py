@@ -16,6 +16,7 @@ from ._common import (
     open_ledger,
     shown,
     task_id_argument,
+    warn_damaged,
 )
 from .tasks import KIND_CHOICE
 
@@ -113,7 +114,8 @@ def ready(
     (live or archived). Ordered by priority (1 first), then age, then id.
     With --mine, the tasks you hold and have not finished (open, in_progress,
     blocked or review) instead, oldest claim first: what a worker that lost
-    track of its claim (killed after its push) still holds.
+    track of its claim (killed after its push) still holds. A damaged task
+    (see doctor) is left out with a warning that names it.
 
     \b
     Examples:
@@ -138,11 +140,15 @@ def ready(
                 f"{', '.join(map(shown, failed)) or 'some refs'}; see: git hydrate pull",
                 err=True,
             )
+        damaged: list[str] = []
         if mine:
-            items = ledger.held(holder, kind=kinds or None, tag=tags or None)
+            items = ledger.held(holder, kind=kinds or None, tag=tags or None, damaged=damaged)
         else:
-            items = ledger.ready(kind=kinds or None, tag=tags or None, include_stale=stale)
+            items = ledger.ready(
+                kind=kinds or None, tag=tags or None, include_stale=stale, damaged=damaged
+            )
         why = "" if items or mine or as_json else _why_none_ready(ledger, kinds, tags)
+    warn_damaged(damaged)
     if as_json:
         echo_json(ctx, items)
         return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, shown
+from ._common import echo_json, json_option, open_ledger, shown, warn_damaged
 
 __all__ = ["search"]
 
@@ -33,17 +33,24 @@ def search(
 
     Title, objective, acceptance, criteria, tags, files in play, tests and
     checkpoints are searched (with --attachments, the bodies too); words
-    written in camelCase or snake_case match their parts.
+    written in camelCase or snake_case match their parts. A damaged task (see
+    doctor) is left out with a warning that names it.
 
     \b
     Example:
       git hydrate search retry header
       git hydrate search --archived --attachments "rate limit" --json
     """
+    damaged: list[str] = []
     with open_ledger(ctx) as ledger:
         hits = ledger.search(
-            " ".join(query), archived=archived, attachments=attachments, limit=limit
+            " ".join(query),
+            archived=archived,
+            attachments=attachments,
+            limit=limit,
+            damaged=damaged,
         )
+    warn_damaged(damaged)
     if as_json:
         echo_json(ctx, hits)
         return
