@@ -535,6 +535,30 @@ def test_config_untouched_except_by_setup(remote: Path, tmp_path: Path) -> None:
     assert git(remote, "rev-parse", "main") == git(a, "rev-parse", "main")
 
 
+def test_a_remote_name_no_mirror_ref_can_hold_says_what_to_do(
+    tmp_path: Path, repo: Path, remote: Path
+) -> None:
+    """git allows ``;`` and ``$`` in a remote's name, a mirror ref here does not: the
+    error says to rename it or to give its URL, and both work as printed."""
+    git(repo, "remote", "add", "a;b", str(remote))
+    make_task(repo, "T-1")
+    res = hydrate(repo, "push", "a;b")
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr == (
+        "error: remote name 'a;b' cannot name a mirror ref (letters, digits and . _ - / "
+        "only, no '..'); rename it: git remote rename 'a;b' NEW; or give its URL in its "
+        f"place: {remote}\n"
+    )
+    setup = hydrate(repo, "setup", "a;b")  # (setup needs a name: no URL offered)
+    assert setup.returncode == 1 and setup.stderr.endswith("git remote rename 'a;b' NEW\n")
+    assert hydrate(repo, "push", str(remote)).returncode == 0  # the URL, as printed
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks") == (
+        "refs/hydrate/tasks/T-1\n"
+    )
+    git(repo, "remote", "rename", "a;b", "ab")  # (the rename, as printed)
+    assert hydrate(repo, "pull", "ab").returncode == 0
+
+
 def test_default_remote_errors_and_url(tmp_path: Path, repo: Path, remote: Path) -> None:
     res = hydrate(repo, "pull")
     assert res.returncode == 1

@@ -93,7 +93,7 @@ def resolve_remote(
         raise ValidationError(f"invalid remote {remote!r}")
     if remote in names:
         if not re.fullmatch(r"[A-Za-z0-9._/-]+", remote) or ".." in remote:
-            raise ValidationError(f"remote name {remote!r} cannot name a mirror ref")
+            raise ValidationError(_unusable_name(refs, remote, command))
         # "a/b" must not land inside the mirror of a remote named "a" (whose
         # fetch --prune would delete it).
         mirror = remote.replace("/", "%2F")
@@ -109,6 +109,19 @@ def resolve_remote(
     if takes_ids and names and TASK_ID_RE.match(remote):
         hint += _ids_hint(command, names[0], remote)
     raise ValidationError(f"no remote named {remote!r} (configured remotes: {known}){hint}")
+
+
+def _unusable_name(refs: TaskRefs, remote: str, command: str) -> str:
+    """Why the configured remote ``remote`` cannot be used, and what to do instead."""
+    rename = f"git remote rename {quote(remote)} NEW"
+    url = refs.repo.settings.raw(f"remote.{remote}.url") or ""
+    instead = f"; or give its URL in its place: {quote(_strip_credentials(url))}"
+    if not url or command == "setup":
+        instead = ""
+    return (
+        f"remote name {remote!r} cannot name a mirror ref (letters, digits and . _ - / "
+        f"only, no '..'); rename it: {rename}{instead}"
+    )
 
 
 def _ids_hint(command: str, remote: str, task_id: str) -> str:
