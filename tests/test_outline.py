@@ -231,6 +231,17 @@ def test_unsupported_and_unparseable() -> None:
     assert ol.outline("x.py", "") == ""
 
 
+def test_a_body_past_the_limit_is_not_parsed() -> None:
+    """Parsing holds the whole tree (a 5.6 MB Python file took 1 GB): a body longer
+    than OUTLINE_LIMIT characters gets no outline; one at the limit still does."""
+    unit = "def f():\n    return 1\n"
+    at = unit * (ol.OUTLINE_LIMIT // len(unit))
+    at += "#" * (ol.OUTLINE_LIMIT - len(at) - 1) + "\n"
+    assert len(at) == ol.OUTLINE_LIMIT and ol.outline("a.py", at)
+    assert ol.outline("a.py", at + "\n") is None
+    assert ol.outline("a.md", "# Title\n" + "x" * ol.OUTLINE_LIMIT) is None
+
+
 def test_one_line_bodies_are_kept_whole() -> None:
     if outline_ts.parser_for("typescript") is None:
         pytest.skip("no typescript grammar")

@@ -39,7 +39,7 @@ def fetch_attachment(
         if shape is None:
             raise ValidationError(
                 f"no outline of {one_line(str(entry['source']))[:80]}: "
-                + why_no_outline(str(entry["source"]))
+                + why_no_outline(str(entry["source"]), len(body))
             )
         body = shape
     return entry, body
