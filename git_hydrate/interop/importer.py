@@ -18,55 +18,30 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 from collections.abc import Callable, Iterable
-from typing import Any, Final, TypedDict
-
-import msgspec
+from typing import Any, Final
 
 from .. import validate
-from ..attachments import check_text_secrets
-from ..dependencies import check_no_cycle, cycles, edge_graph, find_cycle, queue_summaries
+from ..dependencies import cycles, edge_graph, find_cycle, queue_summaries
 from ..errors import Conflict, HydrateError, ValidationError
-from ..merge import Side, merge_states
-from ..model import PathNote, Task
+from ..model import PathNote
 from ..taskrefs import (
     Change,
     TaskRefs,
-    TaskState,
-    Unchanged,
     default_title,
-    task_message,
 )
-from ..tasks import add_tasks, free_text, new_task_change
+from ..tasks import add_tasks, new_task_change
 from ..textpolicy import LINE
 from .bases import IMPORTS_REF, Bases
 from .formats import DEFAULT_PREFIX, Item
+from .report import ImportReport
+from .updates import Updates, update
 
 __all__ = ["IMPORTS_REF", "ImportReport", "import_items"]
 
 #: The largest text field an item may carry.
 MAX_FIELD_BYTES: Final = 1 << 20
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class ImportReport(TypedDict):
-    """What one import did (or, with ``dry_run``, would do)."""
-
-    format: str
-    created: list[str]
-    updated: list[str]
-    unchanged: list[str]
-    #: ``{"item": source id, "error": why}`` of each item left out.
-    errors: list[dict[str, str]]
-    #: ``{"item": source id, "warning": what}`` of what was left out of an item
-    #: imported without it (a label that is none, a parent that is not here).
-    warnings: list[dict[str, str]]
-    #: Source fields git-hydrate does not use, with how many items had each.
-    ignored: dict[str, int]
-    #: ``{"task_id", "field", "kept"}`` where both sides had changed a field.
-    conflicts: list[dict[str, Any]]
-    dry_run: bool
 
 
 def task_id_for(item: Item, prefix: str) -> str:
@@ -251,6 +226,7 @@ def import_items(
     listed, loops = _parent_first(list(items))
     known = set(refs.task_names())
     bases = Bases(refs)
+    updates = Updates(refs, (bases, report), allow_secrets, dry_run)
     seen: set[str] = set()
     pending: dict[str, Change[None]] = {}
     fields_of: dict[str, dict[str, Any]] = {}
@@ -266,7 +242,7 @@ def import_items(
                 if fields["parent"] in pending:  # (its new parent is made by this run)
                     later.append((item.source_id, task_id, fields))
                 else:
-                    _update(refs, task_id, fields, bases, report, dry_run, allow_secrets)
+                    updates.add(task_id, fields, item.source_id)
             else:
                 if item.parent and _parent_id(item, chosen) in left_out:
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
@@ -281,6 +257,7 @@ def import_items(
             if not isinstance(exc, _Twice):  # (a second copy: the first stands)
                 with contextlib.suppress(ValidationError):
                     left_out.add(task_id_for(item, chosen))
+    updates.flush()
     batch = _without_refusals(refs, pending, report)
     if dry_run:
         report["created"] += list(batch)
@@ -323,7 +300,7 @@ def _update_later(
     for source_id, task_id, fields in later:
         try:
             fields = _with_parent_made(refs, task_id, fields, made, report, source_id)
-            _update(refs, task_id, fields, bases, report, dry_run, allow)
+            update(refs, task_id, fields, (bases, report), dry_run, allow)
         except HydrateError as exc:
             report["errors"].append({"item": source_id, "error": str(exc)})
 
@@ -442,7 +419,7 @@ def _as_update(
             return False
         if there.source != fields_of[task_id]["source"]:
             return False
-        _update(refs, task_id, fields_of[task_id], bases, report, False, allow)
+        update(refs, task_id, fields_of[task_id], (bases, report), False, allow)
         return True
 
     return as_update
@@ -487,68 +464,3 @@ def _flush(
         for task_id in set(pending) - set(created) - set(report["updated"]):
             bases.new.pop(task_id, None)
     report["created"] += created
-
-
-def _base_task(task: Task, fields: dict[str, Any]) -> Task:
-    """``task`` with the upstream's fields: what the next import merges against."""
-    return msgspec.structs.replace(task, **fields)
-
-
-def _update(
-    refs: TaskRefs,
-    task_id: str,
-    fields: dict[str, Any],
-    bases: Bases,
-    report: ImportReport,
-    dry_run: bool,
-    allow: bool | None,
-) -> None:
-    base = bases.get(task_id)
-    state = refs.load(task_id)
-    if state.task.source != fields["source"]:
-        came = f"from {state.task.source}" if state.task.source else "by hand"
-        raise ValidationError(
-            f"task {task_id} exists here and was made {came}; import with another --prefix"
-        )
-    changed_upstream = base is None or any(
-        getattr(base, name) != value for name, value in fields.items()
-    )
-    if not changed_upstream:
-        report["unchanged"].append(task_id)
-        return
-    upstream_text = free_text(_base_task(state.task, fields))
-    check_text_secrets(refs.repo.settings, upstream_text, allow)
-    conflicts: list[dict[str, Any]] = []
-
-    def apply(current: TaskState) -> Change[None]:
-        theirs = _base_task(base if base is not None else current.task, fields)
-        ours = Side(current.task, current.links, time=int(time.time()) - 1, commit="")
-        upstream = Side(theirs, current.links, time=int(time.time()), commit="")
-        merged = merge_states(Side(base, current.links) if base else None, ours, upstream)
-        conflicts[:] = [
-            {"task_id": task_id, "field": c.field, "kept": c.chosen} for c in merged.conflicts
-        ]
-        if merged.task == current.task:
-            raise Unchanged(None)
-        if (merged.task.depends_on, merged.task.parent) != (
-            current.task.depends_on,
-            current.task.parent,
-        ):
-            check_no_cycle(refs, task_id, merged.task.depends_on, merged.task.parent)
-        return Change(
-            task=merged.task,
-            links=current.links,
-            message=task_message(f"import {task_id}", "import", task_id, source=fields["source"]),
-            result=None,
-        )
-
-    if dry_run:
-        report["updated"].append(task_id)
-        return
-    before = state.tip
-    with refs.graph_lock():  # the merge may add edges: checked and written in turn
-        refs.write(task_id, apply)
-    bases.new[task_id] = _base_task(base if base is not None else state.task, fields)
-    report["conflicts"] += conflicts
-    after = refs.tip(task_id)
-    report["updated" if after != before else "unchanged"].append(task_id)

@@ -1,4 +1,5 @@
-"""Creating many refs at once straight into ``packed-refs``, under git's own locks.
+"""Creating (or moving) many refs at once straight into ``packed-refs``, under git's
+own locks.
 
 ``git update-ref`` (and ``git fetch``) write every new ref as a loose file:
 at thousands of refs that costs a pull as much as the rest of its work, and
@@ -11,7 +12,9 @@ that taking them allocates no inode per ref), then ``packed-refs.lock``
 (what ``git pack-refs`` and every packed deletion take). Under them it checks
 what git checks (no such ref, loose or packed; no ref in the way of its name
 or below it), then renames a rewritten ``packed-refs`` into place: all the
-refs appear at once, or none does.
+refs appear at once, or none does. A ref moved this way (:func:`write_packed`)
+must be in ``packed-refs`` alone (no loose file, no reflog, which git would
+append to) at the value the caller read: else git moves it.
 
 Each lock names this process (:mod:`.lockfiles`): one left by a command that
 was killed is taken over at once. An interrupt (Ctrl-C, SIGTERM, SIGHUP) does
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
 
     from ..settings import Settings
 
-__all__ = ["create_packed", "packable_name"]
+__all__ = ["create_packed", "packable_name", "write_packed"]
 
 #: The first line of a ``packed-refs`` this module creates: ``peeled`` (a ref under
 #: refs/tags/ that peels has its ``^`` line: none is written here) but not
@@ -65,12 +68,23 @@ def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, 
     No reflog is written (as ``git update-ref`` without ``--create-reflog``
     for a name outside ``refs/heads/``, ``refs/remotes/``, ``refs/notes/``).
     """
-    if not _may_write(common, settings, creations):
+    return write_packed(common, settings, [(name, None, oid) for name, oid in creations])
+
+
+def write_packed(
+    common: str, settings: Settings, updates: list[tuple[bytes, bytes | None, bytes]]
+) -> bool:
+    """Move every ``(name, old, new)`` from ``old`` (``None``: absent) to ``new`` in
+    the ``packed-refs`` of the git directory ``common``, as one transaction under
+    git's locks; ``False``: nothing changed, use git instead (a ref to move that is
+    loose, has a reflog or no longer holds ``old`` included). No reflog is written.
+    """
+    if not _may_write(common, settings, updates):
         return False
     held: list[str] = []
     with guarded():  # (an ending signal unwinds: the locks are removed)
         try:
-            return _create_locked(common, creations, held)
+            return _create_locked(common, updates, held)
         finally:
             with deferred():
                 for lock in held:
@@ -78,11 +92,13 @@ def create_packed(common: str, settings: Settings, creations: list[tuple[bytes, 
                         os.unlink(lock)
 
 
-def _create_locked(common: str, creations: list[tuple[bytes, bytes]], held: list[str]) -> bool:
-    """:func:`create_packed`'s work, each lock it takes added to ``held``."""
+def _create_locked(
+    common: str, updates: list[tuple[bytes, bytes | None, bytes]], held: list[str]
+) -> bool:
+    """:func:`write_packed`'s work, each lock it takes added to ``held``."""
     # (the names are ASCII, checked by _may_write: a path is the name after common/)
     base = os.path.join(common, "")
-    paths = [base + name.decode("ascii") for name, _oid in creations]
+    paths = [base + name.decode("ascii") for name, _old, _new in updates]
     try:
         for directory in {path.rpartition("/")[0] for path in paths}:
             os.makedirs(directory, exist_ok=True)
@@ -96,14 +112,16 @@ def _create_locked(common: str, creations: list[tuple[bytes, bytes]], held: list
         if packed_lock is None:
             return False
         held.append(packed_lock)
-        if not _write_packed(common, creations, packed_lock, paths):
+        if not _write_packed(common, updates, packed_lock, paths):
             return False
         held.pop()  # packed-refs.lock: renamed into packed-refs
     return True
 
 
-def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, bytes]]) -> bool:
-    """Whether these creations are ones this module writes exactly as git would."""
+def _may_write(
+    common: str, settings: Settings, updates: list[tuple[bytes, bytes | None, bytes]]
+) -> bool:
+    """Whether these updates are ones this module writes exactly as git would."""
     if any(settings.has(key) for key in _GIT_ONLY_SETTINGS):
         return False
     if (settings.raw("core.logAllRefUpdates") or "").lower() == "always":
@@ -112,10 +130,13 @@ def _may_write(common: str, settings: Settings, creations: list[tuple[bytes, byt
         return False
     if os.path.islink(os.path.join(common, "packed-refs")):
         return False  # git rewrites the file it points at; leave that to git
-    names = [name for name, _oid in creations]
+    names = [name for name, _old, _new in updates]
     if len(set(names)) != len(names):
         return False
-    return all(packable_name(name) and _OID.fullmatch(oid) for name, oid in creations)
+    return all(
+        packable_name(name) and _OID.fullmatch(new) and (old is None or _OID.fullmatch(old))
+        for name, old, new in updates
+    )
 
 
 def packable_name(name: bytes) -> bool:
@@ -187,12 +208,12 @@ def _take(path: str) -> str | None:
 
 
 def _write_packed(
-    common: str, creations: list[tuple[bytes, bytes]], lock: str, paths: list[str]
+    common: str, updates: list[tuple[bytes, bytes | None, bytes]], lock: str, paths: list[str]
 ) -> bool:
     """Under every lock: check that no ref is in the way, then rename the new
     ``packed-refs`` (written into ``lock``) into place; ``False``: something is.
 
-    ``paths``: each creation's loose file. A loose ref of that name, or a directory
+    ``paths``: each ref's loose file. A loose ref of that name, or a directory
     of refs below it, is looked for in one listing of each directory, not a
     ``stat`` per ref (1,000 refs of one directory: one ``getdents`` call or a few).
     Names are compared case-folded: on a file system that folds case (macOS, Windows)
@@ -218,10 +239,12 @@ def _write_packed(
     header, records = _parse(data)
     if records is None:
         return False  # not a packed-refs this module understands: git will
-    added = {name: b"%s %s\n" % (oid, name) for name, oid in creations}
-    if any(name in records for name in added):
-        return False
-    records.update(added)
+    for name, old, _new in updates:
+        if records.get(name) != (None if old is None else b"%s %s\n" % (old, name)):
+            return False  # made meanwhile, moved meanwhile, or peeled: git will say
+        if old is not None and os.path.lexists(os.path.join(common, "logs", os.fsdecode(name))):
+            return False  # git would log the move: leave it to git
+    records.update({name: b"%s %s\n" % (new, name) for name, _old, new in updates})
     if _in_the_way(records):
         return False
     content = header + b"".join(records[name] for name in sorted(records))

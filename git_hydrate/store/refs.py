@@ -19,7 +19,7 @@ import time
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
 from .lockfiles import maker_gone, maker_runs, take_over
-from .packed import create_packed
+from .packed import write_packed
 from .process import reason
 
 #: A value of a ref file that names an object (SHA-1 or SHA-256).
@@ -40,7 +40,7 @@ _MIN_SPELLINGS: Final = 16
 #: than indexed (indexing 10,000 names costs about as much as 4,000 lookups).
 _MAX_SPELLINGS: Final = 1024
 
-#: A transaction of at least this many creations (and nothing else, no reflog)
+#: A transaction of at least this many creations or moves (no deletion, no reflog)
 #: goes straight into ``packed-refs`` (:mod:`.packed`); fewer are cheaper loose.
 PACKED_CREATIONS: Final = 64
 
@@ -303,17 +303,15 @@ class Refs(RepositoryBase):
                 name cannot exist beside another one), with git's reason.
         """
         planned = list(updates)
-        if (
-            not reflog
-            and len(planned) >= PACKED_CREATIONS
-            and all(old is None and new is not None for _name, old, new in planned)
-        ):
-            # many new refs: straight into packed-refs (see .packed), when git would agree
-            created = [(name, new) for name, _old, new in planned if new is not None]
-            written = create_packed(self.common_dir, self.settings, created)
-            self.forget_packed()
-            if written:
-                return
+        if not reflog and len(planned) >= PACKED_CREATIONS:
+            # many refs made or moved: straight into packed-refs (see .packed), when git
+            # would agree (each moved one only there, at its old value, without a reflog)
+            moves = [(name, old, new) for name, old, new in planned if new is not None]
+            if len(moves) == len(planned):
+                written = write_packed(self.common_dir, self.settings, moves)
+                self.forget_packed()
+                if written:
+                    return
         lines = []
         for name, old, new in planned:
             # (bytes throughout: a name git refuses is git's to refuse, as a Conflict)

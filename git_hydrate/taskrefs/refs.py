@@ -348,6 +348,39 @@ class TaskRefs:
             self.repo.release_packs()
         return True
 
+    def update_many(
+        self, changes: Mapping[str, tuple[TaskState, Change[Any]]], message: str
+    ) -> set[str] | None:
+        """Commit each change on its state's tip and move every ref in one
+        all-or-nothing transaction: the ids of the tasks moved (a change that
+        leaves a tree as it is moves none); ``None`` (nothing moved) if any task
+        moved since its state was read: the caller re-reads and writes them one
+        by one.
+
+        At :data:`~git_hydrate.store.refs.PACKED_CREATIONS` tasks or more their
+        objects go into one pack. No reflog is created (the old tip is the new
+        commit's parent; a reflog a task has already is still appended to).
+        """
+        many = len(changes) >= store_refs.PACKED_CREATIONS
+        try:
+            with self.repo.packed_writes() if many else contextlib.nullcontext():
+                commits = {
+                    task_id: self._commit(task_id, state.tip, state, change)
+                    for task_id, (state, change) in changes.items()
+                }
+            moved = {task_id: new for task_id, new in commits.items() if new is not None}
+            if moved:
+                self.repo.update_refs(
+                    [(ref_name(t), changes[t][0].tip, new) for t, new in moved.items()],
+                    message,
+                    reflog=False,
+                )
+        except RefRace:
+            return None
+        finally:
+            self.repo.release_packs()
+        return set(moved)
+
     def prepare(
         self, task_id: str, apply: Callable[[TaskState], Change[R]]
     ) -> tuple[bytes, bytes | None, R]:
