@@ -103,6 +103,40 @@ def test_push_then_fresh_clone_pull_gets_every_task(remote: Path, tmp_path: Path
     fsck(remote)
 
 
+def test_a_mirror_clone_keeps_its_unpushed_work_and_can_push(remote: Path, tmp_path: Path) -> None:
+    """A `git clone --mirror` fetches +refs/*:refs/*: git applied that refspec too to
+    the refs a pull fetched, force-moving the local task over its unpushed work
+    ("1 up to date", exit 0). And git refuses refspecs beside remote.origin.mirror,
+    so push, sync and claim --remote failed. Both work now."""
+    a = clone(remote, tmp_path / "a")
+    make_task(a, "M-1", body="first\n")
+    assert hydrate(a, "push").returncode == 0
+    mirror = tmp_path / "m.git"
+    git(tmp_path, "clone", "-q", "--mirror", str(remote), str(mirror))
+    assert hydrate(mirror, "pull").returncode == 0
+    with Ledger(mirror) as ledger:
+        ledger.add_context("M-1", "mirror-local work\n", "notes")
+    with Ledger(a) as ledger:
+        ledger.add_context("M-1", "upstream change\n", "notes")
+    assert hydrate(a, "push").returncode == 0
+    pulled = hydrate(mirror, "pull")
+    assert pulled.returncode == 0 and "1 merged" in pulled.stdout, pulled
+    # (a plain git fetch there still would: the pull says so, with the fix)
+    assert pulled.stderr.startswith(
+        "warning: remote.origin.fetch +refs/*:refs/* writes into refs/hydrate/"
+    )
+    with Ledger(mirror) as ledger:
+        bodies = {ledger.read_body("M-1", e["hash"]) for e in ledger.context_entries("M-1")}
+    assert bodies == {"first\n", "mirror-local work\n", "upstream change\n"}
+    pushed = hydrate(mirror, "push")
+    assert pushed.returncode == 0 and "1 pushed" in pushed.stdout, pushed
+    tip = git(mirror, "rev-parse", "refs/hydrate/tasks/M-1")
+    assert git(remote, "rev-parse", "refs/hydrate/tasks/M-1") == tip
+    assert hydrate(mirror, "claim", "M-1", "--remote", "origin").returncode == 0
+    fsck(mirror)
+    fsck(remote)
+
+
 def test_second_push_and_noop_sync_are_up_to_date(remote: Path, tmp_path: Path) -> None:
     a = clone(remote, tmp_path / "a")
     make_task(a, "T-1", body="x\n")

@@ -444,6 +444,11 @@ class Commands(RepositoryBase):
             "--no-write-fetch-head",
             "--no-recurse-submodules",
             "--quiet",
+            # only the refspecs given: a remote's configured ones would also be
+            # applied to the refs fetched ("opportunistic" updates), and one that
+            # writes into refs/hydrate/ (a `git clone --mirror`'s +refs/*:refs/*)
+            # force-moved the local tasks over their unpushed work
+            "--refmap=",
         ]
         if prune:
             args.append("--prune")
@@ -547,8 +552,15 @@ class Commands(RepositoryBase):
         Raises:
             GitFailed: git reported no ref at all (the push did not happen).
         """
+        # (a `git clone --mirror`'s remote has remote.<name>.mirror, which git refuses
+        # beside refspecs: these refspecs are all that is pushed, so it is turned off)
+        mirror = self.settings.has(f"remote.{target}.mirror")
         proc = self.git(
-            ["push", "--porcelain", "--no-verify", *options, target, *refspecs], check=False
+            [
+                *(["-c", f"remote.{target}.mirror=false"] if mirror else []),
+                *("push", "--porcelain", "--no-verify", *options, target, *refspecs),
+            ],
+            check=False,
         )
         results = []
         for line in proc.stdout.decode("utf-8", "replace").splitlines():

@@ -31,7 +31,7 @@ from .merging import (
     validate_remote,
 )
 from .reconcile import archived_sides, reconcile_archived
-from .remotes import Remote, resolve_remote
+from .remotes import Remote, overwriting_refspecs, resolve_remote
 from .removal import REMOVED_REF, read_local_removed
 from .report import WRITE_ACTIONS, Outcome, Report
 from .union import UNION_REFS, pull_union_ref
@@ -452,6 +452,9 @@ def pull_into(
     where = remote.display
     if not mirror:
         report.notes.append(_nothing_listed(where, had_mirror))
+    if not remote.is_url:  # (this pull's fetch is not one of them: a plain one is)
+        found = overwriting_refspecs(refs)
+        report.notes += [e["problem"] for e in found if e["remote"] == remote.target]
     other_archived = archived_sides(refs.repo, mirror.get(ARCHIVE_REF[len(b"refs/hydrate/") :]))
     for ref in UNION_REFS:
         tip = mirror.get(ref[len(b"refs/hydrate/") :])
