@@ -17,7 +17,8 @@ config`` otherwise. Its parts, one concern a module:
   hashed once);
 * :mod:`.refs` — reading refs, changing them through ``git update-ref``;
   :class:`Refs` alone is a repository that only needs its refs and settings;
-* :mod:`.commands` — every other git command, by name; :mod:`.credentials`, what
+* :mod:`.commands` — every other git command, by name; :mod:`.remotecmds`, those
+  that reach a remote (listing, fetching, pushing), and :mod:`.credentials`, what
   one of them hands the next (a first pull's listing, its fetch);
 * :mod:`.confined` — a work tree's (or a directory's) files read without following
   a symbolic link on the way, as git reads them;
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
     from .base import Identity
     from .catfile import Prefetch
-    from .commands import FetchRace, PushResult, git_in_directory
+    from .commands import git_in_directory
     from .commits import CommitInfo, parse_commit_tree
     from .confined import BeyondSymlink, ConfinedTree
     from .derived import write_derived
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         shared_repository_mode,
     )
     from .refs import RefRace, Refs, RefUpdate
+    from .remotecmds import FetchRace, PushResult
     from .repository import Repository
 
 __all__ = [
@@ -89,8 +91,8 @@ __all__ = [
 _HOME: Final = {
     "Identity": "base",
     "Prefetch": "catfile",
-    "FetchRace": "commands",
-    "PushResult": "commands",
+    "FetchRace": "remotecmds",
+    "PushResult": "remotecmds",
     "git_in_directory": "commands",
     "MODE_BLOB": "objects",
     "MODE_TREE": "objects",

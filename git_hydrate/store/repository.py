@@ -5,11 +5,12 @@ from __future__ import annotations
 from .commands import Commands
 from .digests import Digests
 from .refs import Refs
+from .remotecmds import RemoteCommands
 
 __all__ = ["Repository"]
 
 
-class Repository(Digests, Refs, Commands):
+class Repository(Digests, Refs, Commands, RemoteCommands):
     """A git repository as git-hydrate uses it: objects, refs and git commands.
 
     Args:
