@@ -385,3 +385,25 @@ def test_a_task_removed_and_restored_in_one_pull_is_one_line(origin: Path, tmp_p
     assert len(lines) == 1 and lines[0].startswith("  restored       T-2  (removed by "), lines
     with Ledger(c) as ledger:
         assert "T-2" in ledger.task_ids()
+
+
+@pytest.mark.parametrize("stray", ["backup/T-1", "-rf", "T-1.x"])
+def test_a_ref_no_pull_takes_is_never_deleted_there(
+    origin: Path, tmp_path: Path, stray: str
+) -> None:
+    """A ref below refs/hydrate/tasks/ that names no valid task id is "ignored" by a
+    pull; a sync after task-rm deleted it on the remote all the same when it pointed
+    at the removed task's tip (explorer10); so did a copy of it under another valid
+    id. Only the removed task's own ref goes."""
+    a, _b = two_clones_of_two_tasks(origin, tmp_path)
+    git(a, "push", "-q", "origin", f"refs/hydrate/tasks/T-1:refs/hydrate/tasks/{stray}")
+    pulled = hydrate(a, "pull")
+    assert stray in pulled.stdout  # (ignored; T-1.x, a valid id, is skipped as damaged)
+    assert hydrate(a, "task-rm", "T-1").returncode == 0
+    synced = hydrate(a, "sync")
+    assert synced.returncode == 0, synced
+    assert (
+        "deleted there  T-1\n" in synced.stdout and f"deleted there  {stray}" not in synced.stdout
+    )
+    left = git(origin, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split()
+    assert left == sorted(["refs/hydrate/tasks/T-2", f"refs/hydrate/tasks/{stray}"])

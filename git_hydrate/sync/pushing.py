@@ -15,13 +15,15 @@ from collections.abc import Iterable, Sequence
 from shlex import quote
 from typing import Final
 
-from ..errors import Conflict, GitFailed
+from ..archive import read_archive
+from ..errors import Conflict, CorruptData, GitFailed
 from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
 from .ancestry import quick_bases
 from .outgoing import refused_shared_ref, refused_tasks
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
+from .removal import read_local_removed
 from .report import Outcome, Report
 from .union import UNION_REFS
 
@@ -162,18 +164,33 @@ def _remote_tasks(
     """The remote's task refs as far as this clone knows: its mirror; or, in a
     clone that never fetched from it but has archived or removed tasks to
     delete there, one ``git ls-remote`` (else the first push after an archive
-    deletes nothing)."""
+    deletes nothing). Only refs named by a valid task id: a pull ignores the
+    others (``refs/hydrate/tasks/backup/G-1``), so a push never deletes one,
+    whatever it points at."""
     repo = refs.repo
     if not mirror and gone:
         listed = repo.ls_remote(
             remote.target, [TASK_REF_PREFIX.decode() + "*"], what=f"git ls-remote {remote.display}"
         )
-        return {name: oid for name, oid in listed.items() if name.startswith(TASK_REF_PREFIX)}
-    return {
-        TASK_REF_PREFIX + name[len(b"tasks/") :]: oid
-        for name, oid in mirror.items()
-        if name.startswith(b"tasks/")
-    }
+        tasks = {name: oid for name, oid in listed.items() if name.startswith(TASK_REF_PREFIX)}
+    else:
+        tasks = {
+            TASK_REF_PREFIX + name[len(b"tasks/") :]: oid
+            for name, oid in mirror.items()
+            if name.startswith(b"tasks/")
+        }
+    return {name: oid for name, oid in tasks.items() if names_a_task(name[len(TASK_REF_PREFIX) :])}
+
+
+def _recorded_ids(refs: TaskRefs) -> set[str]:
+    """The ids the local removal record and archive hold (either unreadable: none
+    of its ids, as it is not pushed either)."""
+    ids: set[str] = set()
+    with contextlib.suppress(CorruptData):
+        ids.update(read_local_removed(refs.repo)[1])
+    with contextlib.suppress(CorruptData):
+        ids.update(read_archive(refs.repo).index.tasks)
+    return ids
 
 
 def update_mirror(
@@ -290,9 +307,10 @@ def _union_refspecs(
     there = {
         ref for ref in trusted if mirror.get(ref[len(b"refs/hydrate/") :]) == repo.read_ref(ref)
     }
+    recorded = _recorded_ids(refs) if gone else set()
     for task_ref, tip in sorted(_remote_tasks(refs, remote, mirror, gone).items()):
-        if tip not in gone:
-            continue
+        if tip not in gone or task_ref[len(TASK_REF_PREFIX) :].decode() not in recorded:
+            continue  # (a copy under another id, even of a recorded tip, is not this one)
         local_tip = repo.read_ref(task_ref)
         name = task_ref.decode()
         lease = f"--force-with-lease={name}:{tip.decode()}"
