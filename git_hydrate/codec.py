@@ -283,8 +283,24 @@ def duplicate_key(data: bytes) -> str | None:
     return None
 
 
+#: The largest ``task.json`` read or written. Its text fields hold at most 1 MiB
+#: each; a task of thousands of checkpoints stays far below this. Decoded, a
+#: ``task.json`` takes ~5 bytes of memory per byte: a remote's 200 MB one (200,000
+#: tags) cost every later command here 0.8-1 GB and seconds.
+MAX_TASK_JSON_BYTES: Final = 16 << 20
+
+
 def decode_task(data: bytes, where: str) -> Task:
-    """Decode ``task.json`` bytes; ``where`` names their origin in errors."""
+    """Decode ``task.json`` bytes; ``where`` names their origin in errors.
+
+    Raises:
+        CorruptData: not a task, or more than :data:`MAX_TASK_JSON_BYTES`.
+    """
+    if len(data) > MAX_TASK_JSON_BYTES:
+        raise CorruptData(
+            f"{where}: {len(data):,} bytes, more than the {MAX_TASK_JSON_BYTES:,} a "
+            "task.json may hold"
+        )
     return _decode(_task_decoder, data, where)
 
 

@@ -264,3 +264,33 @@ def test_archive_takes_no_task_a_pull_would_refuse(origin: Path, tmp_path: Path)
     assert "OK-1" in json.dumps(archived) and hydrate(a, "show", "BAD-1").returncode == 0
     with Ledger(a) as ledger:
         assert ledger.task_ids() == ["BAD-1"]
+
+
+def test_a_task_json_past_16_mib_is_refused_read_and_written(origin: Path, tmp_path: Path) -> None:
+    """A remote task.json of 17 MiB (tags of 1,000 characters: it decodes to ~5 times
+    its size, and a 200 MB one cost every later command 1 GB) is skipped by a pull,
+    named; here a write that would make one is refused, nothing written."""
+    from git_hydrate import CorruptData
+
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "BIG")
+    make_task(a, "SMALL")
+    raw = json.loads(task_json(a, "BIG"))
+    raw["tags"] = [f"{n:05d}" + "t" * 995 for n in range(17_500)]
+    _corrupt_task(a, "BIG", json.dumps(raw, separators=(",", ":")).encode())
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/*:refs/hydrate/tasks/*")
+    b = clone(origin, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 1
+    assert "SKIPPED        BIG  (remote data invalid: task BIG: task.json: 17," in res.stdout
+    assert "more than the 16,777,216 a task.json may hold" in res.stdout
+    assert remote_tasks(b) == ["refs/hydrate/tasks/SMALL"]
+    tip = git(b, "rev-parse", "refs/hydrate/tasks/SMALL")
+    with Ledger(b) as ledger:
+        try:
+            ledger.edit_task("SMALL", tags=raw["tags"])
+        except CorruptData as exc:
+            assert "a task.json may hold" in str(exc)
+        else:
+            raise AssertionError("a 17 MiB task.json was written")
+    assert git(b, "rev-parse", "refs/hydrate/tasks/SMALL") == tip
