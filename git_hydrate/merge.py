@@ -24,8 +24,10 @@ The rules (also in the README, "Sharing through remotes"):
 * The claim (``assignee``, ``claimed_at``, ``taken_from``, ``claimed_via``)
   merges as one value. Changed on both sides: a claim wins over a release; a
   claim a remote accepted (``claimed_via`` set by ``claim --remote``) wins over
-  one made in a single clone, whatever their times; then the earlier claim wins
-  (then the lower holder name). The side whose claim won also decides the
+  one made in a single clone, whatever their times; then the claim of a side that
+  finished the task (``done`` or ``cancelled``) over one of a side that did not
+  (an older offline claim would reopen finished work); then the earlier claim
+  wins (then the lower holder name). The side whose claim won also decides the
   station, so a task is never left held but open, nor a published claim's
   ``done`` undone by an offline claim. Reported as a ``claim`` conflict.
 """
@@ -213,8 +215,11 @@ def _merge_created(base: str, a: str, b: str) -> str:
 
 _CLAIM_RULE: Final = (
     "a claim wins over a release; a claim a remote accepted over one it did not; "
+    "then a side that finished the task (done or cancelled) over one that did not; "
     "then the earlier (then lower holder)"
 )
+#: Stations a task ends at (:data:`git_hydrate.lifecycle.FINISHED_STATIONS`).
+_FINISHED: Final = frozenset({"done", "cancelled"})
 
 Claim = tuple[str, str, str, str]
 
@@ -240,12 +245,13 @@ def _merge_claim(
         assert not isinstance(simple, _Missing)  # one side's own claim
         return simple, None
 
-    def rank(claim: Claim) -> tuple[bool, bool, str, str, str, str]:
+    def rank(claim: Claim, task: Task) -> tuple[bool, bool, bool, str, str, str, str]:
         held, at, taken, via = claim
-        # held first, then published through a remote, then earlier, then lower name
-        return (not held, not via, at, held, taken, via)
+        # held first, then published through a remote, then the side that finished
+        # the work (an older offline claim would reopen it), then earlier, lower name
+        return (not held, not via, task.status not in _FINISHED, at, held, taken, via)
 
-    winner = a if rank(ca) <= rank(cb) else b
+    winner = a if rank(ca, a) <= rank(cb, b) else b
     chosen = _claim_of(winner)
     assert not isinstance(chosen, _Missing)
     conflicts.append(

@@ -458,6 +458,14 @@ def test_claim_merge_rules_are_symmetric() -> None:
             "claim",
             "status",
         ]
+    # Two offline claims, the later one's side finished the task: an older claim does
+    # not reopen it (explorer10: bob's in_progress undid alice's pushed done).
+    early = held("bob", "2027-01-01T00:00:00Z")
+    for finished in ("done", "cancelled"):
+        later = held("alice", "2027-01-01T00:00:01Z", finished)
+        for x, y in ((early, later), (later, early)):
+            result = merge_states(Side(base, []), Side(x, [], 5, "cc"), Side(y, [], 1, "aa"))
+            assert (result.task.assignee, result.task.status) == ("alice", finished)
 
 
 _WORKER = textwrap.dedent(
