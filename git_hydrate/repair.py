@@ -7,7 +7,8 @@ file as msgspec decodes it (the last value of a key), so writing the task
 again as it is read writes each key once; a date that is none is replaced by
 what the task's history says: ``created_at`` by the time of its first
 commit, ``claimed_at`` and a checkpoint's ``at`` by the time of its last one
-(no earlier than they can have been). Each mended task is one commit on its
+(no earlier than they can have been); a dependency on itself, or itself as
+its parent, is dropped. Each mended task is one commit on its
 ref, its message naming what was mended. Nothing else is touched.
 """
 
@@ -76,6 +77,14 @@ def _mended(refs: TaskRefs, task_id: str, state: TaskState) -> Change[None]:
         task = msgspec.structs.replace(task, claimed_at=_stamp(last))
         dates.append("claimed_at")
     task = _checkpoints_mended(task, _stamp(last), dates)
+    if task_id in task.depends_on:
+        task = msgspec.structs.replace(
+            task, depends_on=[d for d in task.depends_on if d != task_id]
+        )
+        dates.append("depends_on itself")
+    if task.parent == task_id:
+        task = msgspec.structs.replace(task, parent="")
+        dates.append("parent itself")
     # (a write whose tree is the task's makes no commit: what it cannot mend stays named)
     bodies = _links_rewritten(refs, state)
     what = ", ".join(dates) or "keys written once"

@@ -294,3 +294,32 @@ def test_a_task_json_past_16_mib_is_refused_read_and_written(origin: Path, tmp_p
         else:
             raise AssertionError("a 17 MiB task.json was written")
     assert git(b, "rev-parse", "refs/hydrate/tasks/SMALL") == tip
+
+
+def test_a_task_that_depends_on_itself_or_parents_itself_is_refused_and_mended(
+    origin: Path, tmp_path: Path
+) -> None:
+    """No local write makes a task depend on itself or be its own parent, but a remote
+    could hand one over: pulled, it was never ready and listed itself as its own child
+    (explorer10). A pull skips it, named; doctor --repair drops the self edge."""
+    a = clone(origin, tmp_path / "a")
+    for task_id in ("SELF-DEP", "SELF-PAR", "OK"):
+        make_task(a, task_id)
+    for task_id, key, value in (("SELF-DEP", "depends_on", ["SELF-DEP", "OK"]),
+                                ("SELF-PAR", "parent", "SELF-PAR")):  # fmt: skip
+        raw = json.loads(task_json(a, task_id))
+        raw[key] = value
+        _corrupt_task(a, task_id, json.dumps(raw, separators=(",", ":")).encode())
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/*:refs/hydrate/tasks/*")
+    b = clone(origin, tmp_path / "b")
+    res = hydrate(b, "pull")
+    assert res.returncode == 1
+    assert "SKIPPED        SELF-DEP  (remote data invalid: task SELF-DEP: task.json: the " \
+        "task depends on itself)" in res.stdout  # fmt: skip
+    assert "task SELF-PAR: task.json: the task is its own parent" in res.stdout
+    assert remote_tasks(b) == ["refs/hydrate/tasks/OK"]
+    assert hydrate(a, "doctor", "--repair").returncode == 0
+    assert json.loads(task_json(a, "SELF-DEP"))["depends_on"] == ["OK"]
+    assert json.loads(task_json(a, "SELF-PAR")).get("parent", "") == ""
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0

@@ -175,8 +175,10 @@ def _links_once_each(task_id: str, state: TaskState) -> None:
 
 def check_task_json(task_id: str, state: TaskState) -> None:
     """Refuse what decoding ``task.json`` lets through: a key twice in an object
-    (msgspec keeps the last one silently) and a date that is none (the calendar's,
-    as :func:`validate.timestamp` takes them). Bytes exactly as this version
+    (msgspec keeps the last one silently), a date that is none (the calendar's,
+    as :func:`validate.timestamp` takes them), and a task that depends on itself
+    or is its own parent (which no local write makes: it was never ready, and was
+    listed as its own child). Bytes exactly as this version
     writes the decoded task hold no key twice: only others are scanned.
 
     Raises:
@@ -195,6 +197,10 @@ def check_task_json(task_id: str, state: TaskState) -> None:
             validate.timestamp(checkpoint.at, f"checkpoints[{index}].at")
     except ValidationError as exc:
         raise CorruptData(f"{where}: {exc}") from None
+    if task_id in task.depends_on:
+        raise CorruptData(f"{where}: the task depends on itself")
+    if task.parent == task_id:
+        raise CorruptData(f"{where}: the task is its own parent")
 
 
 def task_json_problem(task_id: str, state: TaskState) -> str:
