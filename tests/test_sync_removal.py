@@ -407,3 +407,28 @@ def test_a_ref_no_pull_takes_is_never_deleted_there(
     )
     left = git(origin, "for-each-ref", "--format=%(refname)", "refs/hydrate/tasks").split()
     assert left == sorted(["refs/hydrate/tasks/T-2", f"refs/hydrate/tasks/{stray}"])
+
+
+def test_a_removal_another_push_overtakes_says_to_sync(origin: Path, tmp_path: Path) -> None:
+    """Another push lands on the task while task-rm's atomic push waits in the
+    remote's hook: git refuses the transaction ("atomic transaction failed"), which
+    was reported as a refusal "a pull cannot change", though a pull restores the task
+    (explorer10). It is a race now, and the advice is sync."""
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
+    with Ledger(b) as ledger:
+        ledger.claim("T-1", holder="bee")
+    git(b, "push", "-q", "origin", "refs/hydrate/tasks/T-1:refs/other/T-1")
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text(  # (another push lands while this one is on its way)
+        "#!/bin/sh\n"
+        "env -u GIT_QUARANTINE_PATH git update-ref refs/hydrate/tasks/T-1 refs/other/T-1\n"
+    )
+    hook.chmod(0o755)
+    res = hydrate(a, "task-rm", "T-1", "--remote", "origin")
+    assert res.returncode == 1
+    assert "(atomic transaction failed); another push to origin landed while this one was " \
+        "on its way: run git hydrate sync origin" in res.stdout  # fmt: skip
+    assert "a pull cannot change that" not in res.stdout
+    hook.unlink()
+    synced = hydrate(a, "sync")
+    assert synced.returncode == 0 and "restored       T-1" in synced.stdout, synced

@@ -74,6 +74,12 @@ def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -
             f"{summary}; another push to {where} held the ref meanwhile: "
             f"run git hydrate sync {word}",
         )
+    if "atomic transaction failed" in summary:  # (the remote's refs moved under it)
+        return (
+            "rejected",
+            f"{summary}; another push to {where} landed while this one was on its way: "
+            f"run git hydrate sync {word}",
+        )
     if "hidden ref" in summary:
         return "refused", (
             f"{summary}; {where} hides refs/hydrate/ (transfer.hideRefs or receive.hideRefs): "
