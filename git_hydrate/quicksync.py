@@ -96,7 +96,9 @@ def render_report(report: Report, as_json: bool, compact: bool, echo: Echo) -> i
     if report.ok:
         return 0
     remote = shown(report.remote)
-    rejected, skipped = report.failed("rejected"), report.failed("skipped")
+    skipped = report.failed("skipped")
+    # (one a sync skips as damaged there is not settled by another sync: see SKIPPED)
+    rejected = [name for name in report.failed("rejected") if name not in skipped]
     absent = report.failed("absent")
     if rejected:
         names = ", ".join(map(shown, rejected))

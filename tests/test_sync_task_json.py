@@ -323,3 +323,28 @@ def test_a_task_that_depends_on_itself_or_parents_itself_is_refused_and_mended(
     assert json.loads(task_json(a, "SELF-PAR")).get("parent", "") == ""
     assert hydrate(a, "push").returncode == 0
     assert hydrate(b, "pull").returncode == 0
+
+
+def test_a_damaged_remote_copy_of_a_local_task_names_the_way_out(
+    origin: Path, tmp_path: Path
+) -> None:
+    """The remote holds junk under an id this clone has (another task's commit): push
+    said "run sync", sync skipped it and said "run sync" again, forever (explorer10).
+    The skip now prints the push that replaces the remote's copy, which works as
+    printed, and the rejection points at the skip."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "G-1")
+    assert hydrate(a, "push").returncode == 0
+    git(a, "push", "-q", "origin", "refs/hydrate/tasks/G-1:refs/hydrate/tasks/T-5")
+    make_task(a, "T-5")
+    res = hydrate(a, "sync")
+    assert res.returncode == 1
+    assert "REJECTED       T-5  (origin's copy is damaged: see SKIPPED above)" in res.stdout
+    assert "run git hydrate sync" not in res.stderr
+    (command,) = re.findall(r"to replace origin's copy with yours: (git push [^)]*)\)", res.stdout)
+    subprocess.run(command.split(), cwd=a, check=True, capture_output=True)
+    again = hydrate(a, "sync")
+    assert again.returncode == 0, again
+    assert git(origin, "rev-parse", "refs/hydrate/tasks/T-5") == git(
+        a, "rev-parse", "refs/hydrate/tasks/T-5"
+    )

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+import msgspec
+
 from ..archive import ARCHIVE_REF
 from ..store import Repository
 from ..taskrefs import TaskRefs
@@ -88,7 +90,14 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
         report.outcomes += [o for o in pushed.outcomes if o.action not in retried]
         rounds += 1
         mirror = pull_into(refs, where, wanted, report)
-    report.outcomes += pushed.outcomes
+    # (a sync would skip its copy there again: the advice to sync goes in circles)
+    damaged = set(report.failed("skipped"))
+    report.outcomes += [
+        msgspec.structs.replace(o, detail=f"{where.display}'s copy is damaged: see SKIPPED above")
+        if o.action == "rejected" and o.name in damaged
+        else o
+        for o in pushed.outcomes
+    ]
     if any(o.action in ("pushed", "pushed-new") for o in report.outcomes):
         report.notes = []  # "lists no tasks" was only true before this push
     report.notes = list(dict.fromkeys(report.notes + pushed.notes))

@@ -151,7 +151,7 @@ def _plan_task(
         return Outcome(
             task_id,
             "skipped",
-            f"remote data invalid: {exc}",
+            f"remote data invalid: {exc}{_replace_hint(task_id, local, remote_tip, where)}",
             old=local.decode() if local else None,
             new=remote_tip.decode(),
         )
@@ -159,6 +159,19 @@ def _plan_task(
     untouched = task_id in ahead.untouched and theirs is ahead.decoded.get(task_id)
     return _take_remote(
         refs, task_id, (local, remote_tip), bases, theirs, where, note, folded_ids, untouched
+    )
+
+
+def _replace_hint(task_id: str, local: bytes | None, remote_tip: bytes, where: str) -> str:
+    """How to put this clone's copy of ``task_id`` in place of the remote's damaged
+    one (a push is rejected while the remote holds it, and no pull takes it), or
+    nothing when this clone has none."""
+    if local is None:
+        return ""
+    ref = ref_name(task_id).decode()
+    return (
+        f"; to replace {where}'s copy with yours: git push "
+        f"--force-with-lease={ref}:{remote_tip.decode()} {quote(where)} {ref}:{ref}"
     )
 
 
