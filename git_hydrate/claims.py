@@ -215,16 +215,17 @@ def _refuse_unless_ready(
     on no dependency cycle."""
     if task.status != INITIAL_STATION:
         raise Conflict(f"task {task_id} is {task.status}, not open: only open tasks are claimed")
-    waits = waiting_for(waits_on, stations)
-    if waits:
-        named = ", ".join(dict.fromkeys(waits))  # (a child it also depends on: once)
-        raise Conflict(f"task {task_id} is not ready: it waits for {named}")
+    # (the cycle first: it is what must change, the tasks on it wait for ever)
     loop = find_cycle({**graph, task_id: waits_on}, task_id)
     if loop is not None:
         raise Conflict(
             f"task {task_id} is not ready: it is on a dependency cycle "
             f"({' -> '.join(loop)}); break it with git hydrate task-edit"
         )
+    waits = waiting_for(waits_on, stations)
+    if waits:
+        named = ", ".join(dict.fromkeys(waits))  # (a child it also depends on: once)
+        raise Conflict(f"task {task_id} is not ready: it waits for {named}")
 
 
 def _release_change(
