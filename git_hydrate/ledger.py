@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from . import attachments, audit, lifecycle, listing, tasks, validate
+from .errors import NotFound
 from .ledger_packing import Packing
 from .results import (
     AddManyResult,
@@ -223,8 +224,28 @@ class Ledger(Packing):
 
     def attachment(self, task_id: str, prefix: str) -> tuple[ContextEntry, str]:
         """The attachment whose hash starts with ``prefix``, and its body (see
-        :func:`git_hydrate.attachments.find_attachment` for the errors)."""
-        found = attachments.find_attachment(self.refs, task_id, prefix)
+        :func:`git_hydrate.attachments.find_attachment` for the errors); also the
+        text of the task's parent that its prompt carries as its first attachment
+        (``parent task ID``), which a prompt's notice may name by its hash."""
+        try:
+            found = attachments.find_attachment(self.refs, task_id, prefix)
+        except NotFound:
+            from .pack.stored import parent_attachment  # (only for this case)
+
+            parent = parent_attachment(self.refs, self.refs.load(task_id).task.parent)
+            if parent is None or not parent.hash.startswith(prefix.lower()):
+                raise
+            entry: ContextEntry = {
+                "hash": parent.hash,
+                "source": parent.source,
+                "priority": parent.priority,
+                "expires": None,
+                "size": parent.size or 0,
+                "oid": "",
+                "score": None,
+                "reason": "the task's parent",
+            }
+            return entry, str(parent.body)
         return found, attachments.read_body(self.refs, task_id, found["hash"])
 
     # -- coordination -------------------------------------------------------------

@@ -157,6 +157,45 @@ def test_a_childs_prompt_carries_its_parents_title_and_objective(
     assert "parent task" not in alone
 
 
+def test_the_notice_names_a_left_out_parent_by_a_command_that_prints_it(
+    repo: Path, ledger: Ledger
+) -> None:
+    """The parent's text, left out of a small prompt, was named with `show CHILD
+    --attachment HASH`, which said there was no such attachment (explorer11); so did
+    the MCP get_attachment tool (the same reading)."""
+    ledger.add_task("R-1", objective="parent words " * 2000, acceptance="a")
+    ledger.add_task("R-2", objective="child", acceptance="a", parent="R-1")
+    result = ledger.prompt("R-2", max_bytes=2000)
+    (line,) = [ln for ln in result["prompt"].splitlines() if "`parent task R-1`" in ln]
+    command = line.rpartition("; ")[2]
+    assert command.startswith("git hydrate show R-2 --attachment ")
+    out = hydrate(repo, *command.split()[2:])
+    assert out.returncode == 0, out
+    assert "source: parent task R-1" in out.stdout and "parent words parent words" in out.stdout
+    entry, body = ledger.attachment("R-2", command.split()[-1][:8])
+    assert entry["source"] == "parent task R-1" and body.startswith("parent words")
+    missing = hydrate(repo, "show", "R-2", "--attachment", "0000")
+    assert missing.returncode != 0 and "has no attachment whose hash starts with" in missing.stderr
+
+
+def test_an_archived_parent_still_says_what_its_live_part_belongs_to(
+    repo: Path, ledger: Ledger
+) -> None:
+    """Archiving a parent whose child is still open dropped the parent's text from the
+    child's prompt without a word (explorer11): it is read from the archive now, and
+    archive says which parts are still live."""
+    family(ledger)
+    finish(ledger, "P-1")
+    out = hydrate(repo, "archive", "P-1")
+    assert out.returncode == 0 and out.stdout == "archived 1: P-1\n"
+    assert out.stderr == (
+        "warning: archived P-1 while its part(s) C-1, C-2 are live (their prompts keep its "
+        "text, from the archive)\n"
+    )
+    prompt = ledger.prompt("C-1", max_bytes=64 * 1024)["prompt"]
+    assert "### Context from parent task P-1" in prompt and "the whole feature" in prompt
+
+
 def test_doctor_notes_a_child_whose_parent_is_gone(repo: Path, ledger: Ledger) -> None:
     family(ledger)
     ledger.set_status("P-1", "cancelled")

@@ -297,7 +297,9 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
     The archive is one ref whose commit keeps every archived task's history
     reachable; `list --archived`, `show`, `status` and `log` still read them,
     and `unarchive` brings one back. Nothing is archived unless every named
-    task is done or cancelled.
+    task is done or cancelled. A task archived while parts of it are still
+    live is named in a warning with them (their prompts keep its text, read
+    from the archive).
 
     \b
     Example:
@@ -308,9 +310,19 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
         raise click.UsageError("name the tasks to archive, or use --done")
     with open_ledger(ctx) as ledger:
         result = ledger.archive(task_ids, done=done)
+        parts = {
+            task_id: [c["task_id"] for c in ledger.children(task_id) if "error" not in c]
+            for task_id in result["archived"]
+        }
     if as_json:
         echo_json(ctx, result)
         return
+    for task_id, children in parts.items():
+        if children:
+            warn(
+                f"archived {shown(task_id)} while its part(s) {', '.join(map(shown, children))} "
+                "are live (their prompts keep its text, from the archive)"
+            )
     if result["archived"]:
         click.echo(
             f"archived {len(result['archived'])}: {', '.join(map(shown, result['archived']))}"

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from .. import validate
-from ..errors import ValidationError
+from ..errors import CorruptData, NotFound, ValidationError
 from ..model import TREE_ORIGIN
 from ..results import ExpandResult, PackResult, PromptFields, PromptResult
 from ..taskrefs import TaskRefs
@@ -41,6 +41,7 @@ __all__ = [
     "expand",
     "pack",
     "packing_input",
+    "parent_attachment",
     "prompt",
     "unattached",
     "write_prompt",
@@ -199,7 +200,7 @@ def _job(
     loader = BodyReader(refs, task_id, entries, limits.max_bytes, moment, memo)
     # first in packing order (its body is at hand: the loader never sees it)
     top = max((e.priority for e in entries), default=0)
-    parent = _parent_entry(refs, task.get("parent") or "", min(top + 1, 2**31 - 1))
+    parent = parent_attachment(refs, task.get("parent") or "", min(top + 1, 2**31 - 1))
     if parent is not None:
         entries = [parent, *entries]
     missing = unattached(task, entries)
@@ -217,15 +218,20 @@ def settled(refs: TaskRefs) -> Budget | None:
         return None
 
 
-def _parent_entry(refs: TaskRefs, parent_id: str, priority: int) -> Attachment | None:
+def parent_attachment(refs: TaskRefs, parent_id: str, priority: int = 0) -> Attachment | None:
     """The parent task's title and objective as the child's first attachment, at
-    ``priority`` (``None``: no parent, or it is not live here)."""
+    ``priority`` (``None``: no parent, or it is neither live nor archived here, or
+    damaged). An archived parent still says what its child is a part of."""
     if not parent_id:
         return None
     tip = refs.tip(parent_id)
-    if tip is None:
-        return None
-    parent = refs.read_state(parent_id, tip).task
+    if tip is not None:
+        parent = refs.read_state(parent_id, tip).task
+    else:
+        try:
+            parent = refs.load_any(parent_id)[0].task
+        except (NotFound, CorruptData, ValidationError):
+            return None
     objective = parent.objective.strip()
     body = objective if objective.startswith(parent.title) else f"{parent.title}\n\n{objective}"
     body += "\n"
