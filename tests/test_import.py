@@ -560,7 +560,12 @@ def test_cycles_and_lost_parents_are_found_in_one_pass_dry_run_too(
     assert refs(repo) == ""
     report = ledger.import_tasks(text)
     assert report["created"] == dry["created"] and report["errors"] == dry["errors"]
-    assert report["warnings"] == []
+    # (D1 would wait for ever on D2, left out: the edge goes, said)
+    assert (
+        report["warnings"]
+        == dry["warnings"]
+        == [{"item": "D1", "warning": "its dependency D2 was left out: dropped"}]
+    )
     assert ledger.get_task("C39")["parent"] == "C38" and ledger.get_task("C0")["parent"] == "P"
     assert {t["task_id"] for t in ledger.list_tasks()} == set(made)
     fsck(repo)
@@ -634,3 +639,30 @@ def test_a_criterion_or_tag_longer_than_a_line_does_not_cost_the_item(ledger: Le
         "1 acceptance criteria longer than 1,024 characters: kept in the acceptance",
         "a tag longer than 1,024 characters: left out",
     ]
+
+
+def test_a_dependency_on_an_item_left_out_is_dropped_with_a_warning(ledger: Ledger) -> None:
+    """Of a beads cycle bd-1 <-> bd-2, bd-2 is left out; bd-1 was made depending on it
+    and waited for ever on a task that is not here, without a word (explorer11). So
+    with spec-kit and task-master items left out for a bad path. The edge to a task
+    this import left out is dropped, with a warning; one to a task here stays."""
+    ledger.add_task("bd-9", objective="here already", acceptance="a")
+    deps = {"bd-1": ["bd-2", "bd-9"], "bd-2": ["bd-1"]}
+    beads = [
+        {
+            "id": task_id,
+            "title": task_id,
+            "description": "d",
+            "dependencies": [
+                {"issue_id": task_id, "depends_on_id": d, "type": "blocks"} for d in on
+            ],
+        }
+        for task_id, on in deps.items()
+    ]
+    report = ledger.import_tasks("".join(json.dumps(b) + "\n" for b in beads), "beads")
+    assert report["created"] == ["bd-1"]
+    assert [e["item"] for e in report["errors"]] == ["bd-2"]
+    assert report["warnings"] == [
+        {"item": "bd-1", "warning": "its dependency bd-2 was left out: dropped"}
+    ]
+    assert ledger.get_task("bd-1")["depends_on"] == ["bd-9"]

@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+import msgspec
+
 from .. import validate
 from ..dependencies import cycles, edge_graph, find_cycle, queue_summaries
 from ..errors import Conflict, HydrateError, ValidationError
@@ -225,6 +227,7 @@ def import_items(
     report = _empty_report(fmt, dry_run)
     listed, loops = _parent_first(list(items))
     known = set(refs.task_names())
+    sources: dict[str, str] = {}  # (task id: the item it is made from, for warnings)
     bases = Bases(refs)
     updates = Updates(refs, (bases, report), allow_secrets, dry_run)
     seen: set[str] = set()
@@ -233,8 +236,7 @@ def import_items(
     left_out: set[str] = set()
     later: list[tuple[str, str, dict[str, Any]]] = []
     for item in listed:
-        for name in item.ignored:
-            report["ignored"][name] = report["ignored"].get(name, 0) + 1
+        report["ignored"].update({n: report["ignored"].get(n, 0) + 1 for n in item.ignored})
         try:
             task_id = _checked_id(item, chosen, seen, loops)
             fields = _fields(item, chosen, known)
@@ -248,6 +250,7 @@ def import_items(
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
                 pending[task_id] = _creation(refs, task_id, fields, allow_secrets)
                 fields_of[task_id] = fields
+                sources[task_id] = item.source_id
                 known.add(task_id)
             left_out.discard(task_id)  # (an unreadable copy before this one stands for none)
             warnings = [*item.warnings, *_parent_warning(item, chosen, fields, left_out)]
@@ -259,6 +262,7 @@ def import_items(
                     left_out.add(task_id_for(item, chosen))
     updates.flush()
     batch = _without_refusals(refs, pending, report)
+    batch = _without_dangling(pending, batch, (left_out, known), report, sources)
     if dry_run:
         report["created"] += list(batch)
     else:
@@ -269,6 +273,36 @@ def import_items(
         bases.save(f"import {fmt}: {len(bases.new)} task(s)")
     report["ignored"] = dict(sorted(report["ignored"].items()))
     return report
+
+
+def _without_dangling(
+    pending: dict[str, Change[None]],
+    batch: dict[str, Change[None]],
+    left: tuple[set[str], set[str]],
+    report: ImportReport,
+    sources: dict[str, str],
+) -> dict[str, Change[None]]:
+    """The creations (``batch``, of ``pending``), each dependency on a task this
+    run left out (``left``: the ids left out while reading, and every id known,
+    those here before the run included) dropped with a warning: kept, the task
+    would wait for ever on a task that does not exist."""
+    left_out, known = left
+    here = known - set(pending)
+    gone = (set(pending) - set(batch) | left_out) - here
+    if not gone:
+        return batch
+    kept: dict[str, Change[None]] = {}
+    for task_id, change in batch.items():
+        dangling = [d for d in change.task.depends_on if d in gone]
+        if dangling:
+            depends_on = [d for d in change.task.depends_on if d not in gone]
+            change = msgspec.structs.replace(
+                change, task=msgspec.structs.replace(change.task, depends_on=depends_on)
+            )
+            why = f"its dependency {', '.join(dangling)} was left out: dropped"
+            report["warnings"].append({"item": sources.get(task_id, task_id), "warning": why})
+        kept[task_id] = change
+    return kept
 
 
 def _checked_id(item: Item, prefix: str, seen: set[str], loops: dict[str, list[str]]) -> str:
