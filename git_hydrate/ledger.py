@@ -393,7 +393,7 @@ class Ledger(Packing):
     def refresh(self, task_id: str) -> list[HydrateResult | dict[str, str]]:
         """Take every add-tree run the task recorded again (``prompt --refresh``);
         an unchanged revision run is recognised without listing a file (see
-        :func:`git_hydrate.hydrate.tree.refresh`)."""
+        :func:`git_hydrate.hydrate.refreshing.refresh`)."""
         from .hydrate import refresh
 
         return refresh(self.refs, task_id)

@@ -195,10 +195,10 @@ def test_a_writer_moving_the_task_during_a_refresh_keeps_nothing(
     """Another writer changes the task while a refresh recognises its runs: the
     answer is of a state that is gone, so nothing is kept, and the next refresh
     (at the new tip) is the full command line's."""
-    from git_hydrate.hydrate import tree
+    from git_hydrate.hydrate import refreshing
 
     memo(task).unlink()
-    recognise = tree.add_tree
+    recognise = refreshing.add_tree
 
     def then_another_writer(*args: object, **kwargs: object) -> object:
         done = recognise(*args, **kwargs)  # type: ignore[arg-type]
@@ -206,7 +206,7 @@ def test_a_writer_moving_the_task_during_a_refresh_keeps_nothing(
             other.remove_contexts(TASK, source="README.md")
         return done
 
-    monkeypatch.setattr(tree, "add_tree", then_another_writer)
+    monkeypatch.setattr(refreshing, "add_tree", then_another_writer)
     with Ledger(task) as ledger:
         (outcome,) = ledger.refresh(TASK)
     monkeypatch.undo()
@@ -241,3 +241,32 @@ def test_a_line_beyond_ascii_on_an_ascii_stderr_is_left_to_click(task: Path) -> 
     assert outputs[0] == outputs[1]
     assert "from función".encode() in outputs[0][2]
     assert through_entry(task, "prompt", TASK, "--refresh").served  # type: ignore[attr-defined]
+
+
+def test_overlapping_runs_settle_after_one_refresh(repo: Path) -> None:
+    """A run of one path, then one of the whole tree: each placed the path's link in
+    turn (alone it ranks first, among all it does not), two commits at every refresh,
+    never recognised (explorer12: 3 -> 9 commits in three refreshes). A link a later
+    run also answers for is placed by that run: the history stops growing."""
+    for n in (0, 1, 2, 4, 5):  # (one commit each: no co-change between them)
+        commit_files(repo, {f"mod{n}.py": f"def f{n}():\n    return {n}\n"}, f"add mod{n}")
+    commit_files(repo, {"mod3.py": "def timeout_retry():\n    return 3\n"}, "add retry")
+    commit_files(repo, {"app.py": "def run():\n    return timeout()\n"}, "app")
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, "Fix the app timeout", "tests pass", files=["app.py"])
+        ledger.add_tree(TASK, ["mod3.py"])
+        alone = {e["source"]: e["priority"] for e in ledger.context_entries(TASK)}
+        ledger.add_tree(TASK)
+        placed = {e["source"]: e["priority"] for e in ledger.context_entries(TASK)}
+        assert alone["mod3.py"] != placed["mod3.py"]  # (the two runs place it apart)
+
+    def commits() -> int:
+        return len(git(repo, "rev-list", f"refs/hydrate/tasks/{TASK}").split())
+
+    assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
+    settled = commits()
+    for _ in range(2):
+        assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
+        assert commits() == settled
+    with Ledger(repo) as ledger:  # (the whole tree's places stand, as after its run)
+        assert {e["source"]: e["priority"] for e in ledger.context_entries(TASK)} == placed

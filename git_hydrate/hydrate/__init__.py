@@ -17,18 +17,20 @@
   :mod:`.index` — a tree's word index, kept by tree id (a new task reads no blob's facts);
   :mod:`.indexing` — building it while a tree's blobs are read;
 * :mod:`.suggestions` — ``rank --suggest``: the files to accept into ``--file-in-play``;
-* :mod:`.tree`, :mod:`.diff`, :mod:`.rerank`, :mod:`.resources` — the operations.
+* :mod:`.tree`, :mod:`.diff`, :mod:`.rerank`, :mod:`.resources` — the operations;
+  :mod:`.refreshing`, every add-tree run of a task taken again (``prompt --refresh``).
 """
 
 from __future__ import annotations
 
 from .diff import add_diff, default_base
 from .pathspec import Pathspec, relative_to_top
+from .refreshing import refresh
 from .rerank import RankResult, rerank
 from .resources import hydrate_from_path, hydrate_paths
 from .rules import REASONS, SKIPPED_DIRS
 from .suggestions import Suggested, Suggestion, suggest
-from .tree import add_tree, refresh
+from .tree import add_tree
 
 __all__ = [
     "REASONS",

@@ -244,6 +244,13 @@ def _keep_unmoved(links: list[Link], old: dict[str, Link]) -> list[Link]:
     ]
 
 
+def _placed_before(link: Link, old: dict[str, Link], later: Callable[[Link], bool]) -> Link:
+    """``link``, or the link of its path already there when only its place differs
+    and a later run places it (see :func:`commit_links`)."""
+    before = old.get(link.path)
+    return before if before is not None and _same_body(before, link) and later(link) else link
+
+
 @dataclass(frozen=True, slots=True)
 class _Counts:
     """How the new in-scope links differ from the old ones, path by path."""
@@ -350,11 +357,16 @@ def commit_links(
     trailers: dict[str, str],
     result: dict[str, Any],
     task_update: Callable[[Task, list[Link]], Task] | None = None,
+    placed_later: Callable[[Link], bool] | None = None,
 ) -> HydrateResult:
     """Replace the task's links ``in_scope`` with ``picks``, in one commit (or none).
 
     ``task_update`` returns the task document to write beside the new links
     (add-tree records what it took); a change there alone is a commit too.
+    ``placed_later``: the links a later run of the same refresh places (it is
+    in their scope too): such a link, already there with the same body, keeps
+    its place, which that run sets (else two overlapping runs wrote their two
+    places in turn, two commits at every refresh).
 
     One link per path: a pick replaces the in-scope link of its path; in-scope
     links whose path is not picked are removed; a pick whose body another
@@ -366,6 +378,8 @@ def commit_links(
         kept = [link for link in state.links if not in_scope(link)]
         links, late = _links_for(picks, {link.sha256: link.source for link in kept}, origin)
         links = _keep_unmoved(links, old)
+        if placed_later is not None:
+            links = [_placed_before(link, old, placed_later) for link in links]
         counts = _Counts.of(links, old)
         outcome = _outcome(task_id, result, counts, [*skipped, *late], links)
         final = [*kept, *links]

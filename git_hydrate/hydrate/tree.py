@@ -22,11 +22,11 @@ recognising a run again, is :mod:`.selections`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter, neg
-from typing import Any, Final, TypedDict, Unpack
+from typing import Final, TypedDict, Unpack
 
 import msgspec
 
@@ -34,7 +34,7 @@ from .. import textpolicy, validate
 from ..errors import ValidationError
 from ..model import TREE_ORIGIN, Link, Selection, SkippedFile, Task
 from ..pack.memo import BodyMemo
-from ..pack.refresh_memo import own_runs, remember
+from ..pack.refresh_memo import own_runs
 from ..results import HydrateResult
 from ..settings import Settings
 from ..taskrefs import TaskRefs, TaskState
@@ -56,12 +56,10 @@ from .selections import (
     SELECTION_VERSION,
     Scope,
     adopt,
-    described,
     identity,
     inputs,
     local,
     named_skips,
-    not_taken_here,
     recognised,
     record,
     recorded,
@@ -76,7 +74,6 @@ __all__ = [
     "Progress",
     "TreeOptions",
     "add_tree",
-    "refresh",
 ]
 
 ORIGIN: Final = TREE_ORIGIN
@@ -337,6 +334,7 @@ def add_tree(
     progress: Progress | None = None,
     recognise: bool = False,
     memo: BodyMemo | None = None,
+    placed_later: Callable[[Link], bool] | None = None,
     **options: Unpack[TreeOptions],
 ) -> HydrateResult:
     """Attach the files of a commit, the work tree or a directory to a task.
@@ -345,6 +343,8 @@ def add_tree(
     ``recognise``: when this run is one the task recorded, with the same
     commit, options, rules, task and links, answer ``recognised`` without
     listing a file (``prompt --refresh``); the answer then lists no skips.
+    ``placed_later``: the links a later run of the same refresh places (see
+    :func:`.links.commit_links`).
     """
     settings = refs.repo.settings
     run = _Run.of(settings, task_id, pathspecs, options)
@@ -374,7 +374,9 @@ def add_tree(
             source.files.close()  # (its folders' descriptors: a later read opens them again)
     fixed = run.fixed(pinned) if pinned is not None else None
     named = named_skips(state.task, skipped, source.entries)
-    outcome = _commit(refs, task_id, run, source, picks, (skipped, named), mine, fixed)
+    outcome = _commit(
+        refs, task_id, run, source, picks, (skipped, named), (mine, placed_later), fixed
+    )
     if named:
         outcome["unattached"] = unattached(state.task, named)
     # Read again after the run: its first check-attr may just have found that this
@@ -484,13 +486,14 @@ def _commit(
     source: Source,
     picks: list[Pick],
     skips: tuple[list[Skipped], list[SkippedFile]],
-    mine: Scope,
+    scopes: tuple[Scope, Callable[[Link], bool] | None],
     fixed: list[object] | None,
 ) -> HydrateResult:
     """Commit the picks and the removal of the links gone, recording the run in the
     task (``skips``: every skip, and those of the files the task names)."""
     selection = run.selection
     skipped, named = skips
+    mine, placed_later = scopes
 
     def recorded_in(current: Task, links: list[Link]) -> Task:
         digest = inputs(fixed, selection, current, links) if fixed is not None else ""
@@ -518,71 +521,8 @@ def _commit(
             "files": len(source.entries),
         },
         task_update=recorded_in,
+        placed_later=placed_later,
     )
     if source.mode == "dir":
         outcome["listing"] = source.listing
     return outcome
-
-
-def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]]:
-    """Take every add-tree run the task recorded again, in the order they were made.
-
-    A revision run whose commit, options, rules, task and links are those it
-    recorded is recognised without listing a file (``recognised: True``). Only
-    runs this clone made itself are taken: a selection that came with the task
-    from a remote could name any directory or ref here, so it is answered
-    ``{"selection": ..., "error": ...}`` with the add-tree command that adopts
-    it; so is a run that cannot be taken here. The others go on.
-    """
-    validate.task_id(task_id)
-    own = own_runs(refs.repo)
-    results: list[HydrateResult | dict[str, str]] = []
-    # What a refresh at this tip answers while nothing else changes (the memo):
-    # each recognised run's revision and pin, and what was said of each run.
-    pinned: list[tuple[str, str]] = []
-    said: list[dict[str, Any]] = []
-    identities: list[str] = []
-    state = refs.load(task_id)
-    start = state.tip.decode("ascii") if state.tip is not None else None
-    for selection in state.task.selections[-MAX_SELECTIONS:]:
-        what = described(selection)
-        identities.append(identity(task_id, selection))
-        if identities[-1] not in own:
-            notice = not_taken_here(refs, task_id, what)
-            results.append(notice)
-            said.append(dict(notice))
-            continue
-        try:
-            results.append(done := _again(refs, task_id, selection))
-        except ValidationError as exc:
-            results.append({"selection": what, "error": str(exc)})
-            said.append({})  # (never kept: an error here may be gone next time)
-            continue
-        if done.get("recognised") and done.get("commit") and done.get("tip") == start:
-            pinned.append((selection.rev, str(done["commit"])))
-            said.append({k: done[k] for k in ("from", "unchanged", "recognised")})
-        else:
-            said.append({})
-    # Kept only for the tip every run was recognised at, and only if no other writer
-    # moved the task meanwhile: the answer must be of one state, the one it names.
-    if start is not None and all(said) and refs.tip(task_id) == state.tip:
-        remember(refs.repo, task_id, start, pinned, identities, said)
-    return results
-
-
-def _again(refs: TaskRefs, task_id: str, selection: Selection) -> HydrateResult:
-    """The recorded run ``selection`` taken again, recognised when nothing changed."""
-    return add_tree(
-        refs,
-        task_id,
-        selection.pathspecs,
-        rev=selection.rev if selection.mode == "rev" else None,
-        worktree=selection.mode == "worktree",
-        directory=selection.dir if selection.mode == "dir" else None,
-        prefix=selection.prefix,
-        priority=selection.priority,
-        ranked=selection.ranked,
-        max_file_bytes=selection.max_file_bytes,
-        max_total_bytes=selection.max_total_bytes,
-        recognise=True,
-    )

@@ -2,7 +2,7 @@
 
 ``prompt --refresh`` takes again each add-tree run a task recorded; a revision
 run whose commit, options, rules, task and links are those it recorded is
-recognised without listing a file (:func:`git_hydrate.hydrate.tree.refresh`).
+recognised without listing a file (:func:`git_hydrate.hydrate.refreshing.refresh`).
 When every run of the task at one tip was recognised (or was one this clone
 does not take), the same answer holds for as long as nothing it depends on
 changes: the tip itself (the task, its links and its recorded runs), what each
