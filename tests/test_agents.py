@@ -375,3 +375,31 @@ def test_uninstall_in_one_work_tree_keeps_the_exclusion_another_needs(
     _ok(hydrate(repo, "agent", "uninstall", "codex"))
     assert "git-hydrate" not in (repo / ".git" / "info" / "exclude").read_text()
     assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
+
+
+def test_install_says_the_exclusion_hides_files_in_the_other_work_trees(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The exclusion lands in info/exclude, which every work tree shares: a linked work
+    tree's own AGENTS.md vanished from its git status without a word (explorer12).
+    install says so, naming a file it hides; with no other work tree, nothing."""
+    alone = hydrate(repo, "agent", "install", "codex")
+    assert alone.returncode == 0 and alone.stderr == ""
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    other = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(other))
+    (other / "AGENTS.md").write_text("the team's own notes\n")
+    out = hydrate(repo, "agent", "install", "codex")
+    assert out.returncode == 0
+    assert out.stderr == (
+        f"warning: codex: AGENTS.md in {other.resolve()} is hidden from git status too: "
+        "info/exclude is shared by every work tree of this repository\n"
+    )
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    (other / "AGENTS.md").unlink()
+    general = hydrate(other, "agent", "install", "codex")
+    assert general.stderr == (
+        "warning: codex: info/exclude is shared by every work tree of this repository: "
+        "AGENTS.md is hidden from git status in 1 other work tree(s) too, until the bridge "
+        "is uninstalled here\n"
+    )

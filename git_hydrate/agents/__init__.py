@@ -48,6 +48,7 @@ from .files import (
     remove_empty_folder,
     restore,
     save_state,
+    shared_exclusion_notes,
     state_path,
     sync_exclude,
     top,
@@ -201,6 +202,7 @@ def install_all(
     for agent, edits in planned:
         edits.write()
         sync_exclude(ledger, edits.state["excluded"], [])
+        edits.notes += shared_exclusion_notes(ledger, edits.state["excluded"])
         save_state(ledger, agent, edits.state)
         results.append(
             {

@@ -377,6 +377,49 @@ def _excluded_elsewhere(ledger: Ledger) -> set[str]:
     return found
 
 
+def other_work_trees(ledger: Ledger) -> list[Path]:
+    """The repository's other work trees (its main one and its linked ones), as
+    their ``gitdir`` files and the main one's place say; those gone are left out."""
+    repo = ledger.repo
+    common = Path(repo.common_dir).resolve()
+    mine = Path(repo.git_dir).resolve()
+    found: list[Path] = []
+    if common != mine and common.name == ".git":  # (a linked work tree: the main one)
+        found.append(common.parent)
+    for folder in sorted(common.joinpath("worktrees").glob("*")):
+        if folder.resolve() == mine:
+            continue
+        with contextlib.suppress(OSError):
+            top = Path(folder.joinpath("gitdir").read_text().strip()).parent
+            if top.is_dir():
+                found.append(top)
+    return found
+
+
+def shared_exclusion_notes(ledger: Ledger, paths: list[str]) -> list[str]:
+    """What listing ``paths`` in ``info/exclude`` does to the repository's other
+    work trees, which share it: each hides them too (named where one holds a file
+    of that name already), until the bridge is uninstalled here."""
+    others = other_work_trees(ledger) if paths else []
+    if not others:
+        return []
+    notes = []
+    for tree in others:
+        hidden = [p for p in paths if tree.joinpath(p).exists() and not ledger.repo.tracked([p])]
+        if hidden:
+            notes.append(
+                f"{', '.join(hidden)} in {tree} is hidden from git status too: info/exclude "
+                "is shared by every work tree of this repository"
+            )
+    if not notes:
+        notes.append(
+            f"info/exclude is shared by every work tree of this repository: {', '.join(paths)} "
+            f"is hidden from git status in {len(others)} other work tree(s) too, until "
+            "the bridge is uninstalled here"
+        )
+    return notes
+
+
 def sync_exclude(ledger: Ledger, add: list[str], drop: list[str]) -> None:
     """List ``add`` in ``info/exclude`` (paths from the top), and no longer ``drop``
     (but those another work tree's bridge still lists there)."""
