@@ -20,7 +20,7 @@ from git_hydrate.hydrate.pathspec import Pathspec
 from git_hydrate.hydrate.resources import hydrate_from_path, hydrate_paths
 from git_hydrate.hydrate.rules import REASONS, classify
 from git_hydrate.pack.memo import BodyMemo
-from tests.conftest import as_sh_reads, fsck, git, hydrate
+from tests.conftest import as_sh_reads, commit_files, fsck, git, hydrate
 from tests.wrapper import hydrate_command
 
 TASK = "T-1"
@@ -751,6 +751,33 @@ def test_add_diff_staged_and_worktree_before_the_first_commit(tmp_path: Path) ->
     body = hydrate(repo, "show", TASK, "--attachment", links(repo)[0]["sha256"]).stdout
     assert "+hello\n+more\n" in body
     fsck(repo)
+
+
+def test_add_diff_during_a_stopped_merge_names_the_unmerged_paths(tmp_path: Path) -> None:
+    """With a merge stopped on a conflict, --staged and --worktree ended in "git diff
+    gave 1 file diffs for 2 files; cannot split it" (explorer12): they name the
+    unmerged path and the way that works, --staged --worktree, which attaches it."""
+    repo = tmp_path / "merging"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit_files(repo, {"parser.py": "def parse():\n    return 1\n"}, "i")
+    git(repo, "checkout", "-q", "-b", "side")
+    commit_files(repo, {"parser.py": "def parse():\n    return 2\n", "b.py": "x\n"}, "b")
+    git(repo, "checkout", "-q", "main")
+    commit_files(repo, {"parser.py": "def parse():\n    return 3\n"}, "m")
+    git(repo, "merge", "-q", "side", check=False)
+    hydrate(repo, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    for option in ("--staged", "--worktree"):
+        result = hydrate(repo, "add-diff", TASK, option)
+        assert result.returncode == 1 and result.stderr == (
+            f"error: parser.py is unmerged (a merge or rebase stopped): {option} has no diff "
+            "of it to attach; give --staged --worktree to attach the changes from HEAD, "
+            "conflict markers included\n"
+        )
+    assert links(repo) == []
+    both = hydrate(repo, "add-diff", TASK, "--staged", "--worktree")
+    assert both.returncode == 0, both
+    body = hydrate(repo, "show", TASK, "--attachment", links(repo)[0]["sha256"]).stdout
+    assert "<<<<<<<" in body
 
 
 def test_add_diff_names_a_non_ascii_path_as_it_is(branch_repo: Path) -> None:

@@ -121,6 +121,7 @@ def _diff_args(
                 empty = repo.git(["hash-object", "-t", "tree", "--stdin"], input=b"")
                 return [empty.stdout.decode("ascii").strip()], "uncommitted"
             return ["HEAD"], "uncommitted"
+        _refuse_unmerged(repo.unmerged_paths(), "--staged" if staged else "--worktree")
         return (["--cached"], "staged") if staged else ([], "worktree")
     if rev_range is None:
         rev_range = default_base(repo) + "...HEAD"
@@ -138,6 +139,20 @@ def _diff_args(
             raise ValidationError(f"{side!r} does not name a commit in this repository")
     label = sep.join(sides)
     return ([label] if sep == "..." else sides), label
+
+
+def _refuse_unmerged(unmerged: list[str], option: str) -> None:
+    """Refuse ``option`` while paths are unmerged: git diff shows them combined (or
+    not at all), no diff per file; ``--staged --worktree`` (from HEAD) has one."""
+    if not unmerged:
+        return
+    one = len(unmerged) == 1
+    more = f" and {len(unmerged) - 3} more" if len(unmerged) > 3 else ""
+    raise ValidationError(
+        f"{', '.join(unmerged[:3])}{more} {'is' if one else 'are'} unmerged (a merge or "
+        f"rebase stopped): {option} has no diff of {'it' if one else 'them'} to attach; give "
+        "--staged --worktree to attach the changes from HEAD, conflict markers included"
+    )
 
 
 def _bodies(

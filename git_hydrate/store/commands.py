@@ -312,6 +312,12 @@ class Commands(RepositoryBase):
         proc = self.git(["diff-files", "-z", "--name-only"], check=False)
         return [path for path in proc.stdout.split(b"\0") if path]
 
+    def unmerged_paths(self) -> list[str]:
+        """The paths the index holds unmerged (a merge or rebase stopped on them)."""
+        proc = self.git(["ls-files", "-z", "--unmerged"], check=False)
+        found = (entry.partition(b"\t")[2] for entry in proc.stdout.split(b"\0") if entry)
+        return list(dict.fromkeys(path.decode("utf-8", "replace") for path in found))
+
     def check_attr(self, names: Sequence[str], paths: bytes, tree: str | None) -> bytes | None:
         """``git check-attr -z --stdin`` of NUL-separated ``paths`` (as of ``tree`` when
         given and git can, else from the index; from the work tree without ``tree``)."""
