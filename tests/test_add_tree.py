@@ -490,6 +490,38 @@ def test_directory_outside_any_repository(repo: Path, tmp_path: Path) -> None:
     fsck(repo)
 
 
+def test_a_git_directory_is_no_directory_to_attach(repo: Path, tmp_path: Path) -> None:
+    """`--dir .` in a bare repository (or `--dir .git`) attached git's config, hooks,
+    reflogs and git-hydrate's own caches (explorer12): refused, nothing attached."""
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    hydrate(bare, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    make_task(repo)
+    for where, directory in ((bare, "."), (repo, ".git"), (repo, ".git/hooks")):
+        result = hydrate(where, "add-tree", TASK, "--dir", directory)
+        assert result.returncode == 1 and result.stderr == (
+            f"error: {directory} is a git directory (or inside one): its files are git's and "
+            "git-hydrate's own, not context\n"
+        ), (where, directory)
+    assert links(repo) == [] and links(bare) == []
+
+
+def test_a_file_in_play_another_run_attached_is_not_missing(repo: Path, tmp_path: Path) -> None:
+    """A run of a directory under a prefix said the task's file in play, attached by
+    the repository's run, was "missing ... not attached" (explorer12)."""
+    write(repo, "src/parser.py", "def parse():\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "parser")
+    hydrate(repo, "task-add", TASK, "--objective", "o", "--acceptance", "a",
+            "--file-in-play", "src/parser.py", "--file-in-play", "src/gone.py")  # fmt: skip
+    assert hydrate(repo, "add-tree", TASK).returncode == 0
+    write(tmp_path / "elsewhere", "notes.txt", "n\n")
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(tmp_path / "elsewhere"),
+                     "--prefix", "ext", "--json")  # fmt: skip
+    assert result.returncode == 0, result
+    assert by_path(json.loads(result.stdout)) == {"src/gone.py": "missing"}
+
+
 def test_a_directory_its_work_tree_ignores_whole_is_walked(repo: Path, tmp_path: Path) -> None:
     # An installed tree inside a tool's checkout: git lists nothing under it.
     tool = tmp_path / "tool"

@@ -402,14 +402,23 @@ def from_directory(directory: str) -> Source:
     """A directory's files: git's file set when it is a git work tree, else a walk.
 
     Raises:
-        ValidationError: not a directory, or unreadable.
+        ValidationError: not a directory, unreadable, or a git directory (a bare
+            repository, ``.git`` or inside it: git's files, this tool's caches).
     """
     if not os.path.isdir(directory):
         raise ValidationError(f"{directory} is not a directory")
     label = f"dir {os.path.abspath(directory)}"
     files = ConfinedTree(os.path.abspath(directory))
-    inside = git_in_directory(directory, ["rev-parse", "--is-inside-work-tree"])
-    if inside is not None and inside.strip() == b"true":
+    where = git_in_directory(
+        directory, ["rev-parse", "--is-inside-git-dir", "--is-inside-work-tree"]
+    )
+    in_git_dir, _, inside = (where or b"").strip().partition(b"\n")
+    if in_git_dir == b"true":
+        raise ValidationError(
+            f"{directory} is a git directory (or inside one): its files are git's and "
+            "git-hydrate's own, not context"
+        )
+    if inside == b"true":
         listing = git_in_directory(
             directory, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
         )

@@ -367,6 +367,10 @@ def add_tree(
         source = _source(refs, selection, run.directory, resolved)
         source.held = frozenset(link.path for link in state.links if mine(link))
         picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo, indexer)
+        # (a file in play another run attached is not "missing": this run's source,
+        # a directory under a prefix say, never had it)
+        held = {link.source for link in state.links}
+        skipped = [s for s in skipped if s.reason != "missing" or s.path not in held]
     finally:
         if indexer is not None:
             indexer.close()
