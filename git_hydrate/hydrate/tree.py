@@ -367,10 +367,7 @@ def add_tree(
         source = _source(refs, selection, run.directory, resolved)
         source.held = frozenset(link.path for link in state.links if mine(link))
         picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo, indexer)
-        # (a file in play another run attached is not "missing": this run's source,
-        # a directory under a prefix say, never had it)
-        held = {link.source for link in state.links}
-        skipped = [s for s in skipped if s.reason != "missing" or s.path not in held]
+        skipped = _held_not_missing(skipped, state.links)
     finally:
         if indexer is not None:
             indexer.close()
@@ -388,6 +385,13 @@ def add_tree(
     here = local(refs) if pinned is not None else "-"
     adopt(refs, task_id, selection, here)
     return outcome
+
+
+def _held_not_missing(skipped: list[Skipped], links: list[Link]) -> list[Skipped]:
+    """``skipped`` but the files in play "missing" from this run's source that a link
+    holds (another run attached them: a directory's run under a prefix never had them)."""
+    held = {link.source for link in links}
+    return [skip for skip in skipped if skip.reason != "missing" or skip.path not in held]
 
 
 def _unchanged(refs: TaskRefs, task_id: str, state: TaskState, run: _Run, pinned: str) -> bool:
