@@ -666,3 +666,26 @@ def test_a_dependency_on_an_item_left_out_is_dropped_with_a_warning(ledger: Ledg
         {"item": "bd-1", "warning": "its dependency bd-2 was left out: dropped"}
     ]
     assert ledger.get_task("bd-1")["depends_on"] == ["bd-9"]
+
+
+def test_a_path_no_task_may_hold_leaves_out_the_path_not_the_item(ledger: Ledger) -> None:
+    """A description that mentions ../other-repo/lib.py, or a test strategy naming
+    tests/../../x.py, left the whole task-master item out ("leaves the repository";
+    explorer11): the path is left out, said in a warning, and the task comes in."""
+    tasks = [
+        {
+            "id": 10,
+            "title": "p2",
+            "description": "Compare with ../other-repo/lib.py and src/a.py",
+            "testStrategy": "run tests/../../x.py and tests/test_a.py",
+        }
+    ]
+    report = ledger.import_tasks(json.dumps({"tasks": tasks}))
+    assert report["created"] == ["TM-10"] and report["errors"] == []
+    assert [w["warning"].split(":")[0] for w in report["warnings"]] == [
+        "file in play path '../other-repo/lib.py' leaves the repository",
+        "test path 'tests/../../x.py' leaves the repository",
+    ]
+    task = ledger.get_task("TM-10")
+    assert [f["path"] for f in task["files"]] == ["src/a.py"]
+    assert [t["path"] for t in task["tests"]] == ["tests/test_a.py"]

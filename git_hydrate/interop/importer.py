@@ -17,6 +17,7 @@ and nothing of it is written; the others are imported.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final
@@ -149,6 +150,25 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
     }
 
 
+def _without_bad_paths(item: Item) -> Item:
+    """``item`` without the paths its text names that no task may hold (one that
+    leaves the repository, ``../other-repo/lib.py``), each said in a warning: such a
+    path in a description left the whole item out."""
+    kept: dict[str, list[str]] = {"files": [], "tests": []}
+    warnings = list(item.warnings)
+    for key, what in (("files", "file in play"), ("tests", "test")):
+        for path in getattr(item, key):
+            try:
+                validate.entries_from([path], "", what)
+            except ValidationError as exc:
+                warnings.append(f"{exc}: left out of the task's {key}")
+                continue
+            kept[key].append(path)
+    if len(warnings) == len(item.warnings):
+        return item
+    return dataclasses.replace(item, warnings=warnings, files=kept["files"], tests=kept["tests"])
+
+
 def _parent_id(item: Item, prefix: str) -> str:
     """The task id of ``item``'s parent (``""``: none, or not a valid id)."""
     try:
@@ -225,7 +245,7 @@ def import_items(
     """Create or update one task per item (see the module's docstring)."""
     chosen = DEFAULT_PREFIX.get(fmt, "") if prefix is None else prefix
     report = _empty_report(fmt, dry_run)
-    listed, loops = _parent_first(list(items))
+    listed, loops = _parent_first([_without_bad_paths(item) for item in items])
     known = set(refs.task_names())
     sources: dict[str, str] = {}  # (task id: the item it is made from, for warnings)
     bases = Bases(refs)
