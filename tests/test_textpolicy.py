@@ -264,6 +264,24 @@ def test_emoji_sequences_and_soft_hyphens_are_text_bidi_controls_are_not(
     assert "👩\u200d💻" in shown and "\\u200d" not in shown
 
 
+def test_direction_marks_of_hebrew_and_arabic_titles_are_text(repo: Path) -> None:
+    """U+200F (right-to-left mark) is common in Hebrew and Arabic text: a GitHub issue
+    titled with one was left out of an import, and task-add refused it (explorer11).
+    The three direction marks are text; the embeddings, overrides and isolates are
+    still refused."""
+    title = "עברית‏ text ‎ and عربي؜"
+    add = hydrate(repo, "task-add", "H-1", "--objective", "o", "--acceptance", "a",
+                  "--title", title)  # fmt: skip
+    assert (add.returncode, add.stderr) == (0, ""), add
+    issue = [{"number": 12, "title": "עברית‏ RLM", "body": "b",
+              "state": "OPEN", "url": "https://github.com/o/r/issues/12"}]  # fmt: skip
+    imported = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(issue))
+    assert imported.returncode == 0 and "created GH-12" in imported.stdout, imported
+    for control in ("‮", "⁧", "‪"):
+        refused = hydrate(repo, "task-edit", "H-1", "--title", f"x{control}y")
+        assert refused.returncode != 0 and "title" in refused.stderr
+
+
 def test_space_separators_are_text_line_separators_are_not(repo: Path) -> None:
     """A no-break space (U+00A0), the narrow one French puts before a colon
     (U+202F) and the ideographic space (U+3000) are Unicode's space separators:
