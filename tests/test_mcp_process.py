@@ -239,3 +239,29 @@ def test_a_client_that_closes_its_input_gets_every_answer(stocked: Path) -> None
     assert sorted(answers) == [0, 1, 2, 3, 4]
     assert answers[3]["result"]["content"][0]["text"].startswith("# Task S-1")
     assert answers[4]["result"]["isError"] is True
+
+
+def test_a_cancellation_naming_no_request_id_is_dropped(stocked: Path) -> None:  # noqa: F811
+    """notifications/cancelled whose requestId is a list or an object (no id JSON-RPC
+    allows) ended the server with a bug report: the id was looked up in a set
+    (explorer11). It names no request: the server goes on and answers the rest."""
+    requests = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": v}}
+            for v in ([1, 2], {"a": 1}, True, 1.5)
+        ),
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
+        input="".join(json.dumps(r) + "\n" for r in requests).encode(),
+        capture_output=True,
+        env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and b"hit a bug" not in done.stderr, done.stderr
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [0, 1] and answers[1]["result"] == {}

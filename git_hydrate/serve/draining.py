@@ -36,7 +36,11 @@ class Pending:
             self.ids.add(message.id)
         elif kind == "JSONRPCNotification" and message.method == "notifications/cancelled":
             params = message.params or {}
-            self._answered(params.get("requestId") if isinstance(params, dict) else None)
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            # (an id is a string or a whole number: a list or an object names no
+            # request, and could not be looked up)
+            if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
+                self._answered(cancelled)
 
     def answered(self, message: Any) -> None:
         """Note a message sent to the client: an answer settles its request."""
