@@ -203,7 +203,7 @@ def test_bad_items_are_left_out_with_a_reason_and_write_nothing(
     assert "credential" in reasons["3"] or "secret" in reasons["3"].lower()
     assert "twice" in reasons["1"]
     assert "made by hand" in reasons["99"]
-    assert "without a positive number" in reasons["None"]
+    assert "without a positive number" in reasons["?"]  # (it said "None", Python's word)
     assert sorted(t["task_id"] for t in ledger.list_tasks()) == ["GH-1", "GH-99"]
 
 
@@ -689,3 +689,27 @@ def test_a_path_no_task_may_hold_leaves_out_the_path_not_the_item(ledger: Ledger
     task = ledger.get_task("TM-10")
     assert [f["path"] for f in task["files"]] == ["src/a.py"]
     assert [t["path"] for t in task["tests"]] == ["tests/test_a.py"]
+
+
+def test_an_id_that_is_no_task_id_is_said_as_imported(repo: Path) -> None:
+    """A source id that is no task id as it is came in renamed without a word: a/b as
+    a-b, ä-1 as 1, -dash as dash (explorer11); a GitHub number that is none was named
+    "None". Each rename is a warning now; a missing number is "?", a string "12" as
+    JSON writes it."""
+    lines = [{"id": i, "title": i, "description": "d"} for i in ("a/b", "ä-1", "-dash", "ok-1")]
+    out = hydrate(repo, "import", "--from", "beads", "-",
+                  input="".join(json.dumps(x) + "\n" for x in lines))  # fmt: skip
+    assert out.returncode == 0 and out.stdout.split() == [
+        "created", "a-b", "created", "1", "created", "dash", "created", "ok-1"
+    ]  # fmt: skip
+    assert out.stderr.splitlines()[1:] == [
+        "warning: item a/b: its id 'a/b' is no task id: imported as a-b",
+        "warning: item ä-1: its id 'ä-1' is no task id: imported as 1",
+        "warning: item -dash: its id '-dash' is no task id: imported as dash",
+    ]
+    issues = [{"number": None, "title": "x"}, {"number": "12", "title": "y"}]
+    bad = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(issues))
+    assert bad.stderr.splitlines()[1:] == [
+        "warning: item ? left out: GitHub issue without a positive number",
+        'warning: item "12" left out: GitHub issue without a positive number',
+    ]

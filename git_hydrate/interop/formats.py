@@ -279,12 +279,23 @@ def _issue(raw: dict[str, Any], source_id: str, body: str, url: str) -> Item:
 # -- the formats -------------------------------------------------------------------------
 
 
+def _shown_id(value: Any) -> str:
+    """An id that is none, as a report names its item: ``?`` when missing, else as
+    JSON writes it (``null`` said ``None``, Python's word)."""
+    if value is None:
+        return "?"
+    try:
+        return json.dumps(value, ensure_ascii=False)[:40]
+    except (TypeError, ValueError):
+        return "?"
+
+
 def _github(data: Any, origin: str) -> Iterator[Item]:
     used = {"number", "title", "body", "labels", "state", "stateReason", "url"}
     for raw in _objects(data, "GitHub"):
         number = raw.get("number")
         if not isinstance(number, int) or isinstance(number, bool) or number < 1:
-            yield Item(source_id=str(number), error="GitHub issue without a positive number")
+            yield Item(source_id=_shown_id(number), error="GitHub issue without a positive number")
             continue
         url = _text(raw.get("url")) or f"github:{number}"
         item = _issue(raw, str(number), _text(raw.get("body")), url)
@@ -300,7 +311,7 @@ def _gitlab(data: Any, origin: str) -> Iterator[Item]:
     for raw in _objects(data, "GitLab"):
         iid = raw.get("iid")
         if not isinstance(iid, int) or isinstance(iid, bool) or iid < 1:
-            yield Item(source_id=str(iid), error="GitLab issue without a positive iid")
+            yield Item(source_id=_shown_id(iid), error="GitLab issue without a positive iid")
             continue
         url = _text(raw.get("web_url")) or f"gitlab:{iid}"
         item = _issue(raw, str(iid), _text(raw.get("description")), url)

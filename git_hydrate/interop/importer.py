@@ -150,12 +150,18 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
     }
 
 
-def _without_bad_paths(item: Item) -> Item:
-    """``item`` without the paths its text names that no task may hold (one that
-    leaves the repository, ``../other-repo/lib.py``), each said in a warning: such a
-    path in a description left the whole item out."""
+def _prepared(item: Item, prefix: str) -> Item:
+    """``item`` as it is imported: without the paths its text names that no task may
+    hold (one that leaves the repository, ``../other-repo/lib.py``: such a path in a
+    description left the whole item out), and with a warning of each, and of an id
+    that is no task id as it is (``a/b``), saying the task's."""
     kept: dict[str, list[str]] = {"files": [], "tests": []}
     warnings = list(item.warnings)
+    if not item.error:
+        with contextlib.suppress(ValidationError):  # (no task id at all: said later)
+            task_id = task_id_for(item, prefix)
+            if task_id != prefix + item.source_id:
+                warnings.append(f"its id {item.source_id!r} is no task id: imported as {task_id}")
     for key, what in (("files", "file in play"), ("tests", "test")):
         for path in getattr(item, key):
             try:
@@ -245,7 +251,7 @@ def import_items(
     """Create or update one task per item (see the module's docstring)."""
     chosen = DEFAULT_PREFIX.get(fmt, "") if prefix is None else prefix
     report = _empty_report(fmt, dry_run)
-    listed, loops = _parent_first([_without_bad_paths(item) for item in items])
+    listed, loops = _parent_first([_prepared(item, chosen) for item in items])
     known = set(refs.task_names())
     sources: dict[str, str] = {}  # (task id: the item it is made from, for warnings)
     bases = Bases(refs)
