@@ -522,6 +522,22 @@ def test_a_file_in_play_another_run_attached_is_not_missing(repo: Path, tmp_path
     assert by_path(json.loads(result.stdout)) == {"src/gone.py": "missing"}
 
 
+@pytest.mark.parametrize("prefix", ["..", "../x", "/abs", ".", "./x", "a/../b", "x:.."])
+def test_a_prefix_that_reads_as_a_path_out_is_refused(
+    repo: Path, tmp_path: Path, prefix: str
+) -> None:
+    """--prefix .. labelled files ../parser.py, listed by show as a file in play's
+    path outside the repository (explorer12): refused, nothing attached."""
+    write(tmp_path / "elsewhere", "notes.txt", "n\n")
+    make_task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(tmp_path / "elsewhere"),
+                     "--prefix", prefix)  # fmt: skip
+    assert result.returncode == 1 and result.stderr.startswith(
+        f"error: --prefix {prefix!r} would label files as paths outside the repository's"
+    )
+    assert links(repo) == []
+
+
 def test_a_directory_its_work_tree_ignores_whole_is_walked(repo: Path, tmp_path: Path) -> None:
     # An installed tree inside a tool's checkout: git lists nothing under it.
     tool = tmp_path / "tool"

@@ -80,10 +80,18 @@ ORIGIN: Final = TREE_ORIGIN
 
 
 def _prefix(value: str) -> str:
+    """``--prefix`` as the start of a source label: ``P/`` (or ``P:`` as given). It
+    labels files as if in a folder of their own, so it may not read as a path out of
+    the repository (``..``, ``/etc``) or a step nowhere (``.``)."""
     if not value:
         return ""
     if not isinstance(value, str) or not value.isprintable():
         raise ValidationError("prefix must be one line of printable text")
+    if value.startswith("/") or {".", ".."} & set(value.replace(":", "/").split("/")):
+        raise ValidationError(
+            f"--prefix {value[:80]!r} would label files as paths outside the repository's: "
+            "give a name such as svc or old/v1 (no leading /, no . or .. parts)"
+        )
     return value if value.endswith(("/", ":")) else value + "/"
 
 
