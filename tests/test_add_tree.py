@@ -406,6 +406,22 @@ def test_rehydration_reads_no_blob_again(repo: Path, monkeypatch: pytest.MonkeyP
         assert ledger.add_tree(TASK)["unchanged"] == 2
 
 
+def test_an_untracked_repository_inside_the_work_tree_is_named(repo: Path) -> None:
+    """git lists an untracked nested repository as "nested/": the run dropped it
+    without a word (explorer12). It is a submodule skip, as a gitlink is."""
+    nested = repo / "nested"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    write(nested, "n.py", "x = 1\n")
+    git(nested, "add", "n.py")
+    git(nested, "commit", "-q", "-m", "n")
+    make_task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--worktree", "--json")
+    assert result.returncode == 0, result
+    assert by_path(json.loads(result.stdout)).get("nested") == "submodule"
+    assert all(not lk["source"].startswith("nested") for lk in links(repo))
+
+
 def test_worktree_mode_sees_what_git_sees(repo: Path) -> None:
     write(repo, ".gitignore", "*.log\nsecret/\n")
     write(repo, "tracked.py", "t = 1\n")

@@ -96,7 +96,9 @@ def _listed_paths(
     The blob id is kept only for a path git reports unchanged at stage 0 that
     is not a submodule; anything else must be read from the work tree.
     """
-    index_oid = dict.fromkeys(filter(None, paths.split(b"\0")), "")
+    # (an untracked repository inside the work tree is listed as "nested/": it is
+    # the folder, reported as a submodule is, not a path to drop unnamed)
+    index_oid = dict.fromkeys((p.rstrip(b"/") for p in paths.split(b"\0") if p), "")
     unlooked: dict[bytes, int] = {}
     for record in staged.split(b"\0"):
         meta, tab, raw_path = record.partition(b"\t")
