@@ -269,10 +269,14 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
     for task_id, item in summaries.items():
         parent = item.get("parent") if "error" not in item else None
         if parent and parent not in summaries:
+            said = (
+                "archived; its prompt reads the parent's text from the archive"
+                if parent in stations
+                else "removed or not pulled; its prompt goes without the parent's text"
+            )
             found.setdefault(task_id, {}).setdefault("notes", []).append(
-                f"part of {parent}, which is not live here (archived, removed or not pulled); "
-                f"its prompt goes without the parent's text (clear it with: git hydrate "
-                f"task-edit {task_id} --no-parent)"
+                f"part of {parent}, which is not live here ({said}; clear it with: git "
+                f"hydrate task-edit {task_id} --no-parent)"
             )
     for task_id, deps in graph.items():
         for dep in deps:
@@ -280,6 +284,12 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
                 found.setdefault(task_id, {}).setdefault("notes", []).append(
                     f"depends on {dep}, which is not here (a pull may bring it); "
                     "until it is done here, this task is not ready"
+                )
+            elif stations[dep] == "cancelled":  # (a cancelled task is never done)
+                found.setdefault(task_id, {}).setdefault("notes", []).append(
+                    f"depends on {dep}, which is cancelled: this task is not ready while it "
+                    f"does (drop it with: git hydrate task-edit {task_id} --depends-on ..., "
+                    f"or reopen {dep})"
                 )
     return found
 

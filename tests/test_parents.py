@@ -228,3 +228,23 @@ def test_task_rm_of_a_parent_names_the_children_it_leaves(repo: Path, ledger: Le
     none = hydrate(repo, "task-rm", "Q-1.1", "--json")  # (no children: nothing to say)
     assert none.returncode == 0 and none.stderr == ""
     assert json.loads(none.stdout)["orphaned"] == []
+
+
+def test_doctor_notes_a_dependency_that_was_cancelled(repo: Path, ledger: Ledger) -> None:
+    """A task depending on a cancelled one is never ready, and doctor said nothing
+    (explorer10): a note says so, with the way out; an archived parent's note says
+    the prompt still carries its text."""
+    ledger.add_task("X-1", objective="o", acceptance="a")
+    ledger.add_task("W-1", objective="o", acceptance="a", depends_on=["X-1"])
+    ledger.set_status("X-1", "cancelled")
+    out = hydrate(repo, "doctor")
+    assert out.returncode == 0, out
+    assert (
+        "depends on X-1, which is cancelled: this task is not ready while it does (drop it "
+        "with: git hydrate task-edit W-1 --depends-on ..., or reopen X-1)"
+    ) in out.stdout
+    family(ledger)
+    finish(ledger, "P-1")
+    ledger.archive(["P-1"])
+    notes = hydrate(repo, "doctor").stdout
+    assert "part of P-1, which is not live here (archived; its prompt reads" in notes
