@@ -20,6 +20,7 @@ import contextlib
 import math
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, TypedDict
@@ -43,8 +44,9 @@ _B: Final = 0.75
 _TITLE_WEIGHT: Final = 3
 #: The index file under ``<common dir>/hydrate/`` (a new layout, a new name).
 _INDEX: Final = "search-index-2"
-#: Index entries this version needs (older ones are rebuilt).
-_FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links")
+#: Index entries this version needs (older ones are rebuilt; ``folded``: their terms
+#: hold accented words also without their accents).
+_FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links", "folded")
 #: Bodies larger than this are not indexed for ``--attachments`` (named in the answer).
 _MAX_BODY_BYTES: Final = 1 << 20
 #: Lines of a body kept for its snippet.
@@ -73,14 +75,33 @@ class SearchHit(TypedDict):
 
 def terms_of(text: str) -> list[str]:
     """The search terms of ``text``: each word lowercased, and a word written in
-    camelCase or snake_case also as its parts."""
+    camelCase or snake_case also as its parts; a word with accents also without them
+    (``café`` is found by ``cafe``, as people type it)."""
     found: list[str] = []
     for word in _WORD.findall(text.replace("_", " ")):
         found.append(word.casefold())
-        parts = _PARTS.findall(word) if word.isascii() else []
-        if len(parts) > 1:
-            found += [part.lower() for part in parts]
+        if word.isascii():
+            parts = _PARTS.findall(word)
+            if len(parts) > 1:
+                found += [part.lower() for part in parts]
+            continue
+        bare = _without_accents(found[-1])
+        if bare != found[-1]:
+            found.append(bare)
     return found
+
+
+def _searched(text: str) -> str:
+    """``text`` casefolded, and (when it is not ASCII) again without its accents: every
+    term of it is a piece of this."""
+    folded = text.casefold()
+    return folded if folded.isascii() else f"{folded}\n{_without_accents(folded)}"
+
+
+def _without_accents(word: str) -> str:
+    """``word`` without its combining marks (``résumé``: ``resume``)."""
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def _lines(state: TaskState) -> list[tuple[str, str]]:
@@ -129,6 +150,7 @@ def _entry(state: TaskState) -> dict[str, Any]:
         "title": state.task.title,
         "status": state.task.status,
         "links": [[link.oid, link.source, link.size] for link in state.links],
+        "folded": True,
     }
 
 
@@ -146,7 +168,7 @@ def _body_entry(text: str) -> dict[str, Any]:
         counts.update(words)
         if words and len(kept) < _MAX_BODY_LINES:
             kept.append(" ".join(line.split())[:400])
-    return {"terms": dict(counts), "length": sum(counts.values()), "lines": kept}
+    return {"terms": dict(counts), "length": sum(counts.values()), "lines": kept, "folded": True}
 
 
 class _BodyIndex:
@@ -162,7 +184,8 @@ class _BodyIndex:
 
     def of(self, oids: Iterable[str]) -> dict[str, dict[str, Any]]:
         wanted = sorted(set(oids))
-        missing = [oid for oid in wanted if oid not in self.entries]
+        # (an entry of an earlier version, without accent-free terms, is made again)
+        missing = [oid for oid in wanted if "folded" not in self.entries.get(oid, {})]
         for start in range(0, len(missing), _READ_CHUNK):  # (not every body in memory at once)
             chunk = missing[start : start + _READ_CHUNK]
             answers = self.repo.read_many([oid.encode() for oid in chunk])
@@ -227,9 +250,10 @@ def _best_line(query: set[str], lines: Iterable[tuple[str, str]]) -> tuple[int, 
     """``(hits, field, line)`` of the line holding the most query terms (the first such)."""
     best: tuple[int, str, str] = (0, "", "")
     for field, line in lines:
-        folded = line.casefold()
-        # (a term of a line is a piece of the line casefolded: one absent from it is not
-        # among the line's terms, and the line need not be tokenised)
+        folded = _searched(line)
+        # (a term of a line is a piece of the line casefolded, or of it without its
+        # accents: one absent from both is not among the line's terms, and the line
+        # need not be tokenised)
         if not any(term in folded for term in query):
             continue
         hits = len(query & set(terms_of(line)))
@@ -254,7 +278,7 @@ class _Snippets:
         """How many query terms a line of the body could hold at most."""
         most = self.most.get(oid)
         if most is None:
-            folded = "\n".join(self.bodies[oid]["lines"]).casefold()
+            folded = _searched("\n".join(self.bodies[oid]["lines"]))
             most = self.most[oid] = sum(term in folded for term in self.query)
         return most
 

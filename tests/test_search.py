@@ -200,3 +200,18 @@ def test_search_and_ready_say_which_damaged_tasks_they_left_out(repo: Path, task
     assert "left out 1 damaged task(s) (Z-9)" in mine.stderr
     git(repo, "update-ref", "-d", "refs/hydrate/tasks/Z-9")
     assert hydrate(repo, "search", "retry").stderr == ""
+
+
+def test_words_are_found_without_their_accents(repo: Path, ledger: Ledger) -> None:
+    """cafe, naive and resume found nothing where CAFÉ and résumé did (explorer11):
+    an accented word is also indexed without its accents; an index an earlier version
+    kept is made again (its entries lack them)."""
+    ledger.add_task("A-1", objective="Fix the Café menu and the résumé upload", acceptance="a")
+    ledger.add_task("A-2", objective="A naïve retry loop", acceptance="a")
+    assert [h["task_id"] for h in ledger.search("cafe")] == ["A-1"]
+    assert [h["task_id"] for h in ledger.search("resume")] == ["A-1"]
+    assert [h["task_id"] for h in ledger.search("naive")] == ["A-2"]
+    assert [h["task_id"] for h in ledger.search("CAFÉ")] == ["A-1"]
+    ledger.add_context("A-2", "the Zürich office\n", "notes")
+    hits = ledger.search("zurich", attachments=True)
+    assert [(h["task_id"], h["field"]) for h in hits] == [("A-2", "attachment notes")]

@@ -33,8 +33,9 @@ def search(
 
     Title, objective, acceptance, criteria, tags, files in play, tests and
     checkpoints are searched (with --attachments, the bodies too); words
-    written in camelCase or snake_case match their parts. A damaged task (see
-    doctor) is left out with a warning that names it.
+    written in camelCase or snake_case match their parts, and a word with accents
+    is found without them (cafe finds café). A damaged task (see doctor) is left
+    out with a warning that names it.
 
     \b
     Example:
