@@ -713,3 +713,16 @@ def test_an_id_that_is_no_task_id_is_said_as_imported(repo: Path) -> None:
         "warning: item ? left out: GitHub issue without a positive number",
         'warning: item "12" left out: GitHub issue without a positive number',
     ]
+
+
+def test_a_spec_kit_line_inside_a_code_fence_is_no_task(ledger: Ledger) -> None:
+    """tasks.md may show the format in a fenced example: its `- [ ] T006` line was
+    imported as a task (explorer11). Lines between fences are text."""
+    text = (
+        "# Tasks\n\n## Phase 1\n- [ ] T001 Create src/a.py\n\n"
+        "Example of the format:\n\n````markdown\n```\n- [ ] T006 not a task\n```\n````\n"
+        "~~~\n- [ ] T007 nor this\n~~~\n"
+        "- [x] T002 Write tests/test_a.py\n"
+    )
+    report = ledger.import_tasks(text, "speckit")
+    assert report["created"] == ["T001", "T002"] and report["errors"] == []

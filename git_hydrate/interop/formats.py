@@ -532,11 +532,21 @@ _SPECKIT_MARK: Final = re.compile(r"^\[([^\]]+)\]\s*")
 
 def _speckit(text: str, origin: str) -> Iterator[Item]:
     """``- [ ] T001 [P] [US1] Create … in src/x.py`` lines; each ``## Phase`` heading
-    starts a phase whose tasks depend on every task of the phase before."""
+    starts a phase whose tasks depend on every task of the phase before. Lines in a
+    fenced code block (an example of the format) are text, not tasks."""
     previous: list[str] = []
     current: list[str] = []
     phase = ""
+    fence = ""
     for line in text.splitlines():
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence) and not stripped[len(fence) :].strip(fence[0] + " "):
+                fence = ""
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+            continue
         if line.startswith("## "):
             if current:
                 previous, current = current, []
