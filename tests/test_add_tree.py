@@ -96,6 +96,11 @@ def every_reason(repo: Path) -> Path:
         "model.ckpt",
         "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n",
     )  # lfs_pointer
+    write(
+        repo,
+        "old.ckpt",
+        "version https://hawser.github.com/spec/v1\noid sha256:00\nsize 1\n",
+    )  # lfs_pointer (of git-lfs before 1.0)
     write(repo, "notes/renamed.txt", OLD_PROMPT)  # own_output, whatever its name
     write(repo, "zz/late.txt", "y" * 3000)  # total_budget with max_total_bytes=3000
     write(repo, "deploy.env", "API_TOKEN=" + "x9Y8z7W6v5U4t3S2" + "\n")  # secret
@@ -126,6 +131,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "logo.png": "skipped_ext",
         "model.ckpt": "lfs_pointer",
         "node_modules/left/index.js": "skipped_dir",
+        "old.ckpt": "lfs_pointer",
         "notes/renamed.txt": "own_output",
         "package-lock.json": "generated",
         "src/copy_of_app.py": "duplicate",
@@ -164,7 +170,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
         "src/app.py",
     ]
     assert result["total_bytes"] == len("hello\n") + len("print('app')\n") + len("# Guide\n")
-    assert result["files"] == 20  # 17 skipped + 3 taken
+    assert result["files"] == 21  # 18 skipped + 3 taken
     fsck(repo)
 
 

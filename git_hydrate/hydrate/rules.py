@@ -208,7 +208,12 @@ REASONS: Final = (
     "missing",
 )
 
-_LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/v1\n"
+#: The first line of a Git LFS pointer file: the current spec's, and the one of the
+#: pointers git-lfs wrote before 1.0 (still in old histories), which it reads too.
+_LFS_POINTER: Final = (
+    b"version https://git-lfs.github.com/spec/v1\n",
+    b"version https://hawser.github.com/spec/v1\n",
+)
 #: What every prompt git-hydrate renders ends with, whatever its budget or format.
 _OWN_CONTRACT: Final = OUTPUT_CONTRACT.encode("utf-8")
 #: The packet's in-band reminder, as its JSON (compact or indented) holds it.
