@@ -210,6 +210,12 @@ MATRIX: list[Case] = [
         "looping symbolic link",
     ),
     Case(
+        "agent context with no agent named",
+        ("agent", "context"),
+        2,
+        "Choose from: claude, codex, aider",
+    ),
+    Case(
         "agent file that is a symbolic link",
         ("agent", "install", "codex"),
         1,

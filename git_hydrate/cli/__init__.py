@@ -202,7 +202,9 @@ def failure_status(exc: BaseException) -> int:
             if exc.ctx is not None
             else getattr(exc, "command_path", None) or _prog_name()
         )
-        click.echo(f"error: {exc.format_message()} (see: {where} -h)", err=True)
+        # (click lists a missing choice's values a line each, "Choose from:\n\tclaude,")
+        said = " ".join(exc.format_message().split())
+        click.echo(f"error: {said} (see: {where} -h)", err=True)
         return exc.exit_code
     except click.ClickException as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
