@@ -850,6 +850,21 @@ def test_add_diff_during_a_stopped_merge_names_the_unmerged_paths(tmp_path: Path
     assert "<<<<<<<" in body
 
 
+def test_add_diff_beyond_a_shallow_cut_says_so(repo: Path, tmp_path: Path) -> None:
+    """In a --depth 1 clone, HEAD~1 "does not name a commit" with no word of why
+    (explorer12): the error says the clone is shallow and how to deepen it."""
+    commit_files(repo, {"a.py": "x = 1\n"}, "one")
+    commit_files(repo, {"a.py": "x = 2\n"}, "two")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    hydrate(shallow, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    result = hydrate(shallow, "add-diff", TASK, "HEAD~1..HEAD")
+    assert result.returncode == 1 and result.stderr == (
+        "error: 'HEAD~1' does not name a commit in this repository; it is a shallow "
+        "clone: git fetch --deepen=N brings more history\n"
+    )
+
+
 def test_add_diff_names_a_non_ascii_path_as_it_is(branch_repo: Path) -> None:
     """A diff's body names ``ünï.txt`` as itself, not git's ``"a/\\303\\274n..."``
     (whatever ``core.quotePath`` says): the worker reads the name, and the budget

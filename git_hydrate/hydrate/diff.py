@@ -12,6 +12,7 @@ rules are add-tree's (:mod:`.rules`).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -136,7 +137,12 @@ def _diff_args(
     for side in sides:
         _check_rev(side)
         if repo.rev_parse(side, "commit") is None:
-            raise ValidationError(f"{side!r} does not name a commit in this repository")
+            # (a shallow clone's history stops at its cut: HEAD~1 may be beyond it)
+            cut = os.path.exists(os.path.join(repo.common_dir, "shallow"))
+            raise ValidationError(
+                f"{side!r} does not name a commit in this repository"
+                + ("; it is a shallow clone: git fetch --deepen=N brings more history" * cut)
+            )
     label = sep.join(sides)
     return ([label] if sep == "..." else sides), label
 
