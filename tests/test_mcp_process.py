@@ -209,6 +209,19 @@ def test_sigterm_during_a_push_stops_it(stocked: Path, held_push: HeldPush) -> N
         server.close()
 
 
+def _served(repo: Path, requests: list[dict[str, Any]]) -> subprocess.CompletedProcess[bytes]:
+    """``git hydrate mcp`` in ``repo`` given ``requests`` (one a line), its input then
+    closed: what it wrote and how it ended."""
+    return subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "mcp"],
+        input="".join(json.dumps(r) + "\n" for r in requests).encode(),
+        capture_output=True,
+        env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+
+
 def test_a_client_that_closes_its_input_gets_every_answer(stocked: Path) -> None:  # noqa: F811
     """Requests written, then standard input closed at once (a script's pipe): each
     still gets its answer, and the server then ends quietly. Before, the end of
@@ -226,14 +239,7 @@ def test_a_client_that_closes_its_input_gets_every_answer(stocked: Path) -> None
             )
         ),
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
-        input="".join(json.dumps(r) + "\n" for r in requests).encode(),
-        capture_output=True,
-        env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
-        timeout=60,
-        check=False,
-    )
+    done = _served(stocked, requests)
     assert done.returncode == 0 and done.stderr == b""
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
     assert sorted(answers) == [0, 1, 2, 3, 4]
@@ -254,14 +260,7 @@ def test_a_cancellation_naming_no_request_id_is_dropped(stocked: Path) -> None: 
         ),
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
-        input="".join(json.dumps(r) + "\n" for r in requests).encode(),
-        capture_output=True,
-        env={**_server_env(), "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]},
-        timeout=60,
-        check=False,
-    )
+    done = _served(stocked, requests)
     assert done.returncode == 0 and b"hit a bug" not in done.stderr, done.stderr
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
     assert sorted(answers) == [0, 1] and answers[1]["result"] == {}
