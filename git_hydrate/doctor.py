@@ -126,6 +126,13 @@ def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
         what = "its ref holds no object id"
     else:
         return problem
+    if not os.path.exists(os.path.join(refs.repo.common_dir, "logs", name)):
+        # (a task a pull or a big import made has no reflog: nothing to reset it from)
+        return (
+            f"{what}, and it has no reflog to reset it from; git update-ref -d {name} drops "
+            "it, and a pull from a remote that has it, or the import it came from, brings "
+            "it back"
+        )
     return (
         f"{what}; git reflog {name} lists earlier tips to reset it to "
         f"(git update-ref {name} TIP), or git update-ref -d {name} drops it"

@@ -127,6 +127,26 @@ def test_damage_fails_for_that_task_only(populated: Path, case: str) -> None:
     assert "Traceback" not in listing.stderr
 
 
+def test_a_task_at_a_missing_object_gets_the_way_out_it_has(populated: Path) -> None:
+    """A task whose ref names an object this repository lacks: with a reflog, doctor
+    points at it; a task a pull or a big import made has none, and "git reflog lists
+    earlier tips" led nowhere: it says so, and how to get the task back."""
+    repo = populated
+    lost = "0" * 39 + "1"
+    for task_id in ("GOOD-1", "BAD-1"):
+        git(repo, "update-ref", "--no-deref", f"refs/hydrate/tasks/{task_id}", "HEAD")
+    for task_id in ("GOOD-1", "BAD-1"):
+        (repo / ".git" / "refs" / "hydrate" / "tasks" / task_id).write_text(lost + "\n")
+    log = repo / ".git" / "logs" / "refs" / "hydrate" / "tasks" / "BAD-1"
+    if log.exists():
+        log.unlink()
+    report = json.loads(hydrate(repo, "doctor", "--json").stdout)
+    problems = {t["task_id"]: " ".join(t["problems"]) for t in report["tasks"]}
+    assert "git reflog refs/hydrate/tasks/GOOD-1 lists earlier tips" in problems["GOOD-1"]
+    assert "it has no reflog to reset it from" in problems["BAD-1"]
+    assert "or the import it came from, brings it back" in problems["BAD-1"]
+
+
 def test_doctor_healthy(populated: Path) -> None:
     result = hydrate(populated, "doctor")
     assert result.returncode == 0, result
