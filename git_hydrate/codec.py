@@ -283,23 +283,26 @@ def duplicate_key(data: bytes) -> str | None:
     return None
 
 
-#: The largest ``task.json`` read or written. Its text fields hold at most 1 MiB
-#: each; a task of thousands of checkpoints stays far below this. Decoded, a
-#: ``task.json`` takes ~5 bytes of memory per byte: a remote's 200 MB one (200,000
-#: tags) cost every later command here 0.8-1 GB and seconds.
+#: The largest ``task.json`` written, or taken from a remote. Its text fields hold
+#: at most 1 MiB each; a task of thousands of checkpoints stays far below this.
+#: Decoded, a ``task.json`` takes ~5 bytes of memory per byte: a remote's 200 MB one
+#: (200,000 tags) cost every later command here 0.8-1 GB and seconds.
 MAX_TASK_JSON_BYTES: Final = 16 << 20
+#: The largest ``task.json`` of this repository read: an earlier version wrote
+#: larger ones than it writes now (checkpoints' evidence was not bounded), and
+#: they stay readable, to be trimmed.
+MAX_READ_TASK_JSON_BYTES: Final = 256 << 20
 
 
-def decode_task(data: bytes, where: str) -> Task:
+def decode_task(data: bytes, where: str, limit: int = MAX_READ_TASK_JSON_BYTES) -> Task:
     """Decode ``task.json`` bytes; ``where`` names their origin in errors.
 
     Raises:
-        CorruptData: not a task, or more than :data:`MAX_TASK_JSON_BYTES`.
+        CorruptData: not a task, or more than ``limit`` bytes (decoding is not tried).
     """
-    if len(data) > MAX_TASK_JSON_BYTES:
+    if len(data) > limit:
         raise CorruptData(
-            f"{where}: {len(data):,} bytes, more than the {MAX_TASK_JSON_BYTES:,} a "
-            "task.json may hold"
+            f"{where}: {len(data):,} bytes, more than the {limit:,} a task.json may hold"
         )
     return _decode(_task_decoder, data, where)
 

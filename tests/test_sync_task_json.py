@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from git_hydrate import Ledger
 from git_hydrate import sync as hsync
 
@@ -270,7 +272,7 @@ def test_a_task_json_past_16_mib_is_refused_read_and_written(origin: Path, tmp_p
     """A remote task.json of 17 MiB (tags of 1,000 characters: it decodes to ~5 times
     its size, and a 200 MB one cost every later command 1 GB) is skipped by a pull,
     named; here a write that would make one is refused, nothing written."""
-    from git_hydrate import CorruptData
+    from git_hydrate import ValidationError
 
     a = clone(origin, tmp_path / "a")
     make_task(a, "BIG")
@@ -286,13 +288,8 @@ def test_a_task_json_past_16_mib_is_refused_read_and_written(origin: Path, tmp_p
     assert "more than the 16,777,216 a task.json may hold" in res.stdout
     assert remote_tasks(b) == ["refs/hydrate/tasks/SMALL"]
     tip = git(b, "rev-parse", "refs/hydrate/tasks/SMALL")
-    with Ledger(b) as ledger:
-        try:
-            ledger.edit_task("SMALL", tags=raw["tags"])
-        except CorruptData as exc:
-            assert "a task.json may hold" in str(exc)
-        else:
-            raise AssertionError("a 17 MiB task.json was written")
+    with Ledger(b) as ledger, pytest.raises(ValidationError, match=r"a task\.json may hold"):
+        ledger.edit_task("SMALL", tags=raw["tags"])
     assert git(b, "rev-parse", "refs/hydrate/tasks/SMALL") == tip
 
 
@@ -348,3 +345,55 @@ def test_a_damaged_remote_copy_of_a_local_task_names_the_way_out(
     assert git(origin, "rev-parse", "refs/hydrate/tasks/T-5") == git(
         a, "rev-parse", "refs/hydrate/tasks/T-5"
     )
+
+
+def test_a_merge_past_the_limit_skips_that_task_alone(
+    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each side within the limit, the two merged past it: the merge's own read
+    raised out of the pull, which stopped there (every other task left unpulled;
+    review8). That task alone is skipped, saying how to go on. (The limit is
+    lowered to 64 KiB: the same code path, in a fraction of the time.)"""
+    from git_hydrate import codec
+
+    monkeypatch.setattr(codec, "MAX_TASK_JSON_BYTES", 64 << 10)
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "M-1")
+    assert hydrate(a, "push").returncode == 0
+    b = clone(origin, tmp_path / "b")
+    assert hydrate(b, "pull").returncode == 0
+    evidence = "pytest output line, all fine\n" * 1400  # (~40 KB a side)
+    for repo in (a, b):
+        with Ledger(repo) as ledger:
+            ledger.add_checkpoint("M-1", f"{repo.name} step", evidence=evidence + repo.name)
+    make_task(a, "M-2")
+    with Ledger(a) as ledger:
+        assert hsync.push(ledger.refs).ok
+    with Ledger(b) as ledger:
+        report = hsync.pull(ledger.refs)
+    outcomes = {o.name: (o.action, o.detail) for o in report.outcomes}
+    assert outcomes["M-2"][0] == "created"
+    action, detail = outcomes["M-1"]
+    assert action == "skipped" and "trim one side" in detail, outcomes
+    assert hydrate(b, "show", "M-2").returncode == 0
+
+
+def test_a_task_an_earlier_version_wrote_past_the_limit_stays_usable(
+    origin: Path, tmp_path: Path
+) -> None:
+    """An earlier version bounded no checkpoint's evidence: a task.json past 16 MiB it
+    wrote became unreadable with the limit (review8). It reads, changes without
+    growing, and doctor names it; push holds it back (a pull would refuse it)."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "OLD")
+    raw = json.loads(task_json(a, "OLD"))
+    raw["tags"] = [f"{n:05d}" + "t" * 995 for n in range(17_500)]
+    _corrupt_task(a, "OLD", json.dumps(raw, separators=(",", ":")).encode())
+    assert hydrate(a, "show", "OLD").returncode == 0
+    assert hydrate(a, "task-edit", "OLD", "--title", "OLD").returncode == 0
+    grown = hydrate(a, "task-edit", "OLD", "--objective", "x" * 100_000)
+    assert grown.returncode == 1 and "a task.json may hold" in grown.stderr
+    doctor = hydrate(a, "doctor")
+    assert doctor.returncode == 1 and "more than the 16,777,216 a task.json" in doctor.stdout
+    pushed = hydrate(a, "push")
+    assert pushed.returncode == 1 and "SKIPPED" in pushed.stdout

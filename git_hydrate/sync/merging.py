@@ -108,7 +108,7 @@ def prefetch_remote(refs: TaskRefs, tips: dict[str, bytes]) -> dict[str, TaskSta
     for entries in repo.read_trees(subtrees):
         fans += [oid for _name, (mode, oid) in (entries or {}).items() if mode == MODE_TREE]
     repo.read_trees(fans)
-    states = refs.load_many(list(tips), tips)
+    states = refs.load_many(list(tips), tips, codec.MAX_TASK_JSON_BYTES)
     bodies: list[bytes] = []
     for state in states.values():
         if isinstance(state, TaskState):
@@ -135,7 +135,7 @@ def validate_remote(
         raise decoded
     state = decoded if decoded is not None and decoded.tip == tip else None
     if state is None:
-        state = refs.read_state(task_id, tip)
+        state = refs.read_state(task_id, tip, limit=codec.MAX_TASK_JSON_BYTES)
     assert state.tree is not None
     check_task_json(task_id, state)
     repo = refs.repo
@@ -186,6 +186,11 @@ def check_task_json(task_id: str, state: TaskState) -> None:
     """
     where = f"task {task_id}: task.json"
     raw = state.raw_task
+    if len(raw) > codec.MAX_TASK_JSON_BYTES:  # (one an earlier version wrote here)
+        raise CorruptData(
+            f"{where}: {len(raw):,} bytes, more than the {codec.MAX_TASK_JSON_BYTES:,} a "
+            "task.json may hold"
+        )
     if raw and codec.encode(state.task) != raw:
         _once_each(where, raw)
     _links_once_each(task_id, state)
@@ -289,7 +294,14 @@ def _merged_extras(
 def _write_merged_task(refs: TaskRefs, result: merge.MergeResult, extras: dict[str, Any]) -> bytes:
     repo = refs.repo
     entries = link_tree_changes(repo, list(result.links), None)
-    entries[b"task.json"] = repo.write_blob(codec.encode_with_extras(result.task, extras))
+    data = codec.encode_with_extras(result.task, extras)
+    if len(data) > codec.MAX_TASK_JSON_BYTES:  # (each side within it, the two together not)
+        raise CorruptData(
+            f"task {result.task.id}: merged, its task.json would hold {len(data):,} bytes, more "
+            f"than the {codec.MAX_TASK_JSON_BYTES:,} a task.json may hold; trim one side "
+            "(fewer or shorter checkpoints) and sync again"
+        )
+    entries[b"task.json"] = repo.write_blob(data)
     for link in result.links:
         entries[body_path(link.sha256)] = link.oid.encode()
     # Built from nothing, so the tree depends on the merged state only.

@@ -14,11 +14,16 @@ __all__ = ["named", "read_states"]
 
 
 def read_states(
-    repo: Repository, tips: Mapping[str, bytes], only: str | None = None
+    repo: Repository,
+    tips: Mapping[str, bytes],
+    only: str | None = None,
+    limit: int = codec.MAX_READ_TASK_JSON_BYTES,
 ) -> dict[str, TaskState | CorruptData]:
     """Decode each task's state at its tip: the commit, ``task.json`` and
     ``links.json`` of every task in one pipelined ``cat-file`` pass (and, for
-    tasks whose links are fanned out, their ``links/`` in two more)."""
+    tasks whose links are fanned out, their ``links/`` in two more). A
+    ``task.json`` over ``limit`` bytes is not decoded (a remote's: see
+    :data:`~git_hydrate.codec.MAX_TASK_JSON_BYTES`)."""
     specs = []
     for tip in tips.values():
         specs += [tip, tip + b":" + TASK_FILE, tip + b":" + LINKS_FILE]
@@ -39,7 +44,7 @@ def read_states(
             ):
                 raise _damage(repo, task_id, tip)
             tree, _parents = parse_commit_tree(tip, commit[1])
-            task = codec.decode_task(task_blob[1], f"{where}: task.json")
+            task = codec.decode_task(task_blob[1], f"{where}: task.json", limit)
             links = codec.decode_links(links_blob[1], f"{where}: links.json")
             if task.id != task_id:
                 raise CorruptData(f"{where}: task.json names task {task.id!r}")

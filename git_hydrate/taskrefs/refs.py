@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import codec, validate
 from ..archive import read_archive
-from ..errors import Busy, CorruptData, NotFound
+from ..errors import Busy, CorruptData, NotFound, ValidationError
 from ..ids import TASK_REF_PREFIX, names_a_task, ref_name
 from ..model import Link
 from ..store import RefRace, Repository
@@ -107,7 +107,14 @@ class TaskRefs:
 
     # -- reading -------------------------------------------------------------------
 
-    def read_state(self, task_id: str, tip: bytes, *, only: str | None = None) -> TaskState:
+    def read_state(
+        self,
+        task_id: str,
+        tip: bytes,
+        *,
+        only: str | None = None,
+        limit: int = codec.MAX_READ_TASK_JSON_BYTES,
+    ) -> TaskState:
         """Decode the state stored in the commit ``tip`` of ``task_id``.
 
         ``only`` (a :func:`link_shard` prefix) reads, of a task whose links are fanned out,
@@ -117,13 +124,16 @@ class TaskRefs:
         Raises:
             CorruptData: the tree is not a valid task, naming the task.
         """
-        state = read_states(self.repo, {task_id: tip}, only)[task_id]
+        state = read_states(self.repo, {task_id: tip}, only, limit)[task_id]
         if isinstance(state, CorruptData):
             raise state
         return state
 
     def load_many(
-        self, task_ids: Iterable[str], tips: Mapping[str, bytes] | None = None
+        self,
+        task_ids: Iterable[str],
+        tips: Mapping[str, bytes] | None = None,
+        limit: int = codec.MAX_READ_TASK_JSON_BYTES,
     ) -> dict[str, TaskState | CorruptData]:
         """The states of many live tasks in one pipelined read (absent ids are left out).
 
@@ -136,14 +146,14 @@ class TaskRefs:
         if not wanted:
             return {}  # (a warm listing: its summaries all came from a cache)
         if tips is not None:
-            return read_states(self.repo, {t: tips[t] for t in wanted if t in tips})
+            return read_states(self.repo, {t: tips[t] for t in wanted if t in tips}, None, limit)
         refs = self.repo.refs_under(TASK_REF_PREFIX)
         found: dict[str, bytes] = {}
         for task_id in wanted:
             tip = refs.get(task_id.encode("utf-8", "surrogateescape"))
             if tip is not None:
                 found[task_id] = tip
-        return read_states(self.repo, found)
+        return read_states(self.repo, found, None, limit)
 
     def missing(self, task_id: str) -> NotFound:
         """The error for a task that is not live: archived (with the way back) or unknown."""
@@ -417,6 +427,13 @@ class TaskRefs:
         self.repo.identity()  # no identity, no commit (refused like git commit)
         extras = fields_to_keep(task_id, state) if state is not None else {}
         data = codec.encode_with_extras(change.task, extras)
+        # (a larger one an earlier version wrote may change, but not grow)
+        held = len(state.raw_task) if state is not None else 0
+        if len(data) > max(codec.MAX_TASK_JSON_BYTES, held):
+            raise ValidationError(
+                f"task {task_id}: its task.json would hold {len(data):,} bytes, more than the "
+                f"{codec.MAX_TASK_JSON_BYTES:,} a task.json may hold; nothing written"
+            )
         # (never write a task.json its own reader refuses: that task could not be
         # read, mended or pushed again; a one-line error instead, nothing written)
         codec.decode_task(data, f"task {task_id}: task.json as it would be written")
