@@ -726,3 +726,20 @@ def test_a_spec_kit_line_inside_a_code_fence_is_no_task(ledger: Ledger) -> None:
     )
     report = ledger.import_tasks(text, "speckit")
     assert report["created"] == ["T001", "T002"] and report["errors"] == []
+
+
+def test_an_update_drops_a_dependency_on_an_item_left_out(ledger: Ledger) -> None:
+    """The same for a task imported before: its update kept the edge to an item the
+    import left out (review8: bd-2 refused for a field over 1 MiB)."""
+    first = {"id": "bd-1", "title": "A", "description": "d"}
+    ledger.import_tasks(json.dumps(first) + "\n", "beads")
+    link = {"issue_id": "bd-1", "depends_on_id": "bd-2", "type": "blocks"}
+    again = {**first, "description": "d2", "dependencies": [link]}
+    refused = {"id": "bd-2", "title": "B", "description": "x" * ((1 << 20) + 10)}
+    report = ledger.import_tasks(json.dumps(again) + "\n" + json.dumps(refused) + "\n", "beads")
+    assert report["updated"] == ["bd-1"] and [e["item"] for e in report["errors"]] == ["bd-2"]
+    assert report["warnings"] == [
+        {"item": "bd-1", "warning": "its dependency bd-2 was left out: dropped"}
+    ]
+    task = ledger.get_task("bd-1")
+    assert task["depends_on"] == [] and task["objective"] == "d2"

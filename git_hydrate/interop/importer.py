@@ -286,7 +286,7 @@ def import_items(
             if not isinstance(exc, _Twice):  # (a second copy: the first stands)
                 with contextlib.suppress(ValidationError):
                     left_out.add(task_id_for(item, chosen))
-    updates.flush()
+    updates.flush(left_out - (known - set(pending)))  # (those not here before it either)
     batch = _without_refusals(refs, pending, report)
     batch = _without_dangling(pending, batch, (left_out, known), report, sources)
     if dry_run:

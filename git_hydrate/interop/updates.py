@@ -14,6 +14,7 @@ and so is every update when a task moved since it was read (another writer).
 from __future__ import annotations
 
 import time
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
@@ -158,6 +159,17 @@ class Updates:
         self.refs, self.into, self.allow, self.dry_run = refs, into, allow, dry_run
         self.pending: list[_Pending] = []
 
+    def _without(self, pending: _Pending, gone: AbstractSet[str]) -> _Pending:
+        """``pending`` without its dependencies on ``gone`` (said in a warning): kept,
+        the task would wait for ever on a task that is not here."""
+        dangling = [d for d in pending.fields["depends_on"] if d in gone]
+        if not dangling:
+            return pending
+        why = f"its dependency {', '.join(dangling)} was left out: dropped"
+        self.into[1]["warnings"].append({"item": pending.source_id, "warning": why})
+        kept = [d for d in pending.fields["depends_on"] if d not in gone]
+        return pending._replace(fields={**pending.fields, "depends_on": kept})
+
     def add(self, task_id: str, fields: dict[str, Any], source_id: str) -> None:
         """Check the update of ``task_id`` to ``fields`` (raising what makes item
         ``source_id`` fail) and keep it for :meth:`flush`."""
@@ -165,12 +177,13 @@ class Updates:
         if pending is not None:
             self.pending.append(pending)
 
-    def flush(self) -> None:
+    def flush(self, gone: AbstractSet[str] = frozenset()) -> None:
         """Write the updates kept: those that leave a task's edges as they are in
         one pack and one ref transaction, the others (and, should any task have
-        moved meanwhile, all of them) one by one, each failure reported."""
+        moved meanwhile, all of them) one by one, each failure reported. A
+        dependency on an item the import left out (``gone``) is dropped, said."""
         bases, report = self.into
-        pending, self.pending = self.pending, []
+        pending, self.pending = [self._without(p, gone) for p in self.pending], []
         if self.dry_run:
             report["updated"] += [p.task_id for p in pending]
             return
