@@ -238,16 +238,19 @@ def test_a_big_update_is_one_pack_and_one_transaction(tmp_path: Path) -> None:
 
 
 def test_a_ref_with_a_reflog_or_a_ref_file_is_moved_by_git(tmp_path: Path) -> None:
-    """packed-refs is rewritten only where git would write nothing else: a task
-    with a reflog (git appends to it) or a ref file makes the whole update git's."""
+    """packed-refs is rewritten only where git would write nothing else: a task with
+    a reflog (git appends to it) is moved by git, in a transaction of its own, and
+    no longer sends every other task to a loose ref (review8: one checkpoint made a
+    re-import of 1,000 write 1,000 ref files)."""
     repo = from_template("repo", one_commit, tmp_path / "repo")
     with Ledger(repo) as ledger:
-        ledger.import_tasks(issues(COUNT))
+        ledger.import_tasks(issues(COUNT + 1))  # (64 without a reflog)
         ledger.edit_task("GH-4", objective="Edited here.")  # (a ref file, and a reflog)
         git(repo, "pack-refs", "--all")  # (the ref file packed away: its reflog stays)
-        ledger.import_tasks(_edited(COUNT))
+        ledger.import_tasks(_edited(COUNT + 1))
         log = git(repo, "reflog", "show", "--format=%gs", "refs/hydrate/tasks/GH-4")
-        assert log.splitlines()[0] == "hydrate: import 64 update(s)"
+        assert log.splitlines()[0] == "hydrate: import 65 update(s)"
+        assert files_under(repo / ".git" / "refs" / "hydrate") == ["imports", "tasks/GH-4"]
         assert git(repo, "rev-parse", "refs/hydrate/tasks/GH-4~1").strip() in git(
             repo, "rev-list", "refs/hydrate/tasks/GH-4"
         )

@@ -203,16 +203,17 @@ class Updates:
             else:
                 together[item.task_id] = (item.state, change)
         summary = f"hydrate: import {len(together)} update(s)"
-        moved: set[str] | None = set()
+        moved: set[str] = set()
+        again: set[str] = set()
         try:
             if together:
-                moved = self.refs.update_many(together, summary)
+                moved, again = self.refs.update_many(together, summary)
         except HydrateError:  # (one that cannot be written: each on its own says which)
-            moved = None
+            again = set(together)
         for item in pending:
             if item.task_id not in together:
                 continue
-            if moved is None:
+            if item.task_id in again:
                 alone.append(item)
                 continue
             bases.new[item.task_id] = base_task(item.base or item.state.task, item.fields)

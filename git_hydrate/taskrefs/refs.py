@@ -9,6 +9,7 @@ never lose each other's work.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -360,36 +361,47 @@ class TaskRefs:
 
     def update_many(
         self, changes: Mapping[str, tuple[TaskState, Change[Any]]], message: str
-    ) -> set[str] | None:
-        """Commit each change on its state's tip and move every ref in one
-        all-or-nothing transaction: the ids of the tasks moved (a change that
-        leaves a tree as it is moves none); ``None`` (nothing moved) if any task
-        moved since its state was read: the caller re-reads and writes them one
-        by one.
+    ) -> tuple[set[str], set[str]]:
+        """Commit each change on its state's tip and move the refs: ``(moved, raced)``,
+        the ids of the tasks moved (a change that leaves a tree as it is moves
+        none) and of those left as they were because a task moved since its state
+        was read (the caller re-reads and writes them one by one).
 
-        At :data:`~git_hydrate.store.refs.PACKED_CREATIONS` tasks or more their
+        The refs move in two all-or-nothing transactions: those without a reflog
+        (all of an import's, in ``packed-refs`` when they are only there), then
+        those with one, which git appends to (a task worked on here): one task
+        with a reflog no longer sends every other to a loose ref. At
+        :data:`~git_hydrate.store.refs.PACKED_CREATIONS` tasks or more the
         objects go into one pack. No reflog is created (the old tip is the new
-        commit's parent; a reflog a task has already is still appended to).
+        commit's parent).
         """
         many = len(changes) >= store_refs.PACKED_CREATIONS
+        moved: set[str] = set()
         try:
             with self.repo.packed_writes() if many else contextlib.nullcontext():
                 commits = {
                     task_id: self._commit(task_id, state.tip, state, change)
                     for task_id, (state, change) in changes.items()
                 }
-            moved = {task_id: new for task_id, new in commits.items() if new is not None}
-            if moved:
-                self.repo.update_refs(
-                    [(ref_name(t), changes[t][0].tip, new) for t, new in moved.items()],
-                    message,
-                    reflog=False,
-                )
-        except RefRace:
-            return None
+            logs = os.path.join(self.repo.common_dir, "logs")
+            logged = {
+                t for t in commits if os.path.exists(os.path.join(logs, os.fsdecode(ref_name(t))))
+            }
+            for group in ([t for t in commits if t not in logged], [*logged]):
+                updates = [(t, commits[t]) for t in group if commits[t] is not None]
+                try:
+                    if updates:
+                        self.repo.update_refs(
+                            [(ref_name(t), changes[t][0].tip, new) for t, new in updates],
+                            message,
+                            reflog=False,
+                        )
+                except RefRace:
+                    return moved, {t for t, _new in updates} | (set(logged) - set(group))
+                moved.update(t for t, _new in updates)
         finally:
             self.repo.release_packs()
-        return set(moved)
+        return moved, set()
 
     def prepare(
         self, task_id: str, apply: Callable[[TaskState], Change[R]]
