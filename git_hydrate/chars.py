@@ -15,11 +15,12 @@ if TYPE_CHECKING:
 __all__ = ["ALLOWED_INVISIBLE", "on_one_line"]
 
 #: Invisible characters that real titles and tags carry: the zero-width joiner of
-#: emoji sequences, the soft hyphen, and the direction marks of Hebrew and Arabic
-#: text (left-to-right, right-to-left and Arabic letter marks), which set the
-#: direction of the characters beside them and reorder nothing beyond. Bidi
-#: embeddings, overrides and isolates, zero-width spaces and the like stay refused.
-ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad\u200e\u200f\u061c")
+#: emoji sequences, the soft hyphen, and the left-to-right and right-to-left marks
+#: of Hebrew and Arabic text, which set the direction of the characters beside them
+#: and reorder nothing beyond. The Arabic letter mark is left out (after it digits
+#: read as Arabic numbers: "\u061c10-20" shows as 20-10); bidi embeddings,
+#: overrides and isolates, zero-width spaces and the like stay refused.
+ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad\u200e\u200f")
 
 
 def on_one_line(ch: str) -> bool:

@@ -267,9 +267,10 @@ def test_emoji_sequences_and_soft_hyphens_are_text_bidi_controls_are_not(
 def test_direction_marks_of_hebrew_and_arabic_titles_are_text(repo: Path) -> None:
     """U+200F (right-to-left mark) is common in Hebrew and Arabic text: a GitHub issue
     titled with one was left out of an import, and task-add refused it (explorer11).
-    The three direction marks are text; the embeddings, overrides and isolates are
+    The left-to-right and right-to-left marks are text; the Arabic letter mark (digits
+    after it read as Arabic numbers, review8), embeddings, overrides and isolates are
     still refused."""
-    title = "עברית‏ text ‎ and عربي؜"
+    title = "עברית‏ text ‎ and عربي"
     add = hydrate(repo, "task-add", "H-1", "--objective", "o", "--acceptance", "a",
                   "--title", title)  # fmt: skip
     assert (add.returncode, add.stderr) == (0, ""), add
@@ -277,7 +278,7 @@ def test_direction_marks_of_hebrew_and_arabic_titles_are_text(repo: Path) -> Non
               "state": "OPEN", "url": "https://github.com/o/r/issues/12"}]  # fmt: skip
     imported = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(issue))
     assert imported.returncode == 0 and "created GH-12" in imported.stdout, imported
-    for control in ("‮", "⁧", "‪"):
+    for control in ("‮", "⁧", "‪", "؜"):  # (ALM: digits after it flip)
         refused = hydrate(repo, "task-edit", "H-1", "--title", f"x{control}y")
         assert refused.returncode != 0 and "title" in refused.stderr
 
