@@ -391,3 +391,34 @@ def test_rank_suggest_before_the_first_commit_names_no_option_rank_lacks(tmp_pat
     assert out.stderr == "error: HEAD names no commit yet; nothing to rank: commit first\n"
     added = hydrate(repo, "add-tree", "E-1")
     assert added.stderr.endswith("commit first, or take the work tree with --worktree\n")
+
+
+def test_a_past_commit_sharing_one_common_word_lifts_its_files_little(repo: Path) -> None:
+    # psf/requests: "Add local TLS server" added 30 small certificate files; a task
+    # about retries whose words match no past commit better than by "server" got
+    # them packed before the file defining the HTTPAdapter it names
+    adapter = (
+        "class HTTPAdapter:\n"
+        '    """Sends requests; max_retries sets how often a failed connection retries."""\n\n'
+        "    def __init__(self, max_retries=0):\n"
+        "        self.max_retries = max_retries\n"
+    ) + "".join(f"    def send_{i}(self, request):\n        pass\n" for i in range(300))
+    commit_files(repo, {"src/pkg/adapters.py": adapter}, "Add the adapter")
+    certs = {f"tests/certs/{name}/Makefile": "all:\n\topenssl req\n" for name in "abcdef"}
+    commit_files(repo, certs, "Add local TLS server")
+    for i in range(8):
+        commit_files(repo, {"src/pkg/adapters.py": adapter + f"# {i}\n"}, f"Tidy the adapter {i}")
+    objective = (
+        "As a user I'd like to pass retries=3 to get() so flaky servers don't break my "
+        "script, without mounting an HTTPAdapter myself."
+    )
+    with Ledger(repo) as ledger:
+        ledger.add_task("RT-1", objective=objective, acceptance="get(url, retries=3) retries")
+        ledger.add_tree("RT-1")
+        entries = ledger.context_entries("RT-1")
+    order = [e["source"] for e in entries]
+    assert order[0] == "src/pkg/adapters.py", order
+    assert entries[0]["reason"] == "defines HTTPAdapter (named in the task)"
+    # the certificates' only signal is that one word: they still rank, below it
+    reasons = {e["source"]: e["reason"] for e in entries}
+    assert reasons["tests/certs/a/Makefile"] == "changed by similar past commits"

@@ -96,6 +96,9 @@ class Weights:
     past: float = 0.3
     past_commits: int = 20
     past_half_life: float = 500.0
+    #: ... each match against the best one or this share of a subject holding every
+    #: word of the task, whichever is more (:func:`.retrieval.similar_commits`).
+    past_floor: float = 0.3
     directory: float = 0.02
     #: How much "changes often" weighs alone: never enough to buy the budget.
     prior: float = 0.15
@@ -493,7 +496,12 @@ def _similar(
     if not subjects:
         return {}
     return similar_commits(
-        text, subjects, history, count=w.past_commits, half_life=w.past_half_life
+        text,
+        subjects,
+        history,
+        count=w.past_commits,
+        half_life=w.past_half_life,
+        floor=w.past_floor,
     )
 
 

@@ -391,11 +391,16 @@ def similar_commits(
     *,
     count: int = 20,
     half_life: float = 500.0,
+    floor: float = 0.3,
 ) -> dict[str, float]:
     """The files changed by the ``count`` past commits whose subjects best match
     ``text`` (BM25, recency-decayed with ``half_life`` commits), each file's value
-    a noisy OR of those commits' matches (the best = 1). ``subjects[i]`` is the
-    subject of the commit that changed ``history[i]``."""
+    a noisy OR of those commits' matches. A match counts against the best one, or
+    against ``floor`` of what a subject of average length holding each of the
+    text's words once would score, whichever is more: a task no past commit is
+    much like (its best match is one common word, ``server``) lifts their files
+    little. ``subjects[i]`` is the subject of the commit that changed
+    ``history[i]``."""
     query = set(tokenize(_TRAILER.sub(" ", text)))
     if not query or not subjects:
         return {}
@@ -427,7 +432,8 @@ def similar_commits(
     matches.sort(key=lambda pair: (-pair[0], pair[1]))
     if not matches or matches[0][0] <= 0:
         return {}
-    top = matches[0][0]
+    # (such a subject scores each word's idf: (k1 + 1) / (1 + k1) at f = 1)
+    top = max(matches[0][0], floor * math.fsum(idf.values()))
     missed: dict[str, float] = {}
     for score, age in matches[:count]:
         for path in history[age] if age < len(history) else ():
