@@ -270,3 +270,33 @@ def test_overlapping_runs_settle_after_one_refresh(repo: Path) -> None:
         assert commits() == settled
     with Ledger(repo) as ledger:  # (the whole tree's places stand, as after its run)
         assert {e["source"]: e["priority"] for e in ledger.context_entries(TASK)} == placed
+
+
+def test_overlapping_runs_of_two_sources_settle_too(repo: Path, tmp_path: Path) -> None:
+    """A run of HEAD's src/ and then one of a directory's src/ (no prefix): the same
+    paths from two sources. Each refresh had the first add back what the second
+    removes and put back its own bodies (review8: 3 -> 9 commits in three
+    refreshes). A path a later run answers for is left to it: the history settles,
+    on what the runs left when they were made."""
+    commit_files(repo, {"src/a.py": "a = 1\\n", "src/b.py": "b = 1\\n"}, "src")
+    other = tmp_path / "other"
+    (other / "src").mkdir(parents=True)
+    (other / "src" / "a.py").write_text("a = 2  # the directory's\\n")
+    (other / "src" / "c.py").write_text("c = 3\\n")
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, "Fix a", "tests pass")
+        ledger.add_tree(TASK, ["src"])
+        ledger.add_tree(TASK, ["src"], directory=str(other))
+        made = {e["source"]: e["hash"] for e in ledger.context_entries(TASK)}
+    assert sorted(made) == ["src/a.py", "src/c.py"]
+
+    def commits() -> int:
+        return len(git(repo, "rev-list", f"refs/hydrate/tasks/{TASK}").split())
+
+    assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
+    settled = commits()
+    for _ in range(2):
+        assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
+        assert commits() == settled
+    with Ledger(repo) as ledger:
+        assert {e["source"]: e["hash"] for e in ledger.context_entries(TASK)} == made

@@ -244,11 +244,16 @@ def _keep_unmoved(links: list[Link], old: dict[str, Link]) -> list[Link]:
     ]
 
 
-def _placed_before(link: Link, old: dict[str, Link], later: Callable[[Link], bool]) -> Link:
-    """``link``, or the link of its path already there when only its place differs
-    and a later run places it (see :func:`commit_links`)."""
-    before = old.get(link.path)
-    return before if before is not None and _same_body(before, link) and later(link) else link
+def _left_to_later(
+    links: list[Link], old: dict[str, Link], later: Callable[[Link], bool]
+) -> list[Link]:
+    """``links`` as a later run that answers for some of them leaves them: of those,
+    the links already there stay as they are (though this run lacks them) and none
+    is added (see :func:`commit_links`)."""
+    result = [old.get(link.path) if later(link) else link for link in links]
+    mine = [link for link in result if link is not None]
+    taken = {link.path for link in mine}
+    return mine + [link for path, link in old.items() if path not in taken and later(link)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,10 +368,10 @@ def commit_links(
 
     ``task_update`` returns the task document to write beside the new links
     (add-tree records what it took); a change there alone is a commit too.
-    ``placed_later``: the links a later run of the same refresh places (it is
-    in their scope too): such a link, already there with the same body, keeps
-    its place, which that run sets (else two overlapping runs wrote their two
-    places in turn, two commits at every refresh).
+    ``placed_later``: the links a later run of the same refresh answers for (they
+    are in its scope too) are left as they are: not changed, removed or added by
+    this run; that run sets them, as when the runs were made (else two overlapping
+    runs wrote theirs in turn, two commits at every refresh).
 
     One link per path: a pick replaces the in-scope link of its path; in-scope
     links whose path is not picked are removed; a pick whose body another
@@ -379,7 +384,7 @@ def commit_links(
         links, late = _links_for(picks, {link.sha256: link.source for link in kept}, origin)
         links = _keep_unmoved(links, old)
         if placed_later is not None:
-            links = [_placed_before(link, old, placed_later) for link in links]
+            links = _left_to_later(links, old, placed_later)
         counts = _Counts.of(links, old)
         outcome = _outcome(task_id, result, counts, [*skipped, *late], links)
         final = [*kept, *links]
