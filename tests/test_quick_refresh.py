@@ -243,6 +243,19 @@ def test_a_line_beyond_ascii_on_an_ascii_stderr_is_left_to_click(task: Path) -> 
     assert through_entry(task, "prompt", TASK, "--refresh").served  # type: ignore[attr-defined]
 
 
+def _settles_after_one_refresh(repo: Path) -> None:
+    """After one ``prompt --refresh``, two more write no commit."""
+
+    def commits() -> int:
+        return len(git(repo, "rev-list", f"refs/hydrate/tasks/{TASK}").split())
+
+    assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
+    settled = commits()
+    for _ in range(2):
+        assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
+        assert commits() == settled
+
+
 def test_overlapping_runs_settle_after_one_refresh(repo: Path) -> None:
     """A run of one path, then one of the whole tree: each placed the path's link in
     turn (alone it ranks first, among all it does not), two commits at every refresh,
@@ -260,14 +273,7 @@ def test_overlapping_runs_settle_after_one_refresh(repo: Path) -> None:
         placed = {e["source"]: e["priority"] for e in ledger.context_entries(TASK)}
         assert alone["mod3.py"] != placed["mod3.py"]  # (the two runs place it apart)
 
-    def commits() -> int:
-        return len(git(repo, "rev-list", f"refs/hydrate/tasks/{TASK}").split())
-
-    assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
-    settled = commits()
-    for _ in range(2):
-        assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
-        assert commits() == settled
+    _settles_after_one_refresh(repo)
     with Ledger(repo) as ledger:  # (the whole tree's places stand, as after its run)
         assert {e["source"]: e["priority"] for e in ledger.context_entries(TASK)} == placed
 
@@ -278,11 +284,11 @@ def test_overlapping_runs_of_two_sources_settle_too(repo: Path, tmp_path: Path) 
     removes and put back its own bodies (review8: 3 -> 9 commits in three
     refreshes). A path a later run answers for is left to it: the history settles,
     on what the runs left when they were made."""
-    commit_files(repo, {"src/a.py": "a = 1\\n", "src/b.py": "b = 1\\n"}, "src")
+    commit_files(repo, {"src/a.py": "a = 1\n", "src/b.py": "b = 1\n"}, "src")
     other = tmp_path / "other"
     (other / "src").mkdir(parents=True)
-    (other / "src" / "a.py").write_text("a = 2  # the directory's\\n")
-    (other / "src" / "c.py").write_text("c = 3\\n")
+    (other / "src" / "a.py").write_text("a = 2  # the directory's\n")
+    (other / "src" / "c.py").write_text("c = 3\n")
     with Ledger(repo) as ledger:
         ledger.add_task(TASK, "Fix a", "tests pass")
         ledger.add_tree(TASK, ["src"])
@@ -290,13 +296,6 @@ def test_overlapping_runs_of_two_sources_settle_too(repo: Path, tmp_path: Path) 
         made = {e["source"]: e["hash"] for e in ledger.context_entries(TASK)}
     assert sorted(made) == ["src/a.py", "src/c.py"]
 
-    def commits() -> int:
-        return len(git(repo, "rev-list", f"refs/hydrate/tasks/{TASK}").split())
-
-    assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
-    settled = commits()
-    for _ in range(2):
-        assert hydrate(repo, "prompt", TASK, "--refresh").returncode == 0
-        assert commits() == settled
+    _settles_after_one_refresh(repo)
     with Ledger(repo) as ledger:
         assert {e["source"]: e["hash"] for e in ledger.context_entries(TASK)} == made
