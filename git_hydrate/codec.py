@@ -27,6 +27,8 @@ from .model import (
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "MAX_READ_TASK_JSON_BYTES",
+    "MAX_TASK_JSON_BYTES",
     "OPTIONAL_TASK_FIELDS",
     "check_depth",
     "decode_archive_index",
@@ -40,6 +42,7 @@ __all__ = [
     "encode_with_extras",
     "format_output",
     "lost_fields",
+    "oversized",
 ]
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -294,6 +297,11 @@ MAX_TASK_JSON_BYTES: Final = 16 << 20
 MAX_READ_TASK_JSON_BYTES: Final = 256 << 20
 
 
+def oversized(size: int, limit: int = MAX_TASK_JSON_BYTES) -> str:
+    """How a ``task.json`` of ``size`` bytes past ``limit`` is named in an error."""
+    return f"{size:,} bytes, more than the {limit:,} a task.json may hold"
+
+
 def decode_task(data: bytes, where: str, limit: int = MAX_READ_TASK_JSON_BYTES) -> Task:
     """Decode ``task.json`` bytes; ``where`` names their origin in errors.
 
@@ -301,9 +309,7 @@ def decode_task(data: bytes, where: str, limit: int = MAX_READ_TASK_JSON_BYTES) 
         CorruptData: not a task, or more than ``limit`` bytes (decoding is not tried).
     """
     if len(data) > limit:
-        raise CorruptData(
-            f"{where}: {len(data):,} bytes, more than the {limit:,} a task.json may hold"
-        )
+        raise CorruptData(f"{where}: {oversized(len(data), limit)}")
     return _decode(_task_decoder, data, where)
 
 

@@ -126,7 +126,7 @@ def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
         what = "its ref holds no object id"
     else:
         return problem
-    if not os.path.exists(os.path.join(refs.repo.common_dir, "logs", name)):
+    if not refs.repo.has_reflog(ref):
         # (a task a pull or a big import made has no reflog: nothing to reset it from)
         return (
             f"{what}, and it has no reflog to reset it from; git update-ref -d {name} drops "

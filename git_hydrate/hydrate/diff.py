@@ -12,7 +12,6 @@ rules are add-tree's (:mod:`.rules`).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -138,10 +137,10 @@ def _diff_args(
         _check_rev(side)
         if repo.rev_parse(side, "commit") is None:
             # (a shallow clone's history stops at its cut: HEAD~1 may be beyond it)
-            cut = os.path.exists(os.path.join(repo.common_dir, "shallow"))
+            shallow = "; it is a shallow clone: git fetch --deepen=N brings more history"
             raise ValidationError(
                 f"{side!r} does not name a commit in this repository"
-                + ("; it is a shallow clone: git fetch --deepen=N brings more history" * cut)
+                + (shallow if repo.shallow_commits() else "")
             )
     label = sep.join(sides)
     return ([label] if sep == "..." else sides), label

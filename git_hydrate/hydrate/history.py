@@ -127,16 +127,6 @@ def _cut(repo: Repository) -> str | None:
     return hashlib.sha256(found).hexdigest()[:16] if found else None
 
 
-def _boundary(repo: Repository) -> frozenset[str]:
-    """The commits at this clone's shallow cut (its ``shallow`` file, in the common
-    directory: linked worktrees share it), whose parents are not here."""
-    try:
-        with open(os.path.join(repo.common_dir, "shallow"), "rb") as fh:
-            return frozenset(fh.read().decode("ascii", "replace").split())
-    except OSError:
-        return frozenset()
-
-
 def read_history(repo: Repository, commit: str, begun: Begun | None = None) -> History:
     """The history of ``commit`` (a full id) and its ancestors, from the cache when
     it has been read before (``begun``: its ``git log`` started earlier)."""
@@ -164,7 +154,7 @@ def _read_history(repo: Repository, commit: str, begun: Begun | None) -> History
         pass
     raw = begun.output() if begun is not None and begun.commit == commit else None
     raw = raw if raw is not None else repo.changed_paths(commit, MAX_COMMITS)
-    history = _parse(raw, _boundary(repo))
+    history = _parse(raw, repo.shallow_commits())
     _save(repo, directory, path, history)
     return history
 

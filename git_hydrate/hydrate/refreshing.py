@@ -39,17 +39,16 @@ def refresh(refs: TaskRefs, task_id: str) -> list[HydrateResult | dict[str, str]
     # each recognised run's revision and pin, and what was said of each run.
     pinned: list[tuple[str, str]] = []
     said: list[dict[str, Any]] = []
-    identities: list[str] = []
     state = refs.load(task_id)
     start = state.tip.decode("ascii") if state.tip is not None else None
     runs = state.task.selections[-MAX_SELECTIONS:]
     anchors = {note.path for note in (*state.task.files, *state.task.tests)}
-    taken = [identity(task_id, s) in own for s in runs]
+    identities = [identity(task_id, s) for s in runs]
+    taken = [known in own for known in identities]
     scopes = [Scope(s.prefix, Pathspec(s.pathspecs), anchors) for s in runs]
     for index, selection in enumerate(runs):
         what = described(selection)
-        identities.append(identity(task_id, selection))
-        if identities[-1] not in own:
+        if not taken[index]:
             notice = not_taken_here(refs, task_id, what)
             results.append(notice)
             said.append(dict(notice))

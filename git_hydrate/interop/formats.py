@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from ..codec import MAX_JSON_DEPTH, check_depth
 from ..errors import CorruptData, ValidationError
+from ..pack.outline_markup import unfenced
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
@@ -537,16 +538,7 @@ def _speckit(text: str, origin: str) -> Iterator[Item]:
     previous: list[str] = []
     current: list[str] = []
     phase = ""
-    fence = ""
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        if fence:
-            if stripped.startswith(fence) and not stripped[len(fence) :].strip(fence[0] + " "):
-                fence = ""
-            continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
-            continue
+    for _index, line in unfenced(text.splitlines()):
         if line.startswith("## "):
             if current:
                 previous, current = current, []

@@ -38,7 +38,7 @@ from ..textpolicy import LINE
 from .bases import IMPORTS_REF, Bases
 from .formats import DEFAULT_PREFIX, Item
 from .report import ImportReport
-from .updates import Updates, update
+from .updates import Updates, update, without_dangling
 
 __all__ = ["IMPORTS_REF", "ImportReport", "import_items"]
 
@@ -319,13 +319,11 @@ def _without_dangling(
         return batch
     kept: dict[str, Change[None]] = {}
     for task_id, change in batch.items():
-        dangling = [d for d in change.task.depends_on if d in gone]
-        if dangling:
-            depends_on = [d for d in change.task.depends_on if d not in gone]
+        depends_on, why = without_dangling(list(change.task.depends_on), gone)
+        if why:
             change = msgspec.structs.replace(
                 change, task=msgspec.structs.replace(change.task, depends_on=depends_on)
             )
-            why = f"its dependency {', '.join(dangling)} was left out: dropped"
             report["warnings"].append({"item": sources.get(task_id, task_id), "warning": why})
         kept[task_id] = change
     return kept

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .bases import Bases
     from .report import ImportReport
 
-__all__ = ["Updates", "base_task", "update"]
+__all__ = ["Updates", "base_task", "update", "without_dangling"]
 
 
 class _Pending(NamedTuple):
@@ -47,6 +47,22 @@ class _Pending(NamedTuple):
 def base_task(task: Task, fields: dict[str, Any]) -> Task:
     """``task`` with the upstream's fields: what the next import merges against."""
     return msgspec.structs.replace(task, **fields)
+
+
+def without_dangling(depends_on: list[str], gone: AbstractSet[str]) -> tuple[list[str], str]:
+    """``depends_on`` less the tasks the import left out (``gone``), and the warning
+    that says so (``""``: none was): kept, the task would wait for ever on a task
+    that is not here."""
+    dangling = [d for d in depends_on if d in gone]
+    if not dangling:
+        return depends_on, ""
+    kept = [d for d in depends_on if d not in gone]
+    return kept, f"its dependency {', '.join(dangling)} was left out: dropped"
+
+
+def _record_base(bases: Bases, pending: _Pending) -> None:
+    """Keep what the upstream says of ``pending``'s task for the next import."""
+    bases.new[pending.task_id] = base_task(pending.base or pending.state.task, pending.fields)
 
 
 def _checked(
@@ -122,7 +138,7 @@ def _write_one(refs: TaskRefs, pending: _Pending, into: tuple[Bases, ImportRepor
     before = pending.state.tip
     with refs.graph_lock():  # the merge may add edges: checked and written in turn
         refs.write(task_id, apply)
-    bases.new[task_id] = base_task(pending.base or pending.state.task, pending.fields)
+    _record_base(bases, pending)
     report["conflicts"] += conflicts
     report["updated" if refs.tip(task_id) != before else "unchanged"].append(task_id)
 
@@ -160,14 +176,11 @@ class Updates:
         self.pending: list[_Pending] = []
 
     def _without(self, pending: _Pending, gone: AbstractSet[str]) -> _Pending:
-        """``pending`` without its dependencies on ``gone`` (said in a warning): kept,
-        the task would wait for ever on a task that is not here."""
-        dangling = [d for d in pending.fields["depends_on"] if d in gone]
-        if not dangling:
+        """``pending`` without its dependencies on ``gone`` (:func:`without_dangling`)."""
+        kept, why = without_dangling(pending.fields["depends_on"], gone)
+        if not why:
             return pending
-        why = f"its dependency {', '.join(dangling)} was left out: dropped"
         self.into[1]["warnings"].append({"item": pending.source_id, "warning": why})
-        kept = [d for d in pending.fields["depends_on"] if d not in gone]
         return pending._replace(fields={**pending.fields, "depends_on": kept})
 
     def add(self, task_id: str, fields: dict[str, Any], source_id: str) -> None:
@@ -195,7 +208,7 @@ class Updates:
             try:
                 change = _merged(item, item.state, found)
             except Unchanged:
-                bases.new[item.task_id] = base_task(item.base or item.state.task, item.fields)
+                _record_base(bases, item)
                 report["unchanged"].append(item.task_id)
                 continue
             if _edges(change.task) != _edges(item.state.task) or len(pending) == 1:
@@ -216,7 +229,7 @@ class Updates:
             if item.task_id in again:
                 alone.append(item)
                 continue
-            bases.new[item.task_id] = base_task(item.base or item.state.task, item.fields)
+            _record_base(bases, item)
             report["conflicts"] += conflicts[item.task_id]
             report["updated" if item.task_id in moved else "unchanged"].append(item.task_id)
         for item in alone:

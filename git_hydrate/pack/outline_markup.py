@@ -13,11 +13,12 @@ heading has no outline (``None``). Pure; no extra needed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from typing import Final
 
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap
 
-__all__ = ["markdown_outline", "rst_outline"]
+__all__ = ["markdown_outline", "rst_outline", "unfenced"]
 
 _ATX: Final = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
@@ -43,10 +44,11 @@ def _outlined(lines: list[str], headings: list[tuple[int, int]]) -> list[str] | 
     return out
 
 
-def markdown_outline(body: str) -> list[str] | None:
-    """The outline of a Markdown document: its headings (see the module doc)."""
-    lines = LINE_SPLIT.split(body)
-    headings: list[tuple[int, int]] = []
+def unfenced(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """Each line of a Markdown text (with its index) that is neither in a fenced code
+    block nor one of its fences: a fence of three or more backticks or tildes,
+    indented three spaces at most, closed by one of the same character at least as
+    long with nothing after it."""
     fence: str | None = None
     for index, line in enumerate(lines):
         opened = _FENCE.match(line)
@@ -58,6 +60,14 @@ def markdown_outline(body: str) -> list[str] | None:
         if opened:
             fence = opened.group(1)
             continue
+        yield index, line
+
+
+def markdown_outline(body: str) -> list[str] | None:
+    """The outline of a Markdown document: its headings (see the module doc)."""
+    lines = LINE_SPLIT.split(body)
+    headings: list[tuple[int, int]] = []
+    for index, line in unfenced(lines):
         if _ATX.match(line):
             headings.append((index, index))
         elif (

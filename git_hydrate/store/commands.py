@@ -287,6 +287,16 @@ class Commands(RepositoryBase):
             for key in settings.keys("remote.")
         )
 
+    def shallow_commits(self) -> frozenset[str]:
+        """The commits at this clone's shallow cut (its ``shallow`` file, in the common
+        directory: linked worktrees share it), whose parents are not here; none in a
+        clone with its whole history."""
+        try:
+            with open(os.path.join(self.common_dir, "shallow"), "rb") as fh:
+                return frozenset(fh.read().decode("ascii", "replace").split())
+        except OSError:
+            return frozenset()
+
     def ls_files(self) -> tuple[bytes, bytes]:
         """The work tree's files, paths from the top: the index's entries as ``git
         ls-files -z -s -v`` lists them (each with its tag: ``S`` skip-worktree), and

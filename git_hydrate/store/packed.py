@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from ..settings import Settings
 
-__all__ = ["create_packed", "packable_name", "write_packed"]
+__all__ = ["create_packed", "has_reflog", "packable_name", "write_packed"]
 
 #: The first line of a ``packed-refs`` this module creates: ``peeled`` (a ref under
 #: refs/tags/ that peels has its ``^`` line: none is written here) but not
@@ -137,6 +137,12 @@ def _may_write(
         packable_name(name) and _OID.fullmatch(new) and (old is None or _OID.fullmatch(old))
         for name, old, new in updates
     )
+
+
+def has_reflog(common: str, name: bytes) -> bool:
+    """Whether the ref ``name`` of the git directory ``common`` has a reflog (git
+    appends to it whatever ``core.logAllRefUpdates`` says)."""
+    return os.path.lexists(os.path.join(common, "logs", os.fsdecode(name)))
 
 
 def packable_name(name: bytes) -> bool:
@@ -242,7 +248,7 @@ def _write_packed(
     for name, old, _new in updates:
         if records.get(name) != (None if old is None else b"%s %s\n" % (old, name)):
             return False  # made meanwhile, moved meanwhile, or peeled: git will say
-        if old is not None and os.path.lexists(os.path.join(common, "logs", os.fsdecode(name))):
+        if old is not None and has_reflog(common, name):
             return False  # git would log the move: leave it to git
     records.update({name: b"%s %s\n" % (new, name) for name, _old, new in updates})
     if _in_the_way(records):

@@ -19,7 +19,7 @@ import time
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
 from .lockfiles import maker_gone, maker_runs, take_over
-from .packed import write_packed
+from .packed import has_reflog, write_packed
 from .process import reason
 
 #: A value of a ref file that names an object (SHA-1 or SHA-256).
@@ -374,6 +374,10 @@ class Refs(RepositoryBase):
     def ref_locks(self, name: bytes) -> list[str]:
         """Every lock file that stops a change of ``name``: its own and ``packed-refs.lock``."""
         return [self.ref_lock(name), os.path.join(self.common_dir, "packed-refs.lock")]
+
+    def has_reflog(self, name: bytes) -> bool:
+        """Whether the ref ``name`` has a reflog (a move of it is logged by git)."""
+        return has_reflog(self.common_dir, name)
 
     def compare_and_swap(self, name: bytes, old: bytes | None, new: bytes, message: str) -> None:
         """Move ``name`` from ``old`` (``None``: absent) to ``new``, atomically.

@@ -187,10 +187,7 @@ def check_task_json(task_id: str, state: TaskState) -> None:
     where = f"task {task_id}: task.json"
     raw = state.raw_task
     if len(raw) > codec.MAX_TASK_JSON_BYTES:  # (one an earlier version wrote here)
-        raise CorruptData(
-            f"{where}: {len(raw):,} bytes, more than the {codec.MAX_TASK_JSON_BYTES:,} a "
-            "task.json may hold"
-        )
+        raise CorruptData(f"{where}: {codec.oversized(len(raw))}")
     if raw and codec.encode(state.task) != raw:
         _once_each(where, raw)
     _links_once_each(task_id, state)
@@ -297,9 +294,9 @@ def _write_merged_task(refs: TaskRefs, result: merge.MergeResult, extras: dict[s
     data = codec.encode_with_extras(result.task, extras)
     if len(data) > codec.MAX_TASK_JSON_BYTES:  # (each side within it, the two together not)
         raise CorruptData(
-            f"task {result.task.id}: merged, its task.json would hold {len(data):,} bytes, more "
-            f"than the {codec.MAX_TASK_JSON_BYTES:,} a task.json may hold; trim one side "
-            "(fewer or shorter checkpoints) and sync again"
+            f"task {result.task.id}: merged, its task.json would hold "
+            f"{codec.oversized(len(data))}; trim one side (fewer or shorter checkpoints) "
+            "and sync again"
         )
     entries[b"task.json"] = repo.write_blob(data)
     for link in result.links:

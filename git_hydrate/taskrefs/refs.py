@@ -9,7 +9,6 @@ never lose each other's work.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -383,10 +382,7 @@ class TaskRefs:
                     task_id: self._commit(task_id, state.tip, state, change)
                     for task_id, (state, change) in changes.items()
                 }
-            logs = os.path.join(self.repo.common_dir, "logs")
-            logged = {
-                t for t in commits if os.path.exists(os.path.join(logs, os.fsdecode(ref_name(t))))
-            }
+            logged = {t for t in commits if self.repo.has_reflog(ref_name(t))}
             for group in ([t for t in commits if t not in logged], [*logged]):
                 updates = [(t, commits[t]) for t in group if commits[t] is not None]
                 try:
@@ -443,8 +439,8 @@ class TaskRefs:
         held = len(state.raw_task) if state is not None else 0
         if len(data) > max(codec.MAX_TASK_JSON_BYTES, held):
             raise ValidationError(
-                f"task {task_id}: its task.json would hold {len(data):,} bytes, more than the "
-                f"{codec.MAX_TASK_JSON_BYTES:,} a task.json may hold; nothing written"
+                f"task {task_id}: its task.json would hold {codec.oversized(len(data))}; "
+                "nothing written"
             )
         # (never write a task.json its own reader refuses: that task could not be
         # read, mended or pushed again; a one-line error instead, nothing written)
