@@ -73,6 +73,22 @@ def _answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return answers
 
 
+def _shrunk_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipe to the child shrunk to a page, so this process can be at most a
+    page and a chunk ahead of what the child took. (Shrunk here, before anything
+    is written: shrunk by the child, the pipe could take everything first when
+    the child starts late.)"""
+    import fcntl
+
+    take = indexer.Indexer.take
+
+    def shrunk(self: indexer.Indexer, paths: list[str]) -> object:
+        fcntl.fcntl(self._down, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+        return take(self, paths)
+
+    monkeypatch.setattr(indexer.Indexer, "take", shrunk)
+
+
 def _reaped(children: list[indexer.Indexer], pids: list[int]) -> None:
     assert all(child.pid is None for child in children)
     for pid in pids:
@@ -221,6 +237,7 @@ def test_a_child_gone_while_reading_leaves_no_blob_read_twice(
 
     monkeypatch.setattr(indexer, "_serve", dies_early)
     monkeypatch.setattr(indexer, "_CHUNK", 1 << 10)  # (written, and found gone, early)
+    _shrunk_pipe(monkeypatch)  # (else a child scheduled late finds all written first)
     answers = _answers(monkeypatch)
     _first_task(repo)
     assert children and answers == []  # (gone before it was asked to keep)
@@ -235,8 +252,6 @@ def test_a_child_that_takes_nothing_is_given_up(
 ) -> None:
     """The child reads nothing (its pipe shrunk to a page): this process waits for
     room at most PATIENCE seconds, gives it up, and makes what one process makes."""
-    import fcntl
-
     _tree(repo)
     alone = tmp_path / "alone"
     shutil.copytree(repo, alone, symlinks=True)
@@ -255,17 +270,9 @@ def test_a_child_that_takes_nothing_is_given_up(
         while True:  # (takes nothing; ended by this process, which kills it)
             time.sleep(60)  # (not a read of ``up``, the pipe's write end: that fails)
 
-    take = indexer.Indexer.take
-
-    def shrunk(self: indexer.Indexer, paths: list[str]) -> object:
-        # (here, before anything is written: shrunk by the child, the pipe could take
-        # everything first when the child starts late)
-        fcntl.fcntl(self._down, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
-        return take(self, paths)
-
     monkeypatch.setattr(indexer, "_waited", counted)
     monkeypatch.setattr(indexer, "_serve", stuck)
-    monkeypatch.setattr(indexer.Indexer, "take", shrunk)
+    _shrunk_pipe(monkeypatch)
     shared = _first_task(repo), _second_task(repo)
     assert (select.POLLOUT, False) in waits  # (gave up waiting for room)
     assert _alone(monkeypatch, alone) == shared
