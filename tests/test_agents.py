@@ -333,6 +333,35 @@ def test_codex_gets_the_mcp_server_in_its_own_config_with_user(
     assert config.read_text() == "mcp_servers = { db = { command = 'x' } }\n"
 
 
+@pytest.mark.parametrize("depth", [300, 1000])
+def test_a_host_file_nested_too_deeply_is_refused_on_every_python(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, depth: int
+) -> None:
+    """JSON and TOML nested a few hundred deep are refused in one line, nothing
+    written. Before, Codex's config.toml 1,000 deep crashed install (tomllib's
+    RecursionError, exit 3), and a .mcp.json 1,000 deep did on Python 3.12 (read,
+    then too deep for its writer) while 3.13 merged it: one limit now holds."""
+    pytest.importorskip("mcp")
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    config = home / "config.toml"
+    config.write_text("a = " + "[" * depth + "]" * depth + "\n")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    refused = hydrate(repo, "agent", "install", "codex", "--user")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"error: {config} is nested too deeply to read; fix it, then install again\n",
+    )
+    (repo / ".mcp.json").write_text('{"a": ' + "[" * depth + "]" * depth + "}")
+    refused = hydrate(repo, "agent", "install", "claude")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "error: .mcp.json is nested too deeply to read; fix it, then install again\n",
+    )
+    assert not (repo / "AGENTS.md").exists() and not (repo / ".claude").exists()
+    assert not list(repo.glob(".git/hydrate/agents*"))
+
+
 def test_a_hostile_source_label_never_follows_the_contract(repo: Path) -> None:
     from git_hydrate.serve.answers import AnswerBudget, fit_prompt
 

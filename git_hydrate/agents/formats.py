@@ -19,7 +19,8 @@ import tomllib
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import Conflict
+from ..codec import check_depth
+from ..errors import Conflict, CorruptData
 
 __all__ = [
     "BEGIN",
@@ -114,17 +115,29 @@ def markdown_without(data: bytes) -> bytes:
 # -- JSON: Claude Code ----------------------------------------------------------------------
 
 
+#: A host's JSON or TOML file nested deeper than this is refused before it is read:
+#: every Python reads and writes it back (3.12's reader takes 1,000 levels its
+#: writer refuses; 3.13's takes 9,000, 3.11's not 1,000), so the limit is the
+#: same everywhere and no merge fails half-way.
+MAX_DEPTH: Final = 256
+
+
+def _too_deep(name: str) -> Conflict:
+    return Conflict(f"{name} is nested too deeply to read; fix it, then install again")
+
+
 def _json_object(data: bytes | None, name: str) -> dict[str, Any]:
     if data is None or not data.strip():
         return {}
     try:
+        check_depth(data, name, MAX_DEPTH)
         value = json.loads(data)
+    except CorruptData:
+        raise _too_deep(name) from None
     except ValueError as exc:
         raise Conflict(f"{name} is not valid JSON ({exc}); fix it, then install again") from None
-    except RecursionError:
-        raise Conflict(f"{name} is nested too deeply to read; fix it, then install again") from (
-            None
-        )
+    except RecursionError:  # (check_depth lets none through: belt and braces)
+        raise _too_deep(name) from None
     if not isinstance(value, dict):
         raise Conflict(f"{name} does not hold a JSON object; fix it, then install again")
     return value
@@ -200,9 +213,14 @@ def mcp_json_without(data: bytes) -> bytes:
 
 def _toml(text: str, name: str) -> dict[str, Any]:
     try:
+        check_depth(text.encode("utf-8"), name, MAX_DEPTH)  # (counts TOML's brackets too)
         return tomllib.loads(text)
+    except CorruptData:
+        raise _too_deep(name) from None
     except tomllib.TOMLDecodeError as exc:
         raise Conflict(f"{name} is not valid TOML ({exc}); fix it, then install again") from None
+    except RecursionError:  # (tomllib recurses; check_depth lets none through)
+        raise _too_deep(name) from None
 
 
 def codex_toml_with(name: str) -> Callable[[bytes | None], bytes]:
