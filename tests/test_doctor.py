@@ -127,6 +127,29 @@ def test_damage_fails_for_that_task_only(populated: Path, case: str) -> None:
     assert "Traceback" not in listing.stderr
 
 
+@pytest.mark.timeout(60)  # (before: waited on the FIFO for ever)
+@pytest.mark.parametrize("what", ["fifo", "big file"])
+def test_a_ref_path_holding_no_ref_file_is_named_not_waited_on(populated: Path, what: str) -> None:
+    """A FIFO or a 100 KB file at a task's ref path: list leaves it out, show and
+    doctor name it in a line; none waits on the FIFO or reads the file whole."""
+    ref = populated / ".git" / "refs" / "hydrate" / "tasks" / "BAD-1"
+    ref.unlink()
+    if what == "fifo":
+        os.mkfifo(ref)
+    else:
+        ref.write_bytes(b"0" * 100_000)
+    listing = hydrate(populated, "list")
+    assert listing.returncode == 0 and "GOOD-1" in listing.stdout
+    assert "BAD-1" not in listing.stdout
+    shown = hydrate(populated, "show", "BAD-1")
+    said = "error: refs/hydrate/tasks/BAD-1 is not a ref file (not a small regular file)\n"
+    assert (shown.returncode, shown.stderr) == (1, said)
+    report = hydrate(populated, "doctor")
+    assert report.returncode == 1 and "refs/hydrate/tasks/BAD-1 is not a ref file" in (
+        report.stdout + report.stderr
+    )
+
+
 def test_a_task_at_a_missing_object_gets_the_way_out_it_has(populated: Path) -> None:
     """A task whose ref names an object this repository lacks: with a reflog, doctor
     points at it; a task a pull or a big import made has none, and "git reflog lists

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import socket
 import time
@@ -220,6 +221,12 @@ def test_a_foreign_host_name_is_refused(served: tuple[Path, WebServer]) -> None:
         ("/api/task/X-1/attachments?encoding=nope", 400, "unknown token encoding 'nope'"),
         ("/api/task/NOPE-1", 404, "NOPE-1"),
         ("/api/task/..%2F..%2Fetc/attachments", 400, "task id"),
+        # (the prompt and the commits read the ref first: a path out of the refs
+        # was opened and read whole, a FIFO hung the server; a NUL was a 500)
+        ("/api/task/..%2F..%2F..%2Fconfig/prompt", 400, "task id"),
+        ("/api/task/..%2F..%2F..%2Fconfig/commits", 400, "task id"),
+        ("/api/task/T%00/prompt", 400, "task id"),
+        ("/api/task/%C3%A9/prompt", 400, "task id"),
         ("/api/nothing", 404, "no such endpoint"),
     ],
 )
@@ -229,6 +236,27 @@ def test_bad_requests_get_one_line(
     _repo, server = served
     error = get_json(server, path, status)["error"]
     assert words in error and "\n" not in error
+
+
+def test_a_path_out_of_the_refs_is_never_opened(served: tuple[Path, WebServer]) -> None:
+    """A task id that climbs out of refs/hydrate/tasks/ to a FIFO: refused before
+    any file is opened (the server waited on the FIFO, holding its lock: every
+    other request hung), and the board answers meanwhile."""
+    repo, server = served
+    fifo = repo / ".git" / "fifo"
+    os.mkfifo(fifo)
+    try:
+        port = server.server_address[1]
+        for tail in ("prompt", "commits", "attachments"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            try:
+                conn.request("GET", f"/api/task/..%2F..%2F..%2Ffifo/{tail}")
+                assert conn.getresponse().status == 400
+            finally:
+                conn.close()
+        assert get_json(server, "/api/version")["version"]
+    finally:
+        fifo.unlink()
 
 
 def test_unknown_pages_and_files_are_not_found(served: tuple[Path, WebServer]) -> None:

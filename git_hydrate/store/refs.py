@@ -12,6 +12,7 @@ refusal, reported with git's reason.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
@@ -20,6 +21,7 @@ from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
 from .lockfiles import maker_gone, maker_runs, take_over
 from .packed import has_reflog, write_packed
+from .perms import open_regular_fd
 from .process import reason
 
 #: A value of a ref file that names an object (SHA-1 or SHA-256).
@@ -57,6 +59,35 @@ def _spellings(name: bytes, limit: int = _MAX_SPELLINGS) -> list[bytes] | None:
     for at in letters:
         spellings += [s[:at] + s[at : at + 1].upper() + s[at + 1 :] for s in spellings]
     return [bytes(s) for s in spellings]
+
+
+#: A loose ref file holds an object id or ``ref: NAME``: far below this.
+_REF_FILE_MAX: Final = 4096
+
+
+def _ref_file(path: str, name: bytes) -> bytes:
+    """The stripped content of the loose ref file ``path``. Opened without
+    waiting (a FIFO put there answers at once) and read only when it is a
+    regular file of at most :data:`_REF_FILE_MAX` bytes.
+
+    Raises:
+        CorruptData: something else stands at the ref's path.
+    """
+    try:
+        fd = open_regular_fd(path)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        if os.path.isdir(path):  # (a folder of refs: no ref of this name, as open says)
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path) from None
+        fd = None
+    try:
+        if fd is None or os.fstat(fd).st_size > _REF_FILE_MAX:
+            raise CorruptData(f"{name.decode()} is not a ref file (not a small regular file)")
+        return os.read(fd, _REF_FILE_MAX + 1).strip()
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 class RefRace(Exception):
@@ -109,8 +140,7 @@ class Refs(RepositoryBase):
         """The commit a ref points at, or ``None`` if it does not exist."""
         path = os.path.join(self.common_dir, os.fsdecode(name))
         try:
-            with open(path, "rb") as fh:
-                value = fh.read().strip()
+            value = _ref_file(path, name)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return self._packed().get(name)
         except OSError as exc:
@@ -152,10 +182,11 @@ class Refs(RepositoryBase):
         loose: dict[bytes, bytes] = {}
         for name, full in self._loose_ref_files(prefix):
             try:
-                with open(full, "rb") as fh:
-                    value = fh.read().strip()
+                value = _ref_file(full, prefix + name)
             except OSError:
                 continue  # removed meanwhile (pack-refs): it is in packed-refs now
+            except CorruptData:
+                continue  # (a FIFO or a big file put there: no ref; read_ref says so)
             if value and not value.startswith(b"ref: "):
                 loose[name] = value
         found = {

@@ -18,7 +18,7 @@ from typing import Any
 from .. import codec, validate
 from ..archive import read_archive
 from ..errors import Busy, CorruptData, NotFound, ValidationError
-from ..ids import TASK_REF_PREFIX, names_a_task, ref_name
+from ..ids import TASK_REF_PREFIX, is_task_id, names_a_task, ref_name
 from ..model import Link
 from ..store import RefRace, Repository
 from ..store import refs as store_refs
@@ -76,7 +76,10 @@ class TaskRefs:
     # -- listing -------------------------------------------------------------------
 
     def tip(self, task_id: str) -> bytes | None:
-        """The tip commit of a live task, or ``None``."""
+        """The tip commit of a live task, or ``None`` (also for what is no task id:
+        ``../../etc/passwd``, a NUL, from a web page's URL, is never a path read)."""
+        if not is_task_id(task_id):
+            return None
         return self.repo.read_ref(ref_name(task_id))
 
     def task_tips(self) -> dict[str, bytes]:
