@@ -286,3 +286,12 @@ def test_text_without_a_trigger_compiles_no_rule() -> None:
     ).stdout
     assert out == "0\n"
     assert all(triggers for _name, _pattern, triggers in RULES)
+
+
+def test_a_fine_grained_github_token_is_found_alone() -> None:
+    """``github_pat_`` tokens (22 + ``_`` + 59 characters) with no key before them:
+    the rule spelt the prefix ``ghub_pat_`` and found none (review9); the corpus's
+    case has a ``token:`` key, which another rule finds."""
+    token = "github_pat_11ABCDEFG0123456789abc_" + "AbCdEfGhIj" * 5 + "123456789"
+    assert [f.rule for f in scan(f"clone with {token} please")] == ["github-token"]
+    assert scan(f"clone with ghub_pat_{token[11:]} please") == []

@@ -37,7 +37,7 @@ ANCHORS: Final[dict[str, tuple[str, ...] | None]] = {
     "private-key": None,
     "putty-private-key": None,
     "aws-access-key-id": (r"A(KIA|SIA|BIA|CCA)[0-9A-Z]{16}",),
-    "github-token": (r"gh[pousr]_[A-Za-z0-9]{36}", r"ghub_pat_[A-Za-z0-9_]{60}"),
+    "github-token": (r"gh[pousr]_[A-Za-z0-9]{36}", r"github_pat_[A-Za-z0-9_]{60}"),
     "gitlab-token": (r"glpat-[A-Za-z0-9_-]{20}",),
     "slack-token": (r"xox[abposr]-[A-Za-z0-9-]{10}",),
     "webhook-url": None,

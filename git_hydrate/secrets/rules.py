@@ -50,8 +50,9 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     (
         "github-token",
-        r"gh(?:[pousr]_[A-Za-z0-9]{36,255}|ub_pat_[A-Za-z0-9_]{60,255})(?![A-Za-z0-9_])",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghub_pat_"),
+        # (classic tokens; fine-grained ones: github_pat_, 22 + "_" + 59 characters)
+        r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})(?![A-Za-z0-9_])",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     ("gitlab-token", r"glpat-[A-Za-z0-9_-]{20,}", ("glpat-",)),
     ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",)),
