@@ -119,6 +119,13 @@ def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
     what it holds and the ways out (the reflog keeps its earlier tips)."""
     ref = ref_name(task_id)
     name = ref.decode()
+    target = refs.repo.symbolic_target(ref)
+    if target is not None:
+        # (git update-ref without --no-deref would move or delete the target)
+        return (
+            f"it is a symbolic ref to {target.decode('utf-8', 'replace')}, not a task of its "
+            f"own; git update-ref --no-deref -d {name} drops it (what it points at stays)"
+        )
     value, kind = refs.repo.typed_refs([name]).get(ref, (tip, "broken"))
     if kind == "missing":
         what = f"its ref points at {value.decode()}, an object this repository lacks"
@@ -306,7 +313,11 @@ def _stray(name: bytes) -> dict[str, Any]:
     command that removes it (one that can be typed: its name is UTF-8)."""
     ref = name.decode("utf-8", "backslashreplace")
     typed = ref.isprintable() and ref.encode("utf-8", "backslashreplace") == name
-    removes = f"git update-ref -d {shlex.quote(ref)}" if typed else "git update-ref -d"
+    removes = (
+        f"git update-ref --no-deref -d {shlex.quote(ref)}"
+        if typed
+        else "git update-ref --no-deref -d"
+    )
     problem = f"not a valid task id: git-hydrate ignores this ref ({removes} removes it)"
     return {"ref": ref, "ok": False, "problems": [problem]}
 

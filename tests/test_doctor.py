@@ -150,6 +150,29 @@ def test_a_ref_path_holding_no_ref_file_is_named_not_waited_on(populated: Path, 
     )
 
 
+def test_a_symbolic_task_ref_is_named_and_its_way_out_spares_its_target(
+    populated: Path,
+) -> None:
+    """A task ref made symbolic by hand (to GOOD-1): doctor's command drops it
+    and leaves GOOD-1 (its ``git update-ref -d`` deleted GOOD-1, as git follows
+    a symbolic ref), and ``show`` says what it is (it offered the name itself)."""
+    git(populated, "symbolic-ref", REF + "SYM-1", REF + "GOOD-1")
+    shown = hydrate(populated, "show", "SYM-1")
+    assert (shown.returncode, shown.stderr) == (
+        1,
+        "error: no task 'SYM-1': its ref is a symbolic ref to refs/hydrate/tasks/GOOD-1 "
+        "(git hydrate doctor says how to drop it)\n",
+    )
+    report = hydrate(populated, "doctor")
+    way_out = f"git update-ref --no-deref -d {REF}SYM-1"
+    assert report.returncode == 1 and f"{way_out} drops it" in report.stdout
+    git(populated, *way_out.split()[1:])
+    assert git(populated, "for-each-ref", "--format=%(refname)", REF).split() == [
+        REF + "BAD-1",
+        REF + "GOOD-1",
+    ]
+
+
 def test_a_task_at_a_missing_object_gets_the_way_out_it_has(populated: Path) -> None:
     """A task whose ref names an object this repository lacks: with a reflog, doctor
     points at it; a task a pull or a big import made has none, and "git reflog lists
@@ -391,12 +414,13 @@ def test_refs_that_are_not_task_ids_are_ignored_reported_and_never_pushed(
     assert doctor.stdout.splitlines()[-1] == (
         "1 task(s) checked, 0 with problems; 5 other ref(s) with problems"
     )
-    assert "(git update-ref -d refs/hydrate/tasks/x/y removes it)" in doctor.stdout
+    assert "(git update-ref --no-deref -d refs/hydrate/tasks/x/y removes it)" in doctor.stdout
     stray = (
-        "B\\xe9: not a valid task id: git-hydrate ignores this ref (git update-ref -d removes it)"
+        "B\\xe9: not a valid task id: git-hydrate ignores this ref "
+        "(git update-ref --no-deref -d removes it)"
     )
     assert stray in doctor.stdout
-    assert "(git update-ref -d refs/hydrate/tasks/-lead removes it)" in doctor.stdout
+    assert "(git update-ref --no-deref -d refs/hydrate/tasks/-lead removes it)" in doctor.stdout
     report = json.loads(hydrate(repo, "doctor", "--json").stdout)
     assert sorted(r["ref"] for r in report["refs"] if not r["ok"]) == [
         "refs/hydrate/tasks/-lead",

@@ -149,6 +149,15 @@ class Refs(RepositoryBase):
             return None
         return value
 
+    def symbolic_target(self, name: bytes) -> bytes | None:
+        """The ref a loose symbolic ref ``name`` points at (``ref: TARGET``), or
+        ``None`` when ``name`` is no symbolic ref."""
+        try:
+            value = _ref_file(os.path.join(self.common_dir, os.fsdecode(name)), name)
+        except (OSError, CorruptData):
+            return None
+        return value[5:].strip() if value.startswith(b"ref: ") else None
+
     def _loose_ref_files(self, prefix: bytes) -> Iterator[tuple[bytes, str]]:
         """``(suffix, path)`` of each loose ref file below ``prefix`` (no lock files)."""
         base = os.path.join(self.common_dir, os.fsdecode(prefix))

@@ -168,7 +168,12 @@ class TaskRefs:
             return NotFound(
                 f"task {task_id} is archived; bring it back with: git hydrate unarchive {task_id}"
             )
-        known = self.task_names()
+        if is_task_id(task_id) and (target := self.repo.symbolic_target(ref_name(task_id))):
+            return NotFound(
+                f"no task {task_id!r}: its ref is a symbolic ref to "
+                f"{target.decode('utf-8', 'replace')} (git hydrate doctor says how to drop it)"
+            )
+        known = [name for name in self.task_names() if name != task_id]
         same = [other for other in known if other.casefold() == task_id.casefold()]
         import difflib  # (only for a task id not found)
 
