@@ -362,6 +362,68 @@ def test_a_host_file_nested_too_deeply_is_refused_on_every_python(
     assert not list(repo.glob(".git/hydrate/agents*"))
 
 
+def test_host_files_of_any_bytes_and_shapes_are_merged_or_refused_in_a_line(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review9: Latin-1 bytes in AGENTS.md, .aider.conf.yml or Codex's config.toml,
+    and a SessionStart group whose ``hooks`` is no list, crashed install ("hit a
+    bug"); 1e999 in a settings file was written back as ``Infinity``, no JSON. Now
+    the bytes are kept as they are (uninstall gives them back), the odd group is
+    someone else's, and a number JSON cannot write back is refused in a line."""
+    pytest.importorskip("mcp")
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    files = {
+        repo / "AGENTS.md": b"# Notes caf\xe9\n",
+        repo / ".aider.conf.yml": b"model: x # caf\xe9\n",
+        home / "config.toml": b'x = "caf\xe9"\n',
+    }
+    for path, data in files.items():
+        path.write_bytes(data)
+    _ok(hydrate(repo, "agent", "install", "codex", "aider", "--user"))
+    assert all(path.read_bytes().startswith(data) for path, data in files.items())
+    assert b"git-hydrate" in (home / "config.toml").read_bytes()
+    _ok(hydrate(repo, "agent", "uninstall", "codex", "aider"))
+    assert {path: path.read_bytes() for path in files} == files
+    settings = repo / CLAUDE_SETTINGS
+    settings.parent.mkdir()
+    odd = {"hooks": {"SessionStart": [{"hooks": 5}]}}
+    settings.write_text(json.dumps(odd))
+    _ok(hydrate(repo, "agent", "install", "claude"))
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"][0] == {"hooks": 5}
+    _ok(hydrate(repo, "agent", "uninstall", "claude"))
+    settings.write_text('{"limit": 1e999}\n')
+    refused = hydrate(repo, "agent", "install", "claude")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"error: {CLAUDE_SETTINGS} holds a number too large to write back as JSON (1e999, "
+        "say); fix it, then install again\n",
+    )
+    assert settings.read_text() == '{"limit": 1e999}\n'
+
+
+def test_a_codex_config_that_is_a_link_stays_one(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review9: a ``config.toml`` linked into a dotfiles repository was replaced by
+    a regular file (the dotfiles copy never changed, and stayed unchanged after
+    uninstall): the target is written, the link kept."""
+    pytest.importorskip("mcp")
+    dotfiles, home = tmp_path / "dotfiles", tmp_path / "codex-home"
+    dotfiles.mkdir()
+    home.mkdir()
+    (dotfiles / "config.toml").write_text('model = "o3"\n')
+    (home / "config.toml").symlink_to(dotfiles / "config.toml")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    _ok(hydrate(repo, "agent", "install", "codex", "--user"))
+    assert (home / "config.toml").is_symlink()
+    assert "[mcp_servers.git-hydrate]" in (dotfiles / "config.toml").read_text()
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    assert (home / "config.toml").is_symlink()
+    assert (dotfiles / "config.toml").read_text() == 'model = "o3"\n'
+
+
 def test_a_hostile_source_label_never_follows_the_contract(repo: Path) -> None:
     from git_hydrate.serve.answers import AnswerBudget, fit_prompt
 

@@ -123,8 +123,11 @@ class UserFile:
         return read(self.path)
 
     def write(self, data: bytes) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write(self.path, data)
+        """Write ``data`` where the path leads: through a symbolic link to its target
+        (a ``config.toml`` kept in a dotfiles repository stays a link to it)."""
+        target = Path(os.path.realpath(self.path))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write(target, data)
 
     def unlink(self) -> None:
         self.path.unlink()

@@ -99,8 +99,18 @@ def without_block(text: str) -> str:
     return text[:start] + text[stop:]
 
 
+def _str(data: bytes) -> str:
+    """A host file's text; bytes that are not UTF-8 (a Latin-1 note) are kept as
+    they are, to be written back unchanged by :func:`_bytes`."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _text_change(change: Callable[[str], str]) -> Callable[[bytes | None], bytes]:
-    return lambda data: change((data or b"").decode("utf-8")).encode("utf-8")
+    return lambda data: _bytes(change(_str(data or b"")))
 
 
 def codex_pointer_with(data: bytes | None) -> bytes:
@@ -109,7 +119,7 @@ def codex_pointer_with(data: bytes | None) -> bytes:
 
 
 def markdown_without(data: bytes) -> bytes:
-    return without_block(data.decode("utf-8")).encode("utf-8")
+    return _bytes(without_block(_str(data)))
 
 
 # -- JSON: Claude Code ----------------------------------------------------------------------
@@ -143,14 +153,24 @@ def _json_object(data: bytes | None, name: str) -> dict[str, Any]:
     return value
 
 
-def _dump(value: dict[str, Any]) -> bytes:
-    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def _dump(value: dict[str, Any], name: str) -> bytes:
+    try:  # (allow_nan: 1e999 read as infinity is written "Infinity", which is no JSON)
+        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise Conflict(
+            f"{name} holds a number too large to write back as JSON (1e999, say); fix it, "
+            "then install again"
+        ) from None
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # (a string escaped a lone surrogate, "\ud800": kept escaped)
+        return (json.dumps(value, indent=2, allow_nan=False) + "\n").encode("ascii")
 
 
 def _is_our_group(group: Any) -> bool:
-    return isinstance(group, dict) and any(
-        isinstance(hook, dict) and hook.get("command") == CLAUDE_COMMAND
-        for hook in group.get("hooks") or []
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(
+        isinstance(hook, dict) and hook.get("command") == CLAUDE_COMMAND for hook in hooks
     )
 
 
@@ -164,16 +184,17 @@ def claude_hook_with(name: str) -> Callable[[bytes | None], bytes]:
         if not isinstance(starts, list):
             raise Conflict(f"{name}: hooks.SessionStart is not a list")
         if any(_is_our_group(group) for group in starts):
-            return data if data is not None else _dump(settings)
+            return data if data is not None else _dump(settings, name)
         hook = {"type": "command", "command": CLAUDE_COMMAND}
         starts.append({"matcher": _SESSION_MATCHER, "hooks": [hook]})
-        return _dump(settings)
+        return _dump(settings, name)
 
     return change
 
 
 def claude_hook_without(data: bytes) -> bytes:
-    settings = _json_object(data, "the settings file")
+    name = "the settings file"
+    settings = _json_object(data, name)
     hooks = settings.get("hooks")
     if isinstance(hooks, dict) and isinstance(hooks.get("SessionStart"), list):
         kept = [g for g in hooks["SessionStart"] if not _is_our_group(g)]
@@ -183,7 +204,7 @@ def claude_hook_without(data: bytes) -> bytes:
             del hooks["SessionStart"]
         if not hooks:
             del settings["hooks"]
-    return _dump(settings) if settings else b""
+    return _dump(settings, name) if settings else b""
 
 
 def mcp_json_with(data: bytes | None) -> bytes:
@@ -193,9 +214,9 @@ def mcp_json_with(data: bytes | None) -> bytes:
     if not isinstance(servers, dict):
         raise Conflict(".mcp.json: mcpServers is not an object")
     if MCP_NAME in servers:  # ours already, or someone else's: never clobbered
-        return data if data is not None else _dump(config)
+        return data if data is not None else _dump(config, ".mcp.json")
     servers[MCP_NAME] = dict(MCP_ENTRY)
-    return _dump(config)
+    return _dump(config, ".mcp.json")
 
 
 def mcp_json_without(data: bytes) -> bytes:
@@ -205,7 +226,7 @@ def mcp_json_without(data: bytes) -> bytes:
         del servers[MCP_NAME]
         if not servers:
             del config["mcpServers"]
-    return _dump(config) if config else b""
+    return _dump(config, ".mcp.json") if config else b""
 
 
 # -- TOML: Codex's config.toml ----------------------------------------------------------------
@@ -213,7 +234,7 @@ def mcp_json_without(data: bytes) -> bytes:
 
 def _toml(text: str, name: str) -> dict[str, Any]:
     try:
-        check_depth(text.encode("utf-8"), name, MAX_DEPTH)  # (counts TOML's brackets too)
+        check_depth(_bytes(text), name, MAX_DEPTH)  # (counts TOML's brackets too)
         return tomllib.loads(text)
     except CorruptData:
         raise _too_deep(name) from None
@@ -227,7 +248,7 @@ def codex_toml_with(name: str) -> Callable[[bytes | None], bytes]:
     """Codex's ``config.toml`` (shown as ``name``) with ``[mcp_servers.git-hydrate]``."""
 
     def change(data: bytes | None) -> bytes:
-        text = (data or b"").decode("utf-8")
+        text = _str(data or b"")
         if block_span(text) is not None:
             return data or b""
         servers = _toml(text, name).get("mcp_servers", {})
@@ -243,13 +264,13 @@ def codex_toml_with(name: str) -> Callable[[bytes | None], bytes]:
         )
         new = with_block(text if not text or text.endswith("\n") else text + "\n", block)
         _toml(new, name)  # (mcp_servers written inline, say: refused, not broken)
-        return new.encode("utf-8")
+        return _bytes(new)
 
     return change
 
 
 def codex_toml_without(data: bytes) -> bytes:
-    return without_block(data.decode("utf-8")).encode("utf-8")
+    return _bytes(without_block(_str(data)))
 
 
 # -- YAML: aider ------------------------------------------------------------------------------
@@ -259,13 +280,13 @@ def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
     """``.aider.conf.yml`` whose ``read:`` list names ``prompt_file``."""
 
     def change(data: bytes | None) -> bytes:
-        text = (data or b"").decode("utf-8")
+        text = _str(data or b"")
         if f"{prompt_file}{_YAML_MARK}" in text or block_span(text) is not None:
             return data or b""
         key = re.search(r"^read:[ \t]*(.*)$", text, re.MULTILINE)
         if key is None:
             block = f"# {BEGIN}\nread:\n  - {prompt_file}\n# {END}\n"
-            return with_block(text, block).encode("utf-8")
+            return _bytes(with_block(text, block))
         if key.group(1).strip() and not key.group(1).strip().startswith("#"):
             raise Conflict(
                 ".aider.conf.yml has read: on one line; write it as a list, one "
@@ -277,13 +298,13 @@ def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
             at, head = len(text), text + "\n"
         item = re.compile(r"([ \t]+)- ").match(text, at)
         indent = item.group(1) if item else "  "
-        return (head + f"{indent}- {prompt_file}{_YAML_MARK}\n" + text[at:]).encode("utf-8")
+        return _bytes(head + f"{indent}- {prompt_file}{_YAML_MARK}\n" + text[at:])
 
     return change
 
 
 def aider_without(data: bytes) -> bytes:
-    text = without_block(data.decode("utf-8"))
+    text = without_block(_str(data))
     lines = text.splitlines(keepends=True)
     return "".join(line for line in lines if not line.rstrip("\n").endswith(_YAML_MARK)).encode(
         "utf-8"
