@@ -220,3 +220,64 @@ def test_a_refusal_on_every_interface_names_what_is_answered_not_the_machine(
         f"any address of this machine with :{port} (as 127.0.0.1:{port}), localhost:{port}, "
         f"this machine's names with :{port} or board.example.org (any port or none)"
     )
+
+
+def test_a_client_gone_before_its_answer_prints_nothing(
+    loopback: WebServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """review9: each request whose client reset the connection before the answer
+    (a closed tab) printed a traceback or two on the server's terminal."""
+    import struct
+    import time
+
+    port = loopback.server_address[1]
+    for budget in range(100, 106):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=30)
+        conn.sendall(
+            f"GET /api/task/W-1/prompt?max_bytes={budget}k HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{port}\r\n\r\n".encode()
+        )
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()  # (a reset: the answer's write fails)
+    time.sleep(0.5)
+    assert _get(loopback, "/api/version", f"127.0.0.1:{port}")[0] == 200
+    assert capfd.readouterr().err == ""
+
+
+def test_connections_are_bounded_and_a_silent_one_is_closed(
+    loopback: WebServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review9: a connection that never finished its request held a thread for as
+    long as it stayed open (200 of them: 201 threads). Past MAX_CONNECTIONS one
+    more is closed unanswered; a silent one is closed after the timeout."""
+    import time
+
+    from git_hydrate.web.server import Handler
+
+    monkeypatch.setattr(Handler, "timeout", 1)
+    port = loopback.server_address[1]
+    held = []
+    try:
+        for _ in range(loopback.MAX_CONNECTIONS):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=30))
+            held[-1].sendall(b"GET / HTTP/1.1\r\n")  # (and no more)
+        time.sleep(0.3)
+        extra = socket.create_connection(("127.0.0.1", port), timeout=30)
+        with extra:
+            assert extra.recv(100) == b""  # (closed unanswered)
+        for conn in held:  # (each closed after the timeout, a second)
+            assert conn.recv(100) == b""
+    finally:
+        for conn in held:
+            conn.close()
+    assert _get(loopback, "/api/version", f"127.0.0.1:{port}")[0] == 200
+
+
+def test_a_budget_too_long_to_be_one_is_refused_not_cut(loopback: WebServer) -> None:
+    """review9: a budget value was cut to 40 characters, so 38 zeros and 64k were
+    read as a 64-byte budget."""
+    port = loopback.server_address[1]
+    status, _headers, body = _get(
+        loopback, "/api/task/W-1/prompt?max_bytes=" + "0" * 38 + "64k", f"127.0.0.1:{port}"
+    )
+    assert status == 400 and "is no size (too long)" in json.loads(body)["error"]

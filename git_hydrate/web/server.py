@@ -176,6 +176,40 @@ class WebServer(ThreadingHTTPServer):
     #: The ``Host`` values it answers, in words, for a refusal to name (the machine's
     #: own names are not spelt out: a site rebound to it could read them).
     answered: str = ""
+    #: Connections served at once; one more is closed unanswered (each is a thread:
+    #: hundreds of half-sent requests held hundreds of threads).
+    MAX_CONNECTIONS: Final = 64
+    #: Connections the kernel holds until accepted (the standard library's 5 had a
+    #: burst of connections wait a second each for the SYN sent again).
+    request_queue_size = 128
+
+    def server_activate(self) -> None:
+        self.slots = threading.BoundedSemaphore(self.MAX_CONNECTIONS)
+        super().server_activate()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # (no thread started: its slot is free again)
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone or silent (a closed tab, an aborted fetch, a timeout) is no
+        error; anything else is one line on standard error, not a traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return
+        print(f"error: web: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def answers_to(self, host: str) -> bool:
         """Whether a request whose ``Host`` header is ``host`` is for this server."""
@@ -300,6 +334,9 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "git-hydrate"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    #: Seconds a connection may stay silent (mid-request or idle between requests)
+    #: before it is closed.
+    timeout = 30
 
     def do_GET(self) -> None:
         self._respond(head=False)
