@@ -3,6 +3,8 @@ the tools' configuration does not make the CI files that file's partners."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from git_hydrate.hydrate.chores import chore_scale, is_chore
 from git_hydrate.hydrate.rank import Candidate, Ranking, TaskText, Weights, rank
 from git_hydrate.hydrate.terms import blob_facts
@@ -41,6 +43,9 @@ def _ranked(text: str, in_play: list[str], weights: Weights | None = None) -> Ra
     facts = {path: blob_facts(body.encode()) for path, body in FILES.items()}
     candidates = [Candidate(path, len(body)) for path, body in FILES.items()]
     task = TaskText(text, files_in_play=in_play)
+    # (this history stands for a large repository's: no share of its files is a sweep,
+    # and its few commits are trusted as many would be)
+    weights = replace(weights or Weights(), sweep_share=0.0, trusted=0)
     return rank(candidates, task, HISTORY, weights, facts=facts, subjects=SUBJECTS)
 
 

@@ -8,7 +8,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, rank
+from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
 from git_hydrate.hydrate.rules import (
     GENERATED_NAMES,
     GENERATED_SUFFIXES,
@@ -84,8 +84,10 @@ def test_a_reason_spelled_late_is_the_reason_and_compares_as_one() -> None:
     candidates = [Candidate(p, 100) for p in ("src/queue.py", "src/retry.py", "docs/x.md")]
     task = TaskText("retry the queue", files_in_play=["src/queue.py"])
     history = [["src/queue.py", "src/retry.py"], ["docs/x.md"]]
-    found = rank(candidates, task, history)
-    again = rank(candidates, task, history)
+    # (as in a large repository: no commit here is a sweep, and this history is trusted)
+    weights = Weights(sweep_share=0.0, trusted=0)
+    found = rank(candidates, task, history, weights)
+    again = rank(candidates, task, history, weights)
     # equal before any reason was asked, and each is then the reason spelled at once
     assert found == again
     spelled = {path: (r.level, r.score, r.reason) for path, r in found.items()}

@@ -314,7 +314,10 @@ def test_prompt_v_says_why_each_omitted_file_ranked_where_it_did(project: Path) 
     assert result.returncode == 0, result
     lines = result.stderr.splitlines()
     assert any(
-        line.endswith("(byte_budget; ranked: co-change with src/pkg/parser.py)") for line in lines
+        # (docs/usage.md changed with parser.py only in the first commit, which added
+        # every file: a sweep in a repository this small)
+        line.endswith("docs/usage.md (byte_budget; ranked: changes often)")
+        for line in lines
     ), lines
 
 

@@ -10,7 +10,8 @@
 * :mod:`.selections` — the add-tree runs a task records, and recognising one again;
 * :mod:`.links` — picks become links in one commit;
 * :mod:`.rank`, :mod:`.history`, :mod:`.placement` — the right files first;
-  :mod:`.ranked` — a ranking's levels and scores, held as columns;
+  :mod:`.ranked` — a ranking's levels and scores, held as columns; :mod:`.chores` and
+  :mod:`.evidence` — which commits say which files go together, and how much;
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a
   task's text describes (:mod:`.columns`: those a word index serves, scored a column per
   word); :mod:`.facts` — each blob's words, kept once per repository;

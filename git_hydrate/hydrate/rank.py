@@ -6,7 +6,9 @@ it. Signals, each measured on real history (``benchmarks/relevance.py``):
 * the task's files in play, then its named tests — always first;
 * co-change: how often the file changed together with a file in play in the
   history *before* the source revision, recency-decayed (half-life in
-  commits), sweeping commits ignored, chores (``update dev dependencies``:
+  commits), sweeping commits ignored (in a small repository, also those that
+  changed most of its files), a history of a few commits trusted in
+  proportion, chores (``update dev dependencies``:
   :mod:`.chores`) weighed down unless the task is one, smoothed towards how
   often the file changes at all (changelogs rank high for good reason);
 * test <-> module naming (``tests/test_termui.py`` <-> ``src/click/termui.py``);
@@ -35,7 +37,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate, islice, repeat
 from operator import add, attrgetter, eq, itemgetter, mul, sub, truediv
 from typing import TYPE_CHECKING, Final
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from .chores import chore_scale, is_chore
+from .evidence import discounted, sweep_limit, trusted_share
 from .ranked import TOP_LEVEL, Ranked, Ranking
 from .retrieval import Hits, lexical_hits, similar_commits, spelled_names
 from .terms import BlobFacts
@@ -104,6 +107,12 @@ class Weights:
     prior: float = 0.15
     half_life: float = 100.0
     sweep: int = 30
+    #: A commit changing more than this share of a small repository's files is a
+    #: sweep too (:func:`.evidence.sweep_limit`): a young repository's first commit.
+    sweep_share: float = 0.5
+    #: A history of fewer commits than this (sweeps aside) is trusted in proportion:
+    #: co-change, its propagation from content hits and the prior weigh that share.
+    trusted: int = 20
     #: A chore commit's weight in co-change (:mod:`.chores`), unless the task is one.
     chore: float = 0.5
     smoothing: float = 2.0
@@ -360,6 +369,7 @@ def rank(
     """
     w = weights or Weights()
     paths, sizes = _sorted(candidates)
+    w = replace(w, sweep=sweep_limit(paths, history, w.sweep, w.sweep_share))
     in_play = list(dict.fromkeys(task.files_in_play))
     named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
     anchors = set(in_play)
@@ -370,6 +380,8 @@ def rank(
     hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named})
     spelled = spelled_names(task.text, hits.defines) if w.symbol else {}
     propagated, carried = _propagated(hits, history, paths, w, scale)
+    trust = trusted_share(history, w.sweep, w.trusted)
+    cochange, prior, propagated = discounted(trust, cochange, prior, propagated)
     # with nothing in play, the files past commits like this task changed
     past = {} if in_play else _similar(task.text, subjects, history, w)
 
