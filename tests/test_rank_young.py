@@ -244,3 +244,131 @@ def test_a_few_commits_say_little_about_partners(young: Path) -> None:
         " report it and keep the file",
     )
     assert order[0][0] == "src/storage.rs", order
+
+
+KV_README = """# kv
+
+A file-backed key-value store for small Go programs.
+
+```go
+db, err := kv.Open("data.kv")
+db.Set("name", "sam")
+v, ok := db.Get("name")
+```
+
+`Open` loads the file, `Set` appends a line and `Get` reads from memory. The `cmd/kv`
+tool wraps it for the shell.
+"""
+KV_GO = """package kv
+
+import (
+\t"bufio"
+\t"fmt"
+\t"os"
+\t"strings"
+)
+
+// DB is a key-value store backed by a file of key=value lines.
+type DB struct {
+\tpath string
+\tdata map[string]string
+}
+
+// Open loads the store at path, creating it if needed.
+func Open(path string) (*DB, error) {
+\tdb := &DB{path: path, data: map[string]string{}}
+\tf, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o644)
+\tif err != nil {
+\t\treturn nil, err
+\t}
+\tdefer f.Close()
+\tscanner := bufio.NewScanner(f)
+\tfor scanner.Scan() {
+\t\tkey, value, _ := strings.Cut(scanner.Text(), "=")
+\t\tdb.data[key] = value
+\t}
+\treturn db, scanner.Err()
+}
+
+// Get returns the value of key.
+func (db *DB) Get(key string) (string, bool) {
+\tv, ok := db.data[key]
+\treturn v, ok
+}
+
+// Set stores value under key and appends it to the file.
+func (db *DB) Set(key, value string) error {
+\tdb.data[key] = value
+\tf, err := os.OpenFile(db.path, os.O_APPEND|os.O_WRONLY, 0o644)
+\tif err != nil {
+\t\treturn err
+\t}
+\tdefer f.Close()
+\t_, err = fmt.Fprintf(f, "%s=%s\\n", key, value)
+\treturn err
+}
+"""
+KV_TEST = """package kv
+
+import (
+\t"path/filepath"
+\t"testing"
+)
+
+func TestSetGet(t *testing.T) {
+\tdb, err := Open(filepath.Join(t.TempDir(), "t.kv"))
+\tif err != nil {
+\t\tt.Fatal(err)
+\t}
+\tdb.Set("a", "1")
+\tif v, _ := db.Get("a"); v != "1" {
+\t\tt.Fatal(v)
+\t}
+}
+"""
+KV_MAIN = """package main
+
+import (
+\t"fmt"
+\t"os"
+
+\t"github.com/sam/kv"
+)
+
+func main() {
+\tdb, err := kv.Open("data.kv")
+\tif err != nil {
+\t\tfmt.Fprintln(os.Stderr, err)
+\t\tos.Exit(1)
+\t}
+\tswitch os.Args[1] {
+\tcase "get":
+\t\tv, _ := db.Get(os.Args[2])
+\t\tfmt.Println(v)
+\tcase "set":
+\t\tdb.Set(os.Args[2], os.Args[3])
+\t}
+}
+"""
+KV = {
+    "go.mod": "module github.com/sam/kv\n\ngo 1.22\n",
+    "README.md": KV_README,
+    "LICENSE": "MIT License\n\nPermission is granted, free of charge, without restriction.\n",
+    "kv.go": KV_GO,
+    "kv_test.go": KV_TEST,
+    "cmd/kv/main.go": KV_MAIN,
+}
+
+
+def test_a_small_repository_s_readme_weighs_as_a_changelog(young: Path) -> None:
+    """One commit of six files: the README describes each of them, so it holds the
+    ticket's words ('key', 'memory', 'file') as a changelog holds every change's. It
+    weighs as one: the file that defines DB ranks first."""
+    commit_files(young, KV, "Initial commit")
+    order = _first_file(
+        young,
+        "Add a Delete method",
+        "There is no way to remove a key; add DB.Delete that removes it from memory and"
+        " records the removal in the file",
+    )
+    assert order[0][0] == "kv.go", order

@@ -6,9 +6,8 @@ it. Signals, each measured on real history (``benchmarks/relevance.py``):
 * the task's files in play, then its named tests — always first;
 * co-change: how often the file changed together with a file in play in the
   history *before* the source revision, recency-decayed (half-life in
-  commits), sweeping commits ignored (in a small repository, also those that
-  changed most of its files), a history of a few commits trusted in
-  proportion, chores (``update dev dependencies``:
+  commits), sweeping commits ignored (:mod:`.evidence`: in a small, young
+  repository too), chores (``update dev dependencies``:
   :mod:`.chores`) weighed down unless the task is one, smoothed towards how
   often the file changes at all (changelogs rank high for good reason);
 * test <-> module naming (``tests/test_termui.py`` <-> ``src/click/termui.py``);
@@ -107,11 +106,9 @@ class Weights:
     prior: float = 0.15
     half_life: float = 100.0
     sweep: int = 30
-    #: A commit changing more than this share of a small repository's files is a
-    #: sweep too (:func:`.evidence.sweep_limit`): a young repository's first commit.
+    #: A commit of more than this share of a small repository's files is a sweep too.
     sweep_share: float = 0.5
-    #: A history of fewer commits than this (sweeps aside) is trusted in proportion:
-    #: co-change, its propagation from content hits and the prior weigh that share.
+    #: Fewer commits than this (sweeps aside) are trusted in proportion (:mod:`.evidence`).
     trusted: int = 20
     #: A chore commit's weight in co-change (:mod:`.chores`), unless the task is one.
     chore: float = 0.5
@@ -369,7 +366,8 @@ def rank(
     """
     w = weights or Weights()
     paths, sizes = _sorted(candidates)
-    w = replace(w, sweep=sweep_limit(paths, history, w.sweep, w.sweep_share))
+    limit = sweep_limit(paths, history, w.sweep, w.sweep_share)
+    small, w = limit < w.sweep, replace(w, sweep=limit)
     in_play = list(dict.fromkeys(task.files_in_play))
     named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
     anchors = set(in_play)
@@ -377,7 +375,7 @@ def rank(
     scale = None if is_chore(task.text) else chore_scale(subjects, len(history), w.chore)
     cochange, partner, prior = _cochange(anchors, history, w, scale)
     pairs = _test_pairs(paths, in_play)
-    hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named})
+    hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named}, small)
     spelled = spelled_names(task.text, hits.defines) if w.symbol else {}
     propagated, carried = _propagated(hits, history, paths, w, scale)
     trust = trusted_share(history, w.sweep, w.trusted)
@@ -493,10 +491,13 @@ def _lexical(
     index: Served | None,
     w: Weights,
     named: set[str],
+    small: bool = False,
 ) -> Hits:
     """The content hits of the task's text (:func:`.retrieval.lexical_hits`); a
-    file the task names seeds nothing (it is an anchor already)."""
-    hits = lexical_hits(text, paths, facts, seeds=w.seeds, floor=w.seed_floor, index=index)
+    file the task names seeds nothing (it is an anchor already); in a ``small``
+    repository, its README counts as an aggregate."""
+    seeds, floor = w.seeds, w.seed_floor
+    hits = lexical_hits(text, paths, facts, seeds=seeds, floor=floor, index=index, overview=small)
     hits.seeds = [(p, s) for p, s in hits.seeds if p not in named]
     return hits
 

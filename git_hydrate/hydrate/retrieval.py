@@ -70,6 +70,9 @@ _AGGREGATE_WORDS: Final = (
     r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$"
 )
 _AGGREGATE_NAME: Final = re.compile(_AGGREGATE_WORDS, re.IGNORECASE)
+#: A repository's overview: in a small repository (``lexical_hits(overview=True)``) it
+#: describes every file, so it holds every task's words, and weighs as an aggregate.
+_OVERVIEW_NAME: Final = re.compile(r"readme(?:\.(?:md|rst|txt|markdown|adoc))?$", re.IGNORECASE)
 #: The same names among names one a line (a cheap test of a whole tree first).
 _AGGREGATE_NAME_IN: Final = re.compile("^" + _AGGREGATE_WORDS, re.IGNORECASE | re.MULTILINE)
 
@@ -194,9 +197,11 @@ def lexical_hits(
     seeds: int = 3,
     floor: float = 0.5,
     index: Served | None = None,
+    overview: bool = False,
 ) -> Hits:
     """The files the task's ``text`` describes, by their contents and paths; the
-    ``seeds`` best that score at least ``floor`` of the best one seed the rest.
+    ``seeds`` best that score at least ``floor`` of the best one seed the rest
+    (``overview``: a README counts as an aggregate, as a changelog does).
     With a word ``index`` (:func:`.index.word_index`), the files it serves are
     scored from its postings, the others from ``facts``: the same hits."""
     text = _TRAILER.sub(" ", text)
@@ -224,7 +229,7 @@ def lexical_hits(
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
     # (each factor as the formula reads: (1 + log q) * idf * f * (k1 + 1) / (f + norm))
     weight = {w: (1 + math.log(query[w])) * idf[w] for w in asked}
-    aggregates = _aggregates(scored)
+    aggregates = _aggregates(scored, overview)
     del scored
     scores = _scores(tfs, lengths, average, weight, in_contents, aggregates)
     # the files the index served: their scores a column, in its rows' order
@@ -376,12 +381,14 @@ def _aggregate(path: str) -> bool:
     return _AGGREGATE_NAME.match(path.rpartition("/")[2]) is not None
 
 
-def _aggregates(paths: Sequence[str]) -> set[str]:
-    """The paths :func:`_aggregate` accepts (one search over all their names)."""
+def _aggregates(paths: Sequence[str], overview: bool = False) -> set[str]:
+    """The paths :func:`_aggregate` accepts (one search over all their names); with
+    ``overview``, the READMEs too."""
+    found = {p for p in paths if _OVERVIEW_NAME.match(p.rpartition("/")[2])} if overview else set()
     names = "\n".join(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
     if _AGGREGATE_NAME_IN.search(names) is None:
-        return set()
-    return {path for path in paths if _aggregate(path)}
+        return found
+    return found | {path for path in paths if _aggregate(path)}
 
 
 def similar_commits(
