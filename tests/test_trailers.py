@@ -39,8 +39,49 @@ def started(repo: Path, env: dict[str, str]) -> Path:
     hydrate(repo, "task-add", "T-1", "--objective", "Fix the parser", "--acceptance", "tests")
     result = hydrate(repo, "hooks", "install", "--commit-trailer")
     assert result.returncode == 0, result
-    assert result.stdout.splitlines()[-1].endswith(".git/hooks/prepare-commit-msg")
+    assert [line.rpartition("/")[2] for line in result.stdout.splitlines()[-2:]] == [
+        "prepare-commit-msg",
+        "commit-msg",
+    ]
     return repo
+
+
+def _edited(repo: Path, env: dict[str, str], editor: str) -> subprocess.CompletedProcess[str]:
+    """``git commit -a`` with the message written in the editor ``editor``."""
+    (repo / "f").write_text((repo / "f").read_text() + "x\n" if (repo / "f").exists() else "x\n")
+    git(repo, "add", "f")
+    return subprocess.run(
+        ["git", "commit", "-q"],
+        cwd=repo,
+        env={**env, "GIT_EDITOR": editor},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_message_written_in_the_editor_gets_them_after_it(
+    started: Path, env: dict[str, str]
+) -> None:
+    """review9: written before the editor opened, the trailers made a message left
+    empty a commit (git aborts an empty one) and glued onto a subject typed on
+    line 1. The commit-msg hook adds them once the message is written."""
+    repo = started
+    commit(repo, env, "a", "first")
+    hydrate(repo, "start", "T-1")
+    left_empty = _edited(repo, env, "true")
+    assert left_empty.returncode == 1 and "empty commit message" in left_empty.stderr
+    typed = _edited(repo, env, "sed -i '1s/^/Fix the parser/'")
+    assert typed.returncode == 0, typed.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "Fix the parser"
+    assert trailers(repo).startswith("Hydrate-Task: T-1\nHydrate-Packet: ")
+    # a prepare-commit-msg hook installed alone (before the commit-msg hook was)
+    # still adds them, as it did
+    (repo / ".git" / "hooks" / "commit-msg").unlink()
+    alone = _edited(repo, env, "sed -i '1s/^/Second/'")
+    assert alone.returncode == 0 and "Hydrate-Task: T-1" in trailers(repo)
+    removed = hydrate(repo, "hooks", "uninstall")
+    assert "prepare-commit-msg" in removed.stdout
+    assert not (repo / ".git" / "hooks" / "prepare-commit-msg").exists()
 
 
 def test_commits_carry_the_task_and_the_packet(started: Path, env: dict[str, str]) -> None:

@@ -140,10 +140,12 @@ def prepare_commit_msg(
     """Add Hydrate-Task and Hydrate-Packet trailers for the work tree's current task.
 
     FILE, SOURCE and COMMIT are what git passes to the prepare-commit-msg
-    hook. Without a current task nothing changes. A message without a final
-    newline (git merge --no-edit) gets one first, so the trailers stay out of
-    its last paragraph. Never stops a commit: a task that cannot be packed is
-    a warning.
+    hook. Without a current task nothing changes. A message the editor opens
+    for you to write (no SOURCE, or template) is left to the commit-msg hook
+    when it is installed, which adds the trailers once you have written it.
+    A message without a final newline (git merge --no-edit) gets one first, so
+    the trailers stay out of its last paragraph. Never stops a commit: a task
+    that cannot be packed is a warning.
 
     \b
     Example:
@@ -154,9 +156,35 @@ def prepare_commit_msg(
 
     try:
         with open_ledger(ctx) as ledger:
-            hooks.prepare_commit_msg(ledger, message_file)
+            after = hooks.msg_hook_installed(ledger)
+            hooks.prepare_commit_msg(ledger, message_file, source, after=after)
     except (HydrateError, OSError) as exc:
         warn(f"git-hydrate prepare-commit-msg: {exc}; no trailers added")
+
+
+@hook.command("commit-msg")
+@click.argument("message_file", metavar="FILE")
+@click.pass_context
+def commit_msg(ctx: click.Context, message_file: str) -> None:
+    """Add Hydrate-Task and Hydrate-Packet trailers to the message you wrote.
+
+    FILE is what git passes to the commit-msg hook, after the editor closed. A
+    message left empty (comments aside) is left alone, so git aborts the commit
+    as it would without the hook; a trailer already there is kept. Never stops
+    a commit.
+
+    \b
+    Example:
+      git hydrate hook commit-msg .git/COMMIT_EDITMSG
+    """
+    from .. import hooks
+    from ..errors import HydrateError
+
+    try:
+        with open_ledger(ctx) as ledger:
+            hooks.commit_msg(ledger, message_file)
+    except (HydrateError, OSError) as exc:
+        warn(f"git-hydrate commit-msg: {exc}; no trailers added")
 
 
 @click.group("hooks")
@@ -166,7 +194,8 @@ def hooks_group() -> None:
     The hooks go where git looks for hooks (core.hooksPath honoured). A
     pre-push hook of another origin is kept: it is renamed pre-push.legacy and
     runs first, with the same input; its failure still stops the push. With
-    install --commit-trailer, a prepare-commit-msg hook is chained the same way.
+    install --commit-trailer, prepare-commit-msg and commit-msg hooks are
+    chained the same way.
     When git-hydrate is not on PATH, the hooks run it with the Python that
     installed them, with -P: no module of the work tree is imported.
 
@@ -180,8 +209,8 @@ def hooks_group() -> None:
 @click.option(
     "--commit-trailer",
     is_flag=True,
-    help="Also install a prepare-commit-msg hook that adds Hydrate-Task and "
-    "Hydrate-Packet trailers for the work tree's current task.",
+    help="Also install prepare-commit-msg and commit-msg hooks that add Hydrate-Task "
+    "and Hydrate-Packet trailers for the work tree's current task.",
 )
 @click.option(
     "--agent-refresh",
@@ -208,7 +237,7 @@ def install(ctx: click.Context, commit_trailer: bool, agent_refresh: bool, as_js
         echo_json(ctx, result)
         return
     words = {"installed": "installed", "updated": "updated", "unchanged": "already installed:"}
-    for one in (result, result["commit_trailer"], result["agent_refresh"]):
+    for one in (result, result["commit_trailer"], result["commit_msg"], result["agent_refresh"]):
         if one is None:
             continue
         click.echo(f"{words[one['action']]} {shown(one['hook'])}")
@@ -237,7 +266,7 @@ def uninstall(ctx: click.Context, as_json: bool) -> None:
         return
     if result["action"] == "not-installed":
         click.echo(f"not installed: {shown(result['hook'])} is not git-hydrate's hook")
-    for one in (result, result["commit_trailer"], result["agent_refresh"]):
+    for one in (result, result["commit_trailer"], result["commit_msg"], result["agent_refresh"]):
         if one["action"] == "removed":
             click.echo(f"removed {shown(one['hook'])}")
             if one["restored"]:
@@ -276,6 +305,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ("strict", "yes" if result["strict"] else "no"),
         ("task pattern", result["task_pattern"]),
         ("commit trailer", _trailer_state(result["commit_trailer"], "--commit-trailer")),
+        ("commit-msg hook", _trailer_state(result["commit_msg"], "--commit-trailer")),
         ("agent refresh", _trailer_state(result["agent_refresh"], "--agent-refresh")),
     ]
     for name, value in rows:

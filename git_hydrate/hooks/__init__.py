@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from .install import (
     HOOK_MARKER,
+    MSG_HOOK_MARKER,
     REFRESH_HOOK_MARKER,
     TRAILER_HOOK_MARKER,
     hooks_directory,
     install,
+    msg_hook_installed,
+    msg_shim_text,
     refresh_shim_text,
     shim_text,
     status,
@@ -28,20 +31,24 @@ from .prepush import (
     task_pattern,
     updates_from_pre_commit,
 )
-from .trailer import packet_sha256, prepare_commit_msg
+from .trailer import commit_msg, packet_sha256, prepare_commit_msg
 
 __all__ = [
     "ARTEFACT_FORMAT",
     "DEFAULT_TASK_PATTERN",
     "HOOK_MARKER",
     "MAX_COMMITS_SCANNED",
+    "MSG_HOOK_MARKER",
     "REFRESH_HOOK_MARKER",
     "TRAILER_HOOK_MARKER",
     "RefUpdate",
     "artefact_directory",
+    "commit_msg",
     "concerned_tasks",
     "hooks_directory",
     "install",
+    "msg_hook_installed",
+    "msg_shim_text",
     "packet_sha256",
     "parse_pre_push",
     "pre_push",

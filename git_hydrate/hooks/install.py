@@ -26,10 +26,13 @@ from .prepush import (
 
 __all__ = [
     "HOOK_MARKER",
+    "MSG_HOOK_MARKER",
     "REFRESH_HOOK_MARKER",
     "TRAILER_HOOK_MARKER",
     "hooks_directory",
     "install",
+    "msg_hook_installed",
+    "msg_shim_text",
     "refresh_shim_text",
     "shim_text",
     "status",
@@ -77,25 +80,28 @@ exit 0
 #: The line that identifies the prepare-commit-msg hook as git-hydrate's own.
 TRAILER_HOOK_MARKER: Final = "# git-hydrate-hook: prepare-commit-msg"
 _TRAILER_HOOK_NAME: Final = "prepare-commit-msg"
+#: The same for the commit-msg hook (trailers for a message written in the editor).
+MSG_HOOK_MARKER: Final = "# git-hydrate-hook: commit-msg"
+_MSG_HOOK_NAME: Final = "commit-msg"
 
 _TRAILER_SHIM: Final = """\
 #!/bin/sh
-# The git-hydrate prepare-commit-msg hook: adds Hydrate-Task and Hydrate-Packet
+# The git-hydrate {name} hook: adds Hydrate-Task and Hydrate-Packet
 # trailers naming the work tree's current task. Installed by `git hydrate hooks
 # install --commit-trailer`; removed (and any hook it replaced restored) by
 # `git hydrate hooks uninstall`. It never stops a commit.
 {marker} v1
 INSTALL_PYTHON={python}
 hook_dir=$(dirname -- "$0")
-if [ -x "$hook_dir/prepare-commit-msg.legacy" ]; then
-    "$hook_dir/prepare-commit-msg.legacy" "$@" || exit $?
+if [ -x "$hook_dir/{name}.legacy" ]; then
+    "$hook_dir/{name}.legacy" "$@" || exit $?
 fi
 if command -v git-hydrate >/dev/null 2>&1; then
-    exec git hydrate hook prepare-commit-msg "$@"
+    exec git hydrate hook {name} "$@"
 fi
 # -P: git runs hooks from the top of the work tree; none of its files is imported
 if [ -n "$INSTALL_PYTHON" ] && "$INSTALL_PYTHON" -P -c 'import git_hydrate' 2>/dev/null; then
-    exec "$INSTALL_PYTHON" -P -m git_hydrate hook prepare-commit-msg "$@"
+    exec "$INSTALL_PYTHON" -P -m git_hydrate hook {name} "$@"
 fi
 exit 0
 """
@@ -133,7 +139,20 @@ def shim_text(python: str = "") -> str:
 
 def trailer_shim_text(python: str = "") -> str:
     """The prepare-commit-msg shim (``python`` as for :func:`shim_text`)."""
-    return _TRAILER_SHIM.format(marker=TRAILER_HOOK_MARKER, python=shlex.quote(python))
+    name, marker = _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER
+    return _TRAILER_SHIM.format(name=name, marker=marker, python=shlex.quote(python))
+
+
+def msg_shim_text(python: str = "") -> str:
+    """The commit-msg shim (``python`` as for :func:`shim_text`)."""
+    name, marker = _MSG_HOOK_NAME, MSG_HOOK_MARKER
+    return _TRAILER_SHIM.format(name=name, marker=marker, python=shlex.quote(python))
+
+
+def msg_hook_installed(ledger: Ledger) -> bool:
+    """Whether git-hydrate's commit-msg hook is where git runs hooks (then the
+    prepare-commit-msg hook leaves a message written in the editor to it)."""
+    return _is_ours(hooks_directory(ledger) / _MSG_HOOK_NAME, MSG_HOOK_MARKER)
 
 
 def refresh_shim_text(python: str = "") -> str:
@@ -192,17 +211,18 @@ def install(
 
     A foreign ``pre-push`` is moved to ``pre-push.legacy``, which the shim runs
     first. Installing again only refreshes the shim. With ``commit_trailer``,
-    the prepare-commit-msg shim is installed the same way.
+    the prepare-commit-msg and commit-msg shims are installed the same way.
 
     Args:
         python: The interpreter the shim falls back to when ``git-hydrate`` is
             not on ``PATH`` (default: the running one).
 
-    Returns ``{hook, action, legacy, commit_trailer, agent_refresh, notes}``
+    Returns ``{hook, action, legacy, commit_trailer, commit_msg, agent_refresh, notes}``
     (``notes``: a line for each hook git status would list): ``action`` is
     ``installed``, ``updated`` or ``unchanged``; ``legacy`` the chained hook's
     path or ``None``; ``commit_trailer`` the same three for the
-    prepare-commit-msg hook, or ``None`` when it was not asked for; with
+    prepare-commit-msg hook (``commit_msg``: for the commit-msg hook), or ``None``
+    when it was not asked for; with
     ``agent_refresh``, ``agent_refresh`` the same for the post-checkout hook
     that runs ``git hydrate agent refresh``.
 
@@ -214,6 +234,7 @@ def install(
     plan = [(_HOOK_NAME, HOOK_MARKER, shim_text(interpreter))]
     if commit_trailer:
         plan.append((_TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text(interpreter)))
+        plan.append((_MSG_HOOK_NAME, MSG_HOOK_MARKER, msg_shim_text(interpreter)))
     if agent_refresh:
         plan.append((_REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text(interpreter)))
     shared = _shared_hooks(ledger, directory, [name for name, _, _ in plan])
@@ -230,6 +251,7 @@ def install(
     return {
         **results[_HOOK_NAME],
         "commit_trailer": results.get(_TRAILER_HOOK_NAME),
+        "commit_msg": results.get(_MSG_HOOK_NAME),
         "agent_refresh": results.get(_REFRESH_HOOK_NAME),
         "notes": _shown_in_status(ledger, directory, [name for name, _, _ in plan]),
     }
@@ -328,8 +350,9 @@ def _install_one(directory: Path, name: str, marker: str, text: str) -> dict[str
 def uninstall(ledger: Ledger) -> dict[str, Any]:
     """Remove the shims and put back the hooks they chained, if any.
 
-    Returns ``{hook, action, restored, commit_trailer}`` for the pre-push hook
-    (``commit_trailer``: the same for the prepare-commit-msg hook): ``action``
+    Returns ``{hook, action, restored, commit_trailer, commit_msg, agent_refresh}``
+    for the pre-push hook (the others: the same for the prepare-commit-msg,
+    commit-msg and post-checkout hooks): ``action``
     is ``removed`` or ``not-installed`` (a foreign hook is never touched).
     """
     directory = hooks_directory(ledger)
@@ -337,6 +360,7 @@ def uninstall(ledger: Ledger) -> dict[str, Any]:
     return {
         **result,
         "commit_trailer": _uninstall_one(directory, _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER),
+        "commit_msg": _uninstall_one(directory, _MSG_HOOK_NAME, MSG_HOOK_MARKER),
         "agent_refresh": _uninstall_one(directory, _REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER),
     }
 
@@ -358,8 +382,8 @@ def status(ledger: Ledger) -> dict[str, Any]:
     """Where the hook is, whether it is ours and current, and the settings it uses.
 
     Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign, legacy,
-    python, artefact_dir, strict, task_pattern, commit_trailer, agent_refresh}``
-    (the last two: ``{hook, installed, current}``): ``current`` says the
+    python, artefact_dir, strict, task_pattern, commit_trailer, commit_msg,
+    agent_refresh}`` (the last three: ``{hook, installed, current}``): ``current`` says the
     installed shim is this version's; ``python`` is the interpreter it falls
     back to when ``git-hydrate`` is not on ``PATH``.
     """
@@ -391,6 +415,7 @@ def status(ledger: Ledger) -> dict[str, Any]:
         "commit_trailer": _shim_status(
             directory / _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text
         ),
+        "commit_msg": _shim_status(directory / _MSG_HOOK_NAME, MSG_HOOK_MARKER, msg_shim_text),
         "agent_refresh": _shim_status(
             directory / _REFRESH_HOOK_NAME, REFRESH_HOOK_MARKER, refresh_shim_text
         ),
