@@ -256,6 +256,38 @@ def test_artefact_dir_from_git_config_relative_to_the_top(
     assert (pushable / "out" / "prompts" / "M-1002" / "manifest.json").is_file()
 
 
+@pytest.mark.parametrize("linked", ["out", "out/prompts/M-1002"])
+def test_artefacts_are_never_written_through_a_link_in_the_work_tree(
+    pushable: Path, env: dict[str, str], tmp_path: Path, linked: str
+) -> None:
+    """review9: a link in the work tree on the artefacts' way (a cloned repository
+    can track one) had prompt, packet and manifest written where it led, over a
+    manifest.json there. The task is reported, nothing is written."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "manifest.json").write_text("someone's own\n")
+    link = pushable / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    head = commit(pushable, "M-1002 again")
+    line = f"refs/heads/main {head} refs/heads/main {Z}\n"
+    result = run(
+        pushable,
+        "git", "-c", "hydrate.artefactDir=out/prompts",
+        "hydrate", "hook", "pre-push", "--json",
+        env=env, input=line,
+    )  # fmt: skip
+    assert result.returncode == 0, result
+    (problem,) = json.loads(result.stdout)["problems"]
+    assert problem == {
+        "task": "M-1002",
+        "reason": f"artefacts not written: {link} is a symbolic link: nothing is written "
+        "through one in the work tree",
+    }
+    assert sorted(p.name for p in outside.iterdir()) == ["manifest.json"]
+    assert (outside / "manifest.json").read_text() == "someone's own\n"
+
+
 def test_pre_commit_environment_when_stdin_is_empty(pushable: Path, env: dict[str, str]) -> None:
     base = git(pushable, "rev-parse", "HEAD").strip()
     head = commit(pushable, "Work for M-1002")

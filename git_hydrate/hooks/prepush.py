@@ -375,6 +375,21 @@ def _manifest(
     return manifest
 
 
+def _link_on_the_way(top: Path, target: Path) -> Path | None:
+    """The first symbolic link from ``top`` (the work tree's) down to ``target``,
+    when ``target`` is below ``top``; ``None`` otherwise (a folder outside the work
+    tree is the user's own choice, links and all)."""
+    top, target = Path(os.path.abspath(top)), Path(os.path.abspath(target))
+    if top not in target.parents:
+        return None
+    here = top
+    for part in target.relative_to(top).parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
+
+
 def _made_directory(repo: Repository, target: Path) -> Repository | None:
     """Make ``target``; the repository to share what is written there through
     (``core.sharedRepository``) when it is inside the repository (the default),
@@ -420,6 +435,11 @@ def write_artefacts(
     }
     manifest = _manifest(task_id, tip, concern, when, result, files)
     target = directory / task_id
+    link = _link_on_the_way(hook_base(ledger), target)
+    if link is not None:  # (a tracked link in a cloned repository would lead anywhere)
+        raise OSError(
+            f"{link} is a symbolic link: nothing is written through one in the work tree"
+        )
     shared = _made_directory(ledger.repo, target)
     changed = False
     for name, data in files.items():
