@@ -16,7 +16,7 @@ The layers, lowest first. A module imports only from its own layer or below,
 and the import graph has no cycle (``tests/test_architecture.py`` reads this
 table and holds the code to it; ``docs/development.md`` says what each is)::
 
-    0  errors ids chars
+    0  errors ids chars stemming
     1  settings model
     2  codec validate secrets textpolicy merge results context_expander
        pack.budget pack.fingerprint pack.memo pack.tokens pack.grammars pack.outline

@@ -31,6 +31,7 @@ from . import validate
 from .archive import read_archive
 from .errors import CorruptData, ValidationError
 from .listing import SummaryCache
+from .stemming import stem
 from .store import Repository, open_regular
 from .taskrefs import TaskRefs, TaskState
 from .taskrefs.decode import read_states
@@ -44,9 +45,9 @@ _B: Final = 0.75
 _TITLE_WEIGHT: Final = 3
 #: The index file under ``<common dir>/hydrate/`` (a new layout, a new name).
 _INDEX: Final = "search-index-2"
-#: Index entries this version needs (older ones are rebuilt; ``folded``: their terms
-#: hold accented words also without their accents).
-_FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links", "folded")
+#: Index entries this version needs (older ones are rebuilt; ``stemmed``: their terms
+#: hold accented words also without their accents, and plurals also as their word).
+_FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links", "stemmed")
 #: Bodies larger than this are not indexed for ``--attachments`` (named in the answer).
 _MAX_BODY_BYTES: Final = 1 << 20
 #: Lines of a body kept for its snippet.
@@ -75,18 +76,27 @@ class SearchHit(TypedDict):
 
 def terms_of(text: str) -> list[str]:
     """The search terms of ``text``: each word lowercased, and a word written in
-    camelCase or snake_case also as its parts; a word with accents also without them
+    camelCase or snake_case also as its parts; a plural or an ``-ing``/``-ed`` form
+    also as its word (:func:`.stemming.stem`); a word with accents also without them
     (``café`` is found by ``cafe``, as people type it)."""
     found: list[str] = []
     for word in _WORD.findall(text.replace("_", " ")):
-        found.append(word.casefold())
+        whole = word.casefold()
+        found.append(whole)
         if word.isascii():
-            parts = _PARTS.findall(word)
+            parts = [part.lower() for part in _PARTS.findall(word)]
             if len(parts) > 1:
-                found += [part.lower() for part in parts]
+                found += parts
+            # (plurals and -ing/-ed forms meet their word: ``timestamps`` is found by
+            # ``timestamp``, ``retryHeaders`` by ``retry header``)
+            last = parts[-1] if parts else ""
+            if last.isalpha() and (base := stem(last)) != last:
+                found.append(whole[: len(whole) - len(last)] + base)
+                if len(parts) > 1:
+                    found.append(base)
             continue
-        bare = _without_accents(found[-1])
-        if bare != found[-1]:
+        bare = _without_accents(whole)
+        if bare != whole:
             found.append(bare)
     return found
 
@@ -96,6 +106,13 @@ def _searched(text: str) -> str:
     term of it is a piece of this."""
     folded = text.casefold()
     return folded if folded.isascii() else f"{folded}\n{_without_accents(folded)}"
+
+
+def _within(term: str, folded: str) -> bool:
+    """Whether ``term`` can be a term of the text ``folded`` (:func:`_searched`'s):
+    every term is a piece of it, but for a stem ending in ``y`` (``entry``, of
+    ``entries``), whose letters but the last are."""
+    return (term[:-1] if term.endswith("y") else term) in folded
 
 
 def _without_accents(word: str) -> str:
@@ -150,7 +167,7 @@ def _entry(state: TaskState) -> dict[str, Any]:
         "title": state.task.title,
         "status": state.task.status,
         "links": [[link.oid, link.source, link.size] for link in state.links],
-        "folded": True,
+        "stemmed": True,
     }
 
 
@@ -168,7 +185,7 @@ def _body_entry(text: str) -> dict[str, Any]:
         counts.update(words)
         if words and len(kept) < _MAX_BODY_LINES:
             kept.append(" ".join(line.split())[:400])
-    return {"terms": dict(counts), "length": sum(counts.values()), "lines": kept, "folded": True}
+    return {"terms": dict(counts), "length": sum(counts.values()), "lines": kept, "stemmed": True}
 
 
 class _BodyIndex:
@@ -184,8 +201,8 @@ class _BodyIndex:
 
     def of(self, oids: Iterable[str]) -> dict[str, dict[str, Any]]:
         wanted = sorted(set(oids))
-        # (an entry of an earlier version, without accent-free terms, is made again)
-        missing = [oid for oid in wanted if "folded" not in self.entries.get(oid, {})]
+        # (an entry of an earlier version, without accent-free or stemmed terms, is made again)
+        missing = [oid for oid in wanted if "stemmed" not in self.entries.get(oid, {})]
         for start in range(0, len(missing), _READ_CHUNK):  # (not every body in memory at once)
             chunk = missing[start : start + _READ_CHUNK]
             answers = self.repo.read_many([oid.encode() for oid in chunk])
@@ -254,7 +271,7 @@ def _best_line(query: set[str], lines: Iterable[tuple[str, str]]) -> tuple[int, 
         # (a term of a line is a piece of the line casefolded, or of it without its
         # accents: one absent from both is not among the line's terms, and the line
         # need not be tokenised)
-        if not any(term in folded for term in query):
+        if not any(_within(term, folded) for term in query):
             continue
         hits = len(query & set(terms_of(line)))
         if hits > best[0]:
@@ -279,7 +296,7 @@ class _Snippets:
         most = self.most.get(oid)
         if most is None:
             folded = _searched("\n".join(self.bodies[oid]["lines"]))
-            most = self.most[oid] = sum(term in folded for term in self.query)
+            most = self.most[oid] = sum(_within(term, folded) for term in self.query)
         return most
 
     def _in_body(self, oid: str) -> tuple[int, str]:

@@ -215,3 +215,22 @@ def test_words_are_found_without_their_accents(repo: Path, ledger: Ledger) -> No
     ledger.add_context("A-2", "the Zürich office\n", "notes")
     hits = ledger.search("zurich", attachments=True)
     assert [(h["task_id"], h["field"]) for h in hits] == [("A-2", "attachment notes")]
+
+
+def test_a_plural_or_an_ing_form_meets_its_word(repo: Path, ledger: Ledger) -> None:
+    """``search timestamp`` found nothing for "signer timestamps" (explorer13),
+    though ranking folds plurals: a plural, ``-ies``, ``-ing`` or ``-ed`` form is
+    also indexed as its word, in a whole word and in a camelCase word's last part,
+    and the snippet is the line that holds it."""
+    ledger.add_task("S-1", objective="Make signer timestamps timezone aware", acceptance="a")
+    ledger.add_task("S-2", objective="Cache the retryHeaders of failed calls", acceptance="a")
+    ledger.add_task("S-3", objective="Drop stale entries", acceptance="a")
+    assert [h["task_id"] for h in ledger.search("timestamp")] == ["S-1"]
+    assert [h["task_id"] for h in ledger.search("retry header")] == ["S-2"]
+    assert [h["task_id"] for h in ledger.search("fail")] == ["S-2"]
+    (entry,) = ledger.search("entry")
+    assert (entry["task_id"], entry["field"]) == ("S-3", "title")
+    assert entry["snippet"] == "Drop stale entries"
+    ledger.add_context("S-3", "the slow lookups\n", "notes")
+    hits = ledger.search("lookup", attachments=True)
+    assert [(h["task_id"], h["field"]) for h in hits] == [("S-3", "attachment notes")]

@@ -33,9 +33,10 @@ def search(
 
     Title, objective, acceptance, criteria, tags, files in play, tests and
     checkpoints are searched (with --attachments, the bodies too); words
-    written in camelCase or snake_case match their parts, and a word with accents
-    is found without them (cafe finds café). A damaged task (see doctor) is left
-    out with a warning that names it.
+    written in camelCase or snake_case match their parts, a plural or an -ing or
+    -ed form matches its word (timestamp finds timestamps), and a word with
+    accents is found without them (cafe finds café). A damaged task (see doctor)
+    is left out with a warning that names it.
 
     \b
     Example:

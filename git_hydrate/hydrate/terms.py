@@ -20,6 +20,8 @@ from typing import Final
 
 import msgspec
 
+from ..stemming import stem
+
 __all__ = [
     "MAX_TERMS",
     "BlobFacts",
@@ -84,30 +86,13 @@ _SPLIT_LIMIT: Final = 16384
 _split: dict[bytes, tuple[str, ...]] = {}
 
 
-def _stem(word: str) -> str:
-    """A light stemmer: plurals and ``-ing``/``-ed`` forms meet their word."""
-    last = word[-1]  # (each rule is of one last letter: most words meet none)
-    if last == "g":
-        if len(word) > 5 and word.endswith("ing"):
-            return word[:-3]
-    elif last == "d":
-        if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-            return word[:-2]
-    elif last == "s":
-        if len(word) > 4 and word.endswith("ies"):
-            return word[:-3] + "y"
-        if len(word) > 3 and not word.endswith(("ss", "us", "is")):
-            return word[:-1]
-    return word
-
-
 def _words(raw: str) -> tuple[str, ...]:
     """``get_metavarName`` -> the whole word and its snake and camel parts, lower-cased
     and stemmed; words under three letters, numbers and stop words dropped."""
     if len(raw) < 3:  # (every word is a part of it)
         return ()
     if raw.isascii() and raw.isalpha() and raw.islower():  # most: one part, no split
-        return () if raw in _STOP else (_stem(raw),)
+        return () if raw in _STOP else (stem(raw),)
     pieces = [p for p in raw.split("_") if p]
     out = [raw.lower().strip("_")] if len(pieces) > 1 else []
     for piece in pieces:
@@ -119,7 +104,7 @@ def _words(raw: str) -> tuple[str, ...]:
             out.append(word.lower())
             if len(parts) > 1:
                 out.extend(parts)
-    return tuple([_stem(w) for w in out if len(w) >= 3 and w not in _STOP and not w.isdigit()])
+    return tuple([stem(w) for w in out if len(w) >= 3 and w not in _STOP and not w.isdigit()])
 
 
 #: The words of one raw token (cached: a query's words recur in every file).
@@ -134,8 +119,8 @@ def tokenize(text: str) -> list[str]:
 def path_words(path: str) -> list[str]:
     """The words of a path (``src/click/shell_completion.py``: ``click``,
     ``shell_completion``, ``shell``, ``completion``)."""
-    stem = posixpath.splitext(path)[0]
-    return tokenize(stem.replace("/", " ").replace("-", " ").replace(".", " "))
+    base = posixpath.splitext(path)[0]
+    return tokenize(base.replace("/", " ").replace("-", " ").replace(".", " "))
 
 
 def paths_words(paths: Iterable[str]) -> Iterator[list[str]]:
