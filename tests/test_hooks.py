@@ -401,6 +401,24 @@ def test_install_refuses_to_lose_a_hook(
     )
 
 
+def test_a_foreign_hook_that_names_the_marker_is_chained_not_replaced(
+    pushable: Path, env: dict[str, str]
+) -> None:
+    """review9: any hook whose text held the marker was taken for git-hydrate's
+    shim: install overwrote it, uninstall deleted it. Only a line that is the
+    marker and a version is ours."""
+    hook = pushable / ".git" / "hooks" / "pre-push"
+    text = f"#!/bin/sh\n# chains to: {hooks.HOOK_MARKER} v1, see the docs\nexit 0\n"
+    hook.write_text(text)
+    hook.chmod(0o755)
+    installed = run(pushable, "git", "hydrate", "hooks", "install", env=env)
+    assert installed.returncode == 0, installed
+    assert (hook.parent / "pre-push.legacy").read_text() == text
+    removed = run(pushable, "git", "hydrate", "hooks", "uninstall", env=env)
+    assert removed.returncode == 0, removed
+    assert hook.read_text() == text and not (hook.parent / "pre-push.legacy").exists()
+
+
 def test_core_hooks_path_relative_to_the_top(pushable: Path, env: dict[str, str]) -> None:
     git(pushable, "config", "core.hooksPath", ".githooks")
     (pushable / "sub").mkdir()

@@ -8,6 +8,7 @@ another origin as ``pre-push.legacy`` instead of overwriting it.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any, Final
 
 from ..errors import Conflict
 from ..ledger import Ledger
+from ..store import open_regular
 from .prepush import (
     DEFAULT_TASK_PATTERN,
     artefact_directory,
@@ -177,12 +179,15 @@ def hooks_directory(ledger: Ledger) -> Path:
 
 
 def _is_ours(path: Path, marker: str = HOOK_MARKER) -> bool:
+    """Whether the hook at ``path`` is a shim of git-hydrate's: a line of its first
+    64 KiB is ``marker`` and a version (a foreign hook that only mentions the
+    marker, a hook manager's chaining one, say, is not; nor is a FIFO waited on)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(str(path)) as fh:
             head = fh.read(65536)
     except OSError:
         return False
-    return marker.encode() in head
+    return re.search(rb"^" + re.escape(marker.encode()) + rb" v[0-9]+$", head, re.M) is not None
 
 
 def _hooks_path_setting(ledger: Ledger) -> str | None:
