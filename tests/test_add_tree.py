@@ -934,6 +934,13 @@ def test_add_diff_cli(branch_repo: Path) -> None:
     none = hydrate(repo, "add-diff", TASK)
     assert none.returncode == 1
     assert none.stderr.startswith("error: main has no upstream, and it is itself the default")
+    assert none.stderr.endswith(", or use --staged / --worktree\n")
+    # (a bare clone: no work tree for --staged / --worktree, so they are not offered)
+    bare = repo.parent / "bare.git"
+    git(repo.parent, "clone", "-q", "--bare", str(repo), str(bare))
+    hydrate(bare, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    in_bare = hydrate(bare, "add-diff", TASK)
+    assert in_bare.returncode == 1 and in_bare.stderr.endswith("such as HEAD~3..HEAD\n")
 
 
 def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> None:

@@ -57,14 +57,15 @@ def default_base(repo: Repository) -> str:
     for name in candidates:
         if name != current and repo.rev_parse(name, "commit") is not None:
             return name
+    # (--staged and --worktree read a work tree: a bare repository has none)
+    other = ", or use --staged / --worktree" if repo.work_tree is not None else ""
     if current in candidates:
         raise ValidationError(
             f"{current} has no upstream, and it is itself the default branch; give a range "
-            "such as HEAD~3..HEAD, or use --staged / --worktree"
+            f"such as HEAD~3..HEAD{other}"
         )
     raise ValidationError(
-        "no upstream or default branch to compare with; give a range such as main...HEAD, "
-        "or use --staged / --worktree"
+        f"no upstream or default branch to compare with; give a range such as main...HEAD{other}"
     )
 
 
