@@ -59,14 +59,14 @@ def byte_size(value: str) -> int:
     return parse_size(value, "bytes")
 
 
-def token_count(value: str) -> int:
-    """A ``--max-tokens`` value: a positive number of tokens, with ``k``/``m``
+def token_count(value: str, least: int = 1, most: int = 2**63 - 1) -> int:
+    """A ``--max-tokens`` value: a number of tokens (``least`` to ``most``), with ``k``/``m``
     (``16k``: 16,384, 1024-based as in git; see :func:`git_hydrate.pack.budget.parse_size`).
 
     Raises:
         ValueError: not such a number; the message says so, naming ``value``.
     """
-    return parse_size(value, "tokens")
+    return parse_size(value, "tokens", least, most)
 
 
 class Deferred:

@@ -125,7 +125,7 @@ MATRIX: list[Case] = [
         "checkpoint tokens past 2**53 - 1",
         ("checkpoint", "M-1", "--summary", "s", "--tokens", str(2**53)),
         2,
-        "9007199254740991",
+        "9,007,199,254,740,991",
     ),
     Case(
         "title on two lines",

@@ -24,8 +24,10 @@ __all__ = [
     "BUDGET_OPTIONS",
     "STATION_CHOICE",
     "ByteSize",
+    "Count",
     "Duration",
     "IsoTime",
+    "TokenCount",
     "allow_secrets_option",
     "budget_options",
     "colour",
@@ -147,17 +149,47 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
 
 
 class TokenCount(click.ParamType):  # type: ignore[type-arg]
-    """A positive number of tokens, with git's ``k``/``m``/``g`` suffixes (``16k``)."""
+    """A number of tokens, with git's ``k``/``m``/``g`` suffixes (``16k``), from
+    ``least`` (1 unless a count may be none) to ``most``: every token count the
+    command line takes is read as ``--max-tokens`` is."""
 
     name = "TOKENS"
+
+    def __init__(self, least: int = 1, most: int = 2**63 - 1) -> None:
+        self.least, self.most = least, most
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, int):
             return value
         try:
-            return token_count(str(value))
+            return token_count(str(value), self.least, self.most)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
+
+
+class Count(click.IntRange):
+    """A whole number that is no size (a priority, a port, a limit), from ``least``
+    to ``most``, shown in help as click shows a range; what is not one is said in
+    one plain line (click's own words name its type: "is not a valid integer range")."""
+
+    def __init__(self, least: int | None = None, most: int | None = None) -> None:
+        super().__init__(least, most)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()):
+            self.fail(f"{value!r} is not a whole number", param, ctx)
+        number = int(text)
+        low, high = self.min, self.max
+        if (low is not None and number < low) or (high is not None and number > high):
+            if low is not None and high is not None:
+                self.fail(f"{value!r} is not from {low} to {high}", param, ctx)
+            self.fail(f"{value!r} must be at least {low}" if low is not None
+                      else f"{value!r} must be at most {high}", param, ctx)  # fmt: skip
+        return number
 
 
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -9,7 +9,16 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
-from ._common import Duration, echo_json, json_option, open_ledger, short, shown, task_id_argument
+from ._common import (
+    Count,
+    Duration,
+    echo_json,
+    json_option,
+    open_ledger,
+    short,
+    shown,
+    task_id_argument,
+)
 
 __all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "file_label", "read_body_file"]
 
@@ -98,7 +107,7 @@ def file_label(path: str, top: str | None) -> str:
 )
 @click.option(
     "--priority",
-    type=click.IntRange(-(2**31), 2**31 - 1),
+    type=Count(-(2**31), 2**31 - 1),
     default=0,
     show_default=True,
     help="Higher packs first.",

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ._common import ByteSize
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -24,10 +26,10 @@ __all__ = ["demo"]
 @click.option("--keep", is_flag=True, help="Keep the throwaway repository and print its path.")
 @click.option(
     "--max-bytes",
-    type=click.IntRange(min=1),
+    type=ByteSize(),
     default=1400,
     show_default=True,
-    help="The prompt's byte budget.",
+    help="The prompt's byte budget (1400, 2k, 2KiB).",
 )
 def demo(keep: bool, max_bytes: int) -> None:
     """Show the whole job end to end in a throwaway repository.

@@ -10,7 +10,9 @@ import click
 from ..validate import MAX_TOKEN_COUNT
 from ._common import (
     STATION_CHOICE,
+    Count,
     IsoTime,
+    TokenCount,
     allow_secrets_option,
     echo_json,
     json_option,
@@ -177,8 +179,9 @@ def status(
 @click.option("--next-step", "next_step", default="", help="What the next worker should do.")
 @click.option(
     "--tokens",
-    type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
-    help="Cumulative tokens used on the task so far (never lower than the last checkpoint; "
+    type=TokenCount(0, MAX_TOKEN_COUNT),
+    help="Cumulative tokens used on the task so far (18400, 18k; never lower than the last "
+    "checkpoint; "
     "left out: the total reported so far, unchanged).",
 )
 @allow_secrets_option("the checkpoint")
@@ -224,7 +227,7 @@ def checkpoint(
     "-n",
     "--max-count",
     "limit",
-    type=click.IntRange(min=1),
+    type=Count(1),
     default=None,
     help="Show at most N changes.",
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, shown, warn_damaged
+from ._common import Count, echo_json, json_option, open_ledger, shown, warn_damaged
 
 __all__ = ["search"]
 
@@ -15,9 +15,7 @@ __all__ = ["search"]
 @click.option(
     "--attachments", is_flag=True, help="Search the attached bodies too (read once, then kept)."
 )
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most N hits."
-)
+@click.option("--limit", type=Count(1), default=20, show_default=True, help="At most N hits.")
 @json_option
 @click.pass_context
 def search(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import echo_json
+from ._common import TokenCount, echo_json
 
 __all__ = ["mcp"]
 
@@ -21,9 +21,10 @@ __all__ = ["mcp"]
 )
 @click.option(
     "--max-tokens",
-    type=click.IntRange(min=400),
+    type=TokenCount(400),
     default=None,
-    help="The budget of every answer (default: git config hydrate.mcpMaxTokens, else 8000); "
+    help="The budget of every answer, 400 or more (8k = 8,192; default: git config "
+    "hydrate.mcpMaxTokens, else 8000); "
     "counted exactly with git-hydrate[tokens], else 5/2 bytes a token.",
 )
 @click.option(

@@ -11,6 +11,8 @@ from .. import validate
 from ..validate import MAX_TOKEN_COUNT
 from ._common import (
     STATION_CHOICE,
+    Count,
+    TokenCount,
     allow_secrets_option,
     complete_task_ids,
     echo_json,
@@ -98,17 +100,17 @@ def _planning_options(creating: bool) -> list[Callable[[F], F]]:
         ),
         click.option(
             "--priority",
-            type=click.IntRange(1, 3),
+            type=Count(1, 3),
             default=2 if creating else None,
             show_default=creating,
             help="1 (highest) to 3.",
         ),
         click.option(
             "--token-budget",
-            type=click.IntRange(min=0, max=MAX_TOKEN_COUNT),
+            type=TokenCount(0, MAX_TOKEN_COUNT),
             default=0 if creating else None,
             show_default=creating,
-            help="The task's cumulative token budget.",
+            help="The task's cumulative token budget (16k = 16,384; 0: none).",
         ),
         click.option("--tag", "tags", multiple=True, help="A tag (repeatable)."),
     ]

@@ -13,6 +13,7 @@ from ..settings import default_help
 from ..validate import printable
 from ._common import (
     ByteSize,
+    Count,
     budget_options,
     echo_json,
     few_collections,
@@ -212,7 +213,7 @@ def hydration_options(what: str) -> Callable[[F], F]:
         options = [
             click.option(
                 "--priority",
-                type=click.IntRange(-(2**31), 2**31 - 1),
+                type=Count(-(2**31), 2**31 - 1),
                 default=None,
                 help=f"Give every attached {what} this priority (higher packs first) "
                 "instead of ranking them for the task.",

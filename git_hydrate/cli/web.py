@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import open_ledger, warn
+from ._common import Count, open_ledger, warn
 
 __all__ = ["DEFAULT_PORT", "web"]
 
@@ -27,7 +27,7 @@ def _host_names(
 @click.command("web")
 @click.option(
     "--port",
-    type=click.IntRange(0, 65535),
+    type=Count(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="The port to listen on (0: any free port).",

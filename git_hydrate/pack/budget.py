@@ -51,11 +51,13 @@ def human_size(size: int) -> str:
     return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
 
 
-def parse_size(value: str, unit: str = "bytes") -> int:
-    """A budget option's value: a positive number of ``unit`` (``bytes`` or ``tokens``).
+def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**63 - 1) -> int:
+    """A budget option's value: a number of ``unit`` (``bytes`` or ``tokens``) from
+    ``least`` (``0`` for a count that may be none, such as a token budget) to ``most``.
 
-    The one reading of every budget option (``--max-bytes``, ``--max-tokens``,
-    add-tree's byte limits, and the prompt cache's fast path): an integer as
+    The one reading of every size and token count the command line takes
+    (``--max-bytes``, ``--max-tokens``, add-tree's byte limits, ``--tokens``,
+    ``--token-budget``, and the prompt cache's fast path): an integer as
     ``git config --type=int`` reads it, with git's suffixes ``k``, ``m``, ``g``
     (1024, 1024^2, 1024^3); a byte size may add ``b`` or ``ib`` to its suffix
     (``64KB`` = ``64KiB`` = ``64kb`` = ``64k`` = 65,536 bytes: 1024-based, as in git).
@@ -71,12 +73,12 @@ def parse_size(value: str, unit: str = "bytes") -> int:
                 text = text[: -len(tail)]
                 break
     number = parse_int(text)
-    if number is None:
-        if parse_int(text, bits=1 << 16) is not None:  # (a number, past git's 64 bits)
-            raise ValueError(f"{value!r} is too large: at most {2**63 - 1:,} {unit}")
+    if number is None or number > most:
+        if number is not None or parse_int(text, bits=1 << 16) is not None:  # (past 64 bits)
+            raise ValueError(f"{value!r} is too large: at most {most:,} {unit}")
         raise ValueError(f"{value!r} is not a number of {unit} (such as {_EXAMPLES[unit]})")
-    if number < 1:
-        raise ValueError(f"{value!r} must be at least 1")
+    if number < least:
+        raise ValueError(f"{value!r} must be at least {least}")
     return number
 
 
