@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import click
 
@@ -83,7 +83,35 @@ def _text_options(creating: bool) -> list[Callable[[F], F]]:
             multiple=True,
             help="An acceptance criterion (repeatable).",
         ),
+        *_emptying(creating, "criterion", "criteria", "acceptance criteria"),
         click.option("--scope", multiple=True, metavar="KEY", help="A scope key (repeatable)."),
+        *_emptying(creating, "scope", "scope", "scope keys"),
+    ]
+
+
+#: task-edit's ``--no-X`` flags that empty a list: (option, its parameter, the field).
+_EMPTYING: Final = (
+    ("criterion", "criteria", "acceptance_criteria"),
+    ("scope", "scope", "scope"),
+    ("tag", "tags", "tags"),
+    ("file-in-play", "files", "files"),
+    ("test", "tests", "tests"),
+    ("depends-on", "depends_on", "depends_on"),
+)
+
+
+def _emptying(creating: bool, option: str, name: str, what: str) -> list[Callable[[F], F]]:
+    """task-edit's ``--no-OPTION``: empty the list (with ``--OPTION``: the list
+    is exactly the values given, as ``--OPTION`` alone makes it); none on task-add."""
+    if creating:
+        return []
+    return [
+        click.option(
+            f"--no-{option}",
+            f"no_{name}",
+            is_flag=True,
+            help=f"Remove all {what} (with --{option} too: just those given).",
+        )
     ]
 
 
@@ -113,12 +141,13 @@ def _planning_options(creating: bool) -> list[Callable[[F], F]]:
             help="The task's cumulative token budget (16k = 16,384; 0: none).",
         ),
         click.option("--tag", "tags", multiple=True, help="A tag (repeatable)."),
+        *_emptying(creating, "tag", "tags", "tags"),
     ]
 
 
 def _link_options(creating: bool) -> list[Callable[[F], F]]:
     """What the task points at: files, tests, the tasks it depends on, its
-    parent (and, on task-edit, the flags that drop the last two)."""
+    parent (and, on task-edit, the flags that drop each)."""
     options = [
         click.option(
             "--file-in-play",
@@ -129,6 +158,7 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             "reads a path, or absolute inside the work tree (repeatable; a path holding ':' "
             "takes one more after it, and no note: c:olon/x.py:).",
         ),
+        *_emptying(creating, "file-in-play", "files", "files in play"),
         click.option(
             "--test",
             "tests",
@@ -136,6 +166,7 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             metavar="PATH[:NOTE]",
             help="A test to write or update, a path as --file-in-play's (repeatable).",
         ),
+        *_emptying(creating, "test", "tests", "tests"),
         click.option(
             "--depends-on",
             "depends_on",
@@ -144,6 +175,7 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             shell_complete=complete_task_ids,
             help="A task that must be done before this one is ready (repeatable).",
         ),
+        *_emptying(creating, "depends-on", "depends_on", "dependencies: depend on no task"),
         click.option(
             "--parent",
             metavar="ID",
@@ -152,15 +184,9 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
         ),
     ]
     if not creating:
-        options += [
-            click.option(
-                "--no-depends-on",
-                "no_depends_on",
-                is_flag=True,
-                help="Depend on no task any more.",
-            ),
-            click.option("--no-parent", is_flag=True, help="Be a part of no task any more."),
-        ]
+        options.append(
+            click.option("--no-parent", is_flag=True, help="Be a part of no task any more.")
+        )
     return options
 
 
@@ -284,20 +310,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         "token_budget": fields["token_budget"],
         "parent": fields["parent"],
     }
-    for option, name in (
-        ("criteria", "acceptance_criteria"),
-        ("scope", "scope"),
-        ("tags", "tags"),
-        ("files", "files"),
-        ("tests", "tests"),
-        ("depends_on", "depends_on"),
-    ):
-        if fields[option]:
-            changes[name] = list(fields[option])
-    if fields["no_depends_on"]:
-        if fields["depends_on"]:
-            raise click.UsageError("--no-depends-on and --depends-on contradict each other")
-        changes["depends_on"] = []
+    changes.update(_list_changes(fields))
     if fields["parent"] is not None and not fields["parent"].strip():
         raise click.UsageError("--parent needs a task id (--no-parent drops the parent)")
     if fields["no_parent"]:
@@ -313,6 +326,20 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         echo_json(ctx, task)
     else:
         click.echo(f"updated task {shown(task['task_id'])}: {shown(task['title'])}")
+
+
+def _list_changes(fields: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The lists task-edit replaces: each ``--X`` given (the whole list), or
+    ``[]`` for ``--no-X`` alone. An empty value is refused with the way to
+    empty the list, as ``--parent ""`` is."""
+    changes: dict[str, list[str]] = {}
+    for option, name, field in _EMPTYING:
+        values = fields[name]
+        if any(not value.strip() for value in values):
+            raise click.UsageError(f"--{option} needs a value (--no-{option} empties the list)")
+        if values or fields[f"no_{name}"]:
+            changes[field] = list(values)
+    return changes
 
 
 @click.command("list")
