@@ -21,20 +21,24 @@ from .archive import read_archive
 from .errors import CorruptData, ValidationError
 from .listing import LIST_FIELDS, SummaryCache, task_summary
 from .model import INITIAL_STATION
+from .results import DependencyDict
 from .taskrefs import TaskRefs, TaskState
 from .textpolicy import message_text
 
 __all__ = [
     "CANCELLED_STATION",
     "DONE_STATION",
+    "NOT_HERE",
     "QUEUE_FIELDS",
     "blocking_graph",
     "check_no_cycle",
     "check_no_cycles",
     "children_of",
     "cycles",
+    "dependency_stations",
     "edge_graph",
     "find_cycle",
+    "not_here",
     "open_children",
     "queue_order",
     "queue_summaries",
@@ -136,12 +140,54 @@ def _graph(
     }
 
 
+#: What a dependency this clone does not have is said to be, in place of a station.
+NOT_HERE: Final = "not here"
+
+
 def waiting_for(depends_on: Iterable[str], stations: Mapping[str, str]) -> list[str]:
-    """The dependencies not yet done, each as ``ID (station)`` or ``ID (unknown)``."""
+    """The dependencies not yet done, each as ``ID (station)`` or ``ID (not here)``."""
     return [
-        f"{dep} ({stations.get(dep, 'unknown')})"
+        f"{dep} ({stations.get(dep, NOT_HERE)})"
         for dep in depends_on
         if stations.get(dep) != DONE_STATION
+    ]
+
+
+def not_here(refs: TaskRefs, task_ids: Iterable[str]) -> list[tuple[str, str]]:
+    """The ids among ``task_ids`` that are no task here, live or archived, each with
+    the live task it may be a slip for (``""``: none alike): ``[(id, suggestion)]``.
+    Such a dependency is kept (a pull may bring the task); the caller says so."""
+    absent = [task_id for task_id in dict.fromkeys(task_ids) if refs.tip(task_id) is None]
+    if not absent:
+        return []
+    try:
+        archived = read_archive(refs.repo).index.tasks
+    except CorruptData:
+        archived = {}  # (doctor names a damaged archive)
+    absent = [task_id for task_id in absent if task_id not in archived]
+    known = refs.task_names() if absent else []
+    import difflib  # (only for a dependency not found)
+
+    found = []
+    for task_id in absent:
+        same = [other for other in known if other.casefold() == task_id.casefold()]
+        close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
+        found.append((task_id, close[0] if close else ""))
+    return found
+
+
+def dependency_stations(
+    depends_on: Iterable[str], stations: Mapping[str, str]
+) -> list[DependencyDict]:
+    """Each of ``depends_on`` with its station among ``stations`` (:func:`station_of`;
+    ``None``: not here) and whether it is still waited for, as ``status`` shows them."""
+    return [
+        {
+            "task_id": dep,
+            "station": stations.get(dep),
+            "waiting": stations.get(dep) != DONE_STATION,
+        }
+        for dep in depends_on
     ]
 
 
@@ -198,7 +244,7 @@ def _blocker(
     if item.get("assignee"):
         since = f" since {message_text(item['claimed_at'])}" if item.get("claimed_at") else ""
         return f"{dep}, held by {message_text(item['assignee'])}{since}"
-    return f"{dep} ({station or 'unknown'})"
+    return f"{dep} ({station or NOT_HERE})"
 
 
 def find_cycle(graph: Mapping[str, Sequence[str]], start: str) -> list[str] | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
-from . import attachments, audit, lifecycle, listing, tasks, validate
+from . import attachments, audit, dependencies, lifecycle, listing, tasks, validate
 from .errors import NotFound
 from .ledger_packing import Packing
 from .results import (
@@ -122,6 +122,11 @@ class Ledger(Packing):
         """Change some of a task's fields (see :data:`git_hydrate.tasks.EDITABLE_FIELDS`);
         text that looks like a credential is refused unless ``allow_secrets``."""
         return tasks.edit_task(self.refs, task_id, allow_secrets=allow_secrets, **fields)
+
+    def not_here(self, task_ids: Iterable[str]) -> list[tuple[str, str]]:
+        """The ids among ``task_ids`` (dependencies, say) that are no task here, live
+        or archived, each with a live id it may be a slip for, or ``""``."""
+        return dependencies.not_here(self.refs, task_ids)
 
     def get_task(self, task_id: str) -> TaskDict:
         """The task's fields (plus ``attachments``, ``tip``, ``archived``), live or archived."""
@@ -330,8 +335,9 @@ class Ledger(Packing):
         Keys: ``task_id, title, status, kind, priority, tags, archived,
         attachments, live, expired, checkpoints, checkpoint, token_budget,
         metrics {reported_tokens, measured_cash_cost, measured_token_savings},
-        budget_remaining, over_budget``. Cost and savings are ``None``:
-        nothing here meters providers.
+        budget_remaining, over_budget, depends`` (each dependency's ``task_id``,
+        ``station``, ``None`` when this clone does not have it, and ``waiting``).
+        Cost and savings are ``None``: nothing here meters providers.
         """
         return lifecycle.status(self.refs, task_id, now)
 

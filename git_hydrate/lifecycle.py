@@ -9,7 +9,7 @@ task ref in one all-or-nothing ref transaction. Unarchiving does the reverse.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, cast
 
@@ -18,10 +18,17 @@ import msgspec
 from . import validate
 from .archive import ARCHIVE_REF, index_tree, read_archive
 from .attachments import check_text_secrets
+from .dependencies import dependency_stations, queue_summaries, station_of
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
 from .listing import LIST_FIELDS, SummaryCache, station_filter, task_summary
 from .model import INITIAL_STATION, TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint
-from .results import ArchiveResult, CheckpointResult, MoveResult, StatusDict, TaskDict
+from .results import (
+    ArchiveResult,
+    CheckpointResult,
+    MoveResult,
+    StatusDict,
+    TaskDict,
+)
 from .store import RefRace, RefUpdate
 from .taskrefs import (
     Change,
@@ -59,6 +66,7 @@ _STATUS_FIELDS: Final = (
     "token_budget",
     "reported",
     "expiries",
+    "depends_on",
 )
 
 
@@ -237,11 +245,15 @@ def _status_parts(state: TaskState) -> dict[str, Any]:
         # The maximum, not the latest: merged concurrent checkpoints may interleave.
         "reported": max((c.tokens for c in task.checkpoints), default=0),
         "expiries": [lk.expires for lk in state.links if lk.expires is not None],
+        "depends_on": list(task.depends_on),
     }
 
 
-def _status_from_parts(parts: dict[str, Any], archived: bool, now: float) -> StatusDict:
+def _status_from_parts(
+    parts: dict[str, Any], archived: bool, now: float, stations: Mapping[str, str]
+) -> StatusDict:
     result = dict(parts)
+    depends = dependency_stations(result.pop("depends_on"), stations)
     expiries = result.pop("expiries")
     reported = result.pop("reported")
     expired = sum(1 for moment in expiries if moment <= now)
@@ -259,15 +271,23 @@ def _status_from_parts(parts: dict[str, Any], archived: bool, now: float) -> Sta
             },
             "budget_remaining": remaining,
             "over_budget": remaining is not None and remaining < 0,
+            "depends": depends,
         }
     )
     return cast(StatusDict, result)
 
 
 def status(refs: TaskRefs, task_id: str, now: datetime | float | None = None) -> StatusDict:
-    """The task's lifecycle summary (live or archived); see ``Ledger.status``."""
+    """The task's lifecycle summary (live or archived), with where each task it
+    depends on stands; see ``Ledger.status``."""
     state, archived = refs.load_any(task_id)
-    return _status_from_parts(_status_parts(state), archived, refs.now(now))
+    stations = _stations(refs, [state.task.depends_on])
+    return _status_from_parts(_status_parts(state), archived, refs.now(now), stations)
+
+
+def _stations(refs: TaskRefs, depends: Iterable[Sequence[str]]) -> Mapping[str, str]:
+    """Every task's station when one of ``depends`` names any (else nothing is read)."""
+    return station_of(refs, queue_summaries(refs)) if any(depends) else {}
 
 
 def statuses(
@@ -279,13 +299,18 @@ def statuses(
     wanted = station_filter(stations)
     moment = refs.now(now)
     cache = SummaryCache(refs.repo, "status-cache", required=_STATUS_FIELDS)
-    result: list[StatusDict] = []
-    for parts in cache.summaries(refs, _status_parts).values():
-        if "error" in parts:
-            result.append(cast(StatusDict, parts))
-        elif wanted is None or parts["status"] in wanted:
-            result.append(_status_from_parts(parts, False, moment))
-    return result
+    rows = [
+        parts
+        for parts in cache.summaries(refs, _status_parts).values()
+        if "error" in parts or wanted is None or parts["status"] in wanted
+    ]
+    stations = _stations(refs, [parts.get("depends_on", ()) for parts in rows])
+    return [
+        cast(StatusDict, parts)
+        if "error" in parts
+        else _status_from_parts(parts, False, moment, stations)
+        for parts in rows
+    ]
 
 
 # -- archive -------------------------------------------------------------------

@@ -19,6 +19,7 @@ __all__ = [
     "ClaimResult",
     "ContextEntry",
     "ContextResult",
+    "DependencyDict",
     "ExpandResult",
     "Flagged",
     "HydrateResult",
@@ -308,6 +309,15 @@ class Metrics(TypedDict):
     measured_token_savings: None
 
 
+class DependencyDict(TypedDict):
+    """A dependency of a task and where it stands: ``station`` is ``None`` for a task
+    this clone does not have (a pull may bring it); ``waiting``: not done yet."""
+
+    task_id: str
+    station: str | None
+    waiting: bool
+
+
 class StatusDict(TypedDict, total=False):
     """A task's lifecycle summary (``error`` alone for a damaged task in a listing)."""
 
@@ -331,6 +341,8 @@ class StatusDict(TypedDict, total=False):
     metrics: Metrics
     budget_remaining: int | None
     over_budget: bool
+    #: With one task asked for: each task it depends on, and where that stands.
+    depends: list[DependencyDict]
     error: str
 
 

@@ -156,13 +156,13 @@ def test_an_empty_queue_names_what_the_nearest_tasks_wait_for(repo: Path) -> Non
             ledger.claim(holder="w")
         assert str(waiting.value) == (
             f"no task is ready: B waits for A, held by {holder} since {since}; "
-            f"C waits for A, held by {holder} since {since} and Z-9 (unknown); "
+            f"C waits for A, held by {holder} since {since} and Z-9 (not here); "
             "D waits for B (open); 1 more wait"
         )
         with pytest.raises(NotFound) as fixes:
             ledger.claim(holder="w", kind="fix")
         assert str(fixes.value) == (
-            f"no task is ready: C waits for A, held by {holder} since {since} and Z-9 (unknown)"
+            f"no task is ready: C waits for A, held by {holder} since {since} and Z-9 (not here)"
         )
         with pytest.raises(NotFound) as untagged:  # (open ones, none with the tag)
             ledger.claim(holder="w", tag="nope")

@@ -295,6 +295,7 @@ def test_status_json_golden(repo: Path, fixed: Ledger, clock: Clock) -> None:
         },
         "budget_remaining": -250,
         "over_budget": True,
+        "depends": [],
     }
     assert fixed.status("M-1", now=T0 + 3600) == golden
     # Before the TTL ran out, both attachments were live.

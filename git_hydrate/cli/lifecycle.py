@@ -45,6 +45,16 @@ def _budget_line(status: Mapping[str, Any]) -> str:
     return f"tokens: {reported} of {budget} reported, {remaining} remaining"
 
 
+def _depends_line(status: Mapping[str, Any]) -> str:
+    """``depends on: A-1 (done), B-2 (open), N-9 (not here: …)``."""
+    said = []
+    for dep in status["depends"]:
+        station = dep["station"]
+        where = shown(station) if station is not None else "not here: a pull may bring it"
+        said.append(f"{shown(dep['task_id'])} ({where})")
+    return f"depends on: {', '.join(said)}"
+
+
 def _print_status(status: Mapping[str, Any]) -> None:
     archived = " (archived)" if status["archived"] else ""
     click.echo(f"task {shown(status['task_id'])}{archived}: {shown(status['title'])}")
@@ -56,6 +66,8 @@ def _print_status(status: Mapping[str, Any]) -> None:
         f"context: {status['attachments']} attachment(s), {status['live']} live, "
         f"{status['expired']} expired"
     )
+    if status.get("depends"):
+        click.echo(_depends_line(status))
     click.echo(_budget_line(status))
     click.echo("cash cost and token savings: not measured (no provider metering)")
     checkpoint = status["checkpoint"]
@@ -122,7 +134,8 @@ def status(
 ) -> None:
     """Show where a task stands, or move it to another station.
 
-    With ID: its station, attachments (live/expired), latest checkpoint, token
+    With ID: its station, attachments (live/expired), the tasks it depends on
+    and where each stands (or that it is not here), latest checkpoint, token
     budget and metrics. Without ID: one line per live task. Stations and the
     allowed moves:
 

@@ -41,6 +41,7 @@ __all__ = [
     "task_add",
     "task_edit",
     "task_field_options",
+    "warn_not_here",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -173,7 +174,8 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             multiple=True,
             metavar="ID",
             shell_complete=complete_task_ids,
-            help="A task that must be done before this one is ready (repeatable).",
+            help="A task that must be done before this one is ready (repeatable; one that "
+            "is not here yet is kept, with a warning: a pull may bring it).",
         ),
         *_emptying(creating, "depends-on", "depends_on", "dependencies: depend on no task"),
         click.option(
@@ -263,10 +265,23 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
             parent=fields["parent"],
             allow_secrets=fields["allow_secrets"],
         )
+        warn_not_here(ledger, task["task_id"], fields["depends_on"])
     if as_json:
         echo_json(ctx, task)
     else:
         click.echo(f"created task {shown(task['task_id'])}: {shown(task['title'])}")
+
+
+def warn_not_here(ledger: Ledger, task_id: str, depends_on: Sequence[str]) -> None:
+    """A line on stderr for each of ``depends_on`` that is no task here: kept (a
+    pull may bring it), but the task is not ready until it is here and done."""
+    for dep, alike in ledger.not_here(depends_on):
+        slip = f"; did you mean {shown(alike)}?" if alike else ""
+        warn(
+            f"{shown(task_id)} depends on {shown(dep)}, which is no task here: "
+            f"{shown(task_id)} waits for it until it exists (a pull may bring it) "
+            f"and is done{slip}"
+        )
 
 
 def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any]) -> None:
@@ -322,6 +337,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
     with open_ledger(ctx) as ledger:
         _paths_from_here(ctx, ledger, changes)
         task = ledger.edit_task(task_id, allow_secrets=fields["allow_secrets"], **changes)
+        warn_not_here(ledger, task["task_id"], changes.get("depends_on") or ())
     if as_json:
         echo_json(ctx, task)
     else:

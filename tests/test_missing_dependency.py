@@ -1,0 +1,74 @@
+"""A dependency on a task this clone does not have: kept, but said."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import hydrate
+
+
+def _add(repo: Path, task_id: str, *extra: str) -> tuple[int, str, str]:
+    made = hydrate(repo, "task-add", task_id, "--objective", "o", "--acceptance", "a", *extra)
+    return made.returncode, made.stdout, made.stderr
+
+
+def test_task_add_keeps_it_and_warns(repo: Path) -> None:
+    code, out, err = _add(repo, "D-1", "--depends-on", "NOPE-9")
+    assert code == 0
+    assert out == "created task D-1: o\n"
+    assert err == (
+        "warning: D-1 depends on NOPE-9, which is no task here: D-1 waits for it until it "
+        "exists (a pull may bring it) and is done\n"
+    )
+    assert json.loads(hydrate(repo, "show", "D-1", "--json").stdout)["depends_on"] == ["NOPE-9"]
+
+
+def test_a_present_or_archived_dependency_says_nothing(repo: Path) -> None:
+    assert _add(repo, "A-1")[0] == 0
+    assert _add(repo, "A-2")[0] == 0
+    assert hydrate(repo, "status", "A-2", "--set", "cancelled").returncode == 0
+    assert hydrate(repo, "archive", "A-2").returncode == 0
+    code, _, err = _add(repo, "D-1", "--depends-on", "A-1", "--depends-on", "A-2")
+    assert (code, err) == (0, "")
+
+
+def test_task_edit_warns_with_a_likely_slip(repo: Path) -> None:
+    assert _add(repo, "TG-1")[0] == 0
+    assert _add(repo, "D-1")[0] == 0
+    edited = hydrate(repo, "task-edit", "D-1", "--depends-on", "TG-1", "--depends-on", "tg-1")
+    assert edited.returncode == 0, edited
+    assert edited.stderr.count("\n") == 1
+    assert "D-1 depends on tg-1, which is no task here" in edited.stderr
+    assert edited.stderr.endswith("; did you mean TG-1?\n")
+    # an edit that leaves the dependencies alone says nothing again
+    assert hydrate(repo, "task-edit", "D-1", "--priority", "1").stderr == ""
+
+
+def test_status_ready_and_claim_name_it(repo: Path) -> None:
+    assert _add(repo, "A-1")[0] == 0
+    assert _add(repo, "D-1", "--depends-on", "A-1", "--depends-on", "NOPE-9")[0] == 0
+    status = hydrate(repo, "status", "D-1")
+    assert "depends on: A-1 (open), NOPE-9 (not here: a pull may bring it)\n" in status.stdout
+    data = json.loads(hydrate(repo, "status", "D-1", "--json").stdout)
+    assert data["depends"] == [
+        {"task_id": "A-1", "station": "open", "waiting": True},
+        {"task_id": "NOPE-9", "station": None, "waiting": True},
+    ]
+    assert hydrate(repo, "status", "A-1", "--set", "cancelled").returncode == 0
+    ready = hydrate(repo, "ready")
+    assert ready.stdout == ""
+    assert "D-1 waits for A-1 (cancelled) and NOPE-9 (not here)" in ready.stderr
+    claim = hydrate(repo, "claim", "D-1", "--local")
+    assert claim.returncode == 1
+    assert "it waits for A-1 (cancelled), NOPE-9 (not here)" in claim.stderr
+
+
+def test_every_status_row_has_its_dependencies(repo: Path) -> None:
+    assert _add(repo, "A-1")[0] == 0
+    assert _add(repo, "D-1", "--depends-on", "NOPE-9")[0] == 0
+    rows = json.loads(hydrate(repo, "status", "--json").stdout)
+    assert [row["depends"] for row in rows] == [
+        [],
+        [{"task_id": "NOPE-9", "station": None, "waiting": True}],
+    ]
