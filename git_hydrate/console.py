@@ -17,17 +17,19 @@ import sys
 from collections import Counter
 
 from .chars import on_one_line
+from .errors import EXIT_BROKEN_PIPE
 from .pack.budget import human_size, parse_size
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import IO, Any, BinaryIO, Final
+    from typing import IO, Any, BinaryIO, Final, NoReturn
 
 __all__ = [
     "Deferred",
     "byte_size",
     "is_terminal",
+    "leave",
     "os_error_line",
     "refreshed_line",
     "shown",
@@ -312,6 +314,34 @@ def os_error_line(exc: OSError) -> str:
     """The one line for an ``OSError`` outside the library's own checks."""
     where = f" ({exc.filename})" if exc.filename else ""
     return f"error: {exc.strerror or exc}{where}"
+
+
+def leave(status: int) -> NoReturn:
+    """Exit with ``status``, as ``git-hydrate`` does (never returns). For
+    ``EXIT_BROKEN_PIPE`` — the reader of standard output went away, here or in
+    flushing what was still buffered — the process ends as git's does then:
+    killed by SIGPIPE, saying nothing (a shell reports 141); where there is no
+    SIGPIPE, exit status 141. Called once every ``with`` and ``finally`` has run."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        status = EXIT_BROKEN_PIPE
+    except (OSError, ValueError):
+        pass  # (the interpreter's own flush at exit says nothing of these either)
+    if status == EXIT_BROKEN_PIPE:
+        import signal
+
+        if hasattr(signal, "SIGPIPE"):
+            try:
+                if sys.stderr is not None:
+                    sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGPIPE)
+    sys.exit(status)
 
 
 def silence_stdout() -> None:

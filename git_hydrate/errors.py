@@ -39,6 +39,9 @@ EXIT_BUG = 3
 EXIT_BUSY = 75
 #: What a shell reports for a process ended by SIGINT (128 + 2).
 EXIT_INTERRUPTED = 130
+#: What a shell reports for a process ended by SIGPIPE (128 + 13): the reader of
+#: its output went away (``| head``), and it ends as git (and cat) then end.
+EXIT_BROKEN_PIPE = 141
 #: What git itself exits with when it finds no repository.
 EXIT_NOT_A_REPOSITORY = 128
 

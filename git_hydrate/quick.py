@@ -40,13 +40,14 @@ import sys
 from .console import (
     Deferred,
     byte_size,
+    leave,
     os_error_line,
     refreshed_line,
     silence_stdout,
     summary_line,
     token_count,
 )
-from .errors import EXIT_FAILURE, EXIT_INTERRUPTED
+from .errors import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED
 from .ids import names_a_task
 from .settings import ENCODINGS
 
@@ -332,7 +333,7 @@ def _write(request: Request, source: BinaryIO, offset: int, count: int, lines: l
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         silence_stdout()  # the reader went away (`| head`): say nothing more
-        return EXIT_FAILURE
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         sys.stderr.write(os_error_line(exc) + "\n")
         sys.stderr.flush()
@@ -356,7 +357,7 @@ def main() -> None:
         except KeyboardInterrupt:  # (Ctrl-C meanwhile: as during a command, no traceback)
             sys.exit(EXIT_INTERRUPTED)
         full()
-    sys.exit(status)
+    leave(status)
 
 
 #: The commands :mod:`git_hydrate.quicksync` runs without click.

@@ -13,13 +13,13 @@ import difflib
 import importlib
 import os
 import sys
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import click
 
 from .. import __version__
-from ..console import os_error_line, silence_stdout
-from ..errors import EXIT_BUG, EXIT_FAILURE, EXIT_INTERRUPTED, HydrateError
+from ..console import leave, os_error_line, silence_stdout
+from ..errors import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_FAILURE, EXIT_INTERRUPTED, HydrateError
 from ._common import shown_block
 
 __all__ = ["COMMANDS", "cli", "failure_status", "main"]
@@ -70,8 +70,25 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
 ALIASES: Final = {"add": "context-add"}
 
 
+class ReaderGone(Exception):
+    """The reader of standard output went away (``| head``). A ``BrokenPipeError``
+    travels as this past click, whose ``main`` would turn it into a silent exit 1."""
+
+
 class LazyGroup(click.Group):
     """A group that imports a command's module only when that command is needed."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:  # (-h and --version print while the arguments are parsed)
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as exc:
+            raise ReaderGone from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if name not in ALIASES)
@@ -100,6 +117,8 @@ class LazyGroup(click.Group):
         pending = [*protected, *ctx.args]
         try:
             return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise ReaderGone from exc
         except click.UsageError as exc:
             # click's parser raises some errors (an option missing its value)
             # without a context: they still belong to the command being parsed.
@@ -158,9 +177,9 @@ _NO_ARGS_IS_HELP: Final[type[Exception] | tuple[()]] = getattr(
 )
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     """Run the command line and exit with its status (never a traceback)."""
-    sys.exit(run(argv))
+    leave(run(argv))
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -216,10 +235,11 @@ def failure_status(exc: BaseException) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`); say nothing more.
+    except (BrokenPipeError, ReaderGone):
+        # The reader went away (e.g. `| head`): say nothing more, and end as git
+        # does then (see git_hydrate.console.leave).
         silence_stdout()
-        return EXIT_FAILURE
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         # The file system refused something outside the library's own checks.
         click.echo(os_error_line(exc), err=True)

@@ -58,6 +58,12 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
     (129, "Hung up (SIGHUP) while a first pull listed a remote (its git stopped first), "
      "or while it held lock files (removed first)."),
     (130, "Interrupted (Ctrl-C)."),
+    (141, "The reader of standard output went away (git hydrate prompt ID | head): the "
+     "process ends as git then does, killed by SIGPIPE, with nothing on standard error "
+     "(a shell, and git running git hydrate, report 141; a program that waits for it "
+     "sees the signal). What the command did, such as a task-edit, is done. This holds for "
+     "every command, the fast path of a cached prompt included; only the mcp server, "
+     "whose session a leaving client ends, exits 0."),
     (143, "Terminated (SIGTERM) while a first pull listed a remote (its git stopped first), "
      "or while it held lock files (removed first)."),
 ]  # fmt: skip

@@ -1,0 +1,98 @@
+"""A reader that goes away (`| head`): every command ends as git does then,
+killed by SIGPIPE (a shell says 141), saying nothing; its work is done."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, hydrate
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="no SIGPIPE here")
+
+
+def _into_closed_pipe(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``git-hydrate ARGS`` (a new interpreter, the installed entry point's code)
+    writing into a real pipe whose reader has already gone."""
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "git_hydrate", *args],
+            cwd=cwd,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=env,
+            check=False,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.fixture
+def task(repo: Path) -> Path:
+    made = hydrate(repo, "task-add", "J-1", "--objective", "o", "--acceptance", "a")
+    assert made.returncode == 0, made
+    added = hydrate(repo, "add", "J-1", "--text", "".join(f"line {n}\n" for n in range(20000)))
+    assert added.returncode == 0, added
+    return repo
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("prompt", "J-1", "--no-cache"),  # the full command line
+        ("prompt", "J-1"),  # (cached by the first, or built: either path)
+        ("list",),
+        ("show", "J-1", "--json"),
+        ("task-edit", "J-1", "--priority", "1"),
+        ("-h",),
+        ("--version",),
+    ],
+)
+def test_a_closed_pipe_ends_the_process_by_sigpipe(task: Path, args: tuple[str, ...]) -> None:
+    ended = _into_closed_pipe(task, *args)
+    assert ended.returncode == -signal.SIGPIPE, ended
+    assert ended.stderr == b""
+
+
+def test_the_cached_prompt_too(task: Path) -> None:
+    assert hydrate(task, "prompt", "J-1", "-o", os.devnull).returncode == 0  # (now cached)
+    ended = _into_closed_pipe(task, "prompt", "J-1")
+    assert (ended.returncode, ended.stderr) == (-signal.SIGPIPE, b"")
+
+
+def test_the_work_is_done(task: Path) -> None:
+    ended = _into_closed_pipe(task, "task-edit", "J-1", "--priority", "3")
+    assert (ended.returncode, ended.stderr) == (-signal.SIGPIPE, b"")
+    assert '"priority": 3' in hydrate(task, "show", "J-1", "--json").stdout
+
+
+def test_through_git_the_status_is_141(task: Path, tmp_path: Path) -> None:
+    """As git reports its own commands killed by SIGPIPE: 141, and no word."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "git-hydrate"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m git_hydrate "$@"\n')
+    script.chmod(0o755)
+    read, write = os.pipe()
+    os.close(read)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
+    try:
+        ended = subprocess.run(
+            ["git", "hydrate", "prompt", "J-1", "--no-cache"],
+            cwd=task, stdout=write, stderr=subprocess.PIPE, env=env, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert (ended.returncode, ended.stderr) == (141, b"")
