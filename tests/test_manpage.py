@@ -270,3 +270,31 @@ def test_documented_completion_function_completes_git_hydrate(tmp_path: Path, re
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["hook hooks", "--max-bytes --max-tokens"]
+
+
+def test_mcp_help_names_every_tool_the_server_serves() -> None:
+    from click.testing import CliRunner
+
+    from git_hydrate.cli import cli
+    from git_hydrate.serve import TOOLS
+
+    names = [str(tool["name"]) for tool in TOOLS]
+    assert "search_tasks" in names
+    shown = CliRunner().invoke(cli, ["mcp", "-h"]).output
+    listed = re.search(r"Tools: (.*?);", " ".join(shown.split()))
+    assert listed is not None, shown
+    assert listed.group(1).split(", ") == names
+    page = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert f"Tools: {', '.join(names)};" in page.replace("\\-", "-")
+
+
+def test_command_list_does_not_import_the_mcp_server() -> None:
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom git_hydrate.cli import cli\n"
+        "out = CliRunner().invoke(cli, ['-h']).output\n"
+        "assert 'mcp ' in out, out\nprint('git_hydrate.serve' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.strip() == "False", proc.stderr

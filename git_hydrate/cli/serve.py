@@ -9,7 +9,27 @@ from ._common import TokenCount, echo_json
 __all__ = ["mcp"]
 
 
-@click.command("mcp")
+class McpCommand(click.Command):
+    """``mcp``: its help names the tools from the server's own table, so it cannot drift.
+
+    The table is read only when the help is shown (``mcp -h``, the man page); the command
+    list of ``git hydrate -h`` takes :attr:`short_help` and does not import the server.
+    """
+
+    @property
+    def help(self) -> str | None:
+        if self._help_template is None or "{tools}" not in self._help_template:
+            return self._help_template
+        from ..serve import TOOLS
+
+        return self._help_template.replace("{tools}", ", ".join(t["name"] for t in TOOLS))
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help_template = value
+
+
+@click.command("mcp", cls=McpCommand, short_help="Serve the tasks over MCP on stdin and stdout.")
 @click.option(
     "-C",
     "directory",
@@ -39,8 +59,7 @@ def mcp(
 ) -> None:
     """Serve the tasks over MCP on stdin and stdout (needs git-hydrate[mcp]).
 
-    Tools: list_tasks, show_task, get_prompt, get_attachment, attach,
-    checkpoint, move, ready, claim, release; the resource
+    Tools: {tools}; the resource
     hydrate://task/ID/prompt; the prompts work_on_task and next_ready_task.
     Every answer fits the budget: a long prompt or attachment comes in parts,
     a long list ends with what it left out. Writes follow the command line's
