@@ -62,7 +62,7 @@ def byte_size(value: str) -> int:
 
 
 def token_count(value: str, least: int = 1, most: int = 2**63 - 1) -> int:
-    """A ``--max-tokens`` value: a number of tokens (``least`` to ``most``), with ``k``/``m``
+    """A ``--max-tokens`` value: a number of tokens (``least`` to ``most``), with ``k``/``m``/``g``
     (``16k``: 16,384, 1024-based as in git; see :func:`git_hydrate.pack.budget.parse_size`).
 
     Raises:

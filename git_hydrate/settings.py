@@ -129,8 +129,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         None,
         "A token budget of pack, expand, prompt and the pre-push artefacts when --max-tokens "
         "is not given, counted exactly in hydrate.encoding; with a byte budget as well, both "
-        "apply. Needs the optional extra: pip install 'git-hydrate[tokens]'. The suffixes k "
-        "and m multiply by 1024 and 1024^2.",
+        "apply. Needs the optional extra: pip install 'git-hydrate[tokens]'. "
+        f"{_SIZES}",
         shown_default="none",
     ),
     Setting(
@@ -178,7 +178,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "A long prompt or attachment is sent in parts; a list that does not fit whole ends "
         "with a summary of what it left out. The default is a fifth under the 10,000 tokens "
         "and 50,000 characters past which Claude Code warns about a tool result or moves it "
-        "to a file; the least is 400. The suffixes k and m multiply by 1024 and 1024^2.",
+        "to a file; the least is 400. "
+        f"{_SIZES}",
     ),
     Setting(
         "hydrate.maxBodyBytes",

@@ -170,3 +170,16 @@ def test_every_setting_is_declared_once_with_a_default_and_a_description() -> No
     for setting in SETTINGS:
         assert setting.key.startswith("hydrate.") and setting.description
         assert setting.default_text
+
+
+def test_every_size_setting_says_the_suffixes_its_parser_takes() -> None:
+    """Each bytes or tokens setting is read by Settings.size, which takes git's k, m and g:
+    its description says so (or points to the same suffixes), and 1g is read."""
+    sizes = [setting for setting in SETTINGS if setting.kind in ("bytes", "tokens")]
+    assert len(sizes) >= 4
+    for setting in sizes:
+        text = setting.description
+        assert "k, m and g" in text or "(same suffixes)" in text, setting.key
+        assert "k and m" not in text, setting.key
+        settings = Settings(parse_records(f"{setting.key}\n1g\0".encode()))
+        assert settings.size(setting.key) == 1024**3, setting.key
