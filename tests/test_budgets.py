@@ -633,3 +633,31 @@ def test_a_budget_spelling_refused_says_so_in_one_line(repo: Path) -> None:
     assert result.returncode == 2
     assert "'16kb' is not a number of tokens" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("spelling", "unit", "shown"),
+    [("010000", "bytes", "octal (4,096 bytes)"), ("0x2000", "bytes", "hexadecimal (8,192 bytes)"),
+     ("016k", "tokens", "octal (14,336 tokens)"), ("0x1kb", "bytes", "hexadecimal (1,024 bytes)"),
+     ("09", "bytes", "octal:"), ("+010", "tokens", "octal (8 tokens)")],
+)  # fmt: skip
+def test_an_option_refuses_what_git_would_read_as_octal_or_hex(
+    spelling: str, unit: str, shown: str
+) -> None:
+    from git_hydrate.pack.budget import parse_size
+
+    with pytest.raises(ValueError, match=re.escape(f"{spelling!r} would be read as {shown}")):
+        parse_size(spelling, unit)
+    assert parse_size("10000") == 10000 and parse_size("100k") == 102400
+
+
+def test_zero_padded_budget_is_refused_on_the_command_line_not_in_config(repo: Path) -> None:
+    hydrate(repo, "task-add", "S-3", "--objective", "Spell budgets.", "--acceptance", "Read.")
+    result = hydrate(repo, "prompt", "S-3", "--max-bytes", "010000")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "'010000' would be read as octal (4,096 bytes)" in result.stderr
+    git(repo, "config", "hydrate.maxBytes", "010000")  # git's own reading stays: 4,096
+    packed = hydrate(repo, "--compact", "pack", "S-3")
+    assert packed.returncode == 0, packed.stderr
+    assert json.loads(packed.stdout)["max_bytes"] == 4096

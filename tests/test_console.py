@@ -75,13 +75,13 @@ def test_a_source_that_ends_early_is_an_error(source: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("20000", 20000), ("64k", 65536), ("1M", 1048576), (" 8 ", 8), ("0x10", 16), ("010", 8)],
+    [("20000", 20000), ("64k", 65536), ("1M", 1048576), (" 8 ", 8), ("64KiB", 65536)],
 )
 def test_byte_sizes(text: str, value: int) -> None:
     assert byte_size(text) == value
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "lots", "8q", "", "1e3"])
+@pytest.mark.parametrize("text", ["0", "-1", "lots", "8q", "", "1e3", "0x10", "010"])
 def test_what_is_not_a_byte_size(text: str) -> None:
     with pytest.raises(ValueError, match=repr(text)):
         byte_size(text)

@@ -91,7 +91,7 @@ HITS = [
     ("--max-bytes", "8k"),
     ("--max-bytes=8192",),
     ("--max-bytes", "8K"),
-    ("--max-bytes", "0x2000"),  # git reads integers with base 0
+    ("--max-bytes", "8KiB"),
     ("--max-bytes", " 8192 "),  # ByteSize strips blanks
     ("--max-bytes", "3000"),
     ("--max-bytes", "2k", "--no-outline"),

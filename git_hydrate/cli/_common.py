@@ -293,7 +293,7 @@ def budget_options(func: F) -> F:
         "--max-bytes",
         type=ByteSize(),
         default=None,
-        help="The byte budget; 64k, 64KB and 64KiB are all 65,536 bytes "
+        help="The byte budget, in decimal; 64k, 64KB and 64KiB are all 65,536 bytes "
         f"(default: {default_help('hydrate.maxBytes')}).",
     )(command)
 

@@ -61,6 +61,8 @@ def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**6
     ``git config --type=int`` reads it, with git's suffixes ``k``, ``m``, ``g``
     (1024, 1024^2, 1024^3); a byte size may add ``b`` or ``ib`` to its suffix
     (``64KB`` = ``64KiB`` = ``64kb`` = ``64k`` = 65,536 bytes: 1024-based, as in git).
+    Unlike git, a zero-padded or ``0x`` number is refused: git would read it as octal
+    or hexadecimal, which an option's user rarely means (:func:`_not_decimal`).
 
     Raises:
         ValueError: not such a number; the message says so, naming ``value``.
@@ -72,6 +74,9 @@ def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**6
             if lowered.endswith(tail) and lowered[: -len(tail)][-1:] in ("k", "m", "g"):
                 text = text[: -len(tail)]
                 break
+    padded = _not_decimal(value, text, unit)
+    if padded:
+        raise ValueError(padded)
     number = parse_int(text)
     if number is None or number > most:
         if number is not None or parse_int(text, bits=1 << 16) is not None:  # (past 64 bits)
@@ -80,6 +85,22 @@ def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**6
     if number < least:
         raise ValueError(f"{value!r} must be at least {least}")
     return number
+
+
+def _not_decimal(value: str, text: str, unit: str) -> str | None:
+    """Why ``text`` (a zero-padded or ``0x`` number) is refused, or ``None`` when it is not one.
+
+    git reads a leading ``0`` as octal and ``0x`` as hexadecimal (``010000`` is 4,096),
+    and ``git config`` keeps that reading; an option refuses such a value instead of
+    quietly taking a budget an eighth of the one meant.
+    """
+    digits = text.lstrip("+-")
+    if len(digits) < 2 or digits[0] != "0" or not (digits[1] in "xX" or digits[1].isdigit()):
+        return None
+    base = "hexadecimal" if digits[1] in "xX" else "octal"
+    number = parse_int(text)
+    read = f" ({number:,} {unit})" if number is not None else ""
+    return f"{value!r} would be read as {base}{read}: write it in decimal, without a leading 0"
 
 
 # A tuple with named fields, not a typing.NamedTuple: typing costs the fast path
