@@ -219,3 +219,16 @@ def test_commands_page_names_every_option_of_every_command() -> None:
                     if not (_named(option, rows) or _named(option, shared)):
                         missing.append(f"{path} {option}")
     assert not missing, f"docs/commands.md does not name: {', '.join(missing)}"
+
+
+def test_a_prompt_file_a_page_writes_again_keeps_its_budget() -> None:
+    """`prompt --refresh` records no budget: a page that writes FILE again must give the
+    same budget, else the second prompt is packed at the default."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8").replace("\\\n", " ")
+        budgets: dict[str, set[tuple[str, ...]]] = {}
+        for found in re.finditer(r"git hydrate prompt ([^`\n#]*?)-o (\S+?)[`\s]", text):
+            given = tuple(re.findall(r"--max-(?:bytes|tokens)[ =]\S+", found.group(1)))
+            budgets.setdefault(found.group(2), set()).add(given)
+        for output, seen in budgets.items():
+            assert len(seen) == 1, f"{page.name}: {output} is written at budgets {sorted(seen)}"

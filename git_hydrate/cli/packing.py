@@ -156,15 +156,15 @@ def prompt(
     together). A prompt built before for the same task tip, budget and
     expired attachments comes from the prompt cache, byte for byte
     (hydrate.promptCache; --no-cache builds it again). --refresh first takes
-    the task's recorded add-tree runs again. One summary line goes
-    to stderr: attachments kept, bytes (and tokens) used of the budget,
-    omitted by reason, shrunk, and the budget that would hold everything,
-    then each file in play or named test not held whole or not attached at
-    all (with add-tree's reason); -v lists the omitted and shrunk
-    attachments and the files the task names that have none. The prompt
-    names them too, in its own ### Not included part, with the command
-    that lists them all: this one with the options that build this very
-    prompt again (git hydrate prompt ID --max-bytes 16000 --format
+    the task's add-tree runs again (no budget is recorded: this command's
+    applies). One summary line goes to stderr: attachments kept, bytes (and
+    tokens) used of the budget, omitted by reason, shrunk, and the budget
+    that would hold everything, then each file in play or named test not
+    held whole or not attached at all (with add-tree's reason); -v lists the
+    omitted and shrunk attachments and the files the task names that have
+    none. The prompt names them too, in its own ### Not included part, with
+    the command that lists them all: this one with the options that build
+    this very prompt again (git hydrate prompt ID --max-bytes 16000 --format
     markdown -v).
 
     \b
