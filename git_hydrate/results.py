@@ -160,7 +160,8 @@ class PackResult(TypedDict):
     """``Ledger.pack()``: the packet and its exact size.
 
     ``max_tokens`` and ``token_encoding`` are present when tokens were
-    counted (``token_count`` is then exact); ``shrunk`` with outlines on.
+    counted (``token_count`` is then exact); ``shrunk`` with outlines on;
+    ``flagged`` when a file the task names is not held whole or not attached.
     """
 
     packet: dict[str, Any]
@@ -173,6 +174,7 @@ class PackResult(TypedDict):
     max_tokens: NotRequired[int | None]
     token_encoding: NotRequired[str]
     shrunk: NotRequired[list[Shrunk]]
+    flagged: NotRequired[list[Flagged]]
 
 
 class ExpandResult(TypedDict):

@@ -17,7 +17,7 @@ import pytest
 from git_hydrate import errors
 from git_hydrate.cli import ALIASES, manpage
 
-from .conftest import ROOT, git
+from .conftest import ROOT, git, hydrate
 from .wrapper import hydrate_on_path
 
 PAGE = ROOT / "man" / "git-hydrate.1"
@@ -298,3 +298,26 @@ def test_command_list_does_not_import_the_mcp_server() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_pack_and_expand_help_name_every_key_they_print(repo: Path) -> None:
+    from typing import get_type_hints
+
+    from git_hydrate.results import ExpandResult, PackResult
+
+    (repo / "big.py").write_text("x = 1\n" * 4000)
+    git(repo, "add", "big.py")
+    git(repo, "commit", "-q", "-m", "a file in play too big to attach")
+    made = hydrate(repo, "task-add", "K-1", "--objective", "o", "--acceptance", "a",
+                   "--file-in-play", "big.py")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert hydrate(repo, "add-tree", "K-1", "--max-file-bytes", "1k").returncode == 0
+    for name, declared in (("pack", PackResult), ("expand", ExpandResult)):
+        keys = set(get_type_hints(declared))
+        done = hydrate(repo, name, "K-1")
+        assert done.returncode == 0, done.stderr
+        printed = set(json.loads(done.stdout))
+        assert "flagged" in printed and printed <= keys, printed - keys
+        shown = " ".join(hydrate(repo, name, "-h").stdout.split())
+        for key in keys:
+            assert re.search(rf"\b{key}\b", shown), f"{name} -h does not name {key}"

@@ -57,7 +57,9 @@ def pack(
     omitted}. Attachments that expired or did not fit are listed in omitted.
     With --max-tokens the packet's tokens are bounded too, and token_count is
     exact (plus max_tokens, token_encoding); with --outline, attachments kept
-    as their outlines are listed in shrunk.
+    as their outlines are listed in shrunk. flagged, when present, lists the
+    files the task names (files in play, named tests) that the packet does
+    not hold whole or that have no attachment at all.
 
     \b
     Example:
@@ -86,7 +88,8 @@ def expand(
     Prints {packet, prompt, packet_bytes, prompt_bytes, total_bytes, max_bytes,
     token_estimate, note, omitted}. --max-tokens bounds the tokens of packet
     and prompt together (adds token_count, packet_tokens, total_tokens,
-    max_tokens, token_encoding); --outline adds shrunk.
+    max_tokens, token_encoding); --outline adds shrunk; flagged lists the
+    files the task names that are not held whole or not attached.
 
     \b
     Example:
