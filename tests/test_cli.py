@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -226,9 +228,29 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "omitted" in result.stdout and "expired" in result.stdout
     # a tutorial: each command before its output, and bytes that are the prompt's own
     assert "$ git hydrate task-add M-1002 --objective" in result.stdout
-    assert "$ git hydrate prompt M-1002 --max-bytes 1400 -v" in result.stdout
+    assert re.search(r"\$ git hydrate prompt M-1002 --max-bytes 1400 --now \S+Z -v", result.stdout)
     assert "kept 1 of 3 attachments; 1,142 of 1,400 bytes" in result.stdout
     assert "\n### Not included\n" in result.stdout  # the prompt says what it left out
+
+
+def test_demo_says_when_it_packs_and_its_command_packs_the_same(tmp_path: Path) -> None:
+    """The demo does not wait for its 1-second note to expire: it packs as of a moment it
+    names (--now), so the command it shows prints the same prompt in the kept repository."""
+    result = hydrate(tmp_path, "demo", "--keep")
+    assert result.returncode == 0, result
+    assert "later" not in result.stdout.split("# Task M-1002")[0]
+    shown = re.search(r"^\$ git hydrate (prompt M-1002 .*)$", result.stdout, re.M)
+    assert shown is not None and "--now" in shown.group(1)
+    kept = re.search(r"^repository kept at (\S+) ", result.stdout, re.M)
+    assert kept is not None
+    try:
+        again = hydrate(tmp_path, "-C", kept.group(1), *shown.group(1).split())
+    finally:
+        shutil.rmtree(kept.group(1))
+    assert again.returncode == 0, again
+    demo_prompt = result.stdout.split(shown.group(0) + "\n", 1)[1].split("\nwarning: ")[0]
+    assert again.stdout == demo_prompt
+    assert "omitted 63a7064d3dcd chat/old (expired)" in again.stderr
 
 
 @pytest.mark.slow

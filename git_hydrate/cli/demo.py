@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import click
@@ -57,13 +57,16 @@ def demo(keep: bool, max_bytes: int) -> None:
         # The demo's commits are the demo's, whatever identity this machine has (or lacks).
         for key, value in (("user.name", "git-hydrate demo"), ("user.email", "demo@invalid")):
             subprocess.run(["git", "-C", root, "config", key, value], check=True)
-        now = datetime.now(UTC)
         click.echo(f"# a throwaway repository: {root}\n")
         with Ledger(root) as ledger:
             _attach_the_examples(ledger, show)
-            click.echo("# ... a few seconds later, the 1-second note has expired:")
-            show(f"git hydrate prompt M-1002 --max-bytes {max_bytes} -v")
-            result = ledger.prompt("M-1002", max_bytes=max_bytes, now=now.timestamp() + 5)
+            # The demo does not wait: it packs as of 5 seconds from now, and says so.
+            later = (datetime.now(UTC) + timedelta(seconds=5)).replace(microsecond=0)
+            click.echo(
+                "# packed as of 5 seconds from now (--now), when the 1-second note has expired:"
+            )
+            show(f"git hydrate prompt M-1002 --max-bytes {max_bytes} --now {_iso(later)} -v")
+            result = ledger.prompt("M-1002", max_bytes=max_bytes, now=later.timestamp())
         click.echo(result["prompt"], nl=False)
         # what prompt says on stderr, here on stdout so the demo reads top to bottom
         click.echo(f"\n{summary_line('M-1002', result)}")
@@ -74,6 +77,10 @@ def demo(keep: bool, max_bytes: int) -> None:
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _attach_the_examples(ledger: Ledger, show: Callable[[str], None]) -> None:
