@@ -28,7 +28,7 @@ TASK_REF_PREFIX: Final = b"refs/hydrate/tasks/"
 # \Z, not $: "$" also matches before a final newline, which would let "abc\n" in.
 TASK_ID_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 TASK_ID_RULES: Final = (
-    "1-128 characters from letters, digits, '.', '_' and '-', starting with a letter or "
+    "1-128 characters from ASCII letters, digits, '.', '_' and '-', starting with a letter or "
     "digit, without '..' and not ending in '.' or '.lock'"
 )
 

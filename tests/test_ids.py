@@ -41,3 +41,10 @@ def test_the_edges() -> None:
     for bad in ["", ".a", "-a", "a..b", "a.", "a.lock", "a.LOCK", "a\n", "x" * 129, "a/b", "é"]:
         assert not is_task_id(bad), bad
         assert not names_a_task(bad.encode()), bad
+
+
+def test_the_rules_say_letters_are_ascii_as_the_pattern_does() -> None:
+    from git_hydrate.ids import TASK_ID_RULES
+
+    assert not is_task_id("Ä-1") and not is_task_id("ß-1") and is_task_id("Z-1")
+    assert "ASCII letters" in TASK_ID_RULES
