@@ -219,6 +219,8 @@ def test_cli_errors_dry_run_and_verbose(repo: Path) -> None:
     dry = hydrate(repo, "import", "--dry-run", "-v", input=text)
     assert dry.returncode == 0 and "would be created GH-12" in dry.stdout
     assert "fields not used: assignees (2), comments (2)" in dry.stderr
+    summary = "github: 3 would be created, 0 would be updated, 0 unchanged, 0 would be left out"
+    assert f"{summary} (dry run: nothing written)\n" in dry.stderr
     assert (objects(repo), refs(repo)) == (before_objects, before_refs)
     done = hydrate(repo, "import", "--prefix", "SHOP-", "--json", input=text)
     assert json.loads(done.stdout)["created"] == ["SHOP-12", "SHOP-13", "SHOP-14"]
@@ -226,6 +228,8 @@ def test_cli_errors_dry_run_and_verbose(repo: Path) -> None:
     assert md.stdout.startswith("# Retry-After header on 429\n")
     assert "- [ ] send Retry-After" in md.stdout and "`src/app/limits.py`" in md.stdout
     assert hydrate(repo, "export", "NOPE").returncode != 0
+    real = hydrate(repo, "import", "--prefix", "W-", input=text)
+    assert real.stderr == "github: 3 created, 0 updated, 0 unchanged, 0 left out\n"
 
 
 def test_review_findings_dry_run_round_trip_cycles_and_lost_parents(

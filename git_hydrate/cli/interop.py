@@ -99,10 +99,10 @@ def import_cmd(
             dry_run=dry_run,
             allow_secrets=allow_secrets,
         )
+    would = "would be " if dry_run else ""
     if as_json:
         echo_json(ctx, report)
     else:
-        would = "would be " if dry_run else ""
         for key in ("created", "updated"):
             for task_id in report[key]:
                 click.echo(f"{would}{key} {shown(task_id)}")
@@ -111,17 +111,28 @@ def import_cmd(
                 f"{shown(conflict['task_id'])}: {conflict['field']} changed here and upstream; "
                 "kept the upstream value"
             )
-        counts = ", ".join(f"{len(report[k])} {k}" for k in ("created", "updated", "unchanged"))
-        click.echo(f"{report['format']}: {counts}, {len(report['errors'])} left out", err=True)
+        click.echo(_summary(report, dry_run), err=True)
         if verbose and report["ignored"]:
             fields = ", ".join(f"{k} ({n})" for k, n in report["ignored"].items())
             click.echo(f"fields not used: {fields}", err=True)
     for note in report["warnings"]:
         warn(f"item {shown(note['item'])}: {note['warning']}")
     for error in report["errors"]:
-        warn(f"item {shown(error['item'])} left out: {error['error']}")
+        warn(f"item {shown(error['item'])} {would}left out: {error['error']}")
     if report["errors"]:
         ctx.exit(1)
+
+
+def _summary(report: Any, dry_run: bool) -> str:
+    """``github: 3 created, 0 updated, 0 unchanged, 0 left out``; a dry run's says
+    ``would be`` of what it did not write."""
+    would = "would be " if dry_run else ""
+    counts = ", ".join(
+        f"{len(report[k])} {would if k != 'unchanged' else ''}{k}"
+        for k in ("created", "updated", "unchanged")
+    )
+    unwritten = " (dry run: nothing written)" if dry_run else ""
+    return f"{report['format']}: {counts}, {len(report['errors'])} {would}left out{unwritten}"
 
 
 @click.command("export")
