@@ -201,6 +201,9 @@ MATRIX: list[Case] = [
         "exactly one of",
     ),
     Case("missing file", ("context-add", "M-1", "--file", "missing.txt"), 1, "no such file"),
+    Case("empty --file", ("context-add", "M-1", "--file", ""), 2, "an empty path names no file"),
+    Case("empty -o", ("prompt", "M-1", "-o", ""), 2, "'-o' / '--output': an empty path"),
+    Case("empty --dir", ("add-tree", "M-1", "--dir", ""), 2, "'--dir': an empty path"),
     Case("directory as --file", ("context-add", "M-1", "--file", "adir"), 1, "is a directory"),
     Case("FIFO as --file", ("context-add", "M-1", "--file", "fifo"), 1, "not a regular file"),
     Case(

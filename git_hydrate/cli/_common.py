@@ -40,6 +40,7 @@ __all__ = [
     "format_option",
     "json_option",
     "label",
+    "no_empty_path",
     "open_ledger",
     "short",
     "shown",
@@ -231,6 +232,14 @@ class IsoTime(click.ParamType):  # type: ignore[type-arg]
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         return moment
+
+
+def no_empty_path(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A path option's callback: an empty value names no file (``-o ''`` said only
+    "No such file or directory", after building the prompt)."""
+    if value == "":
+        raise click.BadParameter("an empty path names no file")
+    return value
 
 
 def allow_secrets_option(what: str) -> Callable[[F], F]:

@@ -14,6 +14,7 @@ from ._common import (
     Duration,
     echo_json,
     json_option,
+    no_empty_path,
     open_ledger,
     short,
     shown,
@@ -96,7 +97,13 @@ def file_label(path: str, top: str | None) -> str:
 
 @click.command("context-add")
 @task_id_argument
-@click.option("--file", "file_", metavar="FILE", help="Attach the content of FILE (- for stdin).")
+@click.option(
+    "--file",
+    "file_",
+    metavar="FILE",
+    callback=no_empty_path,
+    help="Attach the content of FILE (- for stdin).",
+)
 @click.option("--text", help="Attach this text.")
 @click.option(
     "--source-label",

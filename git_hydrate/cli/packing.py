@@ -20,6 +20,7 @@ from ._common import (
     echo_json,
     format_option,
     json_option,
+    no_empty_path,
     open_ledger,
     short,
     shown,
@@ -109,6 +110,7 @@ def expand(
     "--output",
     type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     default=None,
+    callback=no_empty_path,
     help="Write the prompt to this file instead of standard output (opened only once "
     "the prompt is built: a prompt that fails leaves the file as it was). Standard output "
     "gets the bytes too, but a terminal, where control characters other than line feed "

@@ -19,6 +19,7 @@ from ._common import (
     few_collections,
     format_option,
     json_option,
+    no_empty_path,
     open_ledger,
     shown,
     task_id_argument,
@@ -274,6 +275,7 @@ def hydration_options(what: str) -> Callable[[F], F]:
     "directory",
     metavar="PATH",
     type=click.Path(file_okay=False),
+    callback=no_empty_path,
     help="Take the files of a directory (git's file set if it is a checkout, else a walk).",
 )
 @click.option(
