@@ -290,6 +290,9 @@ MATRIX: list[Case] = [
     Case("misspelt command", ("shwo", "M-1"), 2, "Did you mean 'show'?"),
     Case("misspelt task id", ("show", "M--1"), 1, "did you mean M-1?"),
     Case("task id in the wrong case", ("show", "m-1"), 1, "did you mean M-1?"),
+    Case("short id, l for 1", ("show", "M-l"), 1, "did you mean M-1?"),
+    Case("short id, _ for -", ("status", "M_1"), 1, "did you mean M-1?"),
+    Case("unrelated short id", ("show", "Q-7"), 1, "create it with: git hydrate task-add Q-7"),
     Case("--max-bytes with a bad unit", ("pack", "M-1", "--max-bytes", "8q"), 2, "64k"),
     Case(
         "body with a private key",

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from .. import codec, validate
 from ..archive import read_archive
@@ -34,6 +34,16 @@ __all__ = ["TaskRefs"]
 #: The lock file a write that adds parent or dependency edges holds (see
 #: :meth:`TaskRefs.graph_lock`).
 GRAPH_LOCK = "hydrate-graph.lock"
+
+
+#: What a mistyped task id may differ by: ``_`` or ``.`` for ``-``, and a letter
+#: that looks like a digit (``l``/``I`` for ``1``, ``O`` for ``0``), in any case.
+_LOOK_ALIKE: Final = str.maketrans({"_": "-", ".": "-", "l": "1", "i": "1", "o": "0"})
+
+
+def _look_alike(task_id: str) -> str:
+    """``task_id`` with the differences a typo makes unread (``T_l`` and ``t-1``: ``t-1``)."""
+    return task_id.casefold().translate(_LOOK_ALIKE)
 
 
 class TaskRefs:
@@ -175,9 +185,12 @@ class TaskRefs:
             )
         known = [name for name in self.task_names() if name != task_id]
         same = [other for other in known if other.casefold() == task_id.casefold()]
+        # A short id has too few characters for difflib's ratio (T-l is 0.67 to T-1):
+        # an id that reads the same but for a separator or a look-alike is suggested too.
+        alike = [other for other in known if _look_alike(other) == _look_alike(task_id)]
         import difflib  # (only for a task id not found)
 
-        close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
+        close = same or alike or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
         if close:
             return NotFound(f"no task {task_id!r}; did you mean {close[0]}?")
         return NotFound(
