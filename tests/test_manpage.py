@@ -321,3 +321,33 @@ def test_pack_and_expand_help_name_every_key_they_print(repo: Path) -> None:
         shown = " ".join(hydrate(repo, name, "-h").stdout.split())
         for key in keys:
             assert re.search(rf"\b{key}\b", shown), f"{name} -h does not name {key}"
+
+
+def _examples(help_text: str) -> list[str]:
+    """The Example(s) blocks of a -h text, each as it is pasted: indentation and all."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    indent = -1
+    for line in help_text.splitlines():
+        depth = len(line) - len(line.lstrip())
+        if line.strip() in ("Example:", "Examples:"):
+            current, indent = [], depth
+            blocks.append(current)
+        elif indent >= 0 and line.strip() and depth > indent:
+            current.append(line)
+        else:
+            indent = -1
+    return ["\n".join(block) + "\n" for block in blocks if block]
+
+
+def test_every_help_example_parses_as_pasted() -> None:
+    """Each example, pasted from -h into bash as shown (indented), is whole shell: no
+    here-document whose indented terminator would never close it."""
+    checked = 0
+    for path, command, ctx in manpage.walk_commands():
+        for block in _examples(command.get_help(ctx)):
+            assert not re.search(r"<<-?\s*['\"]?\w", block), f"{path}: a here-document in\n{block}"
+            proc = subprocess.run(["bash", "-n"], input=block, capture_output=True, text=True)
+            assert proc.returncode == 0 and proc.stderr == "", f"{path}:\n{block}{proc.stderr}"
+            checked += 1
+    assert checked > 30

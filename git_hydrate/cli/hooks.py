@@ -70,9 +70,9 @@ def pre_push(
 
     \b
     Example:
-      git hydrate hook pre-push origin <<EOF
-      refs/heads/M-1002-fix $(git rev-parse HEAD) refs/heads/M-1002-fix $(git rev-parse @{u})
-      EOF
+      ref=refs/heads/M-1002-fix
+      echo "$ref $(git rev-parse HEAD) $ref $(git rev-parse @{u})" |
+        git hydrate hook pre-push origin
     """
     from .. import hooks
     from ..errors import HydrateError
