@@ -286,3 +286,40 @@ def test_a_task_moved_during_a_big_update_is_merged_one_by_one(
         assert messages[0] == "hydrate: import GH-9"
         assert messages[1].startswith("hydrate: task-edit GH-9")
     fsck(repo)
+
+
+@pytest.mark.parametrize("count", [1, COUNT])
+def test_an_interrupt_while_updates_land_waits_for_their_bases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    """review10: an import's updated tasks landed, then (Ctrl-C, SIGTERM) its bases
+    did not: the next import merged against the older base, took a local edit made
+    since for a change on both sides, and the upstream's title replaced it. A real
+    SIGINT delivered as the bases are saved now waits until they have landed (one
+    update alone, and many in one transaction)."""
+    import signal
+    import threading
+
+    from git_hydrate.interop import bases as bases_module
+
+    repo = from_template("repo", one_commit, tmp_path / "repo")
+    with Ledger(repo) as ledger:
+        ledger.import_tasks(issues(count))
+    save = bases_module.Bases.save
+
+    def interrupted(self: bases_module.Bases, summary: str) -> None:
+        # (the user's Ctrl-C, at the worst moment; to this thread, as in the command's
+        # one-thread process: a test runner's other threads do not hold it)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        save(self, summary)
+
+    monkeypatch.setattr(bases_module.Bases, "save", interrupted)
+    v2 = issues(count).replace("Issue number", "Issue no.")
+    with pytest.raises(KeyboardInterrupt), Ledger(repo) as ledger:
+        ledger.import_tasks(v2)
+    monkeypatch.setattr(bases_module.Bases, "save", save)
+    assert hydrate(repo, "task-edit", "GH-1", "--title", "My own title").returncode == 0
+    with Ledger(repo) as ledger:
+        report = ledger.import_tasks(v2)
+        assert report["conflicts"] == []
+        assert ledger.get_task("GH-1")["title"] == "My own title"

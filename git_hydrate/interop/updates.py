@@ -22,6 +22,7 @@ import msgspec
 from ..attachments import check_text_secrets
 from ..dependencies import check_no_cycle
 from ..errors import HydrateError, ValidationError
+from ..hydrate.forked import signals_held
 from ..merge import Side, merge_states
 from ..model import Task
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, task_message
@@ -136,9 +137,11 @@ def _write_one(refs: TaskRefs, pending: _Pending, into: tuple[Bases, ImportRepor
         return change
 
     before = pending.state.tip
-    with refs.graph_lock():  # the merge may add edges: checked and written in turn
-        refs.write(task_id, apply)
-    _record_base(bases, pending)
+    with signals_held():  # (the task and its base land together: see Updates.flush)
+        with refs.graph_lock():  # the merge may add edges: checked and written in turn
+            refs.write(task_id, apply)
+        _record_base(bases, pending)
+        bases.save(f"import: {task_id}")
     report["conflicts"] += conflicts
     report["updated" if refs.tip(task_id) != before else "unchanged"].append(task_id)
 
@@ -218,20 +221,26 @@ class Updates:
         summary = f"hydrate: import {len(together)} update(s)"
         moved: set[str] = set()
         again: set[str] = set()
-        try:
+        # The updated tasks and their bases land together, an interrupt held until
+        # both have: stopped between them, the next import would merge against the
+        # older base and take a local edit made since for a change on both sides.
+        with signals_held():
+            try:
+                if together:
+                    moved, again = self.refs.update_many(together, summary)
+            except HydrateError:  # (one that cannot be written: each on its own says which)
+                again = set(together)
+            for item in pending:
+                if item.task_id not in together:
+                    continue
+                if item.task_id in again:
+                    alone.append(item)
+                    continue
+                _record_base(bases, item)
+                report["conflicts"] += conflicts[item.task_id]
+                report["updated" if item.task_id in moved else "unchanged"].append(item.task_id)
             if together:
-                moved, again = self.refs.update_many(together, summary)
-        except HydrateError:  # (one that cannot be written: each on its own says which)
-            again = set(together)
-        for item in pending:
-            if item.task_id not in together:
-                continue
-            if item.task_id in again:
-                alone.append(item)
-                continue
-            _record_base(bases, item)
-            report["conflicts"] += conflicts[item.task_id]
-            report["updated" if item.task_id in moved else "unchanged"].append(item.task_id)
+                bases.save(f"import: {len(together)} update(s)")
         for item in alone:
             try:
                 _write_one(self.refs, item, self.into)
