@@ -747,3 +747,44 @@ def test_an_update_drops_a_dependency_on_an_item_left_out(ledger: Ledger) -> Non
     ]
     task = ledger.get_task("bd-1")
     assert task["depends_on"] == [] and task["objective"] == "d2"
+
+
+def test_a_number_too_long_to_read_is_an_unreadable_item_not_a_crash(repo: Path) -> None:
+    """review10: Python reads no integer of more than 4,300 digits and says so with a
+    plain ValueError, which crashed every format ("hit a bug", exit 3; one such beads
+    line, the whole import); detected, it was called nested too deeply."""
+    huge = "1" * 5000
+    for fmt in ("github", "taskmaster"):
+        doc = (
+            f'[{{"number": {huge}, "title": "t", "url": "u"}}]'
+            if fmt == "github"
+            else f'{{"tasks": [{{"id": {huge}, "title": "t"}}]}}'
+        )
+        for args in (("import", "-"), ("import", "--from", fmt, "-")):
+            out = hydrate(repo, *args, input=doc)
+            assert (out.returncode, out.stderr) == (
+                1,
+                "error: unreadable JSON: a number of more digits than can be read at line 1\n",
+            ), (fmt, args, out)
+    lines = f'{{"id": "bd-0", "title": "t", "n": {huge}}}\n{{"id": "bd-1", "title": "ok"}}\n'
+    out = hydrate(repo, "import", "--from", "beads", "-", input=lines)
+    assert (out.returncode, out.stdout) == (1, "created bd-1\n")
+    assert "line 1 left out: unreadable JSON: a number of more digits" in out.stderr
+
+
+def test_a_beads_export_with_a_line_separator_reads_back(repo: Path) -> None:
+    """review10: export writes U+2028 raw (valid JSON), and import split JSONL with
+    str.splitlines, which also splits there: our own export did not read back."""
+    title = "first\u2028second"
+    assert (
+        hydrate(repo, "task-add", "bd-1", "--objective", title, "--acceptance", "a").returncode
+        == 0
+    )
+    exported = hydrate(repo, "export", "bd-1", "--format", "json-beads").stdout
+    assert "\u2028" in exported and exported.count("\n") == 1
+    other = repo.parent / "other"
+    git(repo.parent, "init", "-q", str(other))
+    out = hydrate(other, "import", "-", input=exported)
+    assert out.returncode == 0, out
+    with Ledger(other) as ledger:
+        assert ledger.get_task("bd-1")["objective"] == title

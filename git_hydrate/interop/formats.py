@@ -93,7 +93,7 @@ def detect(text: str) -> tuple[str, Any]:
     try:
         data: Any = _loads(text)
     except ValueError as whole:  # (JSONL, or not JSON, or nested too deeply)
-        lines = stripped.splitlines()
+        lines = _lines_of(stripped)
         try:
             data = _loads(lines[0])
         except ValueError as first:
@@ -163,6 +163,12 @@ def parse(text: str, fmt: str, origin: str, document: Any = UNREAD) -> list[Item
 # -- helpers ----------------------------------------------------------------------------
 
 
+def _lines_of(text: str) -> list[str]:
+    """The lines of JSONL: split at line feeds only (``str.splitlines`` also splits
+    at U+2028 and U+2029, which JSON strings may hold raw, as export writes them)."""
+    return text.split("\n")
+
+
 class _TooDeep(ValueError):
     """JSON nested deeper than :data:`MAX_JSON_DEPTH` levels."""
 
@@ -178,7 +184,12 @@ def _loads(text: str) -> Any:
         check_depth(text.encode("utf-8", "surrogatepass"), "input")
     except CorruptData:
         raise _TooDeep(TOO_DEEP) from None
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # (Python reads no integer of more than 4,300 digits)
+        raise json.JSONDecodeError("a number of more digits than can be read", text, 0) from None
 
 
 def _json(text: str) -> Any:
@@ -354,7 +365,7 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
     used = {"id", "title", "description", "acceptance_criteria", "status", "priority"}
     used |= {"issue_type", "labels", "dependencies", "design", "notes"}
     used |= {"close_reason", "metadata"}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(_lines_of(text), 1):
         if not line.strip():
             continue
         try:
