@@ -584,6 +584,23 @@ def test_a_directory_its_work_tree_ignores_whole_is_walked(repo: Path, tmp_path:
     assert listed["listing"] == "git ls-files"
 
 
+def test_resources_of_one_name_get_labels_that_tell_them_apart(repo: Path, tmp_path: Path) -> None:
+    """review10: ``one/lib`` and ``two/lib`` were both labelled ``lib/``: the second
+    run replaced the first one's files (3 linked, 1 held)."""
+    write(tmp_path / "one" / "lib", "alpha.py", "a\n")
+    write(tmp_path / "one" / "lib", "beta.py", "b\n")
+    write(tmp_path / "two" / "lib", "gamma.py", "g\n")
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        dirs = [tmp_path / "one" / "lib", tmp_path / "two" / "lib", tmp_path / "one" / "lib"]
+        assert hydrate_paths(ledger.refs, TASK, dirs) == 5  # (the first again: unchanged)
+    assert sorted(lk["source"] for lk in links(repo)) == [
+        "one/lib/alpha.py",
+        "one/lib/beta.py",
+        "two/lib/gamma.py",
+    ]
+
+
 def test_prefixes_keep_resources_apart_and_wrappers_count(repo: Path, tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     write(one, "x.py", "one\n")

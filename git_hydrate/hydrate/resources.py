@@ -57,19 +57,22 @@ def hydrate_paths(
 
     The seed's ``hydrate_tiers_for_plan``. Each item is a directory or a
     ``(directory, prefix)`` pair; without a prefix, a resource other than the
-    ledger's own work tree is labelled by its directory name, so resources
-    never replace each other's files.
+    ledger's own work tree is labelled by its directory name (two of one name,
+    ``a/lib`` and ``b/lib``, by as many of their last folders as tell them
+    apart: ``a/lib/``, ``b/lib/``), so resources never replace each other's files.
     """
+    items = [item if isinstance(item, tuple) else (item, None) for item in paths]
+    top = refs.repo.work_tree
+    own = os.path.realpath(top) if top is not None else None
+    others = [os.path.realpath(os.fspath(p)) for p, prefix in items if prefix is None]
+    labels = _labels([real for real in others if real != own])
     total = 0
-    for item in paths:
-        if isinstance(item, tuple):
-            path, prefix = item
+    for path, given in items:
+        if given is not None:
+            prefix = given
         else:
-            path, prefix = item, ""
-            top = refs.repo.work_tree
             real = os.path.realpath(os.fspath(path))
-            if top is None or os.path.realpath(top) != real:
-                prefix = os.path.basename(real) + "/"
+            prefix = "" if real == own else labels[real] + "/"
         total += hydrate_from_path(
             refs,
             task_id,
@@ -80,3 +83,18 @@ def hydrate_paths(
             max_total_bytes=max_total_bytes,
         )
     return total
+
+
+def _labels(reals: list[str]) -> dict[str, str]:
+    """Each distinct path of ``reals`` (absolute, resolved) labelled by its fewest
+    last components that no other path ends with."""
+    distinct = sorted(set(reals))
+    parts = {real: real.strip(os.sep).split(os.sep) for real in distinct}
+    labels: dict[str, str] = {}
+    for real in distinct:
+        for depth in range(1, len(parts[real]) + 1):
+            tail = parts[real][-depth:]
+            if not any(other != real and parts[other][-depth:] == tail for other in distinct):
+                break
+        labels[real] = "/".join(tail)
+    return labels
