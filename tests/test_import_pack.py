@@ -323,3 +323,34 @@ def test_an_interrupt_while_updates_land_waits_for_their_bases(
         report = ledger.import_tasks(v2)
         assert report["conflicts"] == []
         assert ledger.get_task("GH-1")["title"] == "My own title"
+
+
+def test_updates_another_import_wrote_first_are_not_reported_as_this_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review10: three imports of one file at once each said "40 updated" while each
+    task had one import commit: a task moved by the other import (a race here, written
+    again alone) was judged against the tip this run first read. Now a run counts an
+    update only when its own write changed the task."""
+    from git_hydrate.taskrefs import TaskRefs
+
+    repo = from_template("repo", one_commit, tmp_path / "repo")
+    with Ledger(repo) as ledger:
+        ledger.import_tasks(issues(COUNT))
+    v2 = issues(COUNT).replace("Issue number", "Issue no.")
+    update_many = TaskRefs.update_many
+    others: list[dict[str, list[str]]] = []
+    started: list[bool] = []
+
+    def after_another(self: TaskRefs, *args: object) -> object:
+        if not started:  # (the other import writes first, between the read and the write)
+            started.append(True)
+            with Ledger(repo) as other:
+                others.append(dict(other.import_tasks(v2)))
+        return update_many(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TaskRefs, "update_many", after_another)
+    with Ledger(repo) as ledger:
+        report = ledger.import_tasks(v2)
+    assert len(others[0]["updated"]) == COUNT
+    assert (report["updated"], len(report["unchanged"])) == ([], COUNT)

@@ -129,21 +129,25 @@ def _write_one(refs: TaskRefs, pending: _Pending, into: tuple[Bases, ImportRepor
     bases, report = into
     task_id = pending.task_id
     conflicts: list[dict[str, Any]] = []
+    changed: list[bool] = []  # (whether the last merge, the one written, changed anything)
 
     def apply(current: TaskState) -> Change[None]:
+        conflicts.clear()
+        changed[:] = [False]
         change = _merged(pending, current, conflicts)
         if _edges(change.task) != _edges(current.task):
             check_no_cycle(refs, task_id, change.task.depends_on, change.task.parent)
+        changed[:] = [True]
         return change
 
-    before = pending.state.tip
     with signals_held():  # (the task and its base land together: see Updates.flush)
         with refs.graph_lock():  # the merge may add edges: checked and written in turn
             refs.write(task_id, apply)
         _record_base(bases, pending)
         bases.save(f"import: {task_id}")
     report["conflicts"] += conflicts
-    report["updated" if refs.tip(task_id) != before else "unchanged"].append(task_id)
+    # (updated by this run's write: another import's write of the same is not counted)
+    report["updated" if changed == [True] else "unchanged"].append(task_id)
 
 
 def update(
