@@ -788,3 +788,24 @@ def test_a_beads_export_with_a_line_separator_reads_back(repo: Path) -> None:
     assert out.returncode == 0, out
     with Ledger(other) as ledger:
         assert ledger.get_task("bd-1")["objective"] == title
+
+
+def test_terminal_codes_in_an_issue_are_taken_out_not_the_issue(repo: Path) -> None:
+    """review10: an issue whose body held pasted, coloured terminal output was left
+    out whole ("objective holds control characters"). The escape sequences and any
+    other control character are taken out, what they coloured kept, and said."""
+    body = "Steps:\n```\n\x1b[31;1mError:\x1b[0m boom\x07\n\x1b]0;title\x07done\n```"
+    issues = [
+        {"number": 1, "title": "Crash\x1b[0m on start", "body": body, "url": "https://x/1"},
+        {"number": 2, "title": "Fine", "body": "plain", "url": "https://x/2"},
+    ]
+    out = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(issues))
+    assert out.returncode == 0, out
+    assert out.stderr.endswith(
+        "\nwarning: item 1: terminal codes and control characters taken out of its title, "
+        "objective\n"
+    )
+    with Ledger(repo) as ledger:
+        task = ledger.get_task("GH-1")
+    assert task["title"] == "Crash on start"
+    assert task["objective"].startswith("Steps:\n```\nError: boom\ndone\n```")

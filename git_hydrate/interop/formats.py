@@ -19,6 +19,7 @@ from typing import Any, Final
 from ..codec import MAX_JSON_DEPTH, check_depth
 from ..errors import CorruptData, ValidationError
 from ..pack.outline_markup import unfenced
+from .controls import without_controls
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
@@ -154,10 +155,11 @@ def parse(text: str, fmt: str, origin: str, document: Any = UNREAD) -> list[Item
         "taskmaster": _taskmaster,
     }
     if fmt in lines:
-        return list(lines[fmt](text, origin))
+        return [without_controls(item) for item in lines[fmt](text, origin)]
     if fmt not in documents:
         raise ValidationError(f"unknown format {fmt!r}; one of: {', '.join(FORMATS)}")
-    return list(documents[fmt](_json(text) if document is UNREAD else document, origin))
+    read = documents[fmt](_json(text) if document is UNREAD else document, origin)
+    return [without_controls(item) for item in read]
 
 
 # -- helpers ----------------------------------------------------------------------------
