@@ -8,7 +8,10 @@ such a line itself, then goes on: one that is not JSON with a parse error
 request without a method, ``"jsonrpc": "1.0"``, params that are no object)
 with an invalid request (-32600, with the request's id when it has a usable
 one, else null), and so is JSON whose string escapes a lone surrogate
-(``"\\ud800"``: no Unicode text; the strict reader takes it for no JSON). A
+(``"\\ud800"``: no Unicode text; the strict reader takes it for no JSON). JSON
+with a number past 4,300 digits, which neither reader converts, is read again
+with that number left as it is: a request with one in its params gets invalid
+params (-32602) with its id, one whose id is that number an invalid request. A
 blank line is no message, and is skipped. Lines are judged by the SDK's own
 reading of a message, so that a line answered here is one it would have
 dropped, and only those.
@@ -24,12 +27,14 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, Final
 
-__all__ = ["INVALID_REQUEST", "PARSE_ERROR", "Lines", "claimed_stdin", "refusal"]
+__all__ = ["INVALID_PARAMS", "INVALID_REQUEST", "PARSE_ERROR", "Lines", "claimed_stdin", "refusal"]
 
 #: JSON-RPC 2.0's codes and messages for a line that is not JSON, and for JSON
 #: that is not a request (https://www.jsonrpc.org/specification#error_object).
 PARSE_ERROR: Final = (-32700, "Parse error: the line is not JSON")
 INVALID_REQUEST: Final = (-32600, "Invalid Request: not a JSON-RPC 2.0 message")
+#: JSON-RPC 2.0's code for a request whose params cannot be taken.
+INVALID_PARAMS: Final = (-32602, "Invalid params")
 
 
 @contextlib.contextmanager
@@ -107,7 +112,7 @@ def refusal(line: str) -> Any | None:
     except ValueError as exc:  # (pydantic's ValidationError)
         errors = exc.errors() if hasattr(exc, "errors") else []
         unread = any(error.get("type") == "json_invalid" for error in errors)
-        deep = any("recursion limit" in str(error.get("msg", "")) for error in errors)
+        said = " ".join(str(error.get("msg", "")) for error in errors)
     else:
         if not _bad_id(line):
             return None
@@ -115,26 +120,58 @@ def refusal(line: str) -> Any | None:
         # reads it as a notification, which nobody answers)
         error = types.ErrorData(code=INVALID_REQUEST[0], message=_BAD_ID)
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
-    if unread and _is_json(line):
-        # (JSON a strict reader refuses: nested deeper than it reads, or a string
-        # escapes a lone surrogate, "\ud800", which is no Unicode text; the
-        # request's id lets the client know which)
-        unread = False
-        code, message = (
-            INVALID_REQUEST[0],
-            (
-                "Invalid Request: nested too deeply"
-                if deep
-                else "Invalid Request: a string holds a lone surrogate"
-            ),
-        )
-    elif unread and deep:
-        code, message = PARSE_ERROR[0], "Parse error: nested too deeply"
-    else:
-        code, message = PARSE_ERROR if unread else INVALID_REQUEST
-    request_id = None if unread else _request_id(line)
+    request_id = None if unread and not _is_json(line) else _request_id(line)
+    code, message = _judged(line, unread, said, request_id)
+    if code == PARSE_ERROR[0]:
+        request_id = None
     error = types.ErrorData(code=code, message=message)
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+def _judged(line: str, unread: bool, said: str, request_id: str | int | None) -> tuple[int, str]:
+    """The code and message that answer ``line``, which the SDK does not read as a
+    message (``unread``: not even as JSON; ``said``: why)."""
+    deep = "recursion limit" in said
+    if unread and _is_json(line):
+        # (JSON a strict reader refuses: nested deeper than it reads, a number
+        # longer than it reads, or a string escapes a lone surrogate, "\ud800",
+        # which is no Unicode text; the request's id lets the client know which)
+        if "number out of range" in said:
+            if request_id is not None:  # (the long number is in the params)
+                return INVALID_PARAMS[0], f"{INVALID_PARAMS[1]}: {_LONG_NUMBER}"
+            return INVALID_REQUEST[0], f"Invalid Request: {_LONG_NUMBER}"
+        if deep:
+            return INVALID_REQUEST[0], "Invalid Request: nested too deeply"
+        return INVALID_REQUEST[0], "Invalid Request: a string holds a lone surrogate"
+    if unread and deep:
+        return PARSE_ERROR[0], "Parse error: nested too deeply"
+    return PARSE_ERROR if unread else INVALID_REQUEST
+
+
+#: Why a line with a number the SDK's reader refuses (past about 4,300 digits) is
+#: not read: Python's reader refuses such a whole number too, but the rest of the
+#: line, its id included, is JSON.
+_LONG_NUMBER: Final = "a number of more than 4,300 digits"
+
+
+class _TooLong:
+    """A whole number longer than Python reads (``sys.get_int_max_str_digits``)."""
+
+
+def _whole(digits: str) -> int | _TooLong:
+    try:
+        return int(digits)
+    except ValueError:
+        return _TooLong()
+
+
+def _read(line: str) -> Any:
+    """``line`` read as JSON, a whole number too long to read kept as a :class:`_TooLong`.
+
+    Raises:
+        ValueError, RecursionError: no JSON, or nested too deeply.
+    """
+    return json.loads(line, parse_int=_whole)
 
 
 #: What answers a request whose id JSON-RPC and MCP do not allow.
@@ -147,7 +184,7 @@ def _bad_id(line: str) -> bool:
     if '"id"' not in line:
         return False  # (most: a request's id as it should be, or a notification)
     try:
-        value = json.loads(line)
+        value = _read(line)
     except (ValueError, RecursionError):
         return False
     if not isinstance(value, dict) or "method" not in value or "id" not in value:
@@ -159,7 +196,7 @@ def _bad_id(line: str) -> bool:
 def _is_json(line: str) -> bool:
     """Whether Python's JSON reader, which takes escaped lone surrogates, reads ``line``."""
     try:
-        json.loads(line)
+        _read(line)
     except (ValueError, RecursionError):  # (too deep for it too)
         return False
     return True
@@ -170,7 +207,7 @@ def _request_id(line: str) -> str | int | None:
     allows; else ``None``. (The id of what reads as a response is not sent back:
     the client would take the error for the answer to its own request of that id.)"""
     try:
-        value = json.loads(line)
+        value = _read(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or "method" not in value:

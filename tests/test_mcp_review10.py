@@ -1,0 +1,54 @@
+"""git hydrate mcp, review 10: answers that hold together and say what they are.
+
+A number past Python's 4,300 digits answered with the request's id; ``search_tasks``
+taking the ``limit`` its hint names; ``show_task`` from one reading of the task;
+``get_prompt`` parts tied to the prompt they were cut from; ``get_attachment`` parts
+that join to the body byte for byte. The server in this process where it is enough
+(``_local_session``), a real server process for what it reads from its standard input.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_mcp import _server_env
+from .test_mcp_process import INITIALIZE
+
+if importlib.util.find_spec("mcp") is None:
+    pytest.skip("the mcp extra is not installed", allow_module_level=True)
+
+
+def test_a_number_too_long_to_read_is_answered_with_the_requests_id(repo: Path) -> None:
+    """Python's and the SDK's readers refuse a whole number past 4,300 digits; the
+    rest of the line is JSON: its id is sent back (before: a parse error, id null)."""
+    big = "9" * 5000
+    lines = [
+        json.dumps(INITIALIZE),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_prompt",'
+        '"arguments":{"id":"T-1","part":' + big + "}}}",
+        '{"jsonrpc":"2.0","id":' + big + ',"method":"ping"}',
+        '{"jsonrpc":"2.0","id":"s","method":"ping","params":{"a":1' + "0" * 5000 + ".5}}",
+        '{"jsonrpc":"2.0","id":2,"method":"ping"}',
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "mcp"],
+        input="".join(line + "\n" for line in lines).encode(),
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    said = [(a["id"], a.get("error", {}).get("code")) for a in answers]
+    assert said == [(0, None), (1, -32602), (None, -32600), ("s", -32602), (2, None)]
+    assert answers[1]["error"]["message"] == "Invalid params: a number of more than 4,300 digits"
+    assert answers[2]["error"]["message"] == "Invalid Request: a number of more than 4,300 digits"
