@@ -203,8 +203,9 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
         [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools],
         separators=(",", ":"),
     )
-    # every tool costs each session these bytes: eleven tools stay under 3,300 (~800 tokens)
-    assert len(listed.encode()) < 3300 and _tokens(listed) < 800
+    # every tool costs each session these bytes: eleven tools stay under 3,400 (~820 tokens;
+    # 3,300 and 800 until search_tasks took limit and get_prompt version, review10)
+    assert len(listed.encode()) < 3400 and _tokens(listed) < 820
 
     answers = {
         key: _text(result)
@@ -417,7 +418,7 @@ def test_tools_option_prints_the_schema_and_its_size(repo: Path) -> None:
     assert json.loads(result.stdout) == {"tools": list(TOOLS)}
     size = len(result.stdout.strip().encode())
     assert result.stderr.startswith(f"tools: 11; {size:,} bytes, ")
-    assert size < 3300
+    assert size < 3400
 
 
 # -- the extra is optional -------------------------------------------------------------------

@@ -15,10 +15,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .test_mcp import _server_env
+from git_hydrate import Ledger
+
+from .test_mcp import _local_session, _server_env, _text
 from .test_mcp_process import INITIALIZE
 
 if importlib.util.find_spec("mcp") is None:
@@ -52,3 +55,25 @@ def test_a_number_too_long_to_read_is_answered_with_the_requests_id(repo: Path) 
     assert said == [(0, None), (1, -32602), (None, -32600), ("s", -32602), (2, None)]
     assert answers[1]["error"]["message"] == "Invalid params: a number of more than 4,300 digits"
     assert answers[2]["error"]["message"] == "Invalid Request: a number of more than 4,300 digits"
+
+
+def test_search_tasks_takes_the_limit_its_hint_names(repo: Path) -> None:
+    """The answer cut to the budget says "ask for fewer hits with limit": the tool
+    takes ``limit`` as ``search --limit`` does (before: "unknown argument 'limit'")."""
+    with Ledger(repo) as ledger:
+        for number in range(25):
+            ledger.add_task(f"P-{number}", f"parser trailing comma case {number}", "ok")
+
+    async def body(session: Any) -> tuple[str, str, str, Any]:
+        many = _text(await session.call_tool("search_tasks", {"query": "parser"}))
+        few = _text(await session.call_tool("search_tasks", {"query": "parser", "limit": 3}))
+        cut = _text(await session.call_tool("search_tasks", {"query": "parser"}))
+        bad = await session.call_tool("search_tasks", {"query": "parser", "limit": 0})
+        return many, few, cut, bad
+
+    many, few, _, bad = _local_session(repo, body)
+    assert json.loads(many)["count"] == 20  # (the default, as the command line's)
+    assert json.loads(few)["count"] == 3 and len(json.loads(few)["tasks"]) == 3
+    assert bad.is_error and "'limit' must be at least 1" in _text(bad)
+    _, _, cut, _ = _local_session(repo, body, max_tokens=400)
+    assert "ask for fewer hits with limit" in json.loads(cut)["omitted"]["hint"]

@@ -49,7 +49,7 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     (
         "search_tasks",
         "Find tasks by words, best first.",
-        {"query": {"type": "string"}, "archived": {"type": "boolean"}},
+        {"query": {"type": "string"}, "archived": {"type": "boolean"}, "limit": _PART},
         ["query"],
         True,
     ),
@@ -252,6 +252,7 @@ def _search_tasks(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) ->
     hits: list[Any] = ledger.search(
         args["query"][:1000],
         archived=bool(args.get("archived")),
+        limit=args.get("limit", 20),  # (as the command line's --limit)
     )
     return _fit_tasks(budget, hits, "ask for fewer hits with limit, or a narrower query")
 
