@@ -223,6 +223,12 @@ class Ledger(Packing):
         """The task's attachments in packing order: priority descending, then hash."""
         return attachments.context_entries(self.refs, task_id)
 
+    def task_with_context(self, task_id: str) -> tuple[TaskDict, list[ContextEntry]]:
+        """:meth:`get_task` and :meth:`context_entries` from one reading of the task:
+        both describe the same commit (``tip``), whatever another writer does meanwhile."""
+        state, archived = self.refs.load_any(task_id)
+        return tasks.task_dict(state, archived), [attachments.entry(link) for link in state.links]
+
     def read_body(self, task_id: str, digest: str) -> str:
         """The text of one attached body, checked against its sha256."""
         return attachments.read_body(self.refs, task_id, digest)

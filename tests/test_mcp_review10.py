@@ -20,6 +20,9 @@ from typing import Any
 import pytest
 
 from git_hydrate import Ledger
+from git_hydrate.serve.answers import answer_budget
+from git_hydrate.serve.tools import call
+from git_hydrate.taskrefs import TaskRefs
 
 from .test_mcp import _local_session, _server_env, _text
 from .test_mcp_process import INITIALIZE
@@ -77,3 +80,36 @@ def test_search_tasks_takes_the_limit_its_hint_names(repo: Path) -> None:
     assert bad.is_error and "'limit' must be at least 1" in _text(bad)
     _, _, cut, _ = _local_session(repo, body, max_tokens=400)
     assert "ask for fewer hits with limit" in json.loads(cut)["omitted"]["hint"]
+
+
+def test_show_task_answers_from_one_commit(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer attaches between two readings of the task: ``show_task``'s
+    fields (``tip``, ``attachments``) and its ``context`` list come from one reading
+    (before: the fields from one commit, the list from the next; ~1 call in 1,000
+    under writes, made certain here by writing right after the first reading)."""
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "torn", "ok")
+        ledger.add_context("T-1", "first note", "a")
+    readings = TaskRefs.load_any
+    written: list[str] = []
+
+    def load_then_write(self: TaskRefs, task_id: str) -> Any:
+        state = readings(self, task_id)
+        if not written:
+            written.append(task_id)
+            with Ledger(repo) as other:  # (a second writer, as another process)
+                other.add_context("T-1", "second note", "b")
+        return state
+
+    monkeypatch.setattr(TaskRefs, "load_any", load_then_write)
+    with Ledger(repo) as ledger:
+        answer = json.loads(call(ledger, "show_task", {"id": "T-1"}, answer_budget(ledger)))
+    assert written == ["T-1"]
+    assert answer["attachments"] == len(answer["context"]) == 1
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "refs/hydrate/tasks/T-1~1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert answer["tip"] == head  # (the commit read: the one before the second note)

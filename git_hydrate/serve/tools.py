@@ -259,8 +259,8 @@ def _search_tasks(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) ->
 
 def _show_task(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     task_id = args["id"]
-    task: dict[str, Any] = dict(ledger.get_task(task_id))
-    entries = ledger.context_entries(task_id)
+    found, entries = ledger.task_with_context(task_id)  # (one commit: fields and list agree)
+    task: dict[str, Any] = dict(found)
     head = {"task_id": task_id}
     head.update((key, value) for key, value in task.items() if key != "checkpoints")
     head["checkpoints"] = len(task.get("checkpoints") or [])
