@@ -236,7 +236,7 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
     large = answers["prompt_l"]
     assert large.startswith("# Task L-1: Large")
     tail = large.rstrip("\n").rsplit("\n", 1)[-1]
-    assert tail.startswith("[part 1 of ") and 'get_prompt {"id":"L-1","part":2}' in tail
+    assert tail.startswith("[part 1 of ") and 'get_prompt {"id":"L-1","part":2,"version":"' in tail
 
     assert json.loads(answers["attach"])["created"] is True
     assert json.loads(answers["checkpoint"])["number"] == 1

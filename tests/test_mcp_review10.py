@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from git_hydrate import Ledger
+from git_hydrate.errors import ValidationError
 from git_hydrate.serve.answers import answer_budget
 from git_hydrate.serve.tools import call
 from git_hydrate.taskrefs import TaskRefs
@@ -113,3 +114,38 @@ def test_show_task_answers_from_one_commit(repo: Path, monkeypatch: pytest.Monke
         check=True,
     ).stdout.strip()
     assert answer["tip"] == head  # (the commit read: the one before the second note)
+
+
+def _next_call(part: str, tool: str) -> dict[str, Any]:
+    """The arguments of the call a part names for the next one."""
+    found: dict[str, Any] = json.loads(part.rsplit(f"the next: {tool} ", 1)[1].rstrip("]\n"))
+    return found
+
+
+def test_prompt_parts_cut_from_another_prompt_are_refused(repo: Path) -> None:
+    """Part 1, then another writer attaches, then part 2 as part 1 names it: refused
+    with the way on (before: part 2 of the new prompt, and an attachment that moved
+    across the cut was in neither part)."""
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "pages", "ok")
+        for number in range(6):
+            body = f"body {number} " + f"lorem ipsum {number} " * 40
+            ledger.add_context("T-1", body, f"src{number}")
+        budget = answer_budget(ledger, 400)
+        first = call(ledger, "get_prompt", {"id": "T-1"}, budget)
+        following = _next_call(first, "get_prompt")
+        assert following["part"] == 2 and len(following["version"]) == 16
+        # (unchanged: part 2 as named is part 2)
+        assert call(ledger, "get_prompt", following, budget)
+        ledger.add_context("T-1", "URGENT " + "new context " * 60, "urgent", 5)
+        with pytest.raises(ValidationError) as refused:
+            call(ledger, "get_prompt", following, budget)
+        assert "the prompt of T-1 changed since that part was cut" in str(refused.value)
+        assert 'start again from part 1: get_prompt {"id":"T-1"}' in str(refused.value)
+        # from part 1 again: the parts join to the prompt as it is now
+        parts = [call(ledger, "get_prompt", {"id": "T-1"}, budget)]
+        while "the last]" not in parts[-1].rsplit("\n", 2)[-2]:
+            parts.append(call(ledger, "get_prompt", _next_call(parts[-1], "get_prompt"), budget))
+        whole = ledger.prompt("T-1", format="markdown")["prompt"]
+    assert "".join(part[: part.rindex("\n\n[part ")] for part in parts) == whole
+    assert "URGENT" in whole

@@ -6,7 +6,11 @@ a preferred place where one does (between attachments, for a prompt), else at
 the end of a line, else between two characters. Parts are numbered from 1 and
 the cuts depend only on the text and the budget, so asking for part N again
 gives the same part as long as the text has not changed. The parts of a prompt
-joined, each without its trailer (:func:`prompt_page`), are the prompt.
+joined, each without its trailer (:func:`prompt_page`), are the prompt. Each
+prompt part's call for the next carries a ``version``, a digest of the prompt
+and of the budget it was cut for: a part asked with a version the prompt as it
+is now does not have is refused (the task changed between two calls: its parts
+would not join), rather than cut from another prompt.
 
 A small memory keeps the last cuts made, so that the calls for parts 2, 3, ...
 of one text do not measure it again.
@@ -24,10 +28,12 @@ from typing import Final
 from ..errors import ValidationError
 from .answers import AnswerBudget, json_text
 
-__all__ = ["PART_TRAILER", "cut_points", "prompt_page", "wrapped_page"]
+__all__ = ["PART_TRAILER", "VERSION_DIGITS", "cut_points", "prompt_page", "wrapped_page"]
 
 #: How a part that is not the whole text ends: ``\n\n[part N of M ...]\n``.
 PART_TRAILER: Final = "\n\n[part "
+#: The hex digits of a cutting's version (the ``version`` a part's next call carries).
+VERSION_DIGITS: Final = 16
 #: Where a prompt is preferably cut: before an attachment (any format) or a section.
 _PROMPT_BREAKS: Final = re.compile(
     r"\n(?=### |## |<document |</documents>|--- (?:BEGIN|END) UNTRUSTED CONTEXT)"
@@ -129,11 +135,26 @@ def _check_part(part: int, total: int, what: str) -> None:
         raise ValidationError(f"{what} has {total} part{'s' if total != 1 else ''}, not {part}")
 
 
-def _trailer(part: int, total: int, tool: str, task_id: str) -> str:
+def _trailer(part: int, total: int, tool: str, task_id: str, version: str) -> str:
     if part == total:
         return f"{PART_TRAILER}{part} of {total}: the last]\n"
-    call = json_text({"id": task_id, "part": part + 1})
+    call = json_text({"id": task_id, "part": part + 1, "version": version})
     return f"{PART_TRAILER}{part} of {total}; the next: {tool} {call}]\n"
+
+
+def _version(key: tuple[str, ...]) -> str:
+    """What names one cutting of one text: its digest and the budget's measures."""
+    return hashlib.sha256("\0".join(key).encode()).hexdigest()[:VERSION_DIGITS]
+
+
+def _check_version(asked: str | None, version: str, what: str, task_id: str) -> None:
+    if asked is not None and asked != version:
+        again = json_text({"id": task_id})
+        raise ValidationError(
+            f"{what} changed since that part was cut (version {asked[:VERSION_DIGITS]}, "
+            f"now {version}): its parts would not join; start again from part 1: "
+            f"get_prompt {again}"
+        )
 
 
 def _key(text: str, budget: AnswerBudget, what: str) -> tuple[str, ...]:
@@ -141,26 +162,33 @@ def _key(text: str, budget: AnswerBudget, what: str) -> tuple[str, ...]:
     return (digest, str(budget.limit), budget.unit, budget.encoding, str(budget.byte_cap), what)
 
 
-def prompt_page(text: str, budget: AnswerBudget, part: int, task_id: str) -> str:
+def prompt_page(
+    text: str, budget: AnswerBudget, part: int, task_id: str, version: str | None = None
+) -> str:
     """Part ``part`` of the prompt ``text``: the whole prompt when it fits, else
-    its ``part``-th slice ending with ``[part N of M: ...]``.
+    its ``part``-th slice ending with ``[part N of M: ...]``, whose call for the
+    next part carries the version of the cutting (:func:`_version`).
 
     Raises:
-        ValidationError: no such part, or not one character fits.
+        ValidationError: no such part, not one character fits, or ``version``
+            (given) is not this text's cutting: the prompt changed between parts.
     """
+    key = _key(text, budget, "prompt")
+    _check_version(version, _version(key), f"the prompt of {task_id}", task_id)
     if budget.fits(text):
         _check_part(part, 1, f"the prompt of {task_id}")
         return text
-    worst = _trailer(99998, 99999, "get_prompt", task_id)
+    worst = _trailer(99998, 99999, "get_prompt", task_id, _version(key))
 
     def make() -> list[int]:
         breaks = [m.start() + 1 for m in _PROMPT_BREAKS.finditer(text)]
         return cut_points(text, lambda piece: budget.fits(piece + worst), breaks, budget.byte_cap)
 
-    ends = _remembered(_key(text, budget, "prompt"), make)
+    ends = _remembered(key, make)
     _check_part(part, len(ends), f"the prompt of {task_id}")
     start = ends[part - 2] if part > 1 else 0
-    return text[start : ends[part - 1]] + _trailer(part, len(ends), "get_prompt", task_id)
+    trailer = _trailer(part, len(ends), "get_prompt", task_id, _version(key))
+    return text[start : ends[part - 1]] + trailer
 
 
 def wrapped_page(

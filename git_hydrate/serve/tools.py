@@ -63,7 +63,7 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     (
         "get_prompt",
         "The task's prompt, as `git hydrate prompt` packs it; a long one in parts (`part`).",
-        {"id": _ID, "part": _PART},
+        {"id": _ID, "part": _PART, "version": _ID},
         ["id"],
         True,
     ),
@@ -283,7 +283,7 @@ def _show_task(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> st
 def _get_prompt(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
     # The command line's prompt (its budget), in the surfaces' format
     text = str(ledger.prompt(args["id"], format=surface_format(ledger))["prompt"])
-    return prompt_page(text, budget, args.get("part", 1), args["id"])
+    return prompt_page(text, budget, args.get("part", 1), args["id"], args.get("version"))
 
 
 def _get_attachment(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
