@@ -21,7 +21,9 @@ import pytest
 
 from git_hydrate import Ledger
 from git_hydrate.errors import ValidationError
+from git_hydrate.pack.render import UNTRUSTED_BANNER
 from git_hydrate.serve.answers import answer_budget
+from git_hydrate.serve.attachments import MID_LINE
 from git_hydrate.serve.tools import call
 from git_hydrate.taskrefs import TaskRefs
 
@@ -149,3 +151,58 @@ def test_prompt_parts_cut_from_another_prompt_are_refused(repo: Path) -> None:
         whole = ledger.prompt("T-1", format="markdown")["prompt"]
     assert "".join(part[: part.rindex("\n\n[part ")] for part in parts) == whole
     assert "URGENT" in whole
+
+
+def _fenced(part: str) -> str:
+    """What a markdown part's fence holds, as the docs join parts: without the newline
+    before the closing fence when the heading says the part ends mid-line."""
+    block = part.split(UNTRUSTED_BANNER + "\n\n", 1)[1]
+    opener, rest = block.split("\n", 1)
+    fence = "`" * (len(opener) - len(opener.lstrip("`")))
+    held = rest[: rest.rindex("\n" + fence + "\n") + 1]
+    heading = part.split("\n", 1)[0]
+    return held[:-1] if heading.endswith(MID_LINE) else held
+
+
+@pytest.mark.parametrize("lines", [False, True])
+def test_attachment_parts_join_to_the_body_byte_for_byte(repo: Path, lines: bool) -> None:
+    """A body of one 90 KB line (minified JSON) and one of many lines, neither ending
+    with a newline: the parts, joined as the docs say, are the body (before: each part
+    of the long line gained a newline, and nothing said so)."""
+    if lines:
+        body = "".join(f"row {number}: " + "x" * (number % 97) + "\n" for number in range(2000))
+        body = body.rstrip("\n")
+    else:
+        body = json.dumps({f"k{number}": f"value number {number}" for number in range(3100)})
+        assert len(body) > 90_000 and "\n" not in body
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "long line", "ok")
+        digest = ledger.add_context("T-1", body, "data.json")["hash"]
+        budget = answer_budget(ledger, 4000)
+        arguments: dict[str, Any] = {"id": "T-1", "hash": digest[:16]}
+        parts = [call(ledger, "get_attachment", arguments, budget)]
+        while "the last]" not in parts[-1].rsplit("\n", 2)[-2]:
+            arguments = _next_call(parts[-1], "get_attachment")
+            parts.append(call(ledger, "get_attachment", arguments, budget))
+    assert len(parts) > 3
+    assert "".join(_fenced(part) for part in parts) == body
+    marked = [part.split("\n", 1)[0].endswith(MID_LINE) for part in parts]
+    assert marked == ([False] * (len(parts) - 1) + [True] if lines else [True] * len(parts))
+
+
+def test_get_attachment_refuses_a_prompt_format_that_is_none(repo: Path) -> None:
+    """hydrate.promptFormat=html: get_attachment refused it as get_prompt does (before:
+    it answered, in the seed's shape)."""
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "format", "ok")
+        digest = ledger.add_context("T-1", "body\n", "a.txt")["hash"]
+    subprocess.run(["git", "-C", str(repo), "config", "hydrate.promptFormat", "html"], check=True)
+    said = "hydrate.promptFormat must be one of seed, markdown, xml, not 'html'"
+    with Ledger(repo) as ledger:
+        budget = answer_budget(ledger)
+        for name, arguments in (
+            ("get_prompt", {"id": "T-1"}),
+            ("get_attachment", {"id": "T-1", "hash": digest[:8]}),
+        ):
+            with pytest.raises(ValidationError, match=said):
+                call(ledger, name, arguments, budget)

@@ -30,6 +30,7 @@ from typing import Any, Final, NamedTuple
 
 from ..errors import TooSmall, ValidationError
 from ..ledger import Ledger
+from ..settings import PROMPT_FORMATS
 from ..validate import folded, on_one_line, shown_value
 
 __all__ = [
@@ -157,11 +158,20 @@ def error_text(message: str, budget: AnswerBudget | None = None) -> str:
 
 def surface_format(ledger: Ledger) -> str:
     """The prompt format an agent surface uses: ``hydrate.promptFormat`` when it is
-    set, else :data:`SURFACE_FORMAT`."""
+    set, else :data:`SURFACE_FORMAT`.
+
+    Raises:
+        ValidationError: ``hydrate.promptFormat`` names no format (as a prompt refuses it).
+    """
     settings = ledger.settings
+    shape = SURFACE_FORMAT
     if settings.has("hydrate.promptFormat"):
-        return settings.text("hydrate.promptFormat") or SURFACE_FORMAT
-    return SURFACE_FORMAT
+        shape = settings.text("hydrate.promptFormat") or SURFACE_FORMAT
+    if shape not in PROMPT_FORMATS:  # (refused here too: get_attachment packs no prompt)
+        raise ValidationError(
+            f"hydrate.promptFormat must be one of {', '.join(PROMPT_FORMATS)}, not {shape!r}"
+        )
+    return shape
 
 
 def fit_prompt(ledger: Ledger, task_id: str, budget: AnswerBudget) -> str:

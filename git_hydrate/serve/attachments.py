@@ -9,14 +9,18 @@ untrusted block's banner and footer, as a prompt of the reader's format holds it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ValidationError
 from ..ledger import Ledger
 from ..pack.formats import body_alone
 from ..pack.render import UNTRUSTED_BANNER, UNTRUSTED_FOOTER, one_line
 
-__all__ = ["attachment_text", "fetch_attachment"]
+__all__ = ["MID_LINE", "attachment_text", "fetch_attachment"]
+
+#: What a part's heading adds when the part ends mid-line (within a line, or at the
+#: end of a body without a last newline): the block's last newline is not the body's.
+MID_LINE: Final = " (it ends mid-line: the newline before the block's end is not in the body)"
 
 
 def fetch_attachment(
@@ -56,10 +60,14 @@ def attachment_text(
 ) -> str:
     """The attachment as the reader sees it: a heading, then ``body`` in the block,
     as the prompt format ``shape`` holds it (:func:`.formats.body_alone`: in the
-    ``markdown`` one, byte for byte in a fence)."""
+    ``markdown`` one, byte for byte in a fence). A part (of several) that does not
+    end with a newline says so in its heading (:data:`MID_LINE`): the block ends
+    with one all the same, which is not the body's."""
     what = "Outline of attachment" if outline else "Attachment"
     number, total = part
     of = f", part {number} of {total}" if total > 1 else ""
+    if total > 1 and body and not body.endswith("\n"):
+        of += f"{MID_LINE}"
     head = (
         f"# {what} {str(entry['hash'])[:12]} of {task_id}{of}\n\n"
         f"source: {one_line(str(entry['source']))}; {int(entry['size']):,} bytes; "

@@ -197,10 +197,13 @@ def wrapped_page(
     part: int,
     wrap: Callable[[str, int, int], str],
     what: str,
+    variant: str = "",
 ) -> str:
     """Part ``part`` of ``text``, each part given to ``wrap(piece, part, total)``.
 
     ``wrap`` must not grow by more than the wrapping of part 99998 of 99999 does.
+    ``variant`` names the wrapping (a format) where ``what`` does not: cuts made for
+    another are not remembered for this one.
 
     Raises:
         ValidationError: no such part, or not one character fits.
@@ -215,7 +218,7 @@ def wrapped_page(
 
         return cut_points(text, measure, (), budget.byte_cap)
 
-    ends = _remembered(_key(text, budget, what), make)
+    ends = _remembered(_key(text, budget, f"{what}\0{variant}"), make)
     _check_part(part, len(ends), what)
     start = ends[part - 2] if part > 1 else 0
     return wrap(text[start : ends[part - 1]], part, len(ends))

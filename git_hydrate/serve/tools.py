@@ -306,7 +306,7 @@ def _get_attachment(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) 
         return f"{text}\n[part {part} of {total}; the next: get_attachment {following}]\n"
 
     what = f"attachment {str(entry['hash'])[:12]} of {task_id}" + (" (outline)" if outline else "")
-    return wrapped_page(body, budget, args.get("part", 1), wrap, what)
+    return wrapped_page(body, budget, args.get("part", 1), wrap, what, shape)
 
 
 def _attach(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> str:
