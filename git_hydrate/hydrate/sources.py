@@ -6,7 +6,7 @@
 * the work tree as ``git ls-files --cached --others --exclude-standard`` sees
   it (tracked files plus untracked files that are not ignored) — git's own
   ignore rules, never a re-implementation of them;
-* a plain directory (``os.walk``, hidden directories skipped), or git's file
+* a plain directory (a walk of any depth, hidden directories skipped), or git's file
   set when that directory is a checkout of its own.
 """
 
@@ -256,52 +256,60 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
 
     Hidden directories (``.name``) and :data:`SKIPPED_DIRS` are not descended
     into; each is reported once, as ``dir/`` with reason ``skipped_dir``.
-    Symbolic links are reported, never followed.
+    Symbolic links are reported, never followed. The walk keeps its own stack
+    (a directory may be thousands of levels deep), entering each directory's
+    entries in name order.
     """
     if not os.path.isdir(root):
         raise ValidationError(f"{root} is not a directory")
     entries: list[FileEntry] = []
     skipped: list[Skipped] = []
     base = os.fsencode(os.path.abspath(root))
-
-    def walk(directory: bytes, rel: bytes) -> None:
-        try:
-            with os.scandir(directory) as it:
-                children = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            if not rel:
-                raise ValidationError(
-                    f"cannot read {os.fsdecode(directory)}: {exc.strerror}"
-                ) from None
-            skipped.append(Skipped(decode_path(rel) + "/", "unreadable", 0))
-            return
-        for child in children:
-            child_rel = rel + child.name if not rel else rel + b"/" + child.name
-            name = os.fsdecode(child.name)
-            if child.is_symlink():
-                entries.append(FileEntry(decode_path(child_rel), 0, "symlink", None, None))
-            elif child.is_dir():
-                if name.startswith(".") or name in SKIPPED_DIRS:
-                    skipped.append(Skipped(decode_path(child_rel) + "/", "skipped_dir", 0))
-                else:
-                    walk(child.path, child_rel)
-            elif not child.is_file():  # a FIFO, socket or device node: never opened
-                entries.append(FileEntry(decode_path(child_rel), 0, "special", None, None))
+    # (a directory's path below the top, and its entries not yet looked at)
+    walking = [(b"", iter(_children(base, b"", skipped)))]
+    while walking:
+        rel, children = walking[-1]
+        child = next(children, None)
+        if child is None:
+            walking.pop()
+            continue
+        child_rel = rel + b"/" + child.name if rel else child.name
+        name = os.fsdecode(child.name)
+        if child.is_symlink():
+            entries.append(FileEntry(decode_path(child_rel), 0, "symlink", None, None))
+        elif child.is_dir():
+            if name.startswith(".") or name in SKIPPED_DIRS:
+                skipped.append(Skipped(decode_path(child_rel) + "/", "skipped_dir", 0))
             else:
-                size = child.stat().st_size
-                entries.append(
-                    FileEntry(
-                        decode_path(child_rel),
-                        size,
-                        "file",
-                        None,
-                        os.fsdecode(child.path),
-                    )
-                )
-
-    walk(base, b"")
+                walking.append((child_rel, iter(_children(child.path, child_rel, skipped))))
+        elif not child.is_file():  # a FIFO, socket or device node: never opened
+            entries.append(FileEntry(decode_path(child_rel), 0, "special", None, None))
+        else:
+            size = child.stat().st_size
+            entries.append(
+                FileEntry(decode_path(child_rel), size, "file", None, os.fsdecode(child.path))
+            )
     entries.sort(key=lambda e: e.raw_path)
     return entries, skipped
+
+
+def _children(directory: bytes, rel: bytes, skipped: list[Skipped]) -> list[os.DirEntry[bytes]]:
+    """The entries of ``directory`` (``rel`` below the top), by name; none when it
+    cannot be read (reported in ``skipped`` as ``unreadable``).
+
+    Raises:
+        ValidationError: the top itself cannot be read.
+    """
+    try:
+        with os.scandir(directory) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        if not rel:
+            raise ValidationError(
+                f"cannot read {os.fsdecode(directory)}: {exc.strerror}"
+            ) from None
+        skipped.append(Skipped(decode_path(rel) + "/", "unreadable", 0))
+        return []
 
 
 @dataclass

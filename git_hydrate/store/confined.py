@@ -108,20 +108,31 @@ class ConfinedTree:
             return self._folder(folder, make, mode)
 
     def _folder(self, folder: bytes, make: bool = False, mode: int = 0o777) -> int:
-        """:meth:`folder_fd`, the lock held."""
+        """:meth:`folder_fd`, the lock held: from the nearest folder on its way that
+        is kept (or the top), each folder below it opened in turn (a loop, not a
+        call per level: a tree may be thousands of folders deep)."""
+        below: list[tuple[bytes, bytes]] = []  # (folder, its name), deepest first
         fd = self._folders.pop(folder, None)
+        while fd is None and folder:
+            parent, name = _split(folder)
+            below.append((folder, name))
+            folder = parent
+            fd = self._folders.pop(folder, None)
         if fd is None:
-            if not folder:
-                fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            else:
-                parent_path, name = _split(folder)
-                parent = self._folder(parent_path, make, mode)
-                fd = _open_folder(parent, name, make, mode)
-        self._folders[folder] = fd  # (last: the most recently used)
+            fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._keep(folder, fd)
+        for folder, name in reversed(below):
+            fd = _open_folder(fd, name, make, mode)
+            self._keep(folder, fd)
+        return fd
+
+    def _keep(self, folder: bytes, fd: int) -> None:
+        """Keep ``fd`` as ``folder``'s, the most recently used (the least recently
+        used closed beyond :data:`KEPT`); the lock held."""
+        self._folders[folder] = fd
         if len(self._folders) > KEPT:
             oldest = next(iter(self._folders))
             os.close(self._folders.pop(oldest))
-        return fd
 
 
 #: Names that do not name an entry of their folder.
