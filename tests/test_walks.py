@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from git_hydrate import Ledger
+from git_hydrate.hydrate import sources
+from git_hydrate.hydrate.rules import FileEntry, Skipped
 from git_hydrate.hydrate.sources import list_directory
 from git_hydrate.store import BeyondSymlink, ConfinedTree
 from tests.conftest import fsck, git, hydrate
@@ -115,3 +117,62 @@ def test_a_directory_walk_keeps_its_order(tmp_path: Path) -> None:
         "b/.git/",
         "b/c/node_modules/",
     ]
+
+
+# -- files that come and go while a directory is walked -------------------------------------
+
+
+def _vanishing(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "keep.py").write_text("kept = 1\n")
+    (data / "sub" / "tmp1.py").write_text("gone = 1\n")
+    (data / "tmp2.py").write_text("gone = 2\n")
+    return data
+
+
+def test_a_file_gone_while_its_directory_is_walked_is_unreadable(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file listed by its directory and gone before its size is read (a build's
+    temporary file) is reported ``unreadable``, as one gone before it is read is."""
+    data = _vanishing(tmp_path)
+    listed = sources._children
+
+    def listed_then_removed(
+        directory: bytes, rel: bytes, skipped: list[Skipped]
+    ) -> list[os.DirEntry[bytes]]:
+        children = listed(directory, rel, skipped)
+        for child in children:
+            if child.name.startswith(b"tmp"):
+                os.unlink(child.path)
+        return children
+
+    monkeypatch.setattr(sources, "_children", listed_then_removed)
+    _task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(data), "--json")
+    assert result.returncode == 0, result
+    assert result.stderr == ""
+    assert _reasons(result.stdout) == {"sub/tmp1.py": "unreadable", "tmp2.py": "unreadable"}
+    assert json.loads(result.stdout)["added"] == 1
+    fsck(repo)
+
+
+def test_a_file_gone_before_it_is_read_is_unreadable(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _vanishing(tmp_path)
+    walk = sources.list_directory
+
+    def walked_then_removed(root: str) -> tuple[list[FileEntry], list[Skipped]]:
+        found = walk(root)
+        (data / "sub" / "tmp1.py").unlink()
+        (data / "tmp2.py").unlink()
+        return found
+
+    monkeypatch.setattr(sources, "list_directory", walked_then_removed)
+    _task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(data), "--json")
+    assert result.returncode == 0, result
+    assert result.stderr == ""
+    assert _reasons(result.stdout) == {"sub/tmp1.py": "unreadable", "tmp2.py": "unreadable"}

@@ -256,9 +256,10 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
 
     Hidden directories (``.name``) and :data:`SKIPPED_DIRS` are not descended
     into; each is reported once, as ``dir/`` with reason ``skipped_dir``.
-    Symbolic links are reported, never followed. The walk keeps its own stack
-    (a directory may be thousands of levels deep), entering each directory's
-    entries in name order.
+    Symbolic links are reported, never followed; a file gone before its size is
+    read (a build's temporary file) is reported ``unreadable``. The walk keeps
+    its own stack (a directory may be thousands of levels deep), entering each
+    directory's entries in name order.
     """
     if not os.path.isdir(root):
         raise ValidationError(f"{root} is not a directory")
@@ -285,7 +286,11 @@ def list_directory(root: str) -> tuple[list[FileEntry], list[Skipped]]:
         elif not child.is_file():  # a FIFO, socket or device node: never opened
             entries.append(FileEntry(decode_path(child_rel), 0, "special", None, None))
         else:
-            size = child.stat().st_size
+            try:
+                size = child.stat().st_size
+            except OSError:  # (gone since it was listed: as when it goes before it is read)
+                skipped.append(Skipped(decode_path(child_rel), "unreadable", 0))
+                continue
             entries.append(
                 FileEntry(decode_path(child_rel), size, "file", None, os.fsdecode(child.path))
             )
