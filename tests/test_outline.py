@@ -388,6 +388,22 @@ def test_deep_nesting_is_outlined_without_recursion_error(path: str) -> None:
     assert unsupported_lines(got, body) == []
 
 
+def test_a_python_elif_chain_thousands_long_is_outlined() -> None:
+    """Generated code (a dispatch table as ``if``/``elif``): an elif chain longer
+    than Python's recursion limit is outlined, each branch's def kept."""
+    n = 1500
+    define = "    def f{}():\n        x = {} * 2\n        return x + 1\n"
+    body = 'import os\nif os.name == "0":\n' + define.format(0, 0)
+    body += "".join(f'elif os.name == "{i}":\n' + define.format(i, i) for i in range(1, n))
+    body += "else:\n    def z(): pass\n" + "".join(
+        f"def g{i}():\n    return {i}\n" for i in range(50)
+    )
+    got = ol.outline("gen.py", body)
+    assert got is not None and 0 < len(got) < len(body)
+    assert unsupported_lines(got, body) == []
+    assert f'elif os.name == "{n - 1}":' in got and "else:" in got and "def z():" in got
+
+
 _FUZZ_LINES = {
     "gen.c": [
         "#define F(x) \\",

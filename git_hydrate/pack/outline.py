@@ -245,17 +245,7 @@ class _PyOutliner:
         self.emit(self.line(stmt.lineno))
         self.block(stmt.body, module_level=True)
         if isinstance(stmt, ast.If):
-            orelse = stmt.orelse
-            if not orelse:
-                return
-            head = orelse[0]
-            if isinstance(head, ast.If) and self.line(head.lineno).lstrip().startswith("elif"):
-                self.compound(head)
-                return
-            n = self.find_keyword_line(_end(stmt.body[-1]), head.lineno, "else")
-            if n is not None:
-                self.emit(self.line(n))
-            self.block(orelse, module_level=True)
+            self.elifs(stmt)
         elif isinstance(stmt, ast.Try):
             prev_end = _end(stmt.body[-1])
             for handler in stmt.handlers:
@@ -269,6 +259,23 @@ class _PyOutliner:
                         self.emit(self.line(n))
                     self.block(part, module_level=True)
                     prev_end = _end(part[-1])
+
+    def elifs(self, stmt: ast.If) -> None:
+        """The ``elif`` and ``else`` clauses of a module-level ``if`` (in a loop, not a
+        call per clause: generated code may chain thousands of them)."""
+        while stmt.orelse:
+            head = stmt.orelse[0]
+            if not (
+                isinstance(head, ast.If) and self.line(head.lineno).lstrip().startswith("elif")
+            ):
+                n = self.find_keyword_line(_end(stmt.body[-1]), head.lineno, "else")
+                if n is not None:
+                    self.emit(self.line(n))
+                self.block(stmt.orelse, module_level=True)
+                return
+            stmt = head
+            self.emit(self.line(stmt.lineno))
+            self.block(stmt.body, module_level=True)
 
 
 def _end(node: ast.stmt) -> int:
