@@ -69,43 +69,100 @@ def default_base(repo: Repository) -> str:
     )
 
 
-def _split_numstat(data: bytes) -> list[tuple[bool, str]]:
-    """``(binary, path)`` per file from ``git diff --numstat -z`` (renames: the new path)."""
-    result: list[tuple[bool, str]] = []
-    tokens = data.split(b"\0")
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if not token:
-            continue
-        added, _, rest = token.partition(b"\t")
-        _deleted, _, path = rest.partition(b"\t")
-        if not path:  # a rename or copy: the two paths follow
-            path = tokens[i + 1] if i + 1 < len(tokens) else b""
+#: The extended header lines that may follow ``diff --git`` (``rename to`` and
+#: ``copy to`` name the new path).
+_EXTENDED: Final = (
+    b"old mode ",
+    b"new mode ",
+    b"deleted file mode ",
+    b"new file mode ",
+    b"similarity index ",
+    b"dissimilarity index ",
+    b"rename from ",
+    b"copy from ",
+    b"index ",
+)
+_NEW_NAME: Final = (b"rename to ", b"copy to ")
+_ESCAPES: Final = {ord(k): v for k, v in zip('abtnvfr"\\', b'\a\b\t\n\v\f\r"\\', strict=True)}
+
+
+def _unquote(text: bytes) -> tuple[bytes, bytes]:
+    """The C-quoted name at the start of ``text`` (as git quotes a path holding a
+    control character, a quote or a backslash), and what follows it."""
+    out = bytearray()
+    i = 1
+    while i < len(text):
+        c = text[i]
+        if c == 0x22:  # the closing quote
+            return bytes(out), text[i + 1 :]
+        if c != 0x5C:
+            out.append(c)
+            i += 1
+        elif text[i + 1 : i + 2].isdigit():  # \ooo: a byte in octal
+            out.append(int(text[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        elif i + 1 < len(text) and text[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[text[i + 1]])
             i += 2
-        result.append((added == b"-", path.decode("utf-8", "surrogateescape")))
-    return result
+        else:
+            break
+    raise CorruptData(f"git diff gave a header this cannot read: {text[:80]!r}")
 
 
-def _split_patch(data: bytes) -> list[bytes]:
-    """The per-file parts of a patch (a line starting ``diff --git`` is always a header).
+def _name(text: bytes, prefix: bytes) -> bytes:
+    """A path as a header line holds it (quoted or not), without ``prefix``."""
+    name, rest = _unquote(text) if text.startswith(b'"') else (text, b"")
+    if rest or not name.startswith(prefix):
+        raise CorruptData(f"git diff gave a header this cannot read: {text[:80]!r}")
+    return name[len(prefix) :]
+
+
+def _part_path(part: bytes) -> tuple[str, bool]:
+    """The path a file's part of a patch is the diff of (renames: the new path), read
+    from its own header, and whether git found the file binary."""
+    lines = part.split(b"\n", 12)
+    names = lines[0][len(b"diff --git ") :]
+    new: bytes | None = None
+    binary = False
+    for line in lines[1:12]:
+        if line.startswith(_NEW_NAME):
+            new = _name(line.split(b" ", 2)[2], b"")
+        elif not line.startswith(_EXTENDED):
+            binary = line.startswith(b"Binary files ")
+            break
+    if new is None and names.startswith(b'"'):  # both names quoted: the same path
+        _old, rest = _unquote(names)
+        new = _name(rest[1:], b"b/")
+    elif new is None:  # a/PATH b/PATH: the same path twice
+        half = names[2 : 2 + (len(names) - 5) // 2]
+        if names != b"a/" + half + b" b/" + half:
+            raise CorruptData(f"git diff gave a header this cannot read: {names[:80]!r}")
+        new = half
+    return new.decode("utf-8", "surrogateescape"), binary
+
+
+def _split_patch(data: bytes) -> list[tuple[str, bool, bytes]]:
+    """``(path, binary, part)`` per file of a patch, each path read from its part's
+    own header (a line starting ``diff --git`` is always a header).
 
     A file whose type changed (a file replaced by a symlink, or the reverse) comes
     as two parts with the same header line, a deletion and a creation; they stay
-    one part, as ``--numstat`` counts them as one file. Two different files never
-    share a header line, since it names the paths.
+    one part, one file. Two different files never share a header line, since it
+    names the paths.
     """
     # split before each header line: every part keeps its last newline
-    parts = [part for part in _FILE_HEADER.split(data) if part]
-    merged: list[bytes] = []
+    merged: list[tuple[str, bool, bytes]] = []
     previous = b""
-    for part in parts:
+    for part in _FILE_HEADER.split(data):
+        if not part:
+            continue
         header = part.split(b"\n", 1)[0]
+        path, binary = _part_path(part)
         if merged and header == previous:
-            merged[-1] += part
+            _path, was_binary, before = merged[-1]
+            merged[-1] = (path, was_binary or binary, before + part)
         else:
-            merged.append(part)
+            merged.append((path, binary, part))
         previous = header
     return merged
 
@@ -166,15 +223,13 @@ def _bodies(
 ) -> tuple[list[tuple[str, str, bytes]], list[Skipped], int]:
     """``(path, source, diff)`` per changed file (and the log), binary diffs skipped,
     and how many files changed."""
-    files = _split_numstat(repo.diff(args, numstat=True))
+    # (one run, each part's path read from its own header: a second run could see
+    # another work tree, and pairing the two by position file one diff under
+    # another's name)
     parts = _split_patch(repo.diff(args))
-    if len(parts) != len(files):
-        raise CorruptData(
-            f"git diff gave {len(parts)} file diffs for {len(files)} files; cannot split it"
-        )
     bodies: list[tuple[str, str, bytes]] = []
     skipped: list[Skipped] = []
-    for (binary, path), part in zip(files, parts, strict=True):
+    for path, binary, part in parts:
         if not spec.matches(path):
             continue
         if binary:
@@ -185,7 +240,7 @@ def _bodies(
         text = repo.log_text(label)
         if text.strip():
             bodies.insert(0, ("", f"log:{label}", text))
-    return bodies, skipped, len(files)
+    return bodies, skipped, len(parts)
 
 
 def _pick(

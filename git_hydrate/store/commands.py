@@ -345,14 +345,13 @@ class Commands(RepositoryBase):
             proc = self.git([*base, "--cached", *names], input=paths, check=False)
         return proc.stdout if proc.returncode == 0 else None
 
-    def diff(self, args: Sequence[str], *, numstat: bool = False) -> bytes:
-        """``git diff`` with stable output options (``--numstat -z`` when asked), and
-        its paths as they are (``core.quotePath`` off: a worker reads ``ü``, not
-        ``\\303\\274``, and the prompt spends no bytes on escapes; a path with a
-        tab, a newline or a quote is still quoted)."""
-        extra = ["-z", "--numstat"] if numstat else []
+    def diff(self, args: Sequence[str]) -> bytes:
+        """``git diff`` with stable output options, and its paths as they are
+        (``core.quotePath`` off: a worker reads ``ü``, not ``\\303\\274``, and the
+        prompt spends no bytes on escapes; a path with a tab, a newline or a quote is
+        still quoted)."""
         quoting = ["-c", "core.quotePath=false"]
-        return self.git([*quoting, "diff", *extra, *DIFF_OPTIONS, *args, "--"]).stdout
+        return self.git([*quoting, "diff", *DIFF_OPTIONS, *args, "--"]).stdout
 
     # -- remotes ---------------------------------------------------------------------
 

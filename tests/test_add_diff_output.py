@@ -1,0 +1,106 @@
+"""add-diff reads git's output right: each body is the diff of the path it is
+filed under, whatever changes meanwhile, whatever the user's diff settings, and
+whatever the path's spelling."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_hydrate import Ledger
+from git_hydrate.store.commands import Commands
+from tests.conftest import commit_files, fsck, git, hydrate
+
+TASK = "T-1"
+
+
+def make_task(repo: Path) -> None:
+    out = hydrate(repo, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    assert out.returncode == 0, out
+
+
+def bodies(repo: Path) -> dict[str, str]:
+    """Each link's source and the text of its body."""
+    data = json.loads(git(repo, "cat-file", "-p", f"refs/hydrate/tasks/{TASK}:links.json"))
+    links: list[dict[str, Any]] = data["links"]
+    return {lk["source"]: git(repo, "cat-file", "-p", lk["oid"]) for lk in links}
+
+
+def test_each_body_is_the_diff_of_its_path_when_files_change_meanwhile(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file list and the patch came from two git runs, paired by position: a
+    file starting or stopping to differ between them filed one file's diff under
+    another's name (review10: diff:worktree:b.py held c.py's diff). Whatever
+    changes after git's one run, each body is the diff of its own path."""
+    commit_files(repo, {f"{n}.py": f"{n} original\n" for n in "abcd"}, "base")
+    make_task(repo)
+    (repo / "a.py").write_text("a original\na changed\n")
+    (repo / "b.py").write_text("b original\nb changed\n")
+    (repo / "d.py").write_text("d original\nd changed\n")
+    real = Commands.diff
+
+    def diff_then_edit(self: Commands, args: Sequence[str], **options: Any) -> bytes:
+        out: bytes = real(self, args, **options)
+        # b.py stops differing, c.py starts: a second run would see c, not b
+        (repo / "b.py").write_text("b original\n")
+        (repo / "c.py").write_text("c original\nc changed\n")
+        return out
+
+    monkeypatch.setattr(Commands, "diff", diff_then_edit)
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, worktree=True)
+    assert (result["added"], result["files"]) == (3, 3)
+    found = bodies(repo)
+    assert sorted(found) == [f"diff:worktree:{n}.py" for n in "abd"]
+    for source, body in found.items():
+        path = source.split(":", 2)[2]
+        assert f"diff --git a/{path} b/{path}\n" in body, (source, body)
+        assert body.count("diff --git") == 1
+    fsck(repo)
+
+
+def test_paths_read_from_the_headers_of_odd_names(repo: Path) -> None:
+    """Each path is read from its part's own header: spaces (and `` b/`` in a
+    name), a tab, a newline, a quote, a byte that is not UTF-8, renames to and from
+    quoted names, a mode change, an empty new file and a binary file."""
+    names = ["a b.py", "tab\there.py", "new\nline.py", 'q"t.py', "sp b/x b/y.py"]
+    commit_files(repo, {n: f"{n!r} one\n" * 9 for n in names} | {"r.py": "r\n"}, "base")
+    raw = bytes(repo) + b"/u\xff.py"
+    with open(raw, "wb") as f:
+        f.write(b"one\n")
+    (repo / "bin").write_bytes(b"\0\1")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "odd")
+    for n in names[1:]:
+        (repo / n).write_text(f"{n!r} one\n" * 9 + "two\n")
+    with open(raw, "ab") as f:
+        f.write(b"two\n")
+    (repo / "bin").write_bytes(b"\0\2")
+    (repo / "r.py").chmod(0o755)
+    git(repo, "mv", "a b.py", 'a"b.py')  # to a quoted name
+    git(repo, "mv", 'q"t.py', "q t.py")  # from one
+    (repo / "empty").write_text("")
+    git(repo, "add", "-A")
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, staged=True)
+    # (names with control characters are refused by add-tree's rules, by name)
+    assert sorted((s["path"], s["reason"]) for s in result["skipped"]) == [
+        ("bin", "binary"),
+        ("new\nline.py", "bad_path"),
+        ("tab\there.py", "bad_path"),
+        ("u\\xff.py", "bad_path"),  # (shown escaped)
+    ]
+    found = bodies(repo)
+    expected = ['a"b.py', "q t.py", "sp b/x b/y.py", "r.py", "empty"]
+    assert sorted(found) == sorted(f"diff:staged:{n}" for n in expected)
+    assert 'rename to "a\\"b.py"' in found['diff:staged:a"b.py']
+    assert 'diff --git "a/q\\"t.py" b/q t.py' in found["diff:staged:q t.py"]
+    assert "new mode 100755" in found["diff:staged:r.py"]
+    assert "+two" in found["diff:staged:sp b/x b/y.py"]
+    assert result["files"] == 9
