@@ -23,9 +23,9 @@ def make_task(repo: Path) -> None:
     assert out.returncode == 0, out
 
 
-def bodies(repo: Path) -> dict[str, str]:
+def bodies(repo: Path, task: str = TASK) -> dict[str, str]:
     """Each link's source and the text of its body."""
-    data = json.loads(git(repo, "cat-file", "-p", f"refs/hydrate/tasks/{TASK}:links.json"))
+    data = json.loads(git(repo, "cat-file", "-p", f"refs/hydrate/tasks/{task}:links.json"))
     links: list[dict[str, Any]] = data["links"]
     return {lk["source"]: git(repo, "cat-file", "-p", lk["oid"]) for lk in links}
 
@@ -104,3 +104,57 @@ def test_paths_read_from_the_headers_of_odd_names(repo: Path) -> None:
     assert "new mode 100755" in found["diff:staged:r.py"]
     assert "+two" in found["diff:staged:sp b/x b/y.py"]
     assert result["files"] == 9
+
+
+#: User settings that change how ``git diff`` prints a patch: none changes a body.
+DIFF_SETTINGS = [
+    ("diff.submodule", "log"),
+    ("diff.submodule", "diff"),
+    ("diff.noprefix", "true"),
+    ("diff.mnemonicPrefix", "true"),
+    ("diff.relative", "true"),
+    ("color.diff", "always"),
+    ("color.ui", "always"),
+    ("diff.external", "echo"),
+    ("diff.renames", "false"),
+    ("diff.srcPrefix", "x/"),
+    ("diff.dstPrefix", "y/"),
+]
+
+
+def test_user_diff_settings_change_no_body(repo: Path, tmp_path: Path) -> None:
+    """``diff.submodule=log`` refused the range (a ``Submodule mod ...`` line outside
+    any file's part), ``=diff`` put an unrelated line into a.py's body and the inner
+    diff into mod's (review10); each setting that changes git diff's format is
+    pinned off: every body is the one without it (run from a subdirectory, for
+    ``diff.relative``)."""
+    inner = tmp_path / "inner"
+    git(tmp_path, "init", "-q", "-b", "main", str(inner))
+    commit_files(inner, {"f.txt": "one\n"}, "one")
+    commit_files(repo, {"src/a.py": "a\n", "src/z.py": "z\n", "old.py": "o\n" * 9}, "base")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "mod")
+    git(repo, "commit", "-qm", "mod")
+    commit_files(repo / "mod", {"f.txt": "one\ntwo\n"}, "two")
+    git(repo, "mv", "old.py", "src/new.py")
+    commit_files(repo, {"src/a.py": "a\nb\n", "src/z.py": "z\ny\n"}, "change")
+    made = []
+    for n, (key, value) in enumerate([("", ""), *DIFF_SETTINGS]):
+        if key:
+            git(repo, "config", key, value)
+        task = f"C-{n}"
+        out = hydrate(repo, "task-add", task, "--objective", "o", "--acceptance", "a")
+        assert out.returncode == 0, out
+        out = hydrate(repo / "src", "add-diff", task, "HEAD~1..HEAD")
+        assert out.returncode == 0, (key, value, out)
+        if key:
+            git(repo, "config", "--unset-all", key)
+        made.append(bodies(repo, task))
+    expected = ["mod", "src/a.py", "src/new.py", "src/z.py"]
+    assert sorted(made[0]) == [f"diff:HEAD~1..HEAD:{p}" for p in expected]
+    assert made[0]["diff:HEAD~1..HEAD:mod"].endswith(
+        "+Subproject commit " + git(repo, "rev-parse", "HEAD:mod").strip() + "\n"
+    )
+    assert "Submodule" not in made[0]["diff:HEAD~1..HEAD:src/a.py"]
+    assert "rename to src/new.py" in made[0]["diff:HEAD~1..HEAD:src/new.py"]
+    for (key, value), found in zip(DIFF_SETTINGS, made[1:], strict=True):
+        assert found == made[0], f"{key}={value}"

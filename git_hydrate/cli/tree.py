@@ -497,7 +497,8 @@ def add_diff(
     --worktree the work tree against the index, both together every
     uncommitted change. Each file's diff is its own body, labelled
     diff:<range>:<path>, so the byte budget can keep some files' changes when
-    not all fit; binary diffs are skipped and reported. --log adds the
+    not all fit; binary diffs are skipped and reported (a submodule's diff is
+    its two commit ids, whatever diff.submodule says). --log adds the
     commit messages of the range (log:<range>). Running it again for the same
     range replaces its diffs, in one commit.
 

@@ -121,6 +121,8 @@ def _part_path(part: bytes) -> tuple[str, bool]:
     """The path a file's part of a patch is the diff of (renames: the new path), read
     from its own header, and whether git found the file binary."""
     lines = part.split(b"\n", 12)
+    if not lines[0].startswith(b"diff --git "):
+        raise CorruptData(f"git diff gave a line this cannot read: {lines[0][:80]!r}")
     names = lines[0][len(b"diff --git ") :]
     new: bytes | None = None
     binary = False

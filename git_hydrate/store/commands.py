@@ -25,6 +25,7 @@ DIFF_OPTIONS = (
     "--src-prefix=a/",
     "--dst-prefix=b/",
     "-M",
+    "--submodule=short",  # (diff.submodule=log|diff: lines outside any file's part)
 )
 
 
