@@ -30,6 +30,7 @@ __all__ = [
     "duration",
     "entries_from",
     "folded",
+    "from_absolute",
     "holder",
     "kind",
     "on_one_line",
@@ -291,17 +292,25 @@ def entries_from(
     return result
 
 
+def from_absolute(typed: str, tops: Iterable[str], what: str, why: str) -> str:
+    """The absolute path ``typed`` relative to the work tree's top (``.`` for the top
+    itself); ``tops`` are the top, absolute, as each spelling of it reads. One
+    outside the work tree is refused, saying ``what`` it is and ``why`` it must not."""
+    tops = tuple(tops)
+    absolute = posixpath.normpath(typed)
+    for top in tops:
+        top = top.rstrip("/") or "/"
+        if absolute == top or absolute.startswith(top.rstrip("/") + "/"):
+            return posixpath.relpath(absolute, top)
+    raise ValidationError(
+        f"{what} {typed[:80]!r} is outside the work tree ({tops[0] if tops else 'none'}): {why}"
+    )
+
+
 def _from_here(typed: str, base: str, what: str, tops: tuple[str, ...]) -> str:
     if typed.startswith("/") and tops:
-        absolute = posixpath.normpath(typed)
-        for top in tops:
-            top = top.rstrip("/") or "/"
-            if absolute == top or absolute.startswith(top.rstrip("/") + "/"):
-                return _in_repository(posixpath.relpath(absolute, top), what, typed)
-        raise ValidationError(
-            f"{what} path {typed[:80]!r} is outside the work tree ({tops[0]}): "
-            "a task's files are the repository's"
-        )
+        inside = from_absolute(typed, tops, f"{what} path", "a task's files are the repository's")
+        return _in_repository(inside, what, typed)
     if not base or not typed or typed.startswith("/"):
         return _in_repository(typed, what)
     return _in_repository(posixpath.normpath(f"{base}/{typed}"), what, typed, base)

@@ -5,6 +5,7 @@ whatever the path's spelling."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,81 @@ def test_user_diff_settings_change_no_body(repo: Path, tmp_path: Path) -> None:
     assert "rename to src/new.py" in made[0]["diff:HEAD~1..HEAD:src/new.py"]
     for (key, value), found in zip(DIFF_SETTINGS, made[1:], strict=True):
         assert found == made[0], f"{key}={value}"
+
+
+def test_an_absolute_pathspec_is_the_path_it_names(repo: Path, tmp_path: Path) -> None:
+    """git reads ``$PWD/src/a.py`` as the work tree's ``src/a.py``; add-diff took it
+    as ``tmp/.../src/a.py`` and said "nothing changed", add-tree "did not match"
+    (review10). It names the file (or directory) now, from any directory; one
+    outside the work tree is refused in one line."""
+    commit_files(repo, {"src/a.py": "x = 1\n", "src/b.py": "y = 1\n"}, "base")
+    (repo / "src" / "a.py").write_text("x = 2\n")
+    (repo / "src" / "b.py").write_text("y = 2\n")
+    make_task(repo)
+    top = os.path.realpath(repo)
+    out = hydrate(repo / "src", "add-diff", TASK, "--worktree", "--", f"{top}/src/a.py")
+    assert out.returncode == 0, out
+    assert sorted(bodies(repo)) == ["diff:worktree:src/a.py"]
+    out = hydrate(repo, "add-diff", TASK, "--worktree", "--", f":!{top}/src/a.py", top)
+    assert out.returncode == 0, out
+    assert sorted(bodies(repo)) == ["diff:worktree:src/a.py", "diff:worktree:src/b.py"]
+    out = hydrate(repo, "add-tree", TASK, f"{top}/src")
+    assert out.returncode == 0, out
+    assert {"src/a.py", "src/b.py"} <= {lk.split(":")[-1] for lk in bodies(repo)}
+    for command in ("add-diff", "add-tree"):
+        out = hydrate(repo, command, TASK, *(["--"] if command == "add-diff" else []), "/etc")
+        assert out.returncode == 1 and out.stderr == (
+            f"error: pathspec '/etc' is outside the work tree ({top}): "
+            "a pathspec names the repository's files\n"
+        ), out
+    # with --dir, pathspecs are relative to that directory; in a bare repository
+    # there is no work tree to read one in
+    out = hydrate(repo, "add-tree", TASK, "--dir", f"{top}/src", f"{top}/src/a.py")
+    assert out.returncode == 1 and out.stderr.endswith(
+        "is absolute: give it relative to the repository's top (with --dir, to that directory)\n"
+    )
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    make_task(bare)
+    out = hydrate(bare, "add-diff", TASK, "HEAD~1..HEAD", "--", "/src")
+    assert (out.returncode, out.stderr) == (
+        1,
+        "error: pathspec '/src' is absolute and this repository has no work tree: "
+        "give it relative to the repository's top\n",
+    )
+
+
+def test_add_diff_refuses_a_pathspec_that_matches_no_file(repo: Path) -> None:
+    """``add-diff -- src/typo.py`` said "nothing changed", exit 0 (review10): a
+    pathspec that names no file is refused as add-tree refuses it; one naming a
+    file that did not change, or one changed in the range only, is fine."""
+    commit_files(repo, {"src/a.py": "x = 1\n", "docs/d.md": "d\n"}, "base")
+    commit_files(repo, {"src/a.py": "x = 2\n", "gone.py": "g\n"}, "two")
+    git(repo, "rm", "-q", "gone.py")
+    git(repo, "commit", "-qm", "three")
+    (repo / "new.py").write_text("n\n")
+    make_task(repo)
+    cases = {
+        ("--worktree", "--", "src/typo.py"): "pathspec 'src/typo.py' did not match any files",
+        ("HEAD~2..HEAD", "--", "src", "nope/"): "pathspec 'nope/' did not match any files",
+        ("--worktree", "--", "new.py"): (
+            "pathspec 'new.py' matched only untracked files, which have no diff "
+            "(git add -N makes a new file part of --worktree)"
+        ),
+    }
+    for args, message in cases.items():
+        out = hydrate(repo, "add-diff", TASK, *args)
+        assert (out.returncode, out.stderr) == (1, f"error: {message}\n"), args
+    for args in [
+        ("--worktree", "--", "docs"),  # unchanged, there
+        ("HEAD~1..HEAD", "--", "gone.py"),  # deleted in the range
+        ("HEAD~2..HEAD~1", "--", "gone.py", "src/*.py"),
+        ("--staged", "--", "src"),
+    ]:
+        out = hydrate(repo, "add-diff", TASK, *args)
+        assert out.returncode == 0, (args, out)
+    assert sorted(bodies(repo)) == [
+        "diff:HEAD~1..HEAD:gone.py",
+        "diff:HEAD~2..HEAD~1:gone.py",
+        "diff:HEAD~2..HEAD~1:src/a.py",
+    ]

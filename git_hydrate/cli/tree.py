@@ -317,7 +317,8 @@ def add_tree(
     By default the files of the commit HEAD, linked by the blobs git already
     has (nothing is copied). PATHSPECs (paths, directories, globs such as
     '*.py', exclusions such as ':!tests') narrow the set; in a subdirectory
-    they are relative to it, like git's. Running it again follows the files:
+    they are relative to it, and an absolute path inside the work tree is the
+    path it names, like git's. Running it again follows the files:
     changed files replace their old body, links of deleted files are removed
     (within the PATHSPECs), and an unchanged set writes nothing. One commit
     per run. In a partial clone, only the blobs of the files the PATHSPECs
@@ -499,8 +500,9 @@ def add_diff(
     diff:<range>:<path>, so the byte budget can keep some files' changes when
     not all fit; binary diffs are skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
-    commit messages of the range (log:<range>). Running it again for the same
-    range replaces its diffs, in one commit.
+    commit messages of the range (log:<range>). PATHSPECs are read as
+    add-tree's; one that names no file at all is refused. Running it again
+    for the same range replaces its diffs, in one commit.
 
     \b
     Examples:

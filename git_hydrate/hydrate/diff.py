@@ -222,9 +222,9 @@ def _refuse_unmerged(unmerged: list[str], option: str) -> None:
 
 def _bodies(
     repo: Repository, args: list[str], label: str, spec: Pathspec, log: bool
-) -> tuple[list[tuple[str, str, bytes]], list[Skipped], int]:
+) -> tuple[list[tuple[str, str, bytes]], list[Skipped], list[str]]:
     """``(path, source, diff)`` per changed file (and the log), binary diffs skipped,
-    and how many files changed."""
+    and the paths of every changed file."""
     # (one run, each part's path read from its own header: a second run could see
     # another work tree, and pairing the two by position file one diff under
     # another's name)
@@ -242,7 +242,46 @@ def _bodies(
         text = repo.log_text(label)
         if text.strip():
             bodies.insert(0, ("", f"log:{label}", text))
-    return bodies, skipped, len(parts)
+    return bodies, skipped, [path for path, _binary, _part in parts]
+
+
+def _names(listing: bytes) -> list[str]:
+    """The paths of a ``-z`` listing whose entries end in a tab and the path (or are
+    the path alone)."""
+    return [
+        entry.rpartition(b"\t")[2].decode("utf-8", "surrogateescape")
+        for entry in listing.split(b"\0")
+        if entry
+    ]
+
+
+def _check_matched(repo: Repository, spec: Pathspec, changed: list[str], label: str) -> None:
+    """Refuse a pathspec that names no file at all, as add-tree does (a typo would
+    otherwise read "nothing changed"); one naming a file that did not change is fine.
+
+    Only when a pathspec matched no changed file are the files listed: the index's
+    for uncommitted changes (and the untracked ones, to say so), else both sides'
+    trees of the range.
+    """
+    unmatched = spec.unmatched(changed)
+    if not unmatched:
+        return
+    untracked: list[str] = []
+    if ".." in label:
+        sides = re.split(r"\.\.\.?", label)
+        known = [p for side in sides for p in _names(repo.ls_tree(side, sizes=False))]
+    else:
+        tracked, others = repo.ls_files()
+        known, untracked = _names(tracked), _names(others)
+    unmatched = Pathspec(unmatched).unmatched(known)
+    if not unmatched:
+        return
+    if not Pathspec(unmatched[:1]).unmatched(untracked):
+        raise ValidationError(
+            f"pathspec '{unmatched[0]}' matched only untracked files, which have no diff "
+            "(git add -N makes a new file part of --worktree)"
+        )
+    raise ValidationError(f"pathspec '{unmatched[0]}' did not match any files")
 
 
 def _pick(
@@ -344,7 +383,8 @@ def add_diff(
     max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
     task = refs.load(task_id).task
     args, label = _diff_args(refs.repo, rev_range, staged, worktree)
-    bodies, skipped, files = _bodies(refs.repo, args, label, spec, log)
+    bodies, skipped, changed = _bodies(refs.repo, args, label, spec, log)
+    _check_matched(refs.repo, spec, changed, label)
     places = _placed(refs, task, bodies, label, priority, ranked)
     allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
     picks, late = _pick(refs.repo, bodies, places, max_file, max_total, allowed)
@@ -370,5 +410,5 @@ def add_diff(
         action="add-diff",
         summary=f"of {label}",
         trailers=trailers,
-        result={"range": label, "files": files},
+        result={"range": label, "files": len(changed)},
     )

@@ -10,6 +10,7 @@ import fnmatch
 import os
 from collections.abc import Iterable
 
+from .. import validate
 from ..errors import ValidationError
 
 __all__ = ["Pathspec", "relative_to_top"]
@@ -55,6 +56,11 @@ class Pathspec:
             )
         if spec.startswith(":/"):
             spec = spec[2:]
+        elif spec.startswith("/"):  # (the command line reads one as in the work tree)
+            raise ValidationError(
+                f"pathspec {raw[:80]!r} is absolute: give it relative to the repository's "
+                "top (with --dir, to that directory)"
+            )
         parts: list[str] = []
         for part in spec.split("/"):
             if part in ("", "."):
@@ -101,16 +107,22 @@ class Pathspec:
 def relative_to_top(pathspecs: Iterable[str], top: str | None, cwd: str) -> list[str]:
     """Pathspecs given in the directory ``cwd`` as relative to the work tree's ``top``.
 
-    Outside the work tree (or without one) they are taken as they are; ``:/``
-    specs are already relative to the top; exclusion magic is kept in front.
+    Outside the work tree they are taken as they are; ``:/`` specs are already
+    relative to the top; an absolute path inside the work tree is the file or
+    directory it names (as git reads it), one outside it (or without a work tree)
+    is refused; exclusion magic is kept in front.
     """
     specs = list(pathspecs)
-    if not specs or top is None:
+    if not specs:
         return specs
-    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(top))
-    if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
-        return specs
-    rel = rel.replace(os.sep, "/")
+    tops: tuple[str, ...] = ()
+    here = ""
+    if top is not None:
+        real_top = os.path.realpath(top)
+        tops = tuple(t.replace(os.sep, "/") for t in (real_top, os.path.abspath(top)))
+        rel = os.path.relpath(os.path.realpath(cwd), real_top)
+        if not (rel == "." or rel == ".." or rel.startswith(".." + os.sep)):
+            here = rel.replace(os.sep, "/")
     result = []
     for spec in specs:
         magic = ""
@@ -118,8 +130,16 @@ def relative_to_top(pathspecs: Iterable[str], top: str | None, cwd: str) -> list
             if spec.startswith(mark):
                 magic, spec = mark, spec[len(mark) :]
                 break
-        if spec.startswith(":/"):
-            result.append(magic + spec)  # already relative to the top
+        if spec.startswith("/") and top is None:
+            raise ValidationError(
+                f"pathspec {spec[:80]!r} is absolute and this repository has no work tree: "
+                "give it relative to the repository's top"
+            )
+        if spec.startswith("/"):
+            why = "a pathspec names the repository's files"
+            result.append(magic + validate.from_absolute(spec, tops, "pathspec", why))
+        elif not here or spec.startswith(":/"):
+            result.append(magic + spec)  # (already relative to the top)
         else:
-            result.append(f"{magic}{rel}/{spec}")
+            result.append(f"{magic}{here}/{spec}")
     return result
