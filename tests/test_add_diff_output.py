@@ -237,3 +237,27 @@ def test_add_diff_refuses_a_pathspec_that_matches_no_file(repo: Path) -> None:
         "diff:HEAD~2..HEAD~1:gone.py",
         "diff:HEAD~2..HEAD~1:src/a.py",
     ]
+
+
+def test_the_log_body_holds_no_signature_lines(repo: Path, tmp_path: Path) -> None:
+    """review10 (suspicion, confirmed): with log.showSignature set, git log prints
+    its verdict on each commit's signature ("No signature", "Good ... signature")
+    into the output add-diff --log stores as the commits' messages."""
+    import shutil
+    import subprocess
+
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("no ssh-keygen to sign a commit with")
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    commit_files(repo, {"a.py": "a = 1\n"}, "first")
+    for name, value in (("gpg.format", "ssh"), ("user.signingkey", f"{key}.pub")):
+        git(repo, "config", name, value)
+    (repo / "a.py").write_text("a = 2\n")
+    git(repo, "commit", "-q", "-S", "-am", "signed change")
+    git(repo, "config", "log.showSignature", "true")
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_diff(TASK, "HEAD~1..HEAD", log=True)
+    (log,) = [body for source, body in bodies(repo).items() if source.startswith("log:")]
+    assert "signed change" in log and "signature" not in log.lower()

@@ -235,10 +235,11 @@ class Commands(RepositoryBase):
         """The commit messages of a range, with id, author and date, oldest last."""
         return self.git(
             [
-                "log",
-                "--no-color",
+                # (log.showSignature would put gpg's lines in the body)
+                *("-c", "log.showSignature=false", "log", "--no-color"),
                 "--format=commit %H%nAuthor: %an <%ae>%nDate: %aI%n%n%B",
                 range_,
+                "--",
             ]
         ).stdout
 
