@@ -504,11 +504,15 @@ def test_list_filters(repo: Path, ledger: Ledger) -> None:
     out = hydrate(repo, "list", "--status", "review", "--tag", "api")
     assert (out.returncode, out.stderr) == (0, "")
     assert out.stdout.startswith("B-1\treview\tcode\t") and out.stdout.count("\n") == 1
+    # (status spells the filter --station: list takes that spelling too, explorer13)
+    assert hydrate(repo, "list", "--station", "review", "--tag", "api").stdout == out.stdout
     out = hydrate(repo, "list", "--kind", "fix", "--kind", "planning", "--json")
     assert [t["task_id"] for t in json.loads(out.stdout)] == ["A-1", "C-1"]
     bad = hydrate(repo, "list", "--status", "later")
     assert bad.returncode == 2  # a usage error, like a bad --kind
-    assert bad.stderr.startswith("error: Invalid value for '--status': 'later' is not one of")
+    assert bad.stderr.startswith(
+        "error: Invalid value for '--status' / '--station': 'later' is not"
+    )
     assert bad.stdout == ""
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,10 +28,24 @@ TASK = "T-1"
 DEPTH = 1100
 
 
+_MADE: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _removed_after() -> Iterator[None]:
+    """Each deep folder removed after its test by rm, which walks without a call per
+    level: pytest's own clean-up of an old run (shutil.rmtree) recurses once per
+    level, and a later run's start failed on it with RecursionError."""
+    yield
+    while _MADE:
+        subprocess.run(["rm", "-rf", "--", str(_MADE.pop())], check=False)
+
+
 def _deep(top: Path, depth: int = DEPTH) -> str:
     """``a/a/…/a/leaf.py`` made below ``top``, ``depth`` folders deep: its path."""
     folder = top
     folder.mkdir(exist_ok=True)
+    _MADE.append(top / "a")
     for _ in range(depth):  # (not os.makedirs: it calls itself once per level)
         folder /= "a"
         folder.mkdir()

@@ -361,11 +361,12 @@ def _list_changes(fields: Mapping[str, Any]) -> dict[str, list[str]]:
 @click.command("list")
 @click.option(
     "--status",
+    "--station",
     "stations",
     multiple=True,
     type=STATION_CHOICE,
     metavar="STATION",
-    help="Only tasks at STATION (repeatable: any of them).",
+    help="Only tasks at STATION (repeatable: any of them; --station, as status spells it).",
 )
 @click.option(
     "--kind", "kinds", multiple=True, type=KIND_CHOICE, help="Only this kind (repeatable)."
