@@ -41,6 +41,7 @@ __all__ = [
     "Setting",
     "Settings",
     "default_help",
+    "is_int",
     "parse_bool",
     "parse_int",
     "parse_records",
@@ -266,6 +267,12 @@ _INTEGER: Final = re.compile(
 _UNITS: Final = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
+def is_int(value: str) -> bool:
+    """Whether ``value`` is written as ``git config --type=int`` reads an integer
+    (of any size: :func:`parse_int` says whether it fits)."""
+    return _INTEGER.match(value) is not None
+
+
 def parse_int(value: str | None, bits: int = 64) -> int | None:
     """``value`` as ``git config --type=int`` reads it, or ``None`` if git refuses it.
 
@@ -282,6 +289,8 @@ def parse_int(value: str | None, bits: int = 64) -> int | None:
         number = int(hexa, 16)
     elif octal is not None:
         number = int(octal, 8)
+    elif len(decimal.lstrip("0")) > bits * 0.302 + 1:
+        return None  # out of range (and never more than int() reads: 4,300 digits)
     else:
         number = int(decimal)
     factor = _UNITS[unit.lower()]

@@ -494,3 +494,29 @@ def test_install_says_the_exclusion_hides_files_in_the_other_work_trees(
         "AGENTS.md is hidden from git status in 1 other work tree(s) too, until the bridge "
         "is uninstalled here\n"
     )
+
+
+def test_uninstall_after_an_edit_keeps_latin1_bytes_and_a_links_target_is_removed(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review11: uninstalling aider from a .aider.conf.yml with a Latin-1 byte that
+    the user edited after install crashed (its text written back as UTF-8); a Codex
+    config.toml linked to a file that did not exist was created through the link
+    at install, and uninstall removed the link and left the target holding
+    git-hydrate's block."""
+    pytest.importorskip("mcp")
+    conf = repo / ".aider.conf.yml"
+    conf.write_bytes(b"# caf\xe9 notes\nmodel: gpt\n")
+    _ok(hydrate(repo, "agent", "install", "aider"))
+    conf.write_bytes(conf.read_bytes() + b"edit: true\n")  # (edited since: no restore)
+    _ok(hydrate(repo, "agent", "uninstall", "aider"))
+    assert conf.read_bytes() == b"# caf\xe9 notes\nmodel: gpt\nedit: true\n"
+    home, dotfiles = tmp_path / "codex-home", tmp_path / "dotfiles"
+    home.mkdir()
+    dotfiles.mkdir()
+    (home / "config.toml").symlink_to(dotfiles / "config.toml")  # (dangling)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    _ok(hydrate(repo, "agent", "install", "codex", "--user"))
+    assert "[mcp_servers.git-hydrate]" in (dotfiles / "config.toml").read_text()
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    assert (home / "config.toml").is_symlink() and not (dotfiles / "config.toml").exists()

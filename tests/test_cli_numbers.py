@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hydrate
+from tests.conftest import git, hydrate
 
 
 def _task(repo: Path, task_id: str = "N-1", *extra: str) -> None:
@@ -75,3 +75,26 @@ def test_bad_numbers_are_one_line_in_our_words(
     assert result.stderr.count("\n") == 1, result.stderr
     assert said in result.stderr
     assert "integer range" not in result.stderr and "valid integer" not in result.stderr
+
+
+def test_a_number_of_thousands_of_digits_is_one_line_not_a_crash(repo: Path) -> None:
+    """review11: Python's int() reads at most 4,300 digits and says so with a
+    ValueError, which crashed every plain count (--port, --priority; "hit a bug",
+    exit 3) and a budget in git config; a budget option said Python's own words."""
+    big = "9" * 5000
+    out = hydrate(repo, "task-add", "N-1", "--objective", "o", "--acceptance", "a")
+    assert out.returncode == 0, out
+    port = hydrate(repo, "web", "--port", big)
+    assert port.returncode == 2 and port.stderr.startswith(
+        "error: Invalid value for '--port': a number of 5,000 digits is not from 0 to 65535"
+    )
+    budget = hydrate(repo, "prompt", "N-1", "--max-bytes", big)
+    assert budget.returncode == 2 and "... (5,000 characters) is too large: at most" in (
+        budget.stderr
+    )
+    assert budget.stderr.count("\n") == 1 and len(budget.stderr) < 300
+    git(repo, "config", "hydrate.maxBytes", big)
+    config = hydrate(repo, "prompt", "N-1")
+    assert config.returncode == 1 and config.stderr.startswith(
+        "error: git config hydrate.maxBytes must be a whole number"
+    )

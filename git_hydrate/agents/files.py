@@ -130,7 +130,9 @@ class UserFile:
         write(target, data)
 
     def unlink(self) -> None:
-        self.path.unlink()
+        """Remove what :meth:`write` wrote: through a symbolic link, its target
+        (the link is the user's own, as it was before install)."""
+        os.unlink(os.path.realpath(self.path))
 
 
 class WorkTreeFile:

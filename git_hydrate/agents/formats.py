@@ -306,6 +306,4 @@ def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
 def aider_without(data: bytes) -> bytes:
     text = without_block(_str(data))
     lines = text.splitlines(keepends=True)
-    return "".join(line for line in lines if not line.rstrip("\n").endswith(_YAML_MARK)).encode(
-        "utf-8"
-    )
+    return _bytes("".join(line for line in lines if not line.rstrip("\n").endswith(_YAML_MARK)))

@@ -183,13 +183,18 @@ class Count(click.IntRange):
         digits = text[1:] if text[:1] in "+-" else text
         if not (digits.isascii() and digits.isdigit()):
             self.fail(f"{value!r} is not a whole number", param, ctx)
-        number = int(text)
         low, high = self.min, self.max
+        shown = repr(text) if len(text) <= 40 else f"a number of {len(digits):,} digits"
+        if len(digits.lstrip("0")) > 30:  # (past every range here; int() refuses 4,301)
+            number = -(10**31) if text[:1] == "-" else 10**31
+        else:
+            number = int(text)
+        value = shown
         if (low is not None and number < low) or (high is not None and number > high):
             if low is not None and high is not None:
-                self.fail(f"{value!r} is not from {low} to {high}", param, ctx)
-            self.fail(f"{value!r} must be at least {low}" if low is not None
-                      else f"{value!r} must be at most {high}", param, ctx)  # fmt: skip
+                self.fail(f"{value} is not from {low} to {high}", param, ctx)
+            self.fail(f"{value} must be at least {low}" if low is not None
+                      else f"{value} must be at most {high}", param, ctx)  # fmt: skip
         return number
 
 

@@ -11,7 +11,7 @@ packer is imported.
 from __future__ import annotations
 
 from ..errors import ValidationError
-from ..settings import DEFAULT_MAX_BYTES, PROMPT_FORMATS, Settings, parse_int
+from ..settings import DEFAULT_MAX_BYTES, PROMPT_FORMATS, Settings, is_int, parse_int
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -79,9 +79,12 @@ def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**6
         raise ValueError(padded)
     number = parse_int(text)
     if number is None or number > most:
-        if number is not None or parse_int(text, bits=1 << 16) is not None:  # (past 64 bits)
-            raise ValueError(f"{value!r} is too large: at most {most:,} {unit}")
-        raise ValueError(f"{value!r} is not a number of {unit} (such as {_EXAMPLES[unit]})")
+        shown = (
+            repr(value) if len(value) <= 40 else f"{value[:20]!r}... ({len(value):,} characters)"
+        )
+        if number is not None or is_int(text):  # (past 64 bits)
+            raise ValueError(f"{shown} is too large: at most {most:,} {unit}")
+        raise ValueError(f"{shown} is not a number of {unit} (such as {_EXAMPLES[unit]})")
     if number < least:
         raise ValueError(f"{value!r} must be at least {least}")
     return number
