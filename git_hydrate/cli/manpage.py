@@ -62,8 +62,11 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
      "process ends as git then does, killed by SIGPIPE, with nothing on standard error "
      "(a shell, and git running git hydrate, report 141; a program that waits for it "
      "sees the signal). What the command did, such as a task-edit, is done. This holds for "
-     "every command, the fast path of a cached prompt included; only the mcp server, "
-     "whose session a leaving client ends, exits 0."),
+     "every command, the fast path of a cached prompt included, once a write finds the "
+     "reader gone; output the pipe had already taken (as git, a short one; and Python "
+     "keeps quiet when a reader leaves in the middle of a large write from pack, expand "
+     "or --json) ends with the command's own status. The mcp server, whose session a "
+     "leaving client ends, exits 0."),
     (143, "Terminated (SIGTERM) while a first pull listed a remote (its git stopped first), "
      "or while it held lock files (removed first)."),
 ]  # fmt: skip

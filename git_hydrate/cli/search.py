@@ -31,8 +31,9 @@ def search(
 
     Title, objective, acceptance, criteria, tags, files in play, tests and
     checkpoints are searched (with --attachments, the bodies too); words
-    written in camelCase or snake_case match their parts, a plural or an -ing or
-    -ed form matches its word (timestamp finds timestamps), and a word with
+    written in camelCase or snake_case match their parts, a plural matches its
+    word (timestamp finds timestamps; -ing and -ed forms as far as the light
+    stemmer takes them: caching finds cached, not cache), and a word with
     accents is found without them (cafe finds café). A damaged task (see doctor)
     is left out with a warning that names it.
 
