@@ -809,3 +809,16 @@ def test_terminal_codes_in_an_issue_are_taken_out_not_the_issue(repo: Path) -> N
         task = ledger.get_task("GH-1")
     assert task["title"] == "Crash on start"
     assert task["objective"].startswith("Steps:\n```\nError: boom\ndone\n```")
+
+
+def test_a_dependency_on_no_task_here_is_kept_with_a_warning(repo: Path) -> None:
+    """review11: task-add and task-edit warn of a dependency on a task that is not
+    here; import made such a task silently (README: "kept, with a warning")."""
+    line = '{"id": "bd-1", "title": "t", "dependencies": [{"depends_on_id": "bd-9"}]}\n'
+    out = hydrate(repo, "import", "--from", "beads", "-", input=line)
+    assert out.returncode == 0, out
+    assert out.stderr.endswith(
+        "warning: item bd-1: depends on bd-9, which is no task here: it waits for it until it is\n"
+    )
+    with Ledger(repo) as ledger:
+        assert ledger.get_task("bd-1")["depends_on"] == ["bd-9"]

@@ -25,7 +25,7 @@ from typing import Any, Final
 import msgspec
 
 from .. import validate
-from ..dependencies import cycles, edge_graph, find_cycle, queue_summaries
+from ..dependencies import cycles, edge_graph, find_cycle, not_here, queue_summaries
 from ..errors import Conflict, HydrateError, ValidationError
 from ..model import PathNote
 from ..taskrefs import (
@@ -295,10 +295,28 @@ def import_items(
         meanwhile = _as_update(refs, fields_of, (bases, report), allow_secrets)
         _flush(refs, batch, bases, report, meanwhile)
     _update_later(refs, later, (bases, report), dry_run, allow_secrets)
-    if not dry_run:
-        bases.save(f"import {fmt}: {len(bases.new)} task(s)")
-    report["ignored"] = dict(sorted(report["ignored"].items()))
+    _finish(refs, (bases, report), pending, sources, dry_run)
     return report
+
+
+def _finish(
+    refs: TaskRefs,
+    into: tuple[Bases, ImportReport],
+    made: dict[str, Change[None]],
+    sources: dict[str, str],
+    dry_run: bool,
+) -> None:
+    """The bases of what is left saved; a warning for each dependency of a task
+    made on no task here (kept, as task-add keeps it: a pull may bring it)."""
+    bases, report = into
+    if not dry_run:
+        bases.save(f"import {report['format']}: {len(bases.new)} task(s)")
+    for task_id in [t for t in report["created"] if t in made]:
+        # (no "did you mean": an import's ids are the source's, one apart by design)
+        for dep, _alike in not_here(refs, made[task_id].task.depends_on):
+            warning = f"depends on {dep}, which is no task here: it waits for it until it is"
+            report["warnings"].append({"item": sources.get(task_id, task_id), "warning": warning})
+    report["ignored"] = dict(sorted(report["ignored"].items()))
 
 
 def _without_dangling(
@@ -325,6 +343,7 @@ def _without_dangling(
                 change, task=msgspec.structs.replace(change.task, depends_on=depends_on)
             )
             report["warnings"].append({"item": sources.get(task_id, task_id), "warning": why})
+            pending[task_id] = change  # (the task as made: _finish reads its edges)
         kept[task_id] = change
     return kept
 
