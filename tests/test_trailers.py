@@ -262,3 +262,22 @@ def test_the_committed_shims_match_the_generated_ones() -> None:
 
     root = Path(__file__).resolve().parent.parent
     assert (root / "hooks" / "prepare-commit-msg").read_text() == hooks.trailer_shim_text("")
+
+
+def test_comment_char_auto_leaves_a_gitmoji_subject_its_trailers(
+    started: Path, env: dict[str, str]
+) -> None:
+    """review11: with core.commentChar=auto, every line beginning with one of git's
+    candidates (``:sparkles: add``) was taken for a comment, so the message counted
+    as empty and got no trailers; git had chosen ``#``. The character is read from
+    git's help text at the end; an emptied message still aborts."""
+    repo = started
+    commit(repo, env, "a", "first")
+    hydrate(repo, "start", "T-1")
+    git(repo, "config", "core.commentChar", "auto")
+    typed = _edited(repo, env, "sed -i '1s/^/:sparkles: add the feature/'")
+    assert typed.returncode == 0, typed.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == ":sparkles: add the feature"
+    assert trailers(repo).startswith("Hydrate-Task: T-1\nHydrate-Packet: ")
+    left_empty = _edited(repo, env, "true")
+    assert left_empty.returncode == 1 and "empty commit message" in left_empty.stderr

@@ -96,13 +96,23 @@ def _cleanup(ledger: Ledger) -> str:
 _AUTO_COMMENT: Final = tuple("#;@!$%^&|:")
 
 
+def _auto_comment(text: str) -> tuple[str, ...]:
+    """The comment character git chose for ``core.commentChar=auto``: one that no line
+    of the message began with, and that its help text (at the end) begins with; read
+    from the last line (``()`` when it begins with none: no comment to take out).
+    A message's own line that begins with another (``:sparkles: add``) is text."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    last = lines[-1][:1] if lines else ""
+    return (last,) if last in _AUTO_COMMENT else ()
+
+
 def _written(text: str, comment: str | None, cleanup: str) -> bool:
     """Whether ``text`` holds a message once git cleans it up: comment lines
     (``comment``: ``core.commentChar``) and what follows the scissors line go,
     unless ``cleanup`` keeps them."""
     if cleanup in ("verbatim", "whitespace"):
         return bool(text.strip())
-    marks = ("#",) if not comment else _AUTO_COMMENT if comment == "auto" else (comment,)
+    marks = ("#",) if not comment else _auto_comment(text) if comment == "auto" else (comment,)
     for line in text.splitlines():
         if line.startswith(marks):
             if line[1:].strip() == "-" * 24 + " >8 " + "-" * 24:
