@@ -261,3 +261,39 @@ def test_the_log_body_holds_no_signature_lines(repo: Path, tmp_path: Path) -> No
         ledger.add_diff(TASK, "HEAD~1..HEAD", log=True)
     (log,) = [body for source, body in bodies(repo).items() if source.startswith("log:")]
     assert "signed change" in log and "signature" not in log.lower()
+
+
+def test_an_absolute_path_spelt_through_a_linked_folder_is_inside(
+    repo: Path, tmp_path: Path
+) -> None:
+    """review11: "$PWD/f.txt" where a folder above the work tree is a symbolic link
+    (the shell's $PWD keeps the link) was refused as outside the work tree by
+    add-tree, add-diff and --file-in-play, though git reads it."""
+    import subprocess
+    import sys
+
+    commit_files(repo, {"sub/f.txt": "one\n"}, "first")
+    (repo / "sub" / "f.txt").write_text("two\n")
+    link = tmp_path / "link"
+    link.symlink_to(repo.parent)
+    here = link / repo.name / "sub"
+    typed = f"{here}/f.txt"
+    env = {**os.environ, "PWD": str(here)}
+    make_task(repo)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "git_hydrate", *args],
+            cwd=here, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    for args in (
+        ("add-diff", TASK, "--worktree", "--", typed),
+        ("add-tree", TASK, "--", typed),
+        ("task-edit", TASK, "--file-in-play", typed),
+    ):
+        out = run(*args)
+        assert out.returncode == 0 and "outside the work tree" not in out.stderr, (args, out)
+    with Ledger(repo) as ledger:
+        assert [f["path"] for f in ledger.get_task(TASK)["files"]] == ["sub/f.txt"]
+    assert "diff:worktree:sub/f.txt" in bodies(repo)

@@ -291,6 +291,8 @@ def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any])
     an absolute path inside the work tree as the file it names."""
     import os
 
+    from ..hydrate.pathspec import top_spellings
+
     top = ledger.repo.work_tree
     if top is None:
         return
@@ -298,7 +300,7 @@ def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any])
     here = os.path.relpath(os.path.realpath(working_directory(ctx)), real_top)
     outside = here == "." or here == ".." or here.startswith(".." + os.sep)
     base = "" if outside else here.replace(os.sep, "/")
-    tops = [t.replace(os.sep, "/") for t in (real_top, os.path.abspath(top))]
+    tops = top_spellings(top, working_directory(ctx))
     for key, what in (("files", "file in play"), ("tests", "test")):
         if fields.get(key):
             fields[key] = validate.entries_from(fields[key], base, what, tops)
