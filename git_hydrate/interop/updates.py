@@ -140,9 +140,11 @@ def _write_one(refs: TaskRefs, pending: _Pending, into: tuple[Bases, ImportRepor
         changed[:] = [True]
         return change
 
-    with signals_held():  # (the task and its base land together: see Updates.flush)
-        with refs.graph_lock():  # the merge may add edges: checked and written in turn
-            refs.write(task_id, apply)
+    # the merge may add edges: checked and written in turn, under the graph lock; the
+    # task and its base land together (see Updates.flush), an interrupt held only
+    # then, not while the lock is waited for
+    with refs.graph_lock(), signals_held():
+        refs.write(task_id, apply)
         _record_base(bases, pending)
         bases.save(f"import: {task_id}")
     report["conflicts"] += conflicts
