@@ -49,6 +49,21 @@ def _server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def served_lines(repo: Path, lines: list[str]) -> list[dict[str, Any]]:
+    """``git hydrate mcp`` run on ``repo`` with ``lines`` (one message a line) as its
+    whole input: each answer, once it ended quietly (exit 0, nothing on stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "mcp"],
+        input="".join(line + "\n" for line in lines).encode(),
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b"", done
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
 def _session(
     repo: Path,
     body: Callable[[Any], Awaitable[Any]],

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from .conftest import git
-from .test_mcp import _server_env, stocked  # noqa: F401 - the fixture
+from .test_mcp import _server_env, served_lines, stocked  # noqa: F401 - the fixture
 from .test_mcp_process import (  # noqa: F401 - the fixtures
     INITIALIZE,
     HeldPush,
@@ -225,16 +225,7 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
         + "}}",
         json.dumps(_request(2, "ping")),
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
-        input="".join(line + "\n" for line in lines).encode(),
-        capture_output=True,
-        env={**_server_env(), "PATH": os.environ["PATH"]},
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and done.stderr == b""
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    answers = served_lines(stocked, lines)
     assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
         (None, -32700),
         (0, None),

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from git_hydrate.serve.attachments import MID_LINE
 from git_hydrate.serve.tools import call
 from git_hydrate.taskrefs import TaskRefs
 
-from .test_mcp import _local_session, _server_env, _text
+from .test_mcp import _local_session, _text, served_lines
 from .test_mcp_process import INITIALIZE
 
 if importlib.util.find_spec("mcp") is None:
@@ -47,16 +45,7 @@ def test_a_number_too_long_to_read_is_answered_with_the_requests_id(repo: Path) 
         '{"jsonrpc":"2.0","id":"s","method":"ping","params":{"a":1' + "0" * 5000 + ".5}}",
         '{"jsonrpc":"2.0","id":2,"method":"ping"}',
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "mcp"],
-        input="".join(line + "\n" for line in lines).encode(),
-        capture_output=True,
-        env={**_server_env(), "PATH": os.environ["PATH"]},
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0 and done.stderr == b""
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    answers = served_lines(repo, lines)
     said = [(a["id"], a.get("error", {}).get("code")) for a in answers]
     assert said == [(0, None), (1, -32602), (None, -32600), ("s", -32602), (2, None)]
     assert answers[1]["error"]["message"] == "Invalid params: a number of more than 4,300 digits"
