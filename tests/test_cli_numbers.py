@@ -98,3 +98,19 @@ def test_a_number_of_thousands_of_digits_is_one_line_not_a_crash(repo: Path) -> 
     assert config.returncode == 1 and config.stderr.startswith(
         "error: git config hydrate.maxBytes must be a whole number"
     )
+
+
+def test_doctor_older_than_reads_a_duration_in_one_line(repo: Path) -> None:
+    """explorer13: --older-than abc said click's "is not a valid float range"; it
+    reads a duration as --ttl does (90, 90s, 30m), zero included (any age)."""
+    for good in ("0", "90", "2m", "1.5h"):
+        out = hydrate(repo, "doctor", "--older-than", good, "--clear-stale-locks")
+        assert out.returncode == 0, (good, out)
+    bad = hydrate(repo, "doctor", "--older-than", "abc")
+    assert (bad.returncode, bad.stderr.splitlines()[0]) == (
+        2,
+        "error: Invalid value for '--older-than': 'abc' is not a duration (such as 90, 90s, "
+        "30m, 12h, 7d) (see: git-hydrate doctor -h)",
+    )
+    negative = hydrate(repo, "doctor", "--older-than", "-5")
+    assert negative.returncode == 2 and "'-5' must be at least zero" in negative.stderr

@@ -206,6 +206,10 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
 
     name = "DURATION"
 
+    def __init__(self, zero: bool = False) -> None:
+        #: Whether 0 is a duration (``doctor --older-than 0``: any age), else refused.
+        self.zero = zero
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, int | float):
             return float(value)
@@ -215,8 +219,9 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
             seconds = float(text[:-1] if unit else text) * (unit or 1)
         except ValueError:
             self.fail(f"{value!r} is not a duration (such as 90, 90s, 30m, 12h, 7d)", param, ctx)
-        if not seconds > 0:
-            self.fail(f"{value!r} must be more than zero", param, ctx)
+        if not (seconds >= 0 if self.zero else seconds > 0):
+            least = "at least zero" if self.zero else "more than zero"
+            self.fail(f"{value!r} must be {least}", param, ctx)
         if not seconds <= MAX_TTL:  # (nan and inf too)
             self.fail(f"{value!r} is more than 100 years", param, ctx)
         return seconds

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, shown
+from ._common import Duration, echo_json, json_option, open_ledger, shown
 
 __all__ = ["doctor"]
 
@@ -40,11 +40,11 @@ __all__ = ["doctor"]
 )
 @click.option(
     "--older-than",
-    type=click.FloatRange(min=0),
+    type=Duration(zero=True),
     default=60.0,
     show_default=True,
     metavar="SECONDS",
-    help="How old a lock file must be to count as left behind.",
+    help="How old a lock file must be to count as left behind (seconds, or 90s, 30m, 12h).",
 )
 @json_option
 @click.pass_context
