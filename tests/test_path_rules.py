@@ -8,6 +8,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from git_hydrate.chars import on_one_line
 from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
 from git_hydrate.hydrate.rules import (
     GENERATED_NAMES,
@@ -36,7 +37,7 @@ def plain_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
         return entry.kind
     if own_output_name(entry.path):
         return "own_output"
-    if not entry.path.isprintable():
+    if not all(map(on_one_line, entry.path)):  # (a soft hyphen, a no-break space: text)
         return "bad_path"
     if entry.size > max_file_bytes:
         return "too_large"
@@ -48,6 +49,7 @@ def plain_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
 _PARTS = st.one_of(
     st.sampled_from(sorted(SKIPPED_DIRS)),
     st.sampled_from(["src", "T1", "a.b", "", ".", "..", "node", "Node_Modules", "x\ty"]),
+    st.sampled_from(["\xad", "a\u00a0b", "\u200b", "x\u2028y"]),  # (text or not, by chars)
     st.text(min_size=0, max_size=6),
 )
 _NAMES = st.one_of(
