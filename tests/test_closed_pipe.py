@@ -96,3 +96,24 @@ def test_through_git_the_status_is_141(task: Path, tmp_path: Path) -> None:
     finally:
         os.close(write)
     assert (ended.returncode, ended.stderr) == (141, b"")
+
+
+def test_a_reader_that_leaves_in_the_middle_of_a_large_json_write_is_seen(task: Path) -> None:
+    """review11: `pack J-1 | (read a little; exit)` exited 0: Python's buffered writer
+    handed the ~200 KB answer to one write, kept what the pipe took when the reader
+    left, and dropped the rest silently. JSON goes out a write at a time now, and
+    the short one is followed by one that finds the reader gone: SIGPIPE."""
+    read, write = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "git_hydrate", "pack", "J-1", "--max-bytes", "1m"],
+        cwd=task,
+        stdout=write,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        assert pipe.read(10)  # (the answer has begun: more than the pipe holds waits)
+    _out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (-signal.SIGPIPE, b"")

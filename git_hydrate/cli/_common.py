@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -103,7 +104,27 @@ def echo_json(ctx: click.Context, data: Any) -> None:
     from ..codec import format_output
 
     terminal = is_terminal(sys.stdout)
-    click.echo(format_output(data, compact=compact(ctx), terminal=terminal))
+    write_out(format_output(data, compact=compact(ctx), terminal=terminal) + "\n")
+
+
+def write_out(text: str) -> None:
+    """``text`` on standard output, written whole or not at all: through its file
+    descriptor, a write at a time, when it has one. (Python's buffered writer hands
+    a large text to one write, and when the reader goes away while that write waits
+    it keeps the part the pipe took and drops the rest without a word: a reader
+    that left in the middle of ``pack | head`` was never seen. A short write here
+    is followed by another, which raises ``BrokenPipeError``.)"""
+    stream = sys.stdout
+    try:
+        fd = stream.fileno()
+        data = text.encode(stream.encoding or "utf-8", stream.errors or "strict")
+    except (AttributeError, OSError, ValueError, LookupError):
+        click.echo(text, nl=False)  # (a test runner's stream, or text it cannot encode)
+        return
+    stream.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _set_compact(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:

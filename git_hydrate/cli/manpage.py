@@ -63,10 +63,10 @@ EXIT_CODES: Final[list[tuple[int, str]]] = [
      "(a shell, and git running git hydrate, report 141; a program that waits for it "
      "sees the signal). What the command did, such as a task-edit, is done. This holds for "
      "every command, the fast path of a cached prompt included, once a write finds the "
-     "reader gone; output the pipe had already taken (as git, a short one; and Python "
-     "keeps quiet when a reader leaves in the middle of a large write from pack, expand "
-     "or --json) ends with the command's own status. The mcp server, whose session a "
-     "leaving client ends, exits 0."),
+     "reader gone (the prompt and every JSON answer, pack's and expand's included, are "
+     "written a piece at a time, so a reader leaving in the middle is seen); output the "
+     "pipe had already taken, as git's short ones, ends with the command's own status. "
+     "The mcp server, whose session a leaving client ends, exits 0."),
     (143, "Terminated (SIGTERM) while a first pull listed a remote (its git stopped first), "
      "or while it held lock files (removed first)."),
 ]  # fmt: skip
