@@ -23,6 +23,7 @@ from .listing import LIST_FIELDS, SummaryCache, task_summary
 from .model import INITIAL_STATION
 from .results import DependencyDict
 from .taskrefs import TaskRefs, TaskState
+from .taskrefs.refs import alike
 from .textpolicy import message_text
 
 __all__ = [
@@ -166,14 +167,7 @@ def not_here(refs: TaskRefs, task_ids: Iterable[str]) -> list[tuple[str, str]]:
         archived = {}  # (doctor names a damaged archive)
     absent = [task_id for task_id in absent if task_id not in archived]
     known = refs.task_names() if absent else []
-    import difflib  # (only for a dependency not found)
-
-    found = []
-    for task_id in absent:
-        same = [other for other in known if other.casefold() == task_id.casefold()]
-        close = same or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
-        found.append((task_id, close[0] if close else ""))
-    return found
+    return [(task_id, alike(task_id, known)) for task_id in absent]
 
 
 def dependency_stations(

@@ -8,6 +8,7 @@ normalised value or raises :class:`ValidationError` with a one-line message.
 from __future__ import annotations
 
 import math
+import os
 import posixpath
 import re
 from collections.abc import Iterable
@@ -47,7 +48,9 @@ __all__ = [
     "text_list",
     "timestamp",
     "token_count",
+    "top_spellings",
     "ttl",
+    "where",
 ]
 
 MAX_LABEL_CHARS: Final = 1024
@@ -290,6 +293,34 @@ def entries_from(
         typed = one_line_text(path, what + " path").strip()
         result.append(PathNote(path=_from_here(typed, base, what, tops), note=note))
     return result
+
+
+def where(top: str, cwd: str) -> tuple[tuple[str, ...], str]:
+    """``(tops, here)`` for paths typed in ``cwd`` of the work tree at ``top``: the
+    top's spellings (:func:`top_spellings`) and ``cwd`` relative to it, ``/``-separated
+    (``""`` at the top or outside the work tree, where a path is read as given)."""
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(top))
+    outside = rel == "." or rel == ".." or rel.startswith(".." + os.sep)
+    return top_spellings(top, cwd), "" if outside else rel.replace(os.sep, "/")
+
+
+def top_spellings(top: str, cwd: str) -> tuple[str, ...]:
+    """The work tree's top ``top`` as an absolute path typed in ``cwd`` may spell it:
+    resolved, as given, and through the symbolic links of the shell's ``$PWD`` (the
+    spelling ``"$PWD/f.txt"`` gives where a folder above is a link), ``/``-separated."""
+    real_top = os.path.realpath(top)
+    found = [real_top, os.path.abspath(top)]
+    logical = os.environ.get("PWD", "")
+    real_cwd = os.path.realpath(cwd)
+    if os.path.isabs(logical) and os.path.realpath(logical) == real_cwd:
+        rel = os.path.relpath(real_cwd, real_top)
+        if rel == ".":
+            found.append(os.path.normpath(logical))
+        elif not (rel == ".." or rel.startswith(".." + os.sep)):
+            up = os.path.normpath(os.path.join(logical, *[".."] * len(rel.split(os.sep))))
+            if os.path.realpath(up) == real_top:
+                found.append(up)
+    return tuple(dict.fromkeys(t.replace(os.sep, "/") for t in found))
 
 
 def from_absolute(typed: str, tops: Iterable[str], what: str, why: str) -> str:

@@ -289,18 +289,10 @@ def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any])
     work tree's top, read from the current directory (or ``-C``'s) as git reads a
     path given in a subdirectory (at the top, or outside a work tree, as given),
     an absolute path inside the work tree as the file it names."""
-    import os
-
-    from ..hydrate.pathspec import top_spellings
-
     top = ledger.repo.work_tree
     if top is None:
         return
-    real_top = os.path.realpath(top)
-    here = os.path.relpath(os.path.realpath(working_directory(ctx)), real_top)
-    outside = here == "." or here == ".." or here.startswith(".." + os.sep)
-    base = "" if outside else here.replace(os.sep, "/")
-    tops = top_spellings(top, working_directory(ctx))
+    tops, base = validate.where(top, working_directory(ctx))
     for key, what in (("files", "file in play"), ("tests", "test")):
         if fields.get(key):
             fields[key] = validate.entries_from(fields[key], base, what, tops)

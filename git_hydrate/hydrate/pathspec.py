@@ -7,13 +7,12 @@ the top of the work tree, as git does.
 from __future__ import annotations
 
 import fnmatch
-import os
 from collections.abc import Iterable
 
 from .. import validate
 from ..errors import ValidationError
 
-__all__ = ["Pathspec", "relative_to_top", "top_spellings"]
+__all__ = ["Pathspec", "relative_to_top"]
 
 
 class Pathspec:
@@ -115,14 +114,7 @@ def relative_to_top(pathspecs: Iterable[str], top: str | None, cwd: str) -> list
     specs = list(pathspecs)
     if not specs:
         return specs
-    tops: tuple[str, ...] = ()
-    here = ""
-    if top is not None:
-        real_top = os.path.realpath(top)
-        tops = top_spellings(top, cwd)
-        rel = os.path.relpath(os.path.realpath(cwd), real_top)
-        if not (rel == "." or rel == ".." or rel.startswith(".." + os.sep)):
-            here = rel.replace(os.sep, "/")
+    tops, here = validate.where(top, cwd) if top is not None else ((), "")
     result = []
     for spec in specs:
         magic = ""
@@ -143,22 +135,3 @@ def relative_to_top(pathspecs: Iterable[str], top: str | None, cwd: str) -> list
         else:
             result.append(f"{magic}{here}/{spec}")
     return result
-
-
-def top_spellings(top: str, cwd: str) -> tuple[str, ...]:
-    """The work tree's top ``top`` as an absolute path typed in ``cwd`` may spell it:
-    resolved, as given, and through the symbolic links of the shell's ``$PWD`` (the
-    spelling ``"$PWD/f.txt"`` gives where a folder above is a link), ``/``-separated."""
-    real_top = os.path.realpath(top)
-    found = [real_top, os.path.abspath(top)]
-    logical = os.environ.get("PWD", "")
-    real_cwd = os.path.realpath(cwd)
-    if os.path.isabs(logical) and os.path.realpath(logical) == real_cwd:
-        rel = os.path.relpath(real_cwd, real_top)
-        if rel == ".":
-            found.append(os.path.normpath(logical))
-        elif not (rel == ".." or rel.startswith(".." + os.sep)):
-            up = os.path.normpath(os.path.join(logical, *[".."] * len(rel.split(os.sep))))
-            if os.path.realpath(up) == real_top:
-                found.append(up)
-    return tuple(dict.fromkeys(t.replace(os.sep, "/") for t in found))

@@ -29,7 +29,7 @@ from .layout import TASK_FILE, TOP_LEVEL, Change, R, TaskState, Unchanged, link_
 from .locks import held
 from .retry import attempts, busy, lock_left_behind
 
-__all__ = ["TaskRefs"]
+__all__ = ["TaskRefs", "alike"]
 
 #: The lock file a write that adds parent or dependency edges holds (see
 #: :meth:`TaskRefs.graph_lock`).
@@ -44,6 +44,20 @@ _LOOK_ALIKE: Final = str.maketrans({"_": "-", ".": "-", "l": "1", "i": "1", "o":
 def _look_alike(task_id: str) -> str:
     """``task_id`` with the differences a typo makes unread (``T_l`` and ``t-1``: ``t-1``)."""
     return task_id.casefold().translate(_LOOK_ALIKE)
+
+
+def alike(task_id: str, known: Iterable[str]) -> str:
+    """The id among ``known`` that ``task_id`` is most likely a slip for, or ``""``:
+    one the same but for case, then but for a separator or a look-alike (a short
+    id has too few characters for difflib's ratio: ``T-l`` is 0.67 to ``T-1``),
+    then difflib's closest at 0.75."""
+    known = [name for name in known if name != task_id]
+    same = [other for other in known if other.casefold() == task_id.casefold()]
+    looks = [other for other in known if _look_alike(other) == _look_alike(task_id)]
+    import difflib  # (only for a task id not found)
+
+    close = same or looks or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
+    return close[0] if close else ""
 
 
 class TaskRefs:
@@ -183,16 +197,9 @@ class TaskRefs:
                 f"no task {task_id!r}: its ref is a symbolic ref to "
                 f"{target.decode('utf-8', 'replace')} (git hydrate doctor says how to drop it)"
             )
-        known = [name for name in self.task_names() if name != task_id]
-        same = [other for other in known if other.casefold() == task_id.casefold()]
-        # A short id has too few characters for difflib's ratio (T-l is 0.67 to T-1):
-        # an id that reads the same but for a separator or a look-alike is suggested too.
-        alike = [other for other in known if _look_alike(other) == _look_alike(task_id)]
-        import difflib  # (only for a task id not found)
-
-        close = same or alike or difflib.get_close_matches(task_id, known, n=1, cutoff=0.75)
-        if close:
-            return NotFound(f"no task {task_id!r}; did you mean {close[0]}?")
+        slip = alike(task_id, self.task_names())
+        if slip:
+            return NotFound(f"no task {task_id!r}; did you mean {slip}?")
         return NotFound(
             f"no task {task_id!r}; create it with: git hydrate task-add {task_id} "
             "--objective TEXT --acceptance TEXT"
