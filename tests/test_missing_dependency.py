@@ -72,3 +72,12 @@ def test_every_status_row_has_its_dependencies(repo: Path) -> None:
         [],
         [{"task_id": "NOPE-9", "station": None, "waiting": True}],
     ]
+
+
+def test_a_task_is_never_offered_as_its_own_dependency(repo: Path) -> None:
+    """The "did you mean" of a missing dependency leaves the task itself out: FIX-1
+    depending on FIX-l was offered FIX-1 (a task cannot wait on itself)."""
+    out = hydrate(repo, "task-add", "FIX-1", "--objective", "o", "--acceptance", "a",
+                  "--depends-on", "FIX-l")  # fmt: skip
+    assert out.returncode == 0, out
+    assert out.stderr.endswith("(a pull may bring it) and is done\n"), out.stderr

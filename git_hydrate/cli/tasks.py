@@ -276,7 +276,7 @@ def warn_not_here(ledger: Ledger, task_id: str, depends_on: Sequence[str]) -> No
     """A line on stderr for each of ``depends_on`` that is no task here: kept (a
     pull may bring it), but the task is not ready until it is here and done."""
     for dep, alike in ledger.not_here(depends_on):
-        slip = f"; did you mean {shown(alike)}?" if alike else ""
+        slip = f"; did you mean {shown(alike)}?" if alike and alike != task_id else ""
         warn(
             f"{shown(task_id)} depends on {shown(dep)}, which is no task here: "
             f"{shown(task_id)} waits for it until it exists (a pull may bring it) "
