@@ -173,10 +173,18 @@ def _build(command: str, entries: list[dict[str, Any]], budget: int) -> dict[str
 @pytest.mark.parametrize("command", ["prompt"])
 @settings(max_examples=examples(60), deadline=None)
 @given(_SHAPES, st.integers(min_value=3, max_value=29))
-# main: at 2,941 bytes the module is outlined in place and the note kept; at 2,944
-# the module is kept whole, then left out again for the notice's count, and never
-# outlined again
-@example([(2486, 0, True, False, False, 45), (11, 0, False, False, False, 11)], 3)
+# the trade the notice still makes: at 832 bytes the first is kept whole, the second
+# (88 bytes) left out and the third kept; at 835 the second fits whole, the third no
+# longer does, and the line naming it takes the first's room (the only kept one whose
+# leaving frees more than a line costs)
+@example(
+    [
+        (10, 0, False, False, False, 1),
+        (215, 1, False, False, False, 1),
+        (88, 0, False, False, False, 14),
+    ],
+    3,
+)
 def test_more_budget_never_keeps_less(command: str, shapes: list[_Shape], step: int) -> None:
     entries = _entries(shapes)
     base = _build(command, [], 10**6)
@@ -194,3 +202,17 @@ def test_more_budget_never_keeps_less(command: str, shapes: list[_Shape], step: 
             after = decisions(entries, result)
             assert after >= before, (previous[0], budget, before, after)
         previous = (budget, result)
+
+
+def test_a_file_left_out_for_the_notice_gets_its_outline_back() -> None:
+    """At 2,941 bytes the module ranking first is outlined in place beside the
+    note; at 2,944 it fits whole, is left out again for the notice's line naming
+    the note, and its outline is tried again in the room left (it used to be named
+    as left out while a smaller budget held its outline)."""
+    entries = _entries([(2486, 0, True, False, False, 45), (11, 0, False, False, False, 11)])
+    module = next(e["source"] for e in entries if e["source"].endswith(".py"))
+    smaller, larger = (_build("prompt", entries, b) for b in (2941, 2944))
+    for result in (smaller, larger):
+        kept = [c["source"] for c in result["packet"]["context"]]
+        assert f"{module} (outline)" in kept, (result["prompt_bytes"], kept)
+    assert decisions(entries, larger) >= decisions(entries, smaller)

@@ -15,7 +15,9 @@ Whatever is left out or shrunk is named in the prompt's ``### Not included``
 section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
 no longer fits beside what is kept, the last kept attachment the task does not
 name (nor ranks high) is left out again, and when only such attachments are
-left, the notice names fewer and counts the rest (:func:`_settle`). A body
+left, the notice names fewer and counts the rest (:func:`_settle`); what was
+left out is tried again at the end, whole and then as outlines, in the room
+left (:func:`_refill`). A body
 that cannot fit by its recorded size is never read. Each attachment is
 measured once, as the sum of its own parts (:mod:`.measure`); the caller
 verifies the token total of the result (:func:`back_off`). Pure: no I/O, no
@@ -273,24 +275,56 @@ def _refill(
     plan: Plan, walked: Walked, entries: Sequence[Attachment], load_body: AttachmentLoader | None
 ) -> None:
     """After attachments were left out to make room for the notice, try the left-out
-    ones again in packing order: each kept now also takes its line off the notice."""
-    notice = walked.notice
+    ones again as the walk tried them: in packing order whole (or, for one the task
+    names or that ranks high, as its outline in place), then outlines of the rest
+    in the room left. Each kept now also takes its line off the notice."""
+    top = max(1, len(entries) // TOP_SHARE)
+    later: list[int] = []
     for omitted in sorted(walked.omitted, key=lambda o: o.index):
         if omitted.reason != "byte_budget":
             continue
         index = omitted.index
         entry = entries[index]
-        if plan.room_bytes is not None:
-            # (what it costs at the least, less its line in the notice)
-            freed = notice.line_bytes(index) if notice is not None else 0
-            least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
-            if walked.with_one_more() - freed + least > plan.room_bytes:
-                continue
-        walked.unnote(index)
-        if _keep_whole(plan, walked, index, entry, load_body):
+        high = bool(entry.named) or index < top
+        if _refilled(plan, walked, (index, entry), load_body, whole=True, outline=high):
             walked.omitted.remove(omitted)
-        else:
-            walked.note(index, entry, "byte_budget", outlined=False)
+        elif not high:
+            later.append(index)
+    for index in later if plan.outliner is not None else ():
+        if _refilled(plan, walked, (index, entries[index]), load_body, whole=False, outline=True):
+            walked.omitted[:] = [o for o in walked.omitted if o.index != index]
+
+
+def _refilled(
+    plan: Plan,
+    walked: Walked,
+    at: tuple[int, Attachment],
+    load_body: AttachmentLoader | None,
+    *,
+    whole: bool,
+    outline: bool,
+) -> bool:
+    """Keep a left-out attachment (``at``: its place and entry) whole if ``whole``
+    and it fits, else its outline if ``outline``; named again as left out if not."""
+    index, entry = at
+    roomy = whole
+    if whole and plan.room_bytes is not None:
+        # (what it costs at the least, less its line in the notice)
+        notice = walked.notice
+        freed = notice.line_bytes(index) if notice is not None else 0
+        least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
+        roomy = walked.with_one_more() - freed + least <= plan.room_bytes
+    if not roomy and not (outline and plan.outliner is not None):
+        return False
+    walked.unnote(index)
+    if (roomy and _keep_whole(plan, walked, index, entry, load_body)) or (
+        outline
+        and plan.outliner is not None
+        and _keep_outline(plan, walked, index, entry, None, load_body)
+    ):
+        return True
+    walked.note(index, entry, "byte_budget", outlined=False)
+    return False
 
 
 def _settle(plan: Plan, walked: Walked) -> None:
