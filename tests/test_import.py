@@ -822,3 +822,33 @@ def test_a_dependency_on_no_task_here_is_kept_with_a_warning(repo: Path) -> None
     )
     with Ledger(repo) as ledger:
         assert ledger.get_task("bd-1")["depends_on"] == ["bd-9"]
+
+
+def test_a_dry_run_takes_a_dependency_on_a_task_it_makes_for_one_here(repo: Path) -> None:
+    """A dry run warned that bd-1 depends on bd-2, "no task here", when the same
+    import makes bd-2: a dependency on one of the run's own items is no warning."""
+    lines = (
+        '{"id": "bd-1", "title": "t", "dependencies": [{"depends_on_id": "bd-2"}]}\n'
+        '{"id": "bd-2", "title": "u"}\n'
+    )
+    for args in (["--dry-run"], []):
+        out = hydrate(repo, "import", "--from", "beads", *args, "-", input=lines)
+        assert out.returncode == 0, out
+        assert "warning" not in out.stderr, out.stderr
+
+
+def test_an_update_that_adds_a_dependency_on_no_task_here_warns(repo: Path) -> None:
+    """An update's dependency on a task that is not here was written silently
+    (only the tasks an import made were warned of), in a dry run too."""
+    first = '{"id": "bd-1", "title": "t"}\n'
+    assert hydrate(repo, "import", "--from", "beads", "-", input=first).returncode == 0
+    line = '{"id": "bd-1", "title": "t2", "dependencies": [{"depends_on_id": "bd-7"}]}\n'
+    warning = (
+        "warning: item bd-1: depends on bd-7, which is no task here: it waits for it until it is\n"
+    )
+    for args in (["--dry-run"], []):
+        out = hydrate(repo, "import", "--from", "beads", *args, "-", input=line)
+        assert out.returncode == 0, out
+        assert out.stderr.endswith(warning), out.stderr
+    with Ledger(repo) as ledger:
+        assert ledger.get_task("bd-1")["depends_on"] == ["bd-7"]

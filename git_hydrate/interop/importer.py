@@ -259,6 +259,7 @@ def import_items(
     seen: set[str] = set()
     pending: dict[str, Change[None]] = {}
     fields_of: dict[str, dict[str, Any]] = {}
+    asked: dict[str, tuple[str, list[str]]] = {}  # (each task: its item, its dependencies)
     left_out: set[str] = set()
     later: list[tuple[str, str, dict[str, Any]]] = []
     for item in listed:
@@ -266,6 +267,7 @@ def import_items(
         try:
             task_id = _checked_id(item, chosen, seen, loops)
             fields = _fields(item, chosen, known)
+            asked[task_id] = (item.source_id, fields["depends_on"])
             if task_id in known and task_id not in pending:
                 if fields["parent"] in pending:  # (its new parent is made by this run)
                     later.append((item.source_id, task_id, fields))
@@ -295,27 +297,31 @@ def import_items(
         meanwhile = _as_update(refs, fields_of, (bases, report), allow_secrets)
         _flush(refs, batch, bases, report, meanwhile)
     _update_later(refs, later, (bases, report), dry_run, allow_secrets)
-    _finish(refs, (bases, report), pending, sources, dry_run)
+    _finish(refs, (bases, report), asked, left_out | set(pending), dry_run)
     return report
 
 
 def _finish(
     refs: TaskRefs,
     into: tuple[Bases, ImportReport],
-    made: dict[str, Change[None]],
-    sources: dict[str, str],
+    asked: dict[str, tuple[str, list[str]]],
+    items: set[str],
     dry_run: bool,
 ) -> None:
     """The bases of what is left saved; a warning for each dependency of a task
-    made on no task here (kept, as task-add keeps it: a pull may bring it)."""
+    made or updated (``asked``: its item and dependencies) on no task here that is
+    not one of the run's ``items`` (kept, as task-add keeps it: a pull may bring
+    it). One on an item the run left out was dropped, with its own warning."""
     bases, report = into
     if not dry_run:
         bases.save(f"import {report['format']}: {len(bases.new)} task(s)")
-    for task_id in [t for t in report["created"] if t in made]:
+    for task_id in [t for t in (*report["created"], *report["updated"]) if t in asked]:
+        source_id, depends_on = asked[task_id]
+        wanted = [d for d in depends_on if d not in items]
         # (no "did you mean": an import's ids are the source's, one apart by design)
-        for dep, _alike in not_here(refs, made[task_id].task.depends_on):
+        for dep, _alike in not_here(refs, wanted):
             warning = f"depends on {dep}, which is no task here: it waits for it until it is"
-            report["warnings"].append({"item": sources.get(task_id, task_id), "warning": warning})
+            report["warnings"].append({"item": source_id, "warning": warning})
     report["ignored"] = dict(sorted(report["ignored"].items()))
 
 
