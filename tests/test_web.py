@@ -567,7 +567,7 @@ def test_the_watch_reads_the_refs_again_only_when_they_may_have_moved(repo: Path
 def test_dependencies_outside_the_board_are_drawn_only_while_they_block() -> None:
     cards = _cards({"A": []})
     cards[0]["depends"] = [
-        {"task_id": "GONE-1", "station": "unknown", "waiting": True},
+        {"task_id": "GONE-1", "station": None, "waiting": True},
         {"task_id": "OLD-1", "station": "done", "waiting": False},
         {"task_id": "DROPPED-1", "station": "cancelled", "waiting": True},
     ]
@@ -577,7 +577,7 @@ def test_dependencies_outside_the_board_are_drawn_only_while_they_block() -> Non
         ("GONE-1", "A"),
     ]
     stations = {n["task_id"]: n["status"] for n in graph["nodes"]}
-    assert stations == {"A": "open", "GONE-1": "unknown", "DROPPED-1": "cancelled"}
+    assert stations == {"A": "open", "GONE-1": "not-here", "DROPPED-1": "cancelled"}
 
 
 def test_budget_query_takes_the_command_lines_spellings() -> None:
@@ -618,3 +618,28 @@ def test_a_board_reads_the_refs_once_and_sees_a_ref_git_moved(
         cards = [c["task_id"] for column in board["columns"] for c in column["items"]]
         assert sorted(cards) == ["R-1", "R-2", "R-3"]
         assert reads == [b"refs/hydrate/", b"refs/hydrate/"]
+
+
+def test_a_dependency_on_no_task_here_is_null_as_status_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web's JSON gave such a dependency the station "unknown" where `status
+    --json` gives null (and its text "not here"): both say null now, the pages
+    "not here", and the graph draws it as a node of its own kind."""
+    _environment(monkeypatch, tmp_path)
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
+    added = hydrate(
+        repo, "task-add", "A-1", "--objective", "o", "--acceptance", "a", "--depends-on", "NOPE-9"
+    )
+    assert added.returncode == 0, added
+    with web_serving(repo) as server:
+        card = get_json(server, "/api/tasks")["items"][0]
+        task = get_json(server, "/api/task/A-1")
+        graph = get_json(server, "/api/graph")
+    assert card["depends"] == [{"task_id": "NOPE-9", "station": None, "waiting": True}]
+    assert task["depends"] == [{"task_id": "NOPE-9", "station": None}]
+    assert {n["task_id"]: n["status"] for n in graph["nodes"]}["NOPE-9"] == "not-here"
+    status = hydrate(repo, "status", "A-1", "--json")
+    assert json.loads(status.stdout)["depends"] == card["depends"]

@@ -65,7 +65,7 @@ def card(
     depends = [
         {
             "task_id": dep,
-            "station": stations.get(dep, "unknown"),
+            "station": stations.get(dep),  # (None: no task here, as status --json says)
             "waiting": stations.get(dep) != "done",
         }
         for dep in summary.get("depends_on", [])

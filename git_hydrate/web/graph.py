@@ -135,7 +135,7 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
         for x, col in enumerate(cols):
             for y, node in enumerate(col):
                 place = (left + x * (NODE_W + GAP_X), top + y * (NODE_H + GAP_Y))
-                item = by_id.get(node) or {"status": elsewhere.get(node, "unknown")}
+                item = by_id.get(node) or {"status": elsewhere.get(node) or "not-here"}
                 nodes.append(_node(node, item, place, node in cyclic))
     return {
         "nodes": nodes,
@@ -156,14 +156,14 @@ def dependency_graph(cards: Sequence[Mapping[str, Any]], limit: int) -> dict[str
 
 def _blocking_edges(
     by_id: Mapping[str, Mapping[str, Any]], open_ids: set[str]
-) -> tuple[list[tuple[str, str]], set[tuple[str, str]], dict[str, str]]:
+) -> tuple[list[tuple[str, str]], set[tuple[str, str]], dict[str, str | None]]:
     """``(edges, parts, elsewhere)``: (blocker, blocked) among the open tasks, a
     dependency still waiting outside them (archived, or not in this clone) and a
     child blocking its parent; which of the edges are a child's; and the station
     of each blocker from outside."""
     edges: list[tuple[str, str]] = []
     parts: set[tuple[str, str]] = set()
-    elsewhere: dict[str, str] = {}
+    elsewhere: dict[str, str | None] = {}
     for task_id in sorted(open_ids):
         for dep in by_id[task_id]["depends"]:
             outside = dep["task_id"] not in by_id  # archived, or not in this clone

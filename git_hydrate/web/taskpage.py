@@ -81,14 +81,14 @@ class TaskPages:
         live = queue_summaries(self.ledger.refs)
         stations = station_of(self.ledger.refs, live)
         task["depends"] = [
-            {"task_id": dep, "station": stations.get(dep, "unknown")}
+            {"task_id": dep, "station": stations.get(dep)}  # (None: no task here)
             for dep in stored["depends_on"]
         ]
         task["dependents"] = sorted(
             other for other, item in live.items() if task_id in item.get("depends_on", ())
         )
         task["children"] = [
-            {"task_id": child, "station": stations.get(child, "unknown")}
+            {"task_id": child, "station": stations.get(child)}
             for child in children_of(live).get(task_id, [])
         ]
         task["log"] = self.ledger.log(task_id, limit=_LOG_LIMIT)

@@ -61,8 +61,8 @@ function card(item) {
       item.depends.map((dep) => el("a", {
         href: taskHref(dep.task_id),
         class: dep.waiting ? "dep waiting" : "dep",
-        title: dep.waiting ? `waiting: ${dep.station}` : dep.station,
-        text: dep.waiting ? `${dep.task_id} (waiting: ${dep.station})` : dep.task_id,
+        title: dep.waiting ? `waiting: ${dep.station ?? "not here"}` : dep.station,
+        text: dep.waiting ? `${dep.task_id} (waiting: ${dep.station ?? "not here"})` : dep.task_id,
       }))));
   }
   if (item.parent) {

@@ -24,7 +24,8 @@ function draw(data) {
   }
   for (const n of data.nodes) {
     const classes = ["node", n.status, n.cycle ? "cycle" : ""].join(" ").trim();
-    const label = n.holder ? `${n.status} · ${n.holder}` : n.status;
+    const status = n.status === "not-here" ? "not here" : n.status;
+    const label = n.holder ? `${status} · ${n.holder}` : status;
     root.append(svg("a", { href: taskHref(n.task_id), class: classes, "data-task": n.task_id },
       svg("title", { text: `${n.task_id}: ${n.title} (${label}${n.cycle ? ", on a cycle" : ""})` }),
       svg("rect", { x: n.x, y: n.y, width: w, height: h }),

@@ -30,7 +30,7 @@ function renderFields(task) {
     el("span", { class: "task-title", text: task.title }));
   const deps = task.depends.map((d) => el("a", {
     href: taskHref(d.task_id), class: d.station === "done" ? "dep" : "dep waiting",
-    text: d.station === "done" ? d.task_id : `${d.task_id} (waiting: ${d.station})`,
+    text: d.station === "done" ? d.task_id : `${d.task_id} (waiting: ${d.station ?? "not here"})`,
   }));
   const parts = task.children.map((c) => el("a", {
     href: taskHref(c.task_id), class: ["done", "cancelled"].includes(c.station) ? "dep" : "dep waiting",
