@@ -185,6 +185,10 @@ class Walked:
     sizes: dict[int, int] = field(default_factory=dict)
     #: How many kept attachments were left out again to make room for the notice.
     evicted: int = 0
+    #: The bytes of each outline measured and found too large, by place (an
+    #: attachment with none: ``sys.maxsize``), so that trying it again in less
+    #: room neither reads nor measures it (the walk's refill tries them again).
+    outline_missed: dict[int, int] = field(default_factory=dict)
 
     def omit(self, index: int, entry: Attachment, reason: str) -> None:
         self.omitted.append(Omitted(index, entry.hash, entry.source, reason))

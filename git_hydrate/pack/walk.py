@@ -27,6 +27,7 @@ git; the clock is a parameter.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final
@@ -59,6 +60,9 @@ TOP_SHARE: Final = 10
 _LINE_BYTES: Final = 200
 #: What counting one more omission can add to the notice (a digit, an "s").
 _COUNT_BYTES: Final = 8
+#: How many fewer bytes a section measured at one place can take at another (its
+#: number's digits, in a format that numbers sections).
+_PLACE_BYTES: Final = 8
 
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
@@ -245,7 +249,8 @@ def _keep_outline(
     if plan.room_bytes is not None:
         # no room even for an outline's heading and one line: not read, not parsed
         least = floor(8, source, plan, first=not walked.kept)
-        if walked.with_one_more() + least > plan.room_bytes:
+        missed = walked.outline_missed.get(index, 0) - _PLACE_BYTES
+        if walked.with_one_more() + max(least, missed) > plan.room_bytes:
             return False
 
     def read() -> str:
@@ -253,6 +258,7 @@ def _keep_outline(
 
     outline = plan.outliner(entry, read)
     if not outline:
+        walked.outline_missed[index] = sys.maxsize
         return False
     digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
     item = Item(outline, digest, f"{source} (outline)")
@@ -262,6 +268,7 @@ def _keep_outline(
     )
     size = measured(plan, cost_json, cost_prompt)
     if not fits(plan, walked, size, tokens):
+        walked.outline_missed[index] = size
         return False
     full = min_body_bytes(entry) if body is None else utf8_len(body)
     shrunk = Shrunk(entry.hash, source, digest, full - utf8_len(outline))
@@ -280,48 +287,73 @@ def _refill(
     in the room left. Each kept now also takes its line off the notice."""
     top = max(1, len(entries) // TOP_SHARE)
     later: list[int] = []
+    room = _Room(plan, walked)
     for omitted in sorted(walked.omitted, key=lambda o: o.index):
         if omitted.reason != "byte_budget":
             continue
         index = omitted.index
         entry = entries[index]
         high = bool(entry.named) or index < top
-        if _refilled(plan, walked, (index, entry), load_body, whole=True, outline=high):
+        if _refilled(plan, walked, (index, entry), (load_body, room), whole=True, outline=high):
             walked.omitted.remove(omitted)
         elif not high:
             later.append(index)
     for index in later if plan.outliner is not None else ():
-        if _refilled(plan, walked, (index, entries[index]), load_body, whole=False, outline=True):
+        at = (index, entries[index])
+        if _refilled(plan, walked, at, (load_body, room), whole=False, outline=True):
             walked.omitted[:] = [o for o in walked.omitted if o.index != index]
+
+
+class _Room:
+    """The bytes a refill has left, kept between the attachments it keeps: one
+    that cannot fit even with its line in the notice freed is passed over without
+    touching the notice (at 30,000 files, thousands were left out)."""
+
+    def __init__(self, plan: Plan, walked: Walked) -> None:
+        self.plan, self.walked = plan, walked
+        self.free: int | None = None
+        self.changed()
+
+    def changed(self) -> None:
+        room = self.plan.room_bytes
+        self.free = None if room is None else room - self.walked.with_one_more()
+
+    def has(self, index: int, least: int) -> bool:
+        """Whether ``least`` bytes fit once the line naming ``index`` is freed."""
+        if self.free is None:
+            return True
+        notice = self.walked.notice
+        freed = notice.line_bytes(index) if notice is not None else 0
+        return self.free + freed >= least
 
 
 def _refilled(
     plan: Plan,
     walked: Walked,
     at: tuple[int, Attachment],
-    load_body: AttachmentLoader | None,
+    with_: tuple[AttachmentLoader | None, _Room],
     *,
     whole: bool,
     outline: bool,
 ) -> bool:
     """Keep a left-out attachment (``at``: its place and entry) whole if ``whole``
-    and it fits, else its outline if ``outline``; named again as left out if not."""
-    index, entry = at
-    roomy = whole
-    if whole and plan.room_bytes is not None:
-        # (what it costs at the least, less its line in the notice)
-        notice = walked.notice
-        freed = notice.line_bytes(index) if notice is not None else 0
-        least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
-        roomy = walked.with_one_more() - freed + least <= plan.room_bytes
-    if not roomy and not (outline and plan.outliner is not None):
+    and it fits, else its outline if ``outline``; named again as left out if not
+    (``with_``: the loader of bodies, and the room left)."""
+    (index, entry), (load_body, room) = at, with_
+    outline = outline and plan.outliner is not None
+    first = not walked.kept
+    if whole:  # (what it costs at the least, less its line in the notice)
+        whole = room.has(index, floor(min_body_bytes(entry), entry.source, plan, first=first))
+    if outline:  # (the same for an outline, or what it was measured at)
+        missed = walked.outline_missed.get(index, 0) - _PLACE_BYTES
+        outline = room.has(index, max(floor(8, entry.source, plan, first=first), missed))
+    if not whole and not outline:
         return False
     walked.unnote(index)
-    if (roomy and _keep_whole(plan, walked, index, entry, load_body)) or (
-        outline
-        and plan.outliner is not None
-        and _keep_outline(plan, walked, index, entry, None, load_body)
+    if (whole and _keep_whole(plan, walked, index, entry, load_body)) or (
+        outline and _keep_outline(plan, walked, index, entry, None, load_body)
     ):
+        room.changed()
         return True
     walked.note(index, entry, "byte_budget", outlined=False)
     return False
