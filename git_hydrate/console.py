@@ -109,7 +109,13 @@ class Deferred:
     def write(self, data: bytes) -> int:
         fh = self._open()
         if self._terminal is None:
-            fh.write(data)
+            try:
+                fd = fh.fileno()
+            except (AttributeError, OSError, ValueError):  # (a stream without a file)
+                fh.write(data)
+            else:
+                fh.flush()
+                write_whole(fd, data)
         else:  # (a character may be cut between two writes: the decoder keeps it)
             fh.write(shown_block(self._terminal.decode(data)).encode("utf-8"))
         return len(data)
@@ -152,6 +158,19 @@ class Deferred:
             fh.flush()
         else:
             fh.close()
+
+
+def write_whole(fd: int, data: bytes) -> None:
+    """Write ``data`` to ``fd``, a write at a time until all of it is written.
+
+    Python's buffered writer hands a large block to one write, and when the
+    reader of a pipe goes away while that write waits, it keeps the part the pipe
+    took and drops the rest without a word (``show --attachment ID | head`` ended
+    0). A short write here is followed by another, which raises
+    ``BrokenPipeError`` (the command then ends as git does, status 141)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def is_terminal(stream: IO[Any]) -> bool:

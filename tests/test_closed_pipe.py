@@ -3,6 +3,7 @@ killed by SIGPIPE (a shell says 141), saying nothing; its work is done."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -115,5 +116,26 @@ def test_a_reader_that_leaves_in_the_middle_of_a_large_json_write_is_seen(task: 
     os.close(write)
     with os.fdopen(read, "rb") as pipe:
         assert pipe.read(10)  # (the answer has begun: more than the pipe holds waits)
+    _out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (-signal.SIGPIPE, b"")
+
+
+def test_a_reader_that_leaves_in_the_middle_of_an_attachment_is_seen(task: Path) -> None:
+    """`show J-1 --attachment ID | head` exited 0 as the JSON answers did (the body
+    went to the buffered writer in one write): it goes out a write at a time."""
+    listed = json.loads(hydrate(task, "show", "J-1", "--json").stdout)
+    digest = listed["context"][0]["hash"]
+    read, write = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "git_hydrate", "show", "J-1", "--attachment", digest],
+        cwd=task,
+        stdout=write,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        assert pipe.read(10)  # (the body has begun: more than the pipe holds waits)
     _out, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (-signal.SIGPIPE, b"")

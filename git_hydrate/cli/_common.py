@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import click
 
-from ..console import byte_size, is_terminal, shown, shown_block, token_count
+from ..console import byte_size, is_terminal, shown, shown_block, token_count, write_whole
 from ..model import STATIONS
 from ..settings import ENCODINGS, PROMPT_FORMATS, default_help
 from ..validate import MAX_TTL
@@ -122,9 +121,7 @@ def write_out(text: str) -> None:
         click.echo(text, nl=False)  # (a test runner's stream, or text it cannot encode)
         return
     stream.flush()
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    write_whole(fd, data)
 
 
 def _set_compact(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:

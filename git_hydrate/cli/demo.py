@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._common import ByteSize
+from ._common import ByteSize, write_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,7 +67,7 @@ def demo(keep: bool, max_bytes: int) -> None:
             )
             show(f"git hydrate prompt M-1002 --max-bytes {max_bytes} --now {_iso(later)} -v")
             result = ledger.prompt("M-1002", max_bytes=max_bytes, now=later.timestamp())
-        click.echo(result["prompt"], nl=False)
+        write_out(result["prompt"])
         # what prompt says on stderr, here on stdout so the demo reads top to bottom
         click.echo(f"\n{summary_line('M-1002', result)}")
         for line in listing(result):
