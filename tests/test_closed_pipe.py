@@ -139,3 +139,35 @@ def test_a_reader_that_leaves_in_the_middle_of_an_attachment_is_seen(task: Path)
         assert pipe.read(10)  # (the body has begun: more than the pipe holds waits)
     _out, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (-signal.SIGPIPE, b"")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("help",),  # the manual as plain text (~90 KB)
+        ("export", "J-1", "J-2", "J-3", "J-4", "J-5", "--format", "json-beads"),
+    ],
+)
+def test_a_reader_that_leaves_in_the_middle_of_one_long_text_is_seen(
+    task: Path, args: tuple[str, ...]
+) -> None:
+    """`help | head` and `export ... | head` exited 0: each text went to click's
+    echo in one write (see above); they go out a write at a time now."""
+    for n in range(2, 6):  # (four more tasks of a long objective each: the export's bulk)
+        long = f"task {n}: " + "a long objective word " * 1000
+        made = hydrate(task, "task-add", f"J-{n}", "--objective", long, "--acceptance", "a")
+        assert made.returncode == 0, made
+    read, write = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "git_hydrate", *args],
+        cwd=task,
+        stdout=write,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        assert pipe.read(10)
+    _out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (-signal.SIGPIPE, b"")

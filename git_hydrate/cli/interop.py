@@ -8,7 +8,15 @@ from typing import Any
 import click
 
 from ..ids import TASK_ID_RULES, is_task_id
-from ._common import allow_secrets_option, echo_json, json_option, open_ledger, shown, warn
+from ._common import (
+    allow_secrets_option,
+    echo_json,
+    json_option,
+    open_ledger,
+    shown,
+    warn,
+    write_out,
+)
 
 __all__ = ["export_cmd", "import_cmd"]
 
@@ -158,4 +166,4 @@ def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
     with open_ledger(ctx) as ledger:
         # @: the current task; a task named twice (or as @ and by id) is written once
         ids = list(dict.fromkeys(ledger.resolve_id(task_id) for task_id in task_ids))
-        click.echo(ledger.export_tasks(ids, fmt), nl=False)
+        write_out(ledger.export_tasks(ids, fmt))

@@ -150,7 +150,9 @@ def show_manual(page: str | None = None) -> int:
         columns = shutil.get_terminal_size().columns
         click.echo_via_pager(plain_text(page, max(40, min(columns, 100) - 1)))
     else:
-        click.echo(plain_text(page), nl=False)
+        from ._common import write_out  # (a reader that leaves is seen: 141)
+
+        write_out(plain_text(page))
     return 0
 
 
