@@ -496,6 +496,25 @@ def test_install_says_the_exclusion_hides_files_in_the_other_work_trees(
     )
 
 
+def test_the_exclusion_warning_agrees_with_two_files(repo: Path, tmp_path: Path) -> None:
+    """aider writes two files: "X, Y is hidden" read wrong (explorer15)."""
+    other = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(other))
+    general = hydrate(other, "agent", "install", "aider")
+    assert general.returncode == 0
+    assert general.stderr == (
+        "warning: aider: info/exclude is shared by every work tree of this repository: "
+        ".git-hydrate-task.md, .aider.conf.yml are hidden from git status in 1 other work "
+        "tree(s) too, until the bridge is uninstalled here\n"
+    )
+    _ok(hydrate(other, "agent", "uninstall", "aider"))
+    (other / ".aider.conf.yml").write_text("model: x\n")
+    (other / ".git-hydrate-task.md").write_text("mine\n")
+    named = hydrate(repo, "agent", "install", "aider")
+    assert named.returncode == 0
+    assert f"{other.resolve()} are hidden from git status too" in named.stderr
+
+
 def test_uninstall_after_an_edit_keeps_latin1_bytes_and_a_links_target_is_removed(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -413,16 +413,20 @@ def shared_exclusion_notes(ledger: Ledger, paths: list[str]) -> list[str]:
         hidden = [p for p in paths if tree.joinpath(p).exists() and not ledger.repo.tracked([p])]
         if hidden:
             notes.append(
-                f"{', '.join(hidden)} in {tree} is hidden from git status too: info/exclude "
-                "is shared by every work tree of this repository"
+                f"{', '.join(hidden)} in {tree} {_is_are(hidden)} hidden from git status too: "
+                "info/exclude is shared by every work tree of this repository"
             )
     if not notes:
         notes.append(
             f"info/exclude is shared by every work tree of this repository: {', '.join(paths)} "
-            f"is hidden from git status in {len(others)} other work tree(s) too, until "
-            "the bridge is uninstalled here"
+            f"{_is_are(paths)} hidden from git status in {len(others)} other work tree(s) "
+            "too, until the bridge is uninstalled here"
         )
     return notes
+
+
+def _is_are(paths: list[str]) -> str:
+    return "is" if len(paths) == 1 else "are"
 
 
 def sync_exclude(ledger: Ledger, add: list[str], drop: list[str]) -> None:
