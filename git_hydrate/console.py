@@ -101,7 +101,7 @@ class Deferred:
                 sys.stdout.flush()
                 self._fh = sys.stdout.buffer
             else:
-                self._fh = open(self.output, "wb")  # noqa: SIM115 (closed by close())
+                self._fh = _opened(self.output)
             if is_terminal(self._fh):  # (standard output, or -o /dev/tty)
                 self._terminal = codecs.getincrementaldecoder("utf-8")("replace")
         return self._fh
@@ -171,6 +171,17 @@ def write_whole(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _opened(output: str) -> BinaryIO:
+    """``output`` opened to be written, or an ``OSError`` that says it is the file
+    of ``-o`` that cannot be (not a bare "No such file or directory (out.md)", read
+    as if a file the command reads were missing)."""
+    try:
+        return open(output, "wb")  # (closed by Deferred.close())
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise OSError(exc.errno, f"cannot write {output}: {why}") from None
 
 
 def is_terminal(stream: IO[Any]) -> bool:

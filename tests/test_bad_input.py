@@ -203,6 +203,12 @@ MATRIX: list[Case] = [
     Case("missing file", ("context-add", "M-1", "--file", "missing.txt"), 1, "no such file"),
     Case("empty --file", ("context-add", "M-1", "--file", ""), 2, "an empty path names no file"),
     Case("empty -o", ("prompt", "M-1", "-o", ""), 2, "'-o' / '--output': an empty path"),
+    Case(
+        "-o in a missing folder",
+        ("prompt", "M-1", "-o", "no/such/out.md"),
+        1,
+        "cannot write no/such/out.md: No such file or directory",
+    ),
     Case("empty --dir", ("add-tree", "M-1", "--dir", ""), 2, "'--dir': an empty path"),
     Case("directory as --file", ("context-add", "M-1", "--file", "adir"), 1, "is a directory"),
     Case("FIFO as --file", ("context-add", "M-1", "--file", "fifo"), 1, "not a regular file"),

@@ -112,7 +112,9 @@ def test_a_failed_build_writes_nothing(task: Path) -> None:
     assert (task / "target.md").stat().st_mode & 0o777 == 0o600
     missing = hydrate(task, "prompt", "S-1", "-o", "no/such/dir/out.md")
     assert missing.returncode == 1
-    assert missing.stderr == "error: No such file or directory (no/such/dir/out.md)\n"
+    # (it names the file it could not write: the bare "No such file or directory"
+    # read as if a file the command reads were missing; explorer15)
+    assert missing.stderr == "error: cannot write no/such/dir/out.md: No such file or directory\n"
 
 
 def test_the_prompt_is_held_once_while_it_is_built(repo: Path) -> None:

@@ -188,7 +188,7 @@ def test_an_error_writing_is_said_as_the_full_cli_says_it(task: Path, tmp_path: 
     full = hydrate(task, "prompt", "C-1", "-o", str(missing))
     assert fast.served  # type: ignore[attr-defined]
     assert (fast.stdout, fast.stderr, fast.returncode) == (full.stdout, full.stderr, 1)
-    assert full.stderr.startswith("error: No such file or directory (")
+    assert full.stderr == f"error: cannot write {missing}: No such file or directory\n"
 
 
 FALL_THROUGH = [
