@@ -1444,3 +1444,27 @@ def test_a_first_task_saves_what_reading_learned_once_its_index_is_kept(
     cache.unlink()
     assert hydrate(repo, "add-tree", TASK, "--no-rank").returncode == 0
     assert seen[-1] is True  # (no index built: saved at the end of reading, as before)
+
+
+def test_add_diff_says_a_path_typed_as_its_range_goes_after_dashdash(repo: Path) -> None:
+    """``git diff FILE`` reads a path; ``add-diff ID FILE`` said only that FILE "does
+    not name a commit", and with --worktree "not both" (explorer15): both say it is a
+    path and give the command with it after ``--`` (from a subdirectory too)."""
+    commit_files(repo, {"src/a.py": "x = 1\n"}, "one")
+    make_task(repo)
+    write(repo, "src/a.py", "x = 2\n")
+    typed = hydrate(repo, "add-diff", TASK, "src/a.py")
+    assert typed.returncode == 1 and typed.stderr == (
+        "error: 'src/a.py' does not name a commit in this repository; it is a path, and "
+        f"paths go after --: git hydrate add-diff {TASK} -- src/a.py\n"
+    )
+    below = hydrate(repo / "src", "add-diff", TASK, "--worktree", "a.py")
+    assert below.returncode == 2 and below.stderr.startswith(
+        f"error: 'a.py' is a path; paths go after --: git hydrate add-diff {TASK} --worktree "
+        "-- a.py ("
+    )
+    assert hydrate(repo, "add-diff", TASK, "nope").stderr == (
+        "error: 'nope' does not name a commit in this repository\n"
+    )
+    assert links(repo) == []
+    assert hydrate(repo / "src", "add-diff", TASK, "--worktree", "--", "a.py").returncode == 0

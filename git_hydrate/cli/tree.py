@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -457,6 +458,42 @@ def _print_prompt(
     click.echo(summary_line(task_id, made), err=True)
 
 
+def _rev_range(
+    ctx: click.Context, task_id: str, before: list[str], *, staged: bool, worktree: bool
+) -> tuple[str | None, str]:
+    """The REV-RANGE of what came before ``--``, and what to say if it is a path of
+    the work tree (``git diff FILE`` reads one so; here paths go after ``--``)."""
+    import os
+    import shlex
+
+    if len(before) > 1:
+        raise click.UsageError("give at most one REV-RANGE; put paths after --")
+    rev_range = before[0] if before else None
+    hint = ""
+    typed = os.path.join(working_directory(ctx), rev_range or "")
+    if rev_range and ".." not in rev_range and os.path.lexists(typed):
+        flags = " --staged" * staged + " --worktree" * worktree
+        quoted = f"{shlex.quote(task_id)}{flags} -- {shlex.quote(rev_range)}"
+        hint = f"paths go after --: git hydrate add-diff {quoted}"
+    if rev_range is not None and (staged or worktree):
+        said = f"{rev_range!r} is a path; {hint}" if hint else ""
+        raise click.UsageError(said or "give a REV-RANGE or --staged/--worktree, not both")
+    return rev_range, hint
+
+
+@contextlib.contextmanager
+def _path_typed_as_range(rev_range: str | None, hint: str) -> Iterator[None]:
+    """Add ``hint`` to the error that the REV-RANGE typed names no commit."""
+    from ..errors import ValidationError
+
+    try:
+        yield
+    except ValidationError as exc:
+        if hint and str(exc).startswith(f"{rev_range!r} does not name a commit"):
+            raise ValidationError(f"{exc}; it is a path, and {hint}") from None
+        raise
+
+
 class _DashDashCommand(click.Command):
     """Remembers how many arguments followed ``--`` (click drops the marker)."""
 
@@ -500,8 +537,8 @@ def add_diff(
     diff:<range>:<path>, so the byte budget can keep some files' changes when
     not all fit; binary diffs are skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
-    commit messages of the range (log:<range>). PATHSPECs are read as
-    add-tree's; one that names no file at all is refused. Running it again
+    commit messages of the range (log:<range>). PATHSPECs go after -- and are
+    read as add-tree's; one that names no file at all is refused. Running it again
     for the same range replaces its diffs, in one commit.
 
     \b
@@ -512,14 +549,10 @@ def add_diff(
     """
     after = ctx.meta.get("after_dashdash", 0)
     before, pathspecs = list(args[: len(args) - after]), list(args[len(args) - after :])
-    if len(before) > 1:
-        raise click.UsageError("give at most one REV-RANGE; put paths after --")
-    rev_range = before[0] if before else None
-    if rev_range is not None and (staged or worktree):
-        raise click.UsageError("give a REV-RANGE or --staged/--worktree, not both")
+    rev_range, hint = _rev_range(ctx, task_id, before, staged=staged, worktree=worktree)
     from ..hydrate.pathspec import relative_to_top
 
-    with open_ledger(ctx) as ledger:
+    with open_ledger(ctx) as ledger, _path_typed_as_range(rev_range, hint):
         result = ledger.add_diff(
             task_id,
             rev_range,
