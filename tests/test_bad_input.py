@@ -204,6 +204,12 @@ MATRIX: list[Case] = [
     Case("empty --file", ("context-add", "M-1", "--file", ""), 2, "an empty path names no file"),
     Case("empty -o", ("prompt", "M-1", "-o", ""), 2, "'-o' / '--output': an empty path"),
     Case(
+        "a station typed without --set",
+        ("status", "M-1", "in-progress"),
+        2,
+        "to move M-1 to in_progress: git hydrate status M-1 --set in_progress",
+    ),
+    Case(
         "-o in a missing folder",
         ("prompt", "M-1", "-o", "no/such/out.md"),
         1,

@@ -99,7 +99,30 @@ def _status_row(status: Mapping[str, Any]) -> str:
     )
 
 
-@click.command("status")
+class _StatusCommand(click.Command):
+    """``status ID in_progress`` (a station where ``--set`` goes) is told to use
+    ``--set``, not only that ``in_progress`` is an unexpected extra argument."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # (click's parser takes the words out of ``args``)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            from ..model import STATIONS
+
+            words = [a for a in given if not a.startswith("-")]
+            typed = words[-1].replace("-", "_").lower() if len(words) == 2 else ""
+            if "unexpected extra argument" not in exc.message or typed not in STATIONS:
+                raise
+            import shlex
+
+            task = shlex.quote(words[0])
+            raise click.UsageError(
+                f"to move {task} to {typed}: git hydrate status {task} --set {typed}", ctx
+            ) from None
+
+
+@click.command("status", cls=_StatusCommand)
 @optional_task_id_argument
 @click.option(
     "--set",
