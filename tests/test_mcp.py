@@ -285,6 +285,24 @@ def test_a_session_calls_every_tool_and_reads_the_resource(stocked: Path) -> Non
     fsck(stocked)
 
 
+def test_a_misspelt_argument_is_named_before_the_one_it_stands_for(stocked: Path) -> None:
+    """``{"task_id": "S-1"}`` was told "the argument 'id' is required", never that
+    task_id is no argument (explorer15): the unknown one is named first, with the
+    tool's arguments."""
+
+    async def body(session: Any) -> list[Any]:
+        return [
+            await session.call_tool("get_prompt", {"task_id": "S-1"}),
+            await session.call_tool("show_task", {}),
+        ]
+
+    texts = [_text(result) for result in _local_session(stocked, body)]
+    assert texts == [
+        "error: get_prompt: unknown argument 'task_id' (its arguments: id, part, version)",
+        "error: show_task: the argument 'id' is required",
+    ]
+
+
 def test_refusals_are_tool_errors_and_write_nothing(stocked: Path) -> None:
     before = git(stocked, "for-each-ref", "refs/hydrate")
     secret = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"

@@ -307,7 +307,8 @@ def test_the_read_only_hint_is_true_of_every_tool_that_carries_it(
     results = _local_session(stocked, body)
     assert all(not r.is_error for r in results[:5]), [_text(r) for r in results[:5]]
     assert "T-9" not in _text(results[4])
-    assert _text(results[5]) == "error: ready: unknown argument 'remote'"
+    said = "error: ready: unknown argument 'remote' (its arguments: kind, tag)"
+    assert _text(results[5]) == said
     assert _snapshot(stocked) == before
 
 

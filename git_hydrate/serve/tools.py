@@ -165,16 +165,21 @@ def prompt_uri_task(uri: str) -> str | None:
 
 
 def _check(name: str, arguments: Mapping[str, Any]) -> None:
-    """Refuse unknown, missing or mistyped arguments in one line."""
+    """Refuse unknown, missing or mistyped arguments in one line. An unknown one is
+    said first, with the arguments the tool takes: ``{"task_id": …}`` is a misspelt
+    ``id``, not a call that forgot one."""
     _, _, properties, required, _ = _BY_NAME[name]
+    for key in arguments:
+        if key not in properties:
+            takes = ", ".join(properties) or "none"
+            raise ValidationError(
+                f"{name}: unknown argument {shown_value(key)} (its arguments: {takes})"
+            )
     for key in required:
         if key not in arguments:
             raise ValidationError(f"{name}: the argument {key!r} is required")
     for key, value in arguments.items():
-        spec = properties.get(key)
-        if spec is None:
-            raise ValidationError(f"{name}: unknown argument {shown_value(key)}")
-        _check_value(name, key, spec, value)
+        _check_value(name, key, properties[key], value)
 
 
 _TYPES: Final[dict[str, Any]] = {"string": str, "boolean": bool, "array": list}
