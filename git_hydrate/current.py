@@ -17,7 +17,7 @@ import re
 from typing import Any, Final
 
 from . import lifecycle
-from .errors import Conflict, NotFound, ValidationError
+from .errors import Conflict, NoIdentity, NotFound, ValidationError
 from .ids import is_task_id
 from .model import INITIAL_STATION
 from .settings import SETTINGS, Settings
@@ -136,8 +136,9 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
     first); a task already in progress is left as it is. The id is recorded
     only once the move succeeded.
 
-    Returns ``{task_id, from, to, changed, previous}``; ``previous`` is the
-    task started before, if any.
+    Returns ``{task_id, from, to, changed, previous, held_by}``; ``previous`` is
+    the task started before, if any; ``held_by`` whoever else holds the task
+    (``Name <email>`` and since when; it stays theirs), else ``""``.
     """
     task_id = resolve(refs, task_id)
     previous = _started(refs)
@@ -161,7 +162,25 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
         moved = dict(lifecycle.set_status(refs, task_id, "in_progress"))
     refs.repo.replace_file(_path(refs), [task_id.encode("ascii") + b"\n"])
     moved["previous"] = previous
+    moved["held_by"] = _held_by_another(refs, task_id)
     return moved
+
+
+def _held_by_another(refs: TaskRefs, task_id: str) -> str:
+    """Who holds ``task_id`` if not this identity (``NAME since TIME``), else ``""``:
+    starting it took nothing from them, and two people may now work on it."""
+    from .claims import default_holder
+
+    task = refs.load(task_id).task
+    if not task.assignee:
+        return ""
+    try:
+        me = default_holder(refs)
+    except NoIdentity:  # (a task already in progress is started without a commit)
+        me = ""
+    if task.assignee == me:
+        return ""
+    return task.assignee + (f" since {task.claimed_at}" if task.claimed_at else "")
 
 
 def clear(refs: TaskRefs) -> str | None:

@@ -124,6 +124,18 @@ def test_start_claims_a_ready_task_and_only_moves_one_that_waits(repo: Path) -> 
     held = hydrate(repo, "start", "W-1")  # held by another: moved (it is), not taken
     assert held.returncode == 0
     assert json.loads(hydrate(repo, "show", "W-1", "--json").stdout)["assignee"] == "someone-else"
+    # and said: "started W-1" alone let two people work on it unawares (explorer15)
+    since = json.loads(hydrate(repo, "show", "W-1", "--json").stdout)["claimed_at"]
+    assert held.stdout == "started W-1\n"
+    assert held.stderr == (
+        f"warning: W-1 is held by someone-else since {since}: it stays theirs "
+        "(git hydrate claim W-1 --steal takes a stale claim)\n"
+    )
+    mine = hydrate(repo, "start", "W-2")
+    assert (
+        mine.stderr == ""
+        and json.loads(hydrate(repo, "start", "--json", "W-2").stdout)["held_by"] == ""
+    )
 
 
 def test_a_started_task_removed_is_passed_over_and_said(repo: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from ._common import complete_task_ids, echo_json, json_option, open_ledger, shown
@@ -31,6 +33,13 @@ def start(ctx: click.Context, task_id: str, as_json: bool) -> None:
         return
     moved = f" ({result['from']} -> {result['to']})" if result["changed"] else ""
     click.echo(f"started {shown(result['task_id'])}{moved}")
+    if result["held_by"]:
+        task = shown(result["task_id"])
+        click.echo(
+            f"warning: {task} is held by {shown(result['held_by'])}: it stays theirs "
+            f"(git hydrate claim {shlex.quote(result['task_id'])} --steal takes a stale claim)",
+            err=True,
+        )
 
 
 @click.command("current")
