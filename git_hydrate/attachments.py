@@ -247,9 +247,12 @@ def _matching(task_id: str, links: list[Link], digest: str) -> Link:
 
 
 def _check_digest(digest: object) -> str:
-    if not isinstance(digest, str) or not 4 <= len(digest) <= 64 or not set(digest) <= _HEX:
-        raise ValidationError(f"invalid context hash {digest!r}: give 4-64 lowercase hex digits")
-    return digest
+    """``digest`` in lower case, as ``show --attachment`` reads one (a hash copied
+    from a tool that prints upper case is the same hash)."""
+    wanted = digest.lower() if isinstance(digest, str) else ""
+    if not 4 <= len(wanted) <= 64 or not set(wanted) <= _HEX:
+        raise ValidationError(f"invalid context hash {digest!r}: give 4 to 64 hexadecimal digits")
+    return wanted
 
 
 def remove_contexts(

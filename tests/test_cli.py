@@ -440,6 +440,20 @@ def test_context_rm_takes_several_hashes_a_source_glob_or_all(repo: Path) -> Non
     assert bare.returncode == 2 and "HASH..., --source GLOB or --all" in bare.stderr
 
 
+def test_context_rm_reads_a_hash_in_upper_case_as_show_does(repo: Path) -> None:
+    """``show --attachment 4C65A613`` found it; ``context-rm`` refused the same
+    prefix ("give 4-64 lowercase hex digits"; explorer15)."""
+    hydrate(repo, "task-add", "X-1", "--objective", "o", "--acceptance", "a")
+    added = hydrate(repo, "add", "X-1", "--text", "a body", "--json")
+    digest = json.loads(added.stdout)["hash"]
+    assert hydrate(repo, "show", "X-1", "--attachment", digest[:8].upper()).returncode == 0
+    removed = hydrate(repo, "context-rm", "X-1", digest[:8].upper())
+    assert removed.returncode == 0, removed
+    assert removed.stdout.startswith(f"removed {digest[:12]} ")
+    bad = hydrate(repo, "context-rm", "X-1", "xyz!")
+    assert bad.stderr == "error: invalid context hash 'xyz!': give 4 to 64 hexadecimal digits\n"
+
+
 def test_shell_completion_offers_task_ids_stations_and_remotes(repo: Path, tmp_path: Path) -> None:
     import os
     import subprocess
