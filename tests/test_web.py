@@ -507,6 +507,17 @@ def test_an_unknown_host_is_one_line(repo: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("error: cannot listen on no-such-host.invalid:0: ")
     assert len(result.stderr.strip().splitlines()) == 1
+    # (the address is what to change, not the port: "choose another with --port"
+    # sent the user the wrong way; explorer15)
+    assert result.stderr.endswith(
+        "; give an address of this machine with --host (default: 127.0.0.1)\n"
+    )
+    foreign = hydrate(repo, "web", "--host", "192.0.2.1")  # (TEST-NET-1: never this one)
+    assert foreign.returncode == 1
+    assert foreign.stderr == (
+        "error: cannot listen on 192.0.2.1:7878: Cannot assign requested address; "
+        "give an address of this machine with --host (default: 127.0.0.1)\n"
+    )
 
 
 def test_outside_a_repository_is_one_line(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ headers and a JSON line.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import re
 import socket
@@ -264,6 +265,15 @@ class _WebServer6(WebServer):
     address_family = socket.AF_INET6
 
 
+def _bind_hint(exc: OSError, port: int) -> str:
+    """What to change when binding failed: the port when it is taken (or needs
+    privileges), the address when it is no address of this machine or no name at
+    all; ``--port`` is no help there."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return "; give an address of this machine with --host (default: 127.0.0.1)"
+    return "; choose another with --port N (0: any free port)" if port else ""
+
+
 def make_server(
     ledger: Ledger, host: str = "127.0.0.1", port: int = 0, allowed: tuple[str, ...] = ()
 ) -> WebServer:
@@ -278,8 +288,9 @@ def make_server(
         server = kind((host, port), Handler)
     except OSError as exc:
         why = exc.strerror or str(exc)
-        hint = "; choose another with --port N (0: any free port)" if port else ""
-        raise HydrateError(f"cannot listen on {host}:{port}: {why}{hint}") from None
+        raise HydrateError(
+            f"cannot listen on {host}:{port}: {why}{_bind_hint(exc, port)}"
+        ) from None
     except (OverflowError, ValueError) as exc:  # pragma: no cover - the CLI checks ports
         raise ValidationError(f"cannot listen on {host}:{port}: {exc}") from None
     server.app = WebApp(ledger)
