@@ -65,7 +65,7 @@ def _check_prefix(prefix: str | None) -> None:
 
 
 @click.command("import")
-@click.argument("source", metavar="FILE", required=False)
+@click.argument("source", metavar="[FILE]", required=False)
 @click.option("--from", "fmt", type=_FROM, help="The format (default: detected).")
 @click.option("--prefix", help="Put this before each source id (default: GH-, GL-, TM-, or none).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
