@@ -21,8 +21,8 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     2  codec validate secrets textpolicy merge results context_expander
        pack.budget pack.fingerprint pack.memo pack.tokens pack.grammars pack.outline
        pack.outline_lines pack.outline_specs pack.outline_ts pack.outline_markup
-       pack.boundaries pack.render pack.formats pack.seed pack.entries pack.omissions
-       pack.measure pack.value pack.walk pack.needed pack.assemble
+       pack.confusables pack.boundaries pack.render pack.formats pack.seed pack.entries
+       pack.omissions pack.measure pack.value pack.walk pack.needed pack.assemble
     3  store
     4  archive treeshape sightings pack.derived pack.refresh_memo pack.prompt_cache
     5  taskrefs

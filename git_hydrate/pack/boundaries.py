@@ -8,8 +8,10 @@ a list of look-alikes, one rule derived from the CommonMark grammar says which
 lines could:
 
 A line is **structural** when, read as a reader sees it (:func:`guard_form`:
-ANSI/OSC escape sequences and every other invisible character dropped, NFKC,
-look-alike dashes and letters mapped to ASCII, case-folded), it
+ANSI/OSC escape sequences, every other invisible character and combining marks
+dropped, NFKC, dashes and letters mapped to ASCII — a Latin letter to the one it
+is a form of by its Unicode name, and what Unicode's confusables data pairs with
+a boundary's letter to that letter (:mod:`.confusables`) — case-folded), it
 
 1. starts a CommonMark leaf block other than a paragraph or indented code,
    after any run of container markers (``>``, ``-``/``+``/``*`` and ``1.``/``1)``
@@ -21,7 +23,8 @@ look-alike dashes and letters mapped to ASCII, case-folded), it
    set aside: its letters begin with the banner's (``begin untrusted
    context``), the footer's (``end untrusted context``) or the contract
    heading's (``output contract``) — whatever wraps them (``**``, ``>``,
-   ``===``, spacing, a list marker).
+   ``===``, spacing, a list marker); read as they are, or with ``0`` as ``o``
+   and ``1`` and ``l`` as ``i`` (UTS #39's digit look-alikes).
 
 Indentation is ignored (inside a list item a heading can sit at any depth), so
 the rule marks more than CommonMark strictly needs and never less. A line that
@@ -45,6 +48,8 @@ import re
 import unicodedata
 from typing import Final
 
+from .confusables import CONFUSABLE_LETTERS
+
 __all__ = [
     "NEUTRALISE_MARK",
     "forget_ahead",
@@ -63,26 +68,20 @@ NEUTRALISE_MARK: Final = "\\"
 
 #: Dashes and signs NFKC leaves alone, mapped to "-", and the sharp sign to "#".
 _EXTRA_DASHES: Final = "\u2212\u2043\u2796\u23af\u2500\u2501\u2574\u2576\u2578\u257a\u30fc\uff70"
-#: Cyrillic, Greek and Latin letters that look like the guarded words' letters.
-_LETTER_LOOKALIKES: Final = {
-    "a": "\u0430\u0410\u03b1\u0391\u0251",
-    "b": "\u0412\u0392\u042c\u044c",
-    "c": "\u0441\u0421\u03f2\u03f9\u217d",
-    "d": "\u0501\u217e",
-    "e": "\u0435\u0415\u0395\u04bd",
-    "g": "\u0261\u0581",
-    "h": "\u04bb\u041d\u0397",
-    "i": "\u0456\u0406\u03b9\u0399\u0131\u04c0\u2170",
-    "k": "\u043a\u041a\u03ba\u039a",
-    "n": "\u039d\u0578",
-    "o": "\u043e\u041e\u03bf\u039f\u0585\u0d20",
-    "p": "\u0440\u0420\u03c1\u03a1",
-    "r": "\u0433\u1d26",
-    "s": "\u0455\u0405",
-    "t": "\u0442\u0422\u03c4\u03a4",
-    "u": "\u03c5\u057d\u028b",
-    "x": "\u0445\u0425\u03c7\u03a7",
+#: Look-alikes of the boundaries' letters that Unicode's confusables data (UTS #39,
+#: :mod:`.confusables`) does not pair with them but a reader takes for them.
+_MORE_LOOKALIKES: Final = {
+    "b": "\u044c",
+    "t": "\u0442\u03c4",
+    "x": "\u03c7",
 }
+#: A Latin letter's name: the letter it is a form of (with a mark, a stroke, a small
+#: capital, a modifier, turned or open), last before any "WITH ...".
+_LATIN_NAME: Final = re.compile(r"(?:.* )?LATIN .*LETTER (?:.* )?([A-Z])(?: WITH .*)?")
+#: The digits Unicode deems confusable with letters (UTS #39: "0" with "O", "1" with
+#: "l"), and "l", read as letters of the boundaries' words (which hold no "l"), as in
+#: "C0NTEXT" or "BEGlN": for part 2 only.
+_AS_LETTERS: Final = str.maketrans("01l", "oii")
 #: Default-ignorable code points outside category Cf (invisible when rendered).
 _IGNORABLE_RANGES: Final = (
     (0x034F, 0x034F),
@@ -103,17 +102,20 @@ class _Lookalikes(dict[int, "str | None"]):
 
     Invisible characters (format controls such as zero-width and bidi
     characters, C0/C1 controls other than line breaks and tab, other default
-    ignorables) read as nothing; dashes as ``-``; look-alike letters as the
-    ASCII letter; everything else as itself.
+    ignorables) and combining marks read as nothing; dashes as ``-``; a Latin
+    letter as the ASCII letter it is a form of (by its Unicode name: ``É``,
+    ``ᴇ``, ``ɛ``); a character Unicode deems confusable with a boundary's letter
+    as that letter; everything else as itself.
     """
 
     def __init__(self) -> None:
         super().__init__({ord("\u266f"): "#"})
         for ch in _EXTRA_DASHES:
             self[ord(ch)] = "-"
-        for latin, alikes in _LETTER_LOOKALIKES.items():
-            for ch in alikes:
-                self[ord(ch)] = latin
+        for table in (CONFUSABLE_LETTERS, _MORE_LOOKALIKES):
+            for latin, alikes in table.items():
+                for ch in alikes:
+                    self[ord(ch)] = latin
 
     def __missing__(self, code: int) -> str | None:
         ch = chr(code)
@@ -125,6 +127,11 @@ class _Lookalikes(dict[int, "str | None"]):
             value = ch if ch in "\t" + _BREAKS else None
         elif category == "Pd":
             value = "-"
+        elif category in ("Mn", "Me"):  # (a mark over a letter: the letter is read)
+            value = None
+        elif category[0] == "L" and code > 0x7F:
+            named = _LATIN_NAME.fullmatch(unicodedata.name(ch, ""))
+            value = named.group(1).lower() if named else ch
         self[code] = value
         return value
 
@@ -203,7 +210,6 @@ _CONTAINER: Final = re.compile(r"\s*(?:>|[-+*](?=\s|$)|[0-9]{1,9}[.)](?=\s|$))")
 #: indented code, after any indentation.
 _LEAF: Final = re.compile(r"\s*(?:#+(?:\s|$)|[-=*_][-=*_\s]*$|```|~~~|<[a-z/!?])")
 _NOT_A_LETTER: Final = re.compile(r"[^a-z]+")
-_NOT_LETTER_OR_BREAK: Final = re.compile(f"[^a-z{_BREAKS}]+")
 #: The letters the prompt's own boundaries begin with.
 _BOUNDARY_LETTERS: Final = ("beginuntrustedcontext", "enduntrustedcontext", "outputcontract")
 #: What a structural line's reader form starts with, once indentation is set
@@ -229,9 +235,19 @@ def opens_block(form: str) -> bool:
     return True
 
 
+def _readings(form: str) -> tuple[str, ...]:
+    """``form`` as it is, and with digits that read as letters read so (when any)."""
+    alike = form.translate(_AS_LETTERS)
+    return (form,) if alike == form else (form, alike)
+
+
 def spells_boundary(form: str) -> bool:
-    """Part 2 of the rule: a line whose letters begin with a boundary's."""
-    return _NOT_A_LETTER.sub("", form).startswith(_BOUNDARY_LETTERS)
+    """Part 2 of the rule: a line whose letters begin with a boundary's, read as
+    they are or with the digits that read as letters counted as them (not only:
+    ``1.`` before a boundary is a list item's marker)."""
+    return any(
+        _NOT_A_LETTER.sub("", text).startswith(_BOUNDARY_LETTERS) for text in _readings(form)
+    )
 
 
 def is_guarded(line: str) -> bool:
@@ -255,10 +271,17 @@ def marks(text: str) -> list[int]:
     """Where :func:`neutralise` puts its marks in ``text``: the offsets of the
     lines it marks, ascending."""
     data = text.encode("utf-8", "surrogatepass")
-    if _plain(data):
+    quiet = _plain(data)
+    if quiet is not None:
         # Every line ends with "\n" and nothing in the text reads as anything
-        # but itself (lower-cased): the lines that start with an opener are read
-        # for part 1, the few that hold a boundary's letters for part 2.
+        # but itself (lower-cased), or as one ASCII letter (``quiet``: put in its
+        # place, one character for one, so offsets hold): the lines that start
+        # with an opener are read for part 1, the few that hold a boundary's
+        # letters for part 2.
+        if quiet:
+            for ch, letter in quiet.items():
+                text = text.replace(ch, letter)
+            data = text.encode("utf-8", "surrogatepass")
         starts = _plain_openings(text)
         if _may_spell_boundary(data):
             starts = sorted({*starts, *_plain_spellings(text)})
@@ -367,8 +390,9 @@ def _marked_lines(text: str, lines: list[str]) -> list[int]:
         forms = [_reader_text(line) for line in lines]
     # Part 2 is read line by line only when the text's letters hold a boundary's
     # core somewhere (line breaks kept: a core never spans two lines).
-    letters = _NOT_LETTER_OR_BREAK.sub("", reader)
-    spelled = "untrustedcontext" in letters or "outputcontract" in letters
+    # (its bytes swept: what is not ASCII goes, line breaks beyond it too, which
+    # can only join two lines' letters: a line more read, never one less)
+    spelled = _may_spell_boundary(reader.encode("utf-8", "surrogatepass"))
     marked = []
     for index, (line, form) in enumerate(zip(lines, forms, strict=True)):
         if _has_escape(line):
@@ -402,22 +426,47 @@ _LETTER_SWEEP: Final = bytes.maketrans(
 _NOT_LETTER_OR_NEWLINE: Final = bytes(
     code for code in range(256) if not (0x61 <= code <= 0x7A or 0x41 <= code <= 0x5A or code == 10)
 )
-#: The letters a boundary line's letters hold, whichever it is.
-_BOUNDARY_CORES: Final = (b"untrustedcontext", b"outputcontract")
+#: The letters a boundary line's letters hold, whichever it is; and what they are
+#: when a "0" stands for an "o" (the sweep drops it; "1" and "l" stand for an "i",
+#: which no core holds).
+_BOUNDARY_CORES: Final = (
+    b"untrustedcontext",
+    b"untrustedcntext",
+    b"utputcontract",
+    b"utputcntract",
+)
 
 
-def _plain(data: bytes) -> bool:
+def _plain(data: bytes) -> dict[str, str] | None:
     """Whether the quick path reads ``text`` right: its lines are split by "\\n"
-    (a "\\r" only before one) and every character beyond ASCII is :func:`_inert`."""
+    (a "\\r" only before one) and every character beyond ASCII is :func:`_inert`
+    or reads as one ASCII letter (:func:`_quiet`); those, with their letters
+    (``None``: the quick path does not read it right)."""
     rest = data.translate(None, _SELF_READING)
+    quiet: dict[str, str] = {}
     if rest:
-        if not rest.isascii() and all(byte >= 0x80 for byte in rest):
-            unusual = rest.decode("utf-8", "surrogatepass")
-            if not all(map(_inert, set(unusual))):
-                return False
-        else:
-            return False
-    return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
+        if rest.isascii() or any(byte < 0x80 for byte in rest):
+            return None
+        for ch in set(rest.decode("utf-8", "surrogatepass")):
+            letter = _quiet(ch)
+            if letter is not None:
+                quiet[ch] = letter
+            elif not _inert(ch):
+                return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    return quiet
+
+
+@functools.lru_cache(maxsize=4096)
+def _quiet(ch: str) -> str | None:
+    """The ASCII letter a character beyond ASCII reads as, alone and beside its
+    neighbours (a letter, not a mark: NFKC joins it to nothing before it), or
+    ``None``."""
+    if unicodedata.combining(ch) or unicodedata.category(ch)[0] != "L":
+        return None
+    form = _reader_text(ch)
+    return form if len(form) == 1 and "a" <= form <= "z" else None
 
 
 @functools.lru_cache(maxsize=4096)
