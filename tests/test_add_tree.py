@@ -988,6 +988,35 @@ def test_subdirectory_pathspecs_and_unborn_head(repo: Path, tmp_path: Path) -> N
     )
 
 
+def test_add_diff_and_agent_from_inside_the_git_directory_say_where_to_run(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Inside .git, ``add-diff --worktree`` said only "need a work tree" and ``agent
+    install`` "this repository is bare", though it is not (explorer15): both say to
+    run from the work tree, as add-tree --worktree does; a bare one keeps its words."""
+    make_task(repo)
+    inside = hydrate(repo / ".git", "add-diff", TASK, "--worktree")
+    assert (inside.returncode, inside.stdout) == (1, "")
+    assert inside.stderr == (
+        "error: --staged and --worktree need a work tree; run it from the work tree, not "
+        "inside the git directory\n"
+    )
+    agent = hydrate(repo / ".git", "agent", "install", "codex")
+    assert agent.returncode == 1 and agent.stderr == (
+        "error: git hydrate agent needs a work tree; run it from the work tree, not inside "
+        "the git directory\n"
+    )
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    make_task(bare)
+    assert hydrate(bare, "add-diff", TASK, "--staged").stderr == (
+        "error: --staged and --worktree need a work tree; this repository has none\n"
+    )
+    assert hydrate(bare, "agent", "install", "codex").stderr == (
+        "error: git hydrate agent needs a work tree (this repository is bare)\n"
+    )
+
+
 def test_worktree_from_inside_the_git_directory_or_a_bare_one(repo: Path, tmp_path: Path) -> None:
     """Inside .git git sees no work tree: say where to run it, not that there is none."""
     make_task(repo)

@@ -54,6 +54,11 @@ def top(ledger: Ledger) -> Path:
         ValidationError: a bare repository.
     """
     if ledger.repo.work_tree is None:
+        if not ledger.repo.is_bare:  # (run from inside its git directory, as git sees it)
+            raise ValidationError(
+                "git hydrate agent needs a work tree; run it from the work tree, not inside "
+                "the git directory"
+            )
         raise ValidationError("git hydrate agent needs a work tree (this repository is bare)")
     return Path(ledger.repo.work_tree)
 

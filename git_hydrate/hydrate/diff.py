@@ -169,13 +169,18 @@ def _split_patch(data: bytes) -> list[tuple[str, bool, bytes]]:
     return merged
 
 
+#: Inside its git directory git sees no work tree though the repository has one.
+_INSIDE_GIT_DIR: Final = "run it from the work tree, not inside the git directory"
+
+
 def _diff_args(
     repo: Repository, rev_range: str | None, staged: bool, worktree: bool
 ) -> tuple[list[str], str]:
     """``git diff`` arguments and the range's label."""
     if staged or worktree:
         if repo.work_tree is None:
-            raise ValidationError("--staged and --worktree need a work tree")
+            where = "this repository has none" if repo.is_bare else _INSIDE_GIT_DIR
+            raise ValidationError(f"--staged and --worktree need a work tree; {where}")
         if staged and worktree:
             if repo.rev_parse("HEAD", "commit") is None:  # (no commit yet: all is new)
                 empty = repo.git(["hash-object", "-t", "tree", "--stdin"], input=b"")
