@@ -165,7 +165,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "bool",
         True,
         "When true, prompt (and the pre-push artefacts) keep each prompt they build in "
-        "<git dir>/hydrate/prompt-cache/, keyed by the task's tip, the budget and which "
+        "<git common dir>/hydrate/prompt-cache/, keyed by the task's tip, the budget and which "
         "attachments have expired, and print it again byte for byte instead of rebuilding "
         "it. Disposable: deleting the directory is always safe.",
     ),
@@ -229,7 +229,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "ID/manifest.json. A leading ~ is expanded; a relative path is relative to the top "
         "of the work tree (the git directory of a bare repository). The default keeps the "
         "work tree clean.",
-        shown_default="<git dir>/hydrate/artefacts",
+        shown_default="<git common dir>/hydrate/artefacts",
     ),
     Setting(
         "hydrate.claimRemote",

@@ -217,7 +217,8 @@ def hook_base(ledger: Ledger) -> Path:
 
 def artefact_directory(ledger: Ledger) -> Path:
     """``hydrate.artefactDir`` (``~`` expanded; relative to the work tree's top),
-    else ``<git dir>/hydrate/artefacts`` so the work tree stays clean."""
+    else ``<git common dir>/hydrate/artefacts`` (one for every linked work tree), so
+    the work tree stays clean."""
     raw = ledger.settings.raw("hydrate.artefactDir")
     if not raw:
         return Path(ledger.repo.common_dir) / "hydrate" / "artefacts"
