@@ -654,3 +654,26 @@ def test_a_dependency_on_no_task_here_is_null_as_status_says(
     assert {n["task_id"]: n["status"] for n in graph["nodes"]}["NOPE-9"] == "not-here"
     status = hydrate(repo, "status", "A-1", "--json")
     assert json.loads(status.stdout)["depends"] == card["depends"]
+
+
+def test_open_without_a_browser_says_so(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``web --open`` where no browser can be started (a server, a container) said
+    nothing, and the user waited for a page (explorer15)."""
+    import webbrowser
+
+    from git_hydrate.web.server import WebServer
+
+    def interrupted(self: WebServer, poll_interval: float = 0.5) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: False)
+    monkeypatch.setattr(WebServer, "serve_forever", interrupted)
+    result = hydrate(repo, "web", "--open", "--port", "0")
+    assert result.returncode == 0, result
+    lines = result.stderr.splitlines()
+    url = lines[0].split()[1]
+    assert lines == [
+        f"serving {url} (read-only; Ctrl-C stops)",
+        f"warning: --open: no web browser could be started here; open {url} in one",
+        "stopped",
+    ]

@@ -86,7 +86,8 @@ def web(
             if open_browser:
                 import webbrowser
 
-                webbrowser.open(url)
+                if not webbrowser.open(url):  # (a machine without one: say so, not nothing)
+                    warn(f"--open: no web browser could be started here; open {url} in one")
             try:
                 server.serve_forever()
             except KeyboardInterrupt:
