@@ -204,6 +204,12 @@ MATRIX: list[Case] = [
     Case("empty --file", ("context-add", "M-1", "--file", ""), 2, "an empty path names no file"),
     Case("empty -o", ("prompt", "M-1", "-o", ""), 2, "'-o' / '--output': an empty path"),
     Case(
+        "two dependencies in one --depends-on",
+        ("task-edit", "M-1", "--depends-on", "A-1,B-2"),
+        2,
+        "'A-1,B-2' names 2 tasks: give each its own, --depends-on A-1 --depends-on B-2",
+    ),
+    Case(
         "a station typed without --set",
         ("status", "M-1", "in-progress"),
         2,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
@@ -116,6 +117,21 @@ def _emptying(creating: bool, option: str, name: str, what: str) -> list[Callabl
     ]
 
 
+def _one_id_each(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``--depends-on A-1,B-2`` is two ids in one (no id holds a comma): the
+    option is repeated for each, as a list option is everywhere here."""
+    for value in values:
+        parts = value.split(",")
+        if len(parts) > 1 and all(part.strip() for part in parts):
+            repeated = " ".join(f"--depends-on {shlex.quote(p.strip())}" for p in parts)
+            raise click.BadParameter(
+                f"{value!r} names {len(parts)} tasks: give each its own, {repeated}"
+            )
+    return values
+
+
 def _planning_options(creating: bool) -> list[Callable[[F], F]]:
     """How the task is planned: kind, priority, token budget, tags (with
     their defaults only when creating: task-edit leaves unset what is not given)."""
@@ -173,6 +189,7 @@ def _link_options(creating: bool) -> list[Callable[[F], F]]:
             "depends_on",
             multiple=True,
             metavar="ID",
+            callback=_one_id_each,
             shell_complete=complete_task_ids,
             help="A task that must be done before this one is ready (repeatable; one that "
             "is not here yet is kept, with a warning: a pull may bring it).",
