@@ -306,6 +306,7 @@ MATRIX: list[Case] = [
     Case("empty body", ("context-add", "M-1", "--text", ""), 1, "context body is empty"),
     Case("blank body", ("context-add", "M-1", "--text", " \n\t"), 1, "context body is empty"),
     Case("misspelt command", ("shwo", "M-1"), 2, "Did you mean 'show'?"),
+    Case("another tool's word for a command", ("board",), 2, "Did you mean 'web'?"),
     Case("misspelt task id", ("show", "M--1"), 1, "did you mean M-1?"),
     Case("task id in the wrong case", ("show", "m-1"), 1, "did you mean M-1?"),
     Case("short id, l for 1", ("show", "M-l"), 1, "did you mean M-1?"),

@@ -107,6 +107,8 @@ class LazyGroup(click.Group):
         name = args[0] if args else ""
         if name and name not in COMMANDS and not name.startswith("-"):
             close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            if not close and name in _OTHER_WORDS:
+                close = [_OTHER_WORDS[name]]
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise click.UsageError(f"No such command '{name}'.{hint}", ctx)
         return super().resolve_command(ctx, args)
@@ -130,6 +132,18 @@ class LazyGroup(click.Group):
         super().format_commands(ctx, formatter)
         with formatter.section("Aliases"):
             formatter.write_dl([(alias, f"same as {name}") for alias, name in ALIASES.items()])
+
+
+#: Words a new user types for a command that has another name here (the README's
+#: "a board to look at" is ``web``), answered with the command they mean.
+_OTHER_WORDS: Final = {
+    "board": "web",
+    "ui": "web",
+    "ls": "list",
+    "new": "task-add",
+    "create": "task-add",
+    "edit": "task-edit",
+}
 
 
 CONTEXT_SETTINGS: Final = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
