@@ -577,6 +577,7 @@ def test_a_budget_is_a_tuple_with_named_fields() -> None:
         ("1MiB", "bytes", 1024**2),
         ("2gb", "bytes", 2 * 1024**3),
         ("20000", "bytes", 20000),
+        ("64000B", "bytes", 64000),  # explorer15: refused while 64KB was taken
         ("16k", "tokens", 16384),
         ("1m", "tokens", 1024**2),
         ("300", "tokens", 300),
@@ -591,7 +592,8 @@ def test_one_parser_reads_every_budget_spelling(spelling: str, unit: str, value:
 @pytest.mark.parametrize(
     ("spelling", "unit"),
     [("16kb", "tokens"), ("64KiB", "tokens"), ("7b", "bytes"), ("64 KiB x", "bytes"),
-     ("0", "bytes"), ("-1k", "tokens"), ("kb", "bytes"), ("", "tokens")],
+     ("0", "bytes"), ("-1k", "tokens"), ("kb", "bytes"), ("", "tokens"), ("300B", "tokens"),
+     ("B", "bytes")],
 )  # fmt: skip
 def test_budget_spellings_that_mean_nothing_are_refused(spelling: str, unit: str) -> None:
     from git_hydrate.pack.budget import parse_size

@@ -567,3 +567,14 @@ def test_ctrl_c_while_the_command_line_loads_prints_no_traceback(repo: Path) -> 
         [sys.executable, "-c", interrupt_at_import], cwd=repo, capture_output=True, text=True
     )
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
+
+
+def test_add_says_its_size_as_the_other_summaries_do(repo: Path) -> None:
+    """explorer15: `add` said "(..., 1 bytes)" and "910705 bytes" beside summaries
+    that write 910,705: one byte, and thousands separated."""
+    made = hydrate(repo, "task-add", "S-1", "--objective", "o", "--acceptance", "a")
+    assert made.returncode == 0, made
+    one = hydrate(repo, "add", "S-1", "--text", "x")
+    assert one.stdout.endswith(", priority 0, 1 byte)\n"), one.stdout
+    many = hydrate(repo, "add", "S-1", "--text", "y" * 12345, "--source-label", "big")
+    assert many.stdout.endswith(", priority 0, 12,345 bytes)\n"), many.stdout

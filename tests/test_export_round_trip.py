@@ -308,3 +308,14 @@ def test_a_parent_chain_deeper_than_import_reads_is_refused_by_export(
             f"would be {TASKMASTER_DEPTH + 1} levels deep, more than import reads back: "
             "export it with --format json-beads (parents as links)\n"
         )
+
+
+def test_export_takes_imports_names_of_the_formats(repo: Path) -> None:
+    """explorer15: `export --format beads` was refused though `import --from beads`
+    reads what `export --format json-beads` writes: both names are taken."""
+    made = hydrate(repo, "task-add", "E-1", "--objective", "o", "--acceptance", "a")
+    assert made.returncode == 0, made
+    for alias, name in (("beads", "json-beads"), ("taskmaster", "json-taskmaster")):
+        by_alias = hydrate(repo, "export", "E-1", "--format", alias)
+        assert by_alias.returncode == 0, by_alias
+        assert by_alias.stdout == hydrate(repo, "export", "E-1", "--format", name).stdout

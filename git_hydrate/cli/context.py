@@ -180,7 +180,8 @@ def context_add(
     expiry = f", expires {entry['expires']}" if entry["expires"] else ""
     click.echo(
         f"{verb} {short(entry['hash'])} to {shown(task_id)} "
-        f"({shown(entry['source'])}, priority {entry['priority']}, {entry['size']} bytes{expiry})"
+        f"({shown(entry['source'])}, priority {entry['priority']}, "
+        f"{entry['size']:,} byte{'' if entry['size'] == 1 else 's'}{expiry})"
     )
 
 

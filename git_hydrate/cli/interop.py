@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Final
 
 import click
 
@@ -21,6 +21,8 @@ from ._common import (
 __all__ = ["export_cmd", "import_cmd"]
 
 _FROM = click.Choice(["github", "gitlab", "beads", "taskmaster", "speckit"])
+#: import --from's names of the formats export writes as JSON.
+_EXPORT_ALIASES: Final = {"beads": "json-beads", "taskmaster": "json-taskmaster"}
 #: The largest input read (a 50 MB export is refused before it is parsed).
 _MAX_INPUT = 32 * 1024 * 1024
 
@@ -148,10 +150,11 @@ def _summary(report: Any, dry_run: bool) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["markdown", "json-beads", "json-taskmaster"]),
+    type=click.Choice(["markdown", "json-beads", "json-taskmaster", "beads", "taskmaster"]),
     default="markdown",
     show_default=True,
-    help="Markdown for an issue body, or the JSON import reads.",
+    help="Markdown for an issue body, or the JSON import reads (beads and taskmaster, "
+    "import --from's names, are json-beads and json-taskmaster).",
 )
 @click.pass_context
 def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
@@ -166,4 +169,5 @@ def export_cmd(ctx: click.Context, task_ids: tuple[str, ...], fmt: str) -> None:
     with open_ledger(ctx) as ledger:
         # @: the current task; a task named twice (or as @ and by id) is written once
         ids = list(dict.fromkeys(ledger.resolve_id(task_id) for task_id in task_ids))
+        fmt = _EXPORT_ALIASES.get(fmt, fmt)
         write_out(ledger.export_tasks(ids, fmt))

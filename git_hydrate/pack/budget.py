@@ -60,7 +60,9 @@ def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**6
     ``--token-budget``, and the prompt cache's fast path): an integer as
     ``git config --type=int`` reads it, with git's suffixes ``k``, ``m``, ``g``
     (1024, 1024^2, 1024^3); a byte size may add ``b`` or ``ib`` to its suffix
-    (``64KB`` = ``64KiB`` = ``64kb`` = ``64k`` = 65,536 bytes: 1024-based, as in git).
+    (``64KB`` = ``64KiB`` = ``64kb`` = ``64k`` = 65,536 bytes: 1024-based, as in git),
+    and a plain count of bytes may end in ``B`` (``64000B``; not ``b``, which might
+    mean billions).
     Unlike git, a zero-padded or ``0x`` number is refused: git would read it as octal
     or hexadecimal, which an option's user rarely means (:func:`_not_decimal`).
 
@@ -74,6 +76,9 @@ def parse_size(value: str, unit: str = "bytes", least: int = 1, most: int = 2**6
             if lowered.endswith(tail) and lowered[: -len(tail)][-1:] in ("k", "m", "g"):
                 text = text[: -len(tail)]
                 break
+        else:  # (a plain count of bytes may say so: 64000B; "7b" might mean billions)
+            if text.endswith("B") and text[:-1][-1:].isdigit():
+                text = text[:-1]
     padded = _not_decimal(value, text, unit)
     if padded:
         raise ValueError(padded)
