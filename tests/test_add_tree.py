@@ -1497,3 +1497,20 @@ def test_add_diff_says_a_path_typed_as_its_range_goes_after_dashdash(repo: Path)
     )
     assert links(repo) == []
     assert hydrate(repo / "src", "add-diff", TASK, "--worktree", "--", "a.py").returncode == 0
+
+
+def test_a_path_typed_inside_the_git_directory_is_refused(repo: Path) -> None:
+    """explorer15: inside .git, ``add-tree T .`` attached all of HEAD (git sees no
+    work tree there, so "." was read from the top); git refuses such a path. Both
+    add-tree and add-diff say where to run; a path from the top (``:/``) is taken."""
+    make_task(repo)
+    said = (
+        "error: pathspec '.' is read from the work tree: run it from the work tree, not "
+        "inside the git directory\n"
+    )
+    tree = hydrate(repo / ".git", "add-tree", TASK, ".")
+    assert (tree.returncode, tree.stdout, tree.stderr) == (1, "", said)
+    diff = hydrate(repo / ".git", "add-diff", TASK, "HEAD", "--", ".")
+    assert (diff.returncode, diff.stderr) == (1, said)
+    top = hydrate(repo / ".git", "add-tree", TASK, ":/")
+    assert top.returncode == 0, top

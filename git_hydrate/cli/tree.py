@@ -387,7 +387,24 @@ def _from_top(
 
     if directory is not None:
         return list(pathspecs)
+    _not_inside_the_git_dir(ledger, pathspecs)
     return relative_to_top(pathspecs, ledger.repo.work_tree, working_directory(ctx))
+
+
+def _not_inside_the_git_dir(ledger: Ledger, pathspecs: Sequence[str]) -> None:
+    """Refuse PATHSPECs typed inside the git directory of a repository that has a
+    work tree (git sees none there, so ``.`` would be read as the whole tree)."""
+    from ..errors import ValidationError
+
+    repo = ledger.repo
+    if repo.work_tree is not None or repo.is_bare:
+        return
+    typed = [spec for spec in pathspecs if not spec.startswith((":/", ":(top)"))]
+    if typed:
+        raise ValidationError(
+            f"pathspec {typed[0][:80]!r} is read from the work tree: "
+            "run it from the work tree, not inside the git directory"
+        )
 
 
 def _prompt_budget(
@@ -553,6 +570,7 @@ def add_diff(
     from ..hydrate.pathspec import relative_to_top
 
     with open_ledger(ctx) as ledger, _path_typed_as_range(rev_range, hint):
+        _not_inside_the_git_dir(ledger, pathspecs)
         result = ledger.add_diff(
             task_id,
             rev_range,
