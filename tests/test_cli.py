@@ -578,3 +578,23 @@ def test_add_says_its_size_as_the_other_summaries_do(repo: Path) -> None:
     assert one.stdout.endswith(", priority 0, 1 byte)\n"), one.stdout
     many = hydrate(repo, "add", "S-1", "--text", "y" * 12345, "--source-label", "big")
     assert many.stdout.endswith(", priority 0, 12,345 bytes)\n"), many.stdout
+
+
+def test_a_file_in_play_that_is_a_pattern_is_warned_of(repo: Path) -> None:
+    """explorer15: `--file-in-play 'src/*.py'` was stored as a literal path, and
+    add-tree later reported that file missing: it is kept (a path may hold a glob
+    character), with a line saying add-tree is what takes files by pattern."""
+    made = hydrate(
+        repo, "task-add", "P-1", "--objective", "o", "--acceptance", "a",
+        "--file-in-play", "src/*.py", "--test", "tests/test_[ab].py",
+    )  # fmt: skip
+    assert made.returncode == 0, made
+    assert made.stderr == (
+        "warning: P-1: file in play src/*.py is kept as one path, not a pattern (to attach "
+        "the files it matches: git hydrate add-tree P-1 'src/*.py')\n"
+        "warning: P-1: test tests/test_[ab].py is kept as one path, not a pattern (to attach "
+        "the files it matches: git hydrate add-tree P-1 'tests/test_[ab].py')\n"
+    )
+    (repo / "we*ird.txt").write_text("a file of that name\n")
+    edited = hydrate(repo, "task-edit", "P-1", "--file-in-play", "we*ird.txt")
+    assert (edited.returncode, edited.stderr) == (0, "")

@@ -27,6 +27,7 @@ from ._common import (
     warn_stray_refs,
     working_directory,
 )
+from .task_warnings import warn_not_here, warn_patterns
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -283,22 +284,11 @@ def task_add(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any) 
             allow_secrets=fields["allow_secrets"],
         )
         warn_not_here(ledger, task["task_id"], fields["depends_on"])
+        warn_patterns(ledger, task, fields)
     if as_json:
         echo_json(ctx, task)
     else:
         click.echo(f"created task {shown(task['task_id'])}: {shown(task['title'])}")
-
-
-def warn_not_here(ledger: Ledger, task_id: str, depends_on: Sequence[str]) -> None:
-    """A line on stderr for each of ``depends_on`` that is no task here: kept (a
-    pull may bring it), but the task is not ready until it is here and done."""
-    for dep, alike in ledger.not_here(depends_on):
-        slip = f"; did you mean {shown(alike)}?" if alike and alike != task_id else ""
-        warn(
-            f"{shown(task_id)} depends on {shown(dep)}, which is no task here: "
-            f"{shown(task_id)} waits for it until it exists (a pull may bring it) "
-            f"and is done{slip}"
-        )
 
 
 def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any]) -> None:
@@ -349,6 +339,7 @@ def task_edit(ctx: click.Context, /, task_id: str, as_json: bool, **fields: Any)
         _paths_from_here(ctx, ledger, changes)
         task = ledger.edit_task(task_id, allow_secrets=fields["allow_secrets"], **changes)
         warn_not_here(ledger, task["task_id"], changes.get("depends_on") or ())
+        warn_patterns(ledger, task, changes)
     if as_json:
         echo_json(ctx, task)
     else:
