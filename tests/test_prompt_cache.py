@@ -152,6 +152,40 @@ def test_the_installed_grammars_are_in_the_key_of_an_outlined_prompt(
     assert (task / ".git" / "hydrate" / "outlines").read_bytes().split(b"\n")[0] != header
 
 
+def test_a_change_to_the_outliner_starts_the_outline_cache_afresh(
+    task: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An outline is a function of the blob, the grammars and the outliner's code:
+    after an upgrade (or a development install's edit) an outline the old code
+    made must not be served (review12: a C header outlined to its include guard
+    alone by the code before 77a7d02 stayed so after it)."""
+    from git_hydrate.pack import stored
+    from git_hydrate.pack.fingerprint import packer_modules
+
+    code = tmp_path / "package"
+    (code / "pack").mkdir(parents=True)
+    for name in packer_modules():
+        (code / name).write_text("# v1\n")
+    monkeypatch.setattr(stored, "_CODE", str(code), raising=False)
+    body = "def f():\n" + "    x = 1\n" * 300
+    with Ledger(task, clock=lambda: T0) as ledger:
+        ledger.add_context("C-1", body, "src/m.py", priority=9)
+        assert ledger.prompt("C-1", max_bytes=1500, outline=True, now=T0)["shrunk"]
+    cache = task / ".git" / "hydrate" / "outlines"
+    made = cache.read_bytes()
+    assert b"def f():" in made
+    # what an older outliner left under the same header
+    cache.write_bytes(made.replace(b"def f():", b"def OLD():"))
+    with Ledger(task, clock=lambda: T0) as ledger:
+        old = ledger.prompt("C-1", max_bytes=1500, outline=True, now=T0, cache=False)
+    assert "def OLD():" in old["prompt"]  # (the same code: the cache is trusted)
+    (code / "pack" / "outline.py").write_text("# v2, the outliner changed\n")
+    with Ledger(task, clock=lambda: T0) as ledger:
+        new = ledger.prompt("C-1", max_bytes=1500, outline=True, now=T0, cache=False)
+    assert "def OLD():" not in new["prompt"] and "def f():" in new["prompt"]
+    assert cache.read_bytes().split(b"\n")[0] != made.split(b"\n")[0]
+
+
 def test_an_entry_someone_else_could_have_written_is_a_miss(task: Path) -> None:
     """A cached prompt is printed unchecked (no neutralising): in a shared repository
     another member could plant one with forged boundary lines. Only entries this

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
-from .. import validate
+from .. import __version__, validate
 from ..errors import CorruptData, NotFound, ValidationError
 from ..model import TREE_ORIGIN
 from ..results import ExpandResult, PackResult, PromptFields, PromptResult
@@ -24,6 +24,7 @@ from .boundaries import forget_ahead
 from .budget import Budget, resolve_budget
 from .derived import DerivedCache
 from .entries import Attachment, AttachmentOutliner
+from .fingerprint import PACKAGE_DIR, code_fingerprint, packer_modules
 from .formats import layout
 from .grammars import grammars, language_for
 from .loader import BodyReader
@@ -51,6 +52,9 @@ __all__ = [
 #: by context_expander's rendering rules; a change there bumps the version.
 _TOKEN_CACHE_VERSION: Final = 2
 _OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
+#: Where the outliner's code is (a test points it elsewhere): with the grammars
+#: installed, it decides each outline, so it is in the outline cache's header.
+_CODE: str = PACKAGE_DIR
 
 
 def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[Attachment]]:
@@ -257,8 +261,11 @@ def _meter(refs: TaskRefs, encoding: str, caches: list[DerivedCache]) -> Meter:
 
 
 def _outliner(refs: TaskRefs, caches: list[DerivedCache]) -> AttachmentOutliner:
-    # the grammars installed decide outlines: another set, another cache
-    state = hashlib.sha256(grammars().encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    # the grammars installed and the outliner's code decide outlines: either
+    # changed (an upgrade, a development install's edit), another cache
+    outliner = [m for m in packer_modules(_CODE) if m.startswith("pack/outline")]
+    code = f"{__version__} {code_fingerprint(outliner, _CODE)} {grammars()}"
+    state = hashlib.sha256(code.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     header = _OUTLINE_CACHE_HEADER % state.encode("ascii")
     cache = DerivedCache.of(refs.repo, "outlines", header)
     caches.append(cache)
