@@ -9,6 +9,8 @@ exactly the headings the layout puts there, one banner, one footer, and one
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from git_hydrate.context_expander import (
     UNTRUSTED_FOOTER,
     render_prompt,
 )
+from git_hydrate.pack import boundaries
 from git_hydrate.pack.boundaries import is_guarded, neutralise
 from tests.conftest import examples
 
@@ -434,3 +437,69 @@ def mixed_texts(draw: Any) -> str:
 @given(st.one_of(mixed_texts(), texts, st.text()))
 def test_the_quick_path_marks_what_reading_every_line_marks(text: str) -> None:
     assert neutralise(text) == _reference(text)
+
+
+# -- long lines: the rule reads each character a bounded number of times ---------
+
+
+_LONG_LINES = {
+    # a container marker after another, and a line no break ends: each was read
+    # from its marker to the line's end (review12: 16,000 markers 7 s, an 8 MiB
+    # body of them past an hour)
+    "bullets": ("- " * 200_000 + "x", False),
+    "stars": ("* " * 200_000 + "x", False),
+    "a break after them": ("- " * 200_000, True),
+    # C1 string openers no terminator ends: each was read to the line's end
+    "osc openers": ("\x9d" * 200_000 + "# heading", True),
+    "dcs openers then a heading": ("\x90x" * 200_000 + "\x07# heading", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LONG_LINES))
+def test_a_long_line_of_markers_or_openers_is_read_in_linear_time(name: str) -> None:
+    """Run apart, with a deadline minutes away from what the rule now takes (well
+    under a second) and hours from what the quadratic reading took."""
+    line, marked = _LONG_LINES[name]
+    code = (
+        "import sys; from git_hydrate.pack.boundaries import neutralise\n"
+        "text = sys.stdin.read()\n"
+        "print(neutralise(text).startswith('\\\\'), neutralise(text).count('\\\\'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=line,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split() == [str(marked), str(int(marked))]
+
+
+#: What :func:`opens_block` and the escape reading used to be: one regular expression
+#: each (the oracle for the linear readings that replace them).
+_OLD_LEAF = re.compile(r"\s*(?:#+(?:\s|$)|[-=*_][-=*_\s]*$|```|~~~|<[a-z/!?])")
+
+
+def _old_opens_block(form: str) -> bool:
+    pos = 0
+    while _OLD_LEAF.match(form, pos) is None:
+        container = boundaries._CONTAINER.match(form, pos)
+        if container is None:
+            return False
+        pos = container.end()
+    return True
+
+
+@settings(max_examples=3000)
+@given(form=st.text(alphabet=" \t-=*_>+#1.)<a`~x\u00a0\u3000\r", max_size=14))
+def test_opens_block_reads_as_the_one_regular_expression_did(form: str) -> None:
+    assert boundaries.opens_block(form) == _old_opens_block(form)
+
+
+@settings(max_examples=3000)
+@given(text=st.text(alphabet="\x1b\x9b\x90\x98\x9d\x9e\x9f\x07\x9c\\[]PX^_ -/0?@~a;\n\u2028x"))
+def test_escapes_are_dropped_as_the_one_regular_expression_did(text: str) -> None:
+    assert boundaries._without_escapes(text) == boundaries._ESCAPES.sub("", text)

@@ -146,6 +146,61 @@ _ESCAPES: Final = re.compile(
     f"|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c{_BREAKS}]*(?:\x07|\x1b\\\\|\x9c)"
     "|\x1b[ -/]*[0-~]"
 )
+#: Where an escape sequence may start, and its three kinds apart (see
+#: :func:`_without_escapes`): a CSI, a string's opener and its end, a short one.
+_ESCAPE_AT: Final = re.compile("[\x1b\x9b\x90\x98\x9d\x9e\x9f]")
+_CSI: Final = re.compile("(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]")
+_STRING_OPENER: Final = re.compile("\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f]")
+_STRING_STOP: Final = re.compile(f"[\x07\x1b\x9c{_BREAKS}]")
+_SHORT_ESCAPE: Final = re.compile("\x1b[ -/]*[0-~]")
+_C1_OPENERS: Final = "\x90\x98\x9d\x9e\x9f"
+
+
+def _without_escapes(text: str) -> str:
+    """``_ESCAPES.sub("", text)`` in one pass. The regular expression alone reads a
+    line of thousands of C1 string openers that none ends (``\\x9d`` after
+    ``\\x9d``) to its end from each of them: quadratic time. Here each opener's
+    string ends where the first character a string cannot hold stands, and an
+    opener before a stop already found not to end a string (``hopeless``) fails
+    without reading on: the same matches, each character read a bounded number
+    of times."""
+    pieces: list[str] = []
+    kept = at = 0
+    hopeless = -1
+    while (found := _ESCAPE_AT.search(text, at)) is not None:
+        start = found.start()
+        end = _string_end(text, start, hopeless) if start >= hopeless else -1
+        if end < -1:  # (no string here, and none before -end - 2 can end)
+            hopeless, end = -end - 2, -1
+        csi = _CSI.match(text, start)
+        if csi is not None:
+            end = csi.end()
+        elif end < 0:
+            short = _SHORT_ESCAPE.match(text, start)
+            end = -1 if short is None else short.end()
+        if end < 0:
+            at = start + 1
+            continue
+        pieces.append(text[kept:start])
+        kept = at = end
+    pieces.append(text[kept:])
+    return "".join(pieces)
+
+
+def _string_end(text: str, start: int, hopeless: int) -> int:
+    """Where the string whose opener is at ``start`` ends (after its terminator);
+    ``-1`` when none opens there; ``-stop - 2`` when one opens but the first
+    character it cannot hold, at ``stop``, does not end it."""
+    opener = _STRING_OPENER.match(text, start)
+    if opener is None:
+        return -1
+    found = _STRING_STOP.search(text, opener.end())
+    stop = len(text) if found is None else found.start()
+    if text.startswith(("\x07", "\x9c"), stop):
+        return stop + 1
+    if text.startswith("\x1b\\", stop):
+        return stop + 2
+    return -stop - 2
 
 
 def _mapped(text: str) -> str:
@@ -177,7 +232,9 @@ def _reader_text(text: str, *, escapes: bool = True) -> str:
     sequences dropped whole, as a terminal shows them; otherwise only their
     control characters, as a raw reader sees them)."""
     if escapes and _has_escape(text):
-        text = _ESCAPES.sub("", text)
+        # (C1 string openers are rare, and only they cost the regex quadratic time)
+        c1 = any(opener in text for opener in _C1_OPENERS)
+        text = _without_escapes(text) if c1 else _ESCAPES.sub("", text)
     if text.isascii():
         lower = text.lower()
         return lower if lower.isprintable() else lower.translate(_ASCII_INVISIBLE)
@@ -207,8 +264,13 @@ def guard_form(line: str) -> str:
 #: after any indentation.
 _CONTAINER: Final = re.compile(r"\s*(?:>|[-+*](?=\s|$)|[0-9]{1,9}[.)](?=\s|$))")
 #: The start of a CommonMark leaf block that is neither a paragraph nor
-#: indented code, after any indentation.
-_LEAF: Final = re.compile(r"\s*(?:#+(?:\s|$)|[-=*_][-=*_\s]*$|```|~~~|<[a-z/!?])")
+#: indented code, after any indentation; but for a setext underline or thematic
+#: break (a line of only ``=``, ``-``, ``*``, ``_`` and spaces), which
+#: :func:`opens_block` finds by :data:`_RULE_RUN`.
+_LEAF: Final = re.compile(r"\s*(?:#+(?:\s|$)|```|~~~|<[a-z/!?])")
+#: A run of the characters an underline or a break is made of, and white space.
+_RULE_RUN: Final = re.compile(r"[-=*_\s]*")
+_SPACES: Final = re.compile(r"\s*")
 _NOT_A_LETTER: Final = re.compile(r"[^a-z]+")
 #: The letters the prompt's own boundaries begin with.
 _BOUNDARY_LETTERS: Final = ("beginuntrustedcontext", "enduntrustedcontext", "outputcontract")
@@ -227,7 +289,14 @@ def opens_block(form: str) -> bool:
     """Part 1 of the rule: a line (as a reader sees it) that starts a CommonMark
     block other than a paragraph or indented code, inside any containers."""
     pos = 0
+    # Where the line's last run of underline characters and spaces begins, found
+    # once from the end: read from each container marker on, a line of thousands
+    # ("- - - … x") cost a pass over the rest of it each, quadratic time.
+    rule_from = len(form) - _run_end(_RULE_RUN, form[::-1], 0)
     while _LEAF.match(form, pos) is None:
+        first = _run_end(_SPACES, form, pos)
+        if first < len(form) and form[first] in "-=*_" and first >= rule_from:
+            return True
         container = _CONTAINER.match(form, pos)
         if container is None:
             return False
@@ -239,6 +308,13 @@ def _readings(form: str) -> tuple[str, ...]:
     """``form`` as it is, and with digits that read as letters read so (when any)."""
     alike = form.translate(_AS_LETTERS)
     return (form,) if alike == form else (form, alike)
+
+
+def _run_end(run: re.Pattern[str], text: str, pos: int) -> int:
+    """Where the run that ``run`` (a pattern that also matches nothing) finds at
+    ``pos`` ends."""
+    found = run.match(text, pos)
+    return pos if found is None else found.end()
 
 
 def spells_boundary(form: str) -> bool:
