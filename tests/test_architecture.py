@@ -380,10 +380,14 @@ def test_the_prompt_cache_key_covers_every_module_that_decides_a_prompt() -> Non
 def test_the_refresh_memo_key_names_modules_that_exist() -> None:
     """A module moved or renamed drops out of the refresh memo's key silently
     (its fingerprint becomes "missing"): every name must be a file."""
-    from git_hydrate.pack.refresh_memo import DECIDING_MODULES
+    from git_hydrate.pack.refresh_memo import DECIDING_MODULES, deciding_modules
 
     missing = [name for name in DECIDING_MODULES if not (PACKAGE / name).is_file()]
     assert missing == []
+    named = deciding_modules()
+    for package in ("hydrate", "secrets"):
+        for path in sorted((PACKAGE / package).glob("*.py")):
+            assert f"{package}/{path.name}" in named
 
 
 #: The size goals (issue 30): a module holds one concern in at most this many lines,

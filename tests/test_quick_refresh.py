@@ -299,3 +299,27 @@ def test_overlapping_runs_of_two_sources_settle_too(repo: Path, tmp_path: Path) 
     _settles_after_one_refresh(repo)
     with Ledger(repo) as ledger:
         assert {e["source"]: e["hash"] for e in ledger.context_entries(TASK)} == made
+
+
+def test_every_module_of_the_runs_packages_is_in_what_decides_a_run(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A development install keeps its version string: an edit of any module that
+    decides an add-tree run (how a file is read, its evidence for ranking) must take
+    the run again. hydrate/evidence.py and hydrate/reading.py were off the hand-kept
+    list: after an edit, ``prompt --refresh`` said "recognised" (review12)."""
+    from git_hydrate.pack import refresh_memo
+
+    code = tmp_path / "package"
+    for package in ("hydrate", "secrets"):
+        (code / package).mkdir(parents=True)
+        for module in (ROOT / "git_hydrate" / package).glob("*.py"):
+            (code / package / module.name).write_text("# v1\n")
+    monkeypatch.setattr(refresh_memo, "_CODE", str(code), raising=False)
+    with Ledger(repo) as ledger:
+        before = refresh_memo.local_inputs(ledger.refs.repo)
+        for name in ("hydrate/evidence.py", "hydrate/reading.py", "secrets/plain.py"):
+            (code / name).write_text(f"# {name} edited: another rule\n")
+            after = refresh_memo.local_inputs(ledger.refs.repo)
+            assert after != before, name
+            before = after

@@ -30,7 +30,7 @@ import zlib
 
 from .. import __version__
 from ..store import open_regular, read_private
-from .fingerprint import code_fingerprint
+from .fingerprint import PACKAGE_DIR, code_fingerprint
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DECIDING_MODULES",
+    "DECIDING_PACKAGES",
     "DECIDING_SETTINGS",
     "MAX_TIPS",
+    "deciding_modules",
     "file_state",
     "local_inputs",
     "own_runs",
@@ -56,15 +58,13 @@ _FORMAT: Final = 1
 #: A line of this clone's record of its own runs: a run's identity, and the digest
 #: of what decided it (``-``: nothing to compare).
 _RUN: Final = re.compile(r"([0-9a-f]{64}) ([0-9a-f]{64}|-)")
-#: The modules whose code decides what an add-tree run attaches, and how it is ranked.
-DECIDING_MODULES: Final = (
-    *(f"hydrate/{name}.py" for name in ("tree", "rules", "links", "sources", "pathspec")),
-    "hydrate/attributes.py",
-    *(f"hydrate/{name}.py" for name in ("placement", "rank", "cache")),
-    *(f"hydrate/{name}.py" for name in ("retrieval", "terms", "facts", "index", "indexing")),
-    *(f"secrets/{name}.py" for name in ("__init__", "rules", "findings", "plain")),
-    *(f"secrets/{name}.py" for name in ("anchors", "prefilter")),
-)
+#: The packages every module of which decides what an add-tree run attaches and how
+#: it is ranked (all of them, found, not listed: a module left off a hand-kept list
+#: was edited without a run being taken again), and the modules beside them that do.
+DECIDING_PACKAGES: Final = ("secrets", "hydrate")
+DECIDING_MODULES: Final = ("chars.py", "stemming.py", "textpolicy.py", "validate.py")
+#: Where the package is, whose code decides a run (a test points it elsewhere).
+_CODE: str = PACKAGE_DIR
 #: The settings a recorded run reads when its own options leave them open.
 DECIDING_SETTINGS: Final = (
     "hydrate.maxFileBytes",
@@ -128,7 +128,19 @@ def local_inputs(repo: RepositoryBase) -> list[object]:
     """What decides an add-tree run here beside what the task records: the code of
     the modules that decide it and the attributes files outside the tree
     (machine-local, so never in the shared task). JSON-able, compared whole."""
-    return [code_fingerprint(DECIDING_MODULES), attribute_sources(repo)]
+    return [code_fingerprint(deciding_modules(_CODE), _CODE), attribute_sources(repo)]
+
+
+def deciding_modules(root: str = PACKAGE_DIR) -> list[str]:
+    """Every module of :data:`DECIDING_PACKAGES`, then :data:`DECIDING_MODULES`."""
+    names: list[str] = []
+    for package in DECIDING_PACKAGES:
+        try:
+            found = sorted(n for n in os.listdir(os.path.join(root, package)) if n.endswith(".py"))
+        except OSError:
+            found = []
+        names += (f"{package}/{name}" for name in found)
+    return [*names, *DECIDING_MODULES]
 
 
 def own_runs(repo: RepositoryBase) -> dict[str, str]:
