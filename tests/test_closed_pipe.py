@@ -99,46 +99,38 @@ def test_through_git_the_status_is_141(task: Path, tmp_path: Path) -> None:
     assert (ended.returncode, ended.stderr) == (141, b"")
 
 
-def test_a_reader_that_leaves_in_the_middle_of_a_large_json_write_is_seen(task: Path) -> None:
-    """review11: `pack J-1 | (read a little; exit)` exited 0: Python's buffered writer
-    handed the ~200 KB answer to one write, kept what the pipe took when the reader
-    left, and dropped the rest silently. JSON goes out a write at a time now, and
-    the short one is followed by one that finds the reader gone: SIGPIPE."""
+def _reader_leaves_early(cwd: Path, *args: str) -> None:
+    """``git-hydrate ARGS`` writing into a pipe whose reader takes 10 bytes of its
+    output and leaves while more waits: the command ends by SIGPIPE, saying nothing."""
     read, write = os.pipe()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "git_hydrate", "pack", "J-1", "--max-bytes", "1m"],
-        cwd=task,
+        [sys.executable, "-m", "git_hydrate", *args],
+        cwd=cwd,
         stdout=write,
         stderr=subprocess.PIPE,
         env=env,
     )
     os.close(write)
     with os.fdopen(read, "rb") as pipe:
-        assert pipe.read(10)  # (the answer has begun: more than the pipe holds waits)
+        assert pipe.read(10)  # (the output has begun: more than the pipe holds waits)
     _out, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (-signal.SIGPIPE, b"")
+
+
+def test_a_reader_that_leaves_in_the_middle_of_a_large_json_write_is_seen(task: Path) -> None:
+    """review11: `pack J-1 | (read a little; exit)` exited 0: Python's buffered writer
+    handed the ~200 KB answer to one write, kept what the pipe took when the reader
+    left, and dropped the rest silently. JSON goes out a write at a time now, and
+    the short one is followed by one that finds the reader gone: SIGPIPE."""
+    _reader_leaves_early(task, "pack", "J-1", "--max-bytes", "1m")
 
 
 def test_a_reader_that_leaves_in_the_middle_of_an_attachment_is_seen(task: Path) -> None:
     """`show J-1 --attachment ID | head` exited 0 as the JSON answers did (the body
     went to the buffered writer in one write): it goes out a write at a time."""
     listed = json.loads(hydrate(task, "show", "J-1", "--json").stdout)
-    digest = listed["context"][0]["hash"]
-    read, write = os.pipe()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "git_hydrate", "show", "J-1", "--attachment", digest],
-        cwd=task,
-        stdout=write,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        assert pipe.read(10)  # (the body has begun: more than the pipe holds waits)
-    _out, err = process.communicate(timeout=60)
-    assert (process.returncode, err) == (-signal.SIGPIPE, b"")
+    _reader_leaves_early(task, "show", "J-1", "--attachment", listed["context"][0]["hash"])
 
 
 @pytest.mark.parametrize(
@@ -157,17 +149,4 @@ def test_a_reader_that_leaves_in_the_middle_of_one_long_text_is_seen(
         long = f"task {n}: " + "a long objective word " * 1000
         made = hydrate(task, "task-add", f"J-{n}", "--objective", long, "--acceptance", "a")
         assert made.returncode == 0, made
-    read, write = os.pipe()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "git_hydrate", *args],
-        cwd=task,
-        stdout=write,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        assert pipe.read(10)
-    _out, err = process.communicate(timeout=60)
-    assert (process.returncode, err) == (-signal.SIGPIPE, b"")
+    _reader_leaves_early(task, *args)
