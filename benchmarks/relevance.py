@@ -90,6 +90,16 @@ REPOS = {
     "pinia": ("vuejs/pinia", "254eec764ecccd120ab9dbc31352d76ffd6ecfa3"),
     "mkdocs": ("mkdocs/mkdocs", "2862536793b3c67d9d83c33e0dd6d50a791928f8"),
     "syn": ("dtolnay/syn", "8011b1c512dbe87c6b09627790735ecdaa65c0db"),
+    "caddy": ("caddyserver/caddy", "0cf03d32f7d99cf160d5375e8a40fbe3d910d515"),
+    "hono": ("honojs/hono", "28a9c128912de19f3fb28b00ae289c9b93f6f392"),
+    "vue-core": ("vuejs/core", "e2bede96134f757aad5c5b33ac9be055022dbfc8"),
+    "fd": ("sharkdp/fd", "ee20f426ddf338ac7ead5c5f00ea49258005caaf"),
+    "jsoup": ("jhy/jsoup", "46b620860af930eedc193a705eaf7cea5aec89a6"),
+    "pytest": ("pytest-dev/pytest", "df87db7b0462fb764ef73fa00561adf8ad047572"),
+    "libuv": ("libuv/libuv", "6179e7af87413396d5853a1c3722c8b5749336c8"),
+    "drf": ("encode/django-rest-framework", "751a19fe1b237beca9af7d587fce55d3e09d3741"),
+    "monolog": ("Seldaek/monolog", "57eb1028342134e701e77c617565d51b6e5a2a53"),
+    "alamofire": ("Alamofire/Alamofire", "7595cbcf59809f9977c5f6378500de2ad73b7ddb"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
