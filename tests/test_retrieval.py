@@ -422,3 +422,73 @@ def test_a_past_commit_sharing_one_common_word_lifts_its_files_little(repo: Path
     # the certificates' only signal is that one word: they still rank, below it
     reasons = {e["source"]: e["reason"] for e in entries}
     assert reasons["tests/certs/a/Makefile"] == "changed by similar past commits"
+
+
+def test_names_declared_with_modifiers_or_a_receiver_are_defined() -> None:
+    # Java, Swift, Kotlin, PHP, C# and TypeScript put modifiers before the keyword, Go
+    # its receiver after it: on main a Java file defined nothing, Go's methods nothing
+    sources = {
+        "Session.swift": "public final class Session {\n    open func request() {}\n}\n",
+        "Empty.swift": "public struct Empty: Codable {}\nprivate protocol Marker {}\n",
+        "Element.java": "package org.x;\n\npublic class Element extends Node {\n}\n",
+        "State.java": "abstract enum State {\n    private static final class Inner {}\n}\n",
+        "server.go": "func (s *Server) ServeHTTP(w Writer, r *Request) {\n}\nfunc plain() {}\n",
+        "Adapter.kt": "internal data class Options(val x: Int)\noverride fun fromJson() {}\n",
+        "Handler.php": "final class StreamHandler\n{\n    public function write(): void\n",
+        "app.ts": "export default async function App() {}\nexport abstract class Base {}\n",
+    }
+    defined = {name: blob_facts(body.encode()).symbols for name, body in sources.items()}
+    assert defined == {
+        "Session.swift": ["Session", "request"],
+        "Empty.swift": ["Empty", "Marker"],
+        "Element.java": ["Element"],
+        "State.java": ["Inner", "State"],
+        "server.go": ["ServeHTTP", "plain"],
+        "Adapter.kt": ["Options", "fromJson"],
+        "Handler.php": ["StreamHandler", "write"],
+        "app.ts": ["App", "Base"],
+    }
+    # prose is not a definition: the keyword starts no line, or is no keyword
+    assert blob_facts(b"The class of a function is open.\nthe type of x\n").symbols == []
+
+
+def test_a_swift_type_the_task_spells_out_ranks_the_file_declaring_it() -> None:
+    # Alamofire: "Make `Empty` `Hashable`" and "Relax JSONResponseSerializer ..."; the
+    # file declaring `public final class JSONResponseSerializer` defined nothing
+    big = "public final class JSONResponseSerializer: ResponseSerializer {\n"
+    big += "    public let options: JSONSerialization.ReadingOptions\n" * 60 + "}\n"
+    files = {
+        "Source/Features/ResponseSerialization.swift": big,
+        "Documentation/Usage.md": "Use a serializer to read the JSON of a response.\n" * 3,
+    }
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    candidates = [Candidate(path, len(body)) for path, body in files.items()]
+    text = "Relax JSONResponseSerializer's Sendable requirement for JSON responses"
+    found = rank(candidates, TaskText(text), [], facts=facts)
+    swift = found["Source/Features/ResponseSerialization.swift"]
+    assert swift.reason == "defines JSONResponseSerializer (named in the task)"
+    assert swift.level > found["Documentation/Usage.md"].level
+
+
+def test_a_name_many_files_define_names_none_of_them() -> None:
+    # caddy: every HTTP handler defines ServeHTTP; a ticket spelling it out named all
+    # 30 of them ("defines ServeHTTP (named in the task)") above the one it was about
+    handlers = {
+        f"modules/{name}/{name}.go": f"package {name}\n\nfunc (h *Handler) ServeHTTP() {{}}\n"
+        for name in ("encode", "headers", "push", "rewrite", "metrics")
+    }
+    intercept = "package intercept\n\nfunc (h *Handler) ServeHTTP() {}\n"
+    intercept += "type interceptedResponseHandler struct{}\n"
+    files = {**handlers, "modules/intercept/intercept.go": intercept}
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    text = "intercept: ServeHTTP drops the status of interceptedResponseHandler"
+    hits = lexical_hits(text, sorted(files), facts)
+    assert spelled_names(text, hits.defines) == {
+        "modules/intercept/intercept.go": "interceptedResponseHandler"
+    }
+    # a name three files define still names them (two handlers share a helper)
+    shared = {path: body + "func newReplacer() {}\n" for path, body in list(handlers.items())[:3]}
+    facts = {path: blob_facts(body.encode()) for path, body in shared.items()}
+    hits = lexical_hits("newReplacer panics", sorted(shared), facts)
+    named = spelled_names("newReplacer panics", hits.defines)
+    assert named == dict.fromkeys(shared, "newReplacer")

@@ -20,7 +20,12 @@ from git_hydrate.hydrate.terms import MAX_TERMS, BlobFacts, blob_facts, tokenize
 
 #: The stop words are data, not the mechanism under test: the module's own list.
 STOP = terms._STOP
-KEYWORDS = "def|class|func|function|fn|struct|interface|trait|enum|type|module"
+KEYWORDS = "def|class|func|function|fn|fun|struct|interface|trait|enum|type|module|protocol"
+MODIFIERS = (
+    r"export|default|pub(?:\([a-z]+\))?|public|private|protected|internal|fileprivate|open|static"
+    r"|final|abstract|sealed|data|override|async|suspend|inline|unsafe|const|extern|partial"
+    r"|declare"
+)
 
 
 def spec_stem(word: str) -> str:
@@ -61,8 +66,8 @@ def spec_facts(data: bytes) -> BlobFacts:
     length = sum(counts.values())
     kept = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS]
     definition = re.compile(
-        rf"^[ \t]*(?:export[ \t]+)?(?:pub(?:\([a-z]+\))?[ \t]+)?(?:async[ \t]+)?"
-        rf"(?:{KEYWORDS})[ \t]+\*?([A-Za-z_][A-Za-z0-9_]*)",
+        rf"^[ \t]*(?:(?:{MODIFIERS})[ \t]+)*(?:{KEYWORDS})[ \t]+"
+        rf"(?:\([^)\n]*\)[ \t]*)?\*?([A-Za-z_][A-Za-z0-9_]*)",
         re.MULTILINE,
     )
     names = sorted(set(definition.findall(text)))[:400]
@@ -94,6 +99,17 @@ PIECES = [
     "pub(crate) fn ",
     "pub struct ",
     "func (",
+    "func (s *Server) ",
+    ") ",
+    "public ",
+    "private static final class ",
+    "open class ",
+    "override fun ",
+    "data class ",
+    "export default async function ",
+    "public function ",
+    "protocol ",
+    "static ",
     "type *",
     "module\t",
     "functionName",

@@ -30,9 +30,10 @@ from .terms import BlobFacts, blob_facts
 
 __all__ = ["MAX_ENTRIES", "FactsCache", "gather"]
 
-#: The file's first line; another (an older layout or stemmer) is a miss. Then
-#: chunks, each ``<length> <CRC-32>\n`` and that many bytes of msgpack (blob id -> facts).
-HEADER: Final = b"# git-hydrate blob-facts 3\n"
+#: The file's first line; another (an older layout, stemmer or rule of defined names) is
+#: a miss. Then chunks, each ``<length> <CRC-32>\n`` and that many bytes of msgpack (blob
+#: id -> facts).
+HEADER: Final = b"# git-hydrate blob-facts 4\n"
 #: Blobs kept at most (about 3 KB each in a Python project).
 MAX_ENTRIES: Final = 60_000
 

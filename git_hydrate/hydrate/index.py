@@ -50,12 +50,13 @@ __all__ = [
     "array_header",
 ]
 
-#: The first line of a kept index; another (an older layout or stemmer) is a miss.
+#: The first line of a kept index; another (an older layout, stemmer or rule of defined
+#: names) is a miss.
 #: The second is the CRC-32 of the rest, in hex: a file that does not match it is
 #: a miss too (a flipped bit would decode, and rank otherwise than the facts). Then
 #: the body (:class:`_Layout`), then its trailer (:class:`_Trailer`) and the
 #: trailer's length (:data:`_LENGTH`).
-HEADER: Final = b"# git-hydrate rank-index 3\n"
+HEADER: Final = b"# git-hydrate rank-index 4\n"
 _CHECK: Final = len(b"01234567\n")
 
 

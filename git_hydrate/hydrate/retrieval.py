@@ -161,6 +161,8 @@ def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
 
 
 #: A word of the text as code spells a name (``rebuild_auth``, ``getPager``).
+#: More files than this defining a spelled name: it names none of them.
+_SPELLED_FILES: Final = 3
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 
@@ -175,15 +177,23 @@ def _spelled(word: str) -> bool:
 def spelled_names(text: str, defines: Mapping[str, list[str]]) -> dict[str, str]:
     """The files (of ``defines``: per path, its defined names that hold a word of
     the text) that define a name ``text`` spells out whole, as code does: path ->
-    the first such name. A plain word (``session``) names no file this way."""
+    the first such name. A plain word (``session``) names no file this way, nor
+    does a name more than :data:`_SPELLED_FILES` files define (an interface's
+    method, Go's ``ServeHTTP``: the text names none of them by it)."""
     spelled = set(filter(_spelled, _IDENTIFIER.findall(_TRAILER.sub(" ", text))))
     if not spelled:
         return {}
-    found: dict[str, str] = {}
+    own: dict[str, list[str]] = {}
     for path in defines:
         names = defines.get(path)
-        for name in names or ():
-            if name in spelled:
+        mine = [name for name in names or () if name in spelled]
+        if mine:
+            own[path] = mine
+    files = Counter(chain.from_iterable(map(set, own.values())))
+    found: dict[str, str] = {}
+    for path, mine in own.items():
+        for name in mine:
+            if files[name] <= _SPELLED_FILES:
                 found[path] = name
                 break
     return found

@@ -58,7 +58,9 @@ _STOP: Final = frozenset(
 _RAW: Final = re.compile(r"[A-Za-z0-9_]+")
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-#: A line that defines a name (``def``, ``class``, ``func``...), from its start.
+#: A line that defines a name (``def``, ``class``, ``func``...), from its start, after any
+#: modifiers (``public final class``, ``override fun``) and skipping a Go method's receiver
+#: (``func (s *Server) ServeHTTP``).
 #: The blanks are possessive (``*+``, ``++``): what follows each is a letter or
 #: ``*``, so giving a blank back can never match, and trying it at every width
 #: was most of the cost (5x). A line whose first letter cannot start a match
@@ -66,10 +68,13 @@ _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: ``_DEFINES_AFTER`` at every other (after its ``\n``, which the regex engine
 #: finds without trying each byte, unlike a multi-line ``^``).
 _DEFINITION: Final = (
-    rb"[ \t]*+(?=[acdefimpst])"
-    rb"(?:export[ \t]++)?(?:pub(?:\([a-z]+\))?[ \t]++)?(?:async[ \t]++)?"
-    rb"(?:def|class|func|function|fn|struct|interface|trait|enum|type|module)[ \t]++"
-    rb"\*?([A-Za-z_][A-Za-z0-9_]*)"
+    rb"[ \t]*+(?=[acdefimopstu])"
+    rb"(?:(?:export|default|pub(?:\([a-z]+\))?|public|private|protected|internal|fileprivate"
+    rb"|open|static|final|abstract|sealed|data|override|async|suspend|inline|unsafe|const"
+    rb"|extern|partial|declare)[ \t]++)*+"
+    rb"(?:def|class|func|function|fn|fun|struct|interface|trait|enum|type|module|protocol)"
+    rb"[ \t]++"
+    rb"(?:\([^)\n]*\)[ \t]*+)?\*?([A-Za-z_][A-Za-z0-9_]*)"
 )
 _DEFINES: Final = re.compile(_DEFINITION)
 _DEFINES_AFTER: Final = re.compile(rb"\n" + _DEFINITION)
