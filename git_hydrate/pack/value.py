@@ -63,7 +63,9 @@ def waits(
 def _displaced(plan: Plan, walked: Walked, others: Sequence[Attachment], cost: int) -> int:
     """How many of ``others`` (the attachments still to come: those waiting, then
     the next ones; by their stored sizes, greedily in order) fit whole in the room
-    left, less how many fit beside ``cost``."""
+    left but not beside ``cost``. (Not how many fewer fit: beside a large one, small
+    ones further down can fit where two ranked above them no longer do, and the two
+    are still left out for it.)"""
     assert plan.room_bytes is not None
     free = plan.room_bytes - walked.with_one_more()
     layout = plan.layout
@@ -71,13 +73,13 @@ def _displaced(plan: Plan, walked: Walked, others: Sequence[Attachment], cost: i
         # whichever comes first opens the block
         free -= layout.block_overhead - len(layout.separator)
 
-    def fitting(room: int) -> int:
-        count = 0
-        for later in others[:_LOOKAHEAD]:
+    def fitting(room: int) -> set[int]:
+        fit = set()
+        for at, later in enumerate(others[:_LOOKAHEAD]):
             size = floor(min_body_bytes(later), later.source, plan, first=False) + 1
             if size <= room:
                 room -= size
-                count += 1
-        return count
+                fit.add(at)
+        return fit
 
-    return fitting(free) - fitting(free - cost)
+    return len(fitting(free) - fitting(free - cost))
