@@ -20,7 +20,7 @@ from git_hydrate.hydrate import sources
 from git_hydrate.hydrate.rules import FileEntry, Skipped
 from git_hydrate.hydrate.sources import list_directory
 from git_hydrate.store import BeyondSymlink, ConfinedTree
-from tests.conftest import fsck, git, hydrate
+from tests.conftest import Result, fsck, git, hydrate
 
 TASK = "T-1"
 #: Deeper than Python's recursion limit, with one-character folder names: the
@@ -147,6 +147,17 @@ def _vanishing(tmp_path: Path) -> Path:
     return data
 
 
+def _two_gone(repo: Path, data: Path) -> Result:
+    """``add-tree --dir`` of :func:`_vanishing`'s folder, both temporary files gone
+    on the way: each reported ``unreadable``, and nothing said on stderr."""
+    _task(repo)
+    result = hydrate(repo, "add-tree", TASK, "--dir", str(data), "--json")
+    assert result.returncode == 0, result
+    assert result.stderr == ""
+    assert _reasons(result.stdout) == {"sub/tmp1.py": "unreadable", "tmp2.py": "unreadable"}
+    return result
+
+
 def test_a_file_gone_while_its_directory_is_walked_is_unreadable(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,11 +176,7 @@ def test_a_file_gone_while_its_directory_is_walked_is_unreadable(
         return children
 
     monkeypatch.setattr(sources, "_children", listed_then_removed)
-    _task(repo)
-    result = hydrate(repo, "add-tree", TASK, "--dir", str(data), "--json")
-    assert result.returncode == 0, result
-    assert result.stderr == ""
-    assert _reasons(result.stdout) == {"sub/tmp1.py": "unreadable", "tmp2.py": "unreadable"}
+    result = _two_gone(repo, data)
     assert json.loads(result.stdout)["added"] == 1
     fsck(repo)
 
@@ -187,8 +194,4 @@ def test_a_file_gone_before_it_is_read_is_unreadable(
         return found
 
     monkeypatch.setattr(sources, "list_directory", walked_then_removed)
-    _task(repo)
-    result = hydrate(repo, "add-tree", TASK, "--dir", str(data), "--json")
-    assert result.returncode == 0, result
-    assert result.stderr == ""
-    assert _reasons(result.stdout) == {"sub/tmp1.py": "unreadable", "tmp2.py": "unreadable"}
+    _two_gone(repo, data)

@@ -567,14 +567,11 @@ def add_diff(
     after = ctx.meta.get("after_dashdash", 0)
     before, pathspecs = list(args[: len(args) - after]), list(args[len(args) - after :])
     rev_range, hint = _rev_range(ctx, task_id, before, staged=staged, worktree=worktree)
-    from ..hydrate.pathspec import relative_to_top
-
     with open_ledger(ctx) as ledger, _path_typed_as_range(rev_range, hint):
-        _not_inside_the_git_dir(ledger, pathspecs)
         result = ledger.add_diff(
             task_id,
             rev_range,
-            relative_to_top(tuple(pathspecs), ledger.repo.work_tree, working_directory(ctx)),
+            _from_top(ctx, ledger, tuple(pathspecs), None),
             staged=staged,
             worktree=worktree,
             log=log,

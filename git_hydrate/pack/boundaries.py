@@ -304,17 +304,17 @@ def opens_block(form: str) -> bool:
     return True
 
 
-def _readings(form: str) -> tuple[str, ...]:
-    """``form`` as it is, and with digits that read as letters read so (when any)."""
-    alike = form.translate(_AS_LETTERS)
-    return (form,) if alike == form else (form, alike)
-
-
 def _run_end(run: re.Pattern[str], text: str, pos: int) -> int:
     """Where the run that ``run`` (a pattern that also matches nothing) finds at
     ``pos`` ends."""
     found = run.match(text, pos)
     return pos if found is None else found.end()
+
+
+def _readings(form: str) -> tuple[str, ...]:
+    """``form`` as it is, and with digits that read as letters read so (when any)."""
+    alike = form.translate(_AS_LETTERS)
+    return (form,) if alike == form else (form, alike)
 
 
 def spells_boundary(form: str) -> bool:
