@@ -698,6 +698,10 @@ def test_cli_json_human_and_errors(repo: Path) -> None:
     )
     assert lines[1:] == ["skipped 1 file:", "  skipped_ext   src/pic.png (4 bytes)"]
     assert {lk["priority"] for lk in links(repo)} == {7}
+    write(repo, "src/big.py", "b = 2\n" * 2000)  # (sizes with separators, as elsewhere)
+    commit_all(repo)
+    big = hydrate(repo, "add-tree", TASK, "src/big.py").stdout.splitlines()[0]
+    assert big.endswith(f"; 12,000 bytes from HEAD {git(repo, 'rev-parse', 'HEAD').strip()}")
 
     both = hydrate(repo, "add-tree", TASK, "--rev", "HEAD", "--worktree")
     assert both.returncode == 2 and "at most one of" in both.stderr and both.stdout == ""

@@ -169,9 +169,9 @@ def _report(
         f"unchanged {result['unchanged']}, removed {result['removed']}"
     )
     state = "" if result["changed"] else " (nothing changed)"
-    click.echo(
-        f"{shown(task_id)}: {counts}; {result['total_bytes']} bytes {origin}{state}", err=err
-    )
+    size = result["total_bytes"]
+    amount = f"{size:,} byte{'' if size == 1 else 's'}"
+    click.echo(f"{shown(task_id)}: {counts}; {amount} {origin}{state}", err=err)
     skipped = result["skipped"]
     if not skipped:
         return
