@@ -440,6 +440,24 @@ def test_context_rm_takes_several_hashes_a_source_glob_or_all(repo: Path) -> Non
     assert bare.returncode == 2 and "HASH..., --source GLOB or --all" in bare.stderr
 
 
+def test_context_rm_source_from_a_folder_says_sources_are_from_the_top(repo: Path) -> None:
+    """Paths typed to add-tree are read from the current folder; a --source glob
+    is matched against sources, which are paths from the top: from ``vendor/``,
+    ``--source a.py`` matched nothing with no word why (explorer15)."""
+    hydrate(repo, "task-add", "X-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "add", "X-1", "--text", "a", "--source-label", "vendor/a.py")
+    (repo / "vendor").mkdir()
+    there = hydrate(repo / "vendor", "context-rm", "X-1", "--source", "a.py")
+    assert there.returncode == 1 and there.stdout == ""
+    assert there.stderr == (
+        "error: task X-1 has no context whose source matches 'a.py' (sources are paths"
+        " from the top of the work tree: --source 'vendor/a.py'?)\n"
+    )
+    top = hydrate(repo, "context-rm", "X-1", "--source", "a.py")
+    assert top.stderr == "error: task X-1 has no context whose source matches 'a.py'\n"
+    assert hydrate(repo / "vendor", "context-rm", "X-1", "--source", "vendor/a.py").returncode == 0
+
+
 def test_context_rm_reads_a_hash_in_upper_case_as_show_does(repo: Path) -> None:
     """``show --attachment 4C65A613`` found it; ``context-rm`` refused the same
     prefix ("give 4-64 lowercase hex digits"; explorer15)."""

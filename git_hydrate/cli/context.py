@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import ValidationError
+from ..errors import NotFound, ValidationError
 from ._common import (
     Count,
     Duration,
@@ -19,6 +19,7 @@ from ._common import (
     short,
     shown,
     task_id_argument,
+    working_directory,
 )
 
 __all__ = ["DEFAULT_SOURCE", "context_add", "context_rm", "file_label", "read_body_file"]
@@ -209,7 +210,8 @@ def context_rm(
 
     HASH is a full sha256 or a unique prefix of 4 or more digits; several may
     be given. --source GLOB detaches what an add-tree or add-diff too broad
-    attached; --all detaches everything.
+    attached (sources are paths from the top of the work tree, from any
+    folder); --all detaches everything.
 
     \b
     Examples:
@@ -229,9 +231,18 @@ def context_rm(
                     f"from {shown(task_id)}"
                 )
             return
-        result = ledger.remove_contexts(
-            task_id, digests, source=source_glob, everything=everything
-        )
+        try:
+            result = ledger.remove_contexts(
+                task_id, digests, source=source_glob, everything=everything
+            )
+        except NotFound as exc:
+            folder = _folder_in_tree(ctx, ledger.repo.work_tree)
+            if source_glob is None or not folder or "whose source matches" not in str(exc):
+                raise
+            raise NotFound(
+                f"{exc} (sources are paths from the top of the work tree: "
+                f"--source {f'{folder}/{source_glob}'!r}?)"
+            ) from None
     if as_json:
         echo_json(ctx, result)
         return
@@ -241,3 +252,14 @@ def context_rm(
         )
     noun = "attachment" if result["count"] == 1 else "attachments"
     click.echo(f"{task_id}: {result['count']} {noun} removed")
+
+
+def _folder_in_tree(ctx: click.Context, top: str | None) -> str:
+    """The folder the command runs in, from the top of the work tree (``""`` at the
+    top or outside it)."""
+    if top is None:
+        return ""
+    here, root = os.path.realpath(working_directory(ctx)), os.path.realpath(top)
+    if here == root or os.path.commonpath([here, root]) != root:
+        return ""
+    return os.path.relpath(here, root).replace(os.sep, "/")
