@@ -44,7 +44,9 @@ def test_a_retried_claim_next_finds_the_task_its_holder_holds(repo: Path) -> Non
     assert (first["task_id"], first["changed"]) == ("A", True)
     again = _claim(repo, "--next", "--as", "w1")
     assert (again["task_id"], again["changed"]) == ("A", False)
-    assert hydrate(repo, "claim", "--next", "--as", "w1").stdout == "A is already held by w1\n"
+    retried = hydrate(repo, "claim", "--next", "--as", "w1").stdout
+    assert retried == "you already hold A (as w1); --another takes one more\n"
+    assert hydrate(repo, "claim", "A", "--as", "w1").stdout == "you already hold A (as w1)\n"
     other = _claim(repo, "--next", "--as", "w2")
     assert other["task_id"] == "B"  # another holder is not given w1's task
     more = _claim(repo, "--next", "--as", "w1", "--another")

@@ -166,17 +166,16 @@ def _why_none_ready(ledger: Ledger, kinds: tuple[str, ...], tags: tuple[str, ...
     return why_none_ready(ledger.refs, task_filter(kind=kinds or None, tag=tags or None))
 
 
-def _print_claim(result: Mapping[str, Any]) -> None:
+def _print_claim(result: Mapping[str, Any], take_next: bool) -> None:
     where = f" on {shown(result['remote'])}" if result["remote"] else ""
     taken = f", taken from {shown(result['taken_from'])}" if result["taken_from"] else ""
+    task, holder = shown(result["task_id"]), shown(result["assignee"])
     if result["changed"]:
-        click.echo(
-            f"claimed {shown(result['task_id'])} for {shown(result['assignee'])}{where}{taken}"
-        )
+        click.echo(f"claimed {task} for {holder}{where}{taken}")
+    elif take_next:  # (the task its holder already holds: a retried claim's answer)
+        click.echo(f"you already hold {task} (as {holder}{where}); --another takes one more")
     else:
-        click.echo(
-            f"{shown(result['task_id'])} is already held by {shown(result['assignee'])}{where}"
-        )
+        click.echo(f"you already hold {task} (as {holder}{where})")
 
 
 @click.command("claim")
@@ -265,7 +264,7 @@ def claim(
     if as_json:
         echo_json(ctx, result)
     else:
-        _print_claim(result)
+        _print_claim(result, take_next)
 
 
 def _check_which_task(task_id: str | None, take_next: bool, filtered: bool, another: bool) -> None:
