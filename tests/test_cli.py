@@ -458,6 +458,26 @@ def test_context_rm_source_from_a_folder_says_sources_are_from_the_top(repo: Pat
     assert hydrate(repo / "vendor", "context-rm", "X-1", "--source", "vendor/a.py").returncode == 0
 
 
+def test_show_of_a_word_that_is_no_task_points_at_the_tasks_that_mention_it(
+    repo: Path,
+) -> None:
+    """``show parser`` offered to create a task named ``parser`` while two tasks
+    were about the parser (explorer15)."""
+    for task_id, objective in (("P-1", "the parser crashes"), ("P-2", "speed up the parser")):
+        hydrate(repo, "task-add", task_id, "--objective", objective, "--acceptance", "a")
+    word = hydrate(repo, "show", "parser")
+    assert word.returncode == 1 and word.stdout == ""
+    said = "error: no task 'parser'; 2 tasks mention it: git hydrate search parser\n"
+    assert word.stderr == said
+    assert "P-1" in hydrate(repo, "search", "parser").stdout
+    for unknown in ("lexer", "FIX-9"):  # (nothing mentions it, or an id: create it)
+        out = hydrate(repo, "show", unknown)
+        assert (
+            out.returncode == 1
+            and f"create it with: git hydrate task-add {unknown} " in out.stderr
+        )
+
+
 def test_context_rm_reads_a_hash_in_upper_case_as_show_does(repo: Path) -> None:
     """``show --attachment 4C65A613`` found it; ``context-rm`` refused the same
     prefix ("give 4-64 lowercase hex digits"; explorer15)."""

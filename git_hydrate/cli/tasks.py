@@ -481,7 +481,7 @@ def show(
             f"{'--outline' if outline else '--format'} goes with --attachment HASH"
         )
     with open_ledger(ctx) as ledger:
-        task: Mapping[str, Any] = ledger.get_task(task_id)
+        task: Mapping[str, Any] = _task_or_mentions(ledger, task_id)
         entries = ledger.context_entries(task_id)
         children: list[Mapping[str, Any]] = list(ledger.children(task_id))
     if as_json:
@@ -510,6 +510,29 @@ def show(
                 )
     _print_latest_checkpoint(task.get("checkpoints") or [])
     _print_context(entries)
+
+
+def _task_or_mentions(ledger: Ledger, task_id: str) -> Mapping[str, Any]:
+    """The task ``task_id``; when there is none and it reads as a word (no digit),
+    the error points at the tasks that mention it (``show parser``)."""
+    from ..errors import NotFound, ValidationError
+
+    try:
+        return ledger.get_task(task_id)
+    except NotFound as exc:
+        if any(c.isdigit() for c in task_id) or "create it with" not in str(exc):
+            raise
+        from ..search import search_tasks
+
+        try:
+            hits = search_tasks(ledger.refs, task_id, limit=1000)
+        except ValidationError:
+            raise exc from None
+        if not hits:
+            raise
+        noun = "task mentions" if len(hits) == 1 else "tasks mention"
+        search = f"git hydrate search {shlex.quote(task_id)}"
+        raise NotFound(f"no task {task_id!r}; {len(hits)} {noun} it: {search}") from None
 
 
 def _print_latest_checkpoint(checkpoints: Sequence[Mapping[str, Any]]) -> None:
