@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from git_hydrate import Ledger
 from git_hydrate.agents import AIDER_PROMPT, CLAUDE_COMMAND, CLAUDE_CONTEXT_BYTES, CLAUDE_SETTINGS
-from git_hydrate.agents.formats import CODEX_POINTER
+from git_hydrate.agents.formats import CODEX_POINTER, with_block, without_block
 from git_hydrate.context_expander import OUTPUT_CONTRACT, UNTRUSTED_BANNER, UNTRUSTED_FOOTER
 
-from .conftest import git, hydrate
+from .conftest import examples, git, hydrate
 from .wrapper import hydrate_on_path
 
 #: Pre-existing files in unusual but valid shapes: four-space JSON without a final
@@ -539,3 +541,53 @@ def test_uninstall_after_an_edit_keeps_latin1_bytes_and_a_links_target_is_remove
     assert "[mcp_servers.git-hydrate]" in (dotfiles / "config.toml").read_text()
     _ok(hydrate(repo, "agent", "uninstall", "codex"))
     assert (home / "config.toml").is_symlink() and not (dotfiles / "config.toml").exists()
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # the block placed under a line, no blank line between (a teammate's commit)
+        (f"# Rules\n{CODEX_POINTER}Use tabs.\n", "# Rules\nUse tabs.\nLater.\n"),
+        # a line of the user's prose that names the marker
+        (
+            "# Rules\nLeave the git-hydrate:begin block to the tool.\nKeep this.\n",
+            "# Rules\nLeave the git-hydrate:begin block to the tool.\nKeep this.\nLater.\n",
+        ),
+        # a begin marker left behind without its end (half a block pasted)
+        (
+            "# Rules\n<!-- git-hydrate:begin -->\nKeep this.\n",
+            "# Rules\n<!-- git-hydrate:begin -->\nKeep this.\nLater.\n",
+        ),
+    ],
+    ids=["block-under-a-line", "marker-named-in-prose", "stray-begin-marker"],
+)
+def test_uninstall_after_an_edit_takes_out_the_block_and_nothing_else(
+    repo: Path, before: str, after: str
+) -> None:
+    """review13: once AGENTS.md was edited after install, uninstall cut from the
+    first line that named the begin marker (the user's own lines in between
+    lost) and joined the line above the block to the line below it."""
+    agents_md = repo / "AGENTS.md"
+    agents_md.write_text(before)
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    with agents_md.open("a") as fh:
+        fh.write("Later.\n")  # (edited since: uninstall cleans, it cannot restore)
+    _ok(hydrate(repo, "agent", "uninstall", "codex"))
+    assert agents_md.read_text() == after
+
+
+#: Lines a user's AGENTS.md may hold, the markers' names among them.
+_USER_LINES = st.lists(
+    st.sampled_from(
+        ["", "# Rules", "text", "  indented", "git-hydrate:begin", "see git-hydrate:end", "\r"]
+    )
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(lines=_USER_LINES, ending=st.booleans())
+def test_the_block_taken_out_again_leaves_the_text_it_went_into(
+    lines: list[str], ending: bool
+) -> None:
+    text = "\n".join(lines) + ("\n" if ending and lines else "")
+    assert without_block(with_block(text, CODEX_POINTER)) == text

@@ -69,14 +69,25 @@ CODEX_POINTER: Final = (
 # -- marked blocks ----------------------------------------------------------------------------
 
 
+#: A line that is a marker: the marker first in a Markdown comment or after a
+#: ``#`` (as every block written here begins and ends), not one a line of the
+#: user's own text merely names.
+_MARKER: Final = r"^[ \t]*(?:<!--|\#)[ \t]*{}(?![\w-]).*$"
+
+
 def block_span(text: str) -> tuple[int, int] | None:
-    """Where the marked block is: from its first line to after its last line."""
-    begin = re.search(rf"^.*{re.escape(BEGIN)}.*$", text, re.MULTILINE)
-    if begin is None:
+    """Where the marked block is: from its first line to after its last line. The
+    first end marker that has a begin marker above it closes the block, and the
+    nearest of those opens it: a begin marker left without its end (half a block
+    pasted) never takes the user's lines after it into the block."""
+    begins = list(re.finditer(_MARKER.format(re.escape(BEGIN)), text, re.MULTILINE))
+    if not begins:
         return None
-    end = re.compile(rf"^.*{re.escape(END)}.*(\n|\Z)", re.MULTILINE).search(text, begin.end())
+    ending = re.compile(_MARKER.format(re.escape(END)) + r"(\n|\Z)", re.MULTILINE)
+    end = ending.search(text, begins[0].end())
     if end is None:
         return None
+    begin = [found for found in begins if found.end() <= end.start()][-1]
     return begin.start(), end.end()
 
 
@@ -89,12 +100,16 @@ def with_block(text: str, block: str) -> str:
 
 
 def without_block(text: str) -> str:
-    """``text`` without the marked block and the one line feed put before it."""
+    """``text`` without the marked block and the line feed :func:`with_block` put
+    before it: the one that makes a blank line above the block, or that ended the
+    text's last line when nothing follows the block. Any other line feed ends the
+    line above, which stays a line of its own."""
     found = block_span(text)
     if found is None:
         return text
     start, stop = found
-    if start > 0 and text[start - 1] == "\n":
+    blank_above = start == 1 or text[start - 2 : start] == "\n\n"
+    if start > 0 and text[start - 1] == "\n" and (blank_above or stop == len(text)):
         start -= 1
     return text[:start] + text[stop:]
 
