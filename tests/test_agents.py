@@ -591,3 +591,27 @@ def test_the_block_taken_out_again_leaves_the_text_it_went_into(
 ) -> None:
     text = "\n".join(lines) + ("\n" if ending and lines else "")
     assert without_block(with_block(text, CODEX_POINTER)) == text
+
+
+@pytest.mark.parametrize(
+    ("before", "indent"),
+    [
+        ("read:\n- CONVENTIONS.md\nmodel: gpt-4o\n", ""),  # YAML's compact style
+        ("read:\n# ours\n\n- CONVENTIONS.md\n", ""),  # a comment and a blank first
+        ("read:\n\n    # ours\n    - CONVENTIONS.md\n", "    "),
+    ],
+    ids=["unindented", "comment-then-unindented", "comment-then-indented"],
+)
+def test_aider_lists_the_prompt_file_as_the_read_list_is_indented(
+    repo: Path, before: str, indent: str
+) -> None:
+    """review13: a ``read:`` list whose items stand at the key's own column (valid
+    YAML, and what many formatters write) got the prompt file two spaces in: a
+    sequence aider's YAML reader refuses, so aider would not start."""
+    conf = repo / ".aider.conf.yml"
+    conf.write_text(before)
+    _ok(hydrate(repo, "agent", "install", "aider"))
+    item = f"{indent}- {AIDER_PROMPT}  # git-hydrate\n"
+    assert conf.read_text() == before.replace("read:\n", f"read:\n{item}", 1)
+    _ok(hydrate(repo, "agent", "uninstall", "aider"))
+    assert conf.read_text() == before

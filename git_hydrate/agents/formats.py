@@ -291,6 +291,10 @@ def codex_toml_without(data: bytes) -> bytes:
 # -- YAML: aider ------------------------------------------------------------------------------
 
 
+#: The first item of a YAML block list, past blank and comment lines: its indent.
+_FIRST_ITEM: Final = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*([ \t]*)- ")
+
+
 def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
     """``.aider.conf.yml`` whose ``read:`` list names ``prompt_file``."""
 
@@ -311,7 +315,8 @@ def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
             at, head = key.end() + 1, text[: key.end() + 1]
         else:
             at, head = len(text), text + "\n"
-        item = re.compile(r"([ \t]+)- ").match(text, at)
+        # (the list's own indent, which may be none: "read:" then "- FILE" lines)
+        item = _FIRST_ITEM.match(text, at)
         indent = item.group(1) if item else "  "
         return _bytes(head + f"{indent}- {prompt_file}{_YAML_MARK}\n" + text[at:])
 
