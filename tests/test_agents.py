@@ -615,3 +615,20 @@ def test_aider_lists_the_prompt_file_as_the_read_list_is_indented(
     assert conf.read_text() == before.replace("read:\n", f"read:\n{item}", 1)
     _ok(hydrate(repo, "agent", "uninstall", "aider"))
     assert conf.read_text() == before
+
+
+def test_claude_uninstall_keeps_a_hook_added_beside_its_own(repo: Path) -> None:
+    """review13: a hook the user added to the group install wrote (Claude Code's
+    /hooks adds one there when the matcher is the same) was taken out with it,
+    and the settings file removed."""
+    settings = repo / CLAUDE_SETTINGS
+    _ok(hydrate(repo, "agent", "install", "claude"))
+    data = json.loads(settings.read_text())
+    mine = {"type": "command", "command": "echo my own"}
+    data["hooks"]["SessionStart"][0]["hooks"].append(mine)
+    settings.write_text(json.dumps(data))
+    _ok(hydrate(repo, "agent", "uninstall", "claude"))
+    left = json.loads(settings.read_text())
+    assert left["hooks"]["SessionStart"] == [
+        {"matcher": "startup|resume|clear|compact", "hooks": [mine]}
+    ]

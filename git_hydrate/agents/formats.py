@@ -182,11 +182,28 @@ def _dump(value: dict[str, Any], name: str) -> bytes:
         return (json.dumps(value, indent=2, allow_nan=False) + "\n").encode("ascii")
 
 
+def _is_our_hook(hook: Any) -> bool:
+    return isinstance(hook, dict) and hook.get("command") == CLAUDE_COMMAND
+
+
 def _is_our_group(group: Any) -> bool:
     hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(
-        isinstance(hook, dict) and hook.get("command") == CLAUDE_COMMAND for hook in hooks
-    )
+    return isinstance(hooks, list) and any(_is_our_hook(hook) for hook in hooks)
+
+
+def _without_our_hook(groups: list[Any]) -> list[Any]:
+    """``groups`` without git-hydrate's hook: a group keeps the hooks the user
+    added beside it (Claude Code's /hooks adds one to the group of its matcher),
+    and goes only when nothing else is left in it."""
+    kept = []
+    for group in groups:
+        if _is_our_group(group):
+            others = [hook for hook in group["hooks"] if not _is_our_hook(hook)]
+            if not others:
+                continue
+            group = {**group, "hooks": others}
+        kept.append(group)
+    return kept
 
 
 def claude_hook_with(name: str) -> Callable[[bytes | None], bytes]:
@@ -212,7 +229,7 @@ def claude_hook_without(data: bytes) -> bytes:
     settings = _json_object(data, name)
     hooks = settings.get("hooks")
     if isinstance(hooks, dict) and isinstance(hooks.get("SessionStart"), list):
-        kept = [g for g in hooks["SessionStart"] if not _is_our_group(g)]
+        kept = _without_our_hook(hooks["SessionStart"])
         if kept:
             hooks["SessionStart"] = kept
         else:
