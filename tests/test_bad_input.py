@@ -243,6 +243,12 @@ MATRIX: list[Case] = [
         "AGENTS.md is a symbolic link",
     ),
     Case(
+        "Claude settings whose hooks are a list",
+        ("agent", "install", "claude"),
+        1,
+        "settings.local.json: hooks is not an object",
+    ),
+    Case(
         "binary (invalid UTF-8) file",
         ("context-add", "M-1", "--file", "bin.dat"),
         1,
@@ -381,6 +387,8 @@ def arena(repo: Path) -> Path:
     os.mkfifo(repo / "fifo")
     os.symlink("loop", repo / "loop")
     os.symlink("note.txt", repo / "AGENTS.md")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"hooks": []}\n')
     (repo / "bin.dat").write_bytes(b"\xff\xfe\x00\x01")
     (repo / "nul.txt").write_bytes(b"text\x00text")
     (repo / "key.pem").write_text("-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEE\n")

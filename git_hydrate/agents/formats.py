@@ -212,7 +212,9 @@ def claude_hook_with(name: str) -> Callable[[bytes | None], bytes]:
     def change(data: bytes | None) -> bytes:
         settings = _json_object(data, name)
         hooks = settings.setdefault("hooks", {})
-        starts = hooks.setdefault("SessionStart", []) if isinstance(hooks, dict) else None
+        if not isinstance(hooks, dict):
+            raise Conflict(f"{name}: hooks is not an object")
+        starts = hooks.setdefault("SessionStart", [])
         if not isinstance(starts, list):
             raise Conflict(f"{name}: hooks.SessionStart is not a list")
         if any(_is_our_group(group) for group in starts):
