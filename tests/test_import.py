@@ -852,3 +852,54 @@ def test_an_update_that_adds_a_dependency_on_no_task_here_warns(repo: Path) -> N
         assert out.stderr.endswith(warning), out.stderr
     with Ledger(repo) as ledger:
         assert ledger.get_task("bd-1")["depends_on"] == ["bd-7"]
+
+
+@pytest.mark.parametrize(
+    ("later", "fmt", "task_id"),
+    [
+        # gh issue list --json number,state: the states alone
+        ([{"number": 12, "state": "CLOSED"}], "github", "GH-12"),
+        # and with the titles, no bodies
+        ([{"number": 12, "title": "Login", "state": "CLOSED"}], "github", "GH-12"),
+        ([{"iid": 7, "state": "closed"}], "gitlab", "GL-7"),
+        ({"id": "bd-9", "status": "closed"}, "beads", "bd-9"),
+    ],
+    ids=["gh-number-state", "gh-no-body", "gitlab-iid-state", "beads-id-status"],
+)
+def test_a_field_the_source_leaves_out_is_kept_by_an_update(
+    ledger: Ledger, later: Any, fmt: str, task_id: str
+) -> None:
+    """review13: a re-import of fewer fields (``gh issue list --json number,state``
+    to bring the states over) read each field left out as empty: the title became
+    the number, the objective empty (a task no command makes) or the title, and
+    the criteria, labels, files and dependencies went."""
+    body = "Log in by email.\n\n- [ ] the form posts\n\nsee src/login.py"
+    first: dict[str, Any] = {
+        "github": [
+            {"number": 12, "title": "Login", "body": body, "labels": [{"name": "auth"}],
+             "state": "OPEN", "url": "github:12"}
+        ],
+        "gitlab": [
+            {"iid": 7, "title": "Login", "description": body, "labels": ["auth"],
+             "state": "opened", "web_url": "gitlab:7"}
+        ],
+        "beads": {"id": "bd-9", "title": "Login", "description": body,
+                  "acceptance_criteria": "- [ ] the form posts", "status": "open",
+                  "priority": 1, "issue_type": "task", "labels": ["auth"],
+                  "dependencies": [{"issue_id": "bd-9", "depends_on_id": "bd-8",
+                                    "type": "blocks"}]},
+    }  # fmt: skip
+    if fmt == "beads":
+        ledger.add_task("bd-8", "o", "a")
+    ledger.import_tasks(json.dumps(first[fmt]), fmt)
+    before = ledger.get_task(task_id)
+    report = ledger.import_tasks(json.dumps(later), fmt)
+    assert report["errors"] == [] and report["updated"] == [task_id]
+    after = ledger.get_task(task_id)
+    assert after["status"] == "done"
+    kept = ("title", "objective", "acceptance", "acceptance_criteria", "tags", "files")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert after["depends_on"] == before["depends_on"] and after["priority"] == before["priority"]
+    # the next full import merges against what the source said: nothing to change
+    again = ledger.import_tasks(json.dumps(first[fmt]).replace('"open', '"closed'), fmt)
+    assert again["errors"] == []

@@ -90,7 +90,8 @@ def import_cmd(
     export, task-master's tasks.json or a spec-kit tasks.md.
 
     Importing again updates each task by a three-way merge with what was
-    imported last (changes here are kept); it never makes a second task.
+    imported last (changes here are kept, and fields the input leaves out); it
+    never makes a second task.
 
     \b
     Example:

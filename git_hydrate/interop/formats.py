@@ -20,6 +20,7 @@ from ..codec import MAX_JSON_DEPTH, check_depth
 from ..errors import CorruptData, ValidationError
 from ..pack.outline_markup import unfenced
 from .controls import without_controls
+from .given import BEADS_FIELDS, GITLAB_FIELDS, ISSUE_FIELDS, absent_fields
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
@@ -71,6 +72,9 @@ class Item:
     error: str = ""
     #: What of this item was left out while the rest of it is imported.
     warnings: list[str] = field(default_factory=list)
+    #: The task fields the source left out (no key of theirs in it): an update
+    #: keeps them as they are, where reading them as empty would erase them.
+    absent: set[str] = field(default_factory=set)
 
 
 #: :func:`detect`'s document for a format it did not read as one JSON document.
@@ -313,6 +317,7 @@ def _github(data: Any, origin: str) -> Iterator[Item]:
             continue
         url = _text(raw.get("url")) or f"github:{number}"
         item = _issue(raw, str(number), _text(raw.get("body")), url)
+        item.absent = absent_fields(raw, ISSUE_FIELDS)
         if str(raw.get("state", "")).upper() == "CLOSED":
             reason = str(raw.get("stateReason") or "").upper()
             item.status = "cancelled" if reason == "NOT_PLANNED" else "done"
@@ -329,6 +334,7 @@ def _gitlab(data: Any, origin: str) -> Iterator[Item]:
             continue
         url = _text(raw.get("web_url")) or f"gitlab:{iid}"
         item = _issue(raw, str(iid), _text(raw.get("description")), url)
+        item.absent = absent_fields(raw, GITLAB_FIELDS)
         if raw.get("state") == "closed":
             item.status = "done"
         item.ignored = _unused(raw, used)
@@ -404,6 +410,7 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             source=f"beads:{raw['id']}",
             ignored=_unused(raw, used),
             warnings=warnings,
+            absent=absent_fields(raw, BEADS_FIELDS) - ({"objective"} if extra else set()),
         )
         item.objective = item.objective or item.title
         _beads_links(item, raw.get("dependencies"))

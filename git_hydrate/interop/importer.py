@@ -269,10 +269,7 @@ def import_items(
             fields = _fields(item, chosen, known)
             asked[task_id] = (item.source_id, fields["depends_on"])
             if task_id in known and task_id not in pending:
-                if fields["parent"] in pending:  # (its new parent is made by this run)
-                    later.append((item.source_id, task_id, fields))
-                else:
-                    updates.add(task_id, fields, item.source_id)
+                _queue_update(item, task_id, fields, (pending, later, updates))
             else:
                 if item.parent and _parent_id(item, chosen) in left_out:
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
@@ -299,6 +296,22 @@ def import_items(
     _update_later(refs, later, (bases, report), dry_run, allow_secrets)
     _finish(refs, (bases, report), asked, left_out | set(pending), dry_run)
     return report
+
+
+def _queue_update(
+    item: Item,
+    task_id: str,
+    fields: dict[str, Any],
+    queues: tuple[dict[str, Change[None]], list[tuple[str, str, dict[str, Any]]], Updates],
+) -> None:
+    """Queue the update of ``task_id`` from ``item``: the fields it gives (those it
+    leaves out stay as the task has them), once made the new parent this run makes."""
+    pending, later, updates = queues
+    given = {k: v for k, v in fields.items() if k not in item.absent}
+    if given.get("parent") in pending:  # (its new parent is made by this run)
+        later.append((item.source_id, task_id, given))
+    else:
+        updates.add(task_id, given, item.source_id)
 
 
 def _finish(

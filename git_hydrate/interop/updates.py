@@ -186,6 +186,8 @@ class Updates:
 
     def _without(self, pending: _Pending, gone: AbstractSet[str]) -> _Pending:
         """``pending`` without its dependencies on ``gone`` (:func:`without_dangling`)."""
+        if "depends_on" not in pending.fields:  # (the source left them out: kept)
+            return pending
         kept, why = without_dangling(pending.fields["depends_on"], gone)
         if not why:
             return pending
