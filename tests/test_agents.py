@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -632,3 +633,29 @@ def test_claude_uninstall_keeps_a_hook_added_beside_its_own(repo: Path) -> None:
     assert left["hooks"]["SessionStart"] == [
         {"matcher": "startup|resume|clear|compact", "hooks": [mine]}
     ]
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"files": [], "dirs": {}, "excluded": 5, "user": []},
+        {"files": {"AGENTS.md": 5, "other.md": {"original": None, "written": "x"}}},
+        {"files": {"AGENTS.md": {"original": "not base64!", "written": 7}}},
+        [1, 2],
+    ],
+    ids=["wrong-types", "wrong-entries", "wrong-values", "no-object"],
+)
+def test_a_damaged_bridge_state_is_read_as_what_it_holds_sound(repo: Path, state: Any) -> None:
+    """review13: a bridge's state file (.git/hydrate/agents/codex.json) of another
+    shape, hand-edited or damaged, made uninstall and install hit a bug (exit 3).
+    What is sound in it is used; the rest is left alone, never a traceback."""
+    agents_md, other = repo / "AGENTS.md", repo / "other.md"
+    agents_md.write_text("# Mine\n")
+    other.write_text("x")  # (named by the damaged state, "written": "x": not ours)
+    _ok(hydrate(repo, "agent", "install", "codex"))
+    (repo / ".git" / "hydrate" / "agents" / "codex.json").write_text(json.dumps(state))
+    for command in ("status", "uninstall", "install", "uninstall"):
+        result = hydrate(repo, "agent", command, *(["codex"] if command != "status" else []))
+        assert result.returncode == 0, (command, result)
+        assert result.stderr == "", (command, result)
+    assert agents_md.read_text().startswith("# Mine\n") and other.read_text() == "x"

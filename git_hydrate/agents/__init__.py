@@ -251,6 +251,8 @@ def uninstall(ledger: Ledger, agent: str) -> dict[str, Any]:
     files = ledger.repo.work_tree_files
     assert files is not None  # (there is a work tree: top() said so)
     state = load_state(ledger, agent)
+    # (only the files this bridge writes: a damaged state may name any)
+    state["files"] = {k: v for k, v in state["files"].items() if k in _REMOVERS}
     places = {relative: WorkTreeFile(files, relative) for relative in state["files"]}
     for place in places.values():
         place.check()  # (a symbolic link refused before anything is changed)

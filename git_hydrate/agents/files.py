@@ -82,9 +82,31 @@ def _state_at(path: Path) -> dict[str, Any]:
         data = None
     if not isinstance(data, dict):
         data = {}
-    for key, empty in (("files", {}), ("dirs", []), ("excluded", []), ("user", {})):
-        data.setdefault(key, empty)
+    # (hand-edited or damaged, it may hold anything: what is not sound is left out,
+    # and the files it would name are left alone)
+    for key in ("files", "user"):
+        found = data.get(key)
+        records = found.items() if isinstance(found, dict) else ()
+        data[key] = {name: record for name, record in records if _sound(record)}
+    for key in ("dirs", "excluded"):
+        found = data.get(key)
+        data[key] = [p for p in found if isinstance(p, str)] if isinstance(found, list) else []
     return data
+
+
+def _sound(record: Any) -> bool:
+    """Whether ``record`` is a file's record as :class:`Edits` keeps it."""
+    if not isinstance(record, dict):
+        return False
+    original, written = record.get("original"), record.get("written")
+    if not isinstance(written, str | None) or not isinstance(original, str | None):
+        return False
+    if original is not None:
+        try:
+            base64.b64decode(original, validate=True)
+        except ValueError:  # (binascii.Error)
+            return False
+    return True
 
 
 def save_state(ledger: Ledger, agent: str, state: dict[str, Any]) -> None:
