@@ -319,3 +319,33 @@ def test_export_takes_imports_names_of_the_formats(repo: Path) -> None:
         by_alias = hydrate(repo, "export", "E-1", "--format", alias)
         assert by_alias.returncode == 0, by_alias
         assert by_alias.stdout == hydrate(repo, "export", "E-1", "--format", name).stdout
+
+
+def test_a_cycle_of_parents_is_refused_by_taskmaster_export_not_left_out(
+    repo: Path, tmp_path: Path
+) -> None:
+    """review13: json-taskmaster nests each part under its parent from the tasks
+    that have none: tasks on a cycle of parents (which a merge of two clones can
+    close) have none, and the export printed ``{"tasks": []}`` with exit 0."""
+    from .conftest import git
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    add(repo, "X", "a")
+    add(repo, "Y", "a")
+    ok(repo, "push", "origin")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    ok(other, "pull", "origin")
+    ok(other, "task-edit", "X", "--parent", "Y")  # each clone closes half of the loop
+    ok(repo, "task-edit", "Y", "--parent", "X")
+    ok(other, "sync", "origin")
+    ok(repo, "sync", "origin")
+    result = hydrate(repo, "export", "--format", "json-taskmaster", "X", "Y")
+    assert result.returncode == 1 and result.stdout == ""
+    assert "X, Y are on a cycle of parents" in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    # beads writes parents as links: the cycle is exported as it is
+    beads = ok(repo, "export", "--format", "json-beads", "X", "Y")
+    assert len(beads.splitlines()) == 2

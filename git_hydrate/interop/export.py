@@ -191,7 +191,21 @@ def _taskmaster(tasks: Sequence[Task]) -> list[dict[str, Any]]:
 
     for task in by_parent.get("", []):
         place(task)
+    _refuse_unplaced([task.id for task in tasks if task.id not in paths])
     return [one(task) for task in by_parent.get("", [])]
+
+
+def _refuse_unplaced(task_ids: list[str]) -> None:
+    """Refuse the tasks no top-level one leads to: on a cycle of parents (a merge
+    of two clones can close one) or under one, they would be left out unsaid."""
+    if not task_ids:
+        return
+    shown = ", ".join(sorted(task_ids)[:5]) + (", ..." if len(task_ids) > 5 else "")
+    raise ValidationError(
+        f"json-taskmaster nests each part in its parent, and {shown} are on a cycle of "
+        f"parents, or under one: break it with git hydrate task-edit {min(task_ids)} "
+        "--no-parent, or export with --format json-beads (parents as links)"
+    )
 
 
 def _tm_number(text: str) -> int | str:
