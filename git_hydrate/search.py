@@ -48,7 +48,7 @@ _INDEX: Final = "search-index-2"
 #: Index entries this version needs (older ones are rebuilt; ``stemmed``: their terms
 #: hold accented words also without their accents, and plurals also as their word).
 _FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links", "stemmed")
-#: Bodies larger than this are not indexed for ``--attachments`` (named in the answer).
+#: Bodies larger than this are not indexed for ``--attachments`` (named in a warning).
 _MAX_BODY_BYTES: Final = 1 << 20
 #: Lines of a body kept for its snippet.
 _MAX_BODY_LINES: Final = 2000
@@ -352,9 +352,11 @@ def search_tasks(
     attachments: bool = False,
     limit: int = 20,
     damaged: list[str] | None = None,
+    too_large: list[tuple[str, str]] | None = None,
 ) -> list[SearchHit]:
     """The tasks that match ``query`` best, best first (see the module's docstring);
-    ``damaged``, given, gets the ids of the damaged live tasks left out.
+    ``damaged``, given, gets the ids of the damaged live tasks left out, and
+    ``too_large`` each attachment not searched for its size (task id, source).
 
     Raises:
         ValidationError: the query holds no word, or ``limit`` is not positive.
@@ -373,6 +375,8 @@ def search_tasks(
     bodies: dict[str, dict[str, Any]] = {}
     if attachments:
         docs, bodies = _with_bodies(refs.repo, docs, words)
+        if too_large is not None:
+            too_large += _too_large(docs)
     scores = _bm25(words, docs)
     # (a task the query names by its id comes first: people look one up so)
     asked = {token.casefold() for token in query.split()}
@@ -400,6 +404,16 @@ def search_tasks(
             }
         )
     return hits
+
+
+def _too_large(docs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Each attachment of ``docs`` whose body is too large to search: (task id, source)."""
+    return sorted(
+        (task_id, source)
+        for task_id, doc in docs.items()
+        for _oid, source, size in doc.get("links", ())
+        if size > _MAX_BODY_BYTES
+    )
 
 
 def _with_bodies(

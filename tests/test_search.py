@@ -234,3 +234,17 @@ def test_a_plural_or_an_ing_form_meets_its_word(repo: Path, ledger: Ledger) -> N
     ledger.add_context("S-3", "the slow lookups\n", "notes")
     hits = ledger.search("lookup", attachments=True)
     assert [(h["task_id"], h["field"]) for h in hits] == [("S-3", "attachment notes")]
+
+
+def test_an_attachment_too_large_to_search_is_named_not_passed_over_unsaid(repo: Path) -> None:
+    """review13: search --attachments left bodies over 1 MiB out of the search and
+    answered "no task matches" about a word only such a body holds."""
+    hydrate(repo, "task-add", "B-1", "--objective", "o", "--acceptance", "a")
+    (repo / "big.log").write_text("giraffe " * 140_000)  # (1.1 MB)
+    assert hydrate(repo, "context-add", "B-1", "--file", "big.log").returncode == 0
+    result = hydrate(repo, "search", "--attachments", "giraffe")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "no task matches giraffe" in result.stderr
+    assert "1 attachment over 1 MiB not searched: B-1 big.log" in result.stderr
+    # without --attachments no body is searched, and none is named
+    assert "not searched" not in hydrate(repo, "search", "giraffe").stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import Count, echo_json, json_option, open_ledger, shown, warn_damaged
+from ._common import Count, echo_json, json_option, open_ledger, shown, warn, warn_damaged
 
 __all__ = ["search"]
 
@@ -35,7 +35,7 @@ def search(
     word (timestamp finds timestamps; -ing and -ed forms as far as the light
     stemmer takes them: caching finds cached, not cache), and a word with
     accents is found without them (cafe finds café). A damaged task (see doctor)
-    is left out with a warning that names it.
+    is left out with a warning that names it, and so is an attachment over 1 MiB.
 
     \b
     Example:
@@ -43,6 +43,7 @@ def search(
       git hydrate search --archived --attachments "rate limit" --json
     """
     damaged: list[str] = []
+    too_large: list[tuple[str, str]] = []
     with open_ledger(ctx) as ledger:
         hits = ledger.search(
             " ".join(query),
@@ -50,8 +51,13 @@ def search(
             attachments=attachments,
             limit=limit,
             damaged=damaged,
+            too_large=too_large,
         )
     warn_damaged(damaged)
+    if too_large:
+        named = ", ".join(f"{shown(t)} {shown(s)}" for t, s in too_large[:3])
+        many = f"{len(too_large)} attachments" if len(too_large) > 1 else "1 attachment"
+        warn(f"{many} over 1 MiB not searched: {named}" + (", ..." if len(too_large) > 3 else ""))
     if as_json:
         echo_json(ctx, hits)
         return
