@@ -349,3 +349,16 @@ def test_a_cycle_of_parents_is_refused_by_taskmaster_export_not_left_out(
     # beads writes parents as links: the cycle is exported as it is
     beads = ok(repo, "export", "--format", "json-beads", "X", "Y")
     assert len(beads.splitlines()) == 2
+
+
+def test_the_acceptance_keeps_its_line_breaks_through_a_beads_round_trip(
+    repo: Path, tmp_path: Path
+) -> None:
+    """review13: beside criteria, the acceptance came back with each line break made
+    a line feed (a Windows one, a form feed, U+2028): its lines were split, then
+    joined with ``\\n``."""
+    acceptance = "first line\r\nsecond\u2028third"
+    add(repo, "W-1", acceptance, "--criterion", "c1")
+    _written, back, _target = beads_both_ways(repo, tmp_path, "W-1")
+    assert back["acceptance"] == acceptance
+    assert back["acceptance_criteria"] == ["c1"]

@@ -251,8 +251,10 @@ def _criteria(body: str) -> list[str]:
 
 
 def _without_checkboxes(text: str) -> str:
-    """``text`` without its checkbox lines (what :func:`_criteria` takes), stripped."""
-    return "\n".join(line for line in text.splitlines() if not _CHECKBOX.match(line)).strip()
+    """``text`` without its checkbox lines (what :func:`_criteria` takes), stripped;
+    the other lines keep their own line breaks (``\r\n``, U+2028)."""
+    lines = text.splitlines(keepends=True)
+    return "".join(line for line in lines if not _CHECKBOX.match(line)).strip()
 
 
 def _acceptance(text: str, otherwise: str) -> tuple[str, list[str]]:
