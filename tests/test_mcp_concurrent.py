@@ -247,3 +247,37 @@ def test_a_line_that_is_no_message_gets_the_json_rpc_error(stocked: Path) -> Non
     )
     assert answers[-3]["error"]["message"] == "Invalid Request: nested too deeply"
     assert answers[-2]["error"]["message"] == "Parse error: nested too deeply"
+
+
+def test_a_line_that_is_not_utf8_is_refused_not_stored_altered(stocked: Path) -> None:  # noqa: F811
+    """review13: bytes that are no UTF-8 in a request (a Latin-1 ``é``) were read as
+    U+FFFD, as the SDK reads them, and the call went on: an attachment or a
+    checkpoint was stored with text the client never sent. JSON is UTF-8 (RFC
+    8259, 8.1): such a line is an invalid request, answered with its id."""
+    before = git(stocked, "for-each-ref", "refs/hydrate")
+    call = {"name": "checkpoint", "arguments": {"id": "S-1", "summary": "caf\udce9"}}
+    lines = [
+        json.dumps(INITIALIZE).encode(),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+        json.dumps(_request(5, "tools/call", call), ensure_ascii=False).encode(
+            "utf-8", "surrogateescape"
+        ),
+        b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"a":"\xff"}}',
+        b'\xff{"jsonrpc":"2.0","id":7,"method":"ping"}',
+        json.dumps(_request(8, "ping")).encode(),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
+        input=b"".join(line + b"\n" for line in lines),
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b"", done
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    codes = {n: a.get("error", {}).get("code") for n, a in answers.items()}
+    # (the bytes before the JSON make it no JSON either: a parse error, id null)
+    assert codes == {0: None, 5: -32600, 6: -32600, None: -32700, 8: None}
+    assert answers[5]["error"]["message"] == "Invalid Request: the line is not UTF-8"
+    assert git(stocked, "for-each-ref", "refs/hydrate") == before

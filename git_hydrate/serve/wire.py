@@ -12,6 +12,8 @@ one, else null), and so is JSON whose string escapes a lone surrogate
 with a number past 4,300 digits, which neither reader converts, is read again
 with that number left as it is: a request with one in its params gets invalid
 params (-32602) with its id, one whose id is that number an invalid request. A
+line with bytes that are no UTF-8, which the SDK reads as U+FFFD (a call would
+then store text its client never sent), is an invalid request too. A
 blank line is no message, and is skipped. Lines are judged by the SDK's own
 reading of a message, so that a line answered here is one it would have
 dropped, and only those.
@@ -24,6 +26,7 @@ import contextlib
 import io
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any, Final
 
@@ -92,7 +95,10 @@ class Lines:
     async def _lines(self) -> AsyncIterator[str]:
         import anyio
 
-        text = io.TextIOWrapper(self._stream, encoding="utf-8", errors="replace")  # as the SDK
+        # (the SDK reads with errors="replace": a byte that is no UTF-8 becomes U+FFFD
+        # and the call goes on with text the client never sent; kept here as a lone
+        # surrogate, such a line is refused by refusal())
+        text = io.TextIOWrapper(self._stream, encoding="utf-8", errors="surrogateescape")
         async for line in anyio.wrap_file(text):
             if not line.strip():
                 continue
@@ -107,6 +113,8 @@ def refusal(line: str) -> Any | None:
     """The JSON-RPC error that answers ``line``; ``None`` if it is a message."""
     import mcp_types as types
 
+    if not line.isascii() and _UNDECODED.search(line):
+        return _not_utf8(line)
     try:
         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError as exc:  # (pydantic's ValidationError)
@@ -125,6 +133,20 @@ def refusal(line: str) -> Any | None:
     if code == PARSE_ERROR[0]:
         request_id = None
     error = types.ErrorData(code=code, message=message)
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+def _not_utf8(line: str) -> Any:
+    """The error that answers ``line``, which holds bytes that are no UTF-8 (JSON is
+    UTF-8, RFC 8259 8.1): an invalid request with the request's id, or a parse
+    error (id null) when the rest is no JSON either."""
+    import mcp_types as types
+
+    if _is_json(line):
+        code, said, request_id = INVALID_REQUEST[0], "Invalid Request", _request_id(line)
+    else:
+        code, said, request_id = PARSE_ERROR[0], "Parse error", None
+    error = types.ErrorData(code=code, message=f"{said}: {_NOT_UTF8}")
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
@@ -174,6 +196,9 @@ def _read(line: str) -> Any:
     return json.loads(line, parse_int=_whole)
 
 
+#: The bytes of a line that are no UTF-8, as ``surrogateescape`` reads them.
+_UNDECODED: Final = re.compile("[\udc80-\udcff]")
+_NOT_UTF8: Final = "the line is not UTF-8"
 #: What answers a request whose id JSON-RPC and MCP do not allow.
 _BAD_ID: Final = "Invalid Request: an id is a string or a whole number"
 
