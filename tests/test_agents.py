@@ -120,6 +120,20 @@ def test_claude_hook_is_merged_and_prints_the_prompt_within_its_size(
     assert started.stdout.endswith(OUTPUT_CONTRACT.encode() + b"\n")
 
 
+def test_a_task_too_large_for_the_session_start_is_still_named(repo: Path) -> None:
+    """A task whose own fields exceed the 16,000 bytes printed nothing but a warning
+    on stderr: the session started with no word that a task exists (review13)."""
+    with Ledger(repo) as ledger:
+        ledger.add_task("T-1", "Refactor. " * 2000, "the tests pass", title="Parser")
+    hydrate(repo, "start", "T-1")
+    out = hydrate(repo, "agent", "context", "claude")
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.startswith("The current git-hydrate task is T-1. Its prompt does not fit")
+    assert "16,000 bytes" in out.stdout and "`git hydrate prompt T-1`" in out.stdout
+    assert "Refactor" not in out.stdout  # (none of the task's own text outside a prompt)
+    assert hydrate(repo, "prompt", "T-1").returncode == 0
+
+
 def test_the_codex_block_is_the_same_whatever_the_task(repo: Path) -> None:
     agents_md = repo / "AGENTS.md"
     own = "# Agents\n\nRun the tests before you push.\n"

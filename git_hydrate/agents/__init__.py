@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import ValidationError
+from ..errors import TooSmall, ValidationError
 from ..ledger import Ledger
 from ..serve.answers import AnswerBudget, fit_prompt, surface_format
 from . import formats
@@ -91,6 +91,14 @@ _NO_TASK: Final = (
     "then `git hydrate agent refresh`."
 )
 
+#: The session start's text when the task's fields alone exceed its budget (the id
+#: is a checked task id: no text of the task's own stands outside a prompt's block).
+_TOO_LARGE: Final = (
+    "The current git-hydrate task is {task}. Its prompt does not fit the {size} bytes a "
+    "session start holds (the task's own fields are larger): read it with `git hydrate "
+    "prompt {task}`, or page through it with the git-hydrate MCP server's get_prompt tool."
+)
+
 
 # -- the prompts --------------------------------------------------------------------------
 
@@ -106,9 +114,17 @@ def _current_prompt(ledger: Ledger, max_bytes: int) -> str | None:
 
 def context(ledger: Ledger, agent: str = "claude") -> str:
     """What the session-start hook prints: the current task's prompt within
-    :data:`CLAUDE_CONTEXT_BYTES`, or ``""`` without a current task."""
+    :data:`CLAUDE_CONTEXT_BYTES`, or ``""`` without a current task; when the
+    task's own fields do not fit there, where to read its prompt (a session that
+    is told nothing would not know there is a task)."""
     _check_agent(agent)
-    return _current_prompt(ledger, CLAUDE_CONTEXT_BYTES) or ""
+    try:
+        return _current_prompt(ledger, CLAUDE_CONTEXT_BYTES) or ""
+    except TooSmall:
+        found = ledger.current()
+        if found is None:
+            raise
+        return _TOO_LARGE.format(task=found["task_id"], size=f"{CLAUDE_CONTEXT_BYTES:,}")
 
 
 def _aider_prompt(ledger: Ledger) -> bytes:

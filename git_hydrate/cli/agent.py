@@ -155,6 +155,7 @@ def context(ctx: click.Context, agent: str) -> None:
     """Print the current task's prompt sized for AGENT's session start (its hook runs this).
 
     Prints nothing without a current task, and never fails: a session must start.
+    A task whose own fields exceed the size is named, with where to read its prompt.
 
     \b
     Example:
