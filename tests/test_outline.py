@@ -108,6 +108,87 @@ def test_typescript_and_tsx_use_their_own_grammar() -> None:
     assert "export function Hello({ name }: Props) {" in tsx
 
 
+_COMMONJS = """\
+/**
+ * Send a response.
+ */
+res.send = function send(body) {
+  var chunk = body;
+  return this;
+};
+
+module.exports = function createApplication() {
+  return app;
+};
+
+exports.short = (x) => x + 1;
+res.status = 200;
+"""
+
+_MOCHA = """\
+var assert = require('assert');
+
+describe('res', function(){
+  describe('.send()', function(){
+    beforeEach(function(){
+      setup();
+    })
+
+    it('should set Content-Length', function(done){
+      request(app).get('/').expect(200, done);
+    })
+
+    it.skip('should not set it with Transfer-Encoding', async () => {
+      await check();
+    })
+  })
+})
+
+test.each([1, 2])('adds %i', (n) => {
+  expect(n).toBe(n);
+});
+"""
+
+
+@pytest.mark.parametrize("name", ["lib/response.js", "lib/response.ts"])
+def test_javascript_functions_assigned_to_a_name_are_outlined(name: str) -> None:
+    """CommonJS (express: `res.send = function send(body) {`) defines its API by
+    assignment; the outline of lib/response.js held only its two helpers."""
+    if outline_ts.parser_for(ol.language_for(name) or "") is None:
+        pytest.skip("grammar not installed")
+    got = (ol.outline(name, _COMMONJS) or "").splitlines()
+    assert got == [
+        " * Send a response.",
+        "res.send = function send(body) {",
+        "    ...",
+        "};",
+        "module.exports = function createApplication() {",
+        "    ...",
+        "};",
+        "exports.short = (x) => x + 1;",
+    ]
+
+
+@pytest.mark.parametrize("name", ["test/res.send.js", "src/res.test.ts"])
+def test_javascript_test_suites_are_outlined_by_their_describe_and_it_calls(name: str) -> None:
+    """A mocha, jest or vitest file is its describe/it calls: the outline of
+    express's test/res.send.js was empty, so a named test was left out whole."""
+    if outline_ts.parser_for(ol.language_for(name) or "") is None:
+        pytest.skip("grammar not installed")
+    got = (ol.outline(name, _MOCHA) or "").splitlines()
+    assert got == [
+        "describe('res', function(){",
+        "  describe('.send()', function(){",
+        "    it('should set Content-Length', function(done){",
+        "        ...",
+        "    it.skip('should not set it with Transfer-Encoding', async () => {",
+        "        ...",
+        "test.each([1, 2])('adds %i', (n) => {",
+        "    ...",
+    ]
+    assert not unsupported_lines("\n".join(got), _MOCHA)
+
+
 def test_go_rust_java_headers() -> None:
     go = _outline_of("sample.go")
     assert "func (c *Circle) Area() float64 {" in go

@@ -31,6 +31,9 @@ class Spec:
     closers: frozenset[str] = CLOSERS  # a declaration's last line kept when it is one
     loose_close: bool = False  # also any short last line opening with '}' (`} name;`)
     braces: bool = True  # a body on one line is kept whole (False: Ruby's `end`)
+    # JavaScript/TypeScript: `obj.name = function (..) {..}` is a function, and a
+    # test file's describe/it calls are its outline
+    scripts: bool = False
 
 
 _JS_FUNCS = frozenset(
@@ -59,11 +62,12 @@ SPECS: dict[str, Spec] = {
         funcs=_JS_FUNCS,
         containers=frozenset({"class_declaration", "class"}),
         whole=frozenset(),
-        wrappers=frozenset({"export_statement"}),
+        wrappers=frozenset({"export_statement", "expression_statement"}),
         bodies=frozenset(),
         variables=_JS_VARS,
         comments=frozenset({"comment"}),
         prefix=frozenset({"decorator"}),
+        scripts=True,
     ),
     "typescript": Spec(
         "tree_sitter_typescript",
@@ -84,6 +88,7 @@ SPECS: dict[str, Spec] = {
         variables=_JS_VARS,
         comments=frozenset({"comment"}),
         prefix=frozenset({"decorator"}),
+        scripts=True,
     ),
     "go": Spec(
         "tree_sitter_go",

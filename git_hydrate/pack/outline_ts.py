@@ -27,6 +27,12 @@ _MAX_DEPTH = 48  # declarations nested deeper keep their first line (no Recursio
 _BLOCKS = frozenset(
     {"statement_block", "block", "constructor_body", "compound_statement", "body_statement"}
 )
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+# mocha, jest, vitest, node:test: a group's tests are outlined, a test's body elided
+_TEST_GROUPS = frozenset({"describe", "context", "suite"})
+_TEST_CASES = frozenset({"it", "test", "specify"})
 
 
 def _last_row(node: Any) -> int:
@@ -188,12 +194,7 @@ class _TsOutliner:
             value = decl.child_by_field_name("value")
             if value is None:
                 continue
-            if value.type in (
-                "arrow_function",
-                "function_expression",
-                "function",
-                "generator_function",
-            ):
+            if value.type in _FUNCTION_VALUES:
                 body = value.child_by_field_name("body")
                 self.function(node, body)
                 return True
@@ -205,6 +206,40 @@ class _TsOutliner:
                     self.closer(node, brow)
                     return True
         return False
+
+    def assignment(self, node: Any) -> bool:
+        """`obj.name = function (..) {..}` (CommonJS, prototypes): outline the function."""
+        value = node.child_by_field_name("right")
+        if value is None or value.type not in _FUNCTION_VALUES:
+            return False
+        self.function(node, value.child_by_field_name("body"))
+        return True
+
+    def test_call(self, node: Any) -> bool:
+        """`describe('..', () => {..})`: its tests outlined; `it('..', ..)`: its
+        first line (a test's body, a group's calls other than tests, elided)."""
+        name = _callee(node)
+        if name not in _TEST_GROUPS and name not in _TEST_CASES:
+            return False
+        args = node.child_by_field_name("arguments")
+        last = args.named_children[-1] if args is not None and args.named_children else None
+        if last is None or last.type not in _FUNCTION_VALUES:
+            return False
+        body = last.child_by_field_name("body")
+        if name in _TEST_CASES or body is None or body.type not in _BLOCKS:
+            self.function(node, body)
+            return True
+        self.header(node, body)
+        self.members(body.named_children)
+        return True
+
+    def tentative(self, anchor: Any, outline: Any, node: Any) -> None:
+        """The doc comment and ``outline(node)``, or nothing when it outlines nothing."""
+        saved = (len(self.out), self.last_row)
+        self.lead(anchor)
+        if not outline(node):
+            del self.out[saved[0] :]
+            self.last_row = saved[1]
 
     def decl(self, node: Any, anchor: Any) -> None:
         self.depth += 1
@@ -244,11 +279,11 @@ class _TsOutliner:
             self.lead(anchor)
             self.whole(node, most=1)
         elif kind in spec.variables and node.parent is not None and _top_or_export(node):
-            saved = (len(self.out), self.last_row)
-            self.lead(anchor)
-            if not self.variable(node):
-                del self.out[saved[0] :]
-                self.last_row = saved[1]
+            self.tentative(anchor, self.variable, node)
+        elif spec.scripts and kind == "assignment_expression":
+            self.tentative(anchor, self.assignment, node)
+        elif spec.scripts and kind == "call_expression":
+            self.tentative(anchor, self.test_call, node)
 
     def members(self, nodes: Iterable[Any]) -> None:
         for child in nodes:
@@ -260,6 +295,19 @@ def _top_or_export(node: Any) -> bool:
     while parent is not None and parent.type in ("export_statement",):
         parent = parent.parent
     return parent is not None and parent.type in ("program", "statement_block", "class_body")
+
+
+def _callee(call: Any) -> str | None:
+    """The name a call starts from: `it`, `it.skip`, `test.each([..])` all give theirs."""
+    node = call.child_by_field_name("function")
+    for _ in range(8):  # (`describe.skip.each([..])(..)`: a few steps at most)
+        if node is None:
+            return None
+        if node.type == "identifier":
+            return str(node.text.decode("utf-8", "replace"))
+        field = "function" if node.type == "call_expression" else "object"
+        node = node.child_by_field_name(field)
+    return None
 
 
 def ts_outline(lang: str, body: str) -> list[str] | None:
