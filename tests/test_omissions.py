@@ -368,6 +368,25 @@ def test_the_notice_never_evicts_what_the_task_names() -> None:
     assert names_every_omission(notice, result["omitted"]) and "more not named here" in notice
 
 
+@pytest.mark.parametrize("extra", [1500, 2000, 2500, 3250])
+def test_a_file_that_ranks_high_left_out_for_the_notice_keeps_its_outline(extra: int) -> None:
+    """The first-ranked file, kept whole, then left out again for the notice's lines,
+    gets its outline at once: waiting for the end, its room went to outlines ranked
+    below it (fzf: the file defining the function the task named was not in a 16 KiB
+    prompt, and files ranked 20th and 150th were)."""
+    top = entry(python_module(8), "src/top.py", 100)
+    bigs = [entry(f"{i}:" + "r" * 9000, f"src/big{i:02}.txt", 95 - i) for i in range(4)]
+    mods = [entry(f"# {i}\n" + python_module(10), f"src/mod{i}.py", 80 - i) for i in range(6)]
+    tiny = [entry(f"{i}:" + "t" * 100, f"t{i:02}.txt", 60 - i) for i in range(20)]
+    rest = [entry(f"{i}:" + "r" * 9000, f"src/later{i:02}.txt", 50 - i) for i in range(60)]
+    budget = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"] + 5200 + extra
+    entries = [top, *bigs, *mods, *tiny, *rest]
+    result = build_prompt(TASK, entries, budget, outline=outliner, now=NOW)
+    assert result["prompt_bytes"] <= budget
+    assert result["packet"]["context"][0]["source"] == "src/top.py (outline)"
+    assert names_every_omission(notice_of(result["prompt"]), result["omitted"])
+
+
 @pytest.mark.parametrize("budget", [1200, 3000, 5000, 8000])
 def test_many_small_omissions_are_counted_at_least(budget: int) -> None:
     """A notice that only counts costs nothing more per omission: small kept files

@@ -15,9 +15,10 @@ Whatever is left out or shrunk is named in the prompt's ``### Not included``
 section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
 no longer fits beside what is kept, the last kept attachment the task does not
 name (nor ranks high) is left out again, and when only such attachments are
-left, the notice names fewer and counts the rest (:func:`_settle`); what was
-left out is tried again at the end, whole and then as outlines, in the room
-left (:func:`_refill`). A body
+left, the notice names fewer and counts the rest (:func:`_settle`). One left
+out that ranks high gets its outline at once, in the room it left
+(:func:`_shrink_evicted`); the rest is tried again at the end, whole and then
+as outlines, in the room left (:func:`_refill`). A body
 that cannot fit by its recorded size is never read. Each attachment is
 measured once, as the sum of its own parts (:mod:`.measure`); the caller
 verifies the token total of the result (:func:`back_off`). Pure: no I/O, no
@@ -109,9 +110,12 @@ def _walk(
             _first_pass(
                 plan, walked, (index, entry), load_body, entries, (waiting, large), high=high
             )
+        evicted = walked.evicted
         _settle(plan, walked)
         if not walked.notice_fits:
             return walked  # (for good: walk() walks again with a smaller notice)
+        if walked.evicted > evicted:
+            _shrink_evicted(plan, walked, entries, load_body, walked.evicted - evicted)
     for index, entry, text, is_large in waiting:
         if is_large and _keep_whole(plan, walked, index, entry, load_body):
             walked.unnote(index)
@@ -276,6 +280,29 @@ def _keep_outline(
     kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt), shrunk)
     walked.keep(kept, size, tokens, named=bool(entry.named))
     return True
+
+
+def _shrink_evicted(
+    plan: Plan,
+    walked: Walked,
+    entries: Sequence[Attachment],
+    load_body: AttachmentLoader | None,
+    count: int,
+) -> None:
+    """The last ``count`` attachments the notice just evicted: one that ranks high
+    gets its outline at once, in the room it left, as if it had not fitted whole
+    (waiting for the end, the room went to attachments ranked below it: fzf's
+    first-ranked file was left out whole and files ranked 40th and 150th kept)."""
+    if plan.outliner is None:
+        return
+    top = max(1, len(entries) // TOP_SHARE)
+    room = _Room(plan, walked)
+    for omitted in [o for o in walked.omitted[-count:] if o.index < top]:
+        at = (omitted.index, entries[omitted.index])
+        if _refilled(plan, walked, at, (load_body, room), whole=False, outline=True):
+            walked.omitted.remove(omitted)
+            walked.kept[-1].named = True  # (as an outline kept in place)
+            _settle(plan, walked)
 
 
 def _refill(
