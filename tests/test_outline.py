@@ -123,6 +123,18 @@ module.exports = function createApplication() {
 
 exports.short = (x) => x + 1;
 res.status = 200;
+
+req.get =
+req.header = function header(name) {
+  return name;
+};
+
+defineGetter(req, 'fresh', function(){
+  return false;
+});
+(function () {
+  hidden();
+})();
 """
 
 _MOCHA = """\
@@ -166,11 +178,17 @@ def test_javascript_functions_assigned_to_a_name_are_outlined(name: str) -> None
         "    ...",
         "};",
         "exports.short = (x) => x + 1;",
+        "req.get =",
+        "req.header = function header(name) {",
+        "    ...",
+        "};",
+        "defineGetter(req, 'fresh', function(){",
+        "    ...",
     ]
 
 
 @pytest.mark.parametrize("name", ["test/res.send.js", "src/res.test.ts"])
-def test_javascript_test_suites_are_outlined_by_their_describe_and_it_calls(name: str) -> None:
+def test_javascript_test_suites_are_outlined_by_their_calls(name: str) -> None:
     """A mocha, jest or vitest file is its describe/it calls: the outline of
     express's test/res.send.js was empty, so a named test was left out whole."""
     if outline_ts.parser_for(ol.language_for(name) or "") is None:
@@ -179,6 +197,8 @@ def test_javascript_test_suites_are_outlined_by_their_describe_and_it_calls(name
     assert got == [
         "describe('res', function(){",
         "  describe('.send()', function(){",
+        "    beforeEach(function(){",
+        "        ...",
         "    it('should set Content-Length', function(done){",
         "        ...",
         "    it.skip('should not set it with Transfer-Encoding', async () => {",

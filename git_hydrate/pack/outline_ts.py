@@ -30,9 +30,8 @@ _BLOCKS = frozenset(
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
 )
-# mocha, jest, vitest, node:test: a group's tests are outlined, a test's body elided
+# mocha, jest, vitest, node:test: a group's calls (its tests) are outlined
 _TEST_GROUPS = frozenset({"describe", "context", "suite"})
-_TEST_CASES = frozenset({"it", "test", "specify"})
 
 
 def _last_row(node: Any) -> int:
@@ -208,25 +207,27 @@ class _TsOutliner:
         return False
 
     def assignment(self, node: Any) -> bool:
-        """`obj.name = function (..) {..}` (CommonJS, prototypes): outline the function."""
+        """`obj.name = function (..) {..}` (CommonJS, prototypes; `a = b = function`
+        too): outline the function."""
         value = node.child_by_field_name("right")
+        while value is not None and value.type == "assignment_expression":
+            value = value.child_by_field_name("right")
         if value is None or value.type not in _FUNCTION_VALUES:
             return False
         self.function(node, value.child_by_field_name("body"))
         return True
 
-    def test_call(self, node: Any) -> bool:
-        """`describe('..', () => {..})`: its tests outlined; `it('..', ..)`: its
-        first line (a test's body, a group's calls other than tests, elided)."""
+    def call(self, node: Any) -> bool:
+        """A named call whose last argument is a function (`it('..', () => {..})`,
+        `defineGetter(req, 'fresh', function () {..})`): its first line, the
+        function's body elided; a test group's (`describe`) calls outlined."""
         name = _callee(node)
-        if name not in _TEST_GROUPS and name not in _TEST_CASES:
-            return False
         args = node.child_by_field_name("arguments")
         last = args.named_children[-1] if args is not None and args.named_children else None
-        if last is None or last.type not in _FUNCTION_VALUES:
+        if name is None or last is None or last.type not in _FUNCTION_VALUES:
             return False
         body = last.child_by_field_name("body")
-        if name in _TEST_CASES or body is None or body.type not in _BLOCKS:
+        if name not in _TEST_GROUPS or body is None or body.type not in _BLOCKS:
             self.function(node, body)
             return True
         self.header(node, body)
@@ -283,7 +284,7 @@ class _TsOutliner:
         elif spec.scripts and kind == "assignment_expression":
             self.tentative(anchor, self.assignment, node)
         elif spec.scripts and kind == "call_expression":
-            self.tentative(anchor, self.test_call, node)
+            self.tentative(anchor, self.call, node)
 
     def members(self, nodes: Iterable[Any]) -> None:
         for child in nodes:
