@@ -104,10 +104,14 @@ def test_many_omissions_are_named_then_counted() -> None:
     )
     assert more in notice
     assert result["prompt_bytes"] <= 30_000
-    # on a small budget the named lines take at most a quarter of the room
-    small = build_prompt(TASK, entries, 4000, now=NOW)
+    # on a small budget the named lines take at most a quarter of the room (of 60
+    # attachments: of 200, the ten kept all rank high, in the first tenth, and stay
+    # whole while the notice only counts)
+    small = build_prompt(TASK, entries[:60], 4000, now=NOW)
     listed = notice_of(small["prompt"]).count("--attachment")
     assert 0 < listed < 25 and small["kept"] > 0
+    high = build_prompt(TASK, entries, 4000, now=NOW)
+    assert notice_of(high["prompt"]).count("--attachment") == 0 and high["kept"] == 10
 
 
 @pytest.mark.parametrize(
@@ -369,11 +373,12 @@ def test_the_notice_never_evicts_what_the_task_names() -> None:
 
 
 @pytest.mark.parametrize("extra", [1500, 2000, 2500, 3250])
-def test_a_file_that_ranks_high_left_out_for_the_notice_keeps_its_outline(extra: int) -> None:
-    """The first-ranked file, kept whole, then left out again for the notice's lines,
-    gets its outline at once: waiting for the end, its room went to outlines ranked
-    below it (fzf: the file defining the function the task named was not in a 16 KiB
-    prompt, and files ranked 20th and 150th were)."""
+def test_the_notice_names_fewer_before_it_evicts_a_file_that_ranks_high(extra: int) -> None:
+    """The first-ranked file, kept whole, stays whole as the notice grows: the
+    notice names fewer and counts the rest first (fzf: the file defining the
+    function the task named was not in a 16 KiB prompt, while outlines ranked
+    below it were; express: the uncommitted diff of the file in play, ranked
+    first, was left out of a 32 KiB prompt)."""
     top = entry(python_module(8), "src/top.py", 100)
     bigs = [entry(f"{i}:" + "r" * 9000, f"src/big{i:02}.txt", 95 - i) for i in range(4)]
     mods = [entry(f"# {i}\n" + python_module(10), f"src/mod{i}.py", 80 - i) for i in range(6)]
@@ -383,8 +388,21 @@ def test_a_file_that_ranks_high_left_out_for_the_notice_keeps_its_outline(extra:
     entries = [top, *bigs, *mods, *tiny, *rest]
     result = build_prompt(TASK, entries, budget, outline=outliner, now=NOW)
     assert result["prompt_bytes"] <= budget
-    assert result["packet"]["context"][0]["source"] == "src/top.py (outline)"
-    assert names_every_omission(notice_of(result["prompt"]), result["omitted"])
+    assert result["packet"]["context"][0]["source"] == "src/top.py"
+    missing = [*result["omitted"], *result.get("shrunk", [])]
+    assert names_every_omission(notice_of(result["prompt"]), missing)
+
+
+def test_a_file_that_ranks_high_is_kept_whole_or_as_its_outline() -> None:
+    """Where the notice that only counts does not fit beside it whole, the
+    first-ranked file is left out again: the walk's end gives it its outline."""
+    top = entry(python_module(8), "src/top.py", 100)
+    rest = [entry(f"{i}:" + "r" * 9000, f"src/later{i:02}.txt", 50 - i) for i in range(60)]
+    budget = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"] + 5200
+    for extra in range(0, 400, 10):
+        result = build_prompt(TASK, [top, *rest], budget + extra, outline=outliner, now=NOW)
+        assert result["prompt_bytes"] <= budget + extra
+        assert result["packet"]["context"][0]["source"].startswith("src/top.py")
 
 
 @pytest.mark.parametrize("budget", [1200, 3000, 5000, 8000])

@@ -160,6 +160,9 @@ class Kept(msgspec.Struct, gc=False):
     size: int = 0
     tokens: int = 0
     named: bool = False
+    #: Whether it ranks high (the first tenth) and was kept whole: left out again for
+    #: the notice only once the notice names no more and only counts.
+    high: bool = False
     #: Whether it opens the untrusted block (it was kept first).
     opens: bool = False
     #: Its place in the block when it was measured (from 1).

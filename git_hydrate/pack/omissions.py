@@ -197,6 +197,11 @@ class Notice:
             rebuild=self.rebuild,
         )
 
+    def count_only(self) -> Notice:
+        """This notice as it reads naming none of its attachments: one line counts
+        them all (to measure it; it shares this one's state, read only)."""
+        return replace(self, cap=0, _listed=[], _listed_bytes=0, _listed_expired=0)
+
     def add(self, missing: Missing) -> None:
         """Say ``missing`` in the section (replacing what it said of that attachment)."""
         index, order = missing.index, self._order

@@ -15,10 +15,11 @@ Whatever is left out or shrunk is named in the prompt's ``### Not included``
 section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
 no longer fits beside what is kept, the last kept attachment the task does not
 name (nor ranks high) is left out again, and when only such attachments are
-left, the notice names fewer and counts the rest (:func:`_settle`). One left
-out that ranks high gets its outline at once, in the room it left
-(:func:`_shrink_evicted`); the rest is tried again at the end, whole and then
-as outlines, in the room left (:func:`_refill`). A body
+left, the notice names fewer and counts the rest; one that ranks high, kept
+whole, is left out again only where not even the count fits beside it, and the
+list then stays (:func:`_settle`); what was left out is
+tried again at the end, whole and then as outlines, in the room left
+(:func:`_refill`). A body
 that cannot fit by its recorded size is never read. Each attachment is
 measured once, as the sum of its own parts (:mod:`.measure`); the caller
 verifies the token total of the result (:func:`back_off`). Pure: no I/O, no
@@ -42,6 +43,7 @@ from .measure import (
     body_of,
     candidate,
     fits,
+    fits_beside,
     floor,
     measured,
     min_body_bytes,
@@ -110,12 +112,9 @@ def _walk(
             _first_pass(
                 plan, walked, (index, entry), load_body, entries, (waiting, large), high=high
             )
-        evicted = walked.evicted
         _settle(plan, walked)
         if not walked.notice_fits:
             return walked  # (for good: walk() walks again with a smaller notice)
-        if walked.evicted > evicted:
-            _shrink_evicted(plan, walked, entries, load_body, walked.evicted - evicted)
     for index, entry, text, is_large in waiting:
         if is_large and _keep_whole(plan, walked, index, entry, load_body):
             walked.unnote(index)
@@ -165,6 +164,7 @@ def _first_pass(
         waiting.append((index, entry, None, True))
         return
     if body is True:
+        walked.kept[-1].high = high
         return
     text = body if isinstance(body, str) else None
     if plan.outliner is None:
@@ -282,29 +282,6 @@ def _keep_outline(
     return True
 
 
-def _shrink_evicted(
-    plan: Plan,
-    walked: Walked,
-    entries: Sequence[Attachment],
-    load_body: AttachmentLoader | None,
-    count: int,
-) -> None:
-    """The last ``count`` attachments the notice just evicted: one that ranks high
-    gets its outline at once, in the room it left, as if it had not fitted whole
-    (waiting for the end, the room went to attachments ranked below it: fzf's
-    first-ranked file was left out whole and files ranked 40th and 150th kept)."""
-    if plan.outliner is None:
-        return
-    top = max(1, len(entries) // TOP_SHARE)
-    room = _Room(plan, walked)
-    for omitted in [o for o in walked.omitted[-count:] if o.index < top]:
-        at = (omitted.index, entries[omitted.index])
-        if _refilled(plan, walked, at, (load_body, room), whole=False, outline=True):
-            walked.omitted.remove(omitted)
-            walked.kept[-1].named = True  # (as an outline kept in place)
-            _settle(plan, walked)
-
-
 def _refill(
     plan: Plan, walked: Walked, entries: Sequence[Attachment], load_body: AttachmentLoader | None
 ) -> None:
@@ -399,26 +376,35 @@ def _settle(plan: Plan, walked: Walked) -> None:
         plan.room_tokens is not None and walked.total_tokens() > plan.room_tokens
     ):
         at = _last_to_drop(walked, gain=True)
-        if at is not None:
-            walked.drop(at)
-        elif not notice.unlist_last():
-            walked.notice_fits = False  # (for good: the notice only grows)
-            return
+        if at is None:
+            # one that ranks high goes only where not even the count fits beside it
+            # (then the list stays); else the notice names fewer
+            at = _last_to_drop(walked, gain=True, high=True)
+            if (at is None or fits_beside(plan, walked, notice.count_only())) and (
+                notice.unlist_last()
+            ):
+                continue
+            if at is None:
+                walked.notice_fits = False  # (for good: the notice only grows)
+                return
+        walked.drop(at)
 
 
-def _last_to_drop(walked: Walked, *, gain: bool) -> int | None:
+def _last_to_drop(walked: Walked, *, gain: bool, high: bool = False) -> int | None:
     """The place of the last kept attachment the task does not name (nor ranks
-    high enough to be outlined in place); with ``gain``, only one whose leaving
-    frees more than its line in the notice costs (``None`` when there is none:
-    the notice then names fewer); without, the last kept when all are named."""
+    high: one kept whole only with ``high``, one outlined in place never); with
+    ``gain``, only one whose leaving frees more than its line in the notice
+    costs (``None`` when there is none: the notice then names fewer); without,
+    the last kept when all are named."""
     # (a notice that names no more only counts the next one: leaving out any
     # attachment but the smallest frees room)
     lists = walked.notice is not None and walked.notice.would_list()
-    for at in range(len(walked.kept) - 1, -1, -1):
-        kept = walked.kept[at]
-        line = _LINE_BYTES + utf8_len(kept.item.source) if lists else _COUNT_BYTES
-        if not kept.named and (not gain or kept.size > line):
-            return at
+    for allowed in (False, True) if not gain else (high,):
+        for at in range(len(walked.kept) - 1, -1, -1):
+            kept = walked.kept[at]
+            line = _LINE_BYTES + utf8_len(kept.item.source) if lists else _COUNT_BYTES
+            if not kept.named and (allowed or not kept.high) and (not gain or kept.size > line):
+                return at
     return None if gain or not walked.kept else len(walked.kept) - 1
 
 
