@@ -514,6 +514,37 @@ def test_status_human_output(pushable: Path, env: dict[str, str]) -> None:
     assert "strict:          no" in before.stdout.splitlines()
 
 
+def test_status_and_install_name_the_tasks_the_pattern_cannot_find(
+    pushable: Path, env: dict[str, str]
+) -> None:
+    """Ids such as F1 (no dash) never match the default pattern: a branch F1-fix or a
+    commit message naming F1 writes no artefacts, and nothing said so."""
+    with Ledger(pushable) as ledger:
+        for task_id in ("F1", "fix_2"):
+            ledger.add_task(task_id, objective="o", acceptance="a")
+    status = run(pushable, "git", "hydrate", "hooks", "status", env=env)
+    assert status.returncode == 0 and status.stderr == ""
+    row = (
+        "task ids:        2 tasks the pattern cannot find in a branch name or commit message: "
+        "F1, fix_2"
+    )
+    assert row in status.stdout.splitlines()
+    as_json = json.loads(
+        run(pushable, "git", "hydrate", "hooks", "status", "--json", env=env).stdout
+    )
+    assert as_json["unmatched_tasks"] == ["F1", "fix_2"]
+    installed = run(pushable, "git", "hydrate", "hooks", "install", env=env)
+    assert installed.returncode == 0
+    assert installed.stderr == (
+        "warning: the task pattern (git config hydrate.taskPattern, "
+        "'\\b[A-Z][A-Z0-9]*-[0-9]+\\b') finds no id of 2 tasks (F1, fix_2) in a branch "
+        "name or commit message: a push concerns them only when it pushes their refs\n"
+    )
+    git(pushable, "config", "hydrate.taskPattern", r"\b[A-Za-z][A-Za-z0-9_-]*\b")
+    quiet = run(pushable, "git", "hydrate", "hooks", "status", env=env)
+    assert not any(line.startswith("task ids:") for line in quiet.stdout.splitlines())
+
+
 def test_shim_in_the_repository_is_the_installed_one() -> None:
     assert (ROOT / "hooks" / "pre-push").read_text() == hooks.shim_text("")
     assert os.access(ROOT / "hooks" / "pre-push", os.X_OK)

@@ -308,6 +308,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ("commit-msg hook", _trailer_state(result["commit_msg"], "--commit-trailer")),
         ("agent refresh", _trailer_state(result["agent_refresh"], "--agent-refresh")),
     ]
+    unmatched = result["unmatched_tasks"]
+    if unmatched:
+        ids = ", ".join(unmatched[:5]) + (", ..." if len(unmatched) > 5 else "")
+        tasks = f"{len(unmatched)} task{'s' if len(unmatched) != 1 else ''}"
+        text = f"{tasks} the pattern cannot find in a branch name or commit message: "
+        rows.insert(7, ("task ids", text + ids))
     for name, value in rows:
         click.echo(f"{name + ':':17}{value}")
 

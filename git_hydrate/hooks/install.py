@@ -23,6 +23,7 @@ from .prepush import (
     artefact_directory,
     hook_base,
     strict_setting,
+    task_pattern,
     write_atomic,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "status",
     "trailer_shim_text",
     "uninstall",
+    "unmatched_tasks",
 ]
 
 #: The line that identifies a hook as git-hydrate's own.
@@ -258,8 +260,38 @@ def install(
         "commit_trailer": results.get(_TRAILER_HOOK_NAME),
         "commit_msg": results.get(_MSG_HOOK_NAME),
         "agent_refresh": results.get(_REFRESH_HOOK_NAME),
-        "notes": _shown_in_status(ledger, directory, [name for name, _, _ in plan]),
+        "notes": [
+            *_shown_in_status(ledger, directory, [name for name, _, _ in plan]),
+            *_unmatched_note(ledger),
+        ],
     }
+
+
+def unmatched_tasks(ledger: Ledger) -> list[str]:
+    """The live tasks whose ids ``hydrate.taskPattern`` does not find in their own
+    text: no branch name or commit message can name them to the pre-push hook
+    (the default pattern wants a dash: `M-1002`, not `F1`)."""
+    pattern = task_pattern(ledger)
+    group = 1 if pattern.groups else 0
+    return [
+        task_id
+        for task_id in ledger.task_ids()
+        if not any(m.group(group) == task_id for m in pattern.finditer(task_id))
+    ]
+
+
+def _unmatched_note(ledger: Ledger) -> list[str]:
+    unmatched = unmatched_tasks(ledger)
+    if not unmatched:
+        return []
+    raw = ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN
+    shown_ids = ", ".join(unmatched[:5]) + (", ..." if len(unmatched) > 5 else "")
+    count = f"{len(unmatched)} task{'s' if len(unmatched) != 1 else ''}"
+    return [
+        f"the task pattern (git config hydrate.taskPattern, {shlex.quote(raw)}) finds no id "
+        f"of {count} ({shown_ids}) in a branch name or commit message: a push concerns "
+        "them only when it pushes their refs"
+    ]
 
 
 def _in_work_tree(ledger: Ledger, directory: Path) -> Path | None:
@@ -387,8 +419,9 @@ def status(ledger: Ledger) -> dict[str, Any]:
     """Where the hook is, whether it is ours and current, and the settings it uses.
 
     Returns ``{hooks_dir, hooks_path, hook, installed, current, foreign, legacy,
-    python, artefact_dir, strict, task_pattern, commit_trailer, commit_msg,
-    agent_refresh}`` (the last three: ``{hook, installed, current}``): ``current`` says the
+    python, artefact_dir, strict, task_pattern, unmatched_tasks, commit_trailer,
+    commit_msg, agent_refresh}`` (the last three: ``{hook, installed, current}``;
+    ``unmatched_tasks``: :func:`unmatched_tasks`): ``current`` says the
     installed shim is this version's; ``python`` is the interpreter it falls
     back to when ``git-hydrate`` is not on ``PATH``.
     """
@@ -417,6 +450,7 @@ def status(ledger: Ledger) -> dict[str, Any]:
         "artefact_dir": str(artefact_directory(ledger)),
         "strict": strict_setting(ledger),
         "task_pattern": ledger.settings.text("hydrate.taskPattern") or DEFAULT_TASK_PATTERN,
+        "unmatched_tasks": unmatched_tasks(ledger),
         "commit_trailer": _shim_status(
             directory / _TRAILER_HOOK_NAME, TRAILER_HOOK_MARKER, trailer_shim_text
         ),
