@@ -100,6 +100,10 @@ REPOS = {
     "drf": ("encode/django-rest-framework", "751a19fe1b237beca9af7d587fce55d3e09d3741"),
     "monolog": ("Seldaek/monolog", "57eb1028342134e701e77c617565d51b6e5a2a53"),
     "alamofire": ("Alamofire/Alamofire", "7595cbcf59809f9977c5f6378500de2ad73b7ddb"),
+    "javapoet": ("square/javapoet", "b9017a9503b76e11b4ad4c1a9f050e2d29112cb0"),
+    "serilog": ("serilog/serilog", "60935b4d7abad71cf6157b45a10f5c3c65ead527"),
+    "jackson-core": ("FasterXML/jackson-core", "b367da1c30a25e99fbf2c30876e948b578c86846"),
+    "fmt": ("fmtlib/fmt", "60ccad511fd680cb91d8b60a315759f71c67bef9"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
