@@ -38,7 +38,7 @@ import relevance  # noqa: E402
 from git_hydrate import Ledger  # noqa: E402
 from git_hydrate.context_expander import pack_packet  # noqa: E402
 from git_hydrate.hydrate.facts import gather  # noqa: E402
-from git_hydrate.hydrate.history import read_history  # noqa: E402
+from git_hydrate.hydrate.history import read_history, without_templates  # noqa: E402
 from git_hydrate.hydrate.placement import task_text  # noqa: E402
 from git_hydrate.hydrate.rank import Candidate, TaskText, Weights, rank  # noqa: E402
 
@@ -64,6 +64,8 @@ class Replay:
     room: dict[int, int]
     #: The subject of each commit of ``history``.
     subjects: list[str] = dataclasses.field(default_factory=list)
+    #: The lines ``history``'s messages repeat (a template's), left out of the texts.
+    templates: list[str] = dataclasses.field(default_factory=list)
 
 
 def _costs(task: dict[str, Any], entries: list[dict[str, Any]]) -> tuple[int, dict[str, int]]:
@@ -102,7 +104,7 @@ def dump(name: str, mirror: Path, out: Path) -> None:
                             oids[path] = meta.split()[2]
                     facts = gather(ledger.repo, oids)
                     read = read_history(ledger.repo, case.parent)
-                    history, subjects = read.paths, read.subjects
+                    history, subjects, templates = read.paths, read.subjects, read.templates
             _base, costs = _costs(task, entries)
             files = {e["source"]: (e["hash"], costs[e["source"]], e["size"]) for e in entries}
             replays.append(
@@ -120,6 +122,7 @@ def dump(name: str, mirror: Path, out: Path) -> None:
                     stored[False],
                     {b: b for b in BUDGETS},
                     subjects,
+                    templates,
                 )
             )
             print(f"{name}: {index + 1} cases", end="\r", flush=True)
@@ -148,6 +151,9 @@ def levels_of(r: Replay, w: Weights, objective_only: bool) -> dict[str, int]:
     text = r.text_objective if objective_only else r.text_in_play
     candidates = [Candidate(p, size) for p, (_h, _c, size) in r.files.items()]
     subjects = getattr(r, "subjects", [])
+    # (as placement reads the task: without the lines of the history's templates)
+    templates = getattr(r, "templates", [])
+    text = dataclasses.replace(text, text=without_templates(text.text, templates))
     found = rank(candidates, text, r.history, w, facts=r.facts, subjects=subjects)
     return {p: f.level for p, f in found.items()}
 

@@ -492,3 +492,39 @@ def test_a_name_many_files_define_names_none_of_them() -> None:
     hits = lexical_hits("newReplacer panics", sorted(shared), facts)
     named = spelled_names("newReplacer panics", hits.defines)
     assert named == dict.fromkeys(shared, "newReplacer")
+
+
+def test_the_lines_of_a_pull_request_template_are_not_the_task_s_words(repo: Path) -> None:
+    # Alamofire's squash messages and tickets hold its PR template's headings: their
+    # words put the template and the documentation above the file the task was about
+    template = "### Goals :soccer:\n\n### Implementation Details :construction:\n"
+    template += "### Testing Details :mag:\n"
+    docs = "Goals of the implementation, details of testing and construction.\n" * 4
+    session = "final class Session {\n    func retry(request: Request) {}\n}\n"
+    files = {
+        ".github/PULL_REQUEST_TEMPLATE.md": template,
+        "Documentation/AdvancedUsage.md": docs,
+        "Source/Core/Session.swift": session,
+    }
+    commit_files(repo, files, "Add the session")
+    for i in range(12):
+        body = f"### Goals :soccer:\nTidy number {i}.\n\n### Testing Details :mag:\nNone.\n"
+        commit_files(repo, {f"Source/Misc/Tidy{i}.swift": f"// {i}\n"}, f"Tidy {i}\n\n{body}")
+    objective = (
+        "Retry a failed request in Session\n\n### Goals :soccer:\nA session retries a "
+        "failed request.\n\n### Implementation Details :construction:\nA counter.\n\n"
+        "### Testing Details :mag:\nNone.\n"
+    )
+    with Ledger(repo) as ledger:
+        head = ledger.repo.rev_parse("HEAD")
+        assert head is not None
+        templates = read_history(ledger.repo, head).templates
+        ledger.add_task("PR-1", objective=objective, acceptance="It retries once")
+        ledger.add_tree("PR-1")
+        entries = ledger.context_entries("PR-1")
+    # a line twelve of thirteen messages repeat is the template's; "None." too
+    assert templates == ["### Goals :soccer:", "### Testing Details :mag:", "None."]
+    order = [e["source"] for e in entries]
+    assert order[0] == "Source/Core/Session.swift", order
+    reasons = {e["source"]: e["reason"] for e in entries}
+    assert "soccer" not in reasons[".github/PULL_REQUEST_TEMPLATE.md"]

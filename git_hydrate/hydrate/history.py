@@ -10,12 +10,19 @@ shallow clone's history is cut short: its file is also named by the cut, and
 the commits at the cut (those its ``shallow`` file lists) are left out: git
 shows each as a root commit adding every file it holds, changes that never
 happened together (every file would "co-change" with every other).
+
+The lines many commit messages repeat in their bodies are kept too: a pull request
+template's headings (``### Goals :soccer:``) say nothing of any one change, and a
+task written from the template holds them (:func:`without_templates`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -25,25 +32,43 @@ from ..store import Repository, open_regular
 if TYPE_CHECKING:
     from ..store.process import Background
 
-__all__ = ["MAX_COMMITS", "SWEEP", "Begun", "History", "begin_history", "read_history"]
+__all__ = [
+    "MAX_COMMITS",
+    "SWEEP",
+    "Begun",
+    "History",
+    "begin_history",
+    "read_history",
+    "without_templates",
+]
 
 #: How far back the history reaches (non-merge commits).
 MAX_COMMITS: Final = 5000
 #: Commits touching more files than this say nothing about coupling (sweeps).
 SWEEP: Final = 30
+#: A line of the commits' bodies that at least this many of them repeat, and at
+#: least this share of those read, is a template's (a pull request template's
+#: headings, a bot's boilerplate): Alamofire's ``### Goals :soccer:``, 93 of 1,519.
+TEMPLATE_COMMITS: Final = 10
+TEMPLATE_SHARE: Final = 0.01
+#: Lines that say who (``Co-authored-by: A <a@b>``, an address): ranking drops
+#: them already, a template or not.
+_WHO: Final = re.compile(r"[A-Za-z][A-Za-z-]*-by:|.*\S@\S")
 #: The cache file's layout; another number is rebuilt (3: the commits at a
-#: shallow clone's cut are left out).
-_VERSION: Final = 3
+#: shallow clone's cut are left out; 4: the template lines).
+_VERSION: Final = 4
 #: History files kept (the newest by use); older ones are removed.
 _KEEP: Final = 16
 
 
 class History(msgspec.Struct):
-    """The commits read (newest first), the paths each one changed and its subject."""
+    """The commits read (newest first), the paths each one changed and its subject;
+    the lines their bodies repeat (:data:`TEMPLATE_COMMITS`), sorted."""
 
     commits: list[str]
     paths: list[list[str]]
     subjects: list[str] = []
+    templates: list[str] = []
 
 
 class _Stored(msgspec.Struct, array_like=True):
@@ -53,27 +78,44 @@ class _Stored(msgspec.Struct, array_like=True):
     commits: list[str]
     paths: list[list[bytes]]
     subjects: list[str] = []
+    templates: list[str] = []
 
 
 def _parse(raw: bytes, cut: frozenset[str] = frozenset()) -> History:
     """``git log``'s output as a history, without sweeps and without the commits of
-    ``cut`` (a shallow clone's boundary: their parents are not here)."""
+    ``cut`` (a shallow clone's boundary: their parents are not here); the lines
+    of every commit's body counted, the template's kept."""
     commits: list[str] = []
     paths: list[list[str]] = []
     subjects: list[str] = []
-    for chunk in raw.decode("utf-8", "surrogateescape").split("\0")[1:]:
-        lines = chunk.split("\n")
-        changed = [line for line in lines[1:] if line]
+    repeated: Counter[str] = Counter()
+    pieces = raw.decode("utf-8", "surrogateescape").split("\0")[1:]
+    for at in range(0, len(pieces) - 2, 3):
+        head, body, names = pieces[at : at + 3]
+        repeated.update({line.strip() for line in body.split("\n")})
+        changed = [line for line in names.split("\n") if line]
         if len(changed) > SWEEP:
             continue
-        commit, _, subject = lines[0].partition(" ")
+        commit, _, subject = head.partition(" ")
         commit = commit.strip()
         if commit in cut:
             continue
         commits.append(commit)
         paths.append(changed)
         subjects.append(subject.strip())
-    return History(commits, paths, subjects)
+    least = max(TEMPLATE_COMMITS, TEMPLATE_SHARE * (len(pieces) // 3))
+    templates = sorted(
+        line for line, n in repeated.items() if n >= least and line and not _WHO.match(line)
+    )
+    return History(commits, paths, subjects, templates)
+
+
+def without_templates(text: str, templates: Sequence[str]) -> str:
+    """``text`` without the lines that are a template's (:attr:`History.templates`)."""
+    if not templates:
+        return text
+    known = set(templates)
+    return "\n".join(line for line in text.split("\n") if line.strip() not in known)
 
 
 class Begun:
@@ -149,6 +191,7 @@ def _read_history(repo: Repository, commit: str, begun: Begun | None) -> History
                 cached.commits,
                 [[p.decode("utf-8", "surrogateescape") for p in ps] for ps in cached.paths],
                 cached.subjects,
+                cached.templates,
             )
     except (OSError, msgspec.DecodeError):
         pass
@@ -166,6 +209,7 @@ def _save(repo: Repository, directory: str, path: str, history: History) -> None
         history.commits,
         [[p.encode("utf-8", "surrogateescape") for p in ps] for ps in history.paths],
         history.subjects,
+        history.templates,
     )
     try:
         repo.replace_file(path, [msgspec.msgpack.encode(stored)])

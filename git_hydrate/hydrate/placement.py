@@ -14,12 +14,13 @@ The priority scale (higher packs first; ties by sha256, as the seed orders):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ..model import Task
 from ..store import Repository
 from .building import Building
 from .facts import gather
-from .history import Begun, History, read_history
+from .history import Begun, History, read_history, without_templates
 from .index import Served
 from .indexer import Indexer
 from .indexing import build
@@ -88,9 +89,12 @@ def place(
     history = read_history(repo, commit, begun) if commit else History([], [])
     # (the contents first: the candidates are not held while a kept index is checked)
     facts, served = _contents(repo, oids, known, tree, index) if oids else ({}, None)
+    text = task_text(task)
+    # (a line the history's messages repeat is a template's: it names no file)
+    text = replace(text, text=without_templates(text.text, history.templates))
     found = rank(
         list(map(Candidate, sizes, sizes.values())),
-        task_text(task),
+        text,
         history.paths,
         facts=facts,
         subjects=history.subjects,

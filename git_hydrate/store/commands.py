@@ -223,7 +223,8 @@ class Commands(RepositoryBase):
 
     def changed_paths(self, rev: str, limit: int) -> bytes:
         """``git log`` of ``rev`` and its ancestors only (newest first, at most ``limit``
-        non-merge commits): ``NUL<commit id> <subject>`` then one changed path per line."""
+        non-merge commits): ``NUL<commit id> <subject>NUL<body>NUL`` then one changed
+        path per line."""
         return self.git(_changed_paths_args(rev, limit)).stdout
 
     def begin_changed_paths(self, rev: str, limit: int) -> Background | None:
@@ -367,5 +368,5 @@ def _changed_paths_args(rev: str, limit: int) -> list[str]:
     """The arguments of :meth:`Commands.changed_paths`."""
     return [
         *("-c", "core.quotePath=false", "log", "--no-merges", "--no-renames"),
-        *("--name-only", "--format=%x00%H %s", f"--max-count={limit}", rev, "--"),
+        *("--name-only", "--format=%x00%H %s%x00%b%x00", f"--max-count={limit}", rev, "--"),
     ]
