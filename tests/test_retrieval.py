@@ -17,7 +17,7 @@ import pytest
 
 from git_hydrate import Ledger
 from git_hydrate.hydrate.facts import FactsCache
-from git_hydrate.hydrate.history import read_history
+from git_hydrate.hydrate.history import read_history, without_templates
 from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
 from git_hydrate.hydrate.retrieval import lexical_hits, spelled_names
 from git_hydrate.hydrate.terms import blob_facts, tokenize
@@ -528,3 +528,11 @@ def test_the_lines_of_a_pull_request_template_are_not_the_task_s_words(repo: Pat
     assert order[0] == "Source/Core/Session.swift", order
     reasons = {e["source"]: e["reason"] for e in entries}
     assert "soccer" not in reasons[".github/PULL_REQUEST_TEMPLATE.md"]
+
+
+def test_a_text_only_a_template_holds_is_kept_whole() -> None:
+    templates = ["### Goals :soccer:", "None."]
+    text = "Fix the retry\n### Goals :soccer:\nNone.\n"
+    assert without_templates(text, templates) == "Fix the retry\n"
+    # nothing would be left: the ticket keeps its words
+    assert without_templates("### Goals :soccer:\nNone.", templates) == "### Goals :soccer:\nNone."

@@ -111,11 +111,13 @@ def _parse(raw: bytes, cut: frozenset[str] = frozenset()) -> History:
 
 
 def without_templates(text: str, templates: Sequence[str]) -> str:
-    """``text`` without the lines that are a template's (:attr:`History.templates`)."""
+    """``text`` without the lines that are a template's (:attr:`History.templates`);
+    all of it if nothing else is left (a ticket whose one line a template holds)."""
     if not templates:
         return text
     known = set(templates)
-    return "\n".join(line for line in text.split("\n") if line.strip() not in known)
+    kept = [line for line in text.split("\n") if line.strip() not in known]
+    return "\n".join(kept) if any(line.strip() for line in kept) else text
 
 
 class Begun:
