@@ -310,7 +310,8 @@ def test_status_json_golden(repo: Path, fixed: Ledger, clock: Clock) -> None:
         "status in_progress · kind fix · priority 1",
         "context: 2 attachment(s), 1 live, 1 expired",
         "tokens: 1250 of 1000 reported, OVER BUDGET by 250",
-        "cash cost and token savings: not measured (no provider metering)",
+        "cash cost and token savings: not measured (git-hydrate does not see the model "
+        "provider's usage)",
         f"latest checkpoint (#1, 1250 tokens, 2027-01-15T08:04:00Z, {ME}):",
         "  Summary: did x",
         "  Evidence: ev",

@@ -69,7 +69,10 @@ def _print_status(status: Mapping[str, Any]) -> None:
     if status.get("depends"):
         click.echo(_depends_line(status))
     click.echo(_budget_line(status))
-    click.echo("cash cost and token savings: not measured (no provider metering)")
+    click.echo(
+        "cash cost and token savings: not measured (git-hydrate does not see the model "
+        "provider's usage)"
+    )
     checkpoint = status["checkpoint"]
     if checkpoint is None:
         click.echo("no checkpoint yet")
