@@ -104,6 +104,9 @@ REPOS = {
     "serilog": ("serilog/serilog", "60935b4d7abad71cf6157b45a10f5c3c65ead527"),
     "jackson-core": ("FasterXML/jackson-core", "b367da1c30a25e99fbf2c30876e948b578c86846"),
     "fmt": ("fmtlib/fmt", "60ccad511fd680cb91d8b60a315759f71c67bef9"),
+    "fzf": ("junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6"),
+    "express": ("expressjs/express", "a3714473feb3d2908add734d340e7755fd85e0a3"),
+    "pipx": ("pypa/pipx", "9bb766c055d47b44ea36c342b87ed569e7c442b1"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
