@@ -37,7 +37,7 @@ _WORDS = [
 _DIRS = ["src/pkg", "tests", "docs", "", "src/pkg/retry", "CHANGES"]
 _NAMES = [
     "core.py", "retry.py", "test_retry.py", "CHANGES.rst", "queue_worker.py",
-    "session-schema.md", "changelog", "NEWS", "WorkerPool.go", "x.py",
+    "session-schema.md", "changelog", "NEWS", "WorkerPool.go", "x.py", "fzf.1",
 ]  # fmt: skip
 
 _words = st.lists(st.sampled_from(_WORDS), max_size=12)

@@ -536,3 +536,28 @@ def test_a_text_only_a_template_holds_is_kept_whole() -> None:
     assert without_templates(text, templates) == "Fix the retry\n"
     # nothing would be left: the ticket keeps its words
     assert without_templates("### Goals :soccer:\nNone.", templates) == "### Goals :soccer:\nNone."
+
+
+def test_a_manual_page_weighs_as_a_changelog_and_seeds_nothing() -> None:
+    # fzf's man page documents every option in a ticket's words: it was the best
+    # content hit, and the installer, which releases bump with it, followed it as
+    # "co-change with man/man1/fzf.1 (content hit)" above the code the ticket is about
+    man = ".TH fzf 1\n" + ".B --replace-query\nreplace the query with the current item\n" * 20
+    files = {
+        "man/man1/fzf.1": man,
+        "install": "#!/bin/sh\nversion=0.74.3\n",
+        "src/terminal.go": "package fzf\n\n// replaceQuery puts the item in the query\n"
+        + "func (t *Terminal) replaceQuery(item string) {}\n" * 40,
+        "src/util/chars.go": "package util\n\nfunc CopyRunes(chars []rune) []rune {}\n",
+    }
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    candidates = [Candidate(path, len(body)) for path, body in files.items()]
+    history = [["man/man1/fzf.1", "install"]] * 4 + [["src/terminal.go", "src/util/chars.go"]]
+    text = "replace-query puts the item into the query"
+    hits = lexical_hits(text, sorted(files), facts)
+    assert "man/man1/fzf.1" not in hits.seeds
+    assert hits.lexical["src/terminal.go"] > hits.lexical["man/man1/fzf.1"]
+    found = rank(candidates, TaskText(text), history, facts=facts)
+    assert "man/man1/fzf.1" not in found["install"].reason
+    assert found["src/terminal.go"].level > found["man/man1/fzf.1"].level
+    assert found["src/util/chars.go"].level > found["install"].level

@@ -62,12 +62,14 @@ _PATH_ONLY: Final = PATH_ONLY
 _K1: Final = K1
 _B: Final = B
 
-#: Files that collect every change's words (changelogs, release notes): their match
-#: counts this much, and they seed nothing.
+#: Files that collect every change's words (changelogs, release notes) or every
+#: option's (manual pages): their match counts this much, and they seed nothing.
 _AGGREGATE_SHARE: Final = AGGREGATE_SHARE
 _AGGREGATE_WORDS: Final = (
-    r"(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
-    r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?$"
+    r"(?:(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
+    r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?"
+    # a manual page (``fzf.1``, ``tmux.1``): a command's every option, in a ticket's words
+    r"|[A-Za-z][\w.-]*[A-Za-z_]\.[1-9])$"
 )
 _AGGREGATE_NAME: Final = re.compile(_AGGREGATE_WORDS, re.IGNORECASE)
 #: A repository's overview: in a small repository (``lexical_hits(overview=True)``) it
@@ -387,7 +389,8 @@ def _public_short_first(name: str) -> tuple[bool, int, str]:
 
 
 def _aggregate(path: str) -> bool:
-    """Whether ``path`` is a file that collects every change's words (a changelog)."""
+    """Whether ``path`` is a file that collects every change's words (a changelog)
+    or every option's (a manual page)."""
     return _AGGREGATE_NAME.match(path.rpartition("/")[2]) is not None
 
 
