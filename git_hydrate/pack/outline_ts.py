@@ -42,6 +42,10 @@ def _last_row(node: Any) -> int:
     return row - 1 if end.column == 0 and row > node.start_point.row else row
 
 
+def _decode(line: bytes) -> str:
+    return line.rstrip(b"\r").decode("utf-8", "surrogatepass")
+
+
 @cache
 def parser_for(lang: str) -> Any | None:
     """A tree-sitter parser of ``lang``, or ``None`` when its grammar is not installed."""
@@ -64,12 +68,25 @@ class _TsOutliner:
         self.out: list[str] = []
         self.last_row = -1  # rows at or before this are already shown
         self.depth = 0  # declarations being outlined, one inside the other
+        self.rows: dict[int, str] = {}  # the rows decoded (:meth:`text`)
+        self.wordy_rows: dict[int, bool] = {}  # the rows with a word (:meth:`lead`)
 
     def text(self, row: int, end_col: int | None = None) -> str:
-        line = self.raw[row]
         if end_col is not None:
-            line = line[:end_col]
-        return line.rstrip(b"\r").decode("utf-8", "surrogatepass")
+            return _decode(self.raw[row][:end_col])
+        # (each row decoded once: minified code's one line leads every declaration
+        # on it, and a tentative one's lead is taken back and shown again)
+        line = self.rows.get(row)
+        if line is None:
+            line = self.rows[row] = _decode(self.raw[row])
+        return line
+
+    def wordy(self, row: int) -> bool:
+        found = self.wordy_rows.get(row)
+        if found is None:
+            found = row < len(self.raw) and _WORDY.search(self.text(row)) is not None
+            self.wordy_rows[row] = found
+        return found
 
     def emit_row(self, row: int, end_col: int | None = None) -> bool:
         if row <= self.last_row:
@@ -124,8 +141,7 @@ class _TsOutliner:
         for node in reversed(comments):
             done = False
             for r in range(node.start_point.row, node.end_point.row + 1):
-                wordy = r < len(self.raw) and _WORDY.search(self.text(r))
-                if wordy and r > self.last_row and self.emit_row(r):
+                if r > self.last_row and self.wordy(r) and self.emit_row(r):
                     done = True
                     break
             if done:
