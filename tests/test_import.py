@@ -903,3 +903,58 @@ def test_a_field_the_source_leaves_out_is_kept_by_an_update(
     # the next full import merges against what the source said: nothing to change
     again = ledger.import_tasks(json.dumps(first[fmt]).replace('"open', '"closed'), fmt)
     assert again["errors"] == []
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "fmt", "task_id"),
+    [
+        (
+            {"number": 12, "title": "Login", "body": "Log in by email.", "state": "OPEN",
+             "url": "https://github.com/acme/shop/issues/12"},
+            {"number": 12, "state": "CLOSED"},
+            "github",
+            "GH-12",
+        ),
+        (
+            {"number": 12, "title": "Login", "body": "Log in by email.", "state": "OPEN",
+             "url": "https://github.com/acme/shop/issues/12"},
+            {"number": 12, "title": "Login", "body": "Log in by email.", "state": "CLOSED"},
+            "github",
+            "GH-12",
+        ),
+        (
+            {"iid": 7, "title": "Login", "description": "Log in by email.", "state": "opened",
+             "web_url": "https://gitlab.com/acme/shop/-/issues/7"},
+            {"iid": 7, "state": "closed"},
+            "gitlab",
+            "GL-7",
+        ),
+    ],
+    ids=["gh-number-state", "gh-no-url", "gitlab-iid-state"],
+)  # fmt: skip
+def test_an_update_without_the_issue_url_keeps_the_source_and_acceptance(
+    ledger: Ledger, first: dict[str, Any], later: dict[str, Any], fmt: str, task_id: str
+) -> None:
+    """review14: ``gh issue list --json number,state`` has no ``url``: the item's
+    source read as ``github:12``, not the task's URL, and the update was refused
+    ("exists here and was made from https://..."); with a body, the acceptance
+    would have named ``github:12``."""
+    ledger.import_tasks(json.dumps([first]), fmt)
+    before = ledger.get_task(task_id)
+    report = ledger.import_tasks(json.dumps([later]), fmt)
+    assert report["errors"] == [] and report["updated"] == [task_id], report
+    after = ledger.get_task(task_id)
+    assert after["status"] == "done"
+    kept = ("title", "objective", "acceptance", "source")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+
+
+def test_an_update_without_the_url_of_another_issue_is_refused(ledger: Ledger) -> None:
+    """A task made from another issue's URL (imported with another prefix's
+    numbers) is not taken for this item's when the item has no URL."""
+    first = [{"number": 12, "title": "Login", "body": "b", "state": "OPEN",
+              "url": "https://github.com/acme/shop/issues/112"}]  # fmt: skip
+    ledger.import_tasks(json.dumps(first), "github")
+    report = ledger.import_tasks(json.dumps([{"number": 12, "state": "CLOSED"}]), "github")
+    assert report["updated"] == [] and "exists here and was made from" in str(report["errors"])
+    assert ledger.get_task("GH-12")["status"] == "open"

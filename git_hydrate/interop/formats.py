@@ -20,7 +20,7 @@ from ..codec import MAX_JSON_DEPTH, check_depth
 from ..errors import CorruptData, ValidationError
 from ..pack.outline_markup import unfenced
 from .controls import without_controls
-from .given import BEADS_FIELDS, GITLAB_FIELDS, ISSUE_FIELDS, absent_fields
+from .given import BEADS_FIELDS, GITLAB_FIELDS, ISSUE_FIELDS, absent_fields, issue_absent
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
@@ -319,7 +319,7 @@ def _github(data: Any, origin: str) -> Iterator[Item]:
             continue
         url = _text(raw.get("url")) or f"github:{number}"
         item = _issue(raw, str(number), _text(raw.get("body")), url)
-        item.absent = absent_fields(raw, ISSUE_FIELDS)
+        item.absent = issue_absent(raw, ISSUE_FIELDS, "url", bool(item.criteria))
         if str(raw.get("state", "")).upper() == "CLOSED":
             reason = str(raw.get("stateReason") or "").upper()
             item.status = "cancelled" if reason == "NOT_PLANNED" else "done"
@@ -336,7 +336,7 @@ def _gitlab(data: Any, origin: str) -> Iterator[Item]:
             continue
         url = _text(raw.get("web_url")) or f"gitlab:{iid}"
         item = _issue(raw, str(iid), _text(raw.get("description")), url)
-        item.absent = absent_fields(raw, GITLAB_FIELDS)
+        item.absent = issue_absent(raw, GITLAB_FIELDS, "web_url", bool(item.criteria))
         if raw.get("state") == "closed":
             item.status = "done"
         item.ignored = _unused(raw, used)

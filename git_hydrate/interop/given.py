@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["BEADS_FIELDS", "GITLAB_FIELDS", "ISSUE_FIELDS", "absent_fields"]
+__all__ = ["BEADS_FIELDS", "GITLAB_FIELDS", "ISSUE_FIELDS", "absent_fields", "issue_absent"]
 
 #: A source key: the task fields it gives.
 Given = Mapping[str, tuple[str, ...]]
@@ -43,3 +43,14 @@ BEADS_FIELDS: Final[Given] = {
 def absent_fields(raw: Mapping[str, Any], given: Given) -> set[str]:
     """The task fields of ``given`` whose source key ``raw`` does not have."""
     return {name for key, names in given.items() if key not in raw for name in names}
+
+
+def issue_absent(raw: Mapping[str, Any], given: Given, url_key: str, criteria: bool) -> set[str]:
+    """The task fields a GitHub or GitLab issue ``raw`` leaves out: without its URL
+    (``gh issue list --json number,state``) the source too, which the importer
+    takes from the task when it is this issue's, and the acceptance that names it
+    (unless the body's ``criteria`` make it)."""
+    absent = absent_fields(raw, given)
+    if not raw.get(url_key):
+        absent |= {"source"} if criteria else {"source", "acceptance"}
+    return absent

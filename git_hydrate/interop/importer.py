@@ -269,7 +269,7 @@ def import_items(
             fields = _fields(item, chosen, known)
             asked[task_id] = (item.source_id, fields["depends_on"])
             if task_id in known and task_id not in pending:
-                _queue_update(item, task_id, fields, (pending, later, updates))
+                _queue_update(refs, item, task_id, fields, (pending, later, updates))
             else:
                 if item.parent and _parent_id(item, chosen) in left_out:
                     raise ValidationError(f"its parent {_parent_id(item, chosen)} was left out")
@@ -299,6 +299,7 @@ def import_items(
 
 
 def _queue_update(
+    refs: TaskRefs,
     item: Item,
     task_id: str,
     fields: dict[str, Any],
@@ -308,10 +309,21 @@ def _queue_update(
     leaves out stay as the task has them), once made the new parent this run makes."""
     pending, later, updates = queues
     given = {k: v for k, v in fields.items() if k not in item.absent}
+    if "source" in item.absent:  # (an issue without its URL: the task's, if this issue's)
+        given["source"] = _source_here(refs, task_id, fields["source"])
     if given.get("parent") in pending:  # (its new parent is made by this run)
         later.append((item.source_id, task_id, given))
     else:
         updates.add(task_id, given, item.source_id)
+
+
+def _source_here(refs: TaskRefs, task_id: str, fallback: str) -> str:
+    """The source of ``task_id`` when it is the issue that an item without its URL
+    names by ``fallback`` (``github:12``): its URL ends with the issue's number
+    (``.../issues/12``); else ``fallback`` (refused: the task came from elsewhere)."""
+    source = refs.load(task_id).task.source
+    number = fallback.rpartition(":")[2]
+    return source if source == fallback or source.endswith(f"/issues/{number}") else fallback
 
 
 def _finish(
