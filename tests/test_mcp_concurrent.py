@@ -281,3 +281,36 @@ def test_a_line_that_is_not_utf8_is_refused_not_stored_altered(stocked: Path) ->
     assert codes == {0: None, 5: -32600, 6: -32600, None: -32700, 8: None}
     assert answers[5]["error"]["message"] == "Invalid Request: the line is not UTF-8"
     assert git(stocked, "for-each-ref", "refs/hydrate") == before
+
+
+def test_an_id_that_is_no_unicode_text_is_answered_with_null(stocked: Path) -> None:  # noqa: F811
+    """review14: a request whose string id holds a byte that is no UTF-8, or
+    escapes a lone surrogate, was refused with that id, which the server could not
+    write: it crashed ("hit a bug") and the requests after it went unanswered.
+    Such an id cannot be sent back (JSON-RPC 2.0, 5: null when it cannot be
+    detected)."""
+    lines = [
+        json.dumps(INITIALIZE).encode(),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+        b'{"jsonrpc":"2.0","id":"a\xff","method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+        json.dumps(_request(8, "ping")).encode(),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
+        input=b"".join(line + b"\n" for line in lines),
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == b"", done
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (0, None),
+        (None, -32600),
+        (None, -32600),
+        (8, None),
+    ]
+    assert answers[1]["error"]["message"] == "Invalid Request: the line is not UTF-8"
+    assert answers[2]["error"]["message"] == "Invalid Request: a string holds a lone surrogate"

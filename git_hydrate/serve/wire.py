@@ -229,8 +229,9 @@ def _is_json(line: str) -> bool:
 
 def _request_id(line: str) -> str | int | None:
     """The id of what reads as a request (it names a method), if it is one JSON-RPC
-    allows; else ``None``. (The id of what reads as a response is not sent back:
-    the client would take the error for the answer to its own request of that id.)"""
+    allows and an answer can write (no lone surrogate); else ``None``. (The id of
+    what reads as a response is not sent back: the client would take the error
+    for the answer to its own request of that id.)"""
     try:
         value = _read(line)
     except (ValueError, RecursionError):
@@ -240,4 +241,15 @@ def _request_id(line: str) -> str | int | None:
     found = value.get("id")
     if isinstance(found, bool) or not isinstance(found, str | int):
         return None
+    if isinstance(found, str) and not _unicode(found):
+        return None  # (a byte that is no UTF-8, a lone surrogate: it cannot be sent back)
     return found
+
+
+def _unicode(text: str) -> bool:
+    """Whether ``text`` is Unicode text (no lone surrogate), as an answer is written."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
