@@ -458,6 +458,23 @@ def test_context_rm_source_from_a_folder_says_sources_are_from_the_top(repo: Pat
     assert hydrate(repo / "vendor", "context-rm", "X-1", "--source", "vendor/a.py").returncode == 0
 
 
+def test_context_rm_source_hint_from_a_folder_is_a_path_that_matches(repo: Path) -> None:
+    """review14: ``--source ./a.py`` from ``vendor/`` was told to try
+    ``'vendor/./a.py'``, and ``../b.py`` ``'vendor/../b.py'``, sources that match
+    nothing either; the hint is the path from the top (none above it)."""
+    hydrate(repo, "task-add", "X-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "add", "X-1", "--text", "a", "--source-label", "vendor/a.py")
+    (repo / "vendor").mkdir()
+    said = "error: task X-1 has no context whose source matches {!r}{}\n"
+    hint = " (sources are paths from the top of the work tree: --source {!r}?)"
+    typed_meant = (("./a.py", "vendor/a.py"), ("../b.py", "b.py"), ("./*.py", "vendor/*.py"))
+    for typed, meant in typed_meant:
+        there = hydrate(repo / "vendor", "context-rm", "X-1", "--source", typed)
+        assert there.returncode == 1 and there.stderr == said.format(typed, hint.format(meant))
+    above = hydrate(repo / "vendor", "context-rm", "X-1", "--source", "../../c.py")
+    assert above.returncode == 1 and above.stderr == said.format("../../c.py", "")
+
+
 def test_show_of_a_word_that_is_no_task_points_at_the_tasks_that_mention_it(
     repo: Path,
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import sys
 from typing import Any
 
@@ -239,9 +240,12 @@ def context_rm(
             folder = _folder_in_tree(ctx, ledger.repo.work_tree)
             if source_glob is None or not folder or "whose source matches" not in str(exc):
                 raise
+            # (`./a.py`, `../b.py`: the path they name, none above the top)
+            meant = posixpath.normpath(f"{folder}/{source_glob}")
+            if meant == ".." or meant.startswith("../"):
+                raise
             raise NotFound(
-                f"{exc} (sources are paths from the top of the work tree: "
-                f"--source {f'{folder}/{source_glob}'!r}?)"
+                f"{exc} (sources are paths from the top of the work tree: --source {meant!r}?)"
             ) from None
     if as_json:
         echo_json(ctx, result)
