@@ -345,6 +345,11 @@ def test_a_cycle_of_parents_is_refused_by_taskmaster_export_not_left_out(
     result = hydrate(repo, "export", "--format", "json-taskmaster", "X", "Y")
     assert result.returncode == 1 and result.stdout == ""
     assert "X, Y are on a cycle of parents" in result.stderr, result.stderr
+    from git_hydrate.errors import ValidationError
+    from git_hydrate.interop.export import _refuse_unplaced
+
+    with pytest.raises(ValidationError, match=r"and X is on a cycle of parents, or under one"):
+        _refuse_unplaced(["X"])
     assert len(result.stderr.splitlines()) == 1
     # beads writes parents as links: the cycle is exported as it is
     beads = ok(repo, "export", "--format", "json-beads", "X", "Y")

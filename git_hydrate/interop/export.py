@@ -202,7 +202,8 @@ def _refuse_unplaced(task_ids: list[str]) -> None:
         return
     shown = ", ".join(sorted(task_ids)[:5]) + (", ..." if len(task_ids) > 5 else "")
     raise ValidationError(
-        f"json-taskmaster nests each part in its parent, and {shown} are on a cycle of "
+        f"json-taskmaster nests each part in its parent, and {shown} "
+        f"{'is' if len(task_ids) == 1 else 'are'} on a cycle of "
         f"parents, or under one: break it with git hydrate task-edit {min(task_ids)} "
         "--no-parent, or export with --format json-beads (parents as links)"
     )
