@@ -129,3 +129,38 @@ def test_the_cap_counts_only_what_was_left_out_when_the_command_line_packs(
     assert out.returncode == 0, out.stderr
     assert "omitted 1 " in out.stderr
     assert f"everything would fit in about {exact:,} bytes" in out.stderr
+
+
+def test_past_the_cap_a_body_the_walk_counted_is_counted_once(
+    e_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the cap, a body not read stood in for by its size over four, and its
+    section was counted under its cache key as well: a body the walk had counted
+    gave its exact count plus the estimate (pipx: 531,533 tokens advised at
+    ``--max-tokens 8k``, 266,001 at 16k, for the same attachments)."""
+    from git_hydrate.pack import needed as needed_module
+
+    with Ledger(e_repo) as ledger:
+        exact = ledger.prompt("E-2", cache=False, max_tokens=400)["needed_tokens"]
+        monkeypatch.setattr(needed_module, "READ_AT_MOST", 0)
+        sized = ledger.prompt("E-2", cache=False, max_tokens=400)["needed_tokens"]
+    assert sized == exact
+
+
+def test_past_the_cap_a_body_not_read_leaves_no_count_behind(
+    e_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body neither the walk nor the advice read was counted as an empty section
+    under the body's own cache key, and that count was kept: every later walk took
+    the file for a few tokens (pipx, after one ``--max-bytes 40k --max-tokens 8k``:
+    ``--max-tokens 100k`` advised 63,124 tokens for a prompt of 102,196, and kept
+    22 attachments where a fresh clone keeps 28)."""
+    from git_hydrate.pack import needed as needed_module
+
+    with monkeypatch.context() as patched, Ledger(e_repo) as ledger:
+        patched.setattr(needed_module, "READ_AT_MOST", 0)
+        ledger.prompt("E-2", 1500, cache=False, max_tokens=300)  # (big.txt never read)
+    with Ledger(e_repo) as ledger:
+        whole = ledger.prompt("E-2", 1 << 20, cache=False, max_tokens=1 << 20)
+    assert not whole["omitted"]
+    assert whole["needed_tokens"] >= whole["token_count"]

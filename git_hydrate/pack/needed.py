@@ -13,14 +13,16 @@ walk's kept section, held as bytes, is measured at its new place); else
 none is, and each one's recorded size stands in for its body (escapes and
 marks only add: the figure may then be a little low, an "about" of megabytes).
 Tokens are the walk's sum of parts, the notice's estimated as the walk
-estimates it: the exact count of the whole is rarely a token per attachment
-off, almost always under. Pure: no I/O but the loader's, no git.
+estimates it (a body not read: the walk's count of it when it made one, else its
+size over four; no count of it is remembered): the exact count of the whole is
+rarely a token per attachment off, almost always under. Pure: no I/O but the loader's, no git.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final
 
 from .entries import Attachment, AttachmentLoader, Item
@@ -35,7 +37,7 @@ from .measure import (
     section_bytes,
 )
 from .omissions import Missing, Notice
-from .seed import CHARS_PER_TOKEN
+from .seed import CHARS_PER_TOKEN, TokenMeter
 
 __all__ = ["READ_AT_MOST", "advise", "needed"]
 
@@ -101,15 +103,51 @@ def needed(
         elif body is None:
             size = min_body_bytes(entry)
         item = Item(body or "", entry.hash, entry.source)
-        _, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "full", place)
+        sized = plan if not size or plan.meter is None else _sized(plan, size)
+        _, cost_json, cost_prompt, tokens = candidate(sized, entry, item, "full", place)
         total_bytes += (cost_json if plan.json else 0) + (cost_prompt if plan.prompt else 0)
         total_bytes += size * (int(plan.json) + int(plan.prompt))
-        total_tokens += tokens + math.ceil(size / CHARS_PER_TOKEN)
+        total_tokens += tokens
     if notice is not None and notice:
         total_bytes += notice.cost(after_attachments=place > 0)
         if plan.meter is not None:
             total_tokens += notice_tokens(plan, notice, after_attachments=place > 0)
     return total_bytes, total_tokens
+
+
+def _sized(plan: Plan, size: int) -> Plan:
+    """``plan`` measuring a body not read, of ``size`` bytes, by :class:`_SizedBody`."""
+    assert plan.meter is not None
+    return replace(plan, meter=_SizedBody(plan.meter, size))
+
+
+class _SizedBody:
+    """A meter for a body that was not read: its count under its cache key when the
+    walk made one, else its size over four beside the count of the text without it.
+    It remembers nothing: the count of a section without its body, kept under the
+    body's key, would be every later walk's count of that file (a few tokens for a
+    file of thousands), and a count the walk made is the body's whole count, not a
+    part to add an estimate to."""
+
+    def __init__(self, meter: TokenMeter, size: int) -> None:
+        self.meter = meter
+        self.size = size
+
+    @property
+    def encoding(self) -> str:
+        return self.meter.encoding
+
+    def count(self, text: str) -> int:
+        return self.meter.count(text)
+
+    def count_body(self, key: str, text: str) -> int:
+        known = self.meter.known(key)
+        if known is not None:
+            return known
+        return self.meter.count(text) + math.ceil(self.size / CHARS_PER_TOKEN)
+
+    def known(self, key: str) -> int | None:
+        return self.meter.known(key)
 
 
 def _moved(plan: Plan, kept: Kept, place: int) -> tuple[int, int]:
