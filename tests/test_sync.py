@@ -1672,3 +1672,28 @@ def test_removing_a_task_ref_at_no_commit_keeps_the_repository_sound(
         "BAD-1",
         "BAD-2",
     }
+
+
+@pytest.mark.parametrize("local_only", [False, True])
+def test_sync_counts_a_task_it_pulled_once(remote: Path, tmp_path: Path, local_only: bool) -> None:
+    """A task the pull brought was counted again as up to date by the push that
+    followed (or by the no-op check): a lead's ``sync`` of a fleet's six tasks said
+    ``4 updated, 6 up to date``. Each task is counted once: 2 updated, 1 up to date.
+    (``local_only``: a task of this clone alone, which the push sends.)"""
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    for task_id in ("T-1", "T-2", "T-3"):
+        make_task(a, task_id)
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0
+    with Ledger(a) as ledger:
+        ledger.edit_task("T-1", title="changed by a")
+        ledger.edit_task("T-2", title="changed by a")
+    assert hydrate(a, "push").returncode == 0
+    if local_only:
+        make_task(b, "L-1")
+    res = hydrate(b, "sync", "--json")
+    assert res.returncode == 0, res.stderr
+    counts = json.loads(res.stdout)["counts"]
+    expected = {"fast-forward": 2, "up-to-date": 1}
+    assert counts == ({**expected, "pushed-new": 1} if local_only else expected)

@@ -25,6 +25,7 @@ from typing import Final
 import msgspec
 
 from ..archive import ARCHIVE_REF
+from ..ids import TASK_REF_PREFIX
 from ..store import Repository
 from ..taskrefs import TaskRefs
 from .manage import remove_task, setup
@@ -74,7 +75,10 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     if unchanged is not None:
         # nothing to push: a no-op sync is one fetch
         report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
-        report.up_to_date = unchanged
+        current = refs.repo.refs_under(b"refs/hydrate/")
+        report.up_to_date = unchanged - _counted(
+            report, [f"refs/hydrate/{n.decode()}" for n in current]
+        )
         return report
     while True:
         pushed = Report("push", where.display)
@@ -103,9 +107,17 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     report.notes = list(dict.fromkeys(report.notes + pushed.notes))
     # "ahead" only says a push is due, and the push came right after.
     report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
-    report.up_to_date = pushed.up_to_date
+    report.up_to_date = pushed.up_to_date - _counted(report, pushed.up_to_date_refs)
     report.rounds = rounds
     return report
+
+
+def _counted(report: Report, up_to_date: list[str]) -> int:
+    """How many of the ``up_to_date`` refs are tasks ``report`` already counts (the
+    pull brought them, or an earlier round pushed them): counted once, not twice."""
+    named = {o.name for o in report.outcomes if o.is_task}
+    prefix = TASK_REF_PREFIX.decode()
+    return sum(ref.startswith(prefix) and ref[len(prefix) :] in named for ref in up_to_date)
 
 
 def share(

@@ -415,6 +415,7 @@ def push_into(
         is_task = dest.startswith(TASK_REF_PREFIX.decode())
         if action == "up-to-date":
             report.up_to_date += 1
+            report.up_to_date_refs.append(dest)
             continue
         before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
         mirrored = before if is_task else None

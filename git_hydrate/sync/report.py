@@ -48,6 +48,9 @@ class Report(msgspec.Struct):
     remote: str
     outcomes: list[Outcome] = msgspec.field(default_factory=list)
     up_to_date: int = 0
+    #: The refs counted in ``up_to_date`` (a push's, by name), for ``sync`` to count
+    #: a task the pull brought only once.
+    up_to_date_refs: list[str] = msgspec.field(default_factory=list)
     rounds: int = 1
     #: What the command has to say once, beside the per-task outcomes (a
     #: remote that lists no tasks, a namespace it hides).
