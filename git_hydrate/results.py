@@ -388,7 +388,8 @@ class SkippedDict(TypedDict, total=False):
 
 
 #: What ``add-tree`` or ``add-diff`` did (``mode``/``from``/``commit`` for add-tree,
-#: ``range`` for add-diff, ``listing`` for a directory).
+#: ``range`` for add-diff, with ``untracked`` under ``--worktree``; ``listing`` for a
+#: directory).
 class UnattachedDict(TypedDict):
     """A file the task names that add-tree left out: the prompt says it lacks it."""
 
@@ -420,6 +421,7 @@ HydrateResult = TypedDict(
         "listing": str,
         "recognised": bool,
         "unattached": list[UnattachedDict],
+        "untracked": list[str],
     },
     total=False,
 )

@@ -297,3 +297,30 @@ def test_an_absolute_path_spelt_through_a_linked_folder_is_inside(
     with Ledger(repo) as ledger:
         assert [f["path"] for f in ledger.get_task(TASK)["files"]] == ["sub/f.txt"]
     assert "diff:worktree:sub/f.txt" in bodies(repo)
+
+
+def test_worktree_names_the_new_files_it_has_no_diff_of(repo: Path) -> None:
+    """A worker's new test file has no diff until git knows it, so ``--staged
+    --worktree`` ("every uncommitted change") left it out without a word (pipx:
+    ``changelog.d/1987.bugfix.md`` beside two changed files). The result lists such
+    files (within the PATHSPECs, ignored ones not), and the command says how to take
+    them in."""
+    commit_files(repo, {"app.py": "a\n", ".gitignore": "*.log\n"}, "base")
+    make_task(repo)
+    (repo / "app.py").write_text("a\nb\n")
+    (repo / "test_app.py").write_text("def test_b(): pass\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "new.md").write_text("new\n")
+    (repo / "run.log").write_text("ignored\n")
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, staged=True, worktree=True)
+        only_py = ledger.add_diff(TASK, None, ["*.py"], staged=True, worktree=True)
+    assert result["untracked"] == ["docs/new.md", "test_app.py"]
+    assert only_py["untracked"] == ["test_app.py"]
+    out = hydrate(repo, "add-diff", TASK, "--worktree")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[-1] == (
+        "note: 2 untracked files have no diff, not attached: docs/new.md, test_app.py"
+        " (git add -N PATH makes a new file part of --worktree)"
+    )
+    assert "untracked" not in out.stdout

@@ -146,6 +146,19 @@ def budget_warning(ledger: Ledger, task_id: str) -> str | None:
     )
 
 
+def _untracked_note(paths: list[str]) -> None:
+    """add-diff --worktree: the new files it has no diff of, on stderr."""
+    if paths:
+        noun = "file has" if len(paths) == 1 else "files have"
+        named = ", ".join(map(shown, paths[:LIST_SKIPPED]))
+        more = f" and {len(paths) - LIST_SKIPPED} more" if len(paths) > LIST_SKIPPED else ""
+        click.echo(
+            f"note: {len(paths)} untracked {noun} no diff, not attached: {named}{more}"
+            " (git add -N PATH makes a new file part of --worktree)",
+            err=True,
+        )
+
+
 def _report(
     ctx: click.Context,
     task_id: str,
@@ -172,6 +185,7 @@ def _report(
     size = result["total_bytes"]
     amount = f"{size:,} byte{'' if size == 1 else 's'}"
     click.echo(f"{shown(task_id)}: {counts}; {amount} {origin}{state}", err=err)
+    _untracked_note(result.get("untracked") or [])
     skipped = result["skipped"]
     if not skipped:
         return
@@ -550,7 +564,8 @@ def add_diff(
     (REV...HEAD); by default the current branch against its upstream, else
     against the default branch. --staged diffs the index against HEAD,
     --worktree the work tree against the index, both together every
-    uncommitted change. Each file's diff is its own body, labelled
+    uncommitted change (an untracked file has none: --worktree names it).
+    Each file's diff is its own body, labelled
     diff:<range>:<path>, so the byte budget can keep some files' changes when
     not all fit; binary diffs are skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the

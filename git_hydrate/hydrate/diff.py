@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 from .. import validate
 from ..errors import CorruptData, ValidationError
@@ -415,5 +415,14 @@ def add_diff(
         action="add-diff",
         summary=f"of {label}",
         trailers=trailers,
-        result={"range": label, "files": len(changed)},
+        result={"range": label, "files": len(changed), **_untracked(refs.repo, spec, worktree)},
     )
+
+
+def _untracked(repo: Repository, spec: Pathspec, worktree: bool) -> dict[str, Any]:
+    """With ``worktree``, ``untracked``: the untracked files no ignore rule covers,
+    within ``spec``, of which it has no diff (``git add -N`` gives them one)."""
+    if not worktree:
+        return {}
+    _tracked, others = repo.ls_files()
+    return {"untracked": sorted(path for path in _names(others) if spec.matches(path))}
