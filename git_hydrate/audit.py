@@ -115,6 +115,8 @@ def commits(refs: TaskRefs, task_id: str) -> list[dict[str, str | None]]:
         if task_id not in [t.strip() for t in tasks.split(",")]:
             continue
         packet = packets.split(",")[0].strip() or None
+        # (in UTC and with the address, as the task's own history gives them)
+        when = iso_utc(int(when)) if when.isdigit() else when
         found.append(
             {"commit": commit, "when": when, "who": who, "subject": subject, "packet": packet}
         )

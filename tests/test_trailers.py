@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -281,3 +282,27 @@ def test_comment_char_auto_leaves_a_gitmoji_subject_its_trailers(
     assert trailers(repo).startswith("Hydrate-Task: T-1\nHydrate-Packet: ")
     left_empty = _edited(repo, env, "true")
     assert left_empty.returncode == 1 and "empty commit message" in left_empty.stderr
+
+
+def test_log_commits_gives_when_and_who_as_log_does(repo: Path) -> None:
+    """A fleet's lead reads ``log ID`` and ``log ID --commits`` side by side (and the
+    web page shows both): ``log`` said ``2026-12-05T05:55:03Z  w2 <w2@fleet.test>``,
+    ``--commits`` ``2026-12-05T06:55:03+01:00  w2``. Both give UTC and the author with
+    the address now."""
+    hydrate(repo, "task-add", "T-1", "--objective", "Fix the parser", "--acceptance", "tests")
+    (repo / "a").write_text("a\n")
+    git(repo, "add", "a")
+    env = {"GIT_AUTHOR_DATE": "2027-01-15T09:30:00+01:00"}
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "fix\n\nHydrate-Task: T-1"],
+        cwd=repo,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(hydrate(repo, "log", "T-1", "--commits", "--json").stdout)
+    history = json.loads(hydrate(repo, "log", "T-1", "--json").stdout)
+    assert found[0]["when"] == "2027-01-15T08:30:00Z"
+    assert found[0]["who"] == history[0]["who"]
+    assert "<" in found[0]["who"]

@@ -254,9 +254,9 @@ class Commands(RepositoryBase):
 
     def trailer_log(self, keys: Sequence[str]) -> bytes:
         """Every commit of the branches, tags, remote-tracking branches and ``HEAD``
-        (never ``refs/hydrate/``): ``%H NUL %aI NUL %an NUL %s`` then, for each of
-        ``keys``, NUL and its trailer values (comma separated), one record per RS."""
-        fields = ["%H", "%aI", "%an", "%s"] + [
+        (never ``refs/hydrate/``): ``%H NUL %at NUL %an <%ae> NUL %s`` then, for each
+        of ``keys``, NUL and its trailer values (comma separated), one record per RS."""
+        fields = ["%H", "%at", "%an <%ae>", "%s"] + [
             f"%(trailers:key={key},valueonly,separator=%x2C)" for key in keys
         ]
         proc = self.git(
