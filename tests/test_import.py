@@ -958,3 +958,29 @@ def test_an_update_without_the_url_of_another_issue_is_refused(ledger: Ledger) -
     report = ledger.import_tasks(json.dumps([{"number": 12, "state": "CLOSED"}]), "github")
     assert report["updated"] == [] and "exists here and was made from" in str(report["errors"])
     assert ledger.get_task("GH-12")["status"] == "open"
+
+
+def test_spec_kit_tells_a_test_by_its_folder_or_name_not_by_four_letters(
+    ledger: Ledger,
+) -> None:
+    """spec-kit's paths were tests when they held ``test`` anywhere: ``src/latest.py``,
+    ``src/contest/app.py`` and ``src/pytest_plugin.py`` became "Tests to write or
+    update". A test is a file under a test folder or named as one."""
+    text = (
+        "## Phase 1\n"
+        "- [ ] T001 Fix the cache in src/latest.py and src/contest/app.py\n"
+        "- [ ] T002 Load src/pytest_plugin.py, covered by tests/unit/cache.py\n"
+        "- [ ] T003 Check cli/test_cli.py, pkg/x_test.go, web/a.spec.ts and src/GsonTest.java\n"
+    )
+    ledger.import_tasks(text, "speckit")
+
+    def split(task_id: str) -> tuple[list[str], list[str]]:
+        shown = ledger.get_task(task_id)
+        return [f["path"] for f in shown["files"]], [t["path"] for t in shown["tests"]]
+
+    assert split("T001") == (["src/latest.py", "src/contest/app.py"], [])
+    assert split("T002") == (["src/pytest_plugin.py"], ["tests/unit/cache.py"])
+    assert split("T003") == (
+        [],
+        ["cli/test_cli.py", "pkg/x_test.go", "web/a.spec.ts", "src/GsonTest.java"],
+    )
