@@ -31,6 +31,7 @@ __all__ = [
     "clear",
     "compile_task_pattern",
     "current",
+    "held_by_another",
     "resolve",
     "start",
 ]
@@ -162,13 +163,14 @@ def start(refs: TaskRefs, task_id: str) -> dict[str, Any]:
         moved = dict(lifecycle.set_status(refs, task_id, "in_progress"))
     refs.repo.replace_file(_path(refs), [task_id.encode("ascii") + b"\n"])
     moved["previous"] = previous
-    moved["held_by"] = _held_by_another(refs, task_id)
+    moved["held_by"] = held_by_another(refs, task_id)
     return moved
 
 
-def _held_by_another(refs: TaskRefs, task_id: str) -> str:
+def held_by_another(refs: TaskRefs, task_id: str) -> str:
     """Who holds ``task_id`` if not this identity (``NAME since TIME``), else ``""``:
-    starting it took nothing from them, and two people may now work on it."""
+    starting it (or a checkpoint on it) took nothing from them, and two people may
+    now work on it."""
     from .claims import default_holder
 
     task = refs.load(task_id).task

@@ -159,3 +159,25 @@ def test_a_started_task_removed_is_passed_over_and_said(repo: Path) -> None:
     assert (cleared.returncode, cleared.stdout) == (0, "cleared R-1\n")
     assert hydrate(repo, "current", "--clear").returncode == 1  # (nothing was started)
     assert hydrate(repo, "current").stderr == "no current task: git hydrate start ID\n"
+
+
+def test_a_checkpoint_on_a_task_another_holds_is_recorded_and_said(repo: Path) -> None:
+    """w2 checkpointed a task w3 held without a word; a sync merged it into w3's
+    history (explorer17). It is still recorded (a reviewer may note progress), and
+    said on stderr."""
+    _task(repo, "W-1")
+    _task(repo, "W-2")
+    assert hydrate(repo, "claim", "W-1", "--as", "someone-else").returncode == 0
+    since = json.loads(hydrate(repo, "show", "W-1", "--json").stdout)["claimed_at"]
+    theirs = hydrate(repo, "checkpoint", "W-1", "--summary", "read it")
+    assert theirs.returncode == 0
+    assert theirs.stdout == "task W-1: checkpoint #1 recorded (0 cumulative tokens)\n"
+    assert theirs.stderr == (
+        f"warning: W-1 is held by someone-else since {since}: your checkpoint is recorded"
+        " in the task's history beside their work\n"
+    )
+    assert hydrate(repo, "claim", "W-2").returncode == 0
+    mine = hydrate(repo, "checkpoint", "W-2", "--summary", "done a step")
+    assert mine.returncode == 0 and mine.stderr == ""
+    unheld = hydrate(repo, "checkpoint", "W-2", "--summary", "again", "--json")
+    assert unheld.stderr == "" and json.loads(unheld.stdout)["number"] == 2

@@ -247,16 +247,25 @@ def checkpoint(
           --evidence "pytest tests/test_health.py: 3 passed" \\
           --next-step "add the X-Request-Id header" --tokens 18400
     """
+    from ..current import held_by_another
+
     with open_ledger(ctx) as ledger:
         result = ledger.add_checkpoint(
             task_id, summary, evidence, next_step, tokens, allow_secrets=allow_secrets
         )
+        other = held_by_another(ledger.refs, result["task_id"])
     if as_json:
         echo_json(ctx, result)
     else:
         click.echo(
             f"task {shown(task_id)}: checkpoint #{result['number']} recorded "
             f"({result['tokens']} cumulative tokens)"
+        )
+    if other:
+        click.echo(
+            f"warning: {shown(result['task_id'])} is held by {shown(other)}: your checkpoint "
+            "is recorded in the task's history beside their work",
+            err=True,
         )
 
 
