@@ -241,7 +241,7 @@ def summary_line(task_id: str, result: Mapping[str, Any]) -> str:
     shrunk = result.get("shrunk") or []
     kept = f"kept {result['kept']} of {result['attachments']} attachments"
     if shrunk:
-        kept += f" ({len(shrunk)} as outlines)"
+        kept += " (1 as an outline)" if len(shrunk) == 1 else f" ({len(shrunk)} as outlines)"
     used = [f"{thousands(result['prompt_bytes'])}"]
     if result.get("max_bytes") is not None:
         used[0] += f" of {thousands(result['max_bytes'])}"

@@ -489,7 +489,7 @@ def test_outline_on_the_command_line(repo: Path) -> None:
     out = hydrate(repo, "prompt", "M-8", "--max-bytes", "1500", "--outline", "-v")
     assert out.returncode == 0, out
     assert "### Outline of mod.py (not the whole file)\n" in out.stdout
-    assert "(1 as outlines)" in out.stderr and "shrunk 1" in out.stderr
+    assert "(1 as an outline)" in out.stderr and "shrunk 1" in out.stderr
     assert out.stderr.splitlines()[1].startswith("  shrunk  ")
     assert (repo / ".git" / "hydrate" / "outlines").is_file()
     packed = json.loads(hydrate(repo, "pack", "M-8", "--max-bytes", "1500", "--outline").stdout)
