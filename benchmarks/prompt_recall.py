@@ -14,6 +14,10 @@ Usage::
         --work /tmp/recall --out before.json       # --code: whose git_hydrate to run
     python benchmarks/prompt_recall.py --compare before.json after.json
 
+``--named N`` replays other tasks (``N<N>-i``) that also name the first N of
+the commit's changed files in play, so that a change to how the walk treats
+files in play can be weighed too; ``--budgets`` (KiB) replaces 32, 64 and 128.
+
 The work directory keeps each repository's clone and its tasks between runs, so
 a second run with other code packs the very same hydrated tasks.
 """
@@ -30,7 +34,14 @@ from typing import Any
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 
 
-def run(code: Path, repos: list[str], work: Path, per_repo: int) -> dict[str, Any]:
+def run(
+    code: Path,
+    repos: list[str],
+    work: Path,
+    per_repo: int,
+    named: int = 0,
+    budgets: tuple[int, ...] = BUDGETS,
+) -> dict[str, Any]:
     sys.path.insert(0, str(code))
     import git_hydrate  # noqa: F401  (the checkout's, before relevance imports its own)
 
@@ -47,17 +58,19 @@ def run(code: Path, repos: list[str], work: Path, per_repo: int) -> dict[str, An
         if not clone.is_dir():
             subprocess.run(["git", "clone", "-q", "--bare", git_dir, str(clone)], check=True)
         for i, case in enumerate(relevance.qualifying(git_dir, tip)[:per_repo]):
-            task_id = f"R-{i + 1}"
+            task_id = f"N{named}-{i + 1}" if named else f"R-{i + 1}"
             ref = f"refs/hydrate/tasks/{task_id}"
             known = subprocess.run(
                 ["git", "--git-dir", str(clone), "rev-parse", "--verify", "-q", ref],
                 capture_output=True,
             )
-            if known.returncode != 0:
+            if known.returncode != 0 and named:
+                _hydrate_named(str(clone), case, task_id, named)
+            elif known.returncode != 0:
                 relevance.hydrate_case(str(clone), case, task_id, objective_only=True)
             with Ledger(str(clone)) as ledger:
                 row = {}
-                for budget in BUDGETS:
+                for budget in budgets:
                     got = ledger.prompt(task_id, max_bytes=budget, cache=False)
                     sources = [c["source"] for c in got["packet"]["context"]]
                     whole = {s for s in sources if not s.endswith(" (outline)")}
@@ -70,10 +83,24 @@ def run(code: Path, repos: list[str], work: Path, per_repo: int) -> dict[str, An
     return results
 
 
+def _hydrate_named(workdir: str, case: Any, task_id: str, named: int) -> None:
+    """task-add naming the first ``named`` changed files in play, then add-tree --rev P."""
+    from git_hydrate import Ledger
+
+    with Ledger(workdir, clock=lambda: 1_700_000_000.0) as ledger:
+        ledger.add_task(
+            task_id,
+            objective=case.message or "change",
+            acceptance="-",
+            files=case.changed[:named],
+        )
+        ledger.add_tree(task_id, rev=case.parent)
+
+
 def compare(before: dict[str, Any], after: dict[str, Any]) -> None:
     keys = sorted(set(before) & set(after))
     print(f"{len(keys)} cases")
-    for budget in map(str, BUDGETS):
+    for budget in sorted(before[keys[0]], key=int):
         for k, label in ((0, "whole"), (1, "whole or outline")):
             b = sum(before[c][budget][k] for c in keys) / len(keys)
             a = sum(after[c][budget][k] for c in keys) / len(keys)
@@ -93,13 +120,16 @@ def main() -> None:
     parser.add_argument("--per-repo", type=int, default=10)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--compare", nargs=2, type=Path)
+    parser.add_argument("--named", type=int, default=0)
+    parser.add_argument("--budgets", default="32,64,128", help="KiB, comma-separated")
     args = parser.parse_args()
     if args.compare:
         before, after = (json.loads(p.read_text()) for p in args.compare)
         compare(before, after)
         return
     args.work.mkdir(parents=True, exist_ok=True)
-    results = run(args.code, args.repos.split(","), args.work, args.per_repo)
+    budgets = tuple(int(b) * 1024 for b in args.budgets.split(","))
+    results = run(args.code, args.repos.split(","), args.work, args.per_repo, args.named, budgets)
     text = json.dumps(results, indent=1)
     if args.out:
         args.out.write_text(text)
