@@ -532,3 +532,30 @@ def test_a_named_outline_never_takes_the_room_of_a_note_ranked_above_it() -> Non
     # (the count's command spells the budget: " --max-bytes 1234", 17 bytes more)
     kept = build_prompt(TASK, entries, base + 327, outline=outliner, now=NOW)["packet"]["context"]
     assert [c["source"] for c in kept] == ["cli", "README.md"]
+
+
+# -- every file in play before any whole ------------------------------------------------
+
+
+def test_a_file_in_play_is_kept_whole_only_beside_the_outlines_of_those_after_it() -> None:
+    """Two files in play: the first (6 KB, ranked first) kept whole left no room
+    for the second's outline (40 KB, its outline 3 KB), which was left out while
+    both outlines fit. The first is kept whole only once the second's outline
+    fits beside it; more budget never shrinks it again (pipx GH-1999)."""
+    first = entry(python_module(10), "src/first.py", 3, named="file in play")
+    second = entry(python_module(60), "src/second.py", 2, named="file in play")
+    entries = [first, second, entry("x = 1\n" * 200, "notes.txt", 1)]
+    base = build_prompt(TASK, [], 10**6, now=NOW)["prompt_bytes"]
+    states = []
+    for budget in range(base + 3000, base + 16000, 250):
+        prompt = build_prompt(TASK, entries, budget, outline=outliner, now=NOW)["prompt"]
+        whole = "### Context from src/first.py" in prompt
+        outlined = "### Outline of src/first.py" in prompt
+        second_in = "src/second.py (not the whole file)" in prompt
+        if whole:
+            assert second_in, budget  # (kept whole only beside the other's outline)
+        states.append(2 if whole else int(outlined))
+        if budget == base + 8000:
+            assert outlined and second_in, prompt
+    assert states == sorted(states)  # outline, then whole: never whole, then outline
+    assert states[0] == 1 and states[-1] == 2

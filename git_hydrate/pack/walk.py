@@ -3,13 +3,16 @@
 Two passes. The first keeps, in order, every attachment that fits whole; one
 the task names (a file in play, a named test: :attr:`.Attachment.named`) or that
 ranks high (the first 1/:data:`TOP_SHARE` of the order) that does not is kept
-as its outline at once. The others that do not fit, and a large attachment
-that would leave out :data:`DISPLACED` or more later ones that fit whole in
-its place (value per byte, :mod:`.value`), wait for the second pass, which
-tries them in packing order (whole first for the large ones, then as
-outlines) in the room left: an outline of a low-ranked file never pushes out
-a smaller file that fits whole. An outline only takes the room left: nothing
-kept is left out again for it. Kept attachments stay in packing order.
+as its outline at once; one the task names is kept whole only beside what those
+it names after it cost at the least (:func:`_reserved`: each one's outline, or
+the whole when smaller), so that it never takes their outlines' room. The
+others that do not fit, and a large attachment that would leave out
+:data:`DISPLACED` or more later ones that fit whole in its place (value per
+byte, :mod:`.value`), wait for the second pass, which tries them in packing
+order (whole first for the large ones, then as outlines) in the room left: an
+outline of a low-ranked file never pushes out a smaller file that fits whole.
+An outline only takes the room left: nothing kept is left out again for it.
+Kept attachments stay in packing order.
 
 Whatever is left out or shrunk is named in the prompt's ``### Not included``
 section (:mod:`.omissions`), whose cost the walk carries as it grows: when it
@@ -61,6 +64,8 @@ TOP_SHARE: Final = 10
 #: What a line of the notice costs besides its source (an upper bound): leaving
 #: out a file smaller than its own line gains nothing.
 _LINE_BYTES: Final = 200
+#: What the notice's heading and introduction cost (an upper bound).
+_HEAD_BYTES: Final = 200
 #: What counting one more omission can add to the notice (a digit, an "s").
 _COUNT_BYTES: Final = 8
 #: How many fewer bytes a section measured at one place can take at another (its
@@ -104,13 +109,21 @@ def _walk(
     waiting: list[_Waiting] = []
     large: list[Attachment] = []  # the waiting ones value per byte put off
     top = max(1, len(entries) // TOP_SHARE)
+    reserved = _reserved(plan, entries, now, load_body)
     for index, entry in enumerate(entries):
         if entry.expires is not None and entry.expires <= now:
             walked.omit(index, entry, "expired")
         else:
             high = bool(entry.named) or index < top
             _first_pass(
-                plan, walked, (index, entry), load_body, entries, (waiting, large), high=high
+                plan,
+                walked,
+                (index, entry),
+                load_body,
+                entries,
+                (waiting, large),
+                high=high,
+                reserved=reserved if entry.named else {},
             )
         _settle(plan, walked)
         if not walked.notice_fits:
@@ -143,13 +156,19 @@ def _first_pass(
     put_off: tuple[list[_Waiting], list[Attachment]],
     *,
     high: bool,
+    reserved: dict[int, int],
 ) -> None:
     """One attachment's first pass (``at``: its place and entry): kept whole,
     outlined in place (named or ranking high), put off to the second pass
-    (``put_off``: all that wait, and the large ones among them), or left out."""
+    (``put_off``: all that wait, and the large ones among them), or left out.
+    ``reserved``: the outlines' bytes of the files the task names, by place (a
+    file it names is kept whole only beside those after it)."""
     index, entry = at
     waiting, large = put_off
-    body = _whole(plan, walked, index, entry, load_body, entries, large)
+    later = [size for at, size in reserved.items() if at > index]
+    reserve = sum(map(abs, later))  # (negative: whole, the cheaper; no line in the notice)
+    reserve += _HEAD_BYTES if any(size > 0 for size in later) and plan.notice else 0
+    body = _whole(plan, walked, (index, entry), load_body, entries, large, reserve)
     if body is _LARGE:
         large.append(entry)
         walked.note(index, entry, "byte_budget", outlined=True)
@@ -186,19 +205,22 @@ _LARGE: Final = object()
 def _whole(
     plan: Plan,
     walked: Walked,
-    index: int,
-    entry: Attachment,
+    at: tuple[int, Attachment],
     load_body: AttachmentLoader | None,
     entries: Sequence[Attachment],
     large_ones: Sequence[Attachment],
+    reserve: int = 0,
 ) -> str | bool | object | None:
-    """Keep an attachment whole if it fits (``True``); else its body if it was read,
-    ``None`` if it was not (it cannot fit by its size), or :data:`_LARGE` when
-    value per byte says it waits."""
+    """Keep an attachment (``at``: its place and entry) whole if it fits beside
+    ``reserve`` bytes more (``True``); else its body if it was read, ``None`` if
+    it was not (it cannot fit by its size), or :data:`_LARGE` when value per
+    byte says it waits."""
+    index, entry = at
     # A body costs at least its own bytes in each measured text; when that
     # alone cannot fit, it is not read (unless its outline is wanted).
     if plan.json or plan.prompt:
         least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
+        least += reserve
         if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
             return None
     if plan.meter is not None and plan.room_tokens is not None:
@@ -209,17 +231,20 @@ def _whole(
     if waits(plan, walked, entries, index, large_ones):
         return _LARGE
     body = body_of(entry, load_body)
-    return True if _keep_if_fits(plan, walked, index, entry, body) else body
+    return True if _keep_if_fits(plan, walked, index, entry, body, reserve) else body
 
 
-def _keep_if_fits(plan: Plan, walked: Walked, index: int, entry: Attachment, body: str) -> bool:
-    """Keep the attachment's whole ``body`` if its measured section fits."""
+def _keep_if_fits(
+    plan: Plan, walked: Walked, index: int, entry: Attachment, body: str, reserve: int = 0
+) -> bool:
+    """Keep the attachment's whole ``body`` if its measured section fits (beside
+    ``reserve`` bytes more)."""
     item = Item(body, entry.hash, entry.source)
     section, cost_json, cost_prompt, tokens = candidate(
         plan, entry, item, "full", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
-    if not fits(plan, walked, size, tokens):
+    if not fits(plan, walked, size + reserve, tokens):
         return False
     kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt))
     walked.keep(kept, size, tokens, named=bool(entry.named))
@@ -280,6 +305,38 @@ def _keep_outline(
     kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt), shrunk)
     walked.keep(kept, size, tokens, named=bool(entry.named))
     return True
+
+
+def _reserved(
+    plan: Plan, entries: Sequence[Attachment], now: float, load_body: AttachmentLoader | None
+) -> dict[int, int]:
+    """What each file the task names but the first costs at the least, by place:
+    its outline with its line in the notice, or (negated) the whole file when that
+    is less. A file it names is kept whole only beside these costs of those after
+    it, so that it does not take their room. They do not depend on the budget, so
+    more budget never shrinks a file kept whole (one without an outline, or
+    expired, reserves nothing)."""
+    if plan.outliner is None or plan.room_bytes is None:
+        return {}
+    named = [
+        (index, entry)
+        for index, entry in enumerate(entries)
+        if entry.named and (entry.expires is None or entry.expires > now)
+    ]
+    reserved: dict[int, int] = {}
+    for index, entry in named[1:]:
+        body = body_of(entry, load_body)
+        outline = plan.outliner(entry, lambda body=body: body)  # type: ignore[misc]
+        if not outline:
+            continue
+        item = Item(outline, entry.hash, f"{entry.source} (outline)")
+        cost_json, cost_prompt = candidate(plan, entry, item, "outline", 2)[1:3]
+        line = _LINE_BYTES + utf8_len(entry.source) if plan.notice is not None else 0
+        size = measured(plan, cost_json, cost_prompt) + line
+        whole = Item(body, entry.hash, entry.source)
+        cost_json, cost_prompt = candidate(plan, entry, whole, "full", 2)[1:3]
+        reserved[index] = min(size, -measured(plan, cost_json, cost_prompt), key=abs)
+    return reserved
 
 
 def _refill(
