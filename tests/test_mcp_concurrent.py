@@ -266,14 +266,7 @@ def test_a_line_that_is_not_utf8_is_refused_not_stored_altered(stocked: Path) ->
         b'\xff{"jsonrpc":"2.0","id":7,"method":"ping"}',
         json.dumps(_request(8, "ping")).encode(),
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
-        input=b"".join(line + b"\n" for line in lines),
-        capture_output=True,
-        env={**_server_env(), "PATH": os.environ["PATH"]},
-        timeout=60,
-        check=False,
-    )
+    done = _serve_lines(stocked, lines)
     assert done.returncode == 0 and done.stderr == b"", done
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
     codes = {n: a.get("error", {}).get("code") for n, a in answers.items()}
@@ -281,6 +274,18 @@ def test_a_line_that_is_not_utf8_is_refused_not_stored_altered(stocked: Path) ->
     assert codes == {0: None, 5: -32600, 6: -32600, None: -32700, 8: None}
     assert answers[5]["error"]["message"] == "Invalid Request: the line is not UTF-8"
     assert git(stocked, "for-each-ref", "refs/hydrate") == before
+
+
+def _serve_lines(repo: Path, lines: list[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """``git hydrate mcp`` in ``repo`` fed ``lines`` (raw bytes, one request each)."""
+    return subprocess.run(
+        [sys.executable, "-m", "git_hydrate", "-C", str(repo), "mcp"],
+        input=b"".join(line + b"\n" for line in lines),
+        capture_output=True,
+        env={**_server_env(), "PATH": os.environ["PATH"]},
+        timeout=60,
+        check=False,
+    )
 
 
 def test_an_id_that_is_no_unicode_text_is_answered_with_null(stocked: Path) -> None:  # noqa: F811
@@ -296,14 +301,7 @@ def test_an_id_that_is_no_unicode_text_is_answered_with_null(stocked: Path) -> N
         b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
         json.dumps(_request(8, "ping")).encode(),
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "git_hydrate", "-C", str(stocked), "mcp"],
-        input=b"".join(line + b"\n" for line in lines),
-        capture_output=True,
-        env={**_server_env(), "PATH": os.environ["PATH"]},
-        timeout=60,
-        check=False,
-    )
+    done = _serve_lines(stocked, lines)
     assert done.returncode == 0 and done.stderr == b"", done
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
