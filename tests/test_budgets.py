@@ -428,7 +428,7 @@ def test_a_change_to_the_token_counter_starts_its_cache_afresh(
 
     code = tmp_path / "package"
     (code / "pack").mkdir(parents=True)
-    for name in ("pack/tokens.py", "context_expander.py"):
+    for name in ("pack/tokens.py", "pack/render.py", "context_expander.py"):
         (code / name).write_text("# v1\n")
     monkeypatch.setattr(stored, "_CODE", str(code), raising=False)
     _task(repo)
@@ -445,6 +445,13 @@ def test_a_change_to_the_token_counter_starts_its_cache_afresh(
     with Ledger(repo) as ledger:
         assert ledger.pack("M-6001", max_tokens=100_000)["token_count"] == first != 7
     assert cache.read_bytes().split(b"\n")[0] != header
+    # the rendering of the counted texts is the packer's: an edit there, too
+    header, *lines = cache.read_bytes().split(b"\n")
+    planted = [line.partition(b"\t")[0] + b"\t7" for line in lines if line]
+    cache.write_bytes(b"\n".join([header, *planted, b""]))
+    (code / "pack" / "render.py").write_text("# v2, the rendering changed\n")
+    with Ledger(repo) as ledger:
+        assert ledger.pack("M-6001", max_tokens=100_000)["token_count"] == first
 
 
 @needs_tokens

@@ -51,8 +51,9 @@ __all__ = [
 #: The header of the token-count cache (the encoding, the counting code's digest):
 #: counts are of texts derived from a body by context_expander's rendering rules.
 _TOKEN_CACHE_HEADER: Final = b"# git-hydrate token-counts 3 %s %s\n"
-#: The modules whose code decides a count (beside the backend installed).
-_TOKEN_COUNTERS: Final = ("pack/tokens.py", "context_expander.py")
+#: The modules outside ``pack/`` whose code decides a counted text (beside the
+#: packer's own, which renders it, and the backend installed).
+_TOKEN_TEXTS: Final = ("context_expander.py",)
 _OUTLINE_CACHE_HEADER: Final = b"# git-hydrate outlines 2 %s\n"
 #: Where the outliner's and the token counter's code is (a test points it
 #: elsewhere): it decides each outline and count, so it is in their caches' headers.
@@ -255,9 +256,10 @@ def _meter(refs: TaskRefs, encoding: str, caches: list[DerivedCache]) -> Meter:
     from .tokens import BACKEND_MODULES, Meter
 
     meter = Meter(encoding)  # a missing extra or an unknown encoding refuses here
-    # a count is the backend's, through the code that cleans texts and merges long
-    # pieces: an upgrade of either (or a development install's edit), another cache
-    code = code_fingerprint(_TOKEN_COUNTERS, _CODE)
+    # a count is the backend's, of a text the packer rendered, through the code that
+    # cleans texts and merges long pieces: an upgrade of any (or a development
+    # install's edit), another cache
+    code = code_fingerprint([*packer_modules(_CODE), *_TOKEN_TEXTS], _CODE)
     state = f"{__version__} {code} {installed_fingerprint(BACKEND_MODULES)}"
     digest = hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     header = _TOKEN_CACHE_HEADER % (encoding.encode(), digest.encode("ascii"))
