@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from .. import validate
 from ..errors import NotFound, ValidationError
 from ._common import (
     Count,
@@ -237,7 +238,8 @@ def context_rm(
                 task_id, digests, source=source_glob, everything=everything
             )
         except NotFound as exc:
-            folder = _folder_in_tree(ctx, ledger.repo.work_tree)
+            top = ledger.repo.work_tree
+            folder = validate.where(top, working_directory(ctx))[1] if top is not None else ""
             if source_glob is None or not folder or "whose source matches" not in str(exc):
                 raise
             # (`./a.py`, `../b.py`: the path they name, none above the top)
@@ -256,14 +258,3 @@ def context_rm(
         )
     noun = "attachment" if result["count"] == 1 else "attachments"
     click.echo(f"{task_id}: {result['count']} {noun} removed")
-
-
-def _folder_in_tree(ctx: click.Context, top: str | None) -> str:
-    """The folder the command runs in, from the top of the work tree (``""`` at the
-    top or outside it)."""
-    if top is None:
-        return ""
-    here, root = os.path.realpath(working_directory(ctx)), os.path.realpath(top)
-    if here == root or os.path.commonpath([here, root]) != root:
-        return ""
-    return os.path.relpath(here, root).replace(os.sep, "/")

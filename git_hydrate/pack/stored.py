@@ -252,6 +252,13 @@ def parent_attachment(refs: TaskRefs, parent_id: str, priority: int = 0) -> Atta
     )
 
 
+def _code_state(modules: list[str], installed: str) -> bytes:
+    """A short digest of git-hydrate's version, ``modules``' code (under :data:`_CODE`)
+    and the ``installed`` packages' fingerprint: what a derived cache's header names."""
+    state = f"{__version__} {code_fingerprint(modules, _CODE)} {installed}"
+    return hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16].encode()
+
+
 def _meter(refs: TaskRefs, encoding: str, caches: list[DerivedCache]) -> Meter:
     from .tokens import BACKEND_MODULES, Meter
 
@@ -259,10 +266,9 @@ def _meter(refs: TaskRefs, encoding: str, caches: list[DerivedCache]) -> Meter:
     # a count is the backend's, of a text the packer rendered, through the code that
     # cleans texts and merges long pieces: an upgrade of any (or a development
     # install's edit), another cache
-    code = code_fingerprint([*packer_modules(_CODE), *_TOKEN_TEXTS], _CODE)
-    state = f"{__version__} {code} {installed_fingerprint(BACKEND_MODULES)}"
-    digest = hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    header = _TOKEN_CACHE_HEADER % (encoding.encode(), digest.encode("ascii"))
+    modules = [*packer_modules(_CODE), *_TOKEN_TEXTS]
+    digest = _code_state(modules, installed_fingerprint(BACKEND_MODULES))
+    header = _TOKEN_CACHE_HEADER % (encoding.encode(), digest)
     cache = DerivedCache.of(refs.repo, f"token-counts-{encoding}", header)
     caches.append(cache)
     meter.remembered = cache.values
@@ -273,9 +279,7 @@ def _outliner(refs: TaskRefs, caches: list[DerivedCache]) -> AttachmentOutliner:
     # the grammars installed and the outliner's code decide outlines: either
     # changed (an upgrade, a development install's edit), another cache
     outliner = [m for m in packer_modules(_CODE) if m.startswith("pack/outline")]
-    code = f"{__version__} {code_fingerprint(outliner, _CODE)} {grammars()}"
-    state = hashlib.sha256(code.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    header = _OUTLINE_CACHE_HEADER % state.encode("ascii")
+    header = _OUTLINE_CACHE_HEADER % _code_state(outliner, grammars())
     cache = DerivedCache.of(refs.repo, "outlines", header)
     caches.append(cache)
 

@@ -75,9 +75,8 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     if unchanged is not None:
         # nothing to push: a no-op sync is one fetch
         report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
-        current = refs.repo.refs_under(b"refs/hydrate/")
-        report.up_to_date = unchanged - _counted(
-            report, [f"refs/hydrate/{n.decode()}" for n in current]
+        report.up_to_date = len(unchanged) - _counted(
+            report, [f"refs/hydrate/{n.decode()}" for n in unchanged]
         )
         return report
     while True:

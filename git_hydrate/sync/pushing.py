@@ -232,8 +232,9 @@ def update_mirror(
 
 def settled(
     refs: TaskRefs, remote: Remote, ids: list[str] | None, mirror: dict[bytes, bytes] | None = None
-) -> int | None:
-    """How many refs are up to date when a push would change nothing, else ``None``.
+) -> list[bytes] | None:
+    """The refs (names under ``refs/hydrate/``) up to date when a push would change
+    nothing, else ``None``.
 
     Right after a fetch the mirror is what the remote holds: when every
     local ``refs/hydrate/`` ref (or each of ``ids``) equals its mirror and
@@ -249,13 +250,13 @@ def settled(
         local = repo.refs_under(b"refs/hydrate/")
         if local != mirror:
             return None
-        return len(local)
+        return list(local)
     names = [ref_name(task_id)[len(b"refs/hydrate/") :] for task_id in ids]
     for name in names:
         tip = repo.read_ref(b"refs/hydrate/" + name)
         if tip is None or mirror.get(name) != tip:
             return None
-    return len(names)
+    return names
 
 
 def _refused(why: str) -> str:
