@@ -26,7 +26,7 @@ from git_hydrate.pack.formats import FORMATS
 from git_hydrate.pack.outline import outline
 from git_hydrate.pack.render import BLOCK_OVERHEAD, context_heading, section_pieces, utf8_len
 from git_hydrate.pack.value import LARGE_SHARE
-from git_hydrate.pack.walk import Plan, walk
+from git_hydrate.pack.walk import OUTLINE_TRIES, TOP_SHARE, Plan, walk
 from tests.conftest import commit_files, examples, hydrate, names_every_omission, notice_of
 
 NOW = 1_700_000_000.0
@@ -439,6 +439,29 @@ def test_no_outline_is_read_when_not_even_its_heading_fits() -> None:
     result = build_prompt(TASK, entries, base + 2000, outline=counting, now=NOW)
     assert result["prompt_bytes"] <= base + 2000
     assert 0 < len(read) < 50  # once the room is spent, no body is parsed
+
+
+@pytest.mark.parametrize("extra", [300, 500])
+def test_outlines_too_large_for_the_room_left_are_not_all_parsed(extra: int) -> None:
+    """When every outline is larger than the room left (the notice only counts, so
+    leaving files out frees nothing), the walk stops trying after OUTLINE_TRIES in
+    a row: at 8,000 small files with no outline cached, parsing each one cost 2 s
+    (found by review14). Every file left out is still counted."""
+    read: list[str] = []
+
+    def counting(item: Any, load: Any) -> str | None:
+        read.append(str(item["source"]))
+        return outline(str(item["source"]), load())
+
+    entries = [entry(f"# {i}\n" + python_module(10), f"src/m{i}.py") for i in range(400)]
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    result = build_prompt(TASK, entries, base + extra, outline=counting, now=NOW)
+    assert result["prompt_bytes"] <= base + extra
+    assert len(result["omitted"]) == 400
+    notice = notice_of(result["prompt"])
+    assert notice and names_every_omission(notice, result["omitted"])
+    top = len(entries) // TOP_SHARE  # (those ranking high are outlined in place)
+    assert top <= len(read) <= top + OUTLINE_TRIES
 
 
 def test_a_named_file_ranked_below_others_is_outlined_in_the_room_they_leave() -> None:

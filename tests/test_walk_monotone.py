@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from git_hydrate import Conflict
 from git_hydrate.context_expander import pack_packet
+from git_hydrate.pack import walk as walk_module
 from git_hydrate.pack.outline import outline
 from git_hydrate.pack.walk import TOP_SHARE
 from tests.conftest import examples
@@ -87,6 +89,21 @@ _SHAPES = st.lists(
 def test_more_budget_never_gives_worse_decisions(
     shapes: list[tuple[int, int, bool, bool, bool]], step: int
 ) -> None:
+    _check_monotone(shapes, step)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(_SHAPES, st.integers(min_value=3, max_value=29))
+def test_the_outline_passes_stopping_early_keep_it_monotone(
+    shapes: list[tuple[int, int, bool, bool, bool]], step: int
+) -> None:
+    """The outline passes stop after OUTLINE_TRIES left out in a row: with one try,
+    the stop comes within these few entries, and more budget still never keeps less."""
+    with patch.object(walk_module, "OUTLINE_TRIES", 1):
+        _check_monotone(shapes, step)
+
+
+def _check_monotone(shapes: list[tuple[int, int, bool, bool, bool]], step: int) -> None:
     entries = []
     for i, (size, priority, module, named, expired) in enumerate(shapes):
         body = _module(i, max(1, size // 90)) if module else f"{i}:" + "t" * size

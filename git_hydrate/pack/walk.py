@@ -71,6 +71,12 @@ _COUNT_BYTES: Final = 8
 #: How many fewer bytes a section measured at one place can take at another (its
 #: number's digits, in a format that numbers sections).
 _PLACE_BYTES: Final = 8
+#: How many attachments in a row the outline passes may leave out before they
+#: leave out the rest untried: the room left is then smaller than outlines here
+#: cost, and reading and parsing every file that waits (thousands, with no
+#: outline cached yet) would take seconds for nothing. The stop depends only on
+#: the decisions made before it, so more budget still never keeps less.
+OUTLINE_TRIES: Final = 64
 
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
@@ -128,14 +134,20 @@ def _walk(
         _settle(plan, walked)
         if not walked.notice_fits:
             return walked  # (for good: walk() walks again with a smaller notice)
+    misses = 0  # (left out in a row: past OUTLINE_TRIES, outlines are not tried)
     for index, entry, text, is_large in waiting:
         if is_large and _keep_whole(plan, walked, index, entry, load_body):
             walked.unnote(index)
+            misses = 0
             continue
-        if plan.outliner is not None and _keep_outline(
-            plan, walked, index, entry, text, load_body
+        if (
+            plan.outliner is not None
+            and misses < OUTLINE_TRIES
+            and _keep_outline(plan, walked, index, entry, text, load_body)
         ):
+            misses = 0
             continue
+        misses += 1
         walked.omit(index, entry, "byte_budget")
         _settle(plan, walked)
         if not walked.notice_fits:
@@ -359,10 +371,16 @@ def _refill(
             walked.omitted.remove(omitted)
         elif not high:
             later.append(index)
+    misses = 0
     for index in later if plan.outliner is not None else ():
         at = (index, entries[index])
+        if misses >= OUTLINE_TRIES:
+            break
         if _refilled(plan, walked, at, (load_body, room), whole=False, outline=True):
             walked.omitted[:] = [o for o in walked.omitted if o.index != index]
+            misses = 0
+        else:
+            misses += 1
 
 
 class _Room:
