@@ -6,11 +6,12 @@ all (``benchmarks/RESULTS.md``, issue 33 item 4); click alone is a quarter of
 those imports. So :func:`git_hydrate.quick.main` hands these three commands to
 :func:`serve_sharing` first, which takes only this exact grammar::
 
-    [-C PATH] [--compact] (pull | push) [--json] [--compact] [REMOTE [ID]...]
-    [-C PATH] [--compact] sync [--json] [--compact] [REMOTE]
+    [-C PATH] [--compact] (pull | push) [--json] [--compact] [-q] [REMOTE [ID]...]
+    [-C PATH] [--compact] sync [--json] [--compact] [-q] [REMOTE]
 
-(``--json`` and ``--compact`` anywhere after the command, each at most once;
-``-C`` and ``--compact`` before it, each at most once) and runs the same library
+(``--json``, ``--compact`` and ``-q`` or ``--quiet`` anywhere after the command,
+each at most once; ``-C`` and ``--compact`` before it, each at most once) and
+runs the same library
 call the command does, printing the same report (:func:`render_report`, which
 the click command uses too). Anything else — another option or spelling (``-h``,
 ``--``, ``-`` followed by anything), a second ``REMOTE`` to ``sync``, ``-C`` at
@@ -63,6 +64,13 @@ LABELS: Final = {
     "not-deleted": "not deleted",
     "not-replaced": "not replaced",
 }
+#: The options the commands take, each spelling by the option it spells.
+_FLAGS: Final = {
+    "--json": "--json",
+    "--compact": "--compact",
+    "-q": "--quiet",
+    "--quiet": "--quiet",
+}
 #: The commands this module serves, and whether each takes task ids after REMOTE.
 _TAKES_IDS: Final = {"pull": True, "push": True, "sync": False}
 
@@ -84,13 +92,19 @@ def _conflict_line(conflict: Mapping[str, Any]) -> str:
     return line + f" ({conflict['rule']})"
 
 
-def render_report(report: Report, as_json: bool, compact: bool, echo: Echo) -> int:
+def render_report(
+    report: Report, as_json: bool, compact: bool, echo: Echo, *, quiet: bool = False
+) -> int:
     """Print a pull/push/sync report through ``echo(text, to_stderr)``; return the
-    exit status (1 if anything failed)."""
+    exit status (1 if anything failed). ``quiet`` (``-q``) leaves out the report of
+    one that went well, except its warnings; one that failed is reported whole."""
     if as_json:
         from .codec import format_output
 
         echo(format_output(report.as_dict(), compact=compact), False)
+    elif quiet and report.ok:
+        for note in report.notes:
+            echo(f"warning: {shown(note)}", True)
     else:
         _summary(report, echo)
     if report.ok:
@@ -152,14 +166,14 @@ def _summary(report: Report, echo: Echo) -> None:
 class SharingRequest:
     """A ``pull``, ``push`` or ``sync`` the fast path understood."""
 
-    __slots__ = ("as_json", "command", "compact", "directory", "remote", "task_ids")
+    __slots__ = ("as_json", "command", "compact", "directory", "quiet", "remote", "task_ids")
 
     def __init__(self, command: str, directory: str | None) -> None:
         self.command = command
         self.directory = directory
         self.remote: str | None = None
         self.task_ids: tuple[str, ...] = ()
-        self.as_json = self.compact = False
+        self.as_json = self.compact = self.quiet = False
 
 
 def parse_sharing(args: Sequence[str]) -> SharingRequest | None:
@@ -181,8 +195,8 @@ def parse_sharing(args: Sequence[str]) -> SharingRequest | None:
     positional: list[str] = []
     seen: set[str] = set()
     for arg in args[at + 1 :]:
-        if arg in ("--json", "--compact") and arg not in seen:
-            seen.add(arg)
+        if arg in _FLAGS and _FLAGS[arg] not in seen:
+            seen.add(_FLAGS[arg])
         elif arg.startswith("-"):
             return None  # -h, --, an unknown or repeated option: click says what
         else:
@@ -191,6 +205,7 @@ def parse_sharing(args: Sequence[str]) -> SharingRequest | None:
         return None  # click: an unexpected extra argument
     request.as_json = "--json" in seen
     request.compact = compact or "--compact" in seen
+    request.quiet = "--quiet" in seen
     if positional:
         request.remote, request.task_ids = positional[0], tuple(positional[1:])
     return request
@@ -225,7 +240,7 @@ def serve_sharing(args: Sequence[str]) -> int | None:
     finally:
         if was:
             gc.enable()
-    return render_report(report, request.as_json, request.compact, _echo)
+    return render_report(report, request.as_json, request.compact, _echo, quiet=request.quiet)
 
 
 def _echo(text: str, to_stderr: bool) -> None:

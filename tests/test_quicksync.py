@@ -199,3 +199,30 @@ def test_a_sync_with_nothing_to_do_loads_no_digest_nor_secret_rules(tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("sync origin: 3 up to date"), proc.stdout
     assert proc.stderr == "loaded []\n"
+
+
+def test_quiet_says_nothing_when_all_went_well_and_all_when_not(
+    twins: tuple[Path, Path],
+) -> None:
+    """``-q``, as git's: a script or hook that pulls hears only of what went wrong."""
+    pulled = _same(twins, "b", "pull", "-q")
+    assert (pulled.stdout, pulled.stderr, pulled.returncode) == ("", "", 0)
+    assert _same(twins, "a", "push", "--quiet", "origin", "Q-4").stdout == ""
+    assert _same(twins, "a", "sync", "-q").stdout == ""
+    # (--json is data, not chatter: -q leaves it as it is)
+    assert _same(twins, "b", "pull", "-q", "--json").stdout.startswith("{\n")
+    absent = _same(twins, "b", "pull", "-q", "origin", "Q-1", "Q-9")
+    assert absent.returncode == 1 and "no such task on origin: Q-9" in absent.stderr
+    assert "absent" in absent.stdout  # (a failure is reported whole: the why is there)
+    for twin in twins:  # (a warning is something wrong: it is still said)
+        git(twin / "b", "init", "-q", "--bare", str(twin / "empty.git"))
+    empty = _same(twins, "b", "pull", "-q", "../empty.git")
+    assert empty.stdout == "" and empty.stderr.startswith("warning: ")
+    assert "lists no refs/hydrate/ refs" in empty.stderr and empty.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args", [["pull", "-q", "-q"], ["sync", "--quiet", "-q"], ["push", "-qq"], ["-q", "pull"]]
+)
+def test_quiet_twice_or_bunched_goes_to_the_full_command_line(args: list[str]) -> None:
+    assert parse_sharing(args) is None

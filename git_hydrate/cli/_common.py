@@ -42,6 +42,7 @@ __all__ = [
     "label",
     "no_empty_path",
     "open_ledger",
+    "quiet_option",
     "short",
     "shown",
     "shown_block",
@@ -150,6 +151,14 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(
         func
     )
+
+
+def quiet_option(func: F) -> F:
+    """``-q``/``--quiet``, as git's: print nothing when all went well; errors,
+    refusals and warnings still go to stderr, and ``--json`` prints as it does."""
+    return click.option(
+        "-q", "--quiet", is_flag=True, help="Print nothing unless something is wrong."
+    )(func)
 
 
 class ByteSize(click.ParamType):  # type: ignore[type-arg]

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ._common import echo_json, json_option, open_ledger, shown, warn
+from ._common import echo_json, json_option, open_ledger, quiet_option, shown, warn
 
 __all__ = ["agent_group"]
 
@@ -102,7 +102,7 @@ def uninstall(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> Non
 
 
 @agent_group.command("refresh")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing unless something is wrong.")
+@quiet_option
 @json_option
 @click.pass_context
 def refresh(ctx: click.Context, quiet: bool, as_json: bool) -> None:

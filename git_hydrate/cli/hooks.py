@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from ._common import complete_remotes, echo_json, json_option, open_ledger, shown, warn
+from ._common import (
+    complete_remotes,
+    echo_json,
+    json_option,
+    open_ledger,
+    quiet_option,
+    shown,
+    warn,
+)
 
 __all__ = [
     "hook",
@@ -40,7 +48,7 @@ def hook() -> None:
     help="Block the push when a concerned task cannot be packed or has omissions "
     "(default: git config hydrate.prePushStrict, else no).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing unless something is wrong.")
+@quiet_option
 @json_option
 @click.pass_context
 def pre_push(

@@ -14,6 +14,7 @@ from ._common import (
     few_collections,
     json_option,
     open_ledger,
+    quiet_option,
     shown,
     task_id_argument,
 )
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["pull", "push", "setup", "sync", "task_rm"]
 
 
-def _render(ctx: click.Context, report: Report, as_json: bool) -> int:
+def _render(ctx: click.Context, report: Report, as_json: bool, quiet: bool) -> int:
     """Print a pull/push/sync report; return the exit status (1 if anything failed)."""
-    return render_report(report, as_json, compact(ctx), _click_echo)
+    return render_report(report, as_json, compact(ctx), _click_echo, quiet=quiet)
 
 
 def _click_echo(text: str, to_stderr: bool) -> None:
@@ -36,9 +37,12 @@ def _click_echo(text: str, to_stderr: bool) -> None:
 @click.command("pull")
 @click.argument("remote", required=False, shell_complete=complete_remotes)
 @click.argument("task_ids", metavar="[ID]...", nargs=-1)
+@quiet_option
 @json_option
 @click.pass_context
-def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_json: bool) -> int:
+def pull(
+    ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], quiet: bool, as_json: bool
+) -> int:
     """Fetch REMOTE's tasks and merge them into yours, task by task.
 
     REMOTE is a remote name or URL (default: the current branch's remote,
@@ -56,19 +60,23 @@ def pull(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
     Example:
       git hydrate pull
       git hydrate pull origin M-1002 M-1003
+      git hydrate pull -q           # in a hook: silent unless something is wrong
     """
     # (thousands of tasks decoded and checked: no cyclic garbage among them)
     with few_collections(), open_ledger(ctx) as ledger:
         report = ledger.pull(remote, task_ids)
-    return _render(ctx, report, as_json)
+    return _render(ctx, report, as_json, quiet)
 
 
 @click.command("push")
 @click.argument("remote", required=False, shell_complete=complete_remotes)
 @click.argument("task_ids", metavar="[ID]...", nargs=-1)
+@quiet_option
 @json_option
 @click.pass_context
-def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_json: bool) -> int:
+def push(
+    ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], quiet: bool, as_json: bool
+) -> int:
     """Push your tasks (all, or the IDs) to REMOTE, never forcing.
 
     Without IDs the removal record and the archive go too, and tasks removed
@@ -87,18 +95,20 @@ def push(ctx: click.Context, remote: str | None, task_ids: tuple[str, ...], as_j
     Example:
       git hydrate push
       git hydrate push origin M-1002
+      git hydrate push -q           # in a script: silent unless something is wrong
     """
     # (thousands of tasks decoded and checked: no cyclic garbage among them)
     with few_collections(), open_ledger(ctx) as ledger:
         report = ledger.push(remote, task_ids)
-    return _render(ctx, report, as_json)
+    return _render(ctx, report, as_json, quiet)
 
 
 @click.command("sync")
 @click.argument("remote", required=False, shell_complete=complete_remotes)
+@quiet_option
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
+def sync(ctx: click.Context, remote: str | None, quiet: bool, as_json: bool) -> int:
     """Pull from REMOTE, then push; if someone pushed meanwhile, pull and push again.
 
     At most 3 rounds; what is still rejected then is reported (exit status 1).
@@ -109,11 +119,12 @@ def sync(ctx: click.Context, remote: str | None, as_json: bool) -> int:
     Example:
       git hydrate sync
       git hydrate sync upstream --json
+      git hydrate sync -q           # in a hook: silent unless something is wrong
     """
     # (thousands of tasks decoded and checked: no cyclic garbage among them)
     with few_collections(), open_ledger(ctx) as ledger:
         report = ledger.sync(remote)
-    return _render(ctx, report, as_json)
+    return _render(ctx, report, as_json, quiet)
 
 
 @click.command("setup")
