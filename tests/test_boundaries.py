@@ -83,7 +83,9 @@ def structure(prompt: str, *, code_is_data: bool = False) -> dict[str, Any]:
 def expected_headings(packet: dict[str, Any]) -> list[tuple[int, str]]:
     heads = [(1, f"task {packet['task_id']}: {packet['title']}".casefold())]
     heads += [(2, "objective"), (2, "acceptance")]
-    if packet.get("checkpoint"):
+    checkpoint = packet.get("checkpoint") or {}
+    fields = ("summary", "evidence", "next_step")
+    if any(str(checkpoint.get(key) or "").rstrip() for key in fields):  # (else: no heading)
         heads.append((2, "latest checkpoint"))
     heads += [(3, f"context from {c['source']}") for c in packet.get("context") or ()]
     return [*heads, (2, "output contract")]

@@ -136,6 +136,13 @@ def test_golden_minimal_omits_empty_sections() -> None:
         assert heading not in prompt
 
 
+def test_a_checkpoint_with_nothing_said_has_no_heading() -> None:
+    """A checkpoint whose fields are all empty (or blank) is an empty section."""
+    blank = {"summary": " \n", "evidence": "", "next_step": ""}
+    prompt = render_prompt(build_packet({**FULL_TASK, "checkpoint": blank}, [], 10**5)["packet"])
+    assert "## Latest checkpoint" not in prompt and "Summary:" not in prompt
+
+
 @pytest.mark.parametrize(
     ("key", "heading"),
     [
@@ -532,7 +539,7 @@ def test_task_and_checkpoint_text_cannot_add_sections(text: str, summary: str, s
     assert set(headings) <= HEADINGS
     assert len(headings) == len(set(headings))
     assert prompt.endswith(OUTPUT_CONTRACT + "\n")
-    assert "Evidence:\n" in prompt  # an empty field leaves no trailing space
+    assert "Evidence:" not in prompt  # an empty field gets no line (nor a trailing space)
 
 
 def test_a_body_that_cannot_fit_with_its_label_is_never_read() -> None:

@@ -31,6 +31,16 @@ def test_a_checkpoint_of_several_lines_stays_indented_and_empty_fields_unsaid(
     assert "Evidence:" not in shown and "Next step:" not in shown
     exported = hydrate(repo, "export", "C-1", "--format", "markdown").stdout
     assert "Evidence:" not in exported and "Next:" not in exported
+    shown = hydrate(repo, "show", "C-1").stdout
+    assert "  Summary: first\n    second\n" in shown
+    assert "Evidence:" not in shown and "Next step:" not in shown
+    prompt = hydrate(repo, "prompt", "C-1").stdout  # (no label with nothing after it)
+    assert "## Latest checkpoint\nSummary: first\nsecond\n\n" in prompt
+    assert "Evidence:" not in prompt and "Next step:" not in prompt
+    evidence = hydrate(repo, "checkpoint", "C-1", "--summary", "s", "--evidence", "e")
+    assert evidence.returncode == 0, evidence
+    prompt = hydrate(repo, "prompt", "C-1").stdout
+    assert "## Latest checkpoint\nSummary: s\nEvidence: e\n\n" in prompt
 
 
 def test_a_refused_claim_names_each_task_it_waits_for_once(repo: Path) -> None:

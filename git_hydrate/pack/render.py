@@ -131,19 +131,19 @@ def head_sections(packet: Mapping[str, Any]) -> list[str]:
     tests = path_notes(packet.get("tests") or ())
     if tests:
         sections.append("## Tests to write or update\n" + "\n".join(tests))
-    checkpoint = packet.get("checkpoint")
-    if checkpoint:
-        sections.append(
-            "## Latest checkpoint\n"
-            + "\n".join(
-                f"{label}: {block(checkpoint.get(key))}".rstrip()
-                for label, key in (
-                    ("Summary", "summary"),
-                    ("Evidence", "evidence"),
-                    ("Next step", "next_step"),
-                )
-            )
+    checkpoint = packet.get("checkpoint") or {}
+    # (a field left empty gets no line: "Evidence:" alone only costs the worker bytes)
+    said = [
+        f"{label}: {text}"
+        for label, key in (
+            ("Summary", "summary"),
+            ("Evidence", "evidence"),
+            ("Next step", "next_step"),
         )
+        if (text := block(checkpoint.get(key)))
+    ]
+    if said:
+        sections.append("## Latest checkpoint\n" + "\n".join(said))
     return sections
 
 
