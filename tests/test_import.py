@@ -984,3 +984,37 @@ def test_spec_kit_tells_a_test_by_its_folder_or_name_not_by_four_letters(
         [],
         ["cli/test_cli.py", "pkg/x_test.go", "web/a.spec.ts", "src/GsonTest.java"],
     )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "task_id"),
+    [
+        (
+            "github",
+            '[{"number": 8, "title": "t", "body": "%s", "url": "https://github.com/o/r/issues/8"}]',
+            "GH-8",
+        ),
+        (
+            "gitlab",
+            '[{"iid": 8, "title": "t", "description": "%s", "state": "opened", '
+            '"web_url": "https://gitlab.com/o/r/-/issues/8"}]',
+            "GL-8",
+        ),
+        ("beads", '{"id": "bd-8", "title": "t", "description": "%s", "status": "open"}', "bd-8"),
+        ("taskmaster", '{"tasks": [{"id": 8, "title": "t", "description": "%s"}]}', "TM-8"),
+    ],
+)
+def test_a_test_an_issue_names_is_a_test_to_write_not_a_file_in_play(
+    ledger: Ledger, fmt: str, text: str, task_id: str
+) -> None:
+    """An issue's body named tests/test_app.py before src/app.py: both became files in
+    play, the test first, so add-tree ranked it above the code the issue is about. A
+    test (named as one, or under a test folder) goes where the task keeps its tests."""
+    body = "tests/test_app.py::test_f fails since src/app.py changed; see spec/support/h.rb"
+    report = ledger.import_tasks(text % body, fmt)
+    assert report["created"] == [task_id], report
+    task = ledger.get_task(task_id)
+    assert [f["path"] for f in task["files"]] == ["src/app.py"]
+    assert [t["path"] for t in task["tests"]] == ["tests/test_app.py", "spec/support/h.rb"]
+    prompt = ledger.prompt(task_id)["prompt"]
+    assert "## Files in play\n- `src/app.py`\n\n## Tests to write or update\n" in prompt

@@ -87,7 +87,9 @@ def import_cmd(
 ) -> None:
     """Create or update tasks from FILE (- or none: what is piped in): the JSON of
     `gh issue list --json …` or `glab issue list --output json`, a beads JSONL
-    export, task-master's tasks.json or a spec-kit tasks.md.
+    export, task-master's tasks.json or a spec-kit tasks.md. Paths the text
+    names become files in play; tests among them (test_x.py, x_test.go, a
+    file under tests/) become the task's tests.
 
     Importing again updates each task by a three-way merge with what was
     imported last (changes here are kept, and fields the input leaves out); it

@@ -9,7 +9,8 @@
 * :mod:`.reading` — add-tree's reading stage: each candidate's blob id, sha256 and class;
 * :mod:`.selections` — the add-tree runs a task records, and recognising one again;
 * :mod:`.links` — picks become links in one commit;
-* :mod:`.rank`, :mod:`.history`, :mod:`.placement` — the right files first;
+* :mod:`.rank`, :mod:`.history`, :mod:`.placement` — the right files first
+  (:mod:`.testpaths`: which paths are tests, and of what);
   :mod:`.ranked` — a ranking's levels and scores, held as columns; :mod:`.chores` and
   :mod:`.evidence` — which commits say which files go together, and how much;
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a

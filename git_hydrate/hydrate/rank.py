@@ -48,6 +48,7 @@ from .evidence import discounted, sweep_limit, trusted_share
 from .ranked import TOP_LEVEL, Ranked, Ranking
 from .retrieval import Hits, lexical_hits, similar_commits, spelled_names
 from .terms import BlobFacts
+from .testpaths import tested_module
 
 if TYPE_CHECKING:
     from .index import Served
@@ -118,27 +119,6 @@ class Weights:
     level_scale: float = TOP_LEVEL
 
 
-def _test_subject(path: str) -> tuple[str, str] | None:
-    """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
-    is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
-    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too)."""
-    stem, ext = posixpath.splitext(posixpath.basename(path))
-    for prefix in ("test_", "spec_"):
-        if stem.startswith(prefix) and len(stem) > len(prefix):
-            return stem[len(prefix) :], ext
-    for suffix in ("_test", ".test", ".spec", "_spec", "_tests"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            return stem[: -len(suffix)], ext
-    for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
-        if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
-            return stem[: -len(suffix)], ext
-    return None
-
-
-#: How Java, Kotlin and Groovy name a class's tests (case matters).
-_CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
-
-
 #: File names that stand for their directory (a package, a module index).
 _PACKAGE_NAMES: Final = ("__init__", "index", "mod")
 _PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
@@ -147,7 +127,7 @@ _PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
 def _module_stem(path: str) -> tuple[str, str] | None:
     """``src/click/termui.py`` -> ``("termui", ".py")``; a package's ``__init__`` is
     named by its directory; ``None`` for a test."""
-    if _test_subject(path) is not None:
+    if tested_module(path) is not None:
         return None
     stem, ext = posixpath.splitext(posixpath.basename(path))
     if stem in _PACKAGE_NAMES:
@@ -298,7 +278,7 @@ def _test_pairs_of(paths: Sequence[str], seeds: Sequence[str]) -> dict[str, tupl
 
 def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     """Files that test a file in play, or that a test in play tests: ``{path: reason}``."""
-    subjects = {s: f for f in anchors if (s := _test_subject(f))}
+    subjects = {s: f for f in anchors if (s := tested_module(f))}
     stems = {s: f for f in anchors if (s := _module_stem(f))}
     found: dict[str, str] = {}
     if not subjects and not stems:
@@ -312,7 +292,7 @@ def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
         base = path.rpartition("/")[2]
         if may_pair(base) is None:
             continue
-        subject = _test_subject(path)
+        subject = tested_module(path)
         stem = _module_stem(path)
         if subject is not None and subject in stems:
             found[path] = f"test of {stems[subject]}"

@@ -553,14 +553,6 @@ _SPECKIT_LINE: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(T\d+)\b\s*(.*)$")
 _SPECKIT_MARK: Final = re.compile(r"^\[([^\]]+)\]\s*")
 
 
-#: A test: under a test folder, or named as one (``test_x.py``, ``x_test.go``,
-#: ``x.spec.ts``, ``XTest.java``), not any path holding ``test`` (``src/latest.py``).
-_TEST_PATH: Final = re.compile(
-    r"(^|/)(tests?|__tests__|specs?)/|(^|/)(test|spec)_[^/]*$"
-    r"|[._](tests?|spec)\.[^/.]+$|[a-z0-9](Tests?|Spec)\.[^/.]+$"
-)
-
-
 def _speckit(text: str, origin: str) -> Iterator[Item]:
     """``- [ ] T001 [P] [US1] Create … in src/x.py`` lines; each ``## Phase`` heading
     starts a phase whose tasks depend on every task of the phase before. Lines in a
@@ -583,15 +575,13 @@ def _speckit(text: str, origin: str) -> Iterator[Item]:
             tags.append("parallel" if mark.group(1) == "P" else mark.group(1))
             rest = rest[mark.end() :]
         description = rest.strip()
-        paths = _paths(description)
         yield Item(
             source_id=task_id,
             title=description[:80] or task_id,
             objective=description or task_id,
             acceptance="the checklist item is done",
             tags=tags + ([f"phase: {phase}"] if phase else []),
-            files=[p for p in paths if not _TEST_PATH.search(p)],
-            tests=[p for p in paths if _TEST_PATH.search(p)],
+            files=_paths(description),  # (its tests: told apart on import, as any format's)
             status="done" if done in "xX" else "open",
             depends_on=list(previous),
             source=f"speckit:{task_id}",

@@ -27,6 +27,7 @@ import msgspec
 from .. import validate
 from ..dependencies import cycles, edge_graph, find_cycle, not_here, queue_summaries
 from ..errors import Conflict, HydrateError, ValidationError
+from ..hydrate.testpaths import is_test_path
 from ..model import PathNote
 from ..taskrefs import (
     Change,
@@ -151,11 +152,18 @@ def _fields(item: Item, prefix: str, known: set[str]) -> dict[str, Any]:
 
 
 def _prepared(item: Item, prefix: str) -> Item:
-    """``item`` as it is imported: without the paths its text names that no task may
-    hold (one that leaves the repository, ``../other-repo/lib.py``: such a path in a
-    description left the whole item out), and with a warning of each, and of an id
-    that is no task id as it is (``a/b``), saying the task's."""
+    """``item`` as it is imported: the paths its text names that are tests (by the
+    rule ranking pairs tests by, or under a test folder: :func:`.is_test_path`)
+    moved from its files in play to its tests, after the tests it named as such;
+    without the paths that no task may hold (one that leaves the repository,
+    ``../other-repo/lib.py``: such a path in a description left the whole item out),
+    and with a warning of each, and of an id that is no task id as it is (``a/b``),
+    saying the task's."""
     kept: dict[str, list[str]] = {"files": [], "tests": []}
+    named = {
+        "files": [p for p in item.files if not is_test_path(p)],
+        "tests": [*item.tests, *(p for p in item.files if is_test_path(p))],
+    }
     warnings = list(item.warnings)
     if not item.error:
         with contextlib.suppress(ValidationError):  # (no task id at all: said later)
@@ -163,14 +171,14 @@ def _prepared(item: Item, prefix: str) -> Item:
             if task_id != prefix + item.source_id:
                 warnings.append(f"its id {item.source_id!r} is no task id: imported as {task_id}")
     for key, what in (("files", "file in play"), ("tests", "test")):
-        for path in getattr(item, key):
+        for path in named[key]:
             try:
                 validate.entries_from([path], "", what)
             except ValidationError as exc:
                 warnings.append(f"{exc}: left out of the task's {key}")
                 continue
             kept[key].append(path)
-    if len(warnings) == len(item.warnings):
+    if len(warnings) == len(item.warnings) and kept["files"] == item.files:
         return item
     return dataclasses.replace(item, warnings=warnings, files=kept["files"], tests=kept["tests"])
 

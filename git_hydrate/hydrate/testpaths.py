@@ -1,0 +1,40 @@
+"""Which paths are tests: by name, as ranking pairs a test with its module, or by
+folder, as a task's "Tests to write or update" takes them. Pure: no I/O."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Final
+
+__all__ = ["TEST_FOLDERS", "is_test_path", "tested_module"]
+
+#: How Java, Kotlin and Groovy name a class's tests (case matters).
+_CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
+
+#: Folders whose files are tests (``tests/unit/cache.py``, jest's ``__tests__/``,
+#: rspec's ``spec/``), whatever their names.
+TEST_FOLDERS: Final = frozenset({"test", "tests", "__tests__", "spec", "specs"})
+
+
+def tested_module(path: str) -> tuple[str, str] | None:
+    """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
+    is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
+    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too)."""
+    stem, ext = posixpath.splitext(posixpath.basename(path))
+    for prefix in ("test_", "spec_"):
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return stem[len(prefix) :], ext
+    for suffix in ("_test", ".test", ".spec", "_spec", "_tests"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)], ext
+    for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
+        if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
+            return stem[: -len(suffix)], ext
+    return None
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test: named as one (:func:`tested_module`) or under a test
+    folder; not any path holding ``test`` (``src/latest.py``, ``src/pytest_plugin.py``)."""
+    folders = path.split("/")[:-1]
+    return tested_module(path) is not None or not TEST_FOLDERS.isdisjoint(folders)
