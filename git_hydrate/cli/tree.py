@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -26,6 +25,7 @@ from ._common import (
     task_id_argument,
     working_directory,
 )
+from .progress import Progress, human_bytes
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from ..results import HydrateResult
 
 __all__ = [
-    "PROGRESS_MIN_FILES",
     "add_diff",
     "add_tree",
     "budget_warning",
@@ -42,38 +41,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: Below this many files to read, a progress bar would only flicker.
-PROGRESS_MIN_FILES = 200
-
-
-class _Progress:
-    """A click progress bar on stderr, only on a terminal and only for long runs."""
-
-    def __init__(self) -> None:
-        self.bar: Any = None
-        self.done = 0
-        self.enabled = sys.stderr.isatty()
-
-    def __call__(self, files_done: int, files_total: int, bytes_done: int) -> None:
-        if not self.enabled or files_total < PROGRESS_MIN_FILES:
-            return
-        if self.bar is None:
-            self.bar = click.progressbar(
-                length=files_total,
-                label="reading files",
-                file=sys.stderr,
-                show_pos=True,
-                item_show_func=lambda n: f"{human_bytes(n)} read" if n is not None else None,
-            )
-            self.bar.__enter__()
-        self.bar.update(files_done - self.done, bytes_done)
-        self.done = files_done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
 
 
 def _skipped_lines(
@@ -209,16 +176,6 @@ def _report(
         for reason, (n, size) in sorted(tally.items(), key=lambda kv: (-kv[1][0], kv[0]))
     )
     click.echo(f"skipped {len(skipped)} {noun}: {by_reason} (-v lists them)", err=err)
-
-
-def human_bytes(count: int) -> str:
-    """``512 B``, ``12.3 KiB``, ``4.0 MiB``: a size people read at a glance."""
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{count} B"  # pragma: no cover - the loop always returns
 
 
 def hydration_options(what: str) -> Callable[[F], F]:
@@ -451,7 +408,7 @@ def _attach(
     allow_secrets: bool | None,
 ) -> HydrateResult:
     """Attach the files the options select, with a progress bar on a terminal."""
-    progress = _Progress()
+    progress = Progress()
     try:
         return ledger.add_tree(
             task_id,
