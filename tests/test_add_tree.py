@@ -1518,3 +1518,28 @@ def test_a_path_typed_inside_the_git_directory_is_refused(repo: Path) -> None:
     assert (diff.returncode, diff.stderr) == (1, said)
     top = hydrate(repo / ".git", "add-tree", TASK, ":/")
     assert top.returncode == 0, top
+
+
+def test_quiet_says_only_what_the_task_lacks(repo: Path) -> None:
+    """-q (add-tree, add-diff), for scripts: no counts and no summary of what the
+    skip rules left out; a file the task names that is not attached is still said,
+    and -q with -v is refused."""
+    write(repo, "src/parser.py", "def parse():\n    return 1\n")
+    write(repo, "package-lock.json", "{}\n")
+    commit_all(repo)
+    hydrate(repo, "task-add", TASK, "--objective", "o", "--acceptance", "a",
+            "--file-in-play", "src/parser.py", "--file-in-play", "src/gone.py")  # fmt: skip
+    loud = hydrate(repo, "add-tree", TASK)
+    assert loud.stdout.startswith(f"{TASK}: added ") and "generated" in loud.stdout
+    again = hydrate(repo, "add-tree", TASK, "-q")
+    assert again.returncode == 0 and again.stderr == "", again
+    assert again.stdout.splitlines() == [
+        "  missing       src/gone.py (0 bytes; file in play, not attached)"
+    ]
+    write(repo, "src/parser.py", "def parse():\n    return 2\n")
+    commit_all(repo, "two")
+    diff = hydrate(repo, "add-diff", TASK, "HEAD~1", "--quiet")
+    assert (diff.stdout, diff.stderr, diff.returncode) == ("", "", 0)
+    assert hydrate(repo, "add-diff", TASK, "HEAD~1").stdout.startswith(f"{TASK}: added 0")
+    both = hydrate(repo, "add-tree", TASK, "-q", "-v")
+    assert both.returncode == 2 and both.stderr.startswith("error: give -q or -v, not both")

@@ -1018,3 +1018,18 @@ def test_a_test_an_issue_names_is_a_test_to_write_not_a_file_in_play(
     assert [t["path"] for t in task["tests"]] == ["tests/test_app.py", "spec/support/h.rb"]
     prompt = ledger.prompt(task_id)["prompt"]
     assert "## Files in play\n- `src/app.py`\n\n## Tests to write or update\n" in prompt
+
+
+def test_quiet_import_says_only_what_went_wrong(repo: Path) -> None:
+    """import -q, for scripts: no created/updated lines nor the summary; a warning
+    and an item left out are still said, with the same exit status."""
+    issues = SAMPLES / "github.json"
+    quiet = hydrate(repo, "import", str(issues), "-q")
+    assert (quiet.stdout, quiet.stderr, quiet.returncode) == ("", "", 0)
+    assert hydrate(repo, "import", str(issues)).stderr.startswith("github: 0 created")
+    broken = '[{"number": 1, "title": "t", "labels": [null]}, {"title": "no number"}]'
+    said = hydrate(repo, "import", "-", "-q", "--from", "github", input=broken)
+    assert said.returncode == 1 and said.stdout == ""
+    assert [line.split(":")[0] for line in said.stderr.splitlines()] == ["warning"] * 2
+    both = hydrate(repo, "import", str(issues), "-q", "-v")
+    assert both.returncode == 2 and both.stderr.startswith("error: give -q or -v, not both")

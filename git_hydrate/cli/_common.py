@@ -43,6 +43,7 @@ __all__ = [
     "no_empty_path",
     "open_ledger",
     "quiet_option",
+    "quiet_or_verbose",
     "short",
     "shown",
     "shown_block",
@@ -159,6 +160,12 @@ def quiet_option(func: F) -> F:
     return click.option(
         "-q", "--quiet", is_flag=True, help="Print nothing unless something is wrong."
     )(func)
+
+
+def quiet_or_verbose(quiet: bool, verbose: bool) -> None:
+    """Refuse ``-q`` with ``-v``: nothing said, and everything listed, at once."""
+    if quiet and verbose:
+        raise click.UsageError("give -q or -v, not both")
 
 
 class ByteSize(click.ParamType):  # type: ignore[type-arg]

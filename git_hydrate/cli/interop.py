@@ -13,6 +13,8 @@ from ._common import (
     echo_json,
     json_option,
     open_ledger,
+    quiet_option,
+    quiet_or_verbose,
     shown,
     warn,
     write_out,
@@ -72,6 +74,7 @@ def _check_prefix(prefix: str | None) -> None:
 @click.option("--prefix", help="Put this before each source id (default: GH-, GL-, TM-, or none).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the source fields not used.")
+@quiet_option
 @allow_secrets_option("the imported text")
 @json_option
 @click.pass_context
@@ -82,6 +85,7 @@ def import_cmd(
     prefix: str | None,
     dry_run: bool,
     verbose: bool,
+    quiet: bool,
     allow_secrets: bool | None,
     as_json: bool,
 ) -> None:
@@ -101,6 +105,7 @@ def import_cmd(
       git hydrate import .taskmaster/tasks/tasks.json --dry-run
     """
     _check_prefix(prefix)
+    quiet_or_verbose(quiet, verbose)
     source = _source(ctx, source)
     text = _read(source)
     with open_ledger(ctx) as ledger:
@@ -116,24 +121,32 @@ def import_cmd(
     if as_json:
         echo_json(ctx, report)
     else:
-        for key in ("created", "updated"):
-            for task_id in report[key]:
-                click.echo(f"{would}{key} {shown(task_id)}")
-        for conflict in report["conflicts"]:
-            click.echo(
-                f"{shown(conflict['task_id'])}: {conflict['field']} changed here and upstream; "
-                "kept the upstream value"
-            )
-        click.echo(_summary(report, dry_run), err=True)
-        if verbose and report["ignored"]:
-            fields = ", ".join(f"{k} ({n})" for k, n in report["ignored"].items())
-            click.echo(f"fields not used: {fields}", err=True)
+        _echo_report(report, dry_run, verbose, quiet)
     for note in report["warnings"]:
         warn(f"item {shown(note['item'])}: {note['warning']}")
     for error in report["errors"]:
         warn(f"item {shown(error['item'])} {would}left out: {error['error']}")
     if report["errors"]:
         ctx.exit(1)
+
+
+def _echo_report(report: Any, dry_run: bool, verbose: bool, quiet: bool) -> None:
+    """The human report of an import: each task created or updated, each value of
+    yours an update replaced, the counts; ``quiet``: only the values replaced."""
+    would = "would be " if dry_run else ""
+    for key in ("created", "updated") if not quiet else ():
+        for task_id in report[key]:
+            click.echo(f"{would}{key} {shown(task_id)}")
+    for conflict in report["conflicts"]:
+        click.echo(
+            f"{shown(conflict['task_id'])}: {conflict['field']} changed here and upstream; "
+            "kept the upstream value"
+        )
+    if not quiet:
+        click.echo(_summary(report, dry_run), err=True)
+    if verbose and report["ignored"]:
+        fields = ", ".join(f"{k} ({n})" for k, n in report["ignored"].items())
+        click.echo(f"fields not used: {fields}", err=True)
 
 
 def _summary(report: Any, dry_run: bool) -> str:

@@ -16,10 +16,10 @@ PROGRESS_MIN_FILES = 200
 class Progress:
     """A click progress bar on stderr, only on a terminal and only for long runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = True) -> None:
         self.bar: Any = None
         self.done = 0
-        self.enabled = sys.stderr.isatty()
+        self.enabled = enabled and sys.stderr.isatty()
 
     def __call__(self, files_done: int, files_total: int, bytes_done: int) -> None:
         if not self.enabled or files_total < PROGRESS_MIN_FILES:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import click
 
@@ -21,6 +22,8 @@ from ._common import (
     json_option,
     no_empty_path,
     open_ledger,
+    quiet_option,
+    quiet_or_verbose,
     shown,
     task_id_argument,
     working_directory,
@@ -135,13 +138,21 @@ def _report(
     verbose: bool = False,
     warning: str | None = None,
     err: bool = False,
+    quiet: bool = False,
 ) -> None:
-    """Print what add-tree or add-diff did: JSON, or counts and the files left out;
-    then the budget warning, if any, on stderr."""
+    """Print what add-tree or add-diff did: JSON, or counts and the files left out
+    (``quiet``: only the files the task names left out); then the budget warning,
+    if any, on stderr."""
     if warning is not None:
         click.echo(warning, err=True)
     if as_json:
         echo_json(ctx, result)
+        return
+    named = {item["path"]: item["named"] for item in result.get("unattached") or ()}
+    if quiet:
+        _untracked_note(result.get("untracked") or [])
+        for file in result.get("unattached") or ():
+            click.echo(_skipped_lines([file], named)[0], err=err)
         return
     reranked = f"reranked {result['reranked']}, " if result.get("reranked") else ""
     counts = (
@@ -157,7 +168,6 @@ def _report(
     if not skipped:
         return
     noun = "file" if len(skipped) == 1 else "files"
-    named = {item["path"]: item["named"] for item in result.get("unattached") or ()}
     if verbose or len(skipped) <= LIST_SKIPPED:
         click.echo(f"skipped {len(skipped)} {noun}:", err=err)
         for line in _skipped_lines(skipped, named):
@@ -179,8 +189,9 @@ def _report(
 
 
 def hydration_options(what: str) -> Callable[[F], F]:
-    """``--priority``, ``--no-rank``, ``--max-file-bytes``, ``--max-total-bytes`` and
-    ``--allow-secrets``, shared by add-tree and add-diff (``what`` each attaches)."""
+    """``--priority``, ``--no-rank``, ``--max-file-bytes``, ``--max-total-bytes``,
+    ``-v``, ``--allow-secrets`` and ``-q`` (refused with ``-v``), shared by add-tree
+    and add-diff (``what`` each attaches)."""
 
     def decorate(func: F) -> F:
         options = [
@@ -223,10 +234,18 @@ def hydration_options(what: str) -> Callable[[F], F]:
                 help=f"Attach {what}s that look like they contain credentials instead of "
                 "skipping them.",
             ),
+            quiet_option,
         ]
+
+        @functools.wraps(func)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            quiet_or_verbose(kwargs["quiet"], kwargs["verbose"])
+            return func(*args, **kwargs)
+
+        command = cast(F, checked)
         for option in reversed(options):
-            func = option(func)
-        return func
+            command = option(command)
+        return command
 
     return decorate
 
@@ -286,15 +305,14 @@ def add_tree(
 ) -> None:
     """Attach the repository's files to the task ID as context.
 
-    By default the files of the commit HEAD, linked by the blobs git already
-    has (nothing is copied). PATHSPECs (paths, directories, globs such as
-    '*.py', exclusions such as ':!tests') narrow the set; in a subdirectory
-    they are relative to it, and an absolute path inside the work tree is the
-    path it names, like git's. Running it again follows the files:
-    changed files replace their old body, links of deleted files are removed
-    (within the PATHSPECs), and an unchanged set writes nothing. One commit
-    per run. In a partial clone, only the blobs of the files the PATHSPECs
-    take are fetched.
+    By default the files of the commit HEAD, linked by the blobs git already has
+    (nothing is copied). PATHSPECs (paths, directories, globs such as '*.py',
+    exclusions such as ':!tests') narrow the set; in a subdirectory they are
+    relative to it, and an absolute path inside the work tree is the path it
+    names, like git's. Running it again follows the files: changed files replace
+    their old body, links of deleted files are removed (within the PATHSPECs),
+    and an unchanged set writes nothing. One commit per run. In a partial clone,
+    only the blobs of the files the PATHSPECs take are fetched.
 
     Left out, each named with its reason: directories such as node_modules,
     .venv, dist and build (skipped_dir); binary extensions (skipped_ext);
@@ -326,7 +344,8 @@ def add_tree(
         result = _attach(ledger, task_id, specs, memo, rev, worktree, directory, **hydration)
         warning = budget_warning(ledger, task_id) if not then_prompt else None
         origin = f"from {shown(result['from'])}"
-        _report(ctx, task_id, result, as_json, origin, verbose, warning, err=then_prompt)
+        quiet = hydration["quiet"]
+        _report(ctx, task_id, result, as_json, origin, verbose, warning, then_prompt, quiet)
         if then_prompt:
             _print_prompt(ledger, task_id, now=now, memo=memo, limits=limits)
 
@@ -400,6 +419,7 @@ def _attach(
     worktree: bool,
     directory: str | None,
     *,
+    quiet: bool,
     prefix: str,
     priority: int | None,
     no_rank: bool,
@@ -407,8 +427,9 @@ def _attach(
     max_total_bytes: int | None,
     allow_secrets: bool | None,
 ) -> HydrateResult:
-    """Attach the files the options select, with a progress bar on a terminal."""
-    progress = Progress()
+    """Attach the files the options select, with a progress bar on a terminal
+    (unless ``quiet``)."""
+    progress = Progress(enabled=not quiet)
     try:
         return ledger.add_tree(
             task_id,
@@ -513,6 +534,7 @@ def add_diff(
     max_total_bytes: int | None,
     allow_secrets: bool | None,
     verbose: bool,
+    quiet: bool,
     as_json: bool,
 ) -> None:
     """Attach what changed to the task ID: one body per file's diff.
@@ -554,4 +576,5 @@ def add_diff(
             allow_secrets=allow_secrets or None,
         )
         warning = budget_warning(ledger, task_id)
-    _report(ctx, task_id, result, as_json, f"of diff:{result['range']}", verbose, warning)
+    origin = f"of diff:{result['range']}"
+    _report(ctx, task_id, result, as_json, origin, verbose, warning, quiet=quiet)
