@@ -28,7 +28,9 @@ class _AgentGroup(click.Group):
         return super().resolve_command(ctx, args)
 
 
-@click.group("agent", cls=_AgentGroup)
+@click.group(
+    "agent", cls=_AgentGroup, short_help="Bring the current task into Claude Code, Codex or aider."
+)
 def agent_group() -> None:
     """Bring the current task into a coding agent's session: claude, codex, aider.
 
@@ -42,7 +44,7 @@ def agent_group() -> None:
     """
 
 
-@agent_group.command("install")
+@agent_group.command("install", short_help="Install the bridge of each AGENT in this work tree.")
 @click.argument("agents", metavar="AGENT...", nargs=-1, required=True, type=_AGENT)
 @click.option(
     "--user",
@@ -101,7 +103,9 @@ def uninstall(ctx: click.Context, agents: tuple[str, ...], as_json: bool) -> Non
     _report(ctx, results, as_json)
 
 
-@agent_group.command("refresh")
+@agent_group.command(
+    "refresh", short_help="Rewrite the installed agents' prompts for the current task."
+)
 @quiet_option
 @json_option
 @click.pass_context
@@ -124,7 +128,7 @@ def refresh(ctx: click.Context, quiet: bool, as_json: bool) -> None:
         click.echo(f"refreshed for {task}: {names}")
 
 
-@agent_group.command("status")
+@agent_group.command("status", short_help="Show which agents are installed here, and their files.")
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -148,7 +152,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
                    + (f" ({files})" if files else ""))  # fmt: skip
 
 
-@agent_group.command("context")
+@agent_group.command(
+    "context", short_help="Print the current task's prompt sized for AGENT's session."
+)
 @click.argument("agent", type=_AGENT)
 @click.pass_context
 def context(ctx: click.Context, agent: str) -> None:

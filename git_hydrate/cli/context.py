@@ -98,7 +98,7 @@ def file_label(path: str, top: str | None) -> str:
     return os.path.basename(real)
 
 
-@click.command("context-add")
+@click.command("context-add", short_help="Attach context (a file or a text) to the task ID.")
 @task_id_argument
 @click.option(
     "--file",
@@ -188,7 +188,7 @@ def context_add(
     )
 
 
-@click.command("context-rm")
+@click.command("context-rm", short_help="Detach context from the task ID.")
 @task_id_argument
 @click.argument("digests", metavar="[HASH]...", nargs=-1)
 @click.option(

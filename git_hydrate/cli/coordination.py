@@ -178,7 +178,7 @@ def _print_claim(result: Mapping[str, Any], take_next: bool) -> None:
         click.echo(f"you already hold {task} (as {holder}{where})")
 
 
-@click.command("claim")
+@click.command("claim", short_help="Take the task ID, or with --next the first ready one.")
 @click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_ids)
 @click.option("--next", "take_next", is_flag=True, help="Take the first ready task.")
 @_remote_option
@@ -278,7 +278,7 @@ def _check_which_task(task_id: str | None, take_next: bool, filtered: bool, anot
         raise click.UsageError("--another chooses among ready tasks: use it with --next")
 
 
-@click.command("release")
+@click.command("release", short_help="Give the task ID back: nobody holds it any more.")
 @task_id_argument
 @_remote_option
 @_local_option

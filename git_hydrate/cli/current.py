@@ -11,7 +11,7 @@ from ._common import complete_task_ids, echo_json, json_option, open_ledger, sho
 __all__ = ["current", "start"]
 
 
-@click.command("start")
+@click.command("start", short_help="Make ID this work tree's current task (in_progress).")
 @click.argument("task_id", metavar="ID", shell_complete=complete_task_ids)
 @json_option
 @click.pass_context
@@ -42,7 +42,7 @@ def start(ctx: click.Context, task_id: str, as_json: bool) -> None:
         )
 
 
-@click.command("current")
+@click.command("current", short_help="Print this work tree's current task.")
 @click.option("--clear", is_flag=True, help="Forget the task started in this work tree.")
 @json_option
 @click.pass_context

@@ -11,7 +11,7 @@ from ._common import Duration, echo_json, json_option, open_ledger, shown
 __all__ = ["doctor"]
 
 
-@click.command("doctor")
+@click.command("doctor", short_help="Check every task's format, JSON and bodies, task by task.")
 @click.option(
     "--clear-stale-locks",
     is_flag=True,

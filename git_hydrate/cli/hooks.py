@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-@click.group("hook")
+@click.group("hook", short_help="Run a git hook's logic (the installed hooks call it).")
 def hook() -> None:
     """Run a git hook's logic (called by the installed hook scripts).
 
@@ -137,7 +137,7 @@ def _echo_problems(ctx: click.Context, problems: list[dict[str, Any]], blocking:
         ctx.exit(1)
 
 
-@hook.command("prepare-commit-msg")
+@hook.command("prepare-commit-msg", short_help="Add the trailers for the current task.")
 @click.argument("message_file", metavar="FILE")
 @click.argument("source", required=False)
 @click.argument("commit", required=False)
@@ -170,7 +170,7 @@ def prepare_commit_msg(
         warn(f"git-hydrate prepare-commit-msg: {exc}; no trailers added")
 
 
-@hook.command("commit-msg")
+@hook.command("commit-msg", short_help="Add the trailers to the message you wrote.")
 @click.argument("message_file", metavar="FILE")
 @click.pass_context
 def commit_msg(ctx: click.Context, message_file: str) -> None:
@@ -195,7 +195,7 @@ def commit_msg(ctx: click.Context, message_file: str) -> None:
         warn(f"git-hydrate commit-msg: {exc}; no trailers added")
 
 
-@click.group("hooks")
+@click.group("hooks", short_help="Install, remove or inspect git-hydrate's git hooks.")
 def hooks_group() -> None:
     """Install, remove or inspect git-hydrate's pre-push hook (and commit-trailer hook).
 
@@ -213,7 +213,7 @@ def hooks_group() -> None:
     """
 
 
-@hooks_group.command("install")
+@hooks_group.command("install", short_help="Install the pre-push hook (again: refresh it).")
 @click.option(
     "--commit-trailer",
     is_flag=True,
@@ -255,7 +255,9 @@ def install(ctx: click.Context, commit_trailer: bool, agent_refresh: bool, as_js
         warn(note)
 
 
-@hooks_group.command("uninstall")
+@hooks_group.command(
+    "uninstall", short_help="Remove the pre-push hook; restore the one it chained."
+)
 @json_option
 @click.pass_context
 def uninstall(ctx: click.Context, as_json: bool) -> None:
@@ -281,7 +283,7 @@ def uninstall(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"restored the previous hook as {shown(one['restored'])}")
 
 
-@hooks_group.command("status")
+@hooks_group.command("status", short_help="Show where the hook is, whether current, its settings.")
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:

@@ -68,7 +68,7 @@ def _check_prefix(prefix: str | None) -> None:
         )
 
 
-@click.command("import")
+@click.command("import", short_help="Create or update tasks from another tool's issues or tasks.")
 @click.argument("source", metavar="[FILE]", required=False)
 @click.option("--from", "fmt", type=_FROM, help="The format (default: detected).")
 @click.option("--prefix", help="Put this before each source id (default: GH-, GL-, TM-, or none).")
@@ -161,7 +161,7 @@ def _summary(report: Any, dry_run: bool) -> str:
     return f"{report['format']}: {counts}, {len(report['errors'])} {would}left out{unwritten}"
 
 
-@click.command("export")
+@click.command("export", short_help="Write tasks as Markdown, or as beads or task-master JSON.")
 @click.argument("task_ids", metavar="ID...", nargs=-1, required=True)
 @click.option(
     "--format",

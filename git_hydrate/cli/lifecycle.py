@@ -211,7 +211,7 @@ def status(
         _print_status(result)
 
 
-@click.command("checkpoint")
+@click.command("checkpoint", short_help="Record a checkpoint on the task ID.")
 @task_id_argument
 @click.option("--summary", required=True, help="What was done since the last checkpoint.")
 @click.option("--evidence", default="", help="What shows it (test output, commit, link).")
@@ -269,7 +269,7 @@ def checkpoint(
         )
 
 
-@click.command("log")
+@click.command("log", short_help="Show the history of the task ID, newest first.")
 @task_id_argument
 @click.option(
     "-n",
@@ -337,7 +337,7 @@ def log(ctx: click.Context, task_id: str, limit: int | None, commits: bool, as_j
         )
 
 
-@click.command("archive")
+@click.command("archive", short_help="Fold done or cancelled tasks into refs/hydrate/archive.")
 @click.argument("task_ids", metavar="[ID]...", nargs=-1)
 @click.option("--done", is_flag=True, help="Archive every live task that is done or cancelled.")
 @json_option
@@ -386,7 +386,7 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
         warn(f"skipped damaged task {shown(item['task_id'])}: {shown(item['error'])}")
 
 
-@click.command("unarchive")
+@click.command("unarchive", short_help="Bring the archived task ID back as a live task.")
 @task_id_argument
 @json_option
 @click.pass_context

@@ -40,7 +40,7 @@ __all__ = [
 LISTED_ON_A_TERMINAL = 20
 
 
-@click.command("pack")
+@click.command("pack", short_help="Pack the task ID into a JSON packet within the budget.")
 @task_id_argument
 @budget_options
 @json_option
@@ -71,7 +71,7 @@ def pack(
     echo_json(ctx, result)
 
 
-@click.command("expand")
+@click.command("expand", short_help="Pack the task ID into a packet and a prompt, together.")
 @task_id_argument
 @format_option
 @budget_options
@@ -101,7 +101,7 @@ def expand(
     echo_json(ctx, result)
 
 
-@click.command("prompt")
+@click.command("prompt", short_help="Print the prompt of the task ID, within the budget.")
 @task_id_argument
 @format_option
 @budget_options

@@ -11,7 +11,7 @@ from ._common import echo_json, json_option, open_ledger, shown, task_id_argumen
 __all__ = ["rank"]
 
 
-@click.command("rank")
+@click.command("rank", short_help="Rank the files attached to the task ID again.")
 @task_id_argument
 @click.option("--rev", metavar="REV", help="Rank by the history of this commit (default: HEAD).")
 @click.option(

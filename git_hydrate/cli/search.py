@@ -9,7 +9,7 @@ from ._common import Count, echo_json, json_option, open_ledger, shown, warn, wa
 __all__ = ["search"]
 
 
-@click.command("search")
+@click.command("search", short_help="Find the tasks whose words match QUERY, best first.")
 @click.argument("query", nargs=-1, required=True)
 @click.option("--archived", is_flag=True, help="Search the archived tasks too.")
 @click.option(

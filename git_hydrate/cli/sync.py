@@ -103,7 +103,7 @@ def push(
     return _render(ctx, report, as_json, quiet)
 
 
-@click.command("sync")
+@click.command("sync", short_help="Pull from REMOTE, then push; again if someone pushed.")
 @click.argument("remote", required=False, shell_complete=complete_remotes)
 @quiet_option
 @json_option
@@ -127,7 +127,7 @@ def sync(ctx: click.Context, remote: str | None, quiet: bool, as_json: bool) -> 
     return _render(ctx, report, as_json, quiet)
 
 
-@click.command("setup")
+@click.command("setup", short_help="Let a plain `git fetch REMOTE` keep the task mirror current.")
 @click.argument("remote", required=False, shell_complete=complete_remotes)
 @json_option
 @click.pass_context
@@ -157,7 +157,7 @@ def setup(ctx: click.Context, remote: str | None, as_json: bool) -> None:
             click.echo(f"warning: {problem}", err=True)
 
 
-@click.command("task-rm")
+@click.command("task-rm", short_help="Remove the task ID (its history stays reachable).")
 @task_id_argument
 @click.option(
     "--remote",

@@ -305,7 +305,7 @@ def _paths_from_here(ctx: click.Context, ledger: Ledger, fields: dict[str, Any])
             fields[key] = validate.entries_from(fields[key], base, what, tops)
 
 
-@click.command("task-edit")
+@click.command("task-edit", short_help="Change fields of the task ID.")
 @task_id_argument
 @task_field_options(creating=False)
 @json_option
@@ -360,7 +360,7 @@ def _list_changes(fields: Mapping[str, Any]) -> dict[str, list[str]]:
     return changes
 
 
-@click.command("list")
+@click.command("list", short_help="List the live tasks (or the archived ones), filtered.")
 @click.option(
     "--status",
     "--station",
@@ -429,7 +429,7 @@ def list_tasks(
         click.echo(EMPTY_HINT if not archived else "no archived tasks", err=True)
 
 
-@click.command("show")
+@click.command("show", short_help="Show the task ID and its attachments (or one's body).")
 @task_id_argument
 @click.option(
     "--attachment",

@@ -24,7 +24,7 @@ def _host_names(
     return value
 
 
-@click.command("web")
+@click.command("web", short_help="Serve a read-only web page of the tasks (until Ctrl-C).")
 @click.option(
     "--port",
     type=Count(0, 65535),
