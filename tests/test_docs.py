@@ -289,3 +289,24 @@ def test_every_command_is_listed_whole_in_help() -> None:
         assert listed, path
         cut += [f"{path} {name}: {text}" for name, text in listed.items() if text.endswith("...")]
     assert not cut, "\n".join(cut)
+
+
+def test_every_option_s_value_is_named_by_what_it_is() -> None:
+    """``--priority INTEGER RANGE`` named click's type, not the value (docs/commands.md
+    says ``--priority N``), and one kind of value had three names (``--ttl DURATION``,
+    ``--stale-after AGE``, ``doctor --older-than SECONDS``): each value's name is one
+    word, and every age or duration is named ``AGE`` or ``DURATION``."""
+    from git_hydrate.cli._common import Duration
+
+    wrong = []
+    for name, command in _every_command():
+        ctx = click.Context(command)
+        for param in command.params:
+            if not isinstance(param, click.Option) or param.is_flag or param.count:
+                continue
+            metavar = param.make_metavar(ctx)
+            if " " in metavar:
+                wrong.append(f"{name} {param.opts[-1]} {metavar}")
+            if isinstance(param.type, Duration) and metavar not in ("AGE", "DURATION"):
+                wrong.append(f"{name} {param.opts[-1]} {metavar}")
+    assert not wrong, ", ".join(wrong)

@@ -207,6 +207,9 @@ class Count(click.IntRange):
     to ``most``, shown in help as click shows a range; what is not one is said in
     one plain line (click's own words name its type: "is not a valid integer range")."""
 
+    #: Help names the value ``N`` (click's ``INTEGER RANGE`` named the type).
+    name = "n"
+
     def __init__(self, least: int | None = None, most: int | None = None) -> None:
         super().__init__(least, most)
 

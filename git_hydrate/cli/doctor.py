@@ -41,9 +41,9 @@ __all__ = ["doctor"]
 @click.option(
     "--older-than",
     type=Duration(zero=True),
-    default=60.0,
+    default=60,
     show_default=True,
-    metavar="SECONDS",
+    metavar="AGE",
     help="How old a lock file must be to count as left behind (seconds, or 90s, 30m, 12h).",
 )
 @json_option
