@@ -15,6 +15,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Final
 
 import click
 import pytest
@@ -309,4 +310,32 @@ def test_every_option_s_value_is_named_by_what_it_is() -> None:
                 wrong.append(f"{name} {param.opts[-1]} {metavar}")
             if isinstance(param.type, Duration) and metavar not in ("AGE", "DURATION"):
                 wrong.append(f"{name} {param.opts[-1]} {metavar}")
+    assert not wrong, ", ".join(wrong)
+
+
+#: Capitals a command's summary may use that name no value of its own.
+_NOT_VALUES: Final = {"JSON", "JSONL", "MCP", "HEAD", "URL", "UTF-8"}
+
+
+def test_every_value_a_summary_names_is_in_its_usage() -> None:
+    """``agent context -h`` said "sized for AGENT's session" over a usage line of
+    ``{claude|codex|aider}``: a name in capitals in the opening paragraph of a
+    command's help (ID, REMOTE, AGENT) is one its usage line or options show."""
+    wrong = []
+    for name, command in _every_command():
+        if name in ALIASES:
+            continue
+        ctx = click.Context(command)
+        # (from the params alone: collect_usage_pieces would make click keep a help
+        # option without -h for the command, for every test after this one)
+        shown = " ".join(
+            param.make_metavar(ctx)
+            for param in command.params
+            if not isinstance(param, click.Option) or not (param.is_flag or param.count)
+        )
+        opening = (command.help or "").split("\n\n")[0]
+        capitals = re.findall(r"(?<![\w./-])([A-Z][A-Z0-9-]*[A-Z0-9])(?![\w.-])", opening)
+        wrong += [
+            f"{name}: {word}" for word in capitals if word not in shown and word not in _NOT_VALUES
+        ]
     assert not wrong, ", ".join(wrong)

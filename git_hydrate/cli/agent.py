@@ -155,10 +155,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @agent_group.command(
     "context", short_help="Print the current task's prompt sized for AGENT's session."
 )
-@click.argument("agent", type=_AGENT)
+@click.argument("agent", metavar="AGENT", type=_AGENT)
 @click.pass_context
 def context(ctx: click.Context, agent: str) -> None:
     """Print the current task's prompt sized for AGENT's session start (its hook runs this).
+
+    AGENT is claude, codex or aider.
 
     Prints nothing without a current task, and never fails: a session must start.
     A task whose own fields exceed the size is named, with where to read its prompt.
