@@ -339,3 +339,37 @@ def test_every_value_a_summary_names_is_in_its_usage() -> None:
             f"{name}: {word}" for word in capitals if word not in shown and word not in _NOT_VALUES
         ]
     assert not wrong, ", ".join(wrong)
+
+
+def _examples(command: click.Command) -> tuple[str, int] | None:
+    """The heading of a command's example block and how many of its commands run
+    git hydrate (a line ending in ``\\``, ``|`` or ``&&`` goes on to the next), or
+    ``None``."""
+    import inspect
+
+    text = inspect.cleandoc(command.help or "")
+    found = re.search(r"\x08\n(Examples?):\n((?:  .*(?:\n|$))+)", text)
+    if found is None:
+        return None
+    statements = [""]
+    for line in found.group(2).splitlines():
+        statements[-1] += line
+        if not line.rstrip().endswith(("\\", "|", "&&")):
+            statements.append("")
+    return found.group(1), sum("hydrate" in statement for statement in statements)
+
+
+def test_every_command_shows_an_example_under_the_right_heading() -> None:
+    """Fourteen commands headed several examples "Example:" and eleven "Examples:":
+    every command (and the group itself) has an example block, "Example:" over one
+    and "Examples:" over more."""
+    wrong = []
+    for name, command in [("git-hydrate", cli), *_every_command()]:
+        if name in ALIASES:
+            continue
+        found = _examples(command)
+        if found is None:
+            wrong.append(f"{name}: no example")
+        elif (found[0] == "Example") != (found[1] == 1):
+            wrong.append(f"{name}: {found[1]} under {found[0]}:")
+    assert not wrong, ", ".join(wrong)

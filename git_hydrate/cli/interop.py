@@ -100,7 +100,7 @@ def import_cmd(
     never makes a second task.
 
     \b
-    Example:
+    Examples:
       gh issue list --json number,title,body,labels,state,url | git hydrate import
       git hydrate import .taskmaster/tasks/tasks.json --dry-run
     """

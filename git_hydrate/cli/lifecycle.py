@@ -174,7 +174,7 @@ def status(
       cancelled   -> open
 
     \b
-    Example:
+    Examples:
       git hydrate status M-1002 --set in_progress
       git hydrate status M-1002 --json
       git hydrate status --station blocked --station review
@@ -299,7 +299,7 @@ def log(ctx: click.Context, task_id: str, limit: int | None, commits: bool, as_j
     Hydrate-Packet (the packet the worker's prompt was rendered from).
 
     \b
-    Example:
+    Examples:
       git hydrate log M-1002
       git hydrate log M-1002 --json -n 5
       git hydrate log M-1002 --commits
@@ -353,7 +353,7 @@ def archive(ctx: click.Context, task_ids: tuple[str, ...], done: bool, as_json: 
     from the archive).
 
     \b
-    Example:
+    Examples:
       git hydrate archive M-1002 M-1003
       git hydrate archive --done
     """
@@ -394,7 +394,7 @@ def unarchive(ctx: click.Context, task_id: str, as_json: bool) -> None:
     """Bring the archived task ID back as a live task (at the station it had).
 
     \b
-    Example:
+    Examples:
       git hydrate unarchive M-1002
       git hydrate status M-1002 --set open
     """

@@ -173,7 +173,7 @@ def prompt(
     markdown -v).
 
     \b
-    Example:
+    Examples:
       git hydrate prompt M-1002 --max-bytes 20000 -o M-1002.prompt.md
       git hydrate prompt M-1002 --max-tokens 32000 --outline -v
       git hydrate prompt M-1002 --refresh -o M-1002.prompt.md

@@ -45,7 +45,7 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, suggest: bool, as_js
     stderr (and unread) says how many were.
 
     \b
-    Example:
+    Examples:
       git hydrate rank M-1002 --suggest
       git hydrate task-edit M-1002 --file-in-play src/app/health.py
       git hydrate rank M-1002

@@ -38,7 +38,7 @@ def search(
     is left out with a warning that names it, and so is an attachment over 1 MiB.
 
     \b
-    Example:
+    Examples:
       git hydrate search retry header
       git hydrate search --archived --attachments "rate limit" --json
     """

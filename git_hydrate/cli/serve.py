@@ -70,7 +70,7 @@ def mcp(
     invalid request (-32600), and the server goes on.
 
     \b
-    Example:
+    Examples:
       git hydrate -C ~/src/app mcp
       claude mcp add hydrate -- git hydrate -C ~/src/app mcp
     """

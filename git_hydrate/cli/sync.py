@@ -57,7 +57,7 @@ def pull(
     the rest merges.
 
     \b
-    Example:
+    Examples:
       git hydrate pull
       git hydrate pull origin M-1002 M-1003
       git hydrate pull -q           # in a hook: silent unless something is wrong
@@ -92,7 +92,7 @@ def push(
     status is 1. Client-side hooks are not run (--no-verify).
 
     \b
-    Example:
+    Examples:
       git hydrate push
       git hydrate push origin M-1002
       git hydrate push -q           # in a script: silent unless something is wrong
@@ -116,7 +116,7 @@ def sync(ctx: click.Context, remote: str | None, quiet: bool, as_json: bool) -> 
     first round, named once with what to do.
 
     \b
-    Example:
+    Examples:
       git hydrate sync
       git hydrate sync upstream --json
       git hydrate sync -q           # in a hook: silent unless something is wrong
@@ -182,7 +182,7 @@ def task_rm(ctx: click.Context, task_id: str, remote: str | None, as_json: bool)
     on stderr says which (--json: their ids under "orphaned").
 
     \b
-    Example:
+    Examples:
       git hydrate task-rm M-1002
       git hydrate task-rm M-1002 --remote origin
     """

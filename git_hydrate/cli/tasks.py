@@ -390,7 +390,7 @@ def list_tasks(
     """List the live tasks (or the archived ones), optionally filtered.
 
     \b
-    Example:
+    Examples:
       git hydrate list --status in_progress --status review --tag api
       git hydrate list --archived --json
       git hydrate list --tree

@@ -67,7 +67,7 @@ def web(
     served.
 
     \b
-    Example:
+    Examples:
       git hydrate web --open
       git hydrate web --port 0
       git hydrate web --host 0.0.0.0 --allow-host board.example.org
