@@ -11,7 +11,7 @@ would cost that copy several times over, so :func:`main` first tries
     [-C PATH] [--compact] prompt (ID | @ | --current) [--max-bytes N | --max-bytes=N]
         [--max-tokens N | --max-tokens=N] [--encoding E | --encoding=E]
         [--outline | --no-outline] [-o FILE | --output FILE | --output=FILE]
-        [--refresh]
+        [--refresh] [-q | --quiet]
 
 (options of ``prompt`` in any order around ``ID``, each at most once;
 ``-C`` and ``--compact`` before ``prompt``, each at most once). It answers
@@ -79,6 +79,7 @@ class Request:
         "max_tokens",
         "outline",
         "output",
+        "quiet",
         "refresh",
         "task_id",
     )
@@ -93,9 +94,12 @@ class Request:
         outline: bool | None,
         output: str | None,
         refresh: bool = False,
+        quiet: bool = False,
     ) -> None:
         self.directory = directory
         self.refresh = refresh
+        #: ``-q``: say the summary line only when it is a warning.
+        self.quiet = quiet
         self.task_id = task_id
         self.max_bytes = max_bytes
         self.max_tokens = max_tokens
@@ -134,6 +138,7 @@ def parse(args: Sequence[str]) -> Request | None:
             options.outline,
             _output(values.get("output")),
             options.refresh,
+            options.quiet,
         )
     except ValueError:
         return None
@@ -164,12 +169,12 @@ def _before_prompt(args: Sequence[str]) -> tuple[str | None, int] | None:
 class _PromptOptions:
     """The arguments after ``prompt`` as they were given, not yet checked."""
 
-    __slots__ = ("current", "given_id", "outline", "refresh", "values")
+    __slots__ = ("current", "given_id", "outline", "quiet", "refresh", "values")
 
     def __init__(self) -> None:
         self.given_id: str | None = None
         self.outline: bool | None = None
-        self.refresh = self.current = False
+        self.refresh = self.current = self.quiet = False
         self.values: dict[str, str] = {}
 
     def read(self, rest: Sequence[str]) -> bool:
@@ -183,7 +188,7 @@ class _PromptOptions:
                 if self.given_id is not None:
                     return False  # click: an unexpected extra argument
                 self.given_id = arg
-            elif arg in _FLAGS or arg in ("--refresh", "--current"):
+            elif arg in _FLAGS or arg in ("--refresh", "--current", "-q", "--quiet"):
                 if not self._flag(arg):
                     return False
             else:
@@ -203,6 +208,10 @@ class _PromptOptions:
             if self.refresh:
                 return False
             self.refresh = True
+        elif arg in ("-q", "--quiet"):
+            if self.quiet:
+                return False
+            self.quiet = True
         else:
             if self.current:
                 return False
@@ -310,6 +319,9 @@ def serve_hit(args: Sequence[str]) -> int | None:
             return None  # click would strip what is not: leave it to click
         if not all(text.isascii() for text in (*said, line)) and not _utf8(sys.stderr):
             return None  # click writes UTF-8 where a stream says ASCII: leave it to click
+        if request.quiet:  # (as the full command line: its warnings only)
+            said = [text for text in said if text.startswith("warning:")]
+            line = line if line.startswith("warning:") else ""
         return _write(request, entry.file, entry.offset, entry.prompt_bytes, [*said, line])
 
 
@@ -327,8 +339,9 @@ def _write(request: Request, source: BinaryIO, offset: int, count: int, lines: l
         sys.stderr.flush()
         with Deferred(request.output) as out:
             out.copy_from(source, offset, count)
-        sys.stderr.write(lines[-1] + "\n")
-        sys.stderr.flush()
+        if lines[-1]:  # (none: -q, and all went well)
+            sys.stderr.write(lines[-1] + "\n")
+            sys.stderr.flush()
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

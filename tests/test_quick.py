@@ -212,6 +212,8 @@ FALL_THROUGH = [
     ("--encoding", "p50k_base"),
     ("--encoding", "CL100K_BASE"),
     ("--outline", "--no-outline"),
+    ("-q", "--quiet"),  # (click takes a flag twice; the fast path leaves it to click)
+    ("-qv",),
     ("-o",),
     ("-ofile",),
     ("-o=file",),
@@ -458,14 +460,14 @@ TOKENS = [
 
 #: What ``prompt`` reads that the fast path reads too (it answers nothing else).
 _PROMPT_PARAMS = {
-    "task_id", "max_bytes", "max_tokens", "encoding", "outline", "output", "refresh",
+    "task_id", "max_bytes", "max_tokens", "encoding", "outline", "output", "refresh", "quiet",
 }  # fmt: skip
 
 
 #: Each option of ``prompt`` the fast path takes, with its spellings.
 _SPELLINGS = [
     ("--max-bytes",), ("--max-tokens",), ("--encoding",), ("-o", "--output"),
-    ("--outline", "--no-outline"), ("--refresh",),
+    ("--outline", "--no-outline"), ("--refresh",), ("-q", "--quiet"),
 ]  # fmt: skip
 #: Values each valued option takes (the commands also try any token in their place).
 _GOOD_VALUES = {
@@ -549,7 +551,25 @@ def test_what_the_fast_path_takes_click_reads_the_same(args: list[str]) -> None:
     assert (params["encoding"], params["outline"]) == (request.encoding, request.outline)
     assert params["output"] == request.output
     assert params["refresh"] == request.refresh
+    assert params["quiet"] == request.quiet
     assert ctx.params["compact"] == ("--compact" in args[: args.index("prompt")])
     # any other option of prompt (-v, --no-cache, --now, one added later) was not given
     given = {name for name in params if sub.get_parameter_source(name) != ParameterSource.DEFAULT}
     assert given <= _PROMPT_PARAMS, sorted(given)
+
+
+def test_quiet_says_the_summary_only_when_it_is_a_warning(task: Path) -> None:
+    """prompt -q, for scripts and hooks (as push -q and add-tree -q): the prompt,
+    and on stderr nothing when everything fit, the summary when it is a warning;
+    served from the cache as the full command line says it."""
+    loud = fill(task)
+    assert loud.stderr.startswith("prompt: C-1: kept 4 of 4")
+    assert same(task, "prompt", "C-1", "-q")
+    quiet = through_entry(task, "prompt", "--quiet", "C-1")
+    assert (quiet.stdout, quiet.stderr) == (loud.stdout, "")
+    fill(task, "--max-bytes", "3000")
+    assert same(task, "prompt", "C-1", "--max-bytes", "3000", "-q")
+    tight = through_entry(task, "prompt", "C-1", "--max-bytes", "3000", "-q")
+    assert tight.stderr.startswith("warning: C-1: kept ") and tight.stderr.count("\n") == 1
+    both = hydrate(task, "prompt", "C-1", "-q", "-v")
+    assert both.returncode == 2 and both.stderr.startswith("error: give -q or -v, not both")

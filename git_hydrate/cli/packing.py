@@ -22,6 +22,8 @@ from ._common import (
     json_option,
     no_empty_path,
     open_ledger,
+    quiet_option,
+    quiet_or_verbose,
     short,
     shown,
     task_id_argument,
@@ -143,6 +145,7 @@ def expand(
     help="Print, instead of the prompt, the sha256 of the packet it is rendered from (in "
     "compact JSON): what the commit trailer Hydrate-Packet records.",
 )
+@quiet_option
 @click.pass_context
 def prompt(
     ctx: click.Context,
@@ -154,23 +157,23 @@ def prompt(
     refresh: bool,
     no_cache: bool,
     packet_sha256: bool,
+    quiet: bool,
 ) -> None:
     """Print the prompt of the task ID alone; its own UTF-8 bytes fit --max-bytes.
 
     The prompt is measured by itself (expand measures packet and prompt
-    together). A prompt built before for the same task tip, budget and
-    expired attachments comes from the prompt cache, byte for byte
-    (hydrate.promptCache; --no-cache builds it again). --refresh first takes
-    the task's add-tree runs again (no budget is recorded: this command's
-    applies). One summary line goes to stderr: attachments kept, bytes (and
-    tokens) used of the budget, omitted by reason, shrunk, and the budget
-    that would hold everything, then each file in play or named test not
-    held whole or not attached at all (with add-tree's reason); -v lists the
-    omitted and shrunk attachments and the files the task names that have
-    none. The prompt names them too, in its own ### Not included part, with
-    the command that lists them all: this one with the options that build
-    this very prompt again (git hydrate prompt ID --max-bytes 16000 --format
-    markdown -v).
+    together). A prompt built before for the same task tip, budget and expired
+    attachments comes from the prompt cache, byte for byte (hydrate.promptCache;
+    --no-cache builds it again). --refresh first takes the task's add-tree runs
+    again (no budget is recorded: this command's applies). One summary line goes
+    to stderr: attachments kept, bytes (and tokens) used of the budget, omitted
+    by reason, shrunk, and the budget that would hold everything, then each file
+    in play or named test not held whole or not attached at all (with add-tree's
+    reason); -v lists the omitted and shrunk attachments and the files the task
+    names that have none. The prompt names them too, in its own ### Not included
+    part, with the command that lists them all: this one with the options that
+    build this very prompt again (git hydrate prompt ID --max-bytes 16000
+    --format markdown -v). With -q, the summary line only when it is a warning.
 
     \b
     Examples:
@@ -178,6 +181,7 @@ def prompt(
       git hydrate prompt M-1002 --max-tokens 32000 --outline -v
       git hydrate prompt M-1002 --refresh -o M-1002.prompt.md
     """
+    quiet_or_verbose(quiet, bool(verbose))
     if packet_sha256:
         _print_packet_sha256(ctx, task_id, budget, now, (output, verbose, refresh))
         return
@@ -188,22 +192,27 @@ def prompt(
     if hit is not None:
         with hit, Deferred(output) as out:
             out.copy_from(hit.file, hit.offset, hit.prompt_bytes)
-        click.echo(summary_line(task_id, hit.fields), err=True)
+        _summarise(summary_line(task_id, hit.fields), quiet)
         return
     with open_ledger(ctx) as ledger:
-        if refresh:
-            for done in ledger.refresh(task_id):
-                click.echo(refreshed_line(task_id, done), err=True)
+        for done in ledger.refresh(task_id) if refresh else ():
+            _summarise(refreshed_line(task_id, done), quiet)
         with Deferred(output) as out:
             limits = ledger.budget(**budget)
             result = ledger.write_prompt(task_id, out, now=now, cache=not no_cache, budget=limits)
         # why each attachment packs where it does (ranking's reasons), for -v
         why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
-    click.echo(summary_line(task_id, result), err=True)
+    _summarise(summary_line(task_id, result), quiet)
     if verbose:
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
         for line in listing(result, limit, why):
             click.echo(line, err=True)
+
+
+def _summarise(line: str, quiet: bool) -> None:
+    """A line of what prompt did on stderr; with ``-q``, only a warning."""
+    if not quiet or line.startswith("warning:"):
+        click.echo(line, err=True)
 
 
 def _print_packet_sha256(
