@@ -6,7 +6,8 @@ directory, so every linked work tree has its own current task, while tasks
 stay shared. When nothing was started, the current branch's name is matched
 against ``hydrate.taskPattern`` (the same pattern the pre-push hook uses) and
 the first id of an existing task wins. ``@`` stands for the current task
-wherever a task id is taken.
+wherever a task id is taken; for ``task-add``, for the first id the branch
+names (the task to create).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "compile_task_pattern",
     "current",
     "held_by_another",
+    "new_id",
     "resolve",
     "start",
 ]
@@ -85,14 +87,39 @@ def current(refs: TaskRefs) -> dict[str, Any] | None:
     started = _started(refs)
     if started is not None and refs.exists(started):
         return {"task_id": started, "source": "started", "branch": branch}
-    if branch is None:
-        return None
-    pattern = compile_task_pattern(refs.repo.settings)
-    for match in pattern.finditer(branch):
-        found = match.group(1) if pattern.groups else match.group(0)
-        if found and is_task_id(found) and refs.exists(found):
+    for found in _ids_in(refs, branch):
+        if refs.exists(found):
             return {"task_id": found, "source": "branch", "branch": branch}
     return None
+
+
+def _ids_in(refs: TaskRefs, branch: str | None) -> list[str]:
+    """The task ids ``hydrate.taskPattern`` finds in ``branch``, in order."""
+    if branch is None:
+        return []
+    pattern = compile_task_pattern(refs.repo.settings)
+    found = (m.group(1) if pattern.groups else m.group(0) for m in pattern.finditer(branch))
+    return [task_id for task_id in found if task_id and is_task_id(task_id)]
+
+
+def new_id(refs: TaskRefs, task_id: str) -> str:
+    """``task_id`` itself, or for ``@`` the id the branch names, whether or not
+    that task exists (``task-add @`` creates the task a branch was named after).
+
+    Raises:
+        NotFound: ``@`` on a branch whose name holds no task id.
+    """
+    if task_id != CURRENT:
+        return task_id
+    branch = refs.repo.symbolic_ref("HEAD")
+    ids = _ids_in(refs, branch)
+    if ids:
+        return ids[0]
+    shown = "a detached HEAD" if branch is None else f"branch {branch!r}"
+    raise NotFound(
+        f"task-add @ creates the task the branch is named after, and {shown} names "
+        "none (hydrate.taskPattern): give the ID"
+    )
 
 
 def gone(refs: TaskRefs) -> str | None:

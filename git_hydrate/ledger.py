@@ -394,11 +394,12 @@ class Ledger(Packing):
 
         return clear(self.refs)
 
-    def resolve_id(self, task_id: str) -> str:
-        """``task_id``, or for ``@`` the current task's id (:class:`NotFound` if none)."""
-        from .current import resolve
+    def resolve_id(self, task_id: str, *, new: bool = False) -> str:
+        """``task_id``, or for ``@`` the current task's id (:class:`NotFound` if none);
+        with ``new``, the id the branch names, for a task to create."""
+        from .current import new_id, resolve
 
-        return resolve(self.refs, task_id)
+        return new_id(self.refs, task_id) if new else resolve(self.refs, task_id)
 
     # -- hydration ------------------------------------------------------------------
 

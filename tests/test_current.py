@@ -91,6 +91,26 @@ def test_the_branch_names_the_task_when_none_was_started(repo: Path) -> None:
     assert cleared.stdout == "cleared W-1\n12\n"
 
 
+def test_task_add_at_creates_the_task_the_branch_is_named_after(repo: Path) -> None:
+    """``@`` stands for an existing task everywhere else; ``task-add @`` on a branch
+    named after a ticket creates it (it used to fail: no current task)."""
+    _task(repo, "W-1")
+    hydrate(repo, "start", "W-1")  # (a started task is not what task-add @ means)
+    git(repo, "checkout", "-q", "-b", "feature/BR-8-login")
+    made = hydrate(repo, "task-add", "@", "--objective", "Log in", "--acceptance", "a")
+    assert made.returncode == 0 and made.stdout == "created task BR-8: Log in\n"
+    again = hydrate(repo, "task-add", "--current", "--objective", "o", "--acceptance", "a")
+    assert again.returncode != 0 and "task BR-8 already exists" in again.stderr
+    git(repo, "checkout", "-q", "-b", "nothing-here")
+    none = hydrate(repo, "task-add", "@", "--objective", "o", "--acceptance", "a")
+    assert none.returncode == 1 and none.stdout == ""
+    assert none.stderr == (
+        "error: task-add @ creates the task the branch is named after, and branch "
+        "'nothing-here' names none (hydrate.taskPattern): give the ID\n"
+    )
+    assert [t["task_id"] for t in Ledger(repo).list_tasks()] == ["BR-8", "W-1"]
+
+
 def test_each_linked_work_tree_has_its_own(repo: Path, tmp_path: Path) -> None:
     _task(repo, "W-1")
     _task(repo, "W-2")

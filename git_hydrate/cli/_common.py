@@ -40,8 +40,10 @@ __all__ = [
     "format_option",
     "json_option",
     "label",
+    "new_task_id_argument",
     "no_empty_path",
     "open_ledger",
+    "optional_task_id_argument",
     "quiet_option",
     "quiet_or_verbose",
     "short",
@@ -460,8 +462,11 @@ def _current_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> b
     return value
 
 
-def _task_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """The ID given, or for ``@`` / ``--current`` the work tree's current task."""
+def _task_id(
+    ctx: click.Context, param: click.Parameter, value: str | None, *, new: bool = False
+) -> str | None:
+    """The ID given, or for ``@`` / ``--current`` the work tree's current task
+    (``new``: the id the branch names, for the task to create)."""
     wanted = bool(ctx.meta.get("git_hydrate_current"))
     if wanted and value is not None:
         raise click.UsageError("give ID or --current, not both", ctx)
@@ -474,7 +479,7 @@ def _task_id(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     from ..ledger import Ledger
 
     with Ledger((ctx.find_root().obj or {}).get("directory")) as ledger:
-        return ledger.resolve_id(value)
+        return ledger.resolve_id(value, new=new)
 
 
 def _optional_task_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -489,12 +494,18 @@ def optional_task_id_argument(func: F) -> F:
     return task_id_argument(func, optional=True)
 
 
-def task_id_argument(func: F, *, optional: bool = False) -> F:
+def new_task_id_argument(func: F) -> F:
+    """:func:`task_id_argument` for the task to create: ``@`` is the id the branch names."""
+    return task_id_argument(func, new=True)
+
+
+def task_id_argument(func: F, *, optional: bool = False, new: bool = False) -> F:
     """The ``ID`` argument, completed from the live task ids; ``@`` (or ``--current``)
-    is the work tree's current task."""
+    is the work tree's current task, or with ``new`` the id the branch names."""
+    callback = _optional_task_id if optional else functools.partial(_task_id, new=new)
     func = click.argument(
         "task_id", metavar="[ID]" if optional else "ID", required=False,
-        callback=_optional_task_id if optional else _task_id,
+        callback=callback,
         shell_complete=complete_task_ids,
     )(func)  # fmt: skip
     return click.option(
@@ -503,5 +514,9 @@ def task_id_argument(func: F, *, optional: bool = False) -> F:
         is_eager=True,
         expose_value=False,
         callback=_current_flag,
-        help="The work tree's current task instead of ID (as ID @ is).",
+        help=(
+            "The task the branch is named after instead of ID (as ID @ is)."
+            if new
+            else "The work tree's current task instead of ID (as ID @ is)."
+        ),
     )(func)

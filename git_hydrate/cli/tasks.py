@@ -18,6 +18,7 @@ from ._common import (
     complete_task_ids,
     echo_json,
     json_option,
+    new_task_id_argument,
     open_ledger,
     short,
     shown,
@@ -251,7 +252,7 @@ def _print_children(children: list[Mapping[str, Any]]) -> None:
 
 
 @click.command("task-add")
-@task_id_argument
+@new_task_id_argument
 @task_field_options(creating=True)
 @json_option
 @click.pass_context
