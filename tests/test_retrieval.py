@@ -470,6 +470,39 @@ def test_a_swift_type_the_task_spells_out_ranks_the_file_declaring_it() -> None:
     assert swift.level > found["Documentation/Usage.md"].level
 
 
+def test_module_level_bindings_and_elixir_private_functions_are_defined() -> None:
+    # vite: "convertTargets returns {}" named `export const convertTargets = (` in
+    # plugins/css.ts, which defined no such name (44th, outside a 32 KiB prompt);
+    # Plug: more than half its functions are `defp`, none of them defined
+    sources = {
+        "css.ts": "export const convertTargets = (\n  target: string,\n) => {}\n",
+        "utils.ts": "export const decodeBase64: (base64: string) => string = (() => {\n"
+        "  const inner = 1\n  let local = 2\n})()\nlet cache = new Map()\n"
+        "declare const __DEV__: boolean\nconst isEqual = a === b\n",
+        "conn.ex": 'defmodule Plug.Conn do\n  defp put_scheme(conn, ["wss"]),\n'
+        "  defmacrop wrap(x), do: x\n  defguard is_port(p) when p > 0\n"
+        "  defdelegate fetch(conn), to: Other\nend\n",
+    }
+    defined = {name: blob_facts(body.encode()).symbols for name, body in sources.items()}
+    assert defined == {
+        "css.ts": ["convertTargets"],
+        "utils.ts": ["__DEV__", "cache", "decodeBase64", "isEqual"],
+        "conn.ex": ["fetch", "is_port", "put_scheme", "wrap"],
+    }
+    big = "import x from 'y'\n" + "// lightningcss targets of the build\n" * 200
+    files = {
+        "packages/vite/src/node/plugins/css.ts": big + sources["css.ts"],
+        "docs/config/build-options.md": "The css target of the build for lightningcss.\n" * 4,
+    }
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    candidates = [Candidate(path, len(body)) for path, body in files.items()]
+    text = "lightningcss gets empty targets: convertTargets returns {} for a false target"
+    found = rank(candidates, TaskText(text), [], facts=facts)
+    css = found["packages/vite/src/node/plugins/css.ts"]
+    assert css.reason == "defines convertTargets (named in the task)"
+    assert css.level > found["docs/config/build-options.md"].level
+
+
 def test_a_name_many_files_define_names_none_of_them() -> None:
     # caddy: every HTTP handler defines ServeHTTP; a ticket spelling it out named all
     # 30 of them ("defines ServeHTTP (named in the task)") above the one it was about

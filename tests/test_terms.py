@@ -20,7 +20,10 @@ from git_hydrate.hydrate.terms import MAX_TERMS, BlobFacts, blob_facts, tokenize
 
 #: The stop words are data, not the mechanism under test: the module's own list.
 STOP = terms._STOP
-KEYWORDS = "def|class|func|function|fn|fun|struct|interface|trait|enum|type|module|protocol"
+KEYWORDS = (
+    "def|defp|defmacrop?|defguardp?|defdelegate|class|func|function|fn|fun|struct|interface"
+    "|trait|enum|type|module|protocol"
+)
 MODIFIERS = (
     r"export|default|pub(?:\([a-z]+\))?|public|private|protected|internal|fileprivate|open|static"
     r"|final|abstract|sealed|data|override|async|suspend|inline|unsafe|const|extern|partial"
@@ -70,7 +73,12 @@ def spec_facts(data: bytes) -> BlobFacts:
         rf"(?:\([^)\n]*\)[ \t]*)?\*?([A-Za-z_][A-Za-z0-9_]*)",
         re.MULTILINE,
     )
-    names = sorted(set(definition.findall(text)))[:400]
+    binding = re.compile(  # (a module-level const/let/var, at the line's very start)
+        r"^(?:export[ \t]+)?(?:declare[ \t]+)?(?:const|let|var)[ \t]+([A-Za-z_][A-Za-z0-9_]*)"
+        r"[ \t]*(?::(?!:)(?:[^=\n]|=>)*)?(?:=(?![=>])|;|$)",
+        re.MULTILINE,
+    )
+    names = sorted(set(definition.findall(text) + binding.findall(text)))[:400]
     return BlobFacts(True, len(data), length, dict(sorted(kept)), names)
 
 

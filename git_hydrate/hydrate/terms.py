@@ -72,12 +72,23 @@ _DEFINITION: Final = (
     rb"(?:(?:export|default|pub(?:\([a-z]+\))?|public|private|protected|internal|fileprivate"
     rb"|open|static|final|abstract|sealed|data|override|async|suspend|inline|unsafe|const"
     rb"|extern|partial|declare)[ \t]++)*+"
-    rb"(?:def|class|func|function|fn|fun|struct|interface|trait|enum|type|module|protocol)"
+    rb"(?:def|defp|defmacrop?|defguardp?|defdelegate|class|func|function|fn|fun|struct"
+    rb"|interface|trait|enum|type|module|protocol)"
     rb"[ \t]++"
     rb"(?:\([^)\n]*\)[ \t]*+)?\*?([A-Za-z_][A-Za-z0-9_]*)"
 )
 _DEFINES: Final = re.compile(_DEFINITION)
 _DEFINES_AFTER: Final = re.compile(rb"\n" + _DEFINITION)
+#: A module-level binding (JavaScript's and TypeScript's ``export const parse = (``,
+#: ``let cache =``, ``declare const __DEV__: boolean``; Go's and Rust's ``const``):
+#: at a line's very start, so that a function's own ``const`` is none; a type
+#: between the name and its ``=`` may hold ``=>``, and ``==`` is no binding.
+_BINDING: Final = (
+    rb"(?:export[ \t]++)?(?:declare[ \t]++)?(?:const|let|var)[ \t]++"
+    rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*+(?::(?!:)(?:[^=\n]|=>)*)?(?:=(?![=>])|;|(?=\n)|$)"
+)
+_BINDS: Final = re.compile(_BINDING)
+_BINDS_AFTER: Final = re.compile(rb"\n" + _BINDING)
 #: Each byte of a raw token (``[A-Za-z0-9_]``) as it is, any other byte a space:
 #: ``data.translate(_TOKEN_BYTES).split()`` are the raw tokens of the text, as
 #: ``_RAW`` finds them in ``data.decode("utf-8", "replace")`` (a UTF-8 decoder
@@ -189,10 +200,12 @@ def forget_splits() -> None:
 def defined_names(data: bytes) -> list[str]:
     """The names ``data`` defines (``def``, ``class``, ``func``...), as written, in
     the order they are defined."""
-    first = _DEFINES.match(data)
-    found = _DEFINES_AFTER.findall(data)
-    if first is not None:
-        found.insert(0, first.group(1))
+    found = []
+    for first, after in ((_DEFINES, _DEFINES_AFTER), (_BINDS, _BINDS_AFTER)):
+        at_start = first.match(data)
+        if at_start is not None:
+            found.append(at_start.group(1))
+        found += after.findall(data)
     return [name.decode("ascii") for name in found]
 
 
