@@ -285,6 +285,19 @@ def test_test_and_module_naming_pair_up() -> None:
     assert ranks["web/widget.js"].reason == "tested by web/widget.test.js"
 
 
+def test_a_named_test_pulls_in_the_module_it_tests() -> None:
+    # vite: a ticket naming its test (`--test .../__tests__/pluginContainer.spec.ts`)
+    # left the module under test, server/pluginContainer.ts, 88th of 2,360: a test in
+    # play paired with its module, a named test with none
+    test = "packages/vite/src/node/server/__tests__/pluginContainer.spec.ts"
+    source = "packages/vite/src/node/server/pluginContainer.ts"
+    candidates = [Candidate(source, 100), Candidate(test, 100), Candidate("src/other.ts", 100)]
+    ranks = rank(candidates, TaskText("x", tests=[test]), [])
+    assert ranks[test].reason == "named test"
+    assert ranks[source].reason == f"tested by {test}"
+    assert ranks[source].level > ranks["src/other.ts"].level
+
+
 @pytest.mark.parametrize(
     ("source", "test"),
     [

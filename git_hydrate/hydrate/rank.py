@@ -354,7 +354,7 @@ def rank(
     # a chore weighs less in co-change, unless the task is one (then they are its kin)
     scale = None if is_chore(task.text) else chore_scale(subjects, len(history), w.chore)
     cochange, partner, prior = _cochange(anchors, history, w, scale)
-    pairs = _test_pairs(paths, in_play)
+    pairs = _test_pairs(paths, [*in_play, *named])  # (a named test: its module too)
     hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named}, small)
     spelled = spelled_names(task.text, hits.defines) if w.symbol else {}
     propagated, carried = _propagated(hits, history, paths, w, scale)
