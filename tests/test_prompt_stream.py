@@ -117,6 +117,17 @@ def test_a_failed_build_writes_nothing(task: Path) -> None:
     assert missing.stderr == "error: cannot write no/such/dir/out.md: No such file or directory\n"
 
 
+def test_with_o_the_prompt_goes_to_the_file_alone(task: Path) -> None:
+    # (`prompt -h` said "Standard output gets the bytes too" after -o's file: a reader
+    # took it that -o writes both, and sent stdout to /dev/null; explorer18)
+    result = hydrate(task, "prompt", "S-1", "-o", "alone.md")
+    assert result.returncode == 0, result
+    assert result.stdout == "" and (task / "alone.md").read_bytes()
+    usage = " ".join(hydrate(task, "prompt", "-h").stdout.split())
+    assert "Standard output gets the bytes too" not in usage
+    assert "Without -o, standard output gets the prompt's exact bytes" in usage
+
+
 def test_the_prompt_is_held_once_while_it_is_built(repo: Path) -> None:
     """Python's peak allocation while a 3 MB prompt of wide text is built and written:
     ``prompt()`` holds it several times over (as str, 4 bytes a character, and as

@@ -114,9 +114,9 @@ def expand(
     default=None,
     callback=no_empty_path,
     help="Write the prompt to this file instead of standard output (opened only once "
-    "the prompt is built: a prompt that fails leaves the file as it was). Standard output "
-    "gets the bytes too, but a terminal, where control characters other than line feed "
-    "and tab are shown as \\xNN or \\uNNNN.",
+    "the prompt is built: a prompt that fails leaves the file as it was). Without -o, "
+    "standard output gets the prompt's exact bytes; a terminal shows control characters "
+    "other than line feed and tab as \\xNN or \\uNNNN.",
 )
 @click.option(
     "-v",
