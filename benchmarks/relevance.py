@@ -107,6 +107,14 @@ REPOS = {
     "fzf": ("junegunn/fzf", "956562daaa82ddf55ea8f7aeab56883377b742c6"),
     "express": ("expressjs/express", "a3714473feb3d2908add734d340e7755fd85e0a3"),
     "pipx": ("pypa/pipx", "9bb766c055d47b44ea36c342b87ed569e7c442b1"),
+    "plug": ("elixir-plug/plug", "a898c454a04ca5ffad306bd751a15c7ac9ff6927"),
+    "fastparse": ("com-lihaoyi/fastparse", "385431ec271b411505a9458bf8f85d489a9b001b"),
+    "aeson": ("haskell/aeson", "40b03e5334b0571b986528b635fb874a86b31725"),
+    "telescope": ("nvim-telescope/telescope.nvim", "7d324792b7943e4aa16ad007212e6acc6f9fe335"),
+    "dart-http": ("dart-lang/http", "a0d49cb2f80eae038c835394014aadcae8a95c8b"),
+    "nvm": ("nvm-sh/nvm", "b17550a0b9ab691439815dfccc8b73e3a59fa103"),
+    "mojo": ("mojolicious/mojo", "b4de430651b722f560b1577da9018e3f402d96ab"),
+    "leiningen": ("technomancy/leiningen", "24fb93936133bd7fc30c393c127e9e69bb5f2392"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
