@@ -542,6 +542,15 @@ def test_add_tree_warns_when_the_task_outgrows_its_budget(repo: Path) -> None:
         big.stderr,
     ), big.stderr
     assert len(big.stderr.splitlines()) == 1
+    # a run that changes nothing does not say it again (explorer18: add-diff repeated it)
+    again = hydrate(repo, "add-tree", "M-9", "--worktree", env=git_config)
+    assert again.returncode == 0 and again.stderr == "", again
+    git(repo, "add", "a.txt", "b.txt")
+    (repo / "b.txt").write_text("c" * 3000, encoding="utf-8")
+    diff = hydrate(repo, "add-diff", "M-9", "--worktree", env=git_config)
+    assert diff.returncode == 0 and "times its default budget" in diff.stderr, diff
+    same = hydrate(repo, "add-diff", "M-9", "--worktree", env=git_config)
+    assert same.returncode == 0 and same.stderr == "", same
 
 
 def test_hook_artefacts_measure_the_prompt_alone(repo: Path) -> None:

@@ -142,8 +142,8 @@ def _report(
 ) -> None:
     """Print what add-tree or add-diff did: JSON, or counts and the files left out
     (``quiet``: only the files the task names left out); then the budget warning,
-    if any, on stderr."""
-    if warning is not None:
+    if any, on stderr: only when the run changed something (it was said then)."""
+    if warning is not None and result["changed"]:
         click.echo(warning, err=True)
     if as_json:
         echo_json(ctx, result)
