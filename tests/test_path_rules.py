@@ -132,12 +132,12 @@ def test_one_search_of_every_name_misses_no_name_a_search_of_each_finds(
     name alone would keep, whatever the names hold (line breaks, empty words)."""
     import re
 
-    from git_hydrate.hydrate.rank import _may_pair
+    from git_hydrate.hydrate.pairing import may_pair
 
     paths = [f"dir/{name}" if i % 2 else name for i, name in enumerate(names)]
     pattern = "|".join([*map(re.escape, inside), *(f"^{re.escape(w)}" for w in leading)])
     search = re.compile(pattern).search
-    kept = _may_pair(paths, inside, leading)
+    kept = may_pair(paths, inside, leading)
     wanted = [p for p in paths if search(p.rpartition("/")[2])]
     assert [p for p in kept if p in wanted] == wanted
     assert all(p in paths for p in kept)

@@ -306,11 +306,15 @@ def test_a_named_test_pulls_in_the_module_it_tests() -> None:
         ("src/main/groovy/Parser.groovy", "src/test/groovy/ParserSpec.groovy"),
         ("lib/rack/request.rb", "test/spec_request.rb"),
         ("mkdocs/config/base.py", "mkdocs/tests/base_tests.py"),
+        ("lib/plug/conn.ex", "test/plug/conn_test.exs"),
+        ("lib/Mojo/ByteStream.pm", "t/mojo/bytestream.t"),
+        ("lib/Mojo/BaseUtil.pm", "t/mojo/base_util.t"),
     ],
 )  # fmt: skip
 def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: str) -> None:
     """Only test_x, x_test, x.test and x.spec paired: Java's and Kotlin's XTest(s), a
-    Spock XSpec, rack's spec_x and mkdocs' x_tests did not (helper rank4's finding)."""
+    Spock XSpec, rack's spec_x and mkdocs' x_tests did not (helper rank4's finding);
+    nor Elixir's x_test.exs (not x.ex's extension) or Perl's t/x.t (helper rank11's)."""
     others = [Candidate("src/Contest.java", 100), Candidate("src/Latest.java", 100)]
     candidates = [Candidate(source, 100), Candidate(test, 100), *others]
     ranks = rank(candidates, TaskText("x", files_in_play=[source]), [])

@@ -13,6 +13,7 @@
   (:mod:`.testpaths`: which paths are tests, and of what);
   :mod:`.ranked` — a ranking's levels and scores, held as columns; :mod:`.chores` and
   :mod:`.evidence` — which commits say which files go together, and how much;
+  :mod:`.pairing` — which file tests which, by their names;
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a
   task's text describes (:mod:`.columns`: those a word index serves, scored a column per
   word); :mod:`.facts` — each blob's words, kept once per repository;

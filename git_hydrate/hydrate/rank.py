@@ -32,23 +32,21 @@ from __future__ import annotations
 
 import math
 import posixpath
-import re
 from array import array
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, islice, repeat
-from operator import add, attrgetter, eq, itemgetter, mul, sub, truediv
+from itertools import islice, repeat
+from operator import attrgetter, eq, mul, sub, truediv
 from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from .chores import chore_scale, is_chore
 from .evidence import discounted, sweep_limit, trusted_share
+from .pairing import paired, paired_with_seeds
 from .ranked import TOP_LEVEL, Ranked, Ranking
 from .retrieval import Hits, lexical_hits, similar_commits, spelled_names
 from .terms import BlobFacts
-from .testpaths import tested_module
 
 if TYPE_CHECKING:
     from .index import Served
@@ -117,23 +115,6 @@ class Weights:
     size_exponent: float = 0.25
     overhead: int = 60
     level_scale: float = TOP_LEVEL
-
-
-#: File names that stand for their directory (a package, a module index).
-_PACKAGE_NAMES: Final = ("__init__", "index", "mod")
-_PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
-
-
-def _module_stem(path: str) -> tuple[str, str] | None:
-    """``src/click/termui.py`` -> ``("termui", ".py")``; a package's ``__init__`` is
-    named by its directory; ``None`` for a test."""
-    if tested_module(path) is not None:
-        return None
-    stem, ext = posixpath.splitext(posixpath.basename(path))
-    if stem in _PACKAGE_NAMES:
-        stem = posixpath.basename(posixpath.dirname(path))
-    stem = stem.lstrip("_")
-    return (stem, ext) if stem else None
 
 
 def _proximity(a: str, b: str) -> float:
@@ -211,7 +192,7 @@ def _propagated(
             value = min(1.0, value) * strength * w.seed_cochange
             if value > scores.get(path, 0.0):
                 scores[path], reasons[path] = value, f"co-change with {seed} (content hit)"
-    for path, (why, seed) in _test_pairs_of(paths, list(strengths)).items():
+    for path, (why, seed) in paired_with_seeds(paths, list(strengths)).items():
         value = strengths[seed] * w.test_pair
         if value > scores.get(path, 0.0):
             scores[path], reasons[path] = value, f"{why} (content hit)"
@@ -266,62 +247,6 @@ def _seeded_cochange(
     return found
 
 
-def _test_pairs_of(paths: Sequence[str], seeds: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """``_test_pairs`` of the seeds, in one pass: ``{path: (reason, seed)}``."""
-    found: dict[str, tuple[str, str]] = {}
-    for path, why in _test_pairs(paths, seeds).items():
-        seed = why.partition(" of ")[2] or why.partition(" by ")[2]
-        if seed in seeds:
-            found[path] = (why, seed)
-    return found
-
-
-def _test_pairs(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
-    """Files that test a file in play, or that a test in play tests: ``{path: reason}``."""
-    subjects = {s: f for f in anchors if (s := tested_module(f))}
-    stems = {s: f for f in anchors if (s := _module_stem(f))}
-    found: dict[str, str] = {}
-    if not subjects and not stems:
-        return found
-    names = {name for name, _ext in (*subjects, *stems)}
-    # (a file whose name holds none of them, and no package's, cannot pair: most
-    # files, skipped by one search each without parsing their names)
-    alternatives = [*map(re.escape, sorted(names)), *(f"^{re.escape(n)}" for n in _PACKAGE_FILES)]
-    may_pair = re.compile("|".join(alternatives)).search
-    for path in _may_pair(paths, sorted(names), _PACKAGE_FILES):
-        base = path.rpartition("/")[2]
-        if may_pair(base) is None:
-            continue
-        subject = tested_module(path)
-        stem = _module_stem(path)
-        if subject is not None and subject in stems:
-            found[path] = f"test of {stems[subject]}"
-        elif stem is not None and stem in subjects:
-            found[path] = f"tested by {subjects[stem]}"
-    return found
-
-
-def _may_pair(paths: Sequence[str], inside: list[str], leading: Sequence[str]) -> Sequence[str]:
-    """The ``paths`` whose names may hold one of ``inside`` or start with one of
-    ``leading``: some of them, found by ``str.find`` in all the names, one a line (a
-    name holding a line break, or a word that is empty or holds one: all)."""
-    bases = list(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
-    names = "\n".join(bases)
-    words = [*inside, *leading]
-    if names.count("\n") != len(paths) - 1 or not all(words) or any("\n" in w for w in words):
-        return paths  # (and no path: none)
-    found: set[int] = set()
-    for word, shift in (*((w, 0) for w in inside), *(("\n" + w, 1) for w in leading)):
-        at = names.find(word)
-        while at >= 0:
-            found.add(at + shift)
-            at = names.find(word, at + 1)
-    found.update(0 for word in leading if names.startswith(word))
-    starts = [0, *accumulate(map(add, map(len, bases), repeat(1)))]
-    lines = sorted({bisect_right(starts, at) - 1 for at in found})
-    return [paths[line] for line in lines]
-
-
 def rank(
     candidates: Sequence[Candidate],
     task: TaskText,
@@ -354,7 +279,7 @@ def rank(
     # a chore weighs less in co-change, unless the task is one (then they are its kin)
     scale = None if is_chore(task.text) else chore_scale(subjects, len(history), w.chore)
     cochange, partner, prior = _cochange(anchors, history, w, scale)
-    pairs = _test_pairs(paths, [*in_play, *named])  # (a named test: its module too)
+    pairs = paired(paths, [*in_play, *named])  # (a named test: its module too)
     hits = _lexical(task.text, paths, facts or {}, index, w, {*anchors, *named}, small)
     spelled = spelled_names(task.text, hits.defines) if w.symbol else {}
     propagated, carried = _propagated(hits, history, paths, w, scale)

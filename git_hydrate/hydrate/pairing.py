@@ -1,0 +1,139 @@
+"""Test pairing: which file tests which (``tests/test_termui.py`` of
+``src/click/termui.py``), by their names alone. Pure: no I/O.
+
+Ranking (:mod:`.rank`) lifts the tests of a file in play and the file a test in
+play tests, and does the same, weaker, from the task's best content hits.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate, repeat
+from operator import add, itemgetter
+from typing import Final
+
+__all__ = ["may_pair", "paired", "paired_with_seeds"]
+
+
+def _test_subject(path: str) -> tuple[str, str] | None:
+    """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
+    is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
+    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too;
+    so are Elixir's ``x_test.exs``, of ``x.ex``, and every Perl ``x.t``, of ``X.pm``)."""
+    stem, ext = posixpath.splitext(posixpath.basename(path))
+    if ext in _TESTED_EXTENSIONS:
+        if ext == ".t" and stem:
+            return stem, _TESTED_EXTENSIONS[ext]
+        ext = _TESTED_EXTENSIONS[ext]
+    for prefix in ("test_", "spec_"):
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return stem[len(prefix) :], ext
+    for suffix in ("_test", ".test", ".spec", "_spec", "_tests"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)], ext
+    for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
+        if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
+            return stem[: -len(suffix)], ext
+    return None
+
+
+#: How Java, Kotlin and Groovy name a class's tests (case matters).
+_CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
+#: A test's extension that is not its subject's: Elixir's test scripts (``.exs``
+#: beside ``.ex``), Perl's tests (``t/mojo/url.t`` of ``lib/Mojo/URL.pm``).
+_TESTED_EXTENSIONS: Final = {".exs": ".ex", ".t": ".pm"}
+
+
+#: File names that stand for their directory (a package, a module index).
+_PACKAGE_NAMES: Final = ("__init__", "index", "mod")
+_PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
+
+
+def _module_stem(path: str) -> tuple[str, str] | None:
+    """``src/click/termui.py`` -> ``("termui", ".py")``; a package's ``__init__`` is
+    named by its directory; ``None`` for a test."""
+    if _test_subject(path) is not None:
+        return None
+    stem, ext = posixpath.splitext(posixpath.basename(path))
+    if stem in _PACKAGE_NAMES:
+        stem = posixpath.basename(posixpath.dirname(path))
+    stem = stem.lstrip("_")
+    return (stem, ext) if stem else None
+
+
+def paired_with_seeds(paths: Sequence[str], seeds: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``paired`` with the seeds, in one pass: ``{path: (reason, seed)}``."""
+    found: dict[str, tuple[str, str]] = {}
+    for path, why in paired(paths, seeds).items():
+        seed = why.partition(" of ")[2] or why.partition(" by ")[2]
+        if seed in seeds:
+            found[path] = (why, seed)
+    return found
+
+
+def paired(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
+    """Files that test a file in play, or that a test in play tests: ``{path: reason}``.
+    Names pair whatever their case and ``_`` (Perl's ``t/mojo/byte_stream.t`` tests
+    ``lib/Mojo/ByteStream.pm``)."""
+    subjects = {_folded(s): f for f in anchors if (s := _test_subject(f))}
+    stems = {_folded(s): f for f in anchors if (s := _module_stem(f))}
+    found: dict[str, str] = {}
+    if not subjects and not stems:
+        return found
+    names = {name for name, _ext in (*subjects, *stems)}
+    leading = [_fold(n) for n in _PACKAGE_FILES]
+    # (a file whose name holds none of them, and no package's, cannot pair: most
+    # files, skipped by one search each without parsing their names)
+    alternatives = [*map(re.escape, sorted(names)), *(f"^{re.escape(n)}" for n in leading)]
+    holds_one = re.compile("|".join(alternatives)).search
+    for path in may_pair(paths, sorted(names), leading, _fold):
+        if holds_one(_fold(path.rpartition("/")[2])) is None:
+            continue
+        subject = _test_subject(path)
+        stem = _module_stem(path)
+        if subject is not None and _folded(subject) in stems:
+            found[path] = f"test of {stems[_folded(subject)]}"
+        elif stem is not None and _folded(stem) in subjects:
+            found[path] = f"tested by {subjects[_folded(stem)]}"
+    return found
+
+
+def _fold(name: str) -> str:
+    """A name as test pairing compares it: lower case, without ``_``."""
+    return name.lower().replace("_", "")
+
+
+def _folded(subject: tuple[str, str]) -> tuple[str, str]:
+    return _fold(subject[0]), subject[1]
+
+
+def may_pair(
+    paths: Sequence[str],
+    inside: list[str],
+    leading: Sequence[str],
+    fold: Callable[[str], str] | None = None,
+) -> Sequence[str]:
+    """The ``paths`` whose names (each ``fold``-ed first, if given) may hold one of
+    ``inside`` or start with one of ``leading``: some of them, found by ``str.find``
+    in all the names, one a line (a name holding a line break, or a word that is
+    empty or holds one: all)."""
+    bases = list(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
+    if fold is not None:
+        bases = list(map(fold, bases))
+    names = "\n".join(bases)
+    words = [*inside, *leading]
+    if names.count("\n") != len(paths) - 1 or not all(words) or any("\n" in w for w in words):
+        return paths  # (and no path: none)
+    found: set[int] = set()
+    for word, shift in (*((w, 0) for w in inside), *(("\n" + w, 1) for w in leading)):
+        at = names.find(word)
+        while at >= 0:
+            found.add(at + shift)
+            at = names.find(word, at + 1)
+    found.update(0 for word in leading if names.startswith(word))
+    starts = [0, *accumulate(map(add, map(len, bases), repeat(1)))]
+    lines = sorted({bisect_right(starts, at) - 1 for at in found})
+    return [paths[line] for line in lines]
