@@ -121,9 +121,11 @@ def may_pair(
     in all the names, one a line (a name holding a line break, or a word that is
     empty or holds one: all)."""
     bases = list(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
-    if fold is not None:
-        bases = list(map(fold, bases))
     names = "\n".join(bases)
+    if fold is not None and names.count("\n") == len(paths) - 1:
+        # (all the names at once: a fold that keeps line breaks keeps them one a line)
+        names = fold(names)
+        bases = names.split("\n")
     words = [*inside, *leading]
     if names.count("\n") != len(paths) - 1 or not all(words) or any("\n" in w for w in words):
         return paths  # (and no path: none)
