@@ -594,3 +594,26 @@ def test_a_manual_page_weighs_as_a_changelog_and_seeds_nothing() -> None:
     assert "man/man1/fzf.1" not in found["install"].reason
     assert found["src/terminal.go"].level > found["man/man1/fzf.1"].level
     assert found["src/util/chars.go"].level > found["install"].level
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "mention"),
+    [
+        ("Fix Mojo::File to no longer follow links", "lib/Mojo/File.pm", "mojo.file"),
+        ("Rack::Utils.escape drops a plus", "lib/rack/utils.rb", "rack.utils"),
+        ('require("telescope.builtin")', "lua/telescope/builtin/init.lua", "telescope.builtin"),
+        ("Support :sign in Plug.Test.put_req_cookie/4", "lib/plug/test.ex", "plug.test"),
+        ("Fix Mojo::File::list_tree on links", "lib/Mojo/File.pm", "mojo.file"),
+        ("Export it from Data.Aeson.Types", "src/Data/Aeson/Types.hs", "data.aeson.types"),
+    ],
+)  # fmt: skip
+def test_modules_named_as_other_languages_name_them_are_mentions(
+    text: str, path: str, mention: str
+) -> None:
+    """Only ``click.core`` named a module: not Perl's and Ruby's ``Mojo::File``, a Lua
+    package's ``init.lua``, nor the module of a name in it, ``Plug.Test.put_req_cookie``
+    (helper rank11's finding). A module the text names whole names only itself."""
+    paths = [path, "src/Data/Aeson.hs", "lib/plug.ex", "lib/Mojo.pm", "src/os.py", "lib/rack.rb"]
+    hits = lexical_hits(text, paths, {})
+    assert hits.mentioned == {path: mention}
+    assert lexical_hits("os.path.join and 1.2.3", paths, {}).mentioned == {}

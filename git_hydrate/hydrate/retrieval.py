@@ -82,6 +82,11 @@ _AGGREGATE_NAME_IN: Final = re.compile("^" + _AGGREGATE_WORDS, re.IGNORECASE | r
 _TRAILER: Final = re.compile(r"^[ \t]*[A-Za-z][A-Za-z-]*-by:.*$|\S+@\S+", re.MULTILINE)
 
 _MENTION: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+")
+#: A module named as Perl, Ruby, Rust and C++ do (``Mojo::URL``, ``Rack::Utils``).
+_COLONS_MENTION: Final = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+")
+#: What a module's package file is called (``lua/telescope/builtin/init.lua`` is
+#: ``telescope.builtin``, ``src/click/__init__.py`` is ``click``).
+_PACKAGE_FILES: Final = (".init", ".__init__", ".index", ".mod")
 
 
 @dataclass
@@ -141,25 +146,51 @@ def _documents(
 
 def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
     """Paths the text names: a path's tail (``click/core.py``), a file name
-    (``core.py``) or a dotted module (``click.core``)."""
+    (``core.py``) or a dotted module (``click.core``, ``Mojo::URL``, Lua's
+    ``telescope.builtin`` of ``telescope/builtin/init.lua``); a name in a module
+    (``Plug.Test.put_req_cookie``) that names no file names its module's."""
     named = {m.strip("./").lower() for m in _MENTION.findall(text)}
+    named.update(m.lower().replace("::", ".") for m in _COLONS_MENTION.findall(text))
     if not named:
         return {}
     found: dict[str, str] = {}
+    mentions = sorted(named)
+    modules: list[str] = []
     for path in paths:
         lower = path.lower()
         base = posixpath.basename(lower)
         module = posixpath.splitext(lower)[0].replace("/", ".")
-        for mention in sorted(named):
+        modules.append(module)
+        # (a package's file: ``telescope.builtin`` names ``.../telescope/builtin/init.lua``)
+        package = _package(module) if module.endswith(_PACKAGE_FILES) else ""
+        for mention in mentions:
             if (
                 lower == mention
                 or lower.endswith("/" + mention)
                 or (mention == base and "." in base)
                 or ("/" not in mention and module.endswith(mention) and "." in mention)
+                or (package and "/" not in mention and package.endswith("." + mention))
             ):
                 found[path] = mention
                 break
+    unmatched = named.difference(found.values())
+    owners = sorted(
+        m.rpartition(".")[0]
+        for m in unmatched
+        if m.count(".") >= 2 and m[0].isalpha() and "/" not in m
+    )
+    tails = tuple("." + owner for owner in owners)
+    for path, module in zip(paths, modules, strict=True) if owners else ():
+        package = _package(module) if module.endswith(_PACKAGE_FILES) else "." + module
+        if package.endswith(tails) and path not in found:
+            found[path] = next(o for o in owners if package.endswith("." + o))
     return found
+
+
+def _package(module: str) -> str:
+    """``lua.telescope.builtin.init`` -> ``.lua.telescope.builtin``: the module a
+    package file stands for, after a ``.``."""
+    return "." + (module.rpartition(".")[0] if module.endswith(_PACKAGE_FILES) else module)
 
 
 #: A word of the text as code spells a name (``rebuild_auth``, ``getPager``).
