@@ -588,7 +588,7 @@ def test_a_manual_page_weighs_as_a_changelog_and_seeds_nothing() -> None:
     history = [["man/man1/fzf.1", "install"]] * 4 + [["src/terminal.go", "src/util/chars.go"]]
     text = "replace-query puts the item into the query"
     hits = lexical_hits(text, sorted(files), facts)
-    assert "man/man1/fzf.1" not in hits.seeds
+    assert "man/man1/fzf.1" not in dict(hits.seeds)
     assert hits.lexical["src/terminal.go"] > hits.lexical["man/man1/fzf.1"]
     found = rank(candidates, TaskText(text), history, facts=facts)
     assert "man/man1/fzf.1" not in found["install"].reason
@@ -617,3 +617,23 @@ def test_modules_named_as_other_languages_name_them_are_mentions(
     hits = lexical_hits(text, paths, {})
     assert hits.mentioned == {path: mention}
     assert lexical_hits("os.path.join and 1.2.3", paths, {}).mentioned == {}
+
+
+@pytest.mark.parametrize(
+    "log", ["doc/telescope_changelog.txt", "my-app_changelog.md", "NEWS.org", "History.rdoc"]
+)
+def test_a_project_s_own_changelog_weighs_as_a_changelog(log: str) -> None:
+    # nvim-telescope's doc/telescope_changelog.txt holds every feature's words: it was
+    # not known for a changelog, and seeded co-change as the best content hit
+    entry = "feat(builtin): show_line option for live_grep and grep_string\n"
+    files = {
+        log: entry * 30,
+        "lua/telescope/builtin/__files.lua": "-- live_grep with show_line\n" + "local x = 1\n" * 5,
+        "lib/changelog_parser.py": "def parse(): pass\n",
+    }
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    hits = lexical_hits("show_line option for live_grep", sorted(files), facts)
+    assert log not in dict(hits.seeds)
+    assert hits.lexical["lua/telescope/builtin/__files.lua"] > hits.lexical[log]
+    parser = lexical_hits("changelog parser parse", sorted(files), facts)
+    assert "lib/changelog_parser.py" in dict(parser.seeds)

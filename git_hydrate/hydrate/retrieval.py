@@ -27,11 +27,12 @@ import math
 import posixpath
 import re
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
-from operator import ge, itemgetter, truediv
+from itertools import accumulate, chain, compress, repeat
+from operator import add, ge, itemgetter, truediv
 from typing import TYPE_CHECKING, Final
 
 from .columns import (
@@ -66,8 +67,11 @@ _B: Final = B
 #: option's (manual pages): their match counts this much, and they seed nothing.
 _AGGREGATE_SHARE: Final = AGGREGATE_SHARE
 _AGGREGATE_WORDS: Final = (
-    r"(?:(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|"
-    r"authors|contributors)(?:\.(?:md|rst|txt|markdown|adoc))?"
+    r"(?:(?:changes|changelog|history|news|releases?|release[-_]notes|whatsnew|authors"
+    # (a project's own: ``doc/telescope_changelog.txt``; possessive: a name fails at
+    # its first character that is no letter, digit, ``_`` or ``-``, never tried again)
+    r"|contributors|(?:[a-z0-9]++[_-])++changelog)(?:\.(?:md|rst|txt|markdown|adoc|asciidoc|org|pod"
+    r"|rdoc|textile))?"
     # a manual page (``fzf.1``, ``tmux.1``): a command's every option, in a ticket's words
     r"|[A-Za-z][\w.-]*[A-Za-z_]\.[1-9])$"
 )
@@ -429,10 +433,16 @@ def _aggregates(paths: Sequence[str], overview: bool = False) -> set[str]:
     """The paths :func:`_aggregate` accepts (one search over all their names); with
     ``overview``, the READMEs too."""
     found = {p for p in paths if _OVERVIEW_NAME.match(p.rpartition("/")[2])} if overview else set()
-    names = "\n".join(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
+    bases = list(map(itemgetter(2), map(str.rpartition, paths, repeat("/"))))
+    names = "\n".join(bases)
     if _AGGREGATE_NAME_IN.search(names) is None:
         return found
-    return found | {path for path in paths if _aggregate(path)}
+    if names.count("\n") != len(paths) - 1:  # (a name holding a line break)
+        return found | {path for path in paths if _aggregate(path)}
+    # (the names found where they are among all of them: no name searched again)
+    starts = [0, *accumulate(map(add, map(len, bases), repeat(1)))]
+    lines = (bisect_right(starts, m.start()) - 1 for m in _AGGREGATE_NAME_IN.finditer(names))
+    return found | {paths[line] for line in lines}
 
 
 def similar_commits(
