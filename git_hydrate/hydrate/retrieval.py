@@ -90,7 +90,7 @@ _MENTION: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+")
 _COLONS_MENTION: Final = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+")
 #: What a module's package file is called (``lua/telescope/builtin/init.lua`` is
 #: ``telescope.builtin``, ``src/click/__init__.py`` is ``click``).
-_PACKAGE_FILES: Final = (".init", ".__init__", ".index", ".mod")
+_PACKAGE_TAILS: Final = (".init", ".__init__", ".index", ".mod")
 
 
 @dataclass
@@ -166,7 +166,7 @@ def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
         module = posixpath.splitext(lower)[0].replace("/", ".")
         modules.append(module)
         # (a package's file: ``telescope.builtin`` names ``.../telescope/builtin/init.lua``)
-        package = _package(module) if module.endswith(_PACKAGE_FILES) else ""
+        package = _package(module) if module.endswith(_PACKAGE_TAILS) else ""
         for mention in mentions:
             if (
                 lower == mention
@@ -185,7 +185,7 @@ def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
     )
     tails = tuple("." + owner for owner in owners)
     for path, module in zip(paths, modules, strict=True) if owners else ():
-        package = _package(module) if module.endswith(_PACKAGE_FILES) else "." + module
+        package = _package(module)
         if package.endswith(tails) and path not in found:
             found[path] = next(o for o in owners if package.endswith("." + o))
     return found
@@ -194,7 +194,7 @@ def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
 def _package(module: str) -> str:
     """``lua.telescope.builtin.init`` -> ``.lua.telescope.builtin``: the module a
     package file stands for, after a ``.``."""
-    return "." + (module.rpartition(".")[0] if module.endswith(_PACKAGE_FILES) else module)
+    return "." + (module.rpartition(".")[0] if module.endswith(_PACKAGE_TAILS) else module)
 
 
 #: A word of the text as code spells a name (``rebuild_auth``, ``getPager``).
