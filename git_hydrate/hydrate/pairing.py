@@ -15,36 +15,9 @@ from itertools import accumulate, repeat
 from operator import add, itemgetter
 from typing import Final
 
+from .testpaths import tested_module
+
 __all__ = ["may_pair", "paired", "paired_with_seeds"]
-
-
-def _test_subject(path: str) -> tuple[str, str] | None:
-    """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
-    is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
-    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too;
-    so are Elixir's ``x_test.exs``, of ``x.ex``, and every Perl ``x.t``, of ``X.pm``)."""
-    stem, ext = posixpath.splitext(posixpath.basename(path))
-    if ext in _TESTED_EXTENSIONS:
-        if ext == ".t" and stem:
-            return stem, _TESTED_EXTENSIONS[ext]
-        ext = _TESTED_EXTENSIONS[ext]
-    for prefix in ("test_", "spec_"):
-        if stem.startswith(prefix) and len(stem) > len(prefix):
-            return stem[len(prefix) :], ext
-    for suffix in ("_test", ".test", ".spec", "_spec", "_tests"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            return stem[: -len(suffix)], ext
-    for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
-        if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
-            return stem[: -len(suffix)], ext
-    return None
-
-
-#: How Java, Kotlin and Groovy name a class's tests (case matters).
-_CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
-#: A test's extension that is not its subject's: Elixir's test scripts (``.exs``
-#: beside ``.ex``), Perl's tests (``t/mojo/url.t`` of ``lib/Mojo/URL.pm``).
-_TESTED_EXTENSIONS: Final = {".exs": ".ex", ".t": ".pm"}
 
 
 #: File names that stand for their directory (a package, a module index).
@@ -55,7 +28,7 @@ _PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
 def _module_stem(path: str) -> tuple[str, str] | None:
     """``src/click/termui.py`` -> ``("termui", ".py")``; a package's ``__init__`` is
     named by its directory; ``None`` for a test."""
-    if _test_subject(path) is not None:
+    if tested_module(path) is not None:
         return None
     stem, ext = posixpath.splitext(posixpath.basename(path))
     if stem in _PACKAGE_NAMES:
@@ -78,7 +51,7 @@ def paired(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     """Files that test a file in play, or that a test in play tests: ``{path: reason}``.
     Names pair whatever their case and ``_`` (Perl's ``t/mojo/byte_stream.t`` tests
     ``lib/Mojo/ByteStream.pm``)."""
-    subjects = {_folded(s): f for f in anchors if (s := _test_subject(f))}
+    subjects = {_folded(s): f for f in anchors if (s := tested_module(f))}
     stems = {_folded(s): f for f in anchors if (s := _module_stem(f))}
     found: dict[str, str] = {}
     if not subjects and not stems:
@@ -92,7 +65,7 @@ def paired(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
     for path in may_pair(paths, sorted(names), leading, _fold):
         if holds_one(_fold(path.rpartition("/")[2])) is None:
             continue
-        subject = _test_subject(path)
+        subject = tested_module(path)
         stem = _module_stem(path)
         if subject is not None and _folded(subject) in stems:
             found[path] = f"test of {stems[_folded(subject)]}"

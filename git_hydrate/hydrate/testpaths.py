@@ -16,11 +16,21 @@ _CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
 TEST_FOLDERS: Final = frozenset({"test", "tests", "__tests__", "spec", "specs"})
 
 
+#: A test's extension that is not its subject's: Elixir's test scripts (``.exs``
+#: beside ``.ex``), Perl's tests (``t/mojo/url.t`` of ``lib/Mojo/URL.pm``).
+_TESTED_EXTENSIONS: Final = {".exs": ".ex", ".t": ".pm"}
+
+
 def tested_module(path: str) -> tuple[str, str] | None:
     """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
     is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
-    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too)."""
+    ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too;
+    so are Elixir's ``x_test.exs``, of ``x.ex``, and every Perl ``x.t``, of ``X.pm``)."""
     stem, ext = posixpath.splitext(posixpath.basename(path))
+    if ext in _TESTED_EXTENSIONS:
+        if ext == ".t" and stem:
+            return stem, _TESTED_EXTENSIONS[ext]
+        ext = _TESTED_EXTENSIONS[ext]
     for prefix in ("test_", "spec_"):
         if stem.startswith(prefix) and len(stem) > len(prefix):
             return stem[len(prefix) :], ext
