@@ -33,7 +33,8 @@ def test_push_holds_back_what_pull_would_skip(origin: Path, tmp_path: Path) -> N
     pushed = hydrate(a, "push", "origin")
     assert pushed.returncode == 1
     lines = pushed.stdout.splitlines()
-    assert lines[0] == "push origin: 1 pushed (new), 2 SKIPPED, 0 up to date"
+    # (counts are of tasks: the record's line and the error below name it)
+    assert lines[0] == "push origin: 1 pushed (new), 1 SKIPPED, 0 up to date"
     assert lines[1].startswith("  SKIPPED        BAD-3  (damaged, a pull would refuse it: commit ")
     assert lines[1].endswith(" has no task.json or links.json; see: git hydrate doctor)")
     assert lines[2].startswith(f"  SKIPPED        {REMOVED}  (damaged, a pull would refuse it: ")

@@ -226,7 +226,7 @@ def test_task_rm_remote_leaves_the_mirror_as_the_remote_is(origin: Path, tmp_pat
     )
     res = hydrate(a, "push")
     assert res.returncode == 0, res
-    assert res.stdout == "push origin: 2 up to date\n"
+    assert res.stdout == "push origin: 1 up to date\n"  # (T-6; the record is no task)
 
 
 def test_task_rm_remote_drops_the_tasks_the_remote_record_holds(
@@ -432,3 +432,42 @@ def test_a_removal_another_push_overtakes_says_to_sync(origin: Path, tmp_path: P
     hook.unlink()
     synced = hydrate(a, "sync")
     assert synced.returncode == 0 and "restored       T-1" in synced.stdout, synced
+
+
+def test_the_removal_record_is_listed_but_never_counted_as_a_task(
+    origin: Path, tmp_path: Path
+) -> None:
+    """pull counted refs/hydrate/removed as a task "new here", push as one "pushed
+    (new)" and, once there, as one "up to date" (its --json too) (review15). The
+    counts are of tasks; the record keeps its own line, by ref name."""
+    a, b = two_clones_of_two_tasks(origin, tmp_path)
+    make_task(a, "T-3")
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "pull").returncode == 0
+    assert hydrate(a, "task-rm", "T-3").returncode == 0
+    pushed = hydrate(a, "push")
+    assert (pushed.returncode, pushed.stderr) == (0, "")
+    assert pushed.stdout.splitlines() == [
+        "push origin: 1 deleted there, 2 up to date",
+        f"  pushed (new)   {RECORD}",
+        "  deleted there  T-3",
+    ]
+    again = hydrate(a, "--compact", "push", "--json")
+    assert json.loads(again.stdout)["counts"] == {"up-to-date": 2}
+    pulled = hydrate(b, "pull")
+    assert (pulled.returncode, pulled.stderr) == (0, "")
+    assert pulled.stdout.splitlines()[:2] == [
+        "pull origin: 1 removed, 2 up to date",
+        f"  new here       {RECORD}",
+    ]
+    make_task(b, "T-4")
+    assert hydrate(a, "task-rm", "T-1").returncode == 0
+    assert hydrate(a, "push").returncode == 0
+    synced = hydrate(b, "--compact", "sync", "--json")
+    assert synced.returncode == 0, synced
+    data = json.loads(synced.stdout)
+    assert data["counts"] == {"pushed-new": 1, "removed": 1, "up-to-date": 1}
+    assert [r["ref"] for r in data["refs"]] == [RECORD]
+    assert json.loads(hydrate(b, "--compact", "sync", "--json").stdout)["counts"] == {
+        "up-to-date": 2
+    }

@@ -347,6 +347,46 @@ def test_a_damaged_remote_copy_of_a_local_task_names_the_way_out(
     )
 
 
+@pytest.mark.parametrize("kind", ["blob", "tree"])
+def test_a_push_over_a_remote_copy_that_is_no_commit_says_how_at_once(
+    origin: Path, tmp_path: Path, kind: str
+) -> None:
+    """The remote's ref of a task this clone changed holds a blob (or a tree): push
+    said "run sync" (a blob: git's "fetch first") or "a pull cannot change that"
+    (a tree: "needs force"), and only the sync after it printed the push that
+    replaces the copy; the sync also said REFUSED beside SKIPPED for the same task
+    (review15). The push names the copy and that command itself, which works as
+    printed; a sync says it once, as SKIPPED."""
+    a = clone(origin, tmp_path / "a")
+    make_task(a, "G-1")
+    make_task(a, "G-2")
+    assert hydrate(a, "push").returncode == 0
+    if kind == "blob":
+        junk = git(origin, "hash-object", "-w", "--stdin", input="junk\n").strip()
+    else:
+        junk = git(origin, "mktree", input="").strip()
+    git(origin, "update-ref", "refs/hydrate/tasks/G-1", junk)
+    assert hydrate(a, "task-edit", "G-1", "--title", "mine").returncode == 0
+    ref = "refs/hydrate/tasks/G-1"
+    command = f"git push --force-with-lease={ref}:{junk} origin {ref}:{ref}"
+    res = hydrate(a, "push")
+    assert res.returncode == 1
+    assert res.stdout.splitlines() == [
+        "push origin: 1 REFUSED, 1 up to date",
+        f"  REFUSED        G-1  (origin's copy is a {kind}, not a commit (no pull or sync "
+        f"takes it); to replace it with yours: {command})",
+    ]
+    assert "sync" not in res.stderr.replace("no pull or sync takes it", "")
+    synced = hydrate(a, "sync")
+    assert synced.returncode == 1
+    assert [line.split()[0] for line in synced.stdout.splitlines()[1:]] == ["SKIPPED"]
+    assert "REFUSED" not in synced.stdout and "refused" not in synced.stderr
+    subprocess.run(command.split(), cwd=a, check=True, capture_output=True)
+    again = hydrate(a, "sync")
+    assert again.returncode == 0, again
+    assert git(origin, "rev-parse", ref) == git(a, "rev-parse", ref)
+
+
 def test_a_merge_past_the_limit_skips_that_task_alone(
     origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

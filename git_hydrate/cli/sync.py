@@ -84,7 +84,9 @@ def push(
     holding it is there: a remote that refuses it keeps them (not deleted),
     and the exit status is 1. A task the remote refuses (it has changes you
     lack) is reported by id, the others still go through, and the exit status
-    is 1: run `git hydrate sync` to merge and retry. A task you did not change
+    is 1: run `git hydrate sync` to merge and retry; one whose copy there is no
+    commit (a blob, a tree) is REFUSED with the push that replaces it. A task
+    you did not change
     since you last fetched it, only moved on the remote, is reported as behind
     (run `git hydrate pull`), not as a failure. A task, removal record or
     archive that a pull would refuse (damaged: see `git hydrate doctor`) is

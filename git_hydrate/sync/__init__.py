@@ -75,9 +75,8 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     if unchanged is not None:
         # nothing to push: a no-op sync is one fetch
         report.outcomes = _once_each([o for o in report.outcomes if o.action != "ahead"])
-        report.up_to_date = len(unchanged) - _counted(
-            report, [f"refs/hydrate/{n.decode()}" for n in unchanged]
-        )
+        tasks = [f"refs/hydrate/{n.decode()}" for n in unchanged if n.startswith(b"tasks/")]
+        report.up_to_date = len(tasks) - _counted(report, tasks)
         return report
     while True:
         pushed = Report("push", where.display)
@@ -95,11 +94,14 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
         mirror = pull_into(refs, where, wanted, report)
     # (a sync would skip its copy there again: the advice to sync goes in circles)
     damaged = set(report.failed("skipped"))
+    # (the push refusing the very copy the pull skipped says it twice: once will do)
+    skipped_at = {o.name: o.new for o in report.outcomes if o.action == "skipped" and o.is_task}
     report.outcomes += [
         msgspec.structs.replace(o, detail=f"{where.display}'s copy is damaged: see SKIPPED above")
         if o.action == "rejected" and o.name in damaged
         else o
         for o in pushed.outcomes
+        if not (o.action == "refused" and o.old is not None and skipped_at.get(o.name) == o.old)
     ]
     if any(o.action in ("pushed", "pushed-new") for o in report.outcomes):
         report.notes = []  # "lists no tasks" was only true before this push

@@ -21,6 +21,7 @@ from ..model import RemovedTask
 from ..store import RefRace
 from ..taskrefs import TaskRefs, TaskState, attempts, ref_name
 from .ancestry import quick_bases
+from .damaged import replace_command
 from .dropping import Covered, drop_archived, drop_removed
 from .fetch import fetch_mirror
 from .merging import (
@@ -133,10 +134,9 @@ def _replace_hint(task_id: str, local: bytes | None, remote_tip: bytes, where: s
     nothing when this clone has none."""
     if local is None:
         return ""
-    ref = ref_name(task_id).decode()
     return (
-        f"; to replace {where}'s copy with yours: git push "
-        f"--force-with-lease={ref}:{remote_tip.decode()} {quote(where)} {ref}:{ref}"
+        f"; to replace {where}'s copy with yours: "
+        f"{replace_command(ref_name(task_id).decode(), remote_tip, where)}"
     )
 
 

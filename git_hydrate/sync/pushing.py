@@ -20,6 +20,7 @@ from ..errors import Conflict, CorruptData, GitFailed
 from ..store import PushResult, RefRace, RefUpdate
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
 from .ancestry import quick_bases
+from .damaged import damaged_there
 from .outgoing import refused_shared_ref, refused_tasks
 from .pulling import Covered, check_ids
 from .remotes import Remote, resolve_remote
@@ -385,8 +386,10 @@ def push_into(
 ) -> None:
     """Push ``ids`` (all tasks when ``None``; the shared refs too with ``union``),
     adding each ref's outcome to ``report``. ``mirror``: the mirror as a fetch
-    just left it (else it is read); a lease taken from it that went stale fails
-    and is reported as a race, which ``sync`` settles."""
+    just left it (else it is read, and a task refused though changed here is
+    fetched to tell a damaged copy there); a lease taken from it that
+    went stale fails and is reported as a race, which ``sync`` settles."""
+    probe = mirror is None
     repo = refs.repo
     # What the remote held, as far as the last fetch knows: the "old" side of
     # each pushed ref in the report, the refs to delete there, and the values
@@ -411,27 +414,41 @@ def push_into(
     pushed = _landed_by_another(refs, remote, pushed, after)
     update_mirror(refs, remote, mirror, pushed, after)
     behind = _behind(refs, pushed, after, mirror, leases)
-    for flag, dest, summary in pushed:
-        action = _PUSH_ACTIONS.get(flag, "unknown")
-        is_task = dest.startswith(TASK_REF_PREFIX.decode())
-        if action == "up-to-date":
-            report.up_to_date += 1
-            report.up_to_date_refs.append(dest)
+    damaged = damaged_there(refs, remote, [p for p in pushed if p[1] not in behind], probe)
+    for result in pushed:
+        if result[0] == "=":
+            if result[1].startswith(TASK_REF_PREFIX.decode()):
+                report.up_to_date += 1  # (a shared ref the remote has: no task, not counted)
+                report.up_to_date_refs.append(result[1])
             continue
-        before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
-        mirrored = before if is_task else None
-        action, detail = _said(remote, (action, summary), hook_lines, dest in behind, mirrored)
-        local = after.get(dest) if action in ("pushed", "pushed-new") else None
-        report.outcomes.append(
-            Outcome(
-                dest[len(TASK_REF_PREFIX) :] if is_task else dest,
-                action,
-                detail,
-                old=before.decode() if before and action != "pushed-new" else None,
-                new=local.decode() if local else None,
-                is_task=is_task,
-            )
-        )
+        told = _said(remote, result, hook_lines, result[1] in behind, mirror)
+        report.outcomes.append(_outcome(result, told, mirror, after, damaged.get(result[1])))
+
+
+def _outcome(
+    result: PushResult,
+    said: tuple[str, str],
+    mirror: dict[bytes, bytes],
+    after: dict[str, bytes | None],
+    damaged: tuple[str, bytes] | None,
+) -> Outcome:
+    """The report's outcome of one pushed ref (``said``: its action and detail;
+    ``damaged``: what the push says of a remote copy that is no commit, and its id)."""
+    dest = result[1]
+    is_task = dest.startswith(TASK_REF_PREFIX.decode())
+    before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
+    action, detail = said
+    if damaged is not None:
+        action, (detail, before) = "refused", damaged
+    local = after.get(dest) if action in ("pushed", "pushed-new") else None
+    return Outcome(
+        dest[len(TASK_REF_PREFIX) :] if is_task else dest,
+        action,
+        detail,
+        old=before.decode() if before and action != "pushed-new" else None,
+        new=local.decode() if local else None,
+        is_task=is_task,
+    )
 
 
 #: At most this many refs another push held are asked after by name (more: the
@@ -469,15 +486,19 @@ def _landed_by_another(
 
 def _said(
     remote: Remote,
-    result: tuple[str, str],
+    result: PushResult,
     hook_lines: list[str],
     behind: bool,
-    before: bytes | None,
+    mirror: dict[bytes, bytes],
 ) -> tuple[str, str]:
-    """The action and detail push reports of one ref (``result``: git's action and
-    summary; ``behind``: refused because only the remote moved; ``before``: what the
-    mirror held)."""
-    action, summary = result
+    """The action and detail push reports of one ref (``result``: git's flag, the ref
+    and its summary; ``behind``: refused because only the remote moved; ``mirror``:
+    what the remote held as the last fetch saw it)."""
+    flag, dest, summary = result
+    action = _PUSH_ACTIONS.get(flag, "unknown")
+    before = mirror.get(dest.encode()[len(b"refs/hydrate/") :])
+    if not dest.startswith(TASK_REF_PREFIX.decode()):
+        before = None
     if action == "rejected":
         action, detail = classify_refusal(summary, remote.display, hook_lines)
         if action == "rejected" and behind:

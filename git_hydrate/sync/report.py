@@ -80,9 +80,12 @@ class Report(msgspec.Struct):
         return [o.name for o in self.outcomes if o.action == action]
 
     def counts(self) -> dict[str, int]:
+        """How many tasks had each outcome: the shared refs (the removal record, the
+        archive) are listed by name, never counted as tasks."""
         counts: dict[str, int] = {}
         for outcome in self.outcomes:
-            counts[outcome.action] = counts.get(outcome.action, 0) + 1
+            if outcome.is_task:
+                counts[outcome.action] = counts.get(outcome.action, 0) + 1
         counts["up-to-date"] = self.up_to_date
         return dict(sorted(counts.items()))
 

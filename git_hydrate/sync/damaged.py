@@ -1,0 +1,98 @@
+"""A remote's copy of a task that names no commit (a blob, a tree, a tag).
+
+git refuses to push a commit over it without force (``fetch first`` when the
+object is not here, ``needs force`` when it is), and no pull takes it: a
+``sync`` cannot settle it, so a push names it at once, with the one command that
+replaces it, instead of advising a sync that only leads there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from shlex import quote
+from typing import Final
+
+from ..errors import GitFailed
+from ..store import PushResult
+from ..taskrefs import TASK_REF_PREFIX, TaskRefs
+from .remotes import Remote
+
+__all__ = ["damaged_there", "replace_command"]
+
+#: What git says of a ref it refused because the remote holds something the
+#: pushed commit does not descend from (what a damaged copy there draws).
+_UNFORCED: Final = ("fetch first", "needs force", "non-fast-forward")
+#: Past this many refused refs, the mirror's task refs are typed whole.
+_TYPED_BY_NAME: Final = 64
+
+
+def replace_command(ref: str, remote_tip: bytes, where: str) -> str:
+    """The push that puts this clone's ``ref`` in place of the remote's copy,
+    only while the remote still holds exactly ``remote_tip``."""
+    return f"git push --force-with-lease={ref}:{remote_tip.decode()} {quote(where)} {ref}:{ref}"
+
+
+def damaged_there(
+    refs: TaskRefs, remote: Remote, pushed: Sequence[PushResult], probe: bool
+) -> dict[str, tuple[str, bytes]]:
+    """``{task ref: (detail, the copy's id)}`` of the task refs the remote refused
+    because its copy names no commit, each detail saying so with
+    :func:`replace_command`.
+
+    What the remote holds is read from its mirror. With ``probe`` (the mirror
+    may be behind: no fetch came just before), the refused refs whose mirror
+    copy is a commit are fetched into the mirror, once, only those, and read
+    again: a fetch that fails leaves them as git refused them.
+    """
+    refused = [
+        dest
+        for flag, dest, summary in pushed
+        if flag == "!"
+        and dest.startswith(TASK_REF_PREFIX.decode())
+        and any(reason in summary for reason in _UNFORCED)
+    ]
+    if not refused:
+        return {}
+    repo = refs.repo
+    mirror = remote.mirror_prefix.decode()
+    names = {dest: mirror + dest[len("refs/hydrate/") :] for dest in refused}
+    found = _named(remote, names, _typed(refs, names, mirror))
+    unsure = [dest for dest in refused if dest not in found]
+    if probe and unsure:
+        try:
+            repo.fetch(
+                remote.target,
+                [f"+{dest}:{names[dest]}" for dest in unsure],
+                negotiation_tips=["refs/hydrate/*", mirror + "*"],
+                prune=False,
+                what=f"git fetch {remote.display} (the refused tasks)",
+            )
+        except GitFailed:
+            return found  # (as git refused the rest: a sync says more)
+        unsure_names = {dest: names[dest] for dest in unsure}
+        found.update(_named(remote, unsure_names, _typed(refs, unsure_names, mirror)))
+    return found
+
+
+def _typed(refs: TaskRefs, names: dict[str, str], mirror: str) -> dict[bytes, tuple[bytes, str]]:
+    """The mirror refs ``names`` holds (values), each with its object's type."""
+    if len(names) <= _TYPED_BY_NAME:
+        return refs.repo.typed_refs(names.values())
+    return refs.repo.typed_refs([mirror + "tasks/"])
+
+
+def _named(
+    remote: Remote, names: dict[str, str], typed: dict[bytes, tuple[bytes, str]]
+) -> dict[str, tuple[str, bytes]]:
+    """``{task ref: (detail, id)}`` of the refs in ``names`` whose mirror copy is no
+    commit."""
+    found: dict[str, tuple[str, bytes]] = {}
+    for dest, name in names.items():
+        oid, kind = typed.get(name.encode(), (b"", "missing"))
+        if kind in ("blob", "tree", "tag"):
+            found[dest] = (
+                f"{remote.display}'s copy is a {kind}, not a commit (no pull or sync takes "
+                f"it); to replace it with yours: {replace_command(dest, oid, remote.display)}",
+                oid,
+            )
+    return found
