@@ -328,15 +328,20 @@ def test_a_damaged_remote_copy_of_a_local_task_names_the_way_out(
     """The remote holds junk under an id this clone has (another task's commit): push
     said "run sync", sync skipped it and said "run sync" again, forever (explorer10).
     The skip now prints the push that replaces the remote's copy, which works as
-    printed, and the rejection points at the skip."""
+    printed, and the rejection points at the skip. A push names it at once too, and a
+    sync no longer adds a line of its own push's refusal (review15)."""
     a = clone(origin, tmp_path / "a")
     make_task(a, "G-1")
     assert hydrate(a, "push").returncode == 0
     git(a, "push", "-q", "origin", "refs/hydrate/tasks/G-1:refs/hydrate/tasks/T-5")
     make_task(a, "T-5")
+    pushed = hydrate(a, "push")
+    assert pushed.returncode == 1
+    assert "REFUSED        T-5  (origin's copy is damaged (" in pushed.stdout
+    assert "(no pull or sync takes it); to replace it with yours: git push" in pushed.stdout
     res = hydrate(a, "sync")
     assert res.returncode == 1
-    assert "REJECTED       T-5  (origin's copy is damaged: see SKIPPED above)" in res.stdout
+    assert "REJECTED" not in res.stdout and "REFUSED" not in res.stdout
     assert "run git hydrate sync" not in res.stderr
     (command,) = re.findall(r"to replace origin's copy with yours: (git push [^)]*)\)", res.stdout)
     subprocess.run(command.split(), cwd=a, check=True, capture_output=True)

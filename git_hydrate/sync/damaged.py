@@ -1,4 +1,5 @@
-"""A remote's copy of a task that names no commit (a blob, a tree, a tag).
+"""A remote's copy of a task that names no commit (a blob, a tree, a tag), or a
+commit no pull takes (it holds no task, a body fails its sha256).
 
 git refuses to push a commit over it without force (``fetch first`` when the
 object is not here, ``needs force`` when it is), and no pull takes it: a
@@ -15,6 +16,7 @@ from typing import Final
 from ..errors import GitFailed
 from ..store import PushResult
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs
+from .outgoing import refused_tasks
 from .remotes import Remote
 
 __all__ = ["damaged_there", "replace_command"]
@@ -36,27 +38,29 @@ def damaged_there(
     refs: TaskRefs, remote: Remote, pushed: Sequence[PushResult], probe: bool
 ) -> dict[str, tuple[str, bytes]]:
     """``{task ref: (detail, the copy's id)}`` of the task refs the remote refused
-    because its copy names no commit, each detail saying so with
+    because its copy names no commit, or one a pull refuses, each detail saying so with
     :func:`replace_command`.
 
-    What the remote holds is read from its mirror. With ``probe`` (the mirror
-    may be behind: no fetch came just before), the refused refs whose mirror
-    copy is a commit are fetched into the mirror, once, only those, and read
-    again: a fetch that fails leaves them as git refused them.
+    What the remote holds is read from its mirror, except for a ref refused with
+    ``fetch first`` (the remote holds an object this clone lacks: not the
+    mirror's). With ``probe`` (the mirror may be behind: no fetch came just
+    before), the refused refs not found so are fetched into the mirror, once,
+    only those, and read again: a fetch that fails leaves them as git refused them.
     """
-    refused = [
-        dest
+    refused = {
+        dest: "fetch first" not in summary
         for flag, dest, summary in pushed
         if flag == "!"
         and dest.startswith(TASK_REF_PREFIX.decode())
         and any(reason in summary for reason in _UNFORCED)
-    ]
+    }
     if not refused:
         return {}
     repo = refs.repo
     mirror = remote.mirror_prefix.decode()
     names = {dest: mirror + dest[len("refs/hydrate/") :] for dest in refused}
-    found = _named(remote, names, _typed(refs, names, mirror))
+    known = {dest: name for dest, name in names.items() if refused[dest]}
+    found = _named(refs, remote, known, _typed(refs, known, mirror)) if known else {}
     unsure = [dest for dest in refused if dest not in found]
     if probe and unsure:
         try:
@@ -70,7 +74,7 @@ def damaged_there(
         except GitFailed:
             return found  # (as git refused the rest: a sync says more)
         unsure_names = {dest: names[dest] for dest in unsure}
-        found.update(_named(remote, unsure_names, _typed(refs, unsure_names, mirror)))
+        found.update(_named(refs, remote, unsure_names, _typed(refs, unsure_names, mirror)))
     return found
 
 
@@ -82,17 +86,25 @@ def _typed(refs: TaskRefs, names: dict[str, str], mirror: str) -> dict[bytes, tu
 
 
 def _named(
-    remote: Remote, names: dict[str, str], typed: dict[bytes, tuple[bytes, str]]
+    refs: TaskRefs, remote: Remote, names: dict[str, str], typed: dict[bytes, tuple[bytes, str]]
 ) -> dict[str, tuple[str, bytes]]:
     """``{task ref: (detail, id)}`` of the refs in ``names`` whose mirror copy is no
-    commit."""
+    commit, or a commit a pull refuses (no task in it, a body that fails its sha256)."""
     found: dict[str, tuple[str, bytes]] = {}
+    commits: dict[str, bytes] = {}
     for dest, name in names.items():
         oid, kind = typed.get(name.encode(), (b"", "missing"))
         if kind in ("blob", "tree", "tag"):
-            found[dest] = (
-                f"{remote.display}'s copy is a {kind}, not a commit (no pull or sync takes "
-                f"it); to replace it with yours: {replace_command(dest, oid, remote.display)}",
-                oid,
-            )
-    return found
+            found[dest] = (f"is a {kind}, not a commit", oid)
+        elif kind == "commit":
+            commits[dest[len(TASK_REF_PREFIX) :]] = oid
+    for task_id, why in refused_tasks(refs, commits).items():
+        found[TASK_REF_PREFIX.decode() + task_id] = (f"is damaged ({why})", commits[task_id])
+    return {
+        dest: (
+            f"{remote.display}'s copy {what} (no pull or sync takes it); to replace it with "
+            f"yours: {replace_command(dest, oid, remote.display)}",
+            oid,
+        )
+        for dest, (what, oid) in found.items()
+    }
