@@ -10,7 +10,8 @@ somebody's work:
   (:mod:`.ancestry`). Every write is a compare-and-swap.
 * Fetch with ``--no-filter`` so partial clones get the bodies.
 * Push without force and read the per-ref results (:mod:`.push`); send
-  nothing a pull would refuse (:mod:`.outgoing`, pull's own checks).
+  nothing a pull would refuse (:mod:`.outgoing`, pull's own checks); name a
+  remote copy no pull takes with the push that replaces it (:mod:`.damaged`).
 * Config gets at most one wildcard fetch refspec (``setup``); never
   ``remote.<name>.push``.
 * ``refs/hydrate/archive`` and ``refs/hydrate/removed`` travel with push and
