@@ -177,3 +177,49 @@ def _folded(task_id: str) -> str:
     import hashlib
 
     return hashlib.sha256(task_id.encode()).hexdigest()[:32]
+
+
+def test_a_job_killed_during_a_ref_transaction_leaves_no_git_lock(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A runner that kills a command's whole process group (a timeout's SIGKILL, a
+    cancelled job) while ``git update-ref`` held its ref locks killed git too: the
+    locks stayed, unmarked, and every later write of those tasks failed (exit 75)
+    until ``doctor --clear-stale-locks``, a minute on (review15: a pull of 500 tasks
+    left 500). The transaction's git now runs in a session of its own and finishes,
+    or aborts without its last line: no lock is left, and the write is whole or
+    absent. (A reference-transaction hook holds git at its locks, to kill there.)"""
+    make_task(repo, "T-1")
+    before = subprocess.run(
+        ["git", "rev-parse", "refs/hydrate/tasks/T-1"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    mark = tmp_path / "prepared"
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(
+        '#!/bin/sh\ncat >/dev/null\n[ "$1" = prepared ] && touch "$MARK" && sleep 2\nexit 0\n'
+    )
+    hook.chmod(0o755)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("MARK", str(mark))
+    command = [sys.executable, "-m", "git_hydrate", "checkpoint", "T-1", "--summary", "s"]
+    proc = subprocess.Popen(command, cwd=repo, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    assert mark.exists(), "git never held its locks"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    locks = sorted((repo / ".git").rglob("*.lock"))
+    deadline = time.monotonic() + 20
+    while locks and time.monotonic() < deadline:
+        time.sleep(0.05)
+        locks = sorted((repo / ".git").rglob("*.lock"))
+    assert locks == []
+    hook.unlink()
+    after = subprocess.run(
+        ["git", "rev-parse", "refs/hydrate/tasks/T-1"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    shown = json.loads(hydrate(repo, "show", "T-1", "--json").stdout)
+    assert len(shown["checkpoints"]) == (0 if after == before else 1)
+    res = hydrate(repo, "checkpoint", "T-1", "--summary", "again")
+    assert res.returncode == 0, res

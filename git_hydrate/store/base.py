@@ -267,8 +267,11 @@ class RepositoryBase:
         input: bytes | None = None,
         check: bool = True,
         what: str = "",
+        whole: bool = False,
     ) -> GitRun:
-        """Run ``git`` against this repository (``--git-dir``), honouring ``git -c``.
+        """Run ``git`` against this repository (``--git-dir``), honouring ``git -c``
+        (``whole``: a git no signal to this process may kill half-way, a ref
+        transaction; see :func:`~.process.run_git`).
 
         Raises:
             GitFailed: ``check`` and git exited non-zero.
@@ -280,6 +283,7 @@ class RepositoryBase:
             input=input,
             check=check,
             what=what,
+            whole=whole,
         )
 
     def _prefix(self) -> list[str]:

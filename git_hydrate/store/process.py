@@ -124,11 +124,13 @@ def run_git(
     pass_fds: tuple[int, ...] = (),
     new_session: bool = False,
     started: Callable[[], None] | None = None,
+    whole: bool = False,
 ) -> GitRun:
     """Run the real ``git`` binary and capture its output (``pass_fds``: descriptors
     it inherits; ``new_session``: started in a session of its own, without this
     process's controlling terminal, and stopped with all it started if this process
-    is interrupted; ``started``: called once git runs).
+    is interrupted; ``started``: called once git runs; ``whole``: a git that must
+    not die half-way, see :func:`_whole`).
 
     Raises:
         NotARepository: ``git`` is not installed.
@@ -142,6 +144,8 @@ def run_git(
     )
     try:
         ran = _spawned(argv, env) if spawn else None
+        if ran is None and whole:
+            ran = _whole(argv, cwd, input, env)
         if ran is None and (new_session or started is not None):
             ran = _watched(argv, cwd, input, env, pass_fds, new_session, started)
         if ran is None:
@@ -164,6 +168,48 @@ def run_git(
         step = what or f"git {args[0] if args[0] != '--git-dir' else command}"
         raise GitFailed(f"{step} failed: {reason(ran)}")
     return ran
+
+
+def _whole(
+    argv: list[str], cwd: str | None, input: bytes | None, env: Mapping[str, str] | None
+) -> GitRun:
+    """``subprocess.run(argv, capture_output=True, ...)`` for a git that must not be
+    killed half-way: a ref transaction, whose lock files a killed git leaves behind,
+    unmarked, for every later write of those refs to stop on. It runs in a session
+    of its own, which a signal to this process's group (a runner's SIGKILL of the
+    job, Ctrl-C) does not reach; if this process ends or is interrupted meanwhile,
+    git is not stopped but let finish: with its input whole it commits, without its
+    last line (``commit``) it aborts, in milliseconds either way."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=None if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(input)
+    except BaseException:
+        import contextlib
+
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):  # (git went first)
+                proc.stdin.close()
+        try:
+            proc.communicate(timeout=_WHOLE_GRACE)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+        raise
+    return GitRun(argv, proc.returncode, out, err)
+
+
+#: How long an interrupted command waits for a ref transaction's git to end.
+_WHOLE_GRACE: Final = 30.0
 
 
 def _watched(

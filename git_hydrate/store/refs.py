@@ -352,7 +352,8 @@ class Refs(RepositoryBase):
                 self.forget_packed()
                 if written:
                     return
-        lines = []
+        # (in a transaction: a git that reads no "commit", its caller killed, aborts)
+        lines = [b"start"]
         for name, old, new in planned:
             # (bytes throughout: a name git refuses is git's to refuse, as a Conflict)
             if new is None:
@@ -363,11 +364,13 @@ class Refs(RepositoryBase):
                 lines.append(b"create " + name + b" " + new)
             else:
                 lines.append(b"update " + name + b" " + new + b" " + old)
+        lines.append(b"commit")
         subject = message.splitlines()[0] if message else "hydrate"
         proc = self.git(
             ["update-ref", *(["--create-reflog"] if reflog else []), "-m", subject, "--stdin"],
             input=b"\n".join(lines) + b"\n",
             check=False,
+            whole=True,
         )
         if proc.returncode == 0:
             return
