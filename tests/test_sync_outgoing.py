@@ -129,3 +129,35 @@ def test_a_local_removal_record_at_no_commit_is_named(
         f"see: git hydrate doctor; it records nothing: git update-ref -d {REMOVED} drops it\n"
     )
     assert git(a, "rev-parse", "refs/hydrate/tasks/K-1").strip()  # nothing removed
+
+
+def test_a_remote_record_that_is_no_commit_is_named_with_the_way_out(
+    origin: Path, tmp_path: Path
+) -> None:
+    """The remote's removal record holds a blob: push said "run sync", and sync said
+    SKIPPED and REFUSED ("a pull cannot change that") with no way out, while the
+    removal waited on the record forever (review15). The push names the copy and the
+    push that replaces it; a sync says it once; run, the next push deletes the task."""
+    a = clone(origin, tmp_path / "a")
+    for task_id in ("Q-1", "Q-2"):
+        make_task(a, task_id)
+    assert hydrate(a, "push").returncode == 0
+    junk = git(origin, "hash-object", "-w", "--stdin", input="junk\n").strip()
+    git(origin, "update-ref", REMOVED, junk)
+    assert hydrate(a, "task-rm", "Q-2").returncode == 0
+    command = f"git push --force-with-lease={REMOVED}:{junk} origin {REMOVED}:{REMOVED}"
+    pushed = hydrate(a, "push")
+    assert pushed.returncode == 1
+    assert (
+        f"  REFUSED        {REMOVED}  (origin's copy is a blob, not a commit (no pull or sync "
+        f"takes it); to replace it with yours: {command})"
+    ) in pushed.stdout.splitlines()
+    synced = hydrate(a, "sync")
+    assert synced.returncode == 1
+    assert f"SKIPPED        {REMOVED}" in synced.stdout and command in synced.stdout
+    assert "REFUSED" not in synced.stdout and "refused" not in synced.stderr
+    git(a, *command.split()[1:])
+    again = hydrate(a, "push")
+    assert again.returncode == 0, again
+    assert shared_refs(origin) == [REMOVED, "refs/hydrate/tasks/Q-1"]
+    fsck(origin)

@@ -96,7 +96,7 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     # (a sync would skip its copy there again: the advice to sync goes in circles)
     damaged = set(report.failed("skipped"))
     # (the push refusing the very copy the pull skipped says it twice: once will do)
-    skipped_at = {o.name: o.new for o in report.outcomes if o.action == "skipped" and o.is_task}
+    skipped_at = {o.name: o.new for o in report.outcomes if o.action == "skipped"}
     report.outcomes += [
         msgspec.structs.replace(o, detail=f"{where.display}'s copy is damaged: see SKIPPED above")
         if o.action == "rejected" and o.name in damaged

@@ -1,5 +1,6 @@
-"""A remote's copy of a task that names no commit (a blob, a tree, a tag), or a
-commit no pull takes (it holds no task, a body fails its sha256).
+"""A remote's copy of a task (or of the removal record, the archive) that names no
+commit (a blob, a tree, a tag), or a commit no pull takes (it holds no task, a body
+fails its sha256).
 
 git refuses to push a commit over it without force (``fetch first`` when the
 object is not here, ``needs force`` when it is), and no pull takes it: a
@@ -10,28 +11,22 @@ replaces it, instead of advising a sync that only leads there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from shlex import quote
 from typing import Final
 
 from ..errors import GitFailed
 from ..store import PushResult
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs
-from .outgoing import refused_tasks
-from .remotes import Remote
+from .outgoing import refused_shared_ref, refused_tasks
+from .remotes import Remote, replace_command
+from .union import UNION_REFS
 
-__all__ = ["damaged_there", "replace_command"]
+__all__ = ["damaged_there"]
 
 #: What git says of a ref it refused because the remote holds something the
 #: pushed commit does not descend from (what a damaged copy there draws).
 _UNFORCED: Final = ("fetch first", "needs force", "non-fast-forward")
 #: Past this many refused refs, the mirror's task refs are typed whole.
 _TYPED_BY_NAME: Final = 64
-
-
-def replace_command(ref: str, remote_tip: bytes, where: str) -> str:
-    """The push that puts this clone's ``ref`` in place of the remote's copy,
-    only while the remote still holds exactly ``remote_tip``."""
-    return f"git push --force-with-lease={ref}:{remote_tip.decode()} {quote(where)} {ref}:{ref}"
 
 
 def damaged_there(
@@ -47,11 +42,12 @@ def damaged_there(
     before), the refused refs not found so are fetched into the mirror, once,
     only those, and read again: a fetch that fails leaves them as git refused them.
     """
+    shared = {ref.decode() for ref in UNION_REFS}
     refused = {
         dest: "fetch first" not in summary
         for flag, dest, summary in pushed
         if flag == "!"
-        and dest.startswith(TASK_REF_PREFIX.decode())
+        and (dest.startswith(TASK_REF_PREFIX.decode()) or dest in shared)
         and any(reason in summary for reason in _UNFORCED)
     }
     if not refused:
@@ -96,6 +92,10 @@ def _named(
         oid, kind = typed.get(name.encode(), (b"", "missing"))
         if kind in ("blob", "tree", "tag"):
             found[dest] = (f"is a {kind}, not a commit", oid)
+        elif kind == "commit" and not dest.startswith(TASK_REF_PREFIX.decode()):
+            why = refused_shared_ref(refs.repo, dest.encode(), oid)  # (the record, the archive)
+            if why is not None:
+                found[dest] = (f"is damaged ({why})", oid)
         elif kind == "commit":
             commits[dest[len(TASK_REF_PREFIX) :]] = oid
     for task_id, why in refused_tasks(refs, commits).items():

@@ -21,7 +21,6 @@ from ..model import RemovedTask
 from ..store import RefRace
 from ..taskrefs import TaskRefs, TaskState, attempts, ref_name
 from .ancestry import quick_bases
-from .damaged import replace_command
 from .dropping import Covered, drop_archived, drop_removed
 from .fetch import fetch_mirror
 from .merging import (
@@ -32,7 +31,7 @@ from .merging import (
     validate_remote,
 )
 from .reconcile import archived_sides, reconcile_archived
-from .remotes import Remote, overwriting_refspecs, resolve_remote
+from .remotes import Remote, overwriting_refspecs, replace_command, resolve_remote
 from .removal import read_local_removed
 from .report import WRITE_ACTIONS, Outcome, Report
 from .union import UNION_REFS, pull_union_ref

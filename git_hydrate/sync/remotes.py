@@ -12,7 +12,13 @@ from ..errors import ValidationError
 from ..ids import TASK_ID_RE
 from ..taskrefs import TaskRefs
 
-__all__ = ["MIRROR_PREFIX", "Remote", "overwriting_refspecs", "resolve_remote"]
+__all__ = [
+    "MIRROR_PREFIX",
+    "Remote",
+    "overwriting_refspecs",
+    "replace_command",
+    "resolve_remote",
+]
 
 MIRROR_PREFIX: Final = "refs/hydrate-remotes/"
 
@@ -186,3 +192,9 @@ def overwriting_refspecs(refs: TaskRefs) -> list[dict[str, str]]:
                     }
                 )
     return found
+
+
+def replace_command(ref: str, remote_tip: bytes, where: str) -> str:
+    """The push that puts this clone's ``ref`` in place of the remote's copy,
+    only while the remote still holds exactly ``remote_tip``."""
+    return f"git push --force-with-lease={ref}:{remote_tip.decode()} {quote(where)} {ref}:{ref}"

@@ -21,6 +21,7 @@ from ..treeshape import (
     refuse_foreign,
     removal_tree_problems,
 )
+from .remotes import replace_command
 from .removal import REMOVED_REF, read_removed
 from .report import Outcome
 
@@ -152,7 +153,10 @@ def pull_union_ref(refs: TaskRefs, ref: bytes, remote_tip: bytes, where: str) ->
         try:
             check_shared_ref(repo, ref, remote_tip)
         except CorruptData as exc:
-            return Outcome(name, "skipped", f"remote data invalid: {exc}", is_task=False)
+            way = "" if local is None else f"; to replace {where}'s copy with yours: "
+            way += replace_command(name, remote_tip, where) if way else ""
+            detail = f"remote data invalid: {exc}{way}"
+            return Outcome(name, "skipped", detail, new=remote_tip.decode(), is_task=False)
         if local is None:
             new, action = remote_tip, "created"
         else:
