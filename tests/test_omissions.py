@@ -206,17 +206,44 @@ def test_a_named_oversized_test_is_outlined_and_flagged_on_the_summary_line(repo
 
 def test_one_large_file_does_not_displace_several_that_fit() -> None:
     base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
-    large = entry("L" * 3000, "big.txt", 10)
+    large = entry("# Big\n\n" + "L" * 2992, "big.md", 10)  # (its outline: "# Big")
     several = [entry(f"{i}:" + "s" * 500, f"s{i}.txt", 5 - i) for i in range(5)]
     budget = base + 3300 + 700  # the large one and one small, or all five small
-    result = build_prompt(TASK, [large, *several], budget, now=NOW)
+    result = build_prompt(TASK, [large, *several], budget, outline=_outline, now=NOW)
     kept = {c["source"] for c in result["packet"]["context"]}
-    assert {f"s{i}.txt" for i in range(5)} <= kept and "big.txt" not in kept
-    assert any("value per byte: big.txt" in line for line in result["decisions"])
+    assert {f"s{i}.txt" for i in range(5)} <= kept and "big.md" not in kept
+    assert any("value per byte: big.md" in line for line in result["decisions"])
     assert result["prompt_bytes"] <= budget
     # one small file in its place is no reason to wait: it is packed in order
-    two = build_prompt(TASK, [large, *several[:1]], budget, now=NOW)
-    assert {c["source"] for c in two["packet"]["context"]} == {"big.txt", "s0.txt"}
+    two = build_prompt(TASK, [large, *several[:1]], budget, outline=_outline, now=NOW)
+    assert {c["source"] for c in two["packet"]["context"]} == {"big.md", "s0.txt"}
+
+
+def _outline(item: Any, load: Any) -> str | None:
+    return outline(str(item["source"]), load())
+
+
+@pytest.mark.parametrize("source", ["big.ex", "big.md", "big.txt"])
+def test_a_large_file_with_no_outline_does_not_wait(source: str) -> None:
+    """Waiting trades a large file for smaller ones while its outline stands in for
+    it; one with none (a language not outlined, a document without headings, or
+    outlines off) would simply be left out, though it ranked above them (explorer18:
+    Plug's debugger.ex, ranked first, left out of 128 KiB for 31 files below it)."""
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    large = entry("L" * 3000, source, 10)
+    several = [entry(f"{i}:" + "s" * 500, f"s{i}.txt", 5 - i) for i in range(5)]
+    budget = base + 3300 + 700
+    for outliner in (_outline, None):
+        result = build_prompt(TASK, [large, *several], budget, outline=outliner, now=NOW)
+        kept = [c["source"] for c in result["packet"]["context"]]
+        assert kept[0] == source and result["prompt_bytes"] <= budget
+        (said,) = result["decisions"]
+        assert re.fullmatch(
+            rf"value per byte: {re.escape(source)} \(3,0\d\d bytes, over 1/4 of the [\d,]+ "
+            r"bytes of room\) does not wait, though in its place 4 later attachments fit "
+            r"whole: it has no outline to stand in for it",
+            said,
+        ), said
 
 
 def test_a_large_file_waits_and_is_packed_after_them_when_room_is_left() -> None:
@@ -252,7 +279,14 @@ def test_value_per_byte_never_lets_one_file_displace_several_that_fit(
     which two or more of the left-out ones would have been packed."""
     sizes = [*sizes[:at], large, *sizes[at:]]
     entries = [entry(f"{i}:" + "v" * size, f"f{i}.txt", 100 - i) for i, size in enumerate(sizes)]
-    plan = Plan(json=False, prompt=True, room_bytes=room, room_tokens=None, value_per_byte=True)
+    plan = Plan(
+        json=False,
+        prompt=True,
+        room_bytes=room,
+        room_tokens=None,
+        value_per_byte=True,
+        outliner=lambda _entry, _read: "v\n",  # (each has an outline: it may wait)
+    )
     walked = walk([Attachment.of(e) for e in entries], plan, now=NOW, load_body=None)
     free = room - walked.used_bytes
     # in packing order: what the walk would have packed in its place

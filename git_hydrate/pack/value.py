@@ -8,13 +8,16 @@ whole, it waits. The walk (:mod:`.walk`) then packs it after them if it
 still fits, else keeps its outline, else leaves it out; the
 ``### Not included`` section says which. Only ``prompt``'s walk weighs
 (``pack`` and ``expand`` keep the seed's strict order), and never an
-attachment the task names. Each decision is said in one line, which
+attachment the task names. One with no outline (its language not outlined,
+outlines off, a document without headings) does not wait either: its outline
+is what stands in for it while smaller ones take its room, and without one,
+waiting would leave out a file that ranked above them. Each decision is said in one line, which
 ``prompt -v`` prints. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from .entries import Attachment
@@ -38,9 +41,11 @@ def waits(
     entries: Sequence[Attachment],
     index: int,
     waiting: Sequence[Attachment],
+    outlined: Callable[[], bool],
 ) -> bool:
     """Whether the attachment at ``index`` waits (see the module's doc); the
-    decision is said in ``walked.decisions``."""
+    decision is said in ``walked.decisions``. ``outlined``: whether it has an
+    outline (asked last, of a file that would otherwise wait)."""
     entry = entries[index]
     if not plan.value_per_byte or plan.room_bytes is None or entry.named:
         return False
@@ -52,10 +57,17 @@ def waits(
     displaced = _displaced(plan, walked, [*waiting, *entries[index + 1 :]], own)
     if displaced < DISPLACED:
         return False
+    weighed = f"{one_line(source)} ({own:,} bytes, over 1/{LARGE_SHARE} of the "
+    weighed += f"{plan.room_bytes:,} bytes of room)"
+    if plan.outliner is None or not outlined():
+        walked.decisions.append(
+            f"value per byte: {weighed} does not wait, though in its place {displaced} "
+            "later attachments fit whole: it has no outline to stand in for it"
+        )
+        return False
     walked.decisions.append(
-        f"value per byte: {one_line(source)} ({own:,} bytes, over 1/{LARGE_SHARE} of "
-        f"the {plan.room_bytes:,} bytes of room) waits: in its place {displaced} later "
-        "attachments fit whole; it is packed after them if it still fits, else outlined"
+        f"value per byte: {weighed} waits: in its place {displaced} later attachments "
+        "fit whole; it is packed after them if it still fits, else outlined"
     )
     return True
 

@@ -240,7 +240,12 @@ def _whole(
         known = plan.meter.known(entry.cache_key(variant))
         if known is not None and walked.total_tokens() + known > plan.room_tokens:
             return None
-    if waits(plan, walked, entries, index, large_ones):
+
+    def outlined() -> bool:
+        assert plan.outliner is not None  # (asked only with one)
+        return bool(plan.outliner(entry, lambda: body_of(entry, load_body)))
+
+    if waits(plan, walked, entries, index, large_ones, outlined):
         return _LARGE
     body = body_of(entry, load_body)
     return True if _keep_if_fits(plan, walked, index, entry, body, reserve) else body
