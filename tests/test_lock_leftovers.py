@@ -19,7 +19,7 @@ from git_hydrate import Busy, Ledger
 from git_hydrate.store import lockfiles
 from git_hydrate.taskrefs import locks as locks_module
 
-from .conftest import ROOT, hydrate
+from .conftest import ROOT, fsck, git, hydrate
 from .test_sync import make_task
 
 #: A process that holds the graph lock and a new id's lock until it is ended.
@@ -223,3 +223,60 @@ def test_a_job_killed_during_a_ref_transaction_leaves_no_git_lock(
     assert len(shown["checkpoints"]) == (0 if after == before else 1)
     res = hydrate(repo, "checkpoint", "T-1", "--summary", "again")
     assert res.returncode == 0, res
+
+
+#: The command line, run where Ctrl-C raises KeyboardInterrupt (a test runner's
+#: worker may have SIGINT ignored, which a child inherits).
+_INTERRUPTIBLE = (
+    "import runpy, signal\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "runpy.run_module('git_hydrate', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_ctrl_c_twice_while_a_hook_holds_a_ref_transaction_leaves_no_lock(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Ctrl-C while a reference-transaction hook held git at its locks waited up
+    to 30 s for git, and Ctrl-C again (or the 30 s) killed git with SIGKILL: its
+    lock stayed, unmarked, for every later write of the task to stop on, and the
+    hook ran on, orphaned. Git is now stopped as
+    Ctrl-C stopped it before its session was its own: SIGTERM, on which git
+    removes its locks; the hook ends with it."""
+    make_task(repo, "T-1")
+    before = git(repo, "rev-parse", "refs/hydrate/tasks/T-1")
+    mark = tmp_path / "prepared"
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(
+        '#!/bin/sh\ncat >/dev/null\n[ "$1" = prepared ] || exit 0\necho $$ >"$MARK"\nsleep 60\n'
+    )
+    hook.chmod(0o755)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("MARK", str(mark))
+    command = _python(_INTERRUPTIBLE, "checkpoint", "T-1", "--summary", "s")
+    proc = subprocess.Popen(command, cwd=repo, start_new_session=True, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (mark.exists() and mark.read_text().strip()):
+        assert proc.poll() is None and time.monotonic() < deadline, "git never held its locks"
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.5)
+    assert proc.poll() is None  # (git is let finish: the hook still runs)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=20)
+    assert (proc.returncode, err.strip()) == (130, b"")  # (no traceback)
+    assert sorted((repo / ".git").rglob("*.lock")) == []
+    assert not _runs(int(mark.read_text()))
+    hook.unlink()
+    assert git(repo, "rev-parse", "refs/hydrate/tasks/T-1") == before
+    fsck(repo)
+    assert hydrate(repo, "checkpoint", "T-1", "--summary", "again").returncode == 0
+
+
+def _runs(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie no one has reaped yet does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -179,7 +179,8 @@ def _whole(
     of its own, which a signal to this process's group (a runner's SIGKILL of the
     job, Ctrl-C) does not reach; if this process ends or is interrupted meanwhile,
     git is not stopped but let finish: with its input whole it commits, without its
-    last line (``commit``) it aborts, in milliseconds either way."""
+    last line (``commit``) it aborts, in milliseconds either way (see
+    :func:`_let_finish`)."""
     import subprocess
 
     proc = subprocess.Popen(
@@ -194,18 +195,26 @@ def _whole(
     try:
         out, err = proc.communicate(input)
     except BaseException:
-        import contextlib
-
-        if proc.stdin is not None:
-            with contextlib.suppress(OSError):  # (git went first)
-                proc.stdin.close()
-        try:
-            proc.communicate(timeout=_WHOLE_GRACE)
-        except BaseException:
-            proc.kill()
-            proc.wait()
+        _let_finish(proc)
         raise
     return GitRun(argv, proc.returncode, out, err)
+
+
+def _let_finish(proc: Popen[bytes]) -> None:
+    """An interrupted command's ref transaction: git, its input closed, has
+    :data:`_WHOLE_GRACE` to end. One that does not (a reference-transaction hook
+    that hangs), or a second interruption meanwhile (Ctrl-C again), is stopped
+    with its session as Ctrl-C stopped it before: SIGTERM first, on which git
+    removes its lock files (a SIGKILL left them, unmarked), and the hook ends too."""
+    import contextlib
+
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):  # (git went first)
+            proc.stdin.close()
+    try:
+        proc.communicate(timeout=_WHOLE_GRACE)
+    except BaseException:
+        stop_process(proc, True)
 
 
 #: How long an interrupted command waits for a ref transaction's git to end.
