@@ -498,6 +498,21 @@ def test_outlines_too_large_for_the_room_left_are_not_all_parsed(extra: int) -> 
     assert top <= len(read) <= top + OUTLINE_TRIES
 
 
+def test_files_with_no_outline_do_not_stop_the_outlines_after_them() -> None:
+    """OUTLINE_TRIES counted a text file, which has no outline and costs no parse,
+    as a try: 200 notes too large for the room, ranked above src/app.py, stopped the
+    outline passes before it, and it was left out though its outline fits (it is
+    kept as one when the cap is lifted)."""
+    notes = [entry(f"# note {i}\n" + "words " * 800, f"data/n{i:03}.txt") for i in range(200)]
+    code = entry(python_module(8), "src/app.py")
+    result = build_prompt(TASK, [*notes, code], 8000, outline=outliner, now=NOW)
+    assert result["prompt_bytes"] <= 8000
+    assert [s["source"] for s in result.get("shrunk") or []] == ["src/app.py"]
+    assert len(result["omitted"]) == 200 - result["kept"] + 1
+    notice = notice_of(result["prompt"])
+    assert notice and names_every_omission(notice, [*result["omitted"], *result.get("shrunk", [])])
+
+
 def test_a_named_file_ranked_below_others_is_outlined_in_the_room_they_leave() -> None:
     """An explicit priority puts unnamed files first: a named file ranked below them
     gets its outline only in the room they leave, never at their cost (a larger

@@ -74,8 +74,9 @@ _PLACE_BYTES: Final = 8
 #: How many attachments in a row the outline passes may leave out before they
 #: leave out the rest untried: the room left is then smaller than outlines here
 #: cost, and reading and parsing every file that waits (thousands, with no
-#: outline cached yet) would take seconds for nothing. The stop depends only on
-#: the decisions made before it, so more budget still never keeps less.
+#: outline cached yet) would take seconds for nothing. One that has no outline
+#: (a text file) is not counted. The stop depends only on the decisions made
+#: before it, so more budget still never keeps less.
 OUTLINE_TRIES: Final = 64
 
 #: An attachment the first pass put off: its place, entry, body (when read),
@@ -147,7 +148,7 @@ def _walk(
         ):
             misses = 0
             continue
-        misses += 1
+        misses += _missed(walked, index)
         walked.omit(index, entry, "byte_budget")
         _settle(plan, walked)
         if not walked.notice_fits:
@@ -280,6 +281,14 @@ def _keep_whole(
     return _keep_if_fits(plan, walked, index, entry, body)
 
 
+def _missed(walked: Walked, index: int) -> int:
+    """1 for an attachment whose outline did not fit (or was not tried: no room),
+    0 for one that has none (a text file, a language with no outline: nothing
+    parsed, so not a try :data:`OUTLINE_TRIES` counts; a row of them does not
+    stop the outlines of the files after it)."""
+    return 0 if walked.outline_missed.get(index) == sys.maxsize else 1
+
+
 def _keep_outline(
     plan: Plan,
     walked: Walked,
@@ -385,7 +394,7 @@ def _refill(
             walked.omitted[:] = [o for o in walked.omitted if o.index != index]
             misses = 0
         else:
-            misses += 1
+            misses += _missed(walked, index)
 
 
 class _Room:
