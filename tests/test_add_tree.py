@@ -1543,3 +1543,19 @@ def test_quiet_says_only_what_the_task_lacks(repo: Path) -> None:
     assert hydrate(repo, "add-diff", TASK, "HEAD~1").stdout.startswith(f"{TASK}: added 0")
     both = hydrate(repo, "add-tree", TASK, "-q", "-v")
     assert both.returncode == 2 and both.stderr.startswith("error: give -q or -v, not both")
+
+
+def test_quiet_with_prompt_says_the_summary_only_when_it_is_a_warning(repo: Path) -> None:
+    """add-tree --prompt -q said the prompt's summary line ("prompt: ID: kept ...")
+    on every run, where prompt -q says it only when it is a warning."""
+    write(repo, "src/parser.py", "def parse():\n    return 1\n" * 40)
+    commit_all(repo)
+    hydrate(repo, "task-add", TASK, "--objective", "o", "--acceptance", "a")
+    quiet = hydrate(repo, "add-tree", TASK, "--prompt", "-q")
+    assert quiet.returncode == 0 and quiet.stdout, quiet
+    assert quiet.stderr == hydrate(repo, "prompt", TASK, "-q").stderr == ""
+    loud = hydrate(repo, "add-tree", TASK, "--prompt")
+    assert loud.stderr.splitlines()[-1].startswith(f"prompt: {TASK}: kept "), loud
+    tight = hydrate(repo, "add-tree", TASK, "--prompt", "--max-bytes", "600", "-q")
+    assert tight.stderr.startswith(f"warning: {TASK}: kept "), tight
+    assert tight.stderr == hydrate(repo, "prompt", TASK, "--max-bytes", "600", "-q").stderr

@@ -347,7 +347,7 @@ def add_tree(
         quiet = hydration["quiet"]
         _report(ctx, task_id, result, as_json, origin, verbose, warning, then_prompt, quiet)
         if then_prompt:
-            _print_prompt(ledger, task_id, now=now, memo=memo, limits=limits)
+            _print_prompt(ledger, task_id, now=now, memo=memo, limits=limits, quiet=quiet)
 
 
 def _refuse_conflicts(
@@ -457,14 +457,17 @@ def _print_prompt(
     now: datetime | None,
     memo: BodyMemo | None,
     limits: Budget | None,
+    quiet: bool,
 ) -> None:
     """Print the task's prompt on standard output (``add-tree --prompt``), its
-    summary line on standard error."""
+    summary line on standard error (``quiet``: only a warning, as ``prompt -q``)."""
     from ..console import Deferred, summary_line
 
     with Deferred(None) as out:
         made = ledger.write_prompt(task_id, out, now=now, memo=memo, budget=limits)
-    click.echo(summary_line(task_id, made), err=True)
+    line = summary_line(task_id, made)
+    if not quiet or line.startswith("warning:"):
+        click.echo(line, err=True)
 
 
 def _rev_range(
