@@ -38,6 +38,7 @@ _STALE_LOCK_SECONDS: Final = 10.0
 #: A name with up to this many spellings is looked up spelling by spelling even
 #: in a small directory (4 letters; listing one costs about as much).
 _MIN_SPELLINGS: Final = 16
+
 #: Up to this many spellings, packed names are looked up one by one rather
 #: than indexed (indexing 10,000 names costs about as much as 4,000 lookups).
 _MAX_SPELLINGS: Final = 1024
@@ -45,6 +46,10 @@ _MAX_SPELLINGS: Final = 1024
 #: A transaction of at least this many creations or moves (no deletion, no reflog)
 #: goes straight into ``packed-refs`` (:mod:`.packed`); fewer are cheaper loose.
 PACKED_CREATIONS: Final = 64
+#: ``git update-ref --stdin``'s explicit transactions (``start`` ... ``commit``, git
+#: 2.27): a git without them says so of the first line, and is remembered.
+_TRANSACTION: Final = "update-ref --stdin start"
+_NO_START: Final = re.compile(rb"unknown command: start\b")
 
 __all__ = ["PACKED_CREATIONS", "RefRace", "RefUpdate", "Refs"]
 
@@ -352,8 +357,10 @@ class Refs(RepositoryBase):
                 self.forget_packed()
                 if written:
                     return
-        # (in a transaction: a git that reads no "commit", its caller killed, aborts)
-        lines = [b"start"]
+        # (in a transaction: a git that reads no "commit", its caller killed, aborts;
+        # a git before 2.27 knows no "start": its one implicit transaction, as before)
+        explicit = not self.lacks(_TRANSACTION)
+        lines = [b"start"] if explicit else []
         for name, old, new in planned:
             # (bytes throughout: a name git refuses is git's to refuse, as a Conflict)
             if new is None:
@@ -364,7 +371,7 @@ class Refs(RepositoryBase):
                 lines.append(b"create " + name + b" " + new)
             else:
                 lines.append(b"update " + name + b" " + new + b" " + old)
-        lines.append(b"commit")
+        lines += [b"commit"] if explicit else []
         subject = message.splitlines()[0] if message else "hydrate"
         proc = self.git(
             ["update-ref", *(["--create-reflog"] if reflog else []), "-m", subject, "--stdin"],
@@ -373,6 +380,11 @@ class Refs(RepositoryBase):
             whole=True,
         )
         if proc.returncode == 0:
+            return
+        if explicit and _NO_START.search(proc.stderr):
+            # (git stopped at its first line: nothing was written)
+            self._remember_lacking(_TRANSACTION)
+            self.update_refs(planned, message, reflog=reflog)
             return
         self._explain_failure(planned, reason(proc))
 

@@ -1,0 +1,63 @@
+"""Ref writes are explicit transactions (``start`` ... ``commit``, git 2.27), so a
+git whose caller is killed aborts; a git before 2.27 knows no ``start`` and gets
+the one implicit transaction, as before, remembered for the next write."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from tests.conftest import git
+
+
+@pytest.fixture
+def old_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``git`` first on PATH whose ``update-ref --stdin`` refuses ``start`` as git
+    2.26 does (``fatal: unknown command: start``, status 128, nothing written) and
+    runs the real git otherwise; it logs each ``update-ref --stdin`` it is given."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "old-git"
+    bin_dir.mkdir()
+    log = bin_dir / "log"
+    script = bin_dir / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in\n'
+        '  *" update-ref "*" --stdin "*)\n'
+        f'    input=$(mktemp "{bin_dir}/in.XXXXXX"); cat > "$input"\n'
+        '    if [ "$(head -n 1 "$input")" = start ]; then\n'
+        f"      echo start >> {log}\n"
+        '      echo "fatal: unknown command: start" >&2; exit 128\n'
+        "    fi\n"
+        f"    echo plain >> {log}\n"
+        f'    exec {real} "$@" < "$input";;\n'
+        "esac\n"
+        f'exec {real} "$@"\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    return log
+
+
+def test_a_git_without_start_writes_in_one_implicit_transaction(repo: Path, old_git: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("OG-1", "Written by an old git.", "it is there")
+    assert old_git.read_text().split() == ["start", "plain"]
+    old_git.write_text("")
+    with Ledger(repo) as ledger:  # (the lack remembered: asked plainly at once)
+        ledger.add_context("OG-1", "a note\n", "notes/a")
+        ledger.add_task("OG-2", "Another.", "there too")
+        assert [t["task_id"] for t in ledger.list_tasks()] == ["OG-1", "OG-2"]
+    assert old_git.read_text().split() == ["plain", "plain"]
+    git(repo, "fsck", "--strict")
+
+
+def test_a_git_with_start_is_asked_in_an_explicit_transaction(repo: Path) -> None:
+    with Ledger(repo) as ledger:
+        ledger.add_task("NG-1", "Written by this git.", "it is there")
+    features = repo / ".git" / "hydrate" / "git-features"
+    assert not features.exists() or "start" not in features.read_text()
