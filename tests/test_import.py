@@ -1011,13 +1011,14 @@ def test_a_test_an_issue_names_is_a_test_to_write_not_a_file_in_play(
     play, the test first, so add-tree ranked it above the code the issue is about. A
     test (named as one, or under a test folder) goes where the task keeps its tests."""
     body = "tests/test_app.py::test_f fails since src/app.py changed; see spec/support/h.rb"
+    body += " and specs/001-login/plan.md"  # (spec-kit's design: no test, review16)
     report = ledger.import_tasks(text % body, fmt)
     assert report["created"] == [task_id], report
     task = ledger.get_task(task_id)
-    assert [f["path"] for f in task["files"]] == ["src/app.py"]
+    assert [f["path"] for f in task["files"]] == ["src/app.py", "specs/001-login/plan.md"]
     assert [t["path"] for t in task["tests"]] == ["tests/test_app.py", "spec/support/h.rb"]
     prompt = ledger.prompt(task_id)["prompt"]
-    assert "## Files in play\n- `src/app.py`\n\n## Tests to write or update\n" in prompt
+    assert "## Files in play\n- `src/app.py`\n- `specs/001-login/plan.md`\n\n## Tests" in prompt
 
 
 def test_quiet_import_says_only_what_went_wrong(repo: Path) -> None:

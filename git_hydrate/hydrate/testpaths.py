@@ -12,8 +12,10 @@ __all__ = ["TEST_FOLDERS", "is_test_path", "tested_module"]
 _CAMEL_TEST_SUFFIXES: Final = ("Tests", "Test", "Spec")
 
 #: Folders whose files are tests (``tests/unit/cache.py``, jest's ``__tests__/``,
-#: rspec's ``spec/``), whatever their names.
-TEST_FOLDERS: Final = frozenset({"test", "tests", "__tests__", "spec", "specs"})
+#: rspec's ``spec/``), whatever their names; not ``specs/``, spec-kit's designs.
+TEST_FOLDERS: Final = frozenset({"test", "tests", "__tests__", "spec"})
+#: What a test folder also holds that is no test: its documents (``tests/README.md``).
+_DOCUMENTS: Final = (".md", ".markdown", ".rst", ".txt", ".adoc")
 
 
 #: A test's extension that is not its subject's: Elixir's test scripts (``.exs``
@@ -44,7 +46,10 @@ def tested_module(path: str) -> tuple[str, str] | None:
 
 
 def is_test_path(path: str) -> bool:
-    """Whether ``path`` is a test: named as one (:func:`tested_module`) or under a test
-    folder; not any path holding ``test`` (``src/latest.py``, ``src/pytest_plugin.py``)."""
+    """Whether ``path`` is a test: named as one (:func:`tested_module`) or, not a
+    document, under a test folder; not any path holding ``test`` (``src/latest.py``,
+    ``src/pytest_plugin.py``), nor spec-kit's ``specs/001-x/plan.md``."""
+    if tested_module(path) is not None:
+        return True
     folders = path.split("/")[:-1]
-    return tested_module(path) is not None or not TEST_FOLDERS.isdisjoint(folders)
+    return not TEST_FOLDERS.isdisjoint(folders) and not path.lower().endswith(_DOCUMENTS)
