@@ -239,6 +239,23 @@ def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = Non
     return proc.stdout
 
 
+def git_first_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: Callable[[str, Path], str]
+) -> Path:
+    """A ``git`` shell script first on PATH, standing in for an older git:
+    ``script(real, log)`` is its text, given the real git's path and a log file it
+    may write to (returned)."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "old-git"
+    bin_dir.mkdir()
+    log = bin_dir / "log"
+    (bin_dir / "git").write_text(script(real, log))
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    return log
+
+
 def commit_files(repo: Path, files: dict[str, str], message: str = "files") -> str:
     """Write ``files`` (path -> text) into the work tree, commit them all, and return
     the new commit's id."""

@@ -3,13 +3,12 @@ without them (before 2.36) is met with ``--batch``: the same answers either way.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from git_hydrate.store import Repository
-from tests.conftest import cat_file_batch, git
+from tests.conftest import cat_file_batch, git, git_first_on_path
 
 
 def _packed_history(repo: Path) -> tuple[bytes, bytes, list[bytes]]:
@@ -31,28 +30,23 @@ def old_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A ``git`` first on PATH that refuses ``--batch-command`` as git 2.35 does
     (a usage error, status 129) and runs the real git otherwise; it logs each
     cat-file it starts."""
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir = tmp_path / "old-git"
-    bin_dir.mkdir()
-    log = bin_dir / "log"
-    script = bin_dir / "git"
-    script.write_text(
-        "#!/bin/sh\n"
-        'for arg in "$@"; do\n'
-        '  case "$arg" in\n'
-        f"    --batch-command) echo command >> {log}\n"
-        '      echo "error: unknown option \\`batch-command\'" >&2\n'
-        '      echo "usage: git cat-file <type> <object>" >&2\n'
-        "      exit 129;;\n"
-        f"    --batch) echo batch >> {log};;\n"
-        "  esac\n"
-        "done\n"
-        f'exec {real} "$@"\n'
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
-    return log
+
+    def script(real: str, log: Path) -> str:
+        return (
+            "#!/bin/sh\n"
+            'for arg in "$@"; do\n'
+            '  case "$arg" in\n'
+            f"    --batch-command) echo command >> {log}\n"
+            '      echo "error: unknown option \\`batch-command\'" >&2\n'
+            '      echo "usage: git cat-file <type> <object>" >&2\n'
+            "      exit 129;;\n"
+            f"    --batch) echo batch >> {log};;\n"
+            "  esac\n"
+            "done\n"
+            f'exec {real} "$@"\n'
+        )
+
+    return git_first_on_path(tmp_path, monkeypatch, script)
 
 
 def test_commands_answer_as_batch_does(repo: Path) -> None:

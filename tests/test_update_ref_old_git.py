@@ -4,13 +4,12 @@ the one implicit transaction, as before, remembered for the next write."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from git_hydrate import Ledger
-from tests.conftest import git
+from tests.conftest import git, git_first_on_path
 
 
 @pytest.fixture
@@ -18,29 +17,24 @@ def old_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A ``git`` first on PATH whose ``update-ref --stdin`` refuses ``start`` as git
     2.26 does (``fatal: unknown command: start``, status 128, nothing written) and
     runs the real git otherwise; it logs each ``update-ref --stdin`` it is given."""
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir = tmp_path / "old-git"
-    bin_dir.mkdir()
-    log = bin_dir / "log"
-    script = bin_dir / "git"
-    script.write_text(
-        "#!/bin/sh\n"
-        'case " $* " in\n'
-        '  *" update-ref "*" --stdin "*)\n'
-        f'    input=$(mktemp "{bin_dir}/in.XXXXXX"); cat > "$input"\n'
-        '    if [ "$(head -n 1 "$input")" = start ]; then\n'
-        f"      echo start >> {log}\n"
-        '      echo "fatal: unknown command: start" >&2; exit 128\n'
-        "    fi\n"
-        f"    echo plain >> {log}\n"
-        f'    exec {real} "$@" < "$input";;\n'
-        "esac\n"
-        f'exec {real} "$@"\n'
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
-    return log
+
+    def script(real: str, log: Path) -> str:
+        return (
+            "#!/bin/sh\n"
+            'case " $* " in\n'
+            '  *" update-ref "*" --stdin "*)\n'
+            f'    input=$(mktemp "{log.parent}/in.XXXXXX"); cat > "$input"\n'
+            '    if [ "$(head -n 1 "$input")" = start ]; then\n'
+            f"      echo start >> {log}\n"
+            '      echo "fatal: unknown command: start" >&2; exit 128\n'
+            "    fi\n"
+            f"    echo plain >> {log}\n"
+            f'    exec {real} "$@" < "$input";;\n'
+            "esac\n"
+            f'exec {real} "$@"\n'
+        )
+
+    return git_first_on_path(tmp_path, monkeypatch, script)
 
 
 def test_a_git_without_start_writes_in_one_implicit_transaction(repo: Path, old_git: Path) -> None:

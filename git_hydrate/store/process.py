@@ -170,6 +170,27 @@ def run_git(
     return ran
 
 
+def _popen(
+    argv: list[str],
+    cwd: str | None,
+    input: bytes | None,
+    env: Mapping[str, str] | None,
+    **options: Any,
+) -> Popen[bytes]:
+    """git started with its outputs piped (and its input, when there is one)."""
+    import subprocess
+
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=None if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        **options,
+    )
+
+
 def _whole(
     argv: list[str], cwd: str | None, input: bytes | None, env: Mapping[str, str] | None
 ) -> GitRun:
@@ -181,17 +202,7 @@ def _whole(
     git is not stopped but let finish: with its input whole it commits, without its
     last line (``commit``) it aborts, in milliseconds either way (see
     :func:`_let_finish`)."""
-    import subprocess
-
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        stdin=None if input is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
+    proc = _popen(argv, cwd, input, env, start_new_session=True)
     try:
         out, err = proc.communicate(input)
     except BaseException:
@@ -235,20 +246,10 @@ def _watched(
     hear it) git is stopped, with every process of its session (a ``git remote-http``
     waiting on a server that never answers would outlive it), and it is raised again.
     Another thread stops such a git with :func:`.stopping.stop_gits`."""
-    import subprocess
 
     token = session_starts() if new_session else None
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=None if input is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=None if env is None else dict(env),
-            pass_fds=pass_fds,
-            start_new_session=new_session,
-        )
+        proc = _popen(argv, cwd, input, env, pass_fds=pass_fds, start_new_session=new_session)
         previous = _raising_on_termination() if new_session else {}
         try:
             session_runs(token, proc)
