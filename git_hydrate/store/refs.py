@@ -410,7 +410,7 @@ class Refs(RepositoryBase):
                 raise Busy(
                     f"{os.fsdecode(name)} is locked by {lock} ({age:.0f} s old); if no git or "
                     "git-hydrate process is writing it, clear it with: "
-                    "git hydrate doctor --clear-stale-locks"
+                    "git hydrate doctor --clear-stale-locks (once it is a minute old)"
                 )
             raise RefRace("a ref is locked by another writer")
         refs_dir = os.path.join(self.common_dir, "refs")
