@@ -49,6 +49,7 @@ __all__ = [
     "short",
     "shown",
     "shown_block",
+    "summarise",
     "task_id_argument",
     "warn",
     "warn_stray_refs",
@@ -168,6 +169,12 @@ def quiet_or_verbose(quiet: bool, verbose: bool) -> None:
     """Refuse ``-q`` with ``-v``: nothing said, and everything listed, at once."""
     if quiet and verbose:
         raise click.UsageError("give -q or -v, not both")
+
+
+def summarise(line: str, quiet: bool) -> None:
+    """A command's summary line on stderr; with ``-q``, only when it is a warning."""
+    if not quiet or line.startswith("warning:"):
+        click.echo(line, err=True)
 
 
 class ByteSize(click.ParamType):  # type: ignore[type-arg]

@@ -26,6 +26,7 @@ from ._common import (
     quiet_or_verbose,
     short,
     shown,
+    summarise,
     task_id_argument,
 )
 
@@ -192,27 +193,21 @@ def prompt(
     if hit is not None:
         with hit, Deferred(output) as out:
             out.copy_from(hit.file, hit.offset, hit.prompt_bytes)
-        _summarise(summary_line(task_id, hit.fields), quiet)
+        summarise(summary_line(task_id, hit.fields), quiet)
         return
     with open_ledger(ctx) as ledger:
         for done in ledger.refresh(task_id) if refresh else ():
-            _summarise(refreshed_line(task_id, done), quiet)
+            summarise(refreshed_line(task_id, done), quiet)
         with Deferred(output) as out:
             limits = ledger.budget(**budget)
             result = ledger.write_prompt(task_id, out, now=now, cache=not no_cache, budget=limits)
         # why each attachment packs where it does (ranking's reasons), for -v
         why = {e["hash"]: e["reason"] for e in ledger.context_entries(task_id)} if verbose else {}
-    _summarise(summary_line(task_id, result), quiet)
+    summarise(summary_line(task_id, result), quiet)
     if verbose:
         limit = None if verbose > 1 or not _stderr_is_a_terminal() else LISTED_ON_A_TERMINAL
         for line in listing(result, limit, why):
             click.echo(line, err=True)
-
-
-def _summarise(line: str, quiet: bool) -> None:
-    """A line of what prompt did on stderr; with ``-q``, only a warning."""
-    if not quiet or line.startswith("warning:"):
-        click.echo(line, err=True)
 
 
 def _print_packet_sha256(

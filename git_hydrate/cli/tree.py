@@ -25,6 +25,7 @@ from ._common import (
     quiet_option,
     quiet_or_verbose,
     shown,
+    summarise,
     task_id_argument,
     working_directory,
 )
@@ -100,11 +101,16 @@ def _kept_for(limits: Budget) -> int:
     return min(MAX_KEPT_BODIES, max(8 << 20, room))
 
 
-def budget_warning(ledger: Ledger, task_id: str) -> str | None:
-    """A warning when the task's attachments exceed its default byte budget, else ``None``.
+def budget_warning(ledger: Ledger, result: HydrateResult) -> str | None:
+    """A warning when the run (``result``) changed the task and its attachments now
+    exceed its default byte budget, else ``None`` (a run that changed nothing: the
+    one that did said it).
 
     The figure is the bodies' bytes; a prompt holding them all needs a little more.
     """
+    if not result["changed"]:
+        return None
+    task_id = result["task_id"]
     attached = sum(entry["size"] for entry in ledger.context_entries(task_id))
     budget = ledger.settings.size("hydrate.maxBytes")
     if attached <= budget:
@@ -142,8 +148,8 @@ def _report(
 ) -> None:
     """Print what add-tree or add-diff did: JSON, or counts and the files left out
     (``quiet``: only the files the task names left out); then the budget warning,
-    if any, on stderr: only when the run changed something (it was said then)."""
-    if warning is not None and result["changed"]:
+    if any, on stderr."""
+    if warning is not None:
         click.echo(warning, err=True)
     if as_json:
         echo_json(ctx, result)
@@ -342,7 +348,7 @@ def add_tree(
         specs = _from_top(ctx, ledger, pathspecs, directory)
         limits, memo = _prompt_budget(ledger, task_id, budget) if then_prompt else (None, None)
         result = _attach(ledger, task_id, specs, memo, rev, worktree, directory, **hydration)
-        warning = budget_warning(ledger, task_id) if not then_prompt else None
+        warning = budget_warning(ledger, result) if not then_prompt else None
         origin = f"from {shown(result['from'])}"
         quiet = hydration["quiet"]
         _report(ctx, task_id, result, as_json, origin, verbose, warning, then_prompt, quiet)
@@ -465,9 +471,7 @@ def _print_prompt(
 
     with Deferred(None) as out:
         made = ledger.write_prompt(task_id, out, now=now, memo=memo, budget=limits)
-    line = summary_line(task_id, made)
-    if not quiet or line.startswith("warning:"):
-        click.echo(line, err=True)
+    summarise(summary_line(task_id, made), quiet)
 
 
 def _rev_range(
@@ -578,6 +582,6 @@ def add_diff(
             max_total_bytes=max_total_bytes,
             allow_secrets=allow_secrets or None,
         )
-        warning = budget_warning(ledger, task_id)
+        warning = budget_warning(ledger, result)
     origin = f"of diff:{result['range']}"
     _report(ctx, task_id, result, as_json, origin, verbose, warning, quiet=quiet)

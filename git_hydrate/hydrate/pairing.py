@@ -28,8 +28,11 @@ _PACKAGE_FILES: Final = tuple(f"{name}." for name in _PACKAGE_NAMES)
 def _module_stem(path: str) -> tuple[str, str] | None:
     """``src/click/termui.py`` -> ``("termui", ".py")``; a package's ``__init__`` is
     named by its directory; ``None`` for a test."""
-    if tested_module(path) is not None:
-        return None
+    return None if tested_module(path) is not None else _stem(path)
+
+
+def _stem(path: str) -> tuple[str, str] | None:
+    """:func:`_module_stem` of a path known to be no test."""
     stem, ext = posixpath.splitext(posixpath.basename(path))
     if stem in _PACKAGE_NAMES:
         stem = posixpath.basename(posixpath.dirname(path))
@@ -66,11 +69,15 @@ def paired(paths: Sequence[str], anchors: Sequence[str]) -> dict[str, str]:
         if holds_one(_fold(path.rpartition("/")[2])) is None:
             continue
         subject = tested_module(path)
-        stem = _module_stem(path)
-        if subject is not None and _folded(subject) in stems:
-            found[path] = f"test of {stems[_folded(subject)]}"
-        elif stem is not None and _folded(stem) in subjects:
-            found[path] = f"tested by {subjects[_folded(stem)]}"
+        if subject is not None:  # (a test: no module's stem)
+            tested = stems.get(_folded(subject))
+            if tested is not None:
+                found[path] = f"test of {tested}"
+            continue
+        stem = _stem(path)
+        tester = subjects.get(_folded(stem)) if stem is not None else None
+        if tester is not None:
+            found[path] = f"tested by {tester}"
     return found
 
 

@@ -246,7 +246,6 @@ def _watched(
     hear it) git is stopped, with every process of its session (a ``git remote-http``
     waiting on a server that never answers would outlive it), and it is raised again.
     Another thread stops such a git with :func:`.stopping.stop_gits`."""
-
     token = session_starts() if new_session else None
     try:
         proc = _popen(argv, cwd, input, env, pass_fds=pass_fds, start_new_session=new_session)
