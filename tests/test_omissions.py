@@ -27,7 +27,14 @@ from git_hydrate.pack.outline import outline
 from git_hydrate.pack.render import BLOCK_OVERHEAD, context_heading, section_pieces, utf8_len
 from git_hydrate.pack.value import LARGE_SHARE
 from git_hydrate.pack.walk import OUTLINE_TRIES, TOP_SHARE, Plan, walk
-from tests.conftest import commit_files, examples, hydrate, names_every_omission, notice_of
+from tests.conftest import (
+    commit_files,
+    examples,
+    hydrate,
+    names_every_omission,
+    notice_of,
+    outliner,
+)
 
 NOW = 1_700_000_000.0
 TASK = {"id": "N-1", "title": "Notice", "objective": "Say what is missing.", "acceptance": "a"}
@@ -36,10 +43,6 @@ TASK = {"id": "N-1", "title": "Notice", "objective": "Say what is missing.", "ac
 def entry(body: str, source: str, priority: int = 0, **extra: Any) -> dict[str, Any]:
     digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
     return {"hash": digest, "source": source, "priority": priority, "body": body, **extra}
-
-
-def outliner(item: Any, read: Any) -> str | None:
-    return outline(str(item["source"]), read())
 
 
 def python_module(functions: int) -> str:
@@ -209,18 +212,14 @@ def test_one_large_file_does_not_displace_several_that_fit() -> None:
     large = entry("# Big\n\n" + "L" * 2992, "big.md", 10)  # (its outline: "# Big")
     several = [entry(f"{i}:" + "s" * 500, f"s{i}.txt", 5 - i) for i in range(5)]
     budget = base + 3300 + 700  # the large one and one small, or all five small
-    result = build_prompt(TASK, [large, *several], budget, outline=_outline, now=NOW)
+    result = build_prompt(TASK, [large, *several], budget, outline=outliner, now=NOW)
     kept = {c["source"] for c in result["packet"]["context"]}
     assert {f"s{i}.txt" for i in range(5)} <= kept and "big.md" not in kept
     assert any("value per byte: big.md" in line for line in result["decisions"])
     assert result["prompt_bytes"] <= budget
     # one small file in its place is no reason to wait: it is packed in order
-    two = build_prompt(TASK, [large, *several[:1]], budget, outline=_outline, now=NOW)
+    two = build_prompt(TASK, [large, *several[:1]], budget, outline=outliner, now=NOW)
     assert {c["source"] for c in two["packet"]["context"]} == {"big.md", "s0.txt"}
-
-
-def _outline(item: Any, load: Any) -> str | None:
-    return outline(str(item["source"]), load())
 
 
 @pytest.mark.parametrize("source", ["big.ex", "big.md", "big.txt"])
@@ -233,8 +232,8 @@ def test_a_large_file_with_no_outline_does_not_wait(source: str) -> None:
     large = entry("L" * 3000, source, 10)
     several = [entry(f"{i}:" + "s" * 500, f"s{i}.txt", 5 - i) for i in range(5)]
     budget = base + 3300 + 700
-    for outliner in (_outline, None):
-        result = build_prompt(TASK, [large, *several], budget, outline=outliner, now=NOW)
+    for outlines in (outliner, None):
+        result = build_prompt(TASK, [large, *several], budget, outline=outlines, now=NOW)
         kept = [c["source"] for c in result["packet"]["context"]]
         assert kept[0] == source and result["prompt_bytes"] <= budget
         (said,) = result["decisions"]

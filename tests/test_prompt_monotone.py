@@ -38,9 +38,8 @@ from hypothesis import strategies as st
 from git_hydrate.context_expander import build_packet, build_prompt
 from git_hydrate.pack.budget import Budget
 from git_hydrate.pack.omissions import Missing, Notice
-from git_hydrate.pack.outline import outline
 from git_hydrate.pack.walk import TOP_SHARE
-from tests.conftest import examples, notice_of, render_with_notice
+from tests.conftest import examples, notice_of, outliner, render_with_notice
 from tests.test_walk_monotone import decisions
 
 NOW = 1_700_000_000.0
@@ -59,10 +58,6 @@ _SHAPES = st.lists(
     max_size=10,
 )
 _Shape = tuple[int, int, bool, bool, bool, int]
-
-
-def _outliner(item: Any, read: Any) -> str | None:
-    return outline(str(item["source"]), read())
 
 
 def _entries(shapes: list[_Shape]) -> list[dict[str, Any]]:
@@ -162,7 +157,7 @@ def _comparable(
 
 def _build(command: str, entries: list[dict[str, Any]], budget: int) -> dict[str, Any]:
     build = build_prompt if command == "prompt" else build_packet
-    return build(TASK, entries, budget, outline=_outliner, now=NOW)
+    return build(TASK, entries, budget, outline=outliner, now=NOW)
 
 
 @pytest.mark.xfail(

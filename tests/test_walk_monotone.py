@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from git_hydrate import Conflict
 from git_hydrate.context_expander import pack_packet
 from git_hydrate.pack import walk as walk_module
-from git_hydrate.pack.outline import outline
 from git_hydrate.pack.walk import TOP_SHARE
-from tests.conftest import examples
+from tests.conftest import examples, outliner
 
 NOW = 1_700_000_000.0
 TASK = {"id": "W-1", "title": "Walk", "objective": "Monotone.", "acceptance": "a"}
@@ -31,10 +30,6 @@ TASK = {"id": "W-1", "title": "Walk", "objective": "Monotone.", "acceptance": "a
 def _entry(body: str, source: str, priority: int, **extra: Any) -> dict[str, Any]:
     digest = hashlib.sha256(body.encode()).hexdigest()
     return {"hash": digest, "source": source, "priority": priority, "body": body, **extra}
-
-
-def _outliner(item: Any, read: Any) -> str | None:
-    return outline(str(item["source"]), read())
 
 
 def _module(i: int, functions: int) -> str:
@@ -114,7 +109,7 @@ def _check_monotone(shapes: list[tuple[int, int, bool, bool, bool]], step: int) 
     previous: tuple[int, tuple[int, ...]] | None = None
     for budget in range(300, 6000, step):
         try:
-            result = pack_packet(TASK, entries, budget, outline=_outliner, now=NOW)
+            result = pack_packet(TASK, entries, budget, outline=outliner, now=NOW)
         except Conflict:
             continue
         assert result["packet_bytes"] <= budget
