@@ -495,13 +495,13 @@ def _old_opens_block(form: str) -> bool:
     return True
 
 
-@settings(max_examples=3000)
+@settings(max_examples=examples(3000))
 @given(form=st.text(alphabet=" \t-=*_>+#1.)<a`~x\u00a0\u3000\r", max_size=14))
 def test_opens_block_reads_as_the_one_regular_expression_did(form: str) -> None:
     assert boundaries.opens_block(form) == _old_opens_block(form)
 
 
-@settings(max_examples=3000)
+@settings(max_examples=examples(3000))
 @given(text=st.text(alphabet="\x1b\x9b\x90\x98\x9d\x9e\x9f\x07\x9c\\[]PX^_ -/0?@~a;\n\u2028x"))
 def test_escapes_are_dropped_as_the_one_regular_expression_did(text: str) -> None:
     assert boundaries._without_escapes(text) == boundaries._ESCAPES.sub("", text)

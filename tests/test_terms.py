@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from git_hydrate.hydrate import terms
 from git_hydrate.hydrate.terms import MAX_TERMS, BlobFacts, blob_facts, tokenize, words
+from tests.conftest import examples
 
 #: The stop words are data, not the mechanism under test: the module's own list.
 STOP = terms._STOP
@@ -147,20 +148,20 @@ def same(data: bytes) -> None:
     assert blob_facts(data) == spec_facts(data)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400))
 @given(texts)
 def test_facts_are_those_of_the_specification(text: str) -> None:
     same(text.encode("utf-8", "surrogatepass"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.lists(st.one_of(st.binary(max_size=8), st.sampled_from(PIECES).map(str.encode))))
 def test_facts_of_any_bytes_are_those_of_the_specification(chunks: list[bytes]) -> None:
     # invalid UTF-8 (lone continuation bytes, cut sequences) next to tokens
     same(b"".join(chunks))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     st.lists(st.one_of(st.binary(max_size=8), st.sampled_from(PIECES).map(str.encode))),
     st.integers(1, 12),
@@ -203,7 +204,7 @@ def test_query_words_match_file_words() -> None:
     assert set(tokenize("shell completion")) <= set(facts.terms)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.one_of(st.sampled_from(PIECES), st.text(max_size=16)))
 def test_words_of_any_string_are_those_of_the_specification(raw: str) -> None:
     assert list(words(raw)) == spec_words(raw)
