@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .archive import read_archive
 from .errors import CorruptData, ValidationError
-from .listing import LIST_FIELDS, SummaryCache, task_summary
+from .listing import ListEntry, SummaryCache, task_summary
 from .model import INITIAL_STATION
 from .results import DependencyDict
 from .taskrefs import TaskRefs, TaskState
@@ -30,7 +30,7 @@ __all__ = [
     "CANCELLED_STATION",
     "DONE_STATION",
     "NOT_HERE",
-    "QUEUE_FIELDS",
+    "QueueEntry",
     "blocking_graph",
     "check_no_cycle",
     "check_no_cycles",
@@ -52,15 +52,16 @@ __all__ = [
 DONE_STATION: Final = "done"
 #: A child at this station no longer holds its parent back.
 CANCELLED_STATION: Final = "cancelled"
-#: The fields of a task's queue summary (and of a valid queue-cache entry).
-QUEUE_FIELDS: Final = (
-    *LIST_FIELDS,
-    "created_at",
-    "depends_on",
-    "claimed_at",
-    "taken_from",
-    "last_checkpoint_at",
-)
+
+
+class QueueEntry(ListEntry):
+    """A task's queue summary as the queue cache keeps it (:func:`queue_summaries`)."""
+
+    created_at: str
+    depends_on: list[str]
+    claimed_at: str
+    taken_from: str
+    last_checkpoint_at: str
 
 
 def _queue_summary(state: TaskState) -> dict[str, Any]:
@@ -81,9 +82,7 @@ def queue_summaries(
 ) -> dict[str, dict[str, Any]]:
     """``{task_id: summary}`` of every live task (damaged ones as ``{task_id, error}``);
     ``tips``: every live task's tip, when the caller has just read them."""
-    return SummaryCache(refs.repo, "queue-cache", required=QUEUE_FIELDS).summaries(
-        refs, _queue_summary, tips
-    )
+    return SummaryCache(refs.repo, "queue-cache", QueueEntry).summaries(refs, _queue_summary, tips)
 
 
 def station_of(refs: TaskRefs, live: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

@@ -20,10 +20,11 @@ from .archive import ARCHIVE_REF, index_tree, read_archive
 from .attachments import check_text_secrets
 from .dependencies import dependency_stations, queue_summaries, station_of
 from .errors import Busy, Conflict, CorruptData, NotFound, ValidationError
-from .listing import LIST_FIELDS, SummaryCache, station_filter, task_summary
+from .listing import ListEntry, SummaryCache, station_filter, task_summary
 from .model import INITIAL_STATION, TRANSITIONS, ArchivedTask, ArchiveIndex, Checkpoint
 from .results import (
     ArchiveResult,
+    CheckpointDict,
     CheckpointResult,
     MoveResult,
     StatusDict,
@@ -56,18 +57,19 @@ __all__ = [
 
 #: Stations a task must be at to be archived.
 FINISHED_STATIONS: Final = ("done", "cancelled")
-#: The fields of a valid status-cache entry.
-_STATUS_FIELDS: Final = (
-    *LIST_FIELDS,
-    "claimed_at",
-    "taken_from",
-    "checkpoints",
-    "checkpoint",
-    "token_budget",
-    "reported",
-    "expiries",
-    "depends_on",
-)
+
+
+class _StatusEntry(ListEntry):
+    """What :func:`_status_parts` makes, as the status cache keeps it."""
+
+    claimed_at: str
+    taken_from: str
+    checkpoints: int
+    checkpoint: CheckpointDict | None
+    token_budget: int
+    reported: int
+    expiries: list[int]
+    depends_on: list[str]
 
 
 # -- stations and checkpoints ------------------------------------------------
@@ -298,7 +300,7 @@ def statuses(
     """:func:`status` of every live task, sorted by id, optionally only at ``stations``."""
     wanted = station_filter(stations)
     moment = refs.now(now)
-    cache = SummaryCache(refs.repo, "status-cache", required=_STATUS_FIELDS)
+    cache = SummaryCache(refs.repo, "status-cache", _StatusEntry)
     rows = [
         parts
         for parts in cache.summaries(refs, _status_parts).values()

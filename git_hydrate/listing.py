@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, cast
+from types import GenericAlias
+from typing import Any, TypedDict, cast
 
 import msgspec
 
@@ -23,10 +24,11 @@ from .store import Repository, open_regular
 from .taskrefs import TaskRefs, TaskState
 
 __all__ = [
-    "LIST_FIELDS",
+    "ListEntry",
     "SummaryCache",
     "archived_tasks",
     "children",
+    "decode_entries",
     "list_tasks",
     "station_filter",
     "task_filter",
@@ -34,18 +36,43 @@ __all__ = [
     "tree_order",
 ]
 
-#: The fields of a task's list summary (and of a valid list-cache entry).
-LIST_FIELDS: Final = (
-    "task_id",
-    "title",
-    "status",
-    "kind",
-    "priority",
-    "tags",
-    "attachments",
-    "assignee",
-    "parent",
-)
+
+class ListEntry(TypedDict):
+    """A list summary as :class:`SummaryCache` keeps it (:func:`task_summary`)."""
+
+    task_id: str
+    title: str
+    status: str
+    kind: str
+    priority: int
+    tags: list[str]
+    attachments: int
+    assignee: str
+    parent: str
+
+
+def decode_entries(data: bytes, entry: type[Any]) -> dict[str, dict[str, Any]]:
+    """The entries of a disposable cache file (msgpack: a map of key to entry) that
+    decode as ``entry`` (a TypedDict); an entry that lacks a field, or holds one of
+    another type (an earlier version's, a hand-made one), is left out: a miss.
+
+    Raises:
+        msgspec.DecodeError: ``data`` is no such map at all.
+    """
+    try:
+        return cast(dict[str, dict[str, Any]], msgspec.msgpack.decode(data, type=_map_of(entry)))
+    except msgspec.ValidationError:
+        pass  # (one entry or more does not fit: the others are kept, one by one)
+    kept: dict[str, dict[str, Any]] = {}
+    for key, raw in msgspec.msgpack.decode(data, type=dict[str, msgspec.Raw]).items():
+        with contextlib.suppress(msgspec.ValidationError):
+            kept[key] = msgspec.msgpack.decode(raw, type=entry)
+    return kept
+
+
+def _map_of(entry: type[Any]) -> Any:
+    """``dict[str, entry]`` (a type made at run time, which mypy does not take)."""
+    return GenericAlias(dict, (str, entry))
 
 
 def task_summary(state: TaskState) -> dict[str, Any]:
@@ -68,24 +95,23 @@ class SummaryCache:
     """A derived, disposable map from a task's tip commit to a summary of it.
 
     Stored as one msgpack file at ``<common dir>/hydrate/<name>``; a missing or
-    unreadable file is rebuilt, and entries that lack a field this version
-    needs are ignored.
+    unreadable file is rebuilt, and entries that do not decode as ``entry`` (a
+    TypedDict of every field the summary has) are read again.
     """
 
-    def __init__(self, repo: Repository, name: str, required: Iterable[str] = LIST_FIELDS) -> None:
+    def __init__(self, repo: Repository, name: str, entry: type[Any] = ListEntry) -> None:
         self.repo = repo
         self.path = os.path.join(repo.common_dir, "hydrate", name)
-        self.required = frozenset(required)
+        self.entry = entry
         self._entries: dict[str, dict[str, Any]] = {}
 
     def load(self) -> dict[str, dict[str, Any]]:
-        """The entries, keeping only those that have every field this version needs."""
+        """The entries that decode as this cache's ``entry``."""
         try:
             with open_regular(self.path) as fh:
-                data = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
+                self._entries = decode_entries(fh.read(), self.entry)
         except (OSError, msgspec.DecodeError):
-            data = {}
-        self._entries = {tip: item for tip, item in data.items() if self.required <= set(item)}
+            self._entries = {}
         return self._entries
 
     def save(self, new: dict[str, dict[str, Any]], keep: set[str]) -> None:

@@ -30,7 +30,7 @@ import msgspec
 from . import validate
 from .archive import read_archive
 from .errors import CorruptData, ValidationError
-from .listing import SummaryCache
+from .listing import SummaryCache, decode_entries
 from .stemming import stem
 from .store import Repository, open_regular
 from .taskrefs import TaskRefs, TaskState
@@ -45,9 +45,6 @@ _B: Final = 0.75
 _TITLE_WEIGHT: Final = 3
 #: The index file under ``<common dir>/hydrate/`` (a new layout, a new name).
 _INDEX: Final = "search-index-2"
-#: Index entries this version needs (older ones are rebuilt; ``stemmed``: their terms
-#: hold accented words also without their accents, and plurals also as their word).
-_FIELDS: Final = ("task_id", "terms", "length", "lines", "title", "status", "links", "stemmed")
 #: Bodies larger than this are not indexed for ``--attachments`` (named in a warning).
 _MAX_BODY_BYTES: Final = 1 << 20
 #: Lines of a body kept for its snippet.
@@ -57,6 +54,30 @@ _READ_CHUNK: Final = 256
 _SNIPPET_CHARS: Final = 120
 _WORD: Final = re.compile(r"[^\W_]+")
 _PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+class _Entry(TypedDict):
+    """A task's index entry (:func:`_entry`) as the index keeps it; an older one
+    lacks ``stemmed`` (its terms hold accented words also without their accents,
+    and plurals also as their word) and is made again."""
+
+    task_id: str
+    terms: str
+    length: int
+    lines: str
+    title: str
+    status: str
+    links: list[tuple[str, str, int]]
+    stemmed: bool
+
+
+class _BodyEntry(TypedDict):
+    """A body's index entry (:func:`_body_entry`) as the body index keeps it."""
+
+    terms: dict[str, int]
+    length: int
+    lines: list[str]
+    stemmed: bool
 
 
 class SearchHit(TypedDict):
@@ -197,7 +218,7 @@ class _BodyIndex:
         self.entries: dict[str, dict[str, Any]] = {}
         self.changed = False
         with contextlib.suppress(OSError, msgspec.DecodeError), open_regular(self.path) as fh:
-            self.entries = msgspec.msgpack.decode(fh.read(), type=dict[str, dict[str, Any]])
+            self.entries = decode_entries(fh.read(), _BodyEntry)
 
     def of(self, oids: Iterable[str]) -> dict[str, dict[str, Any]]:
         wanted = sorted(set(oids))
@@ -362,7 +383,7 @@ def search_tasks(
         ValidationError: the query holds no word, or ``limit`` is not positive.
     """
     words = _asked(query, limit)
-    entries = SummaryCache(refs.repo, _INDEX, required=_FIELDS).summaries(refs, _entry)
+    entries = SummaryCache(refs.repo, _INDEX, _Entry).summaries(refs, _entry)
     docs = {t: e for t, e in entries.items() if "error" not in e}
     if damaged is not None:
         damaged += [t for t, e in entries.items() if "error" in e]

@@ -341,6 +341,39 @@ def test_caches_of_the_wrong_shape_are_ignored(repo: Path) -> None:
         assert ledger.statuses()[0]["status"] == "open"
 
 
+def test_cache_entries_of_the_wrong_types_are_misses(repo: Path) -> None:
+    """A hand-made (or foreign) entry with every field, of the wrong type, is read
+    again from the task: no "hit a bug", no value shown from it."""
+    import msgspec
+
+    def answers(ledger: Ledger) -> tuple[object, ...]:
+        return (
+            ledger.list_tasks(),
+            ledger.statuses(),
+            ledger.ready(tag="x"),
+            ledger.ready(),
+            ledger.search("healthz"),
+            ledger.search("attached", attachments=True),
+        )
+
+    hydrate = repo / ".git" / "hydrate"
+    with Ledger(repo) as ledger:
+        make_task(ledger, "W-1")
+        ledger.add_task("W-2", objective="o", acceptance="a", depends_on=["W-1"], tags=["x"])
+        ledger.add_context("W-2", "an attached body", "notes")
+        expected = answers(ledger)
+    fields = ("status", "priority", "tags", "depends_on", "expiries", "terms", "lines", "links")
+    for name in ("list-cache", "status-cache", "queue-cache", "search-index-2", "search-bodies"):
+        entries = msgspec.msgpack.decode((hydrate / name).read_bytes())
+        for field in fields:
+            if all(field not in entry for entry in entries.values()):
+                continue
+            poisoned = {key: {**entry, field: [{"no": 0}]} for key, entry in entries.items()}
+            (hydrate / name).write_bytes(msgspec.msgpack.encode(poisoned))
+            with Ledger(repo) as ledger:
+                assert answers(ledger) == expected, (name, field)
+
+
 def test_the_cache_keys_what_it_read_by_the_tip_it_read(repo: Path) -> None:
     """A ref moved between listing the refs and reading the task must not poison the cache."""
     with Ledger(repo) as ledger:

@@ -137,7 +137,9 @@ _STORAGE: Final = [
     ("$GIT_COMMON_DIR/hydrate/queue-cache, search-index-2, search-bodies", "Derived, "
      "disposable caches as list-cache is: each task's ready-queue summary and searchable "
      "words by tip commit, and the words of attached bodies by blob id (search "
-     "--attachments). Deleting them is always safe."),
+     "--attachments). An entry of these or of list-cache and status-cache that lacks a "
+     "field, or holds one of another type, is a miss: read again. Deleting them is always "
+     "safe."),
     ("$GIT_COMMON_DIR/hydrate/token-counts-<encoding>, outlines", "Derived, disposable: "
      "the token count of each body under a tokenizer's encoding, and each body's outline, "
      "by blob id, each started afresh when the code or packages that made it change. "
