@@ -97,14 +97,15 @@ def render_report(
 ) -> int:
     """Print a pull/push/sync report through ``echo(text, to_stderr)``; return the
     exit status (1 if anything failed). ``quiet`` (``-q``) leaves out the report of
-    one that went well, except its warnings; one that failed is reported whole."""
+    one that went well, except its warnings (:meth:`Report.warnings`: what wants the
+    user, on stderr); one that failed is reported whole."""
     if as_json:
         from .codec import format_output
 
         echo(format_output(report.as_dict(), compact=compact), False)
     elif quiet and report.ok:
-        for note in report.notes:
-            echo(f"warning: {shown(note)}", True)
+        for warning in report.warnings():
+            echo(f"warning: {shown(warning)}", True)
     else:
         _summary(report, echo)
     if report.ok:
@@ -147,8 +148,8 @@ def _summary(report: Report, echo: Echo) -> None:
         parts.append(f"{counts['up-to-date']} up to date")
     said = ", ".join(parts) or "nothing to do"
     echo(f"{report.operation} {shown(report.remote)}: {said}", False)
-    for note in report.notes:
-        echo(f"warning: {shown(note)}", True)
+    for warning in report.warnings():
+        echo(f"warning: {shown(warning)}", True)
     lines = []
     for outcome in report.outcomes:
         if outcome.action == "not-restored":

@@ -226,3 +226,39 @@ def test_quiet_says_nothing_when_all_went_well_and_all_when_not(
 )
 def test_quiet_twice_or_bunched_goes_to_the_full_command_line(args: list[str]) -> None:
     assert parse_sharing(args) is None
+
+
+def _archive_naming_a_missing_tip(clone: Path, task_id: str) -> None:
+    """Push from ``clone`` an archive that names ``task_id`` at a commit nobody has,
+    its parent the task's tip (so it "covers" it): a pull keeps the task live and
+    says to see doctor."""
+    from git_hydrate import codec
+    from git_hydrate.model import ArchivedTask, ArchiveIndex
+
+    tip = git(clone, "rev-parse", f"refs/hydrate/tasks/{task_id}").strip()
+    entry = ArchivedTask(tip="0" * 40, title="t", status="done", kind="code", priority=2)
+    index = codec.encode(ArchiveIndex(tasks={task_id: entry})).decode()
+    blob = git(clone, "hash-object", "-w", "--stdin", input=index).strip()
+    tree = git(clone, "mktree", input=f"100644 blob {blob}\tindex.json\n").strip()
+    commit = git(clone, "commit-tree", tree, "-p", tip, "-m", "archive").strip()
+    git(clone, "push", "-q", "-f", "origin", f"{commit}:refs/hydrate/archive")
+
+
+def test_quiet_still_warns_of_a_task_kept_for_doctor(twins: tuple[Path, Path]) -> None:
+    """A pull that keeps a task live because the remote's archive names it wrongly
+    goes well (exit 0), but wants the user: ``-q`` says it on stderr, as ``warning:``,
+    and so does a pull without it, beside its line in the report."""
+    for twin in twins:
+        hydrate(twin / "b", "pull")
+        _archive_naming_a_missing_tip(twin / "a", "Q-1")
+    quiet = _same(twins, "b", "pull", "-q")
+    assert (quiet.stdout, quiet.returncode) == ("", 0)
+    assert quiet.stderr == (
+        "warning: Q-1: the archive names it at 000000000000, which is missing or not a "
+        "readable state of it; kept live (see: git hydrate doctor)\n"
+    )
+    said = _same(twins, "b", "pull")
+    assert said.stderr == quiet.stderr and said.returncode == 0
+    assert "  kept           Q-1  (the archive names it at 000000000000" in said.stdout
+    assert _same(twins, "b", "sync", "-q").stderr == quiet.stderr
+    assert _same(twins, "b", "pull", "-q", "--json").stderr == ""

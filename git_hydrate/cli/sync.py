@@ -54,7 +54,9 @@ def pull(
     unpushed changes are never dropped. A task whose remote data fails
     validation (a body that does not match its sha256, a key twice in
     task.json, a date that is none) is skipped and reported (exit status 1);
-    the rest merges.
+    the rest merges. What wants you though the pull went well (a task kept
+    live because the remote's archive names it wrongly: see doctor) is also a
+    warning on stderr, with -q too.
 
     \b
     Examples:

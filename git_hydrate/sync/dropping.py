@@ -114,7 +114,7 @@ def drop_archived(
         problem = _archived_copy_problem(refs, task_id, tip, index.tasks[task_id].tip.encode())
         if problem is not None:
             detail = f"the archive names it {problem}; kept live (see: git hydrate doctor)"
-            outcomes.append(Outcome(task_id, "kept", detail, old=tip.decode()))
+            outcomes.append(Outcome(task_id, "kept", detail, old=tip.decode(), warning=True))
             continue
         try:
             refs.repo.delete_ref(ref_name(task_id), tip, f"hydrate: pull archive of {task_id}")

@@ -27,6 +27,9 @@ class Outcome(msgspec.Struct):
     new: str | None = None
     conflicts: list[dict[str, Any]] = msgspec.field(default_factory=list)
     is_task: bool = True
+    #: The command went well, but this wants the user (doctor): said as a warning
+    #: on stderr beside the report, and under ``-q`` too.
+    warning: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -55,6 +58,12 @@ class Report(msgspec.Struct):
     #: What the command has to say once, beside the per-task outcomes (a
     #: remote that lists no tasks, a namespace it hides).
     notes: list[str] = msgspec.field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        """What the command says as ``warning:`` lines: its notes, then each outcome
+        that wants the user's action though it is no failure."""
+        said = [f"{o.name}: {o.detail}" for o in self.outcomes if o.warning]
+        return [*self.notes, *said]
 
     @property
     def ok(self) -> bool:
