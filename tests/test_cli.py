@@ -208,6 +208,16 @@ def test_prompt_warns_about_omissions_on_stderr(repo: Path) -> None:
     )
     listed = hydrate(repo, "prompt", "M-1", "--max-bytes", "2500", "-v")
     assert listed.stderr.splitlines()[1].endswith(" large (byte_budget)")
+    # git's long spelling of -v, as add-tree, add-diff and import take it
+    for spelling in ("--verbose", "--omitted"):
+        again = hydrate(repo, "prompt", "M-1", "--max-bytes", "2500", spelling)
+        assert (again.stdout, again.stderr, again.returncode) == (
+            listed.stdout,
+            listed.stderr,
+            0,
+        ), spelling
+    every = hydrate(repo, "prompt", "M-1", "--max-bytes", "2500", "--verbose", "--verbose")
+    assert every.stderr == hydrate(repo, "prompt", "M-1", "--max-bytes", "2500", "-vv").stderr
 
 
 def test_git_config_max_bytes_is_honoured(repo: Path) -> None:

@@ -195,6 +195,7 @@ FALL_THROUGH = [
     ("-v",),
     ("-vv",),
     ("--omitted",),
+    ("--verbose",),
     ("--now", "2030-01-01T00:00:00Z"),
     ("--no-cache",),
     ("--refresh",),

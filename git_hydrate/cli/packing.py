@@ -121,6 +121,7 @@ def expand(
 )
 @click.option(
     "-v",
+    "--verbose",
     "--omitted",
     "verbose",
     count=True,
