@@ -1,5 +1,14 @@
 """Which paths are tests: by name, as ranking pairs a test with its module, or by
-folder, as a task's "Tests to write or update" takes them. Pure: no I/O."""
+folder, as a task's "Tests to write or update" takes them. Pure: no I/O.
+
+Two questions, two rules. Whether a path the task names is a test (imports): its
+folder says so too, fixtures and helpers being the tests' side of the work. Which
+module a test tests (ranking): its name only; the files of the stem of a test only
+its folder names (``tests/json.rs``, ``__tests__/button.js``, and
+``__tests__/fixtures/package.json``) were what its commit changed 4% of the time in
+ten repositories' history, against 33% for tests named so
+(``benchmarks/folder_tests_pairing.py``).
+"""
 
 from __future__ import annotations
 
