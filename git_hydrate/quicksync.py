@@ -126,7 +126,9 @@ def render_report(
         if outcome.action == "refused":
             refused.setdefault(outcome.detail, []).append(outcome.name)
     for detail, names_of in refused.items():
-        echo(f"error: refused by {report.remote}: {', '.join(names_of)}: {detail}", True)
+        # (a remote's hook wrote part of the detail: shown as the report's line shows it)
+        named = ", ".join(map(shown, names_of))
+        echo(f"error: refused by {remote}: {named}: {shown(detail)}", True)
     if skipped:
         names = ", ".join(map(shown, skipped))
         echo(f"error: skipped: {names} (the report above says why)", True)

@@ -106,6 +106,25 @@ def test_a_remote_s_control_characters_leave_as_the_full_command_line_leaves_the
     refused = _same(twins, "a", "push")
     assert refused.returncode == 1 and "Denied by policy" in refused.stderr
     assert "\x1b" not in refused.stderr
+    # (as the report's line shows it, on a terminal too: not left to click's stripping)
+    assert "saying: \\x1b[31mDenied by policy\\x1b[0m" in refused.stderr
+
+
+def test_a_remote_hook_s_lines_are_bounded(twins: tuple[Path, Path]) -> None:
+    """A hook that says much is heard in part: three lines, each cut at 200
+    characters, and how many more there were."""
+    for twin in twins:
+        hook = twin / "remote.git" / "hooks" / "pre-receive"
+        hook.write_text(
+            "#!/bin/sh\necho 'frozen'\n"
+            f"echo '{'L' * 3000}'\n"
+            'for i in 1 2 3 4 5; do echo "line $i"; done\nexit 1\n'
+        )
+        hook.chmod(0o755)
+    refused = _same(twins, "a", "push")
+    said = f"saying: frozen / {'L' * 197}... / line 1 / ... and 4 more lines;"
+    assert refused.returncode == 1 and said in refused.stdout and said in refused.stderr
+    assert "L" * 198 not in refused.stdout + refused.stderr
 
 
 def test_directory_and_compact_before_the_command(twins: tuple[Path, Path]) -> None:

@@ -441,3 +441,57 @@ def test_reads_answer_as_cat_file_from_loose_files_packs_and_replace_refs(
         b"blob",
         b"replacement\n",
     )
+
+
+def _refusing_hook(repo: Path, lines: str) -> None:
+    """A reference-transaction hook that refuses any change under refs/hydrate/,
+    printing ``lines`` (shell ``printf`` text) on stderr."""
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = prepared ] || exit 0\n'
+        "grep -q refs/hydrate/ || exit 0\n"
+        f"printf '{lines}' >&2\n"
+        "exit 1\n"
+    )
+    hook.chmod(0o755)
+
+
+def test_a_refusing_reference_transaction_hook_is_heard(repo: Path) -> None:
+    """What the hook says is why: its lines under the one-line error, neutralised
+    and bounded; doctor, which could not help, is not named."""
+    _refusing_hook(
+        repo,
+        "policy: tasks are frozen until Monday\\n"
+        "see \\033[31mhttps://wiki.example/freeze\\033[0m\\n"
+        + "L" * 3000
+        + "".join(f"\\nline {i}" for i in range(20))
+        + "\\n",
+    )
+    res = hydrate(repo, "task-add", "H-1", "--objective", "o", "--acceptance", "a")
+    assert res.returncode == 1 and res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert lines[0] == (
+        "error: cannot create refs/hydrate/tasks/H-1: a reference-transaction hook "
+        "refused it (ref updates aborted by hook), saying:"
+    )
+    assert lines[1:3] == [
+        "  policy: tasks are frozen until Monday",
+        "  see \\x1b[31mhttps://wiki.example/freeze\\x1b[0m",
+    ]
+    assert lines[3].startswith("  LLLL") and lines[3].endswith("...") and len(lines[3]) < 240
+    assert lines[-1] == "  ... and 15 more lines"
+    assert len(lines) == 10
+    assert "\x1b" not in res.stderr and "doctor" not in res.stderr
+    assert git(repo, "for-each-ref", "refs/hydrate/") == ""
+
+
+def test_a_hook_that_refuses_in_silence_is_named(repo: Path) -> None:
+    _refusing_hook(repo, "")
+    res = hydrate(repo, "task-add", "H-1", "--objective", "o", "--acceptance", "a")
+    assert (res.returncode, res.stderr) == (
+        1,
+        "error: cannot create refs/hydrate/tasks/H-1: a reference-transaction hook "
+        "refused it (ref updates aborted by hook), saying nothing\n",
+    )

@@ -33,7 +33,7 @@ from .stopping import (
 
 TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from subprocess import Popen
     from typing import IO, Any, Final
 
@@ -111,6 +111,17 @@ def reason(proc: GitRun) -> str:
         # (a ref of this repository whose file names no object: git stops on it)
         message += ": that ref is damaged here; see: git hydrate doctor"
     return message
+
+
+def bounded_lines(lines: Sequence[str], most: int = 8, width: int = 200) -> list[str]:
+    """Another program's ``lines`` (a hook's) as they are shown: at most ``most``,
+    each of at most ``width`` characters (a longer one cut, ending in ``...``), and
+    then one that says how many more there were. Not neutralised: the caller shows
+    them (:func:`git_hydrate.console.shown`)."""
+    kept = [line if len(line) <= width else line[: width - 3] + "..." for line in lines[:most]]
+    if len(lines) > most:
+        kept.append(f"... and {len(lines) - most} more lines")
+    return kept
 
 
 def run_git(

@@ -22,7 +22,7 @@ from .base import RepositoryBase
 from .lockfiles import maker_gone, maker_runs, take_over
 from .packed import has_reflog, write_packed
 from .perms import open_regular_fd
-from .process import reason
+from .process import GitRun, bounded_lines, reason
 
 #: A value of a ref file that names an object (SHA-1 or SHA-256).
 _OBJECT_ID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -50,6 +50,8 @@ PACKED_CREATIONS: Final = 64
 #: 2.27): a git without them says so of the first line, and is remembered.
 _TRANSACTION: Final = "update-ref --stdin start"
 _NO_START: Final = re.compile(rb"unknown command: start\b")
+#: What git says when the reference-transaction hook refused the transaction.
+_HOOK_ABORTED: Final = "ref updates aborted by hook"
 
 __all__ = ["PACKED_CREATIONS", "RefRace", "RefUpdate", "Refs"]
 
@@ -386,6 +388,10 @@ class Refs(RepositoryBase):
             self._remember_lacking(_TRANSACTION)
             self.update_refs(planned, message, reflog=reflog)
             return
+        if reason(proc) == _HOOK_ABORTED:
+            # (git runs the hook once it holds the locks at the expected values: no
+            # race, no lock to judge; the hook's own words say why)
+            raise Conflict(_hook_refusal(planned, proc))
         self._explain_failure(planned, reason(proc))
 
     def _explain_failure(self, planned: list[RefUpdate], why: str) -> None:
@@ -416,11 +422,7 @@ class Refs(RepositoryBase):
         refs_dir = os.path.join(self.common_dir, "refs")
         if not os.access(refs_dir, os.W_OK):
             raise NotWritable(f"cannot write to the repository ({refs_dir}): {why}")
-        name, old, _new = planned[0]
-        verb = "create" if old is None else "update"
-        more = f" (and {len(planned) - 1} more)" if len(planned) > 1 else ""
-        shown = name.decode(errors="replace")
-        raise Conflict(f"cannot {verb} {shown}{more}: {why} (see: git hydrate doctor)")
+        raise Conflict(f"cannot {_what(planned)}: {why} (see: git hydrate doctor)")
 
     def ref_lock(self, name: bytes) -> str:
         """The lock file git takes to change ``name``."""
@@ -445,3 +447,25 @@ class Refs(RepositoryBase):
     def delete_ref(self, name: bytes, old: bytes, message: str) -> None:
         """Delete ``name`` if it still points at ``old``; :class:`RefRace` otherwise."""
         self.update_refs([(name, old, None)], message)
+
+
+def _what(planned: list[RefUpdate]) -> str:
+    """``create NAME`` (``update``; ``(and N more)``): the change a refused write meant."""
+    name, old, _new = planned[0]
+    more = f" (and {len(planned) - 1} more)" if len(planned) > 1 else ""
+    return f"{'create' if old is None else 'update'} {name.decode(errors='replace')}{more}"
+
+
+def _hook_refusal(planned: list[RefUpdate], proc: GitRun) -> str:
+    """The error for a transaction this repository's reference-transaction hook
+    refused: one line, then what the hook printed (git's own line left out), two
+    spaces in, bounded (:func:`.process.bounded_lines`)."""
+    said = [
+        line.rstrip()
+        for line in proc.stderr.decode("utf-8", "replace").splitlines()
+        if line.strip() and line.strip() != f"fatal: {_HOOK_ABORTED}"
+    ]
+    head = f"cannot {_what(planned)}: a reference-transaction hook refused it ({_HOOK_ABORTED})"
+    if not said:
+        return f"{head}, saying nothing"
+    return f"{head}, saying:" + "".join(f"\n  {line}" for line in bounded_lines(said))

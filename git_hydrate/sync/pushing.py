@@ -18,6 +18,7 @@ from typing import Final
 from ..archive import read_archive
 from ..errors import Conflict, CorruptData, GitFailed
 from ..store import PushResult, RefRace, RefUpdate
+from ..store.process import bounded_lines
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
 from .ancestry import quick_bases
 from .damaged import damaged_there
@@ -87,7 +88,7 @@ def classify_refusal(summary: str, where: str, hook_lines: Sequence[str] = ()) -
             "ask its owner to stop hiding it, or share through another remote"
         )
     if "hook declined" in summary:
-        said = f" saying: {' / '.join(hook_lines[:3])}" if hook_lines else ""
+        said = f" saying: {' / '.join(bounded_lines(hook_lines, 3))}" if hook_lines else ""
         return "refused", (
             f"{summary}; a hook on {where} declined it{said}; a pull cannot change that: "
             "ask the remote's owner"
