@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: A lock older than this, held by no process, is considered left behind.
-DEFAULT_STALE_SECONDS: Final = 60.0
+DEFAULT_STALE_SECONDS: Final = lockfiles.CLEARED_AFTER_SECONDS
 
 
 def check_task(refs: TaskRefs, task_id: str) -> list[str]:

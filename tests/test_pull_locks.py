@@ -76,3 +76,57 @@ def test_a_pull_names_a_ref_lock_no_one_is_known_to_hold(first_pull: tuple[Path,
     assert "kept winning" not in res.stderr and res.stderr.count("\n") == 1
     cleared = hydrate(b, "doctor", "--clear-stale-locks")
     assert f"kept    {lock}: only " in cleared.stdout and lock.exists()
+
+
+def _aged(path: Path, seconds: float) -> None:
+    import time
+
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_lock_a_killed_git_fetch_left_is_named_with_the_command_that_clears_it(
+    first_pull: tuple[Path, Path],
+) -> None:
+    """A ``git fetch`` killed with its process group leaves git's lock (no maker named
+    in it): pull never removes it (a live git may hold one: a plain ``git fetch``
+    after setup writes the same refs, from another user or host), but says the
+    command that clears it now, or in how many seconds doctor will."""
+    import re
+
+    b, lock = first_pull
+    assert hydrate(b, "pull").returncode == 0  # (the mirror filled: git fetch from now on)
+    a = b.parent / "a"
+    assert hydrate(a, "task-edit", "T-2", "--title", "moved on").returncode == 0
+    assert hydrate(a, "push").returncode == 0
+    lock.write_bytes(b"")
+    _aged(lock, 30)
+    young = hydrate(b, "pull")
+    assert young.returncode == 75 and lock.exists()
+    said = re.search(r"--clear-stale-locks clears it in (\d+) s\n", young.stderr)
+    assert said is not None and 25 <= int(said.group(1)) <= 30, young.stderr
+    assert "no git or git-hydrate process is fetching in this clone" in young.stderr
+    _aged(lock, 90)
+    old = hydrate(b, "pull")
+    assert old.returncode == 75 and lock.exists()
+    assert old.stderr.endswith(
+        "if no git or git-hydrate process is fetching in this clone, clear it with: "
+        "git hydrate doctor --clear-stale-locks\n"
+    ), old.stderr
+    assert hydrate(b, "doctor", "--clear-stale-locks").returncode == 0 and not lock.exists()
+    pulled = hydrate(b, "pull")
+    assert pulled.returncode == 0 and "1 updated" in pulled.stdout
+
+
+def test_a_packed_write_names_the_command_that_clears_a_lock_in_its_way(
+    first_pull: tuple[Path, Path],
+) -> None:
+    """The first pull writes its mirror refs itself (packed): the same words."""
+    b, lock = first_pull
+    lock.write_bytes(b"")
+    _aged(lock, 90)
+    old = hydrate(b, "pull")
+    assert old.returncode == 75 and lock.exists()
+    assert old.stderr.endswith(
+        "process is writing it, clear it with: git hydrate doctor --clear-stale-locks\n"
+    ), old.stderr

@@ -28,8 +28,21 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any, ClassVar, Final
 
-__all__ = ["create", "deferred", "guarded", "maker", "maker_gone", "maker_runs", "take_over"]
+__all__ = [
+    "CLEARED_AFTER_SECONDS",
+    "clearing",
+    "create",
+    "deferred",
+    "guarded",
+    "maker",
+    "maker_gone",
+    "maker_runs",
+    "take_over",
+]
 
+#: How old a lock file that no process is known to hold must be before ``git hydrate
+#: doctor --clear-stale-locks`` removes it (its ``--older-than`` default).
+CLEARED_AFTER_SECONDS: Final = 60.0
 #: The first word of a lock file git-hydrate made.
 _MARK: Final = b"git-hydrate"
 #: This process's line (made once).
@@ -52,6 +65,19 @@ def _this_line() -> bytes:
     if _line is None:
         _line = b"%s %d %s\n" % (_MARK, os.getpid(), _host().encode("utf-8", "replace"))
     return _line
+
+
+def clearing(age: float) -> str:
+    """What clears a lock file left behind ``age`` seconds ago, as doctor judges it:
+    the command, at once past :data:`CLEARED_AFTER_SECONDS`; before, when it will.
+    The command that found it never removes it: git closes a ref lock's file while
+    it holds it, so no process is seen to have it open, and the git holding it may
+    be alive where this process cannot look (a plain ``git fetch`` of another user,
+    on another host)."""
+    if age >= CLEARED_AFTER_SECONDS:
+        return "clear it with: git hydrate doctor --clear-stale-locks"
+    wait = max(1, int(CLEARED_AFTER_SECONDS - age + 0.999))
+    return f"git hydrate doctor --clear-stale-locks clears it in {wait} s"
 
 
 def stamp() -> str:

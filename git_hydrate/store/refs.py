@@ -19,7 +19,7 @@ import time
 
 from ..errors import Busy, Conflict, CorruptData, NotWritable
 from .base import RepositoryBase
-from .lockfiles import maker_gone, maker_runs, take_over
+from .lockfiles import clearing, maker_gone, maker_runs, take_over
 from .packed import has_reflog, write_packed
 from .perms import open_regular_fd
 from .process import GitRun, bounded_lines, reason
@@ -415,8 +415,7 @@ class Refs(RepositoryBase):
                 # retrying until the attempts run out (a minute or more).
                 raise Busy(
                     f"{os.fsdecode(name)} is locked by {lock} ({age:.0f} s old); if no git or "
-                    "git-hydrate process is writing it, clear it with: "
-                    "git hydrate doctor --clear-stale-locks (once it is a minute old)"
+                    f"git-hydrate process is writing it, {clearing(age)}"
                 )
             raise RefRace("a ref is locked by another writer")
         refs_dir = os.path.join(self.common_dir, "refs")

@@ -113,15 +113,14 @@ def _blocked(lock: str) -> Busy:
     """The pull's error when the fetch found the ref lock ``lock`` taken, and no
     other fetch of this clone is known to hold it."""
     try:
-        age = f"{time.time() - os.stat(lock).st_mtime:.0f} s old"
+        seconds = time.time() - os.stat(lock).st_mtime
     except OSError:
-        age = "gone now"
+        return Busy(f"the fetch could not lock a ref: {lock} was taken (gone now): try again")
     pid = lockfiles.maker_runs(lock)
     holder = f"git-hydrate process {pid} holds it" if pid is not None else "no process known"
     return Busy(
-        f"the fetch cannot lock a ref: {lock} is taken ({age}, {holder}); if no git or "
-        "git-hydrate process is fetching in this clone, remove it (git hydrate doctor "
-        "--clear-stale-locks does once it is a minute old)"
+        f"the fetch cannot lock a ref: {lock} is taken ({seconds:.0f} s old, {holder}); if "
+        f"no git or git-hydrate process is fetching in this clone, {lockfiles.clearing(seconds)}"
     )
 
 

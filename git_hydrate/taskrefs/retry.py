@@ -63,8 +63,7 @@ def busy(repo: Repository, task_id: str) -> Busy:
             continue
         return Busy(
             f"task {task_id} is locked by {lock} ({age:.0f} s old); if no git or "
-            "git-hydrate process is writing it, clear it with: "
-            "git hydrate doctor --clear-stale-locks (once it is a minute old)"
+            f"git-hydrate process is writing it, {lockfiles.clearing(age)}"
         )
     return Busy(
         f"task {task_id} kept changing under this write ({MAX_ATTEMPTS} attempts); try again"
