@@ -199,6 +199,35 @@ def test_a_file_it_cannot_merge_into_is_refused_and_left_alone(repo: Path) -> No
     assert not (repo / ".mcp.json").exists()
 
 
+def test_a_json_file_with_a_key_twice_is_refused_and_left_alone(repo: Path) -> None:
+    """A settings file or ``.mcp.json`` holding a key twice in one object was read
+    keeping the last and written back: the first ``hooks`` (a user's PreToolUse
+    guard) or the first ``mcpServers`` was gone from the file for good."""
+    pytest.importorskip("mcp")
+    hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "start", "T-1")
+    settings = repo / CLAUDE_SETTINGS
+    settings.parent.mkdir()
+    twice = (
+        b'{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "guard"}]}]},\n'
+        b' "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "bye"}]}]}}\n'
+    )
+    settings.write_bytes(twice)
+    refused = hydrate(repo, "agent", "install", "claude")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        f"error: {CLAUDE_SETTINGS} holds the key 'hooks' twice in one object (a reader "
+        "keeps only the last); keep one, then install again\n"
+    )
+    assert settings.read_bytes() == twice and not (repo / ".mcp.json").exists()
+    settings.unlink()
+    servers = b'{"mcpServers": {"db": {"command": "db-mcp"}}, "mcpServers": {}}'
+    (repo / ".mcp.json").write_bytes(servers)
+    refused = hydrate(repo, "agent", "install", "claude")
+    assert refused.returncode == 1 and "the key 'mcpServers' twice" in refused.stderr
+    assert (repo / ".mcp.json").read_bytes() == servers and not settings.exists()
+
+
 def test_a_refused_install_writes_no_file(repo: Path) -> None:
     """The files are worked out first and written once none is refused: a
     ``.mcp.json`` nested too deeply to read ("hit a bug", exit 3, before) or an

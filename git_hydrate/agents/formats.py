@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..codec import check_depth
+from ..codec import check_depth, duplicate_key
 from ..errors import Conflict, CorruptData
 
 __all__ = [
@@ -165,6 +165,14 @@ def _json_object(data: bytes | None, name: str) -> dict[str, Any]:
         raise _too_deep(name) from None
     if not isinstance(value, dict):
         raise Conflict(f"{name} does not hold a JSON object; fix it, then install again")
+    # (written back, a key twice would keep only its last value: the first "hooks"
+    # or "mcpServers" would be gone from the user's file)
+    twice = duplicate_key(data)
+    if twice is not None:
+        raise Conflict(
+            f"{name} holds the key {twice!r} twice in one object (a reader keeps only "
+            "the last); keep one, then install again"
+        )
     return value
 
 
