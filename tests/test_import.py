@@ -474,6 +474,38 @@ def test_json_nested_too_deeply_is_unreadable_input_not_a_bug(repo: Path) -> Non
     assert "bd-1" in refs(repo) and "bd-2" in refs(repo)
 
 
+def test_a_key_twice_in_one_object_is_unreadable_input(repo: Path) -> None:
+    """Python's reader keeps the last of a key met twice: ``{"number": 1, "number": 2}``
+    came in as GH-2 without a word, though whoever read the file saw 1 first. It is
+    refused as a pull refuses a task.json with a key twice; a beads line so written is
+    left out, the others come in."""
+    refused = "error: unreadable JSON: key 'number' appears twice in one object\n"
+    issue = '{"number": 1, "title": "a", "state": "OPEN", "number": 2}'
+    for text in (f"[{issue}]", f"[\n{issue}\n]\n", issue):
+        for given in ([], ["--from", "github"]):
+            out = hydrate(repo, "import", *given, "-", input=text)
+            assert (out.returncode, out.stdout, out.stderr) == (1, "", refused)
+    nested = '{"tasks": [{"id": 1, "title": "a", "details": {"x": 1, "x": 2}}]}'
+    out = hydrate(repo, "import", "-", input=nested)
+    assert (out.returncode, out.stderr) == (
+        1,
+        "error: unreadable JSON: key 'x' appears twice in one object\n",
+    )
+    text = '{"id": "bd-1", "title": "ok"}\n{"id": "bd-2", "title": "t", "id": "bd-3"}\n'
+    out = hydrate(repo, "import", "-", input=text)
+    assert (out.returncode, out.stdout) == (1, "created bd-1\n")
+    assert (
+        "warning: item line 2 left out: unreadable JSON: key 'id' appears twice in one object"
+        in out.stderr
+    )
+    first = hydrate(repo, "import", "-", input="\n".join(reversed(text.splitlines())))
+    assert (first.returncode, first.stdout) == (1, "")
+    assert "as JSONL (beads): key 'id' appears twice in one object in its first line" in (
+        first.stderr
+    )
+    assert refs(repo).count("refs/hydrate/tasks/") == 1 and "bd-1" in refs(repo)
+
+
 def test_a_beads_file_with_a_bad_first_line_is_pointed_at_from_beads(repo: Path) -> None:
     """Detection reads the first line of JSONL: one too deep or broken failed the
     whole input with no way out named. The error says what each format made of

@@ -2,6 +2,7 @@
 
 - :mod:`.formats` — reading GitHub and GitLab issue JSON, beads JSONL,
   task-master ``tasks.json`` and spec-kit ``tasks.md`` into plain items;
+- :mod:`.jsonread` — their JSON read, or refused: nested too deeply, a key twice;
 - :mod:`.given` — the task fields each key of an item gives, so that an update
   keeps those its item leaves out;
 - :mod:`.importer` — creating or updating one task per item;

@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..codec import MAX_JSON_DEPTH, check_depth
-from ..errors import CorruptData, ValidationError
+from ..errors import ValidationError
 from ..pack.outline_markup import unfenced
 from .controls import without_controls
 from .given import BEADS_FIELDS, GITLAB_FIELDS, ISSUE_FIELDS, absent_fields, issue_absent
+from .jsonread import TOO_DEEP, KeyTwice, TooDeep
+from .jsonread import loads as _loads
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
 
@@ -36,9 +37,6 @@ DEFAULT_PREFIX: Final = {
 }
 #: The acceptance of an item whose acceptance is its criteria alone.
 EVERY_CRITERION: Final = "every acceptance criterion holds"
-#: What a document nested deeper than any of these formats is refused as (Python's
-#: reader recurses once a level: 1,000 levels exhaust it).
-TOO_DEEP: Final = f"unreadable JSON: nested deeper than {MAX_JSON_DEPTH} levels"
 _CHECKBOX: Final = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+?)\s*$")
 _PATHLIKE: Final = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w+)(?![\w/])")
 
@@ -97,6 +95,8 @@ def detect(text: str) -> tuple[str, Any]:
         )
     try:
         data: Any = _loads(text)
+    except KeyTwice as twice:
+        raise ValidationError(f"unreadable JSON: {twice}") from None
     except ValueError as whole:  # (JSONL, or not JSON, or nested too deeply)
         lines = _lines_of(stripped)
         try:
@@ -128,10 +128,12 @@ def _unreadable(whole: ValueError, first: ValueError, lines: list[str]) -> Valid
     def said(exc: ValueError, where: str = "") -> str:
         if isinstance(exc, json.JSONDecodeError):
             return f"{exc.msg} {where or f'at line {exc.lineno}'}"
+        if isinstance(exc, KeyTwice):
+            return f"{exc} {where}".rstrip()
         return f"{TOO_DEEP.removeprefix('unreadable JSON: ')} {where}".rstrip()
 
     several = any(line.strip() for line in lines[1:])
-    if isinstance(whole, _TooDeep) and (not several or not isinstance(first, _TooDeep)):
+    if isinstance(whole, TooDeep) and (not several or not isinstance(first, TooDeep)):
         return ValidationError(TOO_DEEP)  # (one document, nested too deeply)
     if not several:
         return ValidationError(f"unreadable JSON: {said(first)}")
@@ -175,34 +177,13 @@ def _lines_of(text: str) -> list[str]:
     return text.split("\n")
 
 
-class _TooDeep(ValueError):
-    """JSON nested deeper than :data:`MAX_JSON_DEPTH` levels."""
-
-
-def _loads(text: str) -> Any:
-    """``text`` read as JSON, refusing one nested too deeply before reading it.
-
-    Raises:
-        _TooDeep: nested deeper than :data:`MAX_JSON_DEPTH` levels.
-        json.JSONDecodeError: not JSON.
-    """
-    try:
-        check_depth(text.encode("utf-8", "surrogatepass"), "input")
-    except CorruptData:
-        raise _TooDeep(TOO_DEEP) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise
-    except ValueError:  # (Python reads no integer of more than 4,300 digits)
-        raise json.JSONDecodeError("a number of more digits than can be read", text, 0) from None
-
-
 def _json(text: str) -> Any:
     try:
         return _loads(text)
-    except _TooDeep:
+    except TooDeep:
         raise ValidationError(TOO_DEEP) from None
+    except KeyTwice as twice:
+        raise ValidationError(f"unreadable JSON: {twice}") from None
     except json.JSONDecodeError as exc:
         raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
 
@@ -380,8 +361,11 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             continue
         try:
             raw = _loads(line)
-        except _TooDeep:
+        except TooDeep:
             yield Item(source_id=f"line {number}", error=TOO_DEEP)
+            continue
+        except KeyTwice as twice:
+            yield Item(source_id=f"line {number}", error=f"unreadable JSON: {twice}")
             continue
         except json.JSONDecodeError as exc:
             yield Item(source_id=f"line {number}", error=f"unreadable JSON: {exc.msg}")
