@@ -184,6 +184,38 @@ def test_aider_without_a_read_key_gets_a_marked_block(repo: Path) -> None:
     assert conf.read_text() == "model: gpt-4o\n"
 
 
+@pytest.mark.parametrize("key", ['"read"', "'read'", "read ", "read"])
+def test_aider_finds_its_read_key_however_it_is_written(repo: Path, key: str) -> None:
+    """A quoted ``"read":`` (or ``read :``) was not seen: a second ``read:`` block was
+    added, and aider's YAML reader, which keeps the last key, read the prompt file
+    but no longer the user's own files."""
+    conf = repo / ".aider.conf.yml"
+    before = f"model: x\n{key}:\n  - CONVENTIONS.md\n"
+    conf.write_text(before)
+    _ok(hydrate(repo, "agent", "install", "aider"))
+    assert conf.read_text() == (
+        f"model: x\n{key}:\n  - {AIDER_PROMPT}  # git-hydrate\n  - CONVENTIONS.md\n"
+    )
+    _ok(hydrate(repo, "agent", "uninstall", "aider"))
+    assert conf.read_text() == before
+
+
+def test_aider_read_twice_is_refused_and_left_alone(repo: Path) -> None:
+    """With ``read:`` twice, the prompt file went into the first list, which aider's
+    YAML reader drops for the last: install said it was done, and aider never read
+    the task."""
+    conf = repo / ".aider.conf.yml"
+    twice = "read:\n  - A.md\nmodel: x\n'read':\n  - B.md\n"
+    conf.write_text(twice)
+    refused = hydrate(repo, "agent", "install", "aider")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        "error: .aider.conf.yml has read: twice (aider reads only the last); keep one list, "
+        "then install again\n"
+    )
+    assert conf.read_text() == twice and not (repo / AIDER_PROMPT).exists()
+
+
 def test_a_file_it_cannot_merge_into_is_refused_and_left_alone(repo: Path) -> None:
     conf = repo / ".aider.conf.yml"
     conf.write_text("read: [CONVENTIONS.md]\n")

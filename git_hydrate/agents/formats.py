@@ -320,6 +320,9 @@ def codex_toml_without(data: bytes) -> bytes:
 
 #: The first item of a YAML block list, past blank and comment lines: its indent.
 _FIRST_ITEM: Final = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*([ \t]*)- ")
+#: The top-level key ``read`` as YAML may write it (quoted, or with a space before
+#: its colon), and the rest of its line.
+_READ_KEY: Final = re.compile(r"""^(?:read|"read"|'read')[ \t]*:(?![^ \t\r\n])[ \t]*(.*)$""", re.M)
 
 
 def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
@@ -329,7 +332,13 @@ def aider_with(prompt_file: str) -> Callable[[bytes | None], bytes]:
         text = _str(data or b"")
         if f"{prompt_file}{_YAML_MARK}" in text or block_span(text) is not None:
             return data or b""
-        key = re.search(r"^read:[ \t]*(.*)$", text, re.MULTILINE)
+        keys = list(_READ_KEY.finditer(text))
+        if len(keys) > 1:  # (aider's YAML reader keeps the last: a list in the first is lost)
+            raise Conflict(
+                ".aider.conf.yml has read: twice (aider reads only the last); keep one "
+                "list, then install again"
+            )
+        key = keys[0] if keys else None
         if key is None:
             block = f"# {BEGIN}\nread:\n  - {prompt_file}\n# {END}\n"
             return _bytes(with_block(text, block))
