@@ -506,6 +506,25 @@ def test_a_key_twice_in_one_object_is_unreadable_input(repo: Path) -> None:
     assert refs(repo).count("refs/hydrate/tasks/") == 1 and "bd-1" in refs(repo)
 
 
+def test_a_reader_message_ending_in_at_is_said_once(repo: Path) -> None:
+    """Python's reader says "Invalid control character at" and "Unterminated string
+    starting at", leaving the position to the caller: the error read "Invalid control
+    character at at line 1", and a beads line's "... at" named nothing."""
+    out = hydrate(repo, "import", "-", input='[{"number": 3, "title": "a\x01b"}]')
+    assert (out.returncode, out.stderr) == (
+        1,
+        "error: unreadable JSON: Invalid control character at line 1\n",
+    )
+    out = hydrate(repo, "import", "--from", "github", "-", input='[{"number": 3,\n "title": "ab')
+    assert out.stderr == "error: unreadable JSON: Unterminated string starting at line 2\n"
+    text = '{"id": "bd-1", "title": "ok"}\n{"id": "bd-2", "title": "a\x01b"}\n'
+    out = hydrate(repo, "import", "-", input=text)
+    assert (out.returncode, out.stdout) == (1, "created bd-1\n")
+    assert "item line 2 left out: unreadable JSON: Invalid control character\n" in out.stderr
+    out = hydrate(repo, "import", "-", input=text[text.index("\n") + 1 :] + text)
+    assert "as JSONL (beads): Invalid control character in its first line;" in out.stderr
+
+
 def test_a_beads_file_with_a_bad_first_line_is_pointed_at_from_beads(repo: Path) -> None:
     """Detection reads the first line of JSONL: one too deep or broken failed the
     whole input with no way out named. The error says what each format made of

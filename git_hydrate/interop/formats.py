@@ -20,7 +20,7 @@ from ..errors import ValidationError
 from ..pack.outline_markup import unfenced
 from .controls import without_controls
 from .given import BEADS_FIELDS, GITLAB_FIELDS, ISSUE_FIELDS, absent_fields, issue_absent
-from .jsonread import TOO_DEEP, KeyTwice, TooDeep
+from .jsonread import TOO_DEEP, KeyTwice, TooDeep, said
 from .jsonread import loads as _loads
 
 __all__ = ["BEADS_STATUS_KEY", "EVERY_CRITERION", "FORMATS", "Item", "detect", "parse"]
@@ -125,9 +125,9 @@ def _unreadable(whole: ValueError, first: ValueError, lines: list[str]) -> Valid
     both are said, with ``--from``: a beads file whose first line alone is bad is
     read with ``--from beads``, which leaves that line out and imports the others."""
 
-    def said(exc: ValueError, where: str = "") -> str:
+    def reason(exc: ValueError, where: str = "") -> str:
         if isinstance(exc, json.JSONDecodeError):
-            return f"{exc.msg} {where or f'at line {exc.lineno}'}"
+            return f"{said(exc)} {where or f'at line {exc.lineno}'}"
         if isinstance(exc, KeyTwice):
             return f"{exc} {where}".rstrip()
         return f"{TOO_DEEP.removeprefix('unreadable JSON: ')} {where}".rstrip()
@@ -136,10 +136,10 @@ def _unreadable(whole: ValueError, first: ValueError, lines: list[str]) -> Valid
     if isinstance(whole, TooDeep) and (not several or not isinstance(first, TooDeep)):
         return ValidationError(TOO_DEEP)  # (one document, nested too deeply)
     if not several:
-        return ValidationError(f"unreadable JSON: {said(first)}")
+        return ValidationError(f"unreadable JSON: {reason(first)}")
     return ValidationError(
-        f"unreadable JSON: as one document (github, gitlab, taskmaster): {said(whole)}; "
-        f"as JSONL (beads): {said(first, 'in its first line')}; name the format with --from "
+        f"unreadable JSON: as one document (github, gitlab, taskmaster): {reason(whole)}; "
+        f"as JSONL (beads): {reason(first, 'in its first line')}; name the format with --from "
         "(--from beads reads each line on its own and imports those it can)"
     )
 
@@ -185,7 +185,7 @@ def _json(text: str) -> Any:
     except KeyTwice as twice:
         raise ValidationError(f"unreadable JSON: {twice}") from None
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"unreadable JSON: {exc.msg} at line {exc.lineno}") from None
+        raise ValidationError(f"unreadable JSON: {said(exc)} at line {exc.lineno}") from None
 
 
 def _objects(data: Any, what: str) -> list[Any]:
@@ -368,7 +368,7 @@ def _beads(text: str, origin: str) -> Iterator[Item]:
             yield Item(source_id=f"line {number}", error=f"unreadable JSON: {twice}")
             continue
         except json.JSONDecodeError as exc:
-            yield Item(source_id=f"line {number}", error=f"unreadable JSON: {exc.msg}")
+            yield Item(source_id=f"line {number}", error=f"unreadable JSON: {said(exc)}")
             continue
         if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
             yield Item(source_id=f"line {number}", error="a beads issue without an id")

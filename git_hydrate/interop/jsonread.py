@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..codec import MAX_JSON_DEPTH, check_depth
 from ..errors import CorruptData
 
-__all__ = ["TOO_DEEP", "KeyTwice", "TooDeep", "loads"]
+__all__ = ["TOO_DEEP", "KeyTwice", "TooDeep", "loads", "said"]
 
 #: What a document nested deeper than any of these formats is refused as (Python's
 #: reader recurses once a level: 1,000 levels exhaust it).
@@ -65,3 +65,9 @@ def loads(text: str) -> Any:
     if twice:  # (after reading: input that is no JSON at all is said to be that)
         raise KeyTwice(f"key {twice[0]!r} appears twice in one object")
     return data
+
+
+def said(exc: json.JSONDecodeError) -> str:
+    """What the reader found wrong, without a position: some of its messages end in
+    "at", leaving the position to the caller ("Invalid control character at")."""
+    return exc.msg.removesuffix(" at")
