@@ -209,6 +209,12 @@ def test_a_foreign_host_name_is_refused(served: tuple[Path, WebServer]) -> None:
         ("/api/board?limit=0", 400, "limit must be between 1 and 500"),
         ("/api/board?limit=99999", 400, "limit must be between 1 and 500"),
         ("/api/tasks?offset=-1", 400, "offset must be at least 0, not -1"),
+        # (a number past any page: "must be at least 0" said of a positive one)
+        (
+            "/api/tasks?offset=99999999999999999999",
+            400,
+            "offset must be between 0 and 999999999999999999, not 99999999999999999999",
+        ),
         ("/api/tasks?offset=x1", 400, "offset must be a whole number, not 'x1'"),
         ("/api/board?limit=99999999999999999999", 400, "limit must be between 1 and 500"),
         ("/api/tasks?station=nowhere", 400, "unknown station"),

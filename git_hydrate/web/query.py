@@ -86,6 +86,8 @@ class Query:
         if not digits.isascii() or not digits.isdigit():
             raise ValidationError(f"{name} must be a whole number, not {value[:40]!r}")
         if value.startswith("-") or len(value) > 18:  # (below 0, or past any page)
+            if high is None and not value.startswith("-"):
+                bound = f"between {low} and {10**18 - 1}"
             raise ValidationError(f"{name} must be {bound}, not {value[:40]}")
         number = int(value)
         if number < low or (high is not None and number > high):
