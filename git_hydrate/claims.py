@@ -38,6 +38,7 @@ from . import textpolicy, validate
 from .dependencies import (
     blocking_graph,
     find_cycle,
+    named_waits,
     open_children,
     queue_summaries,
     station_of,
@@ -222,10 +223,9 @@ def _refuse_unless_ready(
             f"task {task_id} is not ready: it is on a dependency cycle "
             f"({' -> '.join(loop)}); break it with git hydrate task-edit"
         )
-    waits = waiting_for(waits_on, stations)
+    waits = list(dict.fromkeys(waiting_for(waits_on, stations)))  # (a child it depends on: once)
     if waits:
-        named = ", ".join(dict.fromkeys(waits))  # (a child it also depends on: once)
-        raise Conflict(f"task {task_id} is not ready: it waits for {named}")
+        raise Conflict(f"task {task_id} is not ready: it waits for {named_waits(task_id, waits)}")
 
 
 def _release_change(
