@@ -25,8 +25,21 @@ ALLOWED_INVISIBLE: Final = frozenset("\u200d\u00ad\u200e\u200f")
 
 def on_one_line(ch: str) -> bool:
     """Whether the character ``ch`` may stand in one line of text as written: what
-    Python calls printable, :data:`ALLOWED_INVISIBLE`, and the space separators
+    Python calls printable, :data:`ALLOWED_INVISIBLE`, the space separators
     (Unicode's ``Zs``: the no-break spaces of French punctuation, the ideographic
-    space), which show as the blank they are. Line and paragraph separators
-    (``Zl``, ``Zp``), controls and other format characters are not."""
-    return ch.isprintable() or ch in ALLOWED_INVISIBLE or unicodedata.category(ch) == "Zs"
+    space), which show as the blank they are, and a code point this Python's
+    Unicode database does not know yet (``Cn``) but for the noncharacters. Line and
+    paragraph separators (``Zl``, ``Zp``), controls and other format characters
+    are not.
+
+    (Python 3.11 knows Unicode 14, 3.12 Unicode 15: the emoji 🫨, U+1FAE8, was no
+    character to 3.11, which refused a title with it and, on a pull, rewrote one a
+    newer Python wrote.)
+    """
+    if ch.isprintable() or ch in ALLOWED_INVISIBLE:
+        return True
+    category = unicodedata.category(ch)
+    if category == "Cn":
+        code = ord(ch)
+        return not (0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE)
+    return category == "Zs"

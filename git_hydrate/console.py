@@ -291,7 +291,10 @@ def _flag(item: Mapping[str, Any], result: Mapping[str, Any]) -> str:
 
 def _escaped(ch: str) -> str:
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    # (past U+FFFF in eight digits, as Python writes it: "\\u1fae8" reads as U+1FAE, "8")
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def shown(value: Any) -> str:

@@ -218,7 +218,10 @@ def _encodable(value: str) -> bool:
 
 def _escape(ch: str) -> str:
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    # (past U+FFFF in eight digits, as Python writes it: "\\u1fae8" reads as U+1FAE, "8")
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def message_text(value: str, limit: int = 200) -> str:

@@ -4,6 +4,7 @@ every field a person sets, and for what a remote sends, neutralised on pull."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -402,3 +403,36 @@ def test_a_secret_in_one_task_of_a_group_marks_that_task_only(
     verdicts = textpolicy.untouched_tasks(items, secrets=True)
     assert verdicts == [i != 5 for i in range(10)]
     assert textpolicy.untouched_tasks(items, secrets=False) == [True] * 10
+
+
+#: A code point of the emoji block Symbols and Pictographs Extended-A that this
+#: Python's Unicode database does not know yet (U+1FAE8, Unicode 15.0's shaking face,
+#: was one to Python 3.11's Unicode 14): what a newer Python takes for an emoji.
+UNKNOWN_HERE = next(
+    chr(code) for code in range(0x1FA70, 0x1FB00) if unicodedata.category(chr(code)) == "Cn"
+)
+
+
+def test_a_character_newer_than_this_pythons_unicode_is_text(tmp_path: Path) -> None:
+    """A title with an emoji newer than the running Python's Unicode database was
+    "control characters": task-add refused it, import left its issue out, and a pull
+    of a teammate's task (written on a newer Python) rewrote its title to the letters
+    ``\\u1fae8`` and committed that for the next push. A code point this Python does
+    not know is text; a noncharacter is not, and a character past U+FFFF that is
+    escaped is written ``\\UXXXXXXXX``."""
+    title = f"shaking face {UNKNOWN_HERE}"
+    a, b = _hostile_remote(tmp_path, title=title)
+    res = hydrate(b, "pull")
+    assert res.returncode == 0 and "neutralised" not in res.stdout, res
+    with Ledger(b) as ledger:
+        assert ledger.get_task("HELD-1")["title"] == title
+    add = hydrate(a, "task-add", "N-1", "--objective", "o", "--acceptance", "a", "--title", title)
+    assert (add.returncode, add.stderr) == (0, ""), add
+    issue = [{"number": 5, "title": title, "body": "b", "state": "OPEN"}]
+    imported = hydrate(a, "import", "--from", "github", "-", input=json.dumps(issue))
+    assert (imported.returncode, imported.stdout) == (0, "created GH-5\n"), imported.stderr
+    for never in ("\uffff", "\ufdd0", "\U0001fffe"):
+        refused = hydrate(a, "task-edit", "N-1", "--title", f"x{never}")
+        assert refused.returncode == 1 and "title must be one line" in refused.stderr
+    # (a tag character, Cf: the invisible letters of "ASCII smuggling", still refused)
+    assert neutralise("flag \U000e0067", LINE) == ("flag \\U000e0067", "control characters")

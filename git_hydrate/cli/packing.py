@@ -117,7 +117,7 @@ def expand(
     help="Write the prompt to this file instead of standard output (opened only once "
     "the prompt is built: a prompt that fails leaves the file as it was). Without -o, "
     "standard output gets the prompt's exact bytes; a terminal shows control characters "
-    "other than line feed and tab as \\xNN or \\uNNNN.",
+    "other than line feed and tab as \\xNN, \\uNNNN or \\UNNNNNNNN.",
 )
 @click.option(
     "-v",

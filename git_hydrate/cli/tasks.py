@@ -441,7 +441,7 @@ def list_tasks(
     "hex digits), as untrusted data with its source and size, in the prompt's format "
     "(--format markdown: its bytes whole in a fence; seed: a line that reads as structure "
     "marked with a backslash); on a terminal, control characters other than line feed and "
-    "tab are shown as \\xNN or \\uNNNN.",
+    "tab are shown as \\xNN, \\uNNNN or \\UNNNNNNNN.",
 )
 @click.option(
     "--outline",
