@@ -229,14 +229,13 @@ def text_list(values: Iterable[Any] | None, what: str) -> list[str]:
         return []
     if isinstance(values, str):
         raise ValidationError(f"{what} must be a list of text items, not one string")
-    result: list[str] = []
+    result: dict[str, None] = {}  # (ordered, and each item looked up at once)
     for item in values:
         item = one_line_text(item, what).strip()
         if not item:
             raise ValidationError(f"{what} items must not be empty")
-        if item not in result:
-            result.append(item)
-    return result
+        result[item] = None
+    return list(result)
 
 
 def path_notes(values: Iterable[Any] | None, what: str) -> list[PathNote]:
@@ -433,16 +432,15 @@ def holder(value: Any) -> str:
 
 def dependencies(values: Iterable[Any] | None, task: str) -> list[str]:
     """The ids ``task`` depends on, in order, without repeats; never itself."""
-    result: list[str] = []
+    result: dict[str, None] = {}  # (ordered, and each id looked up at once)
     for value in values or ():
         if isinstance(value, str):
             value = value.strip()
         dependency = task_id(value)
         if dependency == task:
             raise ValidationError(f"task {task} cannot depend on itself")
-        if dependency not in result:
-            result.append(dependency)
-    return result
+        result[dependency] = None
+    return list(result)
 
 
 def parent(value: Any, task: str) -> str:

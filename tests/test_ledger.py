@@ -146,6 +146,24 @@ def test_edit_task(repo: Path, ledger: Ledger) -> None:
         ledger.edit_task("M-1002", status="done")
 
 
+def test_repeated_list_items_keep_their_first_place(ledger: Ledger) -> None:
+    """Tags, scope keys, criteria and dependencies keep each item once, where it came
+    first (looked up at once: benchmarks/bench_task_lists.py)."""
+    task = ledger.add_task(
+        "L-1",
+        objective="lists",
+        acceptance="each once",
+        tags=["b", "a", " b ", "c", "a"],
+        scope=["x", "y", "x"],
+        acceptance_criteria=["two", "one", "two"],
+        depends_on=["D-2", "D-1", "D-2", " D-1"],
+    )
+    assert task["tags"] == ["b", "a", "c"]
+    assert task["scope"] == ["x", "y"]
+    assert task["acceptance_criteria"] == ["two", "one"]
+    assert task["depends_on"] == ["D-2", "D-1"]
+
+
 @pytest.mark.parametrize(
     ("call", "error"),
     [
