@@ -85,37 +85,47 @@ def _aged(path: Path, seconds: float) -> None:
     os.utime(path, (then, then))
 
 
-def test_a_lock_a_killed_git_fetch_left_is_named_with_the_command_that_clears_it(
+def test_a_lock_a_killed_git_fetch_left_stops_only_its_task(
     first_pull: tuple[Path, Path],
 ) -> None:
-    """A ``git fetch`` killed with its process group leaves git's lock (no maker named
-    in it): pull never removes it (a live git may hold one: a plain ``git fetch``
-    after setup writes the same refs, from another user or host), but says the
-    command that clears it now, or in how many seconds doctor will."""
+    """A ``git fetch`` killed with its process group leaves git's lock on a mirror
+    ref (no maker named in it). Pull never removes it (a live git may hold one: a
+    plain ``git fetch`` after setup writes the same refs, from another user or
+    host): it fetches every other ref, merges them, and reports that task as
+    SKIPPED with the command that clears the lock, now or in how many seconds."""
     import re
 
     b, lock = first_pull
     assert hydrate(b, "pull").returncode == 0  # (the mirror filled: git fetch from now on)
     a = b.parent / "a"
-    assert hydrate(a, "task-edit", "T-2", "--title", "moved on").returncode == 0
+    for task_id in ("T-1", "T-2"):
+        assert hydrate(a, "task-edit", task_id, "--title", "moved on").returncode == 0
     assert hydrate(a, "push").returncode == 0
     lock.write_bytes(b"")
     _aged(lock, 30)
     young = hydrate(b, "pull")
-    assert young.returncode == 75 and lock.exists()
-    said = re.search(r"--clear-stale-locks clears it in (\d+) s\n", young.stderr)
-    assert said is not None and 25 <= int(said.group(1)) <= 30, young.stderr
-    assert "no git or git-hydrate process is fetching in this clone" in young.stderr
+    assert young.returncode == 1 and lock.exists(), young
+    assert "1 updated" in young.stdout and "1 SKIPPED" in young.stdout
+    line = next(x for x in young.stdout.splitlines() if " T-2 " in x)
+    assert line.startswith(
+        f"  SKIPPED        T-2  (not fetched: the lock of its mirror ref, {lock}"
+    )
+    said = re.search(r"--clear-stale-locks clears it in (\d+) s\)$", line)
+    assert said is not None and 25 <= int(said.group(1)) <= 30, line
+    assert young.stderr == "error: skipped: T-2 (the report above says why)\n"
     _aged(lock, 90)
-    old = hydrate(b, "pull")
-    assert old.returncode == 75 and lock.exists()
-    assert old.stderr.endswith(
+    old = hydrate(b, "pull", "origin", "T-2")
+    assert old.returncode == 1 and lock.exists() and "absent" not in old.stdout, old
+    assert old.stdout.endswith(
         "if no git or git-hydrate process is fetching in this clone, clear it with: "
-        "git hydrate doctor --clear-stale-locks\n"
-    ), old.stderr
+        "git hydrate doctor --clear-stale-locks)\n"
+    ), old.stdout
     assert hydrate(b, "doctor", "--clear-stale-locks").returncode == 0 and not lock.exists()
     pulled = hydrate(b, "pull")
-    assert pulled.returncode == 0 and "1 updated" in pulled.stdout
+    assert pulled.returncode == 0 and "1 updated" in pulled.stdout, pulled
+    assert git(b, "rev-parse", "refs/hydrate/tasks/T-2") == git(
+        a, "rev-parse", "refs/hydrate/tasks/T-2"
+    )
 
 
 def test_a_packed_write_names_the_command_that_clears_a_lock_in_its_way(
@@ -130,3 +140,52 @@ def test_a_packed_write_names_the_command_that_clears_a_lock_in_its_way(
     assert old.stderr.endswith(
         "process is writing it, clear it with: git hydrate doctor --clear-stale-locks\n"
     ), old.stderr
+
+
+def test_a_push_that_landed_is_reported_though_a_stuck_lock_keeps_its_mirror_behind(
+    first_pull: tuple[Path, Path],
+) -> None:
+    """The mirror is a cache a push brings forward when it can: a lock left behind on
+    one of its refs leaves that one behind (the next fetch corrects it), and the
+    push that landed says so, exit 0, not "locked" (exit 75) as if it had not."""
+    b, lock = first_pull
+    assert hydrate(b, "pull").returncode == 0
+    assert hydrate(b, "task-edit", "T-2", "--title", "from b").returncode == 0
+    lock.write_bytes(b"")
+    _aged(lock, 30)
+    pushed = hydrate(b, "push")
+    assert pushed.returncode == 0 and "  pushed         T-2" in pushed.stdout, pushed
+    assert pushed.stderr == "" and lock.exists()
+    ref = "refs/hydrate/tasks/T-2"
+    assert git(b.parent / "remote.git", "rev-parse", ref) == git(b, "rev-parse", ref)
+
+
+def test_a_git_without_negative_refspecs_stops_on_the_lock_as_before(
+    first_pull: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git before 2.29 refuses ``^ref``: the pull stops on the lock and names the
+    command, as it did before it could leave one ref out."""
+    from .conftest import git_first_on_path
+
+    b, lock = first_pull
+    assert hydrate(b, "pull").returncode == 0
+    lock.write_bytes(b"")
+    _aged(lock, 90)
+    a = b.parent / "a"
+    assert hydrate(a, "task-edit", "T-2", "--title", "moved on").returncode == 0
+    assert hydrate(a, "push").returncode == 0
+    git_first_on_path(
+        tmp_path,
+        monkeypatch,
+        lambda real, _log: (
+            "#!/bin/sh\n"
+            'for arg in "$@"; do case "$arg" in\n'
+            "  ^*) echo \"fatal: invalid refspec '$arg'\" >&2; exit 128;;\n"
+            "esac; done\n"
+            f'exec {real} "$@"\n'
+        ),
+    )
+    res = hydrate(b, "pull")
+    assert res.returncode == 75 and lock.exists(), res
+    assert res.stderr.startswith(f"error: the fetch cannot lock a ref: {lock} is taken (90 s old")
+    assert res.stderr.endswith("clear it with: git hydrate doctor --clear-stale-locks\n")

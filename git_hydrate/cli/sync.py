@@ -54,9 +54,10 @@ def pull(
     unpushed changes are never dropped. A task whose remote data fails
     validation (a body that does not match its sha256, a key twice in
     task.json, a date that is none) is skipped and reported (exit status 1);
-    the rest merges. What wants you though the pull went well (a task kept
-    live because the remote's archive names it wrongly: see doctor) is also a
-    warning on stderr, with -q too.
+    the rest merges; so is a task whose mirror ref a killed git left locked
+    (with the command that clears the lock). What wants you though the pull
+    went well (a task kept live because the remote's archive names it wrongly:
+    see doctor) is also a warning on stderr, with -q too.
 
     \b
     Examples:

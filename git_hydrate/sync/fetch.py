@@ -30,15 +30,25 @@ _OBJECT_ID: Final = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _TAKEN_LOCK: Final = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
 
 
-def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
+def fetch_mirror(
+    repo: Repository, remote: Remote, stuck: dict[bytes, str] | None = None
+) -> dict[bytes, bytes]:
     """Fetch every ``refs/hydrate/*`` of the remote into its mirror; return the mirror.
 
     Several processes of one clone (agents in worktrees of one repository)
     fetch into the same mirror refs: a fetch that loses the race for one of
     them to another fetch is retried, with the task writes' back-off.
 
+    A mirror ref whose lock was left behind (older than any live writer keeps
+    one, its maker not known to run: a ``git fetch`` killed with its process
+    group) is never unlocked here (a git that cannot be seen may hold it). With
+    ``stuck`` given, the fetch leaves that ref out (a negative refspec) and
+    fetches the rest; ``stuck`` gets its name under ``refs/hydrate/`` (the
+    mirror keeps its old value) and why, with the command that clears the lock.
+
     Raises:
-        Busy: every attempt lost such a race.
+        Busy: every attempt lost such a race, or (without ``stuck``) a lock was
+            left behind.
         GitFailed: the fetch failed (git's reason in the message).
     """
     mirror = remote.mirror_prefix
@@ -54,12 +64,32 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
             if fetched and repo.partial_clone():
                 _fetch_missing(repo, remote, fetched, credential)
             return fetched
+    _fetch_retried(repo, remote, tips, credential, stuck)
+    fetched = repo.refs_under(mirror)
+    if fetched and repo.partial_clone():
+        _fetch_missing(repo, remote, fetched, credential)
+    return fetched
+
+
+def _fetch_retried(
+    repo: Repository,
+    remote: Remote,
+    tips: list[bytes],
+    credential: bytes | None,
+    stuck: dict[bytes, str] | None,
+) -> None:
+    """``git fetch`` of the remote's ``refs/hydrate/*`` into its mirror, again while
+    another fetch of this clone holds a mirror ref, and without a ref whose lock
+    was left behind (see :func:`fetch_mirror`)."""
+    mirror = remote.mirror_prefix
     lost: FetchRace | None = None
+    left_out: list[str] = []  # (negative refspecs: the refs whose mirror lock is stuck)
+    stuck_lock = ""
     for _attempt in attempts(FETCH_ATTEMPTS):
         try:
             repo.fetch(
                 remote.target,
-                [f"+refs/hydrate/*:{mirror.decode()}*"],
+                [f"+refs/hydrate/*:{mirror.decode()}*", *left_out],
                 negotiation_tips=[f"{prefix.decode()}*" for prefix in tips],
                 credential=credential,
                 what=f"git fetch {remote.display}",
@@ -67,19 +97,24 @@ def fetch_mirror(repo: Repository, remote: Remote) -> dict[bytes, bytes]:
         except FetchRace as exc:
             lost = exc  # another fetch of this clone moved a mirror ref: again
             lock = _taken_lock(exc)
-            if lock is not None:
-                _left_behind(lock)  # (taken over, or named now)
+            if lock is not None and _left_behind(lock):
+                name = _mirrored(repo, mirror, lock)
+                if stuck is None or name is None or name in stuck:
+                    raise _blocked(lock) from None
+                stuck[name] = f"not fetched: the lock of its mirror ref, {_lock_said(lock)}"
+                left_out.append("^refs/hydrate/" + os.fsdecode(name))
+                stuck_lock = lock
             continue
-        break
-    else:
-        lock = _taken_lock(lost)
-        if lock is not None and os.path.lexists(lock):
-            raise _blocked(lock)
-        raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
-    fetched = repo.refs_under(mirror)
-    if fetched and repo.partial_clone():
-        _fetch_missing(repo, remote, fetched, credential)
-    return fetched
+        except GitFailed as exc:
+            if left_out and "invalid refspec" in str(exc):
+                # (a git before 2.29 takes no negative refspec: stopped, as it always was)
+                raise _blocked(stuck_lock) from None
+            raise
+        return
+    lock = _taken_lock(lost)
+    if lock is not None and os.path.lexists(lock):
+        raise _blocked(lock)
+    raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
 
 
 def _taken_lock(lost: FetchRace | None) -> str | None:
@@ -89,39 +124,51 @@ def _taken_lock(lost: FetchRace | None) -> str | None:
     return found.group(1) if found else None
 
 
-def _left_behind(lock: str) -> None:
-    """Take over the ref lock ``lock`` git found taken if the git-hydrate that made
-    it is gone (killed while it held it).
-
-    Raises:
-        Busy: naming it, when it names no maker that runs and is older than any
-            live writer keeps one (a git killed while it held it).
-    """
+def _left_behind(lock: str) -> bool:
+    """Whether the ref lock ``lock`` git found taken was left behind: older than any
+    live writer keeps one, and no git-hydrate that runs made it (a git killed while
+    it held it). One whose git-hydrate maker is gone is taken over (removed) at once:
+    then, and for a younger one (another fetch may hold it), ``False``: again."""
     judged = lockfiles.maker_gone(lock)
     if judged is not None:
         lockfiles.take_over(lock, judged)
-        return
+        return False
     try:
         age = time.time() - os.stat(lock).st_mtime
     except OSError:
-        return  # released meanwhile
-    if age > STALE_LOCK_SECONDS and lockfiles.maker_runs(lock) is None:
-        raise _blocked(lock)
+        return False  # released meanwhile
+    return age > STALE_LOCK_SECONDS and lockfiles.maker_runs(lock) is None
+
+
+def _mirrored(repo: Repository, mirror: bytes, lock: str) -> bytes | None:
+    """The name under ``refs/hydrate/`` whose mirror ref ``lock`` locks (``tasks/T-1``);
+    ``None`` for another lock (``packed-refs.lock``: no one ref to leave out)."""
+    where = os.path.relpath(lock, repo.common_dir).replace(os.sep, "/").encode()
+    name = where.removesuffix(b".lock").removeprefix(mirror)
+    if not where.endswith(b".lock") or not where.startswith(mirror) or not name:
+        return None
+    return name if packable_name(b"refs/hydrate/" + name) else None
+
+
+def _lock_said(lock: str) -> str:
+    """What a pull says of the ref lock ``lock`` git found taken, no other fetch of
+    this clone known to hold it: how old, who holds it, and what clears it."""
+    try:
+        seconds = time.time() - os.stat(lock).st_mtime
+    except OSError:
+        return f"{lock} was taken (gone now): try again"
+    pid = lockfiles.maker_runs(lock)
+    holder = f"git-hydrate process {pid} holds it" if pid is not None else "no process known"
+    return (
+        f"{lock} is taken ({seconds:.0f} s old, {holder}); if no git or git-hydrate "
+        f"process is fetching in this clone, {lockfiles.clearing(seconds)}"
+    )
 
 
 def _blocked(lock: str) -> Busy:
     """The pull's error when the fetch found the ref lock ``lock`` taken, and no
     other fetch of this clone is known to hold it."""
-    try:
-        seconds = time.time() - os.stat(lock).st_mtime
-    except OSError:
-        return Busy(f"the fetch could not lock a ref: {lock} was taken (gone now): try again")
-    pid = lockfiles.maker_runs(lock)
-    holder = f"git-hydrate process {pid} holds it" if pid is not None else "no process known"
-    return Busy(
-        f"the fetch cannot lock a ref: {lock} is taken ({seconds:.0f} s old, {holder}); if "
-        f"no git or git-hydrate process is fetching in this clone, {lockfiles.clearing(seconds)}"
-    )
+    return Busy(f"the fetch cannot lock a ref: {_lock_said(lock)}")
 
 
 def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[bool, bytes | None]:

@@ -335,8 +335,12 @@ def pull_into(
     return the mirror as this pull's fetch left it (what the remote then held)."""
     read_local_removed(refs.repo)  # damaged, it would stop this pull halfway: stop now
     had_mirror = refs.repo.has_refs_under(remote.mirror_prefix)
-    mirror = fetch_mirror(refs.repo, remote)
+    stuck: dict[bytes, str] = {}
+    fetched = fetch_mirror(refs.repo, remote, stuck)
     where = remote.display
+    report.outcomes += _not_fetched(stuck)
+    # (a ref the fetch left out holds what an earlier fetch saw: nothing is taken from it)
+    mirror = {name: tip for name, tip in fetched.items() if name not in stuck}
     if not mirror:
         report.notes.append(_nothing_listed(where, had_mirror))
     if not remote.is_url:  # (this pull's fetch is not one of them: a plain one is)
@@ -355,7 +359,7 @@ def pull_into(
             remote_tasks[name[len(b"tasks/") :].decode("utf-8", "backslashreplace")] = oid
     if ids:
         for task_id in ids:
-            if task_id not in remote_tasks:
+            if task_id not in remote_tasks and b"tasks/" + task_id.encode() not in stuck:
                 report.outcomes.append(Outcome(task_id, "absent", f"not on {where}"))
         remote_tasks = {k: v for k, v in remote_tasks.items() if k in ids}
     covered = Covered(refs)
@@ -383,7 +387,21 @@ def pull_into(
     covered.sightings.save()
     # Last, so that a task just brought in meets the archive entry it collides with.
     report.outcomes += reconcile_archived(refs, ids or None, where, other_archived)
-    return mirror
+    return fetched
+
+
+def _not_fetched(stuck: dict[bytes, str]) -> list[Outcome]:
+    """A skipped outcome for each ref the fetch left out, its mirror ref's lock
+    left behind (:func:`.fetch.fetch_mirror`): the rest of the pull goes on."""
+    outcomes = []
+    for name, why in sorted(stuck.items()):
+        if name.startswith(b"tasks/"):
+            outcomes.append(Outcome(name[len(b"tasks/") :].decode(), "skipped", why))
+        else:
+            outcomes.append(
+                Outcome(f"refs/hydrate/{name.decode()}", "skipped", why, is_task=False)
+            )
+    return outcomes
 
 
 def _nothing_listed(where: str, had_mirror: bool) -> str:

@@ -16,7 +16,7 @@ from shlex import quote
 from typing import Final
 
 from ..archive import read_archive
-from ..errors import Conflict, CorruptData, GitFailed
+from ..errors import Busy, Conflict, CorruptData, GitFailed
 from ..store import PushResult, RefRace, RefUpdate
 from ..store.process import bounded_lines
 from ..taskrefs import TASK_REF_PREFIX, TaskRefs, names_a_task, ref_name
@@ -227,8 +227,9 @@ def update_mirror(
         if now != known and (now is not None or known is not None):
             updates.append((remote.mirror_prefix + name, known, now))
     if updates:
-        # a fetch that moved the mirror meanwhile has the newer view: keep it
-        with contextlib.suppress(RefRace, Conflict):
+        # a fetch that moved the mirror meanwhile has the newer view: keep it; a lock
+        # left behind on one (Busy) keeps it behind, for the next fetch to correct
+        with contextlib.suppress(RefRace, Conflict, Busy):
             refs.repo.update_refs(updates, f"hydrate: push to {remote.display}", reflog=False)
 
 
