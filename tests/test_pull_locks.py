@@ -189,3 +189,26 @@ def test_a_git_without_negative_refspecs_stops_on_the_lock_as_before(
     assert res.returncode == 75 and lock.exists(), res
     assert res.stderr.startswith(f"error: the fetch cannot lock a ref: {lock} is taken (90 s old")
     assert res.stderr.endswith("clear it with: git hydrate doctor --clear-stale-locks\n")
+
+
+def test_a_sync_past_a_stuck_lock_says_why_once(first_pull: tuple[Path, Path]) -> None:
+    """sync pulls and pushes the rest; the task whose mirror lock is stuck is
+    SKIPPED, and the push's line for it points there, not at a pull."""
+    b, lock = first_pull
+    assert hydrate(b, "pull").returncode == 0
+    a = b.parent / "a"
+    assert hydrate(a, "task-edit", "T-2", "--title", "moved on").returncode == 0
+    assert hydrate(a, "push").returncode == 0
+    assert hydrate(b, "task-edit", "T-3", "--title", "from b").returncode == 0
+    lock.write_bytes(b"")
+    _aged(lock, 30)
+    synced = hydrate(b, "sync")
+    assert synced.returncode == 1 and lock.exists(), synced
+    assert "  pushed         T-3" in synced.stdout
+    lines = [x for x in synced.stdout.splitlines() if " T-2 " in x]
+    assert lines[0].startswith("  SKIPPED        T-2  (not fetched: ")
+    assert lines[1:] == [
+        "  behind         T-2  (its mirror ref is locked here, a pull does not fetch it: "
+        "see SKIPPED above)"
+    ]
+    assert synced.stderr == "error: skipped: T-2 (the report above says why)\n"

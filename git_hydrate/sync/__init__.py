@@ -29,6 +29,7 @@ from ..archive import ARCHIVE_REF
 from ..ids import TASK_REF_PREFIX
 from ..store import Repository
 from ..taskrefs import TaskRefs
+from .fetch import NOT_FETCHED
 from .manage import remove_task, setup
 from .pulling import check_ids, pull, pull_into
 from .pushing import push, push_into, settled
@@ -97,9 +98,10 @@ def sync(refs: TaskRefs, remote: str | None = None, ids: Iterable[str] = ()) -> 
     damaged = set(report.failed("skipped"))
     # (the push refusing the very copy the pull skipped says it twice: once will do)
     skipped_at = {o.name: o.new for o in report.outcomes if o.action == "skipped"}
+    locked = {o.name for o in report.outcomes if o.detail.startswith(NOT_FETCHED)}
     report.outcomes += [
-        msgspec.structs.replace(o, detail=f"{where.display}'s copy is damaged: see SKIPPED above")
-        if o.action == "rejected" and o.name in damaged
+        msgspec.structs.replace(o, detail=_not_settled(where, o.name in locked))
+        if o.action in ("rejected", "behind") and o.name in damaged
         else o
         for o in pushed.outcomes
         if not (o.action == "refused" and o.old is not None and skipped_at.get(o.name) == o.old)
@@ -143,3 +145,10 @@ def _once_each(outcomes: list[Outcome]) -> list[Outcome]:
     for index, outcome in enumerate(outcomes):
         last[(outcome.name, outcome.action, outcome.is_task)] = index
     return [o for index, o in enumerate(outcomes) if last[(o.name, o.action, o.is_task)] == index]
+
+
+def _not_settled(where: Remote, locked: bool) -> str:
+    """Why a sync leaves a task the push found rejected or behind: the pull skipped it."""
+    if locked:
+        return "its mirror ref is locked here, a pull does not fetch it: see SKIPPED above"
+    return f"{where.display}'s copy is damaged: see SKIPPED above"

@@ -20,12 +20,14 @@ from ..store.packed import packable_name
 from ..taskrefs import STALE_LOCK_SECONDS, attempts
 from .remotes import Remote
 
-__all__ = ["FETCH_ATTEMPTS", "fetch_mirror"]
+__all__ = ["FETCH_ATTEMPTS", "NOT_FETCHED", "fetch_mirror"]
 
 #: Fetches a pull makes before giving up on a mirror ref other fetches keep
 #: moving: fewer than a ref write's attempts, each being a round trip.
 FETCH_ATTEMPTS: Final = 16
 _OBJECT_ID: Final = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+#: How the reason for a ref the fetch left out (its mirror ref's lock stuck) begins.
+NOT_FETCHED: Final = "not fetched: "
 #: What git says of a ref's lock file that exists (the path is git's, absolute).
 _TAKEN_LOCK: Final = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
 
@@ -101,7 +103,7 @@ def _fetch_retried(
                 name = _mirrored(repo, mirror, lock)
                 if stuck is None or name is None or name in stuck:
                     raise _blocked(lock) from None
-                stuck[name] = f"not fetched: the lock of its mirror ref, {_lock_said(lock)}"
+                stuck[name] = f"{NOT_FETCHED}the lock of its mirror ref, {_lock_said(lock)}"
                 left_out.append("^refs/hydrate/" + os.fsdecode(name))
                 stuck_lock = lock
             continue
