@@ -37,7 +37,11 @@ def main() -> None:
     import relevance
 
     from git_hydrate import Ledger
-    from git_hydrate.hydrate.rank import _test_subject
+
+    try:
+        from git_hydrate.hydrate.testpaths import tested_module as test_subject
+    except ImportError:  # (an older checkout given as --code: its own rule)
+        from git_hydrate.hydrate.rank import _test_subject as test_subject
 
     places: dict[str, list[dict[str, Any]]] = {}
     for name in args.repos.split(","):
@@ -48,7 +52,7 @@ def main() -> None:
             subprocess.run(["git", "clone", "-q", "--bare", "--shared", source, work], check=True)
             rows = []
             for i, case in enumerate(relevance.qualifying(work, tip)):
-                tests = [path for path in case.changed if _test_subject(path)]
+                tests = [path for path in case.changed if test_subject(path)]
                 if not tests:
                     continue
                 wanted = [path for path in case.changed if path != tests[0]]
