@@ -862,6 +862,34 @@ def test_terminal_codes_in_an_issue_are_taken_out_not_the_issue(repo: Path) -> N
     assert task["objective"].startswith("Steps:\n```\nError: boom\ndone\n```")
 
 
+def test_invisible_characters_in_a_line_field_are_taken_out_not_the_issue(repo: Path) -> None:
+    """A zero-width space in a title (pasted from a chat), a bidi override in a
+    criterion or a coloured label left the whole issue out ("title must be one line
+    without control characters"), while a terminal code in the same title was taken
+    out. A title's, a criterion's and a tag's invisible format characters and control
+    characters are taken out the same way, and said; the joiner of emoji stays."""
+    issues = [
+        {
+            "number": 1,
+            "title": "Fix\u200b crash \U0001f469\u200d\U0001f4bb",
+            "body": "- [ ] exit \u202e0 on success\n",
+            "labels": [{"name": "\x1b[31mbug\x1b[0m"}, "ui\u2066x"],
+            "url": "https://x/1",
+        },
+    ]
+    out = hydrate(repo, "import", "--from", "github", "-", input=json.dumps(issues))
+    assert (out.returncode, out.stdout) == (0, "created GH-1\n"), out.stderr
+    assert out.stderr.endswith(
+        "\nwarning: item 1: terminal codes and control characters taken out of its title, "
+        "criteria, tags\n"
+    )
+    with Ledger(repo) as ledger:
+        task = ledger.get_task("GH-1")
+    assert task["title"] == "Fix crash \U0001f469\u200d\U0001f4bb"
+    assert task["acceptance_criteria"] == ["exit 0 on success"]
+    assert task["tags"] == ["bug", "uix"]
+
+
 def test_a_dependency_on_no_task_here_is_kept_with_a_warning(repo: Path) -> None:
     """review11: task-add and task-edit warn of a dependency on a task that is not
     here; import made such a task silently (README: "kept, with a warning")."""

@@ -3,7 +3,9 @@
 An issue's body often holds pasted terminal output, coloured: ``ESC[31mError:
 ESC[0m``. A task's text may hold no control character but line feeds, returns
 and tabs, so such an issue was left out whole. The escape sequences are taken
-out (what they colour stays), and any other control character with them; the
+out (what they colour stays), and any other control character with them, and
+from a line field (a title, a criterion, a tag) the invisible characters one
+line may not hold (a zero-width space pasted from a chat, a bidi override); the
 item says so in a warning.
 """
 
@@ -12,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from typing import Any, Final, Protocol, TypeVar
+
+from ..chars import on_one_line
 
 __all__ = ["without_controls"]
 
@@ -25,12 +29,17 @@ _CONTROLS: Final = re.compile(
     r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
 _FIELDS: Final = ("title", "objective", "acceptance")
+#: What a line field keeps of what :func:`.chars.on_one_line` refuses: the line
+#: breaks and tabs folded into a space later, and lone surrogates, refused later
+#: as no Unicode text (never taken out in silence).
+_FOLDED: Final = frozenset("\t\n\r\u2028\u2029")
 
 
 class _Item(Protocol):
     """What this module reads of an import's item (:class:`.formats.Item`)."""
 
     criteria: list[str]
+    tags: list[str]
     warnings: list[str]
 
 
@@ -43,14 +52,28 @@ def without_controls(item: T) -> T:
     changes: dict[str, Any] = {}
     for name in _FIELDS:
         value = getattr(item, name)
-        cleaned = _CONTROLS.sub("", value)
+        cleaned = _line(value) if name == "title" else _CONTROLS.sub("", value)
         if cleaned != value:
             changes[name] = cleaned
-    criteria = [_CONTROLS.sub("", c) for c in item.criteria]
-    if criteria != item.criteria:
-        changes["criteria"] = criteria
+    for name in ("criteria", "tags"):
+        values = getattr(item, name)
+        cleaned_list = [_line(value) for value in values]
+        if cleaned_list != values:
+            changes[name] = cleaned_list
     if not changes:
         return item
     named = ", ".join(changes)
     warning = f"terminal codes and control characters taken out of its {named}"
     return dataclasses.replace(item, **changes, warnings=[*item.warnings, warning])  # type: ignore[type-var]
+
+
+def _line(value: str) -> str:
+    """``value``, a line field, without its control characters and the invisible
+    characters one line may not hold (a zero-width space pasted from a chat, a bidi
+    override): :func:`.chars.on_one_line`'s rule, which would refuse the item."""
+    value = _CONTROLS.sub("", value)
+    if value.isprintable():
+        return value
+    return "".join(
+        ch for ch in value if on_one_line(ch) or ch in _FOLDED or "\ud800" <= ch <= "\udfff"
+    )
