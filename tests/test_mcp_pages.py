@@ -364,6 +364,21 @@ def test_errors_never_echo_their_input_whole(stocked: Path) -> None:
     assert texts[1].startswith("error: show_task: unknown argument 'xxxx")
 
 
+def test_show_task_cuts_long_lists_when_its_fields_do_not_fit(repo: Path) -> None:
+    """A task of 3,000 dependencies (an import's, a remote's) was "this answer does
+    not fit its budget": an agent could not read the task at all. Its lists are cut
+    to the most items that fit, and omitted.cut says so."""
+    deps = [f"DEP-{n:04}" for n in range(3000)]
+    with Ledger(repo) as ledger:
+        ledger.add_task("W-1", objective="wait", acceptance="a", depends_on=deps)
+        budget = answer_budget(ledger, 2000)
+        shown = json.loads(call(ledger, "show_task", {"id": "W-1"}, budget))
+    kept = shown["depends_on"]
+    assert 0 < len(kept) < len(deps) and kept == deps[: len(kept)]
+    assert shown["objective"] == "wait" and shown["task_id"] == "W-1"
+    assert shown["omitted"]["cut"] == f"lists cut to {len(kept)} items"
+
+
 @pytest.mark.parametrize("tokens", [400, 1000])
 def test_every_tool_shrinks_to_a_small_budget(stocked: Path, tokens: int) -> None:
     with Ledger(stocked) as ledger:

@@ -262,15 +262,28 @@ def fit_items(
     return text_with(low)
 
 
-def _cut(value: Any, chars: int) -> Any:
-    """``value`` with every string longer than ``chars`` cut to ``chars`` (and "…")."""
+def _cut(value: Any, chars: int | None, items: int | None = None) -> Any:
+    """``value`` with every string longer than ``chars`` cut to ``chars`` (and "…"),
+    and every list to its first ``items`` (``None``: no cut)."""
     if isinstance(value, str):
-        return value if len(value) <= chars else value[: chars - 1] + "…"
+        return value if chars is None or len(value) <= chars else value[: chars - 1] + "…"
     if isinstance(value, list):
-        return [_cut(item, chars) for item in value]
+        return [_cut(item, chars, items) for item in value[:items]]
     if isinstance(value, dict):
-        return {key: _cut(item, chars) for key, item in value.items()}
+        return {key: _cut(item, chars, items) for key, item in value.items()}
     return value
+
+
+def _largest(fits: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest number in ``[low, high]`` for which ``fits`` holds (it holds for
+    ``low``, and for every number below one it holds for)."""
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _shrunk(
@@ -280,28 +293,37 @@ def _shrunk(
     count: int,
     summary: Callable[[int], Mapping[str, Any]],
 ) -> str:
-    """``head`` alone, its long strings cut to the most characters that fit.
+    """``head`` alone, its long strings cut to the most characters that fit; when
+    even strings of 8 characters do not (3,000 dependencies), its lists cut first
+    to the most items that fit, with its texts whole if they then fit.
 
     Raises:
-        ValidationError: not even strings of 8 characters fit (a budget far
-            below :data:`MIN_TOKENS`).
+        ValidationError: not even empty lists and strings of 8 characters fit (a
+            budget far below :data:`MIN_TOKENS`).
     """
 
-    def text_with(chars: int) -> str:
-        data = {name: _cut(value, chars) for name, value in head.items()}
+    def text_with(chars: int | None, items: int | None = None) -> str:
+        data = {name: _cut(value, chars, items) for name, value in head.items()}
         data[key] = []
         left = dict(summary(count)) if count else {}
-        left["cut"] = f"texts cut to {chars} characters"
+        if items is None:
+            left["cut"] = f"texts cut to {chars} characters"
+        else:
+            cut_texts = chars is not None and any(_cut(v, chars) != v for v in head.values())
+            left["cut"] = f"lists cut to {items} items" + (
+                f", texts to {chars} characters" if cut_texts else ""
+            )
         data["omitted"] = left
         return json_text(data)
 
-    low, high = 8, max(8, max(len(json_text(value)) for value in head.values()))
-    if not budget.fits(text_with(low)):
-        raise ValidationError(f"this answer does not fit its budget of {budget.describe()}")
-    while low < high:
-        middle = (low + high + 1) // 2
-        if budget.fits(text_with(middle)):
-            low = middle
-        else:
-            high = middle - 1
-    return text_with(low)
+    longest = max(8, max(len(json_text(value)) for value in head.values()))
+    items: int | None = None
+    if not budget.fits(text_with(8)):
+        chars = None if budget.fits(text_with(None, 0)) else 8
+        if not budget.fits(text_with(chars, 0)):
+            raise ValidationError(f"this answer does not fit its budget of {budget.describe()}")
+        most = max((len(value) for value in head.values() if isinstance(value, list)), default=0)
+        items = _largest(lambda n: budget.fits(text_with(chars, n)), 0, most)
+        if chars is None:
+            return text_with(None, items)
+    return text_with(_largest(lambda n: budget.fits(text_with(n, items)), 8, longest), items)
