@@ -41,6 +41,7 @@ from .dependencies import (
     named_waits,
     open_children,
     queue_summaries,
+    shown_cycle,
     station_of,
     waiting_for,
     why_none_ready,
@@ -221,7 +222,7 @@ def _refuse_unless_ready(
     if loop is not None:
         raise Conflict(
             f"task {task_id} is not ready: it is on a dependency cycle "
-            f"({' -> '.join(loop)}); break it with git hydrate task-edit"
+            f"({shown_cycle(loop)}); break it with git hydrate task-edit"
         )
     waits = list(dict.fromkeys(waiting_for(waits_on, stations)))  # (a child it depends on: once)
     if waits:

@@ -44,6 +44,7 @@ __all__ = [
     "open_children",
     "queue_order",
     "queue_summaries",
+    "shown_cycle",
     "station_of",
     "waiting_for",
     "why_none_ready",
@@ -217,7 +218,7 @@ def why_none_ready(
         task_id = item["task_id"]
         blockers = [b for b in (_blocker(d, summaries, stations) for d in blocking[task_id]) if b]
         if task_id in looped:
-            reasons.append(f"{task_id} is on a dependency cycle ({' -> '.join(looped[task_id])})")
+            reasons.append(f"{task_id} is on a dependency cycle ({shown_cycle(looped[task_id])})")
         elif blockers:
             reasons.append(f"{task_id} waits for {named_waits(task_id, blockers, ' and ')}")
         # else: ready after all (a claim through a remote lost it to a race)
@@ -239,6 +240,20 @@ def named_waits(task_id: str, waits: Sequence[str], joint: str = ", ") -> str:
     if len(waits) > _NAMED_WAITS:
         named += f" and {len(waits) - _NAMED_WAITS} more (git hydrate show {task_id} names them)"
     return named
+
+
+#: How many tasks a long cycle is named by at each end.
+_CYCLE_ENDS: Final = 5
+
+
+def shown_cycle(cycle: Sequence[str]) -> str:
+    """``cycle`` (``[a, b, …, a]``) as ``a -> b -> a``; one of more than twelve tasks
+    by its first five and last five, with how many come between: a cycle of 5,000
+    tasks was a line of 54 KB, which doctor said once for each of them (270 MB)."""
+    if len(cycle) <= 2 * _CYCLE_ENDS + 2:
+        return " -> ".join(cycle)
+    between = f"({len(cycle) - 2 * _CYCLE_ENDS} more)"
+    return " -> ".join([*cycle[:_CYCLE_ENDS], between, *cycle[-_CYCLE_ENDS:]])
 
 
 def _blocker(
@@ -361,7 +376,7 @@ def check_no_cycle(
     cycle = find_cycle(edge_graph(summaries), task_id)
     if cycle is not None:
         what = "dependency cycle" if parent is None else "cycle of parents and dependencies"
-        raise ValidationError(f"{what}: {' -> '.join(cycle)}")
+        raise ValidationError(f"{what}: {shown_cycle(cycle)}")
 
 
 def check_no_cycles(refs: TaskRefs, new: Mapping[str, Any]) -> None:
@@ -380,5 +395,5 @@ def check_no_cycles(refs: TaskRefs, new: Mapping[str, Any]) -> None:
     for task_id in new:
         if task_id in looped:
             raise ValidationError(
-                f"cycle of parents and dependencies: {' -> '.join(looped[task_id])}"
+                f"cycle of parents and dependencies: {shown_cycle(looped[task_id])}"
             )

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from . import textpolicy
 from .archive import ARCHIVE_REF, Archive, read_archive
-from .dependencies import blocking_graph, cycles, queue_summaries, station_of
+from .dependencies import blocking_graph, cycles, queue_summaries, shown_cycle, station_of
 from .errors import CorruptData, HydrateError
 from .store import MODE_BLOB, MODE_TREE, Repository, lockfiles
 from .store.tempfiles import find_temporaries, remove_stale_temporaries
@@ -277,7 +277,7 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
     found: dict[str, dict[str, list[str]]] = {}
     for task_id, cycle in cycles(blocking_graph(summaries)).items():
         found.setdefault(task_id, {}).setdefault("problems", []).append(
-            f"dependency cycle {' -> '.join(cycle)}: it can never be ready "
+            f"dependency cycle {shown_cycle(cycle)}: it can never be ready "
             f"(break it with: git hydrate task-edit {task_id} --depends-on ... or --no-parent)"
         )
     for task_id, item in summaries.items():

@@ -277,3 +277,37 @@ def test_doctor_notes_a_dependency_that_was_cancelled(repo: Path, ledger: Ledger
     ledger.archive(["P-1"])
     notes = hydrate(repo, "doctor").stdout
     assert "part of P-1, which is not live here (archived; its prompt reads" in notes
+
+
+def test_a_long_cycle_is_named_by_its_ends(repo: Path, ledger: Ledger) -> None:
+    """A cycle of 5,000 tasks was named whole: task-edit's refusal was a line of
+    54 KB, and doctor said the whole cycle once for each task on it (270 MB). A
+    cycle of more than twelve tasks is named by its first five and last five, with
+    how many come between."""
+    from .test_textpolicy import _craft
+
+    for n in range(20):
+        ledger.add_task(f"L-{n:02}", objective="o", acceptance="a",
+                        depends_on=[f"L-{n - 1:02}"] if n else [])  # fmt: skip
+    refused = hydrate(repo, "task-edit", "L-00", "--depends-on", "L-19")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        "error: dependency cycle: L-00 -> L-19 -> L-18 -> L-17 -> L-16 -> (11 more) -> "
+        "L-04 -> L-03 -> L-02 -> L-01 -> L-00\n"
+    )
+    short = hydrate(repo, "task-edit", "L-05", "--depends-on", "L-09")
+    assert (
+        short.stderr == "error: dependency cycle: L-05 -> L-09 -> L-08 -> L-07 -> L-06 -> L-05\n"
+    )
+    _craft(repo, "L-00", depends_on=["L-19"])  # (as a merge can close it)
+    doctor = hydrate(repo, "doctor")
+    assert doctor.returncode == 1
+    assert (
+        "L-00: dependency cycle L-00 -> L-19 -> L-18 -> L-17 -> L-16 -> (11 more) -> L-04 -> "
+        "L-03 -> L-02 -> L-01 -> L-00: it can never be ready"
+    ) in doctor.stdout
+    assert max(map(len, doctor.stdout.splitlines())) < 300
+    claim = hydrate(repo, "claim", "L-00", "--as", "alice")
+    assert "on a dependency cycle (L-00 -> L-19 -> L-18 -> L-17 -> L-16 -> (11 more) ->" in (
+        claim.stderr
+    )

@@ -25,7 +25,14 @@ from typing import Any, Final
 import msgspec
 
 from .. import validate
-from ..dependencies import cycles, edge_graph, find_cycle, not_here, queue_summaries
+from ..dependencies import (
+    cycles,
+    edge_graph,
+    find_cycle,
+    not_here,
+    queue_summaries,
+    shown_cycle,
+)
 from ..errors import Conflict, HydrateError, ValidationError
 from ..hydrate.testpaths import is_test_path
 from ..model import PathNote
@@ -397,7 +404,7 @@ def _checked_id(item: Item, prefix: str, seen: set[str], loops: dict[str, list[s
         raise _Twice(f"appears twice in the input (as {task_id})")
     seen.add(task_id)
     if item.source_id in loops:  # (each would be made without its parent)
-        raise ValidationError(f"cycle of parents: {' -> '.join(loops[item.source_id])}")
+        raise ValidationError(f"cycle of parents: {shown_cycle(loops[item.source_id])}")
     _check_sizes(item)
     return task_id
 
@@ -512,7 +519,7 @@ def _without_refusals(
             sub = {t: [d for d in graph[t] if d in kept] for t in kept}
             cycle = find_cycle(sub, task_id)
             if cycle is not None:
-                refused[task_id] = f"cycle of parents and dependencies: {' -> '.join(cycle)}"
+                refused[task_id] = f"cycle of parents and dependencies: {shown_cycle(cycle)}"
     report["errors"] += [{"item": task_id, "error": why} for task_id, why in refused.items()]
     return {task_id: change for task_id, change in pending.items() if task_id not in refused}
 
