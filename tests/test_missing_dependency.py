@@ -81,3 +81,21 @@ def test_a_task_is_never_offered_as_its_own_dependency(repo: Path) -> None:
                   "--depends-on", "FIX-l")  # fmt: skip
     assert out.returncode == 0, out
     assert out.stderr.endswith("(a pull may bring it) and is done\n"), out.stderr
+
+
+def test_doctor_names_ten_missing_dependencies_of_a_task_and_counts_the_rest(
+    repo: Path,
+) -> None:
+    """A task of 100,000 dependencies no task here (a remote's, an import's) made
+    doctor write 100,000 notes for it. It names ten and counts the rest in one."""
+    deps = [arg for n in range(12) for arg in ("--depends-on", f"NOPE-{n:02}")]
+    assert _add(repo, "D-1", *deps)[0] == 0
+    notes = [
+        line for line in hydrate(repo, "doctor").stdout.splitlines() if line.startswith("note")
+    ]
+    assert len(notes) == 11
+    assert notes[9].startswith("note    D-1: depends on NOPE-09, which is not here")
+    assert notes[10] == (
+        "note    D-1: depends on 2 more tasks that are not here (git hydrate show D-1 "
+        "names them); until they are done here, this task is not ready"
+    )
