@@ -99,3 +99,15 @@ def test_doctor_names_ten_missing_dependencies_of_a_task_and_counts_the_rest(
         "note    D-1: depends on 2 more tasks that are not here (git hydrate show D-1 "
         "names them); until they are done here, this task is not ready"
     )
+
+
+def test_status_names_ten_dependencies_and_counts_the_rest(repo: Path) -> None:
+    """status wrote every dependency on its one line: 4 MB for a task of 100,000 (a
+    remote's). It names ten, counts the rest and says where all are; --json keeps all."""
+    deps = [arg for n in range(12) for arg in ("--depends-on", f"NOPE-{n:02}")]
+    assert _add(repo, "D-1", *deps)[0] == 0
+    status = hydrate(repo, "status", "D-1")
+    named = ", ".join(f"NOPE-{n:02} (not here: a pull may bring it)" for n in range(10))
+    assert f"depends on: {named} and 2 more (git hydrate show D-1 names them)\n" in status.stdout
+    data = json.loads(hydrate(repo, "status", "D-1", "--json").stdout)
+    assert len(data["depends"]) == 12
