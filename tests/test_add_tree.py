@@ -313,6 +313,22 @@ def test_classify() -> None:
     assert classify(b"\xff") == "not_utf8"
 
 
+def test_the_total_budget_leaves_out_the_lowest_ranked_as_the_help_says(repo: Path) -> None:
+    # nushell (10 MiB attached of 14): add-tree -h said the files beyond
+    # --max-total-bytes were those last "in path order", while ranked runs leave out the
+    # lowest ranked (toolkit/wrappers.nu kept, crates/nu-engine/src/scope.rs not)
+    write(repo, "a_other.txt", "nothing to see here\n" * 6)
+    write(repo, "z_parser.txt", "the parser must fix this\n" * 5)
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK, ["*.txt"], max_total_bytes=130)
+    assert by_path(result) == {"a_other.txt": "total_budget"}
+    helped = hydrate(repo, "add-tree", "-h").stdout
+    assert "the lowest ranked" in " ".join(helped.split())
+    assert "in path order (total_budget)" not in " ".join(helped.split())
+
+
 def test_limits_from_options_and_config(repo: Path) -> None:
     write(repo, "a_big.txt", "a" * 200)
     write(repo, "b_mid.txt", "b" * 100)

@@ -328,7 +328,7 @@ def add_tree(
     outside the sparse checkout no PATHSPEC takes (sparse); files over
     --max-file-bytes (too_large); empty files; content with a NUL byte in the
     first 8 KiB (binary) or not UTF-8 (not_utf8); Git LFS pointers; files
-    beyond --max-total-bytes in path order (total_budget); text that looks
+    beyond --max-total-bytes, the lowest ranked (total_budget); text that looks
     like it holds a credential (secret, unless --allow-secrets); and content
     already attached under another path (duplicate). A file in play or a
     named test left out is said on a line of its own even without -v, and
