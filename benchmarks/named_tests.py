@@ -2,7 +2,8 @@
 
 For each of ``relevance.qualifying``'s cases (a recent commit C modifying 2-8 text
 files) where C changes a test (a path ``rank`` takes for one: ``test_x.py``,
-``x.spec.ts``, ``XTest.java``...), a task gets C's message and names that test
+``x.spec.ts``, ``XTest.java``...; with ``--folder-tests``, any file of a test folder,
+``tests/commands/seq.rs``), a task gets C's message and names that test
 (``--test``), ``add-tree --rev P`` (P: C's parent) ranks the files, and recall is the
 share of C's *other* files that ``pack`` keeps whole at 32, 64 and 128 KiB. One line
 per repository: its cases and the three recalls; ``--out`` keeps each case's places.
@@ -32,16 +33,16 @@ def main() -> None:
     parser.add_argument("--repos", default="click,flask")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--folder-tests", action="store_true")
     args = parser.parse_args()
     sys.path[:0] = [str(args.code), str(args.code / "benchmarks")]
     import relevance
 
     from git_hydrate import Ledger
+    from git_hydrate.hydrate import testpaths
 
-    try:
-        from git_hydrate.hydrate.testpaths import tested_module as test_subject
-    except ImportError:  # (an older checkout given as --code: its own rule)
-        from git_hydrate.hydrate.rank import _test_subject as test_subject
+    # (--folder-tests: a file of a test folder is one too, as imports take it)
+    is_test = testpaths.is_test_path if args.folder_tests else testpaths.tested_module
 
     places: dict[str, list[dict[str, Any]]] = {}
     for name in args.repos.split(","):
@@ -52,7 +53,7 @@ def main() -> None:
             subprocess.run(["git", "clone", "-q", "--bare", "--shared", source, work], check=True)
             rows = []
             for i, case in enumerate(relevance.qualifying(work, tip)):
-                tests = [path for path in case.changed if test_subject(path)]
+                tests = [path for path in case.changed if is_test(path)]
                 if not tests:
                     continue
                 wanted = [path for path in case.changed if path != tests[0]]
