@@ -699,3 +699,27 @@ def test_under_a_token_budget_the_page_gives_the_token_advice_prompt_gives(
     packing = get_json(server, "/api/task/X-1/prompt?max_tokens=600&encoding=o200k_base")
     assert packing["needed_tokens"] == int(advised.group(1).replace(",", ""))
     assert get_json(server, "/api/task/X-1/prompt?max_bytes=3000")["needed_tokens"] is None
+
+
+def test_a_card_names_twenty_dependencies_and_parts_and_counts_the_rest(repo: Path) -> None:
+    """A task of 100,000 dependencies (a remote's) made its card, and so every board
+    answer, 5 MB: the card listed them all, as a parent's card listed each part. A
+    card lists the first twenty of each, counts the rest and the open parts; the
+    task's page and the graph still have them all."""
+    from git_hydrate import Ledger
+
+    with Ledger(repo) as ledger:
+        ledger.add_task("EPIC-1", objective="o", acceptance="a",
+                        depends_on=[f"NOPE-{n:02}" for n in range(25)])  # fmt: skip
+        for n in range(23):
+            ledger.add_task(f"C-{n:02}", objective="o", acceptance="a", parent="EPIC-1")
+        ledger.set_status("C-00", "cancelled")
+    with web_serving(repo) as server:
+        for path in ("/api/tasks?limit=50", "/api/board"):
+            data = get_json(server, path)
+            items = data["items"] if "items" in data else data["columns"][0]["items"]
+            epic = {i["task_id"]: i for i in items}["EPIC-1"]
+            assert [d["task_id"] for d in epic["depends"]] == [f"NOPE-{n:02}" for n in range(20)]
+            assert [c["task_id"] for c in epic["children"]] == [f"C-{n:02}" for n in range(20)]
+            assert (epic["depends_more"], epic["children_more"], epic["parts_open"]) == (5, 3, 22)
+        assert len(get_json(server, "/api/task/EPIC-1")["depends"]) == 25

@@ -20,12 +20,14 @@ from ..model import STATIONS
 from ..taskrefs import TaskRefs
 from .watch import RefsWatch
 
-__all__ = ["FACET_LIMIT", "SETTLED", "Board", "Filters", "card", "claim_age"]
+__all__ = ["CARD_LIST_LIMIT", "FACET_LIMIT", "SETTLED", "Board", "Filters", "card", "claim_age"]
 
 #: Stations at which a dependency or a part no longer holds a task back.
 SETTLED: Final = ("done", "cancelled")
 #: The most values a filter list offers (the most used first).
 FACET_LIMIT: Final = 200
+#: The dependencies, and the parts, a card lists (the rest: counted).
+CARD_LIST_LIMIT: Final = 20
 
 
 def claim_age(claimed_at: str, now: float) -> int | None:
@@ -233,7 +235,25 @@ class Board:
 
 
 def _aged(items: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
-    return [{**item, "claim_age": claim_age(item["claimed_at"], now)} for item in items]
+    return [
+        {**item, **_listed(item), "claim_age": claim_age(item["claimed_at"], now)}
+        for item in items
+    ]
+
+
+def _listed(item: Mapping[str, Any]) -> dict[str, Any]:
+    """What a card sends of its dependencies and parts: the first
+    :data:`CARD_LIST_LIMIT` of each and how many more, and how many parts are open
+    (a task of 100,000 dependencies made every board answer 5 MB; the graph and the
+    task's page keep them all)."""
+    depends, children = item["depends"], item["children"]
+    return {
+        "depends": depends[:CARD_LIST_LIMIT],
+        "depends_more": max(0, len(depends) - CARD_LIST_LIMIT),
+        "children": children[:CARD_LIST_LIMIT],
+        "children_more": max(0, len(children) - CARD_LIST_LIMIT),
+        "parts_open": sum(1 for child in children if child["waiting"]),
+    }
 
 
 def _facets(cards: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

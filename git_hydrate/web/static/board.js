@@ -63,16 +63,19 @@ function card(item) {
         class: dep.waiting ? "dep waiting" : "dep",
         title: dep.waiting ? `waiting: ${dep.station ?? "not here"}` : dep.station,
         text: dep.waiting ? `${dep.task_id} (waiting: ${dep.station ?? "not here"})` : dep.task_id,
-      }))));
+      })),
+      item.depends_more ? ` and ${thousands(item.depends_more)} more` : ""));
   }
   if (item.parent) {
     body.push(el("div", { class: "meta parent" }, "parent ",
       el("a", { href: taskHref(item.parent), text: item.parent })));
   }
   if (item.children.length) {
-    const open = item.children.filter((c) => c.waiting).length;
+    // (a card lists its first parts only: the server counts them all)
+    const open = item.parts_open;
+    const parts = item.children.length + item.children_more;
     body.push(el("div", { class: open ? "meta parts waiting" : "meta parts",
-      text: `${item.children.length} parts, ${open} not done` }));
+      text: `${thousands(parts)} parts, ${thousands(open)} not done` }));
   }
   if (item.tags.length) {
     body.push(el("div", { class: "tags" }, item.tags.map((t) => el("span", { class: "tag", text: t }))));
