@@ -260,6 +260,25 @@ def test_a_json_file_with_a_key_twice_is_refused_and_left_alone(repo: Path) -> N
     assert (repo / ".mcp.json").read_bytes() == servers and not settings.exists()
 
 
+def test_uninstall_leaves_a_file_without_our_entries_as_it_is(repo: Path) -> None:
+    """Once the user had taken git-hydrate's hook out of the settings themselves,
+    uninstall still wrote the file again: reformatted, and without the user's own
+    empty ``"SessionStart": []`` and ``"hooks"``; ``.mcp.json`` was reformatted too."""
+    pytest.importorskip("mcp")
+    hydrate(repo, "task-add", "T-1", "--objective", "o", "--acceptance", "a")
+    hydrate(repo, "start", "T-1")
+    _ok(hydrate(repo, "agent", "install", "claude"))
+    settings = b'{"permissions": {"allow": ["Bash(ls)"]}, "hooks": {"SessionStart": []}}'
+    mine = {
+        repo / CLAUDE_SETTINGS: settings,
+        repo / ".mcp.json": b'{"mcpServers": {"db": {"command": "db-mcp"}}}',
+    }
+    for path, data in mine.items():
+        path.write_bytes(data)
+    _ok(hydrate(repo, "agent", "uninstall", "claude"))
+    assert {path: path.read_bytes() for path in mine} == mine
+
+
 def test_a_refused_install_writes_no_file(repo: Path) -> None:
     """The files are worked out first and written once none is refused: a
     ``.mcp.json`` nested too deeply to read ("hit a bug", exit 3, before) or an

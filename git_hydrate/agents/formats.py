@@ -238,14 +238,18 @@ def claude_hook_without(data: bytes) -> bytes:
     name = "the settings file"
     settings = _json_object(data, name)
     hooks = settings.get("hooks")
-    if isinstance(hooks, dict) and isinstance(hooks.get("SessionStart"), list):
-        kept = _without_our_hook(hooks["SessionStart"])
-        if kept:
-            hooks["SessionStart"] = kept
-        else:
-            del hooks["SessionStart"]
-        if not hooks:
-            del settings["hooks"]
+    starts = hooks.get("SessionStart") if isinstance(hooks, dict) else None
+    if not isinstance(hooks, dict) or not isinstance(starts, list):
+        return data  # (none of ours: the user's bytes stay)
+    if not any(_is_our_group(group) for group in starts):
+        return data  # (their empty lists included)
+    kept = _without_our_hook(starts)
+    if kept:
+        hooks["SessionStart"] = kept
+    else:
+        del hooks["SessionStart"]
+    if not hooks:
+        del settings["hooks"]
     return _dump(settings, name) if settings else b""
 
 
@@ -264,10 +268,11 @@ def mcp_json_with(data: bytes | None) -> bytes:
 def mcp_json_without(data: bytes) -> bytes:
     config = _json_object(data, ".mcp.json")
     servers = config.get("mcpServers")
-    if isinstance(servers, dict) and servers.get(MCP_NAME) == MCP_ENTRY:
-        del servers[MCP_NAME]
-        if not servers:
-            del config["mcpServers"]
+    if not isinstance(servers, dict) or servers.get(MCP_NAME) != MCP_ENTRY:
+        return data  # (none of ours: the user's bytes stay)
+    del servers[MCP_NAME]
+    if not servers:
+        del config["mcpServers"]
     return _dump(config, ".mcp.json") if config else b""
 
 
