@@ -115,6 +115,14 @@ REPOS = {
     "nvm": ("nvm-sh/nvm", "b17550a0b9ab691439815dfccc8b73e3a59fa103"),
     "mojo": ("mojolicious/mojo", "b4de430651b722f560b1577da9018e3f402d96ab"),
     "leiningen": ("technomancy/leiningen", "24fb93936133bd7fc30c393c127e9e69bb5f2392"),
+    "lwt": ("ocsigen/lwt", "a735b669c717d5f63a99ec105c1c7f500109acdd"),
+    "cowboy": ("ninenines/cowboy", "5c8535f409aa2fd49deb355e8ee43d5c06eb1c90"),
+    "testthat": ("r-lib/testthat", "4b13712bb08bbcf19e3b5265e95218043c3d528e"),
+    "http-jl": ("JuliaWeb/HTTP.jl", "444b92b5df2d3d38793fccc50a67e3b5a498d3ec"),
+    "okio": ("square/okio", "4164f2976ac7174f3d35d52150e8ffbdbe0acbec"),
+    "nimble": ("nim-lang/nimble", "5df81e6edb8ee501cc458746739250b7414eca35"),
+    "changesets": ("changesets/changesets", "5322174b2722b626161ca1b9c0889ede440b30b5"),
+    "giraffe": ("giraffe-fsharp/Giraffe", "18e1be3ed33e49096d565e6f48c85e3cbee51960"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
