@@ -22,7 +22,7 @@ from git_hydrate.hydrate import columns
 from git_hydrate.hydrate.index import HEADER, Served, WordIndex
 from git_hydrate.hydrate.indexing import build as build_index
 from git_hydrate.hydrate.kept import MAX_INDEXES, keep, word_index
-from git_hydrate.hydrate.retrieval import Hits, lexical_hits
+from git_hydrate.hydrate.retrieval import Hits, lexical_hits, spelled_names
 from git_hydrate.hydrate.terms import BlobFacts, blob_facts
 from git_hydrate.store import Repository
 from tests.conftest import commit_files, examples, git
@@ -133,6 +133,30 @@ def test_equal_files_tie_the_same_way_through_the_index() -> None:
     for text in ("gamma delta alpha beta omega parse", "parse alpha delta", "omega beta"):
         expected = lexical_hits(text, paths, facts)
         _assert_same(expected, lexical_hits(text, paths, {}, index=served))
+
+
+def test_a_documents_examples_define_nothing_with_or_without_the_index() -> None:
+    """elixir-plug/plug: the README's fenced ``def terminate`` example made it a
+    definer of ``terminate``, suggested beside the module that defines it."""
+    bodies = {
+        "README.md": b"# Adapter\n\n```elixir\ndefmodule MyPlug do\n  def terminate(conn) do\n"
+        b"    conn\n  end\nend\n```\n\nCall terminate to stop the conn.\n",
+        "docs/guide.rst": b".. code-block:: python\n\n    def terminate(conn): ...\n",
+        "lib/plug/adapter.ex": b"defmodule Plug.Adapter do\n  def terminate(c), do: c\nend\n",
+    }
+    paths = sorted(bodies)
+    oids = {path: _oid(data) for path, data in bodies.items()}
+    facts = {path: blob_facts(data) for path, data in bodies.items()}
+    index = build_index(oids, facts)
+    served = Served(index, *index.serving(paths, oids))
+    text = "terminate the conn: the adapter's terminate_conn"
+    expected = lexical_hits(text, paths, facts)
+    assert dict(expected.defines) == {"lib/plug/adapter.ex": ["terminate"]}
+    _assert_same(expected, lexical_hits(text, paths, {}, index=served))
+    # (the document is still found by its words; it only defines nothing)
+    assert "README.md" in expected.lexical
+    spelled = lexical_hits("fix Plug.Adapter terminate_x and MyPlug", paths, facts)
+    assert "README.md" not in spelled_names("MyPlug", spelled.defines)
 
 
 @pytest.mark.parametrize("block", [1, 2, 4])

@@ -23,6 +23,7 @@ from git_hydrate.hydrate.retrieval import lexical_hits
 from git_hydrate.hydrate.terms import (
     BlobFacts,
     blob_facts,
+    defines_names,
     path_words,
     paths_words,
     symbol_words,
@@ -85,7 +86,7 @@ def _reference(oids: dict[str, str], facts: dict[str, BlobFacts]) -> bytes:
             continue
         for word, count in known.terms.items():
             terms.setdefault(word, []).extend((position, count))
-        for name in known.symbols:
+        for name in known.symbols if defines_names(path) else ():  # (a document's: none)
             split = words(name)
             for word in dict.fromkeys(split):
                 names.setdefault(word, []).append((position, name, split.count(word)))

@@ -33,7 +33,7 @@ import msgspec
 from ..store import Repository
 from .index import WordIndex, array_header
 from .kept import keep_streamed
-from .terms import BlobFacts, paths_words, symbol_words
+from .terms import BlobFacts, defines_names, paths_words, symbol_words
 
 __all__ = ["IndexBuilder", "SortedPaths", "Split", "build"]
 
@@ -183,7 +183,7 @@ class IndexBuilder(SortedPaths):
             else:
                 postings.append(position)
                 postings.append(count)
-        if facts.symbols:
+        if facts.symbols and defines_names(self.paths[position]):
             self._add_names(position, facts.symbols, late, splits)
         if late:
             self._unsorted.update(facts.terms)

@@ -47,7 +47,7 @@ from .columns import (
     Tfs,
     columns,
 )
-from .terms import BlobFacts, path_words, tokenize, words
+from .terms import BlobFacts, defines_names, path_words, tokenize, words
 
 if TYPE_CHECKING:
     from .index import Served
@@ -136,8 +136,9 @@ def _documents(
                 tf[word] += known.terms[word]
                 in_contents.add(path)
             length += known.length
-            # a defined name's words are among the file's words: none held, none match
-            for name in known.symbols if held else ():
+            # a defined name's words are among the file's words: none held, none match (a
+            # document's names are its examples')
+            for name in known.symbols if held and defines_names(path) else ():
                 hit = [w for w in words(name) if w in asked]
                 if hit:
                     defines.setdefault(path, []).append(name)

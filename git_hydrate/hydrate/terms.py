@@ -26,6 +26,7 @@ __all__ = [
     "MAX_TERMS",
     "BlobFacts",
     "blob_facts",
+    "defines_names",
     "forget_splits",
     "path_words",
     "paths_words",
@@ -195,6 +196,17 @@ def forget_splits() -> None:
     is built, and ranking does not ask them (at 30,000 files they were 5 MiB
     held through it); the next blobs tokenised fill the cache again."""
     _split.clear()
+
+
+#: Documents: the names their examples define (a README's fenced ``def terminate``)
+#: are none of theirs.
+_DOCUMENTS: Final = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc")
+
+
+def defines_names(path: str) -> bool:
+    """Whether the names ``path``'s contents define are its own: not a document's
+    (``README.md``, ``docs/guide.rst``), whose definitions are examples."""
+    return not path.lower().endswith(_DOCUMENTS)
 
 
 def defined_names(data: bytes) -> list[str]:
