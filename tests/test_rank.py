@@ -16,6 +16,7 @@ from git_hydrate import Ledger
 from git_hydrate.hydrate.history import read_history
 from git_hydrate.hydrate.links import DIFF_TOP, TREE_TOP
 from git_hydrate.hydrate.rank import TOP_LEVEL, Candidate, TaskText, rank
+from git_hydrate.hydrate.testpaths import tested_module as subject_of
 from tests.conftest import commit_files, examples, git, hydrate
 
 TASK = "R-1"
@@ -328,12 +329,17 @@ def test_a_test_only_its_folder_names_pairs_with_nothing(test: str) -> None:
         ("lib/plug/conn.ex", "test/plug/conn_test.exs"),
         ("lib/Mojo/ByteStream.pm", "t/mojo/bytestream.t"),
         ("lib/Mojo/BaseUtil.pm", "t/mojo/base_util.t"),
+        ("R/expect-setequal.R", "tests/testthat/test-expect-setequal.R"),
+        ("src/cowboy_http2.erl", "test/cowboy_http2_SUITE.erl"),
+        ("src/leiningen/compile.clj", "test/leiningen/test/compile.clj"),
     ],
 )  # fmt: skip
 def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: str) -> None:
     """Only test_x, x_test, x.test and x.spec paired: Java's and Kotlin's XTest(s), a
     Spock XSpec, rack's spec_x and mkdocs' x_tests did not (helper rank4's finding);
-    nor Elixir's x_test.exs (not x.ex's extension) or Perl's t/x.t (helper rank11's)."""
+    nor Elixir's x_test.exs (not x.ex's extension) or Perl's t/x.t (helper rank11's);
+    nor R's tests/testthat/test-x.R, Erlang's x_SUITE.erl or Clojure's older
+    test/ns/test/x.clj (helper rank12's)."""
     others = [Candidate("src/Contest.java", 100), Candidate("src/Latest.java", 100)]
     candidates = [Candidate(source, 100), Candidate(test, 100), *others]
     ranks = rank(candidates, TaskText("x", files_in_play=[source]), [])
@@ -342,6 +348,18 @@ def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: st
     ranks = rank(candidates, TaskText("x", files_in_play=[test]), [])
     assert ranks[source].reason == f"tested by {test}"
     assert not ranks["src/Contest.java"].reason.startswith(("test of", "tested by"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["src/test-helpers.js", "R/test-that.R", "test/__init__.py", "test/conftest.py",
+     "src/Suite.erl", "test/leiningen/test/index.clj", "pkg/tests/README.md"],
+)  # fmt: skip
+def test_names_like_a_tests_that_are_no_tests(path: str) -> None:
+    """``test-`` names a test only in a test folder (testthat's own R/test-that.R is
+    a module); a package file in a nested test folder, or a test folder at the top,
+    names no module by its name alone."""
+    assert subject_of(path) is None
 
 
 def test_prompt_v_says_why_each_omitted_file_ranked_where_it_did(project: Path) -> None:

@@ -27,6 +27,12 @@ TEST_FOLDERS: Final = frozenset({"test", "tests", "__tests__", "spec"})
 _DOCUMENTS: Final = (".md", ".markdown", ".rst", ".txt", ".adoc")
 
 
+#: A test folder inside another folder, whose files test the module of their name
+#: (Clojure's older layout: ``test/leiningen/test/compile.clj`` of
+#: ``src/leiningen/compile.clj``); not a package's file (``__init__``, ``index``).
+_NESTED: Final = frozenset({"test", "tests"})
+_PACKAGE_NAMES: Final = frozenset({"__init__", "index", "mod"})
+
 #: A test's extension that is not its subject's: Elixir's test scripts (``.exs``
 #: beside ``.ex``), Perl's tests (``t/mojo/url.t`` of ``lib/Mojo/URL.pm``).
 _TESTED_EXTENSIONS: Final = {".exs": ".ex", ".t": ".pm"}
@@ -36,7 +42,9 @@ def tested_module(path: str) -> tuple[str, str] | None:
     """``tests/test_termui.py`` -> ``("termui", ".py")``; ``None`` for a file that
     is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
     ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too;
-    so are Elixir's ``x_test.exs``, of ``x.ex``, and every Perl ``x.t``, of ``X.pm``)."""
+    so are Elixir's ``x_test.exs``, of ``x.ex``, every Perl ``x.t``, of ``X.pm``, R's
+    ``tests/testthat/test-x.R``, Erlang's ``x_SUITE.erl`` and any ``x`` in a nested
+    ``test`` folder, Clojure's ``test/ns/test/x.clj``)."""
     stem, ext = posixpath.splitext(posixpath.basename(path))
     if ext in _TESTED_EXTENSIONS:
         if ext == ".t" and stem:
@@ -45,13 +53,22 @@ def tested_module(path: str) -> tuple[str, str] | None:
     for prefix in ("test_", "spec_"):
         if stem.startswith(prefix) and len(stem) > len(prefix):
             return stem[len(prefix) :], ext
-    for suffix in ("_test", ".test", ".spec", "_spec", "_tests"):
+    if stem.startswith("test-") and len(stem) > 5 and _in_test_folder(path):
+        return stem[5:], ext  # (R's tests/testthat/test-x.R; testthat's R/test-that.R: none)
+    for suffix in ("_test", ".test", ".spec", "_spec", "_tests", "_SUITE"):
         if stem.endswith(suffix) and len(stem) > len(suffix):
             return stem[: -len(suffix)], ext
     for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
         if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
             return stem[: -len(suffix)], ext
+    head = path.rpartition("/")[0]
+    if head.rpartition("/")[2] in _NESTED and "/" in head and stem not in _PACKAGE_NAMES:
+        return None if path.lower().endswith(_DOCUMENTS) else (stem, ext)
     return None
+
+
+def _in_test_folder(path: str) -> bool:
+    return not TEST_FOLDERS.isdisjoint(path.split("/")[:-1])
 
 
 def is_test_path(path: str) -> bool:
@@ -60,5 +77,4 @@ def is_test_path(path: str) -> bool:
     ``src/pytest_plugin.py``), nor spec-kit's ``specs/001-x/plan.md``."""
     if tested_module(path) is not None:
         return True
-    folders = path.split("/")[:-1]
-    return not TEST_FOLDERS.isdisjoint(folders) and not path.lower().endswith(_DOCUMENTS)
+    return _in_test_folder(path) and not path.lower().endswith(_DOCUMENTS)
