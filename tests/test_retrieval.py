@@ -527,6 +527,33 @@ def test_a_name_many_files_define_names_none_of_them() -> None:
     assert named == dict.fromkeys(shared, "newReplacer")
 
 
+def test_a_name_written_with_an_underscore_names_the_files_of_that_name() -> None:
+    # ninenines/cowboy: "Add max_cookies option to cowboy_req cookie functions" named
+    # src/cowboy_req.erl (and its manual page) by the module's name alone, without an
+    # extension: neither ranked among the first eight
+    files = {
+        "src/cowboy_req.erl": "-module(cowboy_req).\nparse_cookies(Req) -> Req.\n",
+        "doc/src/manual/cowboy_req.asciidoc": "= cowboy_req(3)\n\nThe Req object.\n",
+        "src/cowboy_http.erl": "-module(cowboy_http).\n% cookie cookie cookie max option\n",
+        "lib/rack/content_type.rb": "module Rack\n  class ContentType\n  end\nend\n",
+        "tests/test_server.py": "def test_cookie(): ...\n",
+        "src/server.py": "# the server: cookie options\n",
+    }
+    facts = {path: blob_facts(body.encode()) for path, body in files.items()}
+    text = "Add max_cookies option to cowboy_req cookie functions; CONTENT_TYPE stays"
+    hits = lexical_hits(text, sorted(files), facts)
+    assert hits.mentioned == {
+        "src/cowboy_req.erl": "cowboy_req",
+        "doc/src/manual/cowboy_req.asciidoc": "cowboy_req",
+    }
+    # the file a path names is named by it, not by its name inside the path
+    hits = lexical_hits("In play: tests/test_server.py. A server cookie", sorted(files), facts)
+    assert hits.mentioned == {"tests/test_server.py": "tests/test_server.py"}
+    # a name more than three files hold names none of them
+    many = {f"pkg{i}/cowboy_req.erl": "-module(cowboy_req).\n" for i in range(4)}
+    assert lexical_hits("cowboy_req crashes", sorted(many), {}).mentioned == {}
+
+
 def test_the_lines_of_a_pull_request_template_are_not_the_task_s_words(repo: Path) -> None:
     # Alamofire's squash messages and tickets hold its PR template's headings: their
     # words put the template and the documentation above the file the task was about
