@@ -332,14 +332,15 @@ def test_a_test_only_its_folder_names_pairs_with_nothing(test: str) -> None:
         ("R/expect-setequal.R", "tests/testthat/test-expect-setequal.R"),
         ("src/cowboy_http2.erl", "test/cowboy_http2_SUITE.erl"),
         ("src/leiningen/compile.clj", "test/leiningen/test/compile.clj"),
+        ("src/nimblepkg/lockfile.nim", "tests/tlockfile.nim"),
     ],
 )  # fmt: skip
 def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: str) -> None:
     """Only test_x, x_test, x.test and x.spec paired: Java's and Kotlin's XTest(s), a
     Spock XSpec, rack's spec_x and mkdocs' x_tests did not (helper rank4's finding);
     nor Elixir's x_test.exs (not x.ex's extension) or Perl's t/x.t (helper rank11's);
-    nor R's tests/testthat/test-x.R, Erlang's x_SUITE.erl or Clojure's older
-    test/ns/test/x.clj (helper rank12's)."""
+    nor R's tests/testthat/test-x.R, Erlang's x_SUITE.erl, Nim's tests/tx.nim or
+    Clojure's older test/ns/test/x.clj (helper rank12's)."""
     others = [Candidate("src/Contest.java", 100), Candidate("src/Latest.java", 100)]
     candidates = [Candidate(source, 100), Candidate(test, 100), *others]
     ranks = rank(candidates, TaskText("x", files_in_play=[source]), [])
@@ -353,7 +354,8 @@ def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: st
 @pytest.mark.parametrize(
     "path",
     ["src/test-helpers.js", "R/test-that.R", "test/__init__.py", "test/conftest.py",
-     "src/Suite.erl", "test/leiningen/test/index.clj", "pkg/tests/README.md"],
+     "src/Suite.erl", "test/leiningen/test/index.clj", "pkg/tests/README.md",
+     "src/tables.nim"],
 )  # fmt: skip
 def test_names_like_a_tests_that_are_no_tests(path: str) -> None:
     """``test-`` names a test only in a test folder (testthat's own R/test-that.R is

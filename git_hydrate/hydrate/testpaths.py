@@ -43,8 +43,8 @@ def tested_module(path: str) -> tuple[str, str] | None:
     is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
     ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too;
     so are Elixir's ``x_test.exs``, of ``x.ex``, every Perl ``x.t``, of ``X.pm``, R's
-    ``tests/testthat/test-x.R``, Erlang's ``x_SUITE.erl`` and any ``x`` in a nested
-    ``test`` folder, Clojure's ``test/ns/test/x.clj``)."""
+    ``tests/testthat/test-x.R``, Erlang's ``x_SUITE.erl``, Nim's ``tests/tx.nim`` and
+    any ``x`` in a nested ``test`` folder, Clojure's ``test/ns/test/x.clj``)."""
     stem, ext = posixpath.splitext(posixpath.basename(path))
     if ext in _TESTED_EXTENSIONS:
         if ext == ".t" and stem:
@@ -55,6 +55,8 @@ def tested_module(path: str) -> tuple[str, str] | None:
             return stem[len(prefix) :], ext
     if stem.startswith("test-") and len(stem) > 5 and _in_test_folder(path):
         return stem[5:], ext  # (R's tests/testthat/test-x.R; testthat's R/test-that.R: none)
+    if ext == ".nim" and stem[:1] == "t" and len(stem) > 1 and _in_test_folder(path):
+        return stem[1:], ext  # (Nim's tests/tlockfile.nim of src/nimblepkg/lockfile.nim)
     for suffix in ("_test", ".test", ".spec", "_spec", "_tests", "_SUITE"):
         if stem.endswith(suffix) and len(stem) > len(suffix):
             return stem[: -len(suffix)], ext
