@@ -355,11 +355,12 @@ def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: st
     "path",
     ["src/test-helpers.js", "R/test-that.R", "test/__init__.py", "test/conftest.py",
      "src/Suite.erl", "test/leiningen/test/index.clj", "pkg/tests/README.md",
-     "src/tables.nim"],
+     "src/tables.nim", "crates/core/tests/json.rs"],
 )  # fmt: skip
 def test_names_like_a_tests_that_are_no_tests(path: str) -> None:
     """``test-`` names a test only in a test folder (testthat's own R/test-that.R is
-    a module); a package file in a nested test folder, or a test folder at the top,
+    a module); a package file in a nested test folder, a test folder at the top or
+    one of a crate (not inside a test folder),
     names no module by its name alone."""
     assert subject_of(path) is None
 

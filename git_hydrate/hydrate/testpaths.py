@@ -27,9 +27,11 @@ TEST_FOLDERS: Final = frozenset({"test", "tests", "__tests__", "spec"})
 _DOCUMENTS: Final = (".md", ".markdown", ".rst", ".txt", ".adoc")
 
 
-#: A test folder inside another folder, whose files test the module of their name
+#: A test folder inside a test folder, whose files test the module of their name
 #: (Clojure's older layout: ``test/leiningen/test/compile.clj`` of
-#: ``src/leiningen/compile.clj``); not a package's file (``__init__``, ``index``).
+#: ``src/leiningen/compile.clj``); not a package's file (``__init__``, ``index``),
+#: nor a crate's or package's ``crates/core/tests/json.rs``: the files of such a
+#: folder are mostly named after what they exercise, not after one module.
 _NESTED: Final = frozenset({"test", "tests"})
 _PACKAGE_NAMES: Final = frozenset({"__init__", "index", "mod"})
 
@@ -63,8 +65,8 @@ def tested_module(path: str) -> tuple[str, str] | None:
     for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
         if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
             return stem[: -len(suffix)], ext
-    head = path.rpartition("/")[0]
-    if head.rpartition("/")[2] in _NESTED and "/" in head and stem not in _PACKAGE_NAMES:
+    outer, _, inner = path.rpartition("/")[0].rpartition("/")
+    if inner in _NESTED and _in_test_folder(outer + "/") and stem not in _PACKAGE_NAMES:
         return None if path.lower().endswith(_DOCUMENTS) else (stem, ext)
     return None
 
