@@ -242,3 +242,17 @@ def test_rank_suggest_in_a_blobless_clone(tmp_path: Path, checkout: bool) -> Non
     assert hydrate(clone, "add-tree", "PC-1", ".").returncode == 0  # (fetches them all)
     assert _missing(clone) == set()
     assert _suggested(clone, "PC-1") == full
+
+
+def test_rank_fetches_no_blob_the_run_it_ranks_among_lacks(partial: Path) -> None:
+    """``rank`` ranks among the files a recorded run would take now, but a file in
+    play that run never fetched is not fetched to size it: the links then rank
+    among themselves."""
+    with Ledger(partial) as ledger:
+        ledger.add_tree(TASK, ["a"])
+        assert ledger.rank(TASK)["reranked"] == 0
+        missing = _missing(partial)
+        ledger.edit_task(TASK, files=["b/f1.txt", "a/f2.txt"])
+        result = ledger.rank(TASK)
+    assert result["missing"] == ["b/f1.txt"] and result["reranked"] > 0
+    assert _missing(partial) == missing  # (nothing fetched)

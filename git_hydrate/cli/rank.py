@@ -13,7 +13,11 @@ __all__ = ["rank"]
 
 @click.command("rank", short_help="Rank the files attached to the task ID again.")
 @task_id_argument
-@click.option("--rev", metavar="REV", help="Rank by the history of this commit (default: HEAD).")
+@click.option(
+    "--rev",
+    metavar="REV",
+    help="Rank by the history of this commit (default: each add-tree run's own, else HEAD).",
+)
 @click.option(
     "--suggest",
     is_flag=True,
@@ -27,7 +31,12 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, suggest: bool, as_js
 
     Recomputes their priorities for the task as it is now (its files in play,
     tests and text) and the history of REV, in one commit: run it after
-    task-edit --file-in-play. Contents are read from the per-blob facts cache
+    task-edit --file-in-play. A file an add-tree run of a revision attached
+    ranks among every file that run would rank now (listed again, no body
+    read), so it gets the place add-tree would give it, and rank right after
+    add-tree moves nothing; other files (a --dir or --worktree run, add-diff,
+    a run recorded in another clone, one whose blobs a partial clone lacks)
+    rank among themselves. Contents are read from the per-blob facts cache
     (a blob not seen before is read once). Files given an explicit --priority
     or --no-rank are left alone. Files in play and tests that are not attached
     are named: add-tree attaches them.

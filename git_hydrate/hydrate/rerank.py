@@ -4,22 +4,35 @@ After ``task-edit --file-in-play`` (or when the history moved on), the
 priorities add-tree and add-diff gave are recomputed from what ranking
 reads — paths, sizes, the task and the history — in one commit. Links whose
 priority was not ranked (notes, ``--priority``, ``--no-rank``) are left alone.
+
+Ranking weighs a file against the others, so a link a revision run recorded by
+this clone answers for ranks among every file that run would rank now (as
+add-tree ranks them: right after add-tree nothing moves); the others rank
+among themselves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypedDict
 
 import msgspec
 
 from .. import validate
 from ..errors import ValidationError
-from ..model import Link
+from ..model import Link, Selection, Task
+from ..pack.refresh_memo import own_runs
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, task_message
 from .diff import ORIGIN as DIFF_ORIGIN
-from .links import DIFF_TOP, TREE_TOP, spelled
-from .placement import place
+from .links import DIFF_TOP, TREE_TOP, limit, spelled
+from .listings import tree_entries
+from .pathspec import Pathspec
+from .placement import Place, place
+from .rules import FileEntry
+from .selections import Scope, identity
+from .sources import absent_blobs, from_rev, resolve_rev
 from .tree import ORIGIN as TREE_ORIGIN
+from .tree import apply_rules
 
 __all__ = ["RankResult", "rerank"]
 
@@ -37,7 +50,8 @@ class RankResult(TypedDict):
 
 
 def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResult:
-    """Rank the task's ranked tree and diff links again (history of ``rev``, else HEAD).
+    """Rank the task's ranked tree and diff links again (by the history of ``rev``;
+    else of each add-tree run's commit, and of HEAD for the links no run covers).
 
     Raises:
         ValidationError: ``rev`` names no commit.
@@ -49,7 +63,7 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
         raise ValidationError(f"{rev!r} does not name a commit in this repository")
 
     def apply(state: TaskState) -> Change[RankResult]:
-        new = _ranked_again(refs, state, commit)
+        new = _ranked_again(refs, state, commit, pinned=rev is not None)
         result = _result(task_id, state, new, commit)
         moved = result["reranked"]
         if not moved:
@@ -70,9 +84,13 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
     return refs.write(task_id, apply)
 
 
-def _ranked_again(refs: TaskRefs, state: TaskState, commit: str | None) -> list[Link]:
+def _ranked_again(
+    refs: TaskRefs, state: TaskState, commit: str | None, *, pinned: bool
+) -> list[Link]:
     """The task's links in their order, each ranked tree and diff link with its
-    new place where its priority changed (a score alone is not worth a commit)."""
+    new place where its priority changed (a score alone is not worth a commit).
+    ``pinned``: ``commit``'s history ranks every link (``--rev``), not each
+    revision run's own."""
     links = {id(link): link for link in state.links}
     for origin, top in ((TREE_ORIGIN, TREE_TOP), (DIFF_ORIGIN, DIFF_TOP - 1)):
         group = [
@@ -80,23 +98,122 @@ def _ranked_again(refs: TaskRefs, state: TaskState, commit: str | None) -> list[
             for link in state.links
             if link.origin == origin and link.score is not None and link.path
         ]
-        places = place(
-            refs.repo,
-            state.task,
-            {link.path: link.size for link in group},
-            commit=commit,
-            top=top,
-            priority=None,
-            ranked=True,
-            oids={link.path: link.oid for link in group} if origin == TREE_ORIGIN else None,
+        placed = (
+            _in_runs(refs, state, group, commit if pinned else None)
+            if origin == TREE_ORIGIN
+            else {}
         )
+        alone = [link for link in group if id(link) not in placed]
+        if alone:  # (no recorded run covers them: ranked among themselves)
+            places = _placed(refs, state.task, alone, commit, top, origin == TREE_ORIGIN)
+            placed.update((id(link), places[link.path]) for link in alone)
         for link in group:
-            priority, score, reason = places[link.path]
+            priority, score, reason = placed[id(link)]
             if priority != link.priority:
                 links[id(link)] = msgspec.structs.replace(
                     link, priority=priority, score=score, reason=spelled(reason)
                 )
     return list(links.values())
+
+
+def _placed(
+    refs: TaskRefs, task: Task, group: list[Link], commit: str | None, top: int, by_oid: bool
+) -> Mapping[str, Place]:
+    """The place of each link of ``group`` ranked among themselves alone."""
+    return place(
+        refs.repo,
+        task,
+        {link.path: link.size for link in group},
+        commit=commit,
+        top=top,
+        priority=None,
+        ranked=True,
+        oids={link.path: link.oid for link in group} if by_oid else None,
+    )
+
+
+def _in_runs(
+    refs: TaskRefs, state: TaskState, group: list[Link], pinned: str | None
+) -> dict[int, Place]:
+    """The place of each tree link of ``group`` that a ranked revision run this clone
+    made answers for, ranked among every file that run would rank now (its
+    candidates, listed again without reading a body) by the history of its commit
+    (``pinned``: of that one), as add-tree ranks them; a link two runs answer for
+    is placed by the later one, as a refresh does."""
+    placed: dict[int, Place] = {}
+    own = own_runs(refs.repo)
+    anchors = {note.path for note in (*state.task.files, *state.task.tests)}
+    for selection in state.task.selections:
+        if (
+            selection.mode != "rev"
+            or not selection.ranked
+            or selection.priority is not None
+            or identity(state.task.id, selection) not in own
+        ):
+            continue
+        mine = Scope(selection.prefix, Pathspec(selection.pathspecs), anchors)
+        held = [link for link in group if mine(link)]
+        universe = _candidates(refs, selection, anchors, held) if held else None
+        if universe is None:
+            continue
+        (history, tree), sizes, oids = universe
+        for link in held:  # (what is attached ranks: its blob, should the tree have moved)
+            sizes[link.path], oids[link.path] = link.size, link.oid
+        places = place(
+            refs.repo,
+            state.task,
+            sizes,
+            commit=pinned or history,
+            top=TREE_TOP,
+            priority=None,
+            ranked=True,
+            oids=oids,
+            tree=tree,  # (the word index kept of the tree serves)
+        )
+        placed.update((id(link), places[link.path]) for link in held)
+    return placed
+
+
+def _candidates(
+    refs: TaskRefs, selection: Selection, anchors: set[str], held: list[Link]
+) -> tuple[tuple[str | None, str], dict[str, int], dict[str, str]] | None:
+    """The commit (``None``: a tree was named) and tree a revision run reads now,
+    and the files it would rank, each with its size and blob (listed, and the
+    rules applied, as add-tree does: no body read);
+    ``None`` when the run cannot be taken now (its revision gone, say), or when a
+    partial clone lacks a blob it would take: git would fetch it to size it."""
+    settings = refs.repo.settings
+    spec = Pathspec(selection.pathspecs)
+    try:
+        resolved = resolve_rev(refs.repo, selection.rev)
+        max_file = limit(
+            settings, selection.max_file_bytes, "hydrate.maxFileBytes", "max file bytes"
+        )
+        max_total = limit(
+            settings, selection.max_total_bytes, "hydrate.maxTotalBytes", "max total bytes"
+        )
+        source = from_rev(refs.repo, selection.rev, resolved, tree_entries)
+        source.held = frozenset(link.path for link in held)
+        if source.unsized and _lacks(refs, resolved[1], source.entries, spec, anchors):
+            return None
+        candidates, _ = apply_rules(refs, source, spec, anchors, max_file, max_total)
+    except ValidationError:
+        return None
+    sizes = {entry.path: entry.size for entry in candidates}
+    oids = {entry.path: entry.oid for entry in candidates if entry.oid is not None}
+    return resolved, sizes, oids
+
+
+def _lacks(
+    refs: TaskRefs, tree: str, entries: list[FileEntry], spec: Pathspec, anchors: set[str]
+) -> bool:
+    """Whether this partial clone lacks the blob of a file of ``tree`` the run takes."""
+    absent = absent_blobs(refs.repo, tree)
+    return any(
+        entry.oid in absent
+        for entry in entries
+        if not spec or spec.matches(entry.path) or entry.path in anchors
+    )
 
 
 def _result(task_id: str, state: TaskState, new: list[Link], commit: str | None) -> RankResult:

@@ -74,6 +74,7 @@ __all__ = [
     "Progress",
     "TreeOptions",
     "add_tree",
+    "apply_rules",
 ]
 
 ORIGIN: Final = TREE_ORIGIN
@@ -108,7 +109,7 @@ def _source(
     return from_rev(refs.repo, selection.rev, resolved, tree_entries)
 
 
-def _apply_rules(
+def apply_rules(
     refs: TaskRefs,
     source: Source,
     spec: Pathspec,
@@ -439,9 +440,7 @@ def _select(
     """Apply the rules, read what is left, rank it and pick within the total
     budget: the picks (their new blobs written) and every skip with its reason."""
     selection, prefix = run.selection, run.selection.prefix
-    candidates, skipped = _apply_rules(
-        refs, source, run.spec, anchors, run.max_file, run.max_total
-    )
+    candidates, skipped = apply_rules(refs, source, run.spec, anchors, run.max_file, run.max_total)
     ranking = selection.ranked and selection.priority is None
     # (a tree no kept index serves is indexed as its blobs are read)
     index = prepare(refs.repo, source.tree, _blobs(candidates), indexer) if ranking else None

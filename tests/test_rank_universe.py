@@ -1,0 +1,86 @@
+"""``rank`` ranks the attached files among every file add-tree ranked (the
+recorded run's candidates), not among themselves: right after add-tree it
+moves nothing, and after a task edit it gives what add-tree gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_hydrate import Ledger
+from tests.conftest import commit_files, hydrate
+
+TASK = "U-1"
+WORDS = ["parser", "token", "render", "cache", "config", "widget", "socket", "logger"]
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """Forty files whose words and history differ, so that ranking a half of them
+    alone weighs their words (and picks seeds) otherwise than among all."""
+    files = {}
+    for i in range(40):
+        a, b = WORDS[i % len(WORDS)], WORDS[(i * 3 + 1) % len(WORDS)]
+        body = f"def {a}_{i}():\n    return {b}_{i}  # {a} {b}\n" * (1 + i % 7)
+        files[f"src/{a}/{b}_{i}.py"] = body
+    commit_files(repo, files, "layout")
+    paths = sorted(files)
+    for n in range(6):
+        commit_files(
+            repo,
+            {path: files[path] + f"# {n}\n" for path in paths[n * 3 : n * 3 + 4]},
+            f"change {WORDS[n]} and {WORDS[n + 1]} together",
+        )
+    with Ledger(repo) as ledger:
+        ledger.add_task(
+            TASK,
+            objective="The parser drops a token when the render cache is cold",
+            acceptance="tokens survive",
+        )
+    return repo
+
+
+def places(repo: Path) -> dict[str, tuple[int, float | None]]:
+    with Ledger(repo) as ledger:
+        return {e["source"]: (e["priority"], e["score"]) for e in ledger.context_entries(TASK)}
+
+
+@pytest.mark.parametrize("budget", [None, 2_000])
+def test_rank_right_after_add_tree_moves_nothing(project: Path, budget: int | None) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK, max_total_bytes=budget)
+        before = places(project)
+        if budget is not None:  # (the budget attaches about half the files)
+            assert 10 < len(before) < 30
+        result = ledger.rank(TASK)
+    assert (result["reranked"], result["changed"]) == (0, False)
+    assert places(project) == before
+    out = hydrate(project, "rank", TASK)
+    assert "reranked 0" in out.stdout
+
+
+def test_rank_after_a_task_edit_gives_what_add_tree_gives(project: Path) -> None:
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK, max_total_bytes=2_000)
+        attached = list(places(project))
+        ledger.edit_task(TASK, files=[attached[-1]], tests=[])
+        assert ledger.rank(TASK)["reranked"] > 0
+        ranked = places(project)
+        again = ledger.add_tree(TASK, max_total_bytes=2_000)
+    assert again["reranked"] == 0
+    now = places(project)
+    assert {path: now[path] for path in ranked if path in now} == {
+        path: ranked[path] for path in ranked if path in now
+    }
+
+
+def test_rank_after_add_tree_of_an_older_commit_moves_nothing(project: Path) -> None:
+    """A run of another revision ranked by that revision's history: so does ``rank``
+    (without ``--rev``)."""
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK, rev="HEAD~3", max_total_bytes=2_000)
+        before = places(project)
+        result = ledger.rank(TASK)
+    assert (result["reranked"], result["changed"]) == (0, False)
+    assert places(project) == before
