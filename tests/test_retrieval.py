@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -14,12 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from git_hydrate import Ledger
 from git_hydrate.hydrate.facts import FactsCache
 from git_hydrate.hydrate.history import read_history, without_templates
 from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
-from git_hydrate.hydrate.retrieval import lexical_hits, spelled_names
+from git_hydrate.hydrate.retrieval import (
+    _COLONS_MENTION,
+    _MENTION,
+    _mentions,
+    _package,
+    lexical_hits,
+    spelled_names,
+)
 from git_hydrate.hydrate.terms import blob_facts, tokenize
 from git_hydrate.store.confined import ConfinedTree
 from git_hydrate.store.objects import Objects
@@ -664,3 +674,68 @@ def test_a_project_s_own_changelog_weighs_as_a_changelog(log: str) -> None:
     assert hits.lexical["lua/telescope/builtin/__files.lua"] > hits.lexical[log]
     parser = lexical_hits("changelog parser parse", sorted(files), facts)
     assert "lib/changelog_parser.py" in dict(parser.seeds)
+
+
+def _mentions_pairwise(text: str, paths: list[str]) -> dict[str, str]:
+    """The paths ``text`` names, each path against each mention (the definition the
+    lookups of ``retrieval._mentions`` must keep; the first mention in order wins)."""
+    named = {m.strip("./").lower() for m in _MENTION.findall(text)}
+    named.update(m.lower().replace("::", ".") for m in _COLONS_MENTION.findall(text))
+    found: dict[str, str] = {}
+    for path in paths:
+        lower = path.lower()
+        base = posixpath.basename(lower)
+        module = posixpath.splitext(lower)[0].replace("/", ".")
+        tails = (".init", ".__init__", ".index", ".mod")
+        package = _package(module) if module.endswith(tails) else ""
+        for mention in sorted(named):
+            if (
+                lower == mention
+                or lower.endswith("/" + mention)
+                or (mention == base and "." in base)
+                or ("/" not in mention and module.endswith(mention) and "." in mention)
+                or (package and "/" not in mention and package.endswith("." + mention))
+            ):
+                found[path] = mention
+                break
+    unmatched = named.difference(found.values())
+    owners = [
+        m.rpartition(".")[0]
+        for m in unmatched
+        if m.count(".") >= 2 and m[0].isalpha() and "/" not in m
+    ]
+    for path in paths:
+        package = _package(posixpath.splitext(path.lower())[0].replace("/", "."))
+        for owner in sorted(owners):
+            if path not in found and package.endswith("." + owner):
+                found[path] = owner
+    return found
+
+
+_WORDS = ["click", "core", "init", "Mojo", "file", "a.b", "index"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
+                  st.sampled_from([".py", ".lua", ".pm", ""])),
+        min_size=1, max_size=8,
+    ),
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3),
+                  st.sampled_from(["/", ".", "::"]), st.sampled_from(["", ".py", ".lua"])),
+        max_size=6,
+    ),
+)  # fmt: skip
+@example(
+    [(["src", "click", "core"], ".py"), (["lua", "telescope", "builtin", "init"], ".lua")],
+    [(["click", "core"], "/", ".py"), (["telescope", "builtin"], ".", "")],
+)
+def test_each_path_finds_its_first_mention_by_lookups(
+    files: list[tuple[list[str], str]], said: list[tuple[list[str], str, str]]
+) -> None:
+    # each path tried each mention: at 3,000 files, a text naming 2,000 paths took 4 s
+    paths = sorted({"/".join(parts) + ext for parts, ext in files})
+    text = " and ".join(joint.join(parts) + ext for parts, joint, ext in said)
+    assert _mentions(text, paths) == _mentions_pairwise(text, paths)

@@ -117,20 +117,6 @@ class Weights:
     level_scale: float = TOP_LEVEL
 
 
-def _proximity(a: str, b: str) -> float:
-    """1 for the same directory, halving with each step apart; 0 without a common one."""
-    da, db = posixpath.dirname(a), posixpath.dirname(b)
-    if da == db:
-        return 1.0
-    pa, pb = da.split("/") if da else [], db.split("/") if db else []
-    common = 0
-    for x, y in zip(pa, pb, strict=False):
-        if x != y:
-            break
-        common += 1
-    return 0.5 ** ((len(pa) - common) + (len(pb) - common)) if common else 0.0
-
-
 def _cochange(
     anchors: set[str],
     history: Sequence[Sequence[str]],
@@ -274,8 +260,8 @@ def rank(
     limit = sweep_limit(paths, history, w.sweep, w.sweep_share)
     small, w = limit < w.sweep, replace(w, sweep=limit)
     in_play = list(dict.fromkeys(task.files_in_play))
-    named = [t for t in dict.fromkeys(task.tests) if t not in in_play]
     anchors = set(in_play)
+    named = [t for t in dict.fromkeys(task.tests) if t not in anchors]
     # a chore weighs less in co-change, unless the task is one (then they are its kin)
     scale = None if is_chore(task.text) else chore_scale(subjects, len(history), w.chore)
     cochange, partner, prior = _cochange(anchors, history, w, scale)
@@ -288,7 +274,7 @@ def rank(
     # with nothing in play, the files past commits like this task changed
     past = {} if in_play else _similar(task.text, subjects, history, w)
 
-    near = {path: _nearest(path, in_play) for path in paths} if in_play else {}
+    near = _nearness(paths, in_play) if in_play else {}
     # each signal's nonzero values, in the order the noisy OR multiplies them
     table = (
         ("cochange", {path: min(1.0, value) for path, value in cochange.items()}),
@@ -369,8 +355,8 @@ def _placed(
     for path in anchors:
         if _set(found, path, TOP_LEVEL):
             fixed[path] = "file in play"
-    for path in named:
-        if _set(found, path, TOP_LEVEL - 1 - min(named.index(path), _TEST_LEVELS - 1)):
+    for at, path in enumerate(named):
+        if _set(found, path, TOP_LEVEL - 1 - min(at, _TEST_LEVELS - 1)):
             fixed[path] = "named test"
     return found
 
@@ -384,9 +370,29 @@ def _set(found: Ranking, path: str, level: int) -> bool:
     return True
 
 
-def _nearest(path: str, in_play: Sequence[str]) -> float:
-    """The proximity of ``path`` to the nearest file in play."""
-    return max((_proximity(path, f) for f in in_play), default=0.0)
+def _nearness(paths: Sequence[str], in_play: Sequence[str]) -> dict[str, float]:
+    """Each path's proximity to the nearest file in play: 1 in the same folder,
+    halving with each step apart, 0 with no folder in common. By folders: the
+    fewest steps from a path's folder up to one some file in play is under, and
+    down to that file's, over every folder above the path (not each path against
+    each file in play: 3,000 files by 1,000 in play took seconds)."""
+    below: dict[tuple[str, ...], int] = {}  # (folder: fewest steps down to one in play)
+    for folder in {posixpath.dirname(f) for f in in_play}:
+        parts = tuple(folder.split("/")) if folder else ()
+        for depth in range(len(parts) + 1):
+            above = parts[:depth]
+            below[above] = min(below.get(above, len(parts)), len(parts) - depth)
+    nearest: dict[str, float] = {}
+    for folder in {posixpath.dirname(path) for path in paths}:
+        parts = tuple(folder.split("/")) if folder else ()
+        steps = [
+            len(parts) - depth + below[parts[:depth]]
+            for depth in range(1, len(parts) + 1)
+            if parts[:depth] in below
+        ]
+        same = below.get(parts) == 0  # (a file in play in this very folder, the top too)
+        nearest[folder] = 1.0 if same else 0.5 ** min(steps) if steps else 0.0
+    return {path: nearest[posixpath.dirname(path)] for path in paths}
 
 
 def _lexical(

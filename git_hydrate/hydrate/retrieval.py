@@ -29,7 +29,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
 from operator import add, ge, itemgetter, truediv
@@ -167,25 +167,25 @@ def _mentions(text: str, paths: Sequence[str]) -> dict[str, str]:
 def _paths_named(named: set[str], paths: Sequence[str]) -> dict[str, str]:
     """:func:`_mentions` of the paths, files and modules ``named`` (lower case)."""
     found: dict[str, str] = {}
-    mentions = sorted(named)
+    # (each path looks its tails up, not each mention: at 3,000 files, a text naming
+    # 2,000 paths took 4 s; the first mention in sorted order that a path matches wins)
+    dotted = _by_length(m for m in named if "/" not in m and "." in m)
+    packaged = _by_length("." + m for m in named if "/" not in m)
     modules: list[str] = []
     for path in paths:
         lower = path.lower()
         base = posixpath.basename(lower)
         module = posixpath.splitext(lower)[0].replace("/", ".")
         modules.append(module)
+        hits = [tail for tail in _tails(lower) if tail in named]
+        if base in named and "." in base:
+            hits.append(base)
+        hits += _ends(module, dotted)
         # (a package's file: ``telescope.builtin`` names ``.../telescope/builtin/init.lua``)
-        package = _package(module) if module.endswith(_PACKAGE_TAILS) else ""
-        for mention in mentions:
-            if (
-                lower == mention
-                or lower.endswith("/" + mention)
-                or (mention == base and "." in base)
-                or ("/" not in mention and module.endswith(mention) and "." in mention)
-                or (package and "/" not in mention and package.endswith("." + mention))
-            ):
-                found[path] = mention
-                break
+        if module.endswith(_PACKAGE_TAILS):
+            hits += [tail[1:] for tail in _ends(_package(module), packaged)]
+        if hits:
+            found[path] = min(hits)
     unmatched = named.difference(found.values())
     owners = sorted(
         m.rpartition(".")[0]
@@ -236,6 +236,28 @@ def _files_named(names: set[str], paths: Sequence[str]) -> dict[str, list[str]]:
 def _extension(rest: str) -> bool:
     """Whether ``rest``, what follows a name in a path, is its file's extension."""
     return rest[0] == "." and rest.count(".") == 1 and "/" not in rest
+
+
+def _by_length(texts: Iterable[str]) -> dict[int, set[str]]:
+    """``texts`` by their length, for :func:`_ends`."""
+    found: dict[int, set[str]] = {}
+    for text in texts:
+        found.setdefault(len(text), set()).add(text)
+    return found
+
+
+def _ends(text: str, by_length: Mapping[int, set[str]]) -> list[str]:
+    """The ones of ``by_length`` that ``text`` ends with."""
+    return [text[-n:] for n, ends in by_length.items() if n <= len(text) and text[-n:] in ends]
+
+
+def _tails(path: str) -> Iterator[str]:
+    """``path``, then what follows each of its ``/`` (``a/b/c``: ``a/b/c``, ``b/c``, ``c``)."""
+    yield path
+    at = path.find("/")
+    while at >= 0:
+        yield path[at + 1 :]
+        at = path.find("/", at + 1)
 
 
 def _package(module: str) -> str:
