@@ -128,31 +128,51 @@ def read_body(refs: TaskRefs, task_id: str, digest: str) -> str:
 
 
 def find_attachment(refs: TaskRefs, task_id: str, prefix: str) -> ContextEntry:
-    """The task's attachment whose sha256 is ``prefix`` or starts with it.
+    """The task's attachment whose sha256 is ``prefix`` or starts with it (4 to 64
+    hexadecimal digits), else whose source is ``prefix`` (``src/app.py``, as ``show``
+    and the prompt's reasons name it: a worker asks for a file by its name).
 
     Raises:
-        ValidationError: ``prefix`` is not 4 to 64 hexadecimal digits, or it
-            starts the hashes of more than one attachment.
-        NotFound: no attachment's hash starts with ``prefix``.
+        ValidationError: ``prefix`` starts the hashes of more than one attachment, or
+            is the source of more than one (their hashes named), or is empty.
+        NotFound: no attachment's hash starts with ``prefix`` and none has it as
+            its source.
     """
     wanted = prefix.lower()
-    if not 4 <= len(wanted) <= 64 or any(ch not in "0123456789abcdef" for ch in wanted):
-        shown = repr(prefix) if len(prefix) <= 80 else repr(prefix[:77]) + "…"
+    shown = repr(prefix) if len(prefix) <= 80 else repr(prefix[:77]) + "…"
+    if not prefix:
         raise ValidationError(
-            f"invalid attachment hash {shown}: give 4 to 64 hexadecimal digits of a hash "
-            f"git hydrate show {task_id} lists"
+            f"give an attachment's hash (4 to 64 hexadecimal digits) or its source, as "
+            f"git hydrate show {task_id} lists them"
         )
-    found = [e for e in context_entries(refs, task_id) if e["hash"].startswith(wanted)]
-    if not found:
-        raise NotFound(f"task {task_id} has no attachment whose hash starts with {wanted}")
+    entries = context_entries(refs, task_id)
+    hexadecimal = 4 <= len(wanted) <= 64 and not wanted.strip("0123456789abcdef")
+    found = [e for e in entries if e["hash"].startswith(wanted)] if hexadecimal else []
     if len(found) > 1:
-        listed = ", ".join(e["hash"][:12] for e in found[:4])
-        more = f" and {len(found) - 4} more" if len(found) > 4 else ""
         raise ValidationError(
             f"{wanted} starts the hashes of {len(found)} attachments of {task_id} "
-            f"({listed}{more}); give more digits"
+            f"({_hashes(found)}); give more digits"
         )
-    return found[0]
+    named = found or [e for e in entries if e["source"] == prefix]
+    if len(named) > 1:  # (one source, several bodies: a diff's and a file's, say)
+        raise ValidationError(
+            f"{shown} is the source of {len(named)} attachments of {task_id} "
+            f"({_hashes(named)}); give the hash of one"
+        )
+    if not named:
+        raise NotFound(
+            f"task {task_id} has no attachment whose hash starts with {wanted}"
+            if hexadecimal
+            else f"task {task_id} has no attachment whose source is {shown} nor whose "
+            f"hash starts with it (git hydrate show {task_id} lists them)"
+        )
+    return named[0]
+
+
+def _hashes(entries: list[ContextEntry]) -> str:
+    """The first hashes of ``entries``, for an error: four, and how many more."""
+    more = f" and {len(entries) - 4} more" if len(entries) > 4 else ""
+    return ", ".join(e["hash"][:12] for e in entries[:4]) + more
 
 
 def _expiry(now: float, ttl: float | None) -> int | None:

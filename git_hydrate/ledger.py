@@ -234,7 +234,8 @@ class Ledger(Packing):
         return attachments.read_body(self.refs, task_id, digest)
 
     def attachment(self, task_id: str, prefix: str) -> tuple[ContextEntry, str]:
-        """The attachment whose hash starts with ``prefix``, and its body (see
+        """The attachment whose hash starts with ``prefix`` (or whose source it is),
+        and its body (see
         :func:`git_hydrate.attachments.find_attachment` for the errors); also the
         text of the task's parent that its prompt carries as its first attachment
         (``parent task ID``), which a prompt's notice may name by its hash."""
@@ -244,7 +245,10 @@ class Ledger(Packing):
             from .pack.stored import parent_attachment  # (only for this case)
 
             parent = parent_attachment(self.refs, self.refs.load(task_id).task.parent)
-            if parent is None or not parent.hash.startswith(prefix.lower()):
+            wanted = prefix.lower()
+            if parent is None or not (
+                (len(wanted) >= 4 and parent.hash.startswith(wanted)) or parent.source == prefix
+            ):
                 raise
             entry: ContextEntry = {
                 "hash": parent.hash,

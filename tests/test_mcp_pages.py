@@ -127,7 +127,7 @@ def test_an_omitted_attachment_is_fetched_by_its_hash(stocked: Path) -> None:
         in answer
     )
     assert answer.endswith("--- END UNTRUSTED CONTEXT ---\n")
-    assert _text(bad).startswith("error: invalid attachment hash 'xyz': give 4 to 64 hex")
+    assert _text(bad).startswith("error: task L-1 has no attachment whose source is 'xyz'")
     assert _text(unknown) == f"error: task L-1 has no attachment whose hash starts with {'0' * 64}"
     assert _text(current).startswith("error: no current task")
     assert all(r.is_error and "\n" not in _text(r) for r in (bad, unknown, current))
@@ -151,8 +151,8 @@ def test_show_attachment_on_the_command_line(repo: Path) -> None:
     as_json = json.loads(hydrate(repo, "show", "A-1", "--attachment", one, "--json").stdout)
     assert (as_json["hash"], as_json["body"]) == (one, bodies[int(as_json["source"][6:-3])])
     for prefix, message in [
-        ("g00d", "error: invalid attachment hash 'g00d': give 4 to 64 hexadecimal digits"),
-        ("x" * 5000, "error: invalid attachment hash 'xxxxxxxx"),
+        ("g00d", "error: task A-1 has no attachment whose source is 'g00d' nor whose hash"),
+        ("x" * 5000, "error: task A-1 has no attachment whose source is 'xxxxxxxx"),
         ("ffff" * 16, "error: task A-1 has no attachment whose hash starts with ffff"),
     ]:
         refused = hydrate(repo, "show", "A-1", "--attachment", prefix)
@@ -168,6 +168,40 @@ def test_show_attachment_on_the_command_line(repo: Path) -> None:
         assert refused.stderr.endswith("; give more digits\n")
     alone = hydrate(repo, "show", "A-1", "--outline")
     assert alone.returncode == 2 and "--outline goes with --attachment" in alone.stderr
+
+
+def test_show_attachment_by_its_source(repo: Path) -> None:
+    """A worker reads sources in the prompt (its notice, the list's reasons such as
+    "co-change with src/x.py"), not hashes: ``--attachment`` takes a source too; one
+    source of two bodies names their hashes; a hexadecimal file name is a source
+    when no hash starts with it."""
+    with Ledger(repo) as ledger:
+        ledger.add_task("S-1", "Read sources", "read")
+        ledger.add_contexts(
+            "S-1",
+            [("one\n", "src/app.py", 0, None), ("two\n", "notes/x", 0, None),
+             ("three\n", "notes/x", 0, None), ("four\n", "cafe", 0, None)],
+        )  # fmt: skip
+        hashes = {e["hash"]: e["source"] for e in ledger.context_entries("S-1")}
+    shown = hydrate(repo, "show", "S-1", "--attachment", "src/app.py")
+    assert shown.returncode == 0, shown.stderr
+    assert "source: src/app.py; 4 bytes" in shown.stdout and "one\n" in shown.stdout
+    if not any(digest.startswith("cafe") for digest in hashes):
+        cafe = hydrate(repo, "show", "S-1", "--attachment", "cafe", "--json")
+        assert json.loads(cafe.stdout)["body"] == "four\n"
+    two = hydrate(repo, "show", "S-1", "--attachment", "notes/x")
+    assert two.returncode == 1 and two.stderr.count("\n") == 1
+    assert "'notes/x' is the source of 2 attachments of S-1 (" in two.stderr
+    assert two.stderr.endswith("; give the hash of one\n")
+    for digest, source in hashes.items():
+        if source == "notes/x":
+            assert digest[:12] in two.stderr
+    none = hydrate(repo, "show", "S-1", "--attachment", "src/other.py")
+    assert none.returncode == 1
+    assert none.stderr == (
+        "error: task S-1 has no attachment whose source is 'src/other.py' nor whose hash "
+        "starts with it (git hydrate show S-1 lists them)\n"
+    )
 
 
 def test_no_outline_says_why(repo: Path) -> None:

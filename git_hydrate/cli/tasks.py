@@ -438,7 +438,8 @@ def list_tasks(
     metavar="HASH",
     default=None,
     help="Print one attachment's body instead, by its hash or a unique prefix (4 or more "
-    "hex digits), as untrusted data with its source and size, in the prompt's format "
+    "hex digits) or its source (src/app.py, as the list names it), as untrusted data "
+    "with its source and size, in the prompt's format "
     "(--format markdown: its bytes whole in a fence; seed: a line that reads as structure "
     "marked with a backslash); on a terminal, control characters other than line feed and "
     "tab are shown as \\xNN, \\uNNNN or \\UNNNNNNNN.",

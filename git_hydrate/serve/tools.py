@@ -69,7 +69,7 @@ _SPECS: Final[tuple[tuple[str, str, dict[str, Any], list[str], bool], ...]] = (
     ),
     (
         "get_attachment",
-        "One attachment's body (or `outline`) by hash or unique prefix; in parts.",
+        "One attachment's body (or `outline`) by hash, unique prefix or source; in parts.",
         {"id": _ID, "hash": _ID, "part": _PART, "outline": {"type": "boolean"}},
         ["id", "hash"],
         True,
