@@ -4,7 +4,8 @@
 index answers for from its postings rather than file by file: each asked word
 is a column of every file's count of it (its path's words and its defined
 names counted over, as :func:`.retrieval._documents` counts a file from its
-facts), and BM25 is a few passes over those columns.
+facts), and BM25 is a few passes over those columns (a word few files hold:
+over the rows that hold it, not every row).
 
 At 30,000 files that all hold an asked word a column is 30,000 counts: they
 are ``array`` columns (8 bytes a file), filled from the postings in C, not
@@ -115,12 +116,21 @@ class Columns:
         norms: dict[int, float] = {}  # (by length: many files share one)
         for length in set(self.lengths):
             norms[length] = K1 * (1 - B + B * length / average)
-        # (a word a file lacks adds an exact 0.0: the sum, exactly rounded, is the same;
-        # so a word no file holds is left out)
-        used = [(weight[word], column) for word, column in self.counts.items() if any(column)]
+        # (a word a file lacks adds an exact 0.0, weights being positive: the sum,
+        # exactly rounded, is the same without it; so a word no file holds is left out,
+        # and a word few files hold is summed in only where it is)
+        dense: list[tuple[float, list[int]]] = []
+        sparse: dict[int, list[float]] = {}  # (by row: the terms of the words few hold)
+        for word, column in self.counts.items():
+            held = len(column) - column.count(0)
+            if held * _SPARSE > len(column):
+                dense.append((weight[word], column))
+            elif held:
+                _sparse_terms(weight[word], column, norms, self.lengths, sparse)
         scores = array("d")
         for start in range(0, len(self.paths), _BLOCK):  # (a block of rows at a time)
-            scores.fromlist(_block(used, norms, self.lengths[start : start + _BLOCK], start))
+            lengths = self.lengths[start : start + _BLOCK]
+            scores.fromlist(_block(dense, norms, lengths, start, sparse))
         if self.held is not None:
             for row in compress(range(len(scores)), map((0).__eq__, self.held)):
                 scores[row] *= PATH_ONLY
@@ -133,13 +143,37 @@ class Columns:
 
 #: Rows scored at a time: each asked word's terms of a block are Python floats.
 _BLOCK: Final = 4096
+#: A word held by fewer than one row in this many is scored only where it is held
+#: (a ticket's hundreds of words are mostly rare: each a pass over every row cost
+#: 2 s of CPU for 300 words at 30,000 files).
+_SPARSE: Final = 8
+
+
+def _sparse_terms(
+    weight: float,
+    column: list[int],
+    norms: dict[int, float],
+    lengths: array[int],
+    into: dict[int, list[float]],
+) -> None:
+    """The terms of one word in the rows that hold it, by row, into ``into`` (each
+    as :func:`_block` computes it)."""
+    k1 = K1 + 1
+    for row in compress(range(len(column)), column):
+        f = column[row]
+        into.setdefault(row, []).append(weight * f * k1 / (f + norms[lengths[row]]))
 
 
 def _block(
-    used: list[tuple[float, list[int]]], norms: dict[int, float], lengths: array[int], start: int
+    used: list[tuple[float, list[int]]],
+    norms: dict[int, float],
+    lengths: array[int],
+    start: int,
+    sparse: Mapping[int, list[float]],
 ) -> list[float]:
     """The scores of the rows from ``start`` (``lengths``: theirs): per word and file
-    weight * f * k1 / (f + norm), as the formula reads, summed exactly rounded."""
+    weight * f * k1 / (f + norm), as the formula reads, summed exactly rounded, with
+    the terms ``sparse`` holds for a row (the words few rows hold)."""
     end = start + len(lengths)
     rows = list(map(norms.__getitem__, lengths))
     k1 = K1 + 1
@@ -153,9 +187,13 @@ def _block(
         )
         for weight, column in used
     ]
-    if not terms:
-        return [0.0] * len(lengths)
-    return list(map(math.fsum, zip(*terms, strict=True)))
+    if not sparse:
+        if not terms:
+            return [0.0] * len(lengths)
+        return list(map(math.fsum, zip(*terms, strict=True)))
+    each = zip(*terms, strict=True) if terms else repeat((), len(lengths))
+    found = map(sparse.get, range(start, end), repeat(()))
+    return list(map(math.fsum, map(chain, each, found)))
 
 
 def columns(served: Served, asked: set[str]) -> tuple[Columns, int, Named]:
@@ -184,10 +222,10 @@ def columns(served: Served, asked: set[str]) -> tuple[Columns, int, Named]:
         files, counts = by_contents.pop(word)
         if files == everyone:  # (every row, in order)
             column = counts.tolist()
-        else:
-            at = dict(zip(files, counts, strict=True))
-            column = list(map(at.get, table.positions, repeat(0)))
-            del at
+        else:  # (each posting put in its row: a word few files hold costs what they are)
+            column = [0] * len(table.positions)
+            for row, times in zip(table.rows_of(files), counts, strict=True):
+                column[row] = times
         del files, counts
         files, counts = by_path[word]
         for row, times in zip(table.rows_of(files), counts, strict=True):
@@ -285,6 +323,16 @@ class Named(Mapping[str, list[str]]):
 
     def _files(self) -> set[int]:
         return set().union(*(files for files, _words in self._named.values()))
+
+    def defining(self, names: set[str]) -> list[str]:
+        """The paths that define one of ``names``, in index order (from the postings:
+        not each file asked in turn)."""
+        found = {
+            files[at]
+            for files, words in self._named.values()
+            for at in compress(range(len(words)), map(names.__contains__, words))
+        }
+        return list(map(self._paths.__getitem__, sorted(found)))
 
     def __iter__(self) -> Iterator[str]:
         return map(self._paths.__getitem__, sorted(self._files()))

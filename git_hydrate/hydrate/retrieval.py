@@ -290,7 +290,9 @@ def spelled_names(text: str, defines: Mapping[str, list[str]]) -> dict[str, str]
     if not spelled:
         return {}
     own: dict[str, list[str]] = {}
-    for path in defines:
+    # (the files that may define one, from the names' postings: asking each of 30,000
+    # files for its names cost 2 s of CPU for a ticket of 200 words)
+    for path in defines.holding(spelled) if isinstance(defines, _Defines) else defines:
         names = defines.get(path)
         mine = [name for name in names or () if name in spelled]
         if mine:
@@ -483,6 +485,13 @@ class _Defines(Mapping[str, list[str]]):
         if served is None or scored is None:
             return iter(self._names)
         return chain(self._names, (path for path in served if path in scored))
+
+    def holding(self, names: set[str]) -> Iterator[str]:
+        """The paths that define one of ``names``, in :meth:`__iter__`'s order."""
+        yield from (path for path, defined in self._names.items() if not names.isdisjoint(defined))
+        served, scored = self._served, self._scored
+        if served is not None and scored is not None:
+            yield from (path for path in served.defining(names) if path in scored)
 
     def __len__(self) -> int:
         return sum(1 for _path in self)
