@@ -103,6 +103,14 @@ def _oid(body: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
 
 
+def _served(bodies: dict[str, bytes], paths: list[str]) -> tuple[dict[str, BlobFacts], Served]:
+    """Each file's facts, and a word index built of them serving ``paths``."""
+    oids = {path: _oid(data) for path, data in bodies.items()}
+    facts = {path: blob_facts(data) for path, data in bodies.items()}
+    index = build_index(oids, facts)
+    return facts, Served(index, *index.serving(paths, oids))
+
+
 def _assert_same(a: Hits, b: Hits) -> None:
     # exactly: a last-bit difference breaks ties between equal files differently
     assert a.lexical == b.lexical
@@ -126,10 +134,7 @@ def test_equal_files_tie_the_same_way_through_the_index() -> None:
         "src/budget_parse.py": b"parse parse omega beta beta",
     }
     paths = list(bodies)
-    oids = {path: _oid(data) for path, data in bodies.items()}
-    facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = build_index(oids, facts)
-    served = Served(index, *index.serving(paths, oids))
+    facts, served = _served(bodies, paths)
     for text in ("gamma delta alpha beta omega parse", "parse alpha delta", "omega beta"):
         expected = lexical_hits(text, paths, facts)
         _assert_same(expected, lexical_hits(text, paths, {}, index=served))
@@ -145,10 +150,7 @@ def test_a_documents_examples_define_nothing_with_or_without_the_index() -> None
         "lib/plug/adapter.ex": b"defmodule Plug.Adapter do\n  def terminate(c), do: c\nend\n",
     }
     paths = sorted(bodies)
-    oids = {path: _oid(data) for path, data in bodies.items()}
-    facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = build_index(oids, facts)
-    served = Served(index, *index.serving(paths, oids))
+    facts, served = _served(bodies, paths)
     text = "terminate the conn: the adapter's terminate_conn"
     expected = lexical_hits(text, paths, facts)
     assert dict(expected.defines) == {"lib/plug/adapter.ex": ["terminate"]}
@@ -173,10 +175,7 @@ def test_rows_scored_a_block_at_a_time_score_as_every_file(
     bodies["docs/plain.md"] = b"nothing asked here"
     bodies["CHANGES.rst"] = b"retry queue budget session"
     paths = sorted(bodies)
-    oids = {path: _oid(data) for path, data in bodies.items()}
-    facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = build_index(oids, facts)
-    served = Served(index, *index.serving(paths, oids))
+    facts, served = _served(bodies, paths)
     for text in ("retry the queue budget", "session schema token", "plain"):
         expected = lexical_hits(text, paths, facts)
         _assert_same(expected, lexical_hits(text, paths, {}, index=served))
@@ -226,10 +225,7 @@ def test_words_few_files_hold_score_as_every_file_scored(rare: int) -> None:
         for n in range(60)
     }
     paths = list(bodies)
-    oids = {path: _oid(data) for path, data in bodies.items()}
-    facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = build_index(oids, facts)
-    served = Served(index, *index.serving(paths, oids))
+    facts, served = _served(bodies, paths)
     text = "retry the token schema of the budget queue session"
     _assert_same(lexical_hits(text, paths, facts), lexical_hits(text, paths, {}, index=served))
 
@@ -244,10 +240,7 @@ def test_the_files_defining_a_spelled_name_are_found_from_the_postings() -> None
     }
     bodies["src/plain.py"] = b"retry = budget = 1\n"
     paths = list(bodies)
-    oids = {path: _oid(data) for path, data in bodies.items()}
-    facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = build_index(oids, facts)
-    served = Served(index, *index.serving(paths, oids))
+    facts, served = _served(bodies, paths)
     text = "retry_budget_0 fails, and RetryBudget3; retry budget"
     got = lexical_hits(text, paths, {}, index=served)
     expected = lexical_hits(text, paths, facts)
@@ -268,10 +261,7 @@ def test_names_postings_out_of_file_order_find_the_same_names(
     }
     bodies["src/plain.py"] = b"retry = budget = 1\n"
     paths = list(bodies)
-    oids = {path: _oid(data) for path, data in bodies.items()}
-    facts = {path: blob_facts(data) for path, data in bodies.items()}
-    index = build_index(oids, facts)
-    served = Served(index, *index.serving(paths, oids))
+    facts, served = _served(bodies, paths)
     text = "retry budget"
     expected = lexical_hits(text, paths, facts)
     in_order = WordIndex.names
