@@ -23,14 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+from paired import Timing, alternate, header, rows, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,11 +80,9 @@ def issue(files: int, named: int) -> bytes:
     ).encode()
 
 
-def timed_rank(code: Path, repo: Path) -> tuple[float, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = hydrate(code, repo, "rank", "bd-1")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+def _rank(arms: dict[str, Path], repos: dict[str, Path], name: str, _round: int) -> Timing:
+    """One whole ``git hydrate rank`` of the arm ``name`` on its own copy."""
+    return timed(arms[name], repos[name], ["rank", "bd-1"], env=environment(arms[name]))
 
 
 def main() -> None:
@@ -94,7 +93,7 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, help="another commit's code, alternated")
     opts = parser.parse_args()
     arms = {"this": ROOT} | ({"reference": opts.reference} if opts.reference else {})
-    print(f"{'named':>7} {'arm':>10} {'cpu s':>8} {'wall s':>8} {'cpu ratio':>10}")
+    header("named", 7)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         make_repo(base, opts.files)
@@ -106,18 +105,7 @@ def main() -> None:
                 hydrate(code, repos[name], "import", "-q", "--from", "beads",
                         stdin=issue(opts.files, named))  # fmt: skip
                 hydrate(code, repos[name], "add-tree", "bd-1")
-            times: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
-            for round_ in range(opts.runs):
-                order = list(arms) if round_ % 2 == 0 else list(reversed(arms))
-                for name in order:
-                    times[name].append(timed_rank(arms[name], repos[name]))
-            medians = {
-                name: (statistics.median(c for c, _ in got), statistics.median(w for _, w in got))
-                for name, got in times.items()
-            }
-            for name, (cpu, wall) in medians.items():
-                ratio = f"{cpu / medians['reference'][0]:.2f}x" if "reference" in medians else ""
-                print(f"{named:>7} {name:>10} {cpu:>8.3f} {wall:>8.3f} {ratio:>10}")
+            rows(named, 7, alternate(list(arms), opts.runs, partial(_rank, arms, repos)))
 
 
 if __name__ == "__main__":

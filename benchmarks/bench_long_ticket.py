@@ -19,14 +19,13 @@ system, the process and its git children) and wall, and the CPU ratio.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import resource
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from paired import Timing, alternate, header, rows, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,19 +44,12 @@ def vocabulary(repo: Path) -> list[str]:
     return found
 
 
-def run(code: Path, repo: Path, task: str, ticket: str) -> tuple[float, float]:
-    """CPU and wall seconds of ``task-add`` and then the timed ``add-tree --prompt``."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    hydrate = [sys.executable, "-m", "git_hydrate"]
-    add = [*hydrate, "task-add", task, "--objective", ticket, "--acceptance", "ok"]
-    subprocess.run(add, cwd=repo, env=env, check=True, capture_output=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    tree = [*hydrate, "add-tree", task, "--prompt", "--max-bytes", "64k", "-q"]
-    subprocess.run(tree, cwd=repo, env=env, check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+def run(code: Path, repo: Path, task: str, ticket: str) -> Timing:
+    """CPU and wall seconds of the ``add-tree --prompt`` of a new task (its ``task-add``
+    not timed)."""
+    add = ["task-add", task, "--objective", ticket, "--acceptance", "ok"]
+    timed(code, repo, add)
+    return timed(code, repo, ["add-tree", task, "--prompt", "--max-bytes", "64k", "-q"])
 
 
 def main() -> None:
@@ -76,20 +68,15 @@ def main() -> None:
             sys.exit(f"no {repo}: run bench_scale.py --sizes {opts.size} --keep {opts.keep}")
     words = vocabulary(repos["this"][1])
     stamp = int(time.time())
-    print(f"{'words':>6} {'arm':>10} {'cpu s':>8} {'wall s':>8} {'cpu ratio':>10}")
+    header("words", 6)
     for count in (int(n) for n in opts.words.split(",")):
         ticket = " ".join(words[:count])
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name in repos}
-        for round_ in range(opts.runs):
-            order = list(repos) if round_ % 2 == 0 else list(reversed(repos))
-            for name in order:
-                code, repo = repos[name]
-                times[name].append(run(code, repo, f"LT-{stamp}-{count}-{round_}", ticket))
-        cpu = {name: statistics.median(c for c, _w in got) for name, got in times.items()}
-        for name, got in times.items():
-            wall = statistics.median(w for _c, w in got)
-            ratio = f"{cpu[name] / cpu['reference']:.2f}x" if "reference" in cpu else ""
-            print(f"{count:>6} {name:>10} {cpu[name]:>8.3f} {wall:>8.3f} {ratio:>10}")
+
+        def measure(name: str, round_: int, count: int = count, ticket: str = ticket) -> Timing:
+            code, repo = repos[name]
+            return run(code, repo, f"LT-{stamp}-{count}-{round_}", ticket)
+
+        rows(count, 6, alternate(list(repos), opts.runs, measure))
 
 
 if __name__ == "__main__":
