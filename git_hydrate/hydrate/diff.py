@@ -23,7 +23,7 @@ from ..results import HydrateResult
 from ..store import Repository
 from ..taskrefs import TaskRefs
 from .cache import keep_compiled_prefilter
-from .links import DIFF_TOP, Pick, Selector, commit_links, limit
+from .links import DIFF_TOP, Pick, Selector, commit_links, limits
 from .pathspec import Pathspec
 from .placement import Place, place
 from .rules import Skipped, body_rule
@@ -384,8 +384,7 @@ def add_diff(
         priority = validate.context_priority(priority)
     spec = Pathspec(pathspecs)
     _check_what_to_diff(rev_range, staged or worktree, log)
-    max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
-    max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
+    max_file, max_total = limits(settings, max_file_bytes, max_total_bytes)
     task = refs.load(task_id).task
     args, label = _diff_args(refs.repo, rev_range, staged, worktree)
     bodies, skipped, changed = _bodies(refs.repo, args, label, spec, log)

@@ -30,6 +30,7 @@ __all__ = [
     "Selector",
     "commit_links",
     "limit",
+    "limits",
     "ranked_priority",
     "spelled",
 ]
@@ -176,6 +177,16 @@ def limit(settings: Settings, value: int | None, key: str, what: str) -> int:
     if number <= 0:
         raise ValidationError(f"{what} must be positive, not {number}")
     return number
+
+
+def limits(
+    settings: Settings, max_file_bytes: int | None, max_total_bytes: int | None
+) -> tuple[int, int]:
+    """A run's byte limits per file and in all: each as given, else its setting."""
+    return (
+        limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes"),
+        limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes"),
+    )
 
 
 def _links_for(

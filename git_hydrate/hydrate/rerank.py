@@ -24,7 +24,7 @@ from ..model import Link, Selection, Task
 from ..pack.refresh_memo import own_runs
 from ..taskrefs import Change, TaskRefs, TaskState, Unchanged, task_message
 from .diff import ORIGIN as DIFF_ORIGIN
-from .links import DIFF_TOP, TREE_TOP, limit, spelled
+from .links import DIFF_TOP, TREE_TOP, limits, spelled
 from .listings import tree_entries
 from .pathspec import Pathspec
 from .placement import Place, place
@@ -182,15 +182,11 @@ def _candidates(
     rules applied, as add-tree does: no body read);
     ``None`` when the run cannot be taken now (its revision gone, say), or when a
     partial clone lacks a blob it would take: git would fetch it to size it."""
-    settings = refs.repo.settings
     spec = Pathspec(selection.pathspecs)
     try:
         resolved = resolve_rev(refs.repo, selection.rev)
-        max_file = limit(
-            settings, selection.max_file_bytes, "hydrate.maxFileBytes", "max file bytes"
-        )
-        max_total = limit(
-            settings, selection.max_total_bytes, "hydrate.maxTotalBytes", "max total bytes"
+        max_file, max_total = limits(
+            refs.repo.settings, selection.max_file_bytes, selection.max_total_bytes
         )
         source = from_rev(refs.repo, selection.rev, resolved, tree_entries)
         source.held = frozenset(link.path for link in held)

@@ -44,7 +44,7 @@ from .history import Begun, begin_history
 from .indexer import Indexer
 from .indexer import start as start_indexer
 from .kept import has_index
-from .links import TREE_TOP, Pick, Selector, commit_links, limit
+from .links import TREE_TOP, Pick, Selector, commit_links, limits
 from .listings import tree_entries
 from .pathspec import Pathspec
 from .placement import Place, place, prepare
@@ -296,8 +296,7 @@ class _Run:
         spec = Pathspec(pathspecs)
         max_file_bytes = options.get("max_file_bytes")
         max_total_bytes = options.get("max_total_bytes")
-        max_file = limit(settings, max_file_bytes, "hydrate.maxFileBytes", "max file bytes")
-        max_total = limit(settings, max_total_bytes, "hydrate.maxTotalBytes", "max total bytes")
+        max_file, max_total = limits(settings, max_file_bytes, max_total_bytes)
         allow_secrets = options.get("allow_secrets")
         allowed = (
             settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
