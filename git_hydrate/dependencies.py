@@ -232,11 +232,16 @@ def why_none_ready(
 _NAMED_WAITS: Final = 10
 
 
-def named_waits(task_id: str, waits: Sequence[str], joint: str = ", ") -> str:
-    """``waits`` (what ``task_id`` waits for) joined by ``joint``, the first
-    :data:`_NAMED_WAITS` of them and how many more: a parent of 10,000 open parts
-    named them all, a line of 159 KB."""
-    named = joint.join(waits[:_NAMED_WAITS])
+def named_waits(
+    task_id: str,
+    waits: Sequence[Any],
+    joint: str = ", ",
+    name: Callable[[Any], str] = str,
+) -> str:
+    """``waits`` (what ``task_id`` waits for, each said by ``name``) joined by ``joint``,
+    the first :data:`_NAMED_WAITS` of them and how many more: a parent of 10,000 open
+    parts named them all, a line of 159 KB."""
+    named = joint.join(map(name, waits[:_NAMED_WAITS]))
     if len(waits) > _NAMED_WAITS:
         named += f" and {len(waits) - _NAMED_WAITS} more (git hydrate show {task_id} names them)"
     return named

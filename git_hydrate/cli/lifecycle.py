@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -45,23 +45,18 @@ def _budget_line(status: Mapping[str, Any]) -> str:
     return f"tokens: {reported} of {budget} reported, {remaining} remaining"
 
 
-#: The dependencies ``status`` names on its line (the rest: counted).
-_NAMED_DEPENDENCIES: Final = 10
-
-
 def _depends_line(status: Mapping[str, Any]) -> str:
-    """``depends on: A-1 (done), B-2 (open), N-9 (not here: …)``."""
-    said = []
-    depends = status["depends"]
-    for dep in depends[:_NAMED_DEPENDENCIES]:
-        station = dep["station"]
-        where = shown(station) if station is not None else "not here: a pull may bring it"
-        said.append(f"{shown(dep['task_id'])} ({where})")
-    more = len(depends) - _NAMED_DEPENDENCIES  # (100,000 of a remote's task: a 4 MB line)
-    rest = (
-        f" and {more} more (git hydrate show {status['task_id']} names them)" if more > 0 else ""
-    )
-    return f"depends on: {', '.join(said)}{rest}"
+    """``depends on: A-1 (done), B-2 (open), N-9 (not here: …)``; the first ten, and
+    how many more (100,000 of a remote's task made a line of 4 MB)."""
+    from ..dependencies import named_waits
+
+    return f"depends on: {named_waits(status['task_id'], status['depends'], name=_dependency)}"
+
+
+def _dependency(dep: Mapping[str, Any]) -> str:
+    station = dep["station"]
+    where = shown(station) if station is not None else "not here: a pull may bring it"
+    return f"{shown(dep['task_id'])} ({where})"
 
 
 def _print_status(status: Mapping[str, Any]) -> None:
