@@ -217,8 +217,9 @@ class Flagged(TypedDict):
     reason: NotRequired[str | None]
 
 
-class PromptResult(TypedDict):
-    """``Ledger.prompt()``: the prompt measured alone (its packet comes along).
+class PromptFields(TypedDict):
+    """``Ledger.write_prompt()``: what a prompt's walk says of it (see
+    :class:`PromptResult`), without the prompt (it was written out) and its packet.
 
     ``prompt_bytes`` is what ``max_bytes`` bounds; ``kept`` of ``attachments``
     made it in, and ``needed_bytes`` is the budget that would hold them all
@@ -227,46 +228,31 @@ class PromptResult(TypedDict):
     them all); ``shrunk`` with outlines on.
     """
 
+    packet_bytes: int
+    prompt_bytes: int
+    max_bytes: int | None
+    token_estimate: int
+    note: str
+    omitted: list[Omission]
+    kept: int
+    attachments: int
+    needed_bytes: int
+    needed_tokens: NotRequired[int]
+    token_count: NotRequired[int]
+    max_tokens: NotRequired[int | None]
+    token_encoding: NotRequired[str]
+    shrunk: NotRequired[list[Shrunk]]
+    flagged: NotRequired[list[Flagged]]
+    decisions: NotRequired[list[str]]
+
+
+class PromptResult(PromptFields):
+    """``Ledger.prompt()``: the prompt measured alone (:class:`PromptFields`), with
+    the prompt and its packet (the prompt is rendered from it; its size does not
+    count)."""
+
     packet: dict[str, Any]
     prompt: str
-    packet_bytes: int
-    prompt_bytes: int
-    max_bytes: int | None
-    token_estimate: int
-    note: str
-    omitted: list[Omission]
-    kept: int
-    attachments: int
-    needed_bytes: int
-    needed_tokens: NotRequired[int]
-    token_count: NotRequired[int]
-    max_tokens: NotRequired[int | None]
-    token_encoding: NotRequired[str]
-    shrunk: NotRequired[list[Shrunk]]
-    flagged: NotRequired[list[Flagged]]
-    decisions: NotRequired[list[str]]
-
-
-class PromptFields(TypedDict):
-    """``Ledger.write_prompt()``: what :class:`PromptResult` says of a prompt,
-    without the prompt (it was written out) and its packet."""
-
-    packet_bytes: int
-    prompt_bytes: int
-    max_bytes: int | None
-    token_estimate: int
-    note: str
-    omitted: list[Omission]
-    kept: int
-    attachments: int
-    needed_bytes: int
-    needed_tokens: NotRequired[int]
-    token_count: NotRequired[int]
-    max_tokens: NotRequired[int | None]
-    token_encoding: NotRequired[str]
-    shrunk: NotRequired[list[Shrunk]]
-    flagged: NotRequired[list[Flagged]]
-    decisions: NotRequired[list[str]]
 
 
 class ListItem(TypedDict, total=False):
