@@ -458,6 +458,19 @@ def test_markdown_and_rst_outlines_are_their_headings() -> None:
     assert ol.outline("doc.rst", rst) == "Title\n=====\n...\nSub\n---\n"
 
 
+def test_a_markdown_front_matter_holds_no_heading() -> None:
+    """A static site's page opens with front matter: its last line over the closing
+    ``---`` is no setext heading, a ``#`` comment in it no ATX one (go-task's and
+    zod's docs outlined as ``description: "..."`` over ``---``)."""
+    md = '---\ntitle: Zod\n# a YAML comment\ndescription: "Internals"\n---\n\n# Guide\ntext\n'
+    assert ol.outline("docs/zod.mdx", md) == "...\n# Guide\n...\n"
+    assert ol.outline("index.md", "---\nlayout: home\n---\nHello.\n") is None
+    toml = '+++\ntitle = "T"\n# comment\n+++\nSub\n---\n'
+    assert ol.outline("page.md", toml) == "...\nSub\n---\n"
+    # no closing line: a thematic break, then a setext heading, as before
+    assert ol.outline("doc.md", "---\nTitle\n===\nbody\n") == "...\nTitle\n===\n...\n"
+
+
 def test_the_light_grammar_table_names_the_outliners_packages() -> None:
     """The prompt cache keys outlines by :mod:`grammars` without importing the
     outliner: its table must name every package the outliner imports."""

@@ -4,7 +4,9 @@ A document's outline is its heading lines, as they stand in the body, with an
 elision marker (``...``) where text between two headings was left out: enough
 for a worker to see what the document covers and ask for the part it needs.
 Markdown headings are ATX (``#`` to ``######``) or setext (a line underlined by
-``===`` or ``---``), never inside a fenced code block; reStructuredText
+``===`` or ``---``), never inside a fenced code block nor in the front matter a
+document may open with (YAML between ``---`` lines, TOML between ``+++``
+lines, as static site generators read them); reStructuredText
 section titles are a line underlined (and perhaps overlined) by one repeated
 punctuation character at least as long as the title. A document without a
 heading has no outline (``None``). Pure; no extra needed.
@@ -23,6 +25,8 @@ __all__ = ["markdown_outline", "rst_outline", "unfenced"]
 _ATX: Final = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
+#: A front matter's first line, and the lines that may close it.
+_FRONT: Final = {"---": ("---", "..."), "+++": ("+++",)}
 #: reStructuredText's adornment characters (any printable non-alphanumeric ASCII).
 _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*")
 
@@ -63,15 +67,29 @@ def unfenced(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
         yield index, line
 
 
+def _front_matter_end(lines: Sequence[str]) -> int:
+    """The index of the first line after the front matter ``lines`` open with, 0 if
+    none: its closing line is no setext underline, a YAML comment no heading."""
+    closing = _FRONT.get(lines[0].rstrip()) if lines else None
+    if closing is None:
+        return 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in closing:
+            return index + 1
+    return 0
+
+
 def markdown_outline(body: str) -> list[str] | None:
     """The outline of a Markdown document: its headings (see the module doc)."""
     lines = LINE_SPLIT.split(body)
+    start = _front_matter_end(lines)
     headings: list[tuple[int, int]] = []
-    for index, line in unfenced(lines):
+    for at, line in unfenced(lines[start:]):
+        index = start + at
         if _ATX.match(line):
             headings.append((index, index))
         elif (
-            index > 0
+            at > 0
             and _SETEXT.fullmatch(line)
             and lines[index - 1].strip()
             and not (headings and headings[-1][1] == index - 1)
