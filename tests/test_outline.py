@@ -458,6 +458,16 @@ def test_markdown_and_rst_outlines_are_their_headings() -> None:
     assert ol.outline("doc.rst", rst) == "Title\n=====\n...\nSub\n---\n"
 
 
+def test_an_rst_underline_shorter_than_its_title_from_four_characters() -> None:
+    """docutils takes an underline shorter than its title for one (with a warning)
+    from four characters up (django-extensions' ``reset_schema`` over ``========``);
+    a shorter one is text."""
+    rst = "reset_schema\n========\n\nbody\n\nSome text\n---\n\nUsage\n-----\n"
+    assert ol.outline("docs/reset_schema.rst", rst) == (
+        "reset_schema\n========\n...\nUsage\n-----\n"
+    )
+
+
 def test_a_markdown_front_matter_holds_no_heading() -> None:
     """A static site's page opens with front matter: its last line over the closing
     ``---`` is no setext heading, a ``#`` comment in it no ATX one (go-task's and

@@ -8,7 +8,8 @@ Markdown headings are ATX (``#`` to ``######``) or setext (a line underlined by
 document may open with (YAML between ``---`` lines, TOML between ``+++``
 lines, as static site generators read them); reStructuredText
 section titles are a line underlined (and perhaps overlined) by one repeated
-punctuation character at least as long as the title. A document without a
+punctuation character at least as long as the title, or four characters long at
+least (docutils reads a shorter underline so, with a warning). A document without a
 heading has no outline (``None``). Pure; no extra needed.
 """
 
@@ -29,6 +30,8 @@ _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 _FRONT: Final = {"---": ("---", "..."), "+++": ("+++",)}
 #: reStructuredText's adornment characters (any printable non-alphanumeric ASCII).
 _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*")
+#: An underline shorter than its title still makes a title from this length up.
+_SHORT_UNDERLINE: Final = 4
 
 
 def _outlined(lines: list[str], headings: list[tuple[int, int]]) -> list[str] | None:
@@ -113,7 +116,7 @@ def rst_outline(body: str) -> list[str] | None:
             title.strip()
             and (overlined or not title[:1].isspace())
             and _ADORNMENT.fullmatch(under)
-            and len(under.rstrip()) >= len(title.rstrip())
+            and len(under.rstrip()) >= min(len(title.rstrip()), _SHORT_UNDERLINE)
             and not _ADORNMENT.fullmatch(title)
         ):
             first = index - 2 if overlined else index - 1
