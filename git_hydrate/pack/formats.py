@@ -90,6 +90,12 @@ class Layout:
         cached by the body)."""
         return section_pieces(self.heading(source, outline=outline), body)
 
+    def first_piece(self, index: int, source: str) -> str | None:
+        """The first piece of the ``index``-th section of ``source`` kept whole, when
+        it does not depend on the body (``None`` in a format where it does): a body's
+        token count, remembered, then gives the section's without the body."""
+        return self.heading(source)
+
     def renumbered(self, section: tuple[str, ...] | bytes, index: int) -> tuple[str, ...] | bytes:
         """A section made as another place's, as the ``index``-th (the same text
         in every format but ``xml``, whose documents are numbered)."""
@@ -130,6 +136,9 @@ class MarkdownLayout(Layout):
             return (heading, body, f"{fence}\n")
         return (heading, body, "\n", f"{fence}\n")
 
+    def first_piece(self, index: int, source: str) -> str | None:
+        return None  # (its fence is longer than every run of backticks in the body)
+
 
 #: A run of backticks that begins a line, after nothing but blanks: the only run
 #: that could close a backtick fence (CommonMark, 4.5: a closing fence is a line
@@ -169,6 +178,9 @@ class XmlLayout(Layout):
             text if not text or text.endswith("\n") else text + "\n",
             "</document_content>\n</document>\n",
         )
+
+    def first_piece(self, index: int, source: str) -> str | None:
+        return f'<document index="{index}">\n{self.heading(source)}'
 
     def renumbered(self, section: tuple[str, ...] | bytes, index: int) -> tuple[str, ...] | bytes:
         if isinstance(section, bytes):

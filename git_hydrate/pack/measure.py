@@ -11,7 +11,7 @@ notice (:mod:`.omissions`) whose cost it carries. Pure: no I/O, no git.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -25,6 +25,7 @@ from .render import utf8_len
 from .seed import TokenMeter
 
 __all__ = [
+    "Candidate",
     "Kept",
     "Omitted",
     "Plan",
@@ -41,6 +42,7 @@ __all__ = [
     "notice_tokens",
     "section_bytes",
     "section_variant",
+    "whole_tokens",
 ]
 
 
@@ -192,6 +194,9 @@ class Walked:
     #: attachment with none: ``sys.maxsize``), so that trying it again in less
     #: room neither reads nor measures it (the walk's refill tries them again).
     outline_missed: dict[int, int] = field(default_factory=dict)
+    #: The tokens of attachments counted whole for value per byte, by hash and
+    #: source (:func:`whole_tokens`).
+    counted: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def omit(self, index: int, entry: Attachment, reason: str) -> None:
         self.omitted.append(Omitted(index, entry.hash, entry.source, reason))
@@ -357,9 +362,12 @@ def _json_tokens(meter: TokenMeter, encoded: bytes, item: Item, key: str) -> int
     )
 
 
-def candidate(
-    plan: Plan, entry: Attachment, item: Item, variant: str, index: int
-) -> tuple[tuple[str, ...], int, int, int]:
+#: What :func:`candidate` gives: the section's pieces, its JSON and prompt bytes,
+#: its tokens.
+Candidate = tuple[tuple[str, ...], int, int, int]
+
+
+def candidate(plan: Plan, entry: Attachment, item: Item, variant: str, index: int) -> Candidate:
     """``(section's pieces, json bytes, prompt bytes, tokens)`` one attachment would add
     as the ``index``-th kept (from 1; an outline when ``variant`` says so)."""
     # (the packet's size is reported by the prompt walk too, though not measured)
@@ -384,6 +392,43 @@ def candidate(
             tokens += meter.count(section[0]) + meter.count_body(key, "".join(section[1:]))
             tokens += plan.block_tokens if first else min(between, 1)  # the block, or the line
     return section, cost_json, cost_prompt, tokens
+
+
+def whole_tokens(
+    plan: Plan,
+    walked: Walked,
+    entry: Attachment,
+    load_body: AttachmentLoader | None,
+    measured: Callable[[], Candidate] | None = None,
+) -> int:
+    """The exact tokens ``entry`` adds to the prompt kept whole after another
+    attachment (its section, the separator before it), counted by the plan's
+    meter once a walk; ``measured``: its :func:`candidate` as the next kept,
+    which the walk measures to keep it (taken instead of measuring it again).
+    The meter remembers the body's count: the walk that then keeps the
+    attachment does not count it again, and one remembered (from an earlier
+    run) is not read again where the section's first piece does not depend on
+    the body. (Measured at the next place: a section's number, in the format
+    that numbers them, is one token below 1,000 in either encoding.)"""
+    key = (entry.hash, entry.source)
+    known = walked.counted.get(key)
+    if known is not None:
+        return known
+    assert plan.meter is not None and plan.prompt and not plan.json
+    layout = plan.layout
+    between = min(len(layout.separator), 1)
+    place = len(walked.kept) + 1
+    first = layout.first_piece(place + 1, entry.source)
+    body = plan.meter.known(entry.cache_key(section_variant("full", layout)))
+    if measured is not None:
+        known = measured()[3] + (0 if walked.kept else between - plan.block_tokens)
+    elif first is not None and body is not None:
+        known = plan.meter.count(first) + body + between
+    else:
+        item = Item(body_of(entry, load_body), entry.hash, entry.source)
+        known = candidate(plan, entry, item, "full", place + 1)[3]
+    walked.counted[key] = known
+    return known
 
 
 def section_variant(variant: str, layout: Layout) -> str:

@@ -35,10 +35,12 @@ import hashlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cache, partial
 from typing import Final
 
 from .entries import Attachment, AttachmentLoader, Item
 from .measure import (
+    Candidate,
     Plan,
     Shrunk,
     Walked,
@@ -51,6 +53,7 @@ from .measure import (
     measured,
     min_body_bytes,
     section_variant,
+    whole_tokens,
 )
 from .omissions import Notice
 from .render import utf8_len
@@ -242,23 +245,42 @@ def _whole(
         if known is not None and walked.total_tokens() + known > plan.room_tokens:
             return None
 
+    read = cache(partial(body_of, entry, load_body))  # (read once, whoever asks first)
+
+    @cache
+    def as_next() -> Candidate:  # (measured once: to weigh it, then to keep it)
+        item = Item(read(), entry.hash, entry.source)
+        return candidate(plan, entry, item, "full", len(walked.kept) + 1)
+
     def outlined() -> bool:
         assert plan.outliner is not None  # (asked only with one)
-        return bool(plan.outliner(entry, lambda: body_of(entry, load_body)))
+        return bool(plan.outliner(entry, read))
 
-    if waits(plan, walked, entries, index, large_ones, outlined):
+    def count(later: Attachment) -> int:
+        if later is entry:
+            return whole_tokens(plan, walked, entry, load_body, as_next)
+        return whole_tokens(plan, walked, later, load_body)
+
+    if waits(plan, walked, entries, index, large_ones, outlined, count):
         return _LARGE
-    body = body_of(entry, load_body)
-    return True if _keep_if_fits(plan, walked, index, entry, body, reserve) else body
+    body = read()
+    return True if _keep_if_fits(plan, walked, (index, entry), body, reserve, as_next()) else body
 
 
 def _keep_if_fits(
-    plan: Plan, walked: Walked, index: int, entry: Attachment, body: str, reserve: int = 0
+    plan: Plan,
+    walked: Walked,
+    at: tuple[int, Attachment],
+    body: str,
+    reserve: int = 0,
+    known: Candidate | None = None,
 ) -> bool:
-    """Keep the attachment's whole ``body`` if its measured section fits (beside
-    ``reserve`` bytes more)."""
+    """Keep the attachment's whole ``body`` (``at``: its place and entry) if its
+    measured section fits (beside ``reserve`` bytes more; ``known``: its
+    :func:`.candidate` as the next kept, when measured already)."""
+    index, entry = at
     item = Item(body, entry.hash, entry.source)
-    section, cost_json, cost_prompt, tokens = candidate(
+    section, cost_json, cost_prompt, tokens = known or candidate(
         plan, entry, item, "full", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
@@ -278,7 +300,7 @@ def _keep_whole(
     if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
         return False
     body = body_of(entry, load_body)
-    return _keep_if_fits(plan, walked, index, entry, body)
+    return _keep_if_fits(plan, walked, (index, entry), body)
 
 
 def _missed(walked: Walked, index: int) -> int:
