@@ -5,9 +5,10 @@ from it (whole lines, or prefixes of lines, indentation kept) plus elision
 marker lines (indentation + ``...``, see ``is_marker``).  It is pure and
 deterministic.  Python is outlined with the stdlib ``ast``; Markdown and
 reStructuredText by their headings (:mod:`.outline_markup`); JavaScript,
-TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin and C# with tree-sitter, when
-the grammar packages are installed (:mod:`.outline_ts`).  It returns None for an unsupported
-language, for Python that does not parse, for a document without headings, for
+TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin, C#, PHP, Swift, Scala, Lua,
+Bash, Julia, OCaml, Haskell and Elixir with tree-sitter, when the grammar packages
+are installed (:mod:`.outline_ts`).  It returns None for an unsupported language,
+for Python that does not parse, for a document without headings, for
 the tree-sitter languages when their packages are missing, and for a body over
 :data:`OUTLINE_LIMIT` characters (parsing holds the whole tree: ~60-190 bytes of
 memory per byte of source).

@@ -34,6 +34,18 @@ class Spec:
     # JavaScript/TypeScript: `obj.name = function (..) {..}` is a function, and a
     # test file's describe/it calls are its outline
     scripts: bool = False
+    blocks: frozenset[str] = frozenset()  # more kinds of a function's body, elided
+    # a function with no body node: its header ends with this child (Julia's signature)
+    signature: str = ""
+    # calls that declare (Elixir's `def`, `defmodule`): the callee's name -> what it is,
+    # "func" (a do block elided), "container" (a do block outlined) or "head" (first line)
+    calls: tuple[tuple[str, str], ...] = ()
+    body_fields: tuple[str, ...] = ("body",)  # the fields a body may be in
+    once: bool = False  # a name's first declaration only (Haskell's equations)
+    # statements whose value may be a function of a kind in `lambdas`, outlined as
+    # one (Lua's `M.f = function (..) .. end`)
+    assigned: frozenset[str] = frozenset()
+    lambdas: frozenset[str] = frozenset()
 
 
 _JS_FUNCS = frozenset(
@@ -270,4 +282,224 @@ SPECS["csharp"] = Spec(
     variables=frozenset(),
     comments=frozenset({"comment"}),
     head_wrappers=frozenset({"file_scoped_namespace_declaration"}),
+)
+
+# ------------- PHP, Swift, Scala, Lua, Bash, Julia, OCaml, Haskell, Elixir
+
+_END = CLOSERS | {"end"}
+
+SPECS["php"] = Spec(
+    "tree_sitter_php",
+    "language_php",
+    funcs=frozenset({"function_definition", "method_declaration"}),
+    containers=frozenset(
+        {
+            "namespace_definition",
+            "class_declaration",
+            "interface_declaration",
+            "trait_declaration",
+            "enum_declaration",
+        }
+    ),
+    whole=frozenset({"const_declaration", "property_declaration", "use_declaration", "enum_case"}),
+    wrappers=frozenset(),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment"}),
+    prefix=frozenset({"attribute_list"}),
+)
+SPECS["swift"] = Spec(
+    "tree_sitter_swift",
+    "language",
+    funcs=frozenset(
+        {
+            "function_declaration",
+            "init_declaration",
+            "deinit_declaration",
+            "subscript_declaration",
+            "property_declaration",
+        }
+    ),
+    containers=frozenset({"class_declaration", "protocol_declaration"}),
+    whole=frozenset(
+        {
+            "typealias_declaration",
+            "enum_entry",
+            "protocol_function_declaration",
+            "protocol_property_declaration",
+            "associatedtype_declaration",
+        }
+    ),
+    wrappers=frozenset(),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment", "multiline_comment"}),
+    # (a computed property: its body elided as a function's)
+    blocks=frozenset({"function_body", "computed_property"}),
+    body_fields=("body", "computed_value"),
+)
+SPECS["scala"] = Spec(
+    "tree_sitter_scala",
+    "language",
+    funcs=frozenset({"function_definition"}),
+    containers=frozenset(
+        {"class_definition", "object_definition", "trait_definition", "enum_definition"}
+    ),
+    whole=frozenset(
+        {"package_clause", "function_declaration", "type_definition", "enum_case_definitions"}
+    ),
+    wrappers=frozenset(),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment", "block_comment"}),
+    prefix=frozenset({"annotation"}),
+    heads=frozenset({"val_definition", "var_definition", "val_declaration", "given_definition"}),
+    blocks=frozenset({"indented_block"}),
+)
+SPECS["lua"] = Spec(
+    "tree_sitter_lua",
+    "language",
+    funcs=frozenset({"function_declaration"}),
+    containers=frozenset(),
+    whole=frozenset(),
+    wrappers=frozenset(),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment"}),
+    closers=_END,
+    braces=False,
+    assigned=frozenset({"variable_declaration", "assignment_statement", "expression_list"}),
+    lambdas=frozenset({"function_definition"}),
+)
+SPECS["bash"] = Spec(
+    "tree_sitter_bash",
+    "language",
+    funcs=frozenset({"function_definition"}),
+    containers=frozenset(),
+    whole=frozenset(),
+    # (a script wrapped whole in `{ ... }` so that it runs only once it is all read)
+    wrappers=frozenset({"compound_statement"}),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment"}),
+)
+SPECS["julia"] = Spec(
+    "tree_sitter_julia",
+    "language",
+    funcs=frozenset({"function_definition", "macro_definition"}),
+    containers=frozenset(),
+    whole=frozenset({"struct_definition", "abstract_definition", "primitive_definition"}),
+    # (`@inline function ...`: a macro's argument is looked into)
+    wrappers=frozenset({"macrocall_expression", "macro_argument_list"}),
+    bodies=frozenset(),
+    variables=frozenset(),
+    # (a docstring is the string before a definition)
+    comments=frozenset({"line_comment", "block_comment", "string_literal"}),
+    heads=frozenset({"const_statement", "export_statement"}),
+    head_wrappers=frozenset({"module_definition"}),
+    closers=_END,
+    signature="signature",
+)
+_OCAML = Spec(
+    "tree_sitter_ocaml",
+    "language_ocaml",
+    funcs=frozenset(),
+    containers=frozenset(),
+    whole=frozenset(
+        {
+            "value_specification",
+            "type_definition",
+            "exception_definition",
+            "external",
+            "open_module",
+            "include_module",
+        }
+    ),
+    wrappers=frozenset({"module_binding"}),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment"}),
+    heads=frozenset({"value_definition", "class_definition", "class_type_definition"}),
+    closers=_END,
+    head_wrappers=frozenset(
+        {"module_definition", "module_type_definition", "structure", "signature"}
+    ),
+)
+SPECS["ocaml"] = _OCAML
+SPECS["ocaml_interface"] = Spec(**{**_OCAML.__dict__, "factory": "language_ocaml_interface"})
+SPECS["haskell"] = Spec(
+    "tree_sitter_haskell",
+    "language",
+    funcs=frozenset(),
+    containers=frozenset({"class"}),
+    whole=frozenset(
+        {
+            "signature",
+            "data_type",
+            "newtype",
+            "type_synonym",
+            "type_family",
+            "data_family",
+            "deriving_instance",
+            "foreign_import",
+            "pattern_synonym",
+        }
+    ),
+    wrappers=frozenset({"declarations"}),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment", "haddock"}),
+    # (an instance's methods are its class's: its first line)
+    heads=frozenset({"header", "function", "bind", "instance"}),
+    body_kinds=frozenset({"class_declarations"}),
+    once=True,
+)
+SPECS["elixir"] = Spec(
+    "tree_sitter_elixir",
+    "language",
+    funcs=frozenset(),
+    containers=frozenset(),
+    whole=frozenset(),
+    wrappers=frozenset(),
+    bodies=frozenset(),
+    variables=frozenset(),
+    comments=frozenset({"comment"}),
+    closers=_END,
+    braces=False,
+    calls=(
+        *((name, "container") for name in ("defmodule", "defprotocol", "defimpl", "describe")),
+        *(
+            (name, "func")
+            for name in (
+                "def",
+                "defp",
+                "defmacro",
+                "defmacrop",
+                "defguard",
+                "defguardp",
+                "defn",
+                "defnp",
+                "test",
+                "setup",
+            )
+        ),
+        *(
+            (name, "head")
+            for name in (
+                "defstruct",
+                "defexception",
+                "defdelegate",
+                "defoverridable",
+                "use",
+                "spec",
+                "type",
+                "typep",
+                "opaque",
+                "callback",
+                "macrocallback",
+                "behaviour",
+                "impl",
+            )
+        ),
+    ),
 )

@@ -1,5 +1,6 @@
-"""Outlines of JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin and
-C#, with tree-sitter (each language's node kinds: :mod:`.outline_specs`).
+"""Outlines of JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin, C#,
+PHP, Swift, Scala, Lua, Bash, Julia, OCaml, Haskell and Elixir, with tree-sitter
+(each language's node kinds: :mod:`.outline_specs`).
 
 Each language is outlined when its grammar package (the ``outline`` extra) is
 installed; without it :func:`ts_outline` returns ``None``.
@@ -31,6 +32,7 @@ _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
 )
 # mocha, jest, vitest, node:test: a group's calls (its tests) are outlined
+_DOCS = frozenset({"doc", "moduledoc", "typedoc"})  # Elixir's documentation attributes
 _TEST_GROUPS = frozenset({"describe", "context", "suite"})
 
 
@@ -64,6 +66,9 @@ def parser_for(lang: str) -> Any | None:
 class _TsOutliner:
     def __init__(self, spec: _Spec, source: bytes) -> None:
         self.spec = spec
+        self.blocks = _BLOCKS | spec.blocks
+        self.calls = dict(spec.calls)
+        self.names: set[tuple[int, bytes]] = set()  # (parent, name) shown (:meth:`shown`)
         self.raw = source.split(b"\n")
         self.out: list[str] = []
         self.last_row = -1  # rows at or before this are already shown
@@ -113,7 +118,9 @@ class _TsOutliner:
     def body(self, node: Any) -> Any | None:
         """The node's body: its 'body' field, or its first child of a body kind
         (Kotlin's `function_body` looked into for its block)."""
-        found = node.child_by_field_name("body")
+        found = None
+        for field in self.spec.body_fields:
+            found = found or node.child_by_field_name(field)
         if found is None and self.spec.body_kinds:
             found = next((c for c in node.named_children if c.type in self.spec.body_kinds), None)
             if found is not None and found.type == "function_body":
@@ -174,12 +181,14 @@ class _TsOutliner:
             self.closer(node, start)
 
     def function(self, node: Any, body: Any | None) -> None:
+        if body is None and self.spec.signature and self.signed(node):
+            return
         # a body on one line is kept whole; in Ruby (no braces) a body on one line
         # after the header's is elided
         one_row: Any = node if not self.spec.braces else body
         if (
             body is None
-            or body.type not in _BLOCKS
+            or body.type not in self.blocks
             or one_row.end_point.row == one_row.start_point.row
         ):
             # no body, an expression body (`x => x + 1`), or a one-line body
@@ -188,6 +197,78 @@ class _TsOutliner:
         brow = self.header(node, body)
         self.marker(node.start_point.row)
         self.closer(node, brow)
+
+    def assigned(self, node: Any) -> bool:
+        """`M.f = function (..) .. end` (Lua): outline the function."""
+        value = node
+        while value.type in self.spec.assigned and value.named_children:
+            value = value.named_children[-1]
+        if value.type not in self.spec.lambdas:
+            return False
+        self.function(node, value.child_by_field_name("body"))
+        return True
+
+    def signed(self, node: Any) -> bool:
+        """A function whose statements follow its signature, no body node around
+        them (Julia): the signature's lines, a marker, the last line."""
+        sig = next((c for c in node.named_children if c.type == self.spec.signature), None)
+        if sig is None or _last_row(node) <= sig.end_point.row:
+            return False
+        for r in range(node.start_point.row, sig.end_point.row + 1):
+            self.emit_row(r)
+        self.marker(node.start_point.row)
+        self.closer(node, sig.end_point.row)
+        return True
+
+    def declaring_call(self, node: Any) -> bool:
+        """Elixir's declarations are calls: `defmodule X do` (its do block outlined),
+        `def f(x) do` (the block elided), `defstruct`, `use`, `@spec` (kept); a
+        `@doc` heredoc gives its first line of text."""
+        call = node.child_by_field_name("operand") if node.type == "unary_operator" else node
+        target = call.child_by_field_name("target") if call is not None else None
+        if call is None or call.type != "call" or target is None or target.type != "identifier":
+            return False
+        name = target.text.decode("utf-8", "replace")
+        role = self.calls.get(name)
+        if call is not node:  # a module attribute
+            if name in _DOCS:
+                return self.doc(node)
+            if role != "head":
+                return False
+            self.whole(node)
+            return True
+        block = next((c for c in call.named_children if c.type == "do_block"), None)
+        if role is None:
+            return False
+        if role == "head" or block is None or _last_row(node) == node.start_point.row:
+            self.whole(node, most=1 if role == "head" else _MAX_WHOLE)
+            return True
+        brow: int = block.start_point.row
+        for r in range(node.start_point.row, brow + 1):
+            self.emit_row(r)
+        if role == "func":
+            self.marker(node.start_point.row)
+        else:
+            self.members(block.named_children)
+        self.closer(node, max(brow, self.last_row - 1))
+        return True
+
+    def shown(self, node: Any) -> bool:
+        """Whether a sibling of the node declaring its name was shown (Haskell: a
+        function's signature, its first equation), recording the node's."""
+        name = node.child_by_field_name("name")
+        if name is None or node.parent is None:
+            return False
+        key = (node.parent.id, name.text)
+        seen = key in self.names
+        self.names.add(key)
+        return seen
+
+    def doc(self, node: Any) -> bool:
+        start, end = node.start_point.row, _last_row(node)
+        if start == end:  # `@doc false` says nothing
+            return not self.text(start).rstrip().endswith("false") and self.emit_row(start)
+        return any(self.wordy(r) and self.emit_row(r) for r in range(start + 1, end + 1))
 
     def container(self, node: Any) -> None:
         body = self.body(node)
@@ -279,6 +360,8 @@ class _TsOutliner:
             for child in node.named_children:
                 # a child on the wrapper's first line shares its doc comment
                 self.decl(child, anchor if child.start_point.row == row else child)
+            if kind in spec.head_wrappers:
+                self.closer(node, row)
             return
         if kind in spec.bodies:
             self.members(node.named_children)
@@ -290,13 +373,21 @@ class _TsOutliner:
             self.lead(anchor)
             self.container(node)
         elif kind in spec.whole:
+            if spec.once:
+                self.shown(node)
             self.lead(anchor)
             self.whole(node)
         elif kind in spec.heads:
+            if spec.once and self.shown(node):
+                return
             self.lead(anchor)
             self.whole(node, most=1)
         elif kind in spec.variables and node.parent is not None and _top_or_export(node):
             self.tentative(anchor, self.variable, node)
+        elif kind in spec.assigned:
+            self.tentative(anchor, self.assigned, node)
+        elif self.calls and kind in ("call", "unary_operator"):
+            self.tentative(anchor, self.declaring_call, node)
         elif spec.scripts and kind == "assignment_expression":
             self.tentative(anchor, self.assignment, node)
         elif spec.scripts and kind == "call_expression":
