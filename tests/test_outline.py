@@ -47,7 +47,10 @@ def has_grammar(path: str) -> bool:
     """False only for a tree-sitter language whose grammar is not installed (a path
     of no known language is not skipped: its test fails)."""
     lang = ol.language_for(path)
-    return lang in (None, "python", "markdown", "rst") or outline_ts.parser_for(lang) is not None
+    return (
+        lang in (None, "python", "markdown", "rst", "erlang")
+        or outline_ts.parser_for(lang) is not None
+    )
 
 
 # ------------------------------------------------------------------ golden

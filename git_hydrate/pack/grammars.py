@@ -95,6 +95,8 @@ _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
     ".hs": "haskell",
     ".ex": "elixir",
     ".exs": "elixir",
+    ".erl": "erlang",
+    ".hrl": "erlang",
     ".md": "markdown",
     ".markdown": "markdown",
     ".mdx": "markdown",

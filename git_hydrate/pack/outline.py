@@ -4,11 +4,12 @@
 from it (whole lines, or prefixes of lines, indentation kept) plus elision
 marker lines (indentation + ``...``, see ``is_marker``).  It is pure and
 deterministic.  Python is outlined with the stdlib ``ast``; Markdown and
-reStructuredText by their headings (:mod:`.outline_markup`); JavaScript,
-TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin, C#, PHP, Swift, Scala, Lua,
-Bash, Julia, OCaml, Haskell and Elixir with tree-sitter, when the grammar packages
-are installed (:mod:`.outline_ts`).  It returns None for an unsupported language,
-for Python that does not parse, for a document without headings, for
+reStructuredText by their headings (:mod:`.outline_markup`); Erlang by its lines
+(:mod:`.outline_erlang`); JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby,
+Kotlin, C#, PHP, Swift, Scala, Lua, Bash, Julia, OCaml, Haskell and Elixir with
+tree-sitter, when the grammar packages are installed (:mod:`.outline_ts`).  It returns
+None for an unsupported language, for Python that does not parse, for a document
+without headings, for Erlang without a form at column 0, for
 the tree-sitter languages when their packages are missing, and for a body over
 :data:`OUTLINE_LIMIT` characters (parsing holds the whole tree: ~60-190 bytes of
 memory per byte of source).
@@ -23,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 
 from .grammars import grammars, language_for
+from .outline_erlang import erlang_outline
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, marker
 from .outline_markup import markdown_outline, rst_outline
 from .outline_ts import ts_outline
@@ -59,6 +61,8 @@ def outline(path: str, body: str) -> str | None:
         lines = markdown_outline(body)
     elif lang == "rst":
         lines = rst_outline(body)
+    elif lang == "erlang":
+        lines = erlang_outline(body)
     else:
         lines = ts_outline(lang, body)
     if lines is None:
@@ -80,6 +84,8 @@ def why_no_outline(path: str, length: int = 0) -> str:
         return "it could not be parsed as Python"
     if lang in ("markdown", "rst"):
         return "it has no headings to outline"
+    if lang == "erlang":
+        return "it has no attribute or function at the start of a line to outline"
     return f"the tree-sitter grammar of {lang} is not installed (see git hydrate doctor)"
 
 
