@@ -55,7 +55,9 @@ def pull(
     validation (a body that does not match its sha256, a key twice in
     task.json, a date that is none) is skipped and reported (exit status 1);
     the rest merges; so is a task whose mirror ref a killed git left locked
-    (with the command that clears the lock). What wants you though the pull
+    (a lock is waited for while a live git may hold it, up to 20 s; then
+    named with the command that clears it), and one gone from the remote
+    whose mirror ref such a packed-refs.lock keeps. What wants you though the pull
     went well (a task kept live because the remote's archive names it wrongly:
     see doctor) is also a warning on stderr, with -q too.
 

@@ -13,7 +13,7 @@ import time
 from typing import Final
 
 from ..errors import Busy, Conflict, GitFailed
-from ..store import FetchRace, RefRace, Repository, lockfiles
+from ..store import FetchRace, RefRace, RefUpdate, Repository, lockfiles
 from ..store import refs as store_refs
 from ..store.credentials import CredentialsRefused
 from ..store.packed import packable_name
@@ -41,12 +41,17 @@ def fetch_mirror(
     fetch into the same mirror refs: a fetch that loses the race for one of
     them to another fetch is retried, with the task writes' back-off.
 
-    A mirror ref whose lock was left behind (older than any live writer keeps
-    one, its maker not known to run: a ``git fetch`` killed with its process
-    group) is never unlocked here (a git that cannot be seen may hold it). With
-    ``stuck`` given, the fetch leaves that ref out (a negative refspec) and
-    fetches the rest; ``stuck`` gets its name under ``refs/hydrate/`` (the
-    mirror keeps its old value) and why, with the command that clears the lock.
+    A lock git found taken on a mirror ref is waited for while a live writer
+    may hold it (younger than :data:`STALE_LOCK_SECONDS`, or made by a
+    git-hydrate that runs), at most twice that long in all. One left behind (a
+    ``git fetch`` killed with its process group), or still held then, is never
+    unlocked here (a git that cannot be seen may hold it). With ``stuck`` given,
+    the fetch leaves that ref out (a negative refspec) and fetches the rest;
+    ``stuck`` gets its name under ``refs/hydrate/`` (the mirror keeps its old
+    value) and why, with the command that clears the lock. So with
+    ``packed-refs.lock`` left behind, which stops deleting a packed mirror ref:
+    the fetch goes on without pruning, and each mirror ref the remote no longer
+    has (listed again) is in ``stuck``.
 
     Raises:
         Busy: every attempt lost such a race, or (without ``stuck``) a lock was
@@ -60,7 +65,7 @@ def fetch_mirror(
     tips = [prefix for prefix in (b"refs/hydrate/", mirror) if repo.has_refs_under(prefix)]
     credential = None
     if mirror not in tips:
-        done, credential = _first_fetch(repo, remote, tips)
+        done, credential = _first_fetch(repo, remote, tips, stuck)
         if done:
             fetched = repo.refs_under(mirror)
             if fetched and repo.partial_clone():
@@ -86,40 +91,110 @@ def _fetch_retried(
     mirror = remote.mirror_prefix
     lost: FetchRace | None = None
     left_out: list[str] = []  # (negative refspecs: the refs whose mirror lock is stuck)
-    stuck_lock = ""
-    for _attempt in attempts(FETCH_ATTEMPTS):
+    stuck_lock = unpruned = ""
+    deadline = time.monotonic() + 2 * STALE_LOCK_SECONDS
+    races = attempts(FETCH_ATTEMPTS)
+    held = False  # (a fetch again for a lock a live writer holds is not one of them)
+    while held or next(races, None) is not None:
+        held = False
         try:
             repo.fetch(
                 remote.target,
                 [f"+refs/hydrate/*:{mirror.decode()}*", *left_out],
                 negotiation_tips=[f"{prefix.decode()}*" for prefix in tips],
+                prune=not unpruned,
                 credential=credential,
                 what=f"git fetch {remote.display}",
             )
         except FetchRace as exc:
             lost = exc  # another fetch of this clone moved a mirror ref: again
             lock = _taken_lock(exc)
-            if lock is not None and _left_behind(lock):
-                name = _mirrored(repo, mirror, lock)
-                if stuck is None or name is None or name in stuck:
-                    raise _blocked(lock) from None
-                stuck[name] = f"{NOT_FETCHED}the lock of its mirror ref, {_lock_said(lock)}"
-                left_out.append("^refs/hydrate/" + os.fsdecode(name))
-                stuck_lock = lock
+            state = _lock_state(lock, deadline)
+            held = state == "held"
+            if lock is None or state != "stuck":
+                continue
+            name = _mirrored(repo, mirror, lock)
+            if stuck is None or name is None or name in stuck:
+                raise _blocked(lock) from None
+            stuck[name] = f"{NOT_FETCHED}the lock of its mirror ref, {_lock_said(lock)}"
+            left_out.append("^refs/hydrate/" + os.fsdecode(name))
+            stuck_lock = lock
             continue
         except GitFailed as exc:
             if left_out and "invalid refspec" in str(exc):
                 # (a git before 2.29 takes no negative refspec: stopped, as it always was)
                 raise _blocked(stuck_lock) from None
-            raise
+            lock = _taken_lock(exc)
+            if lock is None or stuck is None or "could not delete reference" not in str(exc):
+                raise
+            state = _lock_state(lock, deadline)
+            held = state == "held"
+            if state == "stuck":
+                unpruned = lock  # (packed-refs.lock: the rest is fetched, nothing pruned)
+            continue
+        if unpruned and stuck is not None:
+            _not_pruned(repo, remote, unpruned, stuck)
         return
+    raise _gave_up(lost)
+
+
+def _gave_up(lost: FetchRace | None) -> Busy:
+    """Why a fetch that kept losing races gave up: a lock still there, or others won."""
     lock = _taken_lock(lost)
     if lock is not None and os.path.lexists(lock):
-        raise _blocked(lock)
-    raise Busy(f"{lost}; other fetches in this clone kept winning: try again")
+        return _blocked(lock)
+    return Busy(f"{lost}; other fetches in this clone kept winning: try again")
 
 
-def _taken_lock(lost: FetchRace | None) -> str | None:
+def _lock_state(lock: str | None, deadline: float) -> str:
+    """What of the lock ``lock`` git found taken: ``gone`` (released, or taken over:
+    its git-hydrate maker gone), ``stuck`` (left behind: older than
+    :data:`STALE_LOCK_SECONDS` and no git-hydrate that runs made it; or still held at
+    ``deadline``, a :func:`time.monotonic` time) or ``held`` (a live writer may hold
+    it: it was watched a moment, fetch again)."""
+    watched = time.monotonic() + 1.0  # (a live git holds one for milliseconds)
+    while lock is not None:
+        judged = lockfiles.maker_gone(lock)
+        if judged is not None:
+            lockfiles.take_over(lock, judged)
+            break
+        try:
+            age = time.time() - os.stat(lock).st_mtime
+        except OSError:
+            break  # released
+        now = time.monotonic()
+        if now >= deadline or (age > STALE_LOCK_SECONDS and lockfiles.maker_runs(lock) is None):
+            return "stuck"
+        if now >= watched:
+            return "held"
+        time.sleep(0.05)
+    return "gone"
+
+
+def _not_pruned(repo: Repository, remote: Remote, lock: str, stuck: dict[bytes, str]) -> None:
+    """Name in ``stuck`` each mirror ref the remote no longer has, which a fetch
+    could not delete for the lock ``lock`` (``packed-refs.lock``) left behind: the
+    remote is listed again, as :func:`_first_fetch` lists it.
+
+    Raises:
+        Busy: the remote cannot be listed (then the pull stops, naming the lock).
+    """
+    try:
+        listing = repo.ls_remote_unattended(
+            remote.target, ["refs/hydrate/*"], what=f"git ls-remote {remote.display}"
+        )
+    except GitFailed:
+        raise _blocked(lock) from None
+    for name in repo.refs_under(remote.mirror_prefix):
+        if b"refs/hydrate/" + name not in listing.refs:
+            stuck.setdefault(
+                name,
+                f"{NOT_FETCHED}gone from {remote.display}, its mirror ref cannot be deleted: "
+                + _lock_said(lock),
+            )
+
+
+def _taken_lock(lost: GitFailed | None) -> str | None:
     """The lock file git found taken (``Unable to create '...lock': File exists``),
     if that is why the fetch failed."""
     found = _TAKEN_LOCK.search(str(lost))
@@ -173,7 +248,9 @@ def _blocked(lock: str) -> Busy:
     return Busy(f"the fetch cannot lock a ref: {_lock_said(lock)}")
 
 
-def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[bool, bytes | None]:
+def _first_fetch(
+    repo: Repository, remote: Remote, tips: list[bytes], stuck: dict[bytes, str] | None
+) -> tuple[bool, bytes | None]:
     """Fill an empty mirror with many refs for less than ``git fetch`` writes them:
     list the remote's ``refs/hydrate/`` refs, fetch their tips by id (git writes no
     ref) and create the mirror refs in one transaction, packed under git's locks
@@ -190,7 +267,9 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[b
     ``uploadpack.allowTipSHA1InWant``) or that no longer has a listed tip, and a
     mirror ref another fetch created meanwhile. The mirror then holds the
     remote's refs as listed, a moment before the fetch: what a push's leases need
-    (a ref moved since is refused there, and the next pull fetches it).
+    (a ref moved since is refused there, and the next pull fetches it). A mirror
+    ref whose lock was left behind is left out and named in ``stuck``, as
+    :func:`fetch_mirror` leaves it out (without ``stuck``, :class:`Busy`).
     """
     where = f"git ls-remote {remote.display}"
     try:
@@ -223,15 +302,50 @@ def _first_fetch(repo: Repository, remote: Remote, tips: list[bytes]) -> tuple[b
         )
     except GitFailed:
         return False, credential
-    creations = [(remote.mirror_prefix + name, None, oid) for name, oid in refs.items()]
+    return _created(repo, remote, refs, stuck), credential
+
+
+def _created(
+    repo: Repository, remote: Remote, refs: dict[bytes, bytes], stuck: dict[bytes, str] | None
+) -> bool:
+    """Whether the mirror refs of the listed ``refs`` were created, in one transaction
+    (``False``: another fetch filled the mirror meanwhile, or git refuses a name); a
+    ref whose lock was left behind is left out into ``stuck`` (see :func:`_unlocked`)."""
+    creations: list[RefUpdate] = [
+        (remote.mirror_prefix + name, None, oid) for name, oid in refs.items()
+    ]
+    message = f"hydrate: fetch {remote.display}"
     try:
-        repo.update_refs(creations, f"hydrate: fetch {remote.display}", reflog=False)
+        try:
+            repo.update_refs(creations, message, reflog=False)
+        except Busy:
+            left = _unlocked(repo, remote, creations, stuck) if stuck is not None else None
+            if left is None:
+                raise
+            if left:
+                repo.update_refs(left, message, reflog=False)
     except (RefRace, Conflict):
-        return (
-            False,
-            credential,
-        )  # another fetch filled the mirror meanwhile, or a name git refuses
-    return True, credential
+        return False
+    return True
+
+
+def _unlocked(
+    repo: Repository, remote: Remote, creations: list[RefUpdate], stuck: dict[bytes, str]
+) -> list[RefUpdate] | None:
+    """``creations`` without the mirror refs whose lock was left behind, each named
+    in ``stuck`` as :func:`_fetch_retried` names one; ``None`` when no such lock is
+    to blame (``packed-refs.lock``, say)."""
+    left = []
+    prefix = len(remote.mirror_prefix)
+    for creation in creations:
+        lock = repo.ref_lock(creation[0])
+        if os.path.lexists(lock) and _left_behind(lock):
+            stuck[creation[0][prefix:]] = (
+                f"{NOT_FETCHED}the lock of its mirror ref, {_lock_said(lock)}"
+            )
+        else:
+            left.append(creation)
+    return None if len(left) == len(creations) else left
 
 
 def _fetch_missing(
