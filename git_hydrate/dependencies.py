@@ -243,7 +243,8 @@ def named_waits(
     parts named them all, a line of 159 KB."""
     named = joint.join(map(name, waits[:_NAMED_WAITS]))
     if len(waits) > _NAMED_WAITS:
-        named += f" and {len(waits) - _NAMED_WAITS} more (git hydrate show {task_id} names them)"
+        more = len(waits) - _NAMED_WAITS
+        named += f" and {more} more (git hydrate show {task_id} --json names them)"
     return named
 
 

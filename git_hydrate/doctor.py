@@ -314,7 +314,8 @@ def dependency_notes(refs: TaskRefs) -> dict[str, dict[str, list[str]]]:
         if absent > _NAMED_ABSENT:
             found[task_id]["notes"].append(
                 f"depends on {absent - _NAMED_ABSENT} more tasks that are not here (git hydrate "
-                f"show {task_id} names them); until they are done here, this task is not ready"
+                f"show {task_id} --json names them); until they are done here, this task is "
+                "not ready"
             )
     return found
 

@@ -8,9 +8,11 @@ prints them as JSON unchanged, and a type checker still knows every key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Sequence
+from typing import Any, Final, Literal, NotRequired, TypedDict, TypeVar
 
 __all__ = [
+    "SHOWN_ITEMS",
     "AddManyResult",
     "ArchiveResult",
     "ArchivedItem",
@@ -40,7 +42,22 @@ __all__ = [
     "StatusDict",
     "TaskDict",
     "UnattachedDict",
+    "shown_items",
 ]
+
+
+_Item = TypeVar("_Item")
+
+#: How many of a task's dependencies, dependents, parts or tags a view for reading
+#: lists: ``show``, the board's task page (``/api/task/ID``) and the MCP tool
+#: ``show_task``; each says how many more there are, and ``show --json`` lists them
+#: all (a task of 100,000 dependencies made ``show`` print 889 KB).
+SHOWN_ITEMS: Final = 100
+
+
+def shown_items(items: Sequence[_Item]) -> tuple[list[_Item], int]:
+    """The first :data:`SHOWN_ITEMS` of ``items``, and how many more there are."""
+    return list(items[:SHOWN_ITEMS]), max(0, len(items) - SHOWN_ITEMS)
 
 
 class PathNoteDict(TypedDict):

@@ -428,6 +428,33 @@ def test_show_names_a_token_budget_only_when_the_task_has_one(repo: Path) -> Non
     assert with_one == "status open · kind code · priority 2 · token budget 5000 · 0 attachment(s)"
 
 
+def test_show_lists_a_hundred_dependencies_tags_and_parts_then_counts(repo: Path) -> None:
+    """A task of 100,000 dependencies made ``show`` print 889 KB: of its
+    dependencies, tags and parts it lists the first 100, then how many more and
+    where they all are; ``show --json`` (a contract) still lists every one."""
+    from git_hydrate import Ledger
+
+    deps = [f"NOPE-{n:03}" for n in range(150)]
+    with Ledger(repo) as ledger:
+        ledger.add_task("E-1", objective="o", acceptance="a", depends_on=deps,
+                        tags=[f"t{n}" for n in range(101)])  # fmt: skip
+        for n in range(103):
+            ledger.add_task(f"C-{n:03}", objective="o", acceptance="a", parent="E-1")
+    lines = hydrate(repo, "show", "E-1").stdout.splitlines()
+    shown_deps = ", ".join(deps[:100])
+    assert f"depends on: {shown_deps} ... and 50 more (show --json for all)" in lines
+    assert (
+        f"Tags: {', '.join(f't{n}' for n in range(100))} ... and 1 more (show --json for all)"
+        in lines
+    )
+    children = lines.index("Children (0 of 103 done):")
+    assert lines[children + 100].startswith("  C-099\t")
+    assert lines[children + 101] == "  ... and 3 more (show --json for all)"
+    whole = json.loads(hydrate(repo, "show", "E-1", "--json").stdout)
+    assert whole["depends_on"] == deps and len(whole["tags"]) == 101
+    assert len(whole["children"]) == 103
+
+
 def test_context_rm_takes_several_hashes_a_source_glob_or_all(repo: Path) -> None:
     hydrate(repo, "task-add", "X-1", "--objective", "o", "--acceptance", "a")
     hashes = []

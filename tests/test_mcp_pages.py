@@ -8,6 +8,7 @@ process where the process is the point (a client that goes away mid-answer).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -402,15 +403,31 @@ def test_show_task_cuts_long_lists_when_its_fields_do_not_fit(repo: Path) -> Non
     """A task of 3,000 dependencies (an import's, a remote's) was "this answer does
     not fit its budget": an agent could not read the task at all. Its lists are cut
     to the most items that fit, and omitted.cut says so."""
-    deps = [f"DEP-{n:04}" for n in range(3000)]
+    deps = [f"DEP-{n:04}-{hashlib.sha256(bytes(n)).hexdigest()}" for n in range(3000)]
     with Ledger(repo) as ledger:
         ledger.add_task("W-1", objective="wait", acceptance="a", depends_on=deps)
-        budget = answer_budget(ledger, 2000)
+        budget = answer_budget(ledger, 400)
         shown = json.loads(call(ledger, "show_task", {"id": "W-1"}, budget))
     kept = shown["depends_on"]
-    assert 0 < len(kept) < len(deps) and kept == deps[: len(kept)]
+    assert 0 < len(kept) < 100 and kept == deps[: len(kept)]
     assert shown["objective"] == "wait" and shown["task_id"] == "W-1"
     assert shown["omitted"]["cut"] == f"lists cut to {len(kept)} items"
+
+
+def test_show_task_lists_a_hundred_dependencies_and_tags_as_show_does(repo: Path) -> None:
+    """A task of 100,000 dependencies answered its fields cut to the budget, and
+    one of 1,000 tags all of them under a large one: the first 100 of each now, and
+    how many more (``depends_on_more``, ``tags_more``), as ``show`` and the board's
+    task page list them."""
+    deps = [f"DEP-{n}" for n in range(1000)]
+    tags = [f"tag-{n}" for n in range(250)]
+    with Ledger(repo) as ledger:
+        ledger.add_task("W-1", objective="wait", acceptance="a", depends_on=deps, tags=tags)
+        budget = answer_budget(ledger, 100_000)
+        shown = json.loads(call(ledger, "show_task", {"id": "W-1"}, budget))
+    assert shown["depends_on"] == deps[:100] and shown["depends_on_more"] == 900
+    assert shown["tags"] == tags[:100] and shown["tags_more"] == 150
+    assert "omitted" not in shown
 
 
 @pytest.mark.parametrize("tokens", [400, 1000])

@@ -97,7 +97,7 @@ def test_doctor_names_ten_missing_dependencies_of_a_task_and_counts_the_rest(
     assert notes[9].startswith("note    D-1: depends on NOPE-09, which is not here")
     assert notes[10] == (
         "note    D-1: depends on 2 more tasks that are not here (git hydrate show D-1 "
-        "names them); until they are done here, this task is not ready"
+        "--json names them); until they are done here, this task is not ready"
     )
 
 
@@ -108,6 +108,9 @@ def test_status_names_ten_dependencies_and_counts_the_rest(repo: Path) -> None:
     assert _add(repo, "D-1", *deps)[0] == 0
     status = hydrate(repo, "status", "D-1")
     named = ", ".join(f"NOPE-{n:02} (not here: a pull may bring it)" for n in range(10))
-    assert f"depends on: {named} and 2 more (git hydrate show D-1 names them)\n" in status.stdout
+    assert (
+        f"depends on: {named} and 2 more (git hydrate show D-1 --json names them)\n"
+        in status.stdout
+    )
     data = json.loads(hydrate(repo, "status", "D-1", "--json").stdout)
     assert len(data["depends"]) == 12

@@ -198,7 +198,7 @@ def test_an_archived_parent_still_says_what_its_live_part_belongs_to(
 
 def test_a_refused_claim_names_ten_of_what_it_waits_for(repo: Path, ledger: Ledger) -> None:
     """A parent of 10,000 open parts was refused in one line of 159 KB naming every
-    one; the line names ten and counts the rest, and show names them all."""
+    one; the line names ten and counts the rest, and show --json names them all."""
     ledger.add_task("P-1", objective="o", acceptance="a", depends_on=["D-1"])
     ledger.add_task("D-1", objective="o", acceptance="a")
     for n in range(12):
@@ -208,7 +208,7 @@ def test_a_refused_claim_names_ten_of_what_it_waits_for(repo: Path, ledger: Ledg
     assert (out.returncode, out.stdout) == (1, "")
     assert out.stderr == (
         f"error: task P-1 is not ready: it waits for D-1 (open), {named} and 3 more "
-        "(git hydrate show P-1 names them)\n"
+        "(git hydrate show P-1 --json names them)\n"
     )
     for done in ("D-1", "P-1.00", "P-1.01"):
         finish(ledger, done)
@@ -222,7 +222,7 @@ def test_a_refused_claim_names_ten_of_what_it_waits_for(repo: Path, ledger: Ledg
     out = hydrate(repo, "claim", "--next", "--as", "alice")
     assert out.returncode == 1 and "\n" not in out.stderr.rstrip("\n")
     assert out.stderr.count(", held by bob") == 10
-    assert " and 1 more (git hydrate show P-1 names them)" in out.stderr
+    assert " and 1 more (git hydrate show P-1 --json names them)" in out.stderr
 
 
 def test_doctor_notes_a_child_whose_parent_is_gone(repo: Path, ledger: Ledger) -> None:

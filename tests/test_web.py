@@ -723,3 +723,26 @@ def test_a_card_names_twenty_dependencies_and_parts_and_counts_the_rest(repo: Pa
             assert [c["task_id"] for c in epic["children"]] == [f"C-{n:02}" for n in range(20)]
             assert (epic["depends_more"], epic["children_more"], epic["parts_open"]) == (5, 3, 22)
         assert len(get_json(server, "/api/task/EPIC-1")["depends"]) == 25
+
+
+def test_the_task_page_lists_a_hundred_of_each_list_as_show_does(repo: Path) -> None:
+    """``/api/task/ID`` of a task of 100,000 dependencies was 4.7 MB: its
+    dependencies, dependents, parts and tags are the first 100 of each now, with
+    how many more, as ``show`` prints them (``show --json`` lists all)."""
+    from git_hydrate import Ledger
+
+    deps = [f"NOPE-{n:03}" for n in range(130)]
+    tags = [f"t-{n:03}" for n in range(101)]
+    with Ledger(repo) as ledger:
+        ledger.add_task("EPIC-1", objective="o", acceptance="a", depends_on=deps, tags=tags)
+        for n in range(101):
+            ledger.add_task(f"C-{n:03}", objective="o", acceptance="a", parent="EPIC-1")
+            ledger.add_task(f"D-{n:03}", objective="o", acceptance="a", depends_on=["EPIC-1"])
+    with web_serving(repo) as server:
+        task = get_json(server, "/api/task/EPIC-1")
+    assert [d["task_id"] for d in task["depends"]] == deps[:100] == task["depends_on"]
+    assert [c["task_id"] for c in task["children"]] == [f"C-{n:03}" for n in range(100)]
+    assert task["dependents"] == [f"D-{n:03}" for n in range(100)]
+    assert task["tags"] == tags[:100]
+    assert (task["depends_more"], task["children_more"]) == (30, 1)
+    assert (task["dependents_more"], task["tags_more"]) == (1, 1)

@@ -20,13 +20,19 @@ from ._common import (
     json_option,
     new_task_id_argument,
     open_ledger,
-    short,
     shown,
     shown_block,
     task_id_argument,
     warn,
     warn_stray_refs,
     working_directory,
+)
+from .task_view import (
+    joined,
+    print_children,
+    print_context,
+    print_latest_checkpoint,
+    station_shown,
 )
 from .task_warnings import warn_not_here, warn_patterns
 
@@ -220,12 +226,6 @@ def held_by(task: Mapping[str, Any]) -> str:
     return f" · held by {shown(task['assignee'])}{since}{taken}"
 
 
-def station_shown(task: Mapping[str, Any]) -> str:
-    """The station of a list row, with its holder: ``in_progress (NAME)``."""
-    holder = task.get("assignee")
-    return shown(task["status"]) + (f" ({shown(holder)})" if holder else "")
-
-
 def _print_task(task: Mapping[str, Any]) -> None:
     archived = " (archived)" if task.get("archived") else ""
     click.echo(f"task {shown(task['task_id'])}{archived}: {shown(task['title'])}")
@@ -236,19 +236,9 @@ def _print_task(task: Mapping[str, Any]) -> None:
         f" · priority {task['priority']}{budget} · {task['attachments']} attachment(s)"
     )
     if task.get("depends_on"):
-        click.echo(f"depends on: {', '.join(map(shown, task['depends_on']))}")
+        click.echo(f"depends on: {joined(task['depends_on'])}")
     if task.get("parent"):
         click.echo(f"part of: {shown(task['parent'])}")
-
-
-def _print_children(children: list[Mapping[str, Any]]) -> None:
-    """A parent's children and their progress: ``2 of 3 done``."""
-    done = sum(1 for child in children if child.get("status") == "done")
-    click.echo(f"\nChildren ({done} of {len(children)} done):")
-    for child in children:
-        if "error" in child:
-            continue
-        click.echo(f"  {shown(child['task_id'])}\t{station_shown(child)}\t{shown(child['title'])}")
 
 
 @click.command("task-add")
@@ -470,6 +460,10 @@ def show(
 ) -> None:
     """Show the task ID and its context attachments (or one attachment's body).
 
+    Of its dependencies, tags and parts, the first 100 are listed, then
+    "... and N more (show --json for all)"; --json lists every one (the
+    board's task page and the MCP tool show_task list as many).
+
     \b
     Examples:
       git hydrate show M-1002
@@ -492,16 +486,17 @@ def show(
         return
     _print_task(task)
     if children:
-        _print_children(children)
+        print_children(children)
     for label, key in (("Objective", "objective"), ("Acceptance", "acceptance")):
         click.echo(f"\n{label}:\n{shown_block(task[key])}")
     if task["acceptance_criteria"]:
         click.echo("\nAcceptance criteria:")
         for criterion in task["acceptance_criteria"]:
             click.echo(f"  - [ ] {shown(criterion)}")
-    for label, key in (("Scope", "scope"), ("Tags", "tags")):
-        if task[key]:
-            click.echo(f"{label}: {', '.join(map(shown, task[key]))}")
+    if task["scope"]:
+        click.echo(f"Scope: {', '.join(map(shown, task['scope']))}")
+    if task["tags"]:
+        click.echo(f"Tags: {joined(task['tags'])}")
     for label, key in (("Files in play", "files"), ("Tests to write or update", "tests")):
         if task[key]:
             click.echo(f"\n{label}:")
@@ -510,8 +505,8 @@ def show(
                     f"  {shown(note['path'])}"
                     + (f" — {shown(note['note'])}" if note["note"] else "")
                 )
-    _print_latest_checkpoint(task.get("checkpoints") or [])
-    _print_context(entries)
+    print_latest_checkpoint(task.get("checkpoints") or [])
+    print_context(entries)
 
 
 def _task_or_mentions(ledger: Ledger, task_id: str) -> Mapping[str, Any]:
@@ -535,37 +530,6 @@ def _task_or_mentions(ledger: Ledger, task_id: str) -> Mapping[str, Any]:
         noun = "task mentions" if len(hits) == 1 else "tasks mention"
         search = f"git hydrate search {shlex.quote(task_id)}"
         raise NotFound(f"no task {task_id!r}; {len(hits)} {noun} it: {search}") from None
-
-
-def _print_latest_checkpoint(checkpoints: Sequence[Mapping[str, Any]]) -> None:
-    """The last of a task's checkpoints, as ``show`` prints it (nothing if none)."""
-    if checkpoints:
-        latest = checkpoints[-1]
-        click.echo(
-            f"\nLatest checkpoint (#{len(checkpoints)}, {latest['tokens']} tokens, "
-            f"{latest['at']}, {latest['author']}):"
-        )
-        for label, key in (
-            ("Summary", "summary"),
-            ("Evidence", "evidence"),
-            ("Next step", "next_step"),
-        ):
-            if latest[key]:
-                text = shown_block(str(latest[key])).replace("\n", "\n    ")
-                click.echo(f"  {label}: {text}")
-
-
-def _print_context(entries: Sequence[Mapping[str, Any]]) -> None:
-    """A task's attachments in packing order, one line each (nothing if none)."""
-    if entries:
-        click.echo("\nContext (packing order):")
-        for entry in entries:
-            expiry = f", expires {entry['expires']}" if entry["expires"] else ""
-            why = f"  ({shown(entry['reason'])})" if entry.get("reason") else ""
-            click.echo(
-                f"  {short(entry['hash'])}  p{entry['priority']}  {entry['size']} B"
-                f"  {shown(entry['source'])}{expiry}{why}"
-            )
 
 
 def _show_attachment(

@@ -16,6 +16,7 @@ from typing import Any, Final
 from ..errors import SecretDetected, ValidationError
 from ..ledger import Ledger
 from ..model import KINDS, STATIONS
+from ..results import shown_items
 from ..textpolicy import ALLOW_SECRETS_HINT
 from .answers import AnswerBudget, fit_items, json_text, shown_value, surface_format
 from .attachments import attachment_text, fetch_attachment
@@ -269,6 +270,8 @@ def _show_task(ledger: Ledger, args: dict[str, Any], budget: AnswerBudget) -> st
     head = {"task_id": task_id}
     head.update((key, value) for key, value in task.items() if key != "checkpoints")
     head["checkpoints"] = len(task.get("checkpoints") or [])
+    for key in ("depends_on", "tags"):  # (as show and the board's task page list them)
+        head[key], head[f"{key}_more"] = shown_items(task.get(key) or [])
     return fit_items(
         budget,
         head,

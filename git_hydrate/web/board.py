@@ -244,8 +244,8 @@ def _aged(items: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
 def _listed(item: Mapping[str, Any]) -> dict[str, Any]:
     """What a card sends of its dependencies and parts: the first
     :data:`CARD_LIST_LIMIT` of each and how many more, and how many parts are open
-    (a task of 100,000 dependencies made every board answer 5 MB; the graph and the
-    task's page keep them all)."""
+    (a task of 100,000 dependencies made every board answer 5 MB; the graph keeps
+    them all, the task's page the first :data:`~git_hydrate.results.SHOWN_ITEMS`)."""
     depends, children = item["depends"], item["children"]
     return {
         "depends": depends[:CARD_LIST_LIMIT],

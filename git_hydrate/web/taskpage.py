@@ -17,7 +17,7 @@ from ..dependencies import children_of, queue_summaries, station_of
 from ..errors import HydrateError
 from ..ledger import Ledger
 from ..pack.budget import Budget
-from ..results import ContextEntry, PromptResult
+from ..results import ContextEntry, PromptResult, shown_items
 from .query import Query
 
 __all__ = ["PACKINGS_KEPT", "PACKING_SECONDS", "TaskPages", "statuses", "summary"]
@@ -77,22 +77,27 @@ class TaskPages:
         self._entries: tuple[tuple[str, str | None], list[ContextEntry]] | None = None
 
     def fields(self, _query: Query, task_id: str) -> dict[str, Any]:
-        """The task's fields, its dependencies' stations and its history."""
+        """The task's fields, its dependencies' stations and its history; of its
+        dependencies, dependents, parts and tags the first
+        :data:`~git_hydrate.results.SHOWN_ITEMS` and how many more (``depends_more``,
+        ``dependents_more``, ``children_more``, ``tags_more``), as ``show`` prints them."""
         stored = self.ledger.get_task(task_id)
         task: dict[str, Any] = dict(stored)
         live = queue_summaries(self.ledger.refs)
         stations = station_of(self.ledger.refs, live)
+        task["depends_on"], task["depends_more"] = shown_items(stored["depends_on"])
         task["depends"] = [
             {"task_id": dep, "station": stations.get(dep)}  # (None: no task here)
-            for dep in stored["depends_on"]
+            for dep in task["depends_on"]
         ]
-        task["dependents"] = sorted(
-            other for other, item in live.items() if task_id in item.get("depends_on", ())
+        task["dependents"], task["dependents_more"] = shown_items(
+            sorted(other for other, item in live.items() if task_id in item.get("depends_on", ()))
         )
+        children, task["children_more"] = shown_items(children_of(live).get(task_id, []))
         task["children"] = [
-            {"task_id": child, "station": stations.get(child)}
-            for child in children_of(live).get(task_id, [])
+            {"task_id": child, "station": stations.get(child)} for child in children
         ]
+        task["tags"], task["tags_more"] = shown_items(stored["tags"])
         task["log"] = self.ledger.log(task_id, limit=_LOG_LIMIT)
         return task
 

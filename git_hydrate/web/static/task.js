@@ -24,6 +24,11 @@ function pathNotes(items) {
   return list(items, (p) => (p.note ? `${p.path} — ${p.note}` : p.path));
 }
 
+// The first items of a long list (the server sends at most 100), then how many more.
+function more(items, count) {
+  return count ? [...items, ` and ${thousands(count)} more (git hydrate show --json for all)`] : items;
+}
+
 function renderFields(task) {
   document.title = `git hydrate: ${task.task_id}`;
   const head = el("h1", {}, el("span", { class: "task-id", text: task.task_id }), " ",
@@ -43,16 +48,16 @@ function renderFields(task) {
     ["priority", `P${task.priority}`],
     ["holder", task.assignee ? `${task.assignee} since ${task.claimed_at}` : ""],
     ["parent", task.parent ? el("a", { href: taskHref(task.parent), text: task.parent }) : ""],
-    ["tags", task.tags.map((t) => el("span", { class: "tag", text: t }))],
+    ["tags", more(task.tags.map((t) => el("span", { class: "tag", text: t })), task.tags_more)],
     ["objective", task.objective],
     ["acceptance", task.acceptance],
     ["criteria", task.acceptance_criteria.length ? list(task.acceptance_criteria, (c) => c) : ""],
     ["scope", task.scope.length ? list(task.scope, (s) => s) : ""],
     ["files in play", task.files.length ? pathNotes(task.files) : ""],
     ["tests", task.tests.length ? pathNotes(task.tests) : ""],
-    ["depends on", deps],
-    ["needed by", dependents],
-    ["parts", parts],
+    ["depends on", more(deps, task.depends_more)],
+    ["needed by", more(dependents, task.dependents_more)],
+    ["parts", more(parts, task.children_more)],
     ["token budget", task.token_budget ? thousands(task.token_budget) : ""],
     ["created", task.created_at],
     ["attachments", thousands(task.attachments)],
