@@ -84,3 +84,40 @@ def test_rank_after_add_tree_of_an_older_commit_moves_nothing(project: Path) -> 
         result = ledger.rank(TASK)
     assert (result["reranked"], result["changed"]) == (0, False)
     assert places(project) == before
+
+
+def test_rank_right_after_a_worktree_run_moves_nothing(project: Path) -> None:
+    """A ``--worktree`` run's files ranked among themselves: right after add-tree,
+    ``rank`` moved 6 of 11. They rank among every file that run would rank now
+    (the work tree listed again), by HEAD's history, as add-tree ranks them;
+    ``runs`` says so, and ``commit`` (no link ranked by HEAD alone) is null."""
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK, worktree=True, max_total_bytes=2_000)
+        before = places(project)
+        assert 10 < len(before) < 30
+        result = ledger.rank(TASK)
+    assert (result["reranked"], result["changed"]) == (0, False)
+    assert places(project) == before
+    runs = [(r["run"], r["links"]) for r in result["runs"]]
+    assert runs == [("--worktree --max-total-bytes 2000", len(before))]
+    assert result["commit"] is None
+
+
+def test_rank_json_names_the_commit_that_ranked_each_run(project: Path) -> None:
+    """``commit`` said HEAD though a run of HEAD~3 ranked every link by HEAD~3's
+    history: it is null then, and ``runs`` names the run and its commit; with
+    ``--rev`` that revision ranks every link, and ``commit`` names it."""
+    import json
+
+    from tests.conftest import git
+
+    with Ledger(project) as ledger:
+        ledger.add_tree(TASK, rev="HEAD~3", max_total_bytes=2_000)
+    older, head = (git(project, "rev-parse", rev).strip() for rev in ("HEAD~3", "HEAD"))
+    ranked = json.loads(hydrate(project, "rank", TASK, "--json").stdout)
+    assert ranked["commit"] is None
+    run = "--rev 'HEAD~3' --max-total-bytes 2000"
+    assert [(r["run"], r["commit"]) for r in ranked["runs"]] == [(run, older)]
+    pinned = json.loads(hydrate(project, "rank", TASK, "--rev", "HEAD", "--json").stdout)
+    assert pinned["commit"] == head
+    assert [(r["run"], r["commit"]) for r in pinned["runs"]] == [(run, head)]

@@ -31,15 +31,22 @@ def rank(ctx: click.Context, task_id: str, rev: str | None, suggest: bool, as_js
 
     Recomputes their priorities for the task as it is now (its files in play,
     tests and text) and the history of REV, in one commit: run it after
-    task-edit --file-in-play. A file an add-tree run of a revision attached
-    ranks among every file that run would rank now (listed again, no body
-    read), so it gets the place add-tree would give it, and rank right after
-    add-tree moves nothing; other files (a --dir or --worktree run, add-diff,
-    a run recorded in another clone, one whose blobs a partial clone lacks)
-    rank among themselves. Contents are read from the per-blob facts cache
+    task-edit --file-in-play. A file an add-tree run of a revision or of the
+    work tree attached ranks among every file that run would rank now
+    (listed again, no body read; a changed or new file of the work tree that
+    is not attached, by its path alone), by the history of that run's commit
+    (HEAD for the work tree) unless REV is given, so it gets the place
+    add-tree would give it, and rank right after add-tree moves nothing;
+    other files (a --dir run, add-diff, a run recorded in another clone, one
+    whose blobs a partial clone lacks) rank among themselves, by REV's
+    history, else HEAD's. Contents are read from the per-blob facts cache
     (a blob not seen before is read once). Files given an explicit --priority
     or --no-rank are left alone. Files in play and tests that are not attached
-    are named: add-tree attaches them.
+    are named: add-tree attaches them. --json answers {task_id, reranked,
+    unchanged, missing, changed, commit, runs}: runs lists each add-tree run
+    that placed its links ({run: its add-tree options, commit: whose history
+    ranked them, null for a tree, links}); commit is the one that ranked the
+    other links (REV's: all of them), null when there were none.
 
     With --suggest, nothing is written: it prints the files ranking treats as
     in play when the task names none (the paths its text names, then its best

@@ -5,10 +5,13 @@ priorities add-tree and add-diff gave are recomputed from what ranking
 reads — paths, sizes, the task and the history — in one commit. Links whose
 priority was not ranked (notes, ``--priority``, ``--no-rank``) are left alone.
 
-Ranking weighs a file against the others, so a link a revision run recorded by
-this clone answers for ranks among every file that run would rank now (as
-add-tree ranks them: right after add-tree nothing moves); the others rank
-among themselves.
+Ranking weighs a file against the others, so a link a revision or work-tree run
+recorded by this clone answers for ranks among every file that run would rank
+now (as add-tree ranks them: right after add-tree nothing moves); the others
+(a ``--dir`` run's: a walk gives no blob ids, and its bodies are not read here;
+add-diff's, which add-diff ranks among themselves too) rank among themselves,
+by HEAD's history. The result names each run and the commit whose history
+ranked its links, apart from the commit that ranked the rest.
 """
 
 from __future__ import annotations
@@ -29,17 +32,29 @@ from .listings import tree_entries
 from .pathspec import Pathspec
 from .placement import Place, place
 from .rules import FileEntry
-from .selections import Scope, identity
-from .sources import absent_blobs, from_rev, resolve_rev
+from .selections import Scope, described, identity
+from .sources import absent_blobs, from_rev, from_worktree, resolve_rev
 from .tree import ORIGIN as TREE_ORIGIN
 from .tree import apply_rules
 
-__all__ = ["RankResult", "rerank"]
+__all__ = ["RankResult", "RunRanked", "rerank"]
+
+
+class RunRanked(TypedDict):
+    """An add-tree run of this clone whose links ``rank`` ranked among every file it
+    would rank now: the run (its add-tree options), the commit whose history ranked
+    them, and how many links it placed."""
+
+    run: str
+    commit: str | None
+    links: int
 
 
 class RankResult(TypedDict):
     """What ``rank`` did: links whose place changed, those that kept it, and the
-    task's files in play and tests that are not attached (``add-tree`` attaches them)."""
+    task's files in play and tests that are not attached (``add-tree`` attaches them).
+    ``commit``: the commit whose history ranked the links no run of ``runs`` placed
+    (``--rev``: every link), ``None`` when there was none."""
 
     task_id: str
     reranked: int
@@ -47,11 +62,13 @@ class RankResult(TypedDict):
     missing: list[str]
     changed: bool
     commit: str | None
+    runs: list[RunRanked]
 
 
 def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResult:
     """Rank the task's ranked tree and diff links again (by the history of ``rev``;
-    else of each add-tree run's commit, and of HEAD for the links no run covers).
+    else of each add-tree run's commit, HEAD for a work-tree run, and HEAD for
+    the links no run covers).
 
     Raises:
         ValidationError: ``rev`` names no commit.
@@ -63,8 +80,9 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
         raise ValidationError(f"{rev!r} does not name a commit in this repository")
 
     def apply(state: TaskState) -> Change[RankResult]:
-        new = _ranked_again(refs, state, commit, pinned=rev is not None)
-        result = _result(task_id, state, new, commit)
+        runs: list[RunRanked] = []
+        new, alone = _ranked_again(refs, state, commit, runs, pinned=rev is not None)
+        result = _result(task_id, state, new, commit if alone or rev else None, runs)
         moved = result["reranked"]
         if not moved:
             raise Unchanged(result)
@@ -76,7 +94,7 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
                 "rank",
                 task_id,
                 reranked=str(moved),
-                **({"source": commit} if commit else {}),
+                **({"source": result["commit"]} if result["commit"] else {}),
             ),
             result=result,
         )
@@ -85,13 +103,15 @@ def rerank(refs: TaskRefs, task_id: str, *, rev: str | None = None) -> RankResul
 
 
 def _ranked_again(
-    refs: TaskRefs, state: TaskState, commit: str | None, *, pinned: bool
-) -> list[Link]:
+    refs: TaskRefs, state: TaskState, commit: str | None, runs: list[RunRanked], *, pinned: bool
+) -> tuple[list[Link], int]:
     """The task's links in their order, each ranked tree and diff link with its
-    new place where its priority changed (a score alone is not worth a commit).
-    ``pinned``: ``commit``'s history ranks every link (``--rev``), not each
-    revision run's own."""
+    new place where its priority changed (a score alone is not worth a commit),
+    and how many links ranked by ``commit`` among themselves (no run of ``runs``
+    placed them). ``pinned``: ``commit``'s history ranks every link (``--rev``),
+    not each run's own."""
     links = {id(link): link for link in state.links}
+    by_commit = 0
     for origin, top in ((TREE_ORIGIN, TREE_TOP), (DIFF_ORIGIN, DIFF_TOP - 1)):
         group = [
             link
@@ -99,11 +119,12 @@ def _ranked_again(
             if link.origin == origin and link.score is not None and link.path
         ]
         placed = (
-            _in_runs(refs, state, group, commit if pinned else None)
+            _in_runs(refs, state, group, commit if pinned else None, runs)
             if origin == TREE_ORIGIN
             else {}
         )
         alone = [link for link in group if id(link) not in placed]
+        by_commit += len(alone)
         if alone:  # (no recorded run covers them: ranked among themselves)
             places = _placed(refs, state.task, alone, commit, top, origin == TREE_ORIGIN)
             placed.update((id(link), places[link.path]) for link in alone)
@@ -113,7 +134,7 @@ def _ranked_again(
                 links[id(link)] = msgspec.structs.replace(
                     link, priority=priority, score=score, reason=spelled(reason)
                 )
-    return list(links.values())
+    return list(links.values()), by_commit
 
 
 def _placed(
@@ -133,7 +154,11 @@ def _placed(
 
 
 def _in_runs(
-    refs: TaskRefs, state: TaskState, group: list[Link], pinned: str | None
+    refs: TaskRefs,
+    state: TaskState,
+    group: list[Link],
+    pinned: str | None,
+    runs: list[RunRanked],
 ) -> dict[int, Place]:
     """The place of each tree link of ``group`` that a ranked revision run this clone
     made answers for, ranked among every file that run would rank now (its
@@ -145,7 +170,7 @@ def _in_runs(
     anchors = {note.path for note in (*state.task.files, *state.task.tests)}
     for selection in state.task.selections:
         if (
-            selection.mode != "rev"
+            selection.mode == "dir"  # (a walk gives no blob ids: its files' bodies unread)
             or not selection.ranked
             or selection.priority is not None
             or identity(state.task.id, selection) not in own
@@ -171,12 +196,13 @@ def _in_runs(
             tree=tree,  # (the word index kept of the tree serves)
         )
         placed.update((id(link), places[link.path]) for link in held)
+        runs.append({"run": described(selection), "commit": pinned or history, "links": len(held)})
     return placed
 
 
 def _candidates(
     refs: TaskRefs, selection: Selection, anchors: set[str], held: list[Link]
-) -> tuple[tuple[str | None, str], dict[str, int], dict[str, str]] | None:
+) -> tuple[tuple[str | None, str | None], dict[str, int], dict[str, str]] | None:
     """The commit (``None``: a tree was named) and tree a revision run reads now,
     and the files it would rank, each with its size and blob (listed, and the
     rules applied, as add-tree does: no body read);
@@ -184,14 +210,19 @@ def _candidates(
     partial clone lacks a blob it would take: git would fetch it to size it."""
     spec = Pathspec(selection.pathspecs)
     try:
-        resolved = resolve_rev(refs.repo, selection.rev)
         max_file, max_total = limits(
             refs.repo.settings, selection.max_file_bytes, selection.max_total_bytes
         )
-        source = from_rev(refs.repo, selection.rev, resolved, tree_entries)
+        resolved: tuple[str | None, str | None]
+        if selection.mode == "worktree":  # (ranked by HEAD's history, as add-tree does)
+            source = from_worktree(refs.repo)
+            resolved = (refs.repo.rev_parse("HEAD"), None)
+        else:
+            resolved = commit_tree = resolve_rev(refs.repo, selection.rev)
+            source = from_rev(refs.repo, selection.rev, commit_tree, tree_entries)
+            if source.unsized and _lacks(refs, commit_tree[1], source.entries, spec, anchors):
+                return None
         source.held = frozenset(link.path for link in held)
-        if source.unsized and _lacks(refs, resolved[1], source.entries, spec, anchors):
-            return None
         candidates, _ = apply_rules(refs, source, spec, anchors, max_file, max_total)
     except ValidationError:
         return None
@@ -212,7 +243,9 @@ def _lacks(
     )
 
 
-def _result(task_id: str, state: TaskState, new: list[Link], commit: str | None) -> RankResult:
+def _result(
+    task_id: str, state: TaskState, new: list[Link], commit: str | None, runs: list[RunRanked]
+) -> RankResult:
     """What ranking ``state``'s links as ``new`` did."""
     moved = sum(1 for a, b in zip(state.links, new, strict=True) if a != b)
     attached = {link.path for link in state.links}
@@ -224,4 +257,5 @@ def _result(task_id: str, state: TaskState, new: list[Link], commit: str | None)
         "missing": [path for path in dict.fromkeys(wanted) if path not in attached],
         "changed": bool(moved),
         "commit": commit,
+        "runs": runs,
     }
