@@ -280,3 +280,28 @@ def _runs(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_new_ids_lock_a_full_disk_cut_short_is_not_left(repo: Path) -> None:
+    """A full disk makes the lock file but refuses its line (here the file size limit
+    stands in for it): the write is refused in one line, and no lock that names no
+    maker is left to hold up the next task-add or to make doctor fail."""
+    import resource
+
+    add = ("task-add", "B-1", "--objective", "o", "--acceptance", "a")
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG, not a killed process
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, limits[1]))
+        result = hydrate(repo, *add)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: cannot write to the repository (")
+    assert "Traceback" not in result.stderr
+    assert _own_locks(repo) == []
+    started = time.monotonic()
+    assert hydrate(repo, *add).returncode == 0
+    assert time.monotonic() - started < 5  # (a left lock: 10 s before it is taken over)
+    assert hydrate(repo, "doctor").returncode == 0

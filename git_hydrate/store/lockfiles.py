@@ -96,8 +96,14 @@ def create(path: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         os.write(fd, _this_line())
-    finally:
+    except BaseException:
+        # (a full disk: the file is made, its line is not. Left, it would name no
+        # maker, and hold up the next writer until it is old enough to take over.)
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    os.close(fd)
 
 
 def maker(path: str) -> tuple[int, bool, os.stat_result] | None:
