@@ -117,8 +117,9 @@ def _state_problems(repo: Repository, state: TaskState, *, shape: bool = True) -
 
 
 def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
-    """``problem``, and when the task's ref names no object this repository holds,
-    what it holds and the ways out (the reflog keeps its earlier tips)."""
+    """``problem``, and when the task's ref names no object this repository holds, or
+    one that is no task's commit, what it holds and the ways out (the reflog keeps its
+    earlier tips)."""
     ref = ref_name(task_id)
     name = ref.decode()
     target = refs.repo.symbolic_target(ref)
@@ -133,6 +134,8 @@ def _unreadable(refs: TaskRefs, task_id: str, tip: bytes, problem: str) -> str:
         what = f"its ref points at {value.decode()}, an object this repository lacks"
     elif kind == "broken":
         what = "its ref holds no object id"
+    elif kind != "commit" or (problem.startswith("commit ") and " has no " in problem):
+        what = problem  # (a ref at a blob or tree, a commit of no task: reset it, or drop it)
     else:
         return problem
     if not refs.repo.has_reflog(ref):

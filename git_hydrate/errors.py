@@ -83,7 +83,15 @@ class Conflict(HydrateError):
 
 
 class CorruptData(HydrateError):
-    """Stored data that cannot be read: bad JSON, unknown format, missing blob."""
+    """Stored data that cannot be read: bad JSON, unknown format, missing blob.
+
+    ``task_id`` names the stored task it was read from, if any (the command line
+    then points at ``doctor``, which checks every task and names the ways out).
+    """
+
+    def __init__(self, message: str, *, task_id: str | None = None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
 
 
 class GitFailed(HydrateError):

@@ -19,7 +19,14 @@ import click
 
 from .. import __version__
 from ..console import leave, os_error_line, silence_stdout
-from ..errors import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_FAILURE, EXIT_INTERRUPTED, HydrateError
+from ..errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_BUG,
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    CorruptData,
+    HydrateError,
+)
 from ._common import shown_block
 
 __all__ = ["COMMANDS", "cli", "failure_status", "main"]
@@ -220,7 +227,7 @@ def failure_status(exc: BaseException) -> int:
     try:
         raise exc
     except HydrateError as exc:
-        click.echo(f"{_label(exc.label)} {shown_block(exc)}", err=True)
+        click.echo(f"{_label(exc.label)} {shown_block(exc)}{_doctor_hint(exc)}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -269,6 +276,18 @@ def failure_status(exc: BaseException) -> int:
             err=True,
         )
         return EXIT_BUG
+
+
+def _doctor_hint(exc: HydrateError) -> str:
+    """Where to look next when a stored task cannot be read: ``doctor`` checks every
+    task, names each problem and, for a ref that lost its object, the ways out (a task
+    of a newer format says to upgrade instead)."""
+    said = exc.message
+    if not isinstance(exc, CorruptData) or exc.task_id is None:
+        return ""
+    if "doctor" in said or "upgrade git-hydrate" in said:
+        return ""
+    return "; see: git hydrate doctor"
 
 
 def _label(word: str) -> str:

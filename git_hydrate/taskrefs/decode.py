@@ -71,7 +71,8 @@ def read_states(
 
 def named(task_id: str, exc: CorruptData) -> CorruptData:
     where = f"task {task_id}"
-    return exc if str(exc).startswith(where) else CorruptData(f"{where}: {exc}")
+    message = str(exc) if str(exc).startswith(where) else f"{where}: {exc}"
+    return CorruptData(message, task_id=task_id)
 
 
 def _read_fanned(

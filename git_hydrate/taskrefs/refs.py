@@ -260,13 +260,13 @@ class TaskRefs:
         import hashlib  # (OpenSSL's start-up: only where a digest is made)
 
         if (sha256 or hashlib.sha256(data).hexdigest()) != link.sha256:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its sha256")
+            raise _damaged(task_id, f"body {link.sha256[:12]} does not match its sha256")
         if check_size and len(data) != link.size:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} does not match its size")
+            raise _damaged(task_id, f"body {link.sha256[:12]} does not match its size")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]} is not UTF-8") from None
+            raise _damaged(task_id, f"body {link.sha256[:12]} is not UTF-8") from None
 
     def check_stored_body(self, task_id: str, link: Link, limit: int) -> None:
         """Check the stored body ``link`` names without holding it in memory:
@@ -277,32 +277,32 @@ class TaskRefs:
         """
         short = link.sha256[:12]
         if link.size > limit:
-            raise CorruptData(
-                f"task {task_id}: body {short} is {link.size} bytes, over "
-                f"hydrate.maxBodyBytes ({limit})"
+            raise _damaged(
+                task_id, f"body {short} is {link.size} bytes, over hydrate.maxBodyBytes ({limit})"
             )
         try:
             size, sha256, utf8 = self.repo.blob_digest(link.oid.encode(), limit)
         except CorruptData:
-            raise CorruptData(f"task {task_id}: body {short} is missing (blob absent)") from None
+            raise _damaged(task_id, f"body {short} is missing (blob absent)") from None
         if sha256 is None:
-            raise CorruptData(
-                f"task {task_id}: body {short} is {size} bytes, over hydrate.maxBodyBytes "
-                f"({limit}), though its link says {link.size}"
+            raise _damaged(
+                task_id,
+                f"body {short} is {size} bytes, over hydrate.maxBodyBytes ({limit}), "
+                f"though its link says {link.size}",
             )
         if sha256 != link.sha256:
-            raise CorruptData(f"task {task_id}: body {short} does not match its sha256")
+            raise _damaged(task_id, f"body {short} does not match its sha256")
         if size != link.size:
-            raise CorruptData(f"task {task_id}: body {short} does not match its size")
+            raise _damaged(task_id, f"body {short} does not match its size")
         if not utf8:
-            raise CorruptData(f"task {task_id}: body {short} is not UTF-8")
+            raise _damaged(task_id, f"body {short} is not UTF-8")
 
     def read_body(self, task_id: str, link: Link) -> str:
         """The checked text of the body ``link`` names."""
         try:
             data = self.repo.read_blob(link.oid.encode())
         except CorruptData as exc:
-            raise CorruptData(f"task {task_id}: body {link.sha256[:12]}: {exc}") from None
+            raise _damaged(task_id, f"body {link.sha256[:12]}: {exc}") from None
         return self.check_body(task_id, link, data)
 
     # -- writing -------------------------------------------------------------------
@@ -578,3 +578,8 @@ class TaskRefs:
 
 def _graph_busy() -> Busy:
     return Busy("another writer kept the graph of parents and dependencies locked; try again")
+
+
+def _damaged(task_id: str, what: str) -> CorruptData:
+    """The error of a stored body of ``task_id`` that cannot be used (``doctor`` names it too)."""
+    return CorruptData(f"task {task_id}: {what}", task_id=task_id)
