@@ -318,7 +318,7 @@ def add_tree(
     names, like git's. Running it again follows the files: changed files replace
     their old body, links of deleted files are removed (within the PATHSPECs),
     and an unchanged set writes nothing. One commit per run. In a partial clone,
-    only the blobs of the files the PATHSPECs take are fetched.
+    only the blobs of the files the PATHSPECs take are fetched, in one fetch.
 
     Left out, each named with its reason: directories such as node_modules,
     .venv, dist and build (skipped_dir); binary extensions (skipped_ext);

@@ -213,6 +213,7 @@ def sized_by_git(
     *,
     named: bool,
     held: frozenset[str] = frozenset(),
+    tree: str | None = None,
 ) -> list[FileEntry]:
     """``entries``, each file that has a blob id sized as git stores that blob
     (``unreadable``: a blob this repository lacks and cannot fetch). A file of a
@@ -228,7 +229,8 @@ def sized_by_git(
     ``eol=crlf`` or a smudge filter; what is attached is the blob, so its size
     is the blob's, never the copy's), and a tree's in a partial clone (listed
     without sizes: git fetches each blob it lacks to size it, so only those
-    wanted are asked).
+    wanted are asked). Of ``tree`` (a commit's, in a partial clone), the blobs
+    wanted that the clone lacks are fetched first, all in one fetch.
     """
     if named or held:
         entries = [
@@ -237,7 +239,11 @@ def sized_by_git(
             else e
             for e in entries
         ]
-    sizes = blob_sizes(repo, list({e.oid for e in entries if e.oid and e.kind == "file"}))
+    wanted = list({e.oid for e in entries if e.oid and e.kind == "file"})
+    if tree is not None and wanted:
+        # (those of ``tree``'s blobs the clone lacks, in one fetch: not one each)
+        repo.fetch_promised(sorted(absent_blobs(repo, tree).intersection(wanted)))
+    sizes = blob_sizes(repo, wanted)
     if not sizes:
         return entries
     resized: list[FileEntry] = []

@@ -132,7 +132,8 @@ def apply_rules(
     else:
         entries = list(every)  # (no pathspec: every file)
     if source.unsized:  # (sized by git: only the blobs of the files taken)
-        entries = sized_by_git(refs.repo, entries, named=bool(spec), held=source.held)
+        tree = source.tree if source.mode == "rev" else None
+        entries = sized_by_git(refs.repo, entries, named=bool(spec), held=source.held, tree=tree)
     source.entries = entries
     by_attribute: dict[str, str] = {}
     if source.mode == "rev" and source.tree is not None:
