@@ -415,6 +415,21 @@ def test_another_owner_goes_to_git(tmp_path: Path) -> None:
     agrees(repo)
 
 
+def test_another_owners_repository_is_refused_with_gits_way_out(tmp_path: Path) -> None:
+    """git refuses a repository another user owns in four lines, the command that
+    trusts it on the last; the one line git-hydrate says keeps that command
+    (``GIT_TEST_ASSUME_DIFFERENT_OWNER``: git's own stand-in for a chown)."""
+    from tests.conftest import hydrate
+
+    repo = plain(tmp_path)
+    result = hydrate(repo, "list", env={"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"})
+    assert result.returncode == 128
+    assert result.stderr == (
+        f"fatal: detected dubious ownership in repository at '{repo}'; if you trust it: "
+        f"git config --global --add safe.directory {repo}\n"
+    )
+
+
 # -- the configuration parser against git's ------------------------------------------------
 
 CONFIG_TEXTS = [

@@ -192,6 +192,9 @@ class RepositoryBase:
             if message.startswith("not a git repository"):
                 # what to do next (issue 34): git's own words first
                 message += "; run it inside a repository (git init makes one) or name one with -C"
+            elif message.startswith("detected dubious ownership"):
+                # (git says the way out on its fourth line: the one line keeps it)
+                message += _trust_it(proc.stderr)
             raise NotARepository(message)
         self.git_dir = lines[0]
         self.common_dir = lines[1]
@@ -547,3 +550,12 @@ class RepositoryBase:
                 fixed = when if environ.get("GIT_AUTHOR_DATE") else None
                 self._author = Identity(name_email, tz, fixed)
         return self._author
+
+
+def _trust_it(stderr: bytes) -> str:
+    """git's command that trusts a repository another user owns (``safe.directory``),
+    from its own refusal: ``; if you trust it: git config --global --add …``."""
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.strip().startswith("git config --global --add safe.directory "):
+            return f"; if you trust it: {line.strip()}"
+    return ""
