@@ -110,6 +110,22 @@ def test_a_sparse_checkouts_files_are_fetched_only_when_taken(partial: Path) -> 
     fsck(partial)
 
 
+def test_the_sparse_files_a_worktree_run_takes_come_in_one_fetch(partial: Path) -> None:
+    """``--worktree b`` in a sparse checkout that leaves ``b`` out: its five blobs
+    come in one fetch, not one each."""
+    git(partial, "sparse-checkout", "set", "--no-cone", "/a/")
+    git(partial, "checkout", "-q", "main")
+    git(partial, "config", "maintenance.auto", "false")  # (no repack of the packs counted)
+    git(partial, "config", "gc.auto", "0")
+    packs = partial / ".git" / "objects" / "pack"
+    before = set(packs.glob("*.promisor"))
+    with Ledger(partial) as ledger:
+        assert ledger.add_tree(TASK, ["b"], worktree=True)["added"] == 5
+    assert _missing(partial) == set()
+    assert len(set(packs.glob("*.promisor")) - before) == 1
+    fsck(partial)
+
+
 def test_a_sparse_checkout_of_a_partial_clone_fetches_nothing_unasked(partial: Path) -> None:
     """``--worktree`` without a pathspec in a sparse checkout of a partial clone:
     the files outside its patterns are skipped (``sparse``), each named, and no

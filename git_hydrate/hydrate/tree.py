@@ -133,6 +133,9 @@ def apply_rules(
         entries = list(every)  # (no pathspec: every file)
     if source.unsized:  # (sized by git: only the blobs of the files taken)
         tree = source.tree if source.mode == "rev" else None
+        if source.mode == "worktree" and (spec or source.held):
+            # (files outside the sparse checkout it takes: their blobs are HEAD's)
+            tree = refs.repo.rev_parse("HEAD", "tree")
         entries = sized_by_git(refs.repo, entries, named=bool(spec), held=source.held, tree=tree)
     source.entries = entries
     by_attribute: dict[str, str] = {}
