@@ -123,6 +123,14 @@ REPOS = {
     "nimble": ("nim-lang/nimble", "5df81e6edb8ee501cc458746739250b7414eca35"),
     "changesets": ("changesets/changesets", "5322174b2722b626161ca1b9c0889ede440b30b5"),
     "giraffe": ("giraffe-fsharp/Giraffe", "18e1be3ed33e49096d565e6f48c85e3cbee51960"),
+    "hexpm": ("hexpm/hexpm", "dee4f9b235f21e17149c504155ba1f9fb468bb01"),
+    "vapor": ("vapor/vapor", "13efaeefd52a965009fc6a69a96ba66e7f20402e"),
+    "circe": ("circe/circe", "1da94272096eedd88a6ea04be127618ef8cf943a"),
+    "zls": ("zigtools/zls", "113f79a1d120cfda4cf758bc41273d8d15b4e46a"),
+    "sdwebimage": ("SDWebImage/SDWebImage", "36e79ba485e9bb4d3cd4e3318908866dac5e7b51"),
+    "soft-serve": ("charmbracelet/soft-serve", "db5f041faf815581ebf1598e11427393959483bf"),
+    "rust-by-example": ("rust-lang/rust-by-example", "898f0ac1479223d332309e0fce88d44b39927d28"),
+    "horizon": ("laravel/horizon", "d9c39ce4e9050b33a2ff9d2cee21646a18d4cc92"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
