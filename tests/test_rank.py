@@ -333,6 +333,7 @@ def test_a_test_only_its_folder_names_pairs_with_nothing(test: str) -> None:
         ("src/cowboy_http2.erl", "test/cowboy_http2_SUITE.erl"),
         ("src/leiningen/compile.clj", "test/leiningen/test/compile.clj"),
         ("src/nimblepkg/lockfile.nim", "tests/tlockfile.nim"),
+        ("core/src/main/scala/circe/Json.scala", "tests/src/test/scala/circe/JsonSuite.scala"),
     ],
 )  # fmt: skip
 def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: str) -> None:
@@ -340,7 +341,7 @@ def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: st
     Spock XSpec, rack's spec_x and mkdocs' x_tests did not (helper rank4's finding);
     nor Elixir's x_test.exs (not x.ex's extension) or Perl's t/x.t (helper rank11's);
     nor R's tests/testthat/test-x.R, Erlang's x_SUITE.erl, Nim's tests/tx.nim or
-    Clojure's older test/ns/test/x.clj (helper rank12's)."""
+    Clojure's older test/ns/test/x.clj (helper rank12's); nor Scala's XSuite (rank13's)."""
     others = [Candidate("src/Contest.java", 100), Candidate("src/Latest.java", 100)]
     candidates = [Candidate(source, 100), Candidate(test, 100), *others]
     ranks = rank(candidates, TaskText("x", files_in_play=[source]), [])
@@ -355,7 +356,7 @@ def test_tests_of_other_ecosystems_pair_with_their_sources(source: str, test: st
     "path",
     ["src/test-helpers.js", "R/test-that.R", "test/__init__.py", "test/conftest.py",
      "src/Suite.erl", "test/leiningen/test/index.clj", "pkg/tests/README.md",
-     "src/tables.nim", "crates/core/tests/json.rs"],
+     "src/tables.nim", "crates/core/tests/json.rs", "okhttp/src/main/kotlin/CipherSuite.kt"],
 )  # fmt: skip
 def test_names_like_a_tests_that_are_no_tests(path: str) -> None:
     """``test-`` names a test only in a test folder (testthat's own R/test-that.R is

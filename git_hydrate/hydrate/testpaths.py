@@ -45,7 +45,8 @@ def tested_module(path: str) -> tuple[str, str] | None:
     is no test (``x_test.go``, ``x.test.js``, ``x.spec.ts``, ``x_tests.py``, rack's
     ``spec_x.rb``, Java's and Kotlin's ``XTest``, ``XTests``, ``XSpec`` are tests too;
     so are Elixir's ``x_test.exs``, of ``x.ex``, every Perl ``x.t``, of ``X.pm``, R's
-    ``tests/testthat/test-x.R``, Erlang's ``x_SUITE.erl``, Nim's ``tests/tx.nim`` and
+    ``tests/testthat/test-x.R``, Erlang's ``x_SUITE.erl``, Scala's ``XSuite`` in a
+    test folder, Nim's ``tests/tx.nim`` and
     any ``x`` in a nested ``test`` folder, Clojure's ``test/ns/test/x.clj``)."""
     stem, ext = posixpath.splitext(posixpath.basename(path))
     if ext in _TESTED_EXTENSIONS:
@@ -65,6 +66,8 @@ def tested_module(path: str) -> tuple[str, str] | None:
     for suffix in _CAMEL_TEST_SUFFIXES:  # (GsonTest, not Contest nor Latest)
         if stem.endswith(suffix) and len(stem) > len(suffix) and stem[-len(suffix) - 1] != "_":
             return stem[: -len(suffix)], ext
+    if stem.endswith("Suite") and len(stem) > 5 and _in_test_folder(path):
+        return stem[:-5], ext  # (munit's src/test/scala/JsonSuite.scala; not a CipherSuite.kt)
     outer, _, inner = path.rpartition("/")[0].rpartition("/")
     if inner in _NESTED and _in_test_folder(outer + "/") and stem not in _PACKAGE_NAMES:
         return None if path.lower().endswith(_DOCUMENTS) else (stem, ext)
