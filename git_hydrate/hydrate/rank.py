@@ -406,10 +406,15 @@ def _lexical(
 ) -> Hits:
     """The content hits of the task's text (:func:`.retrieval.lexical_hits`); a
     file the task names seeds nothing (it is an anchor already); in a ``small``
-    repository, its README counts as an aggregate."""
+    repository, its README counts as an aggregate. The files of the title's area
+    count as named unless one of them is in play (then it is anchored already; its
+    neighbours crowded out the files that changed with it)."""
     seeds, floor = w.seeds, w.seed_floor
     hits = lexical_hits(text, paths, facts, seeds=seeds, floor=floor, index=index, overview=small)
     hits.seeds = [(p, s) for p, s in hits.seeds if p not in named]
+    if named.isdisjoint(hits.areas):
+        for path, area in hits.areas.items():
+            hits.mentioned.setdefault(path, area)
     return hits
 
 

@@ -35,6 +35,7 @@ from itertools import accumulate, chain, compress, repeat
 from operator import add, ge, itemgetter, truediv
 from typing import TYPE_CHECKING, Final
 
+from .areas import area_files
 from .columns import (
     AGGREGATE_SHARE,
     K1,
@@ -104,6 +105,8 @@ class Hits:
     defines: Mapping[str, list[str]] = field(default_factory=dict)
     mentioned: dict[str, str] = field(default_factory=dict)
     seeds: list[tuple[str, float]] = field(default_factory=list)
+    #: The files the title's area names (:func:`.areas.area_files`), with that area.
+    areas: dict[str, str] = field(default_factory=dict)
 
 
 #: Per path: its counts of the asked words, its length; the sum of all lengths; per
@@ -323,7 +326,7 @@ def lexical_hits(
     With a word ``index`` (:func:`.index.word_index`), the files it serves are
     scored from its postings, the others from ``facts``: the same hits."""
     text = _TRAILER.sub(" ", text)
-    hits = Hits(mentioned=_mentions(text, paths))
+    hits = Hits(mentioned=_mentions(text, paths), areas=area_files(text, paths))
     query = Counter(tokenize(text))
     if not query or not paths:
         return hits

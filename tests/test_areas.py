@@ -1,0 +1,56 @@
+"""A ticket's title names its area by convention (``fastcgi: ...``, ``fix(etag): ...``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from git_hydrate.hydrate.areas import AREA_FILES, area_files
+from git_hydrate.hydrate.rank import Candidate, TaskText, rank
+
+FASTCGI = ["modules/fastcgi/client.go", "modules/fastcgi/fastcgi.go"]
+ETAG = ["src/middleware/etag/digest.ts", "src/middleware/etag/index.ts"]
+PATHS = [
+    ".github/workflows/walk.yml",
+    "modules/fastcgi/client.go",
+    "modules/fastcgi/fastcgi.go",
+    "src/middleware/etag/digest.ts",
+    "src/middleware/etag/index.ts",
+    "src/other.ts",
+    "src/walk.rs",
+    "docs/index.md",
+    *(f"src/unix/f{i}.c" for i in range(AREA_FILES + 1)),
+]
+
+
+@pytest.mark.parametrize(
+    ("title", "named"),
+    [
+        ("fastcgi: fix HTTPoxy vulnerability", FASTCGI),
+        ("fix(etag): match tags with optional whitespace", ETAG),
+        ("feat(middleware/etag)!: weak tags", ETAG),
+        ("walk: switch back to crossbeam-channel", ["src/walk.rs"]),
+        ("unix: remove a flag", []),
+        ("docs: say more", []),
+        ("fix: a crash", []),
+        ("Fix the walk: it loops", []),
+        ("other words\nwalk: not the title", []),
+    ],
+)  # fmt: skip
+def test_the_area_of_a_title_names_its_folder_or_its_stem(title: str, named: list[str]) -> None:
+    """A folder of that name (at most AREA_FILES files: libuv's ``unix:`` names 54),
+    else the files of that stem outside hidden folders (not a workflow named so);
+    a type word (``fix``, ``docs``) names nothing, nor a ``:`` later in the title."""
+    assert sorted(area_files(title, PATHS)) == named
+
+
+def test_a_titles_area_ranks_its_files_as_named_unless_one_is_in_play() -> None:
+    candidates = [Candidate(p, 1000) for p in PATHS]
+    task = TaskText("fastcgi: populate SERVER_ADDR by default")
+    ranks = rank(candidates, task, [])
+    assert ranks["modules/fastcgi/client.go"].reason == "named in the task ('fastcgi')"
+    assert ranks["modules/fastcgi/client.go"].level > ranks["src/other.ts"].level
+    # (a file in play in the area anchors it already: its neighbours would crowd out
+    # the files that change with it)
+    in_play = TaskText(task.text, files_in_play=["modules/fastcgi/fastcgi.go"])
+    ranks = rank(candidates, in_play, [])
+    assert not ranks["modules/fastcgi/client.go"].reason.startswith("named in the task")
