@@ -47,16 +47,31 @@ def area_files(text: str, paths: Sequence[str]) -> dict[str, str]:
     with no such folder, the files of that stem (``walk`` of ``src/walk.rs``) outside
     the hidden folders (a workflow named after a package is not the package)."""
     found: dict[str, str] = {}
-    for area in _areas(text):
+    areas = _areas(text)
+    # (each area looked for in all the paths at once first: most name no folder)
+    lines = "\n/" + "\n/".join(paths) + "\n" if areas else ""
+    for area in areas:
         inner = "/" + area + "/"
-        under = [p for p in paths if inner in "/" + p]
+        under = [p for p in paths if inner in "/" + p] if inner in lines else []
         if not under and "/" not in area:
-            under = [p for p in paths if _stem(p) == area and "/." not in "/" + p]
+            under = [p for p in _of_stem(area, lines, paths) if "/." not in "/" + p]
         for path in under if len(under) <= AREA_FILES else ():
             found.setdefault(path, area)
     return found
 
 
-def _stem(path: str) -> str:
-    name = path.rpartition("/")[2]
-    return name.partition(".")[0] if not name.startswith(".") else name
+def _of_stem(stem: str, lines: str, paths: Sequence[str]) -> list[str]:
+    """The ``paths`` whose file's name is ``stem`` up to its first ``.``, found by
+    ``str.find`` in ``lines`` (each path after ``\n/``, in order)."""
+    found: list[str] = []
+    line, counted = -1, 0  # (the line breaks before each find, counted once in all)
+    at = lines.find("/" + stem)
+    while at >= 0:
+        end = at + 1 + len(stem)
+        stop = lines.index("\n", end)
+        if lines[end] in ".\n" and "/" not in lines[end:stop]:
+            line += lines.count("\n", counted, at)
+            counted = at
+            found.append(paths[line])
+        at = lines.find("/" + stem, end)
+    return found
