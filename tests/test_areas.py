@@ -29,6 +29,7 @@ PATHS = [
         ("fix(etag): match tags with optional whitespace", ETAG),
         ("feat(middleware/etag)!: weak tags", ETAG),
         ("walk: switch back to crossbeam-channel", ["src/walk.rs"]),
+        ("index.md: a stem has no dot (the file name is a mention)", []),
         ("unix: remove a flag", []),
         ("docs: say more", []),
         ("fix: a crash", []),

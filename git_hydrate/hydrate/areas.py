@@ -53,7 +53,7 @@ def area_files(text: str, paths: Sequence[str]) -> dict[str, str]:
     for area in areas:
         inner = "/" + area + "/"
         under = [p for p in paths if inner in "/" + p] if inner in lines else []
-        if not under and "/" not in area:
+        if not under and "/" not in area and "." not in area:
             under = [p for p in _of_stem(area, lines, paths) if "/." not in "/" + p]
         for path in under if len(under) <= AREA_FILES else ():
             found.setdefault(path, area)
