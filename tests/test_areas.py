@@ -17,6 +17,7 @@ PATHS = [
     "src/middleware/etag/index.ts",
     "src/other.ts",
     "src/walk.rs",
+    "cmd/serve/main.go",
     "docs/index.md",
     *(f"src/unix/f{i}.c" for i in range(AREA_FILES + 1)),
 ]
@@ -35,6 +36,9 @@ PATHS = [
         ("fix: a crash", []),
         ("Fix the walk: it loops", []),
         ("other words\nwalk: not the title", []),
+        ("chore(main): release 2.4.0", []),
+        ("walk: Release v2 of the walker", []),
+        ("walk: release the lock on exit", ["src/walk.rs"]),
     ],
 )  # fmt: skip
 def test_the_area_of_a_title_names_its_folder_or_its_stem(title: str, named: list[str]) -> None:

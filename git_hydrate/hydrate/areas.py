@@ -7,7 +7,8 @@ file's stem, before a ``:`` or in the type's parentheses. In 73 repositories'
 replayed commits (``benchmarks/relevance_replay.py``), of the titles whose area
 is a folder of the tree, 120 of 123 changed a file in it; of those whose area
 is a file's stem, 38 of 49 changed that file. The type words (``fix``, ``docs``)
-name no area.
+name no area, nor does a release's title (``chore(main): release 2.4.0``, as
+release tools write it: the branch in the parentheses, the version after).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ _TYPES: Final = frozenset(
      "perf", "style", "revert", "deps", "release", "bump", "wip", "fixup", "typo", "dx",
      "types", "security", "merge"}
 )  # fmt: skip
+#: A release's subject (``release 2.4.0``, ``Release v2``): it changes versions and
+#: changelogs, not the files of the area it names (``main`` of every ``main.go``).
+_RELEASE: Final = re.compile(r"release[ \t]+v?[0-9]", re.IGNORECASE)
 #: An area naming more files than this names none of them (a whole package's 150 files).
 AREA_FILES: Final = 12
 
@@ -34,7 +38,7 @@ def _areas(text: str) -> list[str]:
     """The areas the first line of ``text`` names: the prefix before ``:`` and each
     name in a type's parentheses (``fix(client,server):``), not a type word."""
     found = _TITLE_AREA.match(text)
-    if found is None:
+    if found is None or _RELEASE.match(text, found.end()):
         return []
     names = [found.group(1), *re.split(r"[,\s]+", found.group(2) or "")]
     return [n.strip("/") for n in names if n and n.lower() not in _TYPES]
