@@ -62,7 +62,8 @@ from .seed import (
     split_budget,
     summarize_packet,
 )
-from .walk import Plan, Walked, as_timestamp, back_off, walk
+from .settle import back_off
+from .walk import Plan, Walked, as_timestamp, walk
 
 __all__ = [
     "CHARS_PER_TOKEN",

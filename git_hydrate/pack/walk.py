@@ -20,12 +20,12 @@ no longer fits beside what is kept, the last kept attachment the task does not
 name (nor ranks high) is left out again, and when only such attachments are
 left, the notice names fewer and counts the rest; one that ranks high, kept
 whole, is left out again only where not even the count fits beside it, and the
-list then stays (:func:`_settle`); what was left out is
+list then stays (:mod:`.settle`); what was left out is
 tried again at the end, whole and then as outlines, in the room left
 (:func:`_refill`). A body
 that cannot fit by its recorded size is never read. Each attachment is
 measured once, as the sum of its own parts (:mod:`.measure`); the caller
-verifies the token total of the result (:func:`back_off`). Pure: no I/O, no
+verifies the token total of the result (:func:`.settle.back_off`). Pure: no I/O, no
 git; the clock is a parameter.
 """
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache, partial
 from typing import Final
@@ -48,29 +48,23 @@ from .measure import (
     body_of,
     candidate,
     fits,
-    fits_beside,
     floor,
     measured,
     min_body_bytes,
     section_variant,
     whole_tokens,
 )
-from .omissions import Notice
 from .render import utf8_len
+from .settle import LINE_BYTES, settle
 from .value import waits
 
-__all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "back_off", "walk"]
+__all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "walk"]
 
 #: The first 1/TOP_SHARE of the packing order (at least the first attachment) rank
 #: high: like a file the task names, one that does not fit is outlined in place.
 TOP_SHARE: Final = 10
-#: What a line of the notice costs besides its source (an upper bound): leaving
-#: out a file smaller than its own line gains nothing.
-_LINE_BYTES: Final = 200
 #: What the notice's heading and introduction cost (an upper bound).
 _HEAD_BYTES: Final = 200
-#: What counting one more omission can add to the notice (a digit, an "s").
-_COUNT_BYTES: Final = 8
 #: How many fewer bytes a section measured at one place can take at another (its
 #: number's digits, in a format that numbers sections).
 _PLACE_BYTES: Final = 8
@@ -113,7 +107,7 @@ def _walk(
     entries: Sequence[Attachment], plan: Plan, *, now: float, load_body: AttachmentLoader | None
 ) -> Walked:
     walked = Walked(plan, notice=plan.notice)
-    _settle(plan, walked)  # (files the task names but has no attachment of cost at once)
+    settle(plan, walked)  # (files the task names but has no attachment of cost at once)
     if not walked.notice_fits:
         return walked
     waiting: list[_Waiting] = []
@@ -135,7 +129,7 @@ def _walk(
                 high=high,
                 reserved=reserved if entry.named else {},
             )
-        _settle(plan, walked)
+        settle(plan, walked)
         if not walked.notice_fits:
             return walked  # (for good: walk() walks again with a smaller notice)
     misses = 0  # (left out in a row: past OUTLINE_TRIES, outlines are not tried)
@@ -153,12 +147,12 @@ def _walk(
             continue
         misses += _missed(walked, index)
         walked.omit(index, entry, "byte_budget")
-        _settle(plan, walked)
+        settle(plan, walked)
         if not walked.notice_fits:
             return walked
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
-        _settle(plan, walked)  # (a line put back can cost more than it did)
+        settle(plan, walked)  # (a line put back can cost more than it did)
     walked.in_order()
     return walked
 
@@ -379,7 +373,7 @@ def _reserved(
             continue
         item = Item(outline, entry.hash, f"{entry.source} (outline)")
         cost_json, cost_prompt = candidate(plan, entry, item, "outline", 2)[1:3]
-        line = _LINE_BYTES + utf8_len(entry.source) if plan.notice is not None else 0
+        line = LINE_BYTES + utf8_len(entry.source) if plan.notice is not None else 0
         size = measured(plan, cost_json, cost_prompt) + line
         whole = Item(body, entry.hash, entry.source)
         cost_json, cost_prompt = candidate(plan, entry, whole, "full", 2)[1:3]
@@ -472,112 +466,3 @@ def _refilled(
         return True
     walked.note(index, entry, "byte_budget", outlined=False)
     return False
-
-
-def _settle(plan: Plan, walked: Walked) -> None:
-    """After the notice grew: while it no longer fits beside what is kept, leave
-    out the last kept attachment (one the task does not name, if any, and whose
-    leaving frees more than the notice's line for it costs), which the notice
-    then names too. When nothing is left to drop and it still does not fit, the
-    notice is left out (the omissions are still reported)."""
-    if walked.notice is None or not walked.notice or not walked.notice_fits:
-        return
-    notice = walked.notice
-    while (plan.room_bytes is not None and walked.total_bytes() > plan.room_bytes) or (
-        plan.room_tokens is not None and walked.total_tokens() > plan.room_tokens
-    ):
-        at = _last_to_drop(walked, gain=True)
-        if at is None:
-            # one that ranks high goes only where not even the count fits beside it
-            # (then the list stays); else the notice names fewer
-            at = _last_to_drop(walked, gain=True, high=True)
-            if (at is None or fits_beside(plan, walked, notice.count_only())) and (
-                notice.unlist_last()
-            ):
-                continue
-            if at is None:
-                walked.notice_fits = False  # (for good: the notice only grows)
-                return
-        walked.drop(at)
-
-
-def _last_to_drop(walked: Walked, *, gain: bool, high: bool = False) -> int | None:
-    """The place of the last kept attachment the task does not name (nor ranks
-    high: one kept whole only with ``high``, one outlined in place never); with
-    ``gain``, only one whose leaving frees more than its line in the notice
-    costs (``None`` when there is none: the notice then names fewer); without,
-    the last kept when all are named."""
-    # (a notice that names no more only counts the next one: leaving out any
-    # attachment but the smallest frees room)
-    lists = walked.notice is not None and walked.notice.would_list()
-    for allowed in (False, True) if not gain else (high,):
-        for at in range(len(walked.kept) - 1, -1, -1):
-            kept = walked.kept[at]
-            line = _LINE_BYTES + utf8_len(kept.item.source) if lists else _COUNT_BYTES
-            if not kept.named and (allowed or not kept.high) and (not gain or kept.size > line):
-                return at
-    return None if gain or not walked.kept else len(walked.kept) - 1
-
-
-def back_off(
-    walked: Walked,
-    max_tokens: int | None,
-    total_tokens: Callable[[Walked], int],
-    notice: Notice | None = None,
-) -> int | None:
-    """The exact token total, after dropping the last kept attachments until it fits.
-
-    The walk's sum of parts is at most a token or so per attachment off the
-    whole (almost always over), so this rarely drops anything; each step
-    recounts the whole once, and there are at most as many steps as kept
-    attachments. ``notice``: the prompt's notice as the walk began it; when
-    the walk's notice did not fit, the one that only counts is tried, exactly,
-    so that nothing is left out unsaid when it fits alone (:func:`_mention`).
-    """
-    if max_tokens is None:
-        return None
-    total = total_tokens(walked)
-    while total > max_tokens and walked.kept:
-        total = _drop_last(walked, total_tokens)
-    if total > max_tokens and walked.notice:
-        walked.notice_fits = False  # the notice alone does not fit: left out
-        total = total_tokens(walked)
-    if notice is not None and not walked.notice_fits:
-        total = _mention(walked, max_tokens, total_tokens, notice.counting())
-    return total
-
-
-def _drop_last(walked: Walked, total_tokens: Callable[[Walked], int]) -> int:
-    """Leave out the last kept attachment (one the task does not name, if any); the
-    exact total after."""
-    at = _last_to_drop(walked, gain=False)
-    walked.drop(len(walked.kept) - 1 if at is None else at)
-    walked.in_order()
-    return total_tokens(walked)
-
-
-def _mention(
-    walked: Walked, max_tokens: int, total_tokens: Callable[[Walked], int], counting: Notice
-) -> int:
-    """When the count-only ``counting`` notice fits the budget alone (its tokens
-    counted exactly, as it would be with every kept attachment left out too), make
-    it the prompt's and leave out the last kept attachments until the whole fits
-    (bytes too); the exact total (the prompt's as it stands when it does not fit)."""
-    room = walked.plan.room_bytes
-
-    def over(state: Walked, total: int) -> bool:
-        return total > max_tokens or (room is not None and state.total_bytes() > room)
-
-    for item in walked.missing(every_kept=True):
-        counting.add(item)
-    alone = Walked(walked.plan, notice=counting)
-    if not counting or over(alone, total_tokens(alone)):
-        return total_tokens(walked)
-    walked.notice = counting.counting()
-    for item in walked.missing():
-        walked.notice.add(item)
-    walked.notice_fits = True
-    total = total_tokens(walked)
-    while over(walked, total) and walked.kept:
-        total = _drop_last(walked, total_tokens)
-    return total
