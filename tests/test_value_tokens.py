@@ -144,6 +144,41 @@ def test_a_named_file_never_waits_under_a_token_budget() -> None:
     assert result["token_count"] <= result["max_tokens"]
 
 
+def _named_pair() -> list[dict[str, Any]]:
+    """Two named modules, ~3.8 KB and ~1,500 tokens each."""
+    return [
+        entry(
+            python_module(6).replace("function_", name),
+            f"{name}.py",
+            10 - at,
+            named="file in play",
+        )
+        for at, name in enumerate(("a", "b"))
+    ]
+
+
+@pytest.mark.parametrize("room", [1_700, 1_800])
+def test_a_named_file_is_kept_whole_only_beside_the_outlines_after_it_in_tokens(room: int) -> None:
+    """The reserve of the files the task names after one is counted in tokens too:
+    a.py whole in a token room that leaves no room for b.py's outline is an outline
+    too, so that b.py is outlined rather than left out (before: a.py whole, b.py
+    left out, not even outlined); where both fit, a.py stays whole."""
+    meter = tokens.Meter("o200k_base")
+    base = build_prompt(TASK, [], None, max_tokens=10**6, tokens=meter, now=NOW)
+    result = build_prompt(
+        TASK,
+        _named_pair(),
+        None,
+        max_tokens=base["token_count"] + room,
+        tokens=meter,
+        outline=outliner,
+        now=NOW,
+    )
+    first = "a.py (outline)" if room == 1_700 else "a.py"
+    assert _kept(result) == [first, "b.py (outline)"]
+    assert result["token_count"] <= result["max_tokens"]
+
+
 @pytest.mark.parametrize("in_play", [False, True])
 def test_prompt_max_tokens_weighs_a_stored_task_in_tokens(repo: Path, in_play: bool) -> None:
     """The command line, its bodies read from git: ``-v`` says the decision in tokens."""

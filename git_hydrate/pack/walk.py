@@ -79,6 +79,9 @@ OUTLINE_TRIES: Final = 64
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
 _Waiting = tuple[int, Attachment, str | None, bool]
+#: What each file the task names costs at the least, by place (:func:`_reserved`):
+#: bytes and tokens, each negated where the whole file is the cheaper.
+_Reserved = dict[int, tuple[int, int]]
 
 
 def walk(
@@ -166,18 +169,16 @@ def _first_pass(
     put_off: tuple[list[_Waiting], list[Attachment]],
     *,
     high: bool,
-    reserved: dict[int, int],
+    reserved: _Reserved,
 ) -> None:
     """One attachment's first pass (``at``: its place and entry): kept whole,
     outlined in place (named or ranking high), put off to the second pass
     (``put_off``: all that wait, and the large ones among them), or left out.
-    ``reserved``: the outlines' bytes of the files the task names, by place (a
-    file it names is kept whole only beside those after it)."""
+    ``reserved``: what the files the task names cost at the least, by place (a
+    file it names is kept whole only beside those after it: :func:`_reserved`)."""
     index, entry = at
     waiting, large = put_off
-    later = [size for at, size in reserved.items() if at > index]
-    reserve = sum(map(abs, later))  # (negative: whole, the cheaper; no line in the notice)
-    reserve += _HEAD_BYTES if any(size > 0 for size in later) and plan.notice else 0
+    reserve = _reserve(plan, reserved, index)
     body = _whole(plan, walked, (index, entry), load_body, entries, large, reserve)
     if body is _LARGE:
         large.append(entry)
@@ -219,10 +220,10 @@ def _whole(
     load_body: AttachmentLoader | None,
     entries: Sequence[Attachment],
     large_ones: Sequence[Attachment],
-    reserve: int = 0,
+    reserve: tuple[int, int] = (0, 0),
 ) -> str | bool | object | None:
     """Keep an attachment (``at``: its place and entry) whole if it fits beside
-    ``reserve`` bytes more (``True``); else its body if it was read, ``None`` if
+    ``reserve`` more (bytes, tokens: ``True``); else its body if it was read, ``None`` if
     it was not (it cannot fit by its size), or :data:`_LARGE` when value per
     byte says it waits."""
     index, entry = at
@@ -230,13 +231,13 @@ def _whole(
     # alone cannot fit, it is not read (unless its outline is wanted).
     if plan.json or plan.prompt:
         least = floor(min_body_bytes(entry), entry.source, plan, first=not walked.kept)
-        least += reserve
+        least += reserve[0]
         if plan.room_bytes is not None and walked.with_one_more() + least > plan.room_bytes:
             return None
     if plan.meter is not None and plan.room_tokens is not None:
         variant = section_variant("full", plan.layout) if plan.prompt else "full.json"
         known = plan.meter.known(entry.cache_key(variant))
-        if known is not None and walked.total_tokens() + known > plan.room_tokens:
+        if known is not None and walked.total_tokens() + known + reserve[1] > plan.room_tokens:
             return None
 
     read = cache(partial(body_of, entry, load_body))  # (read once, whoever asks first)
@@ -266,11 +267,11 @@ def _keep_if_fits(
     walked: Walked,
     at: tuple[int, Attachment],
     body: str,
-    reserve: int = 0,
+    reserve: tuple[int, int] = (0, 0),
     known: Candidate | None = None,
 ) -> bool:
     """Keep the attachment's whole ``body`` (``at``: its place and entry) if its
-    measured section fits (beside ``reserve`` bytes more; ``known``: its
+    measured section fits (beside ``reserve`` more, bytes and tokens; ``known``: its
     :func:`.candidate` as the next kept, when measured already)."""
     index, entry = at
     item = Item(body, entry.hash, entry.source)
@@ -278,7 +279,7 @@ def _keep_if_fits(
         plan, entry, item, "full", len(walked.kept) + 1
     )
     size = measured(plan, cost_json, cost_prompt)
-    if not fits(plan, walked, size + reserve, tokens):
+    if not fits(plan, walked, size + reserve[0], tokens + reserve[1]):
         return False
     kept = plan.kept((index, entry), item, section, (cost_json, cost_prompt))
     walked.keep(kept, size, tokens, named=bool(entry.named))
@@ -351,34 +352,52 @@ def _keep_outline(
 
 def _reserved(
     plan: Plan, entries: Sequence[Attachment], now: float, load_body: AttachmentLoader | None
-) -> dict[int, int]:
-    """What each file the task names but the first costs at the least, by place:
+) -> _Reserved:
+    """What each file the task names but the first costs at the least, by place,
+    in bytes and in tokens (exact, by the plan's meter; 0 without a token budget):
     its outline with its line in the notice, or (negated) the whole file when that
     is less. A file it names is kept whole only beside these costs of those after
     it, so that it does not take their room. They do not depend on the budget, so
     more budget never shrinks a file kept whole (one without an outline, or
     expired, reserves nothing)."""
-    if plan.outliner is None or plan.room_bytes is None:
+    if plan.outliner is None or (plan.room_bytes is None and plan.room_tokens is None):
         return {}
     named = [
         (index, entry)
         for index, entry in enumerate(entries)
         if entry.named and (entry.expires is None or entry.expires > now)
     ]
-    reserved: dict[int, int] = {}
+    reserved: _Reserved = {}
     for index, entry in named[1:]:
         body = body_of(entry, load_body)
         outline = plan.outliner(entry, lambda body=body: body)  # type: ignore[misc]
         if not outline:
             continue
         item = Item(outline, entry.hash, f"{entry.source} (outline)")
-        cost_json, cost_prompt = candidate(plan, entry, item, "outline", 2)[1:3]
+        _, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "outline", 2)
         line = LINE_BYTES + utf8_len(entry.source) if plan.notice is not None else 0
         size = measured(plan, cost_json, cost_prompt) + line
+        tokens += (line + 1) // 2 if plan.room_tokens is not None else 0  # (as the notice's)
         whole = Item(body, entry.hash, entry.source)
-        cost_json, cost_prompt = candidate(plan, entry, whole, "full", 2)[1:3]
-        reserved[index] = min(size, -measured(plan, cost_json, cost_prompt), key=abs)
+        _, cost_json, cost_prompt, tokens_whole = candidate(plan, entry, whole, "full", 2)
+        reserved[index] = (
+            min(size, -measured(plan, cost_json, cost_prompt), key=abs),
+            min(tokens, -tokens_whole, key=abs),
+        )
     return reserved
+
+
+def _reserve(plan: Plan, reserved: _Reserved, index: int) -> tuple[int, int]:
+    """What the files the task names after ``index`` cost at the least (bytes,
+    tokens): each one's reserved cost, and the notice's heading where one of
+    them is reserved as its outline (a line in the notice)."""
+    later = [cost for at, cost in reserved.items() if at > index]
+    total = [0, 0]
+    for budget, head in enumerate((_HEAD_BYTES, (_HEAD_BYTES + 1) // 2)):
+        sizes = [cost[budget] for cost in later]  # (negative: whole, the cheaper)
+        total[budget] = sum(map(abs, sizes))
+        total[budget] += head if any(size > 0 for size in sizes) and plan.notice else 0
+    return total[0], total[1]
 
 
 def _refill(
