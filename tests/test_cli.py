@@ -203,7 +203,7 @@ def test_prompt_warns_about_omissions_on_stderr(repo: Path) -> None:
     assert "### Context from s\nsmall\n" in result.stdout
     assert "LLLL" not in result.stdout
     assert result.stderr == (
-        "warning: M-1: kept 1 of 2 attachments; 705 of 2,500 bytes; omitted 1 (1 byte_budget); "
+        "warning: M-1: kept 1 of 2 attachments; 752 of 2,500 bytes; omitted 1 (1 byte_budget); "
         "shrunk 0; everything would fit in about 5,460 bytes\n"
     )
     listed = hydrate(repo, "prompt", "M-1", "--max-bytes", "2500", "-v")
@@ -239,7 +239,7 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     # a tutorial: each command before its output, and bytes that are the prompt's own
     assert "$ git hydrate task-add M-1002 --objective" in result.stdout
     assert re.search(r"\$ git hydrate prompt M-1002 --max-bytes 1400 --now \S+Z -v", result.stdout)
-    assert "kept 1 of 3 attachments; 1,142 of 1,400 bytes" in result.stdout
+    assert "kept 1 of 3 attachments; 1,189 of 1,400 bytes" in result.stdout
     assert "\n### Not included\n" in result.stdout  # the prompt says what it left out
 
 

@@ -190,6 +190,28 @@ def test_no_outline_turns_shrinking_off_on_the_command_line(repo: Path) -> None:
     assert "- `src/big.py` (" in notice_of(dropped.stdout)
 
 
+def test_the_notice_points_at_the_outline_of_what_it_names(repo: Path) -> None:
+    """The intro says, once, that --outline prints what a line names as its outline
+    (a worker with little room reads a large file's outline first); the command on
+    the line, given --outline, prints it."""
+    commit_files(repo, {"src/big.py": python_module(30), "src/small.py": "x = 1\n"})
+    hydrate(repo, "task-add", "P-1", "--objective", "o", "--acceptance", "a",
+            "--file-in-play", "src/small.py")  # fmt: skip
+    assert hydrate(repo, "add-tree", "P-1", "src").returncode == 0
+    notice = notice_of(hydrate(repo, "prompt", "P-1", "--max-bytes", "2k").stdout)
+    intro = notice.splitlines()[1]
+    assert intro.endswith("prints it whole, or its outline with --outline (outline: true)."), (
+        notice
+    )
+    line = next(ln for ln in notice.splitlines() if ln.startswith("- `src/big.py` ("))
+    command = line.partition("; git hydrate ")[2].split()
+    shown = hydrate(repo, *command, "--outline")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("# Outline of attachment "), shown.stdout
+    expected = outline("src/big.py", python_module(30))
+    assert expected is not None and expected in shown.stdout
+
+
 def test_a_named_oversized_test_is_outlined_and_flagged_on_the_summary_line(repo: Path) -> None:
     test_body = python_module(110)  # about 69 KB, as click's tests/test_termui.py
     commit_files(repo, {"tests/test_termui.py": test_body, "src/termui.py": "x = 1\n"})

@@ -54,8 +54,8 @@ def python_module(functions: int) -> str:
 
 
 LARGE = python_module(4)
-#: Five of ~540 tokens each: all five fit the room alone, three beside the large one.
-SMALLS = [f"{i}: " + "word " * 540 for i in range(5)]
+#: Five of ~530 tokens each: all five fit the room alone, three beside the large one.
+SMALLS = [f"{i}: " + "word " * 530 for i in range(5)]
 
 
 def _entries(**large: Any) -> list[dict[str, Any]]:

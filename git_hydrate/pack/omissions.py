@@ -49,14 +49,16 @@ from .render import utf8_len
 
 __all__ = ["MAX_LISTED", "Missing", "Notice", "Unattached", "flagged"]
 
+#: (``--outline``, or the MCP tool's ``outline: true``: a worker with little room
+#: left reads a large file's outline before it reads all of it)
 _INTRO: Final = (
     "Left out or shrunk to fit the budget; the command on each line (or the "
-    "get_attachment tool) prints it whole.\n"
+    "get_attachment tool) prints it whole, or its outline with --outline (outline: true).\n"
 )
 #: :data:`_INTRO` when expired attachments are among the lines (some; all).
 _EXPIRED_INTROS: Final = (
     "Left out or shrunk to fit the budget, or expired; the command on each line (or the "
-    "get_attachment tool) prints it whole.\n",
+    "get_attachment tool) prints it whole, or its outline with --outline (outline: true).\n",
     "Left out because they expired; the command on each line (or the get_attachment tool) "
     "prints it whole.\n",
 )
