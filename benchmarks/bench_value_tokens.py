@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/bench_value_tokens.py --repo DIR [--objective TEXT]
-        [--max-tokens 8k] [--runs 5] [--reference DIR]
+        [--max-tokens 8k] [--max-bytes N] [--file-in-play PATH ...] [--runs 5]
+        [--reference DIR]
 
 ``--repo`` is a clone of a real repository (e.g. nushell, 2,456 files). It is
 copied once per arm; in the copy, a task ``VT-1`` with ``--objective`` gets
@@ -14,7 +15,9 @@ the counts of the runs before. With ``--reference`` (a checkout or ``git
 archive`` of another commit) the same runs alternate with that code's; printed:
 what each arm's prompt holds (its sections, whole or outlined, and its tokens),
 then per kind of run the medians of CPU (user + system, the process and its git
-children) and wall, and their ratio to the reference.
+children) and wall, and their ratio to the reference. ``--file-in-play`` (repeated)
+names files in play (the named files' reserve is then weighed); ``--max-bytes`` adds a
+byte budget (``--max-tokens 0``: a byte budget alone).
 """
 
 from __future__ import annotations
@@ -67,13 +70,22 @@ def _prompt(
 ) -> Timing:
     if cold:
         forget_counts(repos[name])
-    args = ["prompt", "VT-1", "--max-tokens", max_tokens, "--no-cache"]
+    args = ["prompt", "VT-1", *budget(max_tokens), "--no-cache"]
     return timed(arms[name], repos[name], args, env=environment(arms[name]))
+
+
+#: ``--max-bytes N``, when given (a global: the command line sets it once).
+MAX_BYTES: list[str] = []
+
+
+def budget(max_tokens: str) -> list[str]:
+    """The budget options of each prompt run."""
+    return [*(["--max-tokens", max_tokens] if max_tokens != "0" else []), *MAX_BYTES]
 
 
 def describe(code: Path, repo: Path, max_tokens: str) -> None:
     """What the arm's prompt holds, and its summary line."""
-    out = hydrate(code, repo, "prompt", "VT-1", "--max-tokens", max_tokens, "--no-cache", "-v")
+    out = hydrate(code, repo, "prompt", "VT-1", *budget(max_tokens), "--no-cache", "-v")
     sections = re.findall(r"^### (Context from|Outline of) (\S+)", out.stdout, re.M)
     for kind, source in sections:
         print(f"    {'whole  ' if kind == 'Context from' else 'outline'} {source}")
@@ -88,9 +100,13 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--objective", default=OBJECTIVE)
     parser.add_argument("--max-tokens", default="8k")
+    parser.add_argument("--max-bytes")
+    parser.add_argument("--file-in-play", action="append", default=[])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--reference", type=Path, help="another commit's code, alternated")
     opts = parser.parse_args()
+    MAX_BYTES[:] = ["--max-bytes", opts.max_bytes] if opts.max_bytes else []
+    in_play = [arg for path in opts.file_in_play for arg in ("--file-in-play", path)]
     arms = {"this": ROOT} | ({"reference": opts.reference} if opts.reference else {})
     with tempfile.TemporaryDirectory() as tmp:
         repos = {}
@@ -98,7 +114,7 @@ def main() -> None:
             repos[name] = Path(tmp) / name
             subprocess.run(["git", "clone", "-q", str(opts.repo), str(repos[name])], check=True)
             hydrate(code, repos[name], "task-add", "VT-1", "--objective", opts.objective,
-                    "--acceptance", "tests pass")  # fmt: skip
+                    "--acceptance", "tests pass", *in_play)  # fmt: skip
             hydrate(code, repos[name], "add-tree", "VT-1")
             print(f"{name}:")
             describe(code, repos[name], opts.max_tokens)
