@@ -230,6 +230,39 @@ def test_words_few_files_hold_score_as_every_file_scored(rare: int) -> None:
     _assert_same(lexical_hits(text, paths, facts), lexical_hits(text, paths, {}, index=served))
 
 
+@pytest.mark.parametrize("sparse", [1, 8, 10**6])
+def test_columns_of_the_rows_holding_a_word_or_of_every_row_score_the_same(
+    monkeypatch: pytest.MonkeyPatch, sparse: int
+) -> None:
+    """A word's column holds only the rows that hold it, unless many do (one in
+    ``_SPARSE``): then a count per row. Every word either way, or the threshold
+    between them, gives the same hits to the last bit, its counts from contents,
+    path and names summed (a ticket of 3,000 words at 30,000 files took 13 s and
+    800 MiB with a count per row for every word)."""
+    monkeypatch.setattr(columns, "_SPARSE", sparse)
+    bodies = {
+        f"src/{'retry' if n % 4 else 'queue'}/m{n:02}.py": (
+            f"def retry_budget_{n}(): ...\n" * (n % 3)
+            + "retry token\n" * (n % 2)
+            + f"schema_{n % 7} session\n" * (n < 5)
+            + "queue\n" * (n % 11 == 0)
+            + "common\n"
+        ).encode()
+        for n in range(40)
+    }
+    bodies["docs/plain.md"] = b"nothing asked here but common"
+    paths = sorted(bodies)
+    facts, served = _served(bodies, paths)
+    for text in (
+        "retry the token budget of the queue",
+        "schema_3 session retry_budget_7 RetryBudget",
+        "plain queue",
+        "retry",
+        "common retry budget",
+    ):
+        _assert_same(lexical_hits(text, paths, facts), lexical_hits(text, paths, {}, index=served))
+
+
 def test_the_files_defining_a_spelled_name_are_found_from_the_postings() -> None:
     """``spelled_names`` asks the index's postings of names which files define a
     name the text spells (asking each file in turn cost 2 s at 30,000 files): the

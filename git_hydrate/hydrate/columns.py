@@ -2,15 +2,17 @@
 
 :func:`.retrieval.lexical_hits` scores the files a kept (or just built) word
 index answers for from its postings rather than file by file: each asked word
-is a column of every file's count of it (its path's words and its defined
-names counted over, as :func:`.retrieval._documents` counts a file from its
-facts), and BM25 is a few passes over those columns (a word few files hold:
-over the rows that hold it, not every row).
+is a column of the files that hold it (in its contents, its path's words or its
+defined names, counted over as :func:`.retrieval._documents` counts a file from
+its facts) with their counts, and BM25 is a few passes over those columns.
 
-At 30,000 files that all hold an asked word a column is 30,000 counts: they
-are ``array`` columns (8 bytes a file), filled from the postings in C, not
-dicts or lists of Python numbers, and a word's postings are dropped once
-counted (issue 33: the peak memory of a task).
+A column holds only the rows that hold its word, in row order (two arrays,
+4 bytes a row), unless one row in :data:`_SPARSE` or more does: then a count per
+row, 0 where it is not. A ticket's thousands of words are mostly in a few files
+each, and a count of every file per word cost asked words x files (a ticket of
+3,000 distinct words at 30,000 files: 6.3 s of CPU and 800 MiB for ``add-tree
+--prompt``; 1.6 s and 115 MiB so). A word's postings are dropped once counted
+(issue 33: the peak memory of a task).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import add, gt, itemgetter, lt, mul, truediv
+from operator import add, gt, itemgetter, lt, mul, sub, truediv
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -48,9 +51,20 @@ def _array(typecode: str, values: Iterable[int]) -> array[int]:
     return found
 
 
+def _consume(values: Iterable[object]) -> None:
+    """Run ``values`` out (each a call made for its effect, in C)."""
+    deque(values, 0)
+
+
+#: A word's column: the rows that hold it, in order, and its count in each; or, a
+#: word many rows hold, ``None`` and a count per row (0 where it is not).
+Column = tuple["array[int] | None", "array[int]"]
+
+
 class Columns:
     """The files an index serves that hold an asked word, a row each (in index
-    order), with a column per asked word: each file's count of it."""
+    order), with a column per asked word: the rows that hold it and its counts (a
+    word many rows hold: its count in each row)."""
 
     def __init__(self, index: WordIndex, held: set[int] | None, found: set[int] | None) -> None:
         n = len(index.paths)
@@ -72,10 +86,49 @@ class Columns:
         #: Whether each file's contents hold an asked word (else its path alone does):
         #: ``None``, every file's do.
         self.held = None if held is None else bytearray(map(held.__contains__, self.positions))
-        self.counts: dict[str, list[int]] = {}
+        self.columns: dict[str, Column] = {}
         self._at: array[int] | None = None
         self._rows: dict[str, int] | None = None
         self._sorted: bool | None = None
+        #: Per row, the words of the columns of the rows that hold them; the columns of
+        #: a count per row (both made when first asked: a row is not asked every word).
+        self._by_row: list[list[str]] | None = None
+        self._every: list[tuple[str, array[int]]] = []
+
+    def add(self, word: str, parts: list[tuple[array[int], array[int]]], unique: int) -> None:
+        """``word``'s column, of the postings ``parts`` (each files and counts, in file
+        order; the first ``unique`` each file once, as the index's are), a file's
+        counts summed; a word many rows hold: a count per row (0 where it is not)."""
+        held = [part for part in parts if part[0]]
+        n = len(self.positions)
+        if not held or sum(len(files) for files, _counts in held) * _SPARSE < n:
+            # (each file once, in order: the index's postings are, and bisection needs it)
+            first = bool(held) and any(held[0] is part for part in parts[:unique])
+            alone = first and len(held) == 1 and _increasing(held[0][0])
+            files, counts = held[0] if alone else _summed(held, first)
+            rows = files if self.whole else _array("I", self.rows_of(files))
+            self.columns[word] = (rows, counts)
+            return
+        (files, counts), *more = held
+        if held[0] is not parts[0]:  # (no posting of its contents: each part added)
+            dense, more = [0] * n, held
+        elif len(files) == n:  # (every row, in order)
+            dense = counts.tolist()
+        else:
+            dense = [0] * n
+            for row, count in zip(self.rows_of(files), counts, strict=True):
+                dense[row] = count
+        for files, counts in more:
+            for row, count in zip(self.rows_of(files), counts, strict=True):
+                dense[row] += count
+        self.columns[word] = (None, array("I", dense))
+
+    def held_by(self) -> dict[str, int]:
+        """Per asked word, how many rows hold it."""
+        return {
+            word: len(counts) - counts.count(0) if rows is None else len(rows)
+            for word, (rows, counts) in self.columns.items()
+        }
 
     def rows_of(self, files: Iterable[int]) -> Iterable[int]:
         """The rows of the files at ``files`` (positions in the index; each a row)."""
@@ -107,7 +160,18 @@ class Columns:
         row = self.row(path)
         if row is None:
             return None
-        return {word: count for word, column in self.counts.items() if (count := column[row])}
+        if self._by_row is None:  # (the words of each row, of all the columns, once)
+            self._by_row = [[] for _row in self.positions]
+            for word, (rows, counts) in self.columns.items():
+                if rows is None:
+                    self._every.append((word, counts))
+                else:
+                    _consume(map(list.append, map(self._by_row.__getitem__, rows), repeat(word)))
+        found = {word: count for word, counts in self._every if (count := counts[row])}
+        for word in self._by_row[row]:
+            rows, counts = self.columns[word]
+            found[word] = counts[bisect_left(rows or (), row)]
+        return found
 
     def scores(
         self, average: float, weight: Mapping[str, float], aggregates: set[str]
@@ -117,20 +181,20 @@ class Columns:
         for length in set(self.lengths):
             norms[length] = K1 * (1 - B + B * length / average)
         # (a word a file lacks adds an exact 0.0, weights being positive: the sum,
-        # exactly rounded, is the same without it; so a word no file holds is left out,
-        # and a word few files hold is summed in only where it is)
-        dense: list[tuple[float, list[int]]] = []
-        sparse: dict[int, list[float]] = {}  # (by row: the terms of the words few hold)
-        for word, column in self.counts.items():
-            held = len(column) - column.count(0)
-            if held * _SPARSE > len(column):
-                dense.append((weight[word], column))
-            elif held:
-                _sparse_terms(weight[word], column, norms, self.lengths, sparse)
+        # exactly rounded, is the same without it; so a row sums the terms of the
+        # words it holds, and of the words many rows hold, with their 0.0)
+        every = [
+            (weight[word], counts) for word, (rows, counts) in self.columns.items() if rows is None
+        ]
+        some = [
+            (weight[word], rows, counts)
+            for word, (rows, counts) in self.columns.items()
+            if rows is not None and rows
+        ]
         scores = array("d")
         for start in range(0, len(self.paths), _BLOCK):  # (a block of rows at a time)
-            lengths = self.lengths[start : start + _BLOCK]
-            scores.fromlist(_block(dense, norms, lengths, start, sparse))
+            end = min(start + _BLOCK, len(self.paths))
+            scores.fromlist(_block(every, some, norms, self.lengths, start, end))
         if self.held is not None:
             for row in compress(range(len(scores)), map((0).__eq__, self.held)):
                 scores[row] *= PATH_ONLY
@@ -141,59 +205,44 @@ class Columns:
         return scores
 
 
-#: Rows scored at a time: each asked word's terms of a block are Python floats.
+#: Rows scored at a time: the terms of a block are Python floats.
 _BLOCK: Final = 4096
-#: A word held by fewer than one row in this many is scored only where it is held
-#: (a ticket's hundreds of words are mostly rare: each a pass over every row cost
-#: 2 s of CPU for 300 words at 30,000 files).
-_SPARSE: Final = 8
 
 
-def _sparse_terms(
-    weight: float,
-    column: list[int],
-    norms: dict[int, float],
-    lengths: array[int],
-    into: dict[int, list[float]],
-) -> None:
-    """The terms of one word in the rows that hold it, by row, into ``into`` (each
-    as :func:`_block` computes it)."""
+def _terms(weight: float, counts: Sequence[int], norms: Iterable[float]) -> Iterator[float]:
+    """weight * f * k1 / (f + norm) of each count f, as the formula reads."""
     k1 = K1 + 1
-    for row in compress(range(len(column)), column):
-        f = column[row]
-        into.setdefault(row, []).append(weight * f * k1 / (f + norms[lengths[row]]))
+    return map(
+        truediv, map(mul, map(mul, repeat(weight), counts), repeat(k1)), map(add, counts, norms)
+    )
 
 
 def _block(
-    used: list[tuple[float, list[int]]],
+    every: list[tuple[float, array[int]]],
+    some: list[tuple[float, array[int], array[int]]],
     norms: dict[int, float],
     lengths: array[int],
     start: int,
-    sparse: Mapping[int, list[float]],
+    end: int,
 ) -> list[float]:
-    """The scores of the rows from ``start`` (``lengths``: theirs): per word and file
-    weight * f * k1 / (f + norm), as the formula reads, summed exactly rounded, with
-    the terms ``sparse`` holds for a row (the words few rows hold)."""
-    end = start + len(lengths)
-    rows = list(map(norms.__getitem__, lengths))
-    k1 = K1 + 1
-    terms = [
-        list(
-            map(
-                truediv,
-                map(mul, map(mul, repeat(weight), column[start:end]), repeat(k1)),
-                map(add, column[start:end], rows),
-            )
-        )
-        for weight, column in used
-    ]
-    if not sparse:
-        if not terms:
-            return [0.0] * len(lengths)
-        return list(map(math.fsum, zip(*terms, strict=True)))
-    each = zip(*terms, strict=True) if terms else repeat((), len(lengths))
-    found = map(sparse.get, range(start, end), repeat(()))
-    return list(map(math.fsum, map(chain, each, found)))
+    """The scores of the rows from ``start`` to ``end``: per row the terms of the
+    columns of a count per row (``every``) and of the words it holds of the others
+    (``some``: the rows of each in the block), summed exactly rounded."""
+    rows = list(map(norms.__getitem__, lengths[start:end]))
+    terms = [list(_terms(weight, counts[start:end], rows)) for weight, counts in every]
+    each: Iterable[Iterable[float]] = zip(*terms, strict=True) if terms else repeat((), len(rows))
+    if some:
+        held: list[list[float]] = [[] for _row in rows]
+        for weight, at, counts in some:
+            low, high = bisect_left(at, start), bisect_left(at, end)
+            if low == high:
+                continue
+            here, f = at[low:high], counts[low:high]
+            found = _terms(weight, f, map(norms.__getitem__, map(lengths.__getitem__, here)))
+            put = map(held.__getitem__, map(sub, here, repeat(start)))
+            _consume(map(list.append, put, found))
+        each = map(chain, each, held)
+    return list(map(math.fsum, each))
 
 
 def columns(served: Served, asked: set[str]) -> tuple[Columns, int, Named]:
@@ -205,8 +254,7 @@ def columns(served: Served, asked: set[str]) -> tuple[Columns, int, Named]:
     total = PATH_BOOST * sum(compress(index.path_lengths, live))
     total += sum(compress(index.lengths, live))
     n = len(index.paths)
-    # each word's postings, of the files served, as two arrays (files, counts): a dict
-    # each is made one word at a time (at 30,000 files, 2 MiB a word)
+    # each word's postings, of the files served, as two arrays (files, counts)
     by_path = {word: _live(index.path_words(word), live, every, PATH_BOOST) for word in asked}
     by_contents = {word: _live(index.terms(word), live, every, 1) for word in asked}
     # the files whose contents hold an asked word (``None``: every file's; a word every
@@ -217,22 +265,39 @@ def columns(served: Served, asked: set[str]) -> tuple[Columns, int, Named]:
     found = None if held is None else held.union(*(files for files, _c in by_path.values()))
     table = Columns(index, held, found)
     del found
-    everyone = array("I", table.positions) if table.whole else table.positions
+    named: dict[str, tuple[array[int], list[str]]] = {}
     for word in asked:
-        files, counts = by_contents.pop(word)
-        if files == everyone:  # (every row, in order)
-            column = counts.tolist()
-        else:  # (each posting put in its row: a word few files hold costs what they are)
-            column = [0] * len(table.positions)
-            for row, times in zip(table.rows_of(files), counts, strict=True):
-                column[row] = times
-        del files, counts
-        files, counts = by_path[word]
-        for row, times in zip(table.rows_of(files), counts, strict=True):
-            column[row] += times
-        table.counts[word] = column
-    del everyone
-    return table, total, _names(index, held, table)
+        parts = [by_contents.pop(word), by_path.pop(word)]
+        names = _names(index, word, held)
+        if names is not None:
+            files, spelled, times = names
+            named[word] = (files, spelled)
+            parts.append((files, times))
+        table.add(word, parts, 2)
+        del parts, names
+    return table, total, Named(named, table, index.paths)
+
+
+def _increasing(files: array[int]) -> bool:
+    """Whether ``files`` are in order, each once."""
+    return all(map(lt, files, islice(files, 1, None)))
+
+
+def _summed(
+    held: list[tuple[array[int], array[int]]], first: bool
+) -> tuple[array[int], array[int]]:
+    """The files of ``held`` (each files and counts; ``first``: the first part each
+    file once) in order, with the sum of their counts in each."""
+    summed: dict[int, int] = dict(zip(*held[0], strict=True)) if first else {}
+    for files, counts in held[1:] if first else held:
+        for file, count in zip(files, counts, strict=True):
+            summed[file] = summed.get(file, 0) + count
+    order = sorted(summed)  # (in order already unless a later part adds a file)
+    return array("I", order), array("I", map(summed.__getitem__, order))
+
+
+#: A word whose postings are at least one in this many rows is a count per row.
+_SPARSE: Final = 8
 
 
 def _live(
@@ -249,47 +314,39 @@ def _live(
     return files, counts
 
 
-def _names(index: WordIndex, held: set[int] | None, table: Columns) -> Named:
-    """Count into ``table`` the asked words of the names the files of ``held``
-    (``None``: every file) define (their postings, :meth:`.index.WordIndex.names`);
-    those names by file."""
-    named: dict[str, tuple[array[int], list[str]]] = {}
-    for word, column in table.counts.items():
-        found = index.names(word)
+def _names(
+    index: WordIndex, word: str, held: set[int] | None
+) -> tuple[array[int], list[str], array[int]] | None:
+    """The postings of the names that hold ``word`` (:meth:`.index.WordIndex.names`)
+    in the files of ``held`` (``None``: every file), in file order: their files,
+    the names, and their counts as a column counts them (``None``: none)."""
+    found = index.names(word)
+    files = list(map(itemgetter(0), found))
+    if held is not None and not held.issuperset(files):
+        # (a name counts in a file whose contents hold one)
+        found = [entry for entry in found if entry[0] in held]
         files = list(map(itemgetter(0), found))
-        if held is not None and not held.issuperset(files):
-            # (a name counts in a file whose contents hold one)
-            found = [entry for entry in found if entry[0] in held]
-            files = list(map(itemgetter(0), found))
-        if not found:
-            continue
-        if any(map(gt, files, islice(files, 1, None))):  # (kept in file order; else sorted)
-            found.sort(key=itemgetter(0))
-            files = list(map(itemgetter(0), found))
-        times = list(map(itemgetter(2), found))
-        named[word] = (_array("I", files), list(map(itemgetter(1), found)))
-        del found
-        at = table.rows_of(files)
-        if max(times) == 1:
-            for row in at:
-                column[row] += SYMBOL_BOOST
-        else:
-            for row, count in zip(at, times, strict=True):
-                column[row] += count * SYMBOL_BOOST
-    return Named(named, table, index.paths)
+    if not found:
+        return None
+    if any(map(gt, files, islice(files, 1, None))):  # (kept in file order; else sorted)
+        found.sort(key=itemgetter(0))
+        files = list(map(itemgetter(0), found))
+    times = map(mul, map(itemgetter(2), found), repeat(SYMBOL_BOOST))
+    return _array("I", files), list(map(itemgetter(1), found)), _array("I", times)
 
 
 class Named(Mapping[str, list[str]]):
     """Per file an index serves, its defined names that hold an asked word, found
     when asked (of 30,000 files, only the reasons of those kept are spelled): from
     each asked word's postings of names (the files, in order, and the names), by
-    the file's first posting (a dict per word, made when first asked)."""
+    the words whose names a file has (a list per file, made when first asked) and
+    the file's first posting of each."""
 
     def __init__(
         self, named: dict[str, tuple[array[int], list[str]]], table: Columns, paths: list[str]
     ) -> None:
         self._named, self._table, self._paths = named, table, paths
-        self._first: list[tuple[dict[int, int], array[int], list[str]]] | None = None
+        self._by_file: list[list[str]] | None = None
 
     def __getitem__(self, path: str) -> list[str]:
         names = self.named(path)
@@ -304,19 +361,15 @@ class Named(Mapping[str, list[str]]):
         if row is None:
             return []
         i = self._table.positions[row]
-        if self._first is None:
-            self._first = [
-                (
-                    dict(zip(reversed(files), range(len(files) - 1, -1, -1), strict=True)),
-                    files,
-                    words,
-                )
-                for files, words in self._named.values()
-            ]
+        if self._by_file is None:  # (a file's words, not every word asked per file)
+            self._by_file = [[] for _path in self._paths]
+            for word, (files, _words) in self._named.items():
+                _consume(map(list.append, map(self._by_file.__getitem__, files), repeat(word)))
         names: dict[str, None] = {}
-        for first, files, words in self._first:
-            at = first.get(i)  # (the file's postings of a word are together, from there)
-            while at is not None and at < len(files) and files[at] == i:
+        for word in dict.fromkeys(self._by_file[i]):
+            files, words = self._named[word]
+            at = bisect_left(files, i)  # (the file's postings of a word are together)
+            while at < len(files) and files[at] == i:
                 names[words[at]] = None
                 at += 1
         return list(names)

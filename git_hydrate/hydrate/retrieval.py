@@ -364,8 +364,7 @@ def lexical_hits(
     df = Counter(chain.from_iterable(tfs.values()))
     scored = list(tfs)
     if table is not None:
-        for word, column in table.counts.items():
-            df[word] += len(column) - column.count(0)
+        df.update(table.held_by())
         scored += table.paths
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in asked}
     # (each factor as the formula reads: (1 + log q) * idf * f * (k1 + 1) / (f + norm))
