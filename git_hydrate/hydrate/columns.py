@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
 from operator import add, gt, itemgetter, lt, mul, sub, truediv
@@ -90,9 +90,10 @@ class Columns:
         self._at: array[int] | None = None
         self._rows: dict[str, int] | None = None
         self._sorted: bool | None = None
-        #: Per row, the words of the columns of the rows that hold them; the columns of
-        #: a count per row (both made when first asked: a row is not asked every word).
-        self._by_row: list[list[str]] | None = None
+        #: Per row that holds one, the words of the columns of the rows that hold them;
+        #: the columns of a count per row (both made when first asked: a row is not
+        #: asked every word; a list per row of 30,000 was 2 MiB more at the peak).
+        self._by_row: dict[int, list[str]] | None = None
         self._every: list[tuple[str, array[int]]] = []
 
     def add(self, word: str, parts: list[tuple[array[int], array[int]]], unique: int) -> None:
@@ -161,14 +162,15 @@ class Columns:
         if row is None:
             return None
         if self._by_row is None:  # (the words of each row, of all the columns, once)
-            self._by_row = [[] for _row in self.positions]
+            by_row: defaultdict[int, list[str]] = defaultdict(list)
             for word, (rows, counts) in self.columns.items():
                 if rows is None:
                     self._every.append((word, counts))
                 else:
-                    _consume(map(list.append, map(self._by_row.__getitem__, rows), repeat(word)))
+                    _consume(map(list.append, map(by_row.__getitem__, rows), repeat(word)))
+            self._by_row = dict(by_row)
         found = {word: count for word, counts in self._every if (count := counts[row])}
-        for word in self._by_row[row]:
+        for word in self._by_row.get(row, ()):
             rows, counts = self.columns[word]
             found[word] = counts[bisect_left(rows or (), row)]
         return found
@@ -339,14 +341,14 @@ class Named(Mapping[str, list[str]]):
     """Per file an index serves, its defined names that hold an asked word, found
     when asked (of 30,000 files, only the reasons of those kept are spelled): from
     each asked word's postings of names (the files, in order, and the names), by
-    the words whose names a file has (a list per file, made when first asked) and
+    the words whose names a file has (a list per file that has one, made when first asked) and
     the file's first posting of each."""
 
     def __init__(
         self, named: dict[str, tuple[array[int], list[str]]], table: Columns, paths: list[str]
     ) -> None:
         self._named, self._table, self._paths = named, table, paths
-        self._by_file: list[list[str]] | None = None
+        self._by_file: dict[int, list[str]] | None = None
 
     def __getitem__(self, path: str) -> list[str]:
         names = self.named(path)
@@ -362,11 +364,12 @@ class Named(Mapping[str, list[str]]):
             return []
         i = self._table.positions[row]
         if self._by_file is None:  # (a file's words, not every word asked per file)
-            self._by_file = [[] for _path in self._paths]
+            by_file: defaultdict[int, list[str]] = defaultdict(list)
             for word, (files, _words) in self._named.items():
-                _consume(map(list.append, map(self._by_file.__getitem__, files), repeat(word)))
+                _consume(map(list.append, map(by_file.__getitem__, files), repeat(word)))
+            self._by_file = dict(by_file)  # (only the files that hold a name asked)
         names: dict[str, None] = {}
-        for word in dict.fromkeys(self._by_file[i]):
+        for word in dict.fromkeys(self._by_file.get(i, ())):
             files, words = self._named[word]
             at = bisect_left(files, i)  # (the file's postings of a word are together)
             while at < len(files) and files[at] == i:
