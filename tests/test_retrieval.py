@@ -21,18 +21,17 @@ from hypothesis import strategies as st
 from git_hydrate import Ledger
 from git_hydrate.hydrate.facts import FactsCache
 from git_hydrate.hydrate.history import read_history, without_templates
-from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
-from git_hydrate.hydrate.retrieval import (
+from git_hydrate.hydrate.mentions import (
     _COLONS_MENTION,
     _FOUND_NAMES,
-    _MENTION,
     _files_named,
     _files_so_named,
-    _mentions,
     _package,
-    lexical_hits,
-    spelled_names,
 )
+from git_hydrate.hydrate.mentions import MENTION as _MENTION
+from git_hydrate.hydrate.mentions import mentions as _mentions
+from git_hydrate.hydrate.rank import Candidate, Ranked, TaskText, Weights, rank
+from git_hydrate.hydrate.retrieval import lexical_hits, spelled_names
 from git_hydrate.hydrate.terms import blob_facts, tokenize
 from git_hydrate.store.confined import ConfinedTree
 from git_hydrate.store.objects import Objects
@@ -707,7 +706,7 @@ def test_a_project_s_own_changelog_weighs_as_a_changelog(log: str) -> None:
 
 def _mentions_pairwise(text: str, paths: list[str]) -> dict[str, str]:
     """The paths ``text`` names, each path against each mention (the definition the
-    lookups of ``retrieval._mentions`` must keep; the first mention in order wins)."""
+    lookups of ``mentions.mentions`` must keep; the first mention in order wins)."""
     named = {m.strip("./").lower() for m in _MENTION.findall(text)}
     named.update(m.lower().replace("::", ".") for m in _COLONS_MENTION.findall(text))
     found: dict[str, str] = {}

@@ -16,7 +16,8 @@
   :mod:`.pairing` — which file tests which, by their names;
 * :mod:`.terms`, :mod:`.retrieval` — the words of a task and of a file, and the files a
   task's text describes (:mod:`.columns`: those a word index serves, scored a column per
-  word); :mod:`.facts` — each blob's words, kept once per repository;
+  word; :mod:`.mentions`: the paths, modules and names it writes; :mod:`.areas`: the
+  area its title starts with); :mod:`.facts` — each blob's words, kept once per repository;
   :mod:`.index` — a tree's word index, kept by tree id (a new task reads no blob's facts);
   :mod:`.indexing` — building it while a tree's blobs are read;
 * :mod:`.suggestions` — ``rank --suggest``: the files to accept into ``--file-in-play``;
