@@ -341,7 +341,7 @@ def pull_into(
     report.outcomes += _not_fetched(stuck)
     # (a ref the fetch left out holds what an earlier fetch saw: nothing is taken from it)
     mirror = {name: tip for name, tip in fetched.items() if name not in stuck}
-    if not mirror:
+    if not mirror and not stuck:  # (a ref left out for its lock: the remote listed it)
         report.notes.append(_nothing_listed(where, had_mirror))
     if not remote.is_url:  # (this pull's fetch is not one of them: a plain one is)
         found = overwriting_refspecs(refs)
