@@ -59,3 +59,11 @@ def test_a_titles_area_ranks_its_files_as_named_unless_one_is_in_play() -> None:
     in_play = TaskText(task.text, files_in_play=["modules/fastcgi/fastcgi.go"])
     ranks = rank(candidates, in_play, [])
     assert not ranks["modules/fastcgi/client.go"].reason.startswith("named in the task")
+
+
+def test_a_path_holding_a_line_break_leaves_the_stems_files_found() -> None:
+    """git allows a line break in a file's name: the stem's files are still the ones
+    found, not a path further on, nor one past the end (an IndexError)."""
+    assert area_files("walk: fix it", ["x\ny/z.py", "c/walk.rs"]) == {"c/walk.rs": "walk"}
+    assert area_files("walk: fix it", ["x\nwalk.py", "c/z.rs"]) == {}
+    assert area_files("walk: fix it", ["a/walk\n.rs", "b/walk.c"]) == {"b/walk.c": "walk"}

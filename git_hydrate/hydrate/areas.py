@@ -67,6 +67,8 @@ def area_files(text: str, paths: Sequence[str]) -> dict[str, str]:
 def _of_stem(stem: str, lines: str, paths: Sequence[str]) -> list[str]:
     """The ``paths`` whose file's name is ``stem`` up to its first ``.``, found by
     ``str.find`` in ``lines`` (each path after ``\n/``, in order)."""
+    if lines.count("\n") != len(paths) + 1:  # (a path holding a line break: each looked at)
+        return [p for p in paths if p.rpartition("/")[2].partition(".")[0] == stem]
     found: list[str] = []
     line, counted = -1, 0  # (the line breaks before each find, counted once in all)
     at = lines.find("/" + stem)
