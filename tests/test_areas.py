@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_hydrate.hydrate.areas import AREA_FILES, area_files
+from git_hydrate.hydrate.areas import AREA_FILES, AREA_NAMES, area_files
 from git_hydrate.hydrate.rank import Candidate, TaskText, rank
 
 FASTCGI = ["modules/fastcgi/client.go", "modules/fastcgi/fastcgi.go"]
@@ -67,3 +67,12 @@ def test_a_path_holding_a_line_break_leaves_the_stems_files_found() -> None:
     assert area_files("walk: fix it", ["x\ny/z.py", "c/walk.rs"]) == {"c/walk.rs": "walk"}
     assert area_files("walk: fix it", ["x\nwalk.py", "c/z.rs"]) == {}
     assert area_files("walk: fix it", ["a/walk\n.rs", "b/walk.c"]) == {"b/walk.c": "walk"}
+
+
+def test_a_title_of_many_areas_names_the_files_of_its_first_ones() -> None:
+    """Each area is a pass over every path: a title listing thousands of names in its
+    parentheses (a pasted log line) looks for its first AREA_NAMES, each once."""
+    paths = [f"src/m{i}.py" for i in range(AREA_NAMES + 1)]
+    names = [f"m{i}" for i in range(AREA_NAMES + 1)]
+    title = f"fix({', '.join(['m0', *names])}): everything"
+    assert sorted(area_files(title, paths)) == sorted(paths[:AREA_NAMES])
