@@ -482,6 +482,12 @@ def test_a_markdown_front_matter_holds_no_heading() -> None:
     assert ol.outline("page.md", toml) == "...\nSub\n---\n"
     # no closing line: a thematic break, then a setext heading, as before
     assert ol.outline("doc.md", "---\nTitle\n===\nbody\n") == "...\nTitle\n===\n...\n"
+    # a page opening with a thematic break (a blank line, or prose, after it): no front
+    # matter, though another break comes later
+    ruled = "---\n\n# One\ntext\n\n---\n\n## Two\ntext\n"
+    assert ol.outline("ruled.md", ruled) == "...\n# One\n...\n## Two\n...\n"
+    prose = "---\nSome words, no key.\n\n# One\n---\n"
+    assert ol.outline("prose.md", prose) == "...\n# One\n...\n"
 
 
 def test_the_light_grammar_table_names_the_outliners_packages() -> None:

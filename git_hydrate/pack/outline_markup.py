@@ -28,6 +28,13 @@ _SETEXT: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
 #: A front matter's first line, and the lines that may close it.
 _FRONT: Final = {"---": ("---", "..."), "+++": ("+++",)}
+#: The line a front matter opens with: a YAML key (``title: Zod``) or a TOML one
+#: (``title = "T"``, ``[params]``), or a comment; a page that opens with a thematic
+#: break has a blank line or prose after it.
+_FRONT_KEY: Final = {
+    "---": re.compile(r"[ \t]*(?:#|[\w\"'.-][^:\n]*:(?:[ \t]|$))"),
+    "+++": re.compile(r"[ \t]*(?:#|\[|[\w\"'.-][^=\n]*=)"),
+}
 #: reStructuredText's adornment characters (any printable non-alphanumeric ASCII).
 _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*")
 #: An underline shorter than its title still makes a title from this length up.
@@ -72,9 +79,11 @@ def unfenced(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
 
 def _front_matter_end(lines: Sequence[str]) -> int:
     """The index of the first line after the front matter ``lines`` open with, 0 if
-    none: its closing line is no setext underline, a YAML comment no heading."""
-    closing = _FRONT.get(lines[0].rstrip()) if lines else None
-    if closing is None:
+    none: its closing line is no setext underline, a YAML comment no heading. A
+    ``---`` followed by no key opens none (a thematic break, then the page)."""
+    opening = lines[0].rstrip() if len(lines) > 1 else ""
+    closing = _FRONT.get(opening)
+    if closing is None or not _FRONT_KEY[opening].match(lines[1]):
         return 0
     for index in range(1, len(lines)):
         if lines[index].rstrip() in closing:
