@@ -92,6 +92,20 @@ def test_the_blobs_a_run_takes_come_in_one_fetch(partial: Path) -> None:
     fsck(partial)
 
 
+def test_a_promisor_remote_out_of_reach_is_named_in_the_one_line(partial: Path) -> None:
+    """The blobs a run takes cannot be fetched: git's words alone ("'...' does not
+    appear to be a git repository") did not say they were a partial clone's blobs,
+    nor what to do; nothing is attached."""
+    (partial.parent / "origin").rename(partial.parent / "gone")
+    res = hydrate(partial, "add-tree", TASK, "a")
+    assert res.returncode == 1, res
+    assert res.stdout == "" and len(res.stderr.splitlines()) == 1, res
+    assert "partial clone" in res.stderr and "'origin'" in res.stderr, res
+    assert "Traceback" not in res.stderr
+    with Ledger(partial) as ledger:
+        assert ledger.context_entries(TASK) == []
+
+
 def test_a_sparse_checkouts_files_are_fetched_only_when_taken(partial: Path) -> None:
     """``--worktree`` in a sparse checkout of a partial clone: the files outside
     its patterns are taken from the index, their blobs fetched for those the

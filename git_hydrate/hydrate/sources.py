@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..errors import CorruptData, ValidationError
+from ..errors import CorruptData, GitFailed, ValidationError
 from ..store import BeyondSymlink, ConfinedTree, Repository, git_in_directory
 from .rules import SKIPPED_DIRS, FileEntry, Skipped, decode_path
 
@@ -243,7 +243,17 @@ def sized_by_git(
     if tree is not None and wanted:
         # (those of ``tree``'s blobs the clone lacks, in one fetch: not one each)
         repo.fetch_promised(sorted(absent_blobs(repo, tree).intersection(wanted)))
-    sizes = blob_sizes(repo, wanted)
+    try:
+        sizes = blob_sizes(repo, wanted)
+    except GitFailed as exc:
+        remote = repo.promisor_remote()
+        if remote is None:
+            raise
+        # (git's words name a URL or a path; the one line says what it was for)
+        raise GitFailed(
+            f"{exc}; this partial clone fetches the blobs it lacks from its remote "
+            f"{remote!r}, which could not be read: reach it, then run the command again"
+        ) from None
     if not sizes:
         return entries
     resized: list[FileEntry] = []

@@ -290,21 +290,25 @@ class Commands(RepositoryBase):
             for key in settings.keys("remote.")
         )
 
+    def promisor_remote(self) -> str | None:
+        """The remote a partial clone fetches the objects it lacks from (``None``:
+        not a partial clone)."""
+        remote = self.settings.raw("extensions.partialClone")
+        if remote:
+            return remote
+        promisors = [
+            key[len("remote.") : -len(".promisor")]
+            for key in self.settings.keys("remote.")
+            if key.endswith(".promisor") and parse_bool(self.settings.raw(key)) is True
+        ]
+        return promisors[0] if promisors else None
+
     def fetch_promised(self, oids: Sequence[str]) -> None:
         """Fetch the objects ``oids`` from the promisor remote in one ``git fetch``,
         the one git's own lazy fetch runs for a single object each time it meets one
         missing (3,000 files' blobs: 3,000 fetches). A failure is left to that lazy
         fetch, which then reports it object by object."""
-        if not oids:
-            return
-        remote = self.settings.raw("extensions.partialClone")
-        if not remote:
-            promisors = [
-                key[len("remote.") : -len(".promisor")]
-                for key in self.settings.keys("remote.")
-                if key.endswith(".promisor") and parse_bool(self.settings.raw(key)) is True
-            ]
-            remote = promisors[0] if promisors else None
+        remote = self.promisor_remote() if oids else None
         if not remote:
             return
         self.git(
