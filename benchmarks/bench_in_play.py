@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -31,17 +30,9 @@ import time
 from functools import partial
 from pathlib import Path
 
-from paired import Timing, alternate, header, rows, timed
+from paired import Timing, alternate, environment, header, rows, timed
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def environment(code: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    for who in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "Bench", "bench@example.com"
-    return env
 
 
 def hydrate(code: Path, repo: Path, *args: str, stdin: bytes | None = None) -> float:

@@ -26,7 +26,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-from paired import Timing, alternate, header, rows, timed
+from paired import Timing, alternate, environment, header, rows, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 NEW = {
@@ -43,14 +43,6 @@ NEW = {
     ".exs",
     ".erl",
 }
-
-
-def environment(code: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    for who in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "Bench", "bench@example.com"
-    return env
 
 
 def largest(clone: Path) -> str:

@@ -23,7 +23,6 @@ byte budget (``--max-tokens 0``: a byte budget alone).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -32,21 +31,13 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-from paired import Timing, alternate, header, rows, timed
+from paired import Timing, alternate, environment, header, rows, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 OBJECTIVE = (
     "Startup: the --log-level flag and logger setup in main should accept trace and "
     "write to a log file"
 )
-
-
-def environment(code: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    for who in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "Bench", "bench@example.com"
-    return env
 
 
 def hydrate(code: Path, repo: Path, *args: str) -> subprocess.CompletedProcess[str]:

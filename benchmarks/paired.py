@@ -3,7 +3,7 @@
 Shared by the benchmarks that time one whole ``git hydrate`` process per run
 against ``--reference DIR`` (a checkout or ``git archive`` of another commit,
 run with ``PYTHONPATH=DIR``): ``bench_task_lists.py``, ``bench_in_play.py``,
-``bench_long_ticket.py``.
+``bench_long_ticket.py``, ``bench_value_tokens.py``, ``bench_outline_languages.py``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,16 @@ from pathlib import Path
 
 #: A run's CPU (user + system of the process and its git children) and wall seconds.
 Timing = tuple[float, float]
+
+
+def environment(code: Path) -> dict[str, str]:
+    """The environment a run of the code at ``code`` gets: it imported from there,
+    its byte code written, fixed commit identities."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for who in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{who}_NAME"], env[f"GIT_{who}_EMAIL"] = "Bench", "bench@example.com"
+    return env
 
 
 def timed(
