@@ -23,7 +23,8 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
        pack.outline_lines pack.outline_specs pack.outline_ts pack.outline_markup
        pack.outline_erlang
        pack.confusables pack.boundaries pack.render pack.formats pack.seed pack.entries
-       pack.omissions pack.measure pack.value pack.settle pack.walk pack.needed pack.assemble
+       pack.omissions pack.measure pack.value pack.settle pack.walk pack.needed pack.packet
+       pack.assemble
     3  store
     4  archive treeshape sightings pack.derived pack.refresh_memo pack.prompt_cache
     5  taskrefs
