@@ -111,6 +111,9 @@ HARMLESS = [
     "self._auth = self._build_auth(auth)\n",
     "_auth = build_basic_auth(user)\n",
     "_authToken = settings.npm_token_value\n",
+    # a variable ending a statement (htop's linux/LinuxProcessTable.c was left out whole)
+    "            tokenStart = tokenArg0Start;\n",
+    "accessToken = cachedToken2Value; // refreshed below\n",
 ]
 
 

@@ -166,10 +166,13 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
         r"[A-Za-z0-9_\-+/=!@%^&*.~]{12,}(?P=vq)"
         # unquoted, and not a path: upper, lower and digits, or letters and digits
         # without "_" or "/" (hex, UUIDs, base32) — never ".", "(" or "_"-joined
-        # names, which are code
-        r"|(?!\.{0,2}/)(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])"
+        # names, which are code, nor a name ending a statement (C, Java, JS:
+        # `tokenStart = tokenArg0Start;`, a variable: a literal would be quoted)
+        r"|(?![A-Za-z_$][A-Za-z0-9_$]*+[ \t]*+;[ \t]*+(?://[^\n]*)?\r?$)"
+        r"(?!\.{0,2}/)(?=[^\s]*[0-9])(?=[^\s]*[a-z])(?=[^\s]*[A-Z])"
         r"[A-Za-z0-9_\-+/=!@%^&*~]{12,}"
-        r"|(?!\.{0,2}/)(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9\-+=!@%^&*~]{12,})"
+        r"|(?![A-Za-z_$][A-Za-z0-9_$]*+[ \t]*+;[ \t]*+(?://[^\n]*)?\r?$)"
+        r"(?!\.{0,2}/)(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9\-+=!@%^&*~]{12,})"
         # then the end of the line: a comma (JSON, a dict literal) or a semicolon, a
         # comment; possessive blank runs, so trailing blanks cost no backtracking
         r"[ \t]*+(?:[,;][ \t]*+)?(?:(?:#|//)[^\n]*)?\r?$",
