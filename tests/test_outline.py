@@ -48,7 +48,7 @@ def has_grammar(path: str) -> bool:
     of no known language is not skipped: its test fails)."""
     lang = ol.language_for(path)
     return (
-        lang in (None, "python", "markdown", "rst", "erlang")
+        lang in (None, "python", "markdown", "rst", "roff", "erlang")
         or outline_ts.parser_for(lang) is not None
     )
 

@@ -101,9 +101,17 @@ _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
     ".markdown": "markdown",
     ".mdx": "markdown",
     ".rst": "rst",
+    # manual pages (roff): sections 1 to 9, and ``.man``
+    **{f".{section}": "roff" for section in range(1, 10)},
+    ".man": "roff",
 }
 
 
 def language_for(path: str) -> str | None:
-    """The outline language for a path, from its extension; None if unsupported."""
-    return _EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    """The outline language for a path, from its extension; None if unsupported. A
+    template's ``.in`` (autoconf, meson: ``htop.1.in``, ``config.h.in``) is looked
+    through."""
+    stem, extension = os.path.splitext(path)
+    if extension.lower() == ".in":
+        extension = os.path.splitext(stem)[1]
+    return _EXTENSIONS.get(extension.lower())

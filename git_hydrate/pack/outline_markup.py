@@ -9,7 +9,10 @@ document may open with (YAML between ``---`` lines, TOML between ``+++``
 lines, as static site generators read them); reStructuredText
 section titles are a line underlined (and perhaps overlined) by one repeated
 punctuation character at least as long as the title, or four characters long at
-least (docutils reads a shorter underline so, with a warning). A document without a
+least (docutils reads a shorter underline so, with a warning). A manual page's
+(roff: man or mdoc macros) are its title and section macros (``.TH``, ``.SH``,
+``.SS``; ``.Dt``, ``.Sh``, ``.Ss``) and its items: a ``.TP`` paragraph's tag line
+(an option, a key), an ``.IP`` or ``.It`` line with its tag. A document without a
 heading has no outline (``None``). Pure; no extra needed.
 """
 
@@ -21,7 +24,7 @@ from typing import Final
 
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap
 
-__all__ = ["markdown_outline", "rst_outline", "unfenced"]
+__all__ = ["markdown_outline", "roff_outline", "rst_outline", "unfenced"]
 
 _ATX: Final = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
@@ -39,6 +42,12 @@ _FRONT_KEY: Final = {
 _ADORNMENT: Final = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*")
 #: An underline shorter than its title still makes a title from this length up.
 _SHORT_UNDERLINE: Final = 4
+#: A manual page's title and section macros, and an item with its tag on the line.
+_ROFF_HEADING: Final = re.compile(r"\.(?:TH|SH|SS|Dt|Sh|Ss|It|IP)(?:[ \t]|$)")
+#: A `.TP` paragraph: its tag is the next line that is not a comment.
+_ROFF_TAGGED: Final = re.compile(r"\.TP(?:[ \t]|$)")
+#: A comment line (``.\"``, ``'\"``, ``.\#``), or an empty request (a lone ``.``).
+_ROFF_COMMENT: Final = re.compile(r"[.'][ \t]*\\[\"#]|\.[ \t]*$")
 
 
 def _outlined(lines: list[str], headings: list[tuple[int, int]]) -> list[str] | None:
@@ -135,4 +144,22 @@ def rst_outline(body: str) -> list[str] | None:
             index += 2
             continue
         index += 1
+    return _outlined(lines, headings)
+
+
+def roff_outline(body: str) -> list[str] | None:
+    """The outline of a manual page: its title, sections and items (module doc)."""
+    lines = LINE_SPLIT.split(body)
+    headings: list[tuple[int, int]] = []
+    tag_next = False  # after `.TP`: its tag is the next line not a comment
+    for index, line in enumerate(lines):
+        if tag_next and not _ROFF_COMMENT.match(line):
+            headings.append((index, index))  # (`.B \-r, \-\-radius=RADIUS`)
+            tag_next = False
+        elif _ROFF_HEADING.match(line):
+            # (`.IP` and `.It` alone, with no tag, say nothing)
+            if line[3:].strip() or line[1:3] not in ("IP", "It"):
+                headings.append((index, index))
+        elif _ROFF_TAGGED.match(line):
+            tag_next = True
     return _outlined(lines, headings)
