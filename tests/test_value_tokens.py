@@ -179,6 +179,35 @@ def test_a_named_file_is_kept_whole_only_beside_the_outlines_after_it_in_tokens(
     assert result["token_count"] <= result["max_tokens"]
 
 
+@pytest.mark.parametrize("budget", ["tokens", "bytes"])
+def test_the_reserve_holds_the_notice_heading_the_first_outline_opens(budget: str) -> None:
+    """The reserve holds the notice's heading and introduction when the notice is
+    empty (the first named file's case): a.py whole beside b.py's outline needs
+    1,744 tokens (4,511 bytes) more than the bare prompt; at 1,760 (4,450) a.py
+    was kept whole and b.py left out, not even outlined, for the heading was
+    reserved only once the notice held something. Both are outlines now."""
+    meter = tokens.Meter("o200k_base")
+    if budget == "tokens":
+        base = build_prompt(TASK, [], None, max_tokens=10**6, tokens=meter, now=NOW)
+        result = build_prompt(
+            TASK,
+            _named_pair(),
+            None,
+            max_tokens=base["token_count"] + 1_760,
+            tokens=meter,
+            outline=outliner,
+            now=NOW,
+        )
+    else:
+        bare = build_prompt(TASK, [], 10**6, now=NOW)["prompt_bytes"]
+        result = build_prompt(TASK, _named_pair(), bare + 4_450, outline=outliner, now=NOW)
+        # the reserve is exact in bytes: a.py is whole as soon as both fit
+        both = build_prompt(TASK, _named_pair(), bare + 4_511, outline=outliner, now=NOW)
+        assert _kept(both) == ["a.py", "b.py (outline)"]
+        assert both["prompt_bytes"] == bare + 4_511
+    assert _kept(result) == ["a.py (outline)", "b.py (outline)"]
+
+
 @pytest.mark.parametrize("in_play", [False, True])
 def test_prompt_max_tokens_weighs_a_stored_task_in_tokens(repo: Path, in_play: bool) -> None:
     """The command line, its bodies read from git: ``-v`` says the decision in tokens."""

@@ -247,6 +247,34 @@ class Notice:
             return self._listed[at][1]
         return 0
 
+    def line_of(self, missing: Missing) -> int:
+        """The bytes of the line that would name ``missing`` one by one."""
+        return utf8_len(self._line(missing))
+
+    def frame_growth(self, more: int) -> int:
+        """The most bytes the section gains, besides the lines that name them, when
+        ``more`` attachments left out or outlined to fit the budget are added after
+        every one it holds: all of its frame while it is empty (heading,
+        introduction, the separator before it); else what its introduction gains
+        (the one of expired attachments becomes the longer one of both); in a
+        notice that only counts, what its count line gains (no line names them)."""
+        layout = self.layout
+        if not self.cap:
+            rest = len(self.items) + more
+            grown = len(layout.notice_open) + utf8_len(self._count_line(rest))
+            grown += utf8_len(layout.notice_close) + len(layout.separator)
+            return grown - self.cost(after_attachments=True)
+        if not self:
+            return sum(map(len, (layout.notice_open, _INTRO, layout.separator))) + utf8_len(
+                layout.notice_close
+            )
+        if not self._listed:  # (it names none: the files the task names have none,
+            # or its lines fill their room and the next is counted, a digit at most)
+            return 0 if self.items else len(_INTRO)
+        if self._expired_listed() == 2:
+            return len(_EXPIRED_INTROS[0]) - len(_EXPIRED_INTROS[1])
+        return 0
+
     def remove(self, index: int) -> None:
         """Stop naming the attachment at ``index`` (it was kept whole after all);
         the next one in packing order that was counted may be named instead."""

@@ -54,8 +54,9 @@ from .measure import (
     section_variant,
     whole_tokens,
 )
+from .omissions import Missing, Notice
 from .render import utf8_len
-from .settle import LINE_BYTES, settle
+from .settle import settle
 from .value import waits
 
 __all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "walk"]
@@ -63,8 +64,6 @@ __all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "walk"]
 #: The first 1/TOP_SHARE of the packing order (at least the first attachment) rank
 #: high: like a file the task names, one that does not fit is outlined in place.
 TOP_SHARE: Final = 10
-#: What the notice's heading and introduction cost (an upper bound).
-_HEAD_BYTES: Final = 200
 #: How many fewer bytes a section measured at one place can take at another (its
 #: number's digits, in a format that numbers sections).
 _PLACE_BYTES: Final = 8
@@ -79,9 +78,9 @@ OUTLINE_TRIES: Final = 64
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
 _Waiting = tuple[int, Attachment, str | None, bool]
-#: What each file the task names costs at the least, by place (:func:`_reserved`):
-#: bytes and tokens, each negated where the whole file is the cheaper.
-_Reserved = dict[int, tuple[int, int]]
+#: What each file the task names costs, by place (:func:`_reserved`): its outline
+#: with its line in the notice, and the whole file, each in bytes and tokens.
+_Reserved = dict[int, tuple[tuple[int, int], tuple[int, int]]]
 
 
 def walk(
@@ -178,7 +177,7 @@ def _first_pass(
     file it names is kept whole only beside those after it: :func:`_reserved`)."""
     index, entry = at
     waiting, large = put_off
-    reserve = _reserve(plan, reserved, index)
+    reserve = _reserve(walked, reserved, index)
     body = _whole(plan, walked, (index, entry), load_body, entries, large, reserve)
     if body is _LARGE:
         large.append(entry)
@@ -355,11 +354,15 @@ def _reserved(
 ) -> _Reserved:
     """What each file the task names but the first costs at the least, by place,
     in bytes and in tokens (exact, by the plan's meter; 0 without a token budget):
-    its outline with its line in the notice, or (negated) the whole file when that
+    its outline with its line in the notice (its exact bytes, in tokens at half
+    of them as the notice is estimated), or (negated) the whole file when that
     is less. A file it names is kept whole only beside these costs of those after
-    it, so that it does not take their room. They do not depend on the budget, so
-    more budget never shrinks a file kept whole (one without an outline, or
-    expired, reserves nothing)."""
+    it, and what the notice's frame gains for their lines (:func:`_reserve`), so
+    that it does not take their room. They do not depend on the budget, nor
+    does the frame but through the decisions made before (whether the notice is
+    empty, what its introduction says), so more budget never shrinks a file kept
+    whole after the same decisions (one without an outline, or expired, reserves
+    nothing)."""
     if plan.outliner is None or (plan.room_bytes is None and plan.room_tokens is None):
         return {}
     named = [
@@ -375,28 +378,46 @@ def _reserved(
             continue
         item = Item(outline, entry.hash, f"{entry.source} (outline)")
         _, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "outline", 2)
-        line = LINE_BYTES + utf8_len(entry.source) if plan.notice is not None else 0
+        line = _line_bytes(plan.notice, index, entry, body)
         size = measured(plan, cost_json, cost_prompt) + line
         tokens += (line + 1) // 2 if plan.room_tokens is not None else 0  # (as the notice's)
         whole = Item(body, entry.hash, entry.source)
         _, cost_json, cost_prompt, tokens_whole = candidate(plan, entry, whole, "full", 2)
-        reserved[index] = (
-            min(size, -measured(plan, cost_json, cost_prompt), key=abs),
-            min(tokens, -tokens_whole, key=abs),
-        )
+        reserved[index] = ((size, tokens), (measured(plan, cost_json, cost_prompt), tokens_whole))
     return reserved
 
 
-def _reserve(plan: Plan, reserved: _Reserved, index: int) -> tuple[int, int]:
+def _line_bytes(notice: Notice | None, index: int, entry: Attachment, body: str) -> int:
+    """The bytes of the notice's line that would name the file at ``index`` as
+    outlined (its size said by its entry or by its body, whichever line is the
+    longer); 0 in a notice that only counts (:meth:`.Notice.frame_growth`)."""
+    if notice is None or not notice.cap:
+        return 0
+    sizes = {utf8_len(body), min_body_bytes(entry)}
+    return max(
+        notice.line_of(Missing(index, entry.hash, entry.source, size, "byte_budget", True))
+        for size in sizes
+    )
+
+
+def _reserve(walked: Walked, reserved: _Reserved, index: int) -> tuple[int, int]:
     """What the files the task names after ``index`` cost at the least (bytes,
-    tokens): each one's reserved cost, and the notice's heading where one of
-    them is reserved as its outline (a line in the notice)."""
-    later = [cost for at, cost in reserved.items() if at > index]
+    tokens): each one whole, or each one's outline where it costs less (its line
+    in the notice with it) beside what the notice's frame gains for those lines,
+    once: all of it while the notice is empty, else what its introduction gains
+    (:meth:`.Notice.frame_growth`; in tokens at half its bytes, as the notice is
+    estimated); whichever total is less."""
+    later = [costs for at, costs in reserved.items() if at > index]
     total = [0, 0]
-    for budget, head in enumerate((_HEAD_BYTES, (_HEAD_BYTES + 1) // 2)):
-        sizes = [cost[budget] for cost in later]  # (negative: whole, the cheaper)
-        total[budget] = sum(map(abs, sizes))
-        total[budget] += head if any(size > 0 for size in sizes) and plan.notice else 0
+    for budget in (0, 1):
+        wholes = sum(whole[budget] for _outline, whole in later)
+        least = [min(outline[budget], whole[budget]) for outline, whole in later]
+        lines = sum(outline[budget] < whole[budget] for outline, whole in later)
+        frame = 0
+        if lines and walked.notice is not None:
+            frame = max(0, walked.notice.frame_growth(lines))
+            frame = frame if budget == 0 else (frame + 1) // 2
+        total[budget] = min(wholes, sum(least) + frame)
     return total[0], total[1]
 
 
