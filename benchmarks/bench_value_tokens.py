@@ -2,12 +2,12 @@
 
 Usage::
 
-    python benchmarks/bench_value_tokens.py --repo DIR [--objective TEXT]
+    python benchmarks/bench_value_tokens.py --repo DIR [--objective TEXT] [--title TEXT]
         [--max-tokens 8k] [--max-bytes N] [--file-in-play PATH ...] [--runs 5]
         [--reference DIR]
 
 ``--repo`` is a clone of a real repository (e.g. nushell, 2,456 files). It is
-copied once per arm; in the copy, a task ``VT-1`` with ``--objective`` gets
+copied once per arm; in the copy, a task ``VT-1`` with ``--objective`` (and ``--title``) gets
 ``add-tree`` (not timed). Each run is one whole ``git hydrate prompt VT-1
 --max-tokens N --no-cache`` process, with no byte budget: *cold* with the
 token-count cache removed before it (every body counted again), *warm* with
@@ -90,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--objective", default=OBJECTIVE)
+    parser.add_argument("--title", help="the task's title (its words rank files too)")
     parser.add_argument("--max-tokens", default="8k")
     parser.add_argument("--max-bytes")
     parser.add_argument("--file-in-play", action="append", default=[])
@@ -98,6 +99,7 @@ def main() -> None:
     opts = parser.parse_args()
     MAX_BYTES[:] = ["--max-bytes", opts.max_bytes] if opts.max_bytes else []
     in_play = [arg for path in opts.file_in_play for arg in ("--file-in-play", path)]
+    in_play += ["--title", opts.title] if opts.title else []
     arms = {"this": ROOT} | ({"reference": opts.reference} if opts.reference else {})
     with tempfile.TemporaryDirectory() as tmp:
         repos = {}

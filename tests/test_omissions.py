@@ -652,3 +652,35 @@ def test_a_file_in_play_is_kept_whole_only_beside_the_outlines_of_those_after_it
             assert outlined and second_in, prompt
     assert states == sorted(states)  # outline, then whole: never whole, then outline
     assert states[0] == 1 and states[-1] == 2
+
+
+def test_the_last_file_ranked_high_is_outlined_for_five_names() -> None:
+    """go-task's T-D at 32 KiB, in small: the files ranked high kept whole fill the
+    room but for less than a line, so the notice only counted the six 6 KB guides
+    left out (ranked 8th-13th, in the first tenth) while the last bytes went to
+    tiny files ranked last. The last file kept whole that ranks high (a module
+    with an outline) is outlined for the first five guides' lines."""
+
+    def module(functions: int) -> str:
+        step = "    x += 1\n" * 12
+        return "".join(
+            f"def load_{i}(x):\n    '''Step {i}.'''\n{step}    return x\n\n\n"
+            for i in range(functions)
+        )
+
+    entries = [
+        entry(f"Note {i}: keep the reader's checks.\n" * 30, f"notes/n{i}", 100 - i)
+        for i in range(6)
+    ]
+    entries.append(entry(module(12), "src/loader.py", 90))
+    entries += [
+        entry(f"{i}:" + "x" * 6000 + "\n", f"docs/guide_{i}.txt", 80 - i) for i in range(6)
+    ]
+    entries += [entry(f"{i}\n", f"data/tiny_{i}.txt", 10 - i) for i in range(87)]
+    base = build_prompt(TASK, [], 10**6, now=NOW)["prompt_bytes"]
+    result = build_prompt(TASK, entries, base + 8_800, outline=outliner, now=NOW)
+    kept = [c["source"] for c in result["packet"]["context"]]
+    assert kept[:7] == [*(f"notes/n{i}" for i in range(6)), "src/loader.py (outline)"]
+    named = re.findall(r"^- `(.*?)` ", notice_of(result["prompt"]), re.M)
+    assert named == ["src/loader.py", *(f"docs/guide_{i}.txt" for i in range(5))]
+    assert result["prompt_bytes"] <= base + 8_800

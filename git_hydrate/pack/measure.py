@@ -12,7 +12,7 @@ notice (:mod:`.omissions`) whose cost it carries. Pure: no I/O, no git.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import msgspec
@@ -197,6 +197,19 @@ class Walked:
     #: The tokens of attachments counted whole for value per byte, by hash and
     #: source (:func:`whole_tokens`).
     counted: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def copy(self) -> Walked:
+        """A copy of this state that changes on its own (to try a change on)."""
+        return replace(
+            self,
+            kept=[msgspec.structs.replace(kept) for kept in self.kept],
+            omitted=list(self.omitted),
+            notice=None if self.notice is None else self.notice.copy(),
+            decisions=list(self.decisions),
+            sizes=dict(self.sizes),
+            outline_missed=dict(self.outline_missed),
+            counted=dict(self.counted),
+        )
 
     def omit(self, index: int, entry: Attachment, reason: str) -> None:
         self.omitted.append(Omitted(index, entry.hash, entry.source, reason))

@@ -223,15 +223,35 @@ class Notice:
     def without(self, index: int) -> Notice:
         """A copy of this notice that no longer names the attachment at ``index``
         (to measure it before deciding)."""
-        copy = replace(
+        copy = self.copy()
+        copy.remove(index)
+        return copy
+
+    def copy(self) -> Notice:
+        """A copy of this notice that changes on its own."""
+        return replace(
             self,
             items=dict(self.items),
             _order=list(self._order),
             _listed=list(self._listed),
             _lines=dict(self._lines),
         )
-        copy.remove(index)
-        return copy
+
+    def named(self) -> int:
+        """How many attachments it names one by one."""
+        return len(self._listed)
+
+    def first_counted(self) -> int | None:
+        """The place of the first attachment it counts instead of naming (``None``:
+        it names every one)."""
+        at = len(self._listed)
+        return self._order[at] if at < len(self._order) else None
+
+    def name_up_to(self, cap: int) -> None:
+        """Name up to ``cap`` attachments one by one from now on (a list
+        :meth:`unlist_last` shortened), as many as :attr:`max_listed_bytes` allows."""
+        self.cap = cap
+        self._rename(len(self._listed))
 
     def would_list(self) -> bool:
         """Whether one more attachment could be named one by one (else it is counted)."""

@@ -6,21 +6,39 @@ While the notice no longer fits, the last kept attachment the task does not
 name (nor ranks high) is left out, and the notice names it too; when only
 such attachments are left, the notice names fewer and counts the rest; one
 that ranks high, kept whole, is left out only where not even the count fits
-beside it, and the list then stays (:func:`settle`). :func:`back_off` drops
+beside it, and the list then stays (:func:`settle`). At the walk's end, a notice
+that names fewer than :data:`NAMES` lines and counts a left-out attachment that ranks
+high gets the room of the last one kept whole above it, outlined, for its lines
+(:func:`names_first`). :func:`back_off` drops
 the last kept attachments until the exact token total fits. Pure: no I/O, no
 git.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Final
 
-from .measure import Plan, Walked, fits_beside
+from .entries import AttachmentLoader, Item
+from .measure import (
+    Plan,
+    Shrunk,
+    Walked,
+    body_of,
+    candidate,
+    fits_beside,
+    measured,
+    min_body_bytes,
+)
 from .omissions import Notice
 from .render import utf8_len
 
-__all__ = ["LINE_BYTES", "back_off", "settle"]
+__all__ = ["LINE_BYTES", "NAMES", "back_off", "names_first", "settle"]
+
+#: How many left-out attachments that rank high the notice names before the
+#: last one kept whole above them is outlined for their lines (:func:`names_first`).
+NAMES: Final = 5
 
 #: What a line of the notice costs besides its source (an upper bound): leaving
 #: out a file smaller than its own line gains nothing.
@@ -54,6 +72,76 @@ def settle(plan: Plan, walked: Walked) -> None:
                 walked.notice_fits = False  # (for good: the notice only grows)
                 return
         walked.drop(at)
+
+
+def names_first(
+    plan: Plan, walked: Walked, top: int, load_body: AttachmentLoader | None
+) -> Walked:
+    """At the walk's end, when the notice names fewer than :data:`NAMES` lines and
+    counts a left-out attachment that ranks high (its place under ``top``): the
+    last attachment kept whole that ranks high (above it, not named by the task,
+    not opening the block) is tried as its outline, the room it frees going to
+    the notice's lines (the last kept ones that rank low are left out for them
+    as :func:`settle` leaves them out). Kept only when the notice then names the
+    first :data:`NAMES` of those it counted (all, when fewer), nothing ranked
+    above them left out: a worker told where five files ranked high are beats
+    two kilobytes more of one file; else ``walked`` as it was."""
+    notice = walked.notice
+    first = None if notice is None else notice.first_counted()
+    if notice is None or first is None or first >= top or notice.named() >= NAMES:
+        return walked
+    if plan.outliner is None or not walked.notice_fits:
+        return walked
+    eligible = [
+        at
+        for at, kept in enumerate(walked.kept)
+        if kept.index < first and kept.shrunk is None and not kept.named and not kept.opens
+    ]
+    if not eligible or walked.kept[eligible[-1]].index >= top:
+        return walked
+    trial = walked.copy()
+    if not _outline_kept(plan, trial, eligible[-1], load_body):
+        return walked
+    assert trial.notice is not None
+    before = notice.named() + 1  # (the lines above the first counted, the outline's too)
+    trial.notice.name_up_to(before + NAMES)
+    settle(plan, trial)
+    above = {kept.index for kept in walked.kept if kept.index < first}
+    wanted = min(NAMES, len(trial.notice.items) - before)
+    if (
+        trial.notice_fits
+        and trial.notice.named() - before >= wanted
+        and above <= {kept.index for kept in trial.kept}
+    ):
+        return trial
+    return walked
+
+
+def _outline_kept(plan: Plan, walked: Walked, at: int, load_body: AttachmentLoader | None) -> bool:
+    """Put the outline of the attachment kept whole at ``at`` in its place, and
+    name it in the notice as outlined, when it has one smaller than the whole."""
+    assert plan.outliner is not None
+    kept = walked.kept[at]
+    entry = kept.entry
+    outline = plan.outliner(entry, lambda: body_of(entry, load_body))
+    if not outline:
+        return False
+    digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
+    item = Item(outline, digest, f"{entry.source} (outline)")
+    section, cost_json, cost_prompt, tokens = candidate(
+        plan, entry, item, "outline", max(kept.place, 2)
+    )
+    size = measured(plan, cost_json, cost_prompt)
+    if size >= kept.size or (plan.meter is not None and tokens >= kept.tokens):
+        return False
+    full = walked.sizes.get(kept.index, min_body_bytes(entry))
+    shrunk = Shrunk(entry.hash, entry.source, digest, full - utf8_len(outline))
+    new = plan.kept((kept.index, entry), item, section, (cost_json, cost_prompt), shrunk)
+    # (as one outlined in place: not left out again for the notice)
+    new.size, new.tokens, new.named, new.place = size, tokens, True, kept.place
+    walked.swap(at, new)
+    walked.note(kept.index, entry, "byte_budget", outlined=True)
+    return True
 
 
 def _last_to_drop(walked: Walked, *, gain: bool, high: bool = False) -> int | None:

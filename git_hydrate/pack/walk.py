@@ -22,7 +22,9 @@ left, the notice names fewer and counts the rest; one that ranks high, kept
 whole, is left out again only where not even the count fits beside it, and the
 list then stays (:mod:`.settle`); what was left out is
 tried again at the end, whole and then as outlines, in the room left
-(:func:`_refill`). A body
+(:func:`_refill`). A notice left naming fewer than five and counting an attachment
+that ranks high gets the room of the last one kept whole above it, outlined
+(:func:`.settle.names_first`). A body
 that cannot fit by its recorded size is never read. Each attachment is
 measured once, as the sum of its own parts (:mod:`.measure`); the caller
 verifies the token total of the result (:func:`.settle.back_off`). Pure: no I/O, no
@@ -56,7 +58,7 @@ from .measure import (
 )
 from .omissions import Missing, Notice
 from .render import utf8_len
-from .settle import settle
+from .settle import names_first, settle
 from .value import waits
 
 __all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "walk"]
@@ -155,6 +157,11 @@ def _walk(
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
         settle(plan, walked)  # (a line put back can cost more than it did)
+    named = names_first(plan, walked, max(1, len(entries) // TOP_SHARE), load_body)
+    if named is not walked:  # (what the outline and the lines left is tried again)
+        walked = named
+        _refill(plan, walked, entries, load_body)
+        settle(plan, walked)
     walked.in_order()
     return walked
 
