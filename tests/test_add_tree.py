@@ -144,6 +144,7 @@ def test_every_skip_reason_is_reported(every_reason: Path) -> None:
     # have a work tree's paths beyond a symlink (test_symlinks.py), and sparse (a
     # partial clone's) its own in test_partial_clone.py)
     assert {item["reason"] for item in result["skipped"]} == set(REASONS) - {
+        "vendored",  # (its own test)
         "unreadable",
         "special",
         "beyond_symlink",
@@ -221,6 +222,37 @@ def test_gitattributes_mark_generated_and_binary_files(repo: Path) -> None:
         worktree = ledger.add_tree(TASK, worktree=True)
     assert by_path(committed) == {"gen/api_pb2.py": "generated", "icon.svg": "binary"}
     assert by_path(worktree) == {"src/real.py": "generated"}
+
+
+def test_vendored_files_are_left_out_unless_the_task_names_them(repo: Path) -> None:
+    # A team marks its third-party copy linguist-vendored; "=false" and "-" undo it
+    # (git's rules), linguist-documentation leaves a file in, and a file in play is
+    # taken though vendored (the ticket is about it).
+    write(
+        repo,
+        ".gitattributes",
+        "third_party/** linguist-vendored\n"
+        "third_party/ours.py -linguist-vendored\n"
+        "third_party/kept.py linguist-vendored=false\n"
+        "lib/** linguist-vendored=true\n"
+        "docs/** linguist-documentation\n",
+    )
+    for path in ("third_party/zlib.c", "third_party/ours.py", "third_party/kept.py"):
+        write(repo, path, f"# {path}\n")
+    write(repo, "third_party/patched.c", "int patched;\n")
+    write(repo, "lib/jquery.js", "jquery()\n")
+    write(repo, "docs/guide.md", "# Guide\n")
+    commit_all(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, objective="o", acceptance="a", files=["third_party/patched.c"])
+        result = ledger.add_tree(TASK)
+    assert by_path(result) == {"third_party/zlib.c": "vendored", "lib/jquery.js": "vendored"}
+    assert {link["source"] for link in links(repo)} >= {
+        "third_party/ours.py",
+        "third_party/kept.py",
+        "third_party/patched.c",
+        "docs/guide.md",
+    }
 
 
 def test_links_reuse_the_committed_blobs(repo: Path) -> None:

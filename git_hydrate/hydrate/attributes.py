@@ -1,15 +1,15 @@
 """The attribute rules' answer for a tree, kept by tree id: a known tree runs no check-attr.
 
-A tree's ``linguist-generated`` and ``binary`` marks (:func:`.rules.attribute_rules`)
-cost a ``git check-attr`` over every path: 30,000 paths written to it and its
-answer read back, for a tree whose answer cannot have changed. What decides that
-answer is the tree (its ``.gitattributes``, read with ``check-attr --source``) and
-what git reads besides it: the repository's ``info/attributes``,
-``core.attributesFile`` (or git's default one), the system file, the environment
-that names another, and — for a git without ``--source`` — the staged
-``.gitattributes`` (:func:`_sources`). The answer is kept with the digest of
-those, at ``<common dir>/hydrate/tree-attributes/<tree id>``; any change to them
-is a miss (the tree is checked again and the answer replaced).
+A tree's ``linguist-generated``, ``binary`` and ``linguist-vendored`` marks
+(:func:`.rules.attribute_rules`) cost a ``git check-attr`` over every path: 30,000 paths
+written to it and its answer read back, for a tree whose answer cannot have changed.
+What decides that answer is the tree (its ``.gitattributes``, read with ``check-attr
+--source``) and what git reads besides it: the repository's ``info/attributes``,
+``core.attributesFile`` (or git's default one), the system file, the environment that
+names another, and — for a git without ``--source`` — the staged ``.gitattributes``
+(:func:`_sources`). The answer is kept with the digest of those, at ``<common
+dir>/hydrate/tree-attributes/<tree id>``; any change to them is a miss (the tree is
+checked again and the answer replaced).
 
 Derived and disposable like :mod:`.listings`: a missing, foreign, damaged
 (checked by its CRC-32) or unreadable file is a miss, never an error; deleting
@@ -39,14 +39,14 @@ __all__ = ["MAX_TREES", "tree_attribute_rules"]
 
 #: The first line of a kept answer; another (an older layout) is a miss. The second
 #: is the CRC-32 of the rest, in hex.
-HEADER: Final = b"# git-hydrate tree-attributes 1\n"
+HEADER: Final = b"# git-hydrate tree-attributes 2\n"
 _CHECK: Final = len(b"01234567\n")
 #: Answers kept at most (a line each for most trees).
 MAX_TREES: Final = 8
 #: git's attributes file of the whole system, and the environment that moves it.
 _SYSTEM: Final = "/etc/gitattributes"
 _ENVIRONMENT: Final = ("GIT_ATTR_NOSYSTEM", "GIT_ATTR_SOURCE")
-_REASONS: Final = ("generated", "binary")
+_REASONS: Final = ("generated", "binary", "vendored")
 
 
 class _Kept(msgspec.Struct, array_like=True):

@@ -24,9 +24,13 @@ Rules, applied in this order; the first that applies is the reason reported:
 ``generated``
     a lockfile or other generated file (:data:`GENERATED_NAMES`,
     :data:`GENERATED_SUFFIXES`): they cost the most tokens per byte of insight.
-``generated`` / ``binary`` (attributes)
+``generated`` / ``binary`` / ``vendored`` (attributes)
     ``.gitattributes`` marks the path ``linguist-generated`` (the convention
-    GitHub uses to collapse generated files) or ``binary``.
+    GitHub uses to collapse generated files), ``binary`` or ``linguist-vendored``
+    (third-party code a team keeps in its tree; taken anyway when the task names
+    the file: a ticket may be about that copy). ``linguist-documentation`` is not
+    a reason: it keeps a language's statistics apart, and a worker needs the
+    documentation a change must update.
 ``symlink`` / ``submodule`` / ``special``
     not file content (``special``: a FIFO, socket or device node, never opened).
 ``beyond_symlink``
@@ -189,6 +193,7 @@ REASONS: Final = (
     "skipped_dir",
     "skipped_ext",
     "generated",
+    "vendored",
     "symlink",
     "submodule",
     "special",
@@ -320,7 +325,9 @@ def decode_path(raw: bytes) -> str:
 def attribute_rules(
     repo: Repository, entries: Iterable[FileEntry], *, tree: str | None = None
 ) -> dict[str, str]:
-    """Skip reasons from ``.gitattributes``: ``{path: "generated" | "binary"}``.
+    """Skip reasons from ``.gitattributes``: ``{path: "generated" | "binary" |
+    "vendored"}`` (one reason a path, in that order; ``-attr`` and ``attr=false``
+    unset a mark, as git reads them).
 
     Attributes are read as of ``tree`` when git can (``check-attr --source``,
     git >= 2.40), else from the index for a commit, or from the work tree.
@@ -337,7 +344,7 @@ def attribute_answer(
         return {}
     # (one encoding of every path at once: each one's raw bytes, as ``raw_path`` gives)
     stdin = "\0".join([e.path for e in paths]).encode("utf-8", "surrogateescape") + b"\0"
-    out = repo.check_attr(["linguist-generated", "binary"], stdin, tree)
+    out = repo.check_attr(["linguist-generated", "binary", "linguist-vendored"], stdin, tree)
     if out is None:
         return None
     # (every record is path, name, value: without a value "set" or "true" anywhere,
@@ -353,6 +360,8 @@ def attribute_answer(
             result[path] = "generated"
         elif attr == b"binary" and value == b"set" and path not in result:
             result[path] = "binary"
+        elif attr == b"linguist-vendored" and value in (b"set", b"true") and path not in result:
+            result[path] = "vendored"
     return result
 
 

@@ -48,7 +48,7 @@ ORIGIN: Final = TREE_ORIGIN
 
 #: Bumped when the rules, reading or ranking change what a run attaches: a run
 #: recorded under another version is never taken as unchanged.
-SELECTION_VERSION: Final = 1
+SELECTION_VERSION: Final = 2
 #: How many add-tree selections a task remembers (the oldest is forgotten).
 MAX_SELECTIONS: Final = 16
 

@@ -143,6 +143,7 @@ def apply_rules(
         by_attribute = tree_attribute_rules(refs.repo, source.tree, every, entries)
     elif source.mode != "dir":
         by_attribute = attribute_rules(refs.repo, entries, tree=None)
+    by_attribute = _named_not_vendored(by_attribute, anchors)
     skipped = [
         s
         for s in source.skipped
@@ -162,6 +163,15 @@ def apply_rules(
         else:
             skipped.append(Skipped(entry.path, reason, entry.size))
     return candidates, skipped
+
+
+def _named_not_vendored(marked: dict[str, str], anchors: set[str]) -> dict[str, str]:
+    """``marked`` without the ``vendored`` mark of the files the task names: a
+    ticket about a vendored copy gets it (the other marks stand)."""
+    named = [path for path in anchors if marked.get(path) == "vendored"]
+    if not named:
+        return marked
+    return {path: why for path, why in marked.items() if path not in named}
 
 
 def _pick(
