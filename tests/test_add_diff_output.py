@@ -324,3 +324,33 @@ def test_worktree_names_the_new_files_it_has_no_diff_of(repo: Path) -> None:
         " (git add -N PATH makes a new file part of --worktree)"
     )
     assert "untracked" not in out.stdout
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_a_new_file_too_large_to_take_is_not_read(
+    repo: Path, tmp_path: Path, staged: bool
+) -> None:
+    """An intent-to-add file over --max-file-bytes has a diff larger still: git was
+    asked for its whole patch text (84 s and GBs of memory for a file of 2 GB) to
+    skip it as ``too_large``. Its size says so first: git does not read it (its
+    clean filter, which would note each read, never runs), it is reported with its
+    own size, and the other files' diffs are attached as before."""
+    reads = tmp_path / "reads.log"
+    commit_files(repo, {"app.py": "a\n", ".gitattributes": "*.csv filter=spy\n"}, "base")
+    git(repo, "config", "filter.spy.clean", f"echo read %f >> '{reads}'; cat")
+    make_task(repo)
+    (repo / "app.py").write_text("a\nb\n")
+    (repo / "data").mkdir()
+    (repo / "data" / "big.csv").write_text("x,y\n" * 2000)  # 8,000 bytes
+    (repo / "data" / "small.csv").write_text("x,y\n")
+    git(repo, "add", "-N", "data")
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, staged=staged, worktree=True, max_file_bytes=4096)
+    assert [s for s in result["skipped"] if s["path"] == "data/big.csv"] == [
+        {"path": "data/big.csv", "reason": "too_large", "bytes": 8000}
+    ]
+    assert "data/small.csv" in reads.read_text()
+    assert "data/big.csv" not in reads.read_text()
+    label = "uncommitted" if staged else "worktree"
+    assert set(bodies(repo)) == {f"diff:{label}:app.py", f"diff:{label}:data/small.csv"}
+    assert result["files"] == 3

@@ -551,9 +551,9 @@ def add_diff(
     against the default branch. --staged diffs the index against HEAD,
     --worktree the work tree against the index, both together every
     uncommitted change (an untracked file has none: --worktree names it).
-    Each file's diff is its own body, labelled
-    diff:<range>:<path>, so the byte budget can keep some files' changes when
-    not all fit; binary diffs are skipped and reported (a submodule's diff is
+    Each file's diff is its own body, labelled diff:<range>:<path>, so the
+    budget can keep some files' changes when not all fit; binary diffs, and new
+    work-tree files over --max-file-bytes (unread), are skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
     commit messages of the range (log:<range>). PATHSPECs go after -- and are
     read as add-tree's; one that names no file at all is refused. Running it again

@@ -12,7 +12,9 @@ rules are add-tree's (:mod:`.rules`).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -225,17 +227,52 @@ def _refuse_unmerged(unmerged: list[str], option: str) -> None:
     )
 
 
+#: The most paths a diff is told to leave out (each is a word of its command line).
+_MOST_LEFT_OUT: Final = 256
+
+
+def _new_files_too_large(repo: Repository, args: list[str], max_file: int) -> dict[str, int]:
+    """The files the diff adds from the work tree (an intent-to-add file, say)
+    whose size alone is over ``max_file``, and their sizes: the diff of a new file
+    holds each of its bytes and more, so it could never be taken. Judged by
+    ``lstat`` before git is asked for any patch text (git would read and hash the
+    whole file: 84 s for one of 2 GB)."""
+    if repo.work_tree is None:
+        return {}
+    fields = repo.diff_raw(args).split(b"\0")
+    found: dict[str, int] = {}
+    at = 0
+    while at + 1 < len(fields) and fields[at].startswith(b":"):
+        meta = fields[at][1:].split(b" ")
+        status = meta[-1][:1]
+        raw = fields[at + 1]
+        at += 3 if status in (b"R", b"C") else 2
+        if status != b"A" or meta[3].strip(b"0"):  # (not added, or not from the work tree)
+            continue
+        try:
+            info = os.lstat(os.path.join(os.fsencode(repo.work_tree), raw))
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > max_file:
+            found[raw.decode("utf-8", "surrogateescape")] = info.st_size
+    return found if len(found) <= _MOST_LEFT_OUT else {}
+
+
 def _bodies(
-    repo: Repository, args: list[str], label: str, spec: Pathspec, log: bool
+    repo: Repository, args: list[str], label: str, spec: Pathspec, log: bool, max_file: int
 ) -> tuple[list[tuple[str, str, bytes]], list[Skipped], list[str]]:
-    """``(path, source, diff)`` per changed file (and the log), binary diffs skipped,
-    and the paths of every changed file."""
+    """``(path, source, diff)`` per changed file (and the log), binary diffs and new
+    files too large to take skipped, and the paths of every changed file."""
+    from_work_tree = label in ("worktree", "uncommitted")
+    large = _new_files_too_large(repo, args, max_file) if from_work_tree else {}
     # (one run, each part's path read from its own header: a second run could see
     # another work tree, and pairing the two by position file one diff under
     # another's name)
-    parts = _split_patch(repo.diff(args))
+    parts = _split_patch(repo.diff(args, leaving_out=sorted(large)))
     bodies: list[tuple[str, str, bytes]] = []
-    skipped: list[Skipped] = []
+    skipped = [
+        Skipped(path, "too_large", size) for path, size in large.items() if spec.matches(path)
+    ]
     for path, binary, part in parts:
         if not spec.matches(path):
             continue
@@ -247,7 +284,7 @@ def _bodies(
         text = repo.log_text(label)
         if text.strip():
             bodies.insert(0, ("", f"log:{label}", text))
-    return bodies, skipped, [path for path, _binary, _part in parts]
+    return bodies, skipped, [path for path, _binary, _part in parts] + list(large)
 
 
 def _names(listing: bytes) -> list[str]:
@@ -387,7 +424,7 @@ def add_diff(
     max_file, max_total = limits(settings, max_file_bytes, max_total_bytes)
     task = refs.load(task_id).task
     args, label = _diff_args(refs.repo, rev_range, staged, worktree)
-    bodies, skipped, changed = _bodies(refs.repo, args, label, spec, log)
+    bodies, skipped, changed = _bodies(refs.repo, args, label, spec, log, max_file)
     _check_matched(refs.repo, spec, changed, label)
     places = _placed(refs, task, bodies, label, priority, ranked)
     allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets

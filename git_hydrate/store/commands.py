@@ -379,13 +379,27 @@ class Commands(RepositoryBase):
             proc = self.git([*base, "--cached", *names], input=paths, check=False)
         return proc.stdout if proc.returncode == 0 else None
 
-    def diff(self, args: Sequence[str]) -> bytes:
+    def diff(self, args: Sequence[str], leaving_out: Sequence[str] = ()) -> bytes:
         """``git diff`` with stable output options, and its paths as they are
         (``core.quotePath`` off: a worker reads ``ü``, not ``\\303\\274``, and the
         prompt spends no bytes on escapes; a path with a tab, a newline or a quote is
-        still quoted)."""
+        still quoted). ``leaving_out``: paths (from the top, as written) it does not
+        diff."""
         quoting = ["-c", "core.quotePath=false"]
-        return self.git([*quoting, "diff", *DIFF_OPTIONS, *args, "--"]).stdout
+        spec = (
+            [":/", *(f":(top,exclude,literal){path}" for path in leaving_out)]
+            if leaving_out
+            else []
+        )
+        return self.git([*quoting, "diff", *DIFF_OPTIONS, *args, "--", *spec]).stdout
+
+    def diff_raw(self, args: Sequence[str]) -> bytes:
+        """:meth:`diff`'s files as ``git diff --raw -z`` lists them: modes, full blob
+        ids (zeros: the file in the work tree), status and path(s); no content is
+        read for it, nor the work tree's files hashed."""
+        quoting = ["-c", "core.quotePath=false"]
+        listing = ["--raw", "-z", "--no-abbrev"]
+        return self.git([*quoting, "diff", *DIFF_OPTIONS, *listing, *args, "--"]).stdout
 
     # -- remotes ---------------------------------------------------------------------
 
