@@ -108,6 +108,35 @@ def test_a_secret_a_binary_and_a_missing_test(repo: Path) -> None:
         assert words in out.stderr
 
 
+def test_a_secret_that_ranks_high_is_said_to_exist_never_shown(repo: Path) -> None:
+    """explorer20: a test file holding test tokens was skipped as ``secret`` and the
+    prompt never said it exists, so a worker may write it again or miss it. A
+    secret add-tree withheld that ranked among the first attachments is named
+    (path and size, no command, never its content) in ``### Not included``, after
+    the files the task names, and flagged on the summary line; add-tree's own
+    ``unattached`` stays the task's named files."""
+    commit_files(repo, {"big.py": "def f17(x):\n    return x\n", "tests/test_big.py": SECRET})
+    _task(repo, "--file-in-play", "big.py", "--test", "tests/test_new.py")
+    added = hydrate(repo, "add-tree", "B-1", "--json")
+    assert [u["path"] for u in json.loads(added.stdout)["unattached"]] == ["tests/test_new.py"]
+    out = hydrate(repo, "prompt", "B-1")
+    assert out.returncode == 0, out.stderr
+    assert notice_of(out.stdout) == (
+        "### Not included\n"
+        "Named by the task but not attached; the command on a line, if any, prints it.\n"
+        "- `tests/test_new.py` (no such file): not attached, missing\n"
+        "Ranked high for the task but withheld as likely secrets: they exist, their "
+        "content is not given.\n"
+        "- `tests/test_big.py` (63 bytes): not attached, secret; withheld: attaching it is "
+        "an operator's call (--allow-secrets)\n"
+    )
+    assert "wJalrXUtnFEMI" not in out.stdout
+    assert "ranked high tests/test_big.py not attached (secret, 63 bytes)" in out.stderr
+    # taken with --allow-secrets: attached, no longer said
+    assert hydrate(repo, "add-tree", "B-1", "--allow-secrets").returncode == 0
+    assert "test_big.py` (63" not in hydrate(repo, "prompt", "B-1").stdout
+
+
 def test_a_file_named_after_add_tree_ran_is_not_attached_and_unexplained(repo: Path) -> None:
     commit_files(repo, {"small.py": "x = 1\n", "later.py": "y = 2\n"})
     _task(repo, "--file-in-play", "small.py")

@@ -101,8 +101,9 @@ _STORAGE: Final = [
      "git's own files do."),
     ("task.json", "The task document in the tip tree: format version and fields, "
      "deterministic JSON. Its selections are the add-tree runs it recorded, each with "
-     "skipped: the files the task names that the run left out (path, reason, bytes and, "
-     "when read from git, the blob id), which the prompt names in its Not included part."),
+     "skipped: the files the task names that the run left out, and the first 5 it withheld "
+     "as secrets that ranked among the first 25 places (path, reason, bytes and, when read "
+     "from git, the blob id), which the prompt names in its Not included part."),
     ("links.json", "The context links: sha256, git object id, size, source, priority, "
      "expiry (seconds since the epoch), origin and path (set by add-tree and add-diff), "
      "sorted in packing order."),

@@ -163,19 +163,19 @@ def prompt(
 ) -> None:
     """Print the prompt of the task ID alone; its own UTF-8 bytes fit --max-bytes.
 
-    The prompt is measured by itself (expand measures packet and prompt together). A prompt
-    built before for the same task tip, budget and expired attachments comes from the prompt
-    cache, byte for byte (hydrate.promptCache; --no-cache builds it again). --refresh first
-    takes the task's add-tree runs again (no budget is recorded: this command's applies). One
-    summary line goes to stderr: attachments kept, bytes (and tokens) used of the budget,
-    omitted by reason, shrunk, and the budget that would hold everything, then each file in play
-    or named test not held whole or not attached at all (with add-tree's reason); -v lists the
-    omitted and shrunk attachments and the files the task names that have none. The prompt names
-    them too, in its own ### Not included part, with the command that lists them all: this one
-    with the options that build this very prompt again (git hydrate prompt ID --max-bytes 16000
-    --format markdown -v). A file over a quarter of the room, in bytes or in tokens, that would
-    leave out two or more after it waits for them, as its outline (never one the task names; -v
-    says why). With -q, the summary line only when it is a warning.
+    The prompt is measured by itself (expand measures packet and prompt together). A prompt built
+    before for the same task tip, budget and expired attachments comes from the prompt cache,
+    byte for byte (hydrate.promptCache; --no-cache builds it again). --refresh first takes the
+    task's add-tree runs again (no budget is recorded: this command's applies). One summary line
+    goes to stderr: attachments kept, bytes (and tokens) used of the budget, omitted by reason,
+    shrunk, and the budget that would hold everything, then each file in play or named test not
+    held whole or not attached at all (with add-tree's reason), and each secret add-tree withheld
+    that ranked high; -v lists the omitted and shrunk attachments and the files the task names
+    that have none. The prompt names them too, in its own ### Not included part, with the command
+    that lists them all: this one with the options that build this very prompt again (git hydrate
+    prompt ID --max-bytes 16000 --format markdown -v). A file over a quarter of the room, in
+    bytes or in tokens, that would leave out two or more after it waits for them, as its outline
+    (never one the task names; -v says why). With -q, the summary line only when it is a warning.
 
     \b
     Examples:

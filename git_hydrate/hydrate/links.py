@@ -90,6 +90,9 @@ class Selector:
         self._secret_labels = set() if allow_secrets else textpolicy.secret_values(labels)
         self.picks: list[Pick] = []
         self.skipped: list[Skipped] = []
+        #: Each body withheld as a secret, and how many picks were made before it
+        #: was offered (its place among the attachments, had it been one).
+        self.withheld: dict[str, int] = {}
         self._seen: dict[str, str] = {}
 
     def offer(
@@ -108,10 +111,11 @@ class Selector:
         ``place`` is the pick's ``(priority, score, reason)``."""
         if not shown:
             shown = path
-        if cls not in self.attachable:
-            self.skipped.append(Skipped(shown, cls, size))
-        elif source in self._secret_labels:
-            self.skipped.append(Skipped(shown, "secret", size))
+        if cls not in self.attachable or source in self._secret_labels:
+            why = cls if cls not in self.attachable else "secret"
+            self.skipped.append(Skipped(shown, why, size))
+            if why == "secret":
+                self.withheld[shown] = len(self.picks)
         elif len(source) > validate.MAX_LABEL_CHARS:
             self.skipped.append(Skipped(shown, "bad_path", size))
         elif digest in self._seen:

@@ -38,6 +38,7 @@ __all__ = [
     "named_skips",
     "not_taken_here",
     "options",
+    "ranked_high",
     "recognised",
     "record",
     "recorded",
@@ -48,7 +49,12 @@ ORIGIN: Final = TREE_ORIGIN
 
 #: Bumped when the rules, reading or ranking change what a run attaches: a run
 #: recorded under another version is never taken as unchanged.
-SELECTION_VERSION: Final = 2
+SELECTION_VERSION: Final = 3
+#: A file withheld as a secret is recorded with its run (and the prompt says it
+#: exists) when it ranked among this many attachments' places ...
+WITHHELD_TOP: Final = 25
+#: ... the first of them this many at most.
+MAX_WITHHELD: Final = 5
 #: How many add-tree selections a task remembers (the oldest is forgotten).
 MAX_SELECTIONS: Final = 16
 
@@ -240,13 +246,25 @@ def described(selection: Selection) -> str:
     return shlex.join([*words, *selection.pathspecs])
 
 
+def ranked_high(withheld: dict[str, int]) -> list[str]:
+    """The files withheld as secrets that ranked among the first
+    :data:`WITHHELD_TOP` attachments' places (``withheld``: each one's place), the
+    first :data:`MAX_WITHHELD` of them: a worker should learn that they exist and
+    were withheld on purpose, not recreate or overlook them."""
+    return [path for path, at in withheld.items() if at < WITHHELD_TOP][:MAX_WITHHELD]
+
+
 def named_skips(
-    task: Task, skipped: Iterable[Skipped], entries: Iterable[FileEntry]
+    task: Task,
+    skipped: Iterable[Skipped],
+    entries: Iterable[FileEntry],
+    withheld: Iterable[str] = (),
 ) -> list[SkippedFile]:
     """What a run left out of the files ``task`` names (its files in play and
-    tests), with each one's blob when the run had it from git (``entries``):
-    recorded with the run, so that a prompt can say why it lacks them."""
-    named = {note.path for note in (*task.files, *task.tests)}
+    tests), and the ``withheld`` secrets that rank high (:func:`ranked_high`),
+    with each one's blob when the run had it from git (``entries``): recorded
+    with the run, so that a prompt can say why it lacks them."""
+    named = {note.path for note in (*task.files, *task.tests)}.union(withheld)
     found: dict[str, SkippedFile] = {}
     for skip in skipped:
         if skip.path in named and skip.path not in found:
@@ -265,6 +283,7 @@ def unattached(task: Task, skips: Iterable[SkippedFile]) -> list[UnattachedDict]
     roles = {note.path: "named test" for note in task.tests}
     roles.update({note.path: "file in play" for note in task.files})
     return [
-        {"path": s.path, "named": roles.get(s.path, ""), "reason": s.reason, "bytes": s.bytes}
+        {"path": s.path, "named": roles[s.path], "reason": s.reason, "bytes": s.bytes}
         for s in skips
+        if s.path in roles  # (not a withheld secret the task does not name)
     ]

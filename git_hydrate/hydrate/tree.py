@@ -60,6 +60,7 @@ from .selections import (
     inputs,
     local,
     named_skips,
+    ranked_high,
     recognised,
     record,
     recorded,
@@ -375,8 +376,7 @@ def add_tree(
     anchors = {note.path for note in (*state.task.files, *state.task.tests)}
     selection = run.selection
     mine = Scope(selection.prefix, run.spec, anchors)
-    # The commit (or tree) a revision run reads; none for a work tree or directory,
-    # whose content has no id to compare.
+    # (the commit or tree a revision run reads: a work tree or directory has no id)
     resolved = resolve_rev(refs.repo, selection.rev) if selection.mode == "rev" else None
     pinned = (resolved[0] or resolved[1]) if resolved is not None else None
     if recognise and pinned is not None and _unchanged(refs, task_id, state, run, pinned):
@@ -388,7 +388,8 @@ def add_tree(
     try:
         source = _source(refs, selection, run.directory, resolved)
         source.held = frozenset(link.path for link in state.links if mine(link))
-        picks, skipped = _select(refs, state.task, run, source, anchors, progress, memo, indexer)
+        found = _select(refs, state.task, run, source, anchors, progress, memo, indexer)
+        picks, skipped, withheld = found
         skipped = _held_not_missing(skipped, state.links)
     finally:
         if indexer is not None:
@@ -396,12 +397,12 @@ def add_tree(
         if source is not None and source.files is not None:
             source.files.close()  # (its folders' descriptors: a later read opens them again)
     fixed = run.fixed(pinned) if pinned is not None else None
-    named = named_skips(state.task, skipped, source.entries)
+    named = named_skips(state.task, skipped, source.entries, withheld)
     outcome = _commit(
         refs, task_id, run, source, picks, (skipped, named), (mine, placed_later), fixed
     )
-    if named:
-        outcome["unattached"] = unattached(state.task, named)
+    if named and (listed := unattached(state.task, named)):
+        outcome["unattached"] = listed
     # Read again after the run: its first check-attr may just have found that this
     # git lacks --source, which changes what the digest covers.
     here = local(refs) if pinned is not None else "-"
@@ -449,9 +450,10 @@ def _select(
     progress: Progress | None,
     memo: BodyMemo | None,
     indexer: Indexer | None = None,
-) -> tuple[list[Pick], list[Skipped]]:
+) -> tuple[list[Pick], list[Skipped], list[str]]:
     """Apply the rules, read what is left, rank it and pick within the total
-    budget: the picks (their new blobs written) and every skip with its reason."""
+    budget: the picks (their new blobs written), every skip with its reason, and
+    the files withheld as secrets that rank high (:func:`.selections.ranked_high`)."""
     selection, prefix = run.selection, run.selection.prefix
     candidates, skipped = apply_rules(refs, source, run.spec, anchors, run.max_file, run.max_total)
     ranking = selection.ranked and selection.priority is None
@@ -496,7 +498,8 @@ def _select(
     _write_picked(refs, found, selector.picks)
     if progress is not None:
         progress(len(candidates), len(candidates), found.bytes_done)
-    return selector.picks, [*skipped, *found.skipped, *selector.skipped]
+    withheld = ranked_high(selector.withheld) if ranking else []  # (not by path order)
+    return selector.picks, [*skipped, *found.skipped, *selector.skipped], withheld
 
 
 def _write_picked(refs: TaskRefs, found: Content, picks: list[Pick]) -> None:

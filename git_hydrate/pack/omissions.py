@@ -47,7 +47,7 @@ from .entries import Attachment
 from .formats import SEED, Layout
 from .render import utf8_len
 
-__all__ = ["MAX_LISTED", "Missing", "Notice", "Unattached", "flagged"]
+__all__ = ["MAX_LISTED", "WITHHELD", "Missing", "Notice", "Unattached", "flagged"]
 
 #: (``--outline``, or the MCP tool's ``outline: true``: a worker with little room
 #: left reads a large file's outline before it reads all of it)
@@ -64,6 +64,13 @@ _EXPIRED_INTROS: Final = (
 )
 _NAMED_INTRO: Final = (
     "Named by the task but not attached; the command on a line, if any, prints it.\n"
+)
+#: How an :class:`Unattached` reads that the task does not name: a file add-tree
+#: ranked high for it and withheld as a likely secret.
+WITHHELD: Final = "ranked high"
+_WITHHELD_INTRO: Final = (
+    "Ranked high for the task but withheld as likely secrets: they exist, their "
+    "content is not given.\n"
 )
 #: Reasons for which no command is given: nothing worth printing (a binary, an
 #: empty file, one not in the tree) or nothing a worker should print (a secret).
@@ -106,7 +113,7 @@ class Unattached(msgspec.Struct, frozen=True, gc=False):
     of it (its skip reason, size and blob; ``""``/``None`` when nothing was)."""
 
     path: str
-    named: str  # "file in play" or "named test"
+    named: str  # "file in play", "named test", or WITHHELD (a secret that ranked high)
     reason: str = ""
     size: int | None = None
     oid: str = ""
@@ -185,7 +192,12 @@ class Notice:
     _tokens_key: tuple[int, int, tuple[int, int], bool] = (-1, -1, (-1, 0), False)
 
     def __bool__(self) -> bool:
-        return bool(self.items or self.unattached)
+        # (a notice that names nothing one by one leaves the withheld secrets unsaid)
+        return bool(self.items or (self.unattached if self.cap else self._named_files()))
+
+    def _named_files(self) -> list[Unattached]:
+        """The files the task names that have no attachment (not the withheld ones)."""
+        return [file for file in self.unattached if file.named != WITHHELD]
 
     def counting(self) -> Notice:
         """An empty notice like this one that names none of its attachments (nor
@@ -362,7 +374,7 @@ class Notice:
     def _count_line(self, rest: int) -> str:
         """The one line of a notice that names none: every omission counted (the
         files the task names that have no attachment too)."""
-        files = len(self.unattached)
+        files = len(self._named_files())
         if not files:
             return self._more_line_of(rest)
         said = f"{files:,} file{'s' if files > 1 else ''} the task names not attached"
@@ -408,8 +420,13 @@ class Notice:
         if not self.unattached or not self.cap:
             return ""
         start = self.layout.notice_start
-        lines = [f"{start(u.path)}{u.words(self.task_id)}\n" for u in self.unattached]
-        return _NAMED_INTRO + "".join(lines)
+        named = self._named_files()
+        withheld = [u for u in self.unattached if u.named == WITHHELD]
+        said = ""
+        for intro, files in ((_NAMED_INTRO, named), (_WITHHELD_INTRO, withheld)):
+            if files:
+                said += intro + "".join(f"{start(u.path)}{u.words(self.task_id)}\n" for u in files)
+        return said
 
     def section(self) -> str:
         """The section's text (``""`` when nothing is missing); ends with a newline."""

@@ -29,7 +29,7 @@ from .formats import layout
 from .grammars import grammars, language_for
 from .loader import BodyReader
 from .memo import BodyMemo
-from .omissions import Unattached
+from .omissions import WITHHELD, Unattached
 from .prompt_cache import PromptCache
 
 if TYPE_CHECKING:
@@ -102,7 +102,8 @@ def _named_paths(task: Mapping[str, Any]) -> dict[str, str]:
 def unattached(task: Mapping[str, Any], entries: Sequence[Attachment]) -> list[Unattached]:
     """The files the task names (files in play, then tests) that no attachment
     holds, each with what the newest add-tree run that left it out recorded:
-    its reason, size and blob (nothing, when no recorded run did).
+    its reason, size and blob (nothing, when no recorded run did); then the
+    files a run withheld as secrets that ranked high (:data:`.omissions.WITHHELD`).
 
     Only for a task whose files were hydrated (an add-tree run recorded, or a
     file's link): a task that only names files (the seed's own example, whose
@@ -116,7 +117,8 @@ def unattached(task: Mapping[str, Any], entries: Sequence[Attachment]) -> list[U
         for skip in selection.get("skipped") or ():
             skips[str(skip["path"])] = skip
     found: list[Unattached] = []
-    for path, role in _named_paths(task).items():
+    roles = _named_paths(task)
+    for path, role in roles.items():
         if path in held:
             continue
         skip = skips.get(path)
@@ -125,6 +127,12 @@ def unattached(task: Mapping[str, Any], entries: Sequence[Attachment]) -> list[U
         else:
             reason, size = str(skip["reason"]), int(skip.get("bytes", 0))
             found.append(Unattached(path, role, reason, size, str(skip.get("oid", ""))))
+    # then the secrets a run withheld that ranked high (it records no other file
+    # the task does not name): the worker learns they exist, never their content
+    for path, skip in skips.items():
+        if path not in roles and path not in held and skip["reason"] == "secret":
+            size = int(skip.get("bytes", 0))
+            found.append(Unattached(path, WITHHELD, "secret", size, str(skip.get("oid", ""))))
     return found
 
 
