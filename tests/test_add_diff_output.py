@@ -354,3 +354,38 @@ def test_a_new_file_too_large_to_take_is_not_read(
     label = "uncommitted" if staged else "worktree"
     assert set(bodies(repo)) == {f"diff:{label}:app.py", f"diff:{label}:data/small.csv"}
     assert result["files"] == 3
+
+
+def test_generated_and_vendored_diffs_are_left_out_as_add_tree_leaves_them(
+    repo: Path,
+) -> None:
+    """add-diff attached a lockfile's diff (52 KB for 300 packages), a file marked
+    linguist-generated and a vendored copy's: add-tree's rules leave those files
+    out, and their diffs cost as much. They are skipped with add-tree's reasons
+    (a vendored file the task names is taken), for uncommitted changes and a range."""
+    attributes = "gen.py linguist-generated\nvendor/** linguist-vendored\n"
+    names = ("package-lock.json", "gen.py", "vendor/lib.js", "vendor/patched.js", "app.py")
+    commit_files(repo, {".gitattributes": attributes, **{n: "v1\n" for n in names}}, "base")
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, objective="o", acceptance="a", files=["vendor/patched.js"])
+    expected = {
+        "package-lock.json": "generated",
+        "gen.py": "generated",
+        "vendor/lib.js": "vendored",
+    }
+    results = []
+    for version, options in (("v2", {"rev_range": "HEAD~1..HEAD"}), ("v3", {"worktree": True})):
+        for name in names:
+            (repo / name).write_text(f"v1\n{version}\n")
+        if version == "v2":
+            git(repo, "commit", "-qam", "v2")
+        with Ledger(repo) as ledger:
+            results.append(ledger.add_diff(TASK, **options))
+    for result in results:
+        assert {s["path"]: s["reason"] for s in result["skipped"]} == expected
+        assert result["files"] == 5
+    assert set(bodies(repo)) == {
+        f"diff:{label}:{path}"
+        for label in ("worktree", "HEAD~1..HEAD")
+        for path in ("app.py", "vendor/patched.js")
+    }

@@ -552,8 +552,9 @@ def add_diff(
     --worktree the work tree against the index, both together every
     uncommitted change (an untracked file has none: --worktree names it).
     Each file's diff is its own body, labelled diff:<range>:<path>, so the
-    budget can keep some files' changes when not all fit; binary diffs, and new
-    work-tree files over --max-file-bytes (unread), are skipped and reported (a submodule's diff is
+    budget can keep some files' changes when not all fit; binary diffs, new work-tree files over
+    --max-file-bytes (unread), and what add-tree leaves out as generated or vendored, are
+    skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
     commit messages of the range (log:<range>). PATHSPECs go after -- and are
     read as add-tree's; one that names no file at all is refused. Running it again

@@ -28,7 +28,14 @@ from .cache import keep_compiled_prefilter
 from .links import DIFF_TOP, Pick, Selector, commit_links, limits
 from .pathspec import Pathspec
 from .placement import Place, place
-from .rules import Skipped, body_rule
+from .rules import (
+    GENERATED_NAMES,
+    GENERATED_SUFFIXES,
+    FileEntry,
+    Skipped,
+    attribute_rules,
+    body_rule,
+)
 
 __all__ = ["ORIGIN", "add_diff", "default_base"]
 
@@ -259,10 +266,18 @@ def _new_files_too_large(repo: Repository, args: list[str], max_file: int) -> di
 
 
 def _bodies(
-    repo: Repository, args: list[str], label: str, spec: Pathspec, log: bool, max_file: int
+    repo: Repository,
+    args: list[str],
+    label: str,
+    spec: Pathspec,
+    log: bool,
+    limits: tuple[int, Task],
 ) -> tuple[list[tuple[str, str, bytes]], list[Skipped], list[str]]:
-    """``(path, source, diff)`` per changed file (and the log), binary diffs and new
-    files too large to take skipped, and the paths of every changed file."""
+    """``(path, source, diff)`` per changed file (and the log), binary diffs, new
+    files too large to take (``limits``: the largest, and the task) and generated
+    or vendored files (:func:`_left_aside`) skipped, and the paths of every changed
+    file."""
+    max_file, task = limits
     from_work_tree = label in ("worktree", "uncommitted")
     large = _new_files_too_large(repo, args, max_file) if from_work_tree else {}
     # (one run, each part's path read from its own header: a second run could see
@@ -280,6 +295,10 @@ def _bodies(
             skipped.append(Skipped(path, "binary", len(part)))
         else:
             bodies.append((path, f"diff:{label}:{path}", part))
+    aside = _left_aside(repo, [path for path, _source, _part in bodies], label, task)
+    if aside:
+        skipped += [Skipped(p, aside[p], len(part)) for p, _s, part in bodies if p in aside]
+        bodies = [body for body in bodies if body[0] not in aside]
     if log:
         text = repo.log_text(label)
         if text.strip():
@@ -295,6 +314,26 @@ def _names(listing: bytes) -> list[str]:
         for entry in listing.split(b"\0")
         if entry
     ]
+
+
+def _left_aside(repo: Repository, paths: list[str], label: str, task: Task) -> dict[str, str]:
+    """The diffs add-tree's rules leave out by the file's name or marks: a lockfile
+    or minified file, or one ``.gitattributes`` marks ``linguist-generated``
+    (``generated``) or ``linguist-vendored`` (``vendored``, unless the task names
+    it), as of the range's newer side (the work tree's for uncommitted changes)."""
+    named = {note.path for note in (*task.files, *task.tests)}
+    found: dict[str, str] = {}
+    for path in paths:
+        name = path.rpartition("/")[2]
+        if name in GENERATED_NAMES or name.lower().endswith(GENERATED_SUFFIXES):
+            found[path] = "generated"
+    asked = [FileEntry(path, 0) for path in paths if path not in found]
+    newer = (label.split("..")[-1].lstrip(".") or "HEAD") if ".." in label else None
+    tree = repo.rev_parse(newer, "tree") if newer is not None else None
+    for path, why in attribute_rules(repo, asked, tree=tree).items():
+        if why == "generated" or (why == "vendored" and path not in named):
+            found[path] = why
+    return found
 
 
 def _check_matched(repo: Repository, spec: Pathspec, changed: list[str], label: str) -> None:
@@ -424,7 +463,7 @@ def add_diff(
     max_file, max_total = limits(settings, max_file_bytes, max_total_bytes)
     task = refs.load(task_id).task
     args, label = _diff_args(refs.repo, rev_range, staged, worktree)
-    bodies, skipped, changed = _bodies(refs.repo, args, label, spec, log, max_file)
+    bodies, skipped, changed = _bodies(refs.repo, args, label, spec, log, (max_file, task))
     _check_matched(refs.repo, spec, changed, label)
     places = _placed(refs, task, bodies, label, priority, ranked)
     allowed = settings.boolean("hydrate.allowSecrets") if allow_secrets is None else allow_secrets
