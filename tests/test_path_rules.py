@@ -141,3 +141,21 @@ def test_one_search_of_every_name_misses_no_name_a_search_of_each_finds(
     wanted = [p for p in paths if search(p.rpartition("/")[2])]
     assert [p for p in kept if p in wanted] == wanted
     assert all(p in paths for p in kept)
+
+
+def test_the_lockfiles_and_bundles_of_more_ecosystems_are_generated() -> None:
+    """Lockfiles of Bun (text, 1.2), Deno, PEP 751, pixi, conda-lock, renv, SwiftPM,
+    Carthage, dep, Bazel, Terraform, Stack, Cabal, Crystal, Paket and Bundler's
+    gems.locked, Yarn's Plug'n'Play loaders, and minified ES and CommonJS modules
+    and their maps were read, ranked and attached like a team's own code."""
+    names = [
+        "bun.lock", "deno.lock", "pylock.toml", "pixi.lock", "conda-lock.yml", "renv.lock",
+        "Sources/Package.resolved", "Cartfile.resolved", "Gopkg.lock", "MODULE.bazel.lock",
+        "infra/.terraform.lock.hcl", "stack.yaml.lock", "cabal.project.freeze", "shard.lock",
+        "paket.lock", "gems.locked", ".pnp.cjs", ".pnp.loader.mjs", "dist2/app.min.mjs",
+        "lib/index.min.cjs", "lib/index.mjs.map", "lib/index.cjs.map",
+    ]  # fmt: skip
+    assert {name: path_rule(FileEntry(name, 10), 1000) for name in names} == dict.fromkeys(
+        names, "generated"
+    )
+    assert path_rule(FileEntry("src/lock.py", 10), 1000) is None

@@ -182,11 +182,38 @@ GENERATED_NAMES: Final = frozenset(
         "Podfile.lock",
         "packages.lock.json",
         "gradle.lockfile",
+        "bun.lock",
+        "deno.lock",
+        "pylock.toml",
+        "pixi.lock",
+        "conda-lock.yml",
+        "renv.lock",
+        "Package.resolved",
+        "Cartfile.resolved",
+        "Gopkg.lock",
+        "MODULE.bazel.lock",
+        ".terraform.lock.hcl",
+        "stack.yaml.lock",
+        "cabal.project.freeze",
+        "shard.lock",
+        "paket.lock",
+        "gems.locked",
+        ".pnp.cjs",
+        ".pnp.loader.mjs",
     }
 )
 
 #: Name endings of minified bundles and source maps.
-GENERATED_SUFFIXES: Final = (".min.js", ".min.css", ".js.map", ".css.map")
+GENERATED_SUFFIXES: Final = (
+    ".min.js",
+    ".min.mjs",
+    ".min.cjs",
+    ".min.css",
+    ".js.map",
+    ".mjs.map",
+    ".cjs.map",
+    ".css.map",
+)
 
 #: Every reason a file can be left out, in the order the rules are applied.
 REASONS: Final = (
