@@ -255,6 +255,26 @@ def test_vendored_files_are_left_out_unless_the_task_names_them(repo: Path) -> N
     }
 
 
+def test_a_file_marked_minus_diff_is_skipped_as_git_diffs_it(repo: Path) -> None:
+    # Teams mark lockfiles and data "-diff" so git shows no text diff of them
+    # (add-diff skips their "Binary files differ" as binary): add-tree says binary
+    # too; "diff" set again, or a diff driver, leaves a file in.
+    write(
+        repo,
+        ".gitattributes",
+        "data/** -diff\ndata/keep.csv diff\n*.md diff=markdown\nlock.json -diff\n",
+    )
+    write(repo, "data/rows.csv", "a,b\n1,2\n")
+    write(repo, "data/keep.csv", "c,d\n")
+    write(repo, "lock.json", '{"a": 1}\n')
+    write(repo, "README.md", "# R\n")
+    commit_all(repo)
+    make_task(repo)
+    with Ledger(repo) as ledger:
+        result = ledger.add_tree(TASK)
+    assert by_path(result) == {"data/rows.csv": "binary", "lock.json": "binary"}
+
+
 def test_links_reuse_the_committed_blobs(repo: Path) -> None:
     write(repo, "src/main.py", "def main():\n    return 42\n")
     commit_all(repo)

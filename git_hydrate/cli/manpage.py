@@ -178,7 +178,7 @@ _STORAGE: Final = [
      "size). A file of another layout, foreign, or one that fails its CRC-32 or length "
      "is a miss, listed and kept anew. Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-attributes/", "Derived, disposable: the answer of "
-     "git check-attr (linguist-generated, binary, linguist-vendored) for the 8 trees "
+     "git check-attr (linguist-generated, binary, diff, linguist-vendored) for the 8 trees "
      "add-tree checked last, "
      "one file per tree id, with the digest of what else decides it (info/attributes, "
      "core.attributesFile, the system file, GIT_ATTR_NOSYSTEM and GIT_ATTR_SOURCE, and "

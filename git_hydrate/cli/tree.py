@@ -322,7 +322,7 @@ def add_tree(
 
     Left out, with their reasons: directories such as node_modules, .venv, dist and
     build (skipped_dir); binary extensions (skipped_ext); lockfiles, minified files
-    and those .gitattributes marks linguist-generated (generated), binary, or
+    and those .gitattributes marks linguist-generated (generated), binary or -diff, or
     linguist-vendored (vendored, unless the task names it); symlinks, submodules;
     paths through a linked folder (beyond_symlink: never read through it); FIFOs,
     sockets and devices (special); with --worktree in a partial clone, files outside

@@ -39,7 +39,7 @@ __all__ = ["MAX_TREES", "tree_attribute_rules"]
 
 #: The first line of a kept answer; another (an older layout) is a miss. The second
 #: is the CRC-32 of the rest, in hex.
-HEADER: Final = b"# git-hydrate tree-attributes 2\n"
+HEADER: Final = b"# git-hydrate tree-attributes 3\n"
 _CHECK: Final = len(b"01234567\n")
 #: Answers kept at most (a line each for most trees).
 MAX_TREES: Final = 8

@@ -26,7 +26,8 @@ Rules, applied in this order; the first that applies is the reason reported:
     :data:`GENERATED_SUFFIXES`): they cost the most tokens per byte of insight.
 ``generated`` / ``binary`` / ``vendored`` (attributes)
     ``.gitattributes`` marks the path ``linguist-generated`` (the convention
-    GitHub uses to collapse generated files), ``binary`` or ``linguist-vendored``
+    GitHub uses to collapse generated files), ``binary`` (or ``-diff``, which git
+    diffs as binary: teams mark lockfiles and data so), or ``linguist-vendored``
     (third-party code a team keeps in its tree; taken anyway when the task names
     the file: a ticket may be about that copy). ``linguist-documentation`` is not
     a reason: it keeps a language's statistics apart, and a worker needs the
@@ -371,12 +372,13 @@ def attribute_answer(
         return {}
     # (one encoding of every path at once: each one's raw bytes, as ``raw_path`` gives)
     stdin = "\0".join([e.path for e in paths]).encode("utf-8", "surrogateescape") + b"\0"
-    out = repo.check_attr(["linguist-generated", "binary", "linguist-vendored"], stdin, tree)
+    names = ["linguist-generated", "binary", "diff", "linguist-vendored"]
+    out = repo.check_attr(names, stdin, tree)
     if out is None:
         return None
     # (every record is path, name, value: without a value "set" or "true" anywhere,
     # as in a tree without attributes, nothing is marked, and nothing is decoded)
-    if not out or (b"\0set\0" not in out and b"\0true\0" not in out):
+    if not out or (b"\0set\0" not in out and b"\0true\0" not in out and b"\0unset\0" not in out):
         return {}
     fields = out.split(b"\0")
     result: dict[str, str] = {}
@@ -387,6 +389,8 @@ def attribute_answer(
             result[path] = "generated"
         elif attr == b"binary" and value == b"set" and path not in result:
             result[path] = "binary"
+        elif attr == b"diff" and value == b"unset" and path not in result:
+            result[path] = "binary"  # (-diff: git shows no text diff of it, as add-diff says)
         elif attr == b"linguist-vendored" and value in (b"set", b"true") and path not in result:
             result[path] = "vendored"
     return result
