@@ -382,8 +382,11 @@ def attribute_answer(
         return {}
     fields = out.split(b"\0")
     result: dict[str, str] = {}
+    # (most records say "unspecified": only a record that marks is decoded)
     for i in range(0, len(fields) - 2, 3):
         raw, attr, value = fields[i], fields[i + 1], fields[i + 2]
+        if value not in _MARKING:
+            continue
         path = decode_path(raw)
         if attr == b"linguist-generated" and value in (b"set", b"true"):
             result[path] = "generated"
@@ -394,6 +397,10 @@ def attribute_answer(
         elif attr == b"linguist-vendored" and value in (b"set", b"true") and path not in result:
             result[path] = "vendored"
     return result
+
+
+#: The values of a check-attr record that can mark a path.
+_MARKING: Final = frozenset({b"set", b"true", b"unset"})
 
 
 def is_own_output(data: bytes) -> bool:
