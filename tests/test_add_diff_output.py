@@ -389,3 +389,20 @@ def test_generated_and_vendored_diffs_are_left_out_as_add_tree_leaves_them(
         for label in ("worktree", "HEAD~1..HEAD")
         for path in ("app.py", "vendor/patched.js")
     }
+
+
+def test_a_diff_under_a_skipped_directory_is_left_out(repo: Path) -> None:
+    """A committed bundle under dist/ (or a vendored node_modules) changes with every
+    build: add-tree skips those folders (skipped_dir), add-diff attached their diffs."""
+    names = ("dist/app.js", "node_modules/left/index.js", "src/app.js")
+    commit_files(repo, dict.fromkeys(names, "v1\n"), "base")
+    make_task(repo)
+    for name in names:
+        (repo / name).write_text("v1\nv2\n")
+    with Ledger(repo) as ledger:
+        result = ledger.add_diff(TASK, worktree=True)
+    assert {s["path"]: s["reason"] for s in result["skipped"]} == {
+        "dist/app.js": "skipped_dir",
+        "node_modules/left/index.js": "skipped_dir",
+    }
+    assert set(bodies(repo)) == {"diff:worktree:src/app.js"}

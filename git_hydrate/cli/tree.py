@@ -553,7 +553,8 @@ def add_diff(
     uncommitted change (an untracked file has none: --worktree names it).
     Each file's diff is its own body, labelled diff:<range>:<path>, so the
     budget can keep some files' changes when not all fit; binary diffs, new work-tree files over
-    --max-file-bytes (unread), and what add-tree leaves out as generated or vendored, are
+    --max-file-bytes (unread), and what add-tree leaves out as generated, vendored or
+    skipped_dir, are
     skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
     commit messages of the range (log:<range>). PATHSPECs go after -- and are

@@ -29,12 +29,11 @@ from .links import DIFF_TOP, Pick, Selector, commit_links, limits
 from .pathspec import Pathspec
 from .placement import Place, place
 from .rules import (
-    GENERATED_NAMES,
-    GENERATED_SUFFIXES,
     FileEntry,
     Skipped,
     attribute_rules,
     body_rule,
+    path_rule,
 )
 
 __all__ = ["ORIGIN", "add_diff", "default_base"]
@@ -317,16 +316,18 @@ def _names(listing: bytes) -> list[str]:
 
 
 def _left_aside(repo: Repository, paths: list[str], label: str, task: Task) -> dict[str, str]:
-    """The diffs add-tree's rules leave out by the file's name or marks: a lockfile
-    or minified file, or one ``.gitattributes`` marks ``linguist-generated``
-    (``generated``) or ``linguist-vendored`` (``vendored``, unless the task names
-    it), as of the range's newer side (the work tree's for uncommitted changes)."""
+    """The diffs add-tree's rules leave out by the file's path or marks: one under a
+    skipped directory such as ``node_modules`` or ``dist`` (``skipped_dir``), a
+    lockfile or minified file, or one ``.gitattributes`` marks
+    ``linguist-generated`` (``generated``) or ``linguist-vendored`` (``vendored``,
+    unless the task names it), as of the range's newer side (the work tree's for
+    uncommitted changes)."""
     named = {note.path for note in (*task.files, *task.tests)}
     found: dict[str, str] = {}
     for path in paths:
-        name = path.rpartition("/")[2]
-        if name in GENERATED_NAMES or name.lower().endswith(GENERATED_SUFFIXES):
-            found[path] = "generated"
+        why = path_rule(FileEntry(path, 1), 1)  # (by its path alone: sizes are the body's)
+        if why in ("skipped_dir", "generated"):
+            found[path] = why
     asked = [FileEntry(path, 0) for path in paths if path not in found]
     newer = (label.split("..")[-1].lstrip(".") or "HEAD") if ".." in label else None
     tree = repo.rev_parse(newer, "tree") if newer is not None else None
