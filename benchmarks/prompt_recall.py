@@ -19,7 +19,11 @@ the commit's changed files in play, so that a change to how the walk treats
 files in play can be weighed too; ``--budgets`` (KiB) replaces 32, 64 and 128.
 
 The work directory keeps each repository's clone and its tasks between runs, so
-a second run with other code packs the very same hydrated tasks.
+a second run with other code packs the very same hydrated tasks. ``--rerank``
+ranks each task's files again with ``--code``'s ranking first (``rank``: the
+files the first run attached, each placed as that code's add-tree would place
+them, by the history of the commit's parent), so that a change to ranking can
+be weighed through the prompt on the same tasks too.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ def run(
     per_repo: int,
     named: int = 0,
     budgets: tuple[int, ...] = BUDGETS,
+    rerank: bool = False,
 ) -> dict[str, Any]:
     sys.path.insert(0, str(code))
     import git_hydrate  # noqa: F401  (the checkout's, before relevance imports its own)
@@ -69,6 +74,8 @@ def run(
             elif known.returncode != 0:
                 relevance.hydrate_case(str(clone), case, task_id, objective_only=True)
             with Ledger(str(clone)) as ledger:
+                if rerank:
+                    _rank_again(ledger, task_id, case.parent)
                 row = {}
                 for budget in budgets:
                     got = ledger.prompt(task_id, max_bytes=budget, cache=False)
@@ -81,6 +88,13 @@ def run(
                     )
                 results[f"{name} {case.commit[:12]}"] = row
     return results
+
+
+def _rank_again(ledger: Any, task_id: str, parent: str) -> None:
+    """``rank`` the task (the add-tree run it recorded ranks by its own commit)."""
+    ranked = ledger.rank(task_id)
+    if [run["commit"] for run in ranked["runs"]] != [parent]:
+        raise SystemExit(f"{task_id}: ranked by {ranked['runs']}, not by the parent {parent}")
 
 
 def _hydrate_named(workdir: str, case: Any, task_id: str, named: int) -> None:
@@ -122,6 +136,7 @@ def main() -> None:
     parser.add_argument("--compare", nargs=2, type=Path)
     parser.add_argument("--named", type=int, default=0)
     parser.add_argument("--budgets", default="32,64,128", help="KiB, comma-separated")
+    parser.add_argument("--rerank", action="store_true", help="rank each task again first")
     args = parser.parse_args()
     if args.compare:
         before, after = (json.loads(p.read_text()) for p in args.compare)
@@ -129,7 +144,15 @@ def main() -> None:
         return
     args.work.mkdir(parents=True, exist_ok=True)
     budgets = tuple(int(b) * 1024 for b in args.budgets.split(","))
-    results = run(args.code, args.repos.split(","), args.work, args.per_repo, args.named, budgets)
+    results = run(
+        args.code,
+        args.repos.split(","),
+        args.work,
+        args.per_repo,
+        args.named,
+        budgets,
+        args.rerank,
+    )
     text = json.dumps(results, indent=1)
     if args.out:
         args.out.write_text(text)

@@ -131,6 +131,7 @@ REPOS = {
     "soft-serve": ("charmbracelet/soft-serve", "db5f041faf815581ebf1598e11427393959483bf"),
     "rust-by-example": ("rust-lang/rust-by-example", "898f0ac1479223d332309e0fce88d44b39927d28"),
     "horizon": ("laravel/horizon", "d9c39ce4e9050b33a2ff9d2cee21646a18d4cc92"),
+    "zod": ("colinhacks/zod", "e516c3baf22615e20934116abebfed6c000222c2"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
