@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from operator import eq, gt
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from git_hydrate import Ledger
 from git_hydrate.hydrate.history import read_history
 from git_hydrate.hydrate.links import DIFF_TOP, TREE_TOP
-from git_hydrate.hydrate.rank import TOP_LEVEL, Candidate, TaskText, _nearness, rank
+from git_hydrate.hydrate.rank import TOP_LEVEL, Candidate, TaskText, Weights, _nearness, rank
 from git_hydrate.hydrate.testpaths import tested_module as subject_of
 from tests.conftest import commit_files, examples, git, hydrate
 
@@ -269,6 +270,28 @@ def test_a_path_given_twice_ranks_once_with_its_last_size() -> None:
         rank([once[0]], task, history)["src/a.py"].level
         < rank([Candidate("src/a.py", 7)], task, history)["src/a.py"].level
     )
+
+
+def test_a_file_past_16_kib_ranks_as_if_it_were_16_kib() -> None:
+    """The prompt outlines a file ranked high that does not fit whole, and makes a
+    large one wait where smaller ones fit: past 16 KiB, size no longer sinks a file.
+    A 200 KB module that changed with the file in play every time ranks above a
+    2 KB one that did once (zod's 86 KiB core/compile.ts, rank --suggest's first,
+    ranked 34th and was in no prompt); below the cap, size still counts."""
+    filler = [Candidate(f"lib/f{i}.py", 100) for i in range(60)]
+    big, small = "src/big.py", "src/small.py"
+    candidates = [Candidate("src/a.py", 100), Candidate(big, 200_000), Candidate(small, 2_000)]
+    candidates += filler
+    history = [*[["src/a.py", big]] * 3, ["src/a.py", small], *[[f.path] for f in filler[:30]]]
+    task = TaskText("change a", files_in_play=["src/a.py"])
+    found = rank(candidates, task, history)
+    assert found[big].level > found[small].level
+    # (16 KiB of it rank as the whole does; smaller, it ranks higher still)
+    for size, compared in ((16_384, eq), (8_000, gt)):
+        resized = [Candidate(big, size) if c.path == big else c for c in candidates]
+        assert compared(rank(resized, task, history)[big].level, found[big].level)
+    uncapped = rank(candidates, task, history, Weights(size_cap=0))
+    assert uncapped[small].level > uncapped[big].level
 
 
 def test_test_and_module_naming_pair_up() -> None:

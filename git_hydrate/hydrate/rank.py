@@ -22,8 +22,12 @@ it. Signals, each measured on real history (``benchmarks/relevance.py``):
   budget on its own.
 
 The signals combine as a noisy OR; files are then ordered by score per
-``(size + 60) ** 0.25`` bytes, so that under a byte budget a few large,
-slightly relevant files do not crowd out many small, relevant ones. Contents
+``(min(size, 16 KiB) + 60) ** 0.25`` bytes, so that under a byte budget a few
+large, slightly relevant files do not crowd out many small, relevant ones. A
+size past 16 KiB counts no more: the prompt keeps the outline of a file ranked
+high that does not fit whole, and makes a large one wait when smaller ones
+would fit in its place (:mod:`..pack.value`), so a 160 KiB module the task is
+about no longer ranks under every 2 KiB file a tenth as relevant. Contents
 come as per-blob facts (:mod:`.facts`), never as bodies: ranking itself reads
 no file. The same inputs always give the same order.
 """
@@ -114,6 +118,8 @@ class Weights:
     smoothing: float = 2.0
     size_exponent: float = 0.25
     overhead: int = 60
+    #: A file larger than this ranks as if it were this large (0: no cap).
+    size_cap: int = 16_384
     level_scale: float = TOP_LEVEL
 
 
@@ -341,8 +347,8 @@ def _placed(
     # the level each earns per byte: a few large, slightly relevant files must not crowd
     # out many small, relevant ones (every file at once, each step as a file's formula;
     # in columns: of 30,000 files a task keeps a few hundred)
-    overhead, exponent = w.overhead, w.size_exponent
-    divisors = {size: (size + overhead) ** exponent for size in set(sizes)}
+    overhead, exponent, cap = w.overhead, w.size_exponent, w.size_cap or max(sizes, default=0)
+    divisors = {size: (min(size, cap) + overhead) ** exponent for size in set(sizes)}
     scores = array("d", map(sub, repeat(1.0), map(missed.get, paths, repeat(1.0))))
     del missed
     per_byte = map(truediv, scores, map(divisors.__getitem__, sizes))
