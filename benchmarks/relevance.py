@@ -132,6 +132,17 @@ REPOS = {
     "rust-by-example": ("rust-lang/rust-by-example", "898f0ac1479223d332309e0fce88d44b39927d28"),
     "horizon": ("laravel/horizon", "d9c39ce4e9050b33a2ff9d2cee21646a18d4cc92"),
     "zod": ("colinhacks/zod", "e516c3baf22615e20934116abebfed6c000222c2"),
+    "lobsters": ("lobsters/lobsters", "57268d762e1c2c95b7a8e64ee8deb259cddd8cc0"),
+    "healthchecks": ("healthchecks/healthchecks", "29b5ec251059034b79e0120e2ff0c3e35d7bd9f8"),
+    "nowinandroid": ("android/nowinandroid", "d6abd6d3e562ae0f017888f5d62042316a49a2d6"),
+    "eshop": ("dotnet/eShop", "5624ad564d1602a927879df32a79b94522eb6101"),
+    "excalidraw": ("excalidraw/excalidraw", "4872083c044491b6d5c96ae134a75464f96d6831"),
+    "atuin": ("atuinsh/atuin", "824c8716d82bed774ee6a83c683087ae77715814"),
+    "miniflux": ("miniflux/v2", "106cdd09e1557222303f3ed1376e1dadf0638621"),
+    "terraform-aws-eks": (
+        "terraform-aws-modules/terraform-aws-eks",
+        "bef29c4d9523523e57fe898643fde2895106b339",
+    ),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
