@@ -464,6 +464,33 @@ def test_names_declared_with_modifiers_or_a_receiver_are_defined() -> None:
     assert blob_facts(b"The class of a function is open.\nthe type of x\n").symbols == []
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "testdata/requires/testdata/TestRequires-enum_ref-err-run.golden",
+        "packages/compiler/__tests__/__snapshots__/codegen.spec.ts.snap",
+        "doc/telescope.txt",
+        "man/man1/task.1",
+        "lib/Mojolicious/Guides/Testing.pod",
+        "tests/fixtures/enum.expected",
+    ],
+)
+def test_a_golden_file_or_a_manual_defines_no_name(path: str) -> None:
+    # go-task: a test's golden file holds the error `enum reference ".X" must resolve to
+    # a list`; read as a definition, the 50-byte file "defined reference" and ranked
+    # 5th for a ticket about a matrix's ref, above the code that resolves it
+    golden = 'enum reference ".NOT_A_LIST" must resolve to a list\n'
+    code = "package task\n\n// resolve a ref to its value\nfunc resolveRef(ref string) {}\n"
+    files = {path: golden, "variables.go": code + "// the reference of a var\n" * 30}
+    facts = {p: blob_facts(body.encode()) for p, body in files.items()}
+    assert facts[path].symbols == ["reference"]  # (the facts hold what a line reads as one)
+    text = "A matrix row whose ref is a computed list fails to resolve the reference"
+    hits = lexical_hits(text, sorted(files), facts)
+    assert path not in hits.defines
+    found = rank([Candidate(p, len(b)) for p, b in files.items()], TaskText(text), [], facts=facts)
+    assert not found[path].reason.startswith("defines")
+
+
 def test_a_swift_type_the_task_spells_out_ranks_the_file_declaring_it() -> None:
     # Alamofire: "Make `Empty` `Hashable`" and "Relax JSONResponseSerializer ..."; the
     # file declaring `public final class JSONResponseSerializer` defined nothing

@@ -198,9 +198,14 @@ def forget_splits() -> None:
     _split.clear()
 
 
-#: Documents: the names their examples define (a README's fenced ``def terminate``)
-#: are none of theirs.
-_DOCUMENTS: Final = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc")
+#: Documents, and the texts a program printed (a test's golden or snapshot file, a
+#: manual page): the names their examples define (a README's fenced ``def terminate``,
+#: an error message's ``enum reference ".X" must resolve``) are none of theirs.
+_DOCUMENTS: Final = (
+    *(".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".txt", ".rdoc", ".org"),
+    *(".pod", ".rd", ".rmd", ".mld", ".tex", ".golden", ".snap", ".out", ".expected"),
+    *(".log", *(f".{section}" for section in range(1, 10))),
+)
 
 
 def defines_names(path: str) -> bool:
