@@ -277,6 +277,63 @@ def test_a_large_file_waits_and_is_packed_after_them_when_room_is_left() -> None
     assert result["omitted"] == []
 
 
+def _waiting_case(room: int, later: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """A file ranked first, a large module that waits (its outline: 192 bytes),
+    a 2,000-byte text with no outline, two small ones, then ``later``."""
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    entries = [
+        entry("a" * 200, "a0.txt", 100),
+        entry(python_module(4), "big.py", 99),
+        entry("c" * 2000, "c.txt", 98),
+        entry("s" * 300, "s1.txt", 97),
+        entry("s" * 301, "s2.txt", 96),
+        *later,
+    ]
+    result = build_prompt(TASK, entries, base + room, outline=outliner, now=NOW)
+    return [c["source"] for c in result["packet"]["context"]], result.get("decisions", [])
+
+
+@pytest.mark.parametrize("room", [3360, 3400, 3560])
+def test_a_large_file_that_waits_is_whole_or_outlined_as_promised(room: int) -> None:
+    """explorer21 (fd's R-10 at 32 KiB): ``doc/fd.1`` waited ("it is packed after
+    them if it still fits, else outlined"), then a text with no outline after it
+    took the room, the notice grew with the files after that, and fd.1 ended
+    neither whole nor outlined. A file that waits holds its outline's room, and
+    what was kept after it is left out again when the notice takes that room."""
+    later = [entry(f"{i}" + "t" * 3000, f"docs/t{i:02}.txt", 50 - i) for i in range(4)]
+    kept, said = _waiting_case(room, later)
+    assert any(line.startswith("value per byte: big.py") and " waits:" in line for line in said)
+    assert kept == ["a0.txt", "big.py (outline)", "s1.txt", "s2.txt"]  # (the 2 it said)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.integers(min_value=1, max_value=4000)),
+        min_size=1,
+        max_size=24,
+    ),
+    st.integers(min_value=1500, max_value=20_000),
+)
+def test_every_file_that_waits_ends_whole_or_outlined(
+    files: list[tuple[bool, int]], room: int
+) -> None:
+    """What ``-v`` says of a file that waits holds: it is in the prompt, whole or
+    as its outline (modules have outlines, texts none)."""
+    later = [
+        entry(f"#{i}\n" + python_module(1 + size // 700), f"m{i:02}.py", 90 - i)
+        if module
+        else entry(f"{i}" + "t" * size, f"t{i:02}.txt", 90 - i)
+        for i, (module, size) in enumerate(files)
+    ]
+    kept, said = _waiting_case(room, later)
+    present = {source.removesuffix(" (outline)") for source in kept}
+    for line in said:
+        if " waits:" in line:
+            source = line.removeprefix("value per byte: ").split(" (")[0]
+            assert source in present, (source, kept)
+
+
 def _section_bytes(item: dict[str, Any]) -> int:
     return sum(map(utf8_len, section_pieces(context_heading(item["source"]), item["body"]))) + 1
 

@@ -7,7 +7,10 @@ against the byte room, its tokens against the token room. When it is large in
 either and packing it in its place would leave out :data:`DISPLACED` or more
 of the attachments after it that fit whole (in every budget), it waits. The
 walk (:mod:`.walk`) then packs it after them if it still fits, else keeps its
-outline, else leaves it out; the ``### Not included`` section says which.
+outline, whose room it holds while it waits (what the walk keeps after it takes
+none of it, and the weighing of a later one does not count it as free), else
+(what is kept after it being named by the task) leaves it out; the ``### Not
+included`` section says which.
 Only ``prompt``'s walk weighs (``pack`` and ``expand`` keep the seed's strict
 order), and never an attachment the task names. One with no outline (its
 language not outlined, outlines off, a document without headings) does not
@@ -49,16 +52,18 @@ _Rooms = tuple[int | None, int | None]
 def waits(
     plan: Plan,
     walked: Walked,
-    entries: Sequence[Attachment],
-    index: int,
-    waiting: Sequence[Attachment],
-    outlined: Callable[[], bool],
-    count: Callable[[Attachment], int],
+    at: tuple[Sequence[Attachment], int, Sequence[Attachment]],
+    ask: tuple[Callable[[], bool], Callable[[Attachment], int]],
+    held: tuple[int, int] = (0, 0),
 ) -> bool:
-    """Whether the attachment at ``index`` waits (see the module's doc); the
-    decision is said in ``walked.decisions``. ``outlined``: whether it has an
-    outline (asked last, of a file that would otherwise wait); ``count``: the
-    exact tokens an attachment adds kept whole (asked only under a token budget)."""
+    """Whether the attachment at ``index`` of ``entries`` waits (``at``: those,
+    it, and the large ones waiting already; see the module's doc); the decision
+    is said in ``walked.decisions``. ``ask``: whether it has an outline (asked
+    last, of a file that would otherwise wait), and the exact tokens an
+    attachment adds kept whole (asked only under a token budget). ``held``: the
+    room (bytes, tokens) the outlines of those waiting hold, not free here."""
+    entries, index, waiting = at
+    outlined, count = ask
     entry = entries[index]
     in_tokens = plan.room_tokens is not None and plan.meter is not None
     if not plan.value_per_byte or entry.named or (plan.room_bytes is None and not in_tokens):
@@ -66,7 +71,7 @@ def waits(
     source = entry.source
     # (its floor, and the line break a body without one ends with)
     own = (floor(min_body_bytes(entry), source, plan, first=False) + 1, 0)
-    free = _free(plan, walked, in_tokens)
+    free = _free(plan, walked, in_tokens, held)
     if in_tokens:
         own = (own[0], count(entry))
         if free[1] is not None and own[1] > free[1]:
@@ -97,18 +102,18 @@ def waits(
     return True
 
 
-def _free(plan: Plan, walked: Walked, in_tokens: bool) -> _Rooms:
-    """The room left in each budget for one more attachment, beside the kept ones
-    and the notice (whichever comes first opens the block)."""
+def _free(plan: Plan, walked: Walked, in_tokens: bool, held: tuple[int, int]) -> _Rooms:
+    """The room left in each budget for one more attachment, beside the kept ones,
+    the notice (whichever comes first opens the block) and what is ``held``."""
     layout = plan.layout
     opens = not walked.kept and plan.prompt
     free_bytes = free_tokens = None
     if plan.room_bytes is not None:
-        free_bytes = plan.room_bytes - walked.with_one_more()
+        free_bytes = plan.room_bytes - walked.with_one_more() - held[0]
         free_bytes -= layout.block_overhead - len(layout.separator) if opens else 0
     if in_tokens and plan.room_tokens is not None:
         notice = notice_tokens(plan, walked.notice, after_attachments=True)
-        free_tokens = plan.room_tokens - walked.used_tokens - notice
+        free_tokens = plan.room_tokens - walked.used_tokens - notice - held[1]
         free_tokens -= plan.block_tokens - min(len(layout.separator), 1) if opens else 0
     return free_bytes, free_tokens
 

@@ -11,6 +11,10 @@ others that do not fit, and a large attachment that would leave out
 byte, :mod:`.value`), wait for the second pass, which tries them in packing
 order (whole first for the large ones, then as outlines) in the room left: an
 outline of a low-ranked file never pushes out a smaller file that fits whole.
+A large one that waits holds its outline's room (:func:`_held`): what comes
+after it is kept whole only beside it, and where the notice took that room by
+the second pass, what was kept after it is left out again for its outline
+(:func:`_make_room`), so that it ends whole or outlined as ``-v`` says.
 An outline only takes the room left: nothing kept is left out again for it.
 Kept attachments stay in packing order.
 
@@ -80,6 +84,9 @@ OUTLINE_TRIES: Final = 64
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
 _Waiting = tuple[int, Attachment, str | None, bool]
+#: The room a large attachment that waits holds for its outline, by place
+#: (bytes, tokens): no attachment after it is kept whole in it (:func:`_held`).
+_Held = dict[int, tuple[int, int]]
 #: What each file the task names costs, by place (:func:`_reserved`): its outline
 #: with its line in the notice, and the whole file, each in bytes and tokens.
 _Reserved = dict[int, tuple[tuple[int, int], tuple[int, int]]]
@@ -116,6 +123,7 @@ def _walk(
         return walked
     waiting: list[_Waiting] = []
     large: list[Attachment] = []  # the waiting ones value per byte put off
+    held: _Held = {}  # (their outlines' room, which no later attachment takes)
     top = max(1, len(entries) // TOP_SHARE)
     reserved = _reserved(plan, entries, now, load_body)
     for index, entry in enumerate(entries):
@@ -129,31 +137,16 @@ def _walk(
                 (index, entry),
                 load_body,
                 entries,
-                (waiting, large),
+                (waiting, large, held),
                 high=high,
-                reserved=reserved if entry.named else {},
+                reserved=reserved,
             )
         settle(plan, walked)
         if not walked.notice_fits:
             return walked  # (for good: walk() walks again with a smaller notice)
-    misses = 0  # (left out in a row: past OUTLINE_TRIES, outlines are not tried)
-    for index, entry, text, is_large in waiting:
-        if is_large and _keep_whole(plan, walked, index, entry, load_body):
-            walked.unnote(index)
-            misses = 0
-            continue
-        if (
-            plan.outliner is not None
-            and misses < OUTLINE_TRIES
-            and _keep_outline(plan, walked, index, entry, text, load_body)
-        ):
-            misses = 0
-            continue
-        misses += _missed(walked, index)
-        walked.omit(index, entry, "byte_budget")
-        settle(plan, walked)
-        if not walked.notice_fits:
-            return walked
+    walked = _second_pass(plan, walked, waiting, load_body)
+    if not walked.notice_fits:
+        return walked
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
         settle(plan, walked)  # (a line put back can cost more than it did)
@@ -166,25 +159,78 @@ def _walk(
     return walked
 
 
+def _second_pass(
+    plan: Plan, walked: Walked, waiting: Sequence[_Waiting], load_body: AttachmentLoader | None
+) -> Walked:
+    """The attachments the first pass put off, in packing order: a large one
+    whole if it still fits, then each as its outline in the room left; a large
+    one whose outline no longer fits takes it from what was kept after it
+    (:func:`_make_room`). Returns the walk (another when room was made)."""
+    misses = 0  # (left out in a row: past OUTLINE_TRIES, outlines are not tried)
+    for index, entry, text, is_large in waiting:
+        if is_large and _keep_whole(plan, walked, index, entry, load_body):
+            walked.unnote(index)
+            misses = 0
+            continue
+        if plan.outliner is not None and (is_large or misses < OUTLINE_TRIES):
+            if _keep_outline(plan, walked, index, entry, text, load_body):
+                misses = 0
+                continue
+            made = _make_room(plan, walked, (index, entry), load_body) if is_large else None
+            if made is not None:
+                walked, misses = made, 0
+                continue
+        misses += _missed(walked, index)
+        walked.omit(index, entry, "byte_budget")
+        settle(plan, walked)
+        if not walked.notice_fits:
+            break
+    return walked
+
+
+def _make_room(
+    plan: Plan, walked: Walked, at: tuple[int, Attachment], load_body: AttachmentLoader | None
+) -> Walked | None:
+    """A large attachment that waited (``at``: its place and entry) and whose
+    outline no longer fits (the notice grew since): the attachments kept after
+    it in the packing order that the task does not name are left out again,
+    the last first, until its outline fits, as value per byte said it would be
+    (on a copy of the walk: ``None`` when it does not fit even so). The refill
+    tries them again in the room left."""
+    index, entry = at
+    trial = walked.copy()
+    while True:
+        after = [place for place, kept in enumerate(trial.kept) if kept.index > index]
+        after = [place for place in after if not trial.kept[place].named]
+        if not after:
+            return None
+        trial.drop(after[-1])
+        if _keep_outline(plan, trial, index, entry, None, load_body):
+            settle(plan, trial)
+            return trial if trial.notice_fits else None
+
+
 def _first_pass(
     plan: Plan,
     walked: Walked,
     at: tuple[int, Attachment],
     load_body: AttachmentLoader | None,
     entries: Sequence[Attachment],
-    put_off: tuple[list[_Waiting], list[Attachment]],
+    put_off: tuple[list[_Waiting], list[Attachment], _Held],
     *,
     high: bool,
     reserved: _Reserved,
 ) -> None:
     """One attachment's first pass (``at``: its place and entry): kept whole,
     outlined in place (named or ranking high), put off to the second pass
-    (``put_off``: all that wait, and the large ones among them), or left out.
-    ``reserved``: what the files the task names cost at the least, by place (a
-    file it names is kept whole only beside those after it: :func:`_reserved`)."""
+    (``put_off``: all that wait, the large ones among them, and the room their
+    outlines hold), or left out. ``reserved``: what the files the task names
+    cost at the least, by place (a file it names is kept whole only beside
+    those after it: :func:`_reserved`); one it does not name is kept whole only
+    beside the outlines of the large ones that wait (:func:`_held`)."""
     index, entry = at
-    waiting, large = put_off
-    reserve = _reserve(walked, reserved, index)
+    waiting, large, held = put_off
+    reserve = _reserve(walked, reserved, index) if entry.named else _held(held)
     body = _whole(plan, walked, (index, entry), load_body, entries, large, reserve)
     if body is _LARGE:
         large.append(entry)
@@ -198,6 +244,7 @@ def _first_pass(
             walked.kept[-1].named = True
             return
         waiting.append((index, entry, None, True))
+        held[index] = _outline_room(plan, entry, len(entries) + 1, load_body)
         return
     if body is True:
         walked.kept[-1].high = high
@@ -262,7 +309,7 @@ def _whole(
             return whole_tokens(plan, walked, entry, load_body, as_next)
         return whole_tokens(plan, walked, later, load_body)
 
-    if waits(plan, walked, entries, index, large_ones, outlined, count):
+    if waits(plan, walked, (entries, index, large_ones), (outlined, count), reserve):
         return _LARGE
     body = read()
     return True if _keep_if_fits(plan, walked, (index, entry), body, reserve, as_next()) else body
@@ -392,6 +439,31 @@ def _reserved(
         _, cost_json, cost_prompt, tokens_whole = candidate(plan, entry, whole, "full", 2)
         reserved[index] = ((size, tokens), (measured(plan, cost_json, cost_prompt), tokens_whole))
     return reserved
+
+
+def _outline_room(
+    plan: Plan, entry: Attachment, place: int, load_body: AttachmentLoader | None
+) -> tuple[int, int]:
+    """What the outline of a large attachment that waits costs (bytes, tokens;
+    its section measured at ``place``, the last there can be, so at the most):
+    the room it holds. Its line in the notice is already there (it was noted as
+    outlined). Without an outline (none waits so), nothing."""
+    if plan.outliner is None:
+        return 0, 0
+    outline = plan.outliner(entry, lambda: body_of(entry, load_body))
+    if not outline:
+        return 0, 0
+    item = Item(outline, entry.hash, f"{entry.source} (outline)")
+    _, cost_json, cost_prompt, tokens = candidate(plan, entry, item, "outline", place)
+    return measured(plan, cost_json, cost_prompt), tokens
+
+
+def _held(held: _Held) -> tuple[int, int]:
+    """The room the large attachments that wait hold for their outlines (bytes,
+    tokens): what :func:`value.waits` promised them, so that what is kept
+    after them does not leave one neither whole nor outlined (the second pass
+    tries each in its place in the packing order, whole and then outlined)."""
+    return sum(room[0] for room in held.values()), sum(room[1] for room in held.values())
 
 
 def _line_bytes(notice: Notice | None, index: int, entry: Attachment, body: str) -> int:
