@@ -731,6 +731,28 @@ def test_a_project_s_own_changelog_weighs_as_a_changelog(log: str) -> None:
     assert "lib/changelog_parser.py" in dict(parser.seeds)
 
 
+_NAME_PIECES = st.sampled_from(
+    ["change", "CHANGES", "log", "History", "news", "whats", "New", "release", "-", "_",
+     "notes", "authors", "contributors", ".", "md", "1", "9", "0", "x", "K", "\u212a",
+     "\u017f", "readme", "/", "\n", ".rst", "fzf.1"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_NAME_PIECES, max_size=6).map("".join), max_size=12))
+@example(["doc/tmux.1", "src/a.py"])
+@example(["src/a.py", "WHATSNEW"])
+@example(["src/a.py", "doc/ab.9"])
+@example(["src/a.py", "hi\u017ftory"])  # (the long s is an s, ignoring case)
+def test_aggregates_of_a_tree_are_those_of_each_name(paths: list[str]) -> None:
+    """The aggregates of a whole tree, found from one search over all its names (and
+    a cheap test of what such names hold first), are the paths each name's own
+    match accepts."""
+    from git_hydrate.hydrate.retrieval import _aggregate, _aggregates
+
+    assert _aggregates(paths) == {p for p in paths if _aggregate(p)}
+
+
 def _mentions_pairwise(text: str, paths: list[str]) -> dict[str, str]:
     """The paths ``text`` names, each path against each mention (the definition the
     lookups of ``mentions.mentions`` must keep; the first mention in order wins)."""
