@@ -355,9 +355,7 @@ def _placed(
     highest = TOP_LEVEL - _TEST_LEVELS - 1
     levels = map(min, repeat(highest), map(round, map(mul, per_byte, repeat(w.level_scale))))
     fixed: dict[str, str] = {}  # (the reasons of the files whose level is set)
-    found = Ranking(
-        paths, array("q", levels), array("d", map(round, scores, repeat(4))), why, near, fixed
-    )
+    found = Ranking(paths, array("q", levels), scores, why, near, fixed)
     for path in anchors:
         if _set(found, path, TOP_LEVEL):
             fixed[path] = "file in play"

@@ -21,6 +21,8 @@ __all__ = ["TOP_LEVEL", "Places", "Ranked", "Ranking"]
 
 #: The level of a file in play; every other file ranks below it.
 TOP_LEVEL: Final = 10_000
+#: The decimal digits a score is given to.
+SCORE_DIGITS: Final = 4
 
 
 class _Explains(Protocol):
@@ -95,7 +97,8 @@ class Ranking(Mapping[str, Ranked]):
     """Every candidate's :class:`Ranked`, by path: ``paths`` sorted, each one's
     level and score in columns, made when looked up (``fixed``: the reasons of the
     files whose place is set, in play or named; ``near``: each file's proximity
-    to a file in play)."""
+    to a file in play). A score is rounded to :data:`SCORE_DIGITS` when looked up
+    (``round(x, 4)`` of each of 30,000 files cost 17 ms; a task keeps a few hundred)."""
 
     def __init__(
         self,
@@ -118,11 +121,10 @@ class Ranking(Mapping[str, Ranked]):
         """The :class:`Ranked` of the file of ``row``."""
         path = self.paths[row]
         fixed = self._fixed.get(path)
+        score = round(self.scores[row], SCORE_DIGITS)
         if fixed is not None:
-            return Ranked(self.levels[row], self.scores[row], fixed)
-        return Ranked(
-            self.levels[row], self.scores[row], "", (self._why, path, self._near.get(path, 0.0))
-        )
+            return Ranked(self.levels[row], score, fixed)
+        return Ranked(self.levels[row], score, "", (self._why, path, self._near.get(path, 0.0)))
 
     def ranked_at(self, rows: Iterable[int]) -> Iterator[Ranked]:
         """:meth:`at` of each of ``rows``, in turn (made as they are asked for)."""
@@ -130,11 +132,11 @@ class Ranking(Mapping[str, Ranked]):
         fixed, near, why = self._fixed, self._near, self._why
         for row in rows:
             path = paths[row]
-            reason = fixed.get(path)
+            reason, score = fixed.get(path), round(scores[row], SCORE_DIGITS)
             if reason is not None:
-                yield Ranked(levels[row], scores[row], reason)
+                yield Ranked(levels[row], score, reason)
             else:
-                yield Ranked(levels[row], scores[row], "", (why, path, near.get(path, 0.0)))
+                yield Ranked(levels[row], score, "", (why, path, near.get(path, 0.0)))
 
     def __getitem__(self, path: str) -> Ranked:
         row = self.row(path)
