@@ -295,13 +295,14 @@ def _outliner(refs: TaskRefs, caches: list[DerivedCache]) -> AttachmentOutliner:
         language = language_for(entry.source)
         if language is None:
             return None
-        # (imported only for what it can outline: outlines are on by default)
-        from .outline import outline as outline_text
-
         key = entry.cache_key(language)
         if key in cache.values:
             known = cache.values[key]
             return known if isinstance(known, str) else None
+        # (imported only for an outline not kept yet: the outliners, their tables and
+        # grammars cost a new task on a known tree 5-15 ms to import for nothing)
+        from .outline import outline as outline_text
+
         text = outline_text(entry.source, read())
         cache.values[key] = text
         return text
