@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import accumulate
-from operator import itemgetter, neg
+from itertools import accumulate, compress
+from operator import itemgetter, neg, not_
 from typing import Final, TypedDict, Unpack
 
 import msgspec
@@ -46,6 +46,7 @@ from .indexer import start as start_indexer
 from .kept import has_index
 from .links import TREE_TOP, Pick, Selector, commit_links, limits
 from .listings import tree_entries
+from .pathmarks import skipped_paths
 from .pathspec import Pathspec
 from .placement import Place, place, prepare
 from .ranked import Places
@@ -151,8 +152,36 @@ def apply_rules(
         if spec.matches(s.path.rstrip("/"))
         or any(x.startswith(s.path) for x in spec.specs if not x.startswith(":"))
     ]
-    candidates: list[FileEntry] = []
-    for entry in entries:
+    marks = None
+    if source.mode == "rev" and source.tree is not None:
+        marks = skipped_paths(refs.repo, source.tree, every, entries)
+    candidates, judged = _judged(entries, (max_file, max_total), by_attribute, marks)
+    return candidates, skipped + judged
+
+
+def _judged(
+    entries: list[FileEntry],
+    limits: tuple[int, int],
+    by_attribute: Mapping[str, str],
+    marks: set[str] | None,
+) -> tuple[list[FileEntry], list[Skipped]]:
+    """The entries the path and attribute rules let through (``limits``: the bytes
+    a file and all may take), and the others with reasons, each in order.
+
+    ``marks``: the paths the path rules skip as a regular file of any size (the
+    tree's kept answer, :mod:`.pathmarks`); a regular file whose path is not one,
+    nor marked by an attribute, and whose size the limits take, is let through
+    without its path judged again (30,000 paths: 28 ms). ``None``: every path is."""
+    max_file, max_total = limits
+    if marks is None:
+        through = [False] * len(entries)
+    else:
+        least, others = min(max_file, max_total), marks.union(by_attribute)
+        through = [e.kind == "file" and 0 < e.size <= least and e.path not in others
+                   for e in entries]  # fmt: skip
+    skipped: list[Skipped] = []
+    for at in compress(range(len(entries)), map(not_, through)):
+        entry = entries[at]
         reason = path_rule(entry, max_file)
         marked = by_attribute.get(entry.path)
         if marked is not None and reason in (None, "too_large", "empty"):
@@ -160,10 +189,10 @@ def apply_rules(
         if reason is None and entry.size > max_total:
             reason = "total_budget"
         if reason is None:
-            candidates.append(entry)
+            through[at] = True
         else:
             skipped.append(Skipped(entry.path, reason, entry.size))
-    return candidates, skipped
+    return list(compress(entries, through)), skipped
 
 
 def _named_not_vendored(marked: dict[str, str], anchors: set[str]) -> dict[str, str]:
