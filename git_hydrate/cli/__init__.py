@@ -9,7 +9,6 @@ stderr.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import sys
@@ -113,6 +112,8 @@ class LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and name not in COMMANDS and not name.startswith("-"):
+            import difflib  # (only for a command not found)
+
             close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
             if not close and name in _OTHER_WORDS:
                 close = [_OTHER_WORDS[name]]
