@@ -77,11 +77,10 @@ class Columns:
             index.paths if self.whole else list(map(index.paths.__getitem__, self.positions))
         )
         path_lengths, content_lengths = index.path_lengths, index.lengths
-        lengths = map(
-            add,
-            map(mul, map(path_lengths.__getitem__, self.positions), repeat(PATH_BOOST)),
-            map(content_lengths.__getitem__, self.positions),
-        )
+        if not self.whole:
+            path_lengths = list(map(path_lengths.__getitem__, self.positions))
+            content_lengths = list(map(content_lengths.__getitem__, self.positions))
+        lengths = map(add, map(mul, path_lengths, repeat(PATH_BOOST)), content_lengths)
         self.lengths = _array("q", lengths)
         #: Whether each file's contents hold an asked word (else its path alone does):
         #: ``None``, every file's do.

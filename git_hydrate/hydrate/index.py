@@ -34,7 +34,7 @@ import weakref
 import zlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from operator import eq
+from operator import eq, itemgetter
 from typing import Final, NamedTuple, TypeAlias, cast
 
 import msgspec
@@ -306,8 +306,8 @@ class WordIndex:
             found = _named.decode(raw) if raw is not None else []
         except (msgspec.DecodeError, ValueError):
             return []  # (damaged: a miss, never an error)
-        n = len(self.paths)
-        return found if all(0 <= i < n for i, _name, _count in found) else []
+        files = list(map(itemgetter(0), found))  # (checked in C: 30,000 names a word)
+        return found if not files or 0 <= min(files) <= max(files) < len(self.paths) else []
 
     def _find(self, which: int, word: str) -> msgspec.Raw | None:
         """``word``'s encoded postings in the ``which``-th table, if any."""
