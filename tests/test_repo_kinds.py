@@ -99,6 +99,7 @@ PRIVATE_FOLDERS = (
     "prompt-cache",
     "tree-listings",
     "tree-attributes",
+    "tree-paths",
     "tree-verdicts",
     "rank-index",
 )
