@@ -79,7 +79,6 @@ _DEFINITION: Final = (
     rb"(?:\([^)\n]*\)[ \t]*+)?\*?([A-Za-z_][A-Za-z0-9_]*)"
 )
 _DEFINES: Final = re.compile(_DEFINITION)
-_DEFINES_AFTER: Final = re.compile(rb"\n" + _DEFINITION)
 #: A module-level binding (JavaScript's and TypeScript's ``export const parse = (``,
 #: ``let cache =``, ``declare const __DEV__: boolean``; Go's and Rust's ``const``):
 #: at a line's very start, so that a function's own ``const`` is none; a type
@@ -89,7 +88,12 @@ _BINDING: Final = (
     rb"([A-Za-z_][A-Za-z0-9_]*)[ \t]*+(?::(?!:)(?:[^=\n]|=>)*)?(?:=(?![=>])|;|(?=\n)|$)"
 )
 _BINDS: Final = re.compile(_BINDING)
-_BINDS_AFTER: Final = re.compile(rb"\n" + _BINDING)
+#: Either, at every line but the first, in one pass: no line holds both (a binding's
+#: name is followed by ``:``, ``=``, ``;`` or its end; a definition's keyword, even
+#: one that is a ``const``'s name, by a name, ``(`` or ``*``), and neither match
+#: takes a line's ``\n``, so each line is tried as by two passes. A binding starts
+#: with one of ``cdelv`` (the lookahead: a line that does not fails at once).
+_DEFINED_AFTER: Final = re.compile(rb"\n(?:" + _DEFINITION + rb"|(?=[cdelv])" + _BINDING + rb")")
 #: Each byte of a raw token (``[A-Za-z0-9_]``) as it is, any other byte a space:
 #: ``data.translate(_TOKEN_BYTES).split()`` are the raw tokens of the text, as
 #: ``_RAW`` finds them in ``data.decode("utf-8", "replace")`` (a UTF-8 decoder
@@ -97,10 +101,9 @@ _BINDS_AFTER: Final = re.compile(rb"\n" + _BINDING)
 _TOKEN_BYTES: Final = bytes(
     b if chr(b).isascii() and (chr(b).isalnum() or chr(b) == "_") else 0x20 for b in range(256)
 )
-#: The words of raw tokens (as bytes) met in blobs, cleared when this full: a
-#: project's common words come back at once, names met in one file only go.
+#: The words of raw tokens met in blobs, cleared when this full: a project's
+#: common words come back at once, names met in one file only go.
 _SPLIT_LIMIT: Final = 16384
-_split: dict[bytes, tuple[str, ...]] = {}
 
 
 def _words(raw: str) -> tuple[str, ...]:
@@ -108,19 +111,45 @@ def _words(raw: str) -> tuple[str, ...]:
     and stemmed; words under three letters, numbers and stop words dropped."""
     if len(raw) < 3:  # (every word is a part of it)
         return ()
-    if raw.isascii() and raw.isalpha() and raw.islower():  # most: one part, no split
-        return () if raw in _STOP else (stem(raw),)
+    if raw.isascii():  # (a blob's, a path's or a ticket's raw tokens all are)
+        if raw.isalpha():
+            if raw.islower():  # most: one part, no split
+                return () if raw in _STOP else (stem(raw),)
+            return _kept(_letters(raw, []))
+        if raw.isdigit():
+            return ()
     pieces = [p for p in raw.split("_") if p]
     out = [raw.lower().strip("_")] if len(pieces) > 1 else []
     for piece in pieces:
-        if piece.isascii() and piece.isalpha() and piece.islower():
-            out.append(piece)
+        if piece.isascii() and piece.isalpha():
+            if piece.islower():
+                out.append(piece)
+            else:
+                _letters(piece, out)
             continue
         for word in _WORD.findall(piece):
-            parts = [p.lower() for p in _CAMEL.findall(word)]
+            parts = _CAMEL.findall(word)
             out.append(word.lower())
             if len(parts) > 1:
-                out.extend(parts)
+                out += map(str.lower, parts)
+    return _kept(out)
+
+
+def _letters(word: str, out: list[str]) -> list[str]:
+    """``out`` and the words of ``word``, ASCII letters not all lower case: itself,
+    lower-cased, and its camel parts if it has more than one (``HTTPServer``:
+    ``httpserver``, ``http``, ``server``; ``Parse``, ``URL``: one part)."""
+    out.append(word.lower())
+    if not (word.isupper() or word.istitle()):  # (those are one camel part)
+        parts = _CAMEL.findall(word)
+        if len(parts) > 1:
+            out += map(str.lower, parts)
+    return out
+
+
+def _kept(out: list[str]) -> tuple[str, ...]:
+    """The words of ``out`` that say something (three letters or more, no stop word,
+    not a number), stemmed."""
     return tuple([stem(w) for w in out if len(w) >= 3 and w not in _STOP and not w.isdigit()])
 
 
@@ -173,22 +202,26 @@ class BlobFacts(msgspec.Struct, array_like=True, frozen=True):
     symbols: list[str] = []
 
 
-def _words_of(raw: bytes) -> tuple[str, ...]:
-    if len(_split) >= _SPLIT_LIMIT:
-        _split.clear()
-    found = _split[raw] = _words(raw.decode("ascii"))
-    return found
+class _Splits(dict[str, tuple[str, ...]]):
+    """The words of raw tokens met in blobs: one not met is split when it is
+    asked for (``_split[raw]``, a lookup in C for the others), and the whole
+    cleared first if it holds :data:`_SPLIT_LIMIT` already."""
+
+    def __missing__(self, raw: str) -> tuple[str, ...]:
+        if len(self) >= _SPLIT_LIMIT:
+            self.clear()
+        found = self[raw] = _words(raw)
+        return found
+
+
+_split: Final = _Splits()
 
 
 def symbol_words(name: str) -> tuple[str, ...]:
     """``words(name)`` of a name a blob defines, through the blobs' split cache: a
     defined name is one of its blob's raw tokens, split just before (and kept out
     of :func:`words`'s cache, where the names of a whole tree would stay)."""
-    if not name.isascii():
-        return words(name)
-    raw = name.encode("ascii")
-    found = _split.get(raw)
-    return found if found is not None else _words_of(raw)
+    return _split[name] if name.isascii() else words(name)
 
 
 def forget_splits() -> None:
@@ -217,12 +250,8 @@ def defines_names(path: str) -> bool:
 def defined_names(data: bytes) -> list[str]:
     """The names ``data`` defines (``def``, ``class``, ``func``...), as written, in
     the order they are defined."""
-    found = []
-    for first, after in ((_DEFINES, _DEFINES_AFTER), (_BINDS, _BINDS_AFTER)):
-        at_start = first.match(data)
-        if at_start is not None:
-            found.append(at_start.group(1))
-        found += after.findall(data)
+    found = [at.group(1) for at in (_DEFINES.match(data), _BINDS.match(data)) if at is not None]
+    found += [defined or bound for defined, bound in _DEFINED_AFTER.findall(data)]
     return [name.decode("ascii") for name in found]
 
 
@@ -233,18 +262,21 @@ TOKENISED_AT_ONCE: Final = 8 << 20
 _BETWEEN: Final = re.compile(rb"[^A-Za-z0-9_]")
 
 
-def _raw_counts(data: bytes) -> Counter[bytes]:
+def _raw_counts(data: bytes) -> Counter[str]:
     """How many times each raw token occurs in ``data``, in order of first
     occurrence; a long text counted a piece at a time, each cut where no token
-    runs across (the same counts, in the same order)."""
+    runs across (the same counts, in the same order).
+
+    Counted as ``str`` (the translated bytes are ASCII): a dict of ``str`` keys
+    only compares them without the generic comparison ``bytes`` keys take."""
     if len(data) <= TOKENISED_AT_ONCE:
-        return Counter(data.translate(_TOKEN_BYTES).split())
-    counts: Counter[bytes] = Counter()
+        return Counter(data.translate(_TOKEN_BYTES).decode("ascii").split())
+    counts: Counter[str] = Counter()
     start = 0
     while start < len(data):
         cut = _BETWEEN.search(data, start + TOKENISED_AT_ONCE)
         end = cut.start() if cut is not None else len(data)
-        counts.update(data[start:end].translate(_TOKEN_BYTES).split())
+        counts.update(data[start:end].translate(_TOKEN_BYTES).decode("ascii").split())
         start = end
     return counts
 
@@ -252,17 +284,18 @@ def _raw_counts(data: bytes) -> Counter[bytes]:
 def blob_facts(data: bytes) -> BlobFacts:
     """The facts of one blob's content (binary: no words).
 
-    The text's raw tokens are counted as bytes, and each distinct one is split
-    into words once: the words of ``data.decode("utf-8", "replace")`` by
+    The text's raw tokens are found in its bytes and counted, and each distinct
+    one is split into words once (the split cache, looked up in C): the words of
+    ``data.decode("utf-8", "replace")`` by
     :func:`tokenize`, counted, the :data:`MAX_TERMS` most frequent kept.
     """
     if b"\0" in data[:8192]:
         return BlobFacts(False, len(data))
+    raw = _raw_counts(data)
     counts: dict[str, int] = {}
-    count, known = counts.get, _split.get
-    for raw, times in _raw_counts(data).items():
-        split = known(raw)
-        for word in _words_of(raw) if split is None else split:
+    count = counts.get
+    for split, times in zip(map(_split.__getitem__, raw), raw.values(), strict=True):
+        for word in split:
             counts[word] = count(word, 0) + times
     length = sum(counts.values())
     if len(counts) > MAX_TERMS:
