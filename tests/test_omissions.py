@@ -591,6 +591,28 @@ def test_files_with_no_outline_do_not_stop_the_outlines_after_them() -> None:
     assert notice and names_every_omission(notice, [*result["omitted"], *result.get("shrunk", [])])
 
 
+def test_python_that_does_not_parse_counts_as_a_try() -> None:
+    """A file of an outlined language whose outline fails was read and parsed for
+    nothing: it counts as a try. 400 modules that do not parse (a generated tree:
+    a new task at 30,000 files parsed 3,300 of them, 0.4 s, to leave each out)
+    stop the outline passes after OUTLINE_TRIES; a text file still does not count
+    (the test above)."""
+    read: list[str] = []
+
+    def counting(item: Any, load: Any) -> str | None:
+        read.append(str(item["source"]))
+        return outline(str(item["source"]), load())
+
+    broken = "def f(:\n" + "    words and more words\n" * 40
+    entries = [entry(f"# {i}\n" + broken, f"src/m{i}.py") for i in range(400)]
+    base = build_prompt(TASK, [], 10_000, now=NOW)["prompt_bytes"]
+    result = build_prompt(TASK, entries, base + 3000, outline=counting, now=NOW)
+    assert result["prompt_bytes"] <= base + 3000
+    assert "shrunk" not in result
+    top = len(entries) // TOP_SHARE  # (those ranking high are tried in place)
+    assert top <= len(read) <= top + OUTLINE_TRIES
+
+
 def test_a_named_file_ranked_below_others_is_outlined_in_the_room_they_leave() -> None:
     """An explicit priority puts unnamed files first: a named file ranked below them
     gets its outline only in the room they leave, never at their cost (a larger

@@ -45,6 +45,7 @@ from functools import cache, partial
 from typing import Final
 
 from .entries import Attachment, AttachmentLoader, Item
+from .grammars import language_for
 from .measure import (
     Candidate,
     Plan,
@@ -76,9 +77,11 @@ _PLACE_BYTES: Final = 8
 #: How many attachments in a row the outline passes may leave out before they
 #: leave out the rest untried: the room left is then smaller than outlines here
 #: cost, and reading and parsing every file that waits (thousands, with no
-#: outline cached yet) would take seconds for nothing. One that has no outline
-#: (a text file) is not counted. The stop depends only on the decisions made
-#: before it, so more budget still never keeps less.
+#: outline cached yet) would take seconds for nothing. One of a language with no
+#: outline (a text file) is not counted; one whose outline fails is (it was
+#: parsed: Python that does not parse, thousands of it in a generated tree). The
+#: stop depends only on the decisions made before it, so more budget still never
+#: keeps less.
 OUTLINE_TRIES: Final = 64
 
 #: An attachment the first pass put off: its place, entry, body (when read),
@@ -180,7 +183,7 @@ def _second_pass(
             if made is not None:
                 walked, misses = made, 0
                 continue
-        misses += _missed(walked, index)
+        misses += _missed(walked, index, entry.source)
         walked.omit(index, entry, "byte_budget")
         settle(plan, walked)
         if not walked.notice_fits:
@@ -351,12 +354,14 @@ def _keep_whole(
     return _keep_if_fits(plan, walked, (index, entry), body)
 
 
-def _missed(walked: Walked, index: int) -> int:
+def _missed(walked: Walked, index: int, source: str) -> int:
     """1 for an attachment whose outline did not fit (or was not tried: no room),
-    0 for one that has none (a text file, a language with no outline: nothing
-    parsed, so not a try :data:`OUTLINE_TRIES` counts; a row of them does not
-    stop the outlines of the files after it)."""
-    return 0 if walked.outline_missed.get(index) == sys.maxsize else 1
+    or that has none though its language is outlined (Python that does not parse,
+    a page with no heading: parsed for nothing); 0 for one of a language with no
+    outline (a text file: nothing parsed, so not a try :data:`OUTLINE_TRIES`
+    counts; a row of them does not stop the outlines of the files after it)."""
+    none = walked.outline_missed.get(index) == sys.maxsize
+    return 0 if none and language_for(source) is None else 1
 
 
 def _keep_outline(
@@ -531,7 +536,7 @@ def _refill(
             walked.omitted[:] = [o for o in walked.omitted if o.index != index]
             misses = 0
         else:
-            misses += _missed(walked, index)
+            misses += _missed(walked, index, at[1].source)
 
 
 class _Room:
