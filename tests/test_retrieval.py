@@ -711,6 +711,18 @@ def test_modules_named_as_other_languages_name_them_are_mentions(
     assert lexical_hits("os.path.join and 1.2.3", paths, {}).mentioned == {}
 
 
+def test_a_dotted_mention_names_whole_parts_of_a_module_only() -> None:
+    """``click.core`` named ``src/myclick/core.py`` too, and a ticket's
+    ``/comments.rss`` lobsters' ``app/views/comments/user_comments.rss.builder``,
+    ranked first (explorer21's finding): a mention matches whole parts of a module."""
+    paths = ["src/myclick/core.py", "src/click/core.py", "views/user_comments.rss.builder"]
+    assert _mentions("see click.core", paths) == {"src/click/core.py": "click.core"}
+    assert _mentions("the /comments.rss feed", paths) == {}
+    assert _mentions("the user_comments.rss feed", paths) == {
+        "views/user_comments.rss.builder": "user_comments.rss"
+    }
+
+
 @pytest.mark.parametrize(
     "log", ["doc/telescope_changelog.txt", "my-app_changelog.md", "NEWS.org", "History.rdoc"]
 )

@@ -146,8 +146,17 @@ def _by_length(texts: Iterable[str]) -> dict[int, set[str]]:
 
 
 def _ends(text: str, by_length: Mapping[int, set[str]]) -> list[str]:
-    """The ones of ``by_length`` that ``text`` ends with."""
-    return [text[-n:] for n, ends in by_length.items() if n <= len(text) and text[-n:] in ends]
+    """The ones of ``by_length`` that ``text`` (a dotted module) ends with, whole
+    parts of it: ``click.core`` ends ``src.click.core``, not ``src.myclick.core``,
+    and ``comments.rss`` not ``views.user_comments.rss`` (one that starts with a
+    ``.``, a package's, is one already)."""
+    return [
+        text[-n:]
+        for n, ends in by_length.items()
+        if n <= len(text)
+        and text[-n:] in ends
+        and (n == len(text) or text[-n - 1] == "." or text[-n] == ".")
+    ]
 
 
 def _tails(path: str) -> Iterator[str]:
