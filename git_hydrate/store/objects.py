@@ -404,10 +404,10 @@ class Objects(PackedWrites):
         path = os.path.join(directory, name[2:])
         if self._freshen_loose(path) or self.just_packed(oid):
             return oid
-        # Big objects (a links.json of thousands of links, large bodies) use the
-        # fastest level: 2.5x quicker to write, a few per cent larger, read alike.
-        level = 1 if len(data) > 256 * 1024 else zlib.Z_DEFAULT_COMPRESSION
-        compressed = zlib.compress(b"%s %d\0" % (kind, len(data)) + data, level)
+        # zlib's fastest level, git's own for loose objects (core.looseCompression
+        # unset): a task's 700 KB of link shards 18.8 -> 5.8 ms, 11 % larger until
+        # gc packs them at the pack's level.
+        compressed = zlib.compress(b"%s %d\0" % (kind, len(data)) + data, 1)
         for attempt in range(50):
             temporary = os.path.join(directory, f"tmp_obj_{os.getpid()}_{os.urandom(6).hex()}")
             try:
