@@ -211,7 +211,7 @@ def test_undecodable_and_control_character_paths_are_reported_readably(repo: Pat
 
 def test_gitattributes_mark_generated_and_binary_files(repo: Path) -> None:
     write(repo, ".gitattributes", "gen/** linguist-generated\n*.svg binary\n")
-    write(repo, "gen/api_pb2.py", "generated = True\n")
+    write(repo, "gen/api_models.py", "generated = True\n")
     write(repo, "icon.svg", "<svg/>\n")
     write(repo, "src/real.py", "real = True\n")
     commit_all(repo)
@@ -220,7 +220,7 @@ def test_gitattributes_mark_generated_and_binary_files(repo: Path) -> None:
         committed = ledger.add_tree(TASK)
         write(repo, ".gitattributes", "src/** linguist-generated=true\n")
         worktree = ledger.add_tree(TASK, worktree=True)
-    assert by_path(committed) == {"gen/api_pb2.py": "generated", "icon.svg": "binary"}
+    assert by_path(committed) == {"gen/api_models.py": "generated", "icon.svg": "binary"}
     assert by_path(worktree) == {"src/real.py": "generated"}
 
 

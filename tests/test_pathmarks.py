@@ -30,7 +30,7 @@ FILES = {
     "package-lock.json": "{}\n",
     "M-1/M-1.prompt.md": "# Task M-1\n",
     "bad\tname.py": "tab = 1\n",
-    "gen/api_pb2.py": "generated = True\n",
+    "gen/api_models.py": "generated = True\n",
     "blob.dat": "data\n",
     "docs/guide.md": "# Guide\n",
 }
@@ -81,7 +81,7 @@ def test_kept_verdicts_judge_as_the_rules_do(repo: Path, limits: tuple[int, int]
     taken = [entry.path for entry in kept[0]]
     reasons = {skip.path: skip.reason for skip in kept[1]}
     assert reasons["link.py"] == "symlink" and reasons["src/empty.py"] == "empty"
-    assert reasons["gen/api_pb2.py"] == "generated" and reasons["blob.dat"] == "binary"
+    assert reasons["gen/api_models.py"] == "generated" and reasons["blob.dat"] == "binary"
     assert ("src/big.py" in taken) is (limits[0] > 1200 and limits[1] > 1200)
 
 

@@ -22,7 +22,7 @@ GITATTRIBUTES = (
 )
 FILES = {
     ".gitattributes": GITATTRIBUTES,
-    "gen/api_pb2.py": "generated = True\n",
+    "gen/api_models.py": "generated = True\n",
     "icon.svg": "<svg/>\n",
     "src/real.py": "real = True\n",
     "src/other.py": "other = True\n",
@@ -63,7 +63,7 @@ def test_a_trees_answer_is_kept_and_equals_check_attr(repo: Path) -> None:
         first, reference = _answers(repo)
         assert first == reference
     assert reference == {
-        "gen/api_pb2.py": "generated",
+        "gen/api_models.py": "generated",
         "icon.svg": "binary",
         "vendor/lib.js": "generated",
         "caf\udce9.txt": "binary",  # (a name that is not UTF-8, kept as its bytes)

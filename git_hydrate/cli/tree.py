@@ -320,19 +320,19 @@ def add_tree(
     and an unchanged set writes nothing. One commit per run. In a partial clone,
     only the blobs of the files the PATHSPECs take are fetched, in one fetch.
 
-    Left out, with their reasons: directories such as node_modules, .venv, dist and
-    build (skipped_dir); binary extensions (skipped_ext); lockfiles, minified files
-    and those .gitattributes marks linguist-generated (generated), binary or -diff, or
-    linguist-vendored (vendored, unless the task names it); symlinks, submodules;
-    paths through a linked folder (beyond_symlink: never read through it); FIFOs,
-    sockets and devices (special); with --worktree in a partial clone, files outside
-    the sparse checkout no PATHSPEC takes (sparse); files over --max-file-bytes
-    (too_large); empty files; content with a NUL byte in the first 8 KiB (binary) or
-    not UTF-8 (not_utf8); Git LFS pointers; files beyond --max-total-bytes, the lowest
-    ranked (total_budget); text that looks like it holds a credential (secret, unless
-    --allow-secrets); and content already attached under another path (duplicate). A
-    file in play or a named test left out is said on a line of its own even without
-    -v, and the task records why (the prompt then names it in its Not included part).
+    Left out, with their reasons: directories such as node_modules, .venv, dist and build
+    (skipped_dir); binary extensions (skipped_ext); lockfiles, minified files, a tool's
+    output by name (*.pb.go, *.g.dart, *.gen.ts) and what .gitattributes marks
+    linguist-generated (generated), binary or -diff, or linguist-vendored (vendored, unless
+    the task names it); symlinks, submodules; paths through a linked folder (beyond_symlink:
+    never read through it); FIFOs, sockets and devices (special); with --worktree in a
+    partial clone, files outside the sparse checkout no PATHSPEC takes (sparse); files over
+    --max-file-bytes (too_large); empty files; content with a NUL byte in the first 8 KiB
+    (binary) or not UTF-8 (not_utf8); Git LFS pointers; files beyond --max-total-bytes, the
+    lowest ranked (total_budget); text that looks like it holds a credential (secret, unless
+    --allow-secrets); and content already attached under another path (duplicate). A file in
+    play or a named test left out is said on a line of its own even without -v, and the task
+    records why (the prompt then names it in its Not included part).
 
     \b
     Examples:

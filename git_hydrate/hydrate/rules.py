@@ -204,7 +204,11 @@ GENERATED_NAMES: Final = frozenset(
     }
 )
 
-#: Name endings of minified bundles and source maps.
+#: Name endings of minified bundles and source maps, and of code a tool writes and
+#: marks so by name (lower case): protoc's and gRPC's, Dart's build_runner's
+#: (json_serializable, freezed, mockito), Visual Studio's and Entity Framework's
+#: designer files, OpenAPI and GraphQL clients. The ticket's fix is in their source
+#: (the ``.proto``, the annotated class), which the tool is run on again.
 GENERATED_SUFFIXES: Final = (
     ".min.js",
     ".min.mjs",
@@ -214,6 +218,20 @@ GENERATED_SUFFIXES: Final = (
     ".mjs.map",
     ".cjs.map",
     ".css.map",
+    ".pb.go",
+    "_pb2.py",
+    "_pb2.pyi",
+    "_pb2_grpc.py",
+    ".pb.cc",
+    ".pb.h",
+    ".pb.swift",
+    "_grpc_web_pb.js",
+    ".g.dart",
+    ".freezed.dart",
+    ".mocks.dart",
+    ".designer.cs",
+    ".gen.ts",
+    ".generated.ts",
 )
 
 #: Every reason a file can be left out, in the order the rules are applied.
