@@ -24,23 +24,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import zlib
 from collections.abc import Sequence
 from typing import Final
 
 import msgspec
 
 from ..pack.refresh_memo import attribute_sources, file_state
-from ..store import Repository, read_private
-from .listings import keep_by_tree
+from ..store import Repository
+from .listings import keep_by_tree, sealed, unsealed
 from .rules import FileEntry, attribute_answer, decode_path
 
 __all__ = ["MAX_TREES", "tree_attribute_rules"]
 
 #: The first line of a kept answer; another (an older layout) is a miss. The second
-#: is the CRC-32 of the rest, in hex.
+#: is the CRC-32 of the rest, in hex (:func:`.listings.sealed`).
 HEADER: Final = b"# git-hydrate tree-attributes 3\n"
-_CHECK: Final = len(b"01234567\n")
 #: Answers kept at most (a line each for most trees).
 MAX_TREES: Final = 8
 #: git's attributes file of the whole system, and the environment that moves it.
@@ -75,12 +73,9 @@ def _sources(repo: Repository) -> str:
 
 
 def _load(path: str, sources: str) -> dict[str, str] | None:
-    data = read_private(path)  # (an answer nobody else could have planted, or none)
-    if data is None or not data.startswith(HEADER):
+    body = unsealed(path, HEADER)  # (None: the tree is checked again)
+    if body is None:
         return None
-    body = memoryview(data)[len(HEADER) + _CHECK :]
-    if data[len(HEADER) : len(HEADER) + _CHECK] != b"%08x\n" % zlib.crc32(body):
-        return None  # damaged (or cut short): checked again
     try:
         kept = _decoder.decode(body)
     except (msgspec.DecodeError, ValueError):
@@ -96,9 +91,9 @@ def _keep(repo: Repository, tree: str, sources: str, marked: dict[str, str]) -> 
         (path.encode("utf-8", "surrogateescape"), _REASONS.index(why))
         for path, why in marked.items()
     ]
-    body = _encoder.encode(_Kept(sources, rows))
-    check = b"%08x\n" % zlib.crc32(body)
-    keep_by_tree(repo, folder, tree, [HEADER, check, body], MAX_TREES)
+    keep_by_tree(
+        repo, folder, tree, sealed(HEADER, _encoder.encode(_Kept(sources, rows))), MAX_TREES
+    )
 
 
 def tree_attribute_rules(

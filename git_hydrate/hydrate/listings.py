@@ -175,6 +175,30 @@ def keep_by_tree(repo: Repository, folder: str, tree: str, chunks: list[bytes], 
             os.unlink(path)
 
 
+#: The CRC-32 line of a file :func:`sealed` framed: eight hex digits and a newline.
+_CRC_LINE: Final = len(b"01234567\n")
+
+
+def sealed(header: bytes, body: bytes) -> list[bytes]:
+    """``body`` framed for :func:`keep_by_tree` as :func:`unsealed` reads it: ``header``
+    (its layout), the CRC-32 of ``body`` in hex, then ``body``."""
+    return [header, b"%08x\n" % zlib.crc32(body), body]
+
+
+def unsealed(path: str, header: bytes) -> memoryview | None:
+    """The body of a file :func:`sealed` framed with ``header``; ``None`` when it is
+    missing, not private to this user (an answer nobody else could have planted, or
+    none), of another layout, or fails its CRC-32 (damaged, or cut short)."""
+    data = read_private(path)
+    if data is None or not data.startswith(header):
+        return None
+    start = len(header) + _CRC_LINE
+    body = memoryview(data)[start:]
+    if data[len(header) : start] != b"%08x\n" % zlib.crc32(body):
+        return None
+    return body
+
+
 def tree_entries(repo: Repository, tree: str) -> list[FileEntry]:
     """Every blob and submodule of ``tree``, as :func:`~.sources.list_tree` of
     ``git ls-tree -r -z -l`` gives them: from the kept listing, else from the

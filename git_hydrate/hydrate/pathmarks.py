@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import zlib
 from collections.abc import Sequence
 from typing import Final
 
@@ -34,16 +33,15 @@ import msgspec
 
 from .. import __version__
 from ..pack.fingerprint import code_fingerprint
-from ..store import Repository, read_private
-from .listings import keep_by_tree
+from ..store import Repository
+from .listings import keep_by_tree, sealed, unsealed
 from .rules import FileEntry, decode_path, path_rule
 
 __all__ = ["HEADER", "MAX_TREES", "skipped_paths"]
 
 #: The first line of a kept answer; another (an older layout) is a miss. The second
-#: is the CRC-32 of the rest, in hex.
+#: is the CRC-32 of the rest, in hex (:func:`.listings.sealed`).
 HEADER: Final = b"# git-hydrate tree-paths 1\n"
-_CHECK: Final = len(b"01234567\n")
 #: Answers kept at most (a line each for most trees).
 MAX_TREES: Final = 8
 #: The modules whose code decides :func:`.rules.path_rule`'s verdicts (under the package).
@@ -78,12 +76,9 @@ def _judged(path: str) -> bool:
 
 
 def _load(path: str, rules: str) -> set[str] | None:
-    data = read_private(path)  # (an answer nobody else could have planted, or none)
-    if data is None or not data.startswith(HEADER):
+    body = unsealed(path, HEADER)  # (None: the tree's paths are judged again)
+    if body is None:
         return None
-    body = memoryview(data)[len(HEADER) + _CHECK :]
-    if data[len(HEADER) : len(HEADER) + _CHECK] != b"%08x\n" % zlib.crc32(body):
-        return None  # damaged (or cut short): judged again
     try:
         kept = _decoder.decode(body)
     except (msgspec.DecodeError, ValueError):
@@ -95,9 +90,9 @@ def _load(path: str, rules: str) -> set[str] | None:
 
 def _keep(repo: Repository, tree: str, rules: str, skipped: set[str]) -> None:
     raws = sorted(path.encode("utf-8", "surrogateescape") for path in skipped)
-    body = _encoder.encode(_Kept(rules, raws))
-    check = b"%08x\n" % zlib.crc32(body)
-    keep_by_tree(repo, _folder(repo), tree, [HEADER, check, body], MAX_TREES)
+    keep_by_tree(
+        repo, _folder(repo), tree, sealed(HEADER, _encoder.encode(_Kept(rules, raws))), MAX_TREES
+    )
 
 
 def skipped_paths(
