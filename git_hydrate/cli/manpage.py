@@ -195,7 +195,9 @@ _STORAGE: Final = [
      "of each blob (text or binary, size, word counts, defined names), keyed by blob id, "
      "so add-tree, rank and rank --suggest read a body once. Bounded (60,000 blobs, those "
      "the last run used kept first); a damaged or foreign file is a miss, rewritten by the "
-     "next run. Written 0600. Deleting it is always safe."),
+     "next run. Written 0600. Deleting it is always safe. The words are counted in C "
+     "when a compiler built git_hydrate._speedups at install time, else in Python: the "
+     "same facts."),
     ("$GIT_COMMON_DIR/hydrate/rank-index/", "Derived, disposable: ranking's word index "
      "of the 4 trees ranked last, one file per tree id (each word's files and counts, "
      "of contents, paths and defined names, and each file's blob id), so a new task on "

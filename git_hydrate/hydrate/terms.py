@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Final
 
@@ -281,6 +281,27 @@ def _raw_counts(data: bytes) -> Counter[str]:
     return counts
 
 
+def _word_counts(data: bytes, splits: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
+    """How many times each word occurs in ``data``: each distinct raw token's words,
+    ``splits[raw]``, counted as often as the token occurs (in Python: what
+    ``git_hydrate._speedups.word_counts`` does in C when it was built)."""
+    raw = _raw_counts(data)
+    counts: dict[str, int] = {}
+    count = counts.get
+    for split, times in zip(map(splits.__getitem__, raw), raw.values(), strict=True):
+        for word in split:
+            counts[word] = count(word, 0) + times
+    return counts
+
+
+try:  # the same counts in C, if a compiler built it at install time
+    from .._speedups import word_counts as _compiled_word_counts
+except ImportError:  # no compiler at install time (CI checks that it built)
+    word_counts: Callable[[bytes, Mapping[str, tuple[str, ...]]], dict[str, int]] = _word_counts
+else:
+    word_counts = _compiled_word_counts
+
+
 def blob_facts(data: bytes) -> BlobFacts:
     """The facts of one blob's content (binary: no words).
 
@@ -291,12 +312,7 @@ def blob_facts(data: bytes) -> BlobFacts:
     """
     if b"\0" in data[:8192]:
         return BlobFacts(False, len(data))
-    raw = _raw_counts(data)
-    counts: dict[str, int] = {}
-    count = counts.get
-    for split, times in zip(map(_split.__getitem__, raw), raw.values(), strict=True):
-        for word in split:
-            counts[word] = count(word, 0) + times
+    counts = word_counts(data, _split)
     length = sum(counts.values())
     if len(counts) > MAX_TERMS:
         counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS])

@@ -1,0 +1,283 @@
+/* git_hydrate._speedups: the tokeniser's hot loop in C (optional).
+ *
+ * raw_counts(data) counts the raw tokens of a blob ([A-Za-z0-9_]+ runs of its
+ * bytes) without making a Python object for each occurrence: every token is
+ * hashed where it lies and counted in a table of its own, and only the
+ * distinct tokens become `str` keys of the dict returned, in the order they
+ * first occur. git_hydrate/hydrate/terms.py counts the same in Python when this
+ * module was not built (no compiler at install time); tests/test_speedups.py
+ * holds the two to the same answers.
+ *
+ * The hash is the one Python gives its own `bytes` and `str` (SipHash, seeded
+ * per process), so a repository's contents cannot be made to collide in this
+ * table any more than in a dict.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#if PY_VERSION_HEX >= 0x030E0000
+#define HASH_BYTES(data, length) Py_HashBuffer((data), (length))
+#else
+#if PY_VERSION_HEX >= 0x030D0000
+/* 3.13 moved its declaration to the internal headers; the function is still
+ * exported (3.14 made it public as Py_HashBuffer). */
+PyAPI_FUNC(Py_hash_t) _Py_HashBytes(const void *, Py_ssize_t);
+#endif
+#define HASH_BYTES(data, length) _Py_HashBytes((data), (length))
+#endif
+
+/* 1 for a byte of a raw token (an ASCII letter or digit, or `_`). */
+static unsigned char token_byte[256];
+
+typedef struct {
+    Py_ssize_t start;
+    Py_ssize_t length;
+    Py_ssize_t count;
+    Py_hash_t hash;
+} Token;
+
+typedef struct {
+    Token *tokens;    /* the distinct tokens, in order of first occurrence */
+    Py_ssize_t used;  /* how many */
+    Py_ssize_t room;  /* how many `tokens` holds */
+    Py_ssize_t *slots; /* open addressing: 1 + an index into `tokens`, 0 free */
+    size_t mask;       /* the slots' count less one (a power of two) */
+} Table;
+
+static void table_free(Table *table)
+{
+    PyMem_Free(table->tokens);
+    PyMem_Free(table->slots);
+}
+
+/* Twice the slots, every token placed again by its kept hash. */
+static int table_grow(Table *table)
+{
+    size_t count = (table->mask + 1) * 2;
+    Py_ssize_t *slots = PyMem_Calloc(count, sizeof(Py_ssize_t));
+    if (slots == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t index = 0; index < table->used; index++) {
+        size_t at = (size_t)table->tokens[index].hash & (count - 1);
+        while (slots[at] != 0) {
+            at = (at + 1) & (count - 1);
+        }
+        slots[at] = index + 1;
+    }
+    PyMem_Free(table->slots);
+    table->slots = slots;
+    table->mask = count - 1;
+    return 0;
+}
+
+/* Count the token data[start:start+length]: one more of a known one, or a new entry. */
+static int table_count(Table *table, const unsigned char *data, Py_ssize_t start,
+                       Py_ssize_t length)
+{
+    Py_hash_t hash = HASH_BYTES(data + start, length);
+    size_t at = (size_t)hash & table->mask;
+    for (;;) {
+        Py_ssize_t slot = table->slots[at];
+        if (slot == 0) {
+            break;
+        }
+        Token *token = &table->tokens[slot - 1];
+        if (token->hash == hash && token->length == length &&
+            memcmp(data + token->start, data + start, (size_t)length) == 0) {
+            token->count++;
+            return 0;
+        }
+        at = (at + 1) & table->mask;
+    }
+    if (table->used == table->room) {
+        Py_ssize_t room = table->room * 2;
+        Token *tokens = PyMem_Realloc(table->tokens, (size_t)room * sizeof(Token));
+        if (tokens == NULL) {
+            return -1;
+        }
+        table->tokens = tokens;
+        table->room = room;
+    }
+    table->tokens[table->used] = (Token){start, length, 1, hash};
+    table->used++;
+    table->slots[at] = table->used;
+    /* at most half the slots taken: probes stay short */
+    if ((size_t)table->used * 2 > table->mask + 1) {
+        return table_grow(table);
+    }
+    return 0;
+}
+
+/* The dict of the counted tokens, `str` keys in order of first occurrence. */
+static PyObject *table_dict(const Table *table, const unsigned char *data)
+{
+    PyObject *counts = PyDict_New();
+    if (counts == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t index = 0; index < table->used; index++) {
+        const Token *token = &table->tokens[index];
+        PyObject *key = PyUnicode_DecodeASCII((const char *)data + token->start,
+                                              token->length, NULL);
+        PyObject *value = key == NULL ? NULL : PyLong_FromSsize_t(token->count);
+        int failed = value == NULL || PyDict_SetItem(counts, key, value) < 0;
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+        if (failed) {
+            Py_DECREF(counts);
+            return NULL;
+        }
+    }
+    return counts;
+}
+
+/* The table of data's raw tokens, counted; -1 and an exception if out of memory. */
+static int table_fill(Table *table, const unsigned char *data, Py_ssize_t size)
+{
+    table->used = 0;
+    table->room = 256;
+    table->mask = 1023;
+    table->tokens = PyMem_Malloc((size_t)table->room * sizeof(Token));
+    table->slots = PyMem_Calloc(table->mask + 1, sizeof(Py_ssize_t));
+    if (table->tokens == NULL || table->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t at = 0;
+    while (at < size) {
+        while (at < size && !token_byte[data[at]]) {
+            at++;
+        }
+        Py_ssize_t start = at;
+        while (at < size && token_byte[data[at]]) {
+            at++;
+        }
+        if (at > start && table_count(table, data, start, at - start) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(raw_counts_doc,
+             "raw_counts(data, /)\n--\n\n"
+             "How many times each raw token ([A-Za-z0-9_]+) occurs in data, a dict of\n"
+             "str keys in order of first occurrence.");
+
+static PyObject *raw_counts(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    Table table = {NULL, 0, 0, NULL, 0};
+    PyObject *counts = NULL;
+    if (table_fill(&table, view.buf, view.len) == 0) {
+        counts = table_dict(&table, view.buf);
+    }
+    table_free(&table);
+    PyBuffer_Release(&view);
+    return counts;
+}
+
+/* counts[word] += times for each word of the tuple `words`. */
+static int add_words(PyObject *counts, PyObject *words, Py_ssize_t times)
+{
+    if (!PyTuple_Check(words)) {
+        PyErr_SetString(PyExc_TypeError, "a raw token's words must be a tuple");
+        return -1;
+    }
+    for (Py_ssize_t index = 0; index < PyTuple_GET_SIZE(words); index++) {
+        PyObject *word = PyTuple_GET_ITEM(words, index);
+        PyObject *known = PyDict_GetItemWithError(counts, word); /* borrowed */
+        if (known == NULL && PyErr_Occurred()) {
+            return -1;
+        }
+        Py_ssize_t before = known == NULL ? 0 : PyLong_AsSsize_t(known);
+        if (before == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        PyObject *after = PyLong_FromSsize_t(before + times);
+        if (after == NULL) {
+            return -1;
+        }
+        int failed = PyDict_SetItem(counts, word, after) < 0;
+        Py_DECREF(after);
+        if (failed) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(word_counts_doc,
+             "word_counts(data, splits, /)\n--\n\n"
+             "How many times each word occurs in data: each distinct raw token's words,\n"
+             "splits[token] (a tuple of str), counted as often as the token occurs.");
+
+static PyObject *word_counts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "word_counts takes two arguments");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    const unsigned char *data = view.buf;
+    Table table = {NULL, 0, 0, NULL, 0};
+    PyObject *counts = NULL;
+    if (table_fill(&table, data, view.len) < 0 || (counts = PyDict_New()) == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t index = 0; index < table.used; index++) {
+        const Token *token = &table.tokens[index];
+        PyObject *raw = PyUnicode_DecodeASCII((const char *)data + token->start,
+                                              token->length, NULL);
+        PyObject *words = raw == NULL ? NULL : PyObject_GetItem(args[1], raw);
+        Py_XDECREF(raw);
+        int failed = words == NULL || add_words(counts, words, token->count) < 0;
+        Py_XDECREF(words);
+        if (failed) {
+            Py_CLEAR(counts);
+            goto done;
+        }
+    }
+done:
+    table_free(&table);
+    PyBuffer_Release(&view);
+    return counts;
+}
+
+static PyMethodDef methods[] = {
+    {"raw_counts", raw_counts, METH_O, raw_counts_doc},
+    {"word_counts", (PyCFunction)(void (*)(void))word_counts, METH_FASTCALL, word_counts_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "git_hydrate._speedups",
+    "The tokeniser's hot loop in C (optional; terms.py has the same in Python).",
+    0,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    for (int byte = 0; byte < 256; byte++) {
+        token_byte[byte] = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                           (byte >= '0' && byte <= '9') || byte == '_';
+    }
+    return PyModule_Create(&module_def);
+}

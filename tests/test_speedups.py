@@ -1,0 +1,105 @@
+"""The tokeniser's hot loop in C (``git_hydrate._speedups``) against its Python twin.
+
+``hydrate/terms.py`` counts a blob's words in C when the extension was built at
+install time and in Python otherwise; both must give the same dicts, in the same
+order, for any bytes (tests/test_terms.py holds both to the specification of a
+blob's facts). CI's install builds the extension and checks that it did.
+"""
+
+from __future__ import annotations
+
+import re
+import tracemalloc
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_hydrate.hydrate import terms
+from tests.conftest import examples
+
+speedups = pytest.importorskip("git_hydrate._speedups", reason="built without a C compiler")
+
+TOKENS = [b"get_metavarName", b"HTTPServer", b"__init__", b"_", b"a1", b"9", b"x" * 300]
+blobs = st.lists(
+    st.one_of(
+        st.binary(max_size=10),
+        st.sampled_from(TOKENS),
+        st.sampled_from([b" ", b"\n", b".(", "é".encode()]),
+    ),
+    max_size=80,
+).map(b"".join)
+
+
+@settings(max_examples=examples(300))
+@given(blobs)
+def test_raw_counts_are_pythons_in_the_same_order(data: bytes) -> None:
+    compiled = speedups.raw_counts(data)
+    assert list(compiled.items()) == list(terms._raw_counts(data).items())
+    expected = Counter(raw.decode() for raw in re.findall(rb"[A-Za-z0-9_]+", data))
+    assert list(compiled.items()) == list(expected.items())
+    assert all(type(key) is str and key.isascii() for key in compiled)
+
+
+@settings(max_examples=examples(300))
+@given(blobs)
+def test_word_counts_are_pythons(data: bytes) -> None:
+    splits = terms._Splits()
+    compiled = speedups.word_counts(data, splits)
+    assert compiled == terms._word_counts(data, terms._Splits())
+    assert sorted(splits) == sorted(terms._raw_counts(data))  # each token split once
+
+
+def test_many_distinct_tokens_grow_the_table() -> None:
+    """100,000 distinct tokens (the table starts at 1,024 slots), each twice."""
+    names = [f"name{number}" for number in range(100_000)]
+    data = " ".join(names + names[::-1]).encode()
+    counts = speedups.raw_counts(data)
+    assert list(counts) == names and set(counts.values()) == {2}
+    words = speedups.word_counts(data, {name: (name, "shared") for name in names})
+    assert words == {**dict.fromkeys(names, 2), "shared": 200_000}
+
+
+def test_any_buffer_is_read_and_nothing_else() -> None:
+    assert speedups.raw_counts(bytearray(b"a b a")) == {"a": 2, "b": 1}
+    assert speedups.raw_counts(memoryview(b"x-y")) == {"x": 1, "y": 1}
+    assert speedups.raw_counts(b"") == {} and speedups.word_counts(b"...", {}) == {}
+    with pytest.raises(TypeError):
+        speedups.raw_counts("text")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        speedups.word_counts(b"a")  # type: ignore[call-arg]
+
+
+def test_a_mapping_that_fails_fails_the_call() -> None:
+    """A token the mapping lacks raises its ``KeyError``; a value that is not a
+    tuple of words is refused: an exception, never a wrong count."""
+    with pytest.raises(KeyError, match="missing"):
+        speedups.word_counts(b"known missing", {"known": ("known",)})
+    with pytest.raises(TypeError, match="tuple"):
+        speedups.word_counts(b"token", {"token": ["token"]})
+    with pytest.raises(TypeError, match="unhashable"):
+        speedups.word_counts(b"token", {"token": (["word"],)})
+    counts = speedups.word_counts(b"aa bb", {"aa": ("w",), "bb": ("w",)})
+    assert counts == {"w": 2}
+
+
+def test_nothing_is_kept_between_calls() -> None:
+    """Every table, key and count a call makes is freed or returned: memory traced
+    over a thousand calls does not grow with them."""
+    data = b" ".join(f"token{number} other_{number % 7}".encode() for number in range(2_000))
+    splits = terms._Splits()
+    speedups.word_counts(data, splits)
+    tracemalloc.start()
+    try:
+        for _ in range(10):
+            speedups.word_counts(data, splits)
+            speedups.raw_counts(data)
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(1_000):
+            speedups.word_counts(data, splits)
+            speedups.raw_counts(data)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 64 * 1024, grown
