@@ -255,9 +255,233 @@ done:
     return counts;
 }
 
+/* A raw token's candidate words, each a span of its lower-cased text. */
+typedef struct {
+    Py_ssize_t start;
+    Py_ssize_t length;
+} Span;
+
+typedef struct {
+    Span *spans;
+    Py_ssize_t used;
+    Py_ssize_t room;
+} Spans;
+
+static int spans_add(Spans *spans, Py_ssize_t start, Py_ssize_t length)
+{
+    if (spans->used == spans->room) {
+        Py_ssize_t room = spans->room * 2;
+        Span *grown = PyMem_Realloc(spans->spans, (size_t)room * sizeof(Span));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        spans->spans = grown;
+        spans->room = room;
+    }
+    spans->spans[spans->used++] = (Span){start, length};
+    return 0;
+}
+
+#define IS_UPPER(c) ((c) >= 'A' && (c) <= 'Z')
+#define IS_LOWER(c) ((c) >= 'a' && (c) <= 'z')
+#define IS_DIGIT(c) ((c) >= '0' && (c) <= '9')
+#define IS_LETTER(c) (IS_UPPER(c) || IS_LOWER(c))
+
+/* The length of the camel-case part of word[at:end] that starts at `at`, as
+ * terms._CAMEL finds it: an upper-case run before an upper-case letter and a
+ * lower-case one; or an optional upper-case letter and lower-case ones; or an
+ * upper-case run; or a run of digits. */
+static Py_ssize_t camel_part(const char *word, Py_ssize_t at, Py_ssize_t end)
+{
+    Py_ssize_t run = at;
+    while (run < end && IS_UPPER(word[run])) {
+        run++;
+    }
+    if (run - at >= 2 && run < end && IS_LOWER(word[run])) {
+        return run - at - 1;
+    }
+    Py_ssize_t lower = at + (IS_UPPER(word[at]) && at + 1 < end && IS_LOWER(word[at + 1]));
+    if (IS_LOWER(word[lower])) {
+        while (lower < end && IS_LOWER(word[lower])) {
+            lower++;
+        }
+        return lower - at;
+    }
+    if (run > at) {
+        return run - at;
+    }
+    Py_ssize_t digits = at;
+    while (digits < end && IS_DIGIT(word[digits])) {
+        digits++;
+    }
+    return digits - at;
+}
+
+/* The candidates of one `_`-free piece text[start:end]: from its first letter
+ * on, the word, and its camel parts when it has more than one. */
+static int piece_words(Spans *spans, const char *text, Py_ssize_t start, Py_ssize_t end)
+{
+    while (start < end && !IS_LETTER(text[start])) {
+        start++;
+    }
+    if (start == end) {
+        return 0;
+    }
+    if (spans_add(spans, start, end - start) < 0) {
+        return -1;
+    }
+    Py_ssize_t first = spans->used;
+    for (Py_ssize_t at = start; at < end;) {
+        Py_ssize_t length = camel_part(text, at, end);
+        if (length == 0) { /* (not met: every byte is a letter or digit) */
+            at++;
+            continue;
+        }
+        if (spans_add(spans, at, length) < 0) {
+            return -1;
+        }
+        at += length;
+    }
+    if (spans->used - first == 1) { /* one part: the word itself */
+        spans->used = first;
+    }
+    return 0;
+}
+
+/* The stemmed form of the lower-case word[0:length] (stemming.stem), as a new
+ * reference: `word_object` itself when no ending goes. */
+static PyObject *stemmed(PyObject *word_object, const char *word, Py_ssize_t length)
+{
+    char last = word[length - 1];
+#define ENDS(suffix) \
+    (length >= (Py_ssize_t)sizeof(suffix) - 1 && \
+     memcmp(word + length - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) == 0)
+    if (last == 'g' && length > 5 && ENDS("ing")) {
+        return PyUnicode_DecodeASCII(word, length - 3, NULL);
+    }
+    if (last == 'd' && length > 4 && ENDS("ed") && !ENDS("eed")) {
+        return PyUnicode_DecodeASCII(word, length - 2, NULL);
+    }
+    if (last == 's') {
+        if (length > 4 && ENDS("ies")) {
+            PyObject *singular = PyUnicode_New(length - 2, 127);
+            if (singular != NULL) {
+                memcpy(PyUnicode_DATA(singular), word, (size_t)(length - 3));
+                ((char *)PyUnicode_DATA(singular))[length - 3] = 'y';
+            }
+            return singular;
+        }
+        if (length > 3 && !ENDS("ss") && !ENDS("us") && !ENDS("is")) {
+            return PyUnicode_DecodeASCII(word, length - 1, NULL);
+        }
+    }
+#undef ENDS
+    Py_INCREF(word_object);
+    return word_object;
+}
+
+/* The tuple of the kept candidates: three letters or more, not all digits, not
+ * a stop word, stemmed. */
+static PyObject *kept_words(const Spans *spans, const char *lower, PyObject *stop)
+{
+    PyObject *kept = PyList_New(0);
+    if (kept == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t index = 0; index < spans->used; index++) {
+        const char *word = lower + spans->spans[index].start;
+        Py_ssize_t length = spans->spans[index].length;
+        Py_ssize_t digits = 0;
+        while (digits < length && IS_DIGIT(word[digits])) {
+            digits++;
+        }
+        if (length < 3 || digits == length) {
+            continue;
+        }
+        PyObject *candidate = PyUnicode_DecodeASCII(word, length, NULL);
+        int stopped = candidate == NULL ? -1 : PySet_Contains(stop, candidate);
+        PyObject *stem = stopped == 0 ? stemmed(candidate, word, length) : NULL;
+        Py_XDECREF(candidate);
+        if (stopped == 1) {
+            continue;
+        }
+        int failed = stem == NULL || PyList_Append(kept, stem) < 0;
+        Py_XDECREF(stem);
+        if (failed) {
+            Py_DECREF(kept);
+            return NULL;
+        }
+    }
+    PyObject *words = PyList_AsTuple(kept);
+    Py_DECREF(kept);
+    return words;
+}
+
+PyDoc_STRVAR(split_words_doc,
+             "split_words(raw, stop, /)\n--\n\n"
+             "The words ranking compares of one ASCII raw token (terms._words): the\n"
+             "whole (if it has `_` parts), each part and its camel-case parts,\n"
+             "lower-cased; words under three letters, numbers and those in the set\n"
+             "stop dropped; stemmed.");
+
+static PyObject *split_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyAnySet_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "split_words takes a str and a set");
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(args[0])) {
+        PyErr_SetString(PyExc_ValueError, "split_words takes an ASCII raw token");
+        return NULL;
+    }
+    const char *raw = (const char *)PyUnicode_DATA(args[0]);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(args[0]);
+    if (size < 3) {
+        return PyTuple_New(0);
+    }
+    char *lower = PyMem_Malloc((size_t)size);
+    Spans spans = {PyMem_Malloc(8 * sizeof(Span)), 0, 8};
+    PyObject *words = NULL;
+    if (lower == NULL || spans.spans == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t pieces = 0, first = -1, last = -1;
+    for (Py_ssize_t at = 0; at < size; at++) {
+        char c = raw[at];
+        lower[at] = IS_UPPER(c) ? (char)(c - 'A' + 'a') : c;
+        if (c != '_') {
+            pieces += at == 0 || raw[at - 1] == '_';
+            first = first < 0 ? at : first;
+            last = at;
+        }
+    }
+    if (pieces > 1 && spans_add(&spans, first, last + 1 - first) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t at = 0; at < size;) {
+        Py_ssize_t end = at;
+        while (end < size && raw[end] != '_') {
+            end++;
+        }
+        if (end > at && piece_words(&spans, raw, at, end) < 0) {
+            goto done;
+        }
+        at = end + 1;
+    }
+    words = kept_words(&spans, lower, args[1]);
+done:
+    PyMem_Free(lower);
+    PyMem_Free(spans.spans);
+    return words;
+}
+
 static PyMethodDef methods[] = {
     {"raw_counts", raw_counts, METH_O, raw_counts_doc},
     {"word_counts", (PyCFunction)(void (*)(void))word_counts, METH_FASTCALL, word_counts_doc},
+    {"split_words", (PyCFunction)(void (*)(void))split_words, METH_FASTCALL, split_words_doc},
     {NULL, NULL, 0, NULL},
 };
 

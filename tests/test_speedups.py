@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import tracemalloc
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +22,19 @@ from tests.conftest import examples
 
 speedups = pytest.importorskip("git_hydrate._speedups", reason="built without a C compiler")
 
+TOKEN_TEXTS = [
+    "HTTPServer",
+    "parseURL2Json",
+    "MAX_NEGATIVE_CACHE_ENTRIES",
+    "simplifies",
+    "__init__",
+    "v1_2",
+    "0x1F",
+    "agreed",
+    "IOError",
+    "XMLHttpRequests",
+    "a__b_c",
+]
 TOKENS = [b"get_metavarName", b"HTTPServer", b"__init__", b"_", b"a1", b"9", b"x" * 300]
 blobs = st.lists(
     st.one_of(
@@ -49,6 +63,33 @@ def test_word_counts_are_pythons(data: bytes) -> None:
     compiled = speedups.word_counts(data, splits)
     assert compiled == terms._word_counts(data, terms._Splits())
     assert sorted(splits) == sorted(terms._raw_counts(data))  # each token split once
+
+
+@settings(max_examples=examples(500))
+@given(st.text(alphabet="aAbIsSgGdDeE_019zZy", max_size=14) | st.sampled_from(TOKEN_TEXTS))
+def test_split_words_are_pythons(raw: str) -> None:
+    assert speedups.split_words(raw, terms._STOP) == terms._words(raw)
+
+
+def test_split_words_of_every_token_of_this_package() -> None:
+    """Every raw token of git-hydrate's own sources splits as in Python."""
+    tokens: set[str] = set()
+    for source in Path(terms.__file__).parent.parent.rglob("*.py"):
+        tokens.update(terms._raw_counts(source.read_bytes()))
+    assert len(tokens) > 5_000
+    assert [speedups.split_words(raw, terms._STOP) for raw in sorted(tokens)] == [
+        terms._words(raw) for raw in sorted(tokens)
+    ]
+
+
+def test_split_words_refuses_what_is_no_raw_token() -> None:
+    with pytest.raises(ValueError, match="ASCII"):
+        speedups.split_words("naïve", terms._STOP)
+    with pytest.raises(TypeError):
+        speedups.split_words(b"bytes", terms._STOP)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        speedups.split_words("word", ["stop"])  # type: ignore[arg-type]
+    assert speedups.split_words("big_thing", frozenset({"thing"})) == ("big_th", "big")
 
 
 def test_many_distinct_tokens_grow_the_table() -> None:

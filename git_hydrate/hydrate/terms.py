@@ -157,6 +157,35 @@ def _kept(out: list[str]) -> tuple[str, ...]:
 words: Final = lru_cache(maxsize=131072)(_words)
 
 
+#: A blob's word counts, given its raw tokens' words (``_Splits``).
+WordCounts = Callable[[bytes, Mapping[str, tuple[str, ...]]], dict[str, int]]
+#: The words of an ASCII raw token, given the stop words.
+AsciiWords = Callable[[str, frozenset[str]], tuple[str, ...]]
+
+
+def _compiled() -> tuple[WordCounts, AsciiWords] | None:
+    """The tokeniser's hot loops in C (``git_hydrate/_speedups.c``), if a compiler
+    built them at install time (CI checks that it did); else None."""
+    try:
+        from .._speedups import split_words, word_counts
+    except ImportError:  # (the same answers in Python, slower)
+        return None
+    return word_counts, split_words
+
+
+_COMPILED: Final = _compiled()
+
+
+def _python_ascii_words(raw: str, stop: frozenset[str]) -> tuple[str, ...]:
+    """:func:`_words` of an ASCII raw token (``stop`` is :data:`_STOP`)."""
+    return _words(raw)
+
+
+#: :func:`_words` of an ASCII raw token (a blob's, a file name's): in C when built,
+#: given :data:`_STOP`; the same tuple either way.
+_ascii_words: AsciiWords = _COMPILED[1] if _COMPILED else _python_ascii_words
+
+
 def tokenize(text: str) -> list[str]:
     """The words of ``text`` that ranking compares."""
     return [word for raw in _RAW.findall(text) for word in words(raw)]
@@ -186,7 +215,7 @@ def paths_words(paths: Iterable[str]) -> Iterator[list[str]]:
             if split is None:
                 if len(names) >= _SPLIT_LIMIT:
                     names.clear()
-                split = names[raw] = _words(raw)
+                split = names[raw] = _ascii_words(raw, _STOP)
             own += split
         yield own
 
@@ -210,7 +239,7 @@ class _Splits(dict[str, tuple[str, ...]]):
     def __missing__(self, raw: str) -> tuple[str, ...]:
         if len(self) >= _SPLIT_LIMIT:
             self.clear()
-        found = self[raw] = _words(raw)
+        found = self[raw] = _ascii_words(raw, _STOP)
         return found
 
 
@@ -294,12 +323,9 @@ def _word_counts(data: bytes, splits: Mapping[str, tuple[str, ...]]) -> dict[str
     return counts
 
 
-try:  # the same counts in C, if a compiler built it at install time
-    from .._speedups import word_counts as _compiled_word_counts
-except ImportError:  # no compiler at install time (CI checks that it built)
-    word_counts: Callable[[bytes, Mapping[str, tuple[str, ...]]], dict[str, int]] = _word_counts
-else:
-    word_counts = _compiled_word_counts
+#: A blob's word counts: in C if a compiler built it at install time (CI checks that it
+#: did), else :func:`_word_counts`; the same dict either way.
+word_counts: WordCounts = _COMPILED[0] if _COMPILED else _word_counts
 
 
 def blob_facts(data: bytes) -> BlobFacts:
