@@ -89,6 +89,13 @@ HARMLESS = [
     "API_TOKEN=${API_TOKEN_FROM_VAULT}\n",
     "DB_PASSWORD=changeme123456\n",
     '"https://username:password@host.com:80/path"\n',
+    # a URL's password that is its user's (a CI service's), or says it is none: umami's
+    # README and podman/env.sample, maybe's CI were withheld whole (explorer22)
+    "DATABASE_URL: postgres://postgres:postgres@localhost:5432\n",
+    "postgresql://username:mypassword@localhost:5432/mydb\n",
+    "DATABASE_URL=postgresql://umami:replace-me-with-a-random-string@db:5432/umami\n",
+    "url = postgres://postgres:mysecretpassword@localhost/app\n",
+    "REDIS_URL=redis://:your_password@cache:6379/0\n",
     "def get_token(self) -> str:\n    return self._token\n",
     "Use AKIA-style ids only in examples.\n",
     "password = read_password_2()\n",
@@ -115,6 +122,20 @@ HARMLESS = [
     "            tokenStart = tokenArg0Start;\n",
     "accessToken = cachedToken2Value; // refreshed below\n",
 ]
+
+
+#: Passwords in URLs that only begin like a placeholder or like their user's name.
+URL_PASSWORDS = [
+    "DATABASE_URL=postgres://postgres:postgres2024x@db.internal:5432/app\n",
+    "postgresql://app:mypassword9Q@db.internal/app\n",
+    "amqp://worker:Replace7Worker@mq.internal/vhost\n",
+    "redis://:passwordXq81@cache:6379/0\n",
+]
+
+
+@pytest.mark.parametrize("text", URL_PASSWORDS)
+def test_a_url_password_like_a_placeholder_is_still_caught(text: str) -> None:
+    assert [f.rule for f in scan(text)] == ["url-credentials"]
 
 
 @pytest.mark.parametrize("text", LOWER_CASE_KEYS)

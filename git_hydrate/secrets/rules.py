@@ -24,6 +24,16 @@ __all__ = [
 ]
 
 
+#: A URL's password that says it is none, up to its ``@``: a word for one, maybe after
+#: a word such as ``my`` (umami's README: ``postgresql://username:mypassword@``;
+#: ``mysecretpassword``, ``dbpass``), a call to change it
+#: (``replace-me-with-a-random-string``), or a mask (``xxxx``, ``****``).
+_URL_PLACEHOLDER: Final = (
+    r"(?!(?i:(?:my|your|some|the|db|example|dummy|fake)?[_-]?(?:secret)?[_-]?"
+    r"(?:password|passwd|pass|pwd|secret|token)"
+    r"|(?:change|replace)[_-]?me[^\s/:@\"'<>$%{}]*+|x+|\*+)@)"
+)
+
 #: (rule name, pattern, triggers). A rule's regular expression runs only when
 #: one of its triggers (literals, case as the pattern requires) occurs in the
 #: text: substring search is far faster than a regex tried at every position.
@@ -132,11 +142,12 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     ),
     (
         "url-credentials",
-        # user:password@, or an empty user: redis://:<password>@cache
-        r"://(?:[^\s/:@\"'<>\[]{1,64}:"
-        r"(?!(?i:password|passwd|secret|token|changeme|x+|\*+)@)"
-        r"[^\s/:@\"'<>$%{}]{6,128}|:(?!(?i:password|passwd|secret|token|changeme|x+|\*+)@)"
-        r"[^\s/:@\"'<>$%{}]{2,128})@[^\s/@\"'<>]",
+        # user:password@, or an empty user: redis://:<password>@cache; a password that
+        # is its user's (a CI service's postgres:postgres) or a placeholder passes
+        r"://(?:(?P<user>[^\s/:@\"'<>\[]{1,64}):(?!(?P=user)@)"
+        + _URL_PLACEHOLDER
+        + r"[^\s/:@\"'<>$%{}]{6,128}"
+        r"|:" + _URL_PLACEHOLDER + r"[^\s/:@\"'<>$%{}]{2,128})@[^\s/@\"'<>]",
         ("://",),
     ),
     (
