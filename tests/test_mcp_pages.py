@@ -209,10 +209,11 @@ def test_no_outline_says_why(repo: Path) -> None:
     """``show --attachment H --outline`` of a ``.py`` file that does not parse said
     Python is not a language git-hydrate outlines: it says the file could not be
     parsed; a document without headings says so, a body too long to parse too, an
-    unknown language as before."""
+    unknown language as before, and a script that declares nothing too."""
     bodies = [("bad.py", "def broken(:\n    pass\n"), ("plain.md", "no heading here\n"),
               ("data.xyz", "x\n"), ("good.py", "def fine():\n    return 1\n"),
-              ("huge.py", "def f():\n    return 1\n" * 50_000)]  # fmt: skip
+              ("huge.py", "def f():\n    return 1\n" * 50_000),
+              ("main.js", "import { start } from './app';\n\nstart({ port: 80 });\n")]  # fmt: skip
     with Ledger(repo) as ledger:
         ledger.add_task("O-1", "Outline", "read")
         ledger.add_contexts("O-1", [(body, name, 0, None) for name, body in bodies])
@@ -228,6 +229,8 @@ def test_no_outline_says_why(repo: Path) -> None:
         "data.xyz": "its language is not one git-hydrate outlines (see git hydrate doctor)",
         # (parsing 1.2 MB holds its whole tree: past 1 MiB, no outline is made)
         "huge.py": "it is longer than the 1,048,576 characters git-hydrate outlines",
+        # (an outline of nothing was printed, exit 0: a worker read an empty block)
+        "main.js": "it declares nothing git-hydrate outlines",
     }
     for name, why in said.items():
         assert outline(name) == (1, f"error: no outline of {name}: {why}\n")

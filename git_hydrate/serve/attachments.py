@@ -40,10 +40,14 @@ def fetch_attachment(
         from ..pack.outline import why_no_outline
 
         shape = make_outline(str(entry["source"]), body)
-        if shape is None:
+        if not shape:  # (none, or one of nothing: a script that declares nothing)
             raise ValidationError(
                 f"no outline of {one_line(str(entry['source']))[:80]}: "
-                + why_no_outline(str(entry["source"]), len(body))
+                + (
+                    why_no_outline(str(entry["source"]), len(body))
+                    if shape is None
+                    else "it declares nothing git-hydrate outlines"
+                )
             )
         body = shape
     return entry, body
