@@ -321,18 +321,18 @@ def add_tree(
     only the blobs of the files the PATHSPECs take are fetched, in one fetch.
 
     Left out, with their reasons: directories such as node_modules, .venv, dist and build
-    (skipped_dir); binary extensions (skipped_ext); lockfiles, minified files, a tool's
-    output by name (*.pb.go, *.g.dart, *.gen.ts) and what .gitattributes marks
-    linguist-generated (generated), binary or -diff, or linguist-vendored (vendored, unless
-    the task names it); symlinks, submodules; paths through a linked folder (beyond_symlink:
-    never read through it); FIFOs, sockets and devices (special); with --worktree in a
-    partial clone, files outside the sparse checkout no PATHSPEC takes (sparse); files over
-    --max-file-bytes (too_large); empty files; content with a NUL byte in the first 8 KiB
-    (binary) or not UTF-8 (not_utf8); Git LFS pointers; files beyond --max-total-bytes, the
-    lowest ranked (total_budget); text that looks like it holds a credential (secret, unless
-    --allow-secrets); and content already attached under another path (duplicate). A file in
-    play or a named test left out is said on a line of its own even without -v, and the task
-    records why (the prompt then names it in its Not included part).
+    (skipped_dir); binary extensions (skipped_ext); lockfiles, minified files, a tool's output
+    by name (*.pb.go) or first lines ("Code generated ... DO NOT EDIT.", @generated; unless the
+    task names it) and what .gitattributes marks linguist-generated (generated), binary or
+    -diff, or linguist-vendored (vendored, unless the task names it); symlinks, submodules;
+    paths through a linked folder (beyond_symlink: never read through it); FIFOs, sockets and
+    devices (special); with --worktree in a partial clone, files outside the sparse checkout no
+    PATHSPEC takes (sparse); files over --max-file-bytes (too_large); empty files; content with
+    a NUL byte in the first 8 KiB (binary) or not UTF-8 (not_utf8); Git LFS pointers; files
+    beyond --max-total-bytes, the lowest ranked (total_budget); text that looks like it holds a
+    credential (secret, unless --allow-secrets); and content already attached under another
+    path (duplicate). A file in play or a named test left out is said on a line of its own even
+    without -v, and the task records why (the prompt names it under Not included).
 
     \b
     Examples:
@@ -553,8 +553,8 @@ def add_diff(
     uncommitted change (an untracked file has none: --worktree names it).
     Each file's diff is its own body, labelled diff:<range>:<path>, so the
     budget can keep some files' changes when not all fit; binary diffs, new work-tree files over
-    --max-file-bytes (unread), and what add-tree leaves out as generated, vendored or
-    skipped_dir, are
+    --max-file-bytes (unread), and what add-tree leaves out as generated (by name, or by the
+    file's first lines unless the task names it), vendored or skipped_dir, are
     skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
     commit messages of the range (log:<range>). PATHSPECs go after -- and are

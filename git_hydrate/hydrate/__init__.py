@@ -6,7 +6,7 @@
 * :mod:`.pathspec` — which of them a run takes;
 * :mod:`.rules` — one set of skip rules for files and diffs, with reasons (:mod:`.attributes`
   and :mod:`.pathmarks`: a tree's attribute marks and the paths its rules skip, kept by
-  tree id);
+  tree id; :mod:`.generated`: code that says in its first lines a tool wrote it);
 * :mod:`.cache` — each blob's sha256 and class, read once ever;
 * :mod:`.reading` — add-tree's reading stage: each candidate's blob id, sha256 and class;
 * :mod:`.selections` — the add-tree runs a task records, and recognising one again;

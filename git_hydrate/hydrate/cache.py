@@ -36,8 +36,15 @@ MAX_ENTRIES: Final = 400_000
 #: Trees whose own verdicts are kept at most (about 100 bytes a file each).
 MAX_TREES: Final = 8
 #: The code that decides a blob's class (package-relative): the secret rules (every
-#: module of ``secrets/``), the skip rules, and the marks of git-hydrate's own output.
-_DECIDING: Final = ("secrets/", "hydrate/rules.py", "pack/render.py", "pack/seed.py")
+#: module of ``secrets/``), the skip rules, what generated code says of itself, and
+#: the marks of git-hydrate's own output.
+_DECIDING: Final = (
+    "secrets/",
+    "hydrate/rules.py",
+    "hydrate/generated.py",
+    "pack/render.py",
+    "pack/seed.py",
+)
 _PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -108,7 +115,7 @@ def keep_compiled_prefilter(repo: Repository, *, scanning: int | None = None) ->
 #: One cache line; anything else in a block is ignored.
 _CACHE_LINE: Final = re.compile(
     rb"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{64}) "
-    rb"(text|empty|binary|not_utf8|lfs_pointer|own_output|secret)$",
+    rb"(text|empty|binary|not_utf8|lfs_pointer|own_output|secret|generated)$",
     re.MULTILINE,
 )
 #: The line before each block of cache lines: the block's CRC-32 (hex) and length.
@@ -152,9 +159,18 @@ def _sound_blocks(data: bytes, at: int) -> tuple[list[tuple[int, int]], bool]:
 
 #: The first line of a tree's kept verdicts; the second names the rules' version, the
 #: third is the CRC-32 of the rest, in hex (a flipped bit could turn a secret into text).
-_TREE_HEADER: Final = b"# git-hydrate tree-verdicts 2\n"
+_TREE_HEADER: Final = b"# git-hydrate tree-verdicts 3\n"
 _CHECK: Final = len(b"01234567\n")
-_CLASSES: Final = ("text", "empty", "binary", "not_utf8", "lfs_pointer", "own_output", "secret")
+_CLASSES: Final = (
+    "text",
+    "empty",
+    "binary",
+    "not_utf8",
+    "lfs_pointer",
+    "own_output",
+    "secret",
+    "generated",
+)
 _CLASS_INDEX: Final = {cls: i for i, cls in enumerate(_CLASSES)}
 
 
@@ -221,9 +237,9 @@ class Sha256Cache:
     member could plant a line. (The blocks' CRC-32 tells damage, not a forger.)
     """
 
-    #: The version follows the classification rules (secrets, own_output): older files
-    #: are rebuilt.
-    HEADER: Final = b"# git-hydrate sha256-cache 10\n"
+    #: The version follows the classification rules (secrets, own_output, generated):
+    #: older files are rebuilt.
+    HEADER: Final = b"# git-hydrate sha256-cache 11\n"
 
     def __init__(self, path: str, repo: Repository | None = None) -> None:
         self.path = path

@@ -25,6 +25,7 @@ from ..results import HydrateResult
 from ..store import Repository
 from ..taskrefs import TaskRefs
 from .cache import keep_compiled_prefilter
+from .generated import HEAD_CHARS, says_generated
 from .links import DIFF_TOP, Pick, Selector, commit_links, limits
 from .pathspec import Pathspec
 from .placement import Place, place
@@ -237,15 +238,15 @@ def _refuse_unmerged(unmerged: list[str], option: str) -> None:
 _MOST_LEFT_OUT: Final = 256
 
 
-def _new_files_too_large(repo: Repository, args: list[str], max_file: int) -> dict[str, int]:
+def _new_files_too_large(repo: Repository, listing: bytes, max_file: int) -> dict[str, int]:
     """The files the diff adds from the work tree (an intent-to-add file, say)
     whose size alone is over ``max_file``, and their sizes: the diff of a new file
     holds each of its bytes and more, so it could never be taken. Judged by
     ``lstat`` before git is asked for any patch text (git would read and hash the
-    whole file: 84 s for one of 2 GB)."""
+    whole file: 84 s for one of 2 GB); ``listing``: the diff's ``--raw`` listing."""
     if repo.work_tree is None:
         return {}
-    fields = repo.diff_raw(args).split(b"\0")
+    fields = listing.split(b"\0")
     found: dict[str, int] = {}
     at = 0
     while at + 1 < len(fields) and fields[at].startswith(b":"):
@@ -278,7 +279,8 @@ def _bodies(
     file."""
     max_file, task = limits
     from_work_tree = label in ("worktree", "uncommitted")
-    large = _new_files_too_large(repo, args, max_file) if from_work_tree else {}
+    listing = repo.diff_raw(args) if from_work_tree and repo.work_tree is not None else None
+    large = _new_files_too_large(repo, listing, max_file) if listing is not None else {}
     # (one run, each part's path read from its own header: a second run could see
     # another work tree, and pairing the two by position file one diff under
     # another's name)
@@ -295,6 +297,9 @@ def _bodies(
         else:
             bodies.append((path, f"diff:{label}:{path}", part))
     aside = _left_aside(repo, [path for path, _source, _part in bodies], label, task)
+    named = {note.path for note in (*task.files, *task.tests)}
+    judged = [path for path, _s, _part in bodies if path not in aside and path not in named]
+    aside.update(dict.fromkeys(_said_generated(repo, args, judged, listing), "generated"))
     if aside:
         skipped += [Skipped(p, aside[p], len(part)) for p, _s, part in bodies if p in aside]
         bodies = [body for body in bodies if body[0] not in aside]
@@ -335,6 +340,60 @@ def _left_aside(repo: Repository, paths: list[str], label: str, task: Task) -> d
         if why == "generated" or (why == "vendored" and path not in named):
             found[path] = why
     return found
+
+
+#: Bytes of a file read to judge what it says of itself (:mod:`.generated`).
+_HEAD_BYTES: Final = 4 * HEAD_CHARS
+
+
+def _said_generated(
+    repo: Repository, args: list[str], paths: list[str], listing: bytes | None
+) -> list[str]:
+    """Those of ``paths`` (files the diff changes) whose content says a tool wrote
+    it (:func:`.generated.says_generated`), as of the diff's newer side (the older
+    for a file it deletes; a work-tree file read through no symbolic link).
+    ``listing``: the diff's ``--raw`` listing, if read already."""
+    if not paths:
+        return []
+    sides = _sides(repo.diff_raw(args) if listing is None else listing, set(paths))
+    blobs = sorted({oid for oid in sides.values() if oid})
+    heads = {oid: data[:_HEAD_BYTES] for oid, data in repo.stream_blobs(blobs)} if blobs else {}
+    found = []
+    for path, oid in sides.items():
+        head = heads.get(oid) if oid else _worktree_head(repo, path)
+        if head is not None and says_generated(head.decode("utf-8", "replace")):
+            found.append(path)
+    return found
+
+
+def _sides(listing: bytes, wanted: set[str]) -> dict[str, str]:
+    """The blob of each regular file of ``wanted`` on the diff's newer side (the
+    older for a file it deletes), from its ``--raw -z`` listing; ``""``: the file
+    in the work tree."""
+    fields = listing.split(b"\0")
+    found: dict[str, str] = {}
+    at = 0
+    while at + 1 < len(fields) and fields[at].startswith(b":"):
+        old_mode, new_mode, old, new, status = fields[at][1:].split(b" ")[:5]
+        two = status[:1] in (b"R", b"C")  # (renamed or copied: the new path follows)
+        path = fields[at + 2 if two else at + 1].decode("utf-8", "surrogateescape")
+        at += 3 if two else 2
+        mode, oid = (old_mode, old) if status[:1] == b"D" else (new_mode, new)
+        if path in wanted and mode.startswith(b"100"):
+            found[path] = oid.decode("ascii") if oid.strip(b"0") else ""
+    return found
+
+
+def _worktree_head(repo: Repository, path: str) -> bytes | None:
+    """The first bytes of the work tree's regular file ``path``, never read through
+    a symbolic link (``None``: not there, or not readable so)."""
+    files = repo.work_tree_files
+    if files is None:
+        return None
+    try:
+        return files.read(path.encode("utf-8", "surrogateescape"), _HEAD_BYTES)
+    except OSError:
+        return None
 
 
 def _check_matched(repo: Repository, spec: Pathspec, changed: list[str], label: str) -> None:

@@ -45,6 +45,11 @@ _sent: Final = msgspec.msgpack.Decoder(
 _NO_FACTS: Final = msgspec.Raw(b"\xc0")
 _size = attrgetter("size")
 
+#: The classes whose blobs ranking knows the words of: text, and generated text (its
+#: words count in every file's weights as before it was told apart, and a file the
+#: task names is taken anyway); a blob's facts follow its content alone.
+_WORDED: Final = ("text", "generated")
+
 #: Called as ``progress(files_done, files_total, bytes_done)`` while content is read.
 Progress = Callable[[int, int, int], None]
 
@@ -92,16 +97,16 @@ class Content:
             known = building.known(oid)
             new = known is None
             if known is None:
-                known = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
+                known = blob_facts(data) if cls in _WORDED else BlobFacts(False, len(data))
             building.learn(oid, paths, known, new=new)
             return
         if self.kept is not None and self.kept.get(oid) is not None:
             return
-        self.facts[oid] = blob_facts(data) if cls == "text" else BlobFacts(False, len(data))
+        self.facts[oid] = blob_facts(data) if cls in _WORDED else BlobFacts(False, len(data))
 
     def wants(self, oid: str, cls: str) -> bool:
         """Whether :meth:`learn` would tokenise blob ``oid`` (of class ``cls``)."""
-        if not self.learning or cls != "text":
+        if not self.learning or cls not in _WORDED:
             return False
         if self.building is not None:
             return self.building.known(oid) is None
@@ -128,7 +133,7 @@ class Content:
         known = building.known(oid) if building is not None else None
         new = known is None
         if known is None:
-            if cls != "text":
+            if cls not in _WORDED:
                 known = BlobFacts(False, size)
             elif raw is None:
                 return False

@@ -24,6 +24,9 @@ Rules, applied in this order; the first that applies is the reason reported:
 ``generated``
     a lockfile or other generated file (:data:`GENERATED_NAMES`,
     :data:`GENERATED_SUFFIXES`): they cost the most tokens per byte of insight.
+    Also by content, after the secret scan: a file whose leading comments say a
+    tool wrote it and it is not to be edited (:mod:`.generated`), unless the task
+    names it (add-tree reads it to know: the sha256 cache keeps the verdict).
 ``generated`` / ``binary`` / ``vendored`` (attributes)
     ``.gitattributes`` marks the path ``linguist-generated`` (the convention
     GitHub uses to collapse generated files), ``binary`` (or ``-diff``, which git
@@ -87,6 +90,7 @@ from ..pack.seed import TRUST_LINE
 from ..results import SkippedDict
 from ..store import Repository
 from ..validate import printable
+from .generated import says_generated
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -463,7 +467,9 @@ def classify(data: bytes) -> str:
     from ..secrets import scan
 
     if scan(text, limit=1):
-        return "secret"
+        return "secret"  # (first: a file the task names is taken even if generated)
+    if says_generated(text):
+        return "generated"
     return "text"
 
 

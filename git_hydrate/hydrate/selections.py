@@ -49,7 +49,7 @@ ORIGIN: Final = TREE_ORIGIN
 
 #: Bumped when the rules, reading or ranking change what a run attaches: a run
 #: recorded under another version is never taken as unchanged.
-SELECTION_VERSION: Final = 3
+SELECTION_VERSION: Final = 4
 #: A file withheld as a secret is recorded with its run (and the prompt says it
 #: exists) when it ranked among this many attachments' places ...
 WITHHELD_TOP: Final = 25

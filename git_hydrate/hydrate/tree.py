@@ -22,7 +22,7 @@ recognising a run again, is :mod:`.selections`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from operator import itemgetter, neg, not_
@@ -209,9 +209,11 @@ def _pick(
     prefix: str,
     places: Mapping[str, Place],
     selector: Selector,
+    anchors: Set[str] = frozenset(),
 ) -> None:
     """Offer every file read (each has a place) to ``selector``, in packing order
-    (ranked first).
+    (ranked first); a file the task names (``anchors``) that says it is generated
+    is offered as text: a ticket about that file gets it.
 
     Once what is left of the budget is below the size of every file still to come,
     none of them can be picked: they are refused at once, each for the reason
@@ -220,6 +222,12 @@ def _pick(
     info = found.info  # (the paths placed are those read: ``places`` has them all)
     order, in_order = _packing_order(places)
     rows = list(map(info.__getitem__, order))  # (oid, digest, class, size)
+    named = [path for path in anchors if info.get(path, ("", "", ""))[2] == "generated"]
+    if named:  # (after the secret scan: what says it is generated holds no secret)
+        rows = [
+            (row[0], row[1], "text", row[3]) if path in named else row
+            for path, row in zip(order, rows, strict=True)
+        ]
     sizes = list(map(itemgetter(3), rows))
     smallest_after = list(accumulate(reversed(sizes), min))[::-1]
     offer = selector.offer  # (30,000 files at a time: no lookups in the loop)
@@ -521,7 +529,7 @@ def _select(
         if begun is not None:
             begun.close()
     selector = Selector(run.max_total, run.allowed, [prefix + entry.path for entry in candidates])
-    _pick(found, prefix, places, selector)
+    _pick(found, prefix, places, selector, anchors)
     listed = {entry.path for entry in source.entries}
     skipped += [Skipped(path, "missing", 0) for path in sorted(anchors - listed)]
     _write_picked(refs, found, selector.picks)
