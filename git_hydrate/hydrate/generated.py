@@ -62,7 +62,7 @@ def says_generated(text: str) -> bool:
     """Whether the file ``text`` (its start suffices: :data:`HEAD_CHARS`) says in
     its leading comments that a tool wrote it and it is not to be edited."""
     head = text[:HEAD_CHARS].lstrip("\ufeff")  # (a byte order mark: Visual Studio's)
-    if "enerat" not in head and "ENERAT" not in head:  # (most files: one scan)
+    if "enerated" not in head and "ENERATED" not in head:  # (most files: one scan)
         return False
     said = "\n".join(_leading_comments(head))
     if _MARKER.search(said) is not None:
