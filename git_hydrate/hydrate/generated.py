@@ -42,8 +42,11 @@ _BLOCKS: Final = (
 #: Lines that may come before a file's leading comments without being its code.
 _PREAMBLE: Final = ("<?xml", "<?php")
 
-#: Meta's marker (Rust's, Kotlin's, Buck's, Relay's), and C#'s and Visual Basic's.
-_MARKER: Final = re.compile(r"(?<![\w@])@generated(?![\w-])|<auto-?generated\b", re.IGNORECASE)
+#: Meta's marker (Rust's, Kotlin's, Buck's, Relay's: in lower case, not Java's
+#: ``@Generated`` annotation, which a comment may name), and C#'s and Visual Basic's.
+_MARKER: Final = re.compile(
+    r"(?<![\w@])(?-i:@generated)(?![\w-])|<auto-?generated\b", re.IGNORECASE
+)
 #: The file says it is generated ("regenerated" is no such word)...
 _GENERATED: Final = re.compile(r"\b(?:auto-?)?generated\b", re.IGNORECASE)
 #: ... and that it is not to be edited (itself: not "do not edit the client", "do not
