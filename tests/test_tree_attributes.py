@@ -241,3 +241,47 @@ def test_a_restaged_index_that_looks_the_same_on_disk_is_asked_again(
         second = store.staged_attributes()
     staged = git(repo, "ls-files", "-s", "-z", "--", ".gitattributes").encode()
     assert second != first and second.split(b"\0")[0] == staged.split(b"\0")[0]
+
+
+def test_the_staged_attributes_are_kept_for_the_next_process(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The staged .gitattributes are kept under the index file's state: the next
+    process (a new repository object) asks git nothing while the index stays the
+    same; a kept file that is damaged, cut short, another user's, or of another
+    index is a miss (asked again, never an error), and every answer is git's."""
+    _stock(repo)
+    asked: list[list[str]] = []
+
+    def answer() -> bytes:
+        with Repository(repo) as store:
+            run = store.git
+
+            def counted(args: list[str], **kw: Any) -> Any:
+                asked.append(args)
+                return run(args, **kw)
+
+            monkeypatch.setattr(store, "git", counted)
+            return store.staged_attributes()
+
+    kept = repo / ".git" / "hydrate" / "staged-attributes"
+    first = answer()
+    assert b".gitattributes" in first and len(asked) == 1
+    assert answer() == first and len(asked) == 1
+    body = kept.read_bytes()
+    for damaged in (body[:-1], body[:-3] + b"xyz", body.replace(b"staged-attributes 1", b"-")):
+        kept.write_bytes(damaged)
+        assert answer() == first
+    assert len(asked) == 4 and kept.read_bytes() == body  # (each miss kept anew)
+    kept.chmod(0o666)  # (another user could have written it: not trusted)
+    assert answer() == first and len(asked) == 5
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitattributes").write_text("*.txt binary\n")
+    git(repo, "add", "sub/.gitattributes")
+    second = answer()
+    assert b"sub/.gitattributes" in second and len(asked) == 6
+    assert answer() == second and len(asked) == 6
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")  # (git reads the pathspecs otherwise)
+    specs = (":(glob)**/.gitattributes", ".gitattributes")
+    assert answer() == git(repo, "ls-files", "-s", "-z", "--", *specs).encode()
+    assert len(asked) == 7

@@ -164,6 +164,12 @@ _STORAGE: Final = [
     ("$GIT_COMMON_DIR/hydrate/git-features", "What the installed git was found to lack "
      "(a command or option asked for first), remembered per git binary, so that an "
      "upgraded git is asked again. Deleting it is always safe."),
+    ("$GIT_COMMON_DIR/hydrate/staged-attributes", "Derived, disposable: the staged "
+     ".gitattributes (git ls-files -s) that a git without check-attr --source reads "
+     "attributes from, under the index file's state (device, inode, size, times and "
+     "checksum) and the GIT_*_PATHSPECS variables, with its CRC-32 and length; another "
+     "state, a foreign file or one that fails them is a miss, asked again. Written 0600. "
+     "Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-verdicts/", "Derived, disposable: the sha256 and "
      "content class of each file add-tree read of the 8 trees it read last, one file per "
      "tree id, under the version of the code that classifies, so a new task on a known "

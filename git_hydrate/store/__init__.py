@@ -25,8 +25,9 @@ config`` otherwise. Its parts, one concern a module:
 * :mod:`.catfile`, :mod:`.commits`, :mod:`.perms`, :mod:`.process` — the helpers
   under them; :mod:`.stopping`, the gits of other threads stopped (the MCP
   server's calls run in threads);
-* :mod:`.derived`, :mod:`.tempfiles` — the caches' files, and the temporary files
-  their writers leave when killed; :mod:`.lockfiles`, the lock files git-hydrate
+* :mod:`.derived`, :mod:`.keyed`, :mod:`.tempfiles` — the caches' files (a keyed
+  answer: one question's, good for one key), and the temporary files their writers
+  leave when killed; :mod:`.lockfiles`, the lock files git-hydrate
   makes (who made one, and what a command holding one does when a signal ends it).
 
 Names are resolved lazily (as in ``git_hydrate`` itself): what needs only a
