@@ -339,6 +339,8 @@ def neutralise(text: str) -> str:
     """Mark every structural line of ``text`` (see the module docstring) with
     :data:`NEUTRALISE_MARK`; leave every other byte as it is. Every line break
     Python recognises counts, not only ``\\n``."""
+    if not text:
+        return text  # (no line: the advice measures 3,661 bodies not read, each as "")
     starts = _ahead.pop(text, None) if _ahead else None
     return _mark_at(text, marks(text) if starts is None else starts)
 
