@@ -12,7 +12,7 @@ import pytest
 
 from git_hydrate import Ledger, ValidationError
 
-from .conftest import hydrate, stocked_repo
+from .conftest import git, hydrate, stocked_repo
 
 T0 = 1_800_000_000.0
 
@@ -158,3 +158,41 @@ def test_the_prompt_is_held_once_while_it_is_built(repo: Path) -> None:
     # twice (~2.1x its size here) must not fit under the bound.
     assert streamed < 1.3 * size + 1.25 * 2**20, (streamed, size)
     assert joined > 3 * size  # what the measure tells apart
+
+
+@pytest.mark.parametrize("files", [3, 1010])  # (past 1,000 links they are fanned out)
+def test_the_prompt_after_a_write_takes_the_task_as_written(
+    repo: Path, files: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt built right after add-tree in the same process takes the task and
+    links as written, not read back from the tip (3,687 links at 30,000 files: 1.2 MB
+    of JSON); it is the prompt a fresh read builds. Once another writer moves the
+    tip, the task is read again."""
+    from git_hydrate.pack.stored import packing_input
+
+    for i in range(files):
+        (repo / f"m{i:04}.py").write_text(f"def retry_{i}():\n    return {i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    tracked = len(git(repo, "ls-files").split())
+    loads: list[str] = []
+    with Ledger(repo) as ledger, Ledger(repo) as other:
+        ledger.add_task("W-1", "Retry the queue", "it retries")
+        ledger.add_tree("W-1")
+        load = ledger.refs.load
+        monkeypatch.setattr(ledger.refs, "load", lambda t: loads.append(t) or load(t))
+        prompt, fields = written_of(ledger, "W-1", 2000)
+        assert loads == []
+        assert packing_input(ledger.refs, "W-1") == packing_input(other.refs, "W-1")
+        assert (prompt, fields) == written_of(other, "W-1", 2000)
+        assert fields["attachments"] == tracked
+        other.add_context("W-1", "a note on retries\n", "notes/retry.md", priority=9)
+        prompt, fields = written_of(ledger, "W-1", 2000)
+        assert loads == ["W-1"] and fields["attachments"] == tracked + 1
+        assert (prompt, fields) == written_of(other, "W-1", 2000)
+
+
+def written_of(ledger: Ledger, task_id: str, max_bytes: int) -> tuple[bytes, dict[str, object]]:
+    out = io.BytesIO()
+    fields = ledger.write_prompt(task_id, out, max_bytes, cache=False)
+    return out.getvalue(), dict(fields)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from .. import __version__, validate
 from ..errors import CorruptData, NotFound, ValidationError
-from ..model import TREE_ORIGIN
+from ..model import TREE_ORIGIN, packing_sorted
 from ..results import ExpandResult, PackResult, PromptFields, PromptResult
-from ..taskrefs import TaskRefs
+from ..taskrefs import TaskRefs, TaskState
 from ..tasks import task_dict
 from .assemble import pack_attachments, render_attachments
 from .boundaries import forget_ahead
@@ -64,7 +64,7 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[At
     """The task's fields and its attachments (with size and oid, no bodies), in
     packing order. An attachment of a file the task names (by its path, or its
     source label) carries ``named``: ``file in play`` or ``named test``."""
-    state = refs.load(task_id)
+    state = _written(refs, task_id) or refs.load(task_id)
     task = dict(task_dict(state))
     roles = _named_paths(task)
     entries = []
@@ -84,6 +84,20 @@ def packing_input(refs: TaskRefs, task_id: str) -> tuple[dict[str, Any], list[At
             )
         )
     return task, entries
+
+
+def _written(refs: TaskRefs, task_id: str) -> TaskState | None:
+    """The task as this process just wrote it (:attr:`.TaskRefs.last_write`), while
+    its tip is still the one written: add-tree's prompt does not read back the
+    links it committed (3,687 at 30,000 files: 16 shards, 1.2 MB of JSON). ``None``
+    otherwise, or when two links hold one body (their order would be the read's)."""
+    last = refs.last_write
+    if last is None or last[0] != task_id or refs.tip(task_id) != last[1]:
+        return None
+    _id, tip, task, links = last
+    if len({link.sha256 for link in links}) != len(links):
+        return None
+    return TaskState(task=task, links=packing_sorted(links), tip=tip)
 
 
 def _named_paths(task: Mapping[str, Any]) -> dict[str, str]:

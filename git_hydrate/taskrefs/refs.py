@@ -19,7 +19,7 @@ from .. import codec, validate
 from ..archive import read_archive
 from ..errors import Busy, CorruptData, NotFound, ValidationError
 from ..ids import TASK_REF_PREFIX, is_task_id, names_a_task, ref_name
-from ..model import Link
+from ..model import Link, Task
 from ..store import RefRace, Repository
 from ..store import refs as store_refs
 from .admission import IdAdmission
@@ -81,6 +81,10 @@ class TaskRefs:
         self.admission = IdAdmission(repo)
         self._graph_mutex = threading.RLock()
         self._graph_depth = 0
+        #: This object's last write through the write loop: the task's id, its new tip,
+        #: and the task and links a read of that tip gives (links not in packing order),
+        #: for what reads the task next in this process (the prompt after add-tree).
+        self.last_write: tuple[str, bytes, Task, list[Link]] | None = None
 
     def commit_when(self, moment: float | None = None) -> float | None:
         """The date a commit gets: the explicit clock's (``moment``, when it was
@@ -460,6 +464,12 @@ class TaskRefs:
         self, task_id: str, tip: bytes | None, state: TaskState | None, change: Change[Any]
     ) -> bytes | None:
         """The commit of ``change`` on ``tip`` (``None``: the tree would not change)."""
+        return self._made(task_id, tip, state, change)[0]
+
+    def _made(
+        self, task_id: str, tip: bytes | None, state: TaskState | None, change: Change[Any]
+    ) -> tuple[bytes | None, Task]:
+        """:meth:`_commit`, and the task as a read of that commit decodes it."""
         self.repo.identity()  # no identity, no commit (refused like git commit)
         extras = fields_to_keep(task_id, state) if state is not None else {}
         data = codec.encode_with_extras(change.task, extras)
@@ -472,7 +482,7 @@ class TaskRefs:
             )
         # (never write a task.json its own reader refuses: that task could not be
         # read, mended or pushed again; a one-line error instead, nothing written)
-        codec.decode_task(data, f"task {task_id}: task.json as it would be written")
+        made = codec.decode_task(data, f"task {task_id}: task.json as it would be written")
         tree_changes = link_tree_changes(self.repo, change.links, state)
         tree_changes[TASK_FILE] = self.repo.write_blob(data)
         tree_changes.update(change.bodies)
@@ -480,10 +490,9 @@ class TaskRefs:
             tree_changes.update(self._foreign_top_level(state.tree))
         tree = self.repo.update_tree(state.tree if state else None, tree_changes)
         if state is not None and tree == state.tree:
-            return None
-        return self.repo.write_commit(
-            tree, [tip] if tip is not None else [], change.message, when=self.commit_when()
-        )
+            return None, made
+        parents = [tip] if tip is not None else []
+        return self.repo.write_commit(tree, parents, change.message, when=self.commit_when()), made
 
     def _write(
         self,
@@ -501,7 +510,7 @@ class TaskRefs:
             except Unchanged as done:
                 result: R = done.result
                 return result
-            commit = self._commit(task_id, tip, state, change)
+            commit, made = self._made(task_id, tip, state, change)
             if commit is None:
                 return change.result
             try:
@@ -511,6 +520,8 @@ class TaskRefs:
                 if lock_left_behind(self.repo, ref):
                     break  # no writer holds a lock this long: say so now, not in a minute
                 continue
+            if state is None or not state.partial:
+                self.last_write = (task_id, commit, made, change.links)
             return change.result
         raise busy(self.repo, task_id)
 
