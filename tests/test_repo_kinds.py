@@ -84,6 +84,7 @@ def test_no_git_identity_refuses_to_write(repo: Path, tmp_path: Path) -> None:
 #: verdict, a compiled scanner, the runs a refresh takes): this user's alone.
 ACTED_ON_UNCHECKED = {
     "secret-prefilter",
+    "staged-attributes",  # (it decides whether a kept attribute answer holds)
     "sha256-cache",
     "blob-facts",  # ranking reads its word counts as they are
     "own-selections",
