@@ -173,3 +173,57 @@ def test_a_damaged_listing_is_a_miss_and_attaches_nothing_wrong(
     assert runs[0] == runs[1]
     assert runs[0][2][0] == 0 and "alpha body" in runs[0][2][1]
     assert kept.read_bytes() == good  # listed again, and kept
+
+
+def _columns(rows: list[tuple[bytes, int, bytes, int]], cut: int = -1) -> bytes:
+    """A listing's body of ``rows`` as layout 3 holds them (the test's own encoding);
+    ``cut``: that column one byte short."""
+    paths = b"\0".join(raw for raw, _k, _o, _s in rows)
+    kinds = bytes(kind for _r, kind, _o, _s in rows)
+    oids = b"".join(oid for _r, _k, oid, _s in rows)
+    sizes = b"".join(size.to_bytes(8, "little") for _r, _k, _o, size in rows)
+    columns = [paths, kinds, oids, sizes]
+    if cut >= 0:
+        columns[cut] = columns[cut][:-1]
+    return msgspec.msgpack.encode(columns)
+
+
+def test_a_listing_in_columns_out_of_shape_or_of_layout_2_is_a_miss(repo: Path) -> None:
+    """A listing is kept as four columns (30,000 entries decode as four values);
+    one whose columns do not hold one entry each, or whose kind is out of range,
+    is a miss though its check is right; so is a listing of layout 2 (an entry a
+    tuple), which an older version kept: each is listed again and kept anew."""
+    _stock(repo)
+    tree = _tree(repo)
+    with Repository(repo) as store:
+        listings.tree_entries(store, tree)
+    kept = repo / ".git" / "hydrate" / "tree-listings" / tree
+    good = kept.read_bytes()
+    rows = [(raw.encode(), 0, b"\1" * 20, 2) for raw in ("a.txt", "b.txt")]
+    assert good.startswith(b"# git-hydrate tree-listing 3\n")
+    older = msgspec.msgpack.encode(rows)
+    shapes = [
+        (b"# git-hydrate tree-listing 2\n", older),
+        (listings.HEADER, older),
+        (listings.HEADER, _columns([(b"a.txt", 9, b"\1" * 20, 2)])),  # (no such kind)
+        (listings.HEADER, _columns(rows).replace(b"a.txt\0b.txt", b"a.txt\1b.txt")),
+        *((listings.HEADER, _columns(rows, cut)) for cut in (1, 2, 3)),  # (a column short)
+    ]
+    for header, body in shapes:
+        kept.write_bytes(header + listings.check_line(body) + body)
+        with Repository(repo) as store:
+            assert listings.tree_entries(store, tree) == _listed(repo, tree)
+        assert kept.read_bytes() == good
+
+
+def test_a_sha256_trees_listing_is_kept_and_read_back(tmp_path: Path) -> None:
+    """In a SHA-256 repository a blob id is 32 bytes: the columns say so."""
+    repo = tmp_path / "sha256"
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(repo))
+    _stock(repo)
+    tree = _tree(repo)
+    with Repository(repo) as store:
+        first = listings.tree_entries(store, tree)
+    with Repository(repo) as store:
+        assert listings.tree_entries(store, tree) == first == _listed(repo, tree)
+    assert len(first[0].oid or "") == 64

@@ -180,9 +180,11 @@ _STORAGE: Final = [
     ("$GIT_COMMON_DIR/hydrate/tree-listings/", "Derived, disposable: the listings of the "
      "8 trees add-tree read last, one file per tree id, so a known tree is not listed "
      "again and a tree near a kept one costs git's diff of the two: a header line, the "
-     "CRC-32 and length of the entries, then the entries (msgpack: path, kind, blob id, "
-     "size). A file of another layout, foreign, or one that fails its CRC-32 or length "
-     "is a miss, listed and kept anew. Written 0600. Deleting it is always safe."),
+     "CRC-32 and length of the entries, then the entries as four msgpack columns (the paths "
+     "joined by NUL, a byte per kind, the blob ids end to end, the sizes as 8-byte "
+     "little-endian integers). A file of another layout, foreign, or one that fails its "
+     "CRC-32 or length is a miss, listed and kept anew. Written 0600. Deleting it is "
+     "always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-attributes/", "Derived, disposable: the answer of "
      "git check-attr (linguist-generated, binary, diff, linguist-vendored) for the 8 trees "
      "add-tree checked last, "

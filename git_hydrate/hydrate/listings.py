@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import zlib
+from array import array
+from operator import itemgetter
 from typing import Final
 
 import msgspec
@@ -40,8 +43,8 @@ from .sources import blob_sizes, list_tree
 __all__ = ["MAX_TREES", "check_line", "keep_by_tree", "tree_entries"]
 
 #: The first line of a kept listing; another (an older layout) is a miss. The second
-#: is the CRC-32 (hex) and the length of the entries that follow (msgpack).
-HEADER: Final = b"# git-hydrate tree-listing 2\n"
+#: is the CRC-32 (hex) and the length of the entries that follow (:class:`_Columns`).
+HEADER: Final = b"# git-hydrate tree-listing 3\n"
 #: Listings kept at most (about 60 bytes a file each).
 MAX_TREES: Final = 8
 #: A neighbour that differs in more than this share of its files is not used:
@@ -51,7 +54,21 @@ _MOST_CHANGED: Final = 0.5
 _KINDS: Final = ("file", "symlink", "submodule", "unreadable")
 #: One entry: raw path, kind (an index of :data:`_KINDS`), blob id (20 or 32 bytes), size.
 _Row = tuple[bytes, int, bytes, int]
-_decoder: Final = msgspec.msgpack.Decoder(list[tuple[bytes, int, bytes, int]])
+
+
+class _Columns(msgspec.Struct, array_like=True):
+    """A kept listing's entries as four columns, each one value (30,000 entries
+    decode as 4 values, not 30,000 tuples of 4: 20 -> 11 ms): the raw paths joined
+    by NUL (which no path holds), each kind (a byte: an index of :data:`_KINDS`),
+    the blob ids end to end, and the sizes (8 bytes each, little-endian)."""
+
+    paths: bytes
+    kinds: bytes
+    oids: bytes
+    sizes: bytes
+
+
+_decoder: Final = msgspec.msgpack.Decoder(_Columns)
 _encoder: Final = msgspec.msgpack.Encoder()
 _MODE_SYMLINK: Final = 0o120000
 _MODE_GITLINK: Final = 0o160000
@@ -68,6 +85,45 @@ def _entries(rows: list[_Row]) -> list[FileEntry]:
     ]
 
 
+def _columns(rows: list[_Row]) -> _Columns:
+    sizes = array("q", map(itemgetter(3), rows))
+    if sys.byteorder == "big":
+        sizes.byteswap()
+    return _Columns(
+        b"\0".join(map(itemgetter(0), rows)),
+        bytes(map(itemgetter(1), rows)),
+        b"".join(map(itemgetter(2), rows)),
+        sizes.tobytes(),
+    )
+
+
+def _sizes(columns: _Columns) -> array[int]:
+    sizes = array("q")
+    sizes.frombytes(columns.sizes)
+    if sys.byteorder == "big":
+        sizes.byteswap()
+    return sizes
+
+
+def _column_entries(columns: _Columns, width: int) -> list[FileEntry]:
+    """The entries of ``columns`` (blob ids ``width`` bytes each), as :func:`_entries`
+    gives those of its rows (each column in one pass in C: the paths decoded at once,
+    the ids turned to hex at once)."""
+    n = len(columns.kinds)
+    paths = columns.paths.decode("utf-8", "surrogateescape").split("\0") if n else []
+    digits = columns.oids.hex()
+    oids = [digits[at : at + 2 * width] for at in range(0, 2 * width * n, 2 * width)]
+    kinds = map(_KINDS.__getitem__, columns.kinds)
+    return list(map(FileEntry, paths, _sizes(columns), kinds, oids))
+
+
+def _column_rows(columns: _Columns, width: int) -> list[_Row]:
+    n, ids = len(columns.kinds), columns.oids
+    paths = columns.paths.split(b"\0") if n else []
+    oids = [ids[at : at + width] for at in range(0, width * n, width)]
+    return list(zip(paths, columns.kinds, oids, _sizes(columns), strict=True))
+
+
 def _rows(entries: list[FileEntry]) -> list[_Row]:
     return [
         (e.raw_path, _KINDS.index(e.kind), bytes.fromhex(e.oid or ""), e.size) for e in entries
@@ -80,10 +136,10 @@ def check_line(body: bytes | bytearray) -> bytes:
     return b"%08x %d\n" % (zlib.crc32(body), len(body))
 
 
-def _load(path: str, tree: str) -> list[_Row] | None:
+def _load(path: str, tree: str) -> _Columns | None:
     """The kept listing of ``tree`` at ``path``; ``None``: none, another layout,
-    damaged (its CRC-32 or length not those written, an entry out of shape), or
-    not this user's."""
+    damaged (its CRC-32 or length not those written, its columns not of one
+    length, a kind out of range), or not this user's."""
     data = read_private(path)  # (a listing nobody else could have planted, or none)
     if data is None or not data.startswith(HEADER):
         return None
@@ -91,13 +147,20 @@ def _load(path: str, tree: str) -> list[_Row] | None:
     if not newline or check + newline != check_line(body):
         return None
     try:
-        rows = _decoder.decode(body)
+        columns = _decoder.decode(body)
     except (msgspec.DecodeError, ValueError):
         return None
+    n = len(columns.kinds)
     width = len(tree) // 2  # (a blob id is as long as the tree's: SHA-1 or SHA-256)
-    if any(len(oid) != width or not 0 <= kind < len(_KINDS) for _raw, kind, oid, _s in rows):
+    if (
+        len(columns.oids) != width * n
+        or len(columns.sizes) != 8 * n
+        or columns.paths.count(b"\0") != max(n - 1, 0)
+        or (not n and columns.paths)
+        or (n and max(columns.kinds) >= len(_KINDS))
+    ):
         return None
-    return rows
+    return columns
 
 
 def _neighbour(folder: str, tree: str) -> str | None:
@@ -155,7 +218,7 @@ def _patched(repo: Repository, rows: list[_Row], base: str, tree: str) -> list[_
 def _keep(repo: Repository, folder: str, tree: str, rows: list[_Row]) -> None:
     if any(kind == _KINDS.index("unreadable") for _raw, kind, _oid, _size in rows):
         return  # a blob this clone lacks may arrive: the listing would change
-    body = _encoder.encode(rows)
+    body = _encoder.encode(_columns(rows))
     keep_by_tree(repo, folder, tree, [HEADER, check_line(body), body], MAX_TREES)
 
 
@@ -205,16 +268,17 @@ def tree_entries(repo: Repository, tree: str) -> list[FileEntry]:
     newest kept one and the diff of the two trees, else from ``git ls-tree``."""
     folder = _folder(repo)
     path = os.path.join(folder, tree)
-    rows = _load(path, tree)
-    if rows is not None:
+    width = len(tree) // 2
+    columns = _load(path, tree)
+    if columns is not None:
         with contextlib.suppress(OSError):
             os.utime(path)  # used last: kept longest
-        return _entries(rows)
+        return _column_entries(columns, width)
     base = _neighbour(folder, tree)
     known = _load(os.path.join(folder, base), base) if base is not None else None
     if base is not None and known is not None:
         try:
-            rows = _patched(repo, known, base, tree)
+            rows = _patched(repo, _column_rows(known, width), base, tree)
         except GitFailed:
             rows = None  # (the kept tree may be gone: pruned by git gc)
         if rows is not None:
