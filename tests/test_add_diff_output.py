@@ -362,12 +362,17 @@ def test_generated_and_vendored_diffs_are_left_out_as_add_tree_leaves_them(
     """add-diff attached a lockfile's diff (52 KB for 300 packages), a file marked
     linguist-generated and a vendored copy's: add-tree's rules leave those files
     out, and their diffs cost as much. They are skipped with add-tree's reasons
-    (a vendored file the task names is taken), for uncommitted changes and a range."""
-    attributes = "gen.py linguist-generated\nvendor/** linguist-vendored\n"
-    names = ("package-lock.json", "gen.py", "vendor/lib.js", "vendor/patched.js", "app.py")
+    (a file the task names is taken, vendored or generated), for uncommitted
+    changes and a range."""
+    attributes = "gen*.py linguist-generated\nvendor/** linguist-vendored\n"
+    names = (
+        *("package-lock.json", "gen.py", "vendor/lib.js", "vendor/patched.js", "app.py"),
+        *("gen_named.py", "yarn.lock"),
+    )
     commit_files(repo, {".gitattributes": attributes, **{n: "v1\n" for n in names}}, "base")
     with Ledger(repo) as ledger:
-        ledger.add_task(TASK, objective="o", acceptance="a", files=["vendor/patched.js"])
+        files = ["vendor/patched.js", "gen_named.py", "yarn.lock"]
+        ledger.add_task(TASK, objective="o", acceptance="a", files=files)
     expected = {
         "package-lock.json": "generated",
         "gen.py": "generated",
@@ -383,11 +388,11 @@ def test_generated_and_vendored_diffs_are_left_out_as_add_tree_leaves_them(
             results.append(ledger.add_diff(TASK, **options))
     for result in results:
         assert {s["path"]: s["reason"] for s in result["skipped"]} == expected
-        assert result["files"] == 5
+        assert result["files"] == 7
     assert set(bodies(repo)) == {
         f"diff:{label}:{path}"
         for label in ("worktree", "HEAD~1..HEAD")
-        for path in ("app.py", "vendor/patched.js")
+        for path in ("app.py", "vendor/patched.js", "gen_named.py", "yarn.lock")
     }
 
 

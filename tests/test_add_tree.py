@@ -255,6 +255,28 @@ def test_vendored_files_are_left_out_unless_the_task_names_them(repo: Path) -> N
     }
 
 
+def test_a_generated_file_the_task_names_is_taken(repo: Path) -> None:
+    """A file left out for its generated name, its linguist-generated mark or its
+    folder (node_modules, dist) is attached when the task names it, as a vendored
+    copy and a file that says it is generated are; the others stay out."""
+    write(repo, ".gitattributes", "models/*.py linguist-generated\n")
+    named = ["api/service.pb.go", "models/user.py", "dist/app.js"]
+    for path in [*named, "api/other.pb.go", "models/order.py", "dist/vendor.js"]:
+        write(repo, path, f"// {path}\n")
+    write(repo, "api/icon.png", "\x89PNG\r\n")
+    commit_all(repo)
+    with Ledger(repo) as ledger:
+        ledger.add_task(TASK, objective="o", acceptance="a", files=[*named, "api/icon.png"])
+        result = ledger.add_tree(TASK)
+    assert by_path(result) == {
+        "api/other.pb.go": "generated",
+        "models/order.py": "generated",
+        "dist/vendor.js": "skipped_dir",
+        "api/icon.png": "skipped_ext",
+    }
+    assert {link["source"] for link in links(repo)} >= set(named)
+
+
 def test_a_file_marked_minus_diff_is_skipped_as_git_diffs_it(repo: Path) -> None:
     # Teams mark lockfiles and data "-diff" so git shows no text diff of them
     # (add-diff skips their "Binary files differ" as binary): add-tree says binary

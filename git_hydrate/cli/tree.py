@@ -322,9 +322,9 @@ def add_tree(
 
     Left out, with their reasons: directories such as node_modules, .venv, dist and build
     (skipped_dir); binary extensions (skipped_ext); lockfiles, minified files, a tool's output
-    by name (*.pb.go) or first lines ("Code generated ... DO NOT EDIT.", @generated; unless the
-    task names it) and what .gitattributes marks linguist-generated (generated), binary or
-    -diff, or linguist-vendored (vendored, unless the task names it); symlinks, submodules;
+    by name (*.pb.go) or first lines ("Code generated ... DO NOT EDIT.", @generated), what
+    .gitattributes marks linguist-generated (generated), binary, -diff or linguist-vendored
+    (vendored) (a file the task names is taken from these but binary); symlinks, submodules;
     paths through a linked folder (beyond_symlink: never read through it); FIFOs, sockets and
     devices (special); with --worktree in a partial clone, files outside the sparse checkout no
     PATHSPEC takes (sparse); files over --max-file-bytes (too_large); empty files; content with
@@ -553,8 +553,8 @@ def add_diff(
     uncommitted change (an untracked file has none: --worktree names it).
     Each file's diff is its own body, labelled diff:<range>:<path>, so the
     budget can keep some files' changes when not all fit; binary diffs, new work-tree files over
-    --max-file-bytes (unread), and what add-tree leaves out as generated (by name, or by the
-    file's first lines unless the task names it), vendored or skipped_dir, are
+    --max-file-bytes (unread), and what add-tree leaves out as generated (by name or by the
+    file's first lines), vendored or skipped_dir (unless the task names the file), are
     skipped and reported (a submodule's diff is
     its two commit ids, whatever diff.submodule says). --log adds the
     commit messages of the range (log:<range>). PATHSPECs go after -- and are

@@ -324,20 +324,20 @@ def _left_aside(repo: Repository, paths: list[str], label: str, task: Task) -> d
     """The diffs add-tree's rules leave out by the file's path or marks: one under a
     skipped directory such as ``node_modules`` or ``dist`` (``skipped_dir``), a
     lockfile or minified file, or one ``.gitattributes`` marks
-    ``linguist-generated`` (``generated``) or ``linguist-vendored`` (``vendored``,
-    unless the task names it), as of the range's newer side (the work tree's for
-    uncommitted changes)."""
+    ``linguist-generated`` (``generated``) or ``linguist-vendored`` (``vendored``),
+    as of the range's newer side (the work tree's for uncommitted changes); a file
+    the task names is taken, as add-tree takes it."""
     named = {note.path for note in (*task.files, *task.tests)}
     found: dict[str, str] = {}
     for path in paths:
         why = path_rule(FileEntry(path, 1), 1)  # (by its path alone: sizes are the body's)
-        if why in ("skipped_dir", "generated"):
+        if why in ("skipped_dir", "generated") and path not in named:
             found[path] = why
-    asked = [FileEntry(path, 0) for path in paths if path not in found]
+    asked = [FileEntry(path, 0) for path in paths if path not in found and path not in named]
     newer = (label.split("..")[-1].lstrip(".") or "HEAD") if ".." in label else None
     tree = repo.rev_parse(newer, "tree") if newer is not None else None
     for path, why in attribute_rules(repo, asked, tree=tree).items():
-        if why == "generated" or (why == "vendored" and path not in named):
+        if why in ("generated", "vendored"):
             found[path] = why
     return found
 

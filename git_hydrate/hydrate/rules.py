@@ -322,16 +322,18 @@ class Skipped(msgspec.Struct, frozen=True, gc=False):
         return data
 
 
-def path_rule(entry: FileEntry, max_file_bytes: int) -> str | None:
-    """The reason to skip ``entry`` judged from its path, kind and size alone."""
+def path_rule(entry: FileEntry, max_file_bytes: int, named: bool = False) -> str | None:
+    """The reason to skip ``entry`` judged from its path, kind and size alone;
+    ``named``: the task names the file, so neither its folder (``skipped_dir``) nor
+    a generated file's name leaves it out (a ticket about that file gets it)."""
     path = entry.path
     folder, _, name = path.rpartition("/")
-    if folder and _skipped_folder(folder):
+    if folder and not named and _skipped_folder(folder):
         return "skipped_dir"
     lower = name.lower()
     if _extension(lower) in SKIPPED_EXTENSIONS:
         return "skipped_ext"
-    if name in GENERATED_NAMES or lower.endswith(GENERATED_SUFFIXES):
+    if not named and (name in GENERATED_NAMES or lower.endswith(GENERATED_SUFFIXES)):
         return "generated"
     if entry.kind != "file":
         return entry.kind

@@ -145,7 +145,7 @@ def apply_rules(
         by_attribute = tree_attribute_rules(refs.repo, source.tree, every, entries)
     elif source.mode != "dir":
         by_attribute = attribute_rules(refs.repo, entries, tree=None)
-    by_attribute = _named_not_vendored(by_attribute, anchors)
+    by_attribute = _named_taken(by_attribute, anchors)
     skipped = [
         s
         for s in source.skipped
@@ -155,7 +155,7 @@ def apply_rules(
     marks = None
     if source.mode == "rev" and source.tree is not None:
         marks = skipped_paths(refs.repo, source.tree, every, entries)
-    candidates, judged = _judged(entries, (max_file, max_total), by_attribute, marks)
+    candidates, judged = _judged(entries, (max_file, max_total), by_attribute, marks, anchors)
     return candidates, skipped + judged
 
 
@@ -164,6 +164,7 @@ def _judged(
     limits: tuple[int, int],
     by_attribute: Mapping[str, str],
     marks: set[str] | None,
+    anchors: Set[str],
 ) -> tuple[list[FileEntry], list[Skipped]]:
     """The entries the path and attribute rules let through (``limits``: the bytes
     a file and all may take), and the others with reasons, each in order.
@@ -182,7 +183,7 @@ def _judged(
     skipped: list[Skipped] = []
     for at in compress(range(len(entries)), map(not_, through)):
         entry = entries[at]
-        reason = path_rule(entry, max_file)
+        reason = path_rule(entry, max_file, entry.path in anchors)
         marked = by_attribute.get(entry.path)
         if marked is not None and reason in (None, "too_large", "empty"):
             reason = marked
@@ -195,10 +196,11 @@ def _judged(
     return list(compress(entries, through)), skipped
 
 
-def _named_not_vendored(marked: dict[str, str], anchors: set[str]) -> dict[str, str]:
-    """``marked`` without the ``vendored`` mark of the files the task names: a
-    ticket about a vendored copy gets it (the other marks stand)."""
-    named = [path for path in anchors if marked.get(path) == "vendored"]
+def _named_taken(marked: dict[str, str], anchors: set[str]) -> dict[str, str]:
+    """``marked`` without the ``vendored`` and ``generated`` marks of the files the
+    task names: a ticket about a vendored copy or a generated file gets it (the
+    other marks, ``binary`` among them, stand)."""
+    named = [path for path in anchors if marked.get(path) in ("vendored", "generated")]
     if not named:
         return marked
     return {path: why for path, why in marked.items() if path not in named}
