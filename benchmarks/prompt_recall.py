@@ -6,7 +6,9 @@ through ``prompt``, so that a change to the prompt's walk can be weighed. Each
 case (``relevance.qualifying``: a recent commit C modifying 2-8 text files) gets
 a task whose objective is C's message and nothing else, ``add-tree --rev P``
 (P: C's parent), then ``prompt`` at 32, 64 and 128 KiB. Recall: the share of
-C's changed files the prompt holds whole, and whole or as an outline.
+C's changed files the prompt holds whole, and whole or as an outline; and how many
+attachments the prompt's ``### Not included`` section names one by one (``--compare``
+counts the prompts that leave attachments out and name none of them).
 
 Usage::
 
@@ -85,9 +87,21 @@ def run(
                     row[budget] = (
                         sum(p in whole for p in case.changed) / len(case.changed),
                         sum(p in whole or p in outlined for p in case.changed) / len(case.changed),
+                        *_notice_lines(got["prompt"]),
                     )
                 results[f"{name} {case.commit[:12]}"] = row
     return results
+
+
+def _notice_lines(prompt: str) -> tuple[int, int]:
+    """How many attachments the prompt's ``### Not included`` section names one
+    by one, and whether it has the section at all (1) or not (0)."""
+    _, found, notice = prompt.partition("\n### Not included\n")
+    if not found:
+        return 0, 0
+    notice = notice.split("\n--- END UNTRUSTED CONTEXT ---", 1)[0]
+    said = (": left out, ", ": outlined, ")
+    return sum(any(s in line for s in said) for line in notice.splitlines()), 1
 
 
 def _rank_again(ledger: Any, task_id: str, parent: str) -> None:
@@ -123,6 +137,18 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> None:
             print(
                 f"{int(budget) // 1024:>4} KiB {label:<17} {b:.3f} -> {a:.3f}"
                 f"  ({len(better)} cases up, {len(worse)} down: {', '.join(worse[:4])})"
+            )
+        if all(len(rows[c][budget]) > 3 for rows in (before, after) for c in keys):
+            counts = [
+                (
+                    sum(rows[c][budget][3] and not rows[c][budget][2] for c in keys),
+                    sum(rows[c][budget][2] for c in keys) / len(keys),
+                )
+                for rows in (before, after)
+            ]
+            print(
+                f"{int(budget) // 1024:>4} KiB notice names none {counts[0][0]} -> {counts[1][0]}"
+                f" prompts; names {counts[0][1]:.2f} -> {counts[1][1]:.2f} a prompt"
             )
 
 
