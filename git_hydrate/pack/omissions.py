@@ -256,13 +256,25 @@ class Notice:
     def first_counted(self) -> int | None:
         """The place of the first attachment it counts instead of naming (``None``:
         it names every one)."""
-        at = len(self._listed)
-        return self._order[at] if at < len(self._order) else None
+        counted = self.counted(1)
+        return counted[0] if counted else None
 
-    def name_up_to(self, cap: int) -> None:
-        """Name up to ``cap`` attachments one by one from now on (a list
-        :meth:`unlist_last` shortened), as many as :attr:`max_listed_bytes` allows."""
-        self.cap = cap
+    def counted(self, most: int) -> list[int]:
+        """The places of the first ``most`` attachments it counts instead of naming."""
+        at = len(self._listed)
+        return self._order[at : at + most]
+
+    def first_left_out(self) -> int | None:
+        """The place of the first attachment it says was left out (not outlined:
+        the worker has nothing of it), named or counted; ``None``: none was."""
+        items = self.items
+        return next((index for index in self._order if not items[index].outlined), None)
+
+    def name_through(self, index: int) -> None:
+        """Name the attachments one by one from now on up to the one at ``index``
+        (a list :meth:`unlist_last` shortened), at most :data:`MAX_LISTED`, as many
+        as :attr:`max_listed_bytes` allows."""
+        self.cap = min(bisect_left(self._order, index) + 1, MAX_LISTED)
         self._rename(len(self._listed))
 
     def would_list(self) -> bool:

@@ -7,9 +7,10 @@ name (nor ranks high) is left out, and the notice names it too; when only
 such attachments are left, the notice names fewer and counts the rest; one
 that ranks high, kept whole, is left out only where not even the count fits
 beside it, and the list then stays (:func:`settle`). At the walk's end, a notice
-that names fewer than :data:`NAMES` lines and counts a left-out attachment that ranks
-high gets the room of the last one kept whole above it, outlined, for its lines
-(:func:`names_first`). :func:`back_off` drops
+that counts the first attachment left out, ranked high, gets the room of those kept
+whole that rank high, outlined, the lowest ranked first, for its line; one that names
+fewer than :data:`NAMES` lines and counts an attachment that ranks high gets the room
+of the last one kept whole above it, outlined (:func:`names_first`). :func:`back_off` drops
 the last kept attachments until the exact token total fits. Pure: no I/O, no
 git.
 """
@@ -17,11 +18,14 @@ git.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
+
+import msgspec
 
 from .entries import AttachmentLoader, Item
 from .measure import (
+    Kept,
     Plan,
     Shrunk,
     Walked,
@@ -31,7 +35,7 @@ from .measure import (
     measured,
     min_body_bytes,
 )
-from .omissions import Notice
+from .omissions import Missing, Notice
 from .render import utf8_len
 
 __all__ = ["LINE_BYTES", "NAMES", "back_off", "names_first", "settle"]
@@ -77,55 +81,155 @@ def settle(plan: Plan, walked: Walked) -> None:
 def names_first(
     plan: Plan, walked: Walked, top: int, load_body: AttachmentLoader | None
 ) -> Walked:
-    """At the walk's end, when the notice names fewer than :data:`NAMES` lines and
-    counts a left-out attachment that ranks high (its place under ``top``): the
-    last attachment kept whole that ranks high (above it, not named by the task,
-    not opening the block) is tried as its outline, the room it frees going to
-    the notice's lines (the last kept ones that rank low are left out for them
-    as :func:`settle` leaves them out). Kept only when the notice then names the
-    first :data:`NAMES` of those it counted (all, when fewer), nothing ranked
-    above them left out: a worker told where five files ranked high are beats
-    two kilobytes more of one file; else ``walked`` as it was."""
+    """At the walk's end, room for the notice's lines, on a copy of the walk (the
+    last kept attachments that rank low are left out for them as :func:`settle`
+    leaves them out; ``walked`` as it was when no way is found, and nothing kept
+    above the file to name is left out). When it counts (does not name) the
+    first attachment left out and that one ranks high (its place under
+    ``top``): the room left names it if it can; else the lowest ranked of those
+    kept whole that rank high (not named by the task, not opening the block)
+    whose outline frees the room for its line (and its own, when it comes
+    first) is outlined, and the notice names as many of the first :data:`NAMES`
+    it counted as that room holds; where no one outline does, they are
+    outlined one after the other from the lowest ranked until it is named (a
+    worker told which file ranked high it lacks beats a kilobyte more of one
+    file). Files with no outline are never left out for it: it then stays
+    counted. Else (or when that finds no way), when it names fewer than
+    :data:`NAMES` and counts one that ranks high: the last kept whole above it
+    is outlined if that names the first :data:`NAMES` it counted (five files
+    ranked high named beat two kilobytes more of one file)."""
     notice = walked.notice
-    first = None if notice is None else notice.first_counted()
-    if notice is None or first is None or first >= top or notice.named() >= NAMES:
+    if notice is None or not walked.notice or not walked.notice_fits:
         return walked
-    if plan.outliner is None or not walked.notice_fits:
+    lacking = notice.first_left_out()
+    if lacking is not None and lacking < top and not notice.line_bytes(lacking):
+        named = _name_lacking(plan, walked, top, lacking, load_body)
+        if named is not walked:
+            return named
+    first = notice.first_counted()
+    if first is None or first >= top or notice.named() >= NAMES or plan.outliner is None:
         return walked
-    eligible = [
+    above = [at for at in _whole_high(walked, top) if walked.kept[at].index < first]
+    outline = _outline_for(plan, walked, above[-1], load_body) if above else None
+    if outline is None:
+        return walked
+    fifth = notice.counted(NAMES)[-1]
+    return _named(plan, walked, [outline], (first, fifth, fifth)) or walked
+
+
+def _name_lacking(
+    plan: Plan, walked: Walked, top: int, lacking: int, load_body: AttachmentLoader | None
+) -> Walked:
+    """:func:`names_first` for the first attachment left out (at ``lacking``),
+    which the notice counts."""
+    assert walked.notice is not None
+    wanted = (lacking, lacking, max(lacking, walked.notice.counted(NAMES)[-1]))
+    least = _least_gain(plan, walked, lacking)
+    if least is None:
+        return walked
+    if least <= 0:  # (the room left, and the attachments ranked low left out)
+        trial = _named(plan, walked, [None], wanted)
+        if trial is not None:
+            return trial
+    outlines: list[Kept | None] = []
+    for at in reversed(_whole_high(walked, top)) if plan.outliner is not None else ():
+        outline = _outline_for(plan, walked, at, load_body)
+        gain = 0 if outline is None else walked.kept[at].size - outline.size
+        if outline is None or gain <= _line(walked, outline, lacking):
+            continue  # (none, or its own line takes what it frees)
+        outlines.append(outline)
+        if gain - _line(walked, outline, lacking) >= least:
+            trial = _named(plan, walked, [outline], wanted)
+            if trial is not None:
+                return trial
+    return _named(plan, walked, outlines, wanted) or walked
+
+
+def _whole_high(walked: Walked, top: int) -> list[int]:
+    """The places among the kept of the attachments kept whole that rank high
+    (under ``top``), the task does not name, and that do not open the block."""
+    return [
         at
         for at, kept in enumerate(walked.kept)
-        if kept.index < first and kept.shrunk is None and not kept.named and not kept.opens
+        if kept.index < top and kept.shrunk is None and not kept.named and not kept.opens
     ]
-    if not eligible or walked.kept[eligible[-1]].index >= top:
-        return walked
+
+
+def _least_gain(plan: Plan, walked: Walked, index: int) -> int | None:
+    """The fewest bytes an outline must free so that the notice names the
+    attachment at ``index``: what naming it adds to the notice, less the room
+    left and the attachments :func:`settle` would leave out for it (0 without a
+    byte budget: every outline is tried); ``None`` when the notice's lines
+    cannot name it (:attr:`.Notice.max_listed_bytes`)."""
+    assert walked.notice is not None
+    notice = walked.notice.copy()
+    notice.name_through(index)
+    if not notice.line_bytes(index):
+        return None
+    if plan.room_bytes is None:
+        return 0
+    growth = notice.cost(after_attachments=True) - walked.notice_bytes()
+    low = sum(kept.size for kept in walked.kept if not kept.named and not kept.high)
+    return growth - (plan.room_bytes - walked.total_bytes()) - low
+
+
+def _line(walked: Walked, outline: Kept, lacking: int) -> int:
+    """The bytes of the line that names ``outline`` as outlined, when it comes
+    before the one at ``lacking`` in the notice (0 after it)."""
+    if outline.index > lacking or walked.notice is None:
+        return 0
+    entry = outline.entry
+    size = walked.sizes.get(outline.index, min_body_bytes(entry))
+    said = Missing(outline.index, entry.hash, entry.source, size, "byte_budget", True)
+    return walked.notice.line_of(said)
+
+
+def _named(
+    plan: Plan,
+    walked: Walked,
+    outlines: Sequence[Kept | None],
+    wanted: tuple[int, int, int],
+) -> Walked | None:
+    """A copy of ``walked`` with ``outlines`` (of attachments kept whole, the
+    lowest ranked first; ``None``: none) put in place one after the other until
+    the notice, settled after each and naming up to the last of ``wanted``
+    (places in packing order: above which nothing kept may be left out, the
+    one to name, the last to name), names the one to name; ``None`` when it
+    never does."""
     trial = walked.copy()
-    if not _outline_kept(plan, trial, eligible[-1], load_body):
-        return walked
-    assert trial.notice is not None
-    before = notice.named() + 1  # (the lines above the first counted, the outline's too)
-    trial.notice.name_up_to(before + NAMES)
-    settle(plan, trial)
-    above = {kept.index for kept in walked.kept if kept.index < first}
-    wanted = min(NAMES, len(trial.notice.items) - before)
-    if (
-        trial.notice_fits
-        and trial.notice.named() - before >= wanted
-        and above <= {kept.index for kept in trial.kept}
-    ):
-        return trial
-    return walked
+    notice = trial.notice
+    assert notice is not None
+    above = {kept.index for kept in walked.kept if kept.index < wanted[0]}
+    for outline in outlines:
+        if outline is not None:
+            at = next(
+                (at for at, kept in enumerate(trial.kept) if kept.index == outline.index), -1
+            )
+            if at < 0:
+                return None  # (left out for the notice: only where not even its count fits)
+            gone = trial.swap(at, msgspec.structs.replace(outline))
+            trial.note(gone.index, gone.entry, "byte_budget", outlined=True)
+        notice.name_through(wanted[-1])
+        settle(plan, trial)
+        if not trial.notice_fits:
+            return None
+        if notice.line_bytes(wanted[1]) and above <= {kept.index for kept in trial.kept}:
+            return trial
+    return None
 
 
-def _outline_kept(plan: Plan, walked: Walked, at: int, load_body: AttachmentLoader | None) -> bool:
-    """Put the outline of the attachment kept whole at ``at`` in its place, and
-    name it in the notice as outlined, when it has one smaller than the whole."""
+def _outline_for(
+    plan: Plan, walked: Walked, at: int, load_body: AttachmentLoader | None
+) -> Kept | None:
+    """The attachment kept whole at ``at`` as its outline, measured in its place
+    and named as outlined in place (not left out again for the notice), when it
+    has one smaller than the whole; else ``None``."""
     assert plan.outliner is not None
     kept = walked.kept[at]
     entry = kept.entry
     outline = plan.outliner(entry, lambda: body_of(entry, load_body))
     if not outline:
-        return False
+        return None
     digest = hashlib.sha256(outline.encode("utf-8", "surrogatepass")).hexdigest()
     item = Item(outline, digest, f"{entry.source} (outline)")
     section, cost_json, cost_prompt, tokens = candidate(
@@ -133,15 +237,12 @@ def _outline_kept(plan: Plan, walked: Walked, at: int, load_body: AttachmentLoad
     )
     size = measured(plan, cost_json, cost_prompt)
     if size >= kept.size or (plan.meter is not None and tokens >= kept.tokens):
-        return False
+        return None
     full = walked.sizes.get(kept.index, min_body_bytes(entry))
     shrunk = Shrunk(entry.hash, entry.source, digest, full - utf8_len(outline))
     new = plan.kept((kept.index, entry), item, section, (cost_json, cost_prompt), shrunk)
-    # (as one outlined in place: not left out again for the notice)
     new.size, new.tokens, new.named, new.place = size, tokens, True, kept.place
-    walked.swap(at, new)
-    walked.note(kept.index, entry, "byte_budget", outlined=True)
-    return True
+    return new
 
 
 def _last_to_drop(walked: Walked, *, gain: bool, high: bool = False) -> int | None:

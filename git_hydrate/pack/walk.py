@@ -26,9 +26,9 @@ left, the notice names fewer and counts the rest; one that ranks high, kept
 whole, is left out again only where not even the count fits beside it, and the
 list then stays (:mod:`.settle`); what was left out is
 tried again at the end, whole and then as outlines, in the room left
-(:func:`_refill`). A notice left naming fewer than five and counting an attachment
-that ranks high gets the room of the last one kept whole above it, outlined
-(:func:`.settle.names_first`). A body
+(:func:`_refill`). A notice left counting the first one left out, ranked high, or naming
+fewer than five, gets the room of files kept whole that rank high, outlined, for its
+lines (:func:`.settle.names_first`, up to :data:`NAMING_ROUNDS` times). A body
 that cannot fit by its recorded size is never read. Each attachment is
 measured once, as the sum of its own parts (:mod:`.measure`); the caller
 verifies the token total of the result (:func:`.settle.back_off`). Pure: no I/O, no
@@ -83,6 +83,10 @@ _PLACE_BYTES: Final = 8
 #: stop depends only on the decisions made before it, so more budget still never
 #: keeps less.
 OUTLINE_TRIES: Final = 64
+
+#: How often the walk's end makes room for the notice's lines (:func:`.settle.names_first`):
+#: the refill may keep the file named (its outline), and the next left out is named next.
+NAMING_ROUNDS: Final = 3
 
 #: An attachment the first pass put off: its place, entry, body (when read),
 #: and whether it is a large one value per byte made wait.
@@ -153,9 +157,11 @@ def _walk(
     if walked.evicted:
         _refill(plan, walked, entries, load_body)
         settle(plan, walked)  # (a line put back can cost more than it did)
-    named = names_first(plan, walked, max(1, len(entries) // TOP_SHARE), load_body)
-    if named is not walked:  # (what the outline and the lines left is tried again)
-        walked = named
+    for _round in range(NAMING_ROUNDS):
+        named = names_first(plan, walked, max(1, len(entries) // TOP_SHARE), load_body)
+        if named is walked:
+            break
+        walked = named  # (what the outline and the lines left is tried again)
         _refill(plan, walked, entries, load_body)
         settle(plan, walked)
     walked.in_order()
