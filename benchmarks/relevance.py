@@ -143,6 +143,12 @@ REPOS = {
         "terraform-aws-modules/terraform-aws-eks",
         "bef29c4d9523523e57fe898643fde2895106b339",
     ),
+    "polly": ("App-vNext/Polly", "173d6d1d2e28a4697f1ac1d22da68f77ff19a0c9"),
+    "httpie": ("httpie/cli", "5b604c37c6c67e18e7c3e9aee6c88a8c22b98345"),
+    "postgrest": ("PostgREST/postgrest", "4834678902681402a56c490f29947826e7ed5308"),
+    "charm-x": ("charmbracelet/x", "68d539dca504fe841c7230551b3336ebfa1ae2af"),
+    "livebook": ("livebook-dev/livebook", "1c0941f67571cd494117897d260c39731e0a1062"),
+    "flysystem": ("thephpleague/flysystem", "072735c56cc0da00e10716dd90d5a7f7b40b36be"),
 }
 BUDGETS = (32 * 1024, 64 * 1024, 128 * 1024)
 TASKS = 30
