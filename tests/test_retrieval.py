@@ -155,6 +155,35 @@ def test_past_commits_like_the_task_point_at_the_files_they_changed() -> None:
     assert named["src/pkg/termui.py"].reason != "changed by similar past commits"
 
 
+def test_a_like_commit_of_many_files_lifts_each_of_them_less() -> None:
+    # httpie: "Standalone binary documentation" named no file; a like packaging commit
+    # of many files put its 97-byte scripts first, each lifted as much as a file of a
+    # like commit of two: the more files a like commit changed, the less each says
+    text = "Fix the spinner flicker"
+    history = [
+        [f"packaging/script{i}.sh" for i in range(12)],
+        ["src/pkg/termui.py", "tests/test_termui.py"],
+    ]
+    subjects = ["Fix the spinner flicker", "Fix the spinner flicker"]
+    files = [path for commit in history for path in commit]
+    found = rank(
+        [Candidate(path, 100) for path in files], TaskText(text), history, subjects=subjects
+    )
+    assert found["src/pkg/termui.py"].score > 1.5 * found["packaging/script0.sh"].score
+    assert found["packaging/script0.sh"].reason == "changed by similar past commits"
+    # as before when every commit's files take its whole match
+    flat = rank(
+        [Candidate(path, 100) for path in files],
+        TaskText(text),
+        history,
+        Weights(past_spread=0),
+        subjects=subjects,
+    )
+    assert flat["packaging/script0.sh"].score == pytest.approx(
+        flat["src/pkg/termui.py"].score, abs=0.01
+    )
+
+
 def test_the_history_keeps_each_commit_s_subject(project: Path) -> None:
     with Ledger(project) as ledger:
         head = ledger.repo.rev_parse("HEAD")

@@ -104,6 +104,9 @@ class Weights:
     #: ... each match against the best one or this share of a subject holding every
     #: word of the task, whichever is more (:func:`.retrieval.similar_commits`).
     past_floor: float = 0.3
+    #: ... each file of a commit of more files than this lifted by this share of their
+    #: count of its match (:func:`.retrieval.similar_commits`'s ``spread``).
+    past_spread: int = 5
     directory: float = 0.02
     #: How much "changes often" weighs alone: never enough to buy the budget.
     prior: float = 0.15
@@ -435,6 +438,7 @@ def _similar(
         count=w.past_commits,
         half_life=w.past_half_life,
         floor=w.past_floor,
+        spread=w.past_spread,
     )
 
 

@@ -429,6 +429,7 @@ def similar_commits(
     count: int = 20,
     half_life: float = 500.0,
     floor: float = 0.3,
+    spread: int = 0,
 ) -> dict[str, float]:
     """The files changed by the ``count`` past commits whose subjects best match
     ``text`` (BM25, recency-decayed with ``half_life`` commits), each file's value
@@ -436,8 +437,10 @@ def similar_commits(
     against ``floor`` of what a subject of average length holding each of the
     text's words once would score, whichever is more: a task no past commit is
     much like (its best match is one common word, ``server``) lifts their files
-    little. ``subjects[i]`` is the subject of the commit that changed
-    ``history[i]``."""
+    little. A commit of more than ``spread`` files (0: any) gives each ``spread``
+    over their count of its match: the more files a like commit changed, the less
+    each is likely to be one the task needs. ``subjects[i]`` is the subject of the
+    commit that changed ``history[i]``."""
     query = set(tokenize(_TRAILER.sub(" ", text)))
     if not query or not subjects:
         return {}
@@ -473,6 +476,8 @@ def similar_commits(
     top = max(matches[0][0], floor * math.fsum(idf.values()))
     missed: dict[str, float] = {}
     for score, age in matches[:count]:
-        for path in history[age] if age < len(history) else ():
-            missed[path] = missed.get(path, 1.0) * (1.0 - score / top)
+        files = history[age] if age < len(history) else ()
+        share = score / top * (spread / len(files) if 0 < spread < len(files) else 1)
+        for path in files:
+            missed[path] = missed.get(path, 1.0) * (1.0 - share)
     return {path: 1.0 - value for path, value in missed.items()}
