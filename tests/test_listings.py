@@ -11,6 +11,7 @@ import pytest
 from git_hydrate.hydrate import listings
 from git_hydrate.hydrate.sources import list_tree
 from git_hydrate.store import Repository
+from git_hydrate.store.keyed import check_line
 from tests.conftest import commit_files, damaged_beside_a_copy, git, hydrate, next_task_runs
 
 
@@ -94,7 +95,7 @@ def test_a_damaged_or_foreign_listing_is_a_miss(repo: Path) -> None:
         assert listings.tree_entries(store, tree) == _listed(repo, tree)
     for row in ((b"a.txt", 9, b"\1" * 20, 2), (b"a.txt", 0, b"\1" * 19, 2)):
         body = msgspec.msgpack.encode([row])  # its check right, an entry out of shape
-        kept.write_bytes(listings.HEADER + listings.check_line(body) + body)
+        kept.write_bytes(listings.HEADER + check_line(body) + body)
         with Repository(repo) as store:
             assert listings.tree_entries(store, tree) == _listed(repo, tree)
     kept.chmod(0o644)  # readable by others: not trusted, so listed again
@@ -210,7 +211,7 @@ def test_a_listing_in_columns_out_of_shape_or_of_layout_2_is_a_miss(repo: Path) 
         *((listings.HEADER, _columns(rows, cut)) for cut in (1, 2, 3)),  # (a column short)
     ]
     for header, body in shapes:
-        kept.write_bytes(header + listings.check_line(body) + body)
+        kept.write_bytes(header + check_line(body) + body)
         with Repository(repo) as store:
             assert listings.tree_entries(store, tree) == _listed(repo, tree)
         assert kept.read_bytes() == good

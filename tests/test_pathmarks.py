@@ -4,7 +4,6 @@ through and skipped (with their reasons) are those the rules give path by path."
 from __future__ import annotations
 
 import os
-import zlib
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from git_hydrate.hydrate.pathmarks import skipped_paths
 from git_hydrate.hydrate.rules import FileEntry, Skipped
 from git_hydrate.hydrate.tree import _judged
 from git_hydrate.store import Repository
+from git_hydrate.store.keyed import check_line
 from tests.conftest import commit_files, git
 
 FILES = {
@@ -146,8 +146,8 @@ def test_a_damaged_foreign_or_stale_answer_is_a_miss(repo: Path) -> None:
         good[:-1] + bytes([good[-1] ^ 1]),
         b"# git-hydrate tree-paths 0\n" + good.split(b"\n", 1)[1],
         pathmarks.HEADER + b"00000000\n" + b"\xc1garbage",
-        pathmarks.HEADER + b"%08x\n" % zlib.crc32(b"\xc1") + b"\xc1",
-        pathmarks.HEADER + b"%08x\n" % zlib.crc32(other_rules) + other_rules,  # (older rules)
+        pathmarks.HEADER + check_line(b"\xc1") + b"\xc1",
+        pathmarks.HEADER + check_line(other_rules) + other_rules,  # (older rules)
         b"\x00" * 64,
     ]
     for data in damaged:
@@ -158,7 +158,7 @@ def test_a_damaged_foreign_or_stale_answer_is_a_miss(repo: Path) -> None:
         assert path.read_bytes() == good  # (judged again and rewritten)
     rules = pathmarks._rules()
     planted = pathmarks._encoder.encode(pathmarks._Kept(rules, []))
-    path.write_bytes(pathmarks.HEADER + b"%08x\n" % zlib.crc32(planted) + planted)
+    path.write_bytes(pathmarks.HEADER + check_line(planted) + planted)
     os.chmod(path, 0o664)  # another user could have written it: not trusted
     kept, judged, marks = _judgements(repo, (1 << 20, 10 << 20))
     assert kept == judged and marks is not None and "logo.png" in marks

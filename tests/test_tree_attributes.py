@@ -4,7 +4,6 @@ the staged .gitattributes asked once while the index stays the same."""
 from __future__ import annotations
 
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from git_hydrate.hydrate.attributes import tree_attribute_rules
 from git_hydrate.hydrate.listings import tree_entries
 from git_hydrate.hydrate.rules import attribute_rules
 from git_hydrate.store import Repository
+from git_hydrate.store.keyed import check_line
 from tests.conftest import commit_files, git
 
 GITATTRIBUTES = (
@@ -152,7 +152,7 @@ def test_a_damaged_or_foreign_answer_is_a_miss(repo: Path) -> None:
     with Repository(repo) as store:
         sources = attributes._sources(store)
     planted = attributes._encoder.encode(attributes._Kept(sources, [(b"src/real.py", 1)]))
-    path.write_bytes(attributes.HEADER + b"%08x\n" % zlib.crc32(planted) + planted)
+    path.write_bytes(attributes.HEADER + check_line(planted) + planted)
     os.chmod(path, 0o664)  # another user could have written it: not trusted
     kept, reference = _answers(repo)
     assert kept == reference

@@ -191,14 +191,15 @@ _STORAGE: Final = [
      "one file per tree id, with the digest of what else decides it (info/attributes, "
      "core.attributesFile, the system file, GIT_ATTR_NOSYSTEM and GIT_ATTR_SOURCE, and "
      "the staged .gitattributes for a git without check-attr --source): a change to any "
-     "of them, a foreign file or one that fails its CRC-32 is a miss, checked again. "
+     "of them, a foreign file or one that fails its CRC-32 or length is a miss, checked "
+     "again. "
      "Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-paths/", "Derived, disposable: the paths the path "
      "rules skip (skipped_dir, skipped_ext, generated, own_output, bad_path) of the 8 "
      "trees add-tree read last, one file per tree id, so a known tree's paths are not "
      "judged again; with the digest of git-hydrate's version and of its rules' modules "
      "(their size and time): another digest, a foreign file or one that fails its CRC-32 "
-     "is a miss, judged again. Written 0600. Deleting it is always safe."),
+     "or length is a miss, judged again. Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/blob-facts", "Derived, disposable: what ranking learned "
      "of each blob (text or binary, size, word counts, defined names), keyed by blob id, "
      "so add-tree, rank and rank --suggest read a body once. Bounded (60,000 blobs, those "

@@ -31,14 +31,15 @@ import msgspec
 
 from ..pack.refresh_memo import attribute_sources, file_state
 from ..store import Repository
-from .listings import keep_by_tree, sealed, unsealed
+from ..store.keyed import sealed, unsealed
+from .listings import keep_by_tree
 from .rules import FileEntry, attribute_answer, decode_path
 
 __all__ = ["MAX_TREES", "tree_attribute_rules"]
 
 #: The first line of a kept answer; another (an older layout) is a miss. The second
-#: is the CRC-32 of the rest, in hex (:func:`.listings.sealed`).
-HEADER: Final = b"# git-hydrate tree-attributes 3\n"
+#: is the CRC-32 and length of the rest (:func:`~git_hydrate.store.keyed.sealed`).
+HEADER: Final = b"# git-hydrate tree-attributes 4\n"
 #: Answers kept at most (a line each for most trees).
 MAX_TREES: Final = 8
 #: git's attributes file of the whole system, and the environment that moves it.

@@ -27,7 +27,8 @@ from typing import Final, TypeAlias, cast
 import msgspec
 
 from ..store import Repository, open_regular, private_file, read_private, write_derived
-from .listings import check_line, keep_by_tree
+from ..store.keyed import check_line
+from .listings import keep_by_tree
 
 __all__ = ["MAX_ENTRIES", "MAX_TREES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
 

@@ -296,9 +296,10 @@ def _bodies(
             skipped.append(Skipped(path, "binary", len(part)))
         else:
             bodies.append((path, f"diff:{label}:{path}", part))
-    aside = _left_aside(repo, [path for path, _source, _part in bodies], label, task)
-    named = {note.path for note in (*task.files, *task.tests)}
-    judged = [path for path, _s, _part in bodies if path not in aside and path not in named]
+    named = {note.path for note in (*task.files, *task.tests)}  # (taken, as add-tree takes them)
+    judged = [path for path, _source, _part in bodies if path not in named]
+    aside = _left_aside(repo, judged, label)
+    judged = [path for path in judged if path not in aside]
     aside.update(dict.fromkeys(_said_generated(repo, args, judged, listing), "generated"))
     if aside:
         skipped += [Skipped(p, aside[p], len(part)) for p, _s, part in bodies if p in aside]
@@ -320,20 +321,18 @@ def _names(listing: bytes) -> list[str]:
     ]
 
 
-def _left_aside(repo: Repository, paths: list[str], label: str, task: Task) -> dict[str, str]:
-    """The diffs add-tree's rules leave out by the file's path or marks: one under a
-    skipped directory such as ``node_modules`` or ``dist`` (``skipped_dir``), a
-    lockfile or minified file, or one ``.gitattributes`` marks
+def _left_aside(repo: Repository, paths: list[str], label: str) -> dict[str, str]:
+    """The diffs of ``paths`` add-tree's rules leave out by the file's path or marks:
+    one under a skipped directory such as ``node_modules`` or ``dist``
+    (``skipped_dir``), a lockfile or minified file, or one ``.gitattributes`` marks
     ``linguist-generated`` (``generated``) or ``linguist-vendored`` (``vendored``),
-    as of the range's newer side (the work tree's for uncommitted changes); a file
-    the task names is taken, as add-tree takes it."""
-    named = {note.path for note in (*task.files, *task.tests)}
+    as of the range's newer side (the work tree's for uncommitted changes)."""
     found: dict[str, str] = {}
     for path in paths:
         why = path_rule(FileEntry(path, 1), 1)  # (by its path alone: sizes are the body's)
-        if why in ("skipped_dir", "generated") and path not in named:
+        if why in ("skipped_dir", "generated"):
             found[path] = why
-    asked = [FileEntry(path, 0) for path in paths if path not in found and path not in named]
+    asked = [FileEntry(path, 0) for path in paths if path not in found]
     newer = (label.split("..")[-1].lstrip(".") or "HEAD") if ".." in label else None
     tree = repo.rev_parse(newer, "tree") if newer is not None else None
     for path, why in attribute_rules(repo, asked, tree=tree).items():

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import zlib
 from array import array
 from operator import itemgetter
 from typing import Final
@@ -36,11 +35,12 @@ from typing import Final
 import msgspec
 
 from ..errors import GitFailed
-from ..store import Repository, read_private
+from ..store import Repository
+from ..store.keyed import sealed, unsealed
 from .rules import FileEntry, decode_path
 from .sources import blob_sizes, list_tree
 
-__all__ = ["MAX_TREES", "check_line", "keep_by_tree", "tree_entries"]
+__all__ = ["MAX_TREES", "keep_by_tree", "tree_entries"]
 
 #: The first line of a kept listing; another (an older layout) is a miss. The second
 #: is the CRC-32 (hex) and the length of the entries that follow (:class:`_Columns`).
@@ -130,21 +130,12 @@ def _rows(entries: list[FileEntry]) -> list[_Row]:
     ]
 
 
-def check_line(body: bytes | bytearray) -> bytes:
-    """The line that says what ``body`` must be, its CRC-32 (hex) and length: a
-    listing's second line, the head of a block of the sha256 cache."""
-    return b"%08x %d\n" % (zlib.crc32(body), len(body))
-
-
 def _load(path: str, tree: str) -> _Columns | None:
     """The kept listing of ``tree`` at ``path``; ``None``: none, another layout,
     damaged (its CRC-32 or length not those written, its columns not of one
     length, a kind out of range), or not this user's."""
-    data = read_private(path)  # (a listing nobody else could have planted, or none)
-    if data is None or not data.startswith(HEADER):
-        return None
-    check, newline, body = data[len(HEADER) :].partition(b"\n")
-    if not newline or check + newline != check_line(body):
+    body = unsealed(path, HEADER)  # (a listing nobody else could have planted, or none)
+    if body is None:
         return None
     try:
         columns = _decoder.decode(body)
@@ -219,7 +210,7 @@ def _keep(repo: Repository, folder: str, tree: str, rows: list[_Row]) -> None:
     if any(kind == _KINDS.index("unreadable") for _raw, kind, _oid, _size in rows):
         return  # a blob this clone lacks may arrive: the listing would change
     body = _encoder.encode(_columns(rows))
-    keep_by_tree(repo, folder, tree, [HEADER, check_line(body), body], MAX_TREES)
+    keep_by_tree(repo, folder, tree, sealed(HEADER, body), MAX_TREES)
 
 
 def keep_by_tree(repo: Repository, folder: str, tree: str, chunks: list[bytes], most: int) -> None:
@@ -236,30 +227,6 @@ def keep_by_tree(repo: Repository, folder: str, tree: str, chunks: list[bytes], 
             )
         for _when, path in kept[: max(len(kept) - most + 1, 0)]:
             os.unlink(path)
-
-
-#: The CRC-32 line of a file :func:`sealed` framed: eight hex digits and a newline.
-_CRC_LINE: Final = len(b"01234567\n")
-
-
-def sealed(header: bytes, body: bytes) -> list[bytes]:
-    """``body`` framed for :func:`keep_by_tree` as :func:`unsealed` reads it: ``header``
-    (its layout), the CRC-32 of ``body`` in hex, then ``body``."""
-    return [header, b"%08x\n" % zlib.crc32(body), body]
-
-
-def unsealed(path: str, header: bytes) -> memoryview | None:
-    """The body of a file :func:`sealed` framed with ``header``; ``None`` when it is
-    missing, not private to this user (an answer nobody else could have planted, or
-    none), of another layout, or fails its CRC-32 (damaged, or cut short)."""
-    data = read_private(path)
-    if data is None or not data.startswith(header):
-        return None
-    start = len(header) + _CRC_LINE
-    body = memoryview(data)[start:]
-    if data[len(header) : start] != b"%08x\n" % zlib.crc32(body):
-        return None
-    return body
 
 
 def tree_entries(repo: Repository, tree: str) -> list[FileEntry]:

@@ -34,14 +34,15 @@ import msgspec
 from .. import __version__
 from ..pack.fingerprint import code_fingerprint
 from ..store import Repository
-from .listings import keep_by_tree, sealed, unsealed
+from ..store.keyed import sealed, unsealed
+from .listings import keep_by_tree
 from .rules import FileEntry, decode_path, path_rule
 
 __all__ = ["HEADER", "MAX_TREES", "skipped_paths"]
 
 #: The first line of a kept answer; another (an older layout) is a miss. The second
-#: is the CRC-32 of the rest, in hex (:func:`.listings.sealed`).
-HEADER: Final = b"# git-hydrate tree-paths 1\n"
+#: is the CRC-32 and length of the rest (:func:`~git_hydrate.store.keyed.sealed`).
+HEADER: Final = b"# git-hydrate tree-paths 2\n"
 #: Answers kept at most (a line each for most trees).
 MAX_TREES: Final = 8
 #: The modules whose code decides :func:`.rules.path_rule`'s verdicts (under the package).

@@ -17,7 +17,7 @@ import time
 from ..errors import NoIdentity, NotARepository, UnsupportedRepository
 from ..settings import Settings, parse_records
 from .discover import discover
-from .keyed import read_keyed, write_keyed
+from .keyed import sealed, unsealed
 from .perms import open_regular, open_regular_fd, shared_file_mode, shared_repository_mode
 from .process import GitRun, first_line, outside_env, parse_tz, run_git
 from .tempfiles import temporary_name
@@ -476,8 +476,10 @@ class RepositoryBase:
         pathspecs = [self._environ().get(f"GIT_{name}_PATHSPECS") for name in _PATHSPECS]
         key = repr((*state, pathspecs)).encode("utf-8", "backslashreplace") if state else b""
         path = os.path.join(self.common_dir, "hydrate", "staged-attributes")
-        kept = read_keyed(path, _STAGED_HEADER, key) if state is not None else None
-        if kept is not None:
+        header = b"%s%s\n" % (_STAGED_HEADER, key)  # (the answer holds for that key only)
+        view = unsealed(path, header) if state is not None else None
+        if view is not None:
+            kept = bytes(view)
             self._staged = (state, kept) if state is not None else None
             return kept
         proc = self.git(
@@ -487,7 +489,8 @@ class RepositoryBase:
         found = proc.stdout if proc.returncode == 0 else b""
         if state is not None and proc.returncode == 0 and self._index_state() == state:
             self._staged = (state, found)
-            write_keyed(self, path, _STAGED_HEADER, key, found)
+            with contextlib.suppress(OSError):  # (failing only costs the next run the question)
+                self.replace_file(path, sealed(header, found), private=True)
         return found
 
     def _index_state(self) -> tuple[int, int, int, int, int, bytes] | None:

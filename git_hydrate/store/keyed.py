@@ -1,51 +1,47 @@
-"""A keyed answer: one file holding the answer to one question, good for one key.
+"""A kept answer, framed: its layout's header, a check line, then its body.
 
-What git answers slowly and the same while its inputs stay the same (the staged
-``.gitattributes`` of an index file) is kept under ``<common dir>/hydrate/`` with the
-key it holds for: another key, another layout, or a file that fails its CRC-32 or
-length is a miss (asked again), never an error. Written and trusted only as this
-user's (:func:`~git_hydrate.store.read_private`): what it says is acted on unchecked.
+What git-hydrate keeps under ``<common dir>/hydrate/`` so as not to ask again (a
+tree's listing, its attributes and path verdicts, the staged ``.gitattributes`` of
+an index file) is one file per answer: a header naming its layout (and, for an
+answer good for one key only, that key), the CRC-32 and length of the body
+(:func:`check_line`), then the body. A file of another header, or one whose body
+fails its check (damaged, cut short), is a miss: asked again, never an error.
+Written and trusted only as this user's (:func:`~git_hydrate.store.read_private`):
+what it says is acted on unchecked.
 """
 
 from __future__ import annotations
 
-import contextlib
 import zlib
 
 from .perms import read_private
 
-TYPE_CHECKING = False  # (typing is not imported at run time: see git_hydrate.quick)
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Protocol
-
-    class _Replaces(Protocol):
-        def replace_file(
-            self, path: str, chunks: Iterable[bytes], *, private: bool = False
-        ) -> None: ...
+__all__ = ["check_line", "sealed", "unsealed"]
 
 
-__all__ = ["read_keyed", "write_keyed"]
+def check_line(body: bytes | bytearray | memoryview) -> bytes:
+    """The line that says what ``body`` must be, its CRC-32 (hex) and length: a
+    kept answer's second line, the head of a block of the sha256 cache."""
+    return b"%08x %d\n" % (zlib.crc32(body), len(body))
 
 
-def read_keyed(path: str, header: bytes, key: bytes) -> bytes | None:
-    """The answer :func:`write_keyed` kept at ``path`` under ``header`` and ``key``;
-    ``None`` when there is none, it is another layout's or another key's, fails its
-    CRC-32 or length (damaged, cut short), or is not this user's."""
+def sealed(header: bytes, body: bytes) -> list[bytes]:
+    """``body`` framed as :func:`unsealed` reads it: ``header`` (its layout, and any
+    key it holds for), its :func:`check_line`, then ``body``."""
+    return [header, check_line(body), body]
+
+
+def unsealed(path: str, header: bytes) -> memoryview | None:
+    """The body of the file at ``path`` :func:`sealed` framed with ``header``;
+    ``None`` when it is missing, not private to this user (an answer nobody else
+    could have planted, or none), of another header, or fails its check."""
     data = read_private(path)
-    head = b"%s%s\n" % (header, key)
-    if data is None or not data.startswith(head):
+    if data is None or not data.startswith(header):
         return None
-    check, newline, body = data[len(head) :].partition(b"\n")
-    if not newline or check != b"%08x %d" % (zlib.crc32(body), len(body)):
+    end = data.find(b"\n", len(header)) + 1
+    if not end:
+        return None
+    body = memoryview(data)[end:]
+    if data[len(header) : end] != check_line(body):
         return None
     return body
-
-
-def write_keyed(repo: _Replaces, path: str, header: bytes, key: bytes, body: bytes) -> None:
-    """Keep ``body`` at ``path`` as the answer under ``key`` (one line, no line break):
-    ``header``, the key's line, the CRC-32 (hex) and length of ``body``, then ``body``;
-    written whole, for this user only. Failing only costs the next run the question."""
-    check = b"%08x %d\n" % (zlib.crc32(body), len(body))
-    with contextlib.suppress(OSError):
-        repo.replace_file(path, [header, key, b"\n", check, body], private=True)
