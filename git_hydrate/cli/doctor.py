@@ -68,6 +68,10 @@ def doctor(
     was found. Lists the caches' temporary files under <git common
     dir>/hydrate/: a stale one (its writer gone for a minute, or untouched
     for an hour) only wastes space; --clear-stale-temp removes those.
+    Says which optional parts are installed (features in --json: the
+    compiled tokeniser, the [fast], [tokens], [outline] and [mcp] extras) and
+    notes a tokeniser running in Python (the install found no C compiler:
+    the same answers, slower), which is no problem.
 
     \b
     Examples:
@@ -133,6 +137,10 @@ def _echo_report(report: dict[str, Any]) -> None:
         )
     for entry in report["config"]:
         click.echo(f"problem {entry['key']}: {entry['problem']}")
+    if not report["features"]["compiled_tokeniser"]:  # (no problem: slower, same answers)
+        from ..features import NO_COMPILED_TOKENISER
+
+        click.echo(f"note    {NO_COMPILED_TOKENISER}")
     bad = sum(not t["ok"] for t in report["tasks"])
     summary = f"{len(report['tasks'])} task(s) checked, {bad} with problems"
     refs = sum(not r["ok"] for r in report["refs"])

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_TERMS",
     "BlobFacts",
     "blob_facts",
+    "compiled_tokeniser",
     "defines_names",
     "forget_splits",
     "path_words",
@@ -174,6 +175,11 @@ def _compiled() -> tuple[WordCounts, AsciiWords] | None:
 
 
 _COMPILED: Final = _compiled()
+
+
+def compiled_tokeniser() -> bool:
+    """Whether the tokeniser's hot loops run in C (:func:`_compiled`)."""
+    return _COMPILED is not None
 
 
 def _python_ascii_words(raw: str, stop: frozenset[str]) -> tuple[str, ...]:
