@@ -70,3 +70,23 @@ def test_no_git_on_path(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for args, where in ((["config", "--list"], None), (["version"], None), (["version"], ".")):
         with pytest.raises(NotARepository, match="git binary was not found"):
             run_git(args, cwd=where)
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no memfd_create here")
+def test_a_command_begun_early_keeps_its_output_in_memory() -> None:
+    """``begin_git`` keeps git's output in a nameless file in memory: no
+    ``tempfile`` import (~3 ms of a first task's start) nor file on disk; the
+    output is all there, however much git writes."""
+    code = (
+        "import sys\n"
+        "from git_hydrate.store.process import begin_git\n"
+        "running = begin_git(['sh', '-c', 'yes out | head -c 3000000'], None, None)\n"
+        "assert running is not None\n"
+        "out = running.output()\n"
+        "assert out == b'out\\n' * 750000, len(out or b'')\n"
+        "assert 'tempfile' not in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
