@@ -96,6 +96,14 @@ HARMLESS = [
     "DATABASE_URL=postgresql://umami:replace-me-with-a-random-string@db:5432/umami\n",
     "url = postgres://postgres:mysecretpassword@localhost/app\n",
     "REDIS_URL=redis://:your_password@cache:6379/0\n",
+    # a host reserved for documentation (RFC 2606, 6761) reaches no one: ccache's
+    # manual (87 KiB, ranked 1st-3rd for its --dry-run ticket) was withheld whole
+    "* `+http://someusername:p4ssw0rd@example.com/cache/+`\n",
+    "url = https://user:password123@example.org/path\n",
+    "smtp://mailer:Wq81zLp0@mail.example.net:587\n",
+    "redis://cache:Wq81zLp0@redis.internal.example\n",
+    "amqp://worker:Wq81zLp0@mq.test/vhost\n",
+    "ldap://bind:Wq81zLp0@dc1.corp.invalid\n",
     "def get_token(self) -> str:\n    return self._token\n",
     "Use AKIA-style ids only in examples.\n",
     "password = read_password_2()\n",
@@ -130,6 +138,11 @@ URL_PASSWORDS = [
     "postgresql://app:mypassword9Q@db.internal/app\n",
     "amqp://worker:Replace7Worker@mq.internal/vhost\n",
     "redis://:passwordXq81@cache:6379/0\n",
+    # a host that only begins or ends like a reserved one is a real host
+    "https://deploy:Wq81zLp0@example.com.attacker.net/x\n",
+    "https://deploy:Wq81zLp0@myexample.com/x\n",
+    "https://deploy:Wq81zLp0@examples.org/x\n",
+    "https://deploy:Wq81zLp0@api.test-cluster.io/x\n",
 ]
 
 

@@ -34,6 +34,16 @@ _URL_PLACEHOLDER: Final = (
     r"|(?:change|replace)[_-]?me[^\s/:@\"'<>$%{}]*+|x+|\*+)@)"
 )
 
+#: A host reserved for documentation and tests (RFC 2606, RFC 6761), after a URL's
+#: ``@``: ``example.com``, ``.net``, ``.org`` and their subdomains, any name under
+#: ``.example``, ``.test`` or ``.invalid``, up to where the host ends (ccache's manual:
+#: ``http://someusername:p4ssw0rd@example.com/cache/``). No credential reaches one.
+_DOCUMENTATION_HOST: Final = (
+    r"(?!(?:[A-Za-z0-9-]++\.)*"
+    r"(?i:example\.(?:com|net|org)|[A-Za-z0-9-]++\.(?:example|test|invalid))"
+    r"(?![A-Za-z0-9_.-]))"
+)
+
 #: (rule name, pattern, triggers). A rule's regular expression runs only when
 #: one of its triggers (literals, case as the pattern requires) occurs in the
 #: text: substring search is far faster than a regex tried at every position.
@@ -143,11 +153,16 @@ RULES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (
         "url-credentials",
         # user:password@, or an empty user: redis://:<password>@cache; a password that
-        # is its user's (a CI service's postgres:postgres) or a placeholder passes
+        # is its user's (a CI service's postgres:postgres) or a placeholder passes, as
+        # does one for a host reserved for documentation
         r"://(?:(?P<user>[^\s/:@\"'<>\[]{1,64}):(?!(?P=user)@)"
         + _URL_PLACEHOLDER
         + r"[^\s/:@\"'<>$%{}]{6,128}"
-        r"|:" + _URL_PLACEHOLDER + r"[^\s/:@\"'<>$%{}]{2,128})@[^\s/@\"'<>]",
+        r"|:"
+        + _URL_PLACEHOLDER
+        + r"[^\s/:@\"'<>$%{}]{2,128})@"
+        + _DOCUMENTATION_HOST
+        + r"[^\s/@\"'<>]",
         ("://",),
     ),
     (
