@@ -48,7 +48,7 @@ def has_grammar(path: str) -> bool:
     of no known language is not skipped: its test fails)."""
     lang = ol.language_for(path)
     return (
-        lang in (None, "python", "markdown", "rst", "roff", "erlang")
+        lang in (None, "python", "markdown", "rst", "roff", "asciidoc", "erlang")
         or outline_ts.parser_for(lang) is not None
     )
 
@@ -459,6 +459,32 @@ def test_markdown_and_rst_outlines_are_their_headings() -> None:
     assert unsupported_lines(ol.outline("doc.md", md), md) == []
     rst = "Title\n=====\nbody\n\n----\n\nSub\n---\n"
     assert ol.outline("doc.rst", rst) == "Title\n=====\n...\nSub\n---\n"
+
+
+def test_an_asciidoc_outline_is_its_titles_and_terms() -> None:
+    """AsciiDoc (ccache's 87 KiB ``doc/manual.adoc``, cowboy's guide and manual) had
+    no outline: a file ranked high that did not fit was left out whole. Its outline is
+    its section titles and its labelled list terms (a manual's options), never a line
+    inside a delimited block (listing, literal, example, comment, a Markdown fence)."""
+    adoc = (
+        "= ccache(1)\n:doctype: manpage\n\n== Name\n\nccache - a compiler cache\n\n"
+        "== Options\n\n*--dry-run*::\n\n    Do not write.\n\n"
+        "-------------------------------------------------------------------------------\n"
+        "== not a title\nstd::\n"
+        "-------------------------------------------------------------------------------\n"
+        "====\nAn example.\n====\n\n////\n== commented out\n////\n"
+        "```\n== in a fence\n```\n"
+        "// == a comment line\n=== Sub section\nCPU;;\n  The processor.\n## Markdown style\n"
+    )
+    assert ol.language_for("doc/manual.adoc") == "asciidoc" == ol.language_for("a.asciidoc")
+    assert ol.outline("doc/manual.adoc", adoc) == (
+        "= ccache(1)\n...\n== Name\n...\n== Options\n*--dry-run*::\n...\n"
+        "=== Sub section\nCPU;;\n...\n## Markdown style\n"
+    )
+    assert unsupported_lines(ol.outline("doc/manual.adoc", adoc), adoc) == []
+    # a delimiter line of four or more, closed by the same line; a title needs its text
+    assert ol.outline("x.adoc", "Just prose.\n\n====\n") is None
+    assert ol.why_no_outline("x.adoc") == "it has no headings to outline"
 
 
 def test_an_rst_underline_shorter_than_its_title_from_four_characters() -> None:

@@ -6,7 +6,7 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 * :mod:`.budget` — the one :class:`Budget` value (bytes, tokens, encoding,
   outlines), built once from the options and the settings;
 * :mod:`.tokens`, :mod:`.outline` — exact token counts and outlines: Python,
-  Markdown and reStructuredText (:mod:`.outline_markup`) and Erlang
+  Markdown, reStructuredText and AsciiDoc (:mod:`.outline_markup`) and Erlang
   (:mod:`.outline_erlang`) always, eighteen more languages with the extra
   (:mod:`.outline_ts`); :mod:`.grammars` names the installed grammars without
   importing them;

@@ -101,6 +101,8 @@ _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
     ".markdown": "markdown",
     ".mdx": "markdown",
     ".rst": "rst",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
     # manual pages (roff): sections 1 to 9, and ``.man``
     **{f".{section}": "roff" for section in range(1, 10)},
     ".man": "roff",

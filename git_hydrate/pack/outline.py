@@ -4,10 +4,11 @@
 from it (whole lines, or prefixes of lines, indentation kept) plus elision
 marker lines (indentation + ``...``, see ``is_marker``).  It is pure and
 deterministic.  Python is outlined with the stdlib ``ast``; Markdown,
-reStructuredText and manual pages by their headings (:mod:`.outline_markup`); Erlang by its lines
-(:mod:`.outline_erlang`); JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby,
-Kotlin, C#, PHP, Swift, Scala, Lua, Bash, Julia, OCaml, Haskell and Elixir with
-tree-sitter, when the grammar packages are installed (:mod:`.outline_ts`).  It returns
+reStructuredText, AsciiDoc and manual pages by their headings
+(:mod:`.outline_markup`); Erlang by its lines (:mod:`.outline_erlang`);
+JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin, C#, PHP,
+Swift, Scala, Lua, Bash, Julia, OCaml, Haskell and Elixir with tree-sitter,
+when the grammar packages are installed (:mod:`.outline_ts`).  It returns
 None for an unsupported language, for Python that does not parse, for a document
 without headings, for Erlang without a form at column 0, for
 the tree-sitter languages when their packages are missing, and for a body over
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from .grammars import grammars, language_for
 from .outline_erlang import erlang_outline
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, marker
-from .outline_markup import markdown_outline, roff_outline, rst_outline
+from .outline_markup import asciidoc_outline, markdown_outline, roff_outline, rst_outline
 from .outline_ts import ts_outline
 
 __all__ = [
@@ -63,6 +64,8 @@ def outline(path: str, body: str) -> str | None:
         lines = rst_outline(body)
     elif lang == "roff":
         lines = roff_outline(body)
+    elif lang == "asciidoc":
+        lines = asciidoc_outline(body)
     elif lang == "erlang":
         lines = erlang_outline(body)
     else:
@@ -84,7 +87,7 @@ def why_no_outline(path: str, length: int = 0) -> str:
         return f"it is longer than the {OUTLINE_LIMIT:,} characters git-hydrate outlines"
     if lang == "python":
         return "it could not be parsed as Python"
-    if lang in ("markdown", "rst", "roff"):
+    if lang in ("markdown", "rst", "roff", "asciidoc"):
         return "it has no headings to outline"
     if lang == "erlang":
         return "it has no attribute or function at the start of a line to outline"

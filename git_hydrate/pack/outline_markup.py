@@ -1,4 +1,4 @@
-"""Outlines of documents by their headings: Markdown and reStructuredText.
+"""Outlines of documents by their headings: Markdown, reStructuredText, AsciiDoc.
 
 A document's outline is its heading lines, as they stand in the body, with an
 elision marker (``...``) where text between two headings was left out: enough
@@ -12,8 +12,13 @@ punctuation character at least as long as the title, or four characters long at
 least (docutils reads a shorter underline so, with a warning). A manual page's
 (roff: man or mdoc macros) are its title and section macros (``.TH``, ``.SH``,
 ``.SS``; ``.Dt``, ``.Sh``, ``.Ss``) and its items: a ``.TP`` paragraph's tag line
-(an option, a key), an ``.IP`` or ``.It`` line with its tag. A document without a
-heading has no outline (``None``). Pure; no extra needed.
+(an option, a key), an ``.IP`` or ``.It`` line with its tag. AsciiDoc's are its
+section titles (``=`` to ``======``, or ``#`` as in Markdown, then a blank and text)
+and its labelled list terms (a line ending in ``::``, ``:::``, ``::::`` or ``;;``: a
+manual's options), never inside a delimited block (a line of four or more ``-``,
+``.``, ``=``, ``*``, ``_``, ``+`` or ``/``, or a table's ``|===``, up to the same line;
+a Markdown fence) nor a ``//`` comment line. A document without a heading has no
+outline (``None``). Pure; no extra needed.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Final
 
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap
 
-__all__ = ["markdown_outline", "roff_outline", "rst_outline", "unfenced"]
+__all__ = ["asciidoc_outline", "markdown_outline", "roff_outline", "rst_outline", "unfenced"]
 
 _ATX: Final = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT: Final = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
@@ -48,6 +53,14 @@ _ROFF_HEADING: Final = re.compile(r"\.(?:TH|SH|SS|Dt|Sh|Ss|It|IP)(?:[ \t]|$)")
 _ROFF_TAGGED: Final = re.compile(r"\.TP(?:[ \t]|$)")
 #: A comment line (``.\"``, ``'\"``, ``.\#``), or an empty request (a lone ``.``).
 _ROFF_COMMENT: Final = re.compile(r"[.'][ \t]*\\[\"#]|\.[ \t]*$")
+#: AsciiDoc: a section title, a labelled list term ending its line, a delimited
+#: block's opening (and closing) line, a Markdown fence, a comment line.
+_ADOC_TITLE: Final = re.compile(r"(?:={1,6}|#{1,6})[ \t]+\S")
+_ADOC_TERM: Final = re.compile(r"\S.*?(?<!:)(?::{2,4}|;;)[ \t]*")
+_ADOC_DELIMITER: Final = re.compile(
+    r"(?:(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,})|[|,:!]={3,})[ \t]*"
+)
+_ADOC_FENCE: Final = re.compile(r"`{3,}")
 
 
 def _outlined(lines: list[str], headings: list[tuple[int, int]]) -> list[str] | None:
@@ -162,4 +175,25 @@ def roff_outline(body: str) -> list[str] | None:
                 headings.append((index, index))
         elif _ROFF_TAGGED.match(line):
             tag_next = True
+    return _outlined(lines, headings)
+
+
+def asciidoc_outline(body: str) -> list[str] | None:
+    """The outline of an AsciiDoc document: its titles and terms (see the module doc)."""
+    lines = LINE_SPLIT.split(body)
+    headings: list[tuple[int, int]] = []
+    block: str | None = None  # (the line that closes the delimited block we are in)
+    for index, line in enumerate(lines):
+        stripped = line.rstrip()
+        if block is not None:
+            if stripped == block:
+                block = None
+            continue
+        if _ADOC_DELIMITER.fullmatch(line) or _ADOC_FENCE.match(line):
+            block = stripped if not _ADOC_FENCE.match(line) else stripped[:3]
+            continue
+        if line.startswith("//"):
+            continue
+        if _ADOC_TITLE.match(line) or _ADOC_TERM.fullmatch(line):
+            headings.append((index, index))
     return _outlined(lines, headings)
