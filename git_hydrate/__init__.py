@@ -21,7 +21,7 @@ table and holds the code to it; ``docs/development.md`` says what each is)::
     2  codec validate secrets textpolicy merge results context_expander
        pack.budget pack.fingerprint pack.memo pack.tokens pack.grammars pack.outline
        pack.outline_lines pack.outline_specs pack.outline_ts pack.outline_markup
-       pack.outline_erlang
+       pack.outline_erlang pack.outline_proto
        pack.confusables pack.boundaries pack.render pack.formats pack.seed pack.entries
        pack.omissions pack.measure pack.value pack.settle pack.walk pack.needed pack.packet
        pack.assemble

@@ -146,7 +146,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         True,
         "When true (the default), pack, expand, prompt and the pre-push artefacts keep the "
         "outline of an attachment that no longer fits in full (Python, Markdown, "
-        "reStructuredText, AsciiDoc, manual pages and Erlang always; JavaScript, TypeScript, "
+        "reStructuredText, AsciiDoc, manual pages, Erlang and Protocol Buffers always; "
+        "JavaScript, TypeScript, "
         "Go, Rust, Java, C, C++, "
         "Ruby, Kotlin, C#, PHP, Swift, Scala, Lua, shell, Julia, OCaml, Haskell and Elixir with "
         "pip install 'git-hydrate[outline]'); false, or --no-outline, leaves it out instead.",

@@ -48,7 +48,7 @@ def has_grammar(path: str) -> bool:
     of no known language is not skipped: its test fails)."""
     lang = ol.language_for(path)
     return (
-        lang in (None, "python", "markdown", "rst", "roff", "asciidoc", "erlang")
+        lang in (None, "python", "markdown", "rst", "roff", "asciidoc", "erlang", "protobuf")
         or outline_ts.parser_for(lang) is not None
     )
 
@@ -485,6 +485,45 @@ def test_an_asciidoc_outline_is_its_titles_and_terms() -> None:
     # a delimiter line of four or more, closed by the same line; a title needs its text
     assert ol.outline("x.adoc", "Just prose.\n\n====\n") is None
     assert ol.why_no_outline("x.adoc") == "it has no headings to outline"
+
+
+def test_a_protobuf_outline_is_its_declarations() -> None:
+    """Protocol Buffers had no outline: Signal-Server's ``account.proto`` (18 KiB, the
+    file a ticket adding gRPC endpoints changes) was named or left out. Its outline
+    keeps the file's syntax, package and imports, each service, rpc, message, enum and
+    oneof line and the braces that close them; fields and options are elided (a
+    marker for each run), comments too (no marker)."""
+    proto = (
+        'syntax = "proto3";\n\noption java_multiple_files = true;\n\n'
+        "package org.signal.chat.account;\n\n"
+        'import "org/signal/chat/common.proto";\n\n'
+        "// Provides methods for working with Signal accounts.\n"
+        "service Accounts {\n  option (require.auth) = AUTH_ONLY_AUTHENTICATED;\n\n"
+        "  // Returns basic identifiers.\n"
+        "  rpc GetAccountIdentity(GetAccountIdentityRequest)"
+        " returns (GetAccountIdentityResponse) {}\n"
+        "  rpc Stream(stream Req)\n      returns (stream Resp) {\n"
+        '    option (google.api.http) = { get: "/v1/x" };\n  }\n}\n\n'
+        "message GetAccountIdentityRequest {\n}\n\n"
+        "message Response {\n  message Nested {\n    string name = 1;\n  }\n"
+        "  oneof response {\n    Nested nested = 1;\n    Error error = 2;\n  }\n}\n\n"
+        "enum Kind {\n  KIND_UNSPECIFIED = 0;\n}\n"
+    )
+    assert ol.language_for("service/src/main/proto/account.proto") == "protobuf"
+    assert ol.outline("account.proto", proto) == (
+        'syntax = "proto3";\n...\npackage org.signal.chat.account;\n'
+        'import "org/signal/chat/common.proto";\nservice Accounts {\n    ...\n'
+        "  rpc GetAccountIdentity(GetAccountIdentityRequest)"
+        " returns (GetAccountIdentityResponse) {}\n"
+        "  rpc Stream(stream Req)\n      ...\n  }\n}\n"
+        "message GetAccountIdentityRequest {\n}\n"
+        "message Response {\n  message Nested {\n      ...\n  }\n"
+        "  oneof response {\n      ...\n  }\n}\n"
+        "enum Kind {\n    ...\n}\n"
+    )
+    assert unsupported_lines(ol.outline("account.proto", proto), proto) == []
+    assert ol.outline("empty.proto", 'syntax = "proto3";\n// nothing yet\n') is None
+    assert ol.why_no_outline("x.proto") == ("it declares no service, message or enum to outline")
 
 
 def test_an_rst_underline_shorter_than_its_title_from_four_characters() -> None:

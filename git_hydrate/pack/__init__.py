@@ -6,10 +6,10 @@ the layers; nothing here below :mod:`.derived` runs git or reads a file):
 * :mod:`.budget` — the one :class:`Budget` value (bytes, tokens, encoding,
   outlines), built once from the options and the settings;
 * :mod:`.tokens`, :mod:`.outline` — exact token counts and outlines: Python,
-  Markdown, reStructuredText and AsciiDoc (:mod:`.outline_markup`) and Erlang
-  (:mod:`.outline_erlang`) always, eighteen more languages with the extra
-  (:mod:`.outline_ts`); :mod:`.grammars` names the installed grammars without
-  importing them;
+  Markdown, reStructuredText and AsciiDoc (:mod:`.outline_markup`), Erlang
+  (:mod:`.outline_erlang`) and Protocol Buffers (:mod:`.outline_proto`) always,
+  eighteen more languages with the extra (:mod:`.outline_ts`); :mod:`.grammars`
+  names the installed grammars without importing them;
 * :mod:`.boundaries` — the one rule that keeps untrusted text from reading as
   the prompt's structure (``neutralise``);
 * :mod:`.render` — the prompt's fixed layout and its untrusted block;

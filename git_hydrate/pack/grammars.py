@@ -97,6 +97,7 @@ _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
     ".exs": "elixir",
     ".erl": "erlang",
     ".hrl": "erlang",
+    ".proto": "protobuf",
     ".md": "markdown",
     ".markdown": "markdown",
     ".mdx": "markdown",

@@ -5,7 +5,8 @@ from it (whole lines, or prefixes of lines, indentation kept) plus elision
 marker lines (indentation + ``...``, see ``is_marker``).  It is pure and
 deterministic.  Python is outlined with the stdlib ``ast``; Markdown,
 reStructuredText, AsciiDoc and manual pages by their headings
-(:mod:`.outline_markup`); Erlang by its lines (:mod:`.outline_erlang`);
+(:mod:`.outline_markup`); Erlang and Protocol Buffers by their lines
+(:mod:`.outline_erlang`, :mod:`.outline_proto`);
 JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Kotlin, C#, PHP,
 Swift, Scala, Lua, Bash, Julia, OCaml, Haskell and Elixir with tree-sitter,
 when the grammar packages are installed (:mod:`.outline_ts`).  It returns
@@ -28,6 +29,7 @@ from .grammars import grammars, language_for
 from .outline_erlang import erlang_outline
 from .outline_lines import ELLIPSIS, LINE_SPLIT, cap, indent_of, is_marker, marker
 from .outline_markup import asciidoc_outline, markdown_outline, roff_outline, rst_outline
+from .outline_proto import proto_outline
 from .outline_ts import ts_outline
 
 __all__ = [
@@ -68,6 +70,8 @@ def outline(path: str, body: str) -> str | None:
         lines = asciidoc_outline(body)
     elif lang == "erlang":
         lines = erlang_outline(body)
+    elif lang == "protobuf":
+        lines = proto_outline(body)
     else:
         lines = ts_outline(lang, body)
     if lines is None:
@@ -91,6 +95,8 @@ def why_no_outline(path: str, length: int = 0) -> str:
         return "it has no headings to outline"
     if lang == "erlang":
         return "it has no attribute or function at the start of a line to outline"
+    if lang == "protobuf":
+        return "it declares no service, message or enum to outline"
     return f"the tree-sitter grammar of {lang} is not installed (see git hydrate doctor)"
 
 
