@@ -91,12 +91,24 @@ def test_a_large_file_waits_under_a_token_budget_alone() -> None:
     assert _kept(result) == ["big.py (outline)", *(f"s{i}.txt" for i in range(5))]
     assert result["token_count"] <= result["max_tokens"]
     (said,) = result["decisions"]
+    # it ranks first, so high: its outline is kept in its place at once, never tried whole
+    # again, and -v says so (it said "it is packed after them if it still fits": Signal-
+    # Server's first file, 25 KB in 32 KiB, ended an outline; explorer23)
     assert re.fullmatch(
         r"value per byte: big\.py \(1,0\d\d tokens, over 1/4 of the 3,000 tokens of room\) "
-        r"waits: in its place 2 later attachments fit whole; it is packed after them if it "
-        r"still fits, else outlined",
+        r"waits: in its place 2 later attachments fit whole; it ranks high: its outline is "
+        r"kept in its place",
         said,
     ), said
+
+
+def test_a_large_file_that_ranks_low_is_packed_after_them() -> None:
+    """Below the first tenth of the order, a large file that waits is tried whole
+    after the later ones, then as its outline: -v says that."""
+    small = [entry("ok\n" * 20, f"t{i}.txt", 50 - i) for i in range(10)]
+    result = _prompt([*small, *_entries()])
+    said = [line for line in result["decisions"] if line.startswith("value per byte: big.py")]
+    assert said and said[0].endswith("it is packed after them if it still fits, else outlined")
 
 
 def test_a_file_large_in_tokens_waits_beside_a_roomy_byte_budget() -> None:

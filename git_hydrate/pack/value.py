@@ -35,7 +35,7 @@ from .entries import Attachment
 from .measure import Plan, Walked, floor, min_body_bytes, notice_tokens
 from .render import one_line
 
-__all__ = ["DISPLACED", "LARGE_SHARE", "waits"]
+__all__ = ["DISPLACED", "LARGE_SHARE", "in_place", "waits"]
 
 #: An attachment whose cost is more than this share of the room is weighed.
 LARGE_SHARE: Final = 4
@@ -44,6 +44,11 @@ LARGE_SHARE: Final = 4
 DISPLACED: Final = 2
 #: How many later attachments the check looks at.
 _LOOKAHEAD: Final = 256
+
+#: What a decision to wait promises, and what one that ranks high gets instead: the
+#: walk keeps its outline in its place at once and does not try it whole again.
+_AFTER: Final = "it is packed after them if it still fits, else outlined"
+_IN_PLACE: Final = "it ranks high: its outline is kept in its place"
 
 #: The room in each budget (``None``: no such budget): bytes, tokens.
 _Rooms = tuple[int | None, int | None]
@@ -97,9 +102,17 @@ def waits(
         return False
     walked.decisions.append(
         f"value per byte: {weighed} waits: in its place {displaced} later attachments "
-        "fit whole; it is packed after them if it still fits, else outlined"
+        f"fit whole; {_AFTER}"
     )
     return True
+
+
+def in_place(walked: Walked) -> None:
+    """The attachment that last waited ranks high, and the walk kept its outline in its
+    place: the decision says so, not that it is packed after the later ones."""
+    said = walked.decisions[-1] if walked.decisions else ""
+    if said.endswith(_AFTER):
+        walked.decisions[-1] = said.removesuffix(_AFTER) + _IN_PLACE
 
 
 def _free(plan: Plan, walked: Walked, in_tokens: bool, held: tuple[int, int]) -> _Rooms:

@@ -64,7 +64,7 @@ from .measure import (
 from .omissions import Missing, Notice
 from .render import utf8_len
 from .settle import names_first, settle
-from .value import waits
+from .value import in_place, waits
 
 __all__ = ["TOP_SHARE", "Plan", "Walked", "as_timestamp", "walk"]
 
@@ -244,13 +244,13 @@ def _first_pass(
     if body is _LARGE:
         large.append(entry)
         walked.note(index, entry, "byte_budget", outlined=True)
-        # ranks high: its outline, in place (the whole file may fit later)
-        if (
+        if (  # ranks high: its outline, in place (not tried whole again)
             high
             and plan.outliner is not None
             and _keep_outline(plan, walked, index, entry, None, load_body)
         ):
             walked.kept[-1].named = True
+            in_place(walked)
             return
         waiting.append((index, entry, None, True))
         held[index] = _outline_room(plan, entry, len(entries) + 1, load_body)
