@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import re
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -168,6 +169,18 @@ def _cochange(
     return scores, partner, prior
 
 
+#: A translation catalog: the interface's strings in one language (a data file under a
+#: ``locale(s)``, ``i18n``, ``l10n``, ``lang(s)``, ``languages`` or ``translations``
+#: folder, or a gettext or XLIFF file). Its co-change partners are the same strings in
+#: the other languages: a catalog seed lifts no other catalog (explorer23's finding).
+_CATALOG: Final = re.compile(
+    r"(?:^|/)(?:locales?|i18n|l10n|langs?|languages|translations)/(?:[^/]+/)*"
+    r"[^/]+\.(?:json|ya?ml|toml|properties|strings|arb|ini)$"
+    r"|\.(?:po|pot|xlf|xliff)$",
+    re.IGNORECASE,
+)
+
+
 def _propagated(
     hits: Hits,
     history: Sequence[Sequence[str]],
@@ -183,7 +196,10 @@ def _propagated(
     strengths = dict(hits.seeds)
     for seed, cochange in _seeded_cochange(list(strengths), history, w, scale).items():
         strength = strengths[seed]
+        catalog = _CATALOG.search(seed) is not None
         for path, value in cochange.items():
+            if catalog and _CATALOG.search(path) is not None:
+                continue  # (the same strings in another language)
             value = min(1.0, value) * strength * w.seed_cochange
             if value > scores.get(path, 0.0):
                 scores[path], reasons[path] = value, f"co-change with {seed} (content hit)"
