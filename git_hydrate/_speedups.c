@@ -418,12 +418,24 @@ static PyObject *kept_words(const Spans *spans, const char *lower, PyObject *sto
     return words;
 }
 
+/* Whether every byte of text[0:size] is a raw token's. */
+static int all_token_bytes(const char *text, Py_ssize_t size)
+{
+    for (Py_ssize_t at = 0; at < size; at++) {
+        if (!token_byte[(unsigned char)text[at]]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 PyDoc_STRVAR(split_words_doc,
              "split_words(raw, stop, /)\n--\n\n"
              "The words ranking compares of one ASCII raw token (terms._words): the\n"
              "whole (if it has `_` parts), each part and its camel-case parts,\n"
              "lower-cased; words under three letters, numbers and those in the set\n"
-             "stop dropped; stemmed.");
+             "stop dropped; stemmed. ValueError if raw has any other character than\n"
+             "[A-Za-z0-9_].");
 
 static PyObject *split_words(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -432,12 +444,13 @@ static PyObject *split_words(PyObject *module, PyObject *const *args, Py_ssize_t
         PyErr_SetString(PyExc_TypeError, "split_words takes a str and a set");
         return NULL;
     }
-    if (!PyUnicode_IS_ASCII(args[0])) {
+    const char *raw = (const char *)PyUnicode_DATA(args[0]);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(args[0]);
+    /* (the camel parts would skip any other byte, where Python's words end at it) */
+    if (!PyUnicode_IS_ASCII(args[0]) || !all_token_bytes(raw, size)) {
         PyErr_SetString(PyExc_ValueError, "split_words takes an ASCII raw token");
         return NULL;
     }
-    const char *raw = (const char *)PyUnicode_DATA(args[0]);
-    Py_ssize_t size = PyUnicode_GET_LENGTH(args[0]);
     if (size < 3) {
         return PyTuple_New(0);
     }

@@ -92,6 +92,15 @@ def test_split_words_refuses_what_is_no_raw_token() -> None:
     assert speedups.split_words("big_thing", frozenset({"thing"})) == ("big_th", "big")
 
 
+@pytest.mark.parametrize("text", ["a-b-c", "Foo.Bar", "abc def", "x\x00yyy", "abc$", "a-", "-"])
+def test_split_words_refuses_ascii_that_is_no_raw_token(text: str) -> None:
+    """A byte outside ``[A-Za-z0-9_]`` is refused, as a non-ASCII one is: C's camel
+    parts skipped it where Python's words end at it (``Foo.Bar`` gave ``foo.bar``,
+    ``foo``, ``bar`` against Python's ``foo``, ``bar``), a wrong answer in silence."""
+    with pytest.raises(ValueError, match="raw token"):
+        speedups.split_words(text, terms._STOP)
+
+
 def test_many_distinct_tokens_grow_the_table() -> None:
     """100,000 distinct tokens (the table starts at 1,024 slots), each twice."""
     names = [f"name{number}" for number in range(100_000)]
