@@ -9,8 +9,8 @@
  * holds the two to the same answers.
  *
  * The hash is the one Python gives its own `bytes` and `str` (SipHash, seeded
- * per process), so a repository's contents cannot be made to collide in this
- * table any more than in a dict.
+ * per process), and the table is probed as a dict is, so a repository's contents
+ * cannot be made to collide in this table any more than in a dict.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -51,6 +51,17 @@ static void table_free(Table *table)
     PyMem_Free(table->slots);
 }
 
+/* The slot after `at` in a hash's probe sequence (`perturb` starts as the hash):
+ * CPython's dict's, in which every bit of the hash soon takes part. By the next
+ * slot (linear probing), tokens whose hashes share only their low bits queued in
+ * one run of slots: with a known seed (PYTHONHASHSEED=0) a blob of such tokens,
+ * easily found, took time quadratic in their number, which a dict does not. */
+static size_t next_slot(size_t at, size_t *perturb, size_t mask)
+{
+    *perturb >>= 5;
+    return (at * 5 + *perturb + 1) & mask;
+}
+
 /* Twice the slots, every token placed again by its kept hash. */
 static int table_grow(Table *table)
 {
@@ -60,9 +71,10 @@ static int table_grow(Table *table)
         return -1;
     }
     for (Py_ssize_t index = 0; index < table->used; index++) {
-        size_t at = (size_t)table->tokens[index].hash & (count - 1);
+        size_t perturb = (size_t)table->tokens[index].hash;
+        size_t at = perturb & (count - 1);
         while (slots[at] != 0) {
-            at = (at + 1) & (count - 1);
+            at = next_slot(at, &perturb, count - 1);
         }
         slots[at] = index + 1;
     }
@@ -77,7 +89,8 @@ static int table_count(Table *table, const unsigned char *data, Py_ssize_t start
                        Py_ssize_t length)
 {
     Py_hash_t hash = HASH_BYTES(data + start, length);
-    size_t at = (size_t)hash & table->mask;
+    size_t perturb = (size_t)hash;
+    size_t at = perturb & table->mask;
     for (;;) {
         Py_ssize_t slot = table->slots[at];
         if (slot == 0) {
@@ -89,7 +102,7 @@ static int table_count(Table *table, const unsigned char *data, Py_ssize_t start
             token->count++;
             return 0;
         }
-        at = (at + 1) & table->mask;
+        at = next_slot(at, &perturb, table->mask);
     }
     if (table->used == table->room) {
         Py_ssize_t room = table->room * 2;

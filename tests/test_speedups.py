@@ -8,7 +8,10 @@ blob's facts). CI's install builds the extension and checks that it did.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tracemalloc
 from collections import Counter
 from pathlib import Path
@@ -109,6 +112,28 @@ def test_many_distinct_tokens_grow_the_table() -> None:
     assert list(counts) == names and set(counts.values()) == {2}
     words = speedups.word_counts(data, {name: (name, "shared") for name in names})
     assert words == {**dict.fromkeys(names, 2), "shared": 200_000}
+
+
+#: Run with PYTHONHASHSEED=0: 400 tokens whose hashes share their low 10 bits (the
+#: table's while it holds them), each twice, among ordinary ones.
+_SHARED_LOW_BITS = """
+from collections import Counter
+from git_hydrate import _speedups
+from git_hydrate.hydrate import terms
+shared = [token for token in (b"t%x" % n for n in range(10**6)) if hash(token) & 1023 == 0]
+data = b" ".join(shared[:400] * 2 + [b"plain%d" % n for n in range(300)])
+assert _speedups.raw_counts(data) == Counter(data.decode().split())
+assert _speedups.word_counts(data, terms._Splits()) == terms._word_counts(data, terms._Splits())
+"""
+
+
+def test_tokens_whose_hashes_share_low_bits_are_counted_apart() -> None:
+    """With a known hash seed, tokens an attacker picks for a linear probe (their
+    hashes alike in the bits the table looks at first) are each counted on their
+    own: the table probes as a dict does, with every bit of the hash
+    (``benchmarks/bench_speedups_flood.py`` times what linear probing made of them)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run([sys.executable, "-c", _SHARED_LOW_BITS], env=env, check=True)
 
 
 def test_any_buffer_is_read_and_nothing_else() -> None:
