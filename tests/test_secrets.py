@@ -104,6 +104,7 @@ HARMLESS = [
     "redis://cache:Wq81zLp0@redis.internal.example\n",
     "amqp://worker:Wq81zLp0@mq.test/vhost\n",
     "ldap://bind:Wq81zLp0@dc1.corp.invalid\n",
+    "See https://deploy:Wq81zLp0@example.com. Or (https://deploy:Wq81zLp0@EXAMPLE.ORG:8080).\n",
     "def get_token(self) -> str:\n    return self._token\n",
     "Use AKIA-style ids only in examples.\n",
     "password = read_password_2()\n",
@@ -143,6 +144,16 @@ URL_PASSWORDS = [
     "https://deploy:Wq81zLp0@myexample.com/x\n",
     "https://deploy:Wq81zLp0@examples.org/x\n",
     "https://deploy:Wq81zLp0@api.test-cluster.io/x\n",
+    # the host is what follows the last "@" of the authority (WHATWG, urllib), nor does
+    # a name go on past a percent escape, a backslash or a full stop of another script
+    "https://deploy:Wq81zLp0@example.com@attacker.net/x\n",
+    "https://deploy:Wq81zLp0@example.com:443@attacker.net/x\n",
+    "https://:Wq81zLp0@example.org)x@attacker.net\n",
+    "https://deploy:Wq81zLp0@example.com\\@attacker.net/x\n",
+    "https://deploy:Wq81zLp0@example.com%2eattacker.net/x\n",
+    "https://deploy:Wq81zLp0@example.com\u3002attacker.net/x\n",
+    # no other script's letter folds into a reserved name ("ınvalid" is its own name)
+    "https://deploy:Wq81zLp0@dc1.\u0131nvalid/x\n",
 ]
 
 

@@ -36,12 +36,17 @@ _URL_PLACEHOLDER: Final = (
 
 #: A host reserved for documentation and tests (RFC 2606, RFC 6761), after a URL's
 #: ``@``: ``example.com``, ``.net``, ``.org`` and their subdomains, any name under
-#: ``.example``, ``.test`` or ``.invalid``, up to where the host ends (ccache's manual:
-#: ``http://someusername:p4ssw0rd@example.com/cache/``). No credential reaches one.
+#: ``.example``, ``.test`` or ``.invalid`` (ASCII letters, any case; a final dot), then
+#: a port, then where the host ends (ccache's manual:
+#: ``http://someusername:p4ssw0rd@example.com/cache/``). No credential reaches one. A
+#: URL parser takes the host after the authority's last ``@`` (WHATWG, urllib:
+#: ``//u:p@example.com@evil.io``), and it reads past a backslash, a percent escape or
+#: another script's full stop: a name followed by one, or by a later ``@`` in the
+#: authority, is no reserved host.
 _DOCUMENTATION_HOST: Final = (
     r"(?!(?:[A-Za-z0-9-]++\.)*"
-    r"(?i:example\.(?:com|net|org)|[A-Za-z0-9-]++\.(?:example|test|invalid))"
-    r"(?![A-Za-z0-9_.-]))"
+    r"(?ai:example\.(?:com|net|org)|[A-Za-z0-9-]++\.(?:example|test|invalid))"
+    r"\.?(?::[0-9]*+)?(?=[/?#\s\"'<>()\[\]{},;`*+|]|$)(?![^\s/?#\"'<>@]*+@))"
 )
 
 #: (rule name, pattern, triggers). A rule's regular expression runs only when
