@@ -39,10 +39,15 @@ def features() -> dict[str, Any]:
     """What this installation has: ``compiled_tokeniser`` (bool),
     ``secret_prefilter`` (Hyperscan's, ``[fast]``: bool), ``token_counters``
     (``[tokens]``: the backends found, in the order used), ``outline_languages``
-    (``[outline]``: the grammars found; Python's outline needs none) and ``mcp``
-    (``[mcp]``: bool). A module found but broken counts as found, but for the
-    tokeniser and the prefilter, which are loaded."""
-    grammars = sorted(lang for lang, spec in SPECS.items() if _found(spec.module))
+    (``[outline]``: the grammars found, with ``tree_sitter`` itself, which a grammar
+    package does not require; Python's outline needs none) and ``mcp`` (``[mcp]``:
+    bool). A module found but broken counts as found, but for the tokeniser and the
+    prefilter, which are loaded."""
+    grammars = (
+        sorted(lang for lang, spec in SPECS.items() if _found(spec.module))
+        if _found("tree_sitter")
+        else []
+    )
     return {
         "compiled_tokeniser": compiled_tokeniser(),
         "secret_prefilter": shared_prefilter() is not None,

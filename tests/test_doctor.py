@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -263,6 +264,44 @@ def test_doctor_reports_the_optional_parts_and_a_tokeniser_in_python(
         **found,
         "compiled_tokeniser": False,
     }
+
+
+def test_a_broken_optional_package_is_no_crash_of_doctor(
+    populated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """doctor checks the installation: a ``hyperscan`` whose import fails otherwise
+    than by ImportError (a library of another build) made it report a bug (exit 3),
+    as it made a scan once past a megabyte. The plain path scans the same."""
+    from git_hydrate.secrets import prefilter, scan
+
+    broken = tmp_path / "site" / "hyperscan"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text('raise RuntimeError("libhs: another build")\n')
+    monkeypatch.syspath_prepend(str(broken.parent))
+    monkeypatch.delitem(sys.modules, "hyperscan", raising=False)
+    prefilter.shared_prefilter.cache_clear()
+    try:
+        result = hydrate(populated, "doctor", "--json")
+        assert result.returncode == 0, result
+        assert json.loads(result.stdout)["features"]["secret_prefilter"] is False
+        assert [f.rule for f in scan("AKIA" + "Q" * 16 + "\n")] == ["aws-access-key-id"]
+    finally:
+        sys.modules.pop("hyperscan", None)
+        prefilter.shared_prefilter.cache_clear()
+
+
+def test_a_grammar_without_tree_sitter_outlines_nothing(
+    populated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grammar package does not require tree-sitter itself (``pip install
+    tree-sitter-c``): without it nothing is outlined, and doctor, which the packer's
+    -v sends the user to, listed the grammar's language as outlined."""
+    from git_hydrate.pack import outline
+
+    monkeypatch.setitem(sys.modules, "tree_sitter", None)
+    assert outline.outline("a.c", "int f(void) {\n" + "  return 1;\n" * 50 + "}\n") is None
+    found = json.loads(hydrate(populated, "doctor", "--json").stdout)["features"]
+    assert found["outline_languages"] == ["python"]
 
 
 def test_stale_lock_is_named_and_cleared(populated: Path) -> None:

@@ -169,7 +169,7 @@ def shared_prefilter() -> Prefilter | None:
     """The Hyperscan prefilter, or None without the optional ``hyperscan`` package."""
     try:
         import hyperscan
-    except ImportError:
+    except Exception:  # absent, or broken (a library of another build): the plain path
         return None
     try:
         return Prefilter(hyperscan, _store)
