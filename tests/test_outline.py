@@ -487,6 +487,29 @@ def test_an_asciidoc_outline_is_its_titles_and_terms() -> None:
     assert ol.why_no_outline("x.adoc") == "it has no headings to outline"
 
 
+def test_an_asciidoc_two_line_title_opens_no_block() -> None:
+    """git's own manual pages (``Documentation/git-add.adoc``) underline their titles
+    (``NAME`` over ``----``, the page's name over ``=====``): each underline was read as
+    a delimited block's opening line, never closed, and the page had no outline. A line
+    of text beginning a block, over a line of one of ``= - ~ ^ +`` as long as it (one
+    more or less), is a title, as Asciidoctor reads it; a listing after a ``+`` or a
+    paragraph line of another length is still a block. And a line of four backticks
+    opens no fence (Asciidoctor's rule): it swallowed the rest of the document."""
+    adoc = (
+        "git-frob(1)\n===========\n\nNAME\n----\ngit-frob - Frob the index\n\n"
+        "OPTIONS\n-------\n`-n`::\n`--dry-run`::\n\tFrob nothing.\n\n"
+        "EXAMPLES\n--------\n* Frob all:\n+\n------------\n$ git frob .\nNOT A TITLE\n"
+        "-----------\n------------\n\n[[HOOKS]]\nHOOKS\n~~~~~\ntext\n\n"
+        "A paragraph line\n----\nlisting\n----\n\n````\nfour\n````\n\nSEE ALSO\n^^^^^^^\n"
+    )
+    assert ol.outline("Documentation/git-frob.adoc", adoc) == (
+        "git-frob(1)\n===========\nNAME\n----\n...\nOPTIONS\n-------\n`-n`::\n"
+        "`--dry-run`::\n...\nEXAMPLES\n--------\n...\nHOOKS\n~~~~~\n...\n"
+        "SEE ALSO\n^^^^^^^\n"
+    )
+    assert unsupported_lines(ol.outline("x.adoc", adoc), adoc) == []
+
+
 def test_a_protobuf_outline_is_its_declarations() -> None:
     """Protocol Buffers had no outline: Signal-Server's ``account.proto`` (18 KiB, the
     file a ticket adding gRPC endpoints changes) was named or left out. Its outline

@@ -13,12 +13,14 @@ least (docutils reads a shorter underline so, with a warning). A manual page's
 (roff: man or mdoc macros) are its title and section macros (``.TH``, ``.SH``,
 ``.SS``; ``.Dt``, ``.Sh``, ``.Ss``) and its items: a ``.TP`` paragraph's tag line
 (an option, a key), an ``.IP`` or ``.It`` line with its tag. AsciiDoc's are its
-section titles (``=`` to ``======``, or ``#`` as in Markdown, then a blank and text)
-and its labelled list terms (a line ending in ``::``, ``:::``, ``::::`` or ``;;``: a
-manual's options), never inside a delimited block (a line of four or more ``-``,
-``.``, ``=``, ``*``, ``_``, ``+`` or ``/``, or a table's ``|===``, up to the same line;
-a Markdown fence) nor a ``//`` comment line. A document without a heading has no
-outline (``None``). Pure; no extra needed.
+section titles (``=`` to ``======``, or ``#`` as in Markdown, then a blank and text;
+or two lines: a line of text beginning a block over an underline of ``=``, ``-``,
+``~``, ``^`` or ``+`` as long as it, one more or less) and its labelled list terms
+(a line ending in ``::``, ``:::``, ``::::`` or ``;;``: a manual's options), never
+inside a delimited block (a line of four or more ``-``, ``.``, ``=``, ``*``, ``_``,
+``+`` or ``/``, or a table's ``|===``, up to the same line; a Markdown fence of three
+backticks) nor a ``//`` comment line. A document without a heading has no outline
+(``None``). Pure; no extra needed.
 """
 
 from __future__ import annotations
@@ -60,7 +62,13 @@ _ADOC_TERM: Final = re.compile(r"\S.*?(?<!:)(?::{2,4}|;;)[ \t]*")
 _ADOC_DELIMITER: Final = re.compile(
     r"(?:(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,})|[|,:!]={3,})[ \t]*"
 )
-_ADOC_FENCE: Final = re.compile(r"`{3,}")
+#: (three backticks: a line of four or more opens no fence, as Asciidoctor reads it)
+_ADOC_FENCE: Final = re.compile(r"```(?!`)")
+#: A two-line title: a line of text (not a block title, ``.Title``; a letter or digit
+#: in it) beginning a block, over an underline of one of ``= - ~ ^ +`` as long as it,
+#: one more or less (git's manual pages: ``NAME`` over ``----``).
+_ADOC_UNDERLINED: Final = re.compile(r"(?!\.|\[.*\]$).*?[^\W_]")
+_ADOC_UNDERLINE: Final = re.compile(r"=+|-+|~+|\^+|\++")
 
 
 def _outlined(lines: list[str], headings: list[tuple[int, int]]) -> list[str] | None:
@@ -183,17 +191,36 @@ def asciidoc_outline(body: str) -> list[str] | None:
     lines = LINE_SPLIT.split(body)
     headings: list[tuple[int, int]] = []
     block: str | None = None  # (the line that closes the delimited block we are in)
+    starts = True  # (the line may begin a block: a two-line title's text)
+    underline = -1  # (the underline of the two-line title just kept)
     for index, line in enumerate(lines):
         stripped = line.rstrip()
+        begins, starts = starts, not stripped or (stripped[:1] == "[" and stripped[-1:] == "]")
         if block is not None:
             if stripped == block:
-                block = None
-            continue
-        if _ADOC_DELIMITER.fullmatch(line) or _ADOC_FENCE.match(line):
-            block = stripped if not _ADOC_FENCE.match(line) else stripped[:3]
-            continue
-        if line.startswith("//"):
-            continue
-        if _ADOC_TITLE.match(line) or _ADOC_TERM.fullmatch(line):
+                block, starts = None, True
+        elif index == underline:
+            starts = True
+        elif line.startswith("//") and not _ADOC_DELIMITER.fullmatch(line):
+            starts = begins  # (a comment line)
+        elif _ADOC_TITLE.match(line) or _ADOC_TERM.fullmatch(line):
             headings.append((index, index))
+            starts = _ADOC_TITLE.match(line) is not None
+        elif begins and _two_line_title(lines, index):
+            headings.append((index, index + 1))
+            underline = index + 1
+        elif _ADOC_DELIMITER.fullmatch(line) or _ADOC_FENCE.match(line):
+            block = stripped if not _ADOC_FENCE.match(line) else stripped[:3]
     return _outlined(lines, headings)
+
+
+def _two_line_title(lines: list[str], index: int) -> bool:
+    """Whether ``lines[index]`` is a two-line title's text over its underline."""
+    if index + 1 >= len(lines):
+        return False
+    text, under = lines[index].rstrip(), lines[index + 1].rstrip()
+    return (
+        _ADOC_UNDERLINE.fullmatch(under) is not None
+        and abs(len(text) - len(under)) < 2
+        and _ADOC_UNDERLINED.match(text) is not None
+    )
