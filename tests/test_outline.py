@@ -549,6 +549,23 @@ def test_a_protobuf_outline_is_its_declarations() -> None:
     assert ol.why_no_outline("x.proto") == ("it declares no service, message or enum to outline")
 
 
+def test_a_protobuf_outline_reads_no_comment_as_code() -> None:
+    """A closing brace with a comment after it (``}  // Request``) was no closing line:
+    the outline left it out and the next message read as nested in the last one. A
+    declaration in a block comment (a message commented out) was kept, its brace
+    never closed."""
+    proto = (
+        'syntax = "proto3";\n\n/*\nmessage Legacy {\n  int32 old = 1;\n}\n*/\n\n'
+        "message Request {\n  int32 id = 1;\n}  // Request\n\n"
+        "message Response {  /* the answer */\n  int32 id = 1;\n}\n"
+    )
+    assert ol.outline("x.proto", proto) == (
+        'syntax = "proto3";\nmessage Request {\n    ...\n}  // Request\n'
+        "message Response {  /* the answer */\n    ...\n}\n"
+    )
+    assert unsupported_lines(ol.outline("x.proto", proto), proto) == []
+
+
 def test_an_rst_underline_shorter_than_its_title_from_four_characters() -> None:
     """docutils takes an underline shorter than its title for one (with a warning)
     from four characters up (django-extensions' ``reset_schema`` over ``========``);

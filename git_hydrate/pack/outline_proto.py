@@ -44,18 +44,19 @@ def proto_outline(body: str) -> list[str] | None:
     for line in lines:
         code, in_comment = _code(line, in_comment)
         depth_before = len(kept_blocks)
-        keep = bool(_DECLARATION.match(line)) or (depth_before == 0 and bool(_FILE.match(line)))
-        closes = bool(_CLOSE.fullmatch(line)) and depth_before > 0 and kept_blocks[-1]
+        # (read in the code: a declaration commented out is none, "}  // Foo" closes)
+        keep = bool(_DECLARATION.match(code)) or (depth_before == 0 and bool(_FILE.match(code)))
+        closes = bool(_CLOSE.fullmatch(code)) and depth_before > 0 and kept_blocks[-1]
         if keep or closes:
             if elided:
                 indent = indent_of(out[-1]) if out else ""
                 out.append(marker(indent) if opened else indent + ELLIPSIS)
             out.append(cap(line))
             elided = False
-            declares = declares or bool(_TYPES.match(line))
+            declares = declares or bool(_TYPES.match(code))
         elif code.strip():  # (a comment alone is no elided declaration)
             elided = True
-        pending = (pending and not keep) or (keep and bool(_DECLARATION.match(line)))
+        pending = (pending and not keep) or (keep and bool(_DECLARATION.match(code)))
         for char in code:
             if char == "{":
                 kept_blocks.append(keep or pending)
