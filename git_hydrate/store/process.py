@@ -418,7 +418,8 @@ def not_writable(exc: OSError, where: str) -> NotWritable:
 
 class Background:
     """A git process begun before its output is needed (:func:`begin_git`): it
-    writes to a temporary file, so git never waits on a pipe nobody reads."""
+    writes to a nameless file (:func:`_nameless_file`), so git never waits on a
+    pipe nobody reads."""
 
     def __init__(self, proc: Popen[bytes], out: IO[bytes]) -> None:
         self._proc, self._out = proc, out
