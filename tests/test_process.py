@@ -90,3 +90,25 @@ def test_a_command_begun_early_keeps_its_output_in_memory() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_command_begun_early_without_memfd_writes_to_a_temporary_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where ``memfd_create`` is missing (macOS) or refused (a sandbox: ENOSYS,
+    EPERM), git's output goes to a temporary file, all of it; no descriptor is left."""
+
+    def refused(*_args: object) -> int:
+        raise PermissionError(1, "memfd_create refused")
+
+    for memfd in (refused, None):
+        if memfd is None:
+            monkeypatch.delattr(os, "memfd_create", raising=False)
+        else:
+            monkeypatch.setattr(os, "memfd_create", memfd, raising=False)
+        before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+        running = process.begin_git(["sh", "-c", "yes out | head -c 300000"], None, None)
+        assert running is not None
+        assert running.output() == b"out\n" * 75000
+        after = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+        assert after == before
