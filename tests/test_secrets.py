@@ -105,6 +105,7 @@ HARMLESS = [
     "amqp://worker:Wq81zLp0@mq.test/vhost\n",
     "ldap://bind:Wq81zLp0@dc1.corp.invalid\n",
     "See https://deploy:Wq81zLp0@example.com. Or (https://deploy:Wq81zLp0@EXAMPLE.ORG:8080).\n",
+    'puts("fetch https://deploy:Wq81zLp0@example.com\\n");\n',
     "def get_token(self) -> str:\n    return self._token\n",
     "Use AKIA-style ids only in examples.\n",
     "password = read_password_2()\n",

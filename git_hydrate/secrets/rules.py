@@ -40,13 +40,14 @@ _URL_PLACEHOLDER: Final = (
 #: a port, then where the host ends (ccache's manual:
 #: ``http://someusername:p4ssw0rd@example.com/cache/``). No credential reaches one. A
 #: URL parser takes the host after the authority's last ``@`` (WHATWG, urllib:
-#: ``//u:p@example.com@evil.io``), and it reads past a backslash, a percent escape or
-#: another script's full stop: a name followed by one, or by a later ``@`` in the
-#: authority, is no reserved host.
+#: ``//u:p@example.com@evil.io``), and it reads past a percent escape or another
+#: script's full stop: a name followed by one, or by a later ``@`` in the authority
+#: (``example.com\@evil.io`` for urllib; a C string's ``example.com\n"`` passes), is
+#: no reserved host.
 _DOCUMENTATION_HOST: Final = (
     r"(?!(?:[A-Za-z0-9-]++\.)*"
     r"(?ai:example\.(?:com|net|org)|[A-Za-z0-9-]++\.(?:example|test|invalid))"
-    r"\.?(?::[0-9]*+)?(?=[/?#\s\"'<>()\[\]{},;`*+|]|$)(?![^\s/?#\"'<>@]*+@))"
+    r"\.?(?::[0-9]*+)?(?=[/?#\\\s\"'<>()\[\]{},;`*+|!&=]|$)(?![^\s/?#\"'<>@]*+@))"
 )
 
 #: (rule name, pattern, triggers). A rule's regular expression runs only when
