@@ -13,7 +13,7 @@ import importlib.util
 from typing import Any, Final
 
 from .hydrate.terms import compiled_tokeniser
-from .pack.outline_specs import SPECS
+from .pack.grammars import GRAMMAR_MODULES, built_in_outlines
 from .pack.tokens import BACKEND_MODULES
 from .secrets.prefilter import shared_prefilter
 
@@ -39,12 +39,12 @@ def features() -> dict[str, Any]:
     """What this installation has: ``compiled_tokeniser`` (bool),
     ``secret_prefilter`` (Hyperscan's, ``[fast]``: bool), ``token_counters``
     (``[tokens]``: the backends found, in the order used), ``outline_languages``
-    (``[outline]``: the grammars found, with ``tree_sitter`` itself, which a grammar
-    package does not require; Python's outline needs none) and ``mcp`` (``[mcp]``:
-    bool). A module found but broken counts as found, but for the tokeniser and the
-    prefilter, which are loaded."""
+    (the languages outlined here: those that need nothing, then ``[outline]``'s
+    grammars found, with ``tree_sitter`` itself, which a grammar package does not
+    require) and ``mcp`` (``[mcp]``: bool). A module found but broken counts as
+    found, but for the tokeniser and the prefilter, which are loaded."""
     grammars = (
-        sorted(lang for lang, spec in SPECS.items() if _found(spec.module))
+        sorted(lang for lang, module in GRAMMAR_MODULES.items() if _found(module))
         if _found("tree_sitter")
         else []
     )
@@ -52,6 +52,6 @@ def features() -> dict[str, Any]:
         "compiled_tokeniser": compiled_tokeniser(),
         "secret_prefilter": shared_prefilter() is not None,
         "token_counters": [name for name in BACKEND_MODULES if _found(name)],
-        "outline_languages": ["python", *grammars],
+        "outline_languages": [*built_in_outlines(), *grammars],
         "mcp": _found("mcp"),
     }

@@ -246,7 +246,7 @@ def test_doctor_reports_the_optional_parts_and_a_tokeniser_in_python(
     report = json.loads(hydrate(populated, "doctor", "--json").stdout)
     found = report["features"]
     assert found["compiled_tokeniser"] is (terms._COMPILED is not None)
-    assert found["outline_languages"][0] == "python"
+    assert {"python", "markdown", "asciidoc", "protobuf"} <= set(found["outline_languages"])
     assert set(found) == {
         *("compiled_tokeniser", "secret_prefilter", "token_counters"),
         *("outline_languages", "mcp"),
@@ -301,7 +301,9 @@ def test_a_grammar_without_tree_sitter_outlines_nothing(
     monkeypatch.setitem(sys.modules, "tree_sitter", None)
     assert outline.outline("a.c", "int f(void) {\n" + "  return 1;\n" * 50 + "}\n") is None
     found = json.loads(hydrate(populated, "doctor", "--json").stdout)["features"]
-    assert found["outline_languages"] == ["python"]
+    # (those that need no grammar package only)
+    plain = ["asciidoc", "erlang", "markdown", "protobuf", "python", "roff", "rst"]
+    assert found["outline_languages"] == plain
 
 
 def test_stale_lock_is_named_and_cleared(populated: Path) -> None:

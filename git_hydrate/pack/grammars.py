@@ -15,7 +15,7 @@ from functools import cache
 
 from .fingerprint import installed_fingerprint
 
-__all__ = ["GRAMMAR_MODULES", "grammars", "language_for"]
+__all__ = ["GRAMMAR_MODULES", "built_in_outlines", "grammars", "language_for"]
 
 #: Each tree-sitter language's grammar package (its import name); the outliner's
 #: own table (:mod:`.outline_ts`) names the same packages.
@@ -108,6 +108,11 @@ _EXTENSIONS = {  # (a path's extension, lower-cased: its outline language)
     **{f".{section}": "roff" for section in range(1, 10)},
     ".man": "roff",
 }
+
+
+def built_in_outlines() -> list[str]:
+    """The outline languages that need no grammar package (Python, Markdown...), sorted."""
+    return sorted(set(_EXTENSIONS.values()) - GRAMMAR_MODULES.keys())
 
 
 def language_for(path: str) -> str | None:
