@@ -23,7 +23,8 @@ __all__ = ["NO_COMPILED_TOKENISER", "features"]
 NO_COMPILED_TOKENISER: Final = (
     "the tokeniser runs in Python: git_hydrate._speedups was not built (no C compiler or "
     "Python headers at install), so a first task takes 1.2-1.5x the CPU; install "
-    "gcc and python3-dev, then reinstall git-hydrate"
+    "them (Debian: gcc, python3-dev), then reinstall git-hydrate (pip: --no-cache-dir, "
+    "or it reuses the wheel built without)"
 )
 
 
