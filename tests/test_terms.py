@@ -21,14 +21,20 @@ from tests.conftest import examples
 
 #: The stop words are data, not the mechanism under test: the module's own list.
 STOP = terms._STOP
+NAME = r"[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_])"
+#: ``struct``/``enum`` (``enum class`` one keyword) define unless a pointer or a variable
+#: follows the name (C's ``struct stat sb;``, ``struct tm *localtime(``).
+USES_A_TYPE = rf"(?![ \t]+{NAME}[ \t]*(?:[*&]|{NAME}[ \t]*[;,=)\[(]))"
+ENUM_CLASS = r"[ \t]+(?:class|struct)(?![A-Za-z0-9_])"
 KEYWORDS = (
-    "def|defp|defmacrop?|defguardp?|defdelegate|class|func|function|fn|fun|struct|interface"
-    "|trait|enum|type|module|protocol"
+    "def|defp|defmacrop?|defguardp?|defdelegate|class|func|function|fn|fun"
+    f"|(?:struct|enum(?:{ENUM_CLASS}|(?!{ENUM_CLASS}))){USES_A_TYPE}"
+    "|interface|trait|type|module|protocol"
 )
 MODIFIERS = (
     r"export|default|pub(?:\([a-z]+\))?|public|private|protected|internal|fileprivate|open|static"
     r"|final|abstract|sealed|data|override|async|suspend|inline|unsafe|const|extern|partial"
-    r"|declare"
+    r"|declare|typedef"
 )
 
 
@@ -137,6 +143,10 @@ PIECES = [
     ":",
     "(",
     "*",
+    "struct ",
+    "enum class ",
+    "typedef ",
+    ";",
 ]
 
 texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=12)), max_size=60).map(
@@ -220,3 +230,25 @@ def test_words_of_any_string_are_those_of_the_specification(raw: str) -> None:
     assert list(words(raw)) == spec_words(raw)
     ascii_raw = "".join(re.findall(r"[A-Za-z0-9_]+", raw))  # (a blob's raw tokens are)
     assert list(terms._ascii_words(ascii_raw, terms._STOP)) == spec_words(ascii_raw)
+
+
+STRUCTS = b"""struct client *c;
+    struct client *c;
+struct stat sb;
+static struct timeval tv_now(void) {
+struct client {
+typedef struct queue {
+enum class Color {
+enum mode m = MODE_A;
+struct session;
+const struct options_table_entry *oe = NULL;
+"""
+
+
+def test_a_struct_used_as_a_type_defines_no_name() -> None:
+    """tmux's ``struct client *c;`` made ``client`` a name 72 of its 153 ``.c`` files
+    defined (explorer22's finding): ``struct``/``enum`` followed by a pointer or a
+    variable use a type; ``struct client {``, ``typedef struct queue {`` and a
+    forward declaration name it."""
+    assert blob_facts(STRUCTS).symbols == ["Color", "client", "queue", "session"]
+    same(STRUCTS)

@@ -33,7 +33,7 @@ __all__ = ["MAX_ENTRIES", "FactsCache", "gather"]
 #: The file's first line; another (an older layout, stemmer or rule of defined names) is
 #: a miss. Then chunks, each ``<length> <CRC-32>\n`` and that many bytes of msgpack (blob
 #: id -> facts).
-HEADER: Final = b"# git-hydrate blob-facts 5\n"
+HEADER: Final = b"# git-hydrate blob-facts 6\n"
 #: Blobs kept at most (about 3 KB each in a Python project).
 MAX_ENTRIES: Final = 60_000
 

@@ -61,23 +61,29 @@ _RAW: Final = re.compile(r"[A-Za-z0-9_]+")
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: A line that defines a name (``def``, ``class``, ``func``...), from its start, after any
-#: modifiers (``public final class``, ``override fun``) and skipping a Go method's receiver
-#: (``func (s *Server) ServeHTTP``).
+#: modifiers (``public final class``, ``override fun``, ``typedef struct``) and skipping a
+#: Go method's receiver (``func (s *Server) ServeHTTP``). ``struct`` and ``enum`` (and
+#: C++'s and Kotlin's ``enum class``) define their name unless a pointer or a variable
+#: follows it: C's ``struct client *c;``, ``struct stat sb;`` and ``struct timeval
+#: tv_now(void)`` use a type, ``struct client {`` defines it.
 #: The blanks are possessive (``*+``, ``++``): what follows each is a letter or
 #: ``*``, so giving a blank back can never match, and trying it at every width
 #: was most of the cost (5x). A line whose first letter cannot start a match
 #: fails at the lookahead. ``_DEFINES`` is this at the first line,
 #: ``_DEFINES_AFTER`` at every other (after its ``\n``, which the regex engine
 #: finds without trying each byte, unlike a multi-line ``^``).
+_NAME: Final = rb"[A-Za-z_][A-Za-z0-9_]*+"
 _DEFINITION: Final = (
     rb"[ \t]*+(?=[acdefimopstu])"
     rb"(?:(?:export|default|pub(?:\([a-z]+\))?|public|private|protected|internal|fileprivate"
     rb"|open|static|final|abstract|sealed|data|override|async|suspend|inline|unsafe|const"
-    rb"|extern|partial|declare)[ \t]++)*+"
-    rb"(?:def|defp|defmacrop?|defguardp?|defdelegate|class|func|function|fn|fun|struct"
-    rb"|interface|trait|enum|type|module|protocol)"
+    rb"|extern|partial|declare|typedef)[ \t]++)*+"
+    rb"(?:def|defp|defmacrop?|defguardp?|defdelegate|class|func|function|fn|fun"
+    rb"|(?:struct|enum(?:[ \t]++(?:class|struct)(?![A-Za-z0-9_]))?+)"
+    rb"(?![ \t]++" + _NAME + rb"[ \t]*+(?:[*&]|" + _NAME + rb"[ \t]*+[;,=)\[(]))"
+    rb"|interface|trait|type|module|protocol)"
     rb"[ \t]++"
-    rb"(?:\([^)\n]*\)[ \t]*+)?\*?([A-Za-z_][A-Za-z0-9_]*)"
+    rb"(?:\([^)\n]*\)[ \t]*+)?\*?(" + _NAME + rb")"
 )
 _DEFINES: Final = re.compile(_DEFINITION)
 #: A module-level binding (JavaScript's and TypeScript's ``export const parse = (``,
