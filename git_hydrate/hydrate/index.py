@@ -56,7 +56,7 @@ __all__ = [
 #: a miss too (a flipped bit would decode, and rank otherwise than the facts). Then
 #: the body (:class:`_Layout`), then its trailer (:class:`_Trailer`) and the
 #: trailer's length (:data:`_LENGTH`).
-HEADER: Final = b"# git-hydrate rank-index 7\n"
+HEADER: Final = b"# git-hydrate rank-index 8\n"
 _CHECK: Final = len(b"01234567\n")
 
 
