@@ -10,7 +10,10 @@ a definition is so weighed alone, without dumping every case again.
 Usage::
 
     python benchmarks/defined_names_replay.py --code /tmp/main-copy --code . \\
-        --cache /tmp/replay --repos tmux,jq,libuv,fmt
+        --cache /tmp/replay --repos tmux,jq,libuv,fmt [--set symbol=0.5]
+
+``--set`` (a ``Weights`` field, as ``relevance_replay.py`` takes it) ranks both
+versions' names under other weights.
 """
 
 from __future__ import annotations
@@ -31,8 +34,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import msgspec  # noqa: E402
 import relevance  # noqa: E402
 import relevance_replay  # noqa: E402
-
-from git_hydrate.hydrate.rank import Weights  # noqa: E402
 
 _CHILD = r"""
 import pickle, subprocess, sys
@@ -97,7 +98,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "replay")
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--repos", default="tmux,jq,libuv,fmt")
+    parser.add_argument("--set", action="append", default=[], help="a Weights field=value")
     args = parser.parse_args()
+    w = relevance_replay.weights(args.set)
     import __main__
 
     __main__.Replay = relevance_replay.Replay  # type: ignore[attr-defined]  # (--dump's pickles)
@@ -108,7 +111,7 @@ def main() -> None:
         versions = [swapped(replays, names_of(code, source, replays)) for code in args.code]
         line = [f"{name} ({len(replays)})"]
         for objective_only in (True, False):
-            a, b = (relevance_replay.score(v, Weights(), objective_only) for v in versions)
+            a, b = (relevance_replay.score(v, w, objective_only) for v in versions)
             for code, values in zip(args.code, (a, b), strict=True):
                 means.setdefault((code, objective_only), []).append(values)
             tasks = " ".join(f"{(y - x) * len(replays):+.1f}" for x, y in zip(a, b, strict=True))
