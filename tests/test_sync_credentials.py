@@ -124,6 +124,14 @@ def test_a_wrong_answer_from_the_askpass_program_ends_the_pull(
     assert _loose_mirror_refs(b) == []
 
 
+def _cmdline(pid: int) -> bytes:
+    """The command line of process ``pid`` (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _sessions() -> dict[int, tuple[int, int, str]]:
     """``{pid: (parent, session, state)}`` of the processes alive now (from /proc)."""
     found = {}
@@ -165,12 +173,19 @@ def test_an_interrupted_listing_leaves_no_git_running(
         sessions: set[int] = set()
         try:
             assert accepted.wait(60), "the listing never connected"
-            listing = [pid for pid, (ppid, sid, _) in _sessions().items() if ppid == pull.pid]
-            sessions = {_sessions()[pid][1] for pid in listing} - {pull.pid}
-            assert sessions, "the listing runs in a session of its own"
-            os.killpg(pull.pid, getattr(signal, name))
+            running = _sessions()
+            children = {pid: sid for pid, (ppid, sid, _) in running.items() if ppid == pull.pid}
+            listing = any(b"ls-remote" in _cmdline(pid) for pid in children)
+            if listing:
+                assert set(children.values()) - {pull.pid}, "the listing's session is its own"
+            # (on a loaded machine the listing can end first, and git fetch, in the pull's
+            # own session, meet the silent server: the signal reaches it there, and the
+            # pull may end by it, which a shell reports as 128 + the signal too)
+            sessions = set(children.values()) | {pull.pid}
+            signum = getattr(signal, name)
+            os.killpg(pull.pid, signum)
             _, err = pull.communicate(timeout=60)
-            assert pull.returncode == code, err
+            assert pull.returncode in ((code,) if listing else (code, -signum)), err
             deadline = time.monotonic() + 10  # (killed processes take a moment to be gone)
             left = [1]
             while left and time.monotonic() < deadline:
