@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +22,7 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import CorruptData, NotARepository
+from .process import nameless_file
 
 __all__ = ["CatFile", "Prefetch", "digest_of", "stream_objects"]
 
@@ -105,21 +105,6 @@ def digest_of(found: tuple[bytes, bytes], limit: int) -> tuple[bytes, int, str |
     return kind, len(data), hashlib.sha256(data).hexdigest(), True
 
 
-def _errors_file() -> Any:
-    """A nameless read-write file for git's standard error: in memory where the
-    system has ``memfd_create`` (Linux), else a temporary file (``tempfile`` and
-    what it imports cost a pull's start-up a few milliseconds)."""
-    memfd = getattr(os, "memfd_create", None)
-    if memfd is not None:
-        try:
-            return os.fdopen(memfd("git-hydrate-cat-file-errors", os.MFD_CLOEXEC), "w+b")
-        except OSError:
-            pass
-    import tempfile
-
-    return tempfile.TemporaryFile()  # (closed by CatFile.close())
-
-
 class CatFile:
     """One long-lived ``git cat-file`` process for reading objects.
 
@@ -152,7 +137,7 @@ class CatFile:
         #: The specs asked for before git answered any (sent again to ``--batch``
         #: if git turns out not to know ``--batch-command``); ``None`` after.
         self._unanswered: list[bytes] | None = [] if commands else None
-        self._errors = _errors_file()
+        self._errors = nameless_file("git-hydrate-cat-file-errors")  # (closed by close())
         try:
             self._proc = self._spawn()
         except NotARepository:

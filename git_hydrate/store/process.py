@@ -44,6 +44,7 @@ __all__ = [
     "begin_git",
     "first_line",
     "format_tz",
+    "nameless_file",
     "not_writable",
     "outside_env",
     "parse_tz",
@@ -418,7 +419,7 @@ def not_writable(exc: OSError, where: str) -> NotWritable:
 
 class Background:
     """A git process begun before its output is needed (:func:`begin_git`): it
-    writes to a nameless file (:func:`_nameless_file`), so git never waits on a
+    writes to a nameless file (:func:`nameless_file`), so git never waits on a
     pipe nobody reads."""
 
     def __init__(self, proc: Popen[bytes], out: IO[bytes]) -> None:
@@ -448,22 +449,23 @@ class Background:
         self._out.close()
 
 
-def _nameless_file() -> IO[bytes] | None:
-    """A nameless read-write file: in memory where the system has ``memfd_create``
-    (Linux: no ``tempfile`` import, ~3 ms of a first task's start, nor a file made
-    and removed on disk), else a temporary file; ``None`` if neither can be made."""
+def nameless_file(name: str) -> IO[bytes]:
+    """A nameless read-write file (``name``: what ``/proc`` shows): in memory where the
+    system has ``memfd_create`` (Linux: no ``tempfile`` import, ~3 ms of a command's
+    start, nor a file made and removed on disk), else a temporary file.
+
+    Raises:
+        OSError: neither can be made.
+    """
     memfd = getattr(os, "memfd_create", None)
     if memfd is not None:
         try:
-            return os.fdopen(memfd("git-hydrate-out", os.MFD_CLOEXEC), "w+b")
+            return os.fdopen(memfd(name, os.MFD_CLOEXEC), "w+b")
         except OSError:
             pass
     import tempfile
 
-    try:
-        return tempfile.TemporaryFile(prefix="git-hydrate-out-")
-    except OSError:
-        return None
+    return tempfile.TemporaryFile(prefix=name + "-")
 
 
 def begin_git(
@@ -473,8 +475,9 @@ def begin_git(
     git cannot be started (the caller runs the command when it needs it)."""
     import subprocess  # (only where a command is begun early)
 
-    out = _nameless_file()
-    if out is None:
+    try:
+        out = nameless_file("git-hydrate-out")
+    except OSError:
         return None
     try:
         proc = subprocess.Popen(
