@@ -44,7 +44,7 @@ __all__ = [
 
 #: How far back the history reaches (non-merge commits). 2,000 rank as 5,000 did
 #: (co-change halves every 100 commits, past commits like the task every 500: the
-#: replay of 87 repositories, RESULTS.md) for 0.45 of ``git log``'s CPU time.
+#: replay of 92 repositories, RESULTS.md) for 0.45 of ``git log``'s CPU time.
 MAX_COMMITS: Final = 2000
 #: Commits touching more files than this say nothing about coupling (sweeps).
 SWEEP: Final = 30
