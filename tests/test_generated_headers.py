@@ -144,7 +144,7 @@ def test_a_cache_of_an_older_layout_is_a_miss_not_an_error(repo: Path) -> None:
         .replace(b" generated\n", b" text\n")
     )
     for kept in (folder / "tree-verdicts").iterdir():
-        kept.write_bytes(kept.read_bytes().replace(b"tree-verdicts 3\n", b"tree-verdicts 2\n"))
+        kept.write_bytes(kept.read_bytes().replace(b"tree-verdicts 4\n", b"tree-verdicts 3\n"))
     os.utime(cache)
     with Ledger(repo) as ledger:
         again = ledger.add_tree("T-2")

@@ -175,7 +175,8 @@ _STORAGE: Final = [
      "tree id, under the version of the code that classifies, so a new task on a known "
      "tree does not load the whole sha256-cache; used only for the same files in the same "
      "order and while the sha256-cache itself is there, this user's and of the same rules; "
-     "a file of other rules, foreign, or one that fails its CRC-32 is a miss, kept anew. "
+     "a file of other rules, foreign, or one that fails its CRC-32 or length is a miss, "
+     "kept anew. "
      "Written 0600. Deleting it is always safe."),
     ("$GIT_COMMON_DIR/hydrate/tree-listings/", "Derived, disposable: the listings of the "
      "8 trees add-tree read last, one file per tree id, so a known tree is not listed "

@@ -27,7 +27,7 @@ from typing import Final, TypeAlias, cast
 import msgspec
 
 from ..store import Repository, open_regular, private_file, read_private, write_derived
-from ..store.keyed import check_line
+from ..store.keyed import check_line, sealed, unsealed
 from .listings import keep_by_tree
 
 __all__ = ["MAX_ENTRIES", "MAX_TREES", "Sha256Cache", "keep_compiled_prefilter", "rules_version"]
@@ -159,9 +159,9 @@ def _sound_blocks(data: bytes, at: int) -> tuple[list[tuple[int, int]], bool]:
 
 
 #: The first line of a tree's kept verdicts; the second names the rules' version, the
-#: third is the CRC-32 of the rest, in hex (a flipped bit could turn a secret into text).
-_TREE_HEADER: Final = b"# git-hydrate tree-verdicts 3\n"
-_CHECK: Final = len(b"01234567\n")
+#: third is the CRC-32 and length of the rest (:func:`~git_hydrate.store.keyed.sealed`:
+#: a flipped bit could turn a secret into text).
+_TREE_HEADER: Final = b"# git-hydrate tree-verdicts 4\n"
 _CLASSES: Final = (
     "text",
     "empty",
@@ -188,16 +188,13 @@ class _TreeVerdicts(msgspec.Struct, array_like=True):
 _tree_decoder: Final = msgspec.msgpack.Decoder(_TreeVerdicts)
 
 
-def _tree_verdicts(
-    data: bytes | None, version: bytes, oids: str
-) -> tuple[list[str], list[str]] | None:
-    """The digests and classes a tree's kept file holds for the blobs ``oids`` (one a
-    line, in order); ``None``: none, of another layout or rules' version, damaged, or
-    kept for other blobs (another file set of the tree)."""
-    if data is None or not data.startswith(version):
-        return None
-    body = memoryview(data)[len(version) + _CHECK :]
-    if data[len(version) : len(version) + _CHECK] != b"%08x\n" % zlib.crc32(body):
+def _tree_verdicts(path: str, version: bytes, oids: str) -> tuple[list[str], list[str]] | None:
+    """The digests and classes the tree's kept file at ``path`` holds for the blobs
+    ``oids`` (one a line, in order); ``None``: none, not this user's, of another
+    layout or rules' version, damaged, or kept for other blobs (another file set of
+    the tree)."""
+    body = unsealed(path, version)
+    if body is None:
         return None
     try:
         kept = _tree_decoder.decode(body)
@@ -308,7 +305,7 @@ class Sha256Cache:
         if not self._whole_is_sound():
             return None
         path = self._tree_path(tree)
-        found = _tree_verdicts(read_private(path), self._tree_header, "\n".join(oids))
+        found = _tree_verdicts(path, self._tree_header, "\n".join(oids))
         if found is not None:
             with contextlib.suppress(OSError):
                 os.utime(path)  # used last: kept longest
@@ -342,9 +339,8 @@ class Sha256Cache:
             return  # (a class of another version: not kept)
         kept = _TreeVerdicts("\n".join(oids), "\n".join(digests), bytes(classes))
         body = msgspec.msgpack.encode(kept)
-        check = b"%08x\n" % zlib.crc32(body)
         folder = os.path.dirname(self._tree_path(tree))
-        keep_by_tree(self.repo, folder, tree, [self._tree_header, check, body], MAX_TREES)
+        keep_by_tree(self.repo, folder, tree, sealed(self._tree_header, body), MAX_TREES)
 
     def put(self, oid: str, digest: str, cls: str) -> None:
         """Remember a blob (written by :meth:`save`)."""
