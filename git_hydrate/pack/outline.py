@@ -23,7 +23,7 @@ import ast
 import re
 import tokenize
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .grammars import grammars, language_for
 from .outline_erlang import erlang_outline
@@ -58,22 +58,8 @@ def outline(path: str, body: str) -> str | None:
     lang = language_for(path)
     if lang is None or len(body) > OUTLINE_LIMIT:
         return None
-    if lang == "python":
-        lines = _python_outline(body)
-    elif lang == "markdown":
-        lines = markdown_outline(body)
-    elif lang == "rst":
-        lines = rst_outline(body)
-    elif lang == "roff":
-        lines = roff_outline(body)
-    elif lang == "asciidoc":
-        lines = asciidoc_outline(body)
-    elif lang == "erlang":
-        lines = erlang_outline(body)
-    elif lang == "protobuf":
-        lines = proto_outline(body)
-    else:
-        lines = ts_outline(lang, body)
+    plain = _PLAIN.get(lang)
+    lines = plain(body) if plain is not None else ts_outline(lang, body)
     if lines is None:
         return None
     return "\n".join(lines) + ("\n" if lines else "")
@@ -89,15 +75,9 @@ def why_no_outline(path: str, length: int = 0) -> str:
         return "its language is not one git-hydrate outlines (see git hydrate doctor)"
     if length > OUTLINE_LIMIT:
         return f"it is longer than the {OUTLINE_LIMIT:,} characters git-hydrate outlines"
-    if lang == "python":
-        return "it could not be parsed as Python"
-    if lang in ("markdown", "rst", "roff", "asciidoc"):
-        return "it has no headings to outline"
-    if lang == "erlang":
-        return "it has no attribute or function at the start of a line to outline"
-    if lang == "protobuf":
-        return "it declares no service, message or enum to outline"
-    return f"the tree-sitter grammar of {lang} is not installed (see git hydrate doctor)"
+    return _NOTHING_TO_OUTLINE.get(
+        lang, f"the tree-sitter grammar of {lang} is not installed (see git hydrate doctor)"
+    )
 
 
 # ====================================================================== Python
@@ -319,3 +299,26 @@ def _python_outline(body: str) -> list[str] | None:
     o.docstring_line(tree.body, 0)
     o.block(tree.body, module_level=True)
     return o.out
+
+
+#: The outliners of the languages that need no grammar package, by language.
+_PLAIN: dict[str, Callable[[str], list[str] | None]] = {
+    "python": _python_outline,
+    "markdown": markdown_outline,
+    "rst": rst_outline,
+    "roff": roff_outline,
+    "asciidoc": asciidoc_outline,
+    "erlang": erlang_outline,
+    "protobuf": proto_outline,
+}
+_HEADINGS = "it has no headings to outline"
+#: Why one of them gave no outline, for :func:`why_no_outline`.
+_NOTHING_TO_OUTLINE = {
+    "python": "it could not be parsed as Python",
+    "markdown": _HEADINGS,
+    "rst": _HEADINGS,
+    "roff": _HEADINGS,
+    "asciidoc": _HEADINGS,
+    "erlang": "it has no attribute or function at the start of a line to outline",
+    "protobuf": "it declares no service, message or enum to outline",
+}

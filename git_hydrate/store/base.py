@@ -477,11 +477,9 @@ class RepositoryBase:
         key = repr((*state, pathspecs)).encode("utf-8", "backslashreplace") if state else b""
         path = os.path.join(self.common_dir, "hydrate", "staged-attributes")
         header = b"%s%s\n" % (_STAGED_HEADER, key)  # (the answer holds for that key only)
-        view = unsealed(path, header) if state is not None else None
-        if view is not None:
-            kept = bytes(view)
-            self._staged = (state, kept) if state is not None else None
-            return kept
+        if state is not None and (view := unsealed(path, header)) is not None:
+            self._staged = (state, bytes(view))
+            return self._staged[1]
         proc = self.git(
             ["ls-files", "-s", "-z", "--", ":(glob)**/.gitattributes", ".gitattributes"],
             check=False,
