@@ -15,7 +15,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from .. import validate
@@ -246,15 +246,9 @@ def _new_files_too_large(repo: Repository, listing: bytes, max_file: int) -> dic
     whole file: 84 s for one of 2 GB); ``listing``: the diff's ``--raw`` listing."""
     if repo.work_tree is None:
         return {}
-    fields = listing.split(b"\0")
     found: dict[str, int] = {}
-    at = 0
-    while at + 1 < len(fields) and fields[at].startswith(b":"):
-        meta = fields[at][1:].split(b" ")
-        status = meta[-1][:1]
-        raw = fields[at + 1]
-        at += 3 if status in (b"R", b"C") else 2
-        if status != b"A" or meta[3].strip(b"0"):  # (not added, or not from the work tree)
+    for _old_mode, _new_mode, _old, new, status, raw in _raw_entries(listing):
+        if status != b"A" or new.strip(b"0"):  # (not added, or not from the work tree)
             continue
         try:
             info = os.lstat(os.path.join(os.fsencode(repo.work_tree), raw))
@@ -369,18 +363,25 @@ def _sides(listing: bytes, wanted: set[str]) -> dict[str, str]:
     """The blob of each regular file of ``wanted`` on the diff's newer side (the
     older for a file it deletes), from its ``--raw -z`` listing; ``""``: the file
     in the work tree."""
-    fields = listing.split(b"\0")
     found: dict[str, str] = {}
+    for old_mode, new_mode, old, new, status, raw in _raw_entries(listing):
+        path = raw.decode("utf-8", "surrogateescape")
+        mode, oid = (old_mode, old) if status == b"D" else (new_mode, new)
+        if path in wanted and mode.startswith(b"100"):
+            found[path] = oid.decode("ascii") if oid.strip(b"0") else ""
+    return found
+
+
+def _raw_entries(listing: bytes) -> Iterator[tuple[bytes, bytes, bytes, bytes, bytes, bytes]]:
+    """The entries of a diff's ``--raw -z`` listing: the two modes and blob ids, the
+    status letter and the raw path (of a file renamed or copied, the new one)."""
+    fields = listing.split(b"\0")
     at = 0
     while at + 1 < len(fields) and fields[at].startswith(b":"):
         old_mode, new_mode, old, new, status = fields[at][1:].split(b" ")[:5]
         two = status[:1] in (b"R", b"C")  # (renamed or copied: the new path follows)
-        path = fields[at + 2 if two else at + 1].decode("utf-8", "surrogateescape")
+        yield old_mode, new_mode, old, new, status[:1], fields[at + 2 if two else at + 1]
         at += 3 if two else 2
-        mode, oid = (old_mode, old) if status[:1] == b"D" else (new_mode, new)
-        if path in wanted and mode.startswith(b"100"):
-            found[path] = oid.decode("ascii") if oid.strip(b"0") else ""
-    return found
 
 
 def _worktree_head(repo: Repository, path: str) -> bytes | None:
